@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, args ...string) string {
+	t.Helper()
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return out.String()
+}
+
+func TestVersion(t *testing.T) {
+	out := run(t, "--version")
+	if !strings.HasPrefix(out, "synthwatch version ") || len(strings.TrimSpace(out)) <= len("synthwatch version ") {
+		t.Errorf("--version printed %q", out)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
+		out := run(t, "completion", sh)
+		if !strings.Contains(out, "synthwatch") || len(out) < 500 {
+			t.Errorf("completion %s: %d bytes", sh, len(out))
+		}
+	}
+}

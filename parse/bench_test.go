@@ -1,0 +1,67 @@
+package parse
+
+import (
+	"bytes"
+	"os"
+	"testing"
+)
+
+// mixedLog is the fixture log repeated, with decode lines weighted the way a
+// busy server writes them.
+func mixedLog(tb testing.TB) []byte {
+	fixture, err := os.ReadFile("../testdata/logs/sglang_mixed.log")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	decode := []byte("[2026-02-03 14:07:00 DP1 TP1] Decode batch, #running-req: 72, #cached-token: 0, #token: 300112, token usage: 0.29, cuda graph: True, gen throughput (token/s): 930.10, #queue-req: 0\n")
+	var buf bytes.Buffer
+	for buf.Len() < 4<<20 {
+		buf.Write(fixture)
+		buf.Write(bytes.Repeat(decode, 20))
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkParseSGLangLog is the whole read path for a server log: split,
+// then parse with traceback attachment. Target: >= 100 MB/s on one core.
+func BenchmarkParseSGLangLog(b *testing.B) {
+	data := mixedLog(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var r ServerLog
+		s := NewSplitter(0)
+		n := 0
+		emit := func(ServerEvent) { n++ }
+		s.Feed(data, func(l []byte, _ bool) { r.Feed(string(l), emit) })
+		r.Flush(emit)
+	}
+}
+
+func FuzzParseServerLine(f *testing.F) {
+	data, _ := os.ReadFile("../testdata/logs/sglang_mixed.log")
+	for _, l := range bytes.Split(data, []byte{'\n'}) {
+		f.Add(string(l))
+	}
+	f.Add("INFO 08-14 10:22:31 metrics.py:341] Avg prompt throughput: 1 tokens/s, Avg generation throughput: x")
+	f.Add("(E pid=1) INFO 01-01 00:00:00 [a:1] Engine 000: Prefix cache hit rate: GPU: ")
+	f.Add("[10:00:00] [gpu_id=] Decode batch [")
+	f.Fuzz(func(t *testing.T, line string) {
+		ev := ParseServerLine(line)
+		if ev.Kind == SBatch && ev.Batch.Phase == 0 {
+			t.Fatal("batch without phase")
+		}
+		var r ServerLog
+		r.Feed(line, func(ServerEvent) {})
+		r.Feed(line, func(ServerEvent) {})
+		r.Flush(func(ServerEvent) {})
+	})
+}
+
+func FuzzParseMetrics(f *testing.F) {
+	f.Add(sglangMetrics)
+	f.Add("# TYPE a gauge\na 1\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		_, _ = ParseMetrics(bytes.NewReader([]byte(text)))
+	})
+}

@@ -1,0 +1,331 @@
+package parse
+
+import (
+	"strconv"
+	"strings"
+)
+
+// ServerKind says what a server (SGLang or vLLM) log line is.
+type ServerKind int
+
+const (
+	SOther       ServerKind = iota
+	SBatch                  // SGLang Prefill/Decode batch
+	SStats                  // vLLM periodic stats
+	SStartup                // a startup step: weights, KV pool, graphs, config, uvicorn
+	SReady                  // the server answers requests
+	SAccess                 // uvicorn access line
+	SRetract                // KV cache full, requests retracted
+	SWatchdog               // watchdog timeout
+	SHealthFail             // health check failed
+	SCrash                  // "hit an exception", a traceback, vLLM fatal error
+	SOOM                    // out of memory (CUDA or KV pool)
+	SSigquit                // parent reaping a failed child
+	SWarmupFail             // initialization failed during warmup
+	SProgressBar            // tqdm progress (no prefix)
+	SError                  // another line that looks like an error
+)
+
+var serverKindNames = [...]string{"other", "batch", "stats", "startup", "ready", "access", "retract", "watchdog", "health_fail", "crash", "oom", "sigquit", "warmup_fail", "progress_bar", "error"}
+
+func (k ServerKind) String() string { return serverKindNames[k] }
+
+// Dialect is the server that wrote a line.
+type Dialect uint8
+
+const (
+	DialectUnknown Dialect = iota
+	DialectSGLang
+	DialectVLLM
+)
+
+// ServerEvent is one parsed server log record. Multi-line records (a
+// traceback under "Scheduler hit an exception") carry their continuation
+// lines in Lines.
+type ServerEvent struct {
+	Kind      ServerKind
+	Dialect   Dialect
+	HasPrefix bool
+	Prefix    Prefix
+	Msg       string // the message, without the prefix
+
+	Batch   Batch     // SBatch
+	Stats   VLLMStats // SStats
+	Startup Startup   // SStartup
+	Access  Access    // SAccess
+	Retract Retract   // SRetract
+	Bar     Bar       // SProgressBar
+
+	WatchdogTimeout int    // SWatchdog: seconds, 0 when not printed
+	Component       string // SCrash: "Scheduler", "DetokenizerManager", "EngineCore", ...
+	OOM             bool   // SCrash: the traceback reports CUDA out of memory
+	Lines           []string
+	LinesDropped    int // continuation lines beyond MaxAttached
+}
+
+// Startup is a startup step and the figures it prints.
+type Startup struct {
+	Stage             string // load_weight_begin, load_weight_end, kv_cache, memory_pool, hicache, cuda_graph_begin, cuda_graph_end, scheduler_config, uvicorn, api_server, app_started
+	KVTokens          int     // kv_cache: "#tokens: N"
+	KVSizeGB          float64 // kv_cache: "KV size" (MLA) or K+V size (MHA)
+	MaxTotalNumTokens int     // scheduler_config
+	MaxRunning        int     // scheduler_config
+	ContextLen        int     // scheduler_config
+	AvailMemGB        float64 // avail mem=... when printed
+}
+
+// Access is a uvicorn access line.
+type Access struct {
+	Client, Method, Path string
+	Status               int
+}
+
+// Retract is a KV-full retraction.
+type Retract struct {
+	Requests           int
+	RatioFrom, RatioTo float64
+}
+
+// Bar is a tqdm progress line such as weight loading.
+type Bar struct {
+	Desc     string
+	Percent  float64
+	N, Total int
+}
+
+// ParseServerLine parses one line on its own. Use ServerLog to attach
+// traceback continuation lines to the record they belong to.
+func ParseServerLine(line string) ServerEvent {
+	if strings.IndexByte(line, 0x1b) >= 0 { // vLLM colours its prefix
+		line = SanitizeString(line)
+	}
+	if p, msg, ok := parseSGLangPrefix(line); ok {
+		ev := ServerEvent{HasPrefix: true, Prefix: p, Msg: msg, Dialect: DialectSGLang}
+		classify(&ev)
+		return ev
+	}
+	if p, msg, ok := parseVLLMPrefix(line); ok {
+		ev := ServerEvent{HasPrefix: true, Prefix: p, Msg: msg, Dialect: DialectVLLM}
+		classify(&ev)
+		return ev
+	}
+	ev := ServerEvent{Msg: line, Prefix: Prefix{Ranks: NoRanks}}
+	if b, ok := parseBar(line); ok {
+		ev.Kind, ev.Bar = SProgressBar, b
+		return ev
+	}
+	classify(&ev)
+	return ev
+}
+
+func classify(ev *ServerEvent) {
+	m := ev.Msg
+	if b, ok := parseBatch(m); ok {
+		ev.Kind, ev.Batch = SBatch, b
+		return
+	}
+	if s, ok := parseVLLMStats(m); ok {
+		ev.Kind, ev.Stats = SStats, s
+		return
+	}
+	switch {
+	case strings.HasPrefix(m, "The server is fired up and ready to roll!"):
+		ev.Kind = SReady
+	case strings.HasPrefix(m, "INFO:") || strings.HasPrefix(m, "WARNING:") || strings.HasPrefix(m, "ERROR:"):
+		classifyUvicorn(ev)
+	case strings.Contains(m, " hit an exception"):
+		ev.Kind = SCrash
+		ev.Component = m[:strings.Index(m, " hit an exception")]
+		ev.OOM = isOOM(m)
+	case strings.HasPrefix(m, "Traceback (most recent call last)"):
+		ev.Kind = SCrash
+	case strings.Contains(m, "EngineCore encountered a fatal error") || strings.Contains(m, "EngineDeadError"):
+		ev.Kind, ev.Component = SCrash, "EngineCore"
+	case strings.Contains(m, "Received sigquit from a child process"):
+		ev.Kind = SSigquit
+	case strings.Contains(m, "atchdog timeout"):
+		ev.Kind = SWatchdog
+		if _, v, ok := strings.Cut(m, "watchdog_timeout="); ok {
+			ev.WatchdogTimeout, _ = strconv.Atoi(leadingNumber(v))
+		}
+	case strings.HasPrefix(m, "Health check failed"):
+		ev.Kind = SHealthFail
+	case strings.HasPrefix(m, "Initialization failed. warmup error"):
+		ev.Kind = SWarmupFail
+	case isRetract(m):
+		ev.Kind, ev.Retract = SRetract, parseRetract(m)
+	case isOOM(m):
+		ev.Kind = SOOM
+	default:
+		if st, ok := parseStartup(m); ok {
+			ev.Kind, ev.Startup = SStartup, st
+			return
+		}
+		if ev.Prefix.Level == "ERROR" || ev.Prefix.Level == "CRITICAL" || looksLikeError(m) {
+			ev.Kind = SError
+		}
+	}
+}
+
+func classifyUvicorn(ev *ServerEvent) {
+	lvl, rest, _ := strings.Cut(ev.Msg, ":")
+	ev.Prefix.Level = lvl
+	rest = strings.TrimLeft(rest, " ")
+	switch {
+	case strings.HasPrefix(rest, "Uvicorn running on "):
+		ev.Kind, ev.Startup.Stage = SStartup, "uvicorn"
+	case strings.HasPrefix(rest, "Application startup complete"):
+		ev.Kind, ev.Startup.Stage = SStartup, "app_started"
+	default:
+		if a, ok := parseAccess(rest); ok {
+			ev.Kind, ev.Access = SAccess, a
+		} else if lvl == "ERROR" {
+			ev.Kind = SError
+		}
+	}
+}
+
+// `127.0.0.1:48908 - "GET /get_model_info HTTP/1.1" 200 OK`
+func parseAccess(s string) (Access, bool) {
+	client, rest, ok := strings.Cut(s, ` - "`)
+	if !ok {
+		return Access{}, false
+	}
+	req, status, ok := strings.Cut(rest, `" `)
+	if !ok {
+		return Access{}, false
+	}
+	f := strings.Fields(req)
+	if len(f) < 2 {
+		return Access{}, false
+	}
+	code, err := strconv.Atoi(leadingNumber(status))
+	if err != nil {
+		return Access{}, false
+	}
+	return Access{Client: client, Method: f[0], Path: f[1], Status: code}, true
+}
+
+func isRetract(m string) bool {
+	return strings.HasPrefix(m, "KV cache pool is full. Retract requests.") ||
+		strings.HasPrefix(m, "Testing retraction.") ||
+		strings.HasPrefix(m, "Decode out of memory happened") ||
+		strings.HasPrefix(m, "decode out of memory happened")
+}
+
+func parseRetract(m string) Retract {
+	var r Retract
+	if _, v, ok := strings.Cut(m, "#retracted_reqs: "); ok {
+		r.Requests, _ = strconv.Atoi(leadingNumber(v))
+	}
+	if _, v, ok := strings.Cut(m, "#new_token_ratio: "); ok {
+		from, to, _ := strings.Cut(v, " -> ")
+		r.RatioFrom, _ = strconv.ParseFloat(leadingNumber(from), 64)
+		r.RatioTo, _ = strconv.ParseFloat(leadingNumber(to), 64)
+	}
+	return r
+}
+
+func isOOM(m string) bool {
+	return strings.Contains(m, "CUDA out of memory") || strings.Contains(m, "OutOfMemoryError") ||
+		strings.HasPrefix(m, "Not enough memory") || strings.HasPrefix(m, "Not enough host memory")
+}
+
+func looksLikeError(m string) bool {
+	return strings.Contains(m, "Error") || strings.Contains(m, "ERROR") || strings.Contains(m, "Exception") ||
+		strings.Contains(m, "NCCL error") || strings.Contains(m, "Request waiting timeout reached") ||
+		strings.Contains(m, "Request running timeout reached")
+}
+
+var startupHeads = []struct{ head, stage string }{
+	{"Load weight begin", "load_weight_begin"},
+	{"Load weight end", "load_weight_end"},
+	{"KV Cache is allocated", "kv_cache"},
+	{"Memory pool end", "memory_pool"},
+	{"Allocating ", "hicache"},
+	{"Capture cuda graph begin", "cuda_graph_begin"},
+	{"Capture cuda graph end", "cuda_graph_end"},
+	{"max_total_num_tokens=", "scheduler_config"},
+	{"Starting vLLM API server", "api_server"},
+}
+
+func parseStartup(m string) (Startup, bool) {
+	var st Startup
+	for _, h := range startupHeads {
+		if strings.HasPrefix(m, h.head) {
+			st.Stage = h.stage
+			break
+		}
+	}
+	if st.Stage == "" || (st.Stage == "hicache" && !strings.Contains(m, "hierarchical KV cache")) {
+		return st, false
+	}
+	if _, v, ok := strings.Cut(m, "avail mem="); ok {
+		st.AvailMemGB, _ = strconv.ParseFloat(leadingNumber(v), 64)
+	}
+	switch st.Stage {
+	case "kv_cache":
+		if _, v, ok := strings.Cut(m, "#tokens: "); ok {
+			st.KVTokens, _ = strconv.Atoi(leadingNumber(v))
+		}
+		keys := []string{"K size: ", ", V size: "} // MHA: K and V pools
+		if strings.Contains(m, "KV size: ") {
+			keys = []string{"KV size: "} // MLA: one pool
+		}
+		for _, key := range keys {
+			if _, v, ok := strings.Cut(m, key); ok {
+				gb, _ := strconv.ParseFloat(leadingNumber(v), 64)
+				st.KVSizeGB += gb
+			}
+		}
+	case "scheduler_config":
+		for _, kv := range strings.Split(m, ", ") {
+			k, v, _ := strings.Cut(kv, "=")
+			n, _ := strconv.Atoi(leadingNumber(v))
+			switch k {
+			case "max_total_num_tokens":
+				st.MaxTotalNumTokens = n
+			case "max_running_requests":
+				st.MaxRunning = n
+			case "context_len":
+				st.ContextLen = n
+			case "available_gpu_mem", "available_cpu_mem":
+				st.AvailMemGB, _ = strconv.ParseFloat(leadingNumber(v), 64)
+			}
+		}
+	}
+	return st, true
+}
+
+// "Loading safetensors checkpoint shards:  50% Completed | 32/64 [00:10<00:10, 3.2it/s]"
+func parseBar(line string) (Bar, bool) {
+	desc, rest, ok := strings.Cut(line, ": ")
+	if !ok {
+		return Bar{}, false
+	}
+	pct, rest, ok := strings.Cut(strings.TrimLeft(rest, " "), "% Completed | ")
+	if !ok {
+		return Bar{}, false
+	}
+	p, err := strconv.ParseFloat(pct, 64)
+	if err != nil {
+		return Bar{}, false
+	}
+	b := Bar{Desc: desc, Percent: p}
+	if f := strings.Fields(rest); len(f) > 0 {
+		n, t, _ := strings.Cut(f[0], "/")
+		b.N, _ = strconv.Atoi(n)
+		b.Total, _ = strconv.Atoi(t)
+	}
+	return b, true
+}
+
+// leadingNumber returns the longest prefix of s that looks like a number.
+func leadingNumber(s string) string {
+	s = strings.TrimLeft(s, " ")
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.' || (i == 0 && s[i] == '-')) {
+		i++
+	}
+	return strings.TrimRight(s[:i], ".")
+}

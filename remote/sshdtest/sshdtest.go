@@ -1,0 +1,296 @@
+// Package sshdtest starts a real OpenSSH sshd on a free loopback port for
+// tests, with throwaway keys and a known_hosts that pins its host key.
+//
+// Without sshd the test is skipped, except under CI=true, where it fails:
+// CI must prove the SSH code against the real thing.
+package sshdtest
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+)
+
+// Server is a running sshd.
+type Server struct {
+	Host       string // always 127.0.0.1
+	Port       int
+	User       string
+	KeyPath    string // the client's private key (OpenSSH format, no passphrase)
+	KnownHosts string // a known_hosts file that pins HostKey for Host:Port
+	HostKey    ssh.PublicKey
+	Dir        string // the temp dir with the config, keys and pid file
+
+	t       testing.TB
+	bin     string
+	cfgPath string
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	log     *bytes.Buffer
+	exited  chan struct{}
+}
+
+// Option changes the sshd configuration.
+type Option func(*options)
+
+type options struct {
+	extra []string
+}
+
+// WithConfig adds raw sshd_config lines, e.g. "ClientAliveInterval 1".
+func WithConfig(lines ...string) Option {
+	return func(o *options) { o.extra = append(o.extra, lines...) }
+}
+
+// Binary returns the sshd path, or skips the test (fails it under CI=true).
+func Binary(t testing.TB) string {
+	t.Helper()
+	for _, p := range []string{"/usr/sbin/sshd", "/usr/local/sbin/sshd"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("sshd"); err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("sshd not found; install it with: apt-get install -y openssh-server")
+	}
+	t.Skip("sshd not found (apt-get install -y openssh-server); skipped outside CI")
+	return ""
+}
+
+// Start starts sshd and stops it when the test ends.
+func Start(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	bin := Binary(t)
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatalf("sshdtest: privilege-separation dir: %v", err)
+	}
+	u, err := user.Current()
+	if err != nil {
+		t.Fatalf("sshdtest: current user: %v", err)
+	}
+	dir := t.TempDir()
+	s := &Server{Host: "127.0.0.1", User: u.Username, Dir: dir, t: t, bin: bin}
+	hostKey := writeKey(t, filepath.Join(dir, "host_ed25519"))
+	clientKey := writeKey(t, filepath.Join(dir, "client_ed25519"))
+	s.HostKey, s.KeyPath = hostKey, filepath.Join(dir, "client_ed25519")
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), ssh.MarshalAuthorizedKey(clientKey), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		s.Port = freePort(t)
+		s.cfgPath = filepath.Join(dir, "sshd_config")
+		if err := os.WriteFile(s.cfgPath, []byte(s.config(o.extra)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if lastErr = s.start(); lastErr == nil {
+			break
+		}
+	}
+	if lastErr != nil {
+		t.Fatalf("sshdtest: %v", lastErr)
+	}
+	s.KnownHosts = filepath.Join(dir, "known_hosts")
+	line := knownhosts.Line([]string{knownhosts.Normalize(s.Addr())}, hostKey)
+	if err := os.WriteFile(s.KnownHosts, []byte(line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Stop()
+		if t.Failed() {
+			t.Logf("sshd log:\n%s", s.Log())
+		}
+	})
+	return s
+}
+
+// Addr is "127.0.0.1:port".
+func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
+
+// Log returns what sshd printed so far.
+func (s *Server) Log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log == nil {
+		return ""
+	}
+	return s.log.String()
+}
+
+func (s *Server) config(extra []string) string {
+	lines := []string{
+		"Port " + strconv.Itoa(s.Port),
+		"ListenAddress 127.0.0.1",
+		"HostKey " + filepath.Join(s.Dir, "host_ed25519"),
+		"PidFile " + filepath.Join(s.Dir, "sshd.pid"),
+		"AuthorizedKeysFile " + filepath.Join(s.Dir, "authorized_keys"),
+		"StrictModes no",
+		"PermitRootLogin prohibit-password",
+		"PasswordAuthentication no",
+		"KbdInteractiveAuthentication no",
+		"UsePAM no",
+		"AllowTcpForwarding yes",
+		"MaxSessions 100",
+		"MaxStartups 100",
+		"Subsystem sftp internal-sftp",
+		"LogLevel VERBOSE",
+	}
+	return strings.Join(append(lines, extra...), "\n") + "\n"
+}
+
+// start runs sshd and waits until it accepts connections.
+func (s *Server) start() error {
+	if out, err := exec.Command(s.bin, "-t", "-f", s.cfgPath).CombinedOutput(); err != nil {
+		return fmt.Errorf("sshd -t rejected the config: %v: %s", err, out)
+	}
+	cmd := exec.Command(s.bin, "-D", "-e", "-f", s.cfgPath)
+	log := &bytes.Buffer{}
+	w := &lockedWriter{mu: &s.mu, w: log}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start sshd: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	s.mu.Lock()
+	s.cmd, s.log, s.exited = cmd, log, exited
+	s.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("sshd exited at start: %s", s.Log())
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond); err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.Stop()
+	return fmt.Errorf("sshd did not listen on %s within 10s: %s", s.Addr(), s.Log())
+}
+
+// Stop kills sshd and the sessions it serves. Safe to call twice.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	<-exited
+	// sshd forks one process per connection; they die with their client or here.
+	killPerSessionChildren(cmd.Process.Pid)
+}
+
+// Restart stops sshd and starts it again on the same port with the same keys.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	var err error
+	for i := 0; i < 50; i++ { // the port may linger briefly
+		if err = s.start(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.t.Fatalf("sshdtest: restart: %v", err)
+}
+
+// killPerSessionChildren kills sshd's per-connection processes, found by
+// their parent pid in /proc, so a restart really drops every session.
+func killPerSessionChildren(ppid int) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// the parent pid is the 4th field, after "pid (comm) state"
+		i := bytes.LastIndexByte(stat, ')')
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(ppid) {
+			if p, err := os.FindProcess(pid); err == nil {
+				_ = p.Kill()
+			}
+		}
+	}
+}
+
+func writeKey(t testing.TB, path string) ssh.PublicKey {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "sshdtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".pub", ssh.MarshalAuthorizedKey(sp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.w.Len() > 1<<20 { // bound the log of a long test
+		return len(p), nil
+	}
+	return l.w.Write(p)
+}

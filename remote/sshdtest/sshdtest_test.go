@@ -1,0 +1,105 @@
+package sshdtest
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pkg/sftp"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+)
+
+func dial(t *testing.T, s *Server, knownHostsFile string) (*ssh.Client, error) {
+	t.Helper()
+	pem, err := os.ReadFile(s.KeyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := ssh.ParsePrivateKey(pem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := knownhosts.New(knownHostsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ssh.Dial("tcp", s.Addr(), &ssh.ClientConfig{
+		User:            s.User,
+		Auth:            []ssh.AuthMethod{ssh.PublicKeys(signer)},
+		HostKeyCallback: cb,
+		Timeout:         5 * time.Second,
+	})
+}
+
+// The helper is proven by the two things every later test needs: a command
+// over exec and a file over SFTP, with strict host-key checking.
+func TestRealSSHDExecAndSFTP(t *testing.T) {
+	s := Start(t)
+	c, err := dial(t, s, s.KnownHosts)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer c.Close()
+
+	sess, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sess.Output("echo ok")
+	sess.Close()
+	if err != nil || string(out) != "ok\n" {
+		t.Fatalf("echo ok: %q %v", out, err)
+	}
+
+	path := filepath.Join(t.TempDir(), "raw_responses.jsonl")
+	if err := os.WriteFile(path, []byte("{\"id\":1}\n{\"id\":2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := sftp.NewClient(c)
+	if err != nil {
+		t.Fatalf("sftp: %v", err)
+	}
+	defer sc.Close()
+	f, err := sc.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil || string(data) != "{\"id\":1}\n{\"id\":2}\n" {
+		t.Fatalf("sftp read %q %v", data, err)
+	}
+}
+
+// A known_hosts that pins another key must refuse the server.
+func TestRealSSHDRefusesOtherHostKey(t *testing.T) {
+	s := Start(t)
+	other := Start(t)
+	wrong := filepath.Join(t.TempDir(), "known_hosts")
+	line := knownhosts.Line([]string{knownhosts.Normalize(s.Addr())}, other.HostKey)
+	if err := os.WriteFile(wrong, []byte(line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := dial(t, s, wrong)
+	if err == nil || !strings.Contains(err.Error(), "key mismatch") {
+		t.Fatalf("want a host key mismatch, got %v", err)
+	}
+}
+
+func TestRestart(t *testing.T) {
+	s := Start(t)
+	port := s.Port
+	s.Restart()
+	if s.Port != port {
+		t.Fatalf("port moved %d -> %d", port, s.Port)
+	}
+	c, err := dial(t, s, s.KnownHosts)
+	if err != nil {
+		t.Fatalf("dial after restart: %v", err)
+	}
+	c.Close()
+}
