@@ -65,7 +65,7 @@ type ServerEvent struct {
 
 // Startup is a startup step and the figures it prints.
 type Startup struct {
-	Stage             string // load_weight_begin, load_weight_end, kv_cache, memory_pool, hicache, cuda_graph_begin, cuda_graph_end, scheduler_config, uvicorn, api_server, app_started
+	Stage             string  // load_weight_begin, load_weight_end, kv_cache, memory_pool, hicache, cuda_graph_begin, cuda_graph_end, scheduler_config, uvicorn, api_server, app_started
 	KVTokens          int     // kv_cache: "#tokens: N"
 	KVSizeGB          float64 // kv_cache: "KV size" (MLA) or K+V size (MHA)
 	MaxTotalNumTokens int     // scheduler_config

@@ -163,7 +163,9 @@ func TestServerLineKinds(t *testing.T) {
 	}{
 		{"[2026-02-03 14:06:35] The server is fired up and ready to roll!", SReady, nil},
 		{"[2026-02-03 14:05:41 TP0] KV Cache is allocated. #tokens: 1048576, KV size: 68.62 GB", SStartup,
-			func(e ServerEvent) bool { return e.Startup.Stage == "kv_cache" && e.Startup.KVTokens == 1048576 && e.Startup.KVSizeGB == 68.62 }},
+			func(e ServerEvent) bool {
+				return e.Startup.Stage == "kv_cache" && e.Startup.KVTokens == 1048576 && e.Startup.KVSizeGB == 68.62
+			}},
 		{"[2026-02-03 14:05:41 TP0] KV Cache is allocated. #tokens: 500000, K size: 10.50 GB, V size: 10.50 GB", SStartup,
 			func(e ServerEvent) bool { return e.Startup.KVTokens == 500000 && e.Startup.KVSizeGB == 21 }},
 		{"[2026-02-03 14:06:31 TP0] max_total_num_tokens=1048576, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=256, context_len=262144, available_gpu_mem=3.80 GB", SStartup,

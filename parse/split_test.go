@@ -7,7 +7,7 @@ import (
 )
 
 type got struct {
-	line string
+	line  string
 	trunc bool
 }
 
