@@ -40,5 +40,6 @@ stalls and server health. The same binary is the worker on the host.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(newWorkerCmd(), newSimCmd())
 	return root
 }

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/synthwatch/synthwatch/worker"
+)
+
+func newWorkerCmd() *cobra.Command {
+	var cfg worker.Config
+	var only string
+	cmd := &cobra.Command{
+		Use:   "worker --root DIR",
+		Short: "Run the inference worker on the host (sends prompts, appends completions)",
+		Long: `The worker sends every prompt of every category under ROOT/prepared to the
+SGLang server and appends each completion to raw_responses.jsonl, exactly once
+and as a whole line. It resumes by itself: ids already present are skipped and
+a torn last line is repaired. Defaults come from ROOT/pipeline.toml; flags win.
+
+SIGTERM or SIGINT stops issuing, waits up to --grace for requests in flight,
+writes them and exits 0. The log goes to stdout, unbuffered, one line a write.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if only != "" {
+				cfg.Only = strings.Split(only, ",")
+			}
+			cfg.Args = os.Args
+			cfg.Version = buildVersion()
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return worker.Run(ctx, cfg, os.Stdout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Root, "root", "", "pipeline root (holds prepared/, logs/, run/)")
+	f.StringVar(&cfg.Server, "server", "", "server URL (default from pipeline.toml, else "+worker.DefaultServer+")")
+	f.StringVar(&cfg.API, "api", "", "chat or generate (default from pipeline.toml, else chat)")
+	f.StringVar(&cfg.Model, "model", "", "model name sent with chat requests")
+	f.StringVar(&only, "only", "", "comma-separated categories, run in this order")
+	f.IntVar(&cfg.Concurrency, "concurrency", 0, "requests in flight (overrides the class)")
+	f.IntVar(&cfg.MaxTokens, "max-tokens", 0, "max completion tokens (overrides the class)")
+	f.IntVar(&cfg.MaxSamples, "max-samples", 0, "cap on records per category, resumed ones included")
+	f.Int64Var(&cfg.TokenBudget, "token-budget", 0, "cap on completion tokens per category")
+	f.DurationVar(&cfg.Grace, "grace", worker.DefaultGrace, "how long a stop waits for requests in flight")
+	f.DurationVar(&cfg.RequestTimeout, "request-timeout", 0, "per-request timeout (default 1m + 50ms per max token)")
+	f.IntVar(&cfg.MaxAttempts, "attempts", worker.DefaultAttempts, "attempts per prompt for retryable errors")
+	_ = cmd.MarkFlagRequired("root")
+	return cmd
+}

@@ -1,0 +1,67 @@
+package parse
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Worker states as written to worker.json.
+const (
+	WorkerStarting      = "starting"
+	WorkerWaitingServer = "waiting_server"
+	WorkerRunning       = "running"
+	WorkerStopping      = "stopping"
+	WorkerDone          = "done"
+	WorkerFailed        = "failed"
+	WorkerStopped       = "stopped" // ended by a stop signal; the next start resumes
+)
+
+// Category states as written to worker.json.
+const (
+	CatPending = "pending"
+	CatRunning = "running"
+	CatDone    = "done"
+	CatSkipped = "skipped"
+	CatStopped = "stopped"
+	CatFailed  = "failed"
+)
+
+// WorkerState is <root>/run/worker.json, replaced atomically by the worker
+// at least every 2 s and read by the dashboard.
+type WorkerState struct {
+	Schema     int             `json:"schema"`
+	PID        int             `json:"pid"`
+	Args       []string        `json:"args"`
+	Version    string          `json:"version"`
+	Server     string          `json:"server"`
+	StartedAt  time.Time       `json:"started_at"`
+	UpdatedAt  time.Time       `json:"updated_at"`
+	State      string          `json:"state"`
+	Category   string          `json:"category,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Categories []CategoryState `json:"categories"`
+}
+
+// CategoryState is one category's line in worker.json.
+type CategoryState struct {
+	Name             string   `json:"name"`
+	Class            string   `json:"class"`
+	Done             int      `json:"done"`
+	Target           int      `json:"target"`
+	Errors           int      `json:"errors"`
+	CompletionTokens int64    `json:"completion_tokens"`
+	TokenBudget      int64    `json:"token_budget,omitempty"`
+	Rate             float64  `json:"rate"` // completions per minute
+	ETASeconds       *float64 `json:"eta_s"`
+	State            string   `json:"state"`
+}
+
+// ParseWorkerState reads worker.json.
+func ParseWorkerState(data []byte) (WorkerState, error) {
+	var s WorkerState
+	if err := json.Unmarshal(data, &s); err != nil {
+		return s, fmt.Errorf("worker.json: %w", err)
+	}
+	return s, nil
+}

@@ -1,0 +1,294 @@
+// Package sim is an SGLang stand-in for tests, benchmarks and the demo. From
+// the outside it behaves like an SGLang server: the same endpoints, a finite
+// token rate and capacity (requests beyond it queue), realistic completion
+// lengths, and a log with startup, ready and scheduler lines in a chosen
+// version's format. Faults can be injected. Product code never imports it,
+// except the demo and the sim subcommand.
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options shape the simulated server.
+type Options struct {
+	Model        string        // model path reported by the server
+	Speed        float64       // time compression: 10 makes everything 10x faster
+	Capacity     int           // max running requests; more queue (default 256)
+	TokPerSec    float64       // decode speed of one request at Speed 1 (default 40)
+	ShortMean    int           // mean completion tokens for short requests (default 250)
+	LongMean     int           // mean completion tokens for long requests (default 3800)
+	LongAbove    int           // max_tokens above this means a LONG request (default 16384)
+	MaxTotal     int           // KV pool size in tokens (default Capacity*4096)
+	Format       string        // log format: 2026 (default), v0.5, v0.4, v0.3, dp
+	DP           int           // ranks for the dp format (default 2)
+	LogInterval  time.Duration // scheduler log period at Speed 1 (default 2s)
+	Instant      bool          // answer at once with a tiny completion (benchmarks)
+	ContentBytes int           // if > 0, pad each completion's content to this size
+	ServerInfo   map[string]any
+	Log          io.Writer // the SGLang log (logs/sglang_inference.log); nil discards
+}
+
+// Faults are injected per request; the zero value injects none.
+type Faults struct {
+	ErrorRate   float64 // answer 503
+	ResetRate   float64 // reset the connection
+	HangRate    float64 // never answer
+	StallPrefix string  // requests whose rid starts with this never answer
+}
+
+// Server is a running simulated SGLang server.
+type Server struct {
+	opts Options
+	addr string
+
+	mu       sync.Mutex
+	srv      *http.Server
+	ready    bool
+	faults   Faults
+	running  int
+	queued   int
+	used     int // KV tokens held by running requests
+	admitted int // since the last prefill log line
+	newTok   int
+	counts   counters
+	slots    chan struct{}
+	logMu    sync.Mutex
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+type counters struct {
+	prompt, gen, requests, aborted float64
+}
+
+// New returns a server; Start makes it listen.
+func New(o Options) *Server {
+	if o.Speed <= 0 {
+		o.Speed = 1
+	}
+	if o.Capacity <= 0 {
+		o.Capacity = 256
+	}
+	if o.TokPerSec <= 0 {
+		o.TokPerSec = 40
+	}
+	if o.ShortMean <= 0 {
+		o.ShortMean = 250
+	}
+	if o.LongMean <= 0 {
+		o.LongMean = 3800
+	}
+	if o.LongAbove <= 0 {
+		o.LongAbove = 16384
+	}
+	if o.MaxTotal <= 0 {
+		o.MaxTotal = o.Capacity * 4096
+	}
+	if o.Format == "" {
+		o.Format = "2026"
+	}
+	if o.DP <= 0 {
+		o.DP = 2
+	}
+	if o.LogInterval <= 0 {
+		o.LogInterval = 2 * time.Second
+	}
+	if o.Model == "" {
+		o.Model = "/shared/kimi-k2.5-int4"
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return &Server{opts: o, slots: make(chan struct{}, o.Capacity), stop: make(chan struct{})}
+}
+
+// Start listens on addr (host:port, port 0 for any) and writes the startup
+// lines. The server reports ready after a short, speed-scaled warmup.
+func (s *Server) Start(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("sim listen: %w", err)
+	}
+	s.addr = ln.Addr().String()
+	s.serve(ln)
+	s.wg.Add(1)
+	go s.logLoop()
+	return nil
+}
+
+// URL is the server's base URL.
+func (s *Server) URL() string { return "http://" + s.addr }
+
+// Addr is host:port.
+func (s *Server) Addr() string { return s.addr }
+
+// SetFaults replaces the injected faults.
+func (s *Server) SetFaults(f Faults) {
+	s.mu.Lock()
+	s.faults = f
+	s.mu.Unlock()
+}
+
+func (s *Server) serve(ln net.Listener) {
+	srv := &http.Server{Handler: s.mux(), ReadHeaderTimeout: 10 * time.Second}
+	s.mu.Lock()
+	s.srv, s.ready = srv, false
+	s.mu.Unlock()
+	s.startupLines()
+	go func() { _ = srv.Serve(ln) }()
+	warm := s.scaled(3 * time.Second)
+	if s.opts.Instant {
+		warm = 0
+	}
+	time.AfterFunc(warm, func() {
+		s.mu.Lock()
+		if s.srv != srv {
+			s.mu.Unlock()
+			return
+		}
+		s.ready = true
+		s.mu.Unlock()
+		s.logf("", "INFO:     127.0.0.1:%d - \"GET /model_info HTTP/1.1\" 200 OK", 40000+rand.IntN(9999))
+		s.logf("", "The server is fired up and ready to roll!")
+	})
+}
+
+// Down refuses connections for d (the listener is closed, in-flight requests
+// are cut), then comes back on the same address with fresh startup lines.
+func (s *Server) Down(d time.Duration) {
+	s.mu.Lock()
+	srv := s.srv
+	s.srv, s.ready = nil, false
+	s.mu.Unlock()
+	if srv != nil {
+		_ = srv.Close()
+	}
+	go func() {
+		select {
+		case <-time.After(d):
+		case <-s.stop:
+			return
+		}
+		for i := 0; i < 100; i++ {
+			ln, err := net.Listen("tcp", s.addr)
+			if err == nil {
+				s.serve(ln)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+}
+
+// Crash writes a scheduler traceback to the log, as SGLang does when it
+// dies, and goes down for d.
+func (s *Server) Crash(d time.Duration) {
+	s.logf(" TP0", "Scheduler hit an exception: Traceback (most recent call last):")
+	s.raw(`  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2873, in run_scheduler_process
+    scheduler.event_loop_overlap()
+  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 1005, in event_loop_overlap
+    batch_result = self.run_batch(batch)
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.25 GiB. GPU 0 has a total capacity of 93.02 GiB of which 1.18 GiB is free.
+`)
+	s.logf("", "Received sigquit from a child process. It usually means the child failed.")
+	s.Down(d)
+}
+
+// Close stops the server for good.
+func (s *Server) Close() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.mu.Lock()
+	srv := s.srv
+	s.srv = nil
+	s.mu.Unlock()
+	if srv != nil {
+		_ = srv.Close()
+	}
+	s.wg.Wait()
+}
+
+func (s *Server) scaled(d time.Duration) time.Duration {
+	return time.Duration(float64(d) / s.opts.Speed)
+}
+
+func (s *Server) isReady() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ready
+}
+
+// completionLen draws a completion length around the class mean.
+func (s *Server) completionLen(maxTokens int) (n int, finish string) {
+	mean := s.opts.ShortMean
+	if maxTokens > s.opts.LongAbove {
+		mean = s.opts.LongMean
+	}
+	n = int(float64(mean) * (0.6 + 0.8*rand.Float64()))
+	if maxTokens > 0 && n >= maxTokens {
+		return maxTokens, "length"
+	}
+	return max(n, 1), "stop"
+}
+
+var errHang = errors.New("hang")
+
+// admit waits for a slot (queueing beyond capacity) and books the request.
+func (s *Server) admit(ctx context.Context, tokens int) error {
+	s.mu.Lock()
+	s.queued++
+	s.mu.Unlock()
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		s.mu.Lock()
+		s.queued--
+		s.counts.aborted++
+		s.mu.Unlock()
+		return ctx.Err()
+	}
+	s.mu.Lock()
+	s.queued--
+	s.running++
+	s.used += tokens
+	s.admitted++
+	s.newTok += tokens / 4
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Server) release(tokens, promptTok, genTok int, ok bool) {
+	<-s.slots
+	s.mu.Lock()
+	s.running--
+	s.used -= tokens
+	if ok {
+		s.counts.requests++
+		s.counts.prompt += float64(promptTok)
+		s.counts.gen += float64(genTok)
+	} else {
+		s.counts.aborted++
+	}
+	s.mu.Unlock()
+}
+
+// words makes plausible text of about n tokens (4 bytes a token).
+func words(n int) string {
+	vocab := []string{"the", "function", "returns", "a", "value", "because", "we", "first", "check", "input", "then", "loop", "over", "items", "and", "compute", "result", "so"}
+	var b strings.Builder
+	for b.Len() < n*4 {
+		b.WriteString(vocab[rand.IntN(len(vocab))])
+		b.WriteByte(' ')
+	}
+	return b.String()
+}

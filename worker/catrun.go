@@ -1,0 +1,399 @@
+package worker
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// catRun is one category in progress. Exactly Concurrency goroutines take
+// prompts from it; one writer (the run loop) appends their results.
+type catRun struct {
+	w      *Worker
+	idx    int
+	c      Category
+	target int
+	raw    *Appender
+	errs   *Appender
+	start  time.Time
+
+	mu        sync.Mutex
+	src       *bufio.Reader
+	srcFile   *os.File
+	srcDone   bool
+	seen      map[string]struct{} // ids done or issued
+	resumed   int
+	done      int // records written, resumed included
+	written   int // records written by this run
+	inflight  int
+	errors    int
+	tokens    int64 // completion tokens, resumed included
+	runTokens int64 // completion tokens written by this run
+	failed    error
+	lastProg  time.Time
+}
+
+type item struct {
+	id     json.RawMessage
+	prompt Prompt
+}
+
+type outcome struct {
+	item      item
+	comp      Completion
+	latency   time.Duration
+	err       error
+	attempts  int
+	abandoned bool // cancelled after the grace period: redone next start
+}
+
+func newCatRun(w *Worker, idx int, c Category, scan Scan, target int) (*catRun, error) {
+	f, err := os.Open(filepath.Join(c.Dir, "prompts.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: prompts: %w", c.Name, err)
+	}
+	raw, err := OpenAppender(filepath.Join(c.Dir, "raw_responses.jsonl"))
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	errs, err := OpenAppender(filepath.Join(c.Dir, "errors.jsonl"))
+	if err != nil {
+		f.Close()
+		raw.Close()
+		return nil, err
+	}
+	return &catRun{
+		w: w, idx: idx, c: c, target: target, raw: raw, errs: errs, start: time.Now(),
+		src: bufio.NewReaderSize(f, 1<<20), srcFile: f, seen: scan.IDs,
+		resumed: len(scan.IDs), done: len(scan.IDs), tokens: scan.CompletionTokens, lastProg: time.Now(),
+	}, nil
+}
+
+// next hands out the next prompt not yet done, while the caps allow one
+// more request in flight.
+func (r *catRun) next(issue context.Context) (item, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for {
+		if issue.Err() != nil || r.failed != nil || r.srcDone || r.done+r.inflight >= r.target {
+			return item{}, false
+		}
+		if b := r.c.TokenBudget; b > 0 && r.tokens+r.inflightTokensLocked() >= b {
+			return item{}, false
+		}
+		line, err := r.src.ReadBytes('\n')
+		if err != nil {
+			r.srcDone = true // the last line may lack its newline: still use it
+			if !errors.Is(err, io.EOF) {
+				r.failed = fmt.Errorf("%s: read prompts: %w", r.c.Name, err)
+				return item{}, false
+			}
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		h, err := parse.ParseRecordHead(line)
+		if err != nil {
+			continue // counted and logged by countPrompts
+		}
+		if _, ok := r.seen[string(h.ID)]; ok {
+			continue
+		}
+		id := json.RawMessage(bytes.Clone(h.ID))
+		r.seen[string(id)] = struct{}{}
+		var p Prompt
+		_ = json.Unmarshal(line, &p) // a bad shape becomes a permanent error in Complete
+		r.inflight++
+		return item{id: id, prompt: p}, true
+	}
+}
+
+// inflightTokensLocked estimates the completion tokens of requests in flight
+// from this category's mean so far; with no data yet it counts none.
+func (r *catRun) inflightTokensLocked() int64 {
+	if r.done == 0 {
+		return 0
+	}
+	return r.tokens / int64(r.done) * int64(r.inflight)
+}
+
+func (r *catRun) run(issue, reqCtx context.Context) error {
+	defer r.srcFile.Close()
+	results := make(chan outcome, r.c.Concurrency)
+	var wg sync.WaitGroup
+	for i := 0; i < r.c.Concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				it, ok := r.next(issue)
+				if !ok {
+					return
+				}
+				results <- r.w.complete(reqCtx, r.c, it)
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(results) }()
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for open := true; open; {
+		select {
+		case res, ok := <-results:
+			if !ok {
+				open = false
+				break
+			}
+			r.handle(res)
+		case <-tick.C:
+			if err := r.raw.MaybeSync(); err != nil {
+				r.fail(err)
+			}
+			if time.Since(r.lastProg) >= 30*time.Second {
+				r.progress()
+			}
+		}
+	}
+	return r.finish(issue)
+}
+
+func (r *catRun) handle(res outcome) {
+	switch {
+	case res.abandoned:
+		r.mu.Lock()
+		r.inflight--
+		r.mu.Unlock()
+	case res.err != nil:
+		r.writeError(res)
+	default:
+		r.writeRecord(res)
+	}
+}
+
+func (r *catRun) writeRecord(res outcome) {
+	comp := res.comp
+	line, err := encodeLine(record{
+		ID: res.item.id, Category: r.c.Name, Run: r.w.runID,
+		PromptTokens: comp.PromptTokens, CompletionTokens: comp.CompletionTokens,
+		FinishReason: comp.FinishReason, LatencyS: res.latency.Seconds(), FinishedAt: stamp(time.Now()),
+		Content: comp.Content, ReasoningContent: comp.Reasoning, Text: comp.Text, OutputIDs: comp.OutputIDs,
+	})
+	if err == nil && r.failedErr() == nil {
+		err = r.raw.Append(line)
+	}
+	r.mu.Lock()
+	r.inflight--
+	if err != nil {
+		r.mu.Unlock()
+		r.fail(err)
+		return
+	}
+	r.done++
+	r.written++
+	r.tokens += int64(comp.CompletionTokens)
+	r.runTokens += int64(comp.CompletionTokens)
+	n := r.written
+	r.mu.Unlock()
+	if n%50 == 0 {
+		r.progress()
+	} else {
+		r.publish()
+	}
+}
+
+func (r *catRun) writeError(res outcome) {
+	status := 0
+	var h *HTTPError
+	if errors.As(res.err, &h) {
+		status = h.Status
+	}
+	line, err := encodeLine(errorRecord{
+		ID: res.item.id, Category: r.c.Name, Run: r.w.runID, Reason: res.err.Error(),
+		Status: status, Attempts: res.attempts, At: stamp(time.Now()),
+	})
+	if err == nil {
+		err = r.errs.Append(line)
+	}
+	r.mu.Lock()
+	r.inflight--
+	r.errors++
+	r.mu.Unlock()
+	r.w.logf("%s: id %s failed: %v", r.c.Name, idText(res.item.id), res.err)
+	if err != nil {
+		r.fail(err)
+	}
+}
+
+// fail stops the category: nothing more is issued or written.
+func (r *catRun) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failed == nil {
+		r.failed = err
+	}
+}
+
+func (r *catRun) failedErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed
+}
+
+// stats returns the figures for the progress line and worker.json.
+func (r *catRun) stats() (done, errs int, reqPerSec float64, avgComp int, eta time.Duration, etaKnown bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	elapsed := time.Since(r.start).Seconds()
+	if elapsed > 0 {
+		reqPerSec = float64(r.written) / elapsed
+	}
+	if r.written > 0 {
+		avgComp = int(r.runTokens / int64(r.written))
+	}
+	if reqPerSec > 0 {
+		eta, etaKnown = time.Duration(float64(r.target-r.done)/reqPerSec*float64(time.Second)), true
+		if b := r.c.TokenBudget; b > 0 && r.runTokens > 0 {
+			tokPerSec := float64(r.runTokens) / elapsed
+			if byTokens := time.Duration(float64(b-r.tokens) / tokPerSec * float64(time.Second)); byTokens < eta {
+				eta = max(byTokens, 0)
+			}
+		}
+	}
+	return r.done, r.errors, reqPerSec, avgComp, eta, etaKnown
+}
+
+func (r *catRun) publish() {
+	done, errs, rps, _, eta, known := r.stats()
+	r.mu.Lock()
+	tokens := r.tokens
+	r.mu.Unlock()
+	r.w.updateCat(r.idx, func(s *parse.CategoryState) {
+		s.Done, s.Errors, s.CompletionTokens, s.Rate = done, errs, tokens, rps*60
+		s.ETASeconds = nil
+		if known {
+			v := eta.Seconds()
+			s.ETASeconds = &v
+		}
+	})
+}
+
+func (r *catRun) progress() {
+	done, errs, rps, avg, eta, known := r.stats()
+	r.mu.Lock()
+	r.lastProg = time.Now()
+	r.mu.Unlock()
+	r.w.logf("%s", parse.FormatProgress(done, r.target, errs, rps, avg, eta, known))
+	r.publish()
+}
+
+func (r *catRun) finish(issue context.Context) error {
+	err := r.raw.Close()
+	if e := r.errs.Close(); err == nil {
+		err = e
+	}
+	if ferr := r.failedErr(); ferr != nil {
+		err = ferr
+	}
+	r.progress()
+	r.mu.Lock()
+	tokens, budget, done, written := r.tokens, r.c.TokenBudget, r.done, r.written
+	r.mu.Unlock()
+	if budget > 0 && tokens >= budget {
+		r.w.logf("%s: token budget reached: %d completion tokens of %d (overshoot %d)", r.c.Name, tokens, budget, tokens-budget)
+	}
+	state := parse.CatDone
+	switch {
+	case err != nil:
+		state = parse.CatFailed
+	case issue.Err() != nil && done < r.target && !(budget > 0 && tokens >= budget):
+		state = parse.CatStopped
+	}
+	r.w.updateCat(r.idx, func(s *parse.CategoryState) {
+		s.State = state
+		if state != parse.CatRunning {
+			s.ETASeconds = nil
+		}
+	})
+	r.w.logf("%s: %s, %d records written by this run, %d in all", r.c.Name, state, written, done)
+	if err != nil {
+		return fmt.Errorf("%s: stopped writing: %w", r.c.Name, err)
+	}
+	return nil
+}
+
+// complete sends one prompt until it succeeds, fails for good, or the run
+// is cancelled. A server that refuses connections holds every request at the
+// gate without spending attempts.
+func (w *Worker) complete(reqCtx context.Context, c Category, it item) outcome {
+	rid := c.Name + "/" + idText(it.id)
+	timeout := w.cfg.RequestTimeout
+	if timeout <= 0 {
+		timeout = time.Minute + time.Duration(c.MaxTokens)*50*time.Millisecond
+	}
+	var last error
+	for attempt := 1; ; {
+		if w.gate.Wait(reqCtx) != nil {
+			return outcome{item: it, abandoned: true}
+		}
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(reqCtx, timeout)
+		comp, err := w.client.Complete(ctx, rid, it.prompt, c.MaxTokens, c.Sampling)
+		cancel()
+		switch {
+		case err == nil:
+			return outcome{item: it, comp: comp, latency: time.Since(start), attempts: attempt}
+		case reqCtx.Err() != nil:
+			return outcome{item: it, abandoned: true}
+		case IsPermanent(err):
+			return outcome{item: it, err: err, attempts: attempt}
+		case IsServerDown(err):
+			w.gate.Down(reqCtx, err)
+			continue
+		}
+		last = err
+		if attempt >= w.cfg.MaxAttempts {
+			if herr := w.client.Healthy(reqCtx); herr != nil && reqCtx.Err() == nil {
+				w.gate.Down(reqCtx, herr) // the server is sick, not the prompt: wait, then start over
+				attempt = 1
+				continue
+			}
+			return outcome{item: it, err: fmt.Errorf("gave up after %d attempts: %w", attempt, last), attempts: attempt}
+		}
+		if sleepCtx(reqCtx, backoff(attempt)) != nil {
+			return outcome{item: it, abandoned: true}
+		}
+		attempt++
+	}
+}
+
+// backoff is exponential from 500 ms, capped at 30 s, with jitter in [d/2, d].
+func backoff(attempt int) time.Duration {
+	d := 500 * time.Millisecond << min(attempt-1, 6)
+	d = min(d, 30*time.Second)
+	return d/2 + rand.N(d/2+1)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,145 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// Config is what one worker run does. Zero values mean "from the manifest,
+// else the default".
+type Config struct {
+	Root           string
+	Server         string
+	API            string
+	Model          string
+	Only           []string
+	Concurrency    int
+	MaxTokens      int
+	MaxSamples     int
+	TokenBudget    int64
+	Grace          time.Duration
+	RequestTimeout time.Duration // 0: scaled by max_tokens
+	MaxAttempts    int
+	Args           []string // the command line, for worker.json
+	Version        string
+}
+
+// Defaults when neither flags nor manifest say.
+const (
+	DefaultServer      = "http://127.0.0.1:30000"
+	DefaultAPI         = "chat"
+	DefaultConcurrency = 64
+	DefaultMaxTokens   = 10240
+	DefaultGrace       = 30 * time.Second
+	DefaultAttempts    = 5
+)
+
+// Category is one category as this run will do it.
+type Category struct {
+	Name        string
+	Class       string
+	Dir         string
+	Concurrency int
+	MaxTokens   int
+	Sampling    map[string]any
+	MaxSamples  int
+	TokenBudget int64
+}
+
+// Plan resolves the manifest (if any), the prepared/ folders and the flags
+// into the ordered list of categories to run.
+func Plan(cfg *Config) ([]Category, error) {
+	var m parse.Manifest
+	data, err := os.ReadFile(filepath.Join(cfg.Root, "pipeline.toml"))
+	switch {
+	case err == nil:
+		if m, err = parse.ParseManifest(data); err != nil {
+			return nil, err
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("read pipeline.toml: %w", err)
+	}
+	cfg.Server = first(cfg.Server, m.Server, DefaultServer)
+	cfg.API = first(cfg.API, m.API, DefaultAPI)
+	cfg.Model = first(cfg.Model, m.Model)
+	if cfg.API != "chat" && cfg.API != "generate" {
+		return nil, fmt.Errorf("--api must be chat or generate, not %q", cfg.API)
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = DefaultGrace
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultAttempts
+	}
+	specs := m.Categories
+	if len(specs) == 0 {
+		dirs, err := filepath.Glob(filepath.Join(cfg.Root, "prepared", "*", "prompts.jsonl"))
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(dirs)
+		for _, p := range dirs {
+			specs = append(specs, parse.CategorySpec{Name: filepath.Base(filepath.Dir(p)), Class: "SHORT"})
+		}
+	}
+	if len(cfg.Only) > 0 { // --only also sets the order: restart puts one category first
+		byName := map[string]parse.CategorySpec{}
+		for _, s := range specs {
+			byName[s.Name] = s
+		}
+		specs = specs[:0:0]
+		for _, o := range cfg.Only {
+			s, ok := byName[o]
+			if !ok {
+				return nil, fmt.Errorf("--only %s: no such category", o)
+			}
+			specs = append(specs, s)
+			delete(byName, o)
+		}
+	}
+	var out []Category
+	for _, s := range specs {
+		class := first(s.Class, "SHORT")
+		cl := m.Classes[class]
+		c := Category{
+			Name: s.Name, Class: class, Dir: filepath.Join(cfg.Root, "prepared", s.Name),
+			Concurrency: firstInt(cfg.Concurrency, cl.Concurrency, DefaultConcurrency),
+			MaxTokens:   firstInt(cfg.MaxTokens, cl.MaxTokens, DefaultMaxTokens),
+			Sampling:    cl.Sampling,
+			MaxSamples:  firstInt(cfg.MaxSamples, s.MaxSamples),
+			TokenBudget: s.TokenBudget,
+		}
+		if cfg.TokenBudget > 0 {
+			c.TokenBudget = cfg.TokenBudget
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no categories under %s (no pipeline.toml and no prepared/*/prompts.jsonl)", cfg.Root)
+	}
+	return out, nil
+}
+
+func first(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func firstInt(vals ...int) int {
+	for _, v := range vals {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
+}

@@ -1,0 +1,236 @@
+package worker
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// Scan is what a JSONL output file holds, learnt without decoding records.
+type Scan struct {
+	IDs              map[string]struct{}
+	Lines            int
+	CompletionTokens int64
+	Duplicates       int   // ids seen more than once (written by some other tool)
+	BadLines         int   // whole lines without a readable id
+	Size             int64 // bytes after repair
+	Cut              int64 // bytes of torn tail removed
+	CutPreview       string
+}
+
+// RepairTail truncates path to its last newline, so that a line torn by a
+// crash never stays in front of new records. It returns the bytes cut and
+// the start of what was cut, for the log. A missing file is not an error.
+func RepairTail(path string) (cut int64, preview string, err error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, "", nil
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("repair %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, "", fmt.Errorf("repair %s: %w", path, err)
+	}
+	size := st.Size()
+	if size == 0 {
+		return 0, "", nil
+	}
+	keep, err := lastNewlineEnd(f, size)
+	if err != nil {
+		return 0, "", fmt.Errorf("repair %s: %w", path, err)
+	}
+	if keep == size {
+		return 0, "", nil
+	}
+	head := make([]byte, min(size-keep, 80))
+	_, _ = f.ReadAt(head, keep)
+	if err := f.Truncate(keep); err != nil {
+		return 0, "", fmt.Errorf("repair %s: truncate torn tail: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return 0, "", fmt.Errorf("repair %s: %w", path, err)
+	}
+	return size - keep, parse.SanitizeString(string(head)), nil
+}
+
+// lastNewlineEnd finds the offset just past the last '\n', reading backwards
+// in blocks so a torn 15 KB line does not mean reading the file.
+func lastNewlineEnd(f *os.File, size int64) (int64, error) {
+	const block = 64 << 10
+	buf := make([]byte, block)
+	for end := size; end > 0; {
+		start := max(end-block, 0)
+		n, err := f.ReadAt(buf[:end-start], start)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
+}
+
+// ScanFile repairs a torn tail, then reads every line's id and completion
+// tokens. It reads in large blocks and looks only at each record's head.
+func ScanFile(path string) (Scan, error) {
+	s := Scan{IDs: map[string]struct{}{}}
+	cut, preview, err := RepairTail(path)
+	if err != nil {
+		return s, err
+	}
+	s.Cut, s.CutPreview = cut, preview
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("scan %s: %w", path, err)
+	}
+	defer f.Close()
+	err = eachLine(f, func(line []byte) {
+		s.Lines++
+		h, err := parse.ParseRecordHead(line)
+		if err != nil {
+			s.BadLines++
+			return
+		}
+		if _, dup := s.IDs[string(h.ID)]; dup {
+			s.Duplicates++
+			return
+		}
+		s.IDs[string(h.ID)] = struct{}{}
+		s.CompletionTokens += h.CompletionTokens
+	})
+	if err != nil {
+		return s, fmt.Errorf("scan %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err == nil {
+		s.Size = st.Size()
+	}
+	return s, nil
+}
+
+// eachLine calls fn for every line of r, the last one even without a final
+// newline (RepairTail has removed such a tail from our own output files).
+func eachLine(r io.Reader, fn func([]byte)) error {
+	buf := make([]byte, 4<<20)
+	carry := 0
+	for {
+		n, err := r.Read(buf[carry:])
+		data := buf[:carry+n]
+		start := 0
+		for {
+			i := bytes.IndexByte(data[start:], '\n')
+			if i < 0 {
+				break
+			}
+			fn(data[start : start+i])
+			start += i + 1
+		}
+		carry = copy(buf, data[start:])
+		if carry == len(buf) { // a line longer than the buffer: grow it
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+		if errors.Is(err, io.EOF) {
+			if carry > 0 {
+				fn(buf[:carry])
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// Appender appends whole lines to a JSONL file: each record is one write
+// call, a failed write is rolled back so no partial line stays, and fsync
+// runs at most once a second and at Close.
+type Appender struct {
+	mu       sync.Mutex
+	f        *os.File
+	path     string
+	size     int64
+	dirty    bool
+	lastSync time.Time
+}
+
+// OpenAppender opens path for appending, creating it if needed. Call
+// RepairTail (or ScanFile) first.
+func OpenAppender(path string) (*Appender, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return &Appender{f: f, path: path, size: st.Size(), lastSync: time.Now()}, nil
+}
+
+// Append writes one line, which must end with '\n'.
+func (a *Appender) Append(line []byte) error {
+	if len(line) == 0 || line[len(line)-1] != '\n' {
+		return fmt.Errorf("append %s: record without final newline", a.path)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n, err := a.f.Write(line)
+	if err == nil && n == len(line) {
+		a.size += int64(n)
+		a.dirty = true
+		return nil
+	}
+	if err == nil {
+		err = io.ErrShortWrite
+	}
+	// Take back a partial line, so the file still holds only whole records.
+	if terr := a.f.Truncate(a.size); terr != nil {
+		return fmt.Errorf("append %s: %w (and could not remove the partial line: %v)", a.path, err, terr)
+	}
+	return fmt.Errorf("append %s: %w", a.path, err)
+}
+
+// MaybeSync fsyncs if something was written and a second has passed.
+func (a *Appender) MaybeSync() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.dirty || time.Since(a.lastSync) < time.Second {
+		return nil
+	}
+	return a.syncLocked()
+}
+
+func (a *Appender) syncLocked() error {
+	a.lastSync = time.Now()
+	a.dirty = false
+	if err := a.f.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", a.path, err)
+	}
+	return nil
+}
+
+// Close fsyncs and closes.
+func (a *Appender) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	err := a.syncLocked()
+	if cerr := a.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close %s: %w", a.path, cerr)
+	}
+	return err
+}

@@ -1,0 +1,77 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+func (w *Worker) initState() {
+	now := time.Now()
+	w.state = parse.WorkerState{
+		Schema: 1, PID: os.Getpid(), Args: w.cfg.Args, Version: w.cfg.Version, Server: w.cfg.Server,
+		StartedAt: now, UpdatedAt: now, State: parse.WorkerStarting,
+	}
+	for _, c := range w.cats {
+		w.state.Categories = append(w.state.Categories, parse.CategoryState{
+			Name: c.Name, Class: c.Class, State: parse.CatPending, TokenBudget: c.TokenBudget,
+		})
+	}
+	w.writeState()
+}
+
+// stateLoop rewrites worker.json every second, so it is never older than 2 s
+// while the worker lives.
+func (w *Worker) stateLoop(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			w.writeState()
+		}
+	}
+}
+
+func (w *Worker) writeState() {
+	w.mu.Lock()
+	w.state.UpdatedAt = time.Now()
+	data, err := json.MarshalIndent(w.state, "", "  ")
+	w.mu.Unlock()
+	if err != nil {
+		return
+	}
+	if err := writeFileAtomic(w.statePath, append(data, '\n')); err != nil {
+		w.logf("WARNING: cannot write %s: %v", w.statePath, err)
+	}
+}
+
+func (w *Worker) setWorkerState(state, errText string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// a stop request is not undone by the server coming back
+	if w.state.State == parse.WorkerStopping && (state == parse.WorkerRunning || state == parse.WorkerWaitingServer) {
+		return
+	}
+	w.state.State = state
+	if errText != "" {
+		w.state.Error = errText
+	}
+}
+
+func (w *Worker) setCurrent(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.state.Category = name
+}
+
+func (w *Worker) updateCat(idx int, f func(*parse.CategoryState)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f(&w.state.Categories[idx])
+}

@@ -1,0 +1,243 @@
+// Package worker is the inference worker that runs on the GPU host: it sends
+// every prompt of every category to the SGLang server and appends each
+// completion, exactly once and always as a whole line, to raw_responses.jsonl.
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// Worker is one run over a root.
+type Worker struct {
+	cfg    Config
+	cats   []Category
+	client *Client
+	gate   *gate
+	runID  string
+
+	outMu sync.Mutex
+	out   io.Writer
+
+	mu        sync.Mutex
+	state     parse.WorkerState
+	statePath string
+}
+
+// Run plans the categories, takes the root's lock and works until every
+// category is done or ctx is cancelled (SIGTERM/SIGINT). A cancelled run
+// lets requests in flight finish for up to cfg.Grace, writes them, and
+// returns nil. Log lines go to out, one write per line.
+func Run(ctx context.Context, cfg Config, out io.Writer) error {
+	cats, err := Plan(&cfg)
+	if err != nil {
+		return err
+	}
+	lock, err := AcquireLock(filepath.Join(cfg.Root, "run"))
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	maxConc := 1
+	for _, c := range cats {
+		maxConc = max(maxConc, c.Concurrency)
+	}
+	w := &Worker{
+		cfg: cfg, cats: cats, out: out,
+		client:    NewClient(cfg.Server, cfg.API, cfg.Model, maxConc),
+		runID:     newRunID(time.Now()),
+		statePath: filepath.Join(cfg.Root, "run", "worker.json"),
+	}
+	w.initState()
+	return w.run(ctx)
+}
+
+func (w *Worker) logf(format string, args ...any) {
+	line := fmt.Sprintf(format, args...) + "\n"
+	w.outMu.Lock()
+	defer w.outMu.Unlock()
+	_, _ = io.WriteString(w.out, line) // unbuffered: each line reaches the file now
+}
+
+func (w *Worker) run(ctx context.Context) error {
+	finished := make(chan struct{})
+	defer close(finished)
+
+	// Requests get their own context: a stop signal ends issuing at once, but
+	// in-flight requests have cfg.Grace to finish before they are cancelled.
+	reqCtx, cancelReq := context.WithCancel(context.Background())
+	defer cancelReq()
+	go func() {
+		select {
+		case <-finished:
+			return
+		case <-ctx.Done():
+		}
+		w.setWorkerState(parse.WorkerStopping, "")
+		w.logf("Stop requested: no new requests; waiting up to %s for those in flight", w.cfg.Grace)
+		select {
+		case <-finished:
+		case <-time.After(w.cfg.Grace):
+			cancelReq()
+		}
+	}()
+
+	stateCtx, stopState := context.WithCancel(context.Background())
+	defer stopState()
+	go w.stateLoop(stateCtx)
+
+	w.gate = newGate(w.client.Healthy,
+		func(err error) {
+			w.setWorkerState(parse.WorkerWaitingServer, "")
+			w.logf("Server %s unavailable (%v): waiting for /health", w.cfg.Server, err)
+		},
+		func(d time.Duration) {
+			w.setWorkerState(parse.WorkerRunning, "")
+			w.logf("Server %s is back after %s", w.cfg.Server, d.Round(time.Second))
+		})
+	w.logf("synthwatch worker %s (pid %d, run %s): server %s, api %s, %d categories",
+		w.cfg.Version, os.Getpid(), w.runID, w.cfg.Server, w.cfg.API, len(w.cats))
+	w.gate.Probe(reqCtx)
+	if err := w.gate.Wait(ctx); err == nil {
+		w.setWorkerState(parse.WorkerRunning, "")
+	}
+
+	for i, c := range w.cats {
+		if ctx.Err() != nil {
+			break
+		}
+		if err := w.runCategory(ctx, reqCtx, i, c); err != nil {
+			w.logf("ERROR: %v", err)
+			w.setWorkerState(parse.WorkerFailed, err.Error())
+			w.writeState()
+			return err
+		}
+	}
+	if ctx.Err() != nil {
+		w.logf("Stopped; the next start resumes where this one ended.")
+		w.setWorkerState(parse.WorkerStopped, "")
+	} else {
+		w.logf("All categories finished.")
+		w.setWorkerState(parse.WorkerDone, "")
+	}
+	w.writeState()
+	return nil
+}
+
+const separator = "============================================================"
+
+// runCategory does one category. It returns an error only when the worker
+// must stop (a write failed); a category that cannot run is marked failed
+// and the next one goes on.
+func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) error {
+	w.logf(separator)
+	w.logf("Processing: %s (%s)", c.Name, c.Class)
+	w.logf(separator)
+	w.setCurrent(c.Name)
+	w.updateCat(idx, func(s *parse.CategoryState) { s.State = parse.CatRunning })
+
+	prompts, err := countPrompts(filepath.Join(c.Dir, "prompts.jsonl"))
+	if err != nil {
+		w.logf("ERROR: %s: %v", c.Name, err)
+		w.updateCat(idx, func(s *parse.CategoryState) { s.State = parse.CatFailed })
+		return nil
+	}
+	if prompts.bad > 0 {
+		w.logf("%s: %d prompt lines have no readable id and are skipped", c.Name, prompts.bad)
+	}
+	rawPath := filepath.Join(c.Dir, "raw_responses.jsonl")
+	scan, err := ScanFile(rawPath)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Name, err)
+	}
+	if scan.Cut > 0 {
+		w.logf("%s: repaired torn tail of raw_responses.jsonl: cut %d bytes (%q)", c.Name, scan.Cut, scan.CutPreview)
+	}
+	if scan.Duplicates > 0 || scan.BadLines > 0 {
+		w.logf("WARNING: %s: raw_responses.jsonl holds %d duplicate ids and %d lines without id (not written by this worker)", c.Name, scan.Duplicates, scan.BadLines)
+	}
+	target := prompts.unique
+	if c.MaxSamples > 0 && c.MaxSamples < target {
+		target = c.MaxSamples
+	}
+	done := len(scan.IDs)
+	w.updateCat(idx, func(s *parse.CategoryState) {
+		s.Done, s.Target, s.CompletionTokens, s.TokenBudget = done, target, scan.CompletionTokens, c.TokenBudget
+	})
+	if c.TokenBudget > 0 && scan.CompletionTokens >= c.TokenBudget {
+		w.logf("%s: token budget reached (%d of %d completion tokens)", c.Name, scan.CompletionTokens, c.TokenBudget)
+		done = max(done, target)
+	}
+	if done >= target {
+		w.logf("%s", parse.FormatSkip(c.Name, len(scan.IDs)))
+		w.updateCat(idx, func(s *parse.CategoryState) { s.State = parse.CatSkipped })
+		return nil
+	}
+	if done > 0 {
+		w.logf("%s", parse.FormatResume(c.Name, target, done, target-done))
+	} else {
+		w.logf("%s: %d prompts", c.Name, target)
+	}
+	w.logf("Running %d requests (concurrency=%d, max_tokens=%d)...", target-done, c.Concurrency, c.MaxTokens)
+
+	snap := describeServer(reqCtx, w.client)
+	if err := appendRun(c.Dir, runLine{
+		Run: w.runID, PID: os.Getpid(), StartedAt: stamp(time.Now()), Version: w.cfg.Version,
+		Server: w.cfg.Server, API: w.cfg.API, Model: w.cfg.Model, Snapshot: snap,
+	}); err != nil {
+		return fmt.Errorf("%s: runs.jsonl: %w", c.Name, err)
+	}
+	r, err := newCatRun(w, idx, c, scan, target)
+	if err != nil {
+		return err
+	}
+	return r.run(ctx, reqCtx)
+}
+
+type promptCount struct{ unique, bad int }
+
+// countPrompts counts distinct prompt ids without decoding the prompts.
+func countPrompts(path string) (promptCount, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return promptCount{}, fmt.Errorf("prompts: %w", err)
+	}
+	defer f.Close()
+	seen := map[string]struct{}{}
+	var pc promptCount
+	err = eachLine(f, func(line []byte) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			return
+		}
+		h, err := parse.ParseRecordHead(line)
+		if err != nil {
+			pc.bad++
+			return
+		}
+		seen[string(h.ID)] = struct{}{}
+	})
+	pc.unique = len(seen)
+	if err != nil {
+		return pc, fmt.Errorf("prompts %s: %w", path, err)
+	}
+	return pc, nil
+}
+
+// idText is an id as text for request ids and messages ("7", "abc").
+func idText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
