@@ -1,0 +1,203 @@
+package worker
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/sim"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// binary builds the real synthwatch executable once per test run: the tests
+// below are about processes (signals, kill -9, nohup), so they use it.
+func binary(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "synthwatch-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "synthwatch")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/synthwatch/synthwatch/cmd/synthwatch").CombinedOutput()
+		if err != nil {
+			binErr = err
+			binPath = string(out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("build synthwatch: %v: %s", binErr, binPath)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+func workerCmd(t testing.TB, root, server string, extra ...string) *exec.Cmd {
+	args := append([]string{"worker", "--root", root, "--server", server}, extra...)
+	cmd := exec.Command(binary(t), args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// The contract under the worst a process can suffer: kill -9 at random
+// moments, 20 times, each followed by a resume. In the end every id is
+// written exactly once and every line is whole JSON.
+func TestKill9AtRandomMomentsThenResume(t *testing.T) {
+	const n = 1500
+	root := makeRoot(t, map[string]int{"B1": n})
+	s := startSim(t, sim.Options{Speed: 40, ContentBytes: 2000})
+	out := filepath.Join(root, "prepared", "B1", "raw_responses.jsonl")
+	kills, torn := 0, 0
+	for kills < 20 {
+		cmd := workerCmd(t, root, s.URL(), "--concurrency", "32")
+		var log bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &log, &log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(50+rand.IntN(400)) * time.Millisecond)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		kills++
+		if strings.Contains(log.String(), "All categories finished") {
+			t.Fatalf("finished before kill %d; make the job longer", kills)
+		}
+		// whole lines and no duplicates after every kill; a torn tail may
+		// stay until the next start repairs it
+		if _, tornTail := checkOutputTorn(t, root, "B1", -1); tornTail {
+			torn++
+		}
+	}
+	before := countLines(t, out)
+	cmd := workerCmd(t, root, s.URL(), "--concurrency", "32")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+	checkOutput(t, root, "B1", n)
+	t.Logf("%d kills, %d left a torn tail; %d records before the final run", kills, torn, before)
+}
+
+// SIGTERM stops issuing, lets requests in flight finish within --grace,
+// writes them, and exits 0.
+func TestSIGTERMGrace(t *testing.T) {
+	root := makeRoot(t, map[string]int{"B1": 400})
+	// ~250 tokens at 40 tok/s and speed 1: each request takes ~6 s
+	s := startSim(t, sim.Options{Speed: 1})
+	cmd := workerCmd(t, root, s.URL(), "--concurrency", "16", "--grace", "20s")
+	var log syncBuffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // requests are in flight, none done
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, log.String())
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %s, beyond the grace", d)
+	}
+	ids := checkOutput(t, root, "B1", -1)
+	if len(ids) != 16 {
+		t.Errorf("%d records written; want the 16 that were in flight\n%s", len(ids), log.String())
+	}
+	if st := readState(t, root); st["state"] != parse.WorkerStopped {
+		t.Errorf("worker.json state %v", st["state"])
+	}
+	if !strings.Contains(log.String(), "Stop requested") {
+		t.Errorf("log:\n%s", log.String())
+	}
+}
+
+// A grace shorter than the requests abandons them: nothing partial is
+// written, and the exit is still clean.
+func TestSIGTERMGraceExpires(t *testing.T) {
+	root := makeRoot(t, map[string]int{"B1": 50})
+	s := startSim(t, sim.Options{Speed: 1})
+	cmd := workerCmd(t, root, s.URL(), "--concurrency", "8", "--grace", "300ms")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("worker did not exit after its grace")
+	}
+	checkOutput(t, root, "B1", -1)
+}
+
+// The buffering bug of the Python script must never come back: started with
+// nohup and its output redirected to a file, the worker's progress lines are
+// in the file while it runs.
+func TestNohupLogIsNotBuffered(t *testing.T) {
+	root := makeRoot(t, map[string]int{"B1": 3000})
+	s := startSim(t, sim.Options{Speed: 20})
+	logPath := filepath.Join(root, "logs", "inference_all.log")
+	pidPath := filepath.Join(root, "pid")
+	script := `nohup "$0" worker --root "$1" --server "$2" --concurrency 64 > "$3" 2>&1 & echo $! > "$4"`
+	if out, err := exec.Command("sh", "-c", script, binary(t), root, s.URL(), logPath, pidPath).CombinedOutput(); err != nil {
+		t.Fatalf("nohup: %v %s", err, out)
+	}
+	pidText, _ := os.ReadFile(pidPath)
+	var pid int
+	for _, c := range strings.TrimSpace(string(pidText)) {
+		pid = pid*10 + int(c-'0')
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, _ := os.ReadFile(logPath)
+		if l := parse.ParseWorkerLine(lastProgress(string(data))); l.Kind == parse.WProgress && l.Done > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress line in the nohup log after 30 s:\n%s", data)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("the worker had already exited: the test proves nothing (%v)", err)
+	}
+}
+
+func lastProgress(log string) string {
+	lines := strings.Split(log, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if parse.ParseWorkerLine(lines[i]).Kind == parse.WProgress {
+			return lines[i]
+		}
+	}
+	return ""
+}
