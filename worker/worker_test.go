@@ -157,7 +157,9 @@ func TestServerDownAtStartThenUp(t *testing.T) {
 	l.Close() // nothing listens: connection refused
 	done := make(chan error, 1)
 	var log syncBuffer
-	go func() { done <- Run(context.Background(), Config{Root: root, Server: "http://" + addr, Concurrency: 4}, &log) }()
+	go func() {
+		done <- Run(context.Background(), Config{Root: root, Server: "http://" + addr, Concurrency: 4}, &log)
+	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for !strings.Contains(log.String(), "waiting for /health") {
 		if time.Now().After(deadline) {
