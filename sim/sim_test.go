@@ -1,0 +1,185 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func start(t *testing.T, o Options) *Server {
+	t.Helper()
+	s := New(o)
+	if err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if r, err := http.Get(s.URL() + "/health"); err == nil {
+			r.Body.Close()
+			if r.StatusCode == 200 {
+				return s
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("sim not ready")
+	return nil
+}
+
+func post(t *testing.T, url, body string) (int, map[string]any) {
+	t.Helper()
+	r, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var m map[string]any
+	data, _ := io.ReadAll(r.Body)
+	json.Unmarshal(data, &m)
+	return r.StatusCode, m
+}
+
+func TestEndpointsAnswerLikeSGLang(t *testing.T) {
+	s := start(t, Options{Speed: 100})
+	code, m := post(t, s.URL()+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":100000}`)
+	if code != 200 {
+		t.Fatalf("chat %d %v", code, m)
+	}
+	msg := m["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)
+	usage := m["usage"].(map[string]any)
+	if msg["content"] == "" || msg["reasoning_content"] == nil || usage["completion_tokens"].(float64) < 2000 {
+		t.Errorf("LONG chat answer: %v", m) // max_tokens above LongAbove: ~3800 tokens
+	}
+	code, m = post(t, s.URL()+"/generate", `{"text":"hi","sampling_params":{"max_new_tokens":50}}`)
+	meta := m["meta_info"].(map[string]any)
+	if code != 200 || meta["completion_tokens"].(float64) != 50 || meta["finish_reason"].(map[string]any)["type"] != "length" {
+		t.Errorf("generate: %d %v", code, m)
+	}
+	if code, _ := post(t, s.URL()+"/v1/chat/completions", `{"max_tokens":5}`); code != 400 {
+		t.Errorf("missing messages: %d", code)
+	}
+	for _, p := range []string{"/get_server_info", "/server_info", "/get_model_info", "/model_info", "/v1/models", "/health_generate"} {
+		r, err := http.Get(s.URL() + p)
+		if err != nil || r.StatusCode != 200 {
+			t.Errorf("GET %s: %v %v", p, err, r)
+		}
+		r.Body.Close()
+	}
+	r, _ := http.Get(s.URL() + "/metrics")
+	met, err := parse.ParseMetrics(r.Body)
+	r.Body.Close()
+	if err != nil || met.Dialect != parse.DialectSGLang || met.Requests.V != 2 || met.GenTokens.V < 2000 {
+		t.Errorf("metrics %v %+v", err, met)
+	}
+}
+
+func TestCapacityQueues(t *testing.T) {
+	s := start(t, Options{Speed: 20, Capacity: 2})
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			post(t, s.URL()+"/v1/chat/completions", `{"messages":[1],"max_tokens":100}`)
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	r, _ := http.Get(s.URL() + "/metrics")
+	met, _ := parse.ParseMetrics(r.Body)
+	r.Body.Close()
+	if met.RunningReqs.V != 2 || met.QueueReqs.V != 4 {
+		t.Errorf("running %v queued %v, want 2 and 4", met.RunningReqs.V, met.QueueReqs.V)
+	}
+	wg.Wait()
+}
+
+// Every format the sim writes is one the parser reads.
+func TestLogFormatsParse(t *testing.T) {
+	for _, f := range []string{"2026", "v0.5", "v0.4", "v0.3", "dp"} {
+		t.Run(f, func(t *testing.T) {
+			var log logBuf
+			s := start(t, Options{Speed: 20, Format: f, Log: &log, LogInterval: 100 * time.Millisecond * 20})
+			var wg sync.WaitGroup
+			for i := 0; i < 4; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					post(t, s.URL()+"/v1/chat/completions", `{"messages":[1],"max_tokens":400}`)
+				}()
+			}
+			wg.Wait()
+			s.Crash(time.Hour)
+			var r parse.ServerLog
+			kinds := map[parse.ServerKind]int{}
+			sc := bufio.NewScanner(strings.NewReader(log.String()))
+			emit := func(e parse.ServerEvent) {
+				kinds[e.Kind]++
+				if e.Kind == parse.SBatch && e.Batch.Phase == parse.Decode && (!e.Batch.RunningReqs.OK || !e.Batch.GenThroughput.OK) {
+					t.Errorf("decode line without figures: %q", e.Msg)
+				}
+			}
+			for sc.Scan() {
+				r.Feed(sc.Text(), emit)
+			}
+			r.Flush(emit)
+			if kinds[parse.SReady] != 1 || kinds[parse.SBatch] < 2 || kinds[parse.SCrash] != 1 || kinds[parse.SSigquit] != 1 || kinds[parse.SStartup] < 5 {
+				t.Errorf("kinds %v\n%s", kinds, log.String())
+			}
+		})
+	}
+}
+
+func TestFaults(t *testing.T) {
+	s := start(t, Options{Instant: true})
+	s.SetFaults(Faults{ErrorRate: 1})
+	if code, _ := post(t, s.URL()+"/v1/chat/completions", `{"messages":[1]}`); code != 503 {
+		t.Errorf("error rate 1: %d", code)
+	}
+	s.SetFaults(Faults{ResetRate: 1})
+	_, err := http.Post(s.URL()+"/v1/chat/completions", "application/json", strings.NewReader(`{"messages":[1]}`))
+	if err == nil {
+		t.Error("reset rate 1: no error")
+	}
+	s.SetFaults(Faults{StallPrefix: "B2/"})
+	c := http.Client{Timeout: 300 * time.Millisecond}
+	if _, err := c.Post(s.URL()+"/v1/chat/completions", "application/json", strings.NewReader(`{"rid":"B2/7","messages":[1]}`)); err == nil {
+		t.Error("stalled rid answered")
+	}
+	if r, err := c.Post(s.URL()+"/v1/chat/completions", "application/json", strings.NewReader(`{"rid":"B1/7","messages":[1]}`)); err != nil || r.StatusCode != 200 {
+		t.Errorf("other rid: %v", err)
+	}
+	s.Down(300 * time.Millisecond)
+	if _, err := http.Get(s.URL() + "/health"); err == nil {
+		t.Error("down server answered")
+	}
+	time.Sleep(600 * time.Millisecond)
+	if r, err := http.Get(s.URL() + "/health"); err != nil || r.StatusCode != 200 {
+		t.Errorf("server did not come back: %v", err)
+	}
+}
