@@ -157,7 +157,8 @@ func (s *Server) config(extra []string) string {
 		"Subsystem sftp internal-sftp",
 		"LogLevel VERBOSE",
 	}
-	return strings.Join(append(lines, extra...), "\n") + "\n"
+	// sshd keeps the first value of a keyword: extra lines go first to win
+	return strings.Join(append(append([]string{}, extra...), lines...), "\n") + "\n"
 }
 
 // start runs sshd and waits until it accepts connections.
@@ -293,4 +294,17 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return l.w.Write(p)
+}
+
+// Authorize adds an authorized_keys line (e.g. a .pub file's content).
+func (s *Server) Authorize(line []byte) {
+	s.t.Helper()
+	f, err := os.OpenFile(filepath.Join(s.Dir, "authorized_keys"), os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(bytes.TrimSpace(line), '\n')); err != nil {
+		s.t.Fatal(err)
+	}
 }

@@ -1,0 +1,86 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// Local is a Host on this machine: for --local ROOT, for running on the host
+// itself, and as the reference the SSH host is tested against.
+type Local struct{}
+
+func (Local) Stat(_ context.Context, path string) (FileInfo, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	return FileInfo{Name: st.Name(), Size: st.Size(), ModTime: st.ModTime(), IsDir: st.IsDir()}, nil
+}
+
+func (Local) ReadAt(_ context.Context, path string, off int64, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	m, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:m], nil
+}
+
+func (Local) Glob(_ context.Context, pattern string) ([]string, error) {
+	return filepath.Glob(pattern)
+}
+
+func (Local) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	// the same shell line the SSH host would send, so quoting is exercised alike
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", CommandLine(argv...))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	res := ExecResult{Stdout: out.Bytes(), Stderr: errb.Bytes()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		res.ExitCode = ee.ExitCode()
+		return res, nil
+	}
+	if err != nil {
+		return res, fmt.Errorf("exec %s: %w", argv[0], err)
+	}
+	return res, nil
+}
+
+func (Local) DialTCP(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+func (Local) WriteFile(_ context.Context, path string, data []byte, mode uint32) error {
+	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
+	if err := os.WriteFile(tmp, data, os.FileMode(mode)); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, os.FileMode(mode)); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func (Local) Close() error { return nil }

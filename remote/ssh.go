@@ -1,0 +1,493 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/pkg/sftp"
+	"golang.org/x/crypto/ssh"
+)
+
+// SSH is a Host over one SSH connection that carries the SFTP session, exec
+// channels and forwards. A supervisor keeps it alive: keepalives find a dead
+// link in ServerAliveInterval × ServerAliveCountMax, and it reconnects by
+// itself with capped, jittered backoff. Operations fail fast with
+// ErrDisconnected while the link is down.
+type SSH struct {
+	opts Options
+	cfg  Config
+
+	mu      sync.Mutex
+	cur     *session
+	state   ConnState
+	changed chan struct{}
+	kick    chan struct{}
+	closed  chan struct{}
+	once    sync.Once
+	done    chan struct{}
+	sent    int64 // bytes of links already closed
+	recv    int64
+
+	// Backoff bounds, changeable by tests.
+	MinBackoff, MaxBackoff time.Duration
+}
+
+type session struct {
+	link *link
+	sftp *sftp.Client
+	dead chan struct{} // closed when the SSH connection ends
+}
+
+// Dial resolves the target, connects once and returns the host with its
+// supervisor running. A failed first connection is returned as an error
+// (status exits on it); use Open to keep trying in the background.
+func Dial(ctx context.Context, o Options) (*SSH, error) {
+	s, err := newSSH(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.setSession(sess)
+	go s.supervise(sess)
+	return s, nil
+}
+
+// Open resolves the target and connects in the background; watch State.
+// Only a configuration error is returned here.
+func Open(ctx context.Context, o Options) (*SSH, error) {
+	s, err := newSSH(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	go s.supervise(nil)
+	return s, nil
+}
+
+func newSSH(ctx context.Context, o Options) (*SSH, error) {
+	cfg, err := Resolve(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Home == "" {
+		o.Home, _ = os.UserHomeDir()
+	}
+	return &SSH{
+		opts: o, cfg: cfg,
+		state:   ConnState{Phase: Connecting, Since: time.Now()},
+		changed: make(chan struct{}, 1), kick: make(chan struct{}, 1),
+		closed: make(chan struct{}), done: make(chan struct{}),
+		MinBackoff: time.Second, MaxBackoff: 30 * time.Second,
+	}, nil
+}
+
+// Config is the resolved configuration.
+func (s *SSH) Config() Config { return s.cfg }
+
+// State returns the connection state now.
+func (s *SSH) State() ConnState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// Changed is signalled (latest-wins) whenever State changes.
+func (s *SSH) Changed() <-chan struct{} { return s.changed }
+
+// ReconnectNow skips the backoff wait, or drops a live link and redials.
+func (s *SSH) ReconnectNow() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Wire returns the bytes moved over the first TCP hop since Dial.
+func (s *SSH) Wire() WireStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := WireStats{Sent: s.sent, Received: s.recv}
+	if s.cur != nil {
+		w.Sent += s.cur.link.stats.sent.Load()
+		w.Received += s.cur.link.stats.recv.Load()
+	}
+	return w
+}
+
+func (s *SSH) setState(f func(*ConnState)) {
+	s.mu.Lock()
+	old := s.state
+	f(&s.state)
+	if s.state.Phase != old.Phase {
+		s.state.Since = time.Now()
+	}
+	s.mu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (s *SSH) connect(ctx context.Context) (*session, error) {
+	l, err := dialLink(ctx, s.cfg, s.opts, func(ctx context.Context, addr string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", addr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	sc, err := withTimeout(ctx, s.cfg.ConnectTimeout, func() (*sftp.Client, error) {
+		return sftp.NewClient(l.client, sftp.UseConcurrentReads(true), sftp.UseFstat(true))
+	})
+	if err != nil {
+		l.close()
+		return nil, fmt.Errorf("sftp: %w", err)
+	}
+	sess := &session{link: l, sftp: sc, dead: make(chan struct{})}
+	go func() { _ = l.client.Wait(); close(sess.dead) }()
+	return sess, nil
+}
+
+func (s *SSH) setSession(sess *session) {
+	s.mu.Lock()
+	s.cur = sess
+	s.mu.Unlock()
+	s.setState(func(st *ConnState) {
+		st.Phase, st.Err, st.Attempt, st.LastContact = Connected, "", 0, time.Now()
+	})
+}
+
+// dropSession closes the link and keeps its byte counts.
+func (s *SSH) dropSession(sess *session, why string) {
+	sess.sftp.Close()
+	sess.link.close()
+	s.mu.Lock()
+	if s.cur == sess {
+		s.cur = nil
+	}
+	s.sent += sess.link.stats.sent.Load()
+	s.recv += sess.link.stats.recv.Load()
+	s.mu.Unlock()
+	s.setState(func(st *ConnState) { st.Phase, st.Err = Reconnecting, why })
+}
+
+// supervise watches the live session, and redials after it dies.
+func (s *SSH) supervise(sess *session) {
+	defer close(s.done)
+	backoff := s.MinBackoff
+	attempt := 0
+	slept := false
+	for {
+		if sess != nil {
+			why, wasAsleep := s.watch(sess)
+			s.dropSession(sess, why)
+			sess, attempt, backoff, slept = nil, 0, s.MinBackoff, wasAsleep
+			select {
+			case <-s.closed:
+				return
+			default:
+			}
+		}
+		// the first try after a drop is immediate; after a sleep, give the
+		// network a moment to come back instead of wasting tries
+		wait := time.Duration(0)
+		if attempt > 0 {
+			wait = backoff/2 + rand.N(backoff/2+1)
+			backoff = min(backoff*2, s.MaxBackoff)
+		} else if slept {
+			wait = 2 * time.Second
+		}
+		if attempt > 0 || slept {
+			s.setState(func(st *ConnState) { st.Phase, st.NextTry, st.Attempt = Reconnecting, time.Now().Add(wait), attempt })
+			select {
+			case <-s.closed:
+				return
+			case <-s.kick:
+			case <-time.After(wait):
+			}
+		}
+		attempt++
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			select {
+			case <-s.closed:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		next, err := s.connect(ctx)
+		cancel()
+		if err == nil {
+			sess, slept = next, false
+			s.setSession(sess)
+			continue
+		}
+		if Fatal(err) {
+			s.setState(func(st *ConnState) { st.Phase, st.Err = Failed, err.Error() })
+			return
+		}
+		s.setState(func(st *ConnState) { st.Phase, st.Err, st.Attempt = Reconnecting, err.Error(), attempt })
+		select {
+		case <-s.closed:
+			return
+		default:
+		}
+	}
+}
+
+// watch sends keepalive@openssh.com and returns when the link must go: no
+// answer for ServerAliveInterval × ServerAliveCountMax, the connection
+// closed, a reconnect was asked for, or Close. A blocked probe never wedges
+// the loop: it runs in its own goroutine, and closing the link frees it.
+func (s *SSH) watch(sess *session) (why string, slept bool) {
+	interval, limit := s.cfg.ServerAliveInterval, s.cfg.ServerAliveInterval*time.Duration(s.cfg.ServerAliveCountMax)
+	tick := time.NewTicker(min(interval, time.Second))
+	defer tick.Stop()
+	probeDone := make(chan time.Duration, 1)
+	inflight := false
+	lastProbe := time.Time{}
+	lastWall, lastMono := time.Now().Round(0), time.Now()
+	for {
+		select {
+		case <-s.closed:
+			return "closed", false
+		case <-s.kick:
+			return "reconnect requested", false
+		case <-sess.dead:
+			return "connection closed by the host or the network", false
+		case rtt := <-probeDone:
+			inflight = false
+			s.setState(func(st *ConnState) { st.RTT, st.LastContact = rtt, time.Now() })
+		case now := <-tick.C:
+			// Monotonic time stops while a laptop sleeps; wall time does not.
+			wallGap, monoGap := now.Round(0).Sub(lastWall), now.Sub(lastMono)
+			lastWall, lastMono = now.Round(0), now
+			if wallGap-monoGap > 2*interval {
+				slept = true
+				s.setState(func(st *ConnState) { st.Slept, st.LastContact = true, time.Now() }) // grace: a fresh chance
+				lastProbe = time.Time{}
+			}
+			if inflight && time.Since(s.State().LastContact) >= limit {
+				return fmt.Sprintf("no answer to keepalives for %s", limit), slept
+			}
+			if !inflight && time.Since(lastProbe) >= interval {
+				inflight, lastProbe = true, time.Now()
+				go func(start time.Time) {
+					if _, _, err := sess.link.client.SendRequest("keepalive@openssh.com", true, nil); err == nil {
+						probeDone <- time.Since(start)
+					}
+				}(lastProbe)
+			}
+		}
+	}
+}
+
+// Close ends the connection and the supervisor; it never touches processes
+// on the host (the worker keeps running).
+func (s *SSH) Close() error {
+	s.once.Do(func() { close(s.closed) })
+	<-s.done
+	s.mu.Lock()
+	sess := s.cur
+	s.cur = nil
+	s.mu.Unlock()
+	if sess != nil {
+		sess.sftp.Close()
+		sess.link.close()
+	}
+	s.setState(func(st *ConnState) { st.Phase = Closed })
+	return nil
+}
+
+func (s *SSH) session() (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return nil, ErrDisconnected
+	}
+	return s.cur, nil
+}
+
+func (s *SSH) contact() {
+	s.mu.Lock()
+	s.state.LastContact = time.Now()
+	s.mu.Unlock()
+}
+
+// withTimeout runs f but returns at ctx's end or after d; f's goroutine ends
+// when its request completes or the link is closed.
+func withTimeout[T any](ctx context.Context, d time.Duration, f func() (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	type res struct {
+		v   T
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		v, err := f()
+		ch <- res{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+func opTimeout(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return time.Until(dl)
+	}
+	return DefaultOpTimeout
+}
+
+func (s *SSH) Stat(ctx context.Context, p string) (FileInfo, error) {
+	sess, err := s.session()
+	if err != nil {
+		return FileInfo{}, err
+	}
+	fi, err := withTimeout(ctx, opTimeout(ctx), func() (os.FileInfo, error) { return sess.sftp.Stat(p) })
+	if err != nil {
+		return FileInfo{}, mapNotExist(err)
+	}
+	s.contact()
+	return FileInfo{Name: fi.Name(), Size: fi.Size(), ModTime: fi.ModTime(), IsDir: fi.IsDir()}, nil
+}
+
+func (s *SSH) ReadAt(ctx context.Context, p string, off int64, n int) ([]byte, error) {
+	sess, err := s.session()
+	if err != nil {
+		return nil, err
+	}
+	data, err := withTimeout(ctx, opTimeout(ctx), func() ([]byte, error) {
+		f, err := sess.sftp.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { go f.Close() }() // the close needs no answer before we go on
+		buf := make([]byte, n)
+		m, err := f.ReadAt(buf, off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		return buf[:m], nil
+	})
+	if err != nil {
+		return nil, mapNotExist(err)
+	}
+	s.contact()
+	return data, nil
+}
+
+func (s *SSH) Glob(ctx context.Context, pattern string) ([]string, error) {
+	sess, err := s.session()
+	if err != nil {
+		return nil, err
+	}
+	return withTimeout(ctx, opTimeout(ctx), func() ([]string, error) { return sess.sftp.Glob(pattern) })
+}
+
+func (s *SSH) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
+	sess, err := s.session()
+	if err != nil {
+		return ExecResult{}, err
+	}
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	ch, err := withTimeout(ctx, opTimeout(ctx), func() (*ssh.Session, error) { return sess.link.client.NewSession() })
+	if err != nil {
+		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
+	}
+	defer ch.Close()
+	var out, errb bytes.Buffer
+	ch.Stdout, ch.Stderr = &out, &errb
+	if err := ch.Start(CommandLine(argv...)); err != nil {
+		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- ch.Wait() }()
+	select {
+	case err = <-waited:
+	case <-ctx.Done():
+		_ = ch.Signal(ssh.SIGKILL) // leave nothing running on the host
+		ch.Close()
+		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], ctx.Err())
+	}
+	s.contact()
+	res := ExecResult{Stdout: out.Bytes(), Stderr: errb.Bytes()}
+	var ee *ssh.ExitError
+	if errors.As(err, &ee) {
+		res.ExitCode = ee.ExitStatus()
+		return res, nil
+	}
+	if err != nil {
+		return res, fmt.Errorf("exec %s: %w", argv[0], err)
+	}
+	return res, nil
+}
+
+func (s *SSH) DialTCP(ctx context.Context, addr string) (net.Conn, error) {
+	sess, err := s.session()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	return sess.link.client.DialContext(ctx, "tcp", addr)
+}
+
+func (s *SSH) WriteFile(ctx context.Context, p string, data []byte, mode uint32) error {
+	sess, err := s.session()
+	if err != nil {
+		return err
+	}
+	_, err = withTimeout(ctx, opTimeout(ctx), func() (struct{}, error) {
+		tmp := path.Join(path.Dir(p), fmt.Sprintf(".%s.tmp-%d", path.Base(p), rand.Int64()))
+		f, err := sess.sftp.Create(tmp)
+		if err != nil {
+			return struct{}{}, err
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			sess.sftp.Remove(tmp)
+			return struct{}{}, err
+		}
+		if err := f.Close(); err != nil {
+			sess.sftp.Remove(tmp)
+			return struct{}{}, err
+		}
+		if err := sess.sftp.Chmod(tmp, os.FileMode(mode)); err != nil {
+			sess.sftp.Remove(tmp)
+			return struct{}{}, err
+		}
+		if err := sess.sftp.PosixRename(tmp, p); err != nil {
+			sess.sftp.Remove(tmp)
+			return struct{}{}, err
+		}
+		return struct{}{}, nil
+	})
+	return err
+}
+
+// mapNotExist makes SFTP's "no such file" match fs.ErrNotExist.
+func mapNotExist(err error) error {
+	var se *sftp.StatusError
+	if errors.As(err, &se) && se.FxCode() == sftp.ErrSSHFxNoSuchFile {
+		return fmt.Errorf("%w: %v", os.ErrNotExist, err)
+	}
+	return err
+}

@@ -1,0 +1,48 @@
+package remote
+
+import (
+	"fmt"
+	"time"
+)
+
+// Phase is where the connection stands.
+type Phase int
+
+const (
+	Connecting Phase = iota
+	Connected
+	Reconnecting
+	Failed
+	Closed
+)
+
+func (p Phase) String() string {
+	return [...]string{"connecting", "connected", "reconnecting", "failed", "closed"}[p]
+}
+
+// ConnState is the connection as a value, published on every change.
+type ConnState struct {
+	Phase       Phase
+	Since       time.Time     // when this phase began
+	RTT         time.Duration // last keepalive round trip (Connected)
+	LastContact time.Time     // last answer from the host, any phase
+	Attempt     int           // reconnect attempts so far (Reconnecting)
+	NextTry     time.Time     // when the next attempt starts (Reconnecting)
+	Err         string        // why the link dropped or the last attempt failed
+	Slept       bool          // a wall-clock gap showed that this machine slept
+}
+
+func (s ConnState) String() string {
+	switch s.Phase {
+	case Connected:
+		return fmt.Sprintf("connected (rtt %s)", s.RTT.Round(100*time.Microsecond))
+	case Reconnecting:
+		return fmt.Sprintf("reconnecting (attempt %d): %s", s.Attempt, s.Err)
+	case Failed:
+		return "failed: " + s.Err
+	}
+	return s.Phase.String()
+}
+
+// WireStats are the bytes that crossed the first TCP hop since Dial.
+type WireStats struct{ Sent, Received int64 }

@@ -1,0 +1,144 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// TailEvent is what happened to a tailed file in a poll.
+type TailEvent int
+
+const (
+	TailNone      TailEvent = iota
+	TailAttached            // first sight of the file
+	TailTruncated           // size fell below the offset: read again from 0
+	TailReplaced            // the first bytes changed: a new file, read from 0
+	TailMissing             // the file is gone (it may come back)
+)
+
+func (e TailEvent) String() string {
+	return [...]string{"", "attached", "truncated", "replaced", "missing"}[e]
+}
+
+// Line is one whole line from a tailed file, as raw bytes turned string; the
+// display sanitises it.
+type Line struct {
+	Text      string
+	Truncated bool // longer than the splitter's cap
+}
+
+// Tail follows one file by byte offset, keeping the partial last line
+// between polls, so a poll reads only new bytes.
+type Tail struct {
+	Path       string
+	StartBack  int64 // on first attach, start this many bytes before the end
+	MaxPerPoll int64 // read at most this many bytes per poll
+	MaxLine    int   // cap one line (parse.DefaultMaxLine if 0)
+
+	off       int64
+	head      []byte // the file's first bytes, to notice a replacement
+	attached  bool
+	skipFirst bool // started mid-file: drop the first, partial line
+	split     *parse.Splitter
+}
+
+const headLen = 64
+
+// NewTail follows path, starting near the end on first attach.
+func NewTail(path string) *Tail {
+	return &Tail{Path: path, StartBack: 256 << 10, MaxPerPoll: 1 << 20}
+}
+
+// Offset is the next byte to read.
+func (t *Tail) Offset() int64 { return t.off }
+
+// TailUpdate is the result of one poll of a Tail.
+type TailUpdate struct {
+	Path   string
+	Lines  []Line
+	Event  TailEvent
+	Size   int64
+	Behind int64 // bytes on the host not read yet (the per-poll cap)
+	Err    error
+}
+
+// plan decides what to read given the file's stat; it returns the range to
+// read (n == 0: nothing) and whether to read the head to check for a
+// replacement.
+func (t *Tail) plan(fi FileInfo, statErr error, up *TailUpdate) (off int64, n int64, checkHead bool) {
+	if t.split == nil {
+		t.split = parse.NewSplitter(t.MaxLine)
+	}
+	if statErr != nil {
+		if errors.Is(statErr, fs.ErrNotExist) {
+			if t.attached {
+				up.Event = TailMissing
+			}
+			t.attached, t.off, t.head = false, 0, nil
+			t.split.Reset()
+			return 0, 0, false
+		}
+		up.Err = statErr
+		return 0, 0, false
+	}
+	up.Size = fi.Size
+	if !t.attached {
+		t.attached, up.Event = true, TailAttached
+		t.off = max(0, fi.Size-t.StartBack)
+		t.skipFirst = t.off > 0
+		t.head = nil
+	}
+	if fi.Size < t.off {
+		up.Event = TailTruncated
+		t.off, t.head, t.skipFirst = 0, nil, false
+		t.split.Reset()
+	}
+	if fi.Size == t.off {
+		return 0, 0, false
+	}
+	n = min(fi.Size-t.off, t.MaxPerPoll)
+	return t.off, n, t.off > 0 || len(t.head) > 0
+}
+
+// apply folds the bytes read into lines. head is the file's first bytes
+// when they were read.
+func (t *Tail) apply(data, head []byte, size int64, up *TailUpdate) {
+	if head != nil {
+		h := head[:min(len(head), headLen)]
+		known := t.head[:min(len(t.head), len(h))]
+		if len(t.head) > 0 && !bytes.Equal(known, h[:len(known)]) {
+			up.Event = TailReplaced
+			t.off, t.head, t.skipFirst = 0, nil, false
+			t.split.Reset()
+			return // read again from 0 at the next poll
+		}
+		if len(h) > len(t.head) {
+			t.head = append(t.head[:0], h...)
+		}
+	}
+	if t.off == 0 && len(t.head) < headLen {
+		t.head = append(t.head[:0], data[:min(len(data), headLen)]...)
+	}
+	t.off += int64(len(data))
+	up.Behind = size - t.off
+	if t.skipFirst {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return
+		}
+		data, t.skipFirst = data[i+1:], false
+	}
+	t.split.Feed(data, func(l []byte, truncated bool) {
+		up.Lines = append(up.Lines, Line{Text: string(l), Truncated: truncated})
+	})
+}
+
+// Poll reads what is new in one file (a batch of one; see Poller for many).
+func (t *Tail) Poll(ctx context.Context, h Host) TailUpdate {
+	p := Poller{Tails: []*Tail{t}}
+	return p.Poll(ctx, h).Tails[0]
+}
