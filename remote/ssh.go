@@ -47,6 +47,13 @@ type session struct {
 	dead chan struct{} // closed when the SSH connection ends
 }
 
+// close drops the link first: on a dead link, sftp.Close alone would wait
+// forever for the peer to confirm.
+func (s *session) close() {
+	s.link.close()
+	s.sftp.Close()
+}
+
 // Dial resolves the target, connects once and returns the host with its
 // supervisor running. A failed first connection is returned as an error
 // (status exits on it); use Open to keep trying in the background.
@@ -170,8 +177,7 @@ func (s *SSH) setSession(sess *session) {
 
 // dropSession closes the link and keeps its byte counts.
 func (s *SSH) dropSession(sess *session, why string) {
-	sess.sftp.Close()
-	sess.link.close()
+	sess.close()
 	s.mu.Lock()
 	if s.cur == sess {
 		s.cur = nil
@@ -303,8 +309,7 @@ func (s *SSH) Close() error {
 	s.cur = nil
 	s.mu.Unlock()
 	if sess != nil {
-		sess.sftp.Close()
-		sess.link.close()
+		sess.close()
 	}
 	s.setState(func(st *ConnState) { st.Phase = Closed })
 	return nil

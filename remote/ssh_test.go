@@ -152,7 +152,7 @@ type answer struct {
 }
 
 func (a answer) ConfirmHostKey(string, string, string) (bool, error) { return a.confirm, nil }
-func (a answer) Passphrase(string) ([]byte, error)                    { return []byte(a.pass), nil }
+func (a answer) Passphrase(string) ([]byte, error)                   { return []byte(a.pass), nil }
 
 func TestEncryptedKeyFile(t *testing.T) {
 	s := sshdtest.Start(t)

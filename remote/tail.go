@@ -88,7 +88,8 @@ func (t *Tail) plan(fi FileInfo, statErr error, up *TailUpdate) (off int64, n in
 	up.Size = fi.Size
 	if !t.attached {
 		t.attached, up.Event = true, TailAttached
-		t.off = max(0, fi.Size-t.StartBack)
+		// start one byte early: if that byte is a newline, the first line is whole
+		t.off = max(0, fi.Size-t.StartBack-1)
 		t.skipFirst = t.off > 0
 		t.head = nil
 	}

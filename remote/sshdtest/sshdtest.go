@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -204,10 +205,15 @@ func (s *Server) Stop() {
 	if cmd == nil {
 		return
 	}
+	// sshd forks processes per connection, which hold its log pipe: kill the
+	// whole tree (found before the parent dies and they are re-parented), so
+	// a restart really drops every session and Wait returns.
+	tree := descendants(cmd.Process.Pid)
 	_ = cmd.Process.Kill()
+	for _, pid := range tree {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 	<-exited
-	// sshd forks one process per connection; they die with their client or here.
-	killPerSessionChildren(cmd.Process.Pid)
 }
 
 // Restart stops sshd and starts it again on the same port with the same keys.
@@ -224,9 +230,9 @@ func (s *Server) Restart() {
 	s.t.Fatalf("sshdtest: restart: %v", err)
 }
 
-// killPerSessionChildren kills sshd's per-connection processes, found by
-// their parent pid in /proc, so a restart really drops every session.
-func killPerSessionChildren(ppid int) {
+// descendants lists every process below root, from /proc.
+func descendants(root int) []int {
+	children := map[int][]int{}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -237,15 +243,24 @@ func killPerSessionChildren(ppid int) {
 		if err != nil {
 			continue
 		}
-		// the parent pid is the 4th field, after "pid (comm) state"
+		// the parent pid is the 2nd field after "pid (comm)"
 		i := bytes.LastIndexByte(stat, ')')
 		f := strings.Fields(string(stat[i+1:]))
-		if len(f) > 1 && f[1] == strconv.Itoa(ppid) {
-			if p, err := os.FindProcess(pid); err == nil {
-				_ = p.Kill()
-			}
+		if len(f) > 1 {
+			ppid, _ := strconv.Atoi(f[1])
+			children[ppid] = append(children[ppid], pid)
 		}
 	}
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		for _, c := range children[p] {
+			out = append(out, c)
+			walk(c)
+		}
+	}
+	walk(root)
+	return out
 }
 
 func writeKey(t testing.TB, path string) ssh.PublicKey {
