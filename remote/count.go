@@ -76,9 +76,25 @@ func (c *Counter) add(newLines, size int64, up *CountUpdate) {
 	up.Lines, up.Size, up.Grew = c.lines, size, newLines > 0
 }
 
-// hostCountScript counts newlines in byte ranges of files on the host; the
-// files and numbers come as arguments, never inside the script.
-const hostCountScript = `while [ $# -ge 3 ]; do tail -c +"$2" -- "$1" | head -c "$3" | wc -l || echo x; shift 3; done`
+// hostCountScript counts newlines in byte ranges of files on the host, all
+// files at once. It prints "index count size" per file: the count is exact
+// at that size. A whole file is read by wc directly, bracketed by two stats
+// (if the size moved in between, the bounded pipe is used instead). Files
+// and numbers come as arguments, never inside the script.
+const hostCountScript = `i=0
+while [ $# -ge 3 ]; do
+  i=$((i+1))
+  (
+    f=$1 from=$2 n=$3
+    if [ "$from" = 1 ]; then
+      s1=$(stat -c %s -- "$f") && c=$(wc -l < "$f") && s2=$(stat -c %s -- "$f") &&
+        [ "$s1" = "$s2" ] && { echo "$i $c $s1"; exit 0; }
+    fi
+    c=$(tail -c +"$from" -- "$f" | head -c "$n" | wc -l) && echo "$i $c $((from - 1 + n))"
+  ) &
+  shift 3
+done
+wait`
 
 type rangeCount struct {
 	c       *Counter
@@ -95,18 +111,28 @@ func hostCountArgv(rs []rangeCount) []string {
 	return argv
 }
 
-func parseHostCounts(out []byte, want int) ([]int64, error) {
-	fields := strings.Fields(string(bytes.TrimSpace(out)))
-	if len(fields) != want {
-		return nil, fmt.Errorf("host count: got %d numbers for %d files: %q", len(fields), want, out)
-	}
-	ns := make([]int64, want)
-	for i, f := range fields {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("host count of file %d failed", i+1)
+// hostCount is one file's answer: its newline count up to size.
+type hostCount struct{ lines, size int64 }
+
+func parseHostCounts(out []byte, want int) ([]hostCount, error) {
+	res := make([]hostCount, want)
+	seen := 0
+	for _, line := range strings.Split(string(bytes.TrimSpace(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			continue
 		}
-		ns[i] = n
+		i, err1 := strconv.Atoi(f[0])
+		c, err2 := strconv.ParseInt(f[1], 10, 64)
+		sz, err3 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || i < 1 || i > want || res[i-1].size != 0 {
+			return nil, fmt.Errorf("host count: bad line %q", line)
+		}
+		res[i-1] = hostCount{c, sz}
+		seen++
 	}
-	return ns, nil
+	if seen != want {
+		return nil, fmt.Errorf("host count: %d answers for %d files: %q", seen, want, out)
+	}
+	return res, nil
 }

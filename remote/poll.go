@@ -113,7 +113,10 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 		go func() {
 			defer wg.Done()
 			r, err := h.Exec(ctx, hostCountArgv(onHost)...)
-			var ns []int64
+			var ns []hostCount
+			if err == nil && r.ExitCode != 0 {
+				err = fmt.Errorf("exit %d: %s", r.ExitCode, bytes.TrimSpace(r.Stderr))
+			}
 			if err == nil {
 				ns, err = parseHostCounts(r.Stdout, len(onHost))
 			}
@@ -122,7 +125,7 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 					rc.updated.Err, rc.updated.Lines = fmt.Errorf("count %s on the host: %w", rc.c.Path, err), rc.c.lines
 					continue
 				}
-				rc.c.add(ns[i], rc.off+rc.n, rc.updated)
+				rc.c.add(ns[i].lines, ns[i].size, rc.updated)
 			}
 		}()
 	}

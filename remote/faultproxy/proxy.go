@@ -4,7 +4,6 @@
 package faultproxy
 
 import (
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -107,35 +106,47 @@ func (p *Proxy) accept() {
 
 func (p *Proxy) pipe(dst, src net.Conn) {
 	defer p.wg.Done()
+	type chunk struct {
+		data []byte
+		at   time.Time // when it may be delivered
+	}
+	// Reading and delivering are apart, so latency delays each chunk from
+	// its own arrival: a delay, not a throughput cap.
+	q := make(chan chunk, 1024)
+	go func() {
+		defer close(q)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				q <- chunk{append([]byte(nil), buf[:n]...), time.Now().Add(time.Duration(p.delay.Load()))}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	defer func() {
 		dst.Close()
 		src.Close()
 		p.track(dst, false)
 		p.track(src, false)
+		for range q { // let the reader finish
+		}
 	}()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			if d := time.Duration(p.delay.Load()); d > 0 {
-				select {
-				case <-time.After(d):
-				case <-p.closed:
-					return
-				}
-			}
-			if Mode(p.mode.Load()) == BlackHole {
-				continue // the bytes vanish; the socket stays open
-			}
-			p.Bytes.Add(int64(n))
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+	for c := range q {
+		if d := time.Until(c.at); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-p.closed:
 				return
 			}
 		}
-		if err != nil {
-			if err != io.EOF {
-				return
-			}
+		if Mode(p.mode.Load()) == BlackHole {
+			continue // the bytes vanish; the socket stays open
+		}
+		p.Bytes.Add(int64(len(c.data)))
+		if _, err := dst.Write(c.data); err != nil {
 			return
 		}
 	}
