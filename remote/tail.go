@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
 )
@@ -58,12 +59,13 @@ func (t *Tail) Offset() int64 { return t.off }
 
 // TailUpdate is the result of one poll of a Tail.
 type TailUpdate struct {
-	Path   string
-	Lines  []Line
-	Event  TailEvent
-	Size   int64
-	Behind int64 // bytes on the host not read yet (the per-poll cap)
-	Err    error
+	Path    string
+	Lines   []Line
+	Event   TailEvent
+	Size    int64
+	ModTime time.Time
+	Behind  int64 // bytes on the host not read yet (the per-poll cap)
+	Err     error
 }
 
 // plan decides what to read given the file's stat; it returns the range to
@@ -85,7 +87,7 @@ func (t *Tail) plan(fi FileInfo, statErr error, up *TailUpdate) (off int64, n in
 		up.Err = statErr
 		return 0, 0, false
 	}
-	up.Size = fi.Size
+	up.Size, up.ModTime = fi.Size, fi.ModTime
 	if !t.attached {
 		t.attached, up.Event = true, TailAttached
 		// start one byte early: if that byte is a newline, the first line is whole

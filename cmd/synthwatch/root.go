@@ -40,6 +40,9 @@ stalls and server health. The same binary is the worker on the host.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newWorkerCmd(), newSimCmd())
+	root.AddCommand(newWorkerCmd(), newSimCmd(), newStatusCmd(), newKillCmd(), newRestartCmd(),
+		newLaunchCmd("launch", "Start the worker on the host"),
+		newLaunchCmd("resume", "Start the worker again; it skips what is done"))
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 	return root
 }

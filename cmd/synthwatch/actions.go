@@ -1,0 +1,115 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/synthwatch/synthwatch/pipeline"
+)
+
+func newLaunchCmd(name, short string) *cobra.Command {
+	var f hostFlags
+	var only string
+	cmd := &cobra.Command{
+		Use:   name + " [flags] [user@]host[:port]",
+		Short: short,
+		Long:  short + ". The worker runs detached (setsid nohup) and survives the SSH session; it resumes by itself." + exitCodesHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, _, err := f.connect(cmd.Context(), args)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			var cats []string
+			if only != "" {
+				cats = strings.Split(only, ",")
+			}
+			pid, err := f.actor(cmd, h).Launch(cmd.Context(), cats)
+			if errors.Is(err, pipeline.ErrNothingLeft) {
+				fmt.Fprintf(cmd.OutOrStdout(), "worker (pid %d): %v\n", pid, err)
+				return nil
+			}
+			if err != nil {
+				return actionErr(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "worker started: pid %d\n", pid)
+			return nil
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().StringVar(&only, "only", "", "comma-separated categories, in this order")
+	return cmd
+}
+
+func newKillCmd() *cobra.Command {
+	var f hostFlags
+	var grace time.Duration
+	var pid int
+	cmd := &cobra.Command{
+		Use:   "kill [flags] [user@]host[:port]",
+		Short: "Stop the worker: SIGTERM to its process group, SIGKILL after --grace",
+		Long:  "kill stops the worker named in run/worker.json (or --pid), after checking that the pid really is the worker." + exitCodesHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, _, err := f.connect(cmd.Context(), args)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			how, err := f.actor(cmd, h).Kill(cmd.Context(), pid, grace)
+			if err != nil {
+				return actionErr(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "worker stopped (%s)\n", how)
+			return nil
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "wait this long after SIGTERM before SIGKILL")
+	cmd.Flags().IntVar(&pid, "pid", 0, "the pid to stop (default: the one in worker.json)")
+	return cmd
+}
+
+func newRestartCmd() *cobra.Command {
+	var f hostFlags
+	var grace time.Duration
+	cmd := &cobra.Command{
+		Use:   "restart [flags] [user@]host[:port] CATEGORY",
+		Short: "Kill the worker, then launch it with CATEGORY first and the rest after",
+		Long:  "restart is what a stalled category needs: kill, then resume starting with it." + exitCodesHelp,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return usageErr(errors.New("give [host] and one CATEGORY"))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cat := args[len(args)-1]
+			h, name, err := f.connect(cmd.Context(), args[:len(args)-1])
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			snap := pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root}, nil).Poll(cmd.Context())
+			var all []string
+			for _, c := range snap.Categories {
+				all = append(all, c.Name)
+			}
+			pid, err := f.actor(cmd, h).Restart(cmd.Context(), cat, all, grace)
+			if errors.Is(err, pipeline.ErrNothingLeft) {
+				fmt.Fprintf(cmd.OutOrStdout(), "worker (pid %d): %v\n", pid, err)
+				return nil
+			}
+			if err != nil {
+				return actionErr(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "worker restarted with %s first: pid %d\n", cat, pid)
+			return nil
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "wait this long after SIGTERM before SIGKILL")
+	return cmd
+}

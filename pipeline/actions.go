@@ -1,0 +1,198 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// Actor runs the actions on a host. Every argument that goes into a remote
+// shell line is quoted; names from the host are data, never code.
+type Actor struct {
+	H         remote.Host
+	Root      string
+	WorkerBin string // --worker-bin; "" finds synthwatch on PATH, then ~/.local/bin
+	Extra     []string
+}
+
+// ErrRunning refuses a launch while a worker runs.
+var ErrRunning = errors.New("a worker is already running")
+
+// ErrNothingLeft: the launched worker found every category done and exited.
+var ErrNothingLeft = errors.New("the worker found nothing left to do: every category is done or skipped")
+
+// launchScript starts the worker detached from the SSH session (setsid, so it
+// is its own process group and survives the connection), appending to the
+// worker log, and prints its pid. The binary and every argument arrive as
+// positional parameters.
+const launchScript = `bin=$1; root=$2; log=$3; shift 3
+if [ -z "$bin" ]; then
+  bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"
+fi
+[ -x "$bin" ] || { echo "synthwatch binary not found on the host ($bin): deploy it first" >&2; exit 127; }
+mkdir -p -- "$root/logs" || exit 1
+cd -- "$root" || exit 1
+setsid nohup "$bin" worker --root "$root" "$@" >> "$log" 2>&1 < /dev/null &
+echo $!`
+
+// LaunchArgv is the exact command a launch runs on the host.
+func (a Actor) LaunchArgv(only []string) []string {
+	argv := []string{"sh", "-c", launchScript, "synthwatch-launch", a.WorkerBin, a.Root, path.Join(a.Root, "logs", "inference_all.log")}
+	if len(only) > 0 {
+		argv = append(argv, "--only", strings.Join(only, ","))
+	}
+	return append(argv, a.Extra...)
+}
+
+// Launch starts the worker unless one runs, and reports its pid once it is
+// seen alive on the host.
+func (a Actor) Launch(ctx context.Context, only []string) (int, error) {
+	if pid, alive, err := a.runningWorker(ctx); err != nil {
+		return 0, err
+	} else if alive {
+		return pid, fmt.Errorf("%w (pid %d): kill it first, or use resume after it stopped", ErrRunning, pid)
+	}
+	r, err := a.H.Exec(ctx, a.LaunchArgv(only)...)
+	if err != nil {
+		return 0, fmt.Errorf("launch: %w", err)
+	}
+	if r.ExitCode != 0 {
+		return 0, fmt.Errorf("launch: exit %d: %s", r.ExitCode, strings.TrimSpace(string(r.Stderr)))
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(r.Stdout)))
+	if err != nil {
+		return 0, fmt.Errorf("launch: no pid in %q", r.Stdout)
+	}
+	// it must still be alive a moment later (a second worker exits at once on the lock)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		time.Sleep(300 * time.Millisecond)
+		alive, err := a.isWorker(ctx, pid)
+		if err != nil {
+			return pid, err
+		}
+		if !alive {
+			if data, err := a.H.ReadAt(ctx, path.Join(a.Root, "run", "worker.json"), 0, 4<<20); err == nil {
+				if st, err := parse.ParseWorkerState(data); err == nil && st.PID == pid && st.State == parse.WorkerDone {
+					return pid, ErrNothingLeft
+				}
+			}
+			return pid, fmt.Errorf("launch: the worker (pid %d) exited at once; see %s", pid, path.Join(a.Root, "logs", "inference_all.log"))
+		}
+		if time.Now().After(deadline) {
+			return pid, nil
+		}
+	}
+}
+
+// runningWorker reads worker.json's pid and checks it on the host.
+func (a Actor) runningWorker(ctx context.Context) (int, bool, error) {
+	data, err := a.H.ReadAt(ctx, path.Join(a.Root, "run", "worker.json"), 0, 4<<20)
+	if err != nil {
+		return 0, false, nil // no worker.json: none of ours has run here
+	}
+	st, err := parse.ParseWorkerState(data)
+	if err != nil || st.PID <= 0 {
+		return 0, false, nil
+	}
+	alive, err := a.isWorker(ctx, st.PID)
+	return st.PID, alive, err
+}
+
+// isWorker checks /proc/PID/cmdline: alive, and really our worker.
+func (a Actor) isWorker(ctx context.Context, pid int) (bool, error) {
+	b, err := a.H.ReadAt(ctx, "/proc/"+strconv.Itoa(pid)+"/cmdline", 0, 64<<10)
+	if err != nil {
+		if errors.Is(err, remote.ErrDisconnected) {
+			return false, err
+		}
+		return false, nil
+	}
+	return isWorkerCmdline(b, a.Root), nil
+}
+
+// killScript sends SIGTERM to the worker's process group, waits up to the
+// grace for it to go, then sends SIGKILL. It prints "gone" or "killed".
+const killScript = `pid=$1; grace=$2
+kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || { echo gone; exit 0; }
+i=0
+while kill -0 "$pid" 2>/dev/null; do
+  if [ "$i" -ge "$((grace * 10))" ]; then
+    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+    sleep 0.2
+    echo killed
+    exit 0
+  fi
+  sleep 0.1; i=$((i + 1))
+done
+echo gone`
+
+// KillArgv is the exact command a kill runs on the host.
+func KillArgv(pid int, grace time.Duration) []string {
+	return []string{"sh", "-c", killScript, "synthwatch-kill", strconv.Itoa(pid), strconv.Itoa(int(grace.Seconds() + 0.5))}
+}
+
+// Kill stops the worker whose pid was fixed when the user asked (pid > 0),
+// or the one worker.json names (pid == 0). It refuses a pid that is not our
+// worker. It returns how it ended: "gone" (after SIGTERM) or "killed".
+func (a Actor) Kill(ctx context.Context, pid int, grace time.Duration) (string, error) {
+	if pid <= 0 {
+		p, alive, err := a.runningWorker(ctx)
+		if err != nil {
+			return "", err
+		}
+		if !alive {
+			return "", errors.New("no worker is running")
+		}
+		pid = p
+	}
+	if ok, err := a.isWorker(ctx, pid); err != nil {
+		return "", err
+	} else if !ok {
+		return "", fmt.Errorf("pid %d is not a running synthwatch worker (already gone?)", pid)
+	}
+	ctx, cancel := context.WithTimeout(ctx, grace+30*time.Second)
+	defer cancel()
+	r, err := a.H.Exec(ctx, KillArgv(pid, grace)...)
+	if err != nil {
+		return "", fmt.Errorf("kill %d: %w", pid, err)
+	}
+	how := strings.TrimSpace(string(r.Stdout))
+	if alive, _ := a.isWorker(ctx, pid); alive {
+		return how, fmt.Errorf("pid %d is still alive after SIGKILL", pid)
+	}
+	return how, nil
+}
+
+// Restart kills the worker, then launches it with cat first and the other
+// categories after it, in order.
+func (a Actor) Restart(ctx context.Context, cat string, all []string, grace time.Duration) (int, error) {
+	found := false
+	for _, c := range all {
+		found = found || c == cat
+	}
+	if !found {
+		return 0, fmt.Errorf("restart: no category %q", cat)
+	}
+	if _, alive, err := a.runningWorker(ctx); err != nil {
+		return 0, err
+	} else if alive {
+		if _, err := a.Kill(ctx, 0, grace); err != nil {
+			return 0, fmt.Errorf("restart: %w", err)
+		}
+	}
+	order := []string{cat}
+	for _, c := range all {
+		if c != cat {
+			order = append(order, c)
+		}
+	}
+	return a.Launch(ctx, order)
+}

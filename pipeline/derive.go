@@ -1,0 +1,265 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+func expNeg(x float64) float64 { return math.Exp(-x) }
+
+func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr error, now time.Time) {
+	s.Worker = w.workerView(now)
+	s.Server = w.serverView(met, metErr, now)
+	var total float64
+	haveETA, anyLeft := true, false
+	for _, n := range w.order {
+		c := w.cats[n]
+		cv := w.categoryView(c, s.Worker, now)
+		if cv.State == StateRunning || cv.State == StatePending || cv.State == StateStalled || cv.State == StateStopped {
+			if cv.Done < cv.Target {
+				anyLeft = true
+				if cv.ETASeconds != nil {
+					total += *cv.ETASeconds
+				} else if cv.State == StateRunning || cv.State == StatePending {
+					haveETA = false
+				}
+			}
+		}
+		s.Categories = append(s.Categories, cv)
+	}
+	// whole-pipeline ETA: only while running, and only if every open category has one
+	if s.Worker.State == "running" && anyLeft && haveETA {
+		s.ETASeconds = &total
+	}
+	w.crossChecks(s, now)
+	if s.Worker.State != w.workerWas && w.workerWas != "" {
+		w.event(now, "worker_"+s.Worker.State, "", fmt.Sprintf("worker %s (pid %d)", s.Worker.State, s.Worker.PID))
+	}
+	w.workerWas = s.Worker.State
+	s.Events = w.timeline.Recent(50)
+}
+
+func (w *Watcher) workerView(now time.Time) Worker {
+	if st := w.wjson; st != nil {
+		up := st.UpdatedAt.UTC()
+		v := Worker{PID: st.PID, Category: st.Category, Source: "worker.json", Phase: st.State, UpdatedAt: &up}
+		switch {
+		case w.pidAlive == nil:
+			v.State = StateUnknown
+		case *w.pidAlive:
+			v.State = "running"
+		case st.State == parse.WorkerDone || st.State == parse.WorkerStopped || st.State == parse.WorkerFailed:
+			v.State = "stopped"
+		default:
+			v.State = "dead" // the pid is gone and the job was not finished
+		}
+		return v
+	}
+	// no worker.json: an older worker, judged by its log alone
+	v := Worker{Category: w.log.current, Source: "log", State: StateUnknown}
+	switch {
+	case w.log.finished:
+		v.State = "stopped"
+	case !w.log.lastLine.IsZero() && now.Sub(w.log.lastLine) < 2*time.Minute:
+		v.State = "running"
+	}
+	return v
+}
+
+func (w *Watcher) serverView(met parse.ServerMetrics, metErr error, now time.Time) Server {
+	v := Server{State: StateUnknown, Retractions: w.srv.retractions, LastCrash: w.srv.crash}
+	if !w.srv.crashAt.IsZero() {
+		t := w.srv.crashAt.UTC()
+		v.LastCrashAt = &t
+	}
+	switch w.srv.dialect {
+	case parse.DialectSGLang:
+		v.Dialect = "sglang"
+	case parse.DialectVLLM:
+		v.Dialect = "vllm"
+	}
+	if metErr == nil {
+		v.State, v.Source = "ready", "metrics"
+		v.GenThroughput, v.RunningReqs, v.QueueReqs, v.TokenUsage = met.GenThroughput.V, int(met.RunningReqs.V), int(met.QueueReqs.V), met.TokenUsage.V
+		if met.CacheHitRate.OK {
+			h := met.CacheHitRate.V
+			v.CacheHitRate = &h
+		}
+		if met.Dialect == parse.DialectVLLM {
+			v.Dialect = "vllm"
+		}
+		return v
+	}
+	// from the log: the newest decode line of each DP rank, summed over ranks
+	// that logged within one interval of the newest
+	var newest time.Time
+	for _, d := range w.srv.decode {
+		if d.logged.After(newest) {
+			newest = d.logged
+		}
+	}
+	quiet := !w.srv.logMtime.IsZero() && now.Sub(w.srv.logMtime) > 30*time.Second
+	for _, d := range w.srv.decode {
+		if newest.Sub(d.logged) > 15*time.Second || quiet {
+			continue // SGLang logs no decode line when idle: an old one is not live
+		}
+		v.Source = "log"
+		v.RunningReqs += d.running
+		v.QueueReqs += d.queue
+		v.GenThroughput += d.gen
+		v.TokenUsage = math.Max(v.TokenUsage, d.usage)
+	}
+	switch {
+	case w.srv.ready:
+		v.State = "ready"
+	case w.srv.crash != "":
+		v.State = "crashed"
+	case w.srv.dialect != parse.DialectUnknown:
+		v.State = "starting"
+	}
+	return v
+}
+
+func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
+	v := Category{Name: c.name, Class: c.class, Done: c.lines, Errors: c.errLines, TokenBudget: c.budget, Rates: c.rates.values()}
+	if !c.lastGrowth.IsZero() {
+		t := c.lastGrowth.UTC()
+		v.LastGrowth = &t
+	}
+	var js *parse.CategoryState
+	if w.wjson != nil {
+		for i := range w.wjson.Categories {
+			if w.wjson.Categories[i].Name == c.name {
+				js = &w.wjson.Categories[i]
+			}
+		}
+	}
+	switch {
+	case js != nil && js.Target > 0:
+		v.Target, v.TargetSource = int64(js.Target), "worker.json"
+	case c.logTarget > 0:
+		v.Target, v.TargetSource = int64(c.logTarget), "log"
+	default:
+		v.Target, v.TargetSource = c.promptLines, "prompts"
+		if c.maxSamples > 0 && int64(c.maxSamples) < v.Target {
+			v.Target = int64(c.maxSamples)
+		}
+	}
+	if js != nil {
+		v.Errors = max(v.Errors, int64(js.Errors))
+		t := js.CompletionTokens
+		v.CompletionTokens = &t
+	}
+	current := wk.Category == c.name
+	switch {
+	case js != nil && (js.State == parse.CatSkipped):
+		v.State = StateSkipped
+	case js != nil && js.State == parse.CatDone, v.Target > 0 && v.Done >= v.Target:
+		v.State = StateDone
+	case js == nil && c.logSkipped:
+		v.State = StateSkipped
+	case js != nil && js.State == parse.CatFailed:
+		v.State = StateFailed
+	case current && wk.State == "running":
+		v.State = StateRunning
+	case v.Done > 0 || (js != nil && js.State == parse.CatStopped):
+		v.State = StateStopped
+	default:
+		v.State = StatePending
+	}
+	// rate: our own samples; before we have two, what the worker reports
+	v.RatePerMin = c.rate
+	if c.lastSample.IsZero() || c.rate == 0 && c.rates.n < 2 {
+		if js != nil && js.Rate > 0 {
+			v.RatePerMin = js.Rate
+		} else if c.logProgress.ReqPerSec > 0 && current {
+			v.RatePerMin = c.logProgress.ReqPerSec * 60
+		}
+	}
+	w.stall(c, &v, now)
+	if v.State == StateRunning || v.State == StateStalled {
+		if v.CompletionTokens != nil && v.Done > 0 && v.RatePerMin > 0 {
+			tps := float64(*v.CompletionTokens) / float64(v.Done) * v.RatePerMin / 60
+			v.TokPerSec = &tps
+		}
+		v.ETASeconds = eta(v)
+	} else {
+		v.RatePerMin = 0
+	}
+	if len(c.configs) > 1 {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("records from %d server configurations: %s → %s",
+			len(c.configs), c.configDesc[c.configs[0]], c.configDesc[c.configs[len(c.configs)-1]]))
+	}
+	return v
+}
+
+// stall marks the category being worked on as stalled when its JSONL has
+// not grown for longer than StallAfter, or 5× its usual gap between lines if
+// that is longer. Only growth clears a stall; log lines do not count.
+func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
+	if v.State != StateRunning {
+		if c.stalled && Final(v.State) || v.State != StateRunning && c.stalled {
+			c.stalled = false
+		}
+		return
+	}
+	limit := w.o.StallAfter
+	if g := 5 * c.meanGap; g > limit {
+		limit = g
+	}
+	since := now.Sub(c.lastGrowth)
+	if c.lastGrowth.IsZero() {
+		since = 0
+	}
+	switch {
+	case !c.stalled && since > limit:
+		c.stalled = true
+		w.event(now, "stall_start", c.name, fmt.Sprintf("%s: no new records for %s", c.name, since.Round(time.Second)))
+	case c.stalled && since <= limit:
+		c.stalled = false
+		w.event(now, "stall_end", c.name, fmt.Sprintf("%s: records flow again", c.name))
+	}
+	if c.stalled {
+		v.State = StateStalled
+	}
+}
+
+// eta is the time to the sample cap or the token budget, whichever is first.
+func eta(v Category) *float64 {
+	if v.State != StateRunning || v.RatePerMin <= 0 || v.Target <= v.Done {
+		return nil
+	}
+	secs := float64(v.Target-v.Done) / v.RatePerMin * 60
+	if v.TokenBudget > 0 && v.CompletionTokens != nil && v.TokPerSec != nil && *v.TokPerSec > 0 {
+		secs = math.Min(secs, math.Max(0, float64(v.TokenBudget-*v.CompletionTokens) / *v.TokPerSec))
+	}
+	return &secs
+}
+
+// crossChecks are the checks users make by eye.
+func (w *Watcher) crossChecks(s *Snapshot, now time.Time) {
+	for i := range s.Categories {
+		cv := &s.Categories[i]
+		c := w.cats[cv.Name]
+		if p := c.logProgress; p.Kind == parse.WProgress && cv.Name == s.Worker.Category && s.Worker.State == "running" {
+			// the worker logs every 50 records: a gap far beyond that is a stale or foreign log
+			if gap := cv.Done - int64(p.Done); gap < -5 || gap > 500 {
+				msg := fmt.Sprintf("%s: the worker log says %d/%d but raw_responses.jsonl has %d lines", cv.Name, p.Done, p.Total, cv.Done)
+				cv.Warnings = append(cv.Warnings, msg)
+			}
+		}
+		for _, wmsg := range cv.Warnings {
+			s.Warnings = append(s.Warnings, wmsg)
+		}
+	}
+	if s.Worker.Source == "worker.json" && s.Worker.State == "running" && s.Worker.UpdatedAt != nil && now.Sub(*s.Worker.UpdatedAt) > 30*time.Second {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("worker.json is %s old while pid %d is alive", now.Sub(*s.Worker.UpdatedAt).Round(time.Second), s.Worker.PID))
+	}
+}
+
+func (w *Watcher) event(t time.Time, kind, cat, text string) {
+	w.timeline.Add(Event{Time: t.UTC(), Kind: kind, Category: cat, Text: parse.SanitizeString(text)})
+}

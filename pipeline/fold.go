@@ -1,0 +1,285 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// catState is what the watcher knows of one category between polls.
+type catState struct {
+	name, class        string
+	budget             int64
+	maxSamples         int
+	raw, errs, prompts *remote.Counter
+	runs               *remote.Tail
+	lines, errLines    int64
+	promptLines        int64
+	known              bool
+	lastGrowth         time.Time
+	mtime              time.Time
+	rate               float64 // EWMA, lines per minute
+	lastSample         time.Time
+	meanGap            time.Duration // EWMA of the time between lines
+	rates              *samples
+	stalled            bool
+	configs            []string // distinct server config keys, in order seen
+	configDesc         map[string]string
+	logTarget          int
+	logProgress        parse.WorkerLine
+	logProgressAt      time.Time
+	logSkipped         bool
+}
+
+// logState is what the worker log says.
+type logState struct {
+	current  string    // category of the latest "Processing:" line
+	lastLine time.Time // when the log last grew
+	finished bool      // "All categories finished."
+}
+
+// serverState is what the server log says.
+type serverState struct {
+	ready       bool
+	logMtime    time.Time // when the server log last changed
+	crash       string
+	crashAt     time.Time
+	retractions int
+	dialect     parse.Dialect
+	decode      map[int]decodeSample // newest decode line per DP rank
+}
+
+type decodeSample struct {
+	at             time.Time // when we read it
+	logged         time.Time // its own timestamp
+	running, queue int
+	usage, gen     float64
+}
+
+func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
+	wl, sl := res.Tails[0], res.Tails[1]
+	w.srv.logMtime = sl.ModTime
+	if len(wl.Lines) > 0 {
+		w.log.lastLine = now
+	}
+	for _, l := range wl.Lines {
+		w.WorkerLog.Add(parse.SanitizeLine([]byte(l.Text), 4096))
+		w.foldWorkerLine(parse.ParseWorkerLine(l.Text), now)
+	}
+	emit := func(ev parse.ServerEvent) { w.foldServerEvent(ev, now) }
+	for _, l := range sl.Lines {
+		w.ServerLog.Add(parse.SanitizeLine([]byte(l.Text), 4096))
+		w.srvParse.Feed(l.Text, emit)
+	}
+	if len(sl.Lines) == 0 {
+		w.srvParse.Flush(emit) // the log went quiet: a crash at its end is complete
+	}
+	for i, n := range w.order {
+		w.foldRuns(w.cats[n], res.Tails[2+i])
+	}
+}
+
+func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time) {
+	switch l.Kind {
+	case parse.WProcessing:
+		w.log.current, w.log.finished = l.Category, false
+		if c, ok := w.cats[l.Category]; ok && l.Class != "" {
+			c.class = l.Class
+		}
+	case parse.WPrompts, parse.WResume:
+		if c, ok := w.cats[l.Category]; ok {
+			c.logTarget = l.Prompts
+		}
+	case parse.WSkip:
+		if c, ok := w.cats[l.Category]; ok {
+			c.logSkipped = true
+		}
+	case parse.WProgress:
+		if c, ok := w.cats[w.log.current]; ok {
+			c.logProgress, c.logProgressAt = l, now
+		}
+	case parse.WOther:
+		if strings.HasPrefix(l.Text, "All categories finished") {
+			w.log.finished = true
+		}
+	}
+}
+
+func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
+	if ev.Dialect != parse.DialectUnknown {
+		w.srv.dialect = ev.Dialect
+	}
+	switch ev.Kind {
+	case parse.SReady:
+		if !w.srv.ready {
+			w.event(now, "server_ready", "", "server ready")
+		}
+		w.srv.ready = true
+	case parse.SStartup:
+		w.srv.ready = false
+	case parse.SCrash, parse.SOOM, parse.SWatchdog, parse.SSigquit, parse.SWarmupFail:
+		text := ev.Msg
+		if len(ev.Lines) > 0 {
+			text += " … " + ev.Lines[len(ev.Lines)-1]
+		}
+		text = parse.SanitizeLine([]byte(text), 300)
+		if ev.Kind != parse.SSigquit || w.srv.crash == "" {
+			w.srv.crash, w.srv.crashAt = text, now
+		}
+		if w.srv.ready {
+			w.event(now, "server_crash", "", text)
+		}
+		w.srv.ready = false
+		w.srv.decode = nil
+	case parse.SRetract:
+		w.srv.retractions += max(ev.Retract.Requests, 1)
+	case parse.SBatch:
+		b := ev.Batch
+		if b.Phase != parse.Decode || !b.RunningReqs.OK {
+			return
+		}
+		if w.srv.decode == nil {
+			w.srv.decode = map[int]decodeSample{}
+		}
+		w.srv.decode[ev.Prefix.Ranks.DP] = decodeSample{at: now, logged: ev.Prefix.Time,
+			running: b.RunningReqs.V, queue: b.QueueReqs.V, usage: b.TokenUsage.V, gen: b.GenThroughput.V}
+	case parse.SStats:
+		s := ev.Stats
+		if w.srv.decode == nil {
+			w.srv.decode = map[int]decodeSample{}
+		}
+		w.srv.ready = true
+		w.srv.decode[-2] = decodeSample{at: now, logged: ev.Prefix.Time, running: s.Running.V, queue: s.Waiting.V,
+			usage: s.KVUsagePct.V / 100, gen: s.GenTokS.V}
+	}
+}
+
+// foldRuns reads new runs.jsonl lines and notes each server configuration.
+func (w *Watcher) foldRuns(c *catState, up remote.TailUpdate) {
+	for _, l := range up.Lines {
+		var r struct {
+			Snap struct {
+				Info      map[string]any `json:"info"`
+				ConfigKey string         `json:"config_key"`
+			} `json:"server_info"`
+		}
+		if json.Unmarshal([]byte(l.Text), &r) != nil || r.Snap.ConfigKey == "" {
+			continue
+		}
+		if c.configDesc == nil {
+			c.configDesc = map[string]string{}
+		}
+		if _, seen := c.configDesc[r.Snap.ConfigKey]; !seen {
+			c.configs = append(c.configs, r.Snap.ConfigKey)
+			c.configDesc[r.Snap.ConfigKey] = fmt.Sprintf("kv_cache_dtype=%v quantization=%v model=%v",
+				r.Snap.Info["kv_cache_dtype"], r.Snap.Info["quantization"], r.Snap.Info["model_path"])
+		}
+	}
+}
+
+func (w *Watcher) foldWorkerJSON(data []byte, err error, cmdline []byte, cmdErr error, now time.Time) {
+	switch {
+	case err == nil:
+		st, perr := parse.ParseWorkerState(data)
+		if perr != nil {
+			w.wjson = nil
+			return
+		}
+		w.wjson = &st
+		for _, c := range st.Categories {
+			cs := w.cat(c.Name)
+			if c.Class != "" {
+				cs.class = c.Class
+			}
+			if c.TokenBudget > 0 {
+				cs.budget = c.TokenBudget
+			}
+		}
+		alive := cmdErr == nil && isWorkerCmdline(cmdline, w.o.Root)
+		if cmdErr != nil && !errors.Is(cmdErr, fs.ErrNotExist) {
+			w.pidAlive = nil // could not tell
+			return
+		}
+		w.pidAlive = &alive
+	case errors.Is(err, fs.ErrNotExist):
+		w.wjson, w.pidAlive = nil, nil
+	}
+}
+
+// isWorkerCmdline checks /proc/PID/cmdline ("BIN worker --root ROOT ..."),
+// so a pid reused by another program is not taken for the worker.
+func isWorkerCmdline(b []byte, root string) bool {
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	worker := false
+	for i, a := range args {
+		switch {
+		case i > 0 && a == "worker":
+			worker = true
+		case worker && a == "--root" && i+1 < len(args):
+			return path.Clean(args[i+1]) == path.Clean(root)
+		case worker && a == "--root="+root:
+			return true
+		}
+	}
+	return false
+}
+
+// foldCounts takes the new line counts and updates growth, rates and stalls.
+func (w *Watcher) foldCounts(res remote.PollResult, now time.Time) {
+	for i, n := range w.order {
+		c := w.cats[n]
+		raw, errs, prompts := res.Counts[3*i], res.Counts[3*i+1], res.Counts[3*i+2]
+		if raw.Err != nil {
+			continue
+		}
+		if !raw.Missing {
+			c.mtime = raw.Info.ModTime
+		}
+		grew := raw.Lines - c.lines
+		if !c.known {
+			c.known, c.lastGrowth = true, c.mtime // one-shot: the file's own time
+		} else {
+			w.sample(c, grew, now)
+		}
+		c.lines = raw.Lines
+		if errs.Err == nil {
+			c.errLines = errs.Lines
+		}
+		if prompts.Err == nil {
+			c.promptLines = prompts.Lines
+		}
+	}
+}
+
+// sample folds one poll's growth into the rate (an EWMA over ~5 minutes,
+// zero-growth polls included, so a stall pulls the rate down).
+func (w *Watcher) sample(c *catState, grew int64, now time.Time) {
+	if !c.lastSample.IsZero() {
+		dt := now.Sub(c.lastSample)
+		if dt > 0 {
+			inst := float64(max(grew, 0)) / dt.Minutes()
+			alpha := 1 - expNeg(dt.Seconds()/300)
+			c.rate += alpha * (inst - c.rate)
+			c.rates.add(inst)
+		}
+	}
+	c.lastSample = now
+	if grew > 0 {
+		if !c.lastGrowth.IsZero() {
+			gap := now.Sub(c.lastGrowth) / time.Duration(grew)
+			if c.meanGap == 0 {
+				c.meanGap = gap
+			} else {
+				c.meanGap += (gap - c.meanGap) / 5
+			}
+		}
+		c.lastGrowth = now
+	}
+}

@@ -1,0 +1,282 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// Options configure a Watcher.
+type Options struct {
+	Host       string // shown as the snapshot's host, e.g. root@10.1.230.174
+	Root       string // the pipeline root on the host
+	ServerURL  string // default http://127.0.0.1:30000 (read through the SSH link)
+	WorkerLog  string // default <root>/logs/inference_all.log
+	ServerLog  string // default <root>/logs/sglang_inference.log
+	StallAfter time.Duration
+	History    int // samples kept per category for rates and sparklines
+	LogLines   int // lines of each log kept for display
+	Now        func() time.Time
+}
+
+// DefaultRoot is where the pipeline lives unless --root says otherwise.
+const DefaultRoot = "/data/eagle3/synth_100k"
+
+func (o *Options) defaults() {
+	if o.Root == "" {
+		o.Root = DefaultRoot
+	}
+	if o.ServerURL == "" {
+		o.ServerURL = "http://127.0.0.1:30000"
+	}
+	if o.WorkerLog == "" {
+		o.WorkerLog = path.Join(o.Root, "logs", "inference_all.log")
+	}
+	if o.ServerLog == "" {
+		o.ServerLog = path.Join(o.Root, "logs", "sglang_inference.log")
+	}
+	if o.StallAfter <= 0 {
+		o.StallAfter = 10 * time.Minute
+	}
+	if o.History <= 0 {
+		o.History = 120
+	}
+	if o.LogLines <= 0 {
+		o.LogLines = 5000
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Watcher polls one host and keeps what it learnt between polls: counts,
+// offsets, rates, stalls and the event timeline.
+type Watcher struct {
+	h remote.Host
+	o Options
+
+	mu        sync.Mutex
+	cats      map[string]*catState
+	order     []string
+	manifest  parse.Manifest
+	haveMan   bool
+	polls     int
+	wlog      *remote.Tail
+	slog      *remote.Tail
+	srvParse  parse.ServerLog
+	log       logState
+	srv       serverState
+	wjson     *parse.WorkerState
+	wjsonAt   time.Time
+	pidAlive  *bool
+	timeline  *Timeline
+	lastSnap  Snapshot
+	workerWas string
+	WorkerLog *Ring // sanitised worker log lines for display
+	ServerLog *Ring // sanitised server log lines for display
+}
+
+// NewWatcher watches the pipeline at o.Root on h.
+func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
+	o.defaults()
+	if tl == nil {
+		tl = NewTimeline(500, "")
+	}
+	w := &Watcher{h: h, o: o, cats: map[string]*catState{}, timeline: tl,
+		wlog: remote.NewTail(o.WorkerLog), slog: remote.NewTail(o.ServerLog),
+		WorkerLog: NewRing(o.LogLines), ServerLog: NewRing(o.LogLines)}
+	w.wlog.StartBack = 1 << 20 // enough of the worker log to know where each category stands
+	return w
+}
+
+// Options returns the resolved options.
+func (w *Watcher) Options() Options { return w.o }
+
+// Timeline is the event timeline.
+func (w *Watcher) Timeline() *Timeline { return w.timeline }
+
+func (w *Watcher) cat(name string) *catState {
+	c, ok := w.cats[name]
+	if !ok {
+		dir := path.Join(w.o.Root, "prepared", name)
+		c = &catState{name: name, class: "SHORT",
+			raw:     remote.NewCounter(path.Join(dir, "raw_responses.jsonl")),
+			errs:    remote.NewCounter(path.Join(dir, "errors.jsonl")),
+			prompts: remote.NewCounter(path.Join(dir, "prompts.jsonl")),
+			runs:    remote.NewTail(path.Join(dir, "runs.jsonl")),
+			rates:   newSamples(w.o.History)}
+		c.runs.StartBack = 16 << 20
+		w.cats[name] = c
+		w.order = append(w.order, name)
+	}
+	return c
+}
+
+// discover finds categories from the manifest and prepared/*/ folders.
+func (w *Watcher) discover(ctx context.Context) error {
+	if !w.haveMan {
+		data, err := w.h.ReadAt(ctx, path.Join(w.o.Root, "pipeline.toml"), 0, 1<<20)
+		switch {
+		case err == nil:
+			if m, perr := parse.ParseManifest(data); perr == nil {
+				w.manifest = m
+			}
+			w.haveMan = true
+		case errors.Is(err, fs.ErrNotExist):
+			w.haveMan = true
+		default:
+			return err
+		}
+	}
+	for _, s := range w.manifest.Categories {
+		c := w.cat(s.Name)
+		if s.Class != "" {
+			c.class = s.Class
+		}
+		c.budget, c.maxSamples = s.TokenBudget, s.MaxSamples
+	}
+	var found []string
+	for _, pat := range []string{"prompts.jsonl", "raw_responses.jsonl"} {
+		m, err := w.h.Glob(ctx, path.Join(globEscape(w.o.Root), "prepared", "*", pat))
+		if err != nil {
+			return err
+		}
+		for _, p := range m {
+			found = append(found, path.Base(path.Dir(p)))
+		}
+	}
+	sort.Strings(found)
+	for _, n := range found {
+		w.cat(n)
+	}
+	return nil
+}
+
+// globEscape keeps a root with glob characters literal.
+func globEscape(s string) string {
+	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
+	return r.Replace(s)
+}
+
+// Poll reads the host once (one concurrent batch) and returns the Snapshot.
+func (w *Watcher) Poll(ctx context.Context) Snapshot {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.o.Now()
+	var discErr error
+	if w.polls%30 == 0 || len(w.cats) == 0 {
+		discErr = w.discover(ctx)
+	}
+	w.polls++
+
+	p := &remote.Poller{Tails: []*remote.Tail{w.wlog, w.slog}}
+	for _, n := range w.order {
+		c := w.cats[n]
+		p.Counters = append(p.Counters, c.raw, c.errs, c.prompts)
+		p.Tails = append(p.Tails, c.runs)
+	}
+	var wg sync.WaitGroup
+	var res remote.PollResult
+	var wjson []byte
+	var wjsonErr, cmdErr, metErr error
+	var cmdline []byte
+	var met parse.ServerMetrics
+	wg.Add(3)
+	go func() { defer wg.Done(); res = p.Poll(ctx, w.h) }()
+	go func() {
+		defer wg.Done()
+		wjson, wjsonErr = w.h.ReadAt(ctx, path.Join(w.o.Root, "run", "worker.json"), 0, 4<<20)
+		if wjsonErr == nil {
+			if st, err := parse.ParseWorkerState(wjson); err == nil && st.PID > 0 {
+				cmdline, cmdErr = w.h.ReadAt(ctx, "/proc/"+strconv.Itoa(st.PID)+"/cmdline", 0, 64<<10)
+			}
+		}
+	}()
+	go func() { defer wg.Done(); met, metErr = w.metrics(ctx) }()
+	wg.Wait()
+
+	snap := Snapshot{Schema: 1, Time: now.UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}}
+	snap.Connection = w.connection()
+	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected)
+	if down {
+		return w.stale(snap)
+	}
+	w.foldTails(res, now)
+	w.foldWorkerJSON(wjson, wjsonErr, cmdline, cmdErr, now)
+	w.foldCounts(res, now)
+	w.buildSnapshot(&snap, met, metErr, now)
+	w.lastSnap = snap
+	return snap
+}
+
+// stale is the last snapshot with the link down: figures kept, every
+// category unknown, no ETA. Stale data never looks live.
+func (w *Watcher) stale(snap Snapshot) Snapshot {
+	prev := w.lastSnap
+	snap.Worker = Worker{State: StateUnknown, PID: prev.Worker.PID, Category: prev.Worker.Category}
+	snap.Server = Server{State: StateUnknown}
+	for _, c := range prev.Categories {
+		c.State, c.ETASeconds, c.RatePerMin, c.TokPerSec = StateUnknown, nil, 0, nil
+		snap.Categories = append(snap.Categories, c)
+	}
+	snap.Warnings = append(snap.Warnings, "no contact with the host: figures are from "+prev.Time.Local().Format("15:04:05"))
+	snap.Events = w.timeline.Recent(50)
+	return snap
+}
+
+func (w *Watcher) connection() Connection {
+	type linked interface{ State() remote.ConnState }
+	l, ok := w.h.(linked)
+	if !ok {
+		now := w.o.Now()
+		return Connection{State: "local", LastContact: &now}
+	}
+	st := l.State()
+	c := Connection{State: st.Phase.String(), RTTms: float64(st.RTT.Microseconds()) / 1000, Error: st.Err}
+	if !st.LastContact.IsZero() {
+		t := st.LastContact.UTC()
+		c.LastContact = &t
+	}
+	return c
+}
+
+// metrics reads the server's /metrics through the host (an SSH forward).
+func (w *Watcher) metrics(ctx context.Context) (parse.ServerMetrics, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	tr := &http.Transport{
+		DialContext:       func(ctx context.Context, _, addr string) (net.Conn, error) { return w.h.DialTCP(ctx, addr) },
+		DisableKeepAlives: true,
+	}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(w.o.ServerURL, "/")+"/metrics", nil)
+	if err != nil {
+		return parse.ServerMetrics{}, err
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return parse.ServerMetrics{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return parse.ServerMetrics{}, fmt.Errorf("/metrics: %s", resp.Status)
+	}
+	m, err := parse.ParseMetrics(io.LimitReader(resp.Body, 8<<20))
+	if err == nil && m.Dialect == parse.DialectUnknown {
+		err = errors.New("/metrics has no sglang or vllm series (start the server with --enable-metrics)")
+	}
+	return m, err
+}
