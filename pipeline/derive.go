@@ -13,27 +13,10 @@ func expNeg(x float64) float64 { return math.Exp(-x) }
 func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr error, now time.Time) {
 	s.Worker = w.workerView(now)
 	s.Server = w.serverView(met, metErr, now)
-	var total float64
-	haveETA, anyLeft := true, false
 	for _, n := range w.order {
-		c := w.cats[n]
-		cv := w.categoryView(c, s.Worker, now)
-		if cv.State == StateRunning || cv.State == StatePending || cv.State == StateStalled || cv.State == StateStopped {
-			if cv.Done < cv.Target {
-				anyLeft = true
-				if cv.ETASeconds != nil {
-					total += *cv.ETASeconds
-				} else if cv.State == StateRunning || cv.State == StatePending {
-					haveETA = false
-				}
-			}
-		}
-		s.Categories = append(s.Categories, cv)
+		s.Categories = append(s.Categories, w.categoryView(w.cats[n], s.Worker, now))
 	}
-	// whole-pipeline ETA: only while running, and only if every open category has one
-	if s.Worker.State == "running" && anyLeft && haveETA {
-		s.ETASeconds = &total
-	}
+	s.ETASeconds = pipelineETA(s.Categories)
 	w.crossChecks(s, now)
 	if s.Worker.State != w.workerWas && w.workerWas != "" {
 		w.event(now, "worker_"+s.Worker.State, "", fmt.Sprintf("worker %s (pid %d)", s.Worker.State, s.Worker.PID))
@@ -96,9 +79,10 @@ func (w *Watcher) serverView(met parse.ServerMetrics, metErr error, now time.Tim
 	// from the log: the newest decode line of each DP rank, summed over ranks
 	// that logged within one interval of the newest
 	var newest time.Time
+	first := true
 	for _, d := range w.srv.decode {
-		if d.logged.After(newest) {
-			newest = d.logged
+		if first || d.logged.After(newest) { // vLLM's year-less times sort before the zero time
+			newest, first = d.logged, false
 		}
 	}
 	quiet := !w.srv.logMtime.IsZero() && now.Sub(w.srv.logMtime) > 30*time.Second
@@ -227,6 +211,34 @@ func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
 	}
 }
 
+// pipelineETA adds the running category's ETA and, for the categories still
+// to come, their remaining records at the running category's rate. There is
+// none unless a category is running with a rate.
+func pipelineETA(cats []Category) *float64 {
+	var rate float64
+	for _, c := range cats {
+		if c.State == StateRunning && c.ETASeconds != nil {
+			rate = c.RatePerMin
+		}
+	}
+	if rate <= 0 {
+		return nil
+	}
+	var total float64
+	for _, c := range cats {
+		switch {
+		case Final(c.State) || c.Done >= c.Target:
+		case c.ETASeconds != nil:
+			total += *c.ETASeconds
+		case c.State == StatePending || c.State == StateStopped:
+			total += float64(c.Target-c.Done) / rate * 60
+		default:
+			return nil // stalled or unknown: no honest figure
+		}
+	}
+	return &total
+}
+
 // eta is the time to the sample cap or the token budget, whichever is first.
 func eta(v Category) *float64 {
 	if v.State != StateRunning || v.RatePerMin <= 0 || v.Target <= v.Done {
@@ -245,8 +257,12 @@ func (w *Watcher) crossChecks(s *Snapshot, now time.Time) {
 		cv := &s.Categories[i]
 		c := w.cats[cv.Name]
 		if p := c.logProgress; p.Kind == parse.WProgress && cv.Name == s.Worker.Category && s.Worker.State == "running" {
+			logDone := int64(p.Done)
+			if c.logResumed > 0 && p.Total == c.logToGo {
+				logDone += int64(c.logResumed) // the old script counts this run only
+			}
 			// the worker logs every 50 records: a gap far beyond that is a stale or foreign log
-			if gap := cv.Done - int64(p.Done); gap < -5 || gap > 500 {
+			if gap := cv.Done - logDone; gap < -5 || gap > 500 {
 				msg := fmt.Sprintf("%s: the worker log says %d/%d but raw_responses.jsonl has %d lines", cv.Name, p.Done, p.Total, cv.Done)
 				cv.Warnings = append(cv.Warnings, msg)
 			}

@@ -15,27 +15,28 @@ import (
 
 // catState is what the watcher knows of one category between polls.
 type catState struct {
-	name, class        string
-	budget             int64
-	maxSamples         int
-	raw, errs, prompts *remote.Counter
-	runs               *remote.Tail
-	lines, errLines    int64
-	promptLines        int64
-	known              bool
-	lastGrowth         time.Time
-	mtime              time.Time
-	rate               float64 // EWMA, lines per minute
-	lastSample         time.Time
-	meanGap            time.Duration // EWMA of the time between lines
-	rates              *samples
-	stalled            bool
-	configs            []string // distinct server config keys, in order seen
-	configDesc         map[string]string
-	logTarget          int
-	logProgress        parse.WorkerLine
-	logProgressAt      time.Time
-	logSkipped         bool
+	name, class         string
+	budget              int64
+	maxSamples          int
+	raw, errs, prompts  *remote.Counter
+	runs                *remote.Tail
+	lines, errLines     int64
+	promptLines         int64
+	known               bool
+	lastGrowth          time.Time
+	mtime               time.Time
+	rate                float64 // EWMA, lines per minute
+	lastSample          time.Time
+	meanGap             time.Duration // EWMA of the time between lines
+	rates               *samples
+	stalled             bool
+	configs             []string // distinct server config keys, in order seen
+	configDesc          map[string]string
+	logTarget           int
+	logResumed, logToGo int
+	logProgress         parse.WorkerLine
+	logProgressAt       time.Time
+	logSkipped          bool
 }
 
 // logState is what the worker log says.
@@ -66,9 +67,7 @@ type decodeSample struct {
 func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 	wl, sl := res.Tails[0], res.Tails[1]
 	w.srv.logMtime = sl.ModTime
-	if len(wl.Lines) > 0 {
-		w.log.lastLine = now
-	}
+	w.log.lastLine = wl.ModTime // the host's clock: a first read is not fresh activity
 	for _, l := range wl.Lines {
 		w.WorkerLog.Add(parse.SanitizeLine([]byte(l.Text), 4096))
 		w.foldWorkerLine(parse.ParseWorkerLine(l.Text), now)
@@ -95,7 +94,7 @@ func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time) {
 		}
 	case parse.WPrompts, parse.WResume:
 		if c, ok := w.cats[l.Category]; ok {
-			c.logTarget = l.Prompts
+			c.logTarget, c.logResumed, c.logToGo = l.Prompts, l.Resumed, l.ToGo
 		}
 	case parse.WSkip:
 		if c, ok := w.cats[l.Category]; ok {

@@ -29,15 +29,22 @@ type statResult struct {
 // Poll runs one batch.
 func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 	paths := map[string]*statResult{}
+	var unique []string
 	for _, t := range p.Tails {
-		paths[t.Path] = nil
+		if _, ok := paths[t.Path]; !ok {
+			paths[t.Path] = nil
+			unique = append(unique, t.Path)
+		}
 	}
 	for _, c := range p.Counters {
-		paths[c.Path] = nil
+		if _, ok := paths[c.Path]; !ok {
+			paths[c.Path] = nil
+			unique = append(unique, c.Path)
+		}
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for path := range paths {
+	for _, path := range unique {
 		wg.Add(1)
 		go func(path string) {
 			defer wg.Done()

@@ -7,49 +7,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/sim"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// binary builds the real synthwatch executable once per test run: the tests
-// below are about processes (signals, kill -9, nohup), so they use it.
-func binary(t testing.TB) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "synthwatch-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "synthwatch")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/synthwatch/synthwatch/cmd/synthwatch").CombinedOutput()
-		if err != nil {
-			binErr = err
-			binPath = string(out)
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("build synthwatch: %v: %s", binErr, binPath)
-	}
-	return binPath
-}
+func binary(t testing.TB) string { return testbin.Path(t) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
