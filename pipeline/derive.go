@@ -194,8 +194,12 @@ func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
 	if g := 5 * c.meanGap; g > limit {
 		limit = g
 	}
-	since := now.Sub(c.lastGrowth)
-	if c.lastGrowth.IsZero() {
+	last := c.lastGrowth
+	if last.IsZero() && w.wjson != nil {
+		last = w.wjson.StartedAt // nothing written yet: count from the worker's start
+	}
+	since := now.Sub(last)
+	if last.IsZero() {
 		since = 0
 	}
 	switch {

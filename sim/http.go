@@ -114,7 +114,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"message": "text or input_ids is required"}})
 		return
 	}
-	if s.injectFault(w, r, req.RID) {
+	if s.injectFault(w, r) {
 		return
 	}
 	maxTokens := req.MaxTokens
@@ -127,6 +127,14 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		n, finish = s.completionLen(maxTokens)
 	}
 	if err := s.admit(r.Context(), promptTok+n); err != nil {
+		return
+	}
+	if s.hangs(req.RID) { // a wedged request holds its slot, as in a stuck scheduler
+		select {
+		case <-r.Context().Done():
+		case <-s.stop:
+		}
+		s.release(promptTok+n, 0, 0, false)
 		return
 	}
 	if !s.opts.Instant {
@@ -171,19 +179,20 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// injectFault applies the configured faults; it reports whether it answered.
-func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, rid string) bool {
+// hangs decides whether a request is never answered.
+func (s *Server) hangs(rid string) bool {
 	s.mu.Lock()
 	f := s.faults
 	s.mu.Unlock()
-	hang := (f.StallPrefix != "" && strings.HasPrefix(rid, f.StallPrefix)) || rand.Float64() < f.HangRate
+	return (f.StallPrefix != "" && strings.HasPrefix(rid, f.StallPrefix)) || rand.Float64() < f.HangRate
+}
+
+// injectFault applies resets and errors; it reports whether it answered.
+func (s *Server) injectFault(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	f := s.faults
+	s.mu.Unlock()
 	switch {
-	case hang:
-		select { // the client's timeout ends it, as with a wedged scheduler
-		case <-r.Context().Done():
-		case <-s.stop:
-		}
-		return true
 	case rand.Float64() < f.ResetRate:
 		if hj, ok := w.(http.Hijacker); ok {
 			if c, _, err := hj.Hijack(); err == nil {

@@ -113,3 +113,27 @@ func newRestartCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "wait this long after SIGTERM before SIGKILL")
 	return cmd
 }
+
+func newDeployCmd() *cobra.Command {
+	var f hostFlags
+	cmd := &cobra.Command{
+		Use:   "deploy [flags] [user@]host[:port]",
+		Short: "Copy this binary to the host (~/.local/bin/synthwatch, or --worker-bin)",
+		Long:  "deploy uploads this executable over SFTP when the host's `uname -sm` matches this build, and otherwise says how to cross-build." + exitCodesHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, _, err := f.connect(cmd.Context(), args)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			dest, err := f.actor(cmd, h).Deploy(cmd.Context(), f.workerBin)
+			if err != nil {
+				return actionErr(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "deployed to %s\n", dest)
+			return nil
+		},
+	}
+	f.add(cmd)
+	return cmd
+}

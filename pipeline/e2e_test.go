@@ -1,0 +1,204 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/remote"
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+	"github.com/synthwatch/synthwatch/sim"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+type e2e struct {
+	t    *testing.T
+	root string
+	sshd *sshdtest.Server
+	sim  *sim.Server
+	h    *remote.SSH
+	act  Actor
+	w    *Watcher
+}
+
+func newE2E(t *testing.T, cats map[string]int, speed float64) *e2e {
+	e := &e2e{t: t, root: t.TempDir()}
+	e.sim = sim.New(sim.Options{Speed: speed})
+	must(t, e.sim.Start("127.0.0.1:0"))
+	t.Cleanup(e.sim.Close)
+	var manifest strings.Builder
+	fmt.Fprintf(&manifest, "server = %q\n[classes.SHORT]\nconcurrency = 8\n", e.sim.URL())
+	for _, name := range []string{"B1", "B2"} {
+		if n, ok := cats[name]; ok {
+			write(t, filepath.Join(e.root, "prepared", name, "prompts.jsonl"), prompts(name, n))
+			fmt.Fprintf(&manifest, "[[categories]]\nname = %q\nclass = \"SHORT\"\n", name)
+		}
+	}
+	write(t, filepath.Join(e.root, "pipeline.toml"), manifest.String())
+	e.sshd = sshdtest.Start(t)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	h, err := remote.Dial(context.Background(), remote.Options{
+		Target: e.sshd.User + "@" + e.sshd.Addr(), Identities: []string{e.sshd.KeyPath}, Home: t.TempDir(),
+		Opts: []string{"UserKnownHostsFile=" + e.sshd.KnownHosts, "StrictHostKeyChecking=yes"},
+	})
+	must(t, err)
+	t.Cleanup(func() { h.Close() })
+	e.h = h
+	e.act = Actor{H: h, Root: e.root, WorkerBin: testbin.Path(t)}
+	e.w = NewWatcher(h, Options{Host: "e2e", Root: e.root, ServerURL: e.sim.URL()}, nil)
+	t.Cleanup(func() { exec.Command("pkill", "-KILL", "-f", "worker --root "+e.root).Run() })
+	return e
+}
+
+// until polls the watcher until cond holds.
+func (e *e2e) until(what string, d time.Duration, cond func(Snapshot) bool) Snapshot {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		s := e.w.Poll(context.Background())
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(e.root, "logs", "inference_all.log"))
+			e.t.Fatalf("%s: not within %s; last snapshot worker=%+v cats=%+v\nworker log:\n%s", what, d, s.Worker, s.Categories, log)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// checkIDs asserts whole lines, ids once each, and a count equal to wc -l.
+func (e *e2e) checkIDs(cat string, s Snapshot) int {
+	e.t.Helper()
+	p := filepath.Join(e.root, "prepared", cat, "raw_responses.jsonl")
+	data, err := os.ReadFile(p)
+	must(e.t, err)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		e.t.Fatalf("%s: torn last line", cat)
+	}
+	seen := map[string]bool{}
+	for _, l := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+		var r struct{ ID string }
+		if err := json.Unmarshal(l, &r); err != nil {
+			e.t.Fatalf("%s: bad line %q", cat, l)
+		}
+		if seen[r.ID] {
+			e.t.Fatalf("%s: id %s twice", cat, r.ID)
+		}
+		seen[r.ID] = true
+	}
+	out, err := exec.Command("wc", "-l", p).Output()
+	must(e.t, err)
+	var wc int64
+	fmt.Sscan(string(out), &wc)
+	if c := catByName(e.t, s, cat); c.Done != wc {
+		e.t.Fatalf("%s: snapshot says %d, wc -l %d", cat, c.Done, wc)
+	}
+	return len(seen)
+}
+
+func TestEndToEndLaunchKillResume(t *testing.T) {
+	e := newE2E(t, map[string]int{"B1": 300, "B2": 200}, 20)
+	ctx := context.Background()
+	pid, err := e.act.Launch(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.until("counts rise", 30*time.Second, func(s Snapshot) bool {
+		return s.Worker.State == "running" && s.Worker.PID == pid && catByName(t, s, "B1").Done >= 16
+	})
+	if _, err := e.act.Launch(ctx, nil); err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Fatalf("second launch: %v", err)
+	}
+	how, err := e.act.Kill(ctx, pid, 10*time.Second)
+	if err != nil || how != "gone" {
+		t.Fatalf("kill: %q %v", how, err)
+	}
+	s = e.until("worker stopped", 10*time.Second, func(s Snapshot) bool { return s.Worker.State == "stopped" })
+	before := e.checkIDs("B1", s)
+	if before == 0 || before >= 300 {
+		t.Fatalf("after kill B1 has %d", before)
+	}
+	if catByName(t, s, "B1").State != StateStopped || s.ETASeconds != nil {
+		t.Fatalf("after kill: %+v eta %v", catByName(t, s, "B1"), s.ETASeconds)
+	}
+	if _, err := e.act.Launch(ctx, nil); err != nil { // resume
+		t.Fatal(err)
+	}
+	s = e.until("all done", 90*time.Second, func(s Snapshot) bool {
+		return s.Worker.Phase == "done" && catByName(t, s, "B1").State == StateDone && catByName(t, s, "B2").State == StateDone
+	})
+	if e.checkIDs("B1", s) != 300 || e.checkIDs("B2", s) != 200 {
+		t.Fatal("final counts")
+	}
+	log, _ := os.ReadFile(filepath.Join(e.root, "logs", "inference_all.log"))
+	if !strings.Contains(string(log), fmt.Sprintf("B1: 300 prompts, %d resumed", before)) && !strings.Contains(string(log), "B1: 300 prompts, ") {
+		t.Errorf("no resume line:\n%s", log)
+	}
+}
+
+func TestEndToEndStallSeenByStatus(t *testing.T) {
+	e := newE2E(t, map[string]int{"B2": 5000}, 20)
+	if _, err := e.act.Launch(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	e.until("B2 grows", 30*time.Second, func(s Snapshot) bool { return catByName(t, s, "B2").Done >= 30 })
+	e.sim.SetFaults(sim.Faults{StallPrefix: "B2/"}) // the server stops answering this category
+	raw := filepath.Join(e.root, "prepared", "B2", "raw_responses.jsonl")
+	last, quietSince := int64(-1), time.Now()
+	for time.Since(quietSince) < 3*time.Second {
+		st, err := os.Stat(raw)
+		must(t, err)
+		if st.Size() != last {
+			last, quietSince = st.Size(), time.Now()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out, err := exec.Command(testbin.Path(t), "status", "--json", "--root", e.root, "--stall-after", "2s", "--server-url", e.sim.URL(),
+		"-i", e.sshd.KeyPath, "-o", "UserKnownHostsFile="+e.sshd.KnownHosts, "-o", "StrictHostKeyChecking=yes",
+		e.sshd.User+"@"+e.sshd.Addr()).Output()
+	if err != nil {
+		t.Fatalf("status: %v %s", err, out)
+	}
+	var s Snapshot
+	must(t, json.Unmarshal(out, &s))
+	if c := catByName(t, s, "B2"); c.State != StateStalled || c.ETASeconds != nil || s.Worker.State != "running" {
+		t.Fatalf("status: worker %+v B2 %+v", s.Worker, c)
+	}
+	if s.Server.Source != "metrics" || s.Server.RunningReqs == 0 {
+		t.Errorf("server via the SSH forward: %+v", s.Server) // the hung requests still hold slots
+	}
+}
+
+func TestDeployOverSSH(t *testing.T) {
+	e := newE2E(t, map[string]int{"B1": 1}, 100)
+	dest := filepath.Join(t.TempDir(), "bin", "synthwatch")
+	// the test binary is the executable here: deploy copies whatever runs
+	got, err := e.act.Deploy(context.Background(), dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, _ := os.Executable()
+	a, _ := os.ReadFile(self)
+	b, _ := os.ReadFile(got)
+	st, _ := os.Stat(got)
+	if got != dest || !bytes.Equal(a, b) || st.Mode().Perm() != 0o755 {
+		t.Fatalf("deployed %s: %d bytes vs %d, mode %v", got, len(b), len(a), st.Mode())
+	}
+	if goos, goarch := unameToGo("Linux aarch64"); goos != "linux" || goarch != "arm64" {
+		t.Fatalf("uname map %s/%s", goos, goarch)
+	}
+}
