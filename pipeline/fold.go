@@ -257,15 +257,19 @@ func (w *Watcher) foldCounts(res remote.PollResult, now time.Time) {
 	}
 }
 
-// sample folds one poll's growth into the rate (an EWMA over ~5 minutes,
-// zero-growth polls included, so a stall pulls the rate down).
+// sample folds one poll's growth into the rate: an EWMA with a one-minute
+// time constant, seeded by the first real sample, zero-growth polls
+// included so that a stall pulls the rate down.
 func (w *Watcher) sample(c *catState, grew int64, now time.Time) {
 	if !c.lastSample.IsZero() {
 		dt := now.Sub(c.lastSample)
 		if dt > 0 {
 			inst := float64(max(grew, 0)) / dt.Minutes()
-			alpha := 1 - expNeg(dt.Seconds()/300)
-			c.rate += alpha * (inst - c.rate)
+			if c.rate == 0 && inst > 0 {
+				c.rate = inst
+			} else {
+				c.rate += (1 - expNeg(dt.Seconds()/60)) * (inst - c.rate)
+			}
 			c.rates.add(inst)
 		}
 	}

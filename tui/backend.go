@@ -1,0 +1,73 @@
+package tui
+
+import (
+	"context"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// Live is the Backend over a real host and pipeline watcher.
+type Live struct {
+	Name    string
+	H       remote.Host
+	W       *pipeline.Watcher
+	Act     pipeline.Actor
+	Grace   time.Duration
+	Reconn  func()
+	ConnSrc func() remote.ConnState
+}
+
+func (l *Live) Host() string                               { return l.Name }
+func (l *Live) Poll(ctx context.Context) pipeline.Snapshot { return l.W.Poll(ctx) }
+func (l *Live) Logs() ([]string, []string)                 { return l.W.WorkerLog.Lines(), l.W.ServerLog.Lines() }
+func (l *Live) Timeline() *pipeline.Timeline               { return l.W.Timeline() }
+func (l *Live) Conn() (remote.ConnState, bool) {
+	if l.ConnSrc == nil {
+		return remote.ConnState{}, false
+	}
+	return l.ConnSrc(), true
+}
+func (l *Live) Launch(ctx context.Context, only []string) (int, error) { return l.Act.Launch(ctx, only) }
+func (l *Live) Kill(ctx context.Context, pid int) (string, error)      { return l.Act.Kill(ctx, pid, l.Grace) }
+func (l *Live) Restart(ctx context.Context, cat string, all []string) (int, error) {
+	return l.Act.Restart(ctx, cat, all, l.Grace)
+}
+func (l *Live) ReconnectNow() {
+	if l.Reconn != nil {
+		l.Reconn()
+	}
+}
+
+// Prompter asks inside the running program: the connection's goroutine
+// sends a PromptMsg and waits for the answer. Until the program exists it
+// waits too, so a host-key question is never lost behind a redraw.
+type Prompter struct {
+	ready chan struct{}
+	send  func(tea.Msg)
+}
+
+// NewPrompter makes a prompter; call Attach once the program runs.
+func NewPrompter() *Prompter { return &Prompter{ready: make(chan struct{})} }
+
+// Attach connects the prompter to the program.
+func (p *Prompter) Attach(send func(tea.Msg)) { p.send = send; close(p.ready) }
+
+func (p *Prompter) ask(text string, secret bool) string {
+	<-p.ready
+	reply := make(chan string, 1)
+	p.send(PromptMsg{Text: text, Secret: secret, Reply: reply})
+	return <-reply
+}
+
+func (p *Prompter) ConfirmHostKey(host, fp, keyType string) (bool, error) {
+	a := p.ask("The host "+host+" is not known. Its "+keyType+" key fingerprint is "+fp+
+		". Trust it and add it to known_hosts? Type yes to accept (default No).", false)
+	return a == "yes" || a == "y", nil
+}
+
+func (p *Prompter) Passphrase(keyFile string) ([]byte, error) {
+	return []byte(p.ask("Passphrase for "+keyFile+":", true)), nil
+}

@@ -1,0 +1,73 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// dialog is a confirmation; it defaults to No, and what it acts on (the
+// pid, the category) is fixed when it opens.
+type dialog struct {
+	key  string
+	text string
+	pid  int
+	cat  string
+	all  []string
+}
+
+func (m Model) newDialog(key string) *dialog {
+	host := m.be.Host()
+	d := &dialog{key: key, pid: m.snap.Worker.PID, cat: m.selected(), all: m.categoryNames()}
+	switch key {
+	case "L":
+		d.text = fmt.Sprintf("Launch the worker on %s?", host)
+	case "r":
+		d.text = fmt.Sprintf("Resume the worker on %s? It skips what is done.", host)
+	case "K":
+		if d.pid == 0 || m.snap.Worker.State != "running" {
+			d.text = "No worker is running."
+			d.pid = -1
+		} else {
+			d.text = fmt.Sprintf("Kill worker pid %d on %s? (SIGTERM, then SIGKILL after the grace)", d.pid, host)
+		}
+	case "R":
+		if d.cat == "" {
+			return nil
+		}
+		d.text = fmt.Sprintf("Restart with %q first? (kill the worker, then resume starting with it)", d.cat)
+	}
+	return d
+}
+
+func (m Model) dialogKey(s string) (tea.Model, tea.Cmd) {
+	d := m.dialog
+	m.dialog = nil
+	if s != "y" && s != "Y" || d.pid == -1 {
+		return m, nil // anything but yes is no
+	}
+	be := m.be
+	switch d.key {
+	case "L", "r":
+		what := map[string]string{"L": "launch", "r": "resume"}[d.key]
+		return m, m.action(what, func(ctx context.Context) (string, error) {
+			pid, err := be.Launch(ctx, nil)
+			return "worker pid " + strconv.Itoa(pid), err
+		})
+	case "K":
+		pid := d.pid
+		return m, m.action("kill", func(ctx context.Context) (string, error) {
+			how, err := be.Kill(ctx, pid)
+			return fmt.Sprintf("pid %d %s", pid, how), err
+		})
+	case "R":
+		cat, all := d.cat, d.all
+		return m, m.action("restart "+cat, func(ctx context.Context) (string, error) {
+			pid, err := be.Restart(ctx, cat, all)
+			return "worker pid " + strconv.Itoa(pid), err
+		})
+	}
+	return m, nil
+}

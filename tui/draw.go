@@ -1,0 +1,87 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// fit pads or cuts s (which may hold styles) to exactly w cells.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	n := ansi.StringWidth(s)
+	if n > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	return s + strings.Repeat(" ", w-n)
+}
+
+// bar draws a progress bar of w cells.
+func bar(frac float64, w int) (full, empty string) {
+	if w <= 0 {
+		return "", ""
+	}
+	frac = math.Max(0, math.Min(1, frac))
+	n := int(frac*float64(w) + 0.5)
+	return strings.Repeat("█", n), strings.Repeat("░", w-n)
+}
+
+var sparkRunes = []rune("▁▂▃▄▅▆▇█")
+
+// spark draws the last w values; NaN (no sample) is a gap, not a zero.
+func spark(vals []float64, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if len(vals) > w {
+		vals = vals[len(vals)-w:]
+	}
+	hi := 0.0
+	for _, v := range vals {
+		if !math.IsNaN(v) && v > hi {
+			hi = v
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < w-len(vals); i++ {
+		b.WriteRune(' ')
+	}
+	for _, v := range vals {
+		switch {
+		case math.IsNaN(v):
+			b.WriteRune(' ')
+		case hi <= 0:
+			b.WriteRune(sparkRunes[0])
+		default:
+			b.WriteRune(sparkRunes[int(v/hi*float64(len(sparkRunes)-1)+0.5)])
+		}
+	}
+	return b.String()
+}
+
+// dur renders an ETA or an age compactly.
+func dur(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%.1fh", d.Hours())
+	}
+	return fmt.Sprintf("%.1fd", d.Hours()/24)
+}
+
+func etaText(s *float64) string {
+	if s == nil {
+		return "-"
+	}
+	return dur(time.Duration(*s * float64(time.Second)))
+}

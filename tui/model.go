@@ -1,0 +1,364 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// Backend is everything the dashboard asks of the world. Its calls happen
+// inside tea.Cmds, never in Update.
+type Backend interface {
+	Host() string
+	Poll(ctx context.Context) pipeline.Snapshot
+	Logs() (worker, server []string)
+	Conn() (remote.ConnState, bool) // false: a local root, no link
+	Launch(ctx context.Context, only []string) (int, error)
+	Kill(ctx context.Context, pid int) (string, error)
+	Restart(ctx context.Context, cat string, all []string) (int, error)
+	ReconnectNow()
+	Timeline() *pipeline.Timeline
+}
+
+// Config shapes the dashboard.
+type Config struct {
+	PollEvery time.Duration
+	ReadOnly  bool
+	Dark      bool
+	Plain     bool // NO_COLOR
+	Notify    NotifyConfig
+	Now       func() time.Time
+}
+
+// Messages. Every result carries the generation or id of the request that
+// made it, so a late answer from an old connection or action is dropped.
+type (
+	pollMsg struct {
+		gen            int
+		snap           pipeline.Snapshot
+		worker, server []string
+	}
+	tickMsg   time.Time
+	actionMsg struct {
+		id   int
+		what string
+		text string
+		err  error
+	}
+	// PromptMsg asks the user something the connection needs (an unknown
+	// host key, a passphrase) and waits for the answer on Reply.
+	PromptMsg struct {
+		Secret bool
+		Text   string
+		Reply  chan string
+	}
+)
+
+const (
+	focusTable = iota
+	focusLog
+)
+
+// Model is the one root model.
+type Model struct {
+	be     Backend
+	cfg    Config
+	st     Styles
+	width  int
+	height int
+
+	snap     pipeline.Snapshot
+	haveSnap bool
+	conn     remote.ConnState
+	linked   bool
+	gen      int
+	polling  bool
+
+	sel   int
+	focus int
+	logs  logPane
+
+	dialog   *dialog
+	input    *lineInput
+	prompt   *PromptMsg
+	help     bool
+	away     []pipeline.Event
+	lastKey  time.Time
+	actionID int
+	busy     map[int]string
+	result   string
+	resultOK bool
+	spin     int
+	notifier *notifier
+	quitMsg  string
+}
+
+// New makes the model.
+func New(be Backend, cfg Config) Model {
+	if cfg.PollEvery <= 0 {
+		cfg.PollEvery = 2 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	m := Model{be: be, cfg: cfg, st: NewStyles(cfg.Dark, cfg.Plain), busy: map[int]string{},
+		logs: newLogPane(), lastKey: cfg.Now(), width: 120, height: 40}
+	m.notifier = newNotifier(cfg.Notify, be.Host(), cfg.Now)
+	return m
+}
+
+func (m Model) Init() tea.Cmd {
+	return tea.Batch(m.pollCmd(), tick())
+}
+
+func tick() tea.Cmd { return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) }) }
+
+func (m *Model) pollCmd() tea.Cmd {
+	m.polling = true
+	gen, be := m.gen, m.be
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		s := be.Poll(ctx)
+		w, sv := be.Logs()
+		return pollMsg{gen: gen, snap: s, worker: w, server: sv}
+	}
+}
+
+// action runs f as a long action with an id; its result comes back as an
+// actionMsg and is never swallowed.
+func (m *Model) action(what string, f func(ctx context.Context) (string, error)) tea.Cmd {
+	m.actionID++
+	id := m.actionID
+	m.busy[id] = what
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		text, err := f(ctx)
+		return actionMsg{id: id, what: what, text: text, err: err}
+	}
+}
+
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		return m, nil
+	case pollMsg:
+		if msg.gen != m.gen {
+			return m, nil // an answer from before a reconnect: stale
+		}
+		m.polling = false
+		var cmds []tea.Cmd
+		if m.haveSnap {
+			cmds = append(cmds, m.notifier.changes(m.snap, msg.snap)...)
+		}
+		m.snap, m.haveSnap = msg.snap, true
+		m.logs.set(msg.worker, msg.server, msg.snap.Events)
+		if m.sel >= len(m.snap.Categories) {
+			m.sel = max(0, len(m.snap.Categories)-1)
+		}
+		gen := m.gen
+		cmds = append(cmds, tea.Tick(m.cfg.PollEvery, func(time.Time) tea.Msg { return pollDue{gen} }))
+		return m, tea.Batch(cmds...)
+	case pollDue:
+		if msg.gen != m.gen || m.polling {
+			return m, nil
+		}
+		return m, m.pollCmd()
+	case tickMsg:
+		m.conn, m.linked = m.be.Conn()
+		m.spin++
+		return m, tick()
+	case actionMsg:
+		if _, ok := m.busy[msg.id]; !ok {
+			return m, nil
+		}
+		delete(m.busy, msg.id)
+		if msg.err != nil {
+			m.result, m.resultOK = fmt.Sprintf("%s failed: %v", msg.what, msg.err), false
+		} else {
+			m.result, m.resultOK = fmt.Sprintf("%s: %s", msg.what, msg.text), true
+		}
+		m.be.Timeline().Add(pipeline.Event{Time: m.cfg.Now().UTC(), Kind: "action", Text: m.result})
+		m.gen++ // poll now, and drop an older poll's answer
+		return m, m.pollCmd()
+	case PromptMsg:
+		p := msg
+		m.prompt = &p
+		m.input = &lineInput{secret: p.Secret}
+		return m, nil
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	return m, nil
+}
+
+// pollDue asks for the next poll of a generation.
+type pollDue struct{ gen int }
+
+func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	now := m.cfg.Now()
+	idle := now.Sub(m.lastKey)
+	since := m.lastKey
+	m.lastKey = now
+	if idle > 10*time.Minute && m.prompt == nil && m.dialog == nil {
+		m.away = eventsSince(m.be.Timeline().Recent(500), since)
+		if len(m.away) > 0 {
+			return m, nil // this key only opens the summary
+		}
+	}
+	s := k.String()
+	switch {
+	case m.prompt != nil:
+		return m.promptKey(k)
+	case m.input != nil:
+		return m.inputKey(k)
+	case m.dialog != nil:
+		return m.dialogKey(s)
+	case m.help || m.away != nil:
+		m.help, m.away = false, nil
+		if s != "q" && s != "ctrl+c" {
+			return m, nil
+		}
+	}
+	switch s {
+	case "q", "ctrl+c":
+		m.quitMsg = "synthwatch: the worker keeps running on " + m.be.Host()
+		return m, tea.Quit
+	case "?":
+		m.help = true
+	case "j", "down":
+		if m.focus == focusLog {
+			m.logs.scroll(1)
+		} else {
+			m.sel = min(m.sel+1, max(0, len(m.snap.Categories)-1))
+		}
+	case "k", "up":
+		if m.focus == focusLog {
+			m.logs.scroll(-1)
+		} else {
+			m.sel = max(m.sel-1, 0)
+		}
+	case "pgdown":
+		m.logs.scroll(10)
+	case "pgup":
+		m.logs.scroll(-10)
+	case "tab":
+		m.focus = (m.focus + 1) % 2
+	case "1", "2", "3":
+		m.logs.tab = int(s[0] - '1')
+		m.logs.follow = true
+	case "f":
+		m.logs.follow = !m.logs.follow
+	case "w":
+		m.logs.wrap = !m.logs.wrap
+	case "/":
+		m.input = &lineInput{}
+	case "n":
+		m.logs.next(1)
+	case "N":
+		m.logs.next(-1)
+	case "e":
+		m.logs.nextError()
+	case "C":
+		m.gen++
+		m.be.ReconnectNow()
+		return m, m.pollCmd()
+	case "L", "r", "K", "R":
+		if m.cfg.ReadOnly {
+			return m, nil
+		}
+		m.dialog = m.newDialog(s)
+	}
+	return m, nil
+}
+
+// eventsSince is the "while you were away" summary.
+func eventsSince(evs []pipeline.Event, t time.Time) []pipeline.Event {
+	var out []pipeline.Event
+	for _, e := range evs {
+		if e.Time.After(t) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (m Model) inputKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	switch k.String() {
+	case "enter":
+		m.logs.search(m.input.text)
+		m.input = nil
+	case "esc":
+		m.input = nil
+	default:
+		m.input.key(k)
+	}
+	return m, nil
+}
+
+func (m Model) promptKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	p := m.prompt
+	switch k.String() {
+	case "enter":
+		p.Reply <- m.input.text
+	case "esc", "ctrl+c":
+		p.Reply <- ""
+	default:
+		m.input.key(k)
+		return m, nil
+	}
+	m.prompt, m.input = nil, nil
+	return m, nil
+}
+
+// QuitMessage is what to print once the program ends.
+func (m Model) QuitMessage() string { return m.quitMsg }
+
+// selected is the highlighted category's name.
+func (m Model) selected() string {
+	if m.sel < len(m.snap.Categories) {
+		return m.snap.Categories[m.sel].Name
+	}
+	return ""
+}
+
+func (m Model) categoryNames() []string {
+	var out []string
+	for _, c := range m.snap.Categories {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// lineInput is a one-line text field (search, passphrase, host-key answer).
+type lineInput struct {
+	text   string
+	secret bool
+}
+
+func (l *lineInput) key(k tea.KeyPressMsg) {
+	switch k.String() {
+	case "backspace":
+		if r := []rune(l.text); len(r) > 0 {
+			l.text = string(r[:len(r)-1])
+		}
+	default:
+		if k.Text != "" {
+			l.text += k.Text
+		}
+	}
+}
+
+func (l *lineInput) view() string {
+	if l.secret {
+		return strings.Repeat("•", len([]rune(l.text)))
+	}
+	return l.text
+}

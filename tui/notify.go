@@ -1,0 +1,137 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline"
+)
+
+// NotifyConfig says how to tell the user that something happened overnight.
+type NotifyConfig struct {
+	OSC             bool                                 // also send OSC 9 and OSC 777 desktop notices
+	Command         string                               // run with the event as JSON on stdin (ntfy, Slack, ...)
+	DisconnectAfter time.Duration                        // notify a disconnection that lasts this long
+	Off             map[string]bool                      // kinds switched off
+	MinGap          time.Duration                        // at most one notice of a kind per gap
+	Run             func(cmd string, stdin []byte) error // for tests; default sh -c
+}
+
+type notifier struct {
+	cfg      NotifyConfig
+	host     string
+	now      func() time.Time
+	last     map[string]time.Time
+	downSent bool
+}
+
+func newNotifier(cfg NotifyConfig, host string, now func() time.Time) *notifier {
+	if cfg.MinGap <= 0 {
+		cfg.MinGap = time.Minute
+	}
+	if cfg.DisconnectAfter <= 0 {
+		cfg.DisconnectAfter = 5 * time.Minute
+	}
+	if cfg.Run == nil {
+		cfg.Run = func(cmd string, stdin []byte) error {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			c := exec.CommandContext(ctx, "sh", "-c", cmd)
+			c.Stdin = bytes.NewReader(stdin)
+			return c.Run()
+		}
+	}
+	return &notifier{cfg: cfg, host: host, now: now, last: map[string]time.Time{}}
+}
+
+// Notice is what a notify_command receives on stdin.
+type Notice struct {
+	Time     time.Time `json:"time"`
+	Host     string    `json:"host"`
+	Kind     string    `json:"kind"`
+	Category string    `json:"category,omitempty"`
+	Text     string    `json:"text"`
+}
+
+// changes compares two snapshots and returns the notices to send.
+func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
+	var out []tea.Cmd
+	add := func(kind, cat, text string) {
+		if cmd := n.notify(kind, cat, text); cmd != nil {
+			out = append(out, cmd)
+		}
+	}
+	prev := map[string]string{}
+	for _, c := range old.Categories {
+		prev[c.Name] = c.State
+	}
+	allDone := len(cur.Categories) > 0
+	for _, c := range cur.Categories {
+		was := prev[c.Name]
+		switch {
+		case c.State == pipeline.StateStalled && was != pipeline.StateStalled && was != "":
+			add("stall", c.Name, c.Name+" stalled")
+		case c.State == pipeline.StateDone && was != pipeline.StateDone && was != "" && was != pipeline.StateUnknown:
+			add("category_done", c.Name, c.Name+" done")
+		}
+		allDone = allDone && pipeline.Final(c.State)
+	}
+	if allDone && !allFinal(old) && len(old.Categories) > 0 {
+		add("pipeline_done", "", "pipeline done")
+	}
+	if old.Worker.State == "running" && (cur.Worker.State == "stopped" || cur.Worker.State == "dead") {
+		add("worker_exit", "", "worker "+cur.Worker.State)
+	}
+	if cur.Server.State == "crashed" && old.Server.State != "crashed" && old.Server.State != "" {
+		add("server_crash", "", "server crashed: "+cur.Server.LastCrash)
+	}
+	up := cur.Connection.State == "connected" || cur.Connection.State == "local"
+	if up {
+		n.downSent = false
+	} else if lc := cur.Connection.LastContact; lc != nil && !n.downSent && n.now().Sub(*lc) > n.cfg.DisconnectAfter {
+		n.downSent = true
+		add("disconnect", "", "no contact with "+n.host+" for "+dur(n.now().Sub(*lc)))
+	}
+	return out
+}
+
+func allFinal(s pipeline.Snapshot) bool {
+	for _, c := range s.Categories {
+		if !pipeline.Final(c.State) {
+			return false
+		}
+	}
+	return len(s.Categories) > 0
+}
+
+// notify rings the bell, sends OSC 9/777 and runs the command, rate-limited.
+func (n *notifier) notify(kind, cat, text string) tea.Cmd {
+	if n.cfg.Off[kind] {
+		return nil
+	}
+	now := n.now()
+	if t, ok := n.last[kind+cat]; ok && now.Sub(t) < n.cfg.MinGap {
+		return nil
+	}
+	n.last[kind+cat] = now
+	text = parse.SanitizeString(n.host + ": " + text) // the text comes from the host
+	seq := "\a"
+	if n.cfg.OSC {
+		seq += "\x1b]9;" + text + "\x07" + "\x1b]777;notify;synthwatch;" + text + "\x07"
+	}
+	cmds := []tea.Cmd{tea.Raw(seq)}
+	if n.cfg.Command != "" {
+		data, _ := json.Marshal(Notice{Time: now.UTC(), Host: n.host, Kind: kind, Category: cat, Text: text})
+		run, c := n.cfg.Run, n.cfg.Command
+		cmds = append(cmds, func() tea.Msg {
+			_ = run(c, append(data, '\n'))
+			return nil
+		})
+	}
+	return tea.Batch(cmds...)
+}

@@ -1,0 +1,301 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// View draws the screen; at 80×24 a compact layout, from 120×40 everything.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.WindowTitle = "synthwatch " + m.be.Host()
+	return v
+}
+
+// stale is true when the figures may be old: the link is not up.
+func (m Model) stale() bool {
+	return m.linked && m.conn.Phase != remote.Connected
+}
+
+func (m Model) render() string {
+	w, h := max(m.width, 20), max(m.height, 8)
+	wide := w >= 120 && h >= 40
+	header := m.header(w)
+	footer := m.footer(w)
+	table := m.table(w, wide)
+	server := m.serverPanel(w, wide)
+	used := lines(header) + lines(table) + lines(server) + lines(footer)
+	lp := m.logs
+	lp.SetSize(w, max(h-used-1, 1))
+	body := strings.Join([]string{header, table, server, lp.View(m.st, m.focus == focusLog), footer}, "\n")
+	switch {
+	case m.prompt != nil:
+		return overlay(body, m.box(w, m.prompt.Text, "> "+m.input.view()+"▏", "enter to answer, esc to refuse"), h)
+	case m.dialog != nil:
+		hint := "y: yes   any other key: no (default)"
+		if m.dialog.pid == -1 {
+			hint = "any key: close"
+		}
+		return overlay(body, m.box(w, m.dialog.text, "", hint), h)
+	case m.input != nil:
+		return overlay(body, m.box(w, "Search the log:", "/"+m.input.view()+"▏", "enter to search, esc to cancel"), h)
+	case m.away != nil:
+		return overlay(body, m.awayBox(w), h)
+	case m.help:
+		return overlay(body, m.helpBox(w), h)
+	}
+	return body
+}
+
+func lines(s string) int { return strings.Count(s, "\n") + 1 }
+
+func (m Model) header(w int) string {
+	st := m.st
+	s := m.snap
+	parts := []string{st.Title.Render("synthwatch"), st.Bold.Render(m.be.Host())}
+	if m.linked {
+		c := m.conn
+		switch c.Phase {
+		case remote.Connected:
+			t := st.OK.Render("● connected") + st.Dim.Render(fmt.Sprintf(" rtt %s", c.RTT.Round(100*time.Microsecond)))
+			if age := m.cfg.Now().Sub(c.LastContact); !c.LastContact.IsZero() && age > 2*m.cfg.PollEvery {
+				t += st.Warn.Render(fmt.Sprintf(" last contact %s ago", dur(age)))
+			}
+			parts = append(parts, t)
+		case remote.Failed:
+			parts = append(parts, st.Bad.Render("✖ FAILED: "+c.Err))
+		default:
+			t := fmt.Sprintf("⚠ %s", strings.ToUpper(c.Phase.String()))
+			if c.Attempt > 0 {
+				t += fmt.Sprintf(" (attempt %d)", c.Attempt)
+			}
+			if !c.LastContact.IsZero() {
+				t += fmt.Sprintf(": last contact %s ago, figures are stale", dur(m.cfg.Now().Sub(c.LastContact)))
+			}
+			parts = append(parts, st.Bad.Render(t))
+		}
+	} else {
+		parts = append(parts, st.Dim.Render("local"))
+	}
+	wk := "worker " + s.Worker.State
+	if s.Worker.PID > 0 {
+		wk += fmt.Sprintf(" pid %d", s.Worker.PID)
+	}
+	if s.Worker.Category != "" {
+		wk += " " + s.Worker.Category
+	}
+	switch s.Worker.State {
+	case "running":
+		wk = st.OK.Render(wk)
+	case "dead":
+		wk = st.Bad.Render(wk)
+	}
+	parts = append(parts, wk)
+	eta := "-"
+	if !m.stale() {
+		eta = etaText(s.ETASeconds)
+	}
+	parts = append(parts, "ETA "+eta)
+	if n := len(m.busy); n > 0 {
+		spin := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}[m.spin%10]
+		for _, what := range m.busy {
+			parts = append(parts, st.Accent.Render(spin+" "+what+"…"))
+			break
+		}
+	}
+	line := fit(strings.Join(parts, "  "), w)
+	if m.result != "" {
+		r := m.result
+		if m.resultOK {
+			r = st.OK.Render("✓ " + r)
+		} else {
+			r = st.Bad.Render("✖ " + r)
+		}
+		line += "\n" + fit(r, w)
+	}
+	for _, warn := range s.Warnings {
+		if strings.HasPrefix(warn, "no contact") || strings.Contains(warn, "worker.json is") {
+			line += "\n" + fit(st.Warn.Render("⚠ "+warn), w)
+		}
+	}
+	return line
+}
+
+func (m Model) table(w int, wide bool) string {
+	st := m.st
+	nameW, barW, sparkW := 20, 8, 0
+	if w >= 120 {
+		nameW, barW, sparkW = 24, 14, 16
+	}
+	cols := func(name, class, done, bar, rate, sp, eta, errs, state string) string {
+		row := fit(name, nameW) + " " + fit(class, 5) + " " + fit(done, 13) + " " + fit(bar, barW) + " " +
+			fit(rate, 7) + " "
+		if sparkW > 0 {
+			row += fit(sp, sparkW) + " "
+		}
+		return row + fit(eta, 6) + " " + fit(errs, 5) + " " + fit(state, 8)
+	}
+	out := []string{st.Dim.Render(cols("CATEGORY", "CLASS", "DONE/TARGET", "PROGRESS", "RATE/m", "RATE", "ETA", "ERR", "STATE"))}
+	stale := m.stale()
+	for i, c := range m.snap.Categories {
+		frac := 0.0
+		if c.Target > 0 {
+			frac = float64(c.Done) / float64(c.Target)
+		}
+		full, empty := bar(frac, barW)
+		rate, eta := fmt.Sprintf("%.1f", c.RatePerMin), etaText(c.ETASeconds)
+		if stale {
+			eta = "-"
+		}
+		state := c.State
+		row := cols(sanitizeName(c.Name), c.Class, fmt.Sprintf("%d/%d", c.Done, c.Target), full+empty, rate, spark(c.Rates, sparkW), eta, fmt.Sprint(c.Errors), state)
+		if extra := w - ansi.StringWidth(row) - 3; len(c.Warnings) > 0 && extra > 10 {
+			row += " " + st.Warn.Render(ansi.Truncate("⚠ "+c.Warnings[0], extra, "…"))
+		}
+		switch {
+		case stale:
+			row = st.Stale.Render(row)
+		case i == m.sel && m.focus == focusTable:
+			row = st.Selected.Render(row)
+		case c.State == pipeline.StateStalled || c.State == pipeline.StateFailed:
+			row = st.Bad.Render(row)
+		case c.State == pipeline.StateRunning:
+			row = st.OK.Render(row)
+		case pipeline.Final(c.State):
+			row = st.Dim.Render(row)
+		}
+		out = append(out, fit(row, w))
+	}
+	if len(m.snap.Categories) == 0 {
+		msg := "no categories found yet"
+		if !m.haveSnap {
+			msg = "connecting…"
+		}
+		out = append(out, st.Dim.Render(msg))
+	}
+	return strings.Join(out, "\n")
+}
+
+// sanitizeName keeps a hostile category name on one safe line.
+func sanitizeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+func (m Model) serverPanel(w int, wide bool) string {
+	st := m.st
+	sv := m.snap.Server
+	state := sv.State
+	switch state {
+	case "ready":
+		state = st.OK.Render("ready")
+	case "crashed":
+		state = st.Bad.Render("CRASHED")
+	}
+	full, empty := bar(sv.TokenUsage, 10)
+	line := fmt.Sprintf("server %s  gen %.0f tok/s  running %d  queued %d  KV %s%s %.0f%%", state, sv.GenThroughput, sv.RunningReqs, sv.QueueReqs,
+		st.Bar.Render(full), st.BarEmpty.Render(empty), 100*sv.TokenUsage)
+	if sv.CacheHitRate != nil {
+		line += fmt.Sprintf("  hit %.0f%%", 100**sv.CacheHitRate)
+	}
+	if sv.Retractions > 0 {
+		line += fmt.Sprintf("  retractions %d", sv.Retractions)
+	}
+	if sv.Source != "" {
+		line += st.Dim.Render("  (" + sv.Source + ")")
+	}
+	if m.stale() {
+		line = st.Stale.Render(ansi.Strip(line))
+	}
+	out := fit(line, w)
+	if sv.LastCrash != "" && (wide || sv.State == "crashed") {
+		out += "\n" + fit(st.Bad.Render("last crash: "+sv.LastCrash), w)
+	}
+	return out
+}
+
+func (m Model) footer(w int) string {
+	keys := []string{"j/k select", "tab pane", "1-3 tabs", "/ search", "e error", "f follow", "w wrap"}
+	if !m.cfg.ReadOnly {
+		keys = append(keys, "L launch", "K kill", "r resume", "R restart")
+	}
+	keys = append(keys, "C reconnect", "? help", "q quit")
+	return fit(m.st.Dim.Render(strings.Join(keys, " · ")), w)
+}
+
+func (m Model) helpBox(w int) string {
+	rows := [][2]string{
+		{"j/k, ↑/↓", "select a category (or scroll the log)"},
+		{"tab", "next pane"},
+		{"1 2 3", "worker log, server log, events"},
+		{"/  n  N", "search the log, next and previous match"},
+		{"e", "jump to the next error or traceback"},
+		{"f  w", "follow / pause the log, toggle wrap"},
+	}
+	if !m.cfg.ReadOnly {
+		rows = append(rows,
+			[2]string{"L", "launch the worker (confirm)"},
+			[2]string{"K", "kill the worker (confirm, default No)"},
+			[2]string{"r", "resume the worker (confirm)"},
+			[2]string{"R", "restart the selected category first (confirm)"})
+	}
+	rows = append(rows, [2]string{"C", "reconnect now"}, [2]string{"?", "this help"}, [2]string{"q", "quit (the worker keeps running)"})
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString(m.st.Key.Render(fit(r[0], 10)) + " " + r[1] + "\n")
+	}
+	return m.box(w, "Keys", strings.TrimSuffix(b.String(), "\n"), "any key: close")
+}
+
+func (m Model) awayBox(w int) string {
+	var b strings.Builder
+	n := 0
+	for _, e := range m.away {
+		if e.Kind == "action" || n >= 15 {
+			continue
+		}
+		b.WriteString(e.Time.Local().Format("15:04") + "  " + e.Text + "\n")
+		n++
+	}
+	if n == 0 {
+		b.WriteString("nothing happened\n")
+	}
+	return m.box(w, fmt.Sprintf("While you were away (%d events)", len(m.away)), strings.TrimSuffix(b.String(), "\n"), "any key: close")
+}
+
+func (m Model) box(w int, title, body, hint string) string {
+	inner := min(w-6, 76)
+	var parts []string
+	for _, l := range strings.Split(ansi.Hardwrap(title, inner, true), "\n") {
+		parts = append(parts, m.st.Bold.Render(l))
+	}
+	if body != "" {
+		parts = append(parts, "", body)
+	}
+	parts = append(parts, "", m.st.Dim.Render(hint))
+	return m.st.Dialog.Width(inner + 4).Render(strings.Join(parts, "\n"))
+}
+
+// overlay puts box in the middle of body, line by line.
+func overlay(body, box string, h int) string {
+	bl := strings.Split(body, "\n")
+	xl := strings.Split(box, "\n")
+	start := max(0, (h-len(xl))/2)
+	for i, l := range xl {
+		if start+i < len(bl) {
+			bl[start+i] = "  " + l
+		}
+	}
+	return strings.Join(bl, "\n")
+}
