@@ -30,8 +30,12 @@ func (l *Live) Conn() (remote.ConnState, bool) {
 	}
 	return l.ConnSrc(), true
 }
-func (l *Live) Launch(ctx context.Context, only []string) (int, error) { return l.Act.Launch(ctx, only) }
-func (l *Live) Kill(ctx context.Context, pid int) (string, error)      { return l.Act.Kill(ctx, pid, l.Grace) }
+func (l *Live) Launch(ctx context.Context, only []string) (int, error) {
+	return l.Act.Launch(ctx, only)
+}
+func (l *Live) Kill(ctx context.Context, pid int) (string, error) {
+	return l.Act.Kill(ctx, pid, l.Grace)
+}
 func (l *Live) Restart(ctx context.Context, cat string, all []string) (int, error) {
 	return l.Act.Restart(ctx, cat, all, l.Grace)
 }
