@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
 )
 
@@ -30,10 +31,12 @@ func newLogPane() logPane { return logPane{follow: true} }
 func (l *logPane) SetSize(w, h int) { l.width, l.height = w, h }
 
 func (l *logPane) set(worker, server []string, evs []pipeline.Event) {
-	l.lines[0], l.lines[1] = worker, server
+	// the pipeline hands over sanitised lines; sanitising again is a no-op on
+	// clean text, and makes sure nothing else ever reaches the terminal raw
+	l.lines[0], l.lines[1] = sanitizeAll(worker), sanitizeAll(server)
 	ev := make([]string, len(evs))
 	for i, e := range evs {
-		ev[i] = e.Time.Local().Format("01-02 15:04:05") + "  " + e.Kind + "  " + e.Text
+		ev[i] = e.Time.Local().Format("01-02 15:04:05") + "  " + e.Kind + "  " + parse.SanitizeString(e.Text)
 	}
 	l.lines[2] = ev
 	if l.query != "" {
@@ -50,6 +53,28 @@ func (l *logPane) scroll(n int) {
 	}
 	l.follow = false
 	l.top = max(0, min(l.top+n, len(lines)-1))
+}
+
+func sanitizeAll(in []string) []string {
+	out := in
+	for i, s := range in {
+		if c := parse.SanitizeString(s); c != s {
+			if &out[0] == &in[0] {
+				out = append([]string(nil), in...)
+			}
+			out[i] = c
+		}
+	}
+	return out
+}
+
+// find searches for q and shows the first match.
+func (l *logPane) find(q string) {
+	l.cur = 0
+	l.search(q)
+	if len(l.matches) > 0 {
+		l.jump(l.matches[0])
+	}
 }
 
 // search finds lines containing q; n/N step through them.

@@ -293,7 +293,7 @@ func eventsSince(evs []pipeline.Event, t time.Time) []pipeline.Event {
 func (m Model) inputKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch k.String() {
 	case "enter":
-		m.logs.search(m.input.text)
+		m.logs.find(m.input.text)
 		m.input = nil
 	case "esc":
 		m.input = nil

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/remote"
 )
@@ -110,7 +111,7 @@ func (m Model) header(w int) string {
 			break
 		}
 	}
-	line := fit(strings.Join(parts, "  "), w)
+	line := flow(parts, w)
 	if m.result != "" {
 		r := m.result
 		if m.resultOK {
@@ -184,14 +185,7 @@ func (m Model) table(w int, wide bool) string {
 }
 
 // sanitizeName keeps a hostile category name on one safe line.
-func sanitizeName(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
-		}
-		return r
-	}, s)
-}
+func sanitizeName(s string) string { return parse.SanitizeString(s) }
 
 func (m Model) serverPanel(w int, wide bool) string {
 	st := m.st
@@ -226,12 +220,35 @@ func (m Model) serverPanel(w int, wide bool) string {
 }
 
 func (m Model) footer(w int) string {
-	keys := []string{"j/k select", "tab pane", "1-3 tabs", "/ search", "e error", "f follow", "w wrap"}
+	var keys []string
 	if !m.cfg.ReadOnly {
 		keys = append(keys, "L launch", "K kill", "r resume", "R restart")
 	}
-	keys = append(keys, "C reconnect", "? help", "q quit")
+	keys = append(keys, "/ search")
+	if w >= 120 {
+		keys = append([]string{"j/k select", "tab pane", "1-3 tabs"}, append(keys, "e error", "f follow", "w wrap", "C reconnect")...)
+	}
+	keys = append(keys, "? help", "q quit")
 	return fit(m.st.Dim.Render(strings.Join(keys, " · ")), w)
+}
+
+// flow joins parts with two spaces, starting a new line where the next part
+// would not fit, so nothing in the header is cut at 80 columns.
+func flow(parts []string, w int) string {
+	var out []string
+	cur := ""
+	for _, p := range parts {
+		switch {
+		case cur == "":
+			cur = p
+		case ansi.StringWidth(cur)+2+ansi.StringWidth(p) <= w:
+			cur += "  " + p
+		default:
+			out = append(out, fit(cur, w))
+			cur = p
+		}
+	}
+	return strings.Join(append(out, fit(cur, w)), "\n")
 }
 
 func (m Model) helpBox(w int) string {

@@ -1,0 +1,396 @@
+package tui
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func key(s string) tea.KeyPressMsg {
+	switch s {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "backspace":
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	}
+	return tea.KeyPressMsg{Code: []rune(s)[0], Text: s}
+}
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+// newModel is a model at a size with a first snapshot applied.
+func newModel(f *fake, w, h int, cfg Config) (Model, *clock) {
+	c := &clock{t: t0}
+	cfg.Now = c.now
+	m := New(f, cfg)
+	m = step(m, tea.WindowSizeMsg{Width: w, Height: h})
+	m = step(m, tickMsg(t0))
+	m = step(m, pollMsg{gen: m.gen, snap: f.snap, worker: f.worker, server: f.server})
+	return m, c
+}
+
+func step(m Model, msg tea.Msg) Model {
+	nm, _ := m.Update(msg)
+	return nm.(Model)
+}
+
+// run delivers msg and then executes the returned command once, feeding its
+// message back (what the program's loop would do for an action).
+func run(m Model, msg tea.Msg) (Model, tea.Msg) {
+	nm, cmd := m.Update(msg)
+	m = nm.(Model)
+	if cmd == nil {
+		return m, nil
+	}
+	out := cmd()
+	return m, out
+}
+
+func screen(m Model) string { return ansi.Strip(m.View().Content) }
+
+func TestKeysAreWhatTheHelpSays(t *testing.T) {
+	for s, want := range map[string]string{"K": "K", "q": "q", "enter": "enter", "tab": "tab", "ctrl+c": "ctrl+c", "/": "/"} {
+		if got := key(s).String(); got != want {
+			t.Errorf("key %q reads as %q", s, got)
+		}
+	}
+}
+
+func TestStalePollAnswersAreDropped(t *testing.T) {
+	f := newFake()
+	f.snap = running()
+	m, _ := newModel(f, 120, 40, Config{})
+	old := m.gen
+	m = step(m, key("C")) // reconnect: a new generation
+	if f.reconn != 1 || m.gen == old {
+		t.Fatalf("reconnect: %d %d", f.reconn, m.gen)
+	}
+	late := running()
+	late.Worker.PID = 1
+	m = step(m, pollMsg{gen: old, snap: late})
+	if m.snap.Worker.PID != 4242 {
+		t.Fatal("a poll answer from the old connection was applied")
+	}
+	m = step(m, pollMsg{gen: m.gen, snap: late})
+	if m.snap.Worker.PID != 1 {
+		t.Fatal("the current answer was not applied")
+	}
+}
+
+func TestKillDialogFixesThePidAndDefaultsToNo(t *testing.T) {
+	f := newFake()
+	f.snap = running()
+	m, _ := newModel(f, 120, 40, Config{})
+	m = step(m, key("K"))
+	if m.dialog == nil || !strings.Contains(screen(m), "Kill worker pid 4242") {
+		t.Fatalf("no dialog:\n%s", screen(m))
+	}
+	m = step(m, key("n"))
+	if m.dialog != nil || len(f.killed) != 0 {
+		t.Fatal("n did not cancel")
+	}
+	m = step(m, key("K"))
+	m = step(m, key("enter")) // not yes: no
+	if len(f.killed) != 0 {
+		t.Fatal("enter killed")
+	}
+	m = step(m, key("K"))
+	changed := running()
+	changed.Worker.PID = 9999 // a new worker appears while the dialog is open
+	m = step(m, pollMsg{gen: m.gen, snap: changed})
+	m, msg := run(m, key("y"))
+	if len(f.killed) != 1 || f.killed[0] != 4242 {
+		t.Fatalf("killed %v, want the pid shown when the dialog opened", f.killed)
+	}
+	if !strings.Contains(screen(m), "kill…") {
+		t.Errorf("no spinner while the action runs:\n%s", screen(m))
+	}
+	m = step(m, msg)
+	if !strings.Contains(screen(m), "✓ kill: pid 4242 gone") {
+		t.Errorf("result not shown:\n%s", screen(m))
+	}
+}
+
+func TestActionFailureIsShown(t *testing.T) {
+	f := newFake()
+	f.snap = running()
+	m, _ := newModel(f, 120, 40, Config{})
+	m.busy[7] = "launch"
+	m = step(m, actionMsg{id: 7, what: "launch", err: os.ErrPermission})
+	if !strings.Contains(screen(m), "✖ launch failed: permission denied") {
+		t.Fatalf("%s", screen(m))
+	}
+	m = step(m, actionMsg{id: 99, what: "ghost", err: os.ErrPermission})
+	if strings.Contains(screen(m), "ghost") {
+		t.Fatal("an unknown action result was shown")
+	}
+}
+
+func TestRestartAndLaunchAndReadOnly(t *testing.T) {
+	f := newFake()
+	f.snap = running()
+	m, _ := newModel(f, 120, 40, Config{})
+	m = step(m, key("j"))
+	m = step(m, key("j"))
+	m = step(m, key("R"))
+	if !strings.Contains(screen(m), `Restart with "B3_magicoder" first?`) {
+		t.Fatalf("%s", screen(m))
+	}
+	m, _ = run(m, key("y"))
+	if len(f.restart) != 1 || f.restart[0] != "B3_magicoder" {
+		t.Fatalf("restart %v", f.restart)
+	}
+	m = step(m, key("L"))
+	m, _ = run(m, key("y"))
+	if len(f.launched) != 1 {
+		t.Fatal("launch")
+	}
+	ro, _ := newModel(f, 120, 40, Config{ReadOnly: true})
+	for _, k := range []string{"L", "K", "r", "R"} {
+		ro = step(ro, key(k))
+		if ro.dialog != nil {
+			t.Fatalf("read-only %s opened a dialog", k)
+		}
+	}
+	if s := screen(ro); strings.Contains(s, "L launch") || strings.Contains(s, "K kill") {
+		t.Fatalf("read-only help shows control keys:\n%s", s)
+	}
+	ro = step(ro, key("?"))
+	if s := screen(ro); strings.Contains(s, "kill the worker") || !strings.Contains(s, "reconnect now") {
+		t.Fatalf("read-only full help:\n%s", s)
+	}
+}
+
+func TestSearchFollowWrapAndErrors(t *testing.T) {
+	f := newFake()
+	f.snap = running()
+	for i := 0; i < 200; i++ {
+		f.worker = append(f.worker, "50/10000 (0 err) 1.1 req/s avg_comp=217tok ETA=2.4h")
+	}
+	f.worker[40] = "Traceback (most recent call last):"
+	f.worker[120] = "B3_magicoder: 10000 prompts"
+	f.worker[150] = "B4_metamath: 10000 prompts"
+	m, _ := newModel(f, 120, 40, Config{})
+	m = step(m, key("/"))
+	for _, r := range "prompts" {
+		m = step(m, key(string(r)))
+	}
+	m = step(m, key("enter"))
+	if len(m.logs.matches) != 2 || !strings.Contains(screen(m), "/prompts (1/2)") {
+		t.Fatalf("search: %v\n%s", m.logs.matches, screen(m))
+	}
+	if m.logs.follow || m.logs.top > 120 {
+		t.Fatalf("search did not show the first match: top %d", m.logs.top)
+	}
+	m = step(m, key("n"))
+	if m.logs.cur != 1 || !strings.Contains(screen(m), "(2/2)") {
+		t.Fatalf("n: cur %d", m.logs.cur)
+	}
+	m = step(m, key("N"))
+	if m.logs.cur != 0 {
+		t.Fatalf("N: cur %d", m.logs.cur)
+	}
+	m = step(m, key("f"))
+	if !m.logs.follow {
+		t.Fatal("f did not resume following")
+	}
+	m = step(m, key("e"))
+	if m.logs.follow || !strings.Contains(screen(m), "Traceback") {
+		t.Fatalf("e: %s", screen(m))
+	}
+	m = step(m, key("w"))
+	if !m.logs.wrap || !strings.Contains(screen(m), "wrap") {
+		t.Fatal("w")
+	}
+	m = step(m, key("3"))
+	if m.logs.tab != 2 {
+		t.Fatal("tab 3")
+	}
+}
+
+func TestQuitSaysTheWorkerKeepsRunning(t *testing.T) {
+	f := newFake()
+	f.snap = running()
+	m, _ := newModel(f, 80, 24, Config{})
+	nm, cmd := m.Update(key("q"))
+	if cmd == nil || cmd() != tea.Quit() {
+		t.Fatal("q did not quit")
+	}
+	if got := nm.(Model).QuitMessage(); got != "synthwatch: the worker keeps running on root@10.1.230.174" {
+		t.Fatal(got)
+	}
+}
+
+func TestWhileYouWereAway(t *testing.T) {
+	f := newFake()
+	f.snap = running()
+	m, c := newModel(f, 120, 40, Config{})
+	f.tl.Add(pipeline.Event{Time: t0.Add(time.Hour), Kind: "stall_start", Category: "B3_magicoder", Text: "B3_magicoder: no new records for 10m0s"})
+	f.tl.Add(pipeline.Event{Time: t0.Add(2 * time.Hour), Kind: "server_crash", Text: "Scheduler hit an exception"})
+	c.t = t0.Add(8 * time.Hour)
+	m = step(m, key("j"))
+	s := screen(m)
+	if !strings.Contains(s, "While you were away (2 events)") || !strings.Contains(s, "no new records") || m.sel != 0 {
+		t.Fatalf("%s", s)
+	}
+	m = step(m, key("j"))
+	if m.away != nil || m.sel != 0 {
+		t.Fatal("the next key should only close the summary")
+	}
+}
+
+func TestPromptInsideTheTUI(t *testing.T) {
+	f := newFake()
+	m, _ := newModel(f, 80, 24, Config{})
+	reply := make(chan string, 1)
+	m = step(m, PromptMsg{Text: "The host x is not known. Its ssh-ed25519 key fingerprint is SHA256:abc.", Reply: reply})
+	m = step(m, tickMsg(t0)) // a redraw does not hide it
+	if !strings.Contains(screen(m), "SHA256:abc") {
+		t.Fatalf("%s", screen(m))
+	}
+	for _, k := range []string{"y", "e", "s"} {
+		m = step(m, key(k))
+	}
+	m = step(m, key("enter"))
+	if got := <-reply; got != "yes" || m.prompt != nil {
+		t.Fatalf("reply %q", got)
+	}
+	m = step(m, PromptMsg{Text: "Passphrase for id_ed25519:", Secret: true, Reply: reply})
+	m = step(m, key("p"))
+	if strings.Contains(screen(m), "> p") || !strings.Contains(screen(m), "•") {
+		t.Fatal("a passphrase was echoed")
+	}
+	m = step(m, key("esc"))
+	if got := <-reply; got != "" {
+		t.Fatalf("esc answered %q", got)
+	}
+}
+
+func TestNotifications(t *testing.T) {
+	var ran []string
+	c := &clock{t: t0}
+	n := newNotifier(NotifyConfig{OSC: true, Command: "notify", Run: func(cmd string, stdin []byte) error {
+		ran = append(ran, string(stdin))
+		return nil
+	}}, "gpu", c.now)
+	old := running()
+	cur := running()
+	cur.Categories[2].State = pipeline.StateStalled
+	cur.Server.State, cur.Server.LastCrash = "crashed", "Scheduler hit an exception\x1b]0;pwn\x07"
+	cmds := n.changes(old, cur)
+	if len(cmds) != 2 {
+		t.Fatalf("%d notices, want stall and crash", len(cmds))
+	}
+	for _, cmd := range cmds {
+		runAll(cmd)
+	}
+	if len(ran) != 2 || !strings.Contains(ran[0], `"kind":"stall"`) || strings.Contains(ran[1], "\x1b") {
+		t.Fatalf("command got %q", ran)
+	}
+	if again := n.changes(old, cur); len(again) != 0 {
+		t.Fatal("not rate-limited")
+	}
+	c.t = c.t.Add(2 * time.Minute)
+	n.cfg.Off = map[string]bool{"stall": true}
+	if again := n.changes(old, cur); len(again) != 1 {
+		t.Fatalf("after the gap, with stall off: %d", len(again))
+	}
+}
+
+// runAll executes a command and any batch it returns.
+func runAll(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	switch msg := cmd().(type) {
+	case tea.BatchMsg:
+		for _, c := range msg {
+			runAll(c)
+		}
+	}
+}
+
+// Golden screens: ansi.Strip(View()) at three sizes for each state.
+func TestGoldenViews(t *testing.T) {
+	states := map[string]func(f *fake){
+		"running": func(f *fake) {},
+		"stalled": func(f *fake) {
+			f.snap.Categories[2].State, f.snap.Categories[2].ETASeconds = pipeline.StateStalled, nil
+			f.snap.ETASeconds = nil
+			f.snap.Categories[2].Warnings = []string{"B3_magicoder: the worker log says 5000/10000 but raw_responses.jsonl has 4200 lines"}
+		},
+		"disconnected": func(f *fake) {
+			f.conn = remote.ConnState{Phase: remote.Reconnecting, Attempt: 3, LastContact: t0.Add(-95 * time.Second), Err: "no answer to keepalives for 45s"}
+		},
+		"server_crashed": func(f *fake) {
+			f.snap.Server = pipeline.Server{State: "crashed", LastCrash: "Scheduler hit an exception: Traceback (most recent call last): … torch.OutOfMemoryError: CUDA out of memory.", Retractions: 4}
+		},
+		"all_done": func(f *fake) {
+			for i := range f.snap.Categories {
+				f.snap.Categories[i].State, f.snap.Categories[i].Done, f.snap.Categories[i].ETASeconds, f.snap.Categories[i].RatePerMin = pipeline.StateDone, 10000, nil, 0
+			}
+			f.snap.Worker = pipeline.Worker{State: "stopped", PID: 4242, Source: "worker.json"}
+			f.snap.ETASeconds = nil
+		},
+		"hostile_log": func(f *fake) {
+			// what the pipeline hands over is sanitised; names come raw from the host
+			f.snap.Categories[5].Name = "B6\x1b]0;owned\x07\nname"
+			f.worker = []string{"\x1b[2J\x1b]52;c;cGF5bG9hZA==\x07 should never reach the screen raw", strings.Repeat("x", 5000)}
+		},
+	}
+	for name, mut := range states {
+		for _, size := range [][2]int{{80, 24}, {120, 40}, {200, 50}} {
+			t.Run(name+"_"+itoa(size[0])+"x"+itoa(size[1]), func(t *testing.T) {
+				f := newFake()
+				f.snap = running()
+				f.worker = []string{"Processing: B3_magicoder (SHORT)", "B3_magicoder: 10000 prompts", "4200/10000 (3 err) 1.6 req/s avg_comp=230tok ETA=1.0h"}
+				f.server = []string{"[2026-11-29 02:59:58 TP0] Decode batch, #running-req: 72, #token: 300112, token usage: 0.96, cuda graph: True, gen throughput (token/s): 930.10, #queue-req: 0"}
+				f.conn = remote.ConnState{Phase: remote.Connected, RTT: 1200 * time.Microsecond, LastContact: t0.Add(-time.Second)}
+				mut(f)
+				m, _ := newModel(f, size[0], size[1], Config{PollEvery: 2 * time.Second, Plain: true})
+				got := screen(m)
+				for _, l := range strings.Split(got, "\n") {
+					if w := ansi.StringWidth(l); w > size[0] {
+						t.Fatalf("line wider than the screen (%d > %d): %q", w, size[0], l)
+					}
+				}
+				if n := strings.Count(got, "\n") + 1; n > size[1] {
+					t.Fatalf("%d lines on a %d-line screen", n, size[1])
+				}
+				if strings.ContainsAny(m.View().Content, "\x07") || strings.Contains(m.View().Content, "\x1b]") {
+					t.Fatal("an escape sequence from the host reached the screen")
+				}
+				golden := filepath.Join("..", "testdata", "golden", "tui", name+"_"+itoa(size[0])+"x"+itoa(size[1])+".txt")
+				if *update {
+					os.MkdirAll(filepath.Dir(golden), 0o755)
+					os.WriteFile(golden, []byte(got), 0o644)
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != string(want) {
+					t.Errorf("screen differs from %s (-update to accept):\n%s", golden, got)
+				}
+			})
+		}
+	}
+}
