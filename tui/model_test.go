@@ -14,7 +14,11 @@ import (
 	"github.com/synthwatch/synthwatch/remote"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+// updating reports -update (the flag is registered by teatest's golden package).
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 func key(s string) tea.KeyPressMsg {
 	switch s {
@@ -379,7 +383,7 @@ func TestGoldenViews(t *testing.T) {
 					t.Fatal("an escape sequence from the host reached the screen")
 				}
 				golden := filepath.Join("..", "testdata", "golden", "tui", name+"_"+itoa(size[0])+"x"+itoa(size[1])+".txt")
-				if *update {
+				if updating() {
 					os.MkdirAll(filepath.Dir(golden), 0o755)
 					os.WriteFile(golden, []byte(got), 0o644)
 				}

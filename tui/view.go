@@ -226,7 +226,10 @@ func (m Model) footer(w int) string {
 	}
 	keys = append(keys, "/ search")
 	if w >= 120 {
-		keys = append([]string{"j/k select", "tab pane", "1-3 tabs"}, append(keys, "e error", "f follow", "w wrap", "C reconnect")...)
+		keys = append(keys, "e error", "f follow", "C reconnect")
+	}
+	if w >= 160 {
+		keys = append([]string{"j/k select", "tab pane", "1-3 log tabs"}, append(keys, "w wrap")...)
 	}
 	keys = append(keys, "? help", "q quit")
 	return fit(m.st.Dim.Render(strings.Join(keys, " · ")), w)
