@@ -1,0 +1,149 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+	"github.com/synthwatch/synthwatch/sim"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+// tmux drives a real terminal.
+type tmux struct {
+	t       *testing.T
+	session string
+}
+
+func needTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("tmux not found; install it with: apt-get install -y tmux")
+		}
+		t.Skip("tmux not found (apt-get install -y tmux); skipped outside CI")
+	}
+}
+
+func startTmux(t *testing.T, w, h int, env []string, argv ...string) *tmux {
+	needTmux(t)
+	x := &tmux{t: t, session: fmt.Sprintf("sw%d", time.Now().UnixNano())}
+	args := []string{"new-session", "-d", "-s", x.session, "-x", strconv.Itoa(w), "-y", strconv.Itoa(h)}
+	for _, e := range env {
+		args = append(args, "-e", e)
+	}
+	args = append(args, argv...)
+	if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	exec.Command("tmux", "set-option", "-t", x.session, "remain-on-exit", "on").Run()
+	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", x.session).Run() })
+	return x
+}
+
+func (x *tmux) screen() string {
+	out, _ := exec.Command("tmux", "capture-pane", "-p", "-t", x.session).Output()
+	return string(out)
+}
+
+func (x *tmux) keys(k ...string) {
+	exec.Command("tmux", append([]string{"send-keys", "-t", x.session}, k...)...).Run()
+}
+
+func (x *tmux) waitFor(what string, d time.Duration, cond func(string) bool) string {
+	x.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		s := x.screen()
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			x.t.Fatalf("%s: not on screen within %s:\n%s", what, d, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (x *tmux) waitText(s string, d time.Duration) string {
+	x.t.Helper()
+	return x.waitFor(strconv.Quote(s), d, func(scr string) bool { return strings.Contains(scr, s) })
+}
+
+var doneRe = regexp.MustCompile(`B1\s+SHORT\s+(\d+)/300`)
+
+func done(scr string) int {
+	m := doneRe.FindStringSubmatch(scr)
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// The whole product, as a person would use it: the real binary in tmux,
+// over a real sshd, driving the real worker against sim.
+func TestDashboardInTmuxEndToEnd(t *testing.T) {
+	needTmux(t)
+	bin := testbin.Path(t)
+	s := sshdtest.Start(t)
+	srv := sim.New(sim.Options{Speed: 4})
+	if err := srv.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	root := t.TempDir()
+	var manifest strings.Builder
+	fmt.Fprintf(&manifest, "server = %q\n[classes.SHORT]\nconcurrency = 8\n[[categories]]\nname = \"B1\"\nclass = \"SHORT\"\n", srv.URL())
+	os.MkdirAll(filepath.Join(root, "prepared", "B1"), 0o755)
+	var prompts strings.Builder
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&prompts, `{"id":%d,"messages":[{"role":"user","content":"q"}]}`+"\n", i)
+	}
+	os.WriteFile(filepath.Join(root, "prepared", "B1", "prompts.jsonl"), []byte(prompts.String()), 0o644)
+	os.WriteFile(filepath.Join(root, "pipeline.toml"), []byte(manifest.String()), 0o644)
+	defer exec.Command("pkill", "-KILL", "-f", "worker --root "+root).Run()
+
+	state := t.TempDir()
+	x := startTmux(t, 120, 40, []string{"XDG_STATE_HOME=" + state, "XDG_CONFIG_HOME=" + state, "SSH_AUTH_SOCK="},
+		"sh", "-c", `"$@"; echo "exit status $?"; sleep 600`, "sh", bin, "-i", s.KeyPath, "-o", "UserKnownHostsFile="+s.KnownHosts, "-o", "StrictHostKeyChecking=yes",
+		"--root", root, "--worker-bin", bin, "--server-url", srv.URL(), "--poll", "500ms", "--grace", "10s", s.User+"@"+s.Addr())
+	x.waitFor("connected with the category", 20*time.Second, func(scr string) bool {
+		return strings.Contains(scr, "● connected") && done(scr) == 0
+	})
+	x.keys("L")
+	x.waitText("Launch the worker on", 5*time.Second)
+	x.keys("y")
+	x.waitText("worker running pid", 15*time.Second)
+	x.waitFor("counts rise", 30*time.Second, func(scr string) bool { return done(scr) > 0 })
+	x.keys("K")
+	scr := x.waitText("Kill worker pid", 5*time.Second)
+	pid := regexp.MustCompile(`Kill worker pid (\d+)`).FindStringSubmatch(scr)[1]
+	x.keys("y")
+	x.waitText("worker stopped pid "+pid, 20*time.Second)
+	x.keys("r")
+	x.waitText("Resume the worker on", 5*time.Second)
+	x.keys("y")
+	scr = x.waitFor("running again", 15*time.Second, func(scr string) bool {
+		return strings.Contains(scr, "worker running pid") && !strings.Contains(scr, "worker running pid "+pid+" ")
+	})
+	newPid := regexp.MustCompile(`worker running pid (\d+)`).FindStringSubmatch(scr)[1]
+	x.keys("q")
+	x.waitText("the worker keeps running on "+s.User+"@"+s.Addr(), 10*time.Second)
+	x.waitText("exit status 0", 5*time.Second)
+	if err := exec.Command("sh", "-c", "tr '\\0' ' ' < /proc/"+newPid+"/cmdline | grep -q 'worker --root'").Run(); err != nil {
+		t.Fatalf("the worker (pid %s) did not survive the dashboard quitting", newPid)
+	}
+}
