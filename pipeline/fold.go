@@ -80,8 +80,12 @@ func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 	if len(sl.Lines) == 0 {
 		w.srvParse.Flush(emit) // the log went quiet: a crash at its end is complete
 	}
-	for i, n := range w.order {
-		w.foldRuns(w.cats[n], res.Tails[2+i])
+	for _, up := range res.Tails[2:] {
+		for _, c := range w.cats {
+			if c.runs.Path == up.Path {
+				w.foldRuns(c, up)
+			}
+		}
 	}
 }
 
@@ -232,9 +236,18 @@ func isWorkerCmdline(b []byte, root string) bool {
 
 // foldCounts takes the new line counts and updates growth, rates and stalls.
 func (w *Watcher) foldCounts(res remote.PollResult, now time.Time) {
-	for i, n := range w.order {
+	k := 0
+	for _, n := range w.order {
 		c := w.cats[n]
-		raw, errs, prompts := res.Counts[3*i], res.Counts[3*i+1], res.Counts[3*i+2]
+		raw, errs := res.Counts[k], res.Counts[k+1]
+		k += 2
+		var prompts remote.CountUpdate
+		if k < len(res.Counts) && res.Counts[k].Path == c.prompts.Path {
+			prompts = res.Counts[k]
+			k++
+		} else {
+			prompts = remote.CountUpdate{Lines: c.promptLines}
+		}
 		if raw.Err != nil {
 			continue
 		}

@@ -177,7 +177,8 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	defer w.mu.Unlock()
 	now := w.o.Now()
 	var discErr error
-	if w.polls%30 == 0 || len(w.cats) == 0 {
+	full := w.polls%30 == 0 || len(w.cats) == 0 // prompts.jsonl and new categories change rarely
+	if full {
 		discErr = w.discover(ctx)
 	}
 	w.polls++
@@ -185,8 +186,17 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	p := &remote.Poller{Tails: []*remote.Tail{w.wlog, w.slog}}
 	for _, n := range w.order {
 		c := w.cats[n]
-		p.Counters = append(p.Counters, c.raw, c.errs, c.prompts)
-		p.Tails = append(p.Tails, c.runs)
+		prompts := c.prompts
+		if !full {
+			prompts = nil
+		}
+		p.Counters = append(p.Counters, c.raw, c.errs)
+		if prompts != nil {
+			p.Counters = append(p.Counters, prompts)
+		}
+		if full {
+			p.Tails = append(p.Tails, c.runs) // written once per worker start
+		}
 	}
 	var wg sync.WaitGroup
 	var res remote.PollResult

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"context"
+
+	tea "charm.land/bubbletea/v2"
 	"math"
 	"sync"
 	"time"
@@ -98,3 +100,5 @@ func running() pipeline.Snapshot {
 	}
 	return s
 }
+
+func teaSize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }

@@ -113,10 +113,21 @@ func New(be Backend, cfg Config) Model {
 }
 
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.pollCmd(), tick())
+	return tea.Batch(m.pollCmd(), tick(time.Second))
 }
 
-func tick() tea.Cmd { return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) }) }
+func tick(d time.Duration) tea.Cmd {
+	return tea.Tick(d, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// tickEvery is fast only while something on screen moves (a spinner, the
+// age of a lost link); an idle dashboard wakes rarely.
+func (m Model) tickEvery() time.Duration {
+	if len(m.busy) > 0 || (m.linked && m.conn.Phase != remote.Connected) {
+		return time.Second
+	}
+	return 5 * time.Second
+}
 
 func (m *Model) pollCmd() tea.Cmd {
 	m.polling = true
@@ -174,7 +185,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		m.conn, m.linked = m.be.Conn()
 		m.spin++
-		return m, tick()
+		return m, tick(m.tickEvery())
 	case actionMsg:
 		if _, ok := m.busy[msg.id]; !ok {
 			return m, nil

@@ -120,7 +120,7 @@ func runDashboard(cmd *cobra.Command, args []string, f dashFlags) error {
 	}
 	m := tui.New(live, tui.Config{PollEvery: f.poll, ReadOnly: f.readOnly, Dark: dark, Plain: os.Getenv("NO_COLOR") != "",
 		Notify: tui.NotifyConfig{OSC: osc, Command: conf.Notify.Command, DisconnectAfter: conf.Notify.DisconnectAfter.Duration, Off: off}})
-	p := tea.NewProgram(m, tea.WithContext(ctx))
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(10)) // a dashboard needs no 60 fps: idle CPU
 	prompter.Attach(p.Send)
 	slog.Info("dashboard start", "host", name, "root", f.root)
 	final, err := p.Run()

@@ -6,14 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/pprof"
 )
 
 func main() {
+	if p := os.Getenv("SYNTHWATCH_CPUPROFILE"); p != "" { // for measuring idle cost
+		if f, err := os.Create(p); err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
 	err := newRoot().Execute()
 	if err == nil {
 		return
 	}
 	fmt.Fprintln(os.Stderr, "synthwatch:", err)
+	pprof.StopCPUProfile()
 	var ec exitCoder
 	if errors.As(err, &ec) {
 		os.Exit(ec.ExitCode())
