@@ -46,8 +46,8 @@ func (w *Watcher) workerView(now time.Time) Worker {
 	switch {
 	case w.log.finished:
 		v.State = "stopped"
-	case !w.log.lastLine.IsZero() && now.Sub(w.log.lastLine) < 2*time.Minute:
-		v.State = "running"
+	case w.log.current != "" && !w.log.lastLine.IsZero() && now.Sub(w.log.lastLine) < 2*time.Minute:
+		v.State = "running" // a log that names a category and moved recently
 	}
 	return v
 }
@@ -139,6 +139,14 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 	}
 	current := wk.Category == c.name
 	switch {
+	case !current || wk.State != "running":
+		c.currentSince = time.Time{}
+	case c.currentSince.IsZero() && w.polls <= 1 && w.wjson != nil:
+		c.currentSince = w.wjson.StartedAt // one-shot: the worker's start is all we know
+	case c.currentSince.IsZero():
+		c.currentSince = now
+	}
+	switch {
 	case js != nil && (js.State == parse.CatSkipped):
 		v.State = StateSkipped
 	case js != nil && js.State == parse.CatDone, v.Target > 0 && v.Done >= v.Target:
@@ -194,9 +202,11 @@ func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
 	if g := 5 * c.meanGap; g > limit {
 		limit = g
 	}
+	// quiet since the last record, or since the category became current
+	// (its file may hold records from an earlier run)
 	last := c.lastGrowth
-	if last.IsZero() && w.wjson != nil {
-		last = w.wjson.StartedAt // nothing written yet: count from the worker's start
+	if c.currentSince.After(last) {
+		last = c.currentSince
 	}
 	since := now.Sub(last)
 	if last.IsZero() {

@@ -30,6 +30,7 @@ type catState struct {
 	meanGap             time.Duration // EWMA of the time between lines
 	rates               *samples
 	stalled             bool
+	currentSince        time.Time // when it became the category being worked on
 	configs             []string // distinct server config keys, in order seen
 	configDesc          map[string]string
 	logTarget           int

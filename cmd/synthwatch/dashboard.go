@@ -26,6 +26,7 @@ type dashFlags struct {
 	poll       time.Duration
 	stallAfter time.Duration
 	grace      time.Duration
+	quitNote   string // printed on quit instead of the model's message
 }
 
 // addDashboard makes the root command run the dashboard: synthwatch [flags] HOST.
@@ -83,6 +84,18 @@ func runDashboard(cmd *cobra.Command, args []string, f dashFlags) error {
 	if !changed("stall-after") && conf.StallAfter.Duration > 0 {
 		f.stallAfter = conf.StallAfter.Duration
 	}
+	var o *remote.Options
+	if f.local != "" {
+		f.root = f.local
+	} else {
+		o = &remote.Options{Target: name, Port: f.port, Identities: f.identities, ConfigFile: f.config, Jump: f.jump, Opts: f.opts}
+	}
+	return runTUI(cmd, name, f, conf, o)
+}
+
+// runTUI runs the dashboard on a host reached with o (nil: a local root).
+func runTUI(cmd *cobra.Command, name string, f dashFlags, conf fileConfig, o *remote.Options) error {
+	changed := cmd.Flags().Changed
 	logf := openLog()
 	defer logf.Close()
 	slog.SetDefault(slog.New(slog.NewTextHandler(logf, nil)))
@@ -91,12 +104,11 @@ func runDashboard(cmd *cobra.Command, args []string, f dashFlags) error {
 	defer stop()
 	prompter := tui.NewPrompter()
 	live := &tui.Live{Name: name, Grace: f.grace}
-	if f.local != "" {
-		f.root = f.local
+	if o == nil {
 		live.H = remote.Local{}
 	} else {
-		o := remote.Options{Target: name, Port: f.port, Identities: f.identities, ConfigFile: f.config, Jump: f.jump, Opts: f.opts, Prompt: prompter}
-		h, err := remote.Open(ctx, o)
+		o.Prompt = prompter
+		h, err := remote.Open(ctx, *o)
 		if err != nil {
 			return connectErr(err)
 		}
@@ -106,7 +118,7 @@ func runDashboard(cmd *cobra.Command, args []string, f dashFlags) error {
 	tl := pipeline.NewTimeline(2000, pipeline.StatePath(name))
 	live.W = pipeline.NewWatcher(live.H, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.stallAfter}, tl)
 	live.Act = pipeline.Actor{H: live.H, Root: f.root, WorkerBin: f.workerBin}
-	if changed("server-url") {
+	if changed("server-url") && f.serverURL != "" {
 		live.Act.Extra = []string{"--server", f.serverURL}
 	}
 	osc := conf.Notify.OSC == nil || *conf.Notify.OSC
@@ -124,7 +136,9 @@ func runDashboard(cmd *cobra.Command, args []string, f dashFlags) error {
 	prompter.Attach(p.Send)
 	slog.Info("dashboard start", "host", name, "root", f.root)
 	final, err := p.Run()
-	if fm, ok := final.(tui.Model); ok && fm.QuitMessage() != "" {
+	if f.quitNote != "" {
+		fmt.Fprintln(cmd.OutOrStdout(), f.quitNote)
+	} else if fm, ok := final.(tui.Model); ok && fm.QuitMessage() != "" {
 		fmt.Fprintln(cmd.OutOrStdout(), fm.QuitMessage())
 	} else if name != "local" {
 		fmt.Fprintln(cmd.OutOrStdout(), "synthwatch: the worker keeps running on "+name)

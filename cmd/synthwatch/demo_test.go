@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/internal/testbin"
+)
+
+// listening is the set of TCP ports in LISTEN state on this machine.
+func listening(t *testing.T) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		fh, err := os.Open(f)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) > 3 && fields[3] == "0A" {
+				out[fields[1]] = true
+			}
+		}
+		fh.Close()
+	}
+	return out
+}
+
+// processesWith lists pids whose command line mentions s.
+func processesWith(s string) []string {
+	var pids []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if strings.Contains(string(b), s) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+var catNames = []string{"B1_glaive", "B2_opencodeinstruct", "B3_magicoder", "B4_longwriter", "B5_metamath"}
+
+func TestDemoInTmux(t *testing.T) {
+	needTmux(t)
+	bin := testbin.Path(t)
+	tmp := t.TempDir()
+	before := listening(t)
+	x := startTmux(t, 120, 40, []string{"TMPDIR=" + tmp, "XDG_STATE_HOME=" + t.TempDir()},
+		"sh", "-c", `"$@"; echo "exit status $?"; sleep 600`, "sh", bin, "demo", "--speed", "8")
+	x.waitFor("connected, with all 5 categories", 20*time.Second, func(s string) bool {
+		if !strings.Contains(s, "● connected") {
+			return false
+		}
+		for _, n := range catNames {
+			if !strings.Contains(s, n) {
+				return false
+			}
+		}
+		return true
+	})
+	dirs, _ := filepath.Glob(filepath.Join(tmp, "synthwatch-demo-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("demo dirs %v", dirs)
+	}
+	x.keys("L")
+	x.waitText("Launch the worker on", 5*time.Second)
+	x.keys("y")
+	rows := regexp.MustCompile(`B2_opencodeinstruct\s+SHORT\s+(\d+)/600`)
+	x.waitFor("counts rise", 20*time.Second, func(s string) bool {
+		m := rows.FindStringSubmatch(s)
+		n, _ := strconv.Atoi(m[1])
+		return n > 150 // it had 150 from an earlier run
+	})
+	x.waitFor("the scripted stall", 40*time.Second, func(s string) bool { return strings.Contains(s, "stalled") })
+	start := time.Now()
+	x.keys("q")
+	x.waitText("exit status 0", 5*time.Second)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("quit took %s", d)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "synthwatch-demo-*")); len(left) != 0 {
+		t.Errorf("temp dirs left: %v", left)
+	}
+	if p := processesWith(dirs[0]); len(p) != 0 {
+		t.Errorf("processes left behind: %v", p)
+	}
+	for port := range listening(t) {
+		if !before[port] {
+			t.Errorf("a port is still listening: %s", port)
+		}
+	}
+}

@@ -1,0 +1,258 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DemoOptions shape `synthwatch demo`.
+type DemoOptions struct {
+	Dir   string  // use and keep this directory; "" makes a temp one, removed on Close
+	Speed float64 // 1: the pipeline takes about five minutes
+	Calm  bool    // no scripted stall and crash
+}
+
+// Demo is a whole pipeline on this machine: a root laid out like the real
+// one, sim serving it, and an SSH server to reach it. Only the GPU is fake.
+type Demo struct {
+	Dir   string
+	Root  string
+	SSH   *SSHServer
+	Sim   *Server
+	Speed float64
+	keep  bool
+	log   *os.File
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	once  sync.Once
+	// Story tells what the script did, for the status line of --no-tui.
+	mu    sync.Mutex
+	story string
+}
+
+type demoCat struct {
+	name, class string
+	n, done     int
+}
+
+var demoCats = []demoCat{
+	{"B1_glaive", "SHORT", 400, 400},           // already complete: the skip path
+	{"B2_opencodeinstruct", "SHORT", 600, 150}, // partial: the resume path
+	{"B3_magicoder", "SHORT", 500, 0},
+	{"B4_longwriter", "LONG", 48, 0},
+	{"B5_metamath", "SHORT", 400, 0},
+}
+
+// StartDemo lays out the root and starts sim and the SSH server.
+func StartDemo(o DemoOptions) (*Demo, error) {
+	if o.Speed <= 0 {
+		o.Speed = 1
+	}
+	d := &Demo{Dir: o.Dir, keep: o.Dir != "", Speed: o.Speed, stop: make(chan struct{})}
+	if d.Dir == "" {
+		dir, err := os.MkdirTemp("", "synthwatch-demo-")
+		if err != nil {
+			return nil, err
+		}
+		d.Dir = dir
+	}
+	d.Root = filepath.Join(d.Dir, "root")
+	for _, p := range []string{filepath.Join(d.Root, "logs"), filepath.Join(d.Dir, "ssh"), filepath.Join(d.Dir, "home")} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	lf, err := os.OpenFile(filepath.Join(d.Root, "logs", "sglang_inference.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	d.log = lf
+	d.Sim = New(Options{Speed: 2 * o.Speed, TokPerSec: 80, Capacity: 64, Log: lf, LogInterval: 4 * time.Second})
+	if err := d.Sim.Start("127.0.0.1:0"); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := d.layout(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if d.SSH, err = NewSSHServer(filepath.Join(d.Dir, "ssh")); err == nil {
+		err = d.SSH.Start()
+	}
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	if !o.Calm {
+		d.wg.Add(1)
+		go d.script()
+	}
+	return d, nil
+}
+
+// StallAfter is the dashboard's stall threshold for the demo's pace.
+func (d *Demo) StallAfter() time.Duration {
+	return max(3*time.Second, time.Duration(float64(40*time.Second)/d.Speed)) // above one LONG request
+}
+
+func (d *Demo) layout() error {
+	var m strings.Builder
+	fmt.Fprintf(&m, "# synthwatch demo pipeline\nserver = %q\napi = \"chat\"\nmodel = \"/shared/kimi-k2.5-int4\"\n\n", d.Sim.URL())
+	m.WriteString("[classes.SHORT]\nconcurrency = 16\nmax_tokens = 10240\nsampling = { temperature = 0.6, top_p = 0.95 }\n\n")
+	m.WriteString("[classes.LONG]\nconcurrency = 16\nmax_tokens = 32768\nsampling = { temperature = 1.0 }\n")
+	for _, c := range demoCats {
+		fmt.Fprintf(&m, "\n[[categories]]\nname = %q\nclass = %q\n", c.name, c.class)
+		dir := filepath.Join(d.Root, "prepared", c.name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		var p, r strings.Builder
+		for i := 0; i < c.n; i++ {
+			id := fmt.Sprintf("%s-%05d", strings.SplitN(c.name, "_", 2)[0], i)
+			msg, _ := json.Marshal([]map[string]string{{"role": "user", "content": fmt.Sprintf("Demo question %d for %s", i, c.name)}})
+			fmt.Fprintf(&p, `{"id":%q,"messages":%s}`+"\n", id, msg)
+			if i < c.done {
+				fmt.Fprintf(&r, `{"id":%q,"category":%q,"run":"seed","prompt_tokens":24,"completion_tokens":%d,"finish_reason":"stop","latency_s":3.1,"finished_at":"2026-11-28T22:00:00Z","content":"(an earlier run)"}`+"\n", id, c.name, 200+i%90)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(p.String()), 0o644); err != nil {
+			return err
+		}
+		if c.done > 0 {
+			if err := os.WriteFile(filepath.Join(dir, "raw_responses.jsonl"), []byte(r.String()), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return os.WriteFile(filepath.Join(d.Root, "pipeline.toml"), []byte(m.String()), 0o644)
+}
+
+func (d *Demo) sleep(dd time.Duration) bool {
+	select {
+	case <-time.After(time.Duration(float64(dd) / d.Speed)):
+		return true
+	case <-d.stop:
+		return false
+	}
+}
+
+func (d *Demo) say(s string) {
+	d.mu.Lock()
+	d.story = s
+	d.mu.Unlock()
+}
+
+// Story is what the script did last.
+func (d *Demo) Story() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.story
+}
+
+// workerPID reads run/worker.json's pid and current category.
+func (d *Demo) workerPID() (int, string) {
+	data, err := os.ReadFile(filepath.Join(d.Root, "run", "worker.json"))
+	if err != nil {
+		return 0, ""
+	}
+	var st struct {
+		PID      int    `json:"pid"`
+		Category string `json:"category"`
+		State    string `json:"state"`
+	}
+	if json.Unmarshal(data, &st) != nil || st.State == "done" || st.State == "stopped" || st.State == "failed" {
+		return 0, ""
+	}
+	if syscall.Kill(st.PID, 0) != nil {
+		return 0, ""
+	}
+	return st.PID, st.Category
+}
+
+// script: once a worker runs, the server stops answering its category (a
+// stall the user can fix with R); later the server crashes, stays down for
+// 20 s, and comes back.
+func (d *Demo) script() {
+	defer d.wg.Done()
+	var pid int
+	for pid == 0 {
+		if !d.sleep(time.Second) {
+			return
+		}
+		pid, _ = d.workerPID()
+	}
+	if !d.sleep(45 * time.Second) {
+		return
+	}
+	// B3 has the most work after the resumed category, so the stall always
+	// lands on live work, whichever category is running at this moment
+	cat := "B3_magicoder"
+	{
+		d.Sim.SetFaults(Faults{StallPrefix: cat + "/"})
+		d.say("the server stopped answering " + cat + ": it will stall; press R on it to restart")
+		deadline := time.Now().Add(time.Duration(float64(3*time.Minute) / d.Speed))
+		for time.Now().Before(deadline) {
+			if !d.sleep(time.Second) {
+				return
+			}
+			if p, _ := d.workerPID(); p != 0 && p != pid {
+				break // restarted: the wedged requests are gone
+			}
+		}
+		d.Sim.SetFaults(Faults{})
+		d.say(cat + " is answered again")
+	}
+	if !d.sleep(40 * time.Second) {
+		return
+	}
+	d.say("the server crashed; it comes back in 20 s and the worker waits")
+	d.Sim.Crash(time.Duration(float64(20*time.Second) / d.Speed))
+	if d.sleep(25 * time.Second) {
+		d.say("the server is back")
+	}
+}
+
+// Close stops the worker (its process group), the script, sim and the SSH
+// server, and removes the temp directory unless it was given with --keep.
+func (d *Demo) Close() {
+	d.once.Do(func() {
+		close(d.stop)
+		if d.Root != "" {
+			if data, err := os.ReadFile(filepath.Join(d.Root, "run", "worker.json")); err == nil {
+				var st struct{ PID int }
+				if json.Unmarshal(data, &st) == nil && st.PID > 0 && isDemoWorker(st.PID, d.Root) {
+					_ = syscall.Kill(-st.PID, syscall.SIGTERM)
+					for i := 0; i < 20 && syscall.Kill(st.PID, 0) == nil; i++ { // 2 s, then SIGKILL: a demo, not a night of data
+						time.Sleep(100 * time.Millisecond)
+					}
+					_ = syscall.Kill(-st.PID, syscall.SIGKILL)
+				}
+			}
+		}
+		d.wg.Wait()
+		if d.SSH != nil {
+			d.SSH.Close()
+		}
+		if d.Sim != nil {
+			d.Sim.Close()
+		}
+		if d.log != nil {
+			d.log.Close()
+		}
+		if !d.keep {
+			os.RemoveAll(d.Dir)
+		}
+	})
+}
+
+func isDemoWorker(pid int, root string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return err == nil && strings.Contains(string(b), "worker\x00--root\x00"+root)
+}
