@@ -18,11 +18,7 @@ import (
 	"github.com/synthwatch/synthwatch/sim"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testbin.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 type e2e struct {
 	t    *testing.T

@@ -31,7 +31,7 @@ type catState struct {
 	rates               *samples
 	stalled             bool
 	currentSince        time.Time // when it became the category being worked on
-	configs             []string // distinct server config keys, in order seen
+	configs             []string  // distinct server config keys, in order seen
 	configDesc          map[string]string
 	logTarget           int
 	logResumed, logToGo int

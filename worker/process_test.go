@@ -18,11 +18,7 @@ import (
 
 func binary(t testing.TB) string { return testbin.Path(t) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testbin.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 func workerCmd(t testing.TB, root, server string, extra ...string) *exec.Cmd {
 	args := append([]string{"worker", "--root", root, "--server", server}, extra...)

@@ -1,22 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 )
 
 func run(t *testing.T, args ...string) string {
 	t.Helper()
-	root := newRoot()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	if err := root.Execute(); err != nil {
-		t.Fatalf("%v: %v", args, err)
+	out, code := execCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, out)
 	}
-	return out.String()
+	return out
 }
 
 func TestVersion(t *testing.T) {

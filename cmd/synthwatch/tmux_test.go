@@ -16,11 +16,7 @@ import (
 	"github.com/synthwatch/synthwatch/sim"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testbin.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 // tmux drives a real terminal.
 type tmux struct {

@@ -41,3 +41,11 @@ func Cleanup() {
 		os.RemoveAll(filepath.Dir(path))
 	}
 }
+
+// Main runs a package's tests and then removes the binary: use it as
+// func TestMain(m *testing.M) { testbin.Main(m) }.
+func Main(m *testing.M) {
+	code := m.Run()
+	Cleanup()
+	os.Exit(code)
+}
