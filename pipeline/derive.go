@@ -13,6 +13,12 @@ func expNeg(x float64) float64 { return math.Exp(-x) }
 func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr error, now time.Time) {
 	s.Worker = w.workerView(now)
 	s.Server = w.serverView(met, metErr, now)
+	if s.Server.Source != "" {
+		w.thr.add(s.Server.GenThroughput)
+	} else {
+		w.thr.add(math.NaN())
+	}
+	s.Server.Throughput = w.thr.values()
 	for _, n := range w.order {
 		s.Categories = append(s.Categories, w.categoryView(w.cats[n], s.Worker, now))
 	}

@@ -52,6 +52,7 @@ type Server struct {
 	LastCrash     string     `json:"last_crash,omitempty"`
 	LastCrashAt   *time.Time `json:"last_crash_at,omitempty"`
 	Retractions   int        `json:"retractions"`
+	Throughput    []float64  `json:"-"` // recent gen throughput for a sparkline; NaN = no sample
 }
 
 // Category is one dataset category.

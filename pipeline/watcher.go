@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"net"
 	"net/http"
 	"path"
@@ -85,6 +86,8 @@ type Watcher struct {
 	timeline  *Timeline
 	lastSnap  Snapshot
 	workerWas string
+	connWas   string
+	thr       *samples
 	WorkerLog *Ring // sanitised worker log lines for display
 	ServerLog *Ring // sanitised server log lines for display
 }
@@ -97,7 +100,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	}
 	w := &Watcher{h: h, o: o, cats: map[string]*catState{}, timeline: tl,
 		wlog: remote.NewTail(o.WorkerLog), slog: remote.NewTail(o.ServerLog),
-		WorkerLog: NewRing(o.LogLines), ServerLog: NewRing(o.LogLines)}
+		WorkerLog: NewRing(o.LogLines), ServerLog: NewRing(o.LogLines), thr: newSamples(o.History)}
 	w.wlog.StartBack = 1 << 20 // enough of the worker log to know where each category stands
 	return w
 }
@@ -220,6 +223,7 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 
 	snap := Snapshot{Schema: 1, Time: now.UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}}
 	snap.Connection = w.connection()
+	w.noteConnection(snap.Connection, now)
 	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected)
 	if down {
 		return w.stale(snap)
@@ -232,12 +236,26 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	return snap
 }
 
+// noteConnection records disconnections and reconnections in the timeline.
+func (w *Watcher) noteConnection(c Connection, now time.Time) {
+	switch {
+	case c.State == w.connWas:
+	case w.connWas == "connected":
+		w.event(now, "disconnect", "", "lost the link to the host: "+c.Error)
+	case c.State == "connected" && w.connWas != "":
+		w.event(now, "reconnect", "", "connected again")
+	}
+	w.connWas = c.State
+}
+
 // stale is the last snapshot with the link down: figures kept, every
 // category unknown, no ETA. Stale data never looks live.
 func (w *Watcher) stale(snap Snapshot) Snapshot {
 	prev := w.lastSnap
 	snap.Worker = Worker{State: StateUnknown, PID: prev.Worker.PID, Category: prev.Worker.Category}
 	snap.Server = Server{State: StateUnknown}
+	w.thr.add(math.NaN()) // no sample: a gap in the sparkline, not a zero
+	snap.Server.Throughput = w.thr.values()
 	for _, c := range prev.Categories {
 		c.State, c.ETASeconds, c.RatePerMin, c.TokPerSec = StateUnknown, nil, 0, nil
 		snap.Categories = append(snap.Categories, c)

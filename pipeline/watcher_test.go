@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,6 +155,9 @@ func TestLinkDownIsUnknownNeverStalled(t *testing.T) {
 	if catByName(t, s, "B2").Done != 100 || s.ETASeconds != nil || len(s.Warnings) == 0 || !strings.Contains(s.Warnings[0], "no contact") {
 		t.Fatalf("stale snapshot: %+v", s)
 	}
+	if th := s.Server.Throughput; !math.IsNaN(th[len(th)-1]) {
+		t.Fatalf("a poll without data must be a gap in the throughput history: %v", th[len(th)-5:])
+	}
 }
 
 func TestETAByTokenBudget(t *testing.T) {
@@ -245,5 +249,33 @@ func TestTimelinePersists(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", "/xdg")
 	if got := StatePath("root@10.1.230.174"); got != "/xdg/synthwatch/root@10.1.230.174.jsonl" {
 		t.Errorf("state path %s", got)
+	}
+}
+
+// linkedHost reports a connection state, as the SSH host does.
+type linkedHost struct {
+	remote.Host
+	st remote.ConnState
+}
+
+func (l *linkedHost) State() remote.ConnState { return l.st }
+
+func TestTimelineRecordsDisconnectAndReconnect(t *testing.T) {
+	c := newClock()
+	c.t = time.Now()
+	root, _ := runningRoot(t, c)
+	h := &linkedHost{Host: remote.Local{}, st: remote.ConnState{Phase: remote.Connected}}
+	w := NewWatcher(h, Options{Root: root, Now: c.now, ServerURL: closedURL(t)}, nil)
+	poll(w)
+	h.st = remote.ConnState{Phase: remote.Reconnecting, Err: "no answer to keepalives for 45s"}
+	poll(w)
+	h.st = remote.ConnState{Phase: remote.Connected}
+	s := poll(w)
+	var kinds []string
+	for _, e := range s.Events {
+		kinds = append(kinds, e.Kind)
+	}
+	if got := strings.Join(kinds, ","); !strings.Contains(got, "disconnect,reconnect") || !strings.Contains(s.Events[0].Text, "keepalives") {
+		t.Fatalf("events %v", s.Events)
 	}
 }

@@ -69,7 +69,8 @@ func running() pipeline.Snapshot {
 	s := pipeline.Snapshot{Schema: 1, Time: t0, Host: "root@10.1.230.174", Root: "/data/eagle3/synth_100k",
 		Connection: pipeline.Connection{State: "connected", RTTms: 1.2, LastContact: &lc},
 		Worker:     pipeline.Worker{State: "running", PID: 4242, Category: "B3_magicoder", Source: "worker.json"},
-		Server:     pipeline.Server{State: "ready", GenThroughput: 930.1, RunningReqs: 72, TokenUsage: 0.96, CacheHitRate: fptr(0.12), Source: "metrics"},
+		Server: pipeline.Server{State: "ready", GenThroughput: 930.1, RunningReqs: 72, TokenUsage: 0.96, CacheHitRate: fptr(0.12), Source: "metrics",
+			Throughput: []float64{math.NaN(), 700, 850, 910, math.NaN(), 930, 920, 930.1}},
 		ETASeconds: fptr(9000),
 	}
 	names := []string{"B1_glaive", "B2_opencodeinstruct", "B3_magicoder", "B4_metamath", "B5_long_reasoning", "B6_sharegpt", "B7_ultrachat", "B8_wildchat", "B9_lmsys", "B10_code_feedback"}

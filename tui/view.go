@@ -198,8 +198,12 @@ func (m Model) serverPanel(w int, wide bool) string {
 		state = st.Bad.Render("CRASHED")
 	}
 	full, empty := bar(sv.TokenUsage, 10)
-	line := fmt.Sprintf("server %s  gen %.0f tok/s  running %d  queued %d  KV %s%s %.0f%%", state, sv.GenThroughput, sv.RunningReqs, sv.QueueReqs,
-		st.Bar.Render(full), st.BarEmpty.Render(empty), 100*sv.TokenUsage)
+	sparkW := 8
+	if wide {
+		sparkW = 24
+	}
+	line := fmt.Sprintf("server %s  gen %.0f tok/s %s  running %d  queued %d  KV %s%s %.0f%%", state, sv.GenThroughput, spark(sv.Throughput, sparkW),
+		sv.RunningReqs, sv.QueueReqs, st.Bar.Render(full), st.BarEmpty.Render(empty), 100*sv.TokenUsage)
 	if sv.CacheHitRate != nil {
 		line += fmt.Sprintf("  hit %.0f%%", 100**sv.CacheHitRate)
 	}
