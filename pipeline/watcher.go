@@ -87,6 +87,7 @@ type Watcher struct {
 	lastSnap  Snapshot
 	workerWas string
 	connWas   string
+	metFails  int // consecutive /metrics failures: retried less often
 	thr       *samples
 	WorkerLog *Ring // sanitised worker log lines for display
 	ServerLog *Ring // sanitised server log lines for display
@@ -218,7 +219,14 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 			}
 		}
 	}()
-	go func() { defer wg.Done(); met, metErr = w.metrics(ctx) }()
+	go func() {
+		defer wg.Done()
+		if w.metFails > 3 && w.polls%10 != 0 { // no /metrics here (not enabled?): the log will do
+			metErr = errors.New("/metrics not tried this poll")
+			return
+		}
+		met, metErr = w.metrics(ctx)
+	}()
 	wg.Wait()
 
 	snap := Snapshot{Schema: 1, Time: now.UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}}
@@ -227,6 +235,11 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected)
 	if down {
 		return w.stale(snap)
+	}
+	if metErr != nil {
+		w.metFails++
+	} else {
+		w.metFails = 0
 	}
 	w.foldTails(res, now)
 	w.foldWorkerJSON(wjson, wjsonErr, cmdline, cmdErr, now)
