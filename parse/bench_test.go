@@ -3,7 +3,12 @@ package parse
 import (
 	"bytes"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // mixedLog is the fixture log repeated, with decode lines weighted the way a
@@ -64,4 +69,63 @@ func FuzzParseMetrics(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		_, _ = ParseMetrics(bytes.NewReader([]byte(text)))
 	})
+}
+
+// BenchmarkParseVsGrep: the parser over a page-cached 500 MB SGLang log
+// (SW_PARSE_MB to change), next to `grep -c 'Decode batch'` on the same file:
+// the floor of "just reading it".
+func BenchmarkParseVsGrep(b *testing.B) {
+	mb := 500
+	if v, err := strconv.Atoi(os.Getenv("SW_PARSE_MB")); err == nil {
+		mb = v
+	}
+	chunk := mixedLog(b)
+	path := filepath.Join(b.TempDir(), "sglang_inference.log")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var size int64
+	for size < int64(mb)<<20 {
+		n, _ := f.Write(chunk)
+		size += int64(n)
+	}
+	f.Close()
+	exec.Command("cat", path).Run() // page cache
+	b.SetBytes(size)
+	var batches int
+	for b.Loop() {
+		fh, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var r ServerLog
+		s := NewSplitter(0)
+		batches = 0
+		emit := func(e ServerEvent) {
+			if e.Kind == SBatch && e.Batch.Phase == Decode {
+				batches++
+			}
+		}
+		buf := make([]byte, 4<<20)
+		for {
+			n, err := fh.Read(buf)
+			s.Feed(buf[:n], func(l []byte, _ bool) { r.Feed(string(l), emit) })
+			if err != nil {
+				break
+			}
+		}
+		r.Flush(emit)
+		fh.Close()
+	}
+	start := time.Now()
+	out, err := exec.Command("grep", "-c", "Decode batch", path).Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	grepS := time.Since(start).Seconds()
+	if n, _ := strconv.Atoi(strings.TrimSpace(string(out))); n != batches {
+		b.Fatalf("parser found %d decode lines, grep %d", batches, n)
+	}
+	b.ReportMetric(float64(size)/1e6/grepS, "grep_MB/s")
 }

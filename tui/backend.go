@@ -75,3 +75,10 @@ func (p *Prompter) ConfirmHostKey(host, fp, keyType string) (bool, error) {
 func (p *Prompter) Passphrase(keyFile string) ([]byte, error) {
 	return []byte(p.ask("Passphrase for "+keyFile+":", true)), nil
 }
+
+// PollResult is the message one poll produces, for harnesses (the soak test)
+// that drive the model without a program.
+func PollResult(m tea.Model, snap pipeline.Snapshot, live *Live) tea.Msg {
+	w, s := live.Logs()
+	return pollMsg{gen: m.(Model).gen, snap: snap, worker: w, server: s}
+}

@@ -28,15 +28,25 @@ func workerCmd(t testing.TB, root, server string, extra ...string) *exec.Cmd {
 }
 
 // The contract under the worst a process can suffer: kill -9 at random
-// moments, 20 times, each followed by a resume. In the end every id is
-// written exactly once and every line is whole JSON.
-func TestKill9AtRandomMomentsThenResume(t *testing.T) {
-	const n = 1500
+// moments, 20 times (50 in the reliability suite: SW_RELIABILITY=1), each
+// followed by a resume. In the end every id is written exactly once and
+// every line is whole JSON.
+func TestKill9AtRandomMomentsThenResume(t *testing.T) { kill9(t, 20) }
+
+func TestReliabilityKill9x50(t *testing.T) {
+	if os.Getenv("SW_RELIABILITY") != "1" {
+		t.Skip("the long reliability suite runs with SW_RELIABILITY=1")
+	}
+	kill9(t, 50)
+}
+
+func kill9(t *testing.T, times int) {
+	n := 1500 + 60*times
 	root := makeRoot(t, map[string]int{"B1": n})
 	s := startSim(t, sim.Options{Speed: 40, ContentBytes: 2000})
 	out := filepath.Join(root, "prepared", "B1", "raw_responses.jsonl")
 	kills, torn := 0, 0
-	for kills < 20 {
+	for kills < times {
 		cmd := workerCmd(t, root, s.URL(), "--concurrency", "32")
 		var log bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &log, &log

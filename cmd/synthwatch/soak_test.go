@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/remote"
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+	"github.com/synthwatch/synthwatch/tui"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+type sample struct {
+	at                     time.Duration
+	rssMB                  float64
+	goroutines, fds, lines int
+}
+
+func selfRSS() float64 {
+	data, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			kb, _ := strconv.Atoi(strings.Fields(l)[1])
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+func selfFDs() int {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	return len(ents)
+}
+
+// TestSoak runs an accelerated night (SW_SOAK, default 3m; 30m for the full
+// one): sim at a high speed factor, polls every 100 ms, the log fed 100
+// lines a second, the dashboard model rendering. RSS, goroutines and open
+// fds are sampled every 10 s after a warm-up minute; each series must be flat: its last third no
+// higher than its first third + 10 %. SW_SOAK_WRITE=1 writes docs/soak.csv
+// and docs/soak.png.
+func TestSoak(t *testing.T) {
+	d := 3 * time.Minute
+	if v, err := time.ParseDuration(os.Getenv("SW_SOAK")); err == nil {
+		d = v
+	}
+	bin := testbin.Path(t)
+	s := sshdtest.Start(t)
+	root := t.TempDir()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	simAddr := l.Addr().String()
+	l.Close()
+	simCmd := exec.Command(bin, "sim", "--listen", simAddr, "--speed", "50", "--capacity", "64", "--log", filepath.Join(root, "logs", "sglang_inference.log"))
+	os.MkdirAll(filepath.Join(root, "logs"), 0o755)
+	if err := simCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { simCmd.Process.Kill(); simCmd.Wait() }()
+	var manifest strings.Builder
+	fmt.Fprintf(&manifest, "server = %q\n[classes.SHORT]\nconcurrency = 32\n", "http://"+simAddr)
+	for c := 1; c <= 3; c++ {
+		name := fmt.Sprintf("B%d_soak", c)
+		fmt.Fprintf(&manifest, "[[categories]]\nname = %q\nclass = \"SHORT\"\n", name)
+		dir := filepath.Join(root, "prepared", name)
+		os.MkdirAll(dir, 0o755)
+		f, _ := os.Create(filepath.Join(dir, "prompts.jsonl"))
+		w := bufio.NewWriter(f)
+		for i := 0; i < 300000; i++ {
+			fmt.Fprintf(w, `{"id":%d,"messages":[{"role":"user","content":"q"}]}`+"\n", i)
+		}
+		w.Flush()
+		f.Close()
+	}
+	os.WriteFile(filepath.Join(root, "pipeline.toml"), []byte(manifest.String()), 0o644)
+	defer exec.Command("pkill", "-KILL", "-f", "worker --root "+root).Run()
+
+	t.Setenv("SSH_AUTH_SOCK", "")
+	ctx := context.Background()
+	h, err := remote.Open(ctx, remote.Options{Target: s.User + "@" + s.Addr(), Identities: []string{s.KeyPath}, Home: t.TempDir(),
+		Opts: []string{"UserKnownHostsFile=" + s.KnownHosts, "StrictHostKeyChecking=yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for h.State().Phase != remote.Connected {
+		time.Sleep(50 * time.Millisecond)
+	}
+	w := pipeline.NewWatcher(h, pipeline.Options{Host: "soak", Root: root, ServerURL: "http://" + simAddr}, nil)
+	live := &tui.Live{Name: "soak", H: h, W: w, Act: pipeline.Actor{H: h, Root: root, WorkerBin: bin}, ConnSrc: h.State}
+	if _, err := live.Act.Launch(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := tea.Model(tui.New(live, tui.Config{PollEvery: 100 * time.Millisecond}))
+	m, _ = m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+
+	logf, _ := os.OpenFile(filepath.Join(root, "logs", "inference_all.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	defer logf.Close()
+	start := time.Now()
+	var samples []sample
+	polls, fed := 0, 0
+	// the first minute fills the bounded buffers (5,000 lines per log at 100
+	// lines/s, 120 rate samples): a warm-up, not growth
+	warm := min(time.Minute, d/3)
+	nextSample := start.Add(warm)
+	tick := time.NewTicker(100 * time.Millisecond) // a poll every 100 ms (back to back if one takes longer)
+	defer tick.Stop()
+	for time.Since(start) < d {
+		for k := 0; k < 10; k++ { // 100 lines a second
+			fmt.Fprintf(logf, "[soak] %d/1000000 (0 err) 1.0 req/s avg_comp=100tok ETA=1h \x1b[31mcolour\x1b[0m\n", fed)
+			fed++
+		}
+		snap := w.Poll(ctx)
+		polls++
+		m = feed(m, snap, live)
+		_ = m.View()
+		if time.Now().After(nextSample) {
+			runtime.GC()
+			samples = append(samples, sample{at: time.Since(start) - warm, rssMB: selfRSS(), goroutines: runtime.NumGoroutine(), fds: selfFDs(), lines: fed})
+			nextSample = nextSample.Add(10 * time.Second)
+		}
+		<-tick.C
+	}
+	t.Logf("%d polls, %d lines fed, %d samples", polls, fed, len(samples))
+	if len(samples) < 6 {
+		t.Fatalf("only %d samples", len(samples))
+	}
+	third := len(samples) / 3
+	flat := func(name string, get func(sample) float64, slack float64) {
+		var a, b float64
+		for _, s := range samples[:third] {
+			a += get(s)
+		}
+		for _, s := range samples[len(samples)-third:] {
+			b += get(s)
+		}
+		a, b = a/float64(third), b/float64(third)
+		t.Logf("%s: first third %.1f, last third %.1f", name, a, b)
+		if b > a*1.1+slack {
+			t.Errorf("%s grows: first third %.1f, last third %.1f", name, a, b)
+		}
+	}
+	flat("RSS MB", func(s sample) float64 { return s.rssMB }, 0)
+	flat("goroutines", func(s sample) float64 { return float64(s.goroutines) }, 2)
+	flat("open fds", func(s sample) float64 { return float64(s.fds) }, 2)
+	if os.Getenv("SW_SOAK_WRITE") == "1" {
+		writeSoak(t, samples, d)
+	}
+}
+
+// feed delivers one poll to the model the way the program would.
+func feed(m tea.Model, snap pipeline.Snapshot, live *tui.Live) tea.Model {
+	m, _ = m.Update(tui.PollResult(m, snap, live))
+	return m
+}
+
+func writeSoak(t *testing.T, samples []sample, d time.Duration) {
+	var csv strings.Builder
+	csv.WriteString("seconds,rss_mb,goroutines,open_fds,log_lines_fed\n")
+	rss, gor, fds := plotter.XYs{}, plotter.XYs{}, plotter.XYs{}
+	for _, s := range samples {
+		fmt.Fprintf(&csv, "%.0f,%.1f,%d,%d,%d\n", s.at.Seconds(), s.rssMB, s.goroutines, s.fds, s.lines)
+		x := s.at.Minutes()
+		rss, gor, fds = append(rss, plotter.XY{X: x, Y: s.rssMB}), append(gor, plotter.XY{X: x, Y: float64(s.goroutines)}), append(fds, plotter.XY{X: x, Y: float64(s.fds)})
+	}
+	os.WriteFile(filepath.Join("..", "..", "docs", "soak.csv"), []byte(csv.String()), 0o644)
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("synthwatch dashboard, %s accelerated night (polls every 100 ms, 100 log lines/s)", d)
+	p.X.Label.Text = "minutes"
+	p.Y.Label.Text = "RSS (MB) / goroutines / open fds"
+	if err := plotutil.AddLinePoints(p, "RSS MB", rss, "goroutines", gor, "open fds", fds); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Save(10*vg.Inch, 5*vg.Inch, filepath.Join("..", "..", "docs", "soak.png")); err != nil {
+		t.Fatal(err)
+	}
+}

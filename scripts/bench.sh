@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Whole-process and side-by-side figures for docs/BENCHMARKS.md. Every
+# benchmark runs COUNT times (default 5) and the median is reported, with the
+# machine and the date. Long ones (dead link with defaults: 45 s; idle CPU:
+# 60 s) run once. Usage: scripts/bench.sh [COUNT]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin:/usr/sbin"
+COUNT=${1:-5}
+
+need=()
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v tmux >/dev/null || need+=(tmux)
+command -v hey >/dev/null || need+=(hey)
+if [ ${#need[@]} -gt 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+raw=$(mktemp)
+trap 'rm -f "$raw"' EXIT
+bench() { # package, pattern, benchtime, count
+  go test "$1" -run '^$' -bench "$2" -benchtime "$3" -count "$4" -timeout 90m | grep '^Benchmark' | tee -a "$raw"
+}
+bench ./parse 'Split|Sanitize|ParseSGLangLog$' 1s "$COUNT"
+bench ./parse ParseVsGrep 1x "$COUNT"
+bench ./worker . 1x "$COUNT"
+bench ./remote 'IdlePoll|GrownPoll' 20x "$COUNT"
+bench ./remote 'ColdStart2GB|PollVsHabit' 1x "$COUNT"
+bench ./remote DeadLink 1x 1
+bench ./tui . 1x "$COUNT"
+bench ./cmd/synthwatch IdleCPU 1x 1
+
+out=docs/BENCHMARKS.md
+{
+  echo "# Benchmarks"
+  echo
+  echo "Made by \`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'): $(nproc) cores,"
+  echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/Mem:/{print $2}') GiB,"
+  echo "$(go version | cut -d' ' -f3), $(uname -sr). Each figure is the median of the runs shown."
+  echo "Everything runs on loopback: a real OpenSSH sshd, the sim server, the real worker binary."
+  echo "What each benchmark measures is in its doc comment (\`go doc\` or the *_test.go file)."
+  echo
+  echo "| benchmark | metric | median | runs |"
+  echo "| --- | --- | --- | --- |"
+  awk '
+    { name=$1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
+      for (i = 3; i < NF; i += 2) { key = name SUBSEP $(i+1); vals[key] = vals[key] " " $i; if (!(key in order)) { order[key] = ++n; keys[n] = key } } }
+    END {
+      for (k = 1; k <= n; k++) {
+        key = keys[k]; c = split(substr(vals[key], 2), v, " ")
+        for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+        med = (c % 2) ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2
+        split(key, p, SUBSEP); printf "| %s | %s | %.4g | %d |\n", p[1], p[2], med, c
+      }
+    }' "$raw"
+} > "$out"
+echo "wrote $out"
