@@ -27,6 +27,7 @@ type Connection struct {
 	RTTms       float64    `json:"rtt_ms"`
 	LastContact *time.Time `json:"last_contact"`
 	Error       string     `json:"error,omitempty"`
+	Drops       int        `json:"drops"` // links lost since the dashboard connected
 }
 
 // Worker is the inference worker on the host.

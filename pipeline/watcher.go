@@ -87,6 +87,7 @@ type Watcher struct {
 	lastSnap  Snapshot
 	workerWas string
 	connWas   string
+	dropsWas  int
 	metFails  int // consecutive /metrics failures: retried less often
 	thr       *samples
 	WorkerLog *Ring // sanitised worker log lines for display
@@ -250,15 +251,22 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 }
 
 // noteConnection records disconnections and reconnections in the timeline.
+// The host counts drops, so one that came and went between two polls is
+// recorded too.
 func (w *Watcher) noteConnection(c Connection, now time.Time) {
-	switch {
-	case c.State == w.connWas:
-	case w.connWas == "connected":
-		w.event(now, "disconnect", "", "lost the link to the host: "+c.Error)
-	case c.State == "connected" && w.connWas != "":
+	up := c.State == "connected"
+	newDrops := c.Drops - w.dropsWas
+	// a link we last saw down has come back (at least before any new drop)
+	if w.connWas != "" && w.connWas != "connected" && (newDrops > 0 || up) {
 		w.event(now, "reconnect", "", "connected again")
 	}
-	w.connWas = c.State
+	for i := 0; i < newDrops; i++ {
+		w.event(now, "disconnect", "", "lost the link to the host: "+c.Error)
+		if i < newDrops-1 || up {
+			w.event(now, "reconnect", "", "connected again")
+		}
+	}
+	w.connWas, w.dropsWas = c.State, c.Drops
 }
 
 // stale is the last snapshot with the link down: figures kept, every
@@ -286,7 +294,7 @@ func (w *Watcher) connection() Connection {
 		return Connection{State: "local", LastContact: &now}
 	}
 	st := l.State()
-	c := Connection{State: st.Phase.String(), RTTms: float64(st.RTT.Microseconds()) / 1000, Error: st.Err}
+	c := Connection{State: st.Phase.String(), RTTms: float64(st.RTT.Microseconds()) / 1000, Error: st.Err, Drops: st.Drops}
 	if !st.LastContact.IsZero() {
 		t := st.LastContact.UTC()
 		c.LastContact = &t

@@ -267,15 +267,15 @@ func TestTimelineRecordsDisconnectAndReconnect(t *testing.T) {
 	h := &linkedHost{Host: remote.Local{}, st: remote.ConnState{Phase: remote.Connected}}
 	w := NewWatcher(h, Options{Root: root, Now: c.now, ServerURL: closedURL(t)}, nil)
 	poll(w)
-	h.st = remote.ConnState{Phase: remote.Reconnecting, Err: "no answer to keepalives for 45s"}
+	h.st = remote.ConnState{Phase: remote.Reconnecting, Err: "no answer to keepalives for 45s", Drops: 1}
 	poll(w)
-	h.st = remote.ConnState{Phase: remote.Connected}
+	h.st = remote.ConnState{Phase: remote.Connected, Drops: 3} // two more drops came and went between polls
 	s := poll(w)
 	var kinds []string
 	for _, e := range s.Events {
 		kinds = append(kinds, e.Kind)
 	}
-	if got := strings.Join(kinds, ","); !strings.Contains(got, "disconnect,reconnect") || !strings.Contains(s.Events[0].Text, "keepalives") {
+	if got := strings.Join(kinds, ","); !strings.Contains(got, "disconnect,reconnect,disconnect,reconnect,disconnect,reconnect") || !strings.Contains(s.Events[0].Text, "keepalives") {
 		t.Fatalf("events %v", s.Events)
 	}
 }

@@ -185,7 +185,7 @@ func (s *SSH) dropSession(sess *session, why string) {
 	s.sent += sess.link.stats.sent.Load()
 	s.recv += sess.link.stats.recv.Load()
 	s.mu.Unlock()
-	s.setState(func(st *ConnState) { st.Phase, st.Err = Reconnecting, why })
+	s.setState(func(st *ConnState) { st.Phase, st.Err, st.Drops = Reconnecting, why, st.Drops+1 })
 }
 
 // supervise watches the live session, and redials after it dies.

@@ -30,6 +30,7 @@ type ConnState struct {
 	NextTry     time.Time     // when the next attempt starts (Reconnecting)
 	Err         string        // why the link dropped or the last attempt failed
 	Slept       bool          // a wall-clock gap showed that this machine slept
+	Drops       int           // how many times a live link was lost: a watcher polling now and then misses none
 }
 
 func (s ConnState) String() string {
