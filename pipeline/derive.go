@@ -199,9 +199,7 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 // that is longer. Only growth clears a stall; log lines do not count.
 func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
 	if v.State != StateRunning {
-		if c.stalled && Final(v.State) || v.State != StateRunning && c.stalled {
-			c.stalled = false
-		}
+		c.stalled = false // not being worked on: nothing to stall
 		return
 	}
 	limit := w.o.StallAfter
