@@ -21,7 +21,7 @@ type hostCost struct{ cpu, read float64 }
 
 func treeCost(root int) hostCost {
 	var c hostCost
-	pids := append([]int{root}, sshdDescendants(root)...)
+	pids := append([]int{root}, sshdtest.Descendants(root)...)
 	for i, pid := range pids {
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
@@ -47,34 +47,6 @@ func treeCost(root int) hostCost {
 		}
 	}
 	return c
-}
-
-func sshdDescendants(root int) []int {
-	children := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(stat)[strings.LastIndexByte(string(stat), ')')+2:])
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], pid)
-	}
-	var out []int
-	var walk func(int)
-	walk = func(p int) {
-		for _, c := range children[p] {
-			out = append(out, c)
-			walk(c)
-		}
-	}
-	walk(root)
-	return out
 }
 
 func sshdPID(b *testing.B, s *sshdtest.Server) int {

@@ -5,11 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/remote"
 )
@@ -28,17 +28,6 @@ func BenchmarkView(b *testing.B) {
 	for b.Loop() {
 		_ = m.View()
 	}
-}
-
-func rssMB() float64 {
-	data, _ := os.ReadFile("/proc/self/status")
-	for _, l := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			kb, _ := strconv.Atoi(strings.Fields(l)[1])
-			return float64(kb) / 1024
-		}
-	}
-	return 0
 }
 
 // BenchmarkLongNight drives the real watcher and model through 10,000 polls
@@ -77,12 +66,12 @@ func BenchmarkLongNight(b *testing.B) {
 			}
 			if p == 5000 {
 				runtime.GC()
-				half = rssMB()
+				half = testbin.RSSMB("self")
 			}
 		}
 		runtime.GC()
 		b.ReportMetric(half, "RSS_MB_half")
-		b.ReportMetric(rssMB(), "RSS_MB_end")
+		b.ReportMetric(testbin.RSSMB("self"), "RSS_MB_end")
 		wlog.Close()
 		raw.Close()
 	}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,17 +15,6 @@ import (
 func tmuxFmt(t *testing.T, session, format string) string {
 	out, _ := exec.Command("tmux", "display", "-p", "-t", session, format).Output()
 	return strings.TrimSpace(string(out))
-}
-
-func rssOf(pid string) int {
-	data, _ := os.ReadFile("/proc/" + pid + "/status")
-	for _, l := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			kb, _ := strconv.Atoi(strings.Fields(l)[1])
-			return kb / 1024
-		}
-	}
-	return -1
 }
 
 // Hostile log content reaches the real dashboard in a real terminal and
@@ -94,8 +82,8 @@ func TestHostileLogsInTmux(t *testing.T) {
 	x.keys("f")
 	x.waitText("the last line", 20*time.Second)
 	pid := tmuxFmt(t, x.session, "#{pane_pid}")
-	if mb := rssOf(pid); mb < 0 || mb > 100 {
-		t.Errorf("dashboard RSS %d MB after a 10 MB line and 20,000 lines", mb)
+	if mb := testbin.RSSMB(pid); mb < 0 || mb > 100 {
+		t.Errorf("dashboard RSS %.0f MB after a 10 MB line and 20,000 lines", mb)
 	}
 	x.keys("q")
 }

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,17 +29,6 @@ type sample struct {
 	at                     time.Duration
 	rssMB                  float64
 	goroutines, fds, lines int
-}
-
-func selfRSS() float64 {
-	data, _ := os.ReadFile("/proc/self/status")
-	for _, l := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			kb, _ := strconv.Atoi(strings.Fields(l)[1])
-			return float64(kb) / 1024
-		}
-	}
-	return 0
 }
 
 func selfFDs() int {
@@ -130,7 +118,7 @@ func TestSoak(t *testing.T) {
 		_ = m.View()
 		if time.Now().After(nextSample) {
 			runtime.GC()
-			samples = append(samples, sample{at: time.Since(start) - warm, rssMB: selfRSS(), goroutines: runtime.NumGoroutine(), fds: selfFDs(), lines: fed})
+			samples = append(samples, sample{at: time.Since(start) - warm, rssMB: testbin.RSSMB("self"), goroutines: runtime.NumGoroutine(), fds: selfFDs(), lines: fed})
 			nextSample = nextSample.Add(10 * time.Second)
 		}
 		<-tick.C

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -48,4 +50,19 @@ func Main(m *testing.M) {
 	code := m.Run()
 	Cleanup()
 	os.Exit(code)
+}
+
+// RSSMB is a process's resident memory in MB ("self" for this one), -1 if unknown.
+func RSSMB(pid string) float64 {
+	data, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			kb, _ := strconv.Atoi(strings.Fields(l)[1])
+			return float64(kb) / 1024
+		}
+	}
+	return -1
 }

@@ -208,7 +208,7 @@ func (s *Server) Stop() {
 	// sshd forks processes per connection, which hold its log pipe: kill the
 	// whole tree (found before the parent dies and they are re-parented), so
 	// a restart really drops every session and Wait returns.
-	tree := descendants(cmd.Process.Pid)
+	tree := Descendants(cmd.Process.Pid)
 	_ = cmd.Process.Kill()
 	for _, pid := range tree {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -230,8 +230,8 @@ func (s *Server) Restart() {
 	s.t.Fatalf("sshdtest: restart: %v", err)
 }
 
-// descendants lists every process below root, from /proc.
-func descendants(root int) []int {
+// Descendants lists every process below root, from /proc.
+func Descendants(root int) []int {
 	children := map[int][]int{}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
