@@ -21,6 +21,7 @@ type Counter struct {
 	off   int64
 	lines int64
 	known bool
+	ahead readAhead
 }
 
 // NewCounter counts path's lines.

@@ -45,6 +45,7 @@ type session struct {
 	link *link
 	sftp *sftp.Client
 	dead chan struct{} // closed when the SSH connection ends
+	kept kept          // files followed between polls (see Keeper)
 }
 
 // close drops the link first: on a dead link, sftp.Close alone would wait

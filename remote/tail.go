@@ -45,6 +45,7 @@ type Tail struct {
 	attached  bool
 	skipFirst bool // started mid-file: drop the first, partial line
 	split     *parse.Splitter
+	ahead     readAhead
 }
 
 const headLen = 64
