@@ -42,7 +42,7 @@ func signers(c Config, p Prompter) ([]ssh.Signer, func(), error) {
 	}
 	out = append(out, named...)
 	closer := func() {}
-	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" {
+	if sock := c.IdentityAgent; sock != "" {
 		if conn, err := net.Dial("unix", sock); err == nil {
 			ag := agent.NewClient(conn)
 			if as, err := ag.Signers(); err == nil {

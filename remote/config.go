@@ -41,6 +41,7 @@ type Config struct {
 	IdentityFiles       []string
 	IdentityDefaults    bool // the identity files are OpenSSH's defaults, not the user's
 	IdentitiesOnly      bool
+	IdentityAgent       string   // socket path; "" uses $SSH_AUTH_SOCK, "none" no agent
 	KnownHostsFiles     []string // user files first: new keys are added to the first
 	StrictHostKey       string   // yes | accept-new | ask | no
 	ServerAliveInterval time.Duration
@@ -158,6 +159,7 @@ func resolveWithSSH(ctx context.Context, bin, host string, o Options) (Config, e
 	c.HostName, c.User = get["hostname"], get["user"]
 	c.Port, _ = strconv.Atoi(get["port"])
 	c.IdentitiesOnly = get["identitiesonly"] == "yes" || get["identitiesonly"] == "true"
+	c.IdentityAgent = get["identityagent"]
 	c.KnownHostsFiles = append(strings.Fields(get["userknownhostsfile"]), strings.Fields(get["globalknownhostsfile"])...)
 	c.StrictHostKey = get["stricthostkeychecking"]
 	c.ServerAliveInterval = seconds(get["serveraliveinterval"])
@@ -248,6 +250,7 @@ func resolveWithParser(host string, o Options) (Config, error) {
 		c.IdentityDefaults = true
 	}
 	c.IdentitiesOnly = strings.EqualFold(get("IdentitiesOnly"), "yes")
+	c.IdentityAgent = get("IdentityAgent")
 	c.KnownHostsFiles = append(strings.Fields(get("UserKnownHostsFile")), strings.Fields(get("GlobalKnownHostsFile"))...)
 	c.StrictHostKey = strings.ToLower(get("StrictHostKeyChecking"))
 	c.ServerAliveInterval = seconds(get("ServerAliveInterval"))
@@ -303,6 +306,22 @@ func (c *Config) finish(o Options) {
 	for i, f := range c.KnownHostsFiles {
 		c.KnownHostsFiles[i] = expandPath(f, o.Home, tokens)
 	}
+	c.IdentityAgent = agentSocket(c.IdentityAgent, o.Home, tokens)
+}
+
+// agentSocket resolves IdentityAgent as OpenSSH does: SSH_AUTH_SOCK (or
+// unset) reads that variable, $VAR reads another one, "none" turns the
+// agent off (""), anything else is a path with ~, %-tokens and ${VAR}.
+func agentSocket(v, home string, tokens map[byte]string) string {
+	switch {
+	case v == "" || v == "SSH_AUTH_SOCK":
+		return os.Getenv("SSH_AUTH_SOCK")
+	case strings.EqualFold(v, "none"):
+		return ""
+	case strings.HasPrefix(v, "$"):
+		return os.Getenv(strings.Trim(v[1:], "{}"))
+	}
+	return os.Expand(expandPath(v, home, tokens), os.Getenv)
 }
 
 // expandPath expands a leading ~ and OpenSSH's %h %p %r %u %d %n %% tokens.

@@ -203,11 +203,27 @@ func TestAgentAuth(t *testing.T) {
 	if r, err := h.Exec(context.Background(), "echo", "ok"); err != nil || string(r.Stdout) != "ok\n" {
 		t.Fatalf("exec via agent auth: %v", err)
 	}
-	// without the agent there is no key at all
-	t.Setenv("SSH_AUTH_SOCK", "")
+	// IdentityAgent=none turns the agent off: then there is no key at all
 	var ae *AuthError
-	if _, err := Dial(context.Background(), o); !errors.As(err, &ae) {
+	off := o
+	off.Opts = append([]string{"IdentityAgent=none"}, o.Opts...)
+	if _, err := Dial(context.Background(), off); !errors.As(err, &ae) {
 		t.Fatalf("no keys: %v", err)
+	}
+	// IdentityAgent names the socket (as with 1Password or Secretive), with
+	// or without SSH_AUTH_SOCK, through ssh -G and through the Go parser
+	t.Setenv("SSH_AUTH_SOCK", "")
+	t.Setenv("SW_TEST_AGENT", sock)
+	for _, bin := range []string{"", "none"} {
+		for _, v := range []string{sock, "$SW_TEST_AGENT"} {
+			named := o
+			named.SSHBinary = bin
+			named.Opts = append([]string{"IdentityAgent=" + v}, o.Opts...)
+			dial(t, named).Close()
+		}
+	}
+	if _, err := Dial(context.Background(), o); !errors.As(err, &ae) {
+		t.Fatalf("no agent, no keys: %v", err)
 	}
 }
 
