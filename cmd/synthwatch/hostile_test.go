@@ -5,11 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
 func tmuxFmt(t *testing.T, session, format string) string {
@@ -86,4 +89,33 @@ func TestHostileLogsInTmux(t *testing.T) {
 		t.Errorf("dashboard RSS %.0f MB after a 10 MB line and 20,000 lines", mb)
 	}
 	x.keys("q")
+}
+
+// Closing the terminal (the laptop's ssh or tmux goes away) ends the
+// dashboard on its SIGHUP; it neither lingers nor spins.
+func TestClosingTheTerminalEndsTheDashboard(t *testing.T) {
+	needTmux(t)
+	bin := testbin.Path(t)
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "prepared", "B1_glaive"), 0o755)
+	os.WriteFile(filepath.Join(root, "prepared", "B1_glaive", "prompts.jsonl"), []byte(`{"id":1}`+"\n"), 0o644)
+	x := startTmux(t, 100, 30, []string{"XDG_STATE_HOME=" + t.TempDir()}, bin, "--local", root, "--poll", "300ms", "--server-url", "http://127.0.0.1:1")
+	x.waitText("B1_glaive", 10*time.Second)
+	pane, err := strconv.Atoi(tmuxFmt(t, x.session, "#{pane_pid}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := append(sshdtest.Descendants(pane), pane)
+	if err := exec.Command("tmux", "kill-session", "-t", x.session).Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range procs {
+		for syscall.Kill(pid, 0) == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("pid %d still running 5 s after its terminal closed", pid)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 }
