@@ -3,7 +3,6 @@ package remote
 import (
 	"context"
 	"errors"
-	"io"
 	"sync"
 
 	"github.com/pkg/sftp"
@@ -91,28 +90,17 @@ func (kf *keptFile) close() {
 // ReadKept reads through a kept handle; a failed read forgets it, so the
 // next one opens the path again.
 func (s *SSH) ReadKept(ctx context.Context, p string, off int64, n int) ([]byte, error) {
-	sess, err := s.session()
-	if err != nil {
-		return nil, err
-	}
-	data, err := withTimeout(ctx, opTimeout(ctx), func() ([]byte, error) {
+	return s.readFile(ctx, off, n, func(sess *session) (*sftp.File, func(error), error) {
 		kf, err := sess.kept.get(sess.sftp, p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		buf := make([]byte, n)
-		m, err := kf.f.ReadAt(buf, off)
-		if err != nil && !errors.Is(err, io.EOF) {
-			sess.kept.drop(p, kf)
-			return nil, err
-		}
-		return buf[:m], nil
+		return kf.f, func(err error) {
+			if err != nil {
+				sess.kept.drop(p, kf)
+			}
+		}, nil
 	})
-	if err != nil {
-		return nil, mapNotExist(err)
-	}
-	s.contact()
-	return data, nil
 }
 
 // Forget closes p's kept handle.

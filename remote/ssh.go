@@ -375,19 +375,34 @@ func (s *SSH) Stat(ctx context.Context, p string) (FileInfo, error) {
 }
 
 func (s *SSH) ReadAt(ctx context.Context, p string, off int64, n int) ([]byte, error) {
+	return s.readFile(ctx, off, n, func(sess *session) (*sftp.File, func(error), error) {
+		f, err := sess.sftp.Open(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, func(error) { go f.Close() }, nil // the close needs no answer before we go on
+	})
+}
+
+// readFile reads up to n bytes at off from the file open gives; release
+// runs after the read with its error.
+func (s *SSH) readFile(ctx context.Context, off int64, n int, open func(*session) (*sftp.File, func(error), error)) ([]byte, error) {
 	sess, err := s.session()
 	if err != nil {
 		return nil, err
 	}
 	data, err := withTimeout(ctx, opTimeout(ctx), func() ([]byte, error) {
-		f, err := sess.sftp.Open(p)
+		f, release, err := open(sess)
 		if err != nil {
 			return nil, err
 		}
-		defer func() { go f.Close() }() // the close needs no answer before we go on
 		buf := make([]byte, n)
 		m, err := f.ReadAt(buf, off)
-		if err != nil && !errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+		release(err)
+		if err != nil {
 			return nil, err
 		}
 		return buf[:m], nil

@@ -20,21 +20,27 @@ func tmuxFmt(t *testing.T, session, format string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// Hostile log content reaches the real dashboard in a real terminal and
-// changes nothing: not the title, not the clipboard, not the modes.
-func TestHostileLogsInTmux(t *testing.T) {
+// localDashboard runs the real binary in tmux on a root here (--local)
+// with one category and a worker log, once the category is on screen.
+func localDashboard(t *testing.T, w, h int, category, workerLog string) (*tmux, string) {
 	needTmux(t)
 	bin := testbin.Path(t)
 	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "prepared", "B1"), 0o755)
-	os.WriteFile(filepath.Join(root, "prepared", "B1", "prompts.jsonl"), []byte(`{"id":1}`+"\n"), 0o644)
-	logPath := filepath.Join(root, "logs", "inference_all.log")
-	os.MkdirAll(filepath.Dir(logPath), 0o755)
-	os.WriteFile(logPath, []byte("Processing: B1 (SHORT)\n"), 0o644)
-	exec.Command("tmux", "delete-buffer").Run()
+	os.MkdirAll(filepath.Join(root, "prepared", category), 0o755)
+	os.WriteFile(filepath.Join(root, "prepared", category, "prompts.jsonl"), []byte(`{"id":1}`+"\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "logs"), 0o755)
+	os.WriteFile(filepath.Join(root, "logs", "inference_all.log"), []byte(workerLog), 0o644)
+	x := startTmux(t, w, h, []string{"XDG_STATE_HOME=" + t.TempDir()}, bin, "--local", root, "--poll", "300ms", "--server-url", "http://127.0.0.1:1")
+	x.waitText(category, 10*time.Second)
+	return x, root
+}
 
-	x := startTmux(t, 120, 40, []string{"XDG_STATE_HOME=" + t.TempDir()}, bin, "--local", root, "--poll", "300ms", "--server-url", "http://127.0.0.1:1")
-	x.waitText("B1", 10*time.Second)
+// Hostile log content reaches the real dashboard in a real terminal and
+// changes nothing: not the title, not the clipboard, not the modes.
+func TestHostileLogsInTmux(t *testing.T) {
+	exec.Command("tmux", "delete-buffer").Run()
+	x, root := localDashboard(t, 120, 40, "B1", "Processing: B1 (SHORT)\n")
+	logPath := filepath.Join(root, "logs", "inference_all.log")
 	title0 := tmuxFmt(t, x.session, "#{pane_title}")
 
 	f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0o644)
@@ -94,13 +100,7 @@ func TestHostileLogsInTmux(t *testing.T) {
 // Closing the terminal (the laptop's ssh or tmux goes away) ends the
 // dashboard on its SIGHUP; it neither lingers nor spins.
 func TestClosingTheTerminalEndsTheDashboard(t *testing.T) {
-	needTmux(t)
-	bin := testbin.Path(t)
-	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "prepared", "B1_glaive"), 0o755)
-	os.WriteFile(filepath.Join(root, "prepared", "B1_glaive", "prompts.jsonl"), []byte(`{"id":1}`+"\n"), 0o644)
-	x := startTmux(t, 100, 30, []string{"XDG_STATE_HOME=" + t.TempDir()}, bin, "--local", root, "--poll", "300ms", "--server-url", "http://127.0.0.1:1")
-	x.waitText("B1_glaive", 10*time.Second)
+	x, _ := localDashboard(t, 100, 30, "B1_glaive", "")
 	pane, err := strconv.Atoi(tmuxFmt(t, x.session, "#{pane_pid}"))
 	if err != nil {
 		t.Fatal(err)
