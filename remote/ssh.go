@@ -384,6 +384,14 @@ func (s *SSH) ReadAt(ctx context.Context, p string, off int64, n int) ([]byte, e
 	})
 }
 
+// readBufs holds read buffers: a read ahead asks for more than it usually
+// gets, and only what came back should be allocated per poll.
+// Only reads up to maxPooledRead use them: a big read (a prompts file
+// counted once) must not stay in the pool.
+var readBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledRead = 256 << 10
+
 // readFile reads up to n bytes at off from the file open gives; release
 // runs after the read with its error.
 func (s *SSH) readFile(ctx context.Context, off int64, n int, open func(*session) (*sftp.File, func(error), error)) ([]byte, error) {
@@ -396,7 +404,18 @@ func (s *SSH) readFile(ctx context.Context, off int64, n int, open func(*session
 		if err != nil {
 			return nil, err
 		}
-		buf := make([]byte, n)
+		var buf []byte
+		pooled := n <= maxPooledRead
+		if pooled {
+			bp := readBufs.Get().(*[]byte)
+			defer readBufs.Put(bp)
+			if cap(*bp) < n {
+				*bp = make([]byte, (n+aheadMin-1)/aheadMin*aheadMin)
+			}
+			buf = (*bp)[:n]
+		} else {
+			buf = make([]byte, n)
+		}
 		m, err := f.ReadAt(buf, off)
 		if errors.Is(err, io.EOF) {
 			err = nil
@@ -404,6 +423,9 @@ func (s *SSH) readFile(ctx context.Context, off int64, n int, open func(*session
 		release(err)
 		if err != nil {
 			return nil, err
+		}
+		if pooled {
+			return bytes.Clone(buf[:m]), nil
 		}
 		return buf[:m], nil
 	})

@@ -119,6 +119,9 @@ func TestSoak(t *testing.T) {
 		if time.Now().After(nextSample) {
 			runtime.GC()
 			samples = append(samples, sample{at: time.Since(start) - warm, rssMB: testbin.RSSMB("self"), goroutines: runtime.NumGoroutine(), fds: selfFDs(), lines: fed})
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			t.Logf("%6.0fs RSS %.1f MB, Go heap %.1f MB live, %.1f MB held", samples[len(samples)-1].at.Seconds(), samples[len(samples)-1].rssMB, float64(ms.HeapAlloc)/1e6, float64(ms.HeapSys-ms.HeapReleased)/1e6)
 			nextSample = nextSample.Add(10 * time.Second)
 		}
 		<-tick.C
