@@ -44,7 +44,9 @@ func BenchmarkIdlePoll(b *testing.B) {
 	_, p := pollRoot(b)
 	px, h := benchHost(b, s)
 	px.SetDelay(benchRTT / 2)
-	p.Poll(context.Background(), h) // first attach and count
+	for i := 0; i <= aheadPolls; i++ { // first attach and count, then until nothing is read ahead
+		p.Poll(context.Background(), h)
+	}
 	w0, start, n := h.Wire(), time.Now(), 0
 	for b.Loop() {
 		p.Poll(context.Background(), h)

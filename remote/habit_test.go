@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
@@ -47,6 +48,34 @@ func treeCost(root int) hostCost {
 		}
 	}
 	return c
+}
+
+// running is the set of processes below root.
+func running(root int) map[int]bool {
+	had := map[int]bool{}
+	for _, pid := range sshdtest.Descendants(root) {
+		had[pid] = true
+	}
+	return had
+}
+
+// waitReaped waits until every process below root that is not in had has
+// been reaped (a zombie still shows in /proc, uncounted).
+func waitReaped(b *testing.B, root int, had map[int]bool) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		left := 0
+		for _, pid := range sshdtest.Descendants(root) {
+			if !had[pid] {
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d processes of the habit's connection not reaped after 10 s", left)
+		}
+	}
 }
 
 func sshdPID(b *testing.B, s *sshdtest.Server) int {
@@ -108,8 +137,9 @@ func BenchmarkPollVsHabit(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		appendAll()
-		c0, w0 := treeCost(master), h.Wire()
+		c0, w0, had := treeCost(master), h.Wire(), running(master)
 		res := p.Poll(context.Background(), h)
+		waitReaped(b, master, had) // a count run on the host counts once reaped
 		c1, w1 := treeCost(master), h.Wire()
 		for _, u := range res.Counts {
 			if u.Err != nil {
@@ -121,10 +151,12 @@ func BenchmarkPollVsHabit(b *testing.B) {
 		ourWire += float64(w1.Sent + w1.Received - w0.Sent - w0.Received)
 
 		c0, before := treeCost(master), px.Bytes.Load() // the habit, on the same state
+		had = running(master)
 		out, err := exec.Command("ssh", "-T", "-i", s.KeyPath, "-p", port, "-o", "UserKnownHostsFile="+kh, "-o", "BatchMode=yes", s.User+"@127.0.0.1", habit).Output()
 		if err != nil {
 			b.Fatalf("habit: %v %s", err, out)
 		}
+		waitReaped(b, master, had) // its connection's CPU reaches the master's cutime only once reaped
 		c1 = treeCost(master)
 		theirs.cpu += c1.cpu - c0.cpu
 		theirs.read += c1.read - c0.read

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,6 +74,42 @@ func kill9(t *testing.T, times int) {
 	}
 	checkOutput(t, root, "B1", n)
 	t.Logf("%d kills, %d left a torn tail; %d records before the final run", kills, torn, before)
+}
+
+// The disk fills mid-run (a file size limit, so a write fails part way as
+// on a full disk): the worker takes back the partial line, says why, stops
+// with an error, and the next start finishes with every id once.
+func TestWriteFailureMidRunThenResume(t *testing.T) {
+	const n, limitBlocks = 300, 200 // ulimit -f counts 512-byte blocks: 100 KiB
+	root := makeRoot(t, map[string]int{"B1": n})
+	s := startSim(t, sim.Options{Speed: 40, ContentBytes: 1500})
+	out := filepath.Join(root, "prepared", "B1", "raw_responses.jsonl")
+	cmd := exec.Command("sh", "-c", `ulimit -f "$0" && exec "$@"`, strconv.Itoa(limitBlocks),
+		binary(t), "worker", "--root", root, "--server", s.URL(), "--concurrency", "16")
+	log, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the worker did not stop on a failed write:\n%s", log)
+	}
+	if !strings.Contains(string(log), "ERROR:") || !strings.Contains(string(log), "file too large") {
+		t.Fatalf("no clear error in the log:\n%s", log)
+	}
+	st, _ := os.Stat(out)
+	if st.Size() > limitBlocks*512 {
+		t.Fatalf("%d bytes written past the limit", st.Size())
+	}
+	ids, _ := checkOutputTorn(t, root, "B1", -1)
+	if data, _ := os.ReadFile(out); len(data) == 0 || data[len(data)-1] != '\n' {
+		t.Fatalf("the partial line was not taken back (%d bytes)", len(data))
+	}
+	if state := readState(t, root); state["state"] != "failed" {
+		t.Errorf("worker.json state %v, want failed", state["state"])
+	}
+	written := len(ids)
+	if out, err := workerCmd(t, root, s.URL()).CombinedOutput(); err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	checkOutput(t, root, "B1", n)
+	t.Logf("%d records before the write failed, %d after the resume", written, n)
 }
 
 // SIGTERM stops issuing, lets requests in flight finish within --grace,
