@@ -165,6 +165,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil // an answer from before a reconnect: stale
 		}
 		m.polling = false
+		m.conn, m.linked = m.be.Conn() // a poll is contact: the header's age must not lag it
 		var cmds []tea.Cmd
 		if m.haveSnap {
 			cmds = append(cmds, m.notifier.changes(m.snap, msg.snap)...)

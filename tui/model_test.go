@@ -99,6 +99,31 @@ func TestStalePollAnswersAreDropped(t *testing.T) {
 	}
 }
 
+// The header's "last contact" follows the polls, not the slow idle tick: a
+// live link never looks stale, a silent one does.
+func TestLastContactFollowsPolls(t *testing.T) {
+	f := newFake()
+	f.snap = running()
+	f.conn = remote.ConnState{Phase: remote.Connected, LastContact: t0}
+	m, c := newModel(f, 120, 40, Config{PollEvery: time.Second})
+	if strings.Contains(screen(m), "rtt") {
+		t.Fatalf("an RTT shown before one was measured:\n%s", screen(m))
+	}
+	for i := 1; i <= 6; i++ { // six polls a second apart, no tick in between
+		c.t = t0.Add(time.Duration(i) * time.Second)
+		f.conn.LastContact, f.conn.RTT = c.t, 2*time.Millisecond
+		m = step(m, pollMsg{gen: m.gen, snap: f.snap})
+	}
+	if scr := screen(m); strings.Contains(scr, "last contact") || !strings.Contains(scr, "rtt 2ms") {
+		t.Fatalf("a live link looks stale:\n%s", scr)
+	}
+	c.t = c.t.Add(10 * time.Second) // no answer since
+	m = step(m, tickMsg(c.t))
+	if scr := screen(m); !strings.Contains(scr, "last contact 10s ago") {
+		t.Fatalf("a silent link looks live:\n%s", scr)
+	}
+}
+
 func TestKillDialogFixesThePidAndDefaultsToNo(t *testing.T) {
 	f := newFake()
 	f.snap = running()

@@ -65,7 +65,10 @@ func (m Model) header(w int) string {
 		c := m.conn
 		switch c.Phase {
 		case remote.Connected:
-			t := st.OK.Render("● connected") + st.Dim.Render(fmt.Sprintf(" rtt %s", c.RTT.Round(100*time.Microsecond)))
+			t := st.OK.Render("● connected")
+			if c.RTT > 0 { // measured by the first keepalive
+				t += st.Dim.Render(fmt.Sprintf(" rtt %s", c.RTT.Round(100*time.Microsecond)))
+			}
 			if age := m.cfg.Now().Sub(c.LastContact); !c.LastContact.IsZero() && age > 2*m.cfg.PollEvery {
 				t += st.Warn.Render(fmt.Sprintf(" last contact %s ago", dur(age)))
 			}

@@ -28,6 +28,7 @@ func cpuSeconds(pid string) float64 {
 
 // BenchmarkIdleCPU: the dashboard's CPU over 60 s (SW_IDLE_SECONDS) with a
 // 1 s poll over SSH and nothing changing on the host. Target: <= 1% of a core.
+// SW_IDLE_PROFILE=FILE writes the dashboard's CPU profile.
 func BenchmarkIdleCPU(b *testing.B) {
 	secs := 60
 	if v, err := strconv.Atoi(os.Getenv("SW_IDLE_SECONDS")); err == nil {
@@ -47,6 +48,7 @@ func BenchmarkIdleCPU(b *testing.B) {
 	for b.Loop() {
 		session := fmt.Sprintf("idle%d", time.Now().UnixNano())
 		args := []string{"new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "XDG_STATE_HOME=" + b.TempDir(), "-e", "SSH_AUTH_SOCK=",
+			"-e", "SYNTHWATCH_CPUPROFILE=" + os.Getenv("SW_IDLE_PROFILE"), // where it goes, if anywhere
 			bin, "-i", s.KeyPath, "-o", "UserKnownHostsFile=" + s.KnownHosts, "-o", "StrictHostKeyChecking=yes", "--root", root, "--poll", "1s", s.User + "@" + s.Addr()}
 		if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
 			b.Fatalf("tmux: %v %s", err, out)
