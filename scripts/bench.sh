@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Whole-process and side-by-side figures for docs/BENCHMARKS.md. Every
 # benchmark runs COUNT times (default 5) and the median is reported, with the
-# machine and the date. Long ones (dead link with defaults: 45 s; idle CPU:
-# 60 s) run once. Usage: scripts/bench.sh [COUNT]
+# machine and the date. Long ones run fewer times (dead link with defaults,
+# 45 s: once; idle CPU, 60 s: 3 times). Usage: scripts/bench.sh [COUNT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin:/usr/sbin"
@@ -29,7 +29,7 @@ bench ./remote 'IdlePoll|GrownPoll' 20x "$COUNT"
 bench ./remote 'ColdStart2GB|PollVsHabit' 1x "$COUNT"
 bench ./remote DeadLink 1x 1
 bench ./tui . 1x "$COUNT"
-bench ./cmd/synthwatch IdleCPU 1x 1
+bench ./cmd/synthwatch IdleCPU 1x 3
 
 out=docs/BENCHMARKS.md
 {
