@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -50,16 +49,16 @@ func BenchmarkIdleCPU(b *testing.B) {
 		args := []string{"new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "XDG_STATE_HOME=" + b.TempDir(), "-e", "SSH_AUTH_SOCK=",
 			"-e", "SYNTHWATCH_CPUPROFILE=" + os.Getenv("SW_IDLE_PROFILE"), // where it goes, if anywhere
 			bin, "-i", s.KeyPath, "-o", "UserKnownHostsFile=" + s.KnownHosts, "-o", "StrictHostKeyChecking=yes", "--root", root, "--poll", "1s", s.User + "@" + s.Addr()}
-		if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+		if out, err := tmuxCmd(args...).CombinedOutput(); err != nil {
 			b.Fatalf("tmux: %v %s", err, out)
 		}
 		time.Sleep(3 * time.Second) // connect and first polls
-		pid, _ := exec.Command("tmux", "display", "-p", "-t", session, "#{pane_pid}").Output()
+		pid, _ := tmuxCmd("display", "-p", "-t", session, "#{pane_pid}").Output()
 		p := strings.TrimSpace(string(pid))
 		c0 := cpuSeconds(p)
 		time.Sleep(time.Duration(secs) * time.Second)
 		c1 := cpuSeconds(p)
-		exec.Command("tmux", "kill-session", "-t", session).Run()
+		tmuxCmd("kill-session", "-t", session).Run()
 		if c0 < 0 || c1 < 0 {
 			b.Fatal("could not read the dashboard's CPU time")
 		}

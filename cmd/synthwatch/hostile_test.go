@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,7 +15,7 @@ import (
 )
 
 func tmuxFmt(t *testing.T, session, format string) string {
-	out, _ := exec.Command("tmux", "display", "-p", "-t", session, format).Output()
+	out, _ := tmuxCmd("display", "-p", "-t", session, format).Output()
 	return strings.TrimSpace(string(out))
 }
 
@@ -38,7 +37,7 @@ func localDashboard(t *testing.T, w, h int, category, workerLog string) (*tmux, 
 // Hostile log content reaches the real dashboard in a real terminal and
 // changes nothing: not the title, not the clipboard, not the modes.
 func TestHostileLogsInTmux(t *testing.T) {
-	exec.Command("tmux", "delete-buffer").Run()
+	tmuxCmd("delete-buffer").Run()
 	x, root := localDashboard(t, 120, 40, "B1", "Processing: B1 (SHORT)\n")
 	logPath := filepath.Join(root, "logs", "inference_all.log")
 	title0 := tmuxFmt(t, x.session, "#{pane_title}")
@@ -72,7 +71,7 @@ func TestHostileLogsInTmux(t *testing.T) {
 	if got := tmuxFmt(t, x.session, "#{pane_title}"); strings.Contains(got, "pwned") || got != title0 {
 		t.Errorf("pane title changed: %q -> %q", title0, got)
 	}
-	if out, _ := exec.Command("tmux", "show-buffer").Output(); strings.Contains(string(out), "pwned") {
+	if out, _ := tmuxCmd("show-buffer").Output(); strings.Contains(string(out), "pwned") {
 		t.Errorf("the clipboard was written: %q", out)
 	}
 	if m := tmuxFmt(t, x.session, "#{mouse_any_flag}#{mouse_sgr_flag}"); m != "00" {
@@ -106,7 +105,7 @@ func TestClosingTheTerminalEndsTheDashboard(t *testing.T) {
 		t.Fatal(err)
 	}
 	procs := append(sshdtest.Descendants(pane), pane)
-	if err := exec.Command("tmux", "kill-session", "-t", x.session).Run(); err != nil {
+	if err := tmuxCmd("kill-session", "-t", x.session).Run(); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)

@@ -16,7 +16,25 @@ import (
 	"github.com/synthwatch/synthwatch/sim"
 )
 
-func TestMain(m *testing.M) { testbin.Main(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	tmuxCmd("kill-server").Run()
+	dir := os.Getenv("TMUX_TMPDIR")
+	if dir == "" {
+		dir = "/tmp"
+	}
+	os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), tmuxServer)) // tmux leaves its socket
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+// tmuxServer is this test process's own tmux server: its buffers, titles
+// and sessions are nobody else's (not another go test's, not the user's).
+var tmuxServer = fmt.Sprintf("synthwatch-test-%d", os.Getpid())
+
+func tmuxCmd(args ...string) *exec.Cmd {
+	return exec.Command("tmux", append([]string{"-L", tmuxServer}, args...)...)
+}
 
 // tmux drives a real terminal.
 type tmux struct {
@@ -41,21 +59,21 @@ func startTmux(t *testing.T, w, h int, env []string, argv ...string) *tmux {
 		args = append(args, "-e", e)
 	}
 	args = append(args, argv...)
-	if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+	if out, err := tmuxCmd(args...).CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)
 	}
-	exec.Command("tmux", "set-option", "-t", x.session, "remain-on-exit", "on").Run()
-	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", x.session).Run() })
+	tmuxCmd("set-option", "-t", x.session, "remain-on-exit", "on").Run()
+	t.Cleanup(func() { tmuxCmd("kill-session", "-t", x.session).Run() })
 	return x
 }
 
 func (x *tmux) screen() string {
-	out, _ := exec.Command("tmux", "capture-pane", "-p", "-t", x.session).Output()
+	out, _ := tmuxCmd("capture-pane", "-p", "-t", x.session).Output()
 	return string(out)
 }
 
 func (x *tmux) keys(k ...string) {
-	exec.Command("tmux", append([]string{"send-keys", "-t", x.session}, k...)...).Run()
+	tmuxCmd(append([]string{"send-keys", "-t", x.session}, k...)...).Run()
 }
 
 func (x *tmux) waitFor(what string, d time.Duration, cond func(string) bool) string {
