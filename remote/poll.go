@@ -278,7 +278,7 @@ const (
 	aheadMin = 64 << 10
 )
 
-// update records n bytes read in a poll; limit caps the read-ahead (0: none).
+// update records n bytes read in a poll; limit caps the read-ahead (0 turns it off).
 func (r *readAhead) update(n, limit int64) {
 	if n > 0 {
 		r.size, r.left = min(max(2*n, aheadMin), limit), aheadPolls
