@@ -190,7 +190,7 @@ func (r *catRun) writeRecord(res outcome) {
 		ID: res.item.id, Category: r.c.Name, Run: r.w.runID,
 		PromptTokens: comp.PromptTokens, CompletionTokens: comp.CompletionTokens,
 		FinishReason: comp.FinishReason, LatencyS: res.latency.Seconds(), FinishedAt: stamp(time.Now()),
-		Content: comp.Content, ReasoningContent: comp.Reasoning, Text: comp.Text, OutputIDs: comp.OutputIDs,
+		Content: comp.Content, ReasoningContent: comp.Reasoning, Text: comp.Text, OutputIDs: comp.OutputIDs, PromptIDs: comp.PromptIDs,
 	})
 	if err == nil && r.failedErr() == nil {
 		err = r.raw.Append(line)
@@ -232,7 +232,8 @@ func (r *catRun) writeError(res outcome) {
 	r.inflight--
 	r.errors++
 	r.mu.Unlock()
-	r.w.logf("%s: id %s failed: %v", r.c.Name, idText(res.item.id), res.err)
+	// ids and server bodies are remote text: no escape sequence reaches a terminal tailing the log
+	r.w.logf("%s: id %s failed: %s", r.c.Name, parse.SanitizeString(idText(res.item.id)), parse.SanitizeString(res.err.Error()))
 	if err != nil {
 		r.fail(err)
 	}
@@ -337,32 +338,40 @@ func (r *catRun) finish(issue context.Context) error {
 
 // complete sends one prompt until it succeeds, fails for good, or the run
 // is cancelled. A server that refuses connections holds every request at the
-// gate without spending attempts.
+// gate without spending attempts. Every attempt has its own rid, so a retry
+// never meets the server's memory of the last one.
 func (w *Worker) complete(reqCtx context.Context, c Category, it item) outcome {
-	rid := c.Name + "/" + idText(it.id)
-	timeout := w.cfg.RequestTimeout
-	if timeout <= 0 {
-		timeout = time.Minute + time.Duration(c.MaxTokens)*50*time.Millisecond
-	}
 	var last error
 	for attempt := 1; ; {
 		if w.gate.Wait(reqCtx) != nil {
 			return outcome{item: it, abandoned: true}
 		}
 		start := time.Now()
-		ctx, cancel := context.WithTimeout(reqCtx, timeout)
-		comp, err := w.client.Complete(ctx, rid, it.prompt, c.MaxTokens, c.Sampling)
+		ctx, cancel := reqCtx, context.CancelFunc(func() {})
+		if w.cfg.RequestTimeout > 0 {
+			ctx, cancel = context.WithTimeout(reqCtx, w.cfg.RequestTimeout)
+		}
+		comp, err := w.client.Complete(ctx, w.rids.next(c.Name, it.id), it.prompt, c.MaxTokens, c.Sampling)
 		cancel()
-		switch {
-		case err == nil:
+		if err == nil {
+			w.systemic.ok()
 			return outcome{item: it, comp: comp, latency: time.Since(start), attempts: attempt}
-		case reqCtx.Err() != nil:
+		}
+		if reqCtx.Err() != nil {
 			return outcome{item: it, abandoned: true}
-		case IsPermanent(err):
+		}
+		switch classify(err) {
+		case permanent:
+			w.systemic.ok()
 			return outcome{item: it, err: err, attempts: attempt}
-		case IsServerDown(err):
+		case serverDown:
 			w.gate.Down(reqCtx, err)
 			continue
+		case systemic:
+			if w.systemic.fail(it.id) {
+				w.stopRun(err)
+				return outcome{item: it, abandoned: true}
+			}
 		}
 		last = err
 		if attempt >= w.cfg.MaxAttempts {

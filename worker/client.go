@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -20,7 +19,16 @@ type Client struct {
 	API   string // chat | generate
 	Model string
 	HTTP  *http.Client
+	// IdleGap ends a streamed request that sends nothing for this long; a
+	// request still producing tokens is never cut (DefaultIdleGap if 0).
+	IdleGap time.Duration
+
+	apiKey string // sent as Authorization: Bearer; never logged or stored
 }
+
+// DefaultIdleGap is how long a streamed answer may stay silent. It covers a
+// request queued or retracted behind a full batch.
+const DefaultIdleGap = 5 * time.Minute
 
 // NewClient returns a client whose connection pool fits the concurrency.
 func NewClient(base, api, model string, concurrency int) *Client {
@@ -29,10 +37,22 @@ func NewClient(base, api, model string, concurrency int) *Client {
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        concurrency + 16,
 		MaxIdleConnsPerHost: concurrency + 16,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
+		// SGLang's uvicorn closes idle connections after 5 s
+		// (timeout_keep_alive=5); dropping ours first avoids sending a
+		// request on a connection the server is closing.
+		IdleConnTimeout:    4 * time.Second,
+		DisableCompression: true,
 	}
 	return &Client{Base: strings.TrimRight(base, "/"), API: api, Model: model, HTTP: &http.Client{Transport: tr}}
+}
+
+// SetAPIKey makes every request carry the key (SGLang's and vLLM's --api-key).
+func (c *Client) SetAPIKey(key string) { c.apiKey = strings.TrimSpace(key) }
+
+func (c *Client) decorate(req *http.Request) {
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
 }
 
 // Prompt is one line of prompts.jsonl.
@@ -49,93 +69,106 @@ type Completion struct {
 	Reasoning        *string
 	Text             *string
 	OutputIDs        json.RawMessage
+	PromptIDs        json.RawMessage // the templated prompt, when the server made it
 	PromptTokens     int
 	CompletionTokens int
 	FinishReason     string
 }
 
-// HTTPError is a non-2xx answer.
-type HTTPError struct {
-	Status int
-	Body   string
-}
-
-func (e *HTTPError) Error() string {
-	return fmt.Sprintf("server answered %d: %s", e.Status, e.Body)
-}
-
-// PermanentError marks a failure that retrying cannot fix (a 4xx, a prompt
-// the server cannot take). It goes to errors.jsonl.
-type PermanentError struct{ Err error }
-
-func (e *PermanentError) Error() string { return e.Err.Error() }
-func (e *PermanentError) Unwrap() error { return e.Err }
-
-// IsPermanent tells errors that go to errors.jsonl from ones to retry.
-func IsPermanent(err error) bool {
-	var p *PermanentError
-	if errors.As(err, &p) {
-		return true
-	}
-	var h *HTTPError
-	if errors.As(err, &h) {
-		return h.Status >= 400 && h.Status < 500 && h.Status != 408 && h.Status != 429
-	}
-	return false
-}
-
-// IsServerDown is true when nothing listens: waiting for /health beats
-// burning through retries.
-func IsServerDown(err error) bool {
-	return errors.Is(err, syscall.ECONNREFUSED)
-}
-
-// Complete sends one prompt and waits for the whole completion.
+// Complete sends one prompt and reads the streamed completion to its end.
 func (c *Client) Complete(ctx context.Context, rid string, p Prompt, maxTokens int, sampling map[string]any) (Completion, error) {
-	body := map[string]any{"rid": rid}
-	var path string
-	switch c.API {
-	case "generate":
-		path = "/generate"
-		sp := map[string]any{"max_new_tokens": maxTokens}
-		for k, v := range sampling {
-			sp[k] = v
-		}
-		body["sampling_params"] = sp
-		switch {
-		case len(p.Text) > 0:
-			body["text"] = p.Text
-		case len(p.InputIDs) > 0:
-			body["input_ids"] = p.InputIDs
-		default:
-			return Completion{}, &PermanentError{errors.New("prompt has neither text nor input_ids (api=generate)")}
-		}
-	default:
-		path = "/v1/chat/completions"
-		if len(p.Messages) == 0 {
-			return Completion{}, &PermanentError{errors.New("prompt has no messages (api=chat)")}
-		}
-		for k, v := range sampling {
-			body[k] = v
-		}
-		body["messages"] = p.Messages
-		body["max_tokens"] = maxTokens
-		body["stream"] = false
-		if c.Model != "" {
-			body["model"] = c.Model
-		}
+	if c.API == "generate" {
+		return c.generate(ctx, rid, p, maxTokens, sampling)
 	}
-	raw, err := c.post(ctx, path, body)
-	if err != nil {
+	if len(p.Messages) == 0 {
+		return Completion{}, &PermanentError{errors.New("prompt has no messages (api=chat)")}
+	}
+	body := chatParams(sampling)
+	body["rid"] = rid
+	body["messages"] = p.Messages
+	body["max_tokens"] = maxTokens
+	body["stream"] = true
+	body["stream_options"] = map[string]any{"include_usage": true}
+	if c.Model != "" {
+		body["model"] = c.Model
+	}
+	var acc chatAccumulator
+	if err := c.stream(ctx, "/v1/chat/completions", body, acc.chunk); err != nil {
 		return Completion{}, err
 	}
-	if c.API == "generate" {
-		return decodeGenerate(raw)
-	}
-	return decodeChat(raw)
+	return acc.result()
 }
 
+func (c *Client) generate(ctx context.Context, rid string, p Prompt, maxTokens int, sampling map[string]any) (Completion, error) {
+	body := map[string]any{"rid": rid, "stream": true, "sampling_params": generateParams(sampling, maxTokens)}
+	var promptIDs json.RawMessage
+	switch {
+	case len(p.Text) > 0:
+		body["text"] = p.Text
+	case len(p.InputIDs) > 0:
+		body["input_ids"] = p.InputIDs
+	case len(p.Messages) > 0:
+		ids, err := c.Tokenize(ctx, p.Messages)
+		if err != nil {
+			return Completion{}, fmt.Errorf("template the prompt: %w", err)
+		}
+		body["input_ids"], promptIDs = ids, ids
+	default:
+		return Completion{}, &PermanentError{errors.New("prompt has no text, input_ids or messages (api=generate)")}
+	}
+	var acc generateAccumulator
+	if err := c.stream(ctx, "/generate", body, acc.chunk); err != nil {
+		return Completion{}, err
+	}
+	comp, err := acc.result()
+	comp.PromptIDs = promptIDs
+	return comp, err
+}
+
+// Tokenize asks the server to apply its chat template to messages
+// (SGLang's /v1/tokenize with messages). The template brings its own BOS,
+// so add_special_tokens is false: a second BOS would change the prompt.
+func (c *Client) Tokenize(ctx context.Context, messages json.RawMessage) (json.RawMessage, error) {
+	body := map[string]any{"messages": messages, "add_special_tokens": false}
+	if c.Model != "" {
+		body["model"] = c.Model
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	raw, err := c.post(ctx, "/v1/tokenize", body)
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Tokens json.RawMessage `json:"tokens"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("decode /v1/tokenize answer: %w", err)
+	}
+	var ids []int64
+	if json.Unmarshal(r.Tokens, &ids) != nil || len(ids) == 0 {
+		return nil, fmt.Errorf("/v1/tokenize gave no token ids: %s", shorten(string(raw), 200))
+	}
+	return r.Tokens, nil
+}
+
+// post sends a JSON body and reads the whole answer.
 func (c *Client) post(ctx context.Context, path string, body any) ([]byte, error) {
+	resp, err := c.send(ctx, path, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("read answer: %w", err)
+	}
+	return data, nil
+}
+
+// send POSTs body and returns a 2xx response; any other status is an
+// *HTTPError naming the URL.
+func (c *Client) send(ctx context.Context, path string, body any) (*http.Response, error) {
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, &PermanentError{fmt.Errorf("encode request: %w", err)}
@@ -145,87 +178,17 @@ func (c *Client) post(ctx context.Context, path string, body any) ([]byte, error
 		return nil, &PermanentError{err}
 	}
 	req.Header.Set("Content-Type", "application/json")
+	c.decorate(req)
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read answer: %w", err)
-	}
 	if resp.StatusCode/100 != 2 {
-		return nil, &HTTPError{Status: resp.StatusCode, Body: shorten(string(data), 300)}
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		resp.Body.Close()
+		return nil, &HTTPError{Status: resp.StatusCode, Method: http.MethodPost, URL: c.Base + path, Body: shorten(string(data), 300)}
 	}
-	return data, nil
-}
-
-func decodeChat(raw []byte) (Completion, error) {
-	var r struct {
-		Choices []struct {
-			Message struct {
-				Content          *string `json:"content"`
-				ReasoningContent *string `json:"reasoning_content"`
-			} `json:"message"`
-			FinishReason json.RawMessage `json:"finish_reason"`
-		} `json:"choices"`
-		Usage struct {
-			PromptTokens     int `json:"prompt_tokens"`
-			CompletionTokens int `json:"completion_tokens"`
-		} `json:"usage"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return Completion{}, fmt.Errorf("decode chat answer: %w", err)
-	}
-	if len(r.Choices) == 0 {
-		return Completion{}, fmt.Errorf("chat answer has no choices: %s", shorten(string(raw), 200))
-	}
-	ch := r.Choices[0]
-	return Completion{
-		Content: ch.Message.Content, Reasoning: ch.Message.ReasoningContent,
-		PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens,
-		FinishReason: finishType(ch.FinishReason),
-	}, nil
-}
-
-func decodeGenerate(raw []byte) (Completion, error) {
-	var r struct {
-		Text      *string         `json:"text"`
-		OutputIDs json.RawMessage `json:"output_ids"`
-		Meta      struct {
-			PromptTokens     int             `json:"prompt_tokens"`
-			CompletionTokens int             `json:"completion_tokens"`
-			FinishReason     json.RawMessage `json:"finish_reason"`
-		} `json:"meta_info"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return Completion{}, fmt.Errorf("decode generate answer: %w", err)
-	}
-	fr := finishType(r.Meta.FinishReason)
-	if fr == "abort" {
-		return Completion{}, fmt.Errorf("server aborted the request: %s", shorten(string(r.Meta.FinishReason), 200))
-	}
-	return Completion{
-		Text: r.Text, OutputIDs: r.OutputIDs,
-		PromptTokens: r.Meta.PromptTokens, CompletionTokens: r.Meta.CompletionTokens,
-		FinishReason: fr,
-	}, nil
-}
-
-// finishType reads "stop", or {"type": "length", ...} as SGLang's /generate
-// returns it, or the v0.1 string "FINISH_LENGTH: 128".
-func finishType(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var o struct {
-		Type string `json:"type"`
-	}
-	if json.Unmarshal(raw, &o) == nil {
-		return o.Type
-	}
-	return ""
+	return resp, nil
 }
 
 // Healthy asks GET /health with a short deadline.
@@ -236,6 +199,7 @@ func (c *Client) Healthy(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.decorate(req)
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return err
@@ -243,7 +207,7 @@ func (c *Client) Healthy(ctx context.Context) error {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return &HTTPError{Status: resp.StatusCode, Body: "/health"}
+		return &HTTPError{Status: resp.StatusCode, Method: http.MethodGet, URL: c.Base + "/health"}
 	}
 	return nil
 }
@@ -252,23 +216,9 @@ func (c *Client) Healthy(ctx context.Context) error {
 func (c *Client) GetJSON(ctx context.Context, paths ...string) (map[string]any, error) {
 	var last error
 	for _, p := range paths {
-		ctx1, cancel := context.WithTimeout(ctx, 10*time.Second)
-		req, err := http.NewRequestWithContext(ctx1, http.MethodGet, c.Base+p, nil)
+		data, err := c.get(ctx, p)
 		if err != nil {
-			cancel()
-			return nil, err
-		}
-		resp, err := c.HTTP.Do(req)
-		if err != nil {
-			cancel()
 			last = err
-			continue
-		}
-		data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-		resp.Body.Close()
-		cancel()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			last = fmt.Errorf("GET %s: status %d %v", p, resp.StatusCode, err)
 			continue
 		}
 		var m map[string]any
@@ -279,6 +229,30 @@ func (c *Client) GetJSON(ctx context.Context, paths ...string) (map[string]any, 
 		return m, nil
 	}
 	return nil, last
+}
+
+// get reads one small GET answer that must be 200.
+func (c *Client) get(ctx context.Context, path string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.decorate(req)
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, &HTTPError{Status: resp.StatusCode, Method: http.MethodGet, URL: c.Base + path, Body: shorten(string(data), 200)}
+	}
+	return data, nil
 }
 
 func shorten(s string, n int) string {

@@ -28,6 +28,10 @@ type Config struct {
 	MaxAttempts    int
 	Args           []string // the command line, for worker.json
 	Version        string
+	// APIKeyFile holds the server's API key; else SYNTHWATCH_API_KEY. The
+	// key itself is kept out of argv, logs, runs.jsonl and worker.json.
+	APIKeyFile string
+	IdleGap    time.Duration // a streamed answer silent this long is retried (0: DefaultIdleGap)
 }
 
 // Defaults when neither flags nor manifest say.

@@ -22,6 +22,7 @@ type record struct {
 	ReasoningContent *string         `json:"reasoning_content,omitempty"`
 	Text             *string         `json:"text,omitempty"`
 	OutputIDs        json.RawMessage `json:"output_ids,omitempty"`
+	PromptIDs        json.RawMessage `json:"prompt_ids,omitempty"` // the server's templated prompt (/generate with messages)
 }
 
 // errorRecord is one line of errors.jsonl.

@@ -24,6 +24,12 @@ type Worker struct {
 	client *Client
 	gate   *gate
 	runID  string
+	rids   *ridSource
+
+	systemic systemicGuard
+	stopMu   sync.Mutex
+	stopErr  error              // why the run was stopped from inside
+	stopAll  context.CancelFunc // ends issuing and requests at once
 
 	outMu sync.Mutex
 	out   io.Writer
@@ -51,14 +57,38 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	for _, c := range cats {
 		maxConc = max(maxConc, c.Concurrency)
 	}
+	client := NewClient(cfg.Server, cfg.API, cfg.Model, maxConc)
+	client.IdleGap = cfg.IdleGap
+	key, err := loadAPIKey(cfg)
+	if err != nil {
+		return err
+	}
+	client.SetAPIKey(key)
 	w := &Worker{
-		cfg: cfg, cats: cats, out: out,
-		client:    NewClient(cfg.Server, cfg.API, cfg.Model, maxConc),
+		cfg: cfg, cats: cats, out: out, client: client,
 		runID:     newRunID(time.Now()),
 		statePath: filepath.Join(cfg.Root, "run", "worker.json"),
 	}
+	w.rids = &ridSource{run: w.runID}
 	w.initState()
 	return w.run(ctx)
+}
+
+// stopRun ends the whole run from inside (the server refuses every
+// request): nothing more is issued and requests in flight are cancelled.
+func (w *Worker) stopRun(err error) {
+	w.stopMu.Lock()
+	defer w.stopMu.Unlock()
+	if w.stopErr == nil {
+		w.stopErr = systemicError(err)
+		w.stopAll()
+	}
+}
+
+func (w *Worker) stoppedBy() error {
+	w.stopMu.Lock()
+	defer w.stopMu.Unlock()
+	return w.stopErr
 }
 
 func (w *Worker) logf(format string, args ...any) {
@@ -68,19 +98,26 @@ func (w *Worker) logf(format string, args ...any) {
 	_, _ = io.WriteString(w.out, line) // unbuffered: each line reaches the file now
 }
 
-func (w *Worker) run(ctx context.Context) error {
+func (w *Worker) run(parent context.Context) error {
 	finished := make(chan struct{})
 	defer close(finished)
 
 	// Requests get their own context: a stop signal ends issuing at once, but
 	// in-flight requests have cfg.Grace to finish before they are cancelled.
+	// A stop from inside (stopRun) ends both at once.
 	reqCtx, cancelReq := context.WithCancel(context.Background())
 	defer cancelReq()
+	ctx, cancelIssue := context.WithCancel(parent)
+	defer cancelIssue()
+	w.stopAll = func() { cancelIssue(); cancelReq() }
 	go func() {
 		select {
 		case <-finished:
 			return
 		case <-ctx.Done():
+		}
+		if w.stoppedBy() != nil {
+			return
 		}
 		w.setWorkerState(parse.WorkerStopping, "")
 		w.logf("Stop requested: no new requests; waiting up to %s for those in flight", w.cfg.Grace)
@@ -110,17 +147,20 @@ func (w *Worker) run(ctx context.Context) error {
 	if err := w.gate.Wait(ctx); err == nil {
 		w.setWorkerState(parse.WorkerRunning, "")
 	}
+	if err := w.preflight(ctx); err != nil {
+		return w.failRun(err)
+	}
 
 	for i, c := range w.cats {
 		if ctx.Err() != nil {
 			break
 		}
 		if err := w.runCategory(ctx, reqCtx, i, c); err != nil {
-			w.logf("ERROR: %v", err)
-			w.setWorkerState(parse.WorkerFailed, err.Error())
-			w.writeState()
-			return err
+			return w.failRun(err)
 		}
+	}
+	if err := w.stoppedBy(); err != nil {
+		return w.failRun(err)
 	}
 	if ctx.Err() != nil {
 		w.logf("Stopped; the next start resumes where this one ended.")
@@ -131,6 +171,14 @@ func (w *Worker) run(ctx context.Context) error {
 	}
 	w.writeState()
 	return nil
+}
+
+// failRun logs why the run ends in failure and records it in worker.json.
+func (w *Worker) failRun(err error) error {
+	w.logf("ERROR: %s", parse.SanitizeString(err.Error()))
+	w.setWorkerState(parse.WorkerFailed, err.Error())
+	w.writeState()
+	return err
 }
 
 const separator = "============================================================"

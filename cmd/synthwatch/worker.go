@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -13,7 +12,6 @@ import (
 
 func newWorkerCmd() *cobra.Command {
 	var cfg worker.Config
-	var only string
 	cmd := &cobra.Command{
 		Use:   "worker --root DIR",
 		Short: "Run the inference worker on the host (sends prompts, appends completions)",
@@ -26,9 +24,6 @@ SIGTERM or SIGINT stops issuing, waits up to --grace for requests in flight,
 writes them and exits 0. The log goes to stdout, unbuffered, one line a write.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if only != "" {
-				cfg.Only = strings.Split(only, ",")
-			}
 			cfg.Args = os.Args
 			cfg.Version = buildVersion()
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -41,13 +36,15 @@ writes them and exits 0. The log goes to stdout, unbuffered, one line a write.`,
 	f.StringVar(&cfg.Server, "server", "", "server URL (default from pipeline.toml, else "+worker.DefaultServer+")")
 	f.StringVar(&cfg.API, "api", "", "chat or generate (default from pipeline.toml, else chat)")
 	f.StringVar(&cfg.Model, "model", "", "model name sent with chat requests")
-	f.StringVar(&only, "only", "", "comma-separated categories, run in this order")
+	f.StringArrayVar(&cfg.Only, "only", nil, "a category to run (repeat the flag; the order is kept)")
 	f.IntVar(&cfg.Concurrency, "concurrency", 0, "requests in flight (overrides the class)")
 	f.IntVar(&cfg.MaxTokens, "max-tokens", 0, "max completion tokens (overrides the class)")
 	f.IntVar(&cfg.MaxSamples, "max-samples", 0, "cap on records per category, resumed ones included")
 	f.Int64Var(&cfg.TokenBudget, "token-budget", 0, "cap on completion tokens per category")
 	f.DurationVar(&cfg.Grace, "grace", worker.DefaultGrace, "how long a stop waits for requests in flight")
-	f.DurationVar(&cfg.RequestTimeout, "request-timeout", 0, "per-request timeout (default 1m + 50ms per max token)")
+	f.DurationVar(&cfg.RequestTimeout, "request-timeout", 0, "total limit per request (default none: answers are streamed and cut only after --idle-timeout of silence)")
+	f.DurationVar(&cfg.IdleGap, "idle-timeout", worker.DefaultIdleGap, "retry a streamed answer that sends nothing for this long")
+	f.StringVar(&cfg.APIKeyFile, "api-key-file", "", "file holding the server's API key (else $"+worker.APIKeyEnv+"); the key is never logged or stored")
 	f.IntVar(&cfg.MaxAttempts, "attempts", worker.DefaultAttempts, "attempts per prompt for retryable errors")
 	_ = cmd.MarkFlagRequired("root")
 	return cmd

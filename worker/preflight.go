@@ -1,0 +1,85 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// APIKeyEnv names the environment variable that may hold the API key.
+const APIKeyEnv = "SYNTHWATCH_API_KEY"
+
+// loadAPIKey reads the key from cfg.APIKeyFile (relative to the root), else
+// from the environment. An unreadable or empty file is an error: running
+// without the key would fail every request.
+func loadAPIKey(cfg Config) (string, error) {
+	if cfg.APIKeyFile == "" {
+		return strings.TrimSpace(os.Getenv(APIKeyEnv)), nil
+	}
+	path := cfg.APIKeyFile
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(cfg.Root, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("api key: %w", err)
+	}
+	key := strings.TrimSpace(string(data))
+	if key == "" {
+		return "", fmt.Errorf("api key: %s is empty", path)
+	}
+	return key, nil
+}
+
+// preflight refuses, before any prompt is sent, a run that could only
+// fail: sampling keys /generate would reject, or chat prompts for
+// /generate on a server that cannot template them.
+func (w *Worker) preflight(ctx context.Context) error {
+	for _, c := range w.cats {
+		if err := checkSampling(w.cfg.API, c.Sampling); err != nil {
+			return fmt.Errorf("%s (class %s): %w", c.Name, c.Class, err)
+		}
+	}
+	if w.cfg.API != "generate" || ctx.Err() != nil {
+		return nil
+	}
+	_, terr := w.client.Tokenize(ctx, json.RawMessage(`[{"role":"user","content":"ping"}]`))
+	if terr == nil {
+		w.logf("Chat prompts for /generate are templated by the server (/v1/tokenize with messages)")
+		return nil
+	}
+	for _, c := range w.cats {
+		n, err := countMessagesOnly(filepath.Join(c.Dir, "prompts.jsonl"))
+		if err != nil || n == 0 {
+			continue // a missing file fails that category on its own
+		}
+		return fmt.Errorf("--api generate: %s has %d prompts with only \"messages\", and the server at %s cannot apply its chat template to them (/v1/tokenize: %v); give those prompts \"text\" or \"input_ids\" (apply the template offline), or use --api chat",
+			c.Name, n, w.cfg.Server, terr)
+	}
+	return nil
+}
+
+// countMessagesOnly counts prompts that /generate cannot take as they are.
+func countMessagesOnly(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n := 0
+	err = eachLine(f, func(line []byte) {
+		line = bytes.TrimSpace(line)
+		var p Prompt
+		if len(line) == 0 || json.Unmarshal(line, &p) != nil {
+			return
+		}
+		if len(p.Messages) > 0 && len(p.Text) == 0 && len(p.InputIDs) == 0 {
+			n++
+		}
+	})
+	return n, err
+}
