@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,7 +11,7 @@ import (
 
 func newLaunchCmd(name, short string) *cobra.Command {
 	var f hostFlags
-	var only string
+	var only []string
 	cmd := &cobra.Command{
 		Use:   name + " [flags] [user@]host[:port]",
 		Short: short,
@@ -23,11 +22,7 @@ func newLaunchCmd(name, short string) *cobra.Command {
 				return err
 			}
 			defer h.Close()
-			var cats []string
-			if only != "" {
-				cats = strings.Split(only, ",")
-			}
-			pid, err := f.actor(cmd, h).Launch(cmd.Context(), cats)
+			pid, err := f.actor(cmd, h).Launch(cmd.Context(), only)
 			if errors.Is(err, pipeline.ErrNothingLeft) {
 				fmt.Fprintf(cmd.OutOrStdout(), "worker (pid %d): %v\n", pid, err)
 				return nil
@@ -40,7 +35,7 @@ func newLaunchCmd(name, short string) *cobra.Command {
 		},
 	}
 	f.add(cmd)
-	cmd.Flags().StringVar(&only, "only", "", "comma-separated categories, in this order")
+	cmd.Flags().StringArrayVar(&only, "only", nil, "a category to run (repeat the flag; the order is kept)")
 	return cmd
 }
 
