@@ -433,3 +433,12 @@ func TestGenerateRefusedBeforeAnyRequest(t *testing.T) {
 		t.Fatalf("run: %v", err)
 	}
 }
+
+func TestLegacyFinishReasons(t *testing.T) {
+	for raw, want := range map[string]string{`"stop"`: "stop", `"FINISH_LENGTH: 128"`: "length", `"FINISH_ABORT: x"`: "abort",
+		`"FINISH_MATCHED_TOKEN: 2"`: "stop", `{"type":"abort","message":"m"}`: "abort", `null`: ""} {
+		if got := finishType(json.RawMessage(raw)); got != want {
+			t.Errorf("%s: %q, want %q", raw, got, want)
+		}
+	}
+}

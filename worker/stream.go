@@ -277,7 +277,7 @@ func (a *generateAccumulator) result() (Completion, error) {
 func finishType(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s
+		return legacyFinish(s)
 	}
 	var o struct {
 		Type string `json:"type"`
@@ -286,4 +286,19 @@ func finishType(raw json.RawMessage) string {
 		return o.Type
 	}
 	return ""
+}
+
+// legacyFinish maps SGLang v0.1's "FINISH_LENGTH: 128" spellings (an abort
+// among them) to the names of today.
+func legacyFinish(s string) string {
+	word, _, _ := strings.Cut(s, ":")
+	switch word {
+	case "FINISH_LENGTH":
+		return "length"
+	case "FINISH_MATCHED_STR", "FINISH_MATCHED_TOKEN":
+		return "stop"
+	case "FINISH_ABORT":
+		return "abort"
+	}
+	return s
 }
