@@ -255,7 +255,7 @@ func TestChatStream(t *testing.T) {
 	if evs[0]["object"] != "chat.completion.chunk" || delta(0)["role"] != "assistant" || delta(0)["content"] != "" {
 		t.Errorf("first chunk %v", evs[0])
 	}
-	if delta(1)["reasoning_content"] == nil || delta(len(evs)-3)["content"] == nil {
+	if delta(1)["reasoning_content"] == nil || delta(len(evs) - 3)["content"] == nil {
 		t.Errorf("reasoning then content: %v ... %v", evs[1], evs[len(evs)-3])
 	}
 	fin := evs[len(evs)-2]["choices"].([]any)[0].(map[string]any)
