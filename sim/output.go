@@ -81,10 +81,13 @@ func (o *output) chunk(n int) {
 // entrypoints/openai/protocol.py), as serving_chat._generate_chat_stream
 // builds it.
 func (o *output) chatChunk(delta map[string]any, finish any) {
+	choice := map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}
+	if !o.s.vllm() {
+		choice["matched_stop"] = nil
+	}
 	o.event(map[string]any{
 		"id": o.j.id, "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": o.j.model,
-		"choices": []map[string]any{{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish, "matched_stop": nil}},
-		"usage":   nil,
+		"choices": []map[string]any{choice}, "usage": nil,
 	})
 }
 
