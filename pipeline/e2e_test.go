@@ -152,7 +152,7 @@ func TestEndToEndStallSeenByStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.until("B2 grows", 30*time.Second, func(s Snapshot) bool { return catByName(t, s, "B2").Done >= 30 })
-	e.sim.SetFaults(sim.Faults{StallPrefix: "B2/"}) // the server stops answering this category
+	e.sim.SetFaults(sim.Faults{StallMatch: "of B2"}) // the server stops answering this category's prompts
 	raw := filepath.Join(e.root, "prepared", "B2", "raw_responses.jsonl")
 	last, quietSince := int64(-1), time.Now()
 	for time.Since(quietSince) < 3*time.Second {

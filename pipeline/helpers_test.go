@@ -56,7 +56,7 @@ func records(cat string, from, n int) string {
 func prompts(cat string, n int) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, `{"id":"%s-%d","messages":[{"role":"user","content":"q"}]}`+"\n", cat, i)
+		fmt.Fprintf(&b, `{"id":"%s-%d","messages":[{"role":"user","content":"question %d of %s"}]}`+"\n", cat, i, i, cat)
 	}
 	return b.String()
 }

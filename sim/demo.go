@@ -116,7 +116,7 @@ func (d *Demo) layout() error {
 		var p, r strings.Builder
 		for i := 0; i < c.n; i++ {
 			id := fmt.Sprintf("%s-%05d", strings.SplitN(c.name, "_", 2)[0], i)
-			msg, _ := json.Marshal([]map[string]string{{"role": "user", "content": fmt.Sprintf("Demo question %d for %s", i, c.name)}})
+			msg, _ := json.Marshal([]map[string]string{{"role": "user", "content": fmt.Sprintf("Demo question %d of %s", i, c.name)}})
 			fmt.Fprintf(&p, `{"id":%q,"messages":%s}`+"\n", id, msg)
 			if i < c.done {
 				fmt.Fprintf(&r, `{"id":%q,"category":%q,"run":"seed","prompt_tokens":24,"completion_tokens":%d,"finish_reason":"stop","latency_s":3.1,"finished_at":"2026-11-28T22:00:00Z","content":"(an earlier run)"}`+"\n", id, c.name, 200+i%90)
@@ -195,7 +195,7 @@ func (d *Demo) script() {
 	// lands on live work, whichever category is running at this moment
 	cat := "B3_magicoder"
 	{
-		d.Sim.SetFaults(Faults{StallPrefix: cat + "/"})
+		d.Sim.SetFaults(Faults{StallMatch: "of " + cat})
 		d.say("the server stopped answering " + cat + ": it will stall; press R on it to restart")
 		deadline := time.Now().Add(time.Duration(float64(3*time.Minute) / d.Speed))
 		for time.Now().Before(deadline) {

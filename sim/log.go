@@ -28,6 +28,9 @@ func (s *Server) startupLines() {
 	s.logf(" TP0", "Load weight begin. avail mem=77.12 GB")
 	s.raw("Loading safetensors checkpoint shards: 100% Completed | 64/64 [00:38<00:00, 1.66it/s]\n")
 	s.logf(" TP0", "Load weight end. elapsed=38.12 s, type=DeepseekV3ForCausalLM, avail mem=12.50 GB, mem usage=64.62 GB.")
+	if o.ResolvedKVDType != "" { // ModelRunner.configure_kv_cache_dtype: log_info_on_rank0(logger, f"Using KV cache dtype: {self.kv_cache_dtype}")
+		s.logf(" TP0", "Using KV cache dtype: %s", o.ResolvedKVDType)
+	}
 	s.logf(" TP0", "KV Cache is allocated. #tokens: %d, KV size: 68.62 GB", o.MaxTotal)
 	s.logf(" TP0", "Memory pool end. avail mem=5.10 GB")
 	s.logf(" TP0", "Capture cuda graph begin. This can take up to several minutes. avail mem=5.00 GB")

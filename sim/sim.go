@@ -7,8 +7,6 @@
 package sim
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -36,14 +34,41 @@ type Options struct {
 	ContentBytes int           // if > 0, pad each completion's content to this size
 	ServerInfo   map[string]any
 	Log          io.Writer // the SGLang log (logs/sglang_inference.log); nil discards
+
+	// Flavor is "sglang" (default) or "vllm": which server's endpoints,
+	// field names, metrics and auth rules the sim copies.
+	Flavor string
+	// ReasoningContentAlias makes the vllm flavour send reasoning_content
+	// beside reasoning (vLLM 0.11.x kept the old name as an alias).
+	ReasoningContentAlias bool
+	// DisconnectHold is how long a client's disconnect goes unnoticed, at
+	// Speed 1 (default 4s, SGLANG_REQUEST_STATE_WAIT_TIMEOUT); negative: at once.
+	DisconnectHold time.Duration
+	// IncrementalStreaming makes /generate streams send deltas of text and
+	// output_ids (--incremental-streaming-output); by default both are cumulative.
+	IncrementalStreaming bool
+	// NoTokenizeMessages makes /v1/tokenize take only "prompt", as 2025 builds.
+	NoTokenizeMessages bool
+	APIKey             string // if set, Authorization: Bearer <key> is required
+	KVCacheDType       string // --kv-cache-dtype (default auto)
+	ResolvedKVDType    string // if set, log "Using KV cache dtype: <this>" at startup
 }
 
 // Faults are injected per request; the zero value injects none.
 type Faults struct {
-	ErrorRate   float64 // answer 503
-	ResetRate   float64 // reset the connection
-	HangRate    float64 // never answer
-	StallPrefix string  // requests whose rid starts with this never answer
+	ErrorRate  float64 // answer 503
+	ResetRate  float64 // reset the connection
+	HangRate   float64 // never answer
+	StallMatch string  // requests whose body contains this never answer
+	// AbortRate answers that fraction with HTTP 200 and finish_reason abort
+	// after part of the completion, as weight updates and /abort_request do.
+	AbortRate float64
+	// StallMidStream makes that fraction of streamed requests stop sending
+	// after StallAfterChunks chunks (default 2), without closing.
+	StallMidStream   float64
+	StallAfterChunks int
+	// StreamErrorRate ends that fraction of streams with an error chunk.
+	StreamErrorRate float64
 }
 
 // Server is a running simulated SGLang server.
@@ -63,6 +88,8 @@ type Server struct {
 	counts   counters
 	slots    chan struct{}
 	logMu    sync.Mutex
+	live     map[string]*liveReq // SGLang's TokenizerManager.rid_to_state
+	lastIDs  []int
 	stop     chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
@@ -110,7 +137,16 @@ func New(o Options) *Server {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	return &Server{opts: o, slots: make(chan struct{}, o.Capacity), stop: make(chan struct{})}
+	if o.Flavor == "" {
+		o.Flavor = "sglang"
+	}
+	if o.DisconnectHold == 0 {
+		o.DisconnectHold = 4 * time.Second
+	}
+	if o.KVCacheDType == "" {
+		o.KVCacheDType = "auto"
+	}
+	return &Server{opts: o, slots: make(chan struct{}, o.Capacity), stop: make(chan struct{}), live: map[string]*liveReq{}}
 }
 
 // Start listens on addr (host:port, port 0 for any) and writes the startup
@@ -141,7 +177,9 @@ func (s *Server) SetFaults(f Faults) {
 }
 
 func (s *Server) serve(ln net.Listener) {
-	srv := &http.Server{Handler: s.mux(), ReadHeaderTimeout: 10 * time.Second}
+	// IdleTimeout: uvicorn.run(..., timeout_keep_alive=5) in SGLang's
+	// python/sglang/srt/entrypoints/http_server.py (launch_server).
+	srv := &http.Server{Handler: s.auth(s.mux()), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Second}
 	s.mu.Lock()
 	s.srv, s.ready = srv, false
 	s.mu.Unlock()
@@ -171,6 +209,7 @@ func (s *Server) Down(d time.Duration) {
 	srv := s.srv
 	s.srv, s.ready = nil, false
 	s.mu.Unlock()
+	s.abortAll() // the process died: no request state survives
 	if srv != nil {
 		_ = srv.Close()
 	}
@@ -241,21 +280,25 @@ func (s *Server) completionLen(maxTokens int) (n int, finish string) {
 	return max(n, 1), "stop"
 }
 
-var errHang = errors.New("hang")
-
-// admit waits for a slot (queueing beyond capacity) and books the request.
-func (s *Server) admit(ctx context.Context, tokens int) error {
+// admit waits for a slot (queueing beyond capacity) and books the request;
+// it reports false if the request was aborted while it waited.
+func (s *Server) admit(l *liveReq, tokens int) bool {
 	s.mu.Lock()
 	s.queued++
 	s.mu.Unlock()
 	select {
 	case s.slots <- struct{}{}:
-	case <-ctx.Done():
+	case <-l.abort:
 		s.mu.Lock()
 		s.queued--
 		s.counts.aborted++
 		s.mu.Unlock()
-		return ctx.Err()
+		return false
+	case <-s.stop:
+		s.mu.Lock()
+		s.queued--
+		s.mu.Unlock()
+		return false
 	}
 	s.mu.Lock()
 	s.queued--
@@ -264,7 +307,7 @@ func (s *Server) admit(ctx context.Context, tokens int) error {
 	s.admitted++
 	s.newTok += tokens / 4
 	s.mu.Unlock()
-	return nil
+	return true
 }
 
 func (s *Server) release(tokens, promptTok, genTok int, ok bool) {

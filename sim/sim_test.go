@@ -166,13 +166,13 @@ func TestFaults(t *testing.T) {
 	if err == nil {
 		t.Error("reset rate 1: no error")
 	}
-	s.SetFaults(Faults{StallPrefix: "B2/"})
+	s.SetFaults(Faults{StallMatch: "of B2"})
 	c := http.Client{Timeout: 300 * time.Millisecond}
-	if _, err := c.Post(s.URL()+"/v1/chat/completions", "application/json", strings.NewReader(`{"rid":"B2/7","messages":[1]}`)); err == nil {
-		t.Error("stalled rid answered")
+	if _, err := c.Post(s.URL()+"/v1/chat/completions", "application/json", strings.NewReader(`{"rid":"3f2a","messages":[{"role":"user","content":"question 7 of B2"}]}`)); err == nil {
+		t.Error("stalled prompt answered")
 	}
-	if r, err := c.Post(s.URL()+"/v1/chat/completions", "application/json", strings.NewReader(`{"rid":"B1/7","messages":[1]}`)); err != nil || r.StatusCode != 200 {
-		t.Errorf("other rid: %v", err)
+	if r, err := c.Post(s.URL()+"/v1/chat/completions", "application/json", strings.NewReader(`{"rid":"9c1d","messages":[{"role":"user","content":"question 7 of B1"}]}`)); err != nil || r.StatusCode != 200 {
+		t.Errorf("other prompt: %v", err)
 	}
 	s.Down(300 * time.Millisecond)
 	if _, err := http.Get(s.URL() + "/health"); err == nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/sim"
@@ -21,9 +22,15 @@ func newSimCmd() *cobra.Command {
 		Short: "Run an SGLang stand-in (for tests, benchmarks and the demo; no GPU needed)",
 		Long: `sim answers like an SGLang server (/generate, /v1/chat/completions, /health,
 /metrics, /get_server_info, ...) with a finite token rate and capacity, and writes
-SGLang-style startup and scheduler lines to --log. Faults can be injected.`,
+SGLang-style startup and scheduler lines to --log. Faults can be injected.
+It keeps SGLang's request rules (unique live rids, abort by rid prefix once a
+disconnect is noticed, strict /generate sampling_params, streaming); --flavor
+vllm answers like vLLM instead.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Flavor != "sglang" && o.Flavor != "vllm" {
+				return fmt.Errorf("sim: --flavor %q: want sglang or vllm", o.Flavor)
+			}
 			var logw io.Writer = io.Discard
 			if logPath != "" {
 				lf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
@@ -60,5 +67,17 @@ SGLang-style startup and scheduler lines to --log. Faults can be injected.`,
 	fl.Float64Var(&f.ErrorRate, "error-rate", 0, "fraction of requests answered 503")
 	fl.Float64Var(&f.ResetRate, "reset-rate", 0, "fraction of connections reset")
 	fl.Float64Var(&f.HangRate, "hang-rate", 0, "fraction of requests never answered")
+	fl.StringVar(&f.StallMatch, "stall-match", "", "requests whose body contains this never answer")
+	fl.Float64Var(&f.AbortRate, "abort-rate", 0, "fraction of requests answered 200 with finish_reason abort")
+	fl.Float64Var(&f.StallMidStream, "stall-mid-stream", 0, "fraction of streams that stop sending after a few chunks")
+	fl.Float64Var(&f.StreamErrorRate, "stream-error-rate", 0, "fraction of streams that end with an error event")
+	fl.StringVar(&o.Flavor, "flavor", "sglang", "server to copy: sglang or vllm")
+	fl.BoolVar(&o.ReasoningContentAlias, "reasoning-content-alias", false, "vllm: send reasoning_content beside reasoning")
+	fl.StringVar(&o.APIKey, "api-key", "", "require Authorization: Bearer KEY")
+	fl.StringVar(&o.KVCacheDType, "kv-cache-dtype", "auto", "kv_cache_dtype to report (server_info, vllm:cache_config_info)")
+	fl.StringVar(&o.ResolvedKVDType, "resolved-kv-dtype", "", `log "Using KV cache dtype: X" at startup (e.g. torch.float8_e4m3fn)`)
+	fl.DurationVar(&o.DisconnectHold, "disconnect-hold", 4*time.Second, "how long a client's disconnect goes unnoticed (at speed 1)")
+	fl.BoolVar(&o.IncrementalStreaming, "incremental-streaming-output", false, "/generate streams send deltas, not cumulative text and ids")
+	fl.BoolVar(&o.NoTokenizeMessages, "no-tokenize-messages", false, "/v1/tokenize takes only prompt (2025 builds)")
 	return cmd
 }
