@@ -1,0 +1,88 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/sim"
+)
+
+// The worker against the stand-in with SGLang's request rules on: held
+// rids after a disconnect, aborts by prefix, 200 + abort answers, silent
+// and failing streams. Every prompt ends with exactly one whole record and
+// no aborted answer is kept.
+func TestServerRulesEveryPromptOnceNoAbortKept(t *testing.T) {
+	root := makeRoot(t, map[string]int{"B1": 300, "B2": 120})
+	s := startSim(t, sim.Options{Speed: 100})
+	s.SetFaults(sim.Faults{AbortRate: 0.1, HangRate: 0.02, StallMidStream: 0.03, StreamErrorRate: 0.03, ErrorRate: 0.05})
+	cfg := Config{Root: root, Server: s.URL(), Concurrency: 16, IdleGap: 300 * time.Millisecond, MaxAttempts: 20}
+	var log syncBuffer
+	if err := Run(context.Background(), cfg, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	for cat, n := range map[string]int{"B1": 300, "B2": 120} {
+		checkOutput(t, root, cat, n)
+		data, _ := os.ReadFile(filepath.Join(root, "prepared", cat, "raw_responses.jsonl"))
+		if strings.Contains(string(data), `"finish_reason":"abort"`) {
+			t.Fatalf("%s: an aborted answer was kept", cat)
+		}
+		if n := countLines(t, filepath.Join(root, "prepared", cat, "errors.jsonl")); n != 0 {
+			t.Fatalf("%s: %d error lines for transient faults\n%s", cat, n, log.String())
+		}
+	}
+	if live := s.LiveRIDs(); len(live) != 0 {
+		t.Errorf("rids still live on the server: %v", live)
+	}
+}
+
+func TestGenerateTemplatesChatPromptsWithOneBOS(t *testing.T) {
+	root := makeRoot(t, map[string]int{"A": 5})
+	s := startSim(t, sim.Options{Speed: 100})
+	if err := Run(context.Background(), Config{Root: root, Server: s.URL(), API: "generate"}, &syncBuffer{}); err != nil {
+		t.Fatal(err)
+	}
+	checkOutput(t, root, "A", 5)
+	ids := s.LastInputIDs()
+	if len(ids) < 2 || ids[0] != 163584 || ids[1] == 163584 {
+		t.Fatalf("input_ids sent to /generate: %v (want one BOS)", ids)
+	}
+	recs := rawLines(t, root)
+	if recs[0]["prompt_ids"] == nil || recs[0]["output_ids"] == nil {
+		t.Fatalf("record %v", recs[0])
+	}
+
+	// A 2025 build takes only "prompt" in /v1/tokenize: refused before any request.
+	old := startSim(t, sim.Options{Speed: 100, NoTokenizeMessages: true})
+	root2 := makeRoot(t, map[string]int{"A": 5})
+	err := Run(context.Background(), Config{Root: root2, Server: old.URL(), API: "generate"}, &syncBuffer{})
+	if err == nil || !strings.Contains(err.Error(), "cannot apply its chat template") {
+		t.Fatalf("old server: %v", err)
+	}
+	if n := countLines(t, filepath.Join(root2, "prepared", "A", "raw_responses.jsonl")); n != 0 {
+		t.Fatalf("%d records from a refused run", n)
+	}
+}
+
+func TestVLLMReasoningAndAPIKeyAgainstSim(t *testing.T) {
+	root := makeRoot(t, map[string]int{"A": 10})
+	s := startSim(t, sim.Options{Speed: 100, Flavor: "vllm", APIKey: "k-123"})
+	err := Run(context.Background(), Config{Root: root, Server: s.URL()}, &syncBuffer{})
+	if !errors.Is(err, ErrSystemic) || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("without the key: %v", err)
+	}
+	t.Setenv(APIKeyEnv, "k-123")
+	if err := Run(context.Background(), Config{Root: root, Server: s.URL()}, &syncBuffer{}); err != nil {
+		t.Fatal(err)
+	}
+	checkOutput(t, root, "A", 10)
+	for _, r := range rawLines(t, root) {
+		if r["reasoning_content"] == nil || r["reasoning_content"] == "" {
+			t.Fatalf("vLLM's message.reasoning was dropped: %v", r)
+		}
+	}
+}
