@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -79,7 +80,7 @@ func Plan(cfg *Config) ([]Category, error) {
 	}
 	specs := m.Categories
 	if len(specs) == 0 {
-		dirs, err := filepath.Glob(filepath.Join(cfg.Root, "prepared", "*", "prompts.jsonl"))
+		dirs, err := filepath.Glob(filepath.Join(globEscape(filepath.Join(cfg.Root, "prepared")), "*", "prompts.jsonl"))
 		if err != nil {
 			return nil, err
 		}
@@ -124,6 +125,12 @@ func Plan(cfg *Config) ([]Category, error) {
 		return nil, fmt.Errorf("no categories under %s (no pipeline.toml and no prepared/*/prompts.jsonl)", cfg.Root)
 	}
 	return out, nil
+}
+
+// globEscape quotes the pattern characters of a literal path, so a root
+// like /data/synth[fp8] is that directory and not a character class.
+func globEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`).Replace(s)
 }
 
 func first(vals ...string) string {
