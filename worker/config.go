@@ -29,6 +29,10 @@ type Config struct {
 	MaxAttempts    int
 	Args           []string // the command line, for worker.json
 	Version        string
+	// ServerLog is the SGLang server's log, read for the KV cache dtype the
+	// scheduler resolved when the server info says "auto". Default
+	// <root>/logs/sglang_inference.log; a missing file is not an error.
+	ServerLog string
 }
 
 // Defaults when neither flags nor manifest say.
@@ -39,6 +43,7 @@ const (
 	DefaultMaxTokens   = 10240
 	DefaultGrace       = 30 * time.Second
 	DefaultAttempts    = 5
+	DefaultServerLog   = "logs/sglang_inference.log" // under the root, as the dashboard reads it
 )
 
 // Category is one category as this run will do it.
@@ -71,6 +76,9 @@ func Plan(cfg *Config) ([]Category, error) {
 	cfg.Model = first(cfg.Model, m.Model)
 	if cfg.API != "chat" && cfg.API != "generate" {
 		return nil, fmt.Errorf("--api must be chat or generate, not %q", cfg.API)
+	}
+	if cfg.ServerLog == "" {
+		cfg.ServerLog = filepath.Join(cfg.Root, filepath.FromSlash(DefaultServerLog))
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = DefaultGrace

@@ -190,7 +190,7 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	w.logf("Running %d requests (concurrency=%d, max_tokens=%d)...", target-done, c.Concurrency, c.MaxTokens)
 
 	snap := describeServer(reqCtx, w.client)
-	if err := appendRun(c.Dir, runLine{
+	if _, err := appendRun(c.Dir, runLine{
 		Run: w.runID, PID: os.Getpid(), StartedAt: stamp(time.Now()), Version: w.cfg.Version,
 		Server: w.cfg.Server, API: w.cfg.API, Model: w.cfg.Model, Snapshot: snap,
 	}); err != nil {
