@@ -22,6 +22,7 @@ func TestKVCacheDtypeLine(t *testing.T) {
 	for _, line := range []string{
 		"[2025-09-28 17:07:10 TP0] KV Cache is allocated. #tokens: 10",
 		"[2025-09-28 17:07:10 TP0] Using KV cache dtype: ",
+		"[2025-09-28 17:07:10 TP0] Using KV cache dtype: torch.float8 (scaled)",
 		"user said: Using KV cache dtype: torch.float8_e4m3fn please",
 		"",
 	} {

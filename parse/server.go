@@ -274,6 +274,20 @@ func KVCacheDtype(line string) (dtype string, ok bool) {
 	return ev.Startup.KVCacheDtype, true
 }
 
+// isDtypeName accepts a torch dtype name: float8_e4m3fn, bfloat16, uint8.
+func isDtypeName(d string) bool {
+	if d == "" || len(d) > 64 {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
 func parseStartup(m string) (Startup, bool) {
 	var st Startup
 	for _, h := range startupHeads {
@@ -292,7 +306,7 @@ func parseStartup(m string) (Startup, bool) {
 	case "kv_cache_dtype":
 		d := strings.TrimSpace(m[len(kvDtypeHead):])
 		d = strings.TrimPrefix(d, "torch.")
-		if d == "" || strings.ContainsAny(d, " \t") {
+		if !isDtypeName(d) {
 			return st, false
 		}
 		st.KVCacheDtype = d
