@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 )
@@ -9,9 +10,13 @@ import (
 // Manifest is <root>/pipeline.toml: the server, the request classes and the
 // categories in the order the worker runs them.
 type Manifest struct {
-	Server     string           `toml:"server" json:"server,omitempty"`
-	API        string           `toml:"api" json:"api,omitempty"` // chat | generate
-	Model      string           `toml:"model" json:"model,omitempty"`
+	Server string `toml:"server" json:"server,omitempty"`
+	API    string `toml:"api" json:"api,omitempty"` // chat | generate
+	Model  string `toml:"model" json:"model,omitempty"`
+	// APIKeyFile names a file whose content (trimmed) is the server's API
+	// key, sent with every request. A relative path is relative to the
+	// root; "~" is not expanded (write the full path).
+	APIKeyFile string           `toml:"api_key_file" json:"api_key_file,omitempty"`
 	Classes    map[string]Class `toml:"classes" json:"classes,omitempty"`
 	Categories []CategorySpec   `toml:"categories" json:"categories,omitempty"`
 }
@@ -50,6 +55,9 @@ func ParseManifest(data []byte) (Manifest, error) {
 		if c.Name == "" {
 			return m, fmt.Errorf("pipeline.toml: category %d has no name", i+1)
 		}
+		if err := CheckCategoryName(c.Name); err != nil {
+			return m, fmt.Errorf("pipeline.toml: category %d: %w", i+1, err)
+		}
 		if seen[c.Name] {
 			return m, fmt.Errorf("pipeline.toml: category %q listed twice", c.Name)
 		}
@@ -61,4 +69,21 @@ func ParseManifest(data []byte) (Manifest, error) {
 		}
 	}
 	return m, nil
+}
+
+// CheckCategoryName refuses a name that is not one plain directory under
+// prepared/: empty, ".", or holding "/", a backslash, ".." or a NUL. Such a name
+// would read or write outside the root.
+func CheckCategoryName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("empty category name")
+	case name == "." || name == "..":
+		return fmt.Errorf("category name %q is not a directory name", name)
+	case strings.ContainsAny(name, "/\\\x00"):
+		return fmt.Errorf("category name %q holds '/', '\\' or a NUL: it must be one directory under prepared/", name)
+	case strings.Contains(name, ".."):
+		return fmt.Errorf("category name %q holds \"..\"", name)
+	}
+	return nil
 }

@@ -119,3 +119,28 @@ func value(t dto.MetricType, mt *dto.Metric) (float64, bool) {
 	}
 	return v, true
 }
+
+// MetricLabels returns the label sets of every sample of the metric name in
+// a Prometheus text exposition, in the order exposed. An info-style gauge
+// such as vLLM's vllm:cache_config_info{cache_dtype="fp8",block_size="16",…}
+// carries its facts in the labels. A missing metric gives nil and no error.
+func MetricLabels(r io.Reader, name string) ([]map[string]string, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("parse metrics: %w", err)
+	}
+	fam, ok := fams[name]
+	if !ok {
+		return nil, nil
+	}
+	var out []map[string]string
+	for _, mt := range fam.GetMetric() {
+		l := map[string]string{}
+		for _, lp := range mt.GetLabel() {
+			l[lp.GetName()] = lp.GetValue()
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}

@@ -65,7 +65,8 @@ type ServerEvent struct {
 
 // Startup is a startup step and the figures it prints.
 type Startup struct {
-	Stage             string  // load_weight_begin, load_weight_end, kv_cache, memory_pool, hicache, cuda_graph_begin, cuda_graph_end, scheduler_config, uvicorn, api_server, app_started
+	Stage             string  // load_weight_begin, load_weight_end, kv_cache, kv_cache_dtype, memory_pool, hicache, cuda_graph_begin, cuda_graph_end, scheduler_config, uvicorn, api_server, app_started
+	KVCacheDtype      string  // kv_cache_dtype: the dtype the scheduler resolved, without "torch." (float8_e4m3fn, bfloat16, ...)
 	KVTokens          int     // kv_cache: "#tokens: N"
 	KVSizeGB          float64 // kv_cache: "KV size" (MLA) or K+V size (MHA)
 	MaxTotalNumTokens int     // scheduler_config
@@ -241,12 +242,50 @@ var startupHeads = []struct{ head, stage string }{
 	{"Load weight begin", "load_weight_begin"},
 	{"Load weight end", "load_weight_end"},
 	{"KV Cache is allocated", "kv_cache"},
+	{kvDtypeHead, "kv_cache_dtype"},
 	{"Memory pool end", "memory_pool"},
 	{"Allocating ", "hicache"},
 	{"Capture cuda graph begin", "cuda_graph_begin"},
 	{"Capture cuda graph end", "cuda_graph_end"},
 	{"max_total_num_tokens=", "scheduler_config"},
 	{"Starting vLLM API server", "api_server"},
+}
+
+// kvDtypeHead starts SGLang's scheduler line
+// log_info_on_rank0(logger, f"Using KV cache dtype: {self.kv_cache_dtype}"),
+// e.g. "[2025-09-28 17:07:10 TP0] Using KV cache dtype: torch.float8_e5m2".
+// It names the KV pool's real dtype when the server info says "auto".
+const kvDtypeHead = "Using KV cache dtype: "
+
+// KVDtypeNeedle is a substring of every KV cache dtype line, for a scan
+// that looks for candidates before parsing them with KVCacheDtype.
+const KVDtypeNeedle = kvDtypeHead
+
+// KVCacheDtype reads an SGLang "Using KV cache dtype: torch.X" log line and
+// returns X ("float8_e4m3fn"). ok is false for any other line.
+func KVCacheDtype(line string) (dtype string, ok bool) {
+	if !strings.Contains(line, kvDtypeHead) {
+		return "", false
+	}
+	ev := ParseServerLine(line)
+	if ev.Kind != SStartup || ev.Startup.Stage != "kv_cache_dtype" {
+		return "", false
+	}
+	return ev.Startup.KVCacheDtype, true
+}
+
+// isDtypeName accepts a torch dtype name: float8_e4m3fn, bfloat16, uint8.
+func isDtypeName(d string) bool {
+	if d == "" || len(d) > 64 {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 func parseStartup(m string) (Startup, bool) {
@@ -264,6 +303,13 @@ func parseStartup(m string) (Startup, bool) {
 		st.AvailMemGB, _ = strconv.ParseFloat(leadingNumber(v), 64)
 	}
 	switch st.Stage {
+	case "kv_cache_dtype":
+		d := strings.TrimSpace(m[len(kvDtypeHead):])
+		d = strings.TrimPrefix(d, "torch.")
+		if !isDtypeName(d) {
+			return st, false
+		}
+		st.KVCacheDtype = d
 	case "kv_cache":
 		if _, v, ok := strings.Cut(m, "#tokens: "); ok {
 			st.KVTokens, _ = strconv.Atoi(leadingNumber(v))

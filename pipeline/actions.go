@@ -42,11 +42,12 @@ cd -- "$root" || exit 1
 setsid nohup "$bin" worker --root "$root" "$@" >> "$log" 2>&1 < /dev/null &
 echo $!`
 
-// LaunchArgv is the exact command a launch runs on the host.
+// LaunchArgv is the exact command a launch runs on the host. Each category
+// is its own "--only NAME" pair: a name may hold a comma.
 func (a Actor) LaunchArgv(only []string) []string {
-	argv := []string{"sh", "-c", launchScript, "synthwatch-launch", a.WorkerBin, a.Root, path.Join(a.Root, "logs", "inference_all.log")}
-	if len(only) > 0 {
-		argv = append(argv, "--only", strings.Join(only, ","))
+	argv := []string{"sh", "-c", launchScript, "synthwatch-launch", a.WorkerBin, a.Root, path.Join(a.Root, parse.WorkerLogPath)}
+	for _, c := range only {
+		argv = append(argv, "--only", c)
 	}
 	return append(argv, a.Extra...)
 }
@@ -84,7 +85,7 @@ func (a Actor) Launch(ctx context.Context, only []string) (int, error) {
 					return pid, ErrNothingLeft
 				}
 			}
-			return pid, fmt.Errorf("launch: the worker (pid %d) exited at once; see %s", pid, path.Join(a.Root, "logs", "inference_all.log"))
+			return pid, fmt.Errorf("launch: the worker (pid %d) exited at once; see %s", pid, path.Join(a.Root, parse.WorkerLogPath))
 		}
 		if time.Now().After(deadline) {
 			return pid, nil

@@ -165,6 +165,10 @@ func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
 	}
 }
 
+// unknownConfig is the worker's config key for a server snapshot it could
+// not take whole (worker.ConfigUnknown).
+const unknownConfig = "unknown"
+
 // foldRuns reads new runs.jsonl lines and notes each server configuration.
 func (w *Watcher) foldRuns(c *catState, up remote.TailUpdate) {
 	for _, l := range up.Lines {
@@ -177,13 +181,22 @@ func (w *Watcher) foldRuns(c *catState, up remote.TailUpdate) {
 		if json.Unmarshal([]byte(l.Text), &r) != nil || r.Snap.ConfigKey == "" {
 			continue
 		}
+		// A snapshot that failed ("unknown"; before that, a hash of an
+		// empty info) says nothing about the configuration: it is not one.
+		if r.Snap.ConfigKey == unknownConfig || len(r.Snap.Info) == 0 {
+			continue
+		}
 		if c.configDesc == nil {
 			c.configDesc = map[string]string{}
 		}
 		if _, seen := c.configDesc[r.Snap.ConfigKey]; !seen {
 			c.configs = append(c.configs, r.Snap.ConfigKey)
-			c.configDesc[r.Snap.ConfigKey] = fmt.Sprintf("kv_cache_dtype=%v quantization=%v model=%v",
-				r.Snap.Info["kv_cache_dtype"], r.Snap.Info["quantization"], r.Snap.Info["model_path"])
+			kv := fmt.Sprint(r.Snap.Info["kv_cache_dtype"])
+			if res, ok := r.Snap.Info["kv_cache_dtype_resolved"]; ok {
+				kv += "(" + fmt.Sprint(res) + ")"
+			}
+			c.configDesc[r.Snap.ConfigKey] = fmt.Sprintf("kv_cache_dtype=%s quantization=%v model=%v",
+				kv, r.Snap.Info["quantization"], r.Snap.Info["model_path"])
 		}
 	}
 }

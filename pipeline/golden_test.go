@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,7 +113,8 @@ func TestGoldenSnapshots(t *testing.T) {
 }
 
 // A hostile category name goes into the launch line as data: the worker
-// gets it back byte for byte, and nothing runs.
+// gets it back byte for byte, each name after its own --only (a name may
+// hold a comma), and nothing runs.
 func TestLaunchQuotesHostileNames(t *testing.T) {
 	root := t.TempDir()
 	argsFile := filepath.Join(root, "args")
@@ -120,21 +122,35 @@ func TestLaunchQuotesHostileNames(t *testing.T) {
 	write(t, bin, "#!/bin/sh\nprintf '%s\\n' \"$@\" > "+argsFile+"\nsleep 5\n")
 	must(t, os.Chmod(bin, 0o755))
 	a := Actor{H: localHost(), Root: root, WorkerBin: bin}
-	r, err := a.H.Exec(t.Context(), a.LaunchArgv(hostileNames[:3])...)
+	names := append(hostileNames[:3:3], "a,b")
+	r, err := a.H.Exec(t.Context(), a.LaunchArgv(names)...)
 	if err != nil || r.ExitCode != 0 {
 		t.Fatalf("launch: %v %+v", err, r)
+	}
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(r.Stdout))); err == nil {
+		defer stopLaunched(pid)
 	}
 	var got []byte
 	for i := 0; i < 50 && len(got) == 0; i++ {
 		time.Sleep(50 * time.Millisecond)
 		got, _ = os.ReadFile(argsFile)
 	}
-	want := "worker\n--root\n" + root + "\n--only\n" + strings.Join(hostileNames[:3], ",") + "\n"
+	want := "worker\n--root\n" + root + "\n"
+	for _, n := range names {
+		want += "--only\n" + n + "\n"
+	}
 	if string(got) != want {
 		t.Fatalf("worker got args\n%q\nwant\n%q", got, want)
 	}
 	if pwned(root) {
 		t.Fatal("a category name was executed")
 	}
-	exec.Command("pkill", "-f", bin).Run()
+}
+
+// stopLaunched ends a test's detached fake worker by its pid: its process
+// group (the launch starts it with setsid), else the pid alone.
+func stopLaunched(pid int) {
+	if syscall.Kill(-pid, syscall.SIGKILL) != nil {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 }

@@ -44,10 +44,10 @@ func (o *Options) defaults() {
 		o.ServerURL = "http://127.0.0.1:30000"
 	}
 	if o.WorkerLog == "" {
-		o.WorkerLog = path.Join(o.Root, "logs", "inference_all.log")
+		o.WorkerLog = path.Join(o.Root, parse.WorkerLogPath)
 	}
 	if o.ServerLog == "" {
-		o.ServerLog = path.Join(o.Root, "logs", "sglang_inference.log")
+		o.ServerLog = path.Join(o.Root, parse.ServerLogPath)
 	}
 	if o.StallAfter <= 0 {
 		o.StallAfter = 10 * time.Minute

@@ -18,9 +18,9 @@ import (
 	"time"
 )
 
-// fakeServer is an httptest server on 127.0.0.1 with SGLang's /health and
+// streamServer is an httptest server on 127.0.0.1 with SGLang's /health and
 // a chat or generate handler written per test.
-func fakeServer(t *testing.T, h http.HandlerFunc) *httptest.Server {
+func streamServer(t *testing.T, h http.HandlerFunc) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) {})
@@ -103,7 +103,7 @@ func TestRidsArePrefixFreeAndNewPerAttempt(t *testing.T) {
 
 func TestChatStreamIsJoinedWithUsage(t *testing.T) {
 	var got chatReq
-	ts := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		readReq(t, r, &got)
 		sse(w, chatStream("hello", "stop")...)
 	})
@@ -121,7 +121,7 @@ func TestChatStreamIsJoinedWithUsage(t *testing.T) {
 }
 
 func TestVLLMReasoningFieldIsKept(t *testing.T) {
-	ts := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		var req chatReq
 		readReq(t, r, &req)
 		if req.Messages[0].Content == "plain" { // a server that ignores stream: one JSON answer
@@ -190,7 +190,7 @@ func rawLines(t *testing.T, root string) []map[string]any {
 func TestChatAbortAndDuplicateRIDAreRetried(t *testing.T) {
 	var mu sync.Mutex
 	tries := map[string]int{}
-	ts := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		var req chatReq
 		readReq(t, r, &req)
 		q := req.Messages[0].Content
@@ -229,7 +229,7 @@ func TestChatAbortAndDuplicateRIDAreRetried(t *testing.T) {
 func TestSystemicRefusalStopsTheRunWithOneError(t *testing.T) {
 	const key = "sk-very-secret-key"
 	var requests atomic.Int64
-	ts := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
 		if r.Header.Get("Authorization") != "Bearer "+key {
 			w.WriteHeader(401)
@@ -278,7 +278,7 @@ func TestSystemicRefusalStopsTheRunWithOneError(t *testing.T) {
 }
 
 func TestOnePromptRefusedIsThatPromptsError(t *testing.T) {
-	ts := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		var req chatReq
 		readReq(t, r, &req)
 		if req.Messages[0].Content == "question 3" { // a 422 for one malformed prompt only
@@ -301,7 +301,7 @@ func TestOnePromptRefusedIsThatPromptsError(t *testing.T) {
 func TestSilentStreamIsRetriedSteadyStreamIsNot(t *testing.T) {
 	var mu sync.Mutex
 	tries := map[string]int{}
-	ts := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		var req chatReq
 		readReq(t, r, &req)
 		q := req.Messages[0].Content
@@ -371,7 +371,7 @@ func TestGenerateStreamCumulativeOrIncremental(t *testing.T) {
 func TestGenerateWithChatPromptsIsTemplatedByTheServer(t *testing.T) {
 	var mu sync.Mutex
 	var gen []map[string]any
-	ts := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		var req map[string]any
 		readReq(t, r, &req)
 		switch r.URL.Path {
@@ -412,7 +412,7 @@ func TestGenerateWithChatPromptsIsTemplatedByTheServer(t *testing.T) {
 
 func TestGenerateRefusedBeforeAnyRequest(t *testing.T) {
 	var gen atomic.Int64
-	ts := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/generate" {
 			gen.Add(1)
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -32,6 +33,10 @@ type Config struct {
 	// key itself is kept out of argv, logs, runs.jsonl and worker.json.
 	APIKeyFile string
 	IdleGap    time.Duration // a streamed answer silent this long is retried (0: DefaultIdleGap)
+	// ServerLog is the SGLang server's log, read for the KV cache dtype the
+	// scheduler resolved when the server info says "auto". Default
+	// <root>/logs/sglang_inference.log; a missing file is not an error.
+	ServerLog string
 }
 
 // Defaults when neither flags nor manifest say.
@@ -72,8 +77,12 @@ func Plan(cfg *Config) ([]Category, error) {
 	cfg.Server = first(cfg.Server, m.Server, DefaultServer)
 	cfg.API = first(cfg.API, m.API, DefaultAPI)
 	cfg.Model = first(cfg.Model, m.Model)
+	cfg.APIKeyFile = first(cfg.APIKeyFile, m.APIKeyFile)
 	if cfg.API != "chat" && cfg.API != "generate" {
 		return nil, fmt.Errorf("--api must be chat or generate, not %q", cfg.API)
+	}
+	if cfg.ServerLog == "" {
+		cfg.ServerLog = filepath.Join(cfg.Root, filepath.FromSlash(parse.ServerLogPath))
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = DefaultGrace
@@ -83,7 +92,7 @@ func Plan(cfg *Config) ([]Category, error) {
 	}
 	specs := m.Categories
 	if len(specs) == 0 {
-		dirs, err := filepath.Glob(filepath.Join(cfg.Root, "prepared", "*", "prompts.jsonl"))
+		dirs, err := filepath.Glob(filepath.Join(globEscape(filepath.Join(cfg.Root, "prepared")), "*", "prompts.jsonl"))
 		if err != nil {
 			return nil, err
 		}
@@ -128,6 +137,12 @@ func Plan(cfg *Config) ([]Category, error) {
 		return nil, fmt.Errorf("no categories under %s (no pipeline.toml and no prepared/*/prompts.jsonl)", cfg.Root)
 	}
 	return out, nil
+}
+
+// globEscape quotes the pattern characters of a literal path, so a root
+// like /data/synth[fp8] is that directory and not a character class.
+func globEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`).Replace(s)
 }
 
 func first(vals ...string) string {

@@ -237,12 +237,16 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	}
 	w.logf("Running %d requests (concurrency=%d, max_tokens=%d)...", target-done, c.Concurrency, c.MaxTokens)
 
-	snap := describeServer(reqCtx, w.client)
-	if err := appendRun(c.Dir, runLine{
+	snap := describeServer(reqCtx, w.client, w.cfg.ServerLog)
+	cut, err := appendRun(c.Dir, runLine{
 		Run: w.runID, PID: os.Getpid(), StartedAt: stamp(time.Now()), Version: w.cfg.Version,
 		Server: w.cfg.Server, API: w.cfg.API, Model: w.cfg.Model, Snapshot: snap,
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("%s: runs.jsonl: %w", c.Name, err)
+	}
+	if cut > 0 {
+		w.logf("%s: repaired torn tail of runs.jsonl: cut %d bytes", c.Name, cut)
 	}
 	r, err := newCatRun(w, idx, c, scan, target)
 	if err != nil {
