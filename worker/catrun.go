@@ -369,7 +369,7 @@ func (w *Worker) complete(reqCtx context.Context, c Category, it item) outcome {
 			continue
 		case systemic:
 			if w.systemic.fail(it.id) {
-				w.stopRun(err)
+				w.stopRun(systemicError(err))
 				return outcome{item: it, abandoned: true}
 			}
 		}

@@ -86,3 +86,29 @@ func TestVLLMReasoningAndAPIKeyAgainstSim(t *testing.T) {
 		}
 	}
 }
+
+// rm -rf run/ under a running worker would let a second worker lock a new
+// run/: the first one notices within a second and stops.
+func TestReplacedRunDirStopsTheWorker(t *testing.T) {
+	root := makeRoot(t, map[string]int{"A": 2000})
+	s := startSim(t, sim.Options{Speed: 5})
+	done := make(chan error, 1)
+	var log syncBuffer
+	go func() { done <- Run(context.Background(), Config{Root: root, Server: s.URL(), Concurrency: 4}, &log) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for countLines(t, filepath.Join(root, "prepared", "A", "raw_responses.jsonl")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := os.RemoveAll(filepath.Join(root, "run")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "lock:") {
+			t.Fatalf("run ended with %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the worker kept running after run/ was removed")
+	}
+	checkOutput(t, root, "A", -1)
+}

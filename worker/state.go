@@ -34,6 +34,9 @@ func (w *Worker) stateLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			w.writeState()
+			if err := w.lock.Held(); err != nil {
+				w.stopRun(err) // a second worker could take the new run/: stop writing
+			}
 		}
 	}
 }

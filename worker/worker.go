@@ -25,6 +25,7 @@ type Worker struct {
 	gate   *gate
 	runID  string
 	rids   *ridSource
+	lock   *Lock
 
 	systemic systemicGuard
 	stopMu   sync.Mutex
@@ -65,7 +66,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	client.SetAPIKey(key)
 	w := &Worker{
-		cfg: cfg, cats: cats, out: out, client: client,
+		cfg: cfg, cats: cats, out: out, client: client, lock: lock,
 		runID:     newRunID(time.Now()),
 		statePath: filepath.Join(cfg.Root, "run", "worker.json"),
 	}
@@ -75,12 +76,13 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 }
 
 // stopRun ends the whole run from inside (the server refuses every
-// request): nothing more is issued and requests in flight are cancelled.
+// request, or the lock's directory was replaced): nothing more is issued
+// and requests in flight are cancelled.
 func (w *Worker) stopRun(err error) {
 	w.stopMu.Lock()
 	defer w.stopMu.Unlock()
 	if w.stopErr == nil {
-		w.stopErr = systemicError(err)
+		w.stopErr = err
 		w.stopAll()
 	}
 }
