@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 )
@@ -136,17 +137,25 @@ func setRank(r *Ranks, tag string) bool {
 
 var vllmLevels = []string{"INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL "}
 
-// parseVLLMPrefix reads "(EngineCore_DP0 pid=413) INFO 06-11 11:46:37 [loggers.py:118] msg"
-// and the older "INFO 08-14 10:22:31 metrics.py:341] msg".
+// parseVLLMPrefix reads "(EngineCore_DP0 pid=413) INFO 06-11 11:46:37 [loggers.py:118] msg",
+// the older "INFO 08-14 10:22:31 metrics.py:341] msg", nested process tags
+// ("(APIServer pid=1) (EngineCore_DP0 pid=322) DEBUG …", Process is the
+// innermost), and a tagged line with no level and time of its own, such as
+// uvicorn's "(APIServer pid=4170) INFO:     Application startup complete.".
 func parseVLLMPrefix(line string) (p Prefix, msg string, ok bool) {
 	rest := line
-	if strings.HasPrefix(rest, "(") {
-		end := strings.Index(rest, ") ")
-		if end < 0 || !strings.Contains(rest[:end], " pid=") {
-			return p, line, false
+	tagged := false
+	for n := 0; n < maxTags; n++ {
+		name, after, okt := cutProcessTag(rest)
+		if !okt {
+			break
 		}
-		p.Process, rest = rest[1:end], rest[end+2:]
+		p.Process, rest, tagged = name, after, true
 	}
+	if !tagged && strings.HasPrefix(rest, "(") {
+		return p, line, false
+	}
+	p.Ranks = NoRanks
 	var level string
 	for _, l := range vllmLevels {
 		if strings.HasPrefix(rest, l) {
@@ -155,29 +164,29 @@ func parseVLLMPrefix(line string) (p Prefix, msg string, ok bool) {
 		}
 	}
 	if level == "" || len(rest) < len(level)+15 {
-		return p, line, false
+		return p, rest, tagged
+	}
+	body := rest[len(level):]
+	if body[2] != '-' || body[5] != ' ' {
+		return p, rest, tagged
+	}
+	mo, ok1 := digits(body[0:2])
+	d, ok2 := digits(body[3:5])
+	h, m, s, ok3 := clock(body[6:])
+	if !ok1 || !ok2 || !ok3 {
+		return p, rest, tagged
+	}
+	body = strings.TrimPrefix(body[14:], " ")
+	body = strings.TrimPrefix(body, "[")
+	end := strings.Index(body, "] ")
+	if end < 0 {
+		return p, rest, tagged
 	}
 	p.Level = level[:len(level)-1]
-	rest = rest[len(level):]
-	if rest[2] != '-' || rest[5] != ' ' {
-		return p, line, false
-	}
-	mo, ok1 := digits(rest[0:2])
-	d, ok2 := digits(rest[3:5])
-	h, m, s, ok3 := clock(rest[6:])
-	if !ok1 || !ok2 || !ok3 {
-		return p, line, false
-	}
 	p.Time = time.Date(0, time.Month(mo), d, h, m, s, 0, time.UTC)
-	p.HasDate, p.Ranks = true, NoRanks
-	rest = strings.TrimPrefix(rest[14:], " ")
-	rest = strings.TrimPrefix(rest, "[")
-	end := strings.Index(rest, "] ")
-	if end < 0 {
-		return p, line, false
-	}
-	p.Source = rest[:end]
-	return p, rest[end+2:], true
+	p.HasDate = true
+	p.Source = body[:end]
+	return p, body[end+2:], true
 }
 
 // clock reads "HH:MM:SS" at the start of s.
@@ -205,4 +214,165 @@ func digits(s string) (int, bool) {
 		n = n*10 + int(c-'0')
 	}
 	return n, true
+}
+
+// Wrap is what a deployment put around a server log line before it reached
+// the file: a container runtime's timestamp, a Ray actor tag, colour codes.
+// Unwrap peels it off so that the line parses as the server printed it; the
+// server's own (inner) timestamp stays the line's time.
+type Wrap struct {
+	// Time is the runtime's timestamp (docker logs -t, Kubernetes CRI or
+	// docker's json-file "time"), in UTC; zero when there was none.
+	Time time.Time
+	// Runtime names the outer wrapper: "docker", "cri", "docker-json" or "".
+	Runtime string
+	Stream  string // CRI and json-file: "stdout" or "stderr"
+	// Partial is the CRI "P" flag: the runtime split a long line and the
+	// rest follows in the next record (ServerLog joins them).
+	Partial bool
+	// Actor is the outermost Ray-style process tag that is not one of vLLM's
+	// own ("SGLangEngine pid=123", "WorkerDict pid=616, ip=10.0.0.1").
+	Actor string
+	ANSI  bool // colour or other escape codes were removed
+}
+
+// maxTags bounds the process tags peeled from one line.
+const maxTags = 8
+
+// Unwrap removes the known deployment wrappers from a log line: ANSI escape
+// codes anywhere, a leading docker `-t` timestamp ("2026-03-01T02:03:04.123456789Z "),
+// a Kubernetes CRI prefix ("2026-03-01T02:03:04.123456789Z stderr F "), a
+// docker json-file record ({"log":"…","stream":"…","time":"…"}), and Ray
+// actor tags ("(SGLangEngine pid=N) ", any "(Name pid=N[, ip=…]) "). vLLM's
+// own process tags ("(APIServer pid=1) (EngineCore_DP0 pid=322) ") are kept,
+// for the vLLM prefix parser. A line without wrappers is returned as is.
+func Unwrap(line string) (inner string, w Wrap) {
+	if strings.IndexByte(line, 0x1b) >= 0 || strings.IndexByte(line, 0x9b) >= 0 || strings.HasSuffix(line, "\r") {
+		if strings.IndexByte(line, 0x1b) >= 0 {
+			w.ANSI = true
+		}
+		line = SanitizeString(line)
+	}
+	if strings.HasPrefix(line, `{"log":`) {
+		if l, ok := unwrapDockerJSON(line, &w); ok {
+			line = l
+		}
+	}
+	if len(line) >= 20 && line[4] == '-' && line[10] == 'T' && line[0] >= '0' && line[0] <= '9' {
+		if l, ok := unwrapRuntimeTime(line, &w); ok {
+			line = l
+		}
+	}
+	// Ray (or another launcher) tags the line with its actor; vLLM tags
+	// stay for parseVLLMPrefix. A Ray tag may stand outside vLLM's.
+	rest := line
+	kept := ""
+	for n := 0; n < maxTags; n++ {
+		name, after, ok := cutProcessTag(rest)
+		if !ok {
+			break
+		}
+		if isVLLMProcess(name) {
+			kept += rest[:len(rest)-len(after)]
+		} else if w.Actor == "" {
+			w.Actor = name
+		}
+		rest = after
+	}
+	if kept != "" || w.Actor != "" {
+		line = kept + rest
+	}
+	return line, w
+}
+
+// cutProcessTag reads "(Name pid=N) " or "(Name pid=N, ip=A) " at the start
+// of s and returns "Name pid=N…" and what follows the tag.
+func cutProcessTag(s string) (name, rest string, ok bool) {
+	if len(s) < 8 || s[0] != '(' {
+		return "", s, false
+	}
+	end := strings.IndexByte(s, ')')
+	if end < 0 || end > 200 {
+		return "", s, false
+	}
+	name = s[1:end]
+	i := strings.Index(name, " pid=")
+	if i <= 0 {
+		return "", s, false
+	}
+	pid := name[i+len(" pid="):]
+	if j := strings.IndexByte(pid, ','); j >= 0 {
+		pid = pid[:j]
+	}
+	if _, okp := digits(pid); !okp {
+		return "", s, false
+	}
+	rest = s[end+1:]
+	switch {
+	case strings.HasPrefix(rest, " "):
+		rest = rest[1:]
+	case rest == "":
+	default:
+		return "", s, false
+	}
+	return name, rest, true
+}
+
+// isVLLMProcess tells vLLM's own process names (decorate_logs) from a
+// launcher's actor names.
+func isVLLMProcess(name string) bool {
+	for _, p := range []string{"APIServer", "ApiServer", "EngineCore", "VllmWorker", "Worker_", "Worker pid=", "Worker TP", "Worker rank", "DPCoordinator"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// unwrapRuntimeTime reads an RFC 3339 timestamp and a space, then, for CRI,
+// "stdout|stderr F|P ".
+func unwrapRuntimeTime(line string, w *Wrap) (string, bool) {
+	sp := strings.IndexByte(line, ' ')
+	if sp < 20 || sp > 40 {
+		return line, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, line[:sp])
+	if err != nil {
+		return line, false
+	}
+	rest := line[sp+1:]
+	w.Time, w.Runtime = t.UTC(), "docker"
+	for _, stream := range []string{"stdout ", "stderr "} {
+		if strings.HasPrefix(rest, stream) && len(rest) >= len(stream)+1 {
+			flag := rest[len(stream)]
+			after := rest[len(stream)+1:]
+			if (flag == 'F' || flag == 'P') && (after == "" || after[0] == ' ') {
+				w.Runtime, w.Stream, w.Partial = "cri", stream[:6], flag == 'P'
+				return strings.TrimPrefix(after, " "), true
+			}
+		}
+	}
+	return rest, true
+}
+
+// unwrapDockerJSON reads one line of docker's json-file log driver.
+func unwrapDockerJSON(line string, w *Wrap) (string, bool) {
+	var rec struct {
+		Log    *string `json:"log"`
+		Stream string  `json:"stream"`
+		Time   string  `json:"time"`
+	}
+	if json.Unmarshal([]byte(line), &rec) != nil || rec.Log == nil {
+		return line, false
+	}
+	w.Runtime, w.Stream = "docker-json", rec.Stream
+	if t, err := time.Parse(time.RFC3339Nano, rec.Time); err == nil {
+		w.Time = t.UTC()
+	}
+	l := strings.TrimSuffix(*rec.Log, "\n")
+	if strings.IndexByte(l, 0x1b) >= 0 || strings.HasSuffix(l, "\r") {
+		w.ANSI = w.ANSI || strings.IndexByte(l, 0x1b) >= 0
+		l = SanitizeString(l)
+	}
+	return l, true
 }

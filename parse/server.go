@@ -9,26 +9,71 @@ import (
 type ServerKind int
 
 const (
-	SOther       ServerKind = iota
-	SBatch                  // SGLang Prefill/Decode batch
-	SStats                  // vLLM periodic stats
-	SStartup                // a startup step: weights, KV pool, graphs, config, uvicorn
-	SReady                  // the server answers requests
-	SAccess                 // uvicorn access line
-	SRetract                // KV cache full, requests retracted
-	SWatchdog               // watchdog timeout
-	SHealthFail             // health check failed
-	SCrash                  // "hit an exception", a traceback, vLLM fatal error
-	SOOM                    // out of memory (CUDA or KV pool)
-	SSigquit                // parent reaping a failed child
-	SWarmupFail             // initialization failed during warmup
-	SProgressBar            // tqdm progress (no prefix)
-	SError                  // another line that looks like an error
+	SOther        ServerKind = iota
+	SBatch                   // SGLang Prefill/Decode batch
+	SStats                   // vLLM periodic stats
+	SStartup                 // a startup step: weights, KV pool, graphs, config, uvicorn
+	SReady                   // the server answers requests
+	SAccess                  // uvicorn access line
+	SRetract                 // KV cache full, requests retracted
+	SWatchdog                // watchdog timeout
+	SHealthFail              // health check failed
+	SCrash                   // "hit an exception", a traceback, vLLM fatal error
+	SOOM                     // out of memory (CUDA or KV pool)
+	SSigquit                 // parent reaping a failed child
+	SWarmupFail              // initialization failed during warmup
+	SProgressBar             // tqdm progress (no prefix)
+	SError                   // another line that looks like an error
+	SWatchdogSoft            // a soft watchdog timeout (self.soft=True): a warning, the process goes on
 )
 
-var serverKindNames = [...]string{"other", "batch", "stats", "startup", "ready", "access", "retract", "watchdog", "health_fail", "crash", "oom", "sigquit", "warmup_fail", "progress_bar", "error"}
+var serverKindNames = [...]string{"other", "batch", "stats", "startup", "ready", "access", "retract", "watchdog", "health_fail", "crash", "oom", "sigquit", "warmup_fail", "progress_bar", "error", "watchdog_soft"}
 
-func (k ServerKind) String() string { return serverKindNames[k] }
+func (k ServerKind) String() string {
+	if int(k) < len(serverKindNames) {
+		return serverKindNames[k]
+	}
+	return "unknown"
+}
+
+// Fault is how bad a server log record is for the server's life, so that a
+// watcher can raise its own event and notification for each class.
+type Fault uint8
+
+const (
+	FaultNone    Fault = iota
+	FaultWarning       // worth a note; the process goes on (a soft watchdog timeout)
+	FaultFault         // the server is sick but alive (a failed health check)
+	FaultCrash         // the server or a process it needs is gone or about to be killed
+)
+
+var faultNames = [...]string{"", "warning", "fault", "crash"}
+
+func (f Fault) String() string {
+	if int(f) < len(faultNames) {
+		return faultNames[f]
+	}
+	return "unknown"
+}
+
+// Fault classifies a record kind:
+//   - FaultCrash: SCrash ("Scheduler hit an exception", vLLM "EngineCore
+//     encountered a fatal error."), SWatchdog (hard: the watchdog then sends
+//     SIGQUIT), SSigquit, SOOM, SWarmupFail;
+//   - FaultFault: SHealthFail ("Health check failed. …", /health answers 503);
+//   - FaultWarning: SWatchdogSoft;
+//   - FaultNone: everything else, SError included.
+func (k ServerKind) Fault() Fault {
+	switch k {
+	case SCrash, SWatchdog, SSigquit, SOOM, SWarmupFail:
+		return FaultCrash
+	case SHealthFail:
+		return FaultFault
+	case SWatchdogSoft:
+		return FaultWarning
+	}
+	return FaultNone
+}
 
 // Dialect is the server that wrote a line.
 type Dialect uint8
@@ -56,12 +101,20 @@ type ServerEvent struct {
 	Retract Retract   // SRetract
 	Bar     Bar       // SProgressBar
 
-	WatchdogTimeout int    // SWatchdog: seconds, 0 when not printed
-	Component       string // SCrash: "Scheduler", "DetokenizerManager", "EngineCore", ...
+	WatchdogTimeout int    // SWatchdog, SWatchdogSoft: seconds, 0 when not printed
+	Component       string // SCrash, SWatchdog*: "Scheduler", "TokenizerManager", "DetokenizerManager", "EngineCore", ...
 	OOM             bool   // SCrash: the traceback reports CUDA out of memory
 	Lines           []string
 	LinesDropped    int // continuation lines beyond MaxAttached
+
+	// Wrap is what the deployment put around the line (Ray tag, docker or
+	// CRI timestamp, colour). It is not part of what the server said: the
+	// same line wrapped or not gives the same event but for Wrap.
+	Wrap Wrap
 }
+
+// Fault is the event's fault class (see ServerKind.Fault).
+func (ev *ServerEvent) Fault() Fault { return ev.Kind.Fault() }
 
 // Startup is a startup step and the figures it prints.
 type Startup struct {
@@ -94,12 +147,19 @@ type Bar struct {
 	N, Total int
 }
 
-// ParseServerLine parses one line on its own. Use ServerLog to attach
-// traceback continuation lines to the record they belong to.
+// ParseServerLine parses one line on its own. Deployment wrappers (see
+// Unwrap) are peeled off first. Use ServerLog to attach traceback
+// continuation lines to the record they belong to and to join CRI partial
+// lines.
 func ParseServerLine(line string) ServerEvent {
-	if strings.IndexByte(line, 0x1b) >= 0 { // vLLM colours its prefix
-		line = SanitizeString(line)
-	}
+	inner, w := Unwrap(line)
+	ev := parseInner(inner)
+	ev.Wrap = w
+	return ev
+}
+
+// parseInner parses a line with its wrappers already removed.
+func parseInner(line string) ServerEvent {
 	if p, msg, ok := parseSGLangPrefix(line); ok {
 		ev := ServerEvent{HasPrefix: true, Prefix: p, Msg: msg, Dialect: DialectSGLang}
 		classify(&ev)
@@ -108,6 +168,9 @@ func ParseServerLine(line string) ServerEvent {
 	if p, msg, ok := parseVLLMPrefix(line); ok {
 		ev := ServerEvent{HasPrefix: true, Prefix: p, Msg: msg, Dialect: DialectVLLM}
 		classify(&ev)
+		if p.Process != "" && ev.Kind == SStartup && ev.Startup.Stage == "app_started" {
+			ev.Kind = SReady // "(APIServer pid=N) INFO:     Application startup complete."
+		}
 		return ev
 	}
 	ev := ServerEvent{Msg: line, Prefix: Prefix{Ranks: NoRanks}}
@@ -140,15 +203,13 @@ func classify(ev *ServerEvent) {
 		ev.OOM = isOOM(m)
 	case strings.HasPrefix(m, "Traceback (most recent call last)"):
 		ev.Kind = SCrash
-	case strings.Contains(m, "EngineCore encountered a fatal error") || strings.Contains(m, "EngineDeadError"):
+	case strings.HasPrefix(m, "EngineCore encountered a fatal error") || strings.HasPrefix(m, "EngineCore failed to start") ||
+		strings.Contains(m, "EngineDeadError") || strings.HasPrefix(m, "Engine core proc ") && strings.Contains(m, " died unexpectedly"):
 		ev.Kind, ev.Component = SCrash, "EngineCore"
-	case strings.Contains(m, "Received sigquit from a child process"):
+	case strings.Contains(m, "Received sigquit from a child proces"): // "proces." in 2025 builds
 		ev.Kind = SSigquit
-	case strings.Contains(m, "atchdog timeout"):
-		ev.Kind = SWatchdog
-		if _, v, ok := strings.Cut(m, "watchdog_timeout="); ok {
-			ev.WatchdogTimeout, _ = strconv.Atoi(leadingNumber(v))
-		}
+	case strings.Contains(m, "atchdog timeout ("):
+		parseWatchdog(ev)
 	case strings.HasPrefix(m, "Health check failed"):
 		ev.Kind = SHealthFail
 	case strings.HasPrefix(m, "Initialization failed. warmup error"):
@@ -165,6 +226,25 @@ func classify(ev *ServerEvent) {
 		if ev.Prefix.Level == "ERROR" || ev.Prefix.Level == "CRITICAL" || looksLikeError(m) {
 			ev.Kind = SError
 		}
+	}
+}
+
+// parseWatchdog reads SGLang's watchdog lines (utils/watchdog.py
+// ProcessWatchdog: f"{debug_name} watchdog timeout ({self.watchdog_timeout=}, {self.soft=})";
+// the older scheduler thread: f"Watchdog timeout ({self.watchdog_timeout=})").
+// With soft=True the process goes on; otherwise SIGQUIT follows.
+func parseWatchdog(ev *ServerEvent) {
+	m := ev.Msg
+	ev.Kind, ev.Component = SWatchdog, "Scheduler"
+	if head, _, ok := strings.Cut(m, " watchdog timeout ("); ok && head != "" && !strings.ContainsAny(head, " (") {
+		ev.Component = head
+	}
+	if strings.Contains(m, "self.soft=True") {
+		ev.Kind = SWatchdogSoft
+	}
+	if _, v, ok := strings.Cut(m, "watchdog_timeout="); ok {
+		f, _ := strconv.ParseFloat(leadingNumber(v), 64)
+		ev.WatchdogTimeout = int(f)
 	}
 }
 

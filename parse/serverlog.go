@@ -6,38 +6,60 @@ import "strings"
 // runaway traceback cannot grow memory without bound.
 const MaxAttached = 200
 
+// maxPartial caps a line joined from CRI partial ("P") records.
+const maxPartial = 1 << 20
+
 // ServerLog parses a server log line by line and attaches unprefixed
 // continuation lines (traceback frames, exception text) to the error record
 // they follow. It also remembers the dialect, so that vLLM's "Application
 // startup complete." counts as ready while SGLang waits for its own line.
+// Deployment wrappers are peeled off each line (Unwrap), and Kubernetes CRI
+// partial records are joined into the line they belong to.
 type ServerLog struct {
 	pending    *ServerEvent
 	Dialect    Dialect
 	pendingBuf ServerEvent
+	partial    strings.Builder
+	partWrap   Wrap
 }
 
 // Feed parses one line and calls emit for each record completed by it. An
 // error record is held until a line that is not its continuation arrives,
 // or until Flush.
 func (r *ServerLog) Feed(line string, emit func(ServerEvent)) {
-	if r.pending != nil && isContinuation(line) {
-		if strings.TrimSpace(line) == "" {
-			return // blank lines inside a traceback carry nothing
+	inner, w := Unwrap(line)
+	if w.Partial {
+		if r.partial.Len() == 0 {
+			r.partWrap = w
 		}
-		p := r.pending
-		l := SanitizeString(line)
-		if isOOM(l) {
-			p.OOM = true
-		}
-		if len(p.Lines) < MaxAttached {
-			p.Lines = append(p.Lines, l)
-		} else {
-			p.LinesDropped++
+		if r.partial.Len()+len(inner) <= maxPartial {
+			r.partial.WriteString(inner)
 		}
 		return
 	}
+	if r.partial.Len() > 0 {
+		if r.partial.Len()+len(inner) <= maxPartial {
+			r.partial.WriteString(inner)
+		}
+		inner, w = r.partial.String(), r.partWrap
+		w.Partial = false
+		r.partial.Reset()
+	}
+	if r.pending != nil && isContinuation(inner) {
+		if strings.TrimSpace(inner) == "" {
+			return // blank lines inside a traceback carry nothing
+		}
+		r.attach(SanitizeString(inner))
+		return
+	}
+	ev := parseInner(inner)
+	ev.Wrap = w
+	if r.pending != nil && vllmContinuation(r.pending, &ev) {
+		// vLLM repeats its prefix on every line of a multi-line message
+		r.attach(ev.Msg)
+		return
+	}
 	r.Flush(emit)
-	ev := ParseServerLine(line)
 	if ev.Dialect != DialectUnknown {
 		r.Dialect = ev.Dialect
 	}
@@ -45,12 +67,36 @@ func (r *ServerLog) Feed(line string, emit func(ServerEvent)) {
 		ev.Kind = SReady
 	}
 	switch ev.Kind {
-	case SCrash, SError, SOOM, SWatchdog, SWarmupFail:
+	case SCrash, SError, SOOM, SWatchdog, SWatchdogSoft, SWarmupFail:
 		r.pendingBuf = ev
 		r.pending = &r.pendingBuf
 	default:
 		emit(ev)
 	}
+}
+
+func (r *ServerLog) attach(l string) {
+	p := r.pending
+	if isOOM(l) {
+		p.OOM = true
+	}
+	if len(p.Lines) < MaxAttached {
+		p.Lines = append(p.Lines, l)
+	} else {
+		p.LinesDropped++
+	}
+}
+
+// vllmContinuation tells whether ev, a vLLM line, is the next line of the
+// held record: the same process, level and source file:line, and not the
+// head of a new record ("EngineCore encountered a fatal error." repeated by
+// another engine has its own process tag).
+func vllmContinuation(p, ev *ServerEvent) bool {
+	if p.Dialect != DialectVLLM || ev.Dialect != DialectVLLM || p.Prefix.Source == "" {
+		return false
+	}
+	return ev.Prefix.Process == p.Prefix.Process && ev.Prefix.Source == p.Prefix.Source &&
+		ev.Prefix.Level == p.Prefix.Level && ev.Prefix.Time.Sub(p.Prefix.Time) < 2e9 && ev.Prefix.Time.Sub(p.Prefix.Time) >= 0
 }
 
 // Flush emits a held record. Call it when the log has gone quiet, so that a
@@ -64,8 +110,8 @@ func (r *ServerLog) Flush(emit func(ServerEvent)) {
 	}
 }
 
-// isContinuation tells a traceback body line from a new record: it has no
-// prefix of its own and is not a tqdm bar.
+// isContinuation tells a traceback body line (wrappers removed) from a new
+// record: it has no prefix of its own and is not a tqdm bar.
 func isContinuation(line string) bool {
 	if line == "" {
 		return true
@@ -75,11 +121,6 @@ func isContinuation(line string) bool {
 	}
 	if _, _, ok := parseVLLMPrefix(line); ok {
 		return false
-	}
-	if strings.IndexByte(line, 0x1b) >= 0 {
-		if _, _, ok := parseVLLMPrefix(SanitizeString(line)); ok {
-			return false
-		}
 	}
 	_, isBar := parseBar(line)
 	return !isBar
