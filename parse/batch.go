@@ -41,10 +41,15 @@ type Batch struct {
 	NewSeq        Opt[int]
 	NewTokens     Opt[int]
 	CachedTokens  Opt[int]
-	UsedTokens    Opt[int] // "#token" (or "#full token")
+	UsedTokens    Opt[int] // "#token", else "#full token" (hybrid SWA/Mamba), else "#gpu token" (HiSparse)
 	PendingTokens Opt[int]
 
-	TokenUsage      Opt[float64] // a 0–1 fraction, as SGLang prints it
+	// TokenUsage is the fullest KV pool, a 0–1 fraction as SGLang prints it:
+	// the max of "token usage", "full token usage", "swa token usage",
+	// "mamba usage" and HiSparse's "gpu token usage" (SGLang's own gauge
+	// takes the same max). Host memory ("cpu token usage") is not a pool
+	// that stalls decoding and is left out.
+	TokenUsage      Opt[float64]
 	GenThroughput   Opt[float64] // token/s
 	InputThroughput Opt[float64] // token/s
 	CacheHitPct     Opt[float64] // "cache hit rate: 12.34%" (old versions), in percent
@@ -52,6 +57,8 @@ type Batch struct {
 	Graph           Opt[bool] // "cuda graph: True" (or cpu/npu/musa graph)
 
 	Fields []Field
+
+	usedRank int8 // which key set UsedTokens: 3 #token, 2 #full token, 1 #gpu token
 }
 
 // parseBatch reads the message part of a batch line; ok is false when the
@@ -143,17 +150,20 @@ func (b *Batch) set(k, v string) {
 		b.CachedTokens = optInt(v)
 	case "#token":
 		b.UsedTokens = optInt(v)
+		b.usedRank = 3
 	case "#full token":
-		if !b.UsedTokens.OK {
-			b.UsedTokens = optInt(v)
+		if b.usedRank < 2 {
+			b.UsedTokens, b.usedRank = optInt(v), 2
+		}
+	case "#gpu token":
+		if b.usedRank < 1 {
+			b.UsedTokens, b.usedRank = optInt(v), 1
 		}
 	case "#pending-token":
 		b.PendingTokens = optInt(v)
-	case "token usage":
-		b.TokenUsage = optFloat(v)
-	case "full token usage":
-		if !b.TokenUsage.OK {
-			b.TokenUsage = optFloat(v)
+	case "token usage", "full token usage", "swa token usage", "mamba usage", "gpu token usage":
+		if u := optFloat(v); u.OK && (!b.TokenUsage.OK || u.V > b.TokenUsage.V) {
+			b.TokenUsage = u
 		}
 	case "gen throughput (token/s)":
 		b.GenThroughput = optFloat(v)

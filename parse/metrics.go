@@ -16,16 +16,26 @@ import (
 // and hit rate, which take the highest rank: a full rank is what matters.
 // Every field is a fraction or a plain count; none is a percent.
 type ServerMetrics struct {
-	Dialect         Dialect
-	GenThroughput   Opt[float64] // token/s (sglang:gen_throughput)
-	RunningReqs     Opt[float64]
-	QueueReqs       Opt[float64]
-	TokenUsage      Opt[float64] // 0–1
-	CacheHitRate    Opt[float64] // 0–1
+	Dialect Dialect
+	// GenThroughput is SGLang's sglang:gen_throughput gauge (token/s): the
+	// figure of the last decode log line, not a rate over the poll. vLLM has
+	// none. A watcher computes the rate from GenTokens between two polls.
+	GenThroughput Opt[float64]
+	RunningReqs   Opt[float64]
+	QueueReqs     Opt[float64]
+	TokenUsage    Opt[float64] // 0–1
+	// CacheHitRate is the lifetime ratio of the counters, CachedTokens /
+	// PromptTokens (SGLang) or PrefixHits / PrefixQueries (vLLM), 0–1. The
+	// sglang:cache_hit_rate gauge is not used: SGLang resets it to 0 at every
+	// decode log line. A watcher computes the recent rate from the deltas.
+	CacheHitRate    Opt[float64]
 	UsedTokens      Opt[float64]
 	MaxTotalTokens  Opt[float64]
-	PromptTokens    Opt[float64] // counter
-	GenTokens       Opt[float64] // counter
+	PromptTokens    Opt[float64] // counter: sglang:prompt_tokens_total, vllm:prompt_tokens_total
+	GenTokens       Opt[float64] // counter: sglang:generation_tokens_total, vllm:generation_tokens_total
+	CachedTokens    Opt[float64] // counter: sglang:cached_tokens_total (summed over cache_source)
+	PrefixQueries   Opt[float64] // counter: vllm:prefix_cache_queries_total (older vllm:gpu_prefix_cache_queries_total), in tokens
+	PrefixHits      Opt[float64] // counter: vllm:prefix_cache_hits_total (older vllm:gpu_prefix_cache_hits_total), in tokens
 	Requests        Opt[float64] // counter
 	AbortedRequests Opt[float64] // counter
 	Retracted       Opt[float64]
@@ -84,7 +94,11 @@ func ParseMetrics(r io.Reader) (ServerMetrics, error) {
 	m.RunningReqs = sum("sglang:num_running_reqs", "vllm:num_requests_running")
 	m.QueueReqs = sum("sglang:num_queue_reqs", "vllm:num_requests_waiting")
 	m.TokenUsage = highest("sglang:token_usage", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
-	m.CacheHitRate = highest("sglang:cache_hit_rate")
+	for _, pool := range []string{"sglang:swa_token_usage", "sglang:mamba_usage"} { // hybrid models: the fullest pool
+		if u := highest(pool); u.OK && (!m.TokenUsage.OK || u.V > m.TokenUsage.V) {
+			m.TokenUsage = u
+		}
+	}
 	m.UsedTokens = sum("sglang:num_used_tokens")
 	m.MaxTotalTokens = sum("sglang:max_total_num_tokens")
 	m.PromptTokens = sum("sglang:prompt_tokens_total", "vllm:prompt_tokens_total")
@@ -93,11 +107,14 @@ func ParseMetrics(r io.Reader) (ServerMetrics, error) {
 	m.AbortedRequests = sum("sglang:num_aborted_requests_total")
 	m.Retracted = sum("sglang:num_retracted_reqs", "sglang:num_retracted_requests_total")
 	m.Preemptions = sum("vllm:num_preemptions_total", "vllm:num_preemptions")
-	if !m.CacheHitRate.OK {
-		q, h := m.Values["vllm:prefix_cache_queries_total"], m.Values["vllm:prefix_cache_hits_total"]
-		if q > 0 {
-			m.CacheHitRate = some(h / q)
-		}
+	m.CachedTokens = sum("sglang:cached_tokens_total")
+	m.PrefixQueries = sum("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total", "vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries")
+	m.PrefixHits = sum("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total", "vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits")
+	switch {
+	case m.CachedTokens.OK && m.PromptTokens.OK && m.PromptTokens.V > 0:
+		m.CacheHitRate = some(m.CachedTokens.V / m.PromptTokens.V)
+	case m.PrefixQueries.OK && m.PrefixHits.OK && m.PrefixQueries.V > 0:
+		m.CacheHitRate = some(m.PrefixHits.V / m.PrefixQueries.V)
 	}
 	return m, nil
 }

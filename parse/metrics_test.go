@@ -11,6 +11,9 @@ sglang:prompt_tokens_total{model_name="meta-llama/Llama-3.1-8B-Instruct"} 8.1289
 # HELP sglang:generation_tokens_total Number of generation tokens processed.
 # TYPE sglang:generation_tokens_total counter
 sglang:generation_tokens_total{model_name="meta-llama/Llama-3.1-8B-Instruct"} 7.557572e+06
+# TYPE sglang:cached_tokens_total counter
+sglang:cached_tokens_total{model_name="m",cache_source="device"} 2.0e+06
+sglang:cached_tokens_total{model_name="m",cache_source="host"} 32225.5
 # TYPE sglang:token_usage gauge
 sglang:token_usage{model_name="m",dp_rank="0"} 0.28
 sglang:token_usage{model_name="m",dp_rank="1"} 0.91
@@ -49,7 +52,7 @@ func TestParseMetricsSGLang(t *testing.T) {
 	if g := m.GenThroughput.V; g < 100.008 || g > 100.009 {
 		t.Errorf("gen throughput %v (want the DP sum)", g)
 	}
-	if m.PromptTokens.V != 8128902 || m.GenTokens.V != 7557572 || !m.CacheHitRate.OK {
+	if m.PromptTokens.V != 8128902 || m.GenTokens.V != 7557572 || m.CachedTokens.V != 2032225.5 || m.CacheHitRate.V != 0.25 {
 		t.Errorf("counters %+v", m)
 	}
 	if _, ok := m.Values["python_gc_objects_collected_total"]; ok {
