@@ -70,37 +70,35 @@ func (w *Watcher) serverView(met parse.ServerMetrics, metErr error, now time.Tim
 	case parse.DialectVLLM:
 		v.Dialect = "vllm"
 	}
+	logFig, logOK := w.logFigures(now)
+	logHit := w.logHitRate()
 	if metErr == nil {
 		v.State, v.Source = "ready", "metrics"
-		v.GenThroughput, v.RunningReqs, v.QueueReqs, v.TokenUsage = met.GenThroughput.V, int(met.RunningReqs.V), int(met.QueueReqs.V), met.TokenUsage.V
-		if met.CacheHitRate.OK {
-			h := met.CacheHitRate.V
-			v.CacheHitRate = &h
+		v.RunningReqs, v.QueueReqs, v.TokenUsage = int(met.RunningReqs.V), int(met.QueueReqs.V), met.TokenUsage.V
+		gen, hit, havePrev := w.metricRates(met, now)
+		switch {
+		case gen != nil:
+			v.GenThroughput = *gen
+		case logOK:
+			v.GenThroughput = logFig.GenThroughput // no previous sample, or the counters were reset
+		case !havePrev && met.GenThroughput.OK:
+			v.GenThroughput = met.GenThroughput.V // SGLang's gauge: the last decode line's figure
+		}
+		switch {
+		case hit != nil:
+			v.CacheHitRate = hit
+		case logHit != nil:
+			v.CacheHitRate = logHit
 		}
 		if met.Dialect == parse.DialectVLLM {
 			v.Dialect = "vllm"
 		}
 		return v
 	}
-	// from the log: the newest decode line of each DP rank, summed over ranks
-	// that logged within one interval of the newest
-	var newest time.Time
-	first := true
-	for _, d := range w.srv.decode {
-		if first || d.logged.After(newest) { // vLLM's year-less times sort before the zero time
-			newest, first = d.logged, false
-		}
-	}
-	quiet := !w.srv.logMtime.IsZero() && now.Sub(w.srv.logMtime) > 30*time.Second
-	for _, d := range w.srv.decode {
-		if newest.Sub(d.logged) > 15*time.Second || quiet {
-			continue // SGLang logs no decode line when idle: an old one is not live
-		}
+	if logOK {
 		v.Source = "log"
-		v.RunningReqs += d.running
-		v.QueueReqs += d.queue
-		v.GenThroughput += d.gen
-		v.TokenUsage = math.Max(v.TokenUsage, d.usage)
+		v.RunningReqs, v.QueueReqs, v.GenThroughput, v.TokenUsage = logFig.RunningReqs, logFig.QueueReqs, logFig.GenThroughput, logFig.TokenUsage
+		v.CacheHitRate = logHit
 	}
 	switch {
 	case w.srv.ready:
@@ -111,6 +109,116 @@ func (w *Watcher) serverView(met parse.ServerMetrics, metErr error, now time.Tim
 		v.State = "starting"
 	}
 	return v
+}
+
+// logFigures sums the newest decode line of each DP rank (or vLLM engine)
+// that logged within one interval of the newest. The PP stages of one DP
+// rank log the same batch: they are not summed, each figure is the stage's
+// highest (usage: the fullest stage's pool). TP/EP ranks don't print. ok is
+// false when no live line is left.
+func (w *Watcher) logFigures(now time.Time) (v Server, ok bool) {
+	var newest time.Time
+	first := true
+	for _, d := range w.srv.decode {
+		if first || d.logged.After(newest) { // vLLM's year-less times sort before the zero time
+			newest, first = d.logged, false
+		}
+	}
+	quiet := !w.srv.logMtime.IsZero() && now.Sub(w.srv.logMtime) > 30*time.Second
+	aggregated := false
+	for k, d := range w.srv.decode {
+		if k.dp == aggregatedKey && newest.Sub(d.logged) <= 15*time.Second {
+			aggregated = true
+		}
+	}
+	perDP := map[int]decodeSample{}
+	for k, d := range w.srv.decode {
+		if newest.Sub(d.logged) > 15*time.Second || quiet {
+			continue // SGLang logs no decode line when idle: an old one is not live
+		}
+		if aggregated && k.dp >= engineKeyBase {
+			continue // vLLM's aggregated line already sums its engines
+		}
+		ok = true
+		cur, seen := perDP[k.dp]
+		if !seen {
+			perDP[k.dp] = d
+			continue
+		}
+		cur.running, cur.queue = max(cur.running, d.running), max(cur.queue, d.queue)
+		cur.gen, cur.usage = math.Max(cur.gen, d.gen), math.Max(cur.usage, d.usage)
+		perDP[k.dp] = cur
+	}
+	for _, d := range perDP {
+		v.RunningReqs += d.running
+		v.QueueReqs += d.queue
+		v.GenThroughput += d.gen
+		v.TokenUsage = math.Max(v.TokenUsage, d.usage)
+	}
+	return v, ok
+}
+
+// logHitRate is the log's prefix-cache hit rate: SGLang's prefill lines
+// since the last snapshot (#cached-token over #cached-token + #new-token),
+// else the last rate a line printed (vLLM stats, old SGLang). The tallies
+// start again at each snapshot.
+func (w *Watcher) logHitRate() *float64 {
+	if total := w.srv.prefillCached + w.srv.prefillNew; total > 0 {
+		h := float64(w.srv.prefillCached) / float64(total)
+		w.srv.logHitRate = &h
+	}
+	w.srv.prefillCached, w.srv.prefillNew = 0, 0
+	return w.srv.logHitRate
+}
+
+// metricRates computes throughput and hit rate from the counters' deltas
+// since the previous /metrics sample: generation tokens per second of the
+// time between the two polls, and cached over prompt tokens (SGLang) or
+// prefix-cache hits over queries (vLLM). A counter that went down means the
+// server restarted: no figure this poll. havePrev is false on the first
+// sample. The sample is kept for the next poll.
+func (w *Watcher) metricRates(met parse.ServerMetrics, now time.Time) (gen, hit *float64, havePrev bool) {
+	prev, at := w.srv.prevMet, w.srv.prevMetAt
+	w.srv.prevMet, w.srv.prevMetAt = met, now
+	if at.IsZero() || prev.Dialect != met.Dialect {
+		return nil, nil, false
+	}
+	dt := now.Sub(at).Seconds()
+	if dt <= 0 {
+		return nil, nil, false
+	}
+	delta := func(cur, old parse.Opt[float64]) (float64, bool) {
+		if !cur.OK || !old.OK || cur.V < old.V {
+			return 0, false
+		}
+		return cur.V - old.V, true
+	}
+	restarted := false
+	for _, c := range [][2]parse.Opt[float64]{{met.GenTokens, prev.GenTokens}, {met.PromptTokens, prev.PromptTokens},
+		{met.CachedTokens, prev.CachedTokens}, {met.PrefixQueries, prev.PrefixQueries}, {met.PrefixHits, prev.PrefixHits}} {
+		if c[0].OK && c[1].OK && c[0].V < c[1].V {
+			restarted = true
+		}
+	}
+	if restarted {
+		return nil, nil, true
+	}
+	if d, ok := delta(met.GenTokens, prev.GenTokens); ok {
+		g := d / dt
+		gen = &g
+	}
+	if dc, ok := delta(met.CachedTokens, prev.CachedTokens); ok {
+		if dp, ok := delta(met.PromptTokens, prev.PromptTokens); ok && dp > 0 {
+			h := math.Min(1, dc/dp)
+			hit = &h
+		}
+	} else if dh, ok := delta(met.PrefixHits, prev.PrefixHits); ok {
+		if dq, ok := delta(met.PrefixQueries, prev.PrefixQueries); ok && dq > 0 {
+			h := math.Min(1, dh/dq)
+			hit = &h
+		}
+	}
+	return gen, hit, true
 }
 
 func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,8 +56,29 @@ type serverState struct {
 	crashAt     time.Time
 	retractions int
 	dialect     parse.Dialect
-	decode      map[int]decodeSample // newest decode line per DP rank
+	decode      map[rankKey]decodeSample // newest decode line per DP rank and PP stage (or vLLM engine)
+
+	// prefill tallies from the log since the last snapshot: the log's
+	// cache hit rate when /metrics gives none
+	prefillCached, prefillNew int
+	logHitRate                *float64 // the last hit rate the log gave
+
+	// the previous /metrics sample, for rates from counter deltas
+	prevMet   parse.ServerMetrics
+	prevMetAt time.Time
 }
+
+// rankKey is a rank that logs its own decode lines. DP ranks (and vLLM
+// engines) serve different requests and are summed; PP stages of one DP rank
+// each log the same batch and are not (TP and EP ranks don't log at all, or
+// log the same batch). vLLM: dp is engineKeyBase+N for "Engine 00N" and
+// aggregatedKey for "N Engines Aggregated" or the V0 line.
+type rankKey struct{ dp, pp int }
+
+const (
+	aggregatedKey = -2
+	engineKeyBase = 1000
+)
 
 type decodeSample struct {
 	at             time.Time // when we read it
@@ -146,21 +168,40 @@ func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
 		w.srv.retractions += max(ev.Retract.Requests, 1)
 	case parse.SBatch:
 		b := ev.Batch
+		if b.Phase == parse.Prefill {
+			w.srv.prefillCached += b.CachedTokens.V
+			w.srv.prefillNew += b.NewTokens.V
+			if !b.CachedTokens.OK && b.CacheHitPct.OK { // v0.3–v0.4.1: a lifetime rate in the line
+				h := b.CacheHitPct.V / 100
+				w.srv.logHitRate = &h
+			}
+		}
 		if b.Phase != parse.Decode || !b.RunningReqs.OK {
 			return
 		}
 		if w.srv.decode == nil {
-			w.srv.decode = map[int]decodeSample{}
+			w.srv.decode = map[rankKey]decodeSample{}
 		}
-		w.srv.decode[ev.Prefix.Ranks.DP] = decodeSample{at: now, logged: ev.Prefix.Time,
+		w.srv.decode[rankKey{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP}] = decodeSample{at: now, logged: ev.Prefix.Time,
 			running: b.RunningReqs.V, queue: b.QueueReqs.V, usage: b.TokenUsage.V, gen: b.GenThroughput.V}
 	case parse.SStats:
 		s := ev.Stats
 		if w.srv.decode == nil {
-			w.srv.decode = map[int]decodeSample{}
+			w.srv.decode = map[rankKey]decodeSample{}
 		}
 		w.srv.ready = true
-		w.srv.decode[-2] = decodeSample{at: now, logged: ev.Prefix.Time, running: s.Running.V, queue: s.Waiting.V,
+		if s.PrefixHitPct.OK {
+			h := s.PrefixHitPct.V / 100
+			w.srv.logHitRate = &h
+		}
+		if !s.GenTokS.OK {
+			return // the V0 "Prefix cache hit rate: GPU: …" line carries nothing else
+		}
+		key := rankKey{aggregatedKey, -1}
+		if n, err := strconv.Atoi(s.Engine); err == nil {
+			key.dp = engineKeyBase + n
+		}
+		w.srv.decode[key] = decodeSample{at: now, logged: ev.Prefix.Time, running: s.Running.V, queue: s.Waiting.V,
 			usage: s.KVUsagePct.V / 100, gen: s.GenTokS.V}
 	}
 }
