@@ -23,7 +23,7 @@ type Live struct {
 	RootCheck func(ctx context.Context) error
 }
 
-func (l *Live) Host() string                               { return l.Name }
+func (l *Live) Host() string { return l.Name }
 func (l *Live) Poll(ctx context.Context) pipeline.Snapshot {
 	s := l.W.Poll(ctx)
 	up := s.Connection.State == "connected" || s.Connection.State == "local"
@@ -34,8 +34,8 @@ func (l *Live) Poll(ctx context.Context) pipeline.Snapshot {
 	}
 	return s
 }
-func (l *Live) Logs() ([]string, []string)                 { return l.W.WorkerLog.Lines(), l.W.ServerLog.Lines() }
-func (l *Live) Timeline() *pipeline.Timeline               { return l.W.Timeline() }
+func (l *Live) Logs() ([]string, []string)   { return l.W.WorkerLog.Lines(), l.W.ServerLog.Lines() }
+func (l *Live) Timeline() *pipeline.Timeline { return l.W.Timeline() }
 func (l *Live) Conn() (remote.ConnState, bool) {
 	if l.ConnSrc == nil {
 		return remote.ConnState{}, false

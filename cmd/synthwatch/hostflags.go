@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/remote"
+	"github.com/synthwatch/synthwatch/tui"
 	"golang.org/x/term"
 )
 
@@ -171,7 +172,7 @@ func (e *rootError) Error() string {
 	if e.host == "local" || e.host == "" {
 		where = "on this machine"
 	}
-	msg := fmt.Sprintf("no pipeline root at %s %s (no prepared/ directory)", e.root, where)
+	msg := fmt.Sprintf("%s%s %s (no prepared/ directory)", tui.RootWarning, e.root, where)
 	switch e.origin {
 	case "":
 	case "default":
