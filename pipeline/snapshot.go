@@ -26,8 +26,10 @@ type Connection struct {
 	State       string     `json:"state"` // connected | connecting | reconnecting | failed | local
 	RTTms       float64    `json:"rtt_ms"`
 	LastContact *time.Time `json:"last_contact"`
-	Error       string     `json:"error,omitempty"`
-	Drops       int        `json:"drops"` // links lost since the dashboard connected
+	Error       string     `json:"error,omitempty"`    // why the link is down: the last dial, handshake or auth error
+	Drops       int        `json:"drops"`              // links lost since the dashboard connected
+	Attempt     int        `json:"attempt,omitempty"`  // connection attempts so far while down
+	NextTry     *time.Time `json:"next_try,omitempty"` // when the next attempt starts, while down
 }
 
 // Worker is the inference worker on the host.

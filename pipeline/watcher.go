@@ -88,7 +88,8 @@ type Watcher struct {
 	workerWas string
 	connWas   string
 	dropsWas  int
-	metFails  int // consecutive /metrics failures: retried less often
+	errWas    string // the link error last written to the timeline
+	metFails  int    // consecutive /metrics failures: retried less often
 	thr       *samples
 	WorkerLog *Ring // sanitised worker log lines for display
 	ServerLog *Ring // sanitised server log lines for display
@@ -266,6 +267,23 @@ func (w *Watcher) noteConnection(c Connection, now time.Time) {
 			w.event(now, "reconnect", "", "connected again")
 		}
 	}
+	if up {
+		w.errWas = ""
+	} else if newDrops > 0 {
+		w.errWas = c.Error // already in the disconnect event
+	}
+	// why it cannot connect (a dial, handshake or auth error): once per
+	// different error, not once per attempt
+	if !up && c.State != "local" && c.Error != "" && c.Error != w.errWas {
+		w.errWas = c.Error
+		kind, text := "connect_error", "cannot connect: "+c.Error
+		if c.State == "failed" {
+			kind, text = "connect_failed", text+" (not retried: fix it, then press C or start again)"
+		} else if c.NextTry != nil {
+			text += ", next try " + c.NextTry.Local().Format("15:04:05")
+		}
+		w.event(now, kind, "", text)
+	}
 	w.connWas, w.dropsWas = c.State, c.Drops
 }
 
@@ -281,7 +299,14 @@ func (w *Watcher) stale(snap Snapshot) Snapshot {
 		c.State, c.ETASeconds, c.RatePerMin, c.TokPerSec = StateUnknown, nil, 0, nil
 		snap.Categories = append(snap.Categories, c)
 	}
-	snap.Warnings = append(snap.Warnings, "no contact with the host: figures are from "+prev.Time.Local().Format("15:04:05"))
+	switch {
+	case snap.Connection.LastContact == nil:
+		snap.Warnings = append(snap.Warnings, "no contact with the host: never connected")
+	case prev.Time.IsZero():
+		snap.Warnings = append(snap.Warnings, "no contact with the host: nothing read yet")
+	default:
+		snap.Warnings = append(snap.Warnings, "no contact with the host: figures are from "+prev.Time.Local().Format("15:04:05"))
+	}
 	snap.Events = w.timeline.Recent(50)
 	return snap
 }
@@ -295,6 +320,13 @@ func (w *Watcher) connection() Connection {
 	}
 	st := l.State()
 	c := Connection{State: st.Phase.String(), RTTms: float64(st.RTT.Microseconds()) / 1000, Error: st.Err, Drops: st.Drops}
+	if st.Phase != remote.Connected {
+		c.Attempt = st.Attempt
+		if !st.NextTry.IsZero() && st.NextTry.After(w.o.Now()) {
+			t := st.NextTry.UTC()
+			c.NextTry = &t
+		}
+	}
 	if !st.LastContact.IsZero() {
 		t := st.LastContact.UTC()
 		c.LastContact = &t

@@ -80,6 +80,10 @@ func dialLink(ctx context.Context, c Config, o Options, dialTCP func(ctx context
 		cancel()
 		if err != nil {
 			l.closeJumps()
+			var oe *net.OpError
+			if errors.As(err, &oe) && oe.Op == "dial" {
+				return nil, err // it says "dial tcp ADDR: ..." already
+			}
 			return nil, fmt.Errorf("dial %s: %w", h.Addr(), err)
 		}
 		client, err := handshake(ctx, conn, h, o)

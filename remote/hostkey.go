@@ -29,17 +29,44 @@ type HostKeyError struct {
 	KeyType     string
 	Changed     bool
 	KnownHosts  string // where the old key is (changed) or would be added (unknown)
+	User        string // the login, for the ssh command in the advice
+}
+
+// KnownHostsName is the host as OpenSSH writes it in known_hosts: the plain
+// host for port 22, [host]:port for any other port.
+func (e *HostKeyError) KnownHostsName() string { return knownhosts.Normalize(e.Host) }
+
+// SSHCommand is the ssh line that connects to the host once, so that ssh
+// itself can show the key and add it: ssh -p PORT user@host off port 22.
+func (e *HostKeyError) SSHCommand() string {
+	host, port, err := net.SplitHostPort(e.Host)
+	if err != nil {
+		host, port = e.Host, "22"
+	}
+	target := host
+	if e.User != "" {
+		target = e.User + "@" + host
+	}
+	if port == "22" {
+		return "ssh " + Quote(target)
+	}
+	return "ssh -p " + port + " " + Quote(target)
+}
+
+// RemoveCommand is the ssh-keygen line that removes the old key.
+func (e *HostKeyError) RemoveCommand() string {
+	return "ssh-keygen -R " + Quote(e.KnownHostsName()) + " -f " + Quote(e.KnownHosts)
 }
 
 func (e *HostKeyError) Error() string {
 	if e.Changed {
 		return fmt.Sprintf("HOST KEY CHANGED for %s: the host now presents %s %s, which does not match %s. "+
-			"This may be an attack; refusing to connect. If the host was really reinstalled, remove its old line with: ssh-keygen -R %q -f %s",
-			e.Host, e.KeyType, e.Fingerprint, e.KnownHosts, e.Host, e.KnownHosts)
+			"This may be an attack; refusing to connect. If the host was really reinstalled, remove its old line with: %s",
+			e.Host, e.KeyType, e.Fingerprint, e.KnownHosts, e.RemoveCommand())
 	}
 	return fmt.Sprintf("unknown host key for %s: %s %s. Refusing to connect. "+
-		"Check the fingerprint, then connect once with -o StrictHostKeyChecking=accept-new (or ssh %s) to add it to %s",
-		e.Host, e.KeyType, e.Fingerprint, e.Host, e.KnownHosts)
+		"Check the fingerprint, then connect once with -o StrictHostKeyChecking=accept-new (or %s) to add it to %s as %s",
+		e.Host, e.KeyType, e.Fingerprint, e.SSHCommand(), e.KnownHosts, e.KnownHostsName())
 }
 
 // hostKeys checks keys against known_hosts with skeema/knownhosts, which
@@ -48,6 +75,7 @@ type hostKeys struct {
 	db     *knownhosts.HostKeyDB
 	files  []string
 	strict string
+	user   string
 	prompt Prompter
 }
 
@@ -58,7 +86,7 @@ func newHostKeys(c Config, p Prompter) (*hostKeys, error) {
 			existing = append(existing, f)
 		}
 	}
-	h := &hostKeys{files: c.KnownHostsFiles, strict: c.StrictHostKey, prompt: p}
+	h := &hostKeys{files: c.KnownHostsFiles, strict: c.StrictHostKey, user: c.User, prompt: p}
 	if len(existing) > 0 {
 		db, err := knownhosts.NewDB(existing...)
 		if err != nil {
@@ -91,13 +119,13 @@ func (h *hostKeys) callback(hostname string, remote net.Addr, key ssh.PublicKey)
 			if errors.As(err, &ke) && len(ke.Want) > 0 {
 				file = ke.Want[0].Filename
 			}
-			return &HostKeyError{Host: hostname, Fingerprint: fp, KeyType: key.Type(), Changed: true, KnownHosts: file}
+			return &HostKeyError{Host: hostname, Fingerprint: fp, KeyType: key.Type(), Changed: true, KnownHosts: file, User: h.user}
 		}
 		if !knownhosts.IsHostUnknown(err) {
 			return fmt.Errorf("host key check: %w", err)
 		}
 	}
-	refused := &HostKeyError{Host: hostname, Fingerprint: fp, KeyType: key.Type(), KnownHosts: h.files[0]}
+	refused := &HostKeyError{Host: hostname, Fingerprint: fp, KeyType: key.Type(), KnownHosts: h.files[0], User: h.user}
 	switch h.strict {
 	case "accept-new", "no":
 		// "no" is treated as accept-new: a new host is added, a changed key is still refused

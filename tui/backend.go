@@ -18,12 +18,24 @@ type Live struct {
 	Grace   time.Duration
 	Reconn  func()
 	ConnSrc func() remote.ConnState
+	// RootCheck says whether the root is a pipeline root (has prepared/);
+	// it runs inside Poll while no category has been found.
+	RootCheck func(ctx context.Context) error
 }
 
-func (l *Live) Host() string                               { return l.Name }
-func (l *Live) Poll(ctx context.Context) pipeline.Snapshot { return l.W.Poll(ctx) }
-func (l *Live) Logs() ([]string, []string)                 { return l.W.WorkerLog.Lines(), l.W.ServerLog.Lines() }
-func (l *Live) Timeline() *pipeline.Timeline               { return l.W.Timeline() }
+func (l *Live) Host() string { return l.Name }
+func (l *Live) Poll(ctx context.Context) pipeline.Snapshot {
+	s := l.W.Poll(ctx)
+	up := s.Connection.State == "connected" || s.Connection.State == "local"
+	if len(s.Categories) == 0 && up && l.RootCheck != nil {
+		if err := l.RootCheck(ctx); err != nil {
+			s.Warnings = append(s.Warnings, err.Error())
+		}
+	}
+	return s
+}
+func (l *Live) Logs() ([]string, []string)   { return l.W.WorkerLog.Lines(), l.W.ServerLog.Lines() }
+func (l *Live) Timeline() *pipeline.Timeline { return l.W.Timeline() }
 func (l *Live) Conn() (remote.ConnState, bool) {
 	if l.ConnSrc == nil {
 		return remote.ConnState{}, false

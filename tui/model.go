@@ -96,6 +96,9 @@ type Model struct {
 	spin     int
 	notifier *notifier
 	quitMsg  string
+	// the worker as last read over a live link, for the quit message
+	lastWorker   pipeline.Worker
+	lastWorkerAt time.Time
 }
 
 // New makes the model.
@@ -171,6 +174,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, m.notifier.changes(m.snap, msg.snap)...)
 		}
 		m.snap, m.haveSnap = msg.snap, true
+		if up := msg.snap.Connection.State; (up == "connected" || up == "local") && msg.snap.Worker.State != pipeline.StateUnknown && msg.snap.Worker.State != "" {
+			m.lastWorker, m.lastWorkerAt = msg.snap.Worker, msg.snap.Time
+		}
 		m.logs.set(msg.worker, msg.server, msg.snap.Events)
 		if m.sel >= len(m.snap.Categories) {
 			m.sel = max(0, len(m.snap.Categories)-1)
@@ -241,7 +247,7 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	switch s {
 	case "q", "ctrl+c":
-		m.quitMsg = "synthwatch: the worker keeps running on " + m.be.Host()
+		m.quitMsg = m.quitMessage()
 		return m, tea.Quit
 	case "?":
 		m.help = true
@@ -328,6 +334,47 @@ func (m Model) promptKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	m.prompt, m.input = nil, nil
 	return m, nil
+}
+
+// quitMessage says what is left behind on the host: the worker's real
+// state as last read, or that the host was never reached.
+func (m Model) quitMessage() string {
+	host := m.be.Host()
+	if m.linked && m.conn.LastContact.IsZero() {
+		msg := "synthwatch: " + host + " was never reached; nothing there was read or changed"
+		if m.conn.Err != "" {
+			msg += " (last error: " + m.conn.Err + ")"
+		}
+		return msg
+	}
+	w := m.lastWorker
+	if m.lastWorkerAt.IsZero() {
+		return "synthwatch: the worker's state on " + host + " is unknown (nothing was read from the host)"
+	}
+	name := ""
+	if w.PID > 0 {
+		name = fmt.Sprintf(" (pid %d", w.PID)
+		if w.Category != "" {
+			name += ", " + w.Category
+		}
+		name += ")"
+	}
+	if m.stale() {
+		when := m.lastWorkerAt.Local().Format("15:04:05")
+		if workerAlive(w.State) {
+			return "synthwatch: " + host + " is out of reach now; the worker was running there at " + when + name
+		}
+		return "synthwatch: " + host + " is out of reach now; no worker was running there at " + when
+	}
+	if workerAlive(w.State) {
+		return "synthwatch: the worker keeps running on " + host + name
+	}
+	return "synthwatch: no worker is running on " + host + " (worker " + w.State + ")"
+}
+
+// workerAlive says whether a worker state is a live process.
+func workerAlive(state string) bool {
+	return state == pipeline.StateRunning || state == pipeline.StateStalled || strings.HasPrefix(state, "running")
 }
 
 // QuitMessage is what to print once the program ends.

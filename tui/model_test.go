@@ -255,16 +255,100 @@ func TestSearchFollowWrapAndErrors(t *testing.T) {
 	}
 }
 
-func TestQuitSaysTheWorkerKeepsRunning(t *testing.T) {
+// Quitting says what is really left on the host.
+func TestQuitStatesTheWorkersRealState(t *testing.T) {
+	up := remote.ConnState{Phase: remote.Connected, LastContact: t0.Add(-time.Second)}
+	refused := "dial tcp 127.0.0.1:1: connect: connection refused"
+	for _, c := range []struct {
+		name string
+		conn remote.ConnState
+		snap func() pipeline.Snapshot
+		want string
+	}{
+		{"running", up, running, "synthwatch: the worker keeps running on root@10.1.230.174 (pid 4242, B3_magicoder)"},
+		{"stalled", up, func() pipeline.Snapshot { s := running(); s.Worker.State = pipeline.StateStalled; return s },
+			"synthwatch: the worker keeps running on root@10.1.230.174 (pid 4242, B3_magicoder)"},
+		{"none", up, func() pipeline.Snapshot {
+			s := running()
+			s.Worker = pipeline.Worker{State: "stopped", PID: 4242, Source: "worker.json"}
+			return s
+		}, "synthwatch: no worker is running on root@10.1.230.174 (worker stopped)"},
+		{"never reached", remote.ConnState{Phase: remote.Reconnecting, Attempt: 4, Err: refused},
+			func() pipeline.Snapshot {
+				return pipeline.Snapshot{Connection: pipeline.Connection{State: "reconnecting", Error: refused}, Worker: pipeline.Worker{State: "unknown"}}
+			}, "synthwatch: root@10.1.230.174 was never reached; nothing there was read or changed (last error: " + refused + ")"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake()
+			f.snap, f.conn = c.snap(), c.conn
+			m, _ := newModel(f, 80, 24, Config{})
+			nm, cmd := m.Update(key("q"))
+			if cmd == nil || cmd() != tea.Quit() {
+				t.Fatal("q did not quit")
+			}
+			if got := nm.(Model).QuitMessage(); got != c.want {
+				t.Errorf("got  %s\nwant %s", got, c.want)
+			}
+		})
+	}
+}
+
+// A link that went down after a poll: the last state read, and when.
+func TestQuitWhileTheLinkIsDown(t *testing.T) {
 	f := newFake()
 	f.snap = running()
+	f.conn = remote.ConnState{Phase: remote.Connected, LastContact: t0}
 	m, _ := newModel(f, 80, 24, Config{})
-	nm, cmd := m.Update(key("q"))
-	if cmd == nil || cmd() != tea.Quit() {
-		t.Fatal("q did not quit")
+	f.conn = remote.ConnState{Phase: remote.Reconnecting, Attempt: 2, LastContact: t0, Err: "no answer to keepalives for 45s"}
+	stale := running()
+	stale.Connection.State, stale.Worker.State = "reconnecting", pipeline.StateUnknown
+	m = step(m, pollMsg{gen: m.gen, snap: stale})
+	m = step(m, key("q"))
+	want := "synthwatch: root@10.1.230.174 is out of reach now; the worker was running there at " + t0.Local().Format("15:04:05") + " (pid 4242, B3_magicoder)"
+	if got := m.QuitMessage(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	if got := nm.(Model).QuitMessage(); got != "synthwatch: the worker keeps running on root@10.1.230.174" {
-		t.Fatal(got)
+}
+
+// A closed port: the header says why (the dial error), that there was
+// never a contact, and when the next try is; never "figures are from 00:00:00".
+func TestClosedPortSaysWhy(t *testing.T) {
+	f := newFake()
+	refused := "dial tcp 127.0.0.1:1: connect: connection refused"
+	f.conn = remote.ConnState{Phase: remote.Reconnecting, Attempt: 5, Err: refused, NextTry: t0.Add(12 * time.Second)}
+	f.snap = pipeline.Snapshot{Host: "root@127.0.0.1:1", Connection: pipeline.Connection{State: "reconnecting", Error: refused, Attempt: 5},
+		Worker: pipeline.Worker{State: "unknown"}, Server: pipeline.Server{State: "unknown"},
+		Warnings: []string{"no contact with the host: never connected"}}
+	m, _ := newModel(f, 80, 24, Config{PollEvery: 2 * time.Second})
+	s := screen(m)
+	for _, want := range []string{"NOT CONNECTED (attempt 5): never connected", refused, "next try in 12s", "never connected"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no %q on the screen:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "figures are from") || strings.Contains(s, "00:00:00") {
+		t.Errorf("a zero time on the screen:\n%s", s)
+	}
+	f.conn = remote.ConnState{Phase: remote.Failed, Err: "ssh root@127.0.0.1:22: ssh: unable to authenticate, attempted methods [none publickey]"}
+	m = step(m, tickMsg(t0))
+	if s := screen(m); !strings.Contains(s, "CANNOT CONNECT") || !strings.Contains(s, "unable to authenticate") {
+		t.Errorf("an auth failure is not on the screen:\n%s", s)
+	}
+}
+
+// A root without prepared/ is a red line that says how to set it.
+func TestWrongRootIsARedLine(t *testing.T) {
+	f := newFake()
+	f.conn = remote.ConnState{Phase: remote.Connected, LastContact: t0}
+	msg := RootWarning + "/data/typo on root@10.1.230.174 (no prepared/ directory): set it with --root DIR"
+	f.snap = pipeline.Snapshot{Connection: pipeline.Connection{State: "connected"}, Worker: pipeline.Worker{State: "unknown"}, Warnings: []string{msg}}
+	m, _ := newModel(f, 120, 40, Config{})
+	s := screen(m)
+	if !strings.Contains(s, "✖ "+RootWarning+"/data/typo") || !strings.Contains(s, "--root DIR") || strings.Contains(s, "no categories found yet") {
+		t.Errorf("%s", s)
+	}
+	if v := m.View().Content; !strings.Contains(v, strings.TrimSuffix(m.st.Bad.Render("✖ "+RootWarning), "\x1b[m")) {
+		t.Errorf("the root line is not red: %q", v)
 	}
 }
 
@@ -368,6 +452,13 @@ func TestGoldenViews(t *testing.T) {
 		},
 		"disconnected": func(f *fake) {
 			f.conn = remote.ConnState{Phase: remote.Reconnecting, Attempt: 3, LastContact: t0.Add(-95 * time.Second), Err: "no answer to keepalives for 45s"}
+		},
+		"never_connected": func(f *fake) {
+			refused := "dial tcp 127.0.0.1:1: connect: connection refused"
+			f.conn = remote.ConnState{Phase: remote.Reconnecting, Attempt: 5, Err: refused, NextTry: t0.Add(12 * time.Second)}
+			f.snap = pipeline.Snapshot{Connection: pipeline.Connection{State: "reconnecting", Error: refused}, Worker: pipeline.Worker{State: "unknown"},
+				Server: pipeline.Server{State: "unknown"}, Warnings: []string{"no contact with the host: never connected"}}
+			f.worker, f.server = nil, nil
 		},
 		"server_crashed": func(f *fake) {
 			f.snap.Server = pipeline.Server{State: "crashed", LastCrash: "Scheduler hit an exception: Traceback (most recent call last): … torch.OutOfMemoryError: CUDA out of memory.", Retractions: 4}

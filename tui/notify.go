@@ -22,6 +22,10 @@ type NotifyConfig struct {
 	Run             func(cmd string, stdin []byte) error // for tests; default sh -c
 }
 
+// NotifyKinds are the kinds of notice, the names notify.off takes. A new
+// kind of notice is added here too.
+var NotifyKinds = []string{"stall", "category_done", "pipeline_done", "worker_exit", "server_crash", "disconnect"}
+
 type notifier struct {
 	cfg      NotifyConfig
 	host     string

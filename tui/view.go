@@ -74,14 +74,19 @@ func (m Model) header(w int) string {
 			}
 			parts = append(parts, t)
 		case remote.Failed:
-			parts = append(parts, st.Bad.Render("✖ FAILED: "+c.Err))
+			parts = append(parts, st.Bad.Render("✖ CANNOT CONNECT (not retried)"))
 		default:
 			t := fmt.Sprintf("⚠ %s", strings.ToUpper(c.Phase.String()))
+			if c.LastContact.IsZero() && (c.Attempt > 0 || c.Err != "") {
+				t = "⚠ NOT CONNECTED"
+			}
 			if c.Attempt > 0 {
 				t += fmt.Sprintf(" (attempt %d)", c.Attempt)
 			}
 			if !c.LastContact.IsZero() {
 				t += fmt.Sprintf(": last contact %s ago, figures are stale", dur(m.cfg.Now().Sub(c.LastContact)))
+			} else if c.Attempt > 0 || c.Err != "" {
+				t += ": never connected"
 			}
 			parts = append(parts, st.Bad.Render(t))
 		}
@@ -115,6 +120,9 @@ func (m Model) header(w int) string {
 		}
 	}
 	line := flow(parts, w)
+	if why := m.linkError(); why != "" {
+		line += "\n" + fit(st.Bad.Render(why), w)
+	}
 	if m.result != "" {
 		r := m.result
 		if m.resultOK {
@@ -125,6 +133,9 @@ func (m Model) header(w int) string {
 		line += "\n" + fit(r, w)
 	}
 	for _, warn := range s.Warnings {
+		if strings.HasPrefix(warn, "no contact") && m.linked && (m.conn.Phase == remote.Connected || m.conn.LastContact.IsZero()) {
+			continue // the link is up again, or the header says "never connected"
+		}
 		if strings.HasPrefix(warn, "no contact") || strings.Contains(warn, "worker.json is") {
 			line += "\n" + fit(st.Warn.Render("⚠ "+warn), w)
 		}
@@ -179,13 +190,51 @@ func (m Model) table(w int, wide bool) string {
 	}
 	if len(m.snap.Categories) == 0 {
 		msg := "no categories found yet"
-		if !m.haveSnap {
+		switch {
+		case m.rootProblem() != "":
+			out = append(out, st.Bad.Render(ansi.Wrap("✖ "+m.rootProblem(), w, " ")))
+			return strings.Join(out, "\n")
+		case m.linked && m.conn.Phase != remote.Connected:
+			msg = "no categories: the host has not been read yet"
+		case !m.haveSnap:
 			msg = "connecting…"
 		}
 		out = append(out, st.Dim.Render(msg))
 	}
 	return strings.Join(out, "\n")
 }
+
+// linkError is why the link is down and when it tries again: the last
+// dial, handshake or auth error, for as long as the link is not up.
+func (m Model) linkError() string {
+	c := m.conn
+	if !m.linked || c.Phase == remote.Connected || c.Err == "" {
+		return ""
+	}
+	t := "✖ " + parse.SanitizeString(c.Err)
+	switch {
+	case c.Phase == remote.Failed:
+		t += " (fix it, then press C)"
+	case !c.NextTry.IsZero() && c.NextTry.After(m.cfg.Now()):
+		t += "; next try in " + dur(c.NextTry.Sub(m.cfg.Now()))
+	case c.Phase == remote.Reconnecting:
+		t += "; trying again now"
+	}
+	return t
+}
+
+// rootProblem is the line that says the root is no pipeline root.
+func (m Model) rootProblem() string {
+	for _, w := range m.snap.Warnings {
+		if strings.HasPrefix(w, RootWarning) {
+			return w
+		}
+	}
+	return ""
+}
+
+// RootWarning begins the warning a Backend adds for a root without prepared/.
+const RootWarning = "no pipeline root at "
 
 // sanitizeName keeps a hostile category name on one safe line.
 func sanitizeName(s string) string { return parse.SanitizeString(s) }
@@ -277,7 +326,7 @@ func (m Model) helpBox(w int) string {
 			[2]string{"r", "resume the worker (confirm)"},
 			[2]string{"R", "restart the selected category first (confirm)"})
 	}
-	rows = append(rows, [2]string{"C", "reconnect now"}, [2]string{"?", "this help"}, [2]string{"q", "quit (the worker keeps running)"})
+	rows = append(rows, [2]string{"C", "reconnect now"}, [2]string{"?", "this help"}, [2]string{"q", "quit (the worker is left as it is)"})
 	var b strings.Builder
 	for _, r := range rows {
 		b.WriteString(m.st.Key.Render(fit(r[0], 10)) + " " + r[1] + "\n")

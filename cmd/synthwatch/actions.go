@@ -17,12 +17,12 @@ func newLaunchCmd(name, short string) *cobra.Command {
 		Short: short,
 		Long:  short + ". The worker runs detached (setsid nohup) and survives the SSH session; it resumes by itself." + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, _, err := f.connect(cmd.Context(), args)
+			h, _, err := f.connectRoot(cmd, args)
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			pid, err := f.actor(cmd, h).Launch(cmd.Context(), only)
+			pid, err := f.actor(h).Launch(cmd.Context(), only)
 			if errors.Is(err, pipeline.ErrNothingLeft) {
 				fmt.Fprintf(cmd.OutOrStdout(), "worker (pid %d): %v\n", pid, err)
 				return nil
@@ -48,12 +48,12 @@ func newKillCmd() *cobra.Command {
 		Short: "Stop the worker: SIGTERM to its process group, SIGKILL after --grace",
 		Long:  "kill stops the worker named in run/worker.json (or --pid), after checking that the pid really is the worker." + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, _, err := f.connect(cmd.Context(), args)
+			h, _, err := f.connectRoot(cmd, args)
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			how, err := f.actor(cmd, h).Kill(cmd.Context(), pid, grace)
+			how, err := f.actor(h).Kill(cmd.Context(), pid, grace)
 			if err != nil {
 				return actionErr(err)
 			}
@@ -82,17 +82,17 @@ func newRestartCmd() *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cat := args[len(args)-1]
-			h, name, err := f.connect(cmd.Context(), args[:len(args)-1])
+			h, name, err := f.connectRoot(cmd, args[:len(args)-1])
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			snap := pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root}, nil).Poll(cmd.Context())
+			snap := pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL}, nil).Poll(cmd.Context())
 			var all []string
 			for _, c := range snap.Categories {
 				all = append(all, c.Name)
 			}
-			pid, err := f.actor(cmd, h).Restart(cmd.Context(), cat, all, grace)
+			pid, err := f.actor(h).Restart(cmd.Context(), cat, all, grace)
 			if errors.Is(err, pipeline.ErrNothingLeft) {
 				fmt.Fprintf(cmd.OutOrStdout(), "worker (pid %d): %v\n", pid, err)
 				return nil
@@ -116,12 +116,12 @@ func newDeployCmd() *cobra.Command {
 		Short: "Copy this binary to the host (~/.local/bin/synthwatch, or --worker-bin)",
 		Long:  "deploy uploads this executable over SFTP when the host's `uname -sm` matches this build, and otherwise says how to cross-build." + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, _, err := f.connect(cmd.Context(), args)
+			h, _, err := f.connect(cmd, args)
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			dest, err := f.actor(cmd, h).Deploy(cmd.Context(), f.workerBin)
+			dest, err := f.actor(h).Deploy(cmd.Context(), f.workerBin)
 			if err != nil {
 				return actionErr(err)
 			}

@@ -36,7 +36,9 @@ func TestExitCodes(t *testing.T) {
 	s := sshdtest.Start(t)
 	t.Setenv("SSH_AUTH_SOCK", "")
 	empty := filepath.Join(t.TempDir(), "known_hosts")
-	base := []string{"status", "-i", s.KeyPath, "-o", "StrictHostKeyChecking=yes", "--root", t.TempDir()}
+	root := t.TempDir()
+	os.Mkdir(filepath.Join(root, "prepared"), 0o755)
+	base := []string{"status", "-i", s.KeyPath, "-o", "StrictHostKeyChecking=yes", "--root", root}
 
 	out, code := execCLI(t, append(base, "-o", "UserKnownHostsFile="+empty, s.User+"@"+s.Addr())...)
 	if code != exitHostKey || !strings.Contains(out, ssh.FingerprintSHA256(s.HostKey)) {

@@ -11,12 +11,12 @@ import (
 )
 
 // fileConfig is ~/.config/synthwatch/config.toml ($XDG_CONFIG_HOME honoured,
-// macOS included). Flags override it.
+// macOS included). Every subcommand reads it through resolveSettings.
 type fileConfig struct {
 	Root         string                    `toml:"root"`
 	ServerURL    string                    `toml:"server_url"`
-	PollInterval duration                  `toml:"poll_interval"`
-	StallAfter   duration                  `toml:"stall_after"`
+	PollInterval *duration                 `toml:"poll_interval"`
+	StallAfter   *duration                 `toml:"stall_after"`
 	WorkerBin    string                    `toml:"worker_bin"`
 	Notify       notifyConfig              `toml:"notify"`
 	Hosts        map[string]hostFileConfig `toml:"hosts"`
@@ -29,18 +29,30 @@ type hostFileConfig struct {
 }
 
 type notifyConfig struct {
-	OSC             *bool    `toml:"osc"`
-	Command         string   `toml:"command"`
-	DisconnectAfter duration `toml:"disconnect_after"`
-	Off             []string `toml:"off"`
+	OSC             *bool     `toml:"osc"`
+	Command         string    `toml:"command"`
+	DisconnectAfter *duration `toml:"disconnect_after"`
+	Off             []string  `toml:"off"`
 }
 
 type duration struct{ time.Duration }
 
 func (d *duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
+	v, err := parseDuration(string(b))
 	d.Duration = v
 	return err
+}
+
+// parseDuration is time.ParseDuration for a setting: more than zero.
+func parseDuration(s string) (time.Duration, error) {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, err
+	}
+	if v <= 0 {
+		return 0, fmt.Errorf("duration %q must be more than zero", s)
+	}
+	return v, nil
 }
 
 func configPath() string {
@@ -52,22 +64,21 @@ func configPath() string {
 	return filepath.Join(dir, "synthwatch", "config.toml")
 }
 
-func loadConfig() (fileConfig, error) {
-	var c fileConfig
-	p := configPath()
+// loadConfig reads the file at p; a missing file is an empty config.
+func loadConfig(p string) (c fileConfig, found bool, err error) {
 	data, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return c, nil
+		return c, false, nil
 	}
 	if err != nil {
-		return c, err
+		return c, false, err
 	}
 	md, err := toml.Decode(string(data), &c)
 	if err != nil {
-		return c, fmt.Errorf("%s: %w", p, err)
+		return c, true, fmt.Errorf("%s: %w", p, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return c, fmt.Errorf("%s: unknown key %q", p, und[0].String())
+		return c, true, fmt.Errorf("%s: unknown key %q", p, und[0].String())
 	}
-	return c, nil
+	return c, true, nil
 }

@@ -60,48 +60,25 @@ func runDashboard(cmd *cobra.Command, args []string, f dashFlags) error {
 		// spares the scheduler's wakeups on every timer (idle CPU 1.1 -> 0.7 %).
 		runtime.GOMAXPROCS(1)
 	}
-	conf, err := loadConfig()
-	if err != nil {
-		return usageErr(err)
+	if f.local != "" && len(args) > 0 {
+		return usageErr(errors.New("--local takes no host"))
 	}
+	if err := f.resolve(cmd, args); err != nil {
+		return err
+	}
+	f.poll, f.stallAfter = f.set.Poll, f.set.StallAfter
 	name := f.local
-	if len(args) == 1 {
-		name = args[0]
-	}
-	changed := cmd.Flags().Changed
-	hc := conf.Hosts[name]
-	pick := func(flagVal string, flagName string, vals ...string) string {
-		if changed(flagName) {
-			return flagVal
-		}
-		for _, v := range vals {
-			if v != "" {
-				return v
-			}
-		}
-		return flagVal
-	}
-	f.root = pick(f.root, "root", hc.Root, conf.Root)
-	f.serverURL = pick(f.serverURL, "server-url", hc.ServerURL, conf.ServerURL)
-	f.workerBin = pick(f.workerBin, "worker-bin", hc.WorkerBin, conf.WorkerBin)
-	if !changed("poll") && conf.PollInterval.Duration > 0 {
-		f.poll = conf.PollInterval.Duration
-	}
-	if !changed("stall-after") && conf.StallAfter.Duration > 0 {
-		f.stallAfter = conf.StallAfter.Duration
-	}
 	var o *remote.Options
-	if f.local != "" {
-		f.root = f.local
-	} else {
+	if f.local == "" {
+		name = args[0]
 		o = &remote.Options{Target: name, Port: f.port, Identities: f.identities, ConfigFile: f.config, Jump: f.jump, Opts: f.opts}
 	}
-	return runTUI(cmd, name, f, conf, o)
+	return runTUI(cmd, name, f, o)
 }
 
-// runTUI runs the dashboard on a host reached with o (nil: a local root).
-func runTUI(cmd *cobra.Command, name string, f dashFlags, conf fileConfig, o *remote.Options) error {
-	changed := cmd.Flags().Changed
+// runTUI runs the dashboard on a host reached with o (nil: a local root),
+// with f's settings resolved.
+func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) error {
 	logf := openLog()
 	defer logf.Close()
 	slog.SetDefault(slog.New(slog.NewTextHandler(logf, nil)))
@@ -120,40 +97,75 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, conf fileConfig, o *re
 		}
 		defer h.Close() // closes the link only: the worker keeps running on the host
 		live.H, live.Reconn, live.ConnSrc = h, h.ReconnectNow, h.State
+		go logLink(ctx, name, h)
 	}
+	rootHost := name
+	if o == nil {
+		rootHost = "local"
+	}
+	live.RootCheck = func(ctx context.Context) error { return f.checkRoot(ctx, live.H, rootHost) }
 	tl := pipeline.NewTimeline(2000, pipeline.StatePath(name))
 	live.W = pipeline.NewWatcher(live.H, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.stallAfter}, tl)
-	live.Act = pipeline.Actor{H: live.H, Root: f.root, WorkerBin: f.workerBin}
-	if changed("server-url") && f.serverURL != "" {
-		live.Act.Extra = []string{"--server", f.serverURL}
-	}
-	osc := conf.Notify.OSC == nil || *conf.Notify.OSC
-	off := map[string]bool{}
-	for _, k := range conf.Notify.Off {
-		off[k] = true
-	}
+	live.Act = f.actor(live.H)
 	dark := true
 	if term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())) {
 		dark = lipgloss.HasDarkBackground(os.Stdin, os.Stdout)
 	}
-	m := tui.New(live, tui.Config{PollEvery: f.poll, ReadOnly: f.readOnly, Dark: dark, Plain: os.Getenv("NO_COLOR") != "",
-		Notify: tui.NotifyConfig{OSC: osc, Command: conf.Notify.Command, DisconnectAfter: conf.Notify.DisconnectAfter.Duration, Off: off}})
+	m := tui.New(live, tui.Config{PollEvery: f.poll, ReadOnly: f.readOnly, Dark: dark, Plain: os.Getenv("NO_COLOR") != "", Notify: f.set.Notify})
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(10)) // a dashboard needs no 60 fps: idle CPU
 	prompter.Attach(p.Send)
-	slog.Info("dashboard start", "host", name, "root", f.root)
+	slog.Info("dashboard start", "host", name, "root", f.root, "root_from", f.set.Get("root").Origin)
 	final, err := p.Run()
 	if f.quitNote != "" {
 		fmt.Fprintln(cmd.OutOrStdout(), f.quitNote)
 	} else if fm, ok := final.(tui.Model); ok && fm.QuitMessage() != "" {
 		fmt.Fprintln(cmd.OutOrStdout(), fm.QuitMessage())
-	} else if name != "local" {
-		fmt.Fprintln(cmd.OutOrStdout(), "synthwatch: the worker keeps running on "+name)
 	}
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
 		slog.Error("dashboard", "err", err)
 		return err
 	}
 	return nil
+}
+
+// linkWatcher is the part of remote.SSH that logLink follows.
+type linkWatcher interface {
+	State() remote.ConnState
+	Changed() <-chan struct{}
+}
+
+// logLink writes every change of the link to synthwatch.log, with the dial
+// or auth error and the next try, so "why can't it connect" has an answer
+// after the fact too.
+func logLink(ctx context.Context, name string, h linkWatcher) {
+	var was remote.ConnState
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.Changed():
+		}
+		st := h.State()
+		if st.Phase == was.Phase && st.Err == was.Err && st.Attempt == was.Attempt {
+			continue
+		}
+		was = st
+		attrs := []any{"host", name, "phase", st.Phase.String()}
+		if st.Attempt > 0 {
+			attrs = append(attrs, "attempt", st.Attempt)
+		}
+		if !st.NextTry.IsZero() && st.Phase == remote.Reconnecting {
+			attrs = append(attrs, "next_try", st.NextTry.Format(time.RFC3339))
+		}
+		switch {
+		case st.Phase == remote.Connected:
+			slog.Info("link up", attrs...)
+		case st.Err != "":
+			slog.Warn("link down", append(attrs, "err", st.Err)...)
+		default:
+			slog.Info("link", attrs...)
+		}
+	}
 }
 
 // openLog is the dashboard's log file: never stdout while the TUI runs.

@@ -14,6 +14,7 @@ import (
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/sim"
+	"github.com/synthwatch/synthwatch/tui"
 )
 
 func newDemoCmd() *cobra.Command {
@@ -61,7 +62,8 @@ the temp directory (kept with --keep).`,
 			if o.Dir != "" {
 				f.quitNote += "; the files are kept in " + o.Dir
 			}
-			return runTUI(cmd, "demo "+d.SSH.Addr(), f, fileConfig{}, ro)
+			f.set.Notify = tui.NotifyConfig{OSC: true} // the user's config.toml is not the demo's
+			return runTUI(cmd, "demo "+d.SSH.Addr(), f, ro)
 		},
 	}
 	cmd.Flags().Float64Var(&o.Speed, "speed", 1, "time compression: 2 runs twice as fast")

@@ -5,13 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/remote"
+	"github.com/synthwatch/synthwatch/tui"
 	"golang.org/x/term"
 )
 
@@ -49,7 +52,9 @@ func connectErr(err error) error {
 	return &exitError{exitConnect, err}
 }
 
-// hostFlags are OpenSSH's flags plus the pipeline root.
+// hostFlags are OpenSSH's flags plus the pipeline root. The settings
+// (root, server URL, ...) are resolved from them, the environment and
+// config.toml by resolve.
 type hostFlags struct {
 	port       int
 	identities []string
@@ -60,6 +65,7 @@ type hostFlags struct {
 	local      string
 	serverURL  string
 	workerBin  string
+	set        settings
 }
 
 func (f *hostFlags) add(cmd *cobra.Command) {
@@ -69,26 +75,53 @@ func (f *hostFlags) add(cmd *cobra.Command) {
 	fl.StringVarP(&f.config, "config", "F", "", "ssh config file")
 	fl.StringVarP(&f.jump, "jump", "J", "", "ProxyJump host(s), comma-separated")
 	fl.StringArrayVarP(&f.opts, "option", "o", nil, "ssh option Key=Value (repeatable)")
-	fl.StringVar(&f.root, "root", pipeline.DefaultRoot, "pipeline root on the host")
+	f.addSettings(cmd)
 	fl.StringVar(&f.local, "local", "", "read a pipeline root on this machine instead of over SSH")
-	fl.StringVar(&f.serverURL, "server-url", "http://127.0.0.1:30000", "the server's URL as seen from the host")
+}
+
+// addSettings adds the flags that outrank config.toml.
+func (f *hostFlags) addSettings(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.root, "root", pipeline.DefaultRoot, "pipeline root on the host (env SYNTHWATCH_ROOT, config.toml root)")
+	fl.StringVar(&f.serverURL, "server-url", "http://127.0.0.1:30000", "the server's URL as seen from the host (env SYNTHWATCH_SERVER_URL, config.toml server_url)")
 	fl.StringVar(&f.workerBin, "worker-bin", "", "worker binary on the host (default: synthwatch on PATH, then ~/.local/bin/synthwatch)")
 }
 
-// connect opens the host: local, or SSH to the one positional target.
-func (f *hostFlags) connect(ctx context.Context, args []string) (remote.Host, string, error) {
-	if f.local != "" {
-		if len(args) > 0 {
-			return nil, "", usageErr(errors.New("--local takes no host"))
-		}
-		f.root = f.local
-		return remote.Local{}, "local", nil
+// resolve settles every setting for the command's host, once.
+func (f *hostFlags) resolve(cmd *cobra.Command, args []string) error {
+	host := ""
+	if f.local == "" && len(args) == 1 {
+		host = args[0]
 	}
-	if len(args) != 1 {
+	s, err := resolveSettings(cmd.Flags(), host, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if f.local != "" {
+		s.override("root", f.local, "flag --local")
+	}
+	f.set = s
+	f.root, f.serverURL, f.workerBin = s.Root, s.ServerURL, s.WorkerBin
+	return nil
+}
+
+// connect resolves the settings and opens the host: local, or SSH to the
+// one positional target.
+func (f *hostFlags) connect(cmd *cobra.Command, args []string) (remote.Host, string, error) {
+	if f.local != "" && len(args) > 0 {
+		return nil, "", usageErr(errors.New("--local takes no host"))
+	}
+	if f.local == "" && len(args) != 1 {
 		return nil, "", usageErr(errors.New("give one host: [user@]host[:port] or an ssh config alias"))
 	}
+	if err := f.resolve(cmd, args); err != nil {
+		return nil, "", err
+	}
+	if f.local != "" {
+		return remote.Local{}, "local", nil
+	}
 	o := remote.Options{Target: args[0], Port: f.port, Identities: f.identities, ConfigFile: f.config, Jump: f.jump, Opts: f.opts, Prompt: termPrompt()}
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)
 	defer cancel()
 	h, err := remote.Dial(ctx, o)
 	if err != nil {
@@ -97,11 +130,84 @@ func (f *hostFlags) connect(ctx context.Context, args []string) (remote.Host, st
 	return h, args[0], nil
 }
 
-// actor runs actions; a --server-url given on the command line is passed on
-// to a launched worker, which otherwise takes pipeline.toml's.
-func (f *hostFlags) actor(cmd *cobra.Command, h remote.Host) pipeline.Actor {
+// connectRoot is connect for a command that reads or steers the pipeline:
+// the root must be one (have prepared/), or the command exits 1 saying so.
+func (f *hostFlags) connectRoot(cmd *cobra.Command, args []string) (remote.Host, string, error) {
+	h, name, err := f.connect(cmd, args)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := f.checkRoot(cmd.Context(), h, name); err != nil {
+		h.Close()
+		return nil, "", err
+	}
+	return h, name, nil
+}
+
+// checkRoot says when the root has no prepared/ directory, naming the root,
+// where the value came from and how to set it.
+func (f *hostFlags) checkRoot(ctx context.Context, h remote.Host, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err := checkRoot(ctx, h, f.root, name, f.set.HostFrom)
+	var re *rootError
+	if errors.As(err, &re) {
+		re.origin = f.set.Get("root").Origin
+		return actionErr(err)
+	}
+	if err != nil {
+		return connectErr(err)
+	}
+	return nil
+}
+
+// rootError is a root with no prepared/ directory: a mistyped --root, or
+// the default root on a host that keeps the pipeline elsewhere.
+type rootError struct {
+	root, host, section, origin string
+}
+
+func (e *rootError) Error() string {
+	where := "on " + e.host
+	if e.host == "local" || e.host == "" {
+		where = "on this machine"
+	}
+	msg := fmt.Sprintf("%s%s %s (no prepared/ directory)", tui.RootWarning, e.root, where)
+	switch e.origin {
+	case "":
+	case "default":
+		msg += "; that is the default root"
+	default:
+		msg += "; the root came from " + e.origin
+	}
+	section := e.section
+	if section == "" {
+		section = e.host
+	}
+	if e.host == "local" || e.host == "" {
+		return msg + `: give the right one with --local DIR`
+	}
+	return msg + fmt.Sprintf(`: set it with --root DIR, SYNTHWATCH_ROOT, root = "DIR" in %s, or root in its [hosts.%q] section`, configPath(), section)
+}
+
+// checkRoot stats ROOT/prepared on h.
+func checkRoot(ctx context.Context, h remote.Host, root, host, section string) error {
+	fi, err := h.Stat(ctx, path.Join(root, "prepared"))
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir) {
+		return &rootError{root: root, host: host, section: section}
+	}
+	if err != nil {
+		return fmt.Errorf("check the root %s: %w", root, err)
+	}
+	return nil
+}
+
+// actor runs actions; a server URL that was set (flag, environment or
+// config.toml) is passed on to a launched worker, which otherwise takes
+// pipeline.toml's.
+func (f *hostFlags) actor(h remote.Host) pipeline.Actor {
 	a := pipeline.Actor{H: h, Root: f.root, WorkerBin: f.workerBin}
-	if cmd.Flags().Changed("server-url") {
+	if f.set.ServerSet {
 		a.Extra = []string{"--server", f.serverURL}
 	}
 	return a

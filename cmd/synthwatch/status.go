@@ -16,18 +16,17 @@ import (
 func newStatusCmd() *cobra.Command {
 	var f hostFlags
 	var asJSON bool
-	var stallAfter time.Duration
 	cmd := &cobra.Command{
 		Use:   "status [flags] [user@]host[:port]",
 		Short: "Print the pipeline's state once (a table, or --json) and exit",
 		Long:  "status connects, reads the pipeline once and prints one Snapshot." + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, name, err := f.connect(cmd.Context(), args)
+			h, name, err := f.connectRoot(cmd, args)
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			w := pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: stallAfter}, nil)
+			w := pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.set.StallAfter}, nil)
 			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 			defer cancel()
 			snap := w.Poll(ctx)
@@ -42,7 +41,7 @@ func newStatusCmd() *cobra.Command {
 	}
 	f.add(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the Snapshot as JSON (schema 1)")
-	cmd.Flags().DurationVar(&stallAfter, "stall-after", 10*time.Minute, "a category with no new records for this long is stalled")
+	cmd.Flags().Duration("stall-after", 10*time.Minute, "a category with no new records for this long is stalled (env SYNTHWATCH_STALL_AFTER, config.toml stall_after)")
 	return cmd
 }
 
