@@ -60,8 +60,8 @@ func (Local) RealPath(_ context.Context, p string) (string, error) {
 // Holder is a file descriptor, found in /proc, whose target matched.
 type Holder struct {
 	PID, FD int
-	Flags  int    // the open flags from /proc/PID/fdinfo/FD (octal there)
-	Target string // the fd's symlink target: the file's real path
+	Flags   int    // the open flags from /proc/PID/fdinfo/FD (octal there)
+	Target  string // the fd's symlink target: the file's real path
 }
 
 // Writes says whether the descriptor was opened for writing.
