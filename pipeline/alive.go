@@ -245,10 +245,12 @@ func (w *Watcher) workerEvents(v Worker, now time.Time) {
 			w.event(now, "worker_started", "", fmt.Sprintf("worker started (pid %d): %s", v.PID, v.Command))
 		case alive && v.PID != l.wasPID:
 			w.event(now, "worker_pid_changed", "", fmt.Sprintf("worker pid %d → %d: %s", l.wasPID, v.PID, v.Command))
-		case !alive && l.wasAlive:
+		case !alive && l.wasAlive && v.PID == l.wasPID:
 			w.event(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, endText(v)))
+		case !alive && l.wasAlive:
+			w.event(now, "worker_exited", "", fmt.Sprintf("worker pid %d ended", l.wasPID))
 		}
-		if st := w.wjson; st != nil && st.PID > 0 && st.PID != v.PID && st.PID != l.wasPID &&
+		if st := w.wjson; st != nil && st.PID > 0 && !(alive && st.PID == v.PID) && st.PID != l.wasPID &&
 			(st.PID != l.seenPID || !st.StartedAt.Equal(l.seenStart)) {
 			// ran between two polls: it is neither the one alive now nor the one before
 			start, end := st.StartedAt, st.UpdatedAt

@@ -51,7 +51,7 @@ func (w *Watcher) workerView(now time.Time) Worker {
 	}
 	if p != nil && p.pid == f.pid {
 		v.Command = p.command()
-		if p.writes != "" {
+		if p.writes != "" && v.Source != "worker.json" {
 			v.Source = "proc"
 		}
 		if t := w.startedAt(p); v.StartedAt == nil && !t.IsZero() {
