@@ -173,7 +173,7 @@ func TestEndToEndStallSeenByStatus(t *testing.T) {
 	}
 	var s Snapshot
 	must(t, json.Unmarshal(out, &s))
-	if c := catByName(t, s, "B2"); c.State != StateStalled || c.ETASeconds != nil || s.Worker.State != "running" {
+	if c := catByName(t, s, "B2"); c.State != StateStalled || c.ETASeconds != nil || s.Worker.State != WorkerStalled {
 		t.Fatalf("status: worker %+v B2 %+v", s.Worker, c)
 	}
 	if s.Server.Source != "metrics" || s.Server.RunningReqs == 0 {

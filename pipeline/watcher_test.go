@@ -193,7 +193,7 @@ func TestServerFromLogSumsDPRanks(t *testing.T) {
 	c.t = now
 	s := poll(localWatcher(t, root, c, Options{}))
 	sv := s.Server
-	if sv.Source != "log" || sv.State != "ready" || sv.RunningReqs != 70 || sv.QueueReqs != 5 || sv.GenThroughput != 700 || sv.TokenUsage != 0.9 || sv.Retractions != 2 {
+	if sv.Source != "log" || sv.State != ServerBusy || sv.RunningReqs != 70 || sv.QueueReqs != 5 || sv.GenThroughput != 700 || sv.TokenUsage != 0.9 || sv.Retractions != 2 {
 		t.Fatalf("server %+v", sv)
 	}
 	appendTo(t, filepath.Join(root, "logs", "sglang_inference.log"), "[2026-11-29 03:00:05 DP0 TP0] Scheduler hit an exception: Traceback (most recent call last):\n  File \"x.py\", line 1\ntorch.OutOfMemoryError: CUDA out of memory.\n")

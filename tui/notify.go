@@ -84,8 +84,11 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 	if allDone && !allFinal(old) && len(old.Categories) > 0 {
 		add("pipeline_done", "", "pipeline done")
 	}
-	if old.Worker.State == "running" && (cur.Worker.State == "stopped" || cur.Worker.State == "dead") {
-		add("worker_exit", "", "worker "+cur.Worker.State)
+	if pipeline.Alive(old.Worker.State) && !pipeline.Alive(cur.Worker.State) && cur.Worker.State != pipeline.WorkerUnknown && !cur.Worker.ByYou {
+		add("worker_exit", "", "worker "+cur.Worker.State) // our own kill rings no bell
+	}
+	if cur.Server.State == pipeline.ServerDown && old.Server.State != pipeline.ServerDown && old.Server.State != "" {
+		add("server_down", "", "server down: "+cur.Server.Reason)
 	}
 	if cur.Server.State == "crashed" && old.Server.State != "crashed" && old.Server.State != "" {
 		add("server_crash", "", "server crashed: "+cur.Server.LastCrash)
