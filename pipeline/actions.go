@@ -22,7 +22,8 @@ type Actor struct {
 	Extra     []string
 }
 
-// ErrRunning refuses a launch while a worker runs.
+// ErrRunning refuses a launch while a worker runs, or while any other
+// process writes the worker log or a category's raw_responses.jsonl.
 var ErrRunning = errors.New("a worker is already running")
 
 // ErrNothingLeft: the launched worker found every category done and exited.
@@ -52,14 +53,17 @@ func (a Actor) LaunchArgv(only []string) []string {
 	return append(argv, a.Extra...)
 }
 
-// Launch starts the worker unless one runs, and reports its pid once it is
-// seen alive on the host.
+// Launch starts the worker unless one runs, or any other process writes
+// the worker log or a category's raw_responses.jsonl (a second writer
+// duplicates records), and reports its pid once it is seen alive on the host.
 func (a Actor) Launch(ctx context.Context, only []string) (int, error) {
-	if pid, alive, err := a.runningWorker(ctx); err != nil {
+	if err := a.refuseWriters(ctx, 0); err != nil {
 		return 0, err
-	} else if alive {
-		return pid, fmt.Errorf("%w (pid %d): kill it first, or use resume after it stopped", ErrRunning, pid)
 	}
+	return a.launch(ctx, only)
+}
+
+func (a Actor) launch(ctx context.Context, only []string) (int, error) {
 	r, err := a.H.Exec(ctx, a.LaunchArgv(only)...)
 	if err != nil {
 		return 0, fmt.Errorf("launch: %w", err)
@@ -93,10 +97,40 @@ func (a Actor) Launch(ctx context.Context, only []string) (int, error) {
 	}
 }
 
-// runningWorker reads worker.json's pid and checks it on the host.
-func (a Actor) runningWorker(ctx context.Context) (int, bool, error) {
+func (a Actor) procs() *procReader { return newProcReader(a.H, a.Root) }
+
+func (a Actor) workerLog() string { return path.Join(a.Root, parse.WorkerLogPath) }
+
+// refuseWriters fails, naming the process, while a worker runs or any
+// process other than except writes the worker's files.
+func (a Actor) refuseWriters(ctx context.Context, except int) error {
+	if pid, alive, err := a.ourWorker(ctx); err != nil {
+		return err
+	} else if alive && pid != except {
+		return fmt.Errorf("%w (pid %d): kill it first, or use resume after it stopped", ErrRunning, pid)
+	}
+	ws, err := a.procs().writers(ctx, a.workerLog())
+	if err != nil {
+		if errors.Is(err, remote.ErrDisconnected) {
+			return err
+		}
+		return fmt.Errorf("cannot tell whether another process writes the files: %w", err)
+	}
+	for _, p := range ws {
+		if p.pid != except {
+			return fmt.Errorf("%w: pid %d (%s) writes %s: stop it first (synthwatch kill --pid %d)", ErrRunning, p.pid, p.command(), p.writes, p.pid)
+		}
+	}
+	return nil
+}
+
+// ourWorker reads worker.json's pid and checks it on the host.
+func (a Actor) ourWorker(ctx context.Context) (int, bool, error) {
 	data, err := a.H.ReadAt(ctx, path.Join(a.Root, "run", "worker.json"), 0, 4<<20)
 	if err != nil {
+		if errors.Is(err, remote.ErrDisconnected) {
+			return 0, false, err
+		}
 		return 0, false, nil // no worker.json: none of ours has run here
 	}
 	st, err := parse.ParseWorkerState(data)
@@ -107,21 +141,61 @@ func (a Actor) runningWorker(ctx context.Context) (int, bool, error) {
 	return st.PID, alive, err
 }
 
-// isWorker checks /proc/PID/cmdline: alive, and really our worker.
+// runningWorker is the worker to stop: worker.json's live pid, or else the
+// process that writes the worker log or a category file (a worker without
+// worker.json, such as the old Python script under nohup).
+func (a Actor) runningWorker(ctx context.Context) (int, bool, error) {
+	pid, alive, err := a.ourWorker(ctx)
+	if err != nil || alive {
+		return pid, alive, err
+	}
+	ws, err := a.procs().writers(ctx, a.workerLog())
+	if err != nil || len(ws) == 0 {
+		if errors.Is(err, remote.ErrDisconnected) {
+			return 0, false, err
+		}
+		return 0, false, nil
+	}
+	return ws[0].pid, true, nil
+}
+
+// isWorker checks /proc/PID: alive, and really our worker for this root
+// (however its --root is spelt).
 func (a Actor) isWorker(ctx context.Context, pid int) (bool, error) {
-	b, err := a.H.ReadAt(ctx, "/proc/"+strconv.Itoa(pid)+"/cmdline", 0, 64<<10)
+	p, err := a.procs().read(ctx, pid)
 	if err != nil {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return false, err
 		}
 		return false, nil
 	}
-	return isWorkerCmdline(b, a.Root), nil
+	return p != nil && p.worker, nil
+}
+
+// killable: our worker, or a process writing the worker's files.
+func (a Actor) killable(ctx context.Context, pid int) (bool, error) {
+	if ok, err := a.isWorker(ctx, pid); err != nil || ok {
+		return ok, err
+	}
+	ws, err := a.procs().writers(ctx, a.workerLog())
+	if err != nil {
+		if errors.Is(err, remote.ErrDisconnected) {
+			return false, err
+		}
+		return false, nil
+	}
+	for _, p := range ws {
+		if p.pid == pid {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // killScript sends SIGTERM to the worker's process group, waits up to the
 // grace for it to go, then sends SIGKILL. It prints "gone" or "killed".
-const killScript = `pid=$1; grace=$2
+const killScript = `pid=$1; grace=$2; log=$3
+printf '%s%s (SIGTERM, then SIGKILL after %ss)\n' "$KILLMARK" "$pid" "$grace" >> "$log" 2>/dev/null
 kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || { echo gone; exit 0; }
 i=0
 while kill -0 "$pid" 2>/dev/null; do
@@ -135,14 +209,18 @@ while kill -0 "$pid" 2>/dev/null; do
 done
 echo gone`
 
-// KillArgv is the exact command a kill runs on the host.
-func KillArgv(pid int, grace time.Duration) []string {
-	return []string{"sh", "-c", killScript, "synthwatch-kill", strconv.Itoa(pid), strconv.Itoa(int(grace.Seconds() + 0.5))}
+// KillArgv is the exact command a kill runs on the host. Before it
+// signals, it appends a kill marker to the worker log (log), so every
+// watcher knows the pid was stopped on purpose, not crashed.
+func KillArgv(pid int, grace time.Duration, log string) []string {
+	script := strings.Replace(killScript, `"$KILLMARK"`, remote.Quote(killMarker), 1)
+	return []string{"sh", "-c", script, "synthwatch-kill", strconv.Itoa(pid), strconv.Itoa(int(grace.Seconds() + 0.5)), log}
 }
 
 // Kill stops the worker whose pid was fixed when the user asked (pid > 0),
-// or the one worker.json names (pid == 0). It refuses a pid that is not our
-// worker. It returns how it ended: "gone" (after SIGTERM) or "killed".
+// or the one running (pid == 0): worker.json's, or the process writing the
+// worker's files. It refuses a pid that is neither our worker nor such a
+// writer. It returns how it ended: "gone" (after SIGTERM) or "killed".
 func (a Actor) Kill(ctx context.Context, pid int, grace time.Duration) (string, error) {
 	if pid <= 0 {
 		p, alive, err := a.runningWorker(ctx)
@@ -154,19 +232,19 @@ func (a Actor) Kill(ctx context.Context, pid int, grace time.Duration) (string, 
 		}
 		pid = p
 	}
-	if ok, err := a.isWorker(ctx, pid); err != nil {
+	if ok, err := a.killable(ctx, pid); err != nil {
 		return "", err
 	} else if !ok {
-		return "", fmt.Errorf("pid %d is not a running synthwatch worker (already gone?)", pid)
+		return "", fmt.Errorf("pid %d is not a running synthwatch worker nor writes the worker's files (already gone?)", pid)
 	}
 	ctx, cancel := context.WithTimeout(ctx, grace+30*time.Second)
 	defer cancel()
-	r, err := a.H.Exec(ctx, KillArgv(pid, grace)...)
+	r, err := a.H.Exec(ctx, KillArgv(pid, grace, a.workerLog())...)
 	if err != nil {
 		return "", fmt.Errorf("kill %d: %w", pid, err)
 	}
 	how := strings.TrimSpace(string(r.Stdout))
-	if alive, _ := a.isWorker(ctx, pid); alive {
+	if p, _ := a.procs().read(ctx, pid); p != nil {
 		return how, fmt.Errorf("pid %d is still alive after SIGKILL", pid)
 	}
 	return how, nil
@@ -182,10 +260,18 @@ func (a Actor) Restart(ctx context.Context, cat string, all []string, grace time
 	if !found {
 		return 0, fmt.Errorf("restart: no category %q", cat)
 	}
-	if _, alive, err := a.runningWorker(ctx); err != nil {
+	pid, alive, err := a.runningWorker(ctx)
+	if err != nil {
 		return 0, err
-	} else if alive {
-		if _, err := a.Kill(ctx, 0, grace); err != nil {
+	}
+	if !alive {
+		pid = 0
+	}
+	if err := a.refuseWriters(ctx, pid); err != nil { // a second writer besides the one to restart
+		return 0, fmt.Errorf("restart: %w", err)
+	}
+	if alive {
+		if _, err := a.Kill(ctx, pid, grace); err != nil {
 			return 0, fmt.Errorf("restart: %w", err)
 		}
 	}

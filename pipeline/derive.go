@@ -22,40 +22,84 @@ func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr err
 	for _, n := range w.order {
 		s.Categories = append(s.Categories, w.categoryView(w.cats[n], s.Worker, now))
 	}
+	w.workerStall(s, now)
 	s.ETASeconds = pipelineETA(s.Categories)
 	w.crossChecks(s, now)
-	if s.Worker.State != w.workerWas && w.workerWas != "" {
-		w.event(now, "worker_"+s.Worker.State, "", fmt.Sprintf("worker %s (pid %d)", s.Worker.State, s.Worker.PID))
-	}
-	w.workerWas = s.Worker.State
+	w.workerEvents(s.Worker, now)
+	w.serverEvents(s.Server, now)
 	s.Events = w.timeline.Recent(50)
 }
 
 func (w *Watcher) workerView(now time.Time) Worker {
-	if st := w.wjson; st != nil {
-		up := st.UpdatedAt.UTC()
-		v := Worker{PID: st.PID, Category: st.Category, Source: "worker.json", Phase: st.State, UpdatedAt: &up}
-		switch {
-		case w.pidAlive == nil:
-			v.State = StateUnknown
-		case *w.pidAlive:
-			v.State = "running"
-		case st.State == parse.WorkerDone || st.State == parse.WorkerStopped || st.State == parse.WorkerFailed:
-			v.State = "stopped"
-		default:
-			v.State = "dead" // the pid is gone and the job was not finished
-		}
-		return v
+	f := w.workerFacts()
+	v := Worker{PID: f.pid, Category: w.log.current, Source: "log"}
+	v.State, v.Reason, v.ByYou = workerStateFor(f)
+	st, p := w.wjson, w.live.cur
+	if p == nil && w.live.last != nil && w.live.last.pid == f.pid {
+		p = w.live.last // ended: its pid and command are still worth showing
 	}
-	// no worker.json: an older worker, judged by its log alone
-	v := Worker{Category: w.log.current, Source: "log", State: StateUnknown}
-	switch {
-	case w.log.finished:
-		v.State = "stopped"
-	case w.log.current != "" && !w.log.lastLine.IsZero() && now.Sub(w.log.lastLine) < 2*time.Minute:
-		v.State = "running" // a log that names a category and moved recently
+	if st != nil {
+		up := st.UpdatedAt.UTC()
+		v.Category, v.Phase, v.UpdatedAt = st.Category, st.State, &up
+		if st.PID == f.pid {
+			v.Source = "worker.json"
+			if !st.StartedAt.IsZero() {
+				t := st.StartedAt.UTC()
+				v.StartedAt = &t
+			}
+		}
+	}
+	if p != nil && p.pid == f.pid {
+		v.Command = p.command()
+		if p.writes != "" && v.Source != "worker.json" {
+			v.Source = "proc"
+		}
+		if t := w.startedAt(p); v.StartedAt == nil && !t.IsZero() {
+			t = t.UTC()
+			v.StartedAt = &t
+		}
+	}
+	if v.State == WorkerNone {
+		v.Source = ""
 	}
 	return v
+}
+
+// workerStall marks a live worker stalled when its category is, or when
+// nothing has grown anywhere for StallAfter since it was first seen alive.
+func (w *Watcher) workerStall(s *Snapshot, now time.Time) {
+	if s.Worker.State != WorkerRunning {
+		return
+	}
+	var newest time.Time
+	for _, c := range s.Categories {
+		if c.State == StateStalled {
+			s.Worker.State = WorkerStalled
+			if c.LastGrowth != nil {
+				s.Worker.Reason = fmt.Sprintf("%s: no new records for %s", c.Name, durText(now.Sub(*c.LastGrowth)))
+			} else {
+				s.Worker.Reason = c.Name + ": no new records"
+			}
+		}
+		if c.LastGrowth != nil && c.LastGrowth.After(newest) {
+			newest = *c.LastGrowth
+		}
+		if c.State == StateRunning {
+			return // its category is judged on its own, with its own pace
+		}
+	}
+	if s.Worker.State == WorkerRunning {
+		since := w.live.aliveSince
+		if newest.After(since) {
+			since = newest
+		}
+		if !since.IsZero() && now.Sub(since) > w.o.StallAfter {
+			s.Worker.State, s.Worker.Reason = WorkerStalled, "no new records for "+durText(now.Sub(since))
+		}
+	}
+	if s.Worker.State == WorkerStalled && w.workerWaiting() {
+		s.Worker.Reason += "; waiting for the server (/health)"
+	}
 }
 
 func (w *Watcher) serverView(met parse.ServerMetrics, metErr error, now time.Time) Server {
@@ -73,7 +117,7 @@ func (w *Watcher) serverView(met parse.ServerMetrics, metErr error, now time.Tim
 	logFig, logOK := w.logFigures(now)
 	logHit := w.logHitRate()
 	if metErr == nil {
-		v.State, v.Source = "ready", "metrics"
+		v.Source = "metrics"
 		v.RunningReqs, v.QueueReqs, v.TokenUsage = int(met.RunningReqs.V), int(met.QueueReqs.V), met.TokenUsage.V
 		gen, hit, havePrev := w.metricRates(met, now)
 		switch {
@@ -93,21 +137,31 @@ func (w *Watcher) serverView(met parse.ServerMetrics, metErr error, now time.Tim
 		if met.Dialect == parse.DialectVLLM {
 			v.Dialect = "vllm"
 		}
-		return v
+		return w.judgeServer(v, now)
 	}
 	if logOK {
 		v.Source = "log"
 		v.RunningReqs, v.QueueReqs, v.GenThroughput, v.TokenUsage = logFig.RunningReqs, logFig.QueueReqs, logFig.GenThroughput, logFig.TokenUsage
 		v.CacheHitRate = logHit
 	}
-	switch {
-	case w.srv.ready:
-		v.State = "ready"
-	case w.srv.crash != "":
-		v.State = "crashed"
-	case w.srv.dialect != parse.DialectUnknown:
-		v.State = "starting"
+	return w.judgeServer(v, now)
+}
+
+// judgeServer sets the state and its reason from this poll's witnesses.
+func (w *Watcher) judgeServer(v Server, now time.Time) Server {
+	f := serverFacts{metrics: w.srv.probe.metrics, health: w.srv.probe.health, refused: w.srv.refused,
+		phase: w.srv.phase, fault: w.srv.fault, logSeen: w.srv.logSeen, logGrew: w.srv.logGrew,
+		waiting: w.workerWaiting(), load: v.RunningReqs + v.QueueReqs, crash: w.srv.crash, url: w.o.ServerURL}
+	if f.phase == "" && w.srv.ready {
+		f.phase = "ready"
 	}
+	if w.srv.logSeen && !w.srv.logGrewAt.IsZero() {
+		f.logAge = max(now.Sub(w.srv.logGrewAt), 0)
+		age := f.logAge.Seconds()
+		v.LogAgeSeconds = &age
+	}
+	v.State, v.Reason = serverStateFor(f)
+	v.Metrics, v.Health, v.WorkerWaiting = f.metrics, f.health, f.waiting
 	return v
 }
 
@@ -253,10 +307,12 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 	}
 	current := wk.Category == c.name
 	switch {
-	case !current || wk.State != "running":
+	case !current || !Alive(wk.State):
 		c.currentSince = time.Time{}
 	case c.currentSince.IsZero() && w.polls <= 1 && w.wjson != nil:
 		c.currentSince = w.wjson.StartedAt // one-shot: the worker's start is all we know
+	case c.currentSince.IsZero() && w.polls <= 1 && !w.live.aliveSince.IsZero():
+		c.currentSince = w.live.aliveSince // one-shot, no worker.json: the process's start
 	case c.currentSince.IsZero():
 		c.currentSince = now
 	}
@@ -269,7 +325,7 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 		v.State = StateSkipped
 	case js != nil && js.State == parse.CatFailed:
 		v.State = StateFailed
-	case current && wk.State == "running":
+	case current && Alive(wk.State):
 		v.State = StateRunning
 	case v.Done > 0 || (js != nil && js.State == parse.CatStopped):
 		v.State = StateStopped
@@ -382,7 +438,7 @@ func (w *Watcher) crossChecks(s *Snapshot, now time.Time) {
 	for i := range s.Categories {
 		cv := &s.Categories[i]
 		c := w.cats[cv.Name]
-		if p := c.logProgress; p.Kind == parse.WProgress && cv.Name == s.Worker.Category && s.Worker.State == "running" {
+		if p := c.logProgress; p.Kind == parse.WProgress && cv.Name == s.Worker.Category && Alive(s.Worker.State) {
 			logDone := int64(p.Done)
 			if c.logResumed > 0 && p.Total == c.logToGo {
 				logDone += int64(c.logResumed) // the old script counts this run only
@@ -397,7 +453,7 @@ func (w *Watcher) crossChecks(s *Snapshot, now time.Time) {
 			s.Warnings = append(s.Warnings, wmsg)
 		}
 	}
-	if s.Worker.Source == "worker.json" && s.Worker.State == "running" && s.Worker.UpdatedAt != nil && now.Sub(*s.Worker.UpdatedAt) > 30*time.Second {
+	if s.Worker.Source == "worker.json" && Alive(s.Worker.State) && s.Worker.UpdatedAt != nil && now.Sub(*s.Worker.UpdatedAt) > 30*time.Second {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("worker.json is %s old while pid %d is alive", now.Sub(*s.Worker.UpdatedAt).Round(time.Second), s.Worker.PID))
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -171,7 +173,7 @@ func TestEndToEndStallSeenByStatus(t *testing.T) {
 	}
 	var s Snapshot
 	must(t, json.Unmarshal(out, &s))
-	if c := catByName(t, s, "B2"); c.State != StateStalled || c.ETASeconds != nil || s.Worker.State != "running" {
+	if c := catByName(t, s, "B2"); c.State != StateStalled || c.ETASeconds != nil || s.Worker.State != WorkerStalled {
 		t.Fatalf("status: worker %+v B2 %+v", s.Worker, c)
 	}
 	if s.Server.Source != "metrics" || s.Server.RunningReqs == 0 {
@@ -196,5 +198,176 @@ func TestDeployOverSSH(t *testing.T) {
 	}
 	if goos, goarch := unameToGo("Linux aarch64"); goos != "linux" || goarch != "arm64" {
 		t.Fatalf("uname map %s/%s", goos, goarch)
+	}
+}
+
+// TestEndToEndPythonStyleWorker: a plain process holding the worker log as
+// its stdout (nohup python run_inference.py > logs/inference_all.log), with
+// no worker.json, is found over a real sshd, named, refused a second
+// writer, and killed through the kill action, which reads "stopped by you".
+func TestEndToEndPythonStyleWorker(t *testing.T) {
+	e := newE2E(t, map[string]int{"B1": 10}, 100)
+	mkdir(t, filepath.Join(e.root, "logs"))
+	py := exec.Command("sh", "-c", "while :; do echo line; sleep 0.1; done > logs/inference_all.log")
+	py.Dir = e.root
+	py.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	must(t, py.Start())
+	exited := make(chan struct{})
+	go func() { py.Wait(); close(exited) }()
+	t.Cleanup(func() { syscall.Kill(-py.Process.Pid, syscall.SIGKILL); <-exited })
+	pid := py.Process.Pid
+	s := e.until("found", 10*time.Second, func(s Snapshot) bool { return s.Worker.PID == pid })
+	if s.Worker.State != WorkerRunning || s.Worker.Source != "proc" || !strings.Contains(s.Worker.Command, "while :; do echo line") {
+		t.Fatalf("python-style worker: %+v", s.Worker)
+	}
+	ctx := context.Background()
+	if _, err := e.act.Launch(ctx, nil); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", pid)) || !strings.Contains(err.Error(), "while :") {
+		t.Fatalf("launch next to a writer: %v", err)
+	}
+	how, err := e.act.Kill(ctx, 0, 5*time.Second)
+	if err != nil || how != "gone" {
+		t.Fatalf("kill: %q %v", how, err)
+	}
+	s = e.until("stopped", 10*time.Second, func(s Snapshot) bool { return !Alive(s.Worker.State) })
+	if s.Worker.State != WorkerStopped || !s.Worker.ByYou || s.Worker.PID != pid {
+		t.Fatalf("after kill: %+v", s.Worker)
+	}
+	var started, ended bool
+	for _, ev := range s.Events {
+		started = started || ev.Kind == "worker_started" && strings.Contains(ev.Text, strconv.Itoa(pid))
+		ended = ended || ev.Kind == "worker_exited" && strings.Contains(ev.Text, "stopped by you")
+	}
+	if started || !ended { // found on the first poll: a baseline, not a start
+		t.Fatalf("events: %+v", s.Events)
+	}
+}
+
+// TestEndToEndRelativeRootWorker: cd ROOT && synthwatch worker --root .
+// (and --root=ROOT/) is our worker: running, and killable.
+func TestEndToEndRelativeRootWorker(t *testing.T) {
+	for _, spell := range []string{".", "ROOT/./", "--root=ROOT/"} {
+		t.Run(spell, func(t *testing.T) {
+			e := newE2E(t, map[string]int{"B1": 3000}, 5)
+			arg := []string{"worker", "--root", strings.ReplaceAll(spell, "ROOT", e.root), "--server", e.sim.URL()}
+			if strings.HasPrefix(spell, "--root=") {
+				arg = []string{"worker", strings.ReplaceAll(spell, "ROOT", e.root), "--server", e.sim.URL()}
+			}
+			mkdir(t, filepath.Join(e.root, "logs"))
+			logf, err := os.OpenFile(filepath.Join(e.root, "logs", "inference_all.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			must(t, err)
+			wk := exec.Command(testbin.Path(t), arg...)
+			wk.Dir, wk.Stdout, wk.Stderr = e.root, logf, logf
+			wk.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			must(t, wk.Start())
+			logf.Close() // the worker holds it now; a test holding it would be a writer too
+			exited := make(chan struct{})
+			go func() { wk.Wait(); close(exited) }()
+			t.Cleanup(func() { wk.Process.Kill(); <-exited })
+			s := e.until("recognised", 20*time.Second, func(s Snapshot) bool {
+				return s.Worker.PID == wk.Process.Pid && s.Worker.Source == "worker.json" && Alive(s.Worker.State)
+			})
+			if s.Worker.Command == "" {
+				t.Fatalf("no command: %+v", s.Worker)
+			}
+			if how, err := e.act.Kill(context.Background(), 0, 10*time.Second); err != nil {
+				t.Fatalf("kill: %q %v", how, err)
+			}
+			s = e.until("stopped by you", 15*time.Second, func(s Snapshot) bool { return s.Worker.State == WorkerStopped })
+			if !s.Worker.ByYou {
+				t.Fatalf("after kill: %+v", s.Worker)
+			}
+		})
+	}
+}
+
+// TestEndToEndSimKill9IsDown: kill -9 of a real sim process while the real
+// worker runs: within two polls of the evidence (the refusal and the worker
+// waiting for /health) the server is down, with the reason, and a
+// server_down event; a new sim on the same port brings server_up.
+func TestEndToEndSimKill9IsDown(t *testing.T) {
+	e := newE2E(t, map[string]int{"B1": 50000}, 5)
+	addr := strings.TrimPrefix(e.sim.URL(), "http://")
+	e.sim.Close() // the in-process one goes; a real process takes its port
+	slog := filepath.Join(e.root, "logs", "sglang_inference.log")
+	mkdir(t, filepath.Dir(slog))
+	startSim := func() *exec.Cmd {
+		c := exec.Command(testbin.Path(t), "sim", "--listen", addr, "--log", slog, "--speed", "5")
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		must(t, c.Start())
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		return c
+	}
+	simp := startSim()
+	e.until("server answers", 20*time.Second, func(s Snapshot) bool { return s.Server.Metrics == "ok" })
+	if _, err := e.act.Launch(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	e.until("busy", 30*time.Second, func(s Snapshot) bool {
+		return Alive(s.Worker.State) && catByName(t, s, "B1").Done > 10 && (s.Server.State == ServerBusy || s.Server.State == ServerReady)
+	})
+	must(t, simp.Process.Signal(syscall.SIGKILL))
+	// the evidence: nothing listens, and the worker says it waits
+	wjson := filepath.Join(e.root, "run", "worker.json")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		data, _ := os.ReadFile(wjson)
+		if bytes.Contains(data, []byte(`"waiting_server"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker never waited: %s", data)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var s Snapshot
+	for i := 1; ; i++ {
+		s = e.w.Poll(context.Background())
+		if s.Server.State == ServerDown {
+			break
+		}
+		if i == 2 {
+			t.Fatalf("not down within two polls: %+v", s.Server)
+		}
+		time.Sleep(time.Second)
+	}
+	if !strings.Contains(s.Server.Reason, "/metrics refused") || !strings.Contains(s.Server.Reason, "worker waiting for /health") || !s.Server.WorkerWaiting {
+		t.Fatalf("reason: %+v", s.Server)
+	}
+	down := false
+	for _, ev := range s.Events {
+		down = down || ev.Kind == "server_down" && strings.HasPrefix(ev.Text, "server down: /metrics refused")
+	}
+	if !down {
+		t.Fatalf("no server_down event: %+v", s.Events)
+	}
+	if Alive(s.Worker.State) == false {
+		t.Fatalf("the worker waits, it is alive: %+v", s.Worker)
+	}
+	startSim()
+	s = e.until("server up", 30*time.Second, func(s Snapshot) bool { return s.Server.State == ServerBusy || s.Server.State == ServerReady })
+	up := false
+	for _, ev := range s.Events {
+		up = up || ev.Kind == "server_up"
+	}
+	if !up {
+		t.Fatalf("no server_up event: %+v", s.Events)
+	}
+}
+
+// TestEndToEndLaunchRefusesAnotherWriter: a process that appends to a
+// category's raw_responses.jsonl blocks launch, named in the error.
+func TestEndToEndLaunchRefusesAnotherWriter(t *testing.T) {
+	e := newE2E(t, map[string]int{"B1": 10}, 100)
+	raw := filepath.Join(e.root, "prepared", "B1", "raw_responses.jsonl")
+	wr := exec.Command("sh", "-c", "exec 5>>"+remote.Quote(raw)+"; sleep 60")
+	must(t, wr.Start())
+	t.Cleanup(func() { wr.Process.Kill(); wr.Wait() })
+	time.Sleep(200 * time.Millisecond)
+	_, err := e.act.Launch(context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", wr.Process.Pid)) || !strings.Contains(err.Error(), "raw_responses.jsonl") {
+		t.Fatalf("launch: %v", err)
+	}
+	if _, err := e.act.Restart(context.Background(), "B1", []string{"B1"}, time.Second); err == nil || !strings.Contains(err.Error(), "raw_responses.jsonl") {
+		t.Fatalf("restart: %v", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -48,9 +47,16 @@ type logState struct {
 	finished bool      // "All categories finished."
 }
 
-// serverState is what the server log says.
+// serverState is what the server log and the probes say.
 type serverState struct {
 	ready       bool
+	phase       string // the log's lifecycle: "", startup, ready, crash
+	fault       string // a fault logged since the server last made progress
+	probe       serverProbe
+	refused     int       // polls in a row /metrics was refused
+	logSeen     bool      // the server log exists
+	logGrew     bool      // it grew in this poll
+	logGrewAt   time.Time // when it last grew (the first poll: its mtime)
 	logMtime    time.Time // when the server log last changed
 	crash       string
 	crashAt     time.Time
@@ -90,6 +96,17 @@ type decodeSample struct {
 func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 	wl, sl := res.Tails[0], res.Tails[1]
 	w.srv.logMtime = sl.ModTime
+	w.srv.logSeen = sl.Err == nil && !sl.ModTime.IsZero()
+	w.srv.logGrew = w.polls > 1 && len(sl.Lines) > 0
+	switch {
+	case w.srv.logGrew:
+		w.srv.logGrewAt = now
+	case w.srv.logGrewAt.IsZero() || sl.ModTime.After(w.srv.logGrewAt) && w.polls <= 1:
+		w.srv.logGrewAt = sl.ModTime // the host's clock: a first read is not fresh activity
+	}
+	if len(wl.Lines) > 0 {
+		w.live.logLines = true
+	}
 	w.log.lastLine = wl.ModTime // the host's clock: a first read is not fresh activity
 	for _, l := range wl.Lines {
 		w.WorkerLog.Add(parse.SanitizeLine([]byte(l.Text), 4096))
@@ -132,9 +149,19 @@ func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time) {
 			c.logProgress, c.logProgressAt = l, now
 		}
 	case parse.WOther:
-		if strings.HasPrefix(l.Text, "All categories finished") {
+		switch t := strings.TrimSpace(l.Text); {
+		case strings.HasPrefix(t, "All categories finished"):
 			w.log.finished = true
+		case killedPID(t) > 0:
+			w.live.killed[killedPID(t)] = true
+		case strings.Contains(t, "waiting for /health"):
+			w.live.waiting = true
+		case strings.Contains(t, " is back after "):
+			w.live.waiting = false
 		}
+	}
+	if l.Kind == parse.WProgress || l.Kind == parse.WProcessing {
+		w.live.waiting = false
 	}
 }
 
@@ -142,15 +169,8 @@ func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
 	if ev.Dialect != parse.DialectUnknown {
 		w.srv.dialect = ev.Dialect
 	}
-	switch ev.Kind {
-	case parse.SReady:
-		if !w.srv.ready {
-			w.event(now, "server_ready", "", "server ready")
-		}
-		w.srv.ready = true
-	case parse.SStartup:
-		w.srv.ready = false
-	case parse.SCrash, parse.SOOM, parse.SWatchdog, parse.SSigquit, parse.SWarmupFail:
+	switch fc := serverFault(ev); {
+	case fc == "crash":
 		text := ev.Msg
 		if len(ev.Lines) > 0 {
 			text += " … " + ev.Lines[len(ev.Lines)-1]
@@ -162,8 +182,28 @@ func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
 		if w.srv.ready {
 			w.event(now, "server_crash", "", text)
 		}
-		w.srv.ready = false
+		w.srv.ready, w.srv.phase, w.srv.fault = false, "crash", ""
 		w.srv.decode = nil
+		return
+	case fc == "fault":
+		text := parse.SanitizeLine([]byte(ev.Msg), 300)
+		if w.srv.fault == "" {
+			w.event(now, "server_fault", "", text)
+		}
+		w.srv.fault = text
+		return
+	case fc == "warning":
+		w.event(now, "server_warning", "", parse.SanitizeLine([]byte(ev.Msg), 300))
+		return
+	}
+	switch ev.Kind {
+	case parse.SReady:
+		if !w.srv.ready {
+			w.event(now, "server_ready", "", "server ready")
+		}
+		w.srv.ready, w.srv.phase, w.srv.fault = true, "ready", ""
+	case parse.SStartup:
+		w.srv.ready, w.srv.phase = false, "startup"
 	case parse.SRetract:
 		w.srv.retractions += max(ev.Retract.Requests, 1)
 	case parse.SBatch:
@@ -182,6 +222,10 @@ func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
 		if w.srv.decode == nil {
 			w.srv.decode = map[rankKey]decodeSample{}
 		}
+		w.srv.fault = "" // the scheduler makes progress again
+		if w.srv.phase != "ready" && w.srv.phase != "" {
+			w.srv.phase = "ready"
+		}
 		w.srv.decode[rankKey{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP}] = decodeSample{at: now, logged: ev.Prefix.Time,
 			running: b.RunningReqs.V, queue: b.QueueReqs.V, usage: b.TokenUsage.V, gen: b.GenThroughput.V}
 	case parse.SStats:
@@ -189,7 +233,7 @@ func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
 		if w.srv.decode == nil {
 			w.srv.decode = map[rankKey]decodeSample{}
 		}
-		w.srv.ready = true
+		w.srv.ready, w.srv.phase, w.srv.fault = true, "ready", ""
 		if s.PrefixHitPct.OK {
 			h := s.PrefixHitPct.V / 100
 			w.srv.logHitRate = &h
@@ -242,7 +286,7 @@ func (w *Watcher) foldRuns(c *catState, up remote.TailUpdate) {
 	}
 }
 
-func (w *Watcher) foldWorkerJSON(data []byte, err error, cmdline []byte, cmdErr error, now time.Time) {
+func (w *Watcher) foldWorkerJSON(data []byte, err error, now time.Time) {
 	switch {
 	case err == nil:
 		st, perr := parse.ParseWorkerState(data)
@@ -260,33 +304,9 @@ func (w *Watcher) foldWorkerJSON(data []byte, err error, cmdline []byte, cmdErr 
 				cs.budget = c.TokenBudget
 			}
 		}
-		alive := cmdErr == nil && isWorkerCmdline(cmdline, w.o.Root)
-		if cmdErr != nil && !errors.Is(cmdErr, fs.ErrNotExist) {
-			w.pidAlive = nil // could not tell
-			return
-		}
-		w.pidAlive = &alive
 	case errors.Is(err, fs.ErrNotExist):
-		w.wjson, w.pidAlive = nil, nil
+		w.wjson = nil
 	}
-}
-
-// isWorkerCmdline checks /proc/PID/cmdline ("BIN worker --root ROOT ..."),
-// so a pid reused by another program is not taken for the worker.
-func isWorkerCmdline(b []byte, root string) bool {
-	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-	worker := false
-	for i, a := range args {
-		switch {
-		case i > 0 && a == "worker":
-			worker = true
-		case worker && a == "--root" && i+1 < len(args):
-			return path.Clean(args[i+1]) == path.Clean(root)
-		case worker && a == "--root="+root:
-			return true
-		}
-	}
-	return false
 }
 
 // foldCounts takes the new line counts and updates growth, rates and stalls.

@@ -23,7 +23,7 @@ func (c *clock) now() time.Time          { return c.t }
 func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
 func newClock() *clock                   { return &clock{t: time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)} }
 func mkdir(t *testing.T, p string)       { t.Helper(); must(t, os.MkdirAll(p, 0o755)) }
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func prompts(cat string, n int) string {
 
 // fakeWorker is a live process whose cmdline reads "... worker --root ROOT",
 // as the pid check expects of a real worker.
-func fakeWorker(t *testing.T, root string) int {
+func fakeWorker(t testing.TB, root string) int {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", "while :; do sleep 1; done", "synthwatch", "worker", "--root", root)
 	must(t, cmd.Start())

@@ -32,19 +32,51 @@ type Connection struct {
 	NextTry     *time.Time `json:"next_try,omitempty"` // when the next attempt starts, while down
 }
 
-// Worker is the inference worker on the host.
+// Worker is the inference worker on the host, judged from its process:
+// worker.json's pid checked in /proc, or (no worker.json, or a dead pid in
+// it) the process found holding the worker log or a raw_responses.jsonl
+// open for writing.
 type Worker struct {
-	State     string     `json:"state"` // running | stopped | dead | unknown
+	// running | stalled | stopped | exited | died | none | unknown
+	//   running  a live process, records arriving
+	//   stalled  alive, no new records lately (reason says since when, or "waiting for the server")
+	//   stopped  ended on a stop request; by_you when synthwatch's kill did it
+	//   exited   ended with the job done
+	//   died     no process, not done, not stopped by us
+	//   none     nothing has run here (no worker.json, no worker log, no process)
+	//   unknown  the host could not tell (link down, /proc unreadable)
+	// (Before: running | stopped | dead | unknown; dead is now died, a
+	// finished stopped is exited, a fresh root's unknown is none.)
+	State     string     `json:"state"`
 	PID       int        `json:"pid,omitempty"`
+	Command   string     `json:"command,omitempty"` // its /proc cmdline, sanitised
 	Category  string     `json:"category,omitempty"`
-	Source    string     `json:"source,omitempty"` // worker.json | log
+	Source    string     `json:"source,omitempty"` // worker.json | proc (found writing the files) | log
 	Phase     string     `json:"phase,omitempty"`  // worker.json's own state: waiting_server, stopping, ...
+	Reason    string     `json:"reason,omitempty"` // why stalled, stopped, exited or died
+	ByYou     bool       `json:"by_you,omitempty"` // stopped by synthwatch's kill (not a crash)
+	StartedAt *time.Time `json:"started_at,omitempty"`
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 }
 
-// Server is the SGLang (or vLLM) server.
+// Server is the SGLang (or vLLM) server, judged from several witnesses:
+// /metrics (and /health when /metrics is missing) answering through the
+// SSH link, the server log's lifecycle lines and age, and a worker that
+// waits for /health.
 type Server struct {
-	State         string     `json:"state"` // ready | starting | crashed | down | unknown
+	// starting | ready | busy | unhealthy | down | crashed | unknown
+	//   starting   loading (startup lines, not answering yet)
+	//   ready      answering, idle
+	//   busy       answering, requests running or queued
+	//   unhealthy  answering badly: timeouts, 5xx, a fault in the log
+	//   down       refused, with a quiet log or a waiting worker (reason names them)
+	//   crashed    the log's last record is a crash
+	State         string     `json:"state"`
+	Reason        string     `json:"reason,omitempty"`  // e.g. "/metrics refused, log quiet 2m, worker waiting for /health"
+	Metrics       string     `json:"metrics,omitempty"` // how /metrics answered: ok | refused | timeout | no_metrics | http NNN | error
+	Health        string     `json:"health,omitempty"`  // how /health answered, when it was asked (no /metrics)
+	LogAgeSeconds *float64   `json:"log_age_s"`         // since the server log last grew; null without a log
+	WorkerWaiting bool       `json:"worker_waiting,omitempty"`
 	GenThroughput float64    `json:"gen_throughput_tok_s"`
 	RunningReqs   int        `json:"running_reqs"`
 	QueueReqs     int        `json:"queue_reqs"`

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -11,7 +10,6 @@ import (
 	"net/http"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -82,14 +80,15 @@ type Watcher struct {
 	srv       serverState
 	wjson     *parse.WorkerState
 	wjsonAt   time.Time
-	pidAlive  *bool
+	procs     *procReader
+	live      liveState
 	timeline  *Timeline
 	lastSnap  Snapshot
-	workerWas string
+	srvWas    string
 	connWas   string
 	dropsWas  int
 	errWas    string // the link error last written to the timeline
-	metFails  int    // consecutive /metrics failures: retried less often
+	metFails  int    // consecutive failures of the same kind: a missing /metrics is retried less often
 	thr       *samples
 	WorkerLog *Ring // sanitised worker log lines for display
 	ServerLog *Ring // sanitised server log lines for display
@@ -103,7 +102,9 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	}
 	w := &Watcher{h: h, o: o, cats: map[string]*catState{}, timeline: tl,
 		wlog: remote.NewTail(o.WorkerLog), slog: remote.NewTail(o.ServerLog),
-		WorkerLog: NewRing(o.LogLines), ServerLog: NewRing(o.LogLines), thr: newSamples(o.History)}
+		WorkerLog: NewRing(o.LogLines), ServerLog: NewRing(o.LogLines), thr: newSamples(o.History),
+		procs: newProcReader(h, o.Root)}
+	w.live.killed = map[int]bool{}
 	w.wlog.StartBack = 1 << 20 // enough of the worker log to know where each category stands
 	return w
 }
@@ -206,29 +207,14 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	}
 	var wg sync.WaitGroup
 	var res remote.PollResult
-	var wjson []byte
-	var wjsonErr, cmdErr, metErr error
-	var cmdline []byte
+	var lr liveRead
+	var metErr error
 	var met parse.ServerMetrics
+	var probe serverProbe
 	wg.Add(3)
 	go func() { defer wg.Done(); res = p.Poll(ctx, w.h) }()
-	go func() {
-		defer wg.Done()
-		wjson, wjsonErr = w.h.ReadAt(ctx, path.Join(w.o.Root, "run", "worker.json"), 0, 4<<20)
-		if wjsonErr == nil {
-			if st, err := parse.ParseWorkerState(wjson); err == nil && st.PID > 0 {
-				cmdline, cmdErr = w.h.ReadAt(ctx, "/proc/"+strconv.Itoa(st.PID)+"/cmdline", 0, 64<<10)
-			}
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		if w.metFails > 3 && w.polls%10 != 0 { // no /metrics here (not enabled?): the log will do
-			metErr = errors.New("/metrics not tried this poll")
-			return
-		}
-		met, metErr = w.metrics(ctx)
-	}()
+	go func() { defer wg.Done(); lr = w.readLive(ctx, now) }()
+	go func() { defer wg.Done(); met, metErr, probe = w.probeServer(ctx) }()
 	wg.Wait()
 
 	snap := Snapshot{Schema: 1, Time: now.UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}}
@@ -238,13 +224,11 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	if down {
 		return w.stale(snap)
 	}
-	if metErr != nil {
-		w.metFails++
-	} else {
-		w.metFails = 0
-	}
+	w.foldProbe(probe, now)
 	w.foldTails(res, now)
-	w.foldWorkerJSON(wjson, wjsonErr, cmdline, cmdErr, now)
+	w.foldWorkerJSON(lr.wjson, lr.wjsonErr, now)
+	w.foldLive(lr, now)
+	w.noteGrowth(res)
 	w.foldCounts(res, now)
 	w.buildSnapshot(&snap, met, metErr, now)
 	w.lastSnap = snap
@@ -336,28 +320,61 @@ func (w *Watcher) connection() Connection {
 
 // metrics reads the server's /metrics through the host (an SSH forward).
 func (w *Watcher) metrics(ctx context.Context) (parse.ServerMetrics, error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	tr := &http.Transport{
-		DialContext:       func(ctx context.Context, _, addr string) (net.Conn, error) { return w.h.DialTCP(ctx, addr) },
-		DisableKeepAlives: true,
-	}
-	defer tr.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(w.o.ServerURL, "/")+"/metrics", nil)
-	if err != nil {
-		return parse.ServerMetrics{}, err
-	}
-	resp, err := (&http.Client{Transport: tr}).Do(req)
+	resp, err := w.get(ctx, "/metrics")
 	if err != nil {
 		return parse.ServerMetrics{}, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return parse.ServerMetrics{}, fmt.Errorf("/metrics: %s", resp.Status)
-	}
 	m, err := parse.ParseMetrics(io.LimitReader(resp.Body, 8<<20))
 	if err == nil && m.Dialect == parse.DialectUnknown {
-		err = errors.New("/metrics has no sglang or vllm series (start the server with --enable-metrics)")
+		err = errNoSeries
 	}
 	return m, err
 }
+
+// errNoSeries: /metrics answered without a server's series.
+var errNoSeries = errors.New("/metrics has no sglang or vllm series (start the server with --enable-metrics)")
+
+// statusError is an HTTP answer other than 200.
+type statusError struct {
+	path   string
+	code   int
+	status string
+}
+
+func (e statusError) Error() string { return e.path + ": " + e.status }
+
+// get asks the server for p through the host, within 3 s. Only a 200 is
+// an answer; the caller closes its body.
+func (w *Watcher) get(ctx context.Context, p string) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	tr := &http.Transport{
+		DialContext:       func(ctx context.Context, _, addr string) (net.Conn, error) { return w.h.DialTCP(ctx, addr) },
+		DisableKeepAlives: true,
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(w.o.ServerURL, "/")+p, nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		cancel()
+		tr.CloseIdleConnections()
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		cancel()
+		return nil, statusError{p, resp.StatusCode, resp.Status}
+	}
+	resp.Body = &cancelBody{resp.Body, func() { cancel(); tr.CloseIdleConnections() }}
+	return resp, nil
+}
+
+type cancelBody struct {
+	io.ReadCloser
+	done func()
+}
+
+func (b *cancelBody) Close() error { err := b.ReadCloser.Close(); b.done(); return err }

@@ -100,7 +100,7 @@ func TestWorkerStates(t *testing.T) {
 	root, _ := runningRoot(t, c)
 	st := parse.WorkerState{PID: 999999, State: parse.WorkerRunning, Category: "B2", UpdatedAt: c.now()}
 	writeWorkerJSON(t, root, st) // a pid that does not exist: the job is unfinished, so the worker died
-	if s := poll(localWatcher(t, root, c, Options{})); s.Worker.State != "dead" || catByName(t, s, "B2").State != StateStopped || s.ETASeconds != nil {
+	if s := poll(localWatcher(t, root, c, Options{})); s.Worker.State != WorkerDied || catByName(t, s, "B2").State != StateStopped || s.ETASeconds != nil {
 		t.Fatalf("dead worker: %+v %+v", s.Worker, s.Categories)
 	}
 	st.State = parse.WorkerStopped
@@ -112,7 +112,7 @@ func TestWorkerStates(t *testing.T) {
 	st.PID = os.Getpid()
 	st.State = parse.WorkerRunning
 	writeWorkerJSON(t, root, st)
-	if s := poll(localWatcher(t, root, c, Options{})); s.Worker.State != "dead" {
+	if s := poll(localWatcher(t, root, c, Options{})); s.Worker.State != WorkerDied {
 		t.Fatalf("reused pid: %+v", s.Worker)
 	}
 }
@@ -193,7 +193,7 @@ func TestServerFromLogSumsDPRanks(t *testing.T) {
 	c.t = now
 	s := poll(localWatcher(t, root, c, Options{}))
 	sv := s.Server
-	if sv.Source != "log" || sv.State != "ready" || sv.RunningReqs != 70 || sv.QueueReqs != 5 || sv.GenThroughput != 700 || sv.TokenUsage != 0.9 || sv.Retractions != 2 {
+	if sv.Source != "log" || sv.State != ServerBusy || sv.RunningReqs != 70 || sv.QueueReqs != 5 || sv.GenThroughput != 700 || sv.TokenUsage != 0.9 || sv.Retractions != 2 {
 		t.Fatalf("server %+v", sv)
 	}
 	appendTo(t, filepath.Join(root, "logs", "sglang_inference.log"), "[2026-11-29 03:00:05 DP0 TP0] Scheduler hit an exception: Traceback (most recent call last):\n  File \"x.py\", line 1\ntorch.OutOfMemoryError: CUDA out of memory.\n")

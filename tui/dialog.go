@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/synthwatch/synthwatch/pipeline"
 )
 
 // dialog is a confirmation; it defaults to No, and what it acts on (the
@@ -27,7 +28,7 @@ func (m Model) newDialog(key string) *dialog {
 	case "r":
 		d.text = fmt.Sprintf("Resume the worker on %s? It skips what is done.", host)
 	case "K":
-		if d.pid == 0 || m.snap.Worker.State != "running" {
+		if d.pid == 0 || !pipeline.Alive(m.snap.Worker.State) {
 			d.text = "No worker is running."
 			d.pid = -1
 		} else {

@@ -24,7 +24,7 @@ type NotifyConfig struct {
 
 // NotifyKinds are the kinds of notice, the names notify.off takes. A new
 // kind of notice is added here too.
-var NotifyKinds = []string{"stall", "category_done", "pipeline_done", "worker_exit", "server_crash", "disconnect"}
+var NotifyKinds = []string{"stall", "category_done", "pipeline_done", "worker_exit", "server_crash", "server_down", "disconnect"}
 
 type notifier struct {
 	cfg      NotifyConfig
@@ -88,8 +88,11 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 	if allDone && !allFinal(old) && len(old.Categories) > 0 {
 		add("pipeline_done", "", "pipeline done")
 	}
-	if old.Worker.State == "running" && (cur.Worker.State == "stopped" || cur.Worker.State == "dead") {
-		add("worker_exit", "", "worker "+cur.Worker.State)
+	if pipeline.Alive(old.Worker.State) && !pipeline.Alive(cur.Worker.State) && cur.Worker.State != pipeline.WorkerUnknown && !cur.Worker.ByYou {
+		add("worker_exit", "", "worker "+cur.Worker.State) // our own kill rings no bell
+	}
+	if cur.Server.State == pipeline.ServerDown && old.Server.State != pipeline.ServerDown && old.Server.State != "" {
+		add("server_down", "", "server down: "+cur.Server.Reason)
 	}
 	if cur.Server.State == "crashed" && old.Server.State != "crashed" && old.Server.State != "" {
 		add("server_crash", "", "server crashed: "+cur.Server.LastCrash)

@@ -100,10 +100,13 @@ func (m Model) header(w int) string {
 	if s.Worker.Category != "" {
 		wk += " " + s.Worker.Category
 	}
+	if s.Worker.ByYou {
+		wk += " (by you)"
+	}
 	switch s.Worker.State {
-	case "running":
+	case pipeline.WorkerRunning:
 		wk = st.OK.Render(wk)
-	case "dead":
+	case pipeline.WorkerDied, pipeline.WorkerStalled:
 		wk = st.Bad.Render(wk)
 	}
 	parts = append(parts, wk)
@@ -244,10 +247,14 @@ func (m Model) serverPanel(w int, wide bool) string {
 	sv := m.snap.Server
 	state := sv.State
 	switch state {
-	case "ready":
-		state = st.OK.Render("ready")
-	case "crashed":
+	case pipeline.ServerReady, pipeline.ServerBusy:
+		state = st.OK.Render(state)
+	case pipeline.ServerCrashed:
 		state = st.Bad.Render("CRASHED")
+	case pipeline.ServerDown:
+		state = st.Bad.Render("DOWN")
+	case pipeline.ServerUnhealthy:
+		state = st.Bad.Render("unhealthy")
 	}
 	full, empty := bar(sv.TokenUsage, 10)
 	sparkW := 8
@@ -269,6 +276,9 @@ func (m Model) serverPanel(w int, wide bool) string {
 		line = st.Stale.Render(ansi.Strip(line))
 	}
 	out := fit(line, w)
+	if sv.Reason != "" && (sv.State == pipeline.ServerDown || sv.State == pipeline.ServerUnhealthy) {
+		out += "\n" + fit(st.Bad.Render(sv.State+": "+sv.Reason), w)
+	}
 	if sv.LastCrash != "" && (wide || sv.State == "crashed") {
 		out += "\n" + fit(st.Bad.Render("last crash: "+sv.LastCrash), w)
 	}

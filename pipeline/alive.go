@@ -1,0 +1,522 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// liveState is what the watcher knows of the worker process between polls.
+type liveState struct {
+	cur        *proc     // the worker process seen alive in the last poll
+	last       *proc     // the last one ever seen alive (for the pid and command after it ended)
+	aliveSince time.Time // when cur was first seen alive (or its start, when the host said)
+	lastScan   time.Time
+	scanNext   bool // evidence of a writer we do not know: scan in the next poll
+	rescan     bool
+	killed     map[int]bool // pids our kill stopped (kill markers in the worker log)
+	waiting    bool         // the worker log's last gate line is "waiting for /health"
+	logLines   bool         // the worker log has ever held a line
+	bootTime   time.Time    // the host's boot time, from /proc/stat (zero: unknown)
+	bootRead   bool
+	procErr    error // the last poll could not read the process table
+
+	// the baseline for events
+	polled    bool
+	wasAlive  bool
+	wasPID    int
+	seenPID   int       // worker.json's pid and start last seen
+	seenStart time.Time //
+}
+
+// Rescan makes the next poll scan the host's process table for a worker,
+// whatever it knows: call it after a launch, resume or restart.
+func (w *Watcher) Rescan() {
+	w.mu.Lock()
+	w.live.rescan = true
+	w.mu.Unlock()
+}
+
+// liveRead is what one poll read of the worker.
+type liveRead struct {
+	wjson    []byte
+	wjsonErr error
+	p        *proc // the live worker process; nil: none
+	err      error // the process table could not be read
+	scanned  bool
+	scanErr  error
+	boot     time.Time
+}
+
+// readLive reads worker.json and, in the same round trip, re-checks the
+// process seen alive last time. A pid that changed is read in a second
+// round; a scan of the process table only when no live worker is known.
+func (w *Watcher) readLive(ctx context.Context, now time.Time) liveRead {
+	var lr liveRead
+	prev := w.live.cur
+	var prevP *proc
+	var prevErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		lr.wjson, lr.wjsonErr = w.h.ReadAt(ctx, path.Join(w.o.Root, "run", "worker.json"), 0, 4<<20)
+	}()
+	if prev != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); prevP, prevErr = w.procs.read(ctx, prev.pid) }()
+	}
+	if !w.live.bootRead {
+		wg.Add(1)
+		go func() { defer wg.Done(); lr.boot = readBootTime(ctx, w) }()
+	}
+	wg.Wait()
+	if prevP != nil && prevP.start != prev.start {
+		prevP = nil // the pid now names another process
+	}
+	if prevP != nil {
+		prevP.writes = prev.writes
+	}
+	jsonPID := 0
+	if lr.wjsonErr == nil {
+		if st, err := parse.ParseWorkerState(lr.wjson); err == nil {
+			jsonPID = st.PID
+		}
+	}
+	// 1. the pid worker.json names, if it is our worker
+	if jsonPID > 0 {
+		var p *proc
+		var err error
+		if prev != nil && prev.pid == jsonPID {
+			p, err = prevP, prevErr
+		} else {
+			p, err = w.procs.read(ctx, jsonPID)
+		}
+		switch {
+		case err != nil:
+			lr.err = err
+		case p != nil && p.worker:
+			lr.p = p
+			return lr
+		}
+	}
+	// 2. the process found writing last time, still the same one
+	if prevP != nil && (prevP.worker || prevP.writes != "") {
+		lr.p = prevP
+		return lr
+	}
+	if prevErr != nil {
+		lr.err = prevErr
+	}
+	// 3. whoever writes the worker's files
+	if w.polls <= 1 || w.live.scanNext || w.live.rescan || now.Sub(w.live.lastScan) >= scanEvery {
+		lr.scanned = true
+		ws, err := w.procs.writers(ctx, w.o.WorkerLog)
+		lr.scanErr = err
+		if len(ws) > 0 {
+			lr.p, lr.err = ws[0], nil
+		}
+	}
+	return lr
+}
+
+// readBootTime reads btime from the host's /proc/stat.
+func readBootTime(ctx context.Context, w *Watcher) time.Time {
+	b, err := w.h.ReadAt(ctx, "/proc/stat", 0, 64<<10)
+	if err != nil {
+		return time.Time{}
+	}
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if f := strings.Fields(string(l)); len(f) == 2 && f[0] == "btime" {
+			if n, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				return time.Unix(n, 0)
+			}
+		}
+	}
+	return time.Time{}
+}
+
+// startedAt is when p started on the host (USER_HZ is 100 on Linux).
+func (w *Watcher) startedAt(p *proc) time.Time {
+	if w.live.bootTime.IsZero() || p == nil {
+		return time.Time{}
+	}
+	return w.live.bootTime.Add(time.Duration(p.start) * 10 * time.Millisecond)
+}
+
+func (w *Watcher) foldLive(lr liveRead, now time.Time) {
+	l := &w.live
+	if !l.bootRead && !lr.boot.IsZero() {
+		l.bootTime, l.bootRead = lr.boot, true
+	}
+	if lr.scanned {
+		l.lastScan, l.scanNext, l.rescan = now, false, false
+	}
+	if lr.p != nil && (l.cur == nil || l.cur.pid != lr.p.pid || l.cur.start != lr.p.start) {
+		l.aliveSince = now
+		if t := w.startedAt(lr.p); !t.IsZero() && t.Before(now) {
+			l.aliveSince = t
+		}
+	}
+	if lr.err == nil || lr.p != nil {
+		l.cur = lr.p
+	}
+	l.procErr = nil
+	if lr.p == nil {
+		l.procErr = lr.err
+	}
+	if lr.p != nil {
+		l.last = lr.p
+	}
+}
+
+// noteGrowth: a worker log or category file that grew while no live
+// writer is known means one exists: scan for it in the next poll.
+// Call it before foldCounts.
+func (w *Watcher) noteGrowth(res remote.PollResult) {
+	if w.live.cur != nil || w.polls <= 1 {
+		return
+	}
+	grew := len(res.Tails[0].Lines) > 0
+	for _, up := range res.Counts {
+		for _, c := range w.cats {
+			if up.Path == c.raw.Path && up.Err == nil && up.Lines > c.lines {
+				grew = true
+			}
+		}
+	}
+	if grew {
+		w.live.scanNext = true
+	}
+}
+
+// workerFacts gathers this poll's witnesses.
+func (w *Watcher) workerFacts() workerFacts {
+	l := &w.live
+	f := workerFacts{known: l.cur != nil || l.procErr == nil, alive: l.cur != nil, finished: w.log.finished,
+		ran: w.wjson != nil || l.logLines || l.last != nil}
+	if st := w.wjson; st != nil {
+		f.phase, f.jsonError, f.pid = st.State, st.Error, st.PID
+	}
+	if l.cur != nil {
+		f.pid = l.cur.pid
+	} else if l.last != nil && (f.pid == 0 || w.wjson == nil) {
+		f.pid = l.last.pid
+	}
+	if l.last != nil && l.cur == nil && f.pid != l.last.pid && w.wjson != nil && l.killed[l.last.pid] && !l.killed[f.pid] {
+		f.pid = l.last.pid
+	}
+	f.killed = f.pid > 0 && l.killed[f.pid]
+	return f
+}
+
+// workerWaiting: a live worker says it waits for the server's /health.
+func (w *Watcher) workerWaiting() bool {
+	if w.live.cur == nil {
+		return false
+	}
+	if st := w.wjson; st != nil && st.PID == w.live.cur.pid {
+		return st.State == parse.WorkerWaitingServer
+	}
+	return w.live.waiting
+}
+
+// workerEvents records starts, exits and pid changes, including a worker
+// that started and ended between two polls (worker.json moved on).
+func (w *Watcher) workerEvents(v Worker, now time.Time) {
+	l := &w.live
+	alive := Alive(v.State)
+	if v.State == WorkerUnknown {
+		return
+	}
+	if l.polled {
+		switch {
+		case alive && !l.wasAlive:
+			w.event(now, "worker_started", "", fmt.Sprintf("worker started (pid %d): %s", v.PID, v.Command))
+		case alive && v.PID != l.wasPID:
+			w.event(now, "worker_pid_changed", "", fmt.Sprintf("worker pid %d → %d: %s", l.wasPID, v.PID, v.Command))
+		case !alive && l.wasAlive && v.PID == l.wasPID:
+			w.event(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, endText(v)))
+		case !alive && l.wasAlive:
+			w.event(now, "worker_exited", "", fmt.Sprintf("worker pid %d ended", l.wasPID))
+		}
+		if st := w.wjson; st != nil && st.PID > 0 && !(alive && st.PID == v.PID) && st.PID != l.wasPID &&
+			(st.PID != l.seenPID || !st.StartedAt.Equal(l.seenStart)) {
+			// ran between two polls: it is neither the one alive now nor the one before
+			start, end := st.StartedAt, st.UpdatedAt
+			if start.IsZero() || start.After(now) {
+				start = now
+			}
+			if end.Before(start) || end.After(now) {
+				end = start
+			}
+			w.event(start, "worker_started", "", fmt.Sprintf("worker started (pid %d) between two polls", st.PID))
+			w.event(end, "worker_exited", "", fmt.Sprintf("worker pid %d ended between two polls (worker.json: %s)", st.PID, st.State))
+		}
+	}
+	l.polled, l.wasAlive, l.wasPID = true, alive, v.PID
+	if st := w.wjson; st != nil {
+		l.seenPID, l.seenStart = st.PID, st.StartedAt
+	}
+}
+
+func endText(v Worker) string {
+	switch {
+	case v.ByYou:
+		return "stopped by you"
+	case v.State == WorkerExited:
+		return "exited: " + v.Reason
+	case v.State == WorkerStopped:
+		return "stopped: " + v.Reason
+	}
+	return v.State + ": " + v.Reason
+}
+
+// serverProbe is what asking the server said this poll.
+type serverProbe struct {
+	metrics, health string // ok | refused | timeout | no_metrics | http NNN | error | "" (not asked)
+	err             string
+	skipped         bool // /metrics not asked this poll (backed off): the last answer stands
+}
+
+// probeKind names how a request to the server ended.
+func probeKind(err error) string {
+	var se statusError
+	var ne net.Error
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, errNoSeries):
+		return "no_metrics"
+	case errors.As(err, &se) && se.code == 404:
+		return "no_metrics"
+	case errors.As(err, &se):
+		return "http " + strconv.Itoa(se.code)
+	case strings.Contains(strings.ToLower(err.Error()), "connection refused"):
+		return "refused" // local: ECONNREFUSED; over SSH: "connect failed (Connection refused)"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	return "error"
+}
+
+// probeServer asks /metrics, backing off only when it is missing (metrics
+// not enabled) or hangs; a refusal costs one round trip and is asked every
+// poll, since it is the first witness of a dead server. Without /metrics,
+// /health says whether the server answers.
+func (w *Watcher) probeServer(ctx context.Context) (parse.ServerMetrics, error, serverProbe) {
+	var pr serverProbe
+	last := w.srv.probe.metrics
+	skip := w.metFails > 3 && (last == "no_metrics" && w.polls%10 != 0 || last == "timeout" && w.polls%3 != 0)
+	var met parse.ServerMetrics
+	var err error
+	if skip {
+		pr.metrics, pr.skipped = last, true
+		err = errors.New("/metrics not tried this poll")
+	} else {
+		met, err = w.metrics(ctx)
+		pr.metrics = probeKind(err)
+		if err != nil {
+			pr.err = err.Error()
+		}
+	}
+	if pr.metrics == "no_metrics" || strings.HasPrefix(pr.metrics, "http ") {
+		resp, herr := w.get(ctx, "/health")
+		if herr == nil {
+			resp.Body.Close()
+		}
+		pr.health = probeKind(herr)
+		if pr.health == "no_metrics" {
+			pr.health = "http 404"
+		}
+	}
+	return met, err, pr
+}
+
+func (w *Watcher) foldProbe(pr serverProbe, now time.Time) {
+	if pr.skipped {
+		pr.err = w.srv.probe.err
+	}
+	switch {
+	case pr.skipped:
+	case pr.metrics == w.srv.probe.metrics && pr.metrics != "ok":
+		w.metFails++
+	case pr.metrics == "ok":
+		w.metFails = 0
+	default:
+		w.metFails = 1
+	}
+	if pr.metrics == "refused" {
+		w.srv.refused++
+	} else if !pr.skipped {
+		w.srv.refused = 0
+	}
+	w.srv.probe = pr
+}
+
+// Server states (Snapshot.Server.State).
+const (
+	ServerStarting  = "starting"  // loading: startup lines, not answering yet
+	ServerReady     = "ready"     // answering, idle
+	ServerBusy      = "busy"      // answering, with requests running or queued
+	ServerUnhealthy = "unhealthy" // answering badly: timeouts, 5xx, a fault in the log
+	ServerDown      = "down"      // nothing listens, the log is quiet, or the worker waits
+	ServerCrashed   = "crashed"   // the log's last word is a crash
+	ServerUnknown   = "unknown"   // no witness at all
+)
+
+// serverFacts are one poll's witnesses of the server, for serverStateFor.
+type serverFacts struct {
+	metrics, health string        // serverProbe's kinds
+	refused         int           // polls in a row /metrics was refused
+	phase           string        // the log's lifecycle: "", startup, ready, crash
+	fault           string        // a fault logged since the server last made progress
+	logSeen         bool          // there is a server log
+	logGrew         bool          // it grew since the last poll
+	logAge          time.Duration // since it last grew
+	waiting         bool          // a live worker waits for /health
+	load            int           // running + queued requests (metrics, or fresh log lines)
+	crash           string
+	url             string
+}
+
+// quietAfter: a server log that has not grown for this long is quiet.
+const quietAfter = 30 * time.Second
+
+// serverStateFor is the state table. Refused plus a quiet log (none, or
+// no growth for quietAfter), or refused plus a live worker waiting for
+// /health while the log did not grow since the last poll, is down. A
+// refusal with a fresh log and no waiting worker is judged by the log:
+// the URL may not be the server's (the reason says so).
+func serverStateFor(f serverFacts) (state, reason string) {
+	answering := f.metrics == "ok" || f.health == "ok"
+	fromLog := func(why string) (string, string) {
+		switch f.phase {
+		case "crash":
+			return ServerCrashed, join(why, "last log record is a crash")
+		case "startup":
+			return ServerStarting, join(why, "the log shows the server loading")
+		case "ready":
+			if f.fault != "" {
+				return ServerUnhealthy, join(why, "fault: "+f.fault)
+			}
+			if f.load > 0 {
+				return ServerBusy, why
+			}
+			return ServerReady, why
+		}
+		if f.logSeen {
+			return ServerStarting, join(why, "the log shows no ready line yet")
+		}
+		return ServerUnknown, why
+	}
+	switch {
+	case answering:
+		if f.fault != "" {
+			return ServerUnhealthy, "fault: " + f.fault
+		}
+		if f.load > 0 {
+			return ServerBusy, ""
+		}
+		return ServerReady, ""
+	case f.metrics == "refused":
+		if f.phase == "crash" && !f.logGrew {
+			return ServerCrashed, join("/metrics refused", "last log record is a crash")
+		}
+		if f.phase == "startup" && (f.logGrew || f.logAge < quietAfter) {
+			return ServerStarting, "/metrics refused while the log shows the server loading"
+		}
+		quiet := !f.logSeen || !f.logGrew && f.logAge >= quietAfter
+		if quiet || !f.logGrew && f.waiting {
+			r := "/metrics refused"
+			switch {
+			case !f.logSeen:
+				r += ", no server log"
+			case f.logAge > 0:
+				r += ", log quiet " + durText(f.logAge)
+			}
+			if f.waiting {
+				r += ", worker waiting for /health"
+			}
+			return ServerDown, r
+		}
+		return fromLog("/metrics refused; state from the log (is the server URL right?)")
+	case f.metrics == "timeout":
+		if f.phase == "crash" {
+			return ServerCrashed, "/metrics timed out; last log record is a crash"
+		}
+		return ServerUnhealthy, "/metrics timed out (3s)"
+	case strings.HasPrefix(f.metrics, "http "), strings.HasPrefix(f.health, "http "):
+		what := "/metrics " + strings.TrimPrefix(f.metrics, "http ")
+		if f.metrics == "no_metrics" {
+			what = "/health " + strings.TrimPrefix(f.health, "http ")
+		}
+		if f.phase == "startup" {
+			return ServerStarting, what + " while the log shows the server loading"
+		}
+		if f.phase == "crash" {
+			return ServerCrashed, what + "; last log record is a crash"
+		}
+		return ServerUnhealthy, what
+	case f.health == "refused":
+		return ServerDown, "/health refused"
+	case f.health == "timeout":
+		return ServerUnhealthy, "/health timed out (3s)"
+	}
+	return fromLog("")
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// durText is a short duration: 45s, 2m, 3h.
+func durText(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d.Seconds())) + "s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Minutes())) + "m"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d.Hours())) + "h"
+	}
+	return strconv.Itoa(int(d.Hours()/24)) + "d"
+}
+
+// serverFault classes a server log event for the state machine: "crash"
+// (the process is gone or going), "fault" (it runs, but badly: unhealthy
+// until it makes progress again) or "warning" (noted, no state change).
+func serverFault(ev parse.ServerEvent) string {
+	return ev.Fault().String() // parse says which lines are crashes, faults and warnings
+}
+
+// serverEvents records down, up and unhealthy transitions.
+func (w *Watcher) serverEvents(v Server, now time.Time) {
+	was := w.srvWas
+	w.srvWas = v.State
+	if was == "" || was == v.State || v.State == ServerUnknown {
+		return
+	}
+	switch {
+	case v.State == ServerDown:
+		w.event(now, "server_down", "", "server down: "+v.Reason)
+	case was == ServerDown && v.State != ServerCrashed:
+		w.event(now, "server_up", "", "server up again: "+v.State)
+	}
+	if v.State == ServerUnhealthy {
+		w.event(now, "server_unhealthy", "", "server unhealthy: "+v.Reason)
+	}
+}

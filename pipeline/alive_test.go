@@ -1,0 +1,159 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+func TestWorkerStateTable(t *testing.T) {
+	for _, c := range []struct {
+		f     workerFacts
+		state string
+		byYou bool
+	}{
+		{workerFacts{known: false}, WorkerUnknown, false},
+		{workerFacts{known: true, alive: true, phase: parse.WorkerRunning, pid: 7}, WorkerRunning, false},
+		{workerFacts{known: true, alive: true, killed: true, pid: 7}, WorkerRunning, false}, // a kill that has not landed yet
+		{workerFacts{known: true, killed: true, phase: parse.WorkerStopped, pid: 7, ran: true}, WorkerStopped, true},
+		{workerFacts{known: true, killed: true, pid: 7, ran: true}, WorkerStopped, true}, // the Python script: no worker.json
+		{workerFacts{known: true, killed: true, phase: parse.WorkerDone, pid: 7, ran: true}, WorkerExited, false},
+		{workerFacts{known: true, phase: parse.WorkerDone, ran: true}, WorkerExited, false},
+		{workerFacts{known: true, finished: true, ran: true}, WorkerExited, false},
+		{workerFacts{known: true, phase: parse.WorkerStopped, ran: true}, WorkerStopped, false},
+		{workerFacts{known: true, phase: parse.WorkerFailed, jsonError: "boom", ran: true}, WorkerDied, false},
+		{workerFacts{known: true, phase: parse.WorkerRunning, pid: 9, ran: true}, WorkerDied, false},
+		{workerFacts{known: true, phase: parse.WorkerWaitingServer, pid: 9, ran: true}, WorkerDied, false},
+		{workerFacts{known: true, ran: true}, WorkerDied, false},
+		{workerFacts{known: true}, WorkerNone, false},
+	} {
+		state, reason, byYou := workerStateFor(c.f)
+		if state != c.state || byYou != c.byYou {
+			t.Errorf("%+v: %s (by you %v), want %s (%v)", c.f, state, byYou, c.state, c.byYou)
+		}
+		if (state == WorkerDied || state == WorkerStopped || state == WorkerExited) && reason == "" {
+			t.Errorf("%+v: %s without a reason", c.f, state)
+		}
+	}
+}
+
+func TestServerStateTable(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		f      serverFacts
+		state  string
+		reason string
+	}{
+		{"metrics idle", serverFacts{metrics: "ok", phase: "ready"}, ServerReady, ""},
+		{"metrics busy", serverFacts{metrics: "ok", load: 3}, ServerBusy, ""},
+		{"metrics with a fault", serverFacts{metrics: "ok", fault: "Health check failed"}, ServerUnhealthy, "fault: Health check failed"},
+		{"no metrics, health ok", serverFacts{metrics: "no_metrics", health: "ok", load: 2}, ServerBusy, ""},
+		{"no metrics, health 503 loading", serverFacts{metrics: "no_metrics", health: "http 503", phase: "startup"}, ServerStarting, "/health 503"},
+		{"no metrics, health 503", serverFacts{metrics: "no_metrics", health: "http 503", phase: "ready"}, ServerUnhealthy, "/health 503"},
+		{"metrics 500", serverFacts{metrics: "http 500", phase: "ready"}, ServerUnhealthy, "/metrics 500"},
+		{"timeout", serverFacts{metrics: "timeout", phase: "ready", logSeen: true}, ServerUnhealthy, "timed out"},
+		{"timeout after a crash", serverFacts{metrics: "timeout", phase: "crash"}, ServerCrashed, "crash"},
+		{"refused after a crash", serverFacts{metrics: "refused", phase: "crash", logSeen: true, logAge: time.Minute}, ServerCrashed, "crash"},
+		{"refused while loading", serverFacts{metrics: "refused", phase: "startup", logSeen: true, logGrew: true}, ServerStarting, "loading"},
+		{"kill -9: refused, worker waiting", serverFacts{metrics: "refused", refused: 1, phase: "ready", logSeen: true, logAge: 3 * time.Second, waiting: true},
+			ServerDown, "/metrics refused, log quiet 3s, worker waiting for /health"},
+		{"refused, log quiet 2m", serverFacts{metrics: "refused", phase: "ready", logSeen: true, logAge: 2 * time.Minute, waiting: true},
+			ServerDown, "down"[0:0] + "/metrics refused, log quiet 2m, worker waiting for /health"},
+		{"refused, no log", serverFacts{metrics: "refused"}, ServerDown, "/metrics refused, no server log"},
+		{"refused, fresh log, nobody waits: wrong URL?", serverFacts{metrics: "refused", refused: 5, phase: "ready", logSeen: true, logAge: 5 * time.Second, load: 4},
+			ServerBusy, "state from the log"},
+		{"refused, log still growing, worker waiting", serverFacts{metrics: "refused", phase: "ready", logSeen: true, logGrew: true, waiting: true}, ServerReady, "state from the log"},
+		{"not asked, log ready", serverFacts{phase: "ready", logSeen: true}, ServerReady, ""},
+		{"not asked, log crash", serverFacts{phase: "crash", logSeen: true}, ServerCrashed, "crash"},
+		{"not asked, log fault", serverFacts{phase: "ready", fault: "watchdog", logSeen: true}, ServerUnhealthy, "fault: watchdog"},
+		{"nothing", serverFacts{}, ServerUnknown, ""},
+	} {
+		state, reason := serverStateFor(c.f)
+		if state != c.state || !strings.Contains(reason, c.reason) {
+			t.Errorf("%s: %s (%q), want %s (%q)", c.name, state, reason, c.state, c.reason)
+		}
+	}
+}
+
+func TestProbeKind(t *testing.T) {
+	for err, want := range map[error]string{
+		nil:         "ok",
+		errNoSeries: "no_metrics",
+		statusError{"/metrics", 404, "404 Not Found"}: "no_metrics",
+		statusError{"/metrics", 503, "503"}:           "http 503",
+		errors.New(`Get "http://127.0.0.1:30000/metrics": ssh: rejected: connect failed (Connection refused)`): "refused",
+		fmt.Errorf("get: %w", context.DeadlineExceeded):                                                        "timeout",
+		errors.New("EOF"): "error",
+	} {
+		if got := probeKind(err); got != want {
+			t.Errorf("%v: %s, want %s", err, got, want)
+		}
+	}
+}
+
+// Every spelling of the root is the root (finding 13); relative ones need
+// the cwd, which isWorkerCmdline cannot know, so it says no.
+func TestWorkerRootSpellings(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"synthwatch\x00worker\x00--root\x00/data/r\x00":               true,
+		"synthwatch\x00worker\x00--root\x00/data/r/\x00":              true,
+		"synthwatch\x00worker\x00--root\x00/data/r/./\x00":            true,
+		"synthwatch\x00worker\x00--root=/data/r/\x00--only\x00B1\x00": true,
+		"synthwatch\x00worker\x00--root=/data/r\x00":                  true,
+		"synthwatch\x00worker\x00--root\x00/data/other\x00":           false,
+		"synthwatch\x00worker\x00--root\x00.\x00":                     false, // needs the cwd
+		"synthwatch\x00status\x00--root\x00/data/r\x00":               false,
+		"vim\x00/data/r/logs/inference_all.log\x00":                   false,
+	} {
+		if got := isWorkerCmdline([]byte(cmd), "/data/r"); got != want {
+			t.Errorf("%q: %v", cmd, got)
+		}
+	}
+	if killedPID("synthwatch kill: stopping pid 4242 (SIGTERM, then SIGKILL after 30s)") != 4242 || killedPID("4242/10000 (0 err)") != 0 {
+		t.Error("kill marker")
+	}
+}
+
+// A worker that started and ended between two polls leaves a start and an
+// exit; a pid change leaves worker_pid_changed.
+func TestWorkerEventsBetweenPolls(t *testing.T) {
+	c := newClock()
+	c.t = time.Now()
+	root, pid := runningRoot(t, c)
+	w := localWatcher(t, root, c, Options{})
+	s := poll(w)
+	if s.Worker.State != WorkerRunning || s.Worker.PID != pid {
+		t.Fatalf("start: %+v", s.Worker)
+	}
+	other := fakeWorker(t, root)
+	writeWorkerJSON(t, root, parse.WorkerState{PID: other, State: parse.WorkerRunning, Category: "B2", StartedAt: c.now(), UpdatedAt: c.now()})
+	c.advance(2 * time.Second)
+	s = poll(w)
+	if s.Worker.PID != other || !hasEvent(s, "worker_pid_changed", fmt.Sprintf("%d → %d", pid, other)) {
+		t.Fatalf("pid change: %+v %+v", s.Worker, s.Events)
+	}
+	// other dies; 999999 runs and ends between two polls
+	must(t, syscall.Kill(other, syscall.SIGKILL))
+	time.Sleep(100 * time.Millisecond) // a zombie until reaped: gone all the same
+	writeWorkerJSON(t, root, parse.WorkerState{PID: 999999, State: parse.WorkerDone, StartedAt: c.now(), UpdatedAt: c.now().Add(time.Second)})
+	c.advance(2 * time.Second)
+	s = poll(w)
+	if !hasEvent(s, "worker_started", "pid 999999") || !hasEvent(s, "worker_exited", "pid 999999") || !hasEvent(s, "worker_exited", fmt.Sprintf("pid %d", other)) {
+		t.Fatalf("between polls: %+v", s.Events)
+	}
+}
+
+func hasEvent(s Snapshot, kind, text string) bool {
+	for _, e := range s.Events {
+		if e.Kind == kind && strings.Contains(e.Text, text) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,351 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// Worker liveness comes from the host's process table, read over SFTP:
+// /proc/PID/cmdline and /proc/PID/stat of the pid worker.json names (or of
+// the process found holding the worker's files) cost one round trip, in
+// the poll's batch. Finding a process without worker.json (the old Python
+// script under nohup) takes a scan of /proc/*/fd, one exec (~0.2-0.5 s of
+// the sshd's time), so it runs only when there is no live worker to
+// re-check: no worker.json or a dead pid in it, and then on evidence (the
+// worker log or a raw_responses.jsonl grew) or every scanEvery.
+
+// scanEvery is how often the process table is scanned while no worker is
+// known and nothing grows.
+const scanEvery = 30 * time.Second
+
+// proc is one process as read from /proc.
+type proc struct {
+	pid     int
+	start   uint64 // with pid, names one process for good (no pid reuse)
+	ppid    int
+	args    []string
+	worker  bool   // a synthwatch worker for this root
+	writes  string // the file it was found writing; "" when worker.json named it
+	checked bool   // worker-ness decided (cwd and realpath read if needed)
+}
+
+// command is the process's command line for display: sanitised, capped.
+func (p *proc) command() string {
+	s := parse.SanitizeString(strings.Join(p.args, " "))
+	if r := []rune(s); len(r) > 300 {
+		s = string(r[:300]) + "…"
+	}
+	return s
+}
+
+// procReader reads processes on a host for one root, keeping what does not
+// change for a process (its arguments, cwd and whether it is our worker).
+type procReader struct {
+	h        remote.Host
+	root     string
+	mu       sync.Mutex
+	realRoot string
+	cache    map[int]*proc
+}
+
+func newProcReader(h remote.Host, root string) *procReader {
+	return &procReader{h: h, root: root, cache: map[int]*proc{}}
+}
+
+// errUnknown: the host could not tell (a read failed for another reason
+// than a missing file).
+var errUnknown = errors.New("could not read /proc")
+
+// read returns the live process pid (nil if there is none).
+func (r *procReader) read(ctx context.Context, pid int) (*proc, error) {
+	if pid <= 0 {
+		return nil, nil
+	}
+	dir := "/proc/" + strconv.Itoa(pid)
+	var cmd, stat []byte
+	var cerr, serr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); cmd, cerr = r.h.ReadAt(ctx, dir+"/cmdline", 0, 64<<10) }()
+	go func() { defer wg.Done(); stat, serr = r.h.ReadAt(ctx, dir+"/stat", 0, 4096) }()
+	wg.Wait()
+	for _, err := range []error{serr, cerr} {
+		switch {
+		case err == nil:
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, nil
+		default:
+			return nil, fmt.Errorf("%w: %v", errUnknown, err)
+		}
+	}
+	st, err := remote.ParseProcStat(stat)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUnknown, err)
+	}
+	if st.State == 'Z' || st.State == 'X' || len(cmd) == 0 {
+		return nil, nil // a zombie is gone; kernel threads have no cmdline
+	}
+	r.mu.Lock()
+	p := r.cache[pid]
+	if p == nil || p.start != st.StartTime {
+		p = &proc{pid: pid, start: st.StartTime, ppid: st.PPID, args: strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")}
+		r.cache[pid] = p
+		if len(r.cache) > 256 {
+			for k := range r.cache {
+				if k != pid {
+					delete(r.cache, k)
+					break
+				}
+			}
+		}
+	}
+	r.mu.Unlock()
+	if !p.checked {
+		p.worker = r.isWorker(ctx, p)
+		p.checked = true
+	}
+	return p, nil
+}
+
+// isWorker: the process is "synthwatch worker" with a --root that names
+// this root, however spelt: relative to its cwd, with ./ or a trailing /,
+// or through a symlink.
+func (r *procReader) isWorker(ctx context.Context, p *proc) bool {
+	arg, ok := workerRootArg(p.args)
+	if !ok {
+		return false
+	}
+	if !path.IsAbs(arg) {
+		l, ok := r.h.(remote.Linker)
+		if !ok {
+			return false
+		}
+		cwd, err := l.ReadLink(ctx, "/proc/"+strconv.Itoa(p.pid)+"/cwd")
+		if err != nil || !path.IsAbs(cwd) {
+			return false
+		}
+		arg = path.Join(cwd, arg)
+	}
+	if path.Clean(arg) == path.Clean(r.root) {
+		return true
+	}
+	real := r.real(ctx)
+	l, ok := r.h.(remote.Linker)
+	if !ok || real == "" {
+		return false
+	}
+	got, err := l.RealPath(ctx, arg)
+	return err == nil && path.Clean(got) == real
+}
+
+// real is the root with symlinks resolved ("" if the host cannot say).
+func (r *procReader) real(ctx context.Context) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.realRoot == "" {
+		if l, ok := r.h.(remote.Linker); ok {
+			if got, err := l.RealPath(ctx, r.root); err == nil {
+				r.realRoot = path.Clean(got)
+			}
+		}
+	}
+	return r.realRoot
+}
+
+// workerRootArg finds "worker" and its --root value in a command line:
+// "--root DIR" or "--root=DIR" (the last one wins, as with the flag package).
+func workerRootArg(args []string) (string, bool) {
+	worker, root, found := false, "", false
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case !worker && a == "worker":
+			worker = true
+		case !worker:
+		case a == "--":
+			i = len(args)
+		case (a == "--root" || a == "-root") && i+1 < len(args):
+			root, found = args[i+1], true
+			i++
+		case strings.HasPrefix(a, "--root="):
+			root, found = a[len("--root="):], true
+		case strings.HasPrefix(a, "-root="):
+			root, found = a[len("-root="):], true
+		}
+	}
+	return root, worker && found && root != ""
+}
+
+// isWorkerCmdline checks /proc/PID/cmdline ("BIN worker --root ROOT ...")
+// for an absolute ROOT spelt any way path.Clean folds; relative roots and
+// symlinks need the process's cwd and the host (procReader.isWorker).
+func isWorkerCmdline(b []byte, root string) bool {
+	arg, ok := workerRootArg(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"))
+	return ok && path.IsAbs(arg) && path.Clean(arg) == path.Clean(root)
+}
+
+// writerPatterns are the files a worker writes: its log and every
+// category's raw_responses.jsonl, as find -lname patterns on real paths.
+func (r *procReader) writerPatterns(ctx context.Context, workerLog string) []string {
+	real := r.real(ctx)
+	if real == "" {
+		real = path.Clean(r.root)
+	}
+	pats := []string{remote.GlobEscape(path.Join(real, "prepared")) + "/*/raw_responses.jsonl"}
+	logp := path.Clean(workerLog)
+	if strings.HasPrefix(logp, path.Clean(r.root)+"/") {
+		logp = path.Join(real, strings.TrimPrefix(logp, path.Clean(r.root)+"/"))
+	} else if l, ok := r.h.(remote.Linker); ok {
+		if got, err := l.RealPath(ctx, logp); err == nil {
+			logp = got
+		}
+	}
+	return append(pats, remote.GlobEscape(logp))
+}
+
+// writers scans the process table for processes writing the worker's
+// files, one per process tree (a child that inherited the parent's stdout
+// is the parent's), oldest first. Our own helper shells are left out.
+func (r *procReader) writers(ctx context.Context, workerLog string) ([]*proc, error) {
+	hs, err := remote.FindHolders(ctx, r.h, r.writerPatterns(ctx, workerLog))
+	if err != nil {
+		return nil, err
+	}
+	what := map[int]string{}
+	var pids []int
+	for _, h := range hs {
+		if !h.Writes() {
+			continue
+		}
+		if _, ok := what[h.PID]; !ok {
+			pids = append(pids, h.PID)
+			what[h.PID] = h.Target
+		} else if strings.HasSuffix(h.Target, "raw_responses.jsonl") {
+			what[h.PID] = h.Target // the data file says more than the log
+		}
+	}
+	procs := make([]*proc, len(pids))
+	var wg sync.WaitGroup
+	for i, pid := range pids {
+		wg.Add(1)
+		go func() { defer wg.Done(); procs[i], _ = r.read(ctx, pid) }()
+	}
+	wg.Wait()
+	live := map[int]bool{}
+	for _, p := range procs {
+		if p != nil {
+			live[p.pid] = true
+		}
+	}
+	var out []*proc
+	for _, p := range procs {
+		if p == nil || live[p.ppid] || ourHelper(p.args) {
+			continue
+		}
+		p.writes = what[p.pid]
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].worker != out[j].worker {
+			return out[i].worker
+		}
+		return out[i].start < out[j].start
+	})
+	return out, nil
+}
+
+// ourHelper: the shells the actions run (they append a line to the log).
+func ourHelper(args []string) bool {
+	for _, a := range args {
+		if a == "synthwatch-kill" || a == "synthwatch-launch" || a == "synthwatch-holders" {
+			return true
+		}
+	}
+	return false
+}
+
+// killMarker is the line the kill action appends to the worker log before
+// it signals: "synthwatch kill: stopping pid N ...". A pid that dies after
+// it was stopped by us, not crashed.
+const killMarker = "synthwatch kill: stopping pid "
+
+// killedPID reads a kill marker line (0 if it is none).
+func killedPID(line string) int {
+	s := strings.TrimSpace(line)
+	if !strings.HasPrefix(s, killMarker) {
+		return 0
+	}
+	s = s[len(killMarker):]
+	if i := strings.IndexByte(s, ' '); i >= 0 {
+		s = s[:i]
+	}
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// Worker states (Snapshot.Worker.State).
+const (
+	WorkerRunning = "running" // a live process, records arriving
+	WorkerStalled = "stalled" // alive, but no new records lately
+	WorkerStopped = "stopped" // ended on a stop request; by_you when our kill did it
+	WorkerExited  = "exited"  // ended with the job done
+	WorkerDied    = "died"    // gone, not done, not stopped by us
+	WorkerNone    = "none"    // nothing has run here
+	WorkerUnknown = "unknown" // the host could not tell (link down, /proc unreadable)
+)
+
+// Alive says whether a worker state is a live process.
+func Alive(state string) bool { return state == WorkerRunning || state == WorkerStalled }
+
+// workerFacts are the witnesses of one poll, for workerStateFor.
+type workerFacts struct {
+	known     bool   // false: the process table could not be read
+	alive     bool   // a live process: worker.json's pid, or a writer found
+	phase     string // worker.json's state, "" without one
+	jsonError string // worker.json's error
+	finished  bool   // the log ends with "All categories finished."
+	killed    bool   // our kill stopped this pid
+	ran       bool   // something ran here: worker.json, a log, a pid seen
+	pid       int
+}
+
+// workerStateFor is the state table: what a person would call the worker.
+// Stalled is decided later, from the categories.
+func workerStateFor(f workerFacts) (state, reason string, byYou bool) {
+	switch {
+	case !f.known:
+		return WorkerUnknown, "the host's /proc could not be read", false
+	case f.alive:
+		return WorkerRunning, "", false
+	case f.killed && f.phase != parse.WorkerDone:
+		return WorkerStopped, fmt.Sprintf("pid %d stopped by synthwatch kill", f.pid), true
+	case f.phase == parse.WorkerDone:
+		return WorkerExited, "every category done", false
+	case f.phase == "" && f.finished:
+		return WorkerExited, "the log says all categories finished", false
+	case f.phase == parse.WorkerStopped:
+		return WorkerStopped, "ended on a stop signal (not from this synthwatch)", false
+	case f.phase == parse.WorkerFailed:
+		r := "worker.json says failed"
+		if f.jsonError != "" {
+			r += ": " + f.jsonError
+		}
+		return WorkerDied, r, false
+	case f.phase != "":
+		return WorkerDied, fmt.Sprintf("pid %d is gone while worker.json says %s", f.pid, f.phase), false
+	case f.ran:
+		return WorkerDied, "no process writes the worker log or the category files, and the log does not say finished", false
+	}
+	return WorkerNone, "", false
+}

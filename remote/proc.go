@@ -1,0 +1,163 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Linker is a Host that reads symlinks and resolves paths without exec:
+// enough to read /proc/PID/cwd and to compare two spellings of a root.
+// SSH (through SFTP) and Local are Linkers.
+type Linker interface {
+	// ReadLink is readlink(2): /proc/PID/cwd, /proc/PID/fd/N.
+	ReadLink(ctx context.Context, path string) (string, error)
+	// RealPath is realpath(3): absolute, symlinks resolved.
+	RealPath(ctx context.Context, path string) (string, error)
+}
+
+func (s *SSH) ReadLink(ctx context.Context, p string) (string, error) {
+	sess, err := s.session()
+	if err != nil {
+		return "", err
+	}
+	t, err := withTimeout(ctx, opTimeout(ctx), func() (string, error) { return sess.sftp.ReadLink(p) })
+	if err != nil {
+		return "", mapNotExist(err)
+	}
+	s.contact()
+	return t, nil
+}
+
+func (s *SSH) RealPath(ctx context.Context, p string) (string, error) {
+	sess, err := s.session()
+	if err != nil {
+		return "", err
+	}
+	t, err := withTimeout(ctx, opTimeout(ctx), func() (string, error) { return sess.sftp.RealPath(p) })
+	if err != nil {
+		return "", mapNotExist(err)
+	}
+	s.contact()
+	return t, nil
+}
+
+func (Local) ReadLink(_ context.Context, p string) (string, error) { return os.Readlink(p) }
+
+func (Local) RealPath(_ context.Context, p string) (string, error) {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(r)
+}
+
+// Holder is a file descriptor, found in /proc, whose target matched.
+type Holder struct {
+	PID, FD int
+	Flags   int    // the open flags from /proc/PID/fdinfo/FD (octal there)
+	Target  string // the fd's symlink target: the file's real path
+}
+
+// Writes says whether the descriptor was opened for writing.
+func (h Holder) Writes() bool { return h.Flags&3 != 0 } // O_WRONLY | O_RDWR
+
+// holdersScript lists every /proc/PID/fd/N whose target matches one of
+// the -lname patterns given as arguments, with its open flags. One exec:
+// the scan is done on the host (GNU or busybox find), so what comes back
+// is a line per match, however many processes and descriptors there are.
+const holdersScript = `find /proc/[0-9]*/fd -maxdepth 1 \( "$@" \) -print 2>/dev/null | while IFS= read -r f; do
+  p=${f#/proc/}; pid=${p%%/*}; fd=${f##*/}
+  fl=$(sed -n 's/^flags:[[:space:]]*//p' "/proc/$pid/fdinfo/$fd" 2>/dev/null)
+  t=$(readlink "$f" 2>/dev/null) || continue
+  printf '%s %s %s %s\n' "$pid" "$fd" "${fl:-0}" "$t"
+done
+exit 0`
+
+// HoldersArgv is the exact command FindHolders runs. Patterns are find
+// -lname patterns (fnmatch; escape literal * ? [ \ with GlobEscape).
+func HoldersArgv(patterns []string) []string {
+	argv := []string{"sh", "-c", holdersScript, "synthwatch-holders"}
+	for i, p := range patterns {
+		if i > 0 {
+			argv = append(argv, "-o")
+		}
+		argv = append(argv, "-lname", p)
+	}
+	return argv
+}
+
+// FindHolders scans the host's process table for descriptors open on
+// files matching the patterns. It is one exec (about half a second on a
+// busy sshd), so callers keep it for when they have no better witness.
+// Processes of other users are invisible unless we are root.
+func FindHolders(ctx context.Context, h Host, patterns []string) ([]Holder, error) {
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	r, err := h.Exec(ctx, HoldersArgv(patterns)...)
+	if err != nil {
+		return nil, err
+	}
+	if r.ExitCode != 0 {
+		return nil, fmt.Errorf("scan /proc: exit %d: %s", r.ExitCode, bytes.TrimSpace(r.Stderr))
+	}
+	return parseHolders(r.Stdout), nil
+}
+
+func parseHolders(out []byte) []Holder {
+	var hs []Holder
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.SplitN(l, " ", 4)
+		if len(f) != 4 {
+			continue
+		}
+		pid, e1 := strconv.Atoi(f[0])
+		fd, e2 := strconv.Atoi(f[1])
+		fl, e3 := strconv.ParseInt(f[2], 8, 64)
+		if e1 != nil || e2 != nil || e3 != nil || pid <= 0 {
+			continue
+		}
+		hs = append(hs, Holder{PID: pid, FD: fd, Flags: int(fl), Target: f[3]})
+	}
+	return hs
+}
+
+// GlobEscape makes s match itself in a glob or fnmatch pattern.
+func GlobEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`).Replace(s)
+}
+
+// ProcStat is what /proc/PID/stat says that a watcher needs.
+type ProcStat struct {
+	State     byte   // R, S, D, Z, T, ...
+	PPID      int    // parent
+	StartTime uint64 // clock ticks after boot: with the pid, names one process for good
+}
+
+// ParseProcStat reads /proc/PID/stat ("pid (comm) S ppid ... starttime ...").
+// The comm may hold spaces and parentheses, so fields count from the last ')'.
+func ParseProcStat(b []byte) (ProcStat, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ProcStat{}, errors.New("/proc stat: no comm")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 || len(f[0]) != 1 {
+		return ProcStat{}, errors.New("/proc stat: short")
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return ProcStat{}, fmt.Errorf("/proc stat ppid: %w", err)
+	}
+	st, err := strconv.ParseUint(f[19], 10, 64) // field 22 of stat(5); f[0] is field 3
+	if err != nil {
+		return ProcStat{}, fmt.Errorf("/proc stat starttime: %w", err)
+	}
+	return ProcStat{State: f[0][0], PPID: ppid, StartTime: st}, nil
+}
