@@ -12,16 +12,28 @@ import (
 	"github.com/synthwatch/synthwatch/parse"
 )
 
-// Scan is what a JSONL output file holds, learnt without decoding records.
+// Scan is what a JSONL output file holds: every record's id (by its
+// canonical key, parse.RecordHead.Key) and completion tokens.
 type Scan struct {
-	IDs              map[string]struct{}
-	Lines            int
-	CompletionTokens int64
-	Duplicates       int   // ids seen more than once (written by some other tool)
-	BadLines         int   // whole lines without a readable id
-	Size             int64 // bytes after repair
-	Cut              int64 // bytes of torn tail removed
-	CutPreview       string
+	Tokens      map[string]int64 // key → completion tokens (of the first record with that key)
+	Lines       int
+	Duplicates  int      // records whose id an earlier line already had (written by some other tool)
+	BadLines    int      // lines that are not one valid JSON object with an id: their ids are redone
+	BadExamples []string // up to 3: "line N: reason", sanitized
+	Size        int64    // bytes after repair
+	Cut         int64    // bytes of torn tail removed
+	CutPreview  string
+}
+
+const maxExamples = 3
+
+// badExample is "line N: reason" for the log, sanitized and short.
+func badExample(n int, err error) string {
+	msg := err.Error()
+	if len(msg) > 120 {
+		msg = msg[:120] + "…"
+	}
+	return fmt.Sprintf("line %d: %s", n, parse.SanitizeString(msg))
 }
 
 // RepairTail truncates path to its last newline, so that a line torn by a
@@ -81,10 +93,12 @@ func lastNewlineEnd(f *os.File, size int64) (int64, error) {
 	return 0, nil
 }
 
-// ScanFile repairs a torn tail, then reads every line's id and completion
-// tokens. It reads in large blocks and looks only at each record's head.
+// ScanFile repairs a torn tail, then reads every line with
+// parse.ParseRecordHead: the worker's own (sealed) records without decoding
+// them, any other line in full, so a line that is not valid JSON is bad and
+// its id is not done.
 func ScanFile(path string) (Scan, error) {
-	s := Scan{IDs: map[string]struct{}{}}
+	s := Scan{Tokens: map[string]int64{}}
 	cut, preview, err := RepairTail(path)
 	if err != nil {
 		return s, err
@@ -102,15 +116,20 @@ func ScanFile(path string) (Scan, error) {
 		s.Lines++
 		h, err := parse.ParseRecordHead(line)
 		if err != nil {
+			if len(bytes.TrimSpace(line)) == 0 {
+				err = errors.New("blank line")
+			}
 			s.BadLines++
+			if len(s.BadExamples) < maxExamples {
+				s.BadExamples = append(s.BadExamples, badExample(s.Lines, err))
+			}
 			return
 		}
-		if _, dup := s.IDs[string(h.ID)]; dup {
+		if _, dup := s.Tokens[h.Key]; dup {
 			s.Duplicates++
 			return
 		}
-		s.IDs[string(h.ID)] = struct{}{}
-		s.CompletionTokens += h.CompletionTokens
+		s.Tokens[h.Key] = h.CompletionTokens
 	})
 	if err != nil {
 		return s, fmt.Errorf("scan %s: %w", path, err)
@@ -120,6 +139,21 @@ func ScanFile(path string) (Scan, error) {
 		s.Size = st.Size()
 	}
 	return s, nil
+}
+
+// match compares the records with the prompts: done is how many prompts
+// have a record, tokens the completion tokens of those records, and stale
+// how many record ids no prompt has.
+func (s Scan) match(p promptSet) (done int, tokens int64, stale int) {
+	for k, t := range s.Tokens {
+		if _, ok := p.keys[k]; ok {
+			done++
+			tokens += t
+		} else {
+			stale++
+		}
+	}
+	return done, tokens, stale
 }
 
 // eachLine calls fn for every line of r, the last one even without a final
