@@ -158,35 +158,77 @@ func (s Scan) match(p promptSet) (done int, tokens int64, stale int) {
 
 // eachLine calls fn for every line of r, the last one even without a final
 // newline (RepairTail has removed such a tail from our own output files).
+// The line is valid only during the call. A second goroutine reads ahead,
+// so the copy from the page cache overlaps the work on each line (the seal
+// check of the resume scan).
 func eachLine(r io.Reader, fn func([]byte)) error {
-	buf := make([]byte, 4<<20)
-	carry := 0
-	for {
-		n, err := r.Read(buf[carry:])
-		data := buf[:carry+n]
-		start := 0
+	const chunkSize, chunks = 4 << 20, 3
+	type chunk struct {
+		b   []byte
+		n   int
+		err error
+	}
+	free := make(chan []byte, chunks)
+	full := make(chan chunk, chunks)
+	for range chunks {
+		free <- make([]byte, chunkSize)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(full)
 		for {
-			i := bytes.IndexByte(data[start:], '\n')
-			if i < 0 {
-				break
+			var b []byte
+			select {
+			case b = <-free:
+			case <-stop:
+				return
 			}
-			fn(data[start : start+i])
-			start += i + 1
+			n, err := r.Read(b)
+			full <- chunk{b, n, err}
+			if err != nil {
+				return
+			}
 		}
-		carry = copy(buf, data[start:])
-		if carry == len(buf) { // a line longer than the buffer: grow it
-			buf = append(buf, make([]byte, len(buf))...)
+	}()
+	var carry []byte // a line that runs across chunks
+	for c := range full {
+		data := c.b[:c.n]
+		start := 0
+		if len(carry) > 0 {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				carry = append(carry, data...)
+			} else {
+				carry = append(carry, data[:i]...)
+				fn(carry)
+				carry = carry[:0]
+				start = i + 1
+			}
 		}
-		if errors.Is(err, io.EOF) {
-			if carry > 0 {
-				fn(buf[:carry])
+		if len(carry) == 0 {
+			for {
+				i := bytes.IndexByte(data[start:], '\n')
+				if i < 0 {
+					break
+				}
+				fn(data[start : start+i])
+				start += i + 1
+			}
+			carry = append(carry, data[start:]...)
+		}
+		free <- c.b
+		if errors.Is(c.err, io.EOF) {
+			if len(carry) > 0 {
+				fn(carry)
 			}
 			return nil
 		}
-		if err != nil {
-			return err
+		if c.err != nil {
+			return c.err
 		}
 	}
+	return nil
 }
 
 // Appender appends whole lines to a JSONL file: each record is one write
