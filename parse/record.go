@@ -85,37 +85,21 @@ func appendHex8(b []byte, v uint32) []byte {
 }
 
 func sealable(obj []byte) bool {
-	if !bytes.HasPrefix(obj, idHead) || obj[len(obj)-1] != '}' || !json.Valid(obj) {
+	if !bytes.HasPrefix(obj, idHead) || obj[len(obj)-1] != '}' {
 		return false
 	}
 	ctAt := bytes.Index(obj, ctMarker)
 	ids, cts, ctFirst := 0, 0, false
-	i := 1
-	for {
-		i = skipWS(obj, i)
-		if obj[i] == '}' {
-			break
-		}
-		ks := i
-		ke := ks + stringEnd(obj[ks:])
-		key := decodeKey(obj[ks:ke])
-		i = skipWS(obj, ke) + 1 // ':'
-		i = skipWS(obj, i)
-		i += skipValue(obj[i:])
-		switch key {
+	ok, _ := scanObject(obj, func(m member) {
+		switch decodeKey(m.key) {
 		case "id":
 			ids++
 		case "completion_tokens":
 			cts++
-			ctFirst = ks-1 == ctAt && obj[ke] == ':'
+			ctFirst = m.at-1 == ctAt && obj[m.at+len(m.key)] == ':'
 		}
-		i = skipWS(obj, i)
-		if obj[i] != ',' {
-			break
-		}
-		i++
-	}
-	return ids == 1 && cts == 1 && ctFirst
+	})
+	return ok && ids == 1 && cts == 1 && ctFirst
 }
 
 func decodeKey(tok []byte) string {
@@ -262,49 +246,56 @@ func plainString(s []byte) bool {
 	return utf8.Valid(s)
 }
 
+// errInvalid is the error for a line that is not valid JSON; the scanner
+// does not say where (json.Valid does not either).
+var errInvalid = errors.New("not valid JSON")
+
+// plainHead validates the whole line in one pass and decodes only the
+// members it needs: "id", and the completion tokens.
 func plainHead(line []byte) (RecordHead, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(line, &m); err != nil {
-		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
-			return RecordHead{}, ErrNotObject
+	var id, ct, usage, meta []byte
+	ok, notObject := scanObject(line, func(m member) {
+		switch decodeKey(m.key) { // the last of duplicates wins
+		case "id":
+			id = m.value
+		case "completion_tokens":
+			ct = m.value
+		case "usage":
+			usage = m.value
+		case "meta_info":
+			meta = m.value
 		}
-		return RecordHead{}, err
-	}
-	if m == nil {
+	})
+	switch {
+	case notObject:
 		return RecordHead{}, ErrNotObject
-	}
-	raw, ok := m["id"]
-	if !ok || string(raw) == "null" {
+	case !ok:
+		return RecordHead{}, errInvalid
+	case id == nil || string(id) == "null":
 		return RecordHead{}, ErrNoID
 	}
-	key, err := canonRaw(raw)
+	key, err := canonRaw(id)
 	if err != nil {
 		return RecordHead{}, err
 	}
-	h := RecordHead{Key: key, ID: compact(raw)}
-	h.CompletionTokens, h.HasTokens = tokensOf(m)
+	h := RecordHead{Key: key, ID: compact(id)}
+	h.CompletionTokens, h.HasTokens = countTokens(ct)
+	for _, sub := range [][]byte{usage, meta} {
+		if h.HasTokens {
+			break
+		}
+		if len(sub) == 0 || sub[0] != '{' {
+			continue
+		}
+		var v []byte
+		scanObject(sub, func(m member) {
+			if decodeKey(m.key) == "completion_tokens" {
+				v = m.value
+			}
+		})
+		h.CompletionTokens, h.HasTokens = countTokens(v)
+	}
 	return h, nil
-}
-
-func tokensOf(m map[string]json.RawMessage) (int64, bool) {
-	if t, ok := countTokens(m["completion_tokens"]); ok {
-		return t, true
-	}
-	for _, outer := range []string{"usage", "meta_info"} {
-		raw, ok := m[outer]
-		if !ok || len(raw) == 0 || raw[0] != '{' {
-			continue
-		}
-		var sub map[string]json.RawMessage
-		if json.Unmarshal(raw, &sub) != nil {
-			continue
-		}
-		if t, ok := countTokens(sub["completion_tokens"]); ok {
-			return t, true
-		}
-	}
-	return 0, false
 }
 
 // countTokens reads a token count: a non-negative integral JSON number

@@ -352,3 +352,24 @@ token_budget = 10_000_000
 		}
 	}
 }
+
+// TestScanObjectMatchesEncodingJSON: the line scanner accepts exactly what
+// encoding/json accepts.
+func TestScanObjectMatchesEncodingJSON(t *testing.T) {
+	deep := func(n int) string { return `{"id":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + "}" }
+	for _, s := range []string{
+		`{}`, ` {} `, "{\"a\":1}\r\n", `{"a":}`, `{"a":1,}`, `{,"a":1}`, `{"a" 1}`, `{"a":1 "b":2}`,
+		`{"a":[1,2,]}`, `{"a":[,]}`, `{"a":[]}`, `{"a":{}}`, `{"a":{"b":[{"c":null}]}}`,
+		`{"a":-}`, `{"a":-0}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`, `{"a":1e+}`, `{"a":1E-7}`, `{"a":-1.5e+10}`,
+		`{"a":tru}`, `{"a":true}`, `{"a":nul}`, `{"a":falsey}`, `{"a":NaN}`, `{"a":Infinity}`,
+		`{"a":"\u12"}`, `{"a":"\u12g4"}`, `{"a":"\x"}`, `{"a":"\/\b\f\n\r\t\"\\"}`, "{\"a\":\"\x7f\xff\xfe\"}", "{\"a\":\"\x1f\"}",
+		`{"a":"unterminated}`, `{"a":1}}`, `{"a":1}{`, `[1]`, `"x"`, `1`, `null`, ``, ` `, `{`, `{"a"`, `{"a":`, `{"a":[`,
+		deep(10000), deep(10001), deep(9999),
+	} {
+		want := json.Valid([]byte(s)) && strings.HasPrefix(strings.TrimSpace(s), "{")
+		got, _ := scanObject([]byte(s), func(member) {})
+		if got != want {
+			t.Errorf("%.60q: scanObject %v, encoding/json %v", s, got, want)
+		}
+	}
+}
