@@ -1,5 +1,7 @@
 package parse
 
+import "encoding/binary"
+
 // A validating scanner for one JSON object per line. It accepts exactly
 // what encoding/json accepts (any bytes from 0x20 up inside strings, invalid
 // UTF-8 included; nesting up to 10000 deep) and hands back the top-level
@@ -16,12 +18,31 @@ var strSafe = func() (t [256]bool) {
 	return
 }()
 
+const (
+	lo = 0x0101010101010101
+	hi = 0x8080808080808080
+)
+
+// hasZero is non-zero when a byte of x is 0; hasLess when one is below n
+// (n <= 128). Both are exact about whether such a byte exists.
+func hasZero(x uint64) uint64    { return (x - lo) & ^x & hi }
+func hasLess(x, n uint64) uint64 { return (x - lo*n) & ^x & hi }
+
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // scanString returns the end of the string token at b[i] (a '"'), or -1.
 func scanString(b []byte, i int) int {
 	j := i + 1
 	for {
+		// eight bytes at a time while none is a quote, a backslash or a
+		// control byte
+		for j+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[j:])
+			if hasZero(x^(lo*'"'))|hasZero(x^(lo*'\\'))|hasLess(x, 0x20) != 0 {
+				break
+			}
+			j += 8
+		}
 		for j < len(b) && strSafe[b[j]] {
 			j++
 		}

@@ -357,7 +357,7 @@ token_budget = 10_000_000
 // encoding/json accepts.
 func TestScanObjectMatchesEncodingJSON(t *testing.T) {
 	deep := func(n int) string { return `{"id":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + "}" }
-	for _, s := range []string{
+	cases := []string{
 		`{}`, ` {} `, "{\"a\":1}\r\n", `{"a":}`, `{"a":1,}`, `{,"a":1}`, `{"a" 1}`, `{"a":1 "b":2}`,
 		`{"a":[1,2,]}`, `{"a":[,]}`, `{"a":[]}`, `{"a":{}}`, `{"a":{"b":[{"c":null}]}}`,
 		`{"a":-}`, `{"a":-0}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`, `{"a":1e+}`, `{"a":1E-7}`, `{"a":-1.5e+10}`,
@@ -365,7 +365,14 @@ func TestScanObjectMatchesEncodingJSON(t *testing.T) {
 		`{"a":"\u12"}`, `{"a":"\u12g4"}`, `{"a":"\x"}`, `{"a":"\/\b\f\n\r\t\"\\"}`, "{\"a\":\"\x7f\xff\xfe\"}", "{\"a\":\"\x1f\"}",
 		`{"a":"unterminated}`, `{"a":1}}`, `{"a":1}{`, `[1]`, `"x"`, `1`, `null`, ``, ` `, `{`, `{"a"`, `{"a":`, `{"a":[`,
 		deep(10000), deep(10001), deep(9999),
-	} {
+	}
+	// a special byte at every offset across the eight-byte steps
+	for n := 0; n < 24; n++ {
+		for _, sp := range []string{"\x01", "\x1f", `"`, `\\`, `\n`, `\u00e9`, "\x7f", "\xc3\xa9", " "} {
+			cases = append(cases, `{"id":"`+strings.Repeat("a", n)+sp+strings.Repeat("b", 17-n%9)+`"}`)
+		}
+	}
+	for _, s := range cases {
 		want := json.Valid([]byte(s)) && strings.HasPrefix(strings.TrimSpace(s), "{")
 		got, _ := scanObject([]byte(s), func(member) {})
 		if got != want {
