@@ -323,7 +323,7 @@ func (r *catRun) finish(issue context.Context) error {
 	r.progress()
 	r.mu.Lock()
 	tokens, budget, done, written := r.tokens, r.c.TokenBudget, r.done, r.written
-	errCount, exhausted := r.errors, r.srcDone
+	errCount := r.errors
 	r.mu.Unlock()
 	if budget > 0 && tokens >= budget {
 		r.w.logf("%s: token budget reached: %d completion tokens of %d (overshoot %d)", r.c.Name, tokens, budget, tokens-budget)
@@ -334,8 +334,8 @@ func (r *catRun) finish(issue context.Context) error {
 		state = parse.CatFailed
 	case issue.Err() != nil && done < r.target && !(budget > 0 && tokens >= budget):
 		state = parse.CatStopped
-	case written == 0 && errCount > 0 && exhausted && done < r.target:
-		state = parse.CatFailed // every prompt sent failed and none is left
+	case written == 0 && errCount > 0 && done < r.target:
+		state = parse.CatFailed // not stopped, so nothing is left: every prompt sent failed
 		r.w.logf("ERROR: %s: all %d prompts sent by this run failed (see errors.jsonl)", r.c.Name, errCount)
 	}
 	r.w.updateCat(r.idx, func(s *parse.CategoryState) {
