@@ -382,3 +382,34 @@ func TestOwnRecordsAreSealed(t *testing.T) {
 		t.Errorf("%+v %v", h, err)
 	}
 }
+
+// Findings 6, 7, 19, 24 on prompt lines.
+func TestParsePromptLine(t *testing.T) {
+	for _, c := range []struct{ line, key, id string }{
+		{"\xef\xbb\xbf{\"id\":\"p0\",\"messages\":[]}", `"p0"`, `"p0"`},
+		{"{\"id\": \"\\u00e9\", \"text\": \"x\"}\r", `"é"`, `"\u00e9"`},
+		{`{"messages":[],"id":"p7","Id":"src2"}`, `"p7"`, `"p7"`},
+		{`{"id":"x","id":"p"}`, `"p"`, `"p"`},
+		{`{"id": {"shard": 0, "row": 5}}`, `{"row":5e0,"shard":0}`, `{"shard":0,"row":5}`},
+		{`{"id":7.0,"messages":null}`, `7e0`, `7.0`},
+		{`{"id":null}`, "", ""},
+		{`{"Id":"p"}`, "", ""},
+		{"{\"id\":\"a\tb\"}", "", ""},
+		{`{"id":"p\x5"}`, "", ""},
+		{`{"id":1}{"id":2}`, "", ""},
+	} {
+		pl, err := parsePromptLine([]byte(c.line))
+		if c.key == "" {
+			if err == nil {
+				t.Errorf("%q: accepted as %s", c.line, pl.key)
+			}
+			continue
+		}
+		if err != nil || pl.key != c.key || string(pl.id) != c.id || string(pl.prompt.ID) != c.id {
+			t.Errorf("%q: %s %s %v", c.line, pl.key, pl.id, err)
+		}
+		if pl.prompt.Messages != nil && string(pl.prompt.Messages) == "null" {
+			t.Errorf("%q: null messages kept", c.line)
+		}
+	}
+}
