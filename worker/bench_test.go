@@ -3,7 +3,9 @@ package worker
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,22 +56,49 @@ func BenchmarkWorkerVsHey(b *testing.B) {
 	}
 }
 
-// BenchmarkResumeScan: the resume scan over a page-cached 1 GB file of
-// 15 KB lines, next to wc -l on the same file. Target: >= 500 MB/s.
+// BenchmarkResumeScan: the resume scan over a page-cached 1 GB file of the
+// worker's own (sealed) 15 KB records, next to wc -l on the same file.
+// Target: faster than wc -l.
 func BenchmarkResumeScan(b *testing.B) {
+	content := strings.Repeat("lorem ipsum dolor sit amet ", 555) // ~15 KB
+	benchScan(b, func(w io.Writer, i int) int {
+		line, err := encodeLine(record{
+			ID: json.RawMessage(fmt.Sprintf(`"B1-%d"`, i)), Category: "B1", Run: "r", PromptTokens: 12, CompletionTokens: 3800,
+			FinishReason: "stop", LatencyS: 1.5, FinishedAt: "2026-11-29T00:00:00Z", Content: &content,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := w.Write(line)
+		return n
+	})
+}
+
+// BenchmarkResumeScanPython: the same scan over 1 GB that the Python script
+// wrote: json.dumps with its default separators and ensure_ascii escapes,
+// another key order, no seal; every line is decoded in full.
+func BenchmarkResumeScanPython(b *testing.B) {
+	content := strings.Repeat(`lorem ipsum \u00e9t\u00e9 \"dolor\" sit\namet `, 333) // ~15 KB
+	benchScan(b, func(w io.Writer, i int) int {
+		n, _ := fmt.Fprintf(w, `{"category": "B1", "id": "\u00e9t\u00e9-%d", "run": "r", "content": "%s", "prompt_tokens": 12, "completion_tokens": 3800, "finish_reason": "stop", "latency_s": 1.5}`+"\n", i, content)
+		return n
+	})
+}
+
+func benchScan(b *testing.B, write func(w io.Writer, i int) int) {
 	path := filepath.Join(b.TempDir(), "raw_responses.jsonl")
 	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	content := strings.Repeat("lorem ipsum dolor sit amet ", 555) // ~15 KB
 	var size int64
-	for i := 0; size < 1<<30; i++ {
-		n, _ := fmt.Fprintf(w, `{"id":"B1-%d","category":"B1","run":"r","prompt_tokens":12,"completion_tokens":3800,"finish_reason":"stop","latency_s":1.5,"finished_at":"2026-11-29T00:00:00Z","content":"%s"}`+"\n", i, content)
-		size += int64(n)
+	lines := 0
+	for ; size < 1<<30; lines++ {
+		size += int64(write(w, lines))
 	}
 	w.Flush()
+	f.Sync() // no writeback while the scans are timed
 	f.Close()
 	if _, err := ScanFile(path); err != nil { // warm the page cache
 		b.Fatal(err)
@@ -81,17 +110,26 @@ func BenchmarkResumeScan(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if s.Lines == 0 || s.CompletionTokens != int64(s.Lines)*3800 {
-		b.Fatalf("scan: %+v", s.Lines)
+	var tokens int64
+	for _, n := range s.Tokens {
+		tokens += n
 	}
-	start := time.Now()
-	out, err := exec.Command("wc", "-l", path).Output()
-	if err != nil {
-		b.Fatal(err)
+	if s.Lines != lines || len(s.Tokens) != lines || tokens != int64(lines)*3800 || s.BadLines != 0 {
+		b.Fatalf("scan: %d lines, %d ids, %d tokens, %d bad %v", s.Lines, len(s.Tokens), tokens, s.BadLines, s.BadExamples)
 	}
-	wc := time.Since(start).Seconds()
-	if got, _ := strconv.Atoi(strings.Fields(string(out))[0]); got != s.Lines {
-		b.Fatalf("wc -l %d, scan %d", got, s.Lines)
+	wc := 0.0
+	for range 3 { // the best of three
+		start := time.Now()
+		out, err := exec.Command("wc", "-l", path).Output()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if d := time.Since(start).Seconds(); wc == 0 || d < wc {
+			wc = d
+		}
+		if got, _ := strconv.Atoi(strings.Fields(string(out))[0]); got != s.Lines {
+			b.Fatalf("wc -l %d, scan %d", got, s.Lines)
+		}
 	}
 	b.ReportMetric(float64(size)/1e6/wc, "wc_MB/s")
 }

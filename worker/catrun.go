@@ -58,26 +58,41 @@ type outcome struct {
 	abandoned bool // cancelled after the grace period: redone next start
 }
 
-func newCatRun(w *Worker, idx int, c Category, scan Scan, target int) (*catRun, error) {
+// newCatRun starts a category whose raw_responses.jsonl holds scan; done
+// and tokens are the records (and their completion tokens) that match a
+// prompt (Scan.match).
+func newCatRun(w *Worker, idx int, c Category, scan Scan, target, done int, tokens int64) (*catRun, error) {
 	f, err := os.Open(filepath.Join(c.Dir, "prompts.jsonl"))
 	if err != nil {
-		return nil, fmt.Errorf("%s: prompts: %w", c.Name, err)
+		return nil, fmt.Errorf("prompts: %w", err)
 	}
 	raw, err := OpenAppender(filepath.Join(c.Dir, "raw_responses.jsonl"))
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	errs, err := OpenAppender(filepath.Join(c.Dir, "errors.jsonl"))
+	errPath := filepath.Join(c.Dir, "errors.jsonl")
+	if cut, _, err := RepairTail(errPath); err != nil {
+		f.Close()
+		raw.Close()
+		return nil, err
+	} else if cut > 0 {
+		w.logf("%s: repaired torn tail of errors.jsonl: cut %d bytes", c.Name, cut)
+	}
+	errs, err := OpenAppender(errPath)
 	if err != nil {
 		f.Close()
 		raw.Close()
 		return nil, err
 	}
+	seen := make(map[string]struct{}, len(scan.Tokens))
+	for k := range scan.Tokens {
+		seen[k] = struct{}{}
+	}
 	return &catRun{
 		w: w, idx: idx, c: c, target: target, raw: raw, errs: errs, start: time.Now(),
-		src: bufio.NewReaderSize(f, 1<<20), srcFile: f, seen: scan.IDs,
-		resumed: len(scan.IDs), done: len(scan.IDs), tokens: scan.CompletionTokens, lastProg: time.Now(),
+		src: bufio.NewReaderSize(f, 1<<20), srcFile: f, seen: seen,
+		resumed: done, done: done, tokens: tokens, lastProg: time.Now(),
 	}, nil
 }
 
@@ -105,19 +120,16 @@ func (r *catRun) next(issue context.Context) (item, bool) {
 		if len(line) == 0 {
 			continue
 		}
-		h, err := parse.ParseRecordHead(line)
+		pl, err := parsePromptLine(line)
 		if err != nil {
-			continue // counted and logged by countPrompts
+			continue // counted and logged by readPromptSet
 		}
-		if _, ok := r.seen[string(h.ID)]; ok {
+		if _, ok := r.seen[pl.key]; ok {
 			continue
 		}
-		id := json.RawMessage(bytes.Clone(h.ID))
-		r.seen[string(id)] = struct{}{}
-		var p Prompt
-		_ = json.Unmarshal(line, &p) // a bad shape becomes a permanent error in Complete
+		r.seen[pl.key] = struct{}{}
 		r.inflight++
-		return item{id: id, prompt: p}, true
+		return item{id: pl.id, prompt: pl.prompt}, true
 	}
 }
 
@@ -192,9 +204,17 @@ func (r *catRun) writeRecord(res outcome) {
 		FinishReason: comp.FinishReason, LatencyS: res.latency.Seconds(), FinishedAt: stamp(time.Now()),
 		Content: comp.Content, ReasoningContent: comp.Reasoning, Text: comp.Text, OutputIDs: comp.OutputIDs, PromptIDs: comp.PromptIDs,
 	})
-	if err == nil && r.failedErr() == nil {
-		err = r.raw.Append(line)
+	if err != nil { // this answer cannot be written: the prompt's error, not the file's
+		r.writeError(outcome{item: res.item, err: fmt.Errorf("encode record: %w", err), attempts: res.attempts})
+		return
 	}
+	if r.failedErr() != nil { // an earlier write failed: drop it, the next start redoes it
+		r.mu.Lock()
+		r.inflight--
+		r.mu.Unlock()
+		return
+	}
+	err = r.raw.Append(line)
 	r.mu.Lock()
 	r.inflight--
 	if err != nil {
@@ -312,6 +332,7 @@ func (r *catRun) finish(issue context.Context) error {
 	r.progress()
 	r.mu.Lock()
 	tokens, budget, done, written := r.tokens, r.c.TokenBudget, r.done, r.written
+	errCount := r.errors
 	r.mu.Unlock()
 	if budget > 0 && tokens >= budget {
 		r.w.logf("%s: token budget reached: %d completion tokens of %d (overshoot %d)", r.c.Name, tokens, budget, tokens-budget)
@@ -322,6 +343,9 @@ func (r *catRun) finish(issue context.Context) error {
 		state = parse.CatFailed
 	case issue.Err() != nil && done < r.target && !(budget > 0 && tokens >= budget):
 		state = parse.CatStopped
+	case written == 0 && errCount > 0 && done < r.target:
+		state = parse.CatFailed // not stopped, so nothing is left: every prompt sent failed
+		r.w.logf("ERROR: %s: all %d prompts sent by this run failed (see errors.jsonl)", r.c.Name, errCount)
 	}
 	r.w.updateCat(r.idx, func(s *parse.CategoryState) {
 		s.State = state

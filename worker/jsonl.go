@@ -12,16 +12,28 @@ import (
 	"github.com/synthwatch/synthwatch/parse"
 )
 
-// Scan is what a JSONL output file holds, learnt without decoding records.
+// Scan is what a JSONL output file holds: every record's id (by its
+// canonical key, parse.RecordHead.Key) and completion tokens.
 type Scan struct {
-	IDs              map[string]struct{}
-	Lines            int
-	CompletionTokens int64
-	Duplicates       int   // ids seen more than once (written by some other tool)
-	BadLines         int   // whole lines without a readable id
-	Size             int64 // bytes after repair
-	Cut              int64 // bytes of torn tail removed
-	CutPreview       string
+	Tokens      map[string]int64 // key → completion tokens (of the first record with that key)
+	Lines       int
+	Duplicates  int      // records whose id an earlier line already had (written by some other tool)
+	BadLines    int      // lines that are not one valid JSON object with an id: their ids are redone
+	BadExamples []string // up to 3: "line N: reason", sanitized
+	Size        int64    // bytes after repair
+	Cut         int64    // bytes of torn tail removed
+	CutPreview  string
+}
+
+const maxExamples = 3
+
+// badExample is "line N: reason" for the log, sanitized and short.
+func badExample(n int, err error) string {
+	msg := err.Error()
+	if len(msg) > 120 {
+		msg = msg[:120] + "…"
+	}
+	return fmt.Sprintf("line %d: %s", n, parse.SanitizeString(msg))
 }
 
 // RepairTail truncates path to its last newline, so that a line torn by a
@@ -81,10 +93,12 @@ func lastNewlineEnd(f *os.File, size int64) (int64, error) {
 	return 0, nil
 }
 
-// ScanFile repairs a torn tail, then reads every line's id and completion
-// tokens. It reads in large blocks and looks only at each record's head.
+// ScanFile repairs a torn tail, then reads every line with
+// parse.ParseRecordHead: the worker's own (sealed) records without decoding
+// them, any other line in full, so a line that is not valid JSON is bad and
+// its id is not done.
 func ScanFile(path string) (Scan, error) {
-	s := Scan{IDs: map[string]struct{}{}}
+	s := Scan{Tokens: map[string]int64{}}
 	cut, preview, err := RepairTail(path)
 	if err != nil {
 		return s, err
@@ -102,15 +116,20 @@ func ScanFile(path string) (Scan, error) {
 		s.Lines++
 		h, err := parse.ParseRecordHead(line)
 		if err != nil {
+			if len(bytes.TrimSpace(line)) == 0 {
+				err = errors.New("blank line")
+			}
 			s.BadLines++
+			if len(s.BadExamples) < maxExamples {
+				s.BadExamples = append(s.BadExamples, badExample(s.Lines, err))
+			}
 			return
 		}
-		if _, dup := s.IDs[string(h.ID)]; dup {
+		if _, dup := s.Tokens[h.Key]; dup {
 			s.Duplicates++
 			return
 		}
-		s.IDs[string(h.ID)] = struct{}{}
-		s.CompletionTokens += h.CompletionTokens
+		s.Tokens[h.Key] = h.CompletionTokens
 	})
 	if err != nil {
 		return s, fmt.Errorf("scan %s: %w", path, err)
@@ -122,37 +141,94 @@ func ScanFile(path string) (Scan, error) {
 	return s, nil
 }
 
+// match compares the records with the prompts: done is how many prompts
+// have a record, tokens the completion tokens of those records, and stale
+// how many record ids no prompt has.
+func (s Scan) match(p promptSet) (done int, tokens int64, stale int) {
+	for k, t := range s.Tokens {
+		if _, ok := p.keys[k]; ok {
+			done++
+			tokens += t
+		} else {
+			stale++
+		}
+	}
+	return done, tokens, stale
+}
+
 // eachLine calls fn for every line of r, the last one even without a final
 // newline (RepairTail has removed such a tail from our own output files).
+// The line is valid only during the call. A second goroutine reads ahead,
+// so the copy from the page cache overlaps the work on each line (the seal
+// check of the resume scan).
 func eachLine(r io.Reader, fn func([]byte)) error {
-	buf := make([]byte, 4<<20)
-	carry := 0
-	for {
-		n, err := r.Read(buf[carry:])
-		data := buf[:carry+n]
-		start := 0
+	const chunkSize, chunks = 4 << 20, 3
+	type chunk struct {
+		b   []byte
+		n   int
+		err error
+	}
+	free := make(chan []byte, chunks)
+	full := make(chan chunk, chunks)
+	for range chunks {
+		free <- make([]byte, chunkSize)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(full)
 		for {
-			i := bytes.IndexByte(data[start:], '\n')
-			if i < 0 {
-				break
+			var b []byte
+			select {
+			case b = <-free:
+			case <-stop:
+				return
 			}
-			fn(data[start : start+i])
-			start += i + 1
+			n, err := r.Read(b)
+			full <- chunk{b, n, err}
+			if err != nil {
+				return
+			}
 		}
-		carry = copy(buf, data[start:])
-		if carry == len(buf) { // a line longer than the buffer: grow it
-			buf = append(buf, make([]byte, len(buf))...)
+	}()
+	var carry []byte // a line that runs across chunks
+	for c := range full {
+		data := c.b[:c.n]
+		start := 0
+		if len(carry) > 0 {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				carry = append(carry, data...)
+			} else {
+				carry = append(carry, data[:i]...)
+				fn(carry)
+				carry = carry[:0]
+				start = i + 1
+			}
 		}
-		if errors.Is(err, io.EOF) {
-			if carry > 0 {
-				fn(buf[:carry])
+		if len(carry) == 0 {
+			for {
+				i := bytes.IndexByte(data[start:], '\n')
+				if i < 0 {
+					break
+				}
+				fn(data[start : start+i])
+				start += i + 1
+			}
+			carry = append(carry, data[start:]...)
+		}
+		free <- c.b
+		if errors.Is(c.err, io.EOF) {
+			if len(carry) > 0 {
+				fn(carry)
 			}
 			return nil
 		}
-		if err != nil {
-			return err
+		if c.err != nil {
+			return c.err
 		}
 	}
+	return nil
 }
 
 // Appender appends whole lines to a JSONL file: each record is one write

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // record is one line of raw_responses.jsonl. The field order matters: id
-// first and completion_tokens before the long text, so that a resume scan
-// reads only each line's head (parse.ParseRecordHead).
+// first and completion_tokens before the long text, and the line is sealed
+// (parse.SealRecord), so that a resume scan reads each record without
+// decoding it (parse.ParseRecordHead).
 type record struct {
 	ID               json.RawMessage `json:"id"`
 	Category         string          `json:"category"`
@@ -36,13 +39,17 @@ type errorRecord struct {
 	At       string          `json:"at"`
 }
 
-// encodeLine renders v as one JSON line ending in '\n', without HTML escaping.
+// encodeLine renders v as one JSON line ending in '\n', without HTML
+// escaping. A record is sealed (parse.SealRecord); other lines are not.
 func encodeLine(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
+	}
+	if _, ok := v.(record); ok {
+		return parse.SealRecord(buf.Bytes()), nil
 	}
 	return buf.Bytes(), nil
 }

@@ -112,3 +112,24 @@ func TestReplacedRunDirStopsTheWorker(t *testing.T) {
 	}
 	checkOutput(t, root, "A", -1)
 }
+
+// errors.jsonl gets the tail repair raw_responses.jsonl gets: a torn line
+// from a killed worker is cut, not glued to the next error.
+func TestErrorsFileTornTailIsRepaired(t *testing.T) {
+	root := makeRoot(t, map[string]int{"A": 3})
+	dir := filepath.Join(root, "prepared", "A")
+	f, _ := os.OpenFile(filepath.Join(dir, "prompts.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"id":"no-messages","text":"chat needs messages"}` + "\n")
+	f.Close()
+	os.WriteFile(filepath.Join(dir, "errors.jsonl"), []byte(`{"id":"old","reason":"x"}`+"\n"+`{"id":"torn","rea`), 0o644)
+	s := startSim(t, sim.Options{Speed: 100})
+	var log syncBuffer
+	if err := Run(context.Background(), Config{Root: root, Server: s.URL()}, &log); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "errors.jsonl"))
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[1], `"id":"no-messages"`) || !strings.Contains(log.String(), "repaired torn tail of errors.jsonl") {
+		t.Fatalf("errors.jsonl:\n%s\nlog:\n%s", data, log.String())
+	}
+}

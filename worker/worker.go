@@ -4,13 +4,13 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -186,49 +186,64 @@ func (w *Worker) failRun(err error) error {
 const separator = "============================================================"
 
 // runCategory does one category. It returns an error only when the worker
-// must stop (a write failed); a category that cannot run is marked failed
-// and the next one goes on.
+// must stop (a write failed mid-run); a category that cannot run is marked
+// failed and the next one goes on.
 func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) error {
 	w.logf(separator)
 	w.logf("Processing: %s (%s)", c.Name, c.Class)
 	w.logf(separator)
 	w.setCurrent(c.Name)
 	w.updateCat(idx, func(s *parse.CategoryState) { s.State = parse.CatRunning })
-
-	prompts, err := countPrompts(filepath.Join(c.Dir, "prompts.jsonl"))
-	if err != nil {
+	cannot := func(err error) error {
 		w.logf("ERROR: %s: %v", c.Name, err)
 		w.updateCat(idx, func(s *parse.CategoryState) { s.State = parse.CatFailed })
 		return nil
 	}
+
+	prompts, err := readPromptSet(filepath.Join(c.Dir, "prompts.jsonl"))
+	if err != nil {
+		return cannot(err)
+	}
 	if prompts.bad > 0 {
-		w.logf("%s: %d prompt lines have no readable id and are skipped", c.Name, prompts.bad)
+		w.logf("WARNING: %s: %d prompt lines have no readable id and are skipped (%s)", c.Name, prompts.bad, strings.Join(prompts.badExamples, "; "))
+	}
+	if prompts.dups > 0 {
+		w.logf("WARNING: %s: %d prompt lines repeat the id of an earlier line and are skipped", c.Name, prompts.dups)
+	}
+	if w.cfg.API == "generate" && prompts.messagesOnly > 0 {
+		w.logf("WARNING: %s: %d prompts have messages but no text or input_ids: api=generate cannot send them", c.Name, prompts.messagesOnly)
 	}
 	rawPath := filepath.Join(c.Dir, "raw_responses.jsonl")
 	scan, err := ScanFile(rawPath)
 	if err != nil {
-		return fmt.Errorf("%s: %w", c.Name, err)
+		return cannot(err)
 	}
 	if scan.Cut > 0 {
 		w.logf("%s: repaired torn tail of raw_responses.jsonl: cut %d bytes (%q)", c.Name, scan.Cut, scan.CutPreview)
 	}
-	if scan.Duplicates > 0 || scan.BadLines > 0 {
-		w.logf("WARNING: %s: raw_responses.jsonl holds %d duplicate ids and %d lines without id (not written by this worker)", c.Name, scan.Duplicates, scan.BadLines)
+	if scan.BadLines > 0 {
+		w.logf("WARNING: %s: raw_responses.jsonl holds %d lines that are not valid records; their ids are redone (%s)", c.Name, scan.BadLines, strings.Join(scan.BadExamples, "; "))
 	}
-	target := prompts.unique
+	if scan.Duplicates > 0 {
+		w.logf("WARNING: %s: raw_responses.jsonl holds %d duplicate ids (not written by this worker)", c.Name, scan.Duplicates)
+	}
+	done, tokens, stale := scan.match(prompts)
+	if stale > 0 {
+		w.logf("WARNING: %s: %d records in raw_responses.jsonl match no prompt (ids no prompt has any more); they do not count", c.Name, stale)
+	}
+	target := len(prompts.keys)
 	if c.MaxSamples > 0 && c.MaxSamples < target {
 		target = c.MaxSamples
 	}
-	done := len(scan.IDs)
 	w.updateCat(idx, func(s *parse.CategoryState) {
-		s.Done, s.Target, s.CompletionTokens, s.TokenBudget = done, target, scan.CompletionTokens, c.TokenBudget
+		s.Done, s.Target, s.CompletionTokens, s.TokenBudget = done, target, tokens, c.TokenBudget
 	})
-	if c.TokenBudget > 0 && scan.CompletionTokens >= c.TokenBudget {
-		w.logf("%s: token budget reached (%d of %d completion tokens)", c.Name, scan.CompletionTokens, c.TokenBudget)
-		done = max(done, target)
+	budgetReached := c.TokenBudget > 0 && tokens >= c.TokenBudget
+	if budgetReached {
+		w.logf("%s: token budget reached (%d of %d completion tokens)", c.Name, tokens, c.TokenBudget)
 	}
-	if done >= target {
-		w.logf("%s", parse.FormatSkip(c.Name, len(scan.IDs)))
+	if done >= target || budgetReached {
+		w.logf("%s", parse.FormatSkip(c.Name, done))
 		w.updateCat(idx, func(s *parse.CategoryState) { s.State = parse.CatSkipped })
 		return nil
 	}
@@ -245,46 +260,16 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 		Server: w.cfg.Server, API: w.cfg.API, Model: w.cfg.Model, Snapshot: snap,
 	})
 	if err != nil {
-		return fmt.Errorf("%s: runs.jsonl: %w", c.Name, err)
+		return cannot(fmt.Errorf("runs.jsonl: %w", err))
 	}
 	if cut > 0 {
 		w.logf("%s: repaired torn tail of runs.jsonl: cut %d bytes", c.Name, cut)
 	}
-	r, err := newCatRun(w, idx, c, scan, target)
+	r, err := newCatRun(w, idx, c, scan, target, done, tokens)
 	if err != nil {
-		return err
+		return cannot(err)
 	}
 	return r.run(ctx, reqCtx)
-}
-
-type promptCount struct{ unique, bad int }
-
-// countPrompts counts distinct prompt ids without decoding the prompts.
-func countPrompts(path string) (promptCount, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return promptCount{}, fmt.Errorf("prompts: %w", err)
-	}
-	defer f.Close()
-	seen := map[string]struct{}{}
-	var pc promptCount
-	err = eachLine(f, func(line []byte) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			return
-		}
-		h, err := parse.ParseRecordHead(line)
-		if err != nil {
-			pc.bad++
-			return
-		}
-		seen[string(h.ID)] = struct{}{}
-	})
-	pc.unique = len(seen)
-	if err != nil {
-		return pc, fmt.Errorf("prompts %s: %w", path, err)
-	}
-	return pc, nil
 }
 
 // idText is an id as text for request ids and messages ("7", "abc").
