@@ -404,6 +404,8 @@ def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
     os.makedirs(OUT)
+    with open(os.path.join(OUT, ".gitattributes"), "w") as f:
+        f.write("# byte-exact: CRLF, a BOM and NULs are the point of this corpus\n* -text -diff\n")
     for make in (py_default, py_utf8, key_order, numbers, crlf_bom, damaged, stale, escapes, odd_ids):
         c = make(random.Random(rng.randrange(1 << 32)))
         c.write()
