@@ -199,13 +199,9 @@ func corpusRoot(t testing.TB) (string, []string) {
 func runCorpus(t *testing.T, root string, cats []string, kills int, seed uint64) {
 	t.Helper()
 	s := startSim(t, sim.Options{Speed: 10})
-	f := sim.Faults{ErrorRate: 0.04, ResetRate: 0.03}
-	// a chat answer with finish_reason "abort", once the sim can send one
-	if v := reflect.ValueOf(&f).Elem().FieldByName("AbortRate"); v.IsValid() && v.CanSet() && v.Kind() == reflect.Float64 {
-		v.SetFloat(0.04)
-		t.Log("sim faults include AbortRate 0.04")
-	}
-	s.SetFaults(f)
+	// 200 + finish_reason abort, silent streams and rids held after a
+	// disconnect, as SGLang does, besides 503s and resets
+	s.SetFaults(sim.Faults{ErrorRate: 0.04, ResetRate: 0.03, AbortRate: 0.04, StallMidStream: 0.02})
 	// Every plain start names all categories, odd_ids (objects and arrays
 	// as ids) last: a worker that stops on one of those then still shows
 	// what it does with the others.
@@ -218,15 +214,18 @@ func runCorpus(t *testing.T, root string, cats []string, kills int, seed uint64)
 	if len(order) < len(cats) {
 		order = append(order, "odd_ids")
 	}
-	all := strings.Join(order, ",")
+	all := []string{"--concurrency", "8", "--idle-timeout", "2s"}
+	for _, c := range order {
+		all = append(all, "--only", c)
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	corpusBytes := rawBytes(t, root, cats)
 	start := time.Now()
 	var finishedEarly, grew int
 	for k := 0; k < kills; k++ {
-		args := []string{"--concurrency", "8", "--only", all}
+		args := all
 		if k%2 == 0 {
-			args[3] = cats[(k/2)%len(cats)]
+			args = []string{"--concurrency", "8", "--idle-timeout", "2s", "--only", cats[(k/2)%len(cats)]}
 		}
 		before := rawBytes(t, root, cats)
 		cmd := workerCmd(t, root, s.URL(), args...)
@@ -253,7 +252,7 @@ func runCorpus(t *testing.T, root string, cats []string, kills int, seed uint64)
 		kills, time.Since(start).Round(time.Second), grew, finishedEarly)
 
 	run := func(what string) string {
-		cmd := workerCmd(t, root, s.URL(), "--concurrency", "8", "--only", all)
+		cmd := workerCmd(t, root, s.URL(), all...)
 		timer := time.AfterFunc(150*time.Second, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 		defer timer.Stop()
 		out, err := cmd.CombinedOutput()
