@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -53,7 +52,8 @@ func (w *Worker) preflight(ctx context.Context) error {
 		return nil
 	}
 	for _, c := range w.cats {
-		n, err := countMessagesOnly(filepath.Join(c.Dir, "prompts.jsonl"))
+		p, err := readPromptSet(filepath.Join(c.Dir, "prompts.jsonl"))
+		n := p.messagesOnly
 		if err != nil || n == 0 {
 			continue // a missing file fails that category on its own
 		}
@@ -61,25 +61,4 @@ func (w *Worker) preflight(ctx context.Context) error {
 			c.Name, n, w.cfg.Server, terr)
 	}
 	return nil
-}
-
-// countMessagesOnly counts prompts that /generate cannot take as they are.
-func countMessagesOnly(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	n := 0
-	err = eachLine(f, func(line []byte) {
-		line = bytes.TrimSpace(line)
-		var p Prompt
-		if len(line) == 0 || json.Unmarshal(line, &p) != nil {
-			return
-		}
-		if len(p.Messages) > 0 && len(p.Text) == 0 && len(p.InputIDs) == 0 {
-			n++
-		}
-	})
-	return n, err
 }

@@ -195,7 +195,7 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	w.setCurrent(c.Name)
 	w.updateCat(idx, func(s *parse.CategoryState) { s.State = parse.CatRunning })
 	cannot := func(err error) error {
-		w.logf("ERROR: %s: %v", c.Name, err)
+		w.logf("ERROR: %s: %s", c.Name, parse.SanitizeString(err.Error()))
 		w.updateCat(idx, func(s *parse.CategoryState) { s.State = parse.CatFailed })
 		return nil
 	}
@@ -209,9 +209,6 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	}
 	if prompts.dups > 0 {
 		w.logf("WARNING: %s: %d prompt lines repeat the id of an earlier line and are skipped", c.Name, prompts.dups)
-	}
-	if w.cfg.API == "generate" && prompts.messagesOnly > 0 {
-		w.logf("WARNING: %s: %d prompts have messages but no text or input_ids: api=generate cannot send them", c.Name, prompts.messagesOnly)
 	}
 	rawPath := filepath.Join(c.Dir, "raw_responses.jsonl")
 	scan, err := ScanFile(rawPath)

@@ -1,0 +1,52 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Each fault line the servers really print gives its own state and event
+// once it follows a healthy log (an idle vLLM is ready from uvicorn's line): a crash is crashed, a fault is unhealthy,
+// a soft watchdog only a warning. The lines are the servers' own format
+// strings (testdata/logs/faults/README.md names each source).
+func TestFaultLinesGiveTheirStateAndEvent(t *testing.T) {
+	ready := "[2026-11-29 02:59:00] The server is fired up and ready to roll!\n" +
+		"[2026-11-29 02:59:50 TP0] Decode batch, #running-req: 10, #token: 100, token usage: 0.30, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 1\n"
+	vllmReady := "(APIServer pid=4170) INFO:     Application startup complete.\n"
+	cases := []struct{ name, ready, line, state, event string }{
+		{"scheduler exception", ready, "[2026-11-29 03:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n  File \"scheduler.py\", line 1\nRuntimeError: boom\n", ServerCrashed, "server_crash"},
+		{"hard watchdog", ready, "[2026-11-29 03:00:01 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n", ServerCrashed, "server_crash"},
+		{"health check", ready, "[2026-11-29 03:00:01] Health check failed. Server couldn't get a response from detokenizer for last 20 seconds. tic start time: 03:00:00. last_heartbeat time: 02:59:40\n", ServerUnhealthy, "server_fault"},
+		{"soft watchdog", ready, "[2026-11-29 03:00:01] TokenizerManager watchdog timeout (self.watchdog_timeout=300, self.soft=True)\n", ServerBusy, "server_warning"},
+		{"vLLM engine core", vllmReady, "(EngineCore_DP0 pid=413) ERROR 11-10 12:30:57 [core.py:710] EngineCore encountered a fatal error.\n", ServerCrashed, "server_crash"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock()
+			root := t.TempDir()
+			write(t, filepath.Join(root, "prepared", "B1", "prompts.jsonl"), prompts("B1", 1))
+			log := filepath.Join(root, "logs", "sglang_inference.log")
+			write(t, log, tc.ready)
+			c.t = time.Now()
+			must(t, os.Chtimes(log, c.t, c.t))
+			w := localWatcher(t, root, c, Options{})
+			poll(w)
+			appendTo(t, log, tc.line)
+			c.advance(2 * time.Second)
+			must(t, os.Chtimes(log, c.t, c.t))
+			poll(w)
+			c.advance(2 * time.Second)
+			s := poll(w) // a traceback is whole once the log is quiet for a poll
+			var kinds []string
+			for _, e := range s.Events {
+				kinds = append(kinds, e.Kind)
+			}
+			if s.Server.State != tc.state || !strings.Contains(strings.Join(kinds, " "), tc.event) {
+				t.Fatalf("state %q (reason %q), events %v; want %s and %s", s.Server.State, s.Server.Reason, kinds, tc.state, tc.event)
+			}
+		})
+	}
+}
