@@ -187,17 +187,25 @@ func rawLines(t *testing.T, root string) []map[string]any {
 	return out
 }
 
-func TestChatAbortAndDuplicateRIDAreRetried(t *testing.T) {
+// attemptServer is a chat server that hands each request its prompt's
+// text and how many times that prompt was asked, this time included.
+func attemptServer(t *testing.T, h func(w http.ResponseWriter, r *http.Request, req chatReq, n int)) (*httptest.Server, func(string) int) {
 	var mu sync.Mutex
 	tries := map[string]int{}
 	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		var req chatReq
 		readReq(t, r, &req)
-		q := req.Messages[0].Content
 		mu.Lock()
-		tries[q]++
-		n := tries[q]
+		tries[req.Messages[0].Content]++
+		n := tries[req.Messages[0].Content]
 		mu.Unlock()
+		h(w, r, req, n)
+	})
+	return ts, func(q string) int { mu.Lock(); defer mu.Unlock(); return tries[q] }
+}
+
+func TestChatAbortAndDuplicateRIDAreRetried(t *testing.T) {
+	ts, _ := attemptServer(t, func(w http.ResponseWriter, r *http.Request, req chatReq, n int) {
 		switch n {
 		case 1: // HTTP 200 with finish_reason abort, as a weight update or a prefix fan-out gives
 			sse(w, chatStream("partial", "abort")...)
@@ -299,16 +307,8 @@ func TestOnePromptRefusedIsThatPromptsError(t *testing.T) {
 }
 
 func TestSilentStreamIsRetriedSteadyStreamIsNot(t *testing.T) {
-	var mu sync.Mutex
-	tries := map[string]int{}
-	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
-		var req chatReq
-		readReq(t, r, &req)
+	ts, tries := attemptServer(t, func(w http.ResponseWriter, r *http.Request, req chatReq, n int) {
 		q := req.Messages[0].Content
-		mu.Lock()
-		tries[q]++
-		n := tries[q]
-		mu.Unlock()
 		sse(w, `{"choices":[{"delta":{"role":"assistant"},"finish_reason":null}]}`)
 		if q == "question 0" && n == 1 { // wedged after the first chunk
 			<-r.Context().Done()
@@ -331,10 +331,8 @@ func TestSilentStreamIsRetriedSteadyStreamIsNot(t *testing.T) {
 			t.Fatalf("record %v", r)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if tries["question 0"] != 2 || tries["question 1"] != 1 || tries["question 2"] != 1 {
-		t.Fatalf("attempts %v: the wedged one twice, the steady ones once", tries)
+	if tries("question 0") != 2 || tries("question 1") != 1 || tries("question 2") != 1 {
+		t.Fatalf("attempts %d %d %d: the wedged one twice, the steady ones once", tries("question 0"), tries("question 1"), tries("question 2"))
 	}
 }
 
