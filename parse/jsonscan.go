@@ -4,7 +4,8 @@ import "encoding/binary"
 
 // A validating scanner for one JSON object per line. It accepts exactly
 // what encoding/json accepts (any bytes from 0x20 up inside strings, invalid
-// UTF-8 included; nesting up to 10000 deep) and hands back the top-level
+// UTF-8 included; nesting up to 10000 deep), and Python's NaN, Infinity and
+// -Infinity, which json.dumps writes by default. It hands back the top-level
 // members as raw spans, so a record is checked in one fast pass and only
 // the few values resume needs are decoded.
 
@@ -158,6 +159,12 @@ func scanValue(b []byte, i, depth int) int {
 			i = scanLiteral(b, i, "false")
 		case c == 'n':
 			i = scanLiteral(b, i, "null")
+		case c == 'N': // Python's json.dumps writes these by default (allow_nan)
+			i = scanLiteral(b, i, "NaN")
+		case c == 'I':
+			i = scanLiteral(b, i, "Infinity")
+		case c == '-' && i+1 < len(b) && b[i+1] == 'I':
+			i = scanLiteral(b, i, "-Infinity")
 		default:
 			i = scanNumber(b, i)
 		}

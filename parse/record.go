@@ -622,3 +622,21 @@ func skipWS(b []byte, i int) int {
 	}
 	return i
 }
+
+// Members returns the top-level members of a line holding one JSON object
+// (a BOM and surrounding whitespace allowed; Python's NaN and Infinity are
+// accepted as values), by exact key, the last of duplicates winning, as
+// Python's json.loads. The values alias line.
+func Members(line []byte) (map[string][]byte, error) {
+	m := map[string][]byte{}
+	ok, notObject := scanObject(bytes.TrimPrefix(line, bom), func(mb member) {
+		m[decodeKey(mb.key)] = mb.value
+	})
+	switch {
+	case notObject:
+		return nil, ErrNotObject
+	case !ok:
+		return nil, errInvalid
+	}
+	return m, nil
+}

@@ -184,7 +184,7 @@ func TestSealRecord(t *testing.T) {
 // oracle reads a line the slow, obvious way: one JSON object decoded into
 // map[string]any with UseNumber.
 func oracle(line []byte) (RecordHead, error) {
-	line = bytes.TrimPrefix(line, bom)
+	line = pythonNulls(bytes.TrimPrefix(line, bom))
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
 	var v any
@@ -308,6 +308,7 @@ func FuzzRecordHeadDifferential(f *testing.F) {
 		"{\"id\":20,\"category\":\"A\",\"prompt_tokens\":\x00\x00{\"id\":21}",
 		`{"id":20,"category":"A","prompt_tokens":{"id":21,"category":"A","completion_tokens":5}`,
 		"\xef\xbb\xbf{\"id\":\"p0\"}\r",
+		`{"id": 2, "content": "x", "completion_tokens": Infinity, "score": NaN, "low": -Infinity}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -354,14 +355,14 @@ token_budget = 10_000_000
 }
 
 // TestScanObjectMatchesEncodingJSON: the line scanner accepts exactly what
-// encoding/json accepts.
+// encoding/json accepts, and Python's NaN and Infinity as values.
 func TestScanObjectMatchesEncodingJSON(t *testing.T) {
 	deep := func(n int) string { return `{"id":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + "}" }
 	cases := []string{
 		`{}`, ` {} `, "{\"a\":1}\r\n", `{"a":}`, `{"a":1,}`, `{,"a":1}`, `{"a" 1}`, `{"a":1 "b":2}`,
 		`{"a":[1,2,]}`, `{"a":[,]}`, `{"a":[]}`, `{"a":{}}`, `{"a":{"b":[{"c":null}]}}`,
 		`{"a":-}`, `{"a":-0}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`, `{"a":1e+}`, `{"a":1E-7}`, `{"a":-1.5e+10}`,
-		`{"a":tru}`, `{"a":true}`, `{"a":nul}`, `{"a":falsey}`, `{"a":NaN}`, `{"a":Infinity}`,
+		`{"a":tru}`, `{"a":true}`, `{"a":nul}`, `{"a":falsey}`, `{"a":NaN}`, `{"a":Infinity}`, `{"a":-Infinity}`, `{"a":[NaN,-Infinity]}`, `{"a":nan}`, `{"a":-NaN}`, `{"a":Infinityx}`, `{"a":"NaN"}`,
 		`{"a":"\u12"}`, `{"a":"\u12g4"}`, `{"a":"\x"}`, `{"a":"\/\b\f\n\r\t\"\\"}`, "{\"a\":\"\x7f\xff\xfe\"}", "{\"a\":\"\x1f\"}",
 		`{"a":"unterminated}`, `{"a":1}}`, `{"a":1}{`, `[1]`, `"x"`, `1`, `null`, ``, ` `, `{`, `{"a"`, `{"a":`, `{"a":[`,
 		deep(10000), deep(10001), deep(9999),
@@ -373,10 +374,39 @@ func TestScanObjectMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 	for _, s := range cases {
-		want := json.Valid([]byte(s)) && strings.HasPrefix(strings.TrimSpace(s), "{")
+		want := json.Valid(pythonNulls([]byte(s))) && strings.HasPrefix(strings.TrimSpace(s), "{")
 		got, _ := scanObject([]byte(s), func(member) {})
 		if got != want {
 			t.Errorf("%.60q: scanObject %v, encoding/json %v", s, got, want)
 		}
 	}
+}
+
+// pythonNulls is the oracle's view of Python's extension: NaN, Infinity and
+// -Infinity outside strings read as null (never a usable id or count).
+func pythonNulls(b []byte) []byte {
+	var out []byte
+	in := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case in && c == '\\' && i+1 < len(b):
+			out = append(out, c, b[i+1])
+			i++
+			continue
+		case c == '"':
+			in = !in
+		case !in:
+			for _, lit := range []string{"-Infinity", "Infinity", "NaN"} {
+				if bytes.HasPrefix(b[i:], []byte(lit)) {
+					out = append(out, "null"...)
+					i += len(lit) - 1
+					goto next
+				}
+			}
+		}
+		out = append(out, c)
+	next:
+	}
+	return out
 }

@@ -393,7 +393,7 @@ func (w *Worker) complete(reqCtx context.Context, c Category, it item) outcome {
 			continue
 		case systemic:
 			if w.systemic.fail(it.id) {
-				w.stopRun(systemicError(err))
+				w.stopRun(systemicError(err, w.client.apiKey != ""))
 				return outcome{item: it, abandoned: true}
 			}
 		}

@@ -17,7 +17,11 @@ const APIKeyEnv = "SYNTHWATCH_API_KEY"
 // without the key would fail every request.
 func loadAPIKey(cfg Config) (string, error) {
 	if cfg.APIKeyFile == "" {
-		return strings.TrimSpace(os.Getenv(APIKeyEnv)), nil
+		key := strings.TrimSpace(os.Getenv(APIKeyEnv))
+		if strings.IndexFunc(key, func(c rune) bool { return c < 0x21 || c > 0x7e }) >= 0 {
+			return "", fmt.Errorf("api key: $%s must hold one key, in visible ASCII", APIKeyEnv)
+		}
+		return key, nil
 	}
 	path := cfg.APIKeyFile
 	if !filepath.IsAbs(path) {
@@ -30,6 +34,11 @@ func loadAPIKey(cfg Config) (string, error) {
 	key := strings.TrimSpace(string(data))
 	if key == "" {
 		return "", fmt.Errorf("api key: %s is empty", path)
+	}
+	for _, c := range key {
+		if c < 0x21 || c > 0x7e { // an HTTP header holds one line of visible ASCII
+			return "", fmt.Errorf("api key: %s must hold one key on one line, in visible ASCII", path)
+		}
 	}
 	return key, nil
 }

@@ -21,13 +21,9 @@ type promptLine struct {
 // with a non-null "id" (the exact key; the last of duplicates wins, as
 // Python's json.loads). Any id value works, objects and arrays included.
 func parsePromptLine(line []byte) (promptLine, error) {
-	line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(line, &m); err != nil {
+	m, err := parse.Members(line)
+	if err != nil {
 		return promptLine{}, err
-	}
-	if m == nil {
-		return promptLine{}, parse.ErrNotObject
 	}
 	raw, ok := m["id"]
 	if !ok || string(raw) == "null" {
@@ -60,6 +56,7 @@ type promptSet struct {
 	dups         int // lines whose id an earlier line has: skipped
 	badExamples  []string
 	messagesOnly int // prompts with messages but no text/input_ids
+	noMessages   int // prompts chat cannot send
 }
 
 // readPromptSet reads every prompt's id; blank lines are skipped.
@@ -90,7 +87,10 @@ func readPromptSet(path string) (promptSet, error) {
 			return
 		}
 		ps.keys[pl.key] = struct{}{}
-		if len(pl.prompt.Messages) > 0 && len(pl.prompt.Text) == 0 && len(pl.prompt.InputIDs) == 0 {
+		switch {
+		case len(pl.prompt.Messages) == 0:
+			ps.noMessages++
+		case len(pl.prompt.Text) == 0 && len(pl.prompt.InputIDs) == 0:
 			ps.messagesOnly++
 		}
 	})

@@ -62,13 +62,16 @@ func (g *systemicGuard) ok() {
 var ErrSystemic = errors.New("the server refuses every request")
 
 // systemicError is the one clear message for the run's end.
-func systemicError(err error) error {
+func systemicError(err error, keySent bool) error {
 	var h *HTTPError
 	if errors.As(err, &h) {
 		hint := ""
 		switch h.Status {
 		case http.StatusUnauthorized, http.StatusForbidden:
 			hint = " (the server wants an API key: --api-key-file PATH or SYNTHWATCH_API_KEY)"
+			if keySent {
+				hint = " (the server refused the API key that was sent)"
+			}
 		case http.StatusNotFound, http.StatusMethodNotAllowed:
 			hint = " (check --server and --api)"
 		}

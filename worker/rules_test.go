@@ -133,3 +133,59 @@ func TestErrorsFileTornTailIsRepaired(t *testing.T) {
 		t.Fatalf("errors.jsonl:\n%s\nlog:\n%s", data, log.String())
 	}
 }
+
+// Python's json.dumps writes NaN and Infinity by default: in fields other
+// than the id they hide nothing, in prompts and in old records.
+func TestPythonNaNAndInfinityHideNoID(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "prepared", "N")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(
+		`{"id": 1, "messages": [{"role": "user", "content": "q"}], "score": NaN}`+"\n"+
+			`{"id": 2, "messages": [{"role": "user", "content": "q"}], "low": -Infinity}`+"\n"+
+			`{"id": 3, "messages": [{"role": "user", "content": "q"}]}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "raw_responses.jsonl"), []byte(`{"id": 2, "content": "x", "completion_tokens": Infinity}`+"\n"), 0o644)
+	s := startSim(t, sim.Options{Speed: 100})
+	var log syncBuffer
+	if err := Run(context.Background(), Config{Root: root, Server: s.URL()}, &log); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "raw_responses.jsonl"))
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 3 || strings.Count(string(data), `"id":1,`) != 1 || strings.Count(string(data), `"id":3,`) != 1 || strings.Contains(string(data), `"id":2,`) {
+		t.Fatalf("raw_responses.jsonl:\n%s\nlog:\n%s", data, log.String())
+	}
+	if strings.Contains(log.String(), "Stop requested") {
+		t.Errorf("a finished run logged a stop request:\n%s", log.String())
+	}
+}
+
+func TestChatWithoutMessagesFailsTheCategoryAtOnce(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "prepared", "T")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(`{"id":1,"text":"a"}`+"\n"+`{"id":2,"input_ids":[1,2]}`+"\n"), 0o644)
+	s := startSim(t, sim.Options{Speed: 100})
+	var log syncBuffer
+	if err := Run(context.Background(), Config{Root: root, Server: s.URL()}, &log); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), `ERROR: T: no prompt has "messages"`) || countLines(t, filepath.Join(dir, "errors.jsonl")) != 0 {
+		t.Fatalf("log:\n%s", log.String())
+	}
+	if st := readState(t, root); st["categories"].([]any)[0].(map[string]any)["state"] != "failed" {
+		t.Fatalf("state %v", st["categories"])
+	}
+}
+
+func TestAPIKeyMustBeOneLine(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "key")
+	os.WriteFile(p, []byte("sk-A\nsk-B\n"), 0o600)
+	if _, err := loadAPIKey(Config{APIKeyFile: p}); err == nil || !strings.Contains(err.Error(), "one key on one line") {
+		t.Fatalf("two keys: %v", err)
+	}
+	os.WriteFile(p, []byte("sk-A\r\n"), 0o600)
+	if k, err := loadAPIKey(Config{APIKeyFile: p}); err != nil || k != "sk-A" {
+		t.Fatalf("CRLF key: %q %v", k, err)
+	}
+}

@@ -101,9 +101,6 @@ func (w *Worker) logf(format string, args ...any) {
 }
 
 func (w *Worker) run(parent context.Context) error {
-	finished := make(chan struct{})
-	defer close(finished)
-
 	// Requests get their own context: a stop signal ends issuing at once, but
 	// in-flight requests have cfg.Grace to finish before they are cancelled.
 	// A stop from inside (stopRun) ends both at once.
@@ -112,6 +109,8 @@ func (w *Worker) run(parent context.Context) error {
 	ctx, cancelIssue := context.WithCancel(parent)
 	defer cancelIssue()
 	w.stopAll = func() { cancelIssue(); cancelReq() }
+	finished := make(chan struct{})
+	defer close(finished) // runs first: the end of a run is no stop request
 	go func() {
 		select {
 		case <-finished:
@@ -206,6 +205,9 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	}
 	if prompts.bad > 0 {
 		w.logf("WARNING: %s: %d prompt lines have no readable id and are skipped (%s)", c.Name, prompts.bad, strings.Join(prompts.badExamples, "; "))
+	}
+	if w.cfg.API == "chat" && prompts.noMessages > 0 && prompts.noMessages == len(prompts.keys) {
+		return cannot(fmt.Errorf("no prompt has \"messages\", which --api chat sends; for prompts with \"text\" or \"input_ids\" use --api generate"))
 	}
 	if prompts.dups > 0 {
 		w.logf("WARNING: %s: %d prompt lines repeat the id of an earlier line and are skipped", c.Name, prompts.dups)

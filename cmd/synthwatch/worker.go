@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,13 @@ SIGTERM or SIGINT stops issuing, waits up to --grace for requests in flight,
 writes them and exits 0. The log goes to stdout, unbuffered, one line a write.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.APIKeyFile != "" { // a flag's path is the shell's; the manifest's is the root's
+				abs, err := filepath.Abs(cfg.APIKeyFile)
+				if err != nil {
+					return err
+				}
+				cfg.APIKeyFile = abs
+			}
 			cfg.Args = os.Args
 			cfg.Version = buildVersion()
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
