@@ -162,6 +162,10 @@ func (w *Watcher) judgeServer(v Server, now time.Time) Server {
 	}
 	v.State, v.Reason = serverStateFor(f)
 	v.Metrics, v.Health, v.WorkerWaiting = f.metrics, f.health, f.waiting
+	if v.State == ServerDown || v.State == ServerCrashed {
+		// a dead server serves nothing: its last log line's figures are history
+		v.Source, v.RunningReqs, v.QueueReqs, v.GenThroughput, v.TokenUsage, v.CacheHitRate = "", 0, 0, 0, 0, nil
+	}
 	return v
 }
 

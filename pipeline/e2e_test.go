@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,6 +333,9 @@ func TestEndToEndSimKill9IsDown(t *testing.T) {
 	}
 	if !strings.Contains(s.Server.Reason, "/metrics refused") || !strings.Contains(s.Server.Reason, "worker waiting for /health") || !s.Server.WorkerWaiting {
 		t.Fatalf("reason: %+v", s.Server)
+	}
+	if s.Server.RunningReqs != 0 || s.Server.GenThroughput != 0 || !math.IsNaN(s.Server.Throughput[len(s.Server.Throughput)-1]) {
+		t.Fatalf("a dead server still shows figures: %+v", s.Server)
 	}
 	down := false
 	for _, ev := range s.Events {

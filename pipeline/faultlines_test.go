@@ -50,3 +50,23 @@ func TestFaultLinesGiveTheirStateAndEvent(t *testing.T) {
 		})
 	}
 }
+
+// A log that ends with the fault is what a dead server leaves behind: the
+// first read of it (a one-shot status) already says so.
+func TestFaultAtTheEndOfTheLogOnFirstSight(t *testing.T) {
+	for _, tc := range []struct{ line, state string }{
+		{"[2026-11-29 03:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n", ServerCrashed},
+		{"[2026-11-29 03:00:01 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n", ServerCrashed},
+		{"(EngineCore_DP0 pid=77) ERROR 11-29 03:00:01 [core.py:710] EngineCore encountered a fatal error.\n", ServerCrashed},
+	} {
+		c := newClock()
+		root := t.TempDir()
+		write(t, filepath.Join(root, "prepared", "B1", "prompts.jsonl"), prompts("B1", 1))
+		write(t, filepath.Join(root, "logs", "sglang_inference.log"), "[2026-11-29 02:59:00] The server is fired up and ready to roll!\n"+
+			"[2026-11-29 02:59:50 TP0] Decode batch, #running-req: 10, #token: 100, token usage: 0.30, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 1\n"+tc.line)
+		s := poll(localWatcher(t, root, c, Options{}))
+		if s.Server.State != tc.state || s.Server.LastCrash == "" || s.Server.RunningReqs != 0 || s.Server.GenThroughput != 0 {
+			t.Errorf("%q: server %+v", tc.line, s.Server)
+		}
+	}
+}

@@ -117,8 +117,11 @@ func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 		w.ServerLog.Add(parse.SanitizeLine([]byte(l.Text), 4096))
 		w.srvParse.Feed(l.Text, emit)
 	}
-	if len(sl.Lines) == 0 {
-		w.srvParse.Flush(emit) // the log went quiet: a crash at its end is complete
+	if len(sl.Lines) == 0 || w.polls <= 1 {
+		// the log went quiet, or this is its first read (history: what it
+		// ends with has been there since before we looked): a crash at its
+		// end is complete
+		w.srvParse.Flush(emit)
 	}
 	for _, up := range res.Tails[2:] {
 		for _, c := range w.cats {
