@@ -379,6 +379,8 @@ func workerStateFor(f workerFacts) (state, reason string, byYou bool) {
 		return WorkerDied, r, false
 	case f.phase != "":
 		return WorkerDied, fmt.Sprintf("pid %d is gone while worker.json says %s", f.pid, f.phase), false
+	case f.ran && f.pid > 0:
+		return WorkerDied, fmt.Sprintf("pid %d is gone: not stopped by synthwatch, and the log does not say finished", f.pid), false
 	case f.ran:
 		return WorkerDied, "no process writes the worker log or the category files, and the log does not say finished", false
 	}
