@@ -302,7 +302,7 @@ func killedPID(line string) int {
 // where a writer holding it with ">" overwrites an appended marker. The
 // watcher reads it only while no worker is alive. The last kill wins.
 const (
-	killNotePath   = "run/synthwatch-kill"                         // under the root
+	killNotePath   = "run/synthwatch-kill"                        // under the root
 	killNoteFormat = "synthwatch stopped pid %d start %d at %d\n" // printf(1) and fmt.Sscanf
 )
 
