@@ -29,19 +29,45 @@ var ErrRunning = errors.New("a worker is already running")
 // ErrNothingLeft: the launched worker found every category done and exited.
 var ErrNothingLeft = errors.New("the worker found nothing left to do: every category is done or skipped")
 
+// findBin resolves the worker binary as a launch does and checks it can
+// run: the part of a launch that can be tried without starting anything.
+// $bin, $root and $log are set.
+const findBin = `if [ -z "$bin" ]; then
+  bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"
+fi
+[ -x "$bin" ] || { echo "synthwatch binary not found on the host ($bin): deploy it first" >&2; exit 127; }
+[ -f "$bin" ] || { echo "the synthwatch binary on the host ($bin) is not a file" >&2; exit 126; }
+mkdir -p -- "$root/logs" || exit 1
+cd -- "$root" || exit 1
+[ ! -e "$log" ] || [ -w "$log" ] || { echo "cannot write the worker log $log" >&2; exit 1; }
+`
+
 // launchScript starts the worker detached from the SSH session (setsid, so it
 // is its own process group and survives the connection), appending to the
 // worker log, and prints its pid. The binary and every argument arrive as
 // positional parameters.
 const launchScript = `bin=$1; root=$2; log=$3; shift 3
-if [ -z "$bin" ]; then
-  bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"
-fi
-[ -x "$bin" ] || { echo "synthwatch binary not found on the host ($bin): deploy it first" >&2; exit 127; }
-mkdir -p -- "$root/logs" || exit 1
-cd -- "$root" || exit 1
-setsid nohup "$bin" worker --root "$root" "$@" >> "$log" 2>&1 < /dev/null &
+` + findBin + `setsid nohup "$bin" worker --root "$root" "$@" >> "$log" 2>&1 < /dev/null &
 echo $!`
+
+// preflightScript is launchScript up to the start: it fails as a launch
+// would, with the same message, and starts nothing.
+const preflightScript = `bin=$1; root=$2; log=$3; shift 3
+` + findBin + `exit 0`
+
+// Preflight checks what a launch needs that can be checked before one:
+// the binary is there and executable, the root and its logs folder usable,
+// the worker log writable. Restart runs it before it stops anything.
+func (a Actor) Preflight(ctx context.Context) error {
+	r, err := a.H.Exec(ctx, "sh", "-c", preflightScript, "synthwatch-launch", a.WorkerBin, a.Root, a.workerLog())
+	if err != nil {
+		return fmt.Errorf("launch check: %w", err)
+	}
+	if r.ExitCode != 0 {
+		return fmt.Errorf("launch: exit %d: %s", r.ExitCode, strings.TrimSpace(string(r.Stderr)))
+	}
+	return nil
+}
 
 // LaunchArgv is the exact command a launch runs on the host. Each category
 // is its own "--only NAME" pair: a name may hold a comma.
@@ -172,29 +198,43 @@ func (a Actor) isWorker(ctx context.Context, pid int) (bool, error) {
 	return p != nil && p.worker, nil
 }
 
-// killable: our worker, or a process writing the worker's files.
-func (a Actor) killable(ctx context.Context, pid int) (bool, error) {
-	if ok, err := a.isWorker(ctx, pid); err != nil || ok {
-		return ok, err
+// killable: our worker, or a process writing the worker's files (nil:
+// neither).
+func (a Actor) killable(ctx context.Context, pid int) (*proc, error) {
+	p, err := a.procs().read(ctx, pid)
+	if err != nil {
+		if errors.Is(err, remote.ErrDisconnected) {
+			return nil, err
+		}
+		return nil, nil
+	}
+	if p != nil && p.worker {
+		return p, nil
 	}
 	ws, err := a.procs().writers(ctx, a.workerLog())
 	if err != nil {
 		if errors.Is(err, remote.ErrDisconnected) {
-			return false, err
+			return nil, err
 		}
-		return false, nil
+		return nil, nil
 	}
-	for _, p := range ws {
-		if p.pid == pid {
-			return true, nil
+	for _, w := range ws {
+		if w.pid == pid {
+			return w, nil
 		}
 	}
-	return false, nil
+	return nil, nil
 }
 
-// killScript sends SIGTERM to the worker's process group, waits up to the
-// grace for it to go, then sends SIGKILL. It prints "gone" or "killed".
-const killScript = `pid=$1; grace=$2; log=$3
+// killScript leaves the kill note (killNoteFormat, written whole: a
+// temporary file renamed) and a marker line in the worker log, then sends
+// SIGTERM to the worker's process group, waits up to the grace for it to
+// go, then sends SIGKILL. It prints "gone" or "killed".
+const killScript = `pid=$1; grace=$2; log=$3; start=$4; note=$5; fmt=$6
+mkdir -p -- "${note%/*}" 2>/dev/null
+tmp="$note.$$.tmp"
+if printf "$fmt" "$pid" "$start" "$(date +%s)" > "$tmp" 2>/dev/null; then mv -f -- "$tmp" "$note" 2>/dev/null; fi
+rm -f -- "$tmp" 2>/dev/null
 printf '%s%s (SIGTERM, then SIGKILL after %ss)\n' "$KILLMARK" "$pid" "$grace" >> "$log" 2>/dev/null
 kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || { echo gone; exit 0; }
 i=0
@@ -210,11 +250,13 @@ done
 echo gone`
 
 // KillArgv is the exact command a kill runs on the host. Before it
-// signals, it appends a kill marker to the worker log (log), so every
-// watcher knows the pid was stopped on purpose, not crashed.
-func KillArgv(pid int, grace time.Duration, log string) []string {
+// signals, it writes the kill note (note: ROOT/run/synthwatch-kill) for
+// pid and its start time, and appends a kill marker to the worker log
+// (log), so every watcher knows the pid was stopped on purpose, not crashed.
+func KillArgv(pid int, start uint64, grace time.Duration, log, note string) []string {
 	script := strings.Replace(killScript, `"$KILLMARK"`, remote.Quote(killMarker), 1)
-	return []string{"sh", "-c", script, "synthwatch-kill", strconv.Itoa(pid), strconv.Itoa(int(grace.Seconds() + 0.5)), log}
+	return []string{"sh", "-c", script, "synthwatch-kill", strconv.Itoa(pid), strconv.Itoa(int(grace.Seconds() + 0.5)), log,
+		strconv.FormatUint(start, 10), note, killNoteFormat}
 }
 
 // Kill stops the worker whose pid was fixed when the user asked (pid > 0),
@@ -222,58 +264,104 @@ func KillArgv(pid int, grace time.Duration, log string) []string {
 // worker's files. It refuses a pid that is neither our worker nor such a
 // writer. It returns how it ended: "gone" (after SIGTERM) or "killed".
 func (a Actor) Kill(ctx context.Context, pid int, grace time.Duration) (string, error) {
+	how, _, err := a.kill(ctx, pid, grace)
+	return how, err
+}
+
+func (a Actor) kill(ctx context.Context, pid int, grace time.Duration) (string, *proc, error) {
 	if pid <= 0 {
 		p, alive, err := a.runningWorker(ctx)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if !alive {
-			return "", errors.New("no worker is running")
+			return "", nil, errors.New("no worker is running")
 		}
 		pid = p
 	}
-	if ok, err := a.killable(ctx, pid); err != nil {
-		return "", err
-	} else if !ok {
-		return "", fmt.Errorf("pid %d is not a running synthwatch worker nor writes the worker's files (already gone?)", pid)
+	p, err := a.killable(ctx, pid)
+	if err != nil {
+		return "", nil, err
+	} else if p == nil {
+		return "", nil, fmt.Errorf("pid %d is not a running synthwatch worker nor writes the worker's files (already gone?)", pid)
 	}
 	ctx, cancel := context.WithTimeout(ctx, grace+30*time.Second)
 	defer cancel()
-	r, err := a.H.Exec(ctx, KillArgv(pid, grace, a.workerLog())...)
+	r, err := a.H.Exec(ctx, KillArgv(pid, p.start, grace, a.workerLog(), path.Join(a.Root, killNotePath))...)
 	if err != nil {
-		return "", fmt.Errorf("kill %d: %w", pid, err)
+		return "", p, fmt.Errorf("kill %d: %w", pid, err)
 	}
 	how := strings.TrimSpace(string(r.Stdout))
-	if p, _ := a.procs().read(ctx, pid); p != nil {
-		return how, fmt.Errorf("pid %d is still alive after SIGKILL", pid)
+	if q, _ := a.procs().read(ctx, pid); q != nil && q.start == p.start {
+		return how, p, fmt.Errorf("pid %d is still alive after SIGKILL", pid)
 	}
-	return how, nil
+	return how, p, nil
 }
 
-// Restart kills the worker, then launches it with cat first and the other
-// categories after it, in order.
-func (a Actor) Restart(ctx context.Context, cat string, all []string, grace time.Duration) (int, error) {
+// Restarted is what a restart did.
+type Restarted struct {
+	PID        int    // the new worker
+	Stopped    int    // the process it stopped (0: none ran)
+	StoppedCmd string // its command line
+	How        string // how it ended: gone | killed
+}
+
+// Restart stops the worker, then launches it with cat first and the other
+// categories after it, in order. It checks first that a launch can start
+// (Preflight), so a restart that cannot launch leaves the job running.
+// Only a synthwatch worker is stopped unasked: a process that merely
+// writes the worker's files (an old Python script, or something else) is
+// stopped only when the caller names its pid (pid > 0), as kill --pid.
+func (a Actor) Restart(ctx context.Context, cat string, all []string, grace time.Duration, pid int) (Restarted, error) {
+	var res Restarted
 	found := false
 	for _, c := range all {
 		found = found || c == cat
 	}
 	if !found {
-		return 0, fmt.Errorf("restart: no category %q", cat)
+		return res, fmt.Errorf("restart: no category %q", cat)
 	}
-	pid, alive, err := a.runningWorker(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if !alive {
-		pid = 0
-	}
-	if err := a.refuseWriters(ctx, pid); err != nil { // a second writer besides the one to restart
-		return 0, fmt.Errorf("restart: %w", err)
-	}
-	if alive {
-		if _, err := a.Kill(ctx, pid, grace); err != nil {
-			return 0, fmt.Errorf("restart: %w", err)
+	var target *proc
+	if pid > 0 {
+		p, err := a.killable(ctx, pid)
+		if err != nil {
+			return res, fmt.Errorf("restart: %w", err)
 		}
+		if p == nil {
+			return res, fmt.Errorf("restart: pid %d is not a running synthwatch worker nor writes the worker's files (already gone?)", pid)
+		}
+		target = p
+	} else {
+		wpid, alive, err := a.ourWorker(ctx)
+		if err != nil {
+			return res, fmt.Errorf("restart: %w", err)
+		}
+		if alive {
+			target, _ = a.procs().read(ctx, wpid)
+		}
+	}
+	except := 0
+	if target != nil {
+		except = target.pid
+	}
+	if err := a.refuseWriters(ctx, except); err != nil { // a writer besides the one to restart
+		if pid <= 0 && errors.Is(err, ErrRunning) {
+			err = fmt.Errorf("%w; it is not a synthwatch worker: restart --pid PID stops it and starts the worker", err)
+		}
+		return res, fmt.Errorf("restart: %w", err)
+	}
+	if err := a.Preflight(ctx); err != nil {
+		if target != nil {
+			err = fmt.Errorf("%w (pid %d left running)", err, target.pid)
+		}
+		return res, fmt.Errorf("restart: %w", err)
+	}
+	if target != nil {
+		how, p, err := a.kill(ctx, target.pid, grace)
+		if err != nil {
+			return res, fmt.Errorf("restart: %w", err)
+		}
+		res.Stopped, res.StoppedCmd, res.How = p.pid, p.command(), how
 	}
 	order := []string{cat}
 	for _, c := range all {
@@ -281,5 +369,7 @@ func (a Actor) Restart(ctx context.Context, cat string, all []string, grace time
 			order = append(order, c)
 		}
 	}
-	return a.Launch(ctx, order)
+	var err error
+	res.PID, err = a.Launch(ctx, order)
+	return res, err
 }

@@ -16,9 +16,9 @@ func TestRestartPassesEachCategory(t *testing.T) {
 	write(t, bin, "#!/bin/sh\nprintf '%s\\n' \"$@\" > "+argsFile+"\nsleep 5\n")
 	must(t, os.Chmod(bin, 0o755))
 	a := Actor{H: localHost(), Root: root, WorkerBin: bin, Extra: []string{"--concurrency", "4"}}
-	pid, err := a.Restart(t.Context(), "a,b", []string{"A", "a,b", "C"}, time.Second)
-	if pid > 0 {
-		defer stopLaunched(pid)
+	res, err := a.Restart(t.Context(), "a,b", []string{"A", "a,b", "C"}, time.Second, 0)
+	if res.PID > 0 {
+		defer stopLaunched(res.PID)
 	}
 	if err != nil {
 		t.Fatalf("restart: %v", err)
@@ -28,7 +28,7 @@ func TestRestartPassesEachCategory(t *testing.T) {
 	if string(got) != want {
 		t.Fatalf("worker got args\n%q\nwant\n%q", got, want)
 	}
-	if _, err := a.Restart(t.Context(), "a", []string{"A", "a,b"}, time.Second); err == nil {
+	if _, err := a.Restart(t.Context(), "a", []string{"A", "a,b"}, time.Second, 0); err == nil {
 		t.Error("restart of a category that is not there")
 	}
 }

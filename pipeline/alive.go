@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"path"
 	"strconv"
@@ -20,6 +21,8 @@ import (
 type liveState struct {
 	cur        *proc     // the worker process seen alive in the last poll
 	last       *proc     // the last one ever seen alive (for the pid and command after it ended)
+	lastJSON   jsonID    // worker.json when last was last seen alive: a change means a newer worker ran
+	note       *killNote // the kill note, read while no worker is alive (nil: none)
 	aliveSince time.Time // when cur was first seen alive (or its start, when the host said)
 	lastScan   time.Time
 	scanNext   bool // evidence of a writer we do not know: scan in the next poll
@@ -39,6 +42,19 @@ type liveState struct {
 	seenStart time.Time //
 }
 
+// jsonID names the worker a worker.json is about.
+type jsonID struct {
+	pid   int
+	start time.Time
+}
+
+func idOf(st *parse.WorkerState) jsonID {
+	if st == nil {
+		return jsonID{}
+	}
+	return jsonID{st.PID, st.StartedAt}
+}
+
 // Rescan makes the next poll scan the host's process table for a worker,
 // whatever it knows: call it after a launch, resume or restart.
 func (w *Watcher) Rescan() {
@@ -56,6 +72,8 @@ type liveRead struct {
 	scanned  bool
 	scanErr  error
 	boot     time.Time
+	note     []byte // the kill note (read only when no live worker was found)
+	noteRead bool
 }
 
 // readLive reads worker.json and, in the same round trip, re-checks the
@@ -127,6 +145,13 @@ func (w *Watcher) readLive(ctx context.Context, now time.Time) liveRead {
 			lr.p, lr.err = ws[0], nil
 		}
 	}
+	if lr.p == nil && lr.err == nil {
+		// none alive: whether our kill stopped the last one is in the note
+		b, err := w.h.ReadAt(ctx, path.Join(w.o.Root, killNotePath), 0, 4096)
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			lr.note, lr.noteRead = b, true
+		}
+	}
 	return lr
 }
 
@@ -176,7 +201,13 @@ func (w *Watcher) foldLive(lr liveRead, now time.Time) {
 		l.procErr = lr.err
 	}
 	if lr.p != nil {
-		l.last = lr.p
+		l.last, l.lastJSON = lr.p, idOf(w.wjson)
+	}
+	if lr.noteRead {
+		l.note = nil
+		if n, ok := parseKillNote(lr.note); ok {
+			l.note = &n
+		}
 	}
 }
 
@@ -200,23 +231,33 @@ func (w *Watcher) noteGrowth(res remote.PollResult) {
 	}
 }
 
-// workerFacts gathers this poll's witnesses.
+// workerFacts gathers this poll's witnesses. With no live worker, the one
+// judged is the last seen alive (unless worker.json has moved on since),
+// else worker.json's, else the one the kill note names, whichever is the
+// latest.
 func (w *Watcher) workerFacts() workerFacts {
 	l := &w.live
+	st := w.wjson
 	f := workerFacts{known: l.cur != nil || l.procErr == nil, alive: l.cur != nil, finished: w.log.finished,
-		ran: w.wjson != nil || l.logLines || l.last != nil}
-	if st := w.wjson; st != nil {
-		f.phase, f.jsonError, f.pid = st.State, st.Error, st.PID
+		ran: st != nil || l.logLines || l.last != nil || l.note != nil}
+	var start uint64
+	fromJSON := false
+	switch {
+	case l.cur != nil:
+		f.pid, fromJSON = l.cur.pid, st != nil && st.PID == l.cur.pid
+	case l.last != nil && (st == nil || st.PID == l.last.pid || idOf(st) == l.lastJSON):
+		f.pid, start, fromJSON = l.last.pid, l.last.start, st != nil && st.PID == l.last.pid
+	case st != nil && st.PID > 0 && !(l.note != nil && l.note.pid != st.PID && st.UpdatedAt.Unix() < l.note.at.Unix()):
+		f.pid, fromJSON = st.PID, true
+	case l.note != nil:
+		f.pid, start = l.note.pid, l.note.start
+	case st != nil:
+		fromJSON = true
 	}
-	if l.cur != nil {
-		f.pid = l.cur.pid
-	} else if l.last != nil && (f.pid == 0 || w.wjson == nil) {
-		f.pid = l.last.pid
+	if fromJSON {
+		f.phase, f.jsonError = st.State, st.Error
 	}
-	if l.last != nil && l.cur == nil && f.pid != l.last.pid && w.wjson != nil && l.killed[l.last.pid] && !l.killed[f.pid] {
-		f.pid = l.last.pid
-	}
-	f.killed = f.pid > 0 && l.killed[f.pid]
+	f.killed = f.pid > 0 && (l.note.names(f.pid, start) || l.killed[f.pid])
 	return f
 }
 

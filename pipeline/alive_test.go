@@ -157,3 +157,21 @@ func hasEvent(s Snapshot, kind, text string) bool {
 	}
 	return false
 }
+
+// The kill note names one process: a reused pid (another start) is not it.
+func TestKillNote(t *testing.T) {
+	n, ok := parseKillNote([]byte(fmt.Sprintf(killNoteFormat, 42, 12345, 1700000000)))
+	if !ok || n.pid != 42 || n.start != 12345 || n.at.Unix() != 1700000000 {
+		t.Fatalf("parse: %+v %v", n, ok)
+	}
+	if !n.names(42, 12345) || !n.names(42, 0) || n.names(42, 999) || n.names(43, 12345) {
+		t.Fatal("names")
+	}
+	var none *killNote
+	if none.names(42, 0) {
+		t.Fatal("nil note names a pid")
+	}
+	if _, ok := parseKillNote([]byte("garbage\n")); ok {
+		t.Fatal("garbage parsed")
+	}
+}

@@ -38,7 +38,7 @@ func (w *Watcher) workerView(now time.Time) Worker {
 	if p == nil && w.live.last != nil && w.live.last.pid == f.pid {
 		p = w.live.last // ended: its pid and command are still worth showing
 	}
-	if st != nil {
+	if st != nil && (st.PID == f.pid || f.pid == 0) { // a stale worker.json says nothing of another process
 		up := st.UpdatedAt.UTC()
 		v.Category, v.Phase, v.UpdatedAt = st.Category, st.State, &up
 		if st.PID == f.pid {

@@ -371,7 +371,7 @@ func TestEndToEndLaunchRefusesAnotherWriter(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", wr.Process.Pid)) || !strings.Contains(err.Error(), "raw_responses.jsonl") {
 		t.Fatalf("launch: %v", err)
 	}
-	if _, err := e.act.Restart(context.Background(), "B1", []string{"B1"}, time.Second); err == nil || !strings.Contains(err.Error(), "raw_responses.jsonl") {
+	if _, err := e.act.Restart(context.Background(), "B1", []string{"B1"}, time.Second, 0); err == nil || !strings.Contains(err.Error(), "raw_responses.jsonl") {
 		t.Fatalf("restart: %v", err)
 	}
 }

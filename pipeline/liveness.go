@@ -294,6 +294,41 @@ func killedPID(line string) int {
 	return n
 }
 
+// The kill note: before it signals, the kill action leaves one line in
+// ROOT/run/ (written to a temporary file, then renamed), naming the pid,
+// the process's start time (clock ticks after boot, /proc/PID/stat field
+// 22: with the pid it names one process for good) and the host's clock
+// (Unix seconds). No other process writes there, unlike the worker log,
+// where a writer holding it with ">" overwrites an appended marker. The
+// watcher reads it only while no worker is alive. The last kill wins.
+const (
+	killNotePath   = "run/synthwatch-kill"                        // under the root
+	killNoteFormat = "synthwatch stopped pid %d start %d at %d\n" // printf(1) and fmt.Sscanf
+)
+
+// killNote is a parsed kill note.
+type killNote struct {
+	pid   int
+	start uint64 // 0: unknown
+	at    time.Time
+}
+
+// parseKillNote reads a kill note (ok false if it is none).
+func parseKillNote(b []byte) (killNote, bool) {
+	var n killNote
+	var at int64
+	if _, err := fmt.Sscanf(string(b), killNoteFormat, &n.pid, &n.start, &at); err != nil || n.pid <= 0 {
+		return killNote{}, false
+	}
+	n.at = time.Unix(at, 0)
+	return n, true
+}
+
+// names: the note is about process pid started at start (0: unknown).
+func (n *killNote) names(pid int, start uint64) bool {
+	return n != nil && n.pid == pid && (start == 0 || n.start == 0 || n.start == start)
+}
+
 // Worker states (Snapshot.Worker.State).
 const (
 	WorkerRunning = "running" // a live process, records arriving
@@ -344,6 +379,8 @@ func workerStateFor(f workerFacts) (state, reason string, byYou bool) {
 		return WorkerDied, r, false
 	case f.phase != "":
 		return WorkerDied, fmt.Sprintf("pid %d is gone while worker.json says %s", f.pid, f.phase), false
+	case f.ran && f.pid > 0:
+		return WorkerDied, fmt.Sprintf("pid %d is gone: not stopped by synthwatch, and the log does not say finished", f.pid), false
 	case f.ran:
 		return WorkerDied, "no process writes the worker log or the category files, and the log does not say finished", false
 	}

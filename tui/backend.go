@@ -49,7 +49,8 @@ func (l *Live) Kill(ctx context.Context, pid int) (string, error) {
 	return l.Act.Kill(ctx, pid, l.Grace)
 }
 func (l *Live) Restart(ctx context.Context, cat string, all []string) (int, error) {
-	return l.Act.Restart(ctx, cat, all, l.Grace)
+	r, err := l.Act.Restart(ctx, cat, all, l.Grace, 0)
+	return r.PID, err
 }
 func (l *Live) ReconnectNow() {
 	if l.Reconn != nil {

@@ -70,10 +70,13 @@ func newKillCmd() *cobra.Command {
 func newRestartCmd() *cobra.Command {
 	var f hostFlags
 	var grace time.Duration
+	var pid int
 	cmd := &cobra.Command{
 		Use:   "restart [flags] [user@]host[:port] CATEGORY",
 		Short: "Kill the worker, then launch it with CATEGORY first and the rest after",
-		Long:  "restart is what a stalled category needs: kill, then resume starting with it." + exitCodesHelp,
+		Long: "restart is what a stalled category needs: kill, then resume starting with it. It first checks that the worker can " +
+			"start (the binary is on the host), so a restart that cannot launch leaves the job running. It stops a synthwatch " +
+			"worker unasked; any other process that writes the worker's files (an old script) only when named with --pid." + exitCodesHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return usageErr(errors.New("give [host] and one CATEGORY"))
@@ -92,20 +95,24 @@ func newRestartCmd() *cobra.Command {
 			for _, c := range snap.Categories {
 				all = append(all, c.Name)
 			}
-			pid, err := f.actor(h).Restart(cmd.Context(), cat, all, grace)
+			r, err := f.actor(h).Restart(cmd.Context(), cat, all, grace, pid)
+			if r.Stopped > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "stopped pid %d (%s): %s\n", r.Stopped, r.How, r.StoppedCmd)
+			}
 			if errors.Is(err, pipeline.ErrNothingLeft) {
-				fmt.Fprintf(cmd.OutOrStdout(), "worker (pid %d): %v\n", pid, err)
+				fmt.Fprintf(cmd.OutOrStdout(), "worker (pid %d): %v\n", r.PID, err)
 				return nil
 			}
 			if err != nil {
 				return actionErr(err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "worker restarted with %s first: pid %d\n", cat, pid)
+			fmt.Fprintf(cmd.OutOrStdout(), "worker restarted with %s first: pid %d\n", cat, r.PID)
 			return nil
 		},
 	}
 	f.add(cmd)
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "wait this long after SIGTERM before SIGKILL")
+	cmd.Flags().IntVar(&pid, "pid", 0, "the process to stop (default: the synthwatch worker in worker.json); needed for a process that is not a synthwatch worker")
 	return cmd
 }
 

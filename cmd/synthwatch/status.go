@@ -48,6 +48,9 @@ func newStatusCmd() *cobra.Command {
 func printStatus(out io.Writer, s pipeline.Snapshot) {
 	fmt.Fprintf(out, "%s  %s  connection: %s\n", s.Host, s.Root, s.Connection.State)
 	fmt.Fprintf(out, "worker: %s", s.Worker.State)
+	if s.Worker.ByYou {
+		fmt.Fprint(out, " (by you)")
+	}
 	if s.Worker.PID > 0 {
 		fmt.Fprintf(out, " (pid %d)", s.Worker.PID)
 	}
