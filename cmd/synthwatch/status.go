@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
 )
 
@@ -45,8 +46,11 @@ func newStatusCmd() *cobra.Command {
 	return cmd
 }
 
+// printStatus prints a Snapshot as text. Names, paths and warnings come
+// from the host: no escape sequence or tab of theirs reaches the terminal.
 func printStatus(out io.Writer, s pipeline.Snapshot) {
-	fmt.Fprintf(out, "%s  %s  connection: %s\n", s.Host, s.Root, s.Connection.State)
+	safe := func(v string) string { return strings.ReplaceAll(parse.SanitizeString(v), "\t", " ") }
+	fmt.Fprintf(out, "%s  %s  connection: %s\n", safe(s.Host), safe(s.Root), s.Connection.State)
 	fmt.Fprintf(out, "worker: %s", s.Worker.State)
 	if s.Worker.ByYou {
 		fmt.Fprint(out, " (by you)")
@@ -55,21 +59,24 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 		fmt.Fprintf(out, " (pid %d)", s.Worker.PID)
 	}
 	if s.Worker.Category != "" {
-		fmt.Fprintf(out, " on %s", s.Worker.Category)
+		fmt.Fprintf(out, " on %s", safe(s.Worker.Category))
 	}
 	fmt.Fprintf(out, "   server: %s", s.Server.State)
 	if s.Server.Source != "" {
 		fmt.Fprintf(out, " %.0f tok/s, %d running, %d queued, KV %.0f%% (%s)", s.Server.GenThroughput, s.Server.RunningReqs, s.Server.QueueReqs, 100*s.Server.TokenUsage, s.Server.Source)
 	}
+	if s.Server.Reason != "" && (s.Server.State == pipeline.ServerDown || s.Server.State == pipeline.ServerUnhealthy || s.Server.State == pipeline.ServerCrashed) {
+		fmt.Fprintf(out, " (%s)", safe(s.Server.Reason))
+	}
 	fmt.Fprintf(out, "   ETA: %s\n", fmtETA(s.ETASeconds))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CATEGORY\tCLASS\tDONE\tTARGET\tERR\tRATE/min\tETA\tSTATE")
 	for _, c := range s.Categories {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f\t%s\t%s\n", c.Name, c.Class, c.Done, c.Target, c.Errors, c.RatePerMin, fmtETA(c.ETASeconds), c.State)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f\t%s\t%s\n", safe(c.Name), safe(c.Class), c.Done, c.Target, c.Errors, c.RatePerMin, fmtETA(c.ETASeconds), c.State)
 	}
 	tw.Flush()
 	for _, w := range s.Warnings {
-		fmt.Fprintln(out, "warning:", w)
+		fmt.Fprintln(out, "warning:", safe(w))
 	}
 }
 
