@@ -236,11 +236,11 @@ tmp="$note.$$.tmp"
 if printf "$fmt" "$pid" "$start" "$(date +%s)" > "$tmp" 2>/dev/null; then mv -f -- "$tmp" "$note" 2>/dev/null; fi
 rm -f -- "$tmp" 2>/dev/null
 printf '%s%s (SIGTERM, then SIGKILL after %ss)\n' "$KILLMARK" "$pid" "$grace" >> "$log" 2>/dev/null
-kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || { echo gone; exit 0; }
+kill -TERM "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || { echo gone; exit 0; }
 i=0
-while kill -0 "$pid" 2>/dev/null; do
+while kill -0 "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null; do
   if [ "$i" -ge "$((grace * 10))" ]; then
-    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+    kill -KILL "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
     sleep 0.2
     echo killed
     exit 0
