@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -340,9 +342,12 @@ func TestCategoryThatCannotRunFailsAlone(t *testing.T) {
 // Finding 20: a category where every prompt failed ends failed, not done.
 func TestEveryPromptFailedIsFailed(t *testing.T) {
 	root := t.TempDir()
-	writeCat(t, root, "A", `{"id":1,"text":"no messages"}`+"\n"+`{"id":2}`+"\n", nil)
-	s := startSim(t, sim.Options{Speed: 200})
-	log := runWorker(t, Config{Root: root, Server: s.URL()})
+	writeCat(t, root, "A", `{"id":1,"messages":[{"role":"user","content":"long"}]}`+"\n"+`{"id":2,"messages":[{"role":"user","content":"long"}]}`+"\n", nil)
+	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) { // every prompt is too long for the model
+		w.WriteHeader(400)
+		io.WriteString(w, `{"object":"error","message":"The input (300000 tokens) is longer than the model's context length (262144 tokens).","code":400}`)
+	})
+	log := runWorker(t, Config{Root: root, Server: ts.URL})
 	if st := readState(t, root)["categories"].([]any)[0].(map[string]any)["state"]; st != parse.CatFailed {
 		t.Errorf("state %v:\n%s", st, log)
 	}
