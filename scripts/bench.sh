@@ -24,10 +24,12 @@ bench() { # package, pattern, benchtime, count
 }
 bench ./parse 'Split|Sanitize|ParseSGLangLog$' 1s "$COUNT"
 bench ./parse ParseVsGrep 1x "$COUNT"
+bench ./parse RecordHead 1s "$COUNT"
 bench ./worker . 1x "$COUNT"
 bench ./remote 'IdlePoll|GrownPoll' 20x "$COUNT"
 bench ./remote 'ColdStart2GB|PollVsHabit' 1x "$COUNT"
 bench ./remote DeadLink 1x 1
+bench ./pipeline WatcherIdlePoll 20x "$COUNT"
 bench ./tui . 1x "$COUNT"
 bench ./cmd/synthwatch IdleCPU 1x 3
 

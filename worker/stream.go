@@ -55,7 +55,7 @@ func (c *Client) stream(ctx context.Context, path string, body any, fn func([]by
 		return fn(data)
 	}
 	sc := bufio.NewScanner(&touchReader{resp.Body, timer, gap})
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	sc.Buffer(make([]byte, 4<<10), 64<<20) // grows for a long line; most chunks are small
 	for sc.Scan() {
 		line := sc.Bytes()
 		data, ok := bytes.CutPrefix(line, []byte("data:"))
