@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // Each fault line the servers really print gives its own state and event
@@ -68,5 +70,28 @@ func TestFaultAtTheEndOfTheLogOnFirstSight(t *testing.T) {
 		if s.Server.State != tc.state || s.Server.LastCrash == "" || s.Server.RunningReqs != 0 || s.Server.GenThroughput != 0 {
 			t.Errorf("%q: server %+v", tc.line, s.Server)
 		}
+	}
+}
+
+// worker.json may name a category discovery has not found (added and
+// launched while the dashboard is open, or renamed since): no panic, and it
+// is counted from the next poll on.
+func TestWorkerJSONNamesAnUndiscoveredCategory(t *testing.T) {
+	c := newClock()
+	c.t = time.Now()
+	root := t.TempDir()
+	write(t, filepath.Join(root, "prepared", "A", "prompts.jsonl"), prompts("A", 2))
+	w := localWatcher(t, root, c, Options{})
+	poll(w)
+	write(t, filepath.Join(root, "prepared", "B", "prompts.jsonl"), prompts("B", 3))
+	write(t, filepath.Join(root, "prepared", "B", "raw_responses.jsonl"), records("B", 0, 2))
+	writeWorkerJSON(t, root, parse.WorkerState{PID: 1 << 22, UpdatedAt: c.t, State: parse.WorkerRunning, Category: "B",
+		Categories: []parse.CategoryState{{Name: "A"}, {Name: "B"}, {Name: "gone"}}})
+	c.advance(time.Second)
+	poll(w) // must not panic
+	c.advance(time.Second)
+	s := poll(w)
+	if b := catByName(t, s, "B"); b.Done != 2 {
+		t.Fatalf("B: %+v", b)
 	}
 }

@@ -317,6 +317,9 @@ func (w *Watcher) foldCounts(res remote.PollResult, now time.Time) {
 	k := 0
 	for _, n := range w.order {
 		c := w.cats[n]
+		if k+1 >= len(res.Counts) || res.Counts[k].Path != c.raw.Path {
+			break // named by worker.json after this poll was built: counted from the next one
+		}
 		raw, errs := res.Counts[k], res.Counts[k+1]
 		k += 2
 		var prompts remote.CountUpdate
