@@ -484,7 +484,7 @@ func serverStateFor(f serverFacts) (state, reason string) {
 			case !f.logSeen:
 				r += ", no server log"
 			case f.logAge > 0:
-				r += ", log quiet " + durText(f.logAge)
+				r += ", log quiet " + FormatDuration(f.logAge)
 			}
 			if f.waiting {
 				r += ", worker waiting for /health"
@@ -522,19 +522,6 @@ func join(a, b string) string {
 		return b
 	}
 	return a + "; " + b
-}
-
-// durText is a short duration: 45s, 2m, 3h.
-func durText(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return strconv.Itoa(int(d.Seconds())) + "s"
-	case d < time.Hour:
-		return strconv.Itoa(int(d.Minutes())) + "m"
-	case d < 48*time.Hour:
-		return strconv.Itoa(int(d.Hours())) + "h"
-	}
-	return strconv.Itoa(int(d.Hours()/24)) + "d"
 }
 
 // serverFault classes a server log event for the state machine: "crash"

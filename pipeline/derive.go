@@ -76,7 +76,7 @@ func (w *Watcher) workerStall(s *Snapshot, now time.Time) {
 		if c.State == StateStalled {
 			s.Worker.State = WorkerStalled
 			if c.LastGrowth != nil {
-				s.Worker.Reason = fmt.Sprintf("%s: no new records for %s", c.Name, durText(now.Sub(*c.LastGrowth)))
+				s.Worker.Reason = fmt.Sprintf("%s: no new records for %s", c.Name, FormatDuration(now.Sub(*c.LastGrowth)))
 			} else {
 				s.Worker.Reason = c.Name + ": no new records"
 			}
@@ -94,7 +94,7 @@ func (w *Watcher) workerStall(s *Snapshot, now time.Time) {
 			since = newest
 		}
 		if !since.IsZero() && now.Sub(since) > w.o.StallAfter {
-			s.Worker.State, s.Worker.Reason = WorkerStalled, "no new records for "+durText(now.Sub(since))
+			s.Worker.State, s.Worker.Reason = WorkerStalled, "no new records for "+FormatDuration(now.Sub(since))
 		}
 	}
 	if s.Worker.State == WorkerStalled && w.workerWaiting() {

@@ -115,6 +115,10 @@ type Event struct {
 	Kind     string    `json:"kind"`
 	Category string    `json:"category,omitempty"`
 	Text     string    `json:"text"`
+	// category_done: the class and the rate it ran at, so a later
+	// session's pipeline ETA knows the class's pace without measuring it
+	Class      string  `json:"class,omitempty"`
+	RatePerMin float64 `json:"rate_per_min,omitempty"`
 }
 
 // Category states.

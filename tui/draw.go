@@ -1,12 +1,13 @@
 package tui
 
 import (
-	"fmt"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/synthwatch/synthwatch/pipeline"
 )
 
 // fit pads or cuts s (which may hold styles) to exactly w cells.
@@ -64,20 +65,8 @@ func spark(vals []float64, w int) string {
 	return b.String()
 }
 
-// dur renders an ETA or an age compactly.
-func dur(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "-"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%.1fh", d.Hours())
-	}
-	return fmt.Sprintf("%.1fd", d.Hours()/24)
-}
+// dur renders an ETA or an age: pipeline's one formatter.
+func dur(d time.Duration) string { return pipeline.FormatDuration(d) }
 
 func etaText(s *float64) string {
 	if s == nil {

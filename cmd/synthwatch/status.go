@@ -84,9 +84,5 @@ func fmtETA(s *float64) string {
 	if s == nil {
 		return "-"
 	}
-	d := time.Duration(*s) * time.Second
-	if d >= time.Hour {
-		return fmt.Sprintf("%.1fh", d.Hours())
-	}
-	return strings.TrimSuffix(d.Round(time.Second).String(), "0s")
+	return pipeline.FormatETA(s)
 }

@@ -1,0 +1,41 @@
+package pipeline
+
+import (
+	"fmt"
+	"time"
+)
+
+// FormatDuration is the one way durations (ETAs, ages, stall lengths) are
+// written on screen and in status: 0s, 45s, 1m10s, 12m, 3h05m, 2d4h. It
+// keeps two units at most and never drops a digit.
+func FormatDuration(d time.Duration) string {
+	if d < 0 {
+		return "-"
+	}
+	s := int64(d.Round(time.Second) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 10*60:
+		if s%60 == 0 {
+			return fmt.Sprintf("%dm", s/60)
+		}
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 48*3600-30:
+		if m := (s + 30) / 60; m < 60 {
+			return fmt.Sprintf("%dm", m)
+		} else {
+			return fmt.Sprintf("%dh%02dm", m/60, m%60)
+		}
+	}
+	h := (s + 1800) / 3600
+	return fmt.Sprintf("%dd%dh", h/24, h%24)
+}
+
+// FormatETA is FormatDuration for an ETA in seconds; "?" when there is none.
+func FormatETA(secs *float64) string {
+	if secs == nil {
+		return "?"
+	}
+	return FormatDuration(time.Duration(*secs * float64(time.Second)))
+}
