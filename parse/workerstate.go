@@ -30,17 +30,20 @@ const (
 // WorkerState is <root>/run/worker.json, replaced atomically by the worker
 // at least every 2 s and read by the dashboard.
 type WorkerState struct {
-	Schema     int             `json:"schema"`
-	PID        int             `json:"pid"`
-	Args       []string        `json:"args"`
-	Version    string          `json:"version"`
-	Server     string          `json:"server"`
-	StartedAt  time.Time       `json:"started_at"`
-	UpdatedAt  time.Time       `json:"updated_at"`
-	State      string          `json:"state"`
-	Category   string          `json:"category,omitempty"`
-	Error      string          `json:"error,omitempty"`
-	Categories []CategoryState `json:"categories"`
+	Schema    int       `json:"schema"`
+	PID       int       `json:"pid"`
+	Args      []string  `json:"args"`
+	Version   string    `json:"version"`
+	Server    string    `json:"server"`
+	StartedAt time.Time `json:"started_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	State     string    `json:"state"`
+	Category  string    `json:"category,omitempty"`
+	// CategorySince is when the worker moved to Category: a file that last
+	// grew before it is not a stall yet
+	CategorySince time.Time       `json:"category_since,omitzero"`
+	Error         string          `json:"error,omitempty"`
+	Categories    []CategoryState `json:"categories"`
 }
 
 // CategoryState is one category's line in worker.json.

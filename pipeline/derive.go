@@ -8,8 +8,6 @@ import (
 	"github.com/synthwatch/synthwatch/parse"
 )
 
-func expNeg(x float64) float64 { return math.Exp(-x) }
-
 func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr error, now time.Time) {
 	s.Worker = w.workerView(now)
 	s.Server = w.serverView(met, metErr, now)
@@ -23,7 +21,8 @@ func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr err
 		s.Categories = append(s.Categories, w.categoryView(w.cats[n], s.Worker, now))
 	}
 	w.workerStall(s, now)
-	s.ETASeconds = pipelineETA(s.Categories)
+	w.noteClassRates(s.Categories)
+	s.ETASeconds = w.pipelineETA(s.Categories)
 	w.crossChecks(s, now)
 	w.workerEvents(s.Worker, now)
 	w.serverEvents(s.Server, now)
@@ -310,50 +309,36 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 		v.CompletionTokens = &t
 	}
 	current := wk.Category == c.name
+	live := current && Alive(wk.State)
 	switch {
-	case !current || !Alive(wk.State):
-		c.currentSince = time.Time{}
-	case c.currentSince.IsZero() && w.polls <= 1 && w.wjson != nil:
-		c.currentSince = w.wjson.StartedAt // one-shot: the worker's start is all we know
-	case c.currentSince.IsZero() && w.polls <= 1 && !w.live.aliveSince.IsZero():
-		c.currentSince = w.live.aliveSince // one-shot, no worker.json: the process's start
-	case c.currentSince.IsZero():
-		c.currentSince = now
+	case !live:
+		c.currentSince, c.currentKnown = time.Time{}, false
+		c.win.Reset() // a later run is measured on its own
+	case !c.currentKnown:
+		c.currentSince, c.currentKnown = w.firstCurrentSince(c, now), true
 	}
 	switch {
-	case js != nil && (js.State == parse.CatSkipped):
-		v.State = StateSkipped
-	case js != nil && js.State == parse.CatDone, v.Target > 0 && v.Done >= v.Target:
-		v.State = StateDone
+	case js != nil && (js.State == parse.CatSkipped || js.State == parse.CatDone), v.Target > 0 && v.Done >= v.Target:
+		v.State = StateDone // "skipped" is a later run finding it done: one final state
 	case js == nil && c.logSkipped:
-		v.State = StateSkipped
+		v.State = StateDone
 	case js != nil && js.State == parse.CatFailed:
 		v.State = StateFailed
-	case current && Alive(wk.State):
+	case live:
 		v.State = StateRunning
 	case v.Done > 0 || (js != nil && js.State == parse.CatStopped):
 		v.State = StateStopped
 	default:
 		v.State = StatePending
 	}
-	// rate: our own samples; before we have two, what the worker reports
-	v.RatePerMin = c.rate
-	if c.lastSample.IsZero() || c.rate == 0 && c.rates.n < 2 {
-		if js != nil && js.Rate > 0 {
-			v.RatePerMin = js.Rate
-		} else if c.logProgress.ReqPerSec > 0 && current {
-			v.RatePerMin = c.logProgress.ReqPerSec * 60
-		}
-	}
 	w.stall(c, &v, now)
-	if v.State == StateRunning || v.State == StateStalled {
+	if v.State == StateRunning {
+		v.RatePerMin = w.rate(c, js, now)
 		if v.CompletionTokens != nil && v.Done > 0 && v.RatePerMin > 0 {
 			tps := float64(*v.CompletionTokens) / float64(v.Done) * v.RatePerMin / 60
 			v.TokPerSec = &tps
 		}
 		v.ETASeconds = eta(v)
-	} else {
-		v.RatePerMin = 0
 	}
 	if len(c.configs) > 1 {
 		v.Warnings = append(v.Warnings, fmt.Sprintf("records from %d server configurations: %s → %s",
@@ -390,6 +375,7 @@ func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
 		w.event(now, "stall_start", c.name, fmt.Sprintf("%s: no new records for %s", c.name, since.Round(time.Second)))
 	case c.stalled && since <= limit:
 		c.stalled = false
+		c.win.Reset() // the pace from before the stall is not today's
 		w.event(now, "stall_end", c.name, fmt.Sprintf("%s: records flow again", c.name))
 	}
 	if c.stalled {
@@ -398,29 +384,31 @@ func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
 }
 
 // pipelineETA adds the running category's ETA and, for the categories still
-// to come, their remaining records at the running category's rate. There is
-// none unless a category is running with a rate.
-func pipelineETA(cats []Category) *float64 {
-	var rate float64
-	for _, c := range cats {
-		if c.State == StateRunning && c.ETASeconds != nil {
-			rate = c.RatePerMin
-		}
-	}
-	if rate <= 0 {
-		return nil
-	}
+// to come, their remaining records at their own class's rate: measured this
+// session, else the rate the class last finished at (the timeline's
+// category_done). A class with neither, a stalled category, or none
+// running gives no figure: the screen shows "?" rather than a guess.
+func (w *Watcher) pipelineETA(cats []Category) *float64 {
 	var total float64
+	running := false
 	for _, c := range cats {
 		switch {
 		case Final(c.State) || c.Done >= c.Target:
-		case c.ETASeconds != nil:
+		case c.State == StateRunning && c.ETASeconds != nil:
 			total += *c.ETASeconds
+			running = true
 		case c.State == StatePending || c.State == StateStopped:
-			total += float64(c.Target-c.Done) / rate * 60
+			r := w.classRate(c.Class)
+			if r <= 0 {
+				return nil
+			}
+			total += float64(c.Target-c.Done) / r * 60
 		default:
-			return nil // stalled or unknown: no honest figure
+			return nil // stalled, unknown, or running with no rate yet
 		}
+	}
+	if !running {
+		return nil
 	}
 	return &total
 }

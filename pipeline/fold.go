@@ -25,26 +25,29 @@ type catState struct {
 	known               bool
 	lastGrowth          time.Time
 	mtime               time.Time
-	rate                float64 // EWMA, lines per minute
+	win                 parse.RateWindow // growths seen while it is worked on: the rate
 	lastSample          time.Time
 	meanGap             time.Duration // EWMA of the time between lines
 	rates               *samples
 	stalled             bool
-	currentSince        time.Time // when it became the category being worked on
+	currentSince        time.Time // when it became the category being worked on (zero: unknown, judge by growth)
+	currentKnown        bool      // currentSince has been judged for this spell of work
 	configs             []string  // distinct server config keys, in order seen
 	configDesc          map[string]string
 	logTarget           int
 	logResumed, logToGo int
 	logProgress         parse.WorkerLine
 	logProgressAt       time.Time
+	logProgressFresh    bool // read as it was written (not history from a first read)
 	logSkipped          bool
 }
 
 // logState is what the worker log says.
 type logState struct {
-	current  string    // category of the latest "Processing:" line
-	lastLine time.Time // when the log last grew
-	finished bool      // "All categories finished."
+	current    string    // category of the latest "Processing:" line
+	headerOnly bool      // no progress line since that header: the worker just switched
+	lastLine   time.Time // when the log last grew
+	finished   bool      // "All categories finished."
 }
 
 // serverState is what the server log and the probes say.
@@ -108,9 +111,11 @@ func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 		w.live.logLines = true
 	}
 	w.log.lastLine = wl.ModTime // the host's clock: a first read is not fresh activity
-	for _, l := range wl.Lines {
+	recent := now.Sub(wl.ModTime) < time.Minute
+	for i, l := range wl.Lines {
 		w.WorkerLog.Add(parse.SanitizeLine([]byte(l.Text), 4096))
-		w.foldWorkerLine(parse.ParseWorkerLine(l.Text), now)
+		fresh := w.polls > 1 || recent && len(wl.Lines)-i <= 20
+		w.foldWorkerLine(parse.ParseWorkerLine(l.Text), now, fresh)
 	}
 	emit := func(ev parse.ServerEvent) { w.foldServerEvent(ev, now) }
 	for _, l := range sl.Lines {
@@ -132,12 +137,20 @@ func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 	}
 }
 
-func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time) {
+// foldWorkerLine folds one worker log line; fresh says it was written
+// about now (read live, or among the last lines of a log that just grew),
+// not history from a first read.
+func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time, fresh bool) {
 	switch l.Kind {
 	case parse.WProcessing:
-		w.log.current, w.log.finished = l.Category, false
-		if c, ok := w.cats[l.Category]; ok && l.Class != "" {
-			c.class = l.Class
+		w.log.current, w.log.finished, w.log.headerOnly = l.Category, false, true
+		if c, ok := w.cats[l.Category]; ok {
+			if l.Class != "" {
+				c.class = l.Class
+			}
+			if w.polls > 1 {
+				c.currentSince, c.currentKnown = now, true // a (re)start reached it while we watch: the stall clock starts now
+			}
 		}
 	case parse.WPrompts, parse.WResume:
 		if c, ok := w.cats[l.Category]; ok {
@@ -148,8 +161,9 @@ func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time) {
 			c.logSkipped = true
 		}
 	case parse.WProgress:
+		w.log.headerOnly = false
 		if c, ok := w.cats[w.log.current]; ok {
-			c.logProgress, c.logProgressAt = l, now
+			c.logProgress, c.logProgressAt, c.logProgressFresh = l, now, fresh
 		}
 	case parse.WOther:
 		switch t := strings.TrimSpace(l.Text); {
@@ -351,20 +365,16 @@ func (w *Watcher) foldCounts(res remote.PollResult, now time.Time) {
 	}
 }
 
-// sample folds one poll's growth into the rate: an EWMA with a one-minute
-// time constant, seeded by the first real sample, zero-growth polls
-// included so that a stall pulls the rate down.
+// sample folds one poll's growth: the rate window (growths only: the first
+// poll's count is history, its time unknown), the sparkline's per-poll
+// rate, and the usual gap between records for the stall limit.
 func (w *Watcher) sample(c *catState, grew int64, now time.Time) {
+	if grew != 0 {
+		c.win.Add(now, c.lines+grew)
+	}
 	if !c.lastSample.IsZero() {
-		dt := now.Sub(c.lastSample)
-		if dt > 0 {
-			inst := float64(max(grew, 0)) / dt.Minutes()
-			if c.rate == 0 && inst > 0 {
-				c.rate = inst
-			} else {
-				c.rate += (1 - expNeg(dt.Seconds()/60)) * (inst - c.rate)
-			}
-			c.rates.add(inst)
+		if dt := now.Sub(c.lastSample); dt > 0 {
+			c.rates.add(float64(max(grew, 0)) / dt.Minutes())
 		}
 	}
 	c.lastSample = now

@@ -67,31 +67,32 @@ type Watcher struct {
 	h remote.Host
 	o Options
 
-	mu        sync.Mutex
-	cats      map[string]*catState
-	order     []string
-	manifest  parse.Manifest
-	haveMan   bool
-	polls     int
-	wlog      *remote.Tail
-	slog      *remote.Tail
-	srvParse  parse.ServerLog
-	log       logState
-	srv       serverState
-	wjson     *parse.WorkerState
-	wjsonAt   time.Time
-	procs     *procReader
-	live      liveState
-	timeline  *Timeline
-	lastSnap  Snapshot
-	srvWas    string
-	connWas   string
-	dropsWas  int
-	errWas    string // the link error last written to the timeline
-	metFails  int    // consecutive failures of the same kind: a missing /metrics is retried less often
-	thr       *samples
-	WorkerLog *Ring // sanitised worker log lines for display
-	ServerLog *Ring // sanitised server log lines for display
+	mu         sync.Mutex
+	cats       map[string]*catState
+	order      []string
+	manifest   parse.Manifest
+	haveMan    bool
+	polls      int
+	wlog       *remote.Tail
+	slog       *remote.Tail
+	srvParse   parse.ServerLog
+	log        logState
+	srv        serverState
+	wjson      *parse.WorkerState
+	wjsonAt    time.Time
+	procs      *procReader
+	live       liveState
+	timeline   *Timeline
+	lastSnap   Snapshot
+	srvWas     string
+	connWas    string
+	dropsWas   int
+	errWas     string // the link error last written to the timeline
+	metFails   int    // consecutive failures of the same kind: a missing /metrics is retried less often
+	thr        *samples
+	classRates map[string]float64 // newest measured rate per class (per minute)
+	WorkerLog  *Ring              // sanitised worker log lines for display
+	ServerLog  *Ring              // sanitised server log lines for display
 }
 
 // NewWatcher watches the pipeline at o.Root on h.

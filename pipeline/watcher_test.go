@@ -39,7 +39,7 @@ func TestStallNeedsRealGrowthToClear(t *testing.T) {
 	raw := filepath.Join(root, "prepared", "B2", "raw_responses.jsonl")
 
 	s := poll(w)
-	if s.Worker.State != "running" || s.Worker.PID != pid || catByName(t, s, "B2").State != StateRunning || catByName(t, s, "B1").State != StateSkipped {
+	if s.Worker.State != "running" || s.Worker.PID != pid || catByName(t, s, "B2").State != StateRunning || catByName(t, s, "B1").State != StateDone {
 		t.Fatalf("start: worker %+v cats %+v", s.Worker, s.Categories)
 	}
 	for i := 0; i < 5; i++ { // a minute of steady progress: 30 lines a minute

@@ -112,7 +112,10 @@ func (m Model) header(w int) string {
 	parts = append(parts, wk)
 	eta := "-"
 	if !m.stale() {
-		eta = etaText(s.ETASeconds)
+		eta = pipeline.FormatETA(s.ETASeconds) // "?": work is left but no honest figure
+		if s.ETASeconds == nil && (len(s.Categories) == 0 || allFinal(s)) {
+			eta = "-"
+		}
 	}
 	parts = append(parts, "ETA "+eta)
 	if n := len(m.busy); n > 0 {
@@ -385,3 +388,4 @@ func overlay(body, box string, h int) string {
 	}
 	return strings.Join(bl, "\n")
 }
+

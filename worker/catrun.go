@@ -42,6 +42,7 @@ type catRun struct {
 	runTokens int64 // completion tokens written by this run
 	failed    error
 	lastProg  time.Time
+	win       parse.RateWindow // this run's completions: the rate the dashboard also computes
 }
 
 type item struct {
@@ -224,6 +225,7 @@ func (r *catRun) writeRecord(res outcome) {
 	}
 	r.done++
 	r.written++
+	r.win.Add(time.Now(), int64(r.written))
 	r.tokens += int64(comp.CompletionTokens)
 	r.runTokens += int64(comp.CompletionTokens)
 	n := r.written
@@ -279,7 +281,9 @@ func (r *catRun) stats() (done, errs int, reqPerSec float64, avgComp int, eta ti
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	elapsed := time.Since(r.start).Seconds()
-	if elapsed > 0 {
+	if perMin, ok := r.win.PerMin(time.Now()); ok {
+		reqPerSec = perMin / 60 // recent pace, stalls fall out of it (parse.RateWindow)
+	} else if elapsed > 0 {
 		reqPerSec = float64(r.written) / elapsed
 	}
 	if r.written > 0 {

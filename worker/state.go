@@ -70,6 +70,9 @@ func (w *Worker) setWorkerState(state, errText string) {
 func (w *Worker) setCurrent(name string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.state.Category != name {
+		w.state.CategorySince = time.Now()
+	}
 	w.state.Category = name
 }
 
