@@ -388,4 +388,3 @@ func overlay(body, box string, h int) string {
 	}
 	return strings.Join(bl, "\n")
 }
-
