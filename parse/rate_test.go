@@ -91,3 +91,23 @@ func TestRateWindowBounded(t *testing.T) {
 		t.Fatalf("rate %.1f, want 30000/min", got)
 	}
 }
+
+// BenchmarkRateWindow is the worker's cost per record (one Add, as each
+// completion lands) and the dashboard's per poll (one PerMin).
+func BenchmarkRateWindow(b *testing.B) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	var r RateWindow
+	b.Run("Add", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			r.Add(t0.Add(time.Duration(i)*25*time.Millisecond), int64(i+1))
+		}
+	})
+	b.Run("PerMin", func(b *testing.B) {
+		now := t0.Add(time.Hour)
+		for i := 0; i < b.N; i++ {
+			if _, ok := r.PerMin(now); !ok {
+				b.Fatal("no rate")
+			}
+		}
+	})
+}
