@@ -221,3 +221,37 @@ func TestEndToEndDoneAndWorkerEvents(t *testing.T) {
 		t.Errorf("%d pipeline_done after a new session, want 1", n)
 	}
 }
+
+// The first connection of a session is no reconnection; a drop with no
+// reason reads as a drop, not "…host: ".
+func TestFirstConnectionIsNoReconnect(t *testing.T) {
+	c := newClock()
+	c.t = time.Now()
+	root, _ := runningRoot(t, c)
+	h := &linkedHost{Host: remote.Local{}, st: remote.ConnState{Phase: remote.Connecting}}
+	w := NewWatcher(h, Options{Root: root, Now: c.now, ServerURL: closedURL(t)}, nil)
+	poll(w)
+	h.st = remote.ConnState{Phase: remote.Connected}
+	c.advance(time.Second)
+	s := poll(w)
+	for _, e := range s.Events {
+		if e.Kind == "reconnect" || e.Kind == "disconnect" {
+			t.Fatalf("first connection: %+v", s.Events)
+		}
+	}
+	h.st = remote.ConnState{Phase: remote.Reconnecting, Drops: 1}
+	c.advance(time.Second)
+	poll(w)
+	h.st = remote.ConnState{Phase: remote.Connected, Drops: 1}
+	c.advance(time.Second)
+	s = poll(w)
+	var got []string
+	for _, e := range s.Events {
+		if e.Kind == "reconnect" || e.Kind == "disconnect" {
+			got = append(got, e.Kind+": "+e.Text)
+		}
+	}
+	if strings.Join(got, "\n") != "disconnect: lost the link to the host\nreconnect: connected again" {
+		t.Fatalf("events %q", got)
+	}
+}

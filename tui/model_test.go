@@ -507,6 +507,40 @@ func TestNotifications(t *testing.T) {
 	}
 }
 
+// Our own kill rings no bell; a worker that died does, and so does the end
+// of the job (once).
+func TestNotifyKillIsNoCrash(t *testing.T) {
+	c := &clock{t: t0}
+	n := newNotifier(NotifyConfig{}, "gpu", c.now)
+	old := running()
+	killed := running()
+	killed.Worker = pipeline.Worker{State: pipeline.WorkerStopped, PID: 7, ByYou: true, Reason: "pid 7 stopped by synthwatch kill"}
+	if cmds := n.changes(old, killed); len(cmds) != 0 {
+		t.Fatalf("a kill by you rang %d notices", len(cmds))
+	}
+	died := running()
+	died.Worker = pipeline.Worker{State: pipeline.WorkerDied, PID: 7}
+	if cmds := n.changes(old, died); len(cmds) != 1 {
+		t.Fatalf("a death rang %d notices, want 1", len(cmds))
+	}
+	done := running()
+	for i := range done.Categories {
+		done.Categories[i].State = pipeline.StateDone
+	}
+	done.Worker = pipeline.Worker{State: pipeline.WorkerExited, PID: 8}
+	var kinds []string
+	n.cfg.Run, n.cfg.Command = func(_ string, stdin []byte) error { kinds = append(kinds, string(stdin)); return nil }, "notify"
+	for _, cmd := range n.changes(old, done) {
+		runAll(cmd)
+	}
+	if got := strings.Join(kinds, ""); !strings.Contains(got, `"kind":"pipeline_done"`) || !strings.Contains(got, `"kind":"category_done"`) || strings.Contains(got, `"kind":"worker_exit"`) {
+		t.Fatalf("the end of the job: %s", got)
+	}
+	if cmds := n.changes(done, done); len(cmds) != 0 {
+		t.Fatalf("a finished job rang again: %d", len(cmds))
+	}
+}
+
 // runAll executes a command and any batch it returns.
 func runAll(cmd tea.Cmd) {
 	if cmd == nil {
