@@ -283,13 +283,16 @@ func (w *Watcher) workerEvents(v Worker, now time.Time) {
 	if l.polled {
 		switch {
 		case alive && !l.wasAlive:
-			w.event(now, "worker_started", "", fmt.Sprintf("worker started (pid %d): %s", v.PID, v.Command))
+			w.event(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d): %s", v.PID, v.Command))
 		case alive && v.PID != l.wasPID:
-			w.event(now, "worker_pid_changed", "", fmt.Sprintf("worker pid %d → %d: %s", l.wasPID, v.PID, v.Command))
+			// another worker took over between two polls (a restart): the
+			// old one ended, a new one started
+			w.event(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, w.goneText(l.wasPID)))
+			w.event(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d, after pid %d): %s", v.PID, l.wasPID, v.Command))
 		case !alive && l.wasAlive && v.PID == l.wasPID:
 			w.event(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, endText(v)))
 		case !alive && l.wasAlive:
-			w.event(now, "worker_exited", "", fmt.Sprintf("worker pid %d ended", l.wasPID))
+			w.event(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, w.goneText(l.wasPID)))
 		}
 		if st := w.wjson; st != nil && st.PID > 0 && !(alive && st.PID == v.PID) && st.PID != l.wasPID &&
 			(st.PID != l.seenPID || !st.StartedAt.Equal(l.seenStart)) {
@@ -309,6 +312,15 @@ func (w *Watcher) workerEvents(v Worker, now time.Time) {
 	if st := w.wjson; st != nil {
 		l.seenPID, l.seenStart = st.PID, st.StartedAt
 	}
+}
+
+// goneText says how a worker that is no longer the one judged ended, as
+// far as the host tells: our kill, or just ended.
+func (w *Watcher) goneText(pid int) string {
+	if w.live.killed[pid] || w.live.note.names(pid, 0) {
+		return "stopped by you"
+	}
+	return "ended"
 }
 
 func endText(v Worker) string {

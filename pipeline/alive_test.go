@@ -121,7 +121,7 @@ func TestWorkerRootSpellings(t *testing.T) {
 }
 
 // A worker that started and ended between two polls leaves a start and an
-// exit; a pid change leaves worker_pid_changed.
+// exit; a pid change leaves an exit of the old pid and a start of the new.
 func TestWorkerEventsBetweenPolls(t *testing.T) {
 	c := newClock()
 	c.t = time.Now()
@@ -135,7 +135,8 @@ func TestWorkerEventsBetweenPolls(t *testing.T) {
 	writeWorkerJSON(t, root, parse.WorkerState{PID: other, State: parse.WorkerRunning, Category: "B2", StartedAt: c.now(), UpdatedAt: c.now()})
 	c.advance(2 * time.Second)
 	s = poll(w)
-	if s.Worker.PID != other || !hasEvent(s, "worker_pid_changed", fmt.Sprintf("%d → %d", pid, other)) {
+	if s.Worker.PID != other || !hasEvent(s, "worker_exited", fmt.Sprintf("worker pid %d ended", pid)) ||
+		!hasEvent(s, "worker_started", fmt.Sprintf("pid %d, after pid %d", other, pid)) {
 		t.Fatalf("pid change: %+v %+v", s.Worker, s.Events)
 	}
 	// other dies; 999999 runs and ends between two polls

@@ -26,6 +26,7 @@ func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr err
 	w.crossChecks(s, now)
 	w.workerEvents(s.Worker, now)
 	w.serverEvents(s.Server, now)
+	w.doneEvents(s, now)
 	s.Events = w.timeline.Recent(50)
 }
 

@@ -186,6 +186,7 @@ func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
 	if ev.Dialect != parse.DialectUnknown {
 		w.srv.dialect = ev.Dialect
 	}
+	at := w.serverEventTime(ev, now) // the log's own time (events.go)
 	switch fc := serverFault(ev); {
 	case fc == "crash":
 		text := ev.Msg
@@ -194,10 +195,10 @@ func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
 		}
 		text = parse.SanitizeLine([]byte(text), 300)
 		if ev.Kind != parse.SSigquit || w.srv.crash == "" {
-			w.srv.crash, w.srv.crashAt = text, now
+			w.srv.crash, w.srv.crashAt = text, at
 		}
 		if w.srv.ready {
-			w.event(now, "server_crash", "", text)
+			w.logEvent(at, "server_crash", text, ev.Msg)
 		}
 		w.srv.ready, w.srv.phase, w.srv.fault = false, "crash", ""
 		w.srv.decode = nil
@@ -205,18 +206,18 @@ func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
 	case fc == "fault":
 		text := parse.SanitizeLine([]byte(ev.Msg), 300)
 		if w.srv.fault == "" {
-			w.event(now, "server_fault", "", text)
+			w.logEvent(at, "server_fault", text, ev.Msg)
 		}
 		w.srv.fault = text
 		return
 	case fc == "warning":
-		w.event(now, "server_warning", "", parse.SanitizeLine([]byte(ev.Msg), 300))
+		w.logEvent(at, "server_warning", parse.SanitizeLine([]byte(ev.Msg), 300), ev.Msg)
 		return
 	}
 	switch ev.Kind {
 	case parse.SReady:
 		if !w.srv.ready {
-			w.event(now, "server_ready", "", "server ready")
+			w.logEvent(at, "server_ready", "server ready", ev.Msg)
 		}
 		w.srv.ready, w.srv.phase, w.srv.fault = true, "ready", ""
 	case parse.SStartup:

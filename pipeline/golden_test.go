@@ -81,6 +81,7 @@ func fixtureRoot(t *testing.T, name string) string {
 }
 
 func TestGoldenSnapshots(t *testing.T) {
+	t.Setenv("TZ", "UTC") // the host's zone, which log times are read in
 	for _, name := range []string{"python_worker_sglang_v046", "go_worker_dead_sglang_2026_crash", "vllm", "hostile_names"} {
 		t.Run(name, func(t *testing.T) {
 			root := fixtureRoot(t, name)

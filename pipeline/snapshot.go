@@ -119,6 +119,9 @@ type Event struct {
 	// session's pipeline ETA knows the class's pace without measuring it
 	Class      string  `json:"class,omitempty"`
 	RatePerMin float64 `json:"rate_per_min,omitempty"`
+	// Key names an event that reading the same log again would make again
+	// (its kind, log time and message): the Timeline keeps one of each.
+	Key string `json:"key,omitempty"`
 }
 
 // Category states.

@@ -2,45 +2,78 @@ package pipeline
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
-// Timeline is the bounded event history. With a path it is also kept on
-// disk (capped), so reopening the dashboard in the morning shows the night.
+// Timeline is the bounded event history, in time order. With a path it is
+// also kept on disk (capped), so reopening the dashboard in the morning
+// shows the night. An event with a Key is kept once: reading the same log
+// again, in this session or the next, adds nothing.
 type Timeline struct {
 	mu     sync.Mutex
 	max    int
 	events []Event
+	keys   map[string]bool
 	path   string
 }
 
 // NewTimeline keeps up to max events; path "" keeps them in memory only.
 func NewTimeline(max int, path string) *Timeline {
-	t := &Timeline{max: max, path: path}
+	t := &Timeline{max: max, path: path, keys: map[string]bool{}}
 	if path != "" {
 		t.load()
 	}
 	return t
 }
 
-// StatePath is ~/.local/state/synthwatch/<host>.jsonl (XDG_STATE_HOME honoured).
-func StatePath(host string) string {
+// StateDir is ~/.local/state/synthwatch (XDG_STATE_HOME honoured).
+func StateDir() string {
 	dir := os.Getenv("XDG_STATE_HOME")
 	if dir == "" {
 		home, _ := os.UserHomeDir()
 		dir = filepath.Join(home, ".local", "state")
 	}
-	safe := []rune(host)
-	for i, r := range safe {
-		if r == '/' || r == 0 || r == '\\' {
-			safe[i] = '_'
+	return filepath.Join(dir, "synthwatch")
+}
+
+// StatePath is the history file of one pipeline root on one host:
+// StateDir()/<host>_<root>-<hash>.jsonl, the readable part reduced to
+// letters, digits, '.', '_' and '-' (a safe name on every OS), the hash of
+// host and root keeping two roots, or two spellings, apart.
+func StatePath(host, root string) string {
+	sum := sha256.Sum256([]byte(host + "\x00" + root))
+	name := safeName(host)
+	if r := safeName(root); r != "" {
+		name += "_" + r
+	}
+	if len(name) > 80 {
+		name = name[:80]
+	}
+	return filepath.Join(StateDir(), fmt.Sprintf("%s-%x.jsonl", strings.Trim(name, "._-"), sum[:4]))
+}
+
+// safeName keeps [A-Za-z0-9._-] and turns each run of anything else into
+// one '_'.
+func safeName(s string) string {
+	var b strings.Builder
+	under := false
+	for _, r := range s {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-') {
+			b.WriteRune(r)
+			under = false
+		} else if !under {
+			b.WriteByte('_')
+			under = true
 		}
 	}
-	return filepath.Join(dir, "synthwatch", string(safe)+".jsonl")
+	return strings.Trim(b.String(), "._-")
 }
 
 func (t *Timeline) load() {
@@ -53,37 +86,67 @@ func (t *Timeline) load() {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		var e Event
-		if json.Unmarshal(sc.Bytes(), &e) == nil {
-			t.events = append(t.events, e)
+		if json.Unmarshal(sc.Bytes(), &e) == nil && (e.Key == "" || !t.keys[e.Key]) {
+			t.insert(e)
 		}
 	}
-	if len(t.events) > t.max {
-		t.events = t.events[len(t.events)-t.max:]
+	t.trim()
+}
+
+// insert puts e after every event not later than it (the list stays in
+// time order; events come mostly in order, so this is mostly an append).
+func (t *Timeline) insert(e Event) {
+	i := len(t.events)
+	for i > 0 && t.events[i-1].Time.After(e.Time) {
+		i--
+	}
+	t.events = append(t.events, Event{})
+	copy(t.events[i+1:], t.events[i:])
+	t.events[i] = e
+	if e.Key != "" {
+		t.keys[e.Key] = true
 	}
 }
 
+// trim drops the oldest events beyond the cap.
+func (t *Timeline) trim() {
+	if len(t.events) <= t.max {
+		return
+	}
+	drop := len(t.events) - t.max
+	for _, e := range t.events[:drop] {
+		if e.Key != "" {
+			delete(t.keys, e.Key)
+		}
+	}
+	t.events = append(t.events[:0:0], t.events[drop:]...)
+}
+
 // Add records an event (and appends it to the file, rewriting it when it
-// has grown to twice the cap).
-func (t *Timeline) Add(e Event) {
+// has grown to twice the cap). An event whose Key is already kept is not
+// added again; Add says whether it was.
+func (t *Timeline) Add(e Event) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.events = append(t.events, e)
-	if len(t.events) > t.max {
-		t.events = append(t.events[:0:0], t.events[len(t.events)-t.max:]...)
+	if e.Key != "" && t.keys[e.Key] {
+		return false
 	}
+	t.insert(e)
+	t.trim()
 	if t.path == "" {
-		return
+		return true
 	}
 	_ = os.MkdirAll(filepath.Dir(t.path), 0o700)
 	if st, err := os.Stat(t.path); err == nil && st.Size() > int64(t.max)*2*200 {
 		t.rewrite()
-		return
+		return true
 	}
 	if f, err := os.OpenFile(t.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
 		line, _ := json.Marshal(e)
 		f.Write(append(line, '\n'))
 		f.Close()
 	}
+	return true
 }
 
 func (t *Timeline) rewrite() {

@@ -88,11 +88,14 @@ type Watcher struct {
 	connWas    string
 	dropsWas   int
 	errWas     string // the link error last written to the timeline
+	everUp     bool   // the link has been up in this session
 	metFails   int    // consecutive failures of the same kind: a missing /metrics is retried less often
 	thr        *samples
 	classRates map[string]float64 // newest measured rate per class (per minute)
 	WorkerLog  *Ring              // sanitised worker log lines for display
 	ServerLog  *Ring              // sanitised server log lines for display
+
+	ev eventState // the host's zone, and the baselines of derived events (events.go)
 }
 
 // NewWatcher watches the pipeline at o.Root on h.
@@ -212,11 +215,19 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	var metErr error
 	var met parse.ServerMetrics
 	var probe serverProbe
+	var zone *time.Location
+	var zoneErr error
+	askZone := w.ev.zone == nil || w.ev.relearn // once per connection, in this batch
 	wg.Add(3)
 	go func() { defer wg.Done(); res = p.Poll(ctx, w.h) }()
 	go func() { defer wg.Done(); lr = w.readLive(ctx, now) }()
 	go func() { defer wg.Done(); met, metErr, probe = w.probeServer(ctx) }()
+	if askZone {
+		wg.Add(1)
+		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.h) }()
+	}
 	wg.Wait()
+	w.foldZone(zone, zoneErr, askZone)
 
 	snap := Snapshot{Schema: 1, Time: now.UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}}
 	snap.Connection = w.connection()
@@ -232,25 +243,33 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	w.noteGrowth(res)
 	w.foldCounts(res, now)
 	w.buildSnapshot(&snap, met, metErr, now)
+	w.ev.readOnce = true
 	w.lastSnap = snap
 	return snap
 }
 
 // noteConnection records disconnections and reconnections in the timeline.
 // The host counts drops, so one that came and went between two polls is
-// recorded too.
+// recorded too. The first connection of a session is no reconnection.
 func (w *Watcher) noteConnection(c Connection, now time.Time) {
 	up := c.State == "connected"
 	newDrops := c.Drops - w.dropsWas
+	wasUp := w.everUp || w.dropsWas > 0
 	// a link we last saw down has come back (at least before any new drop)
-	if w.connWas != "" && w.connWas != "connected" && (newDrops > 0 || up) {
+	if wasUp && w.connWas != "" && w.connWas != "connected" && (newDrops > 0 || up) {
 		w.event(now, "reconnect", "", "connected again")
+		w.ev.relearn = true
 	}
 	for i := 0; i < newDrops; i++ {
-		w.event(now, "disconnect", "", "lost the link to the host: "+c.Error)
-		if i < newDrops-1 || up {
+		back := i < newDrops-1 || up
+		w.event(now, "disconnect", "", dropText(c.Error, back))
+		if back {
 			w.event(now, "reconnect", "", "connected again")
+			w.ev.relearn = true
 		}
+	}
+	if up || c.Drops > 0 {
+		w.everUp = true
 	}
 	if up {
 		w.errWas = ""
@@ -270,6 +289,18 @@ func (w *Watcher) noteConnection(c Connection, now time.Time) {
 		w.event(now, kind, "", text)
 	}
 	w.connWas, w.dropsWas = c.State, c.Drops
+}
+
+// dropText is a disconnect event's text; back: the link came back before
+// this poll (the reason then is not known).
+func dropText(reason string, back bool) string {
+	switch {
+	case reason != "" && !back:
+		return "lost the link to the host: " + reason
+	case back:
+		return "lost the link to the host (back before the next poll)"
+	}
+	return "lost the link to the host"
 }
 
 // stale is the last snapshot with the link down: figures kept, every

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -370,6 +371,84 @@ func TestWhileYouWereAway(t *testing.T) {
 	}
 }
 
+// The away summary after a night with a flapping link, a crash, many
+// stalls and a finished job: completions first, then the newest first, the
+// flapping as one line, "… and N more" when it cuts, and a title count
+// that is the lines shown plus the more.
+func TestWhileYouWereAwayNewestFirst(t *testing.T) {
+	f := newFake()
+	f.snap = running()
+	m, c := newModel(f, 120, 60, Config{})
+	at := func(min int) time.Time { return t0.Add(time.Hour + time.Duration(min)*time.Minute) }
+	f.tl.Add(pipeline.Event{Time: at(0), Kind: "server_crash", Text: "Scheduler hit an exception"})
+	for i := 0; i < 9; i++ { // 9 drops, 15 s apart
+		f.tl.Add(pipeline.Event{Time: at(1).Add(time.Duration(30*i) * time.Second), Kind: "disconnect", Text: "lost the link to the host: "})
+		f.tl.Add(pipeline.Event{Time: at(1).Add(time.Duration(30*i+15) * time.Second), Kind: "reconnect", Text: "connected again"})
+	}
+	f.tl.Add(pipeline.Event{Time: at(10), Kind: "action", Text: "action launch"})
+	for i := 0; i < 20; i++ {
+		f.tl.Add(pipeline.Event{Time: at(20 + i), Kind: "stall_start", Category: "B3", Text: fmt.Sprintf("B3: stall number %d", i)})
+	}
+	f.tl.Add(pipeline.Event{Time: at(50), Kind: "category_done", Category: "B3", Text: "B3 done: 500 records"})
+	f.tl.Add(pipeline.Event{Time: at(51), Kind: "worker_exited", Text: "worker pid 7 exited: every category done"})
+	f.tl.Add(pipeline.Event{Time: at(51), Kind: "pipeline_done", Text: "pipeline done: 1948 records"})
+	c.t = t0.Add(8 * time.Hour)
+	m = step(m, key("j"))
+	lines, more := awayLines(m.away, awayMax)
+	// 1 crash + 1 link line + 20 stalls + 1 exit + 2 done = 25 lines; 15 shown
+	if len(lines) != awayMax || more != 25-awayMax {
+		t.Fatalf("%d lines, %d more:\n%s", len(lines), more, strings.Join(lines, "\n"))
+	}
+	want := []string{"✓ 04:51  pipeline done", "✓ 04:50  B3 done", "04:51  worker pid 7 exited", "04:39  B3: stall number 19", "04:38  B3: stall number 18"}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d: %q, want %q…", i, lines[i], w)
+		}
+	}
+	s := screen(m)
+	if !strings.Contains(s, "While you were away (25 events)") || !strings.Contains(s, "… and 10 more") || !strings.Contains(s, "B3: stall number 8") || strings.Contains(s, "B3: stall number 7") {
+		t.Errorf("%s", s)
+	}
+	// the cut drops the oldest: the crash and the flapping are in the more
+	all, _ := awayLines(m.away, 100)
+	if got := all[len(all)-2]; got != "link dropped 9 times, 04:01–04:05" {
+		t.Errorf("flapping: %q", got)
+	}
+	if got := all[len(all)-1]; got != "04:00  Scheduler hit an exception" {
+		t.Errorf("oldest: %q", got)
+	}
+	for _, l := range all {
+		if strings.Contains(l, "action launch") || strings.HasSuffix(l, ": ") {
+			t.Errorf("line %q", l)
+		}
+	}
+}
+
+// A summary over more than a day has dates; one drop with no reason
+// reads sensibly; a short away shows everything and counts it.
+func TestWhileYouWereAwayDatesAndEmptyReason(t *testing.T) {
+	evs := []pipeline.Event{
+		{Time: t0, Kind: "disconnect", Text: "lost the link to the host: "},
+		{Time: t0.Add(30 * time.Hour), Kind: "server_ready", Text: "server ready"},
+	}
+	lines, more := awayLines(evs, awayMax)
+	d0, d1 := t0.Local().Format("01-02 15:04"), t0.Add(30*time.Hour).Local().Format("01-02 15:04")
+	if more != 0 || len(lines) != 2 || lines[0] != d1+"  server ready" || lines[1] != d0+"  lost the link to the host" {
+		t.Fatalf("%q %d", lines, more)
+	}
+	f := newFake()
+	f.snap = running()
+	m, c := newModel(f, 120, 40, Config{})
+	for _, e := range evs {
+		f.tl.Add(e)
+	}
+	c.t = t0.Add(31 * time.Hour)
+	m = step(m, key("j"))
+	if s := screen(m); !strings.Contains(s, "While you were away (1 event)") || !strings.Contains(s, "server ready") || strings.Contains(s, "… and") {
+		t.Errorf("%s", s) // the drop at t0 is not after the last key (t0)
+	}
+}
+
 func TestPromptInsideTheTUI(t *testing.T) {
 	f := newFake()
 	m, _ := newModel(f, 80, 24, Config{})
@@ -425,6 +504,40 @@ func TestNotifications(t *testing.T) {
 	n.cfg.Off = map[string]bool{"stall": true}
 	if again := n.changes(old, cur); len(again) != 1 {
 		t.Fatalf("after the gap, with stall off: %d", len(again))
+	}
+}
+
+// Our own kill rings no bell; a worker that died does, and so does the end
+// of the job (once).
+func TestNotifyKillIsNoCrash(t *testing.T) {
+	c := &clock{t: t0}
+	n := newNotifier(NotifyConfig{}, "gpu", c.now)
+	old := running()
+	killed := running()
+	killed.Worker = pipeline.Worker{State: pipeline.WorkerStopped, PID: 7, ByYou: true, Reason: "pid 7 stopped by synthwatch kill"}
+	if cmds := n.changes(old, killed); len(cmds) != 0 {
+		t.Fatalf("a kill by you rang %d notices", len(cmds))
+	}
+	died := running()
+	died.Worker = pipeline.Worker{State: pipeline.WorkerDied, PID: 7}
+	if cmds := n.changes(old, died); len(cmds) != 1 {
+		t.Fatalf("a death rang %d notices, want 1", len(cmds))
+	}
+	done := running()
+	for i := range done.Categories {
+		done.Categories[i].State = pipeline.StateDone
+	}
+	done.Worker = pipeline.Worker{State: pipeline.WorkerExited, PID: 8}
+	var kinds []string
+	n.cfg.Run, n.cfg.Command = func(_ string, stdin []byte) error { kinds = append(kinds, string(stdin)); return nil }, "notify"
+	for _, cmd := range n.changes(old, done) {
+		runAll(cmd)
+	}
+	if got := strings.Join(kinds, ""); !strings.Contains(got, `"kind":"pipeline_done"`) || !strings.Contains(got, `"kind":"category_done"`) || strings.Contains(got, `"kind":"worker_exit"`) {
+		t.Fatalf("the end of the job: %s", got)
+	}
+	if cmds := n.changes(done, done); len(cmds) != 0 {
+		t.Fatalf("a finished job rang again: %d", len(cmds))
 	}
 }
 

@@ -88,8 +88,9 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 	if allDone && !allFinal(old) && len(old.Categories) > 0 {
 		add("pipeline_done", "", "pipeline done")
 	}
-	if pipeline.Alive(old.Worker.State) && !pipeline.Alive(cur.Worker.State) && cur.Worker.State != pipeline.WorkerUnknown && !cur.Worker.ByYou {
-		add("worker_exit", "", "worker "+cur.Worker.State) // our own kill rings no bell
+	if pipeline.Alive(old.Worker.State) && !pipeline.Alive(cur.Worker.State) && cur.Worker.State != pipeline.WorkerUnknown &&
+		!cur.Worker.ByYou && cur.Worker.State != pipeline.WorkerExited {
+		add("worker_exit", "", "worker "+cur.Worker.State) // our own kill, or the job's end (pipeline_done), rings no worker bell
 	}
 	if cur.Server.State == pipeline.ServerDown && old.Server.State != pipeline.ServerDown && old.Server.State != "" {
 		add("server_down", "", "server down: "+cur.Server.Reason)

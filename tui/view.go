@@ -348,19 +348,112 @@ func (m Model) helpBox(w int) string {
 }
 
 func (m Model) awayBox(w int) string {
-	var b strings.Builder
-	n := 0
-	for _, e := range m.away {
-		if e.Kind == "action" || n >= 15 {
+	lines, more := awayLines(m.away, awayMax)
+	body := strings.Join(lines, "\n")
+	if more > 0 {
+		body += fmt.Sprintf("\n… and %d more", more)
+	}
+	n := len(lines) + more
+	if n == 0 {
+		body = "nothing happened"
+	}
+	title := fmt.Sprintf("While you were away (%d events)", n)
+	if n == 1 {
+		title = "While you were away (1 event)"
+	}
+	return m.box(w, title, body, "any key: close")
+}
+
+// awayMax is how many lines the away summary shows before "… and N more".
+const awayMax = 15
+
+// awayLines is the "while you were away" summary of evs (oldest first, as
+// the timeline keeps them): completions first, then everything else newest
+// first, a run of link drops and reconnections as one line. It returns the
+// lines that fit in max and how many more there are. A summary that spans
+// more than a day shows dates.
+func awayLines(evs []pipeline.Event, max int) (lines []string, more int) {
+	var kept []pipeline.Event
+	for _, e := range evs {
+		if e.Kind != "action" { // the user's own doing: not news to them
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, 0
+	}
+	layout := "15:04"
+	if first, last := kept[0].Time.Local(), kept[len(kept)-1].Time.Local(); last.Sub(first) > 24*time.Hour || first.YearDay() != last.YearDay() || first.Year() != last.Year() {
+		layout = "01-02 15:04"
+	}
+	var done, rest []string
+	for i := len(kept) - 1; i >= 0; i-- {
+		e := kept[i]
+		if linkEvent(e.Kind) {
+			j := i // the run of link events ending at i
+			for j > 0 && linkEvent(kept[j-1].Kind) {
+				j--
+			}
+			if i-j >= 1 {
+				rest = append(rest, linkRun(kept[j:i+1], layout))
+				i = j
+				continue
+			}
+		}
+		line := e.Time.Local().Format(layout) + "  " + eventText(e)
+		if e.Kind == "pipeline_done" || e.Kind == "category_done" {
+			done = append(done, "✓ "+line)
 			continue
 		}
-		b.WriteString(e.Time.Local().Format("15:04") + "  " + e.Text + "\n")
-		n++
+		rest = append(rest, line)
 	}
-	if n == 0 {
-		b.WriteString("nothing happened\n")
+	all := append(done, rest...)
+	if len(all) > max {
+		return all[:max], len(all) - max
 	}
-	return m.box(w, fmt.Sprintf("While you were away (%d events)", len(m.away)), strings.TrimSuffix(b.String(), "\n"), "any key: close")
+	return all, 0
+}
+
+func linkEvent(kind string) bool { return kind == "disconnect" || kind == "reconnect" }
+
+// linkRun is one line for a run of drops and reconnections:
+// "link dropped 9 times, 08:56–08:58".
+func linkRun(run []pipeline.Event, layout string) string {
+	drops := 0
+	for _, e := range run {
+		if e.Kind == "disconnect" {
+			drops++
+		}
+	}
+	times := "once"
+	if drops != 1 {
+		times = fmt.Sprintf("%d times", drops)
+	}
+	first, last := run[0].Time.Local().Format(layout), run[len(run)-1].Time.Local().Format(layout)
+	span := first
+	if last != first {
+		span += "–" + last
+	}
+	s := "link dropped " + times + ", " + span
+	if drops == 0 {
+		s = "connected again, " + span
+	}
+	if run[len(run)-1].Kind == "disconnect" {
+		s += ", still down"
+	}
+	return s
+}
+
+// eventText is an event's text as a line: an empty reason reads as none.
+func eventText(e pipeline.Event) string {
+	t := strings.TrimSpace(e.Text)
+	if strings.HasSuffix(t, ":") {
+		t = strings.TrimSuffix(t, ":") // "lost the link to the host: " (an old history)
+	}
+	if t == "" {
+		t = strings.ReplaceAll(e.Kind, "_", " ")
+	}
+	return t
 }
 
 func (m Model) box(w int, title, body, hint string) string {

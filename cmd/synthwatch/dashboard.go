@@ -104,7 +104,11 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 		rootHost = "local"
 	}
 	live.RootCheck = func(ctx context.Context) error { return f.checkRoot(ctx, live.H, rootHost) }
-	tl := pipeline.NewTimeline(2000, pipeline.StatePath(name))
+	histRoot := f.root
+	if histRoot == "" {
+		histRoot = pipeline.DefaultRoot
+	}
+	tl := pipeline.NewTimeline(2000, pipeline.StatePath(name, histRoot)) // one history per host and root
 	live.W = pipeline.NewWatcher(live.H, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.stallAfter}, tl)
 	live.Act = f.actor(live.H)
 	dark := true
@@ -170,7 +174,7 @@ func logLink(ctx context.Context, name string, h linkWatcher) {
 
 // openLog is the dashboard's log file: never stdout while the TUI runs.
 func openLog() *os.File {
-	p := filepath.Join(filepath.Dir(pipeline.StatePath("x")), "synthwatch.log")
+	p := filepath.Join(pipeline.StateDir(), "synthwatch.log")
 	_ = os.MkdirAll(filepath.Dir(p), 0o700)
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {

@@ -1,0 +1,264 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// The timeline is true after the fact: an event read from a log carries the
+// log's own time (read in the host's time zone), and an event that a later
+// read of the same log, or a later session, would make again carries a key,
+// so the Timeline keeps it once.
+
+// eventState is what the watcher keeps for the events it derives.
+type eventState struct {
+	zone     *time.Location // the host's time zone (nil: not learnt yet)
+	relearn  bool           // the link came back: learn the zone again
+	readOnce bool           // the logs have been read once: what follows is news
+	srvLast  time.Time      // the last server log line's own time, for lines without one
+	cats     map[string]*catEvents
+	pipeDone bool // pipeline_done was recorded and nothing has run since
+}
+
+// catEvents is one category's baseline for category_done.
+type catEvents struct {
+	done     bool      // category_done recorded for the state it is in
+	runAt    time.Time // when it was first seen being worked on in this session
+	runLines int64     // its records then
+	lastRate float64   // its rate at the last poll it ran
+}
+
+// zoneScript prints the host's UTC offset and, where it has one, the name
+// of its zone (the /etc/localtime link).
+const zoneScript = `date +%z; readlink /etc/localtime 2>/dev/null || true`
+
+// readZone asks the host for its time zone: one exec, once per connection.
+func readZone(ctx context.Context, h remote.Host) (*time.Location, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	res, err := h.Exec(ctx, "sh", "-c", zoneScript)
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 {
+		return nil, fmt.Errorf("date +%%z: exit %d", res.ExitCode)
+	}
+	return parseZone(string(res.Stdout), time.Now())
+}
+
+// parseZone reads zoneScript's output. A zone name this machine knows is
+// used when it gives the same offset now (it then also knows the host's
+// DST changes); otherwise the offset itself.
+func parseZone(out string, now time.Time) (*time.Location, error) {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	off := strings.TrimSpace(lines[0])
+	if len(off) != 5 || off[0] != '+' && off[0] != '-' {
+		return nil, fmt.Errorf("date +%%z printed %q", off)
+	}
+	h, err1 := strconv.Atoi(off[1:3])
+	m, err2 := strconv.Atoi(off[3:5])
+	if err1 != nil || err2 != nil || h > 23 || m > 59 {
+		return nil, fmt.Errorf("date +%%z printed %q", off)
+	}
+	secs := (h*60 + m) * 60
+	if off[0] == '-' {
+		secs = -secs
+	}
+	if len(lines) > 1 {
+		if i := strings.Index(lines[1], "zoneinfo/"); i >= 0 {
+			if loc, err := time.LoadLocation(strings.TrimSpace(lines[1][i+len("zoneinfo/"):])); err == nil {
+				if _, o := now.In(loc).Zone(); o == secs {
+					return loc, nil
+				}
+			}
+		}
+	}
+	return time.FixedZone("UTC"+off[:3]+":"+off[3:], secs), nil
+}
+
+// foldZone takes what the zone read gave. A link that was down is asked
+// again at the next poll; a host that cannot tell is read as this
+// machine's zone.
+func (w *Watcher) foldZone(loc *time.Location, err error, asked bool) {
+	switch {
+	case !asked:
+	case loc != nil:
+		w.ev.zone, w.ev.relearn = loc, false
+	case errors.Is(err, remote.ErrDisconnected) || errors.Is(err, context.Canceled):
+	case w.ev.zone == nil:
+		w.ev.zone = time.Local
+	}
+}
+
+// hostZone is the host's zone, this machine's until it is known.
+func (w *Watcher) hostZone() *time.Location {
+	if w.ev.zone != nil {
+		return w.ev.zone
+	}
+	return time.Local
+}
+
+// serverLineTime is when a server log record was written: a container
+// runtime's timestamp (absolute), else the server's own, which is the
+// host's wall clock read in its zone. A date without a year (vLLM) takes
+// the year, and a bare time of day the day, that puts it at or just before
+// ref, the log's last change. ok is false for a line without a time.
+func serverLineTime(ev parse.ServerEvent, loc *time.Location, ref time.Time) (time.Time, bool) {
+	if !ev.Wrap.Time.IsZero() {
+		return ev.Wrap.Time, true
+	}
+	if !ev.HasPrefix {
+		return time.Time{}, false
+	}
+	p := ev.Prefix.Time
+	at := func(y int, mo time.Month, d int) time.Time {
+		return time.Date(y, mo, d, p.Hour(), p.Minute(), p.Second(), p.Nanosecond(), loc)
+	}
+	r := ref.In(loc)
+	switch {
+	case ev.Prefix.HasYear:
+		return at(p.Year(), p.Month(), p.Day()), true
+	case ref.IsZero():
+		return time.Time{}, false
+	case ev.Prefix.HasDate:
+		t := at(r.Year(), p.Month(), p.Day())
+		if t.After(ref.Add(24 * time.Hour)) {
+			t = at(r.Year()-1, p.Month(), p.Day())
+		}
+		return t, true
+	}
+	t := at(r.Year(), r.Month(), r.Day())
+	if t.After(ref.Add(time.Hour)) {
+		t = t.AddDate(0, 0, -1)
+	}
+	return t, true
+}
+
+// serverEventTime stamps a server log record: its own time; a record
+// without one gets the time of the line before it on a first read (or the
+// log's mtime), and now when it is news.
+func (w *Watcher) serverEventTime(ev parse.ServerEvent, now time.Time) time.Time {
+	ref := w.srv.logMtime
+	if t, ok := serverLineTime(ev, w.hostZone(), ref); ok {
+		w.ev.srvLast = t
+		return t
+	}
+	switch {
+	case w.ev.readOnce:
+		return now
+	case !w.ev.srvLast.IsZero():
+		return w.ev.srvLast
+	case !ref.IsZero():
+		return ref
+	}
+	return now
+}
+
+// logEvent records an event read from a log, at its log time, keyed so that
+// reading the same line again (this session or the next) adds nothing.
+func (w *Watcher) logEvent(at time.Time, kind, text, msg string) {
+	w.timeline.Add(Event{Time: at.UTC(), Kind: kind, Text: parse.SanitizeString(text),
+		Key: kind + "|" + at.UTC().Format(time.RFC3339Nano) + "|" + parse.SanitizeString(msg)})
+}
+
+// doneEvents records category_done when a category reaches done and
+// pipeline_done when the job has: every category final and the worker
+// exited with the job done, or the log's "All categories finished.". A
+// category found done, or a job found finished, on a first read is stamped
+// with its file's mtime; either way the key is the file's mtime, so that
+// the next session finds the event already there.
+func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
+	if w.ev.cats == nil {
+		w.ev.cats = map[string]*catEvents{}
+	}
+	allFinal, records, last := len(s.Categories) > 0, int64(0), time.Time{}
+	for _, v := range s.Categories {
+		c := w.cats[v.Name]
+		ce := w.ev.cats[v.Name]
+		if ce == nil {
+			ce = &catEvents{}
+			w.ev.cats[v.Name] = ce
+		}
+		allFinal = allFinal && Final(v.State)
+		if c == nil {
+			continue
+		}
+		if c.mtime.After(last) {
+			last = c.mtime
+		}
+		switch v.State {
+		case StateRunning, StateStalled:
+			if ce.runAt.IsZero() {
+				ce.runAt, ce.runLines = now, v.Done
+			}
+			if v.RatePerMin > 0 {
+				ce.lastRate = v.RatePerMin
+			}
+			ce.done = false
+		case StatePending, StateStopped:
+			ce.done, ce.runAt = false, time.Time{}
+		case StateDone:
+			records += v.Done
+			if ce.done {
+				continue
+			}
+			ce.done = true
+			at := c.mtime
+			if at.IsZero() || at.After(now) {
+				at = now
+			}
+			rate := ce.lastRate
+			if mins := now.Sub(ce.runAt).Minutes(); !ce.runAt.IsZero() && v.Done > ce.runLines && mins >= 0.5 {
+				rate = float64(v.Done-ce.runLines) / mins // records by this run over the time it ran
+			}
+			if rate == 0 {
+				rate = w.reportedRate(v.Name)
+			}
+			text := fmt.Sprintf("%s done: %d records", v.Name, v.Done)
+			if rate > 0 {
+				text += fmt.Sprintf(" (%s, %.1f/min)", v.Class, rate)
+			}
+			w.timeline.Add(Event{Time: at.UTC(), Kind: "category_done", Category: v.Name, Text: parse.SanitizeString(text),
+				Class: v.Class, RatePerMin: rate, Key: fmt.Sprintf("category_done|%s|%d|%d", v.Name, v.Done, c.mtime.UnixNano())})
+			ce.runAt = time.Time{}
+		}
+	}
+	finished := allFinal && s.Worker.State == WorkerExited || w.log.finished && !Alive(s.Worker.State)
+	if !finished || Alive(s.Worker.State) {
+		w.ev.pipeDone = false
+		return
+	}
+	if w.ev.pipeDone {
+		return
+	}
+	w.ev.pipeDone = true
+	at := last
+	if at.IsZero() {
+		at = w.log.lastLine
+	}
+	if at.IsZero() || at.After(now) {
+		at = now
+	}
+	w.timeline.Add(Event{Time: at.UTC(), Kind: "pipeline_done", Text: fmt.Sprintf("pipeline done: %d records", records),
+		Key: fmt.Sprintf("pipeline_done|%d", last.UnixNano())})
+}
+
+// reportedRate is the worker's own figure for a category (worker.json).
+func (w *Watcher) reportedRate(name string) float64 {
+	if w.wjson == nil {
+		return 0
+	}
+	for _, c := range w.wjson.Categories {
+		if c.Name == name {
+			return c.Rate
+		}
+	}
+	return 0
+}
