@@ -627,3 +627,27 @@ func TestGoldenViews(t *testing.T) {
 		}
 	}
 }
+
+// After a night away the header says the job is done, when and how much;
+// before pipeline_done it shows no such news.
+func TestHeaderSaysPipelineDone(t *testing.T) {
+	f := newFake()
+	s := running()
+	for i := range s.Categories {
+		s.Categories[i].State, s.Categories[i].Done = pipeline.StateDone, 200
+	}
+	s.Worker = pipeline.Worker{State: pipeline.WorkerExited, PID: 4242, Source: "worker.json"}
+	s.ETASeconds = nil
+	f.snap, f.conn = s, remote.ConnState{Phase: remote.Connected, LastContact: t0.Add(-time.Second)}
+	m, _ := newModel(f, 140, 40, Config{})
+	if v := ansi.Strip(m.View().Content); strings.Contains(v, "pipeline done") || !strings.Contains(v, "ETA -") {
+		t.Fatalf("done before pipeline_done:\n%s", v)
+	}
+	at := time.Date(2026, 11, 29, 2, 18, 0, 0, time.Local)
+	s.Events = append(s.Events, pipeline.Event{Time: at, Kind: "pipeline_done", Text: "pipeline done: 2000 records"})
+	f.snap = s
+	m, _ = newModel(f, 140, 40, Config{})
+	if v := ansi.Strip(m.View().Content); !strings.Contains(v, "✓ pipeline done 11-29 02:18 (2,000 records)") {
+		t.Fatalf("header:\n%s", v)
+	}
+}

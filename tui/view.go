@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,7 +118,11 @@ func (m Model) header(w int) string {
 			eta = "-"
 		}
 	}
-	parts = append(parts, "ETA "+eta)
+	if done := doneLine(s); done != "" && !m.stale() {
+		parts = append(parts, st.OK.Render(done))
+	} else {
+		parts = append(parts, "ETA "+eta)
+	}
 	if n := len(m.busy); n > 0 {
 		spin := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}[m.spin%10]
 		for _, what := range m.busy {
@@ -480,4 +485,36 @@ func overlay(body, box string, h int) string {
 		}
 	}
 	return strings.Join(bl, "\n")
+}
+
+// doneLine is the header's news after a night away: "✓ pipeline done
+// 08:18 (1,948 records)" once the job has finished (pipeline_done), and
+// nothing before.
+func doneLine(s pipeline.Snapshot) string {
+	if !allFinal(s) || pipeline.Alive(s.Worker.State) {
+		return ""
+	}
+	var at time.Time
+	for _, e := range s.Events {
+		if e.Kind == "pipeline_done" {
+			at = e.Time
+		}
+	}
+	if at.IsZero() {
+		return ""
+	}
+	var n int64
+	for _, c := range s.Categories {
+		n += c.Done
+	}
+	return fmt.Sprintf("✓ pipeline done %s (%s records)", at.Local().Format("01-02 15:04"), thousands(n))
+}
+
+// thousands writes n with commas: 1,948.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
