@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -14,26 +15,46 @@ import (
 )
 
 // Closing the terminal (SIGHUP), or a SIGTERM, while the unknown-host-key
-// question is open ends the dashboard, and the unanswered question refuses
-// the key: known_hosts stays empty.
+// question (or the passphrase question) is open ends the dashboard, and the
+// unanswered question refuses: known_hosts stays as it was, empty here.
 func TestSignalDuringHostKeyPromptEndsTheDashboard(t *testing.T) {
 	needTmux(t)
 	bin := testbin.Path(t)
 	for _, tc := range []struct {
-		name string
-		sig  syscall.Signal
-	}{{"SIGHUP", syscall.SIGHUP}, {"SIGTERM", syscall.SIGTERM}} {
+		name       string
+		sig        syscall.Signal
+		passphrase bool // an encrypted key and a pinned host key: the passphrase is asked
+	}{
+		{"SIGHUP", syscall.SIGHUP, false},
+		{"SIGTERM", syscall.SIGTERM, false},
+		{"SIGHUP_passphrase", syscall.SIGHUP, true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := sshdtest.Start(t)
 			dir := t.TempDir()
-			known := filepath.Join(dir, "known_hosts")
-			if err := os.WriteFile(known, nil, 0o600); err != nil {
+			known, keyPath, question := filepath.Join(dir, "known_hosts"), s.KeyPath, "is not known"
+			var before []byte
+			if tc.passphrase {
+				keyPath, question = filepath.Join(dir, "client_ed25519"), "Passphrase for"
+				pem, err := os.ReadFile(s.KeyPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if before, err = os.ReadFile(s.KnownHosts); err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(keyPath, pem, 0o600)
+				if out, err := exec.Command("ssh-keygen", "-q", "-p", "-P", "", "-N", "secret words", "-f", keyPath).CombinedOutput(); err != nil {
+					t.Fatalf("ssh-keygen -p: %v %s", err, out)
+				}
+			}
+			if err := os.WriteFile(known, before, 0o600); err != nil {
 				t.Fatal(err)
 			}
 			root := t.TempDir()
 			os.MkdirAll(filepath.Join(root, "prepared", "B1"), 0o755)
 			x := startTmux(t, 120, 40, []string{"XDG_STATE_HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "SSH_AUTH_SOCK="},
-				"sh", "-c", `exec "$@" 2>"$0"`, filepath.Join(dir, "stderr"), bin, "-F", "/dev/null", "-i", s.KeyPath,
+				"sh", "-c", `exec "$@" 2>"$0"`, filepath.Join(dir, "stderr"), bin, "-F", "/dev/null", "-i", keyPath,
 				"-o", "UserKnownHostsFile="+known, "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=ask",
 				"--root", root, "--server-url", "http://127.0.0.1:1", s.User+"@"+s.Addr())
 			pid, err := strconv.Atoi(tmuxFmt(t, x.session, "#{pane_pid}"))
@@ -46,7 +67,7 @@ func TestSignalDuringHostKeyPromptEndsTheDashboard(t *testing.T) {
 					syscall.Kill(pid, syscall.SIGKILL)
 				}
 			})
-			x.waitText("is not known", 20*time.Second)
+			x.waitText(question, 20*time.Second)
 			start := time.Now()
 			if err := syscall.Kill(pid, tc.sig); err != nil {
 				t.Fatal(err)
@@ -58,18 +79,18 @@ func TestSignalDuringHostKeyPromptEndsTheDashboard(t *testing.T) {
 					time.Sleep(time.Second)
 					stacks, _ := os.ReadFile(filepath.Join(dir, "stderr"))
 					t.Logf("stderr:\n%s", stacks)
-					t.Fatalf("the dashboard (pid %d) still runs 20 s after %s with the host-key prompt open:\n%s", pid, tc.name, x.screen())
+					t.Fatalf("the dashboard (pid %d) still runs 20 s after %s with %q open:\n%s", pid, tc.name, question, x.screen())
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
 			exited = true
-			t.Logf("%s during the host-key prompt: the dashboard exited after %s", tc.name, time.Since(start).Round(time.Millisecond))
-			b, err := os.ReadFile(known)
+			t.Logf("%s with %q open: the dashboard exited after %s", tc.name, question, time.Since(start).Round(time.Millisecond))
+			after, err := os.ReadFile(known)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(b) != 0 {
-				t.Fatalf("the unanswered prompt accepted the key: known_hosts holds %q", b)
+			if string(after) != string(before) {
+				t.Fatalf("the unanswered prompt changed known_hosts: %q, was %q", after, before)
 			}
 		})
 	}
