@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,13 +47,52 @@ func (l *logPane) set(worker, server []string, evs []pipeline.Event) {
 
 func (l *logPane) shown() []string { return l.lines[l.tab] }
 
+// scroll moves the view n lines; leaving follow mode, it starts from what
+// was on screen, and it never scrolls past a full last page.
 func (l *logPane) scroll(n int) {
-	lines := l.shown()
+	last := l.lastTop()
 	if l.follow {
-		l.top = max(0, len(lines)-l.height)
+		l.top = last
 	}
 	l.follow = false
-	l.top = max(0, min(l.top+n, len(lines)-1))
+	l.top = max(0, min(l.top+n, last))
+}
+
+// toggleFollow pauses where the view is, or resumes following.
+func (l *logPane) toggleFollow() {
+	if l.follow {
+		l.top = l.lastTop()
+	}
+	l.follow = !l.follow
+}
+
+// wrapped is line s as the rows it takes on screen.
+func (l *logPane) wrapped(s string) []string {
+	if !l.wrap {
+		return []string{s}
+	}
+	return strings.Split(ansi.Hardwrap(s, max(l.width, 1), true), "\n")
+}
+
+// rows is how many screen rows line i takes.
+func (l *logPane) rows(i int) int {
+	if !l.wrap {
+		return 1
+	}
+	return len(l.wrapped(l.shown()[i]))
+}
+
+// lastTop is the first line on screen, perhaps only its last rows, when
+// the pane shows the end of the log: the bottom-most top there is. Only
+// the lines that fit are wrapped.
+func (l *logPane) lastTop() int {
+	n := len(l.shown())
+	i, rows := n, 0
+	for i > 0 && rows < l.height {
+		i--
+		rows += l.rows(i)
+	}
+	return max(0, min(i, n-1))
 }
 
 func sanitizeAll(in []string) []string {
@@ -101,9 +141,19 @@ func (l *logPane) next(dir int) {
 	l.jump(l.matches[l.cur])
 }
 
+// jump shows line i a third of the way down the pane.
 func (l *logPane) jump(i int) {
 	l.follow = false
-	l.top = max(0, i-l.height/3)
+	top, above := i, 0
+	for top > 0 {
+		r := l.rows(top - 1)
+		if above+r > l.height/3 {
+			break
+		}
+		above += r
+		top--
+	}
+	l.top = min(top, l.lastTop())
 }
 
 // nextError jumps to the next line that looks like an error or traceback.
@@ -153,43 +203,67 @@ func (l *logPane) View(st Styles, focused bool) string {
 		mode = "▸ " + mode
 	}
 	head := fit(b.String()+"  "+st.Dim.Render(mode), l.width)
-	lines := l.shown()
-	var rows []string
-	for i := range lines {
-		s := lines[i]
-		if l.wrap {
-			rows = append(rows, strings.Split(ansi.Hardwrap(s, max(l.width, 1), true), "\n")...)
-		} else {
-			rows = append(rows, s)
-		}
-	}
-	h := max(l.height, 0)
-	top := l.top
-	if l.follow || top > len(rows)-1 {
-		top = max(0, len(rows)-h)
-	}
 	out := []string{head}
-	for i := top; i < top+h; i++ {
-		if i < len(rows) {
-			row := fit(rows[i], l.width)
-			if l.query != "" && !l.wrap && isMatch(l.matches, i) {
-				row = st.Accent.Render(row)
-			}
-			out = append(out, row)
-		} else {
-			out = append(out, "")
+	h := max(l.height, 0)
+	for _, r := range l.window(h) {
+		row := fit(r.text, l.width)
+		if l.query != "" && isMatch(l.matches, r.line) {
+			row = st.Accent.Render(row)
 		}
+		out = append(out, row)
+	}
+	for len(out) < h+1 {
+		out = append(out, "")
 	}
 	return strings.Join(out, "\n")
 }
 
-func isMatch(ms []int, i int) bool {
-	for _, m := range ms {
-		if m == i {
-			return true
-		}
+// row is one screen row of the pane: a line, or a part of a wrapped one.
+type row struct {
+	line int
+	text string
+}
+
+// window is what the pane shows, at most h rows: from line top down, or
+// the end of the log when following or scrolled to the bottom. Only the
+// lines shown are wrapped, so a frame costs the pane's height, not the
+// log's length.
+func (l *logPane) window(h int) []row {
+	lines := l.shown()
+	if h <= 0 || len(lines) == 0 {
+		return nil
 	}
-	return false
+	if !l.follow && l.top < l.lastTop() {
+		var out []row
+		for i := l.top; i < len(lines) && len(out) < h; i++ {
+			for _, t := range l.wrapped(lines[i]) {
+				out = append(out, row{i, t})
+			}
+		}
+		return out[:min(len(out), h)]
+	}
+	var chunks [][]string // from the last line up
+	i, n := len(lines), 0
+	for i > 0 && n < h {
+		i--
+		w := l.wrapped(lines[i])
+		chunks = append(chunks, w)
+		n += len(w)
+	}
+	out := make([]row, 0, n)
+	for k := len(chunks) - 1; k >= 0; k-- {
+		for _, t := range chunks[k] {
+			out = append(out, row{i, t})
+		}
+		i++
+	}
+	return out[len(out)-min(h, len(out)):]
+}
+
+// isMatch says whether line i matches; ms is sorted.
+func isMatch(ms []int, i int) bool {
+	_, ok := slices.BinarySearch(ms, i)
+	return ok
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -112,6 +112,7 @@ func New(be Backend, cfg Config) Model {
 	m := Model{be: be, cfg: cfg, st: NewStyles(cfg.Dark, cfg.Plain), busy: map[int]string{},
 		logs: newLogPane(), lastKey: cfg.Now(), width: 120, height: 40}
 	m.notifier = newNotifier(cfg.Notify, be.Host(), cfg.Now)
+	m.layout()
 	return m
 }
 
@@ -158,7 +159,15 @@ func (m *Model) action(what string, f func(ctx context.Context) (string, error))
 	}
 }
 
+// Update handles msg, then sizes the panes for the layout it leaves.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	next, cmd := m.update(msg)
+	nm := next.(Model)
+	nm.layout()
+	return nm, cmd
+}
+
+func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -273,7 +282,7 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.logs.tab = int(s[0] - '1')
 		m.logs.follow = true
 	case "f":
-		m.logs.follow = !m.logs.follow
+		m.logs.toggleFollow()
 	case "w":
 		m.logs.wrap = !m.logs.wrap
 	case "/":

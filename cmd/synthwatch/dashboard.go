@@ -120,6 +120,9 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 	prompter.Attach(p.Send)
 	slog.Info("dashboard start", "host", name, "root", f.root, "root_from", f.set.Get("root").Origin)
 	final, err := p.Run()
+	// Refuse a question still open (a host key, a passphrase): the link's
+	// supervisor waits on it, and the deferred h.Close waits on the supervisor.
+	prompter.Close()
 	if f.quitNote != "" {
 		fmt.Fprintln(cmd.OutOrStdout(), f.quitNote)
 	} else if fm, ok := final.(tui.Model); ok && fm.QuitMessage() != "" {
