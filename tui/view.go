@@ -33,10 +33,8 @@ func (m Model) render() string {
 	footer := m.footer(w)
 	table := m.table(w, wide)
 	server := m.serverPanel(w, wide)
-	used := lines(header) + lines(table) + lines(server) + lines(footer)
-	lp := m.logs
-	lp.SetSize(w, max(h-used-1, 1))
-	body := strings.Join([]string{header, table, server, lp.View(m.st, m.focus == focusLog), footer}, "\n")
+	// the log pane was sized in Update (layout), so keys and the view agree
+	body := strings.Join([]string{header, table, server, m.logs.View(m.st, m.focus == focusLog), footer}, "\n")
 	switch {
 	case m.prompt != nil:
 		return overlay(body, m.box(w, m.prompt.Text, "> "+m.input.view()+"▏", "enter to answer, esc to refuse"), h)
