@@ -270,11 +270,11 @@ func (d *Demo) StopWorker() bool {
 func (d *Demo) Close() {
 	d.once.Do(func() {
 		close(d.stop)
+		if d.SSH != nil {
+			d.SSH.Close() // first: no launch can come in after the worker is stopped
+		}
 		d.StopWorker()
 		d.wg.Wait()
-		if d.SSH != nil {
-			d.SSH.Close()
-		}
 		if d.Sim != nil {
 			d.Sim.Close()
 		}

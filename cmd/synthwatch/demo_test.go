@@ -162,20 +162,40 @@ func TestDemoRestartUnsticksTheStallInTmux(t *testing.T) {
 		return st == "stalled"
 	})
 	atStall, _ := row(scr)
+	header := regexp.MustCompile(`worker (running|stalled) pid (\d+)`)
+	m := header.FindStringSubmatch(scr)
+	if m == nil {
+		t.Fatalf("no worker pid in the header:\n%s", scr)
+	}
+	oldPID := m[2]
 	x.keys("k", "k", "k", "k", "k", "j", "j") // B1 is first: two down is B3
 	x.keys("R")
 	x.waitText(`Restart with "B3_magicoder" first?`, 10*time.Second)
 	x.keys("y")
 	start := time.Now()
-	scr = x.waitFor("B3's count rises", 120*time.Second, func(s string) bool {
-		if crashed.MatchString(s) {
-			t.Fatalf("B3 did not flow before the scripted server crash (%s after R, y):\n%s", time.Since(start).Round(time.Millisecond), s)
-		}
+	// the old worker's requests, released, may land during its grace; then
+	// the new worker must add its own
+	beforeCrash := func(what string, cond func(string) bool) string {
+		t.Helper()
+		return x.waitFor(what, 120*time.Second, func(s string) bool {
+			if crashed.MatchString(s) {
+				t.Fatalf("%s: not before the scripted server crash (%s after R, y):\n%s", what, time.Since(start).Round(time.Millisecond), s)
+			}
+			return cond(s)
+		})
+	}
+	scr = beforeCrash("a new worker", func(s string) bool {
+		m := header.FindStringSubmatch(s)
+		return m != nil && m[1] == "running" && m[2] != oldPID
+	})
+	atNew, _ := row(scr)
+	newAt := time.Since(start)
+	scr = beforeCrash("B3's count rises with the new worker", func(s string) bool {
 		n, _ := row(s)
-		return n > atStall
+		return n > atNew
 	})
 	n, st := row(scr)
-	t.Logf("B3 %d -> %d (%s) %s after R, y", atStall, n, st, time.Since(start).Round(time.Millisecond))
+	t.Logf("B3 %d at the stall; new worker %s after R, y at %d; %d (%s) %s after R, y", atStall, newAt.Round(time.Millisecond), atNew, n, st, time.Since(start).Round(time.Millisecond))
 	if st != "running" && st != "done" {
 		t.Errorf("B3 is %s after it flowed again:\n%s", st, scr)
 	}
