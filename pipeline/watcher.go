@@ -232,7 +232,8 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	snap := Snapshot{Schema: 1, Time: now.UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}}
 	snap.Connection = w.connection()
 	w.noteConnection(snap.Connection, now)
-	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected)
+	// a link that dropped during the batch fails its reads with the transport's error, not ErrDisconnected
+	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected) || (snap.Connection.State != "connected" && snap.Connection.State != "local")
 	if down {
 		return w.stale(snap)
 	}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
@@ -54,10 +55,11 @@ type job struct {
 	promptTok, n        int
 	finish              string // stop or length, when it runs to the end
 	pieces              []piece
-	hang                bool
-	abortAt             int // after this many pieces: 200 + abort (0: never)
-	gapAt               int // stream: no chunk after this many (0: never)
-	errAt               int // stream: an error chunk after this many (0: never)
+	hang                bool   // never answered (HangRate): until the client goes away
+	stalled             []byte // held by StallMatch (the body it matched): until the fault is cleared
+	abortAt             int    // after this many pieces: 200 + abort (0: never)
+	gapAt               int    // stream: no chunk after this many (0: never)
+	errAt               int    // stream: an error chunk after this many (0: never)
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
@@ -143,7 +145,10 @@ func (s *Server) plan(req *request, chat bool, l *liveReq, body []byte) *job {
 	f := s.faults
 	s.mu.Unlock()
 	last := max(len(j.pieces)-1, 1)
-	j.hang = (f.StallMatch != "" && strings.Contains(string(body), f.StallMatch)) || rand.Float64() < f.HangRate
+	if stallMatches(f, body) {
+		j.stalled = body
+	}
+	j.hang = rand.Float64() < f.HangRate
 	if rand.Float64() < f.AbortRate {
 		j.abortAt = 1 + rand.IntN(last)
 	}
@@ -174,8 +179,12 @@ func (s *Server) run(out *output, l *liveReq, j *job) {
 	}
 	produced, ok := 0, false
 	defer func() { s.release(kv, j.promptTok, tokens(j.pieces[:produced]), ok) }()
-	if j.hang { // a wedged request holds its slot, as in a stuck scheduler
+	// a wedged request holds its slot, as in a stuck scheduler; one held by
+	// StallMatch goes on once the fault is cleared
+	if j.hang {
 		s.waitAbort(l)
+	}
+	if j.hang || (j.stalled != nil && !s.holdStalled(l, j.stalled)) {
 		out.finish(0, abortReason("Aborted by AbortReq."))
 		return
 	}
@@ -222,6 +231,30 @@ func (s *Server) sleep(l *liveReq, d time.Duration) bool {
 	case <-s.stop:
 	}
 	return false
+}
+
+func stallMatches(f Faults, body []byte) bool {
+	return f.StallMatch != "" && bytes.Contains(body, []byte(f.StallMatch))
+}
+
+// holdStalled holds a request that StallMatch matched until the faults no
+// longer match its body (true: decode it now) or it is aborted (false).
+func (s *Server) holdStalled(l *liveReq, body []byte) bool {
+	for {
+		s.mu.Lock()
+		f, changed := s.faults, s.refault
+		s.mu.Unlock()
+		if !stallMatches(f, body) {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-l.abort:
+			return false
+		case <-s.stop:
+			return false
+		}
+	}
 }
 
 func (s *Server) waitAbort(l *liveReq) {

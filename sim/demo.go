@@ -32,9 +32,9 @@ type Demo struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	once  sync.Once
-	// Story tells what the script did, for the status line of --no-tui.
-	mu    sync.Mutex
-	story string
+	// stories tell what the script did, for --no-tui (StorySince).
+	mu      sync.Mutex
+	stories []string
 }
 
 type demoCat struct {
@@ -145,22 +145,25 @@ func (d *Demo) sleep(dd time.Duration) bool {
 
 func (d *Demo) say(s string) {
 	d.mu.Lock()
-	d.story = s
+	d.stories = append(d.stories, s)
 	d.mu.Unlock()
 }
 
-// Story is what the script did last.
-func (d *Demo) Story() string {
+// StorySince is what the script did after its first n steps, and the
+// number of steps so far.
+func (d *Demo) StorySince(n int) ([]string, int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.story
+	n = min(max(n, 0), len(d.stories))
+	return append([]string(nil), d.stories[n:]...), len(d.stories)
 }
 
-// workerPID reads run/worker.json's pid and current category.
-func (d *Demo) workerPID() (int, string) {
+// worker reads run/worker.json: the pid (0 when no worker runs: none, or
+// it ended, or its process is gone), its category and its state.
+func (d *Demo) worker() (pid int, cat, state string) {
 	data, err := os.ReadFile(filepath.Join(d.Root, "run", "worker.json"))
 	if err != nil {
-		return 0, ""
+		return 0, "", ""
 	}
 	var st struct {
 		PID      int    `json:"pid"`
@@ -168,45 +171,51 @@ func (d *Demo) workerPID() (int, string) {
 		State    string `json:"state"`
 	}
 	if json.Unmarshal(data, &st) != nil || st.State == "done" || st.State == "stopped" || st.State == "failed" {
-		return 0, ""
+		return 0, "", st.State
 	}
 	if syscall.Kill(st.PID, 0) != nil {
-		return 0, ""
+		return 0, "", st.State
 	}
-	return st.PID, st.Category
+	return st.PID, st.Category, st.State
 }
+
+// StallCategory is the category the script stalls.
+const StallCategory = "B3_magicoder"
 
 // script: once a worker runs, the server stops answering its category (a
 // stall the user can fix with R); later the server crashes, stays down for
 // 20 s, and comes back.
 func (d *Demo) script() {
 	defer d.wg.Done()
-	var pid int
-	for pid == 0 {
-		if !d.sleep(time.Second) {
-			return
-		}
-		pid, _ = d.workerPID()
-	}
-	if !d.sleep(45 * time.Second) {
+	if !d.waitWorker() || !d.sleep(45*time.Second) {
 		return
 	}
 	// B3 has the most work after the resumed category, so the stall always
 	// lands on live work, whichever category is running at this moment
-	cat := "B3_magicoder"
+	cat := StallCategory
 	{
+		if !d.waitWorker() { // the user may have stopped it meanwhile
+			return
+		}
+		pid, _, _ := d.worker()
 		d.Sim.SetFaults(Faults{StallMatch: "of " + cat})
-		d.say("the server stopped answering " + cat + ": it will stall; press R on it to restart")
+		d.say("the server stopped answering " + cat + ": it will stall until the worker is restarted")
 		deadline := time.Now().Add(time.Duration(float64(3*time.Minute) / d.Speed))
 		for time.Now().Before(deadline) {
-			if !d.sleep(time.Second) {
+			// 200 ms, whatever the speed: the new worker's first requests
+			// must not wait for this loop (they are released anyway)
+			select {
+			case <-d.stop:
 				return
+			case <-time.After(200 * time.Millisecond):
 			}
-			if p, _ := d.workerPID(); p != 0 && p != pid {
-				break // restarted: the wedged requests are gone
+			// the kill is seen at once: the worker says "stopping" on
+			// SIGTERM, then ends, then a new one starts
+			if p, _, st := d.worker(); p != pid || st == "stopping" {
+				break
 			}
 		}
-		d.Sim.SetFaults(Faults{})
+		d.Sim.SetFaults(Faults{}) // the requests it held are answered now
 		d.say(cat + " is answered again")
 	}
 	if !d.sleep(40 * time.Second) {
@@ -219,27 +228,53 @@ func (d *Demo) script() {
 	}
 }
 
+// waitWorker waits until a worker runs; false if the demo ends first.
+func (d *Demo) waitWorker() bool {
+	for {
+		if p, _, _ := d.worker(); p != 0 {
+			return true
+		}
+		select {
+		case <-d.stop:
+			return false
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// StopWorker stops the demo's worker (its process group: SIGTERM, SIGKILL
+// after 2 s) and reports whether one was running: false when it had
+// already finished or never started.
+func (d *Demo) StopWorker() bool {
+	if d.Root == "" {
+		return false
+	}
+	data, err := os.ReadFile(filepath.Join(d.Root, "run", "worker.json"))
+	if err != nil {
+		return false
+	}
+	var st struct{ PID int }
+	if json.Unmarshal(data, &st) != nil || st.PID <= 0 || !isDemoWorker(st.PID, d.Root) {
+		return false
+	}
+	_ = syscall.Kill(-st.PID, syscall.SIGTERM)
+	for i := 0; i < 20 && syscall.Kill(st.PID, 0) == nil; i++ { // 2 s, then SIGKILL: a demo, not a night of data
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = syscall.Kill(-st.PID, syscall.SIGKILL)
+	return true
+}
+
 // Close stops the worker (its process group), the script, sim and the SSH
 // server, and removes the temp directory unless it was given with --keep.
 func (d *Demo) Close() {
 	d.once.Do(func() {
 		close(d.stop)
-		if d.Root != "" {
-			if data, err := os.ReadFile(filepath.Join(d.Root, "run", "worker.json")); err == nil {
-				var st struct{ PID int }
-				if json.Unmarshal(data, &st) == nil && st.PID > 0 && isDemoWorker(st.PID, d.Root) {
-					_ = syscall.Kill(-st.PID, syscall.SIGTERM)
-					for i := 0; i < 20 && syscall.Kill(st.PID, 0) == nil; i++ { // 2 s, then SIGKILL: a demo, not a night of data
-						time.Sleep(100 * time.Millisecond)
-					}
-					_ = syscall.Kill(-st.PID, syscall.SIGKILL)
-				}
-			}
-		}
-		d.wg.Wait()
 		if d.SSH != nil {
-			d.SSH.Close()
+			d.SSH.Close() // first: no launch can come in after the worker is stopped
 		}
+		d.StopWorker()
+		d.wg.Wait()
 		if d.Sim != nil {
 			d.Sim.Close()
 		}

@@ -80,6 +80,7 @@ type Server struct {
 	srv      *http.Server
 	ready    bool
 	faults   Faults
+	refault  chan struct{} // closed (and replaced) by SetFaults: requests held by a fault look again
 	running  int
 	queued   int
 	used     int // KV tokens held by running requests
@@ -146,7 +147,7 @@ func New(o Options) *Server {
 	if o.KVCacheDType == "" {
 		o.KVCacheDType = "auto"
 	}
-	return &Server{opts: o, slots: make(chan struct{}, o.Capacity), stop: make(chan struct{}), live: map[string]*liveReq{}}
+	return &Server{opts: o, slots: make(chan struct{}, o.Capacity), stop: make(chan struct{}), live: map[string]*liveReq{}, refault: make(chan struct{})}
 }
 
 // Start listens on addr (host:port, port 0 for any) and writes the startup
@@ -169,10 +170,14 @@ func (s *Server) URL() string { return "http://" + s.addr }
 // Addr is host:port.
 func (s *Server) Addr() string { return s.addr }
 
-// SetFaults replaces the injected faults.
+// SetFaults replaces the injected faults. Requests held by StallMatch
+// that the new faults no longer match are released: they are decoded and
+// answered as if they had just been admitted.
 func (s *Server) SetFaults(f Faults) {
 	s.mu.Lock()
 	s.faults = f
+	close(s.refault)
+	s.refault = make(chan struct{})
 	s.mu.Unlock()
 }
 

@@ -183,3 +183,59 @@ func TestFaults(t *testing.T) {
 		t.Errorf("server did not come back: %v", err)
 	}
 }
+
+// Requests held by StallMatch are released when the fault is cleared (or
+// changed to no longer match them): they are decoded and answered in full,
+// so a worker restarted onto a stall that is then cleared flows at once.
+func TestClearingAStallReleasesHeldRequests(t *testing.T) {
+	s := start(t, Options{Speed: 100})
+	s.SetFaults(Faults{StallMatch: "of B3"})
+	type answer struct {
+		code int
+		m    map[string]any
+	}
+	answers := make(chan answer, 3)
+	for i, body := range []string{
+		`{"rid":"a1","messages":[{"role":"user","content":"question 1 of B3"}],"max_tokens":50}`,
+		`{"rid":"a2","messages":[{"role":"user","content":"question 2 of B3"}],"max_tokens":50,"stream":true}`,
+		`{"rid":"a3","messages":[{"role":"user","content":"question 3 of B3"}],"max_tokens":50}`,
+	} {
+		go func() {
+			r, err := http.Post(s.URL()+"/v1/chat/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				answers <- answer{code: -1}
+				return
+			}
+			defer r.Body.Close()
+			data, _ := io.ReadAll(r.Body)
+			var m map[string]any
+			if i != 1 {
+				json.Unmarshal(data, &m)
+			} else if strings.Contains(string(data), `"finish_reason":"stop"`) || strings.Contains(string(data), `"finish_reason":"length"`) {
+				m = map[string]any{"choices": []any{map[string]any{"finish_reason": "stop"}}}
+			}
+			answers <- answer{r.StatusCode, m}
+		}()
+	}
+	until(t, "three held requests", func() bool { return len(s.LiveRIDs()) == 3 })
+	select {
+	case a := <-answers:
+		t.Fatalf("a stalled request was answered: %+v", a)
+	case <-time.After(200 * time.Millisecond):
+	}
+	s.SetFaults(Faults{StallMatch: "of B9"}) // another fault: these no longer match
+	for i := 0; i < 3; i++ {
+		select {
+		case a := <-answers:
+			ch, _ := a.m["choices"].([]any)
+			if a.code != 200 || len(ch) != 1 {
+				t.Fatalf("released request: %d %v", a.code, a.m)
+			}
+			if fr := ch[0].(map[string]any)["finish_reason"]; fr != "stop" && fr != "length" {
+				t.Errorf("released request finished %v, want a whole completion", fr)
+			}
+		case <-time.After(30 * time.Second): // generous: a loaded machine
+			t.Fatal("a stalled request is still held after the fault was cleared")
+		}
+	}
+}

@@ -27,7 +27,8 @@ type dashFlags struct {
 	poll       time.Duration
 	stallAfter time.Duration
 	grace      time.Duration
-	quitNote   string // printed on quit instead of the model's message
+	quitNote   func() string // if set, run on quit and printed instead of the model's message
+	stateDir   string        // if set, the event history and the log go here, not in ~/.local/state
 }
 
 // addDashboard makes the root command run the dashboard: synthwatch [flags] HOST.
@@ -79,7 +80,7 @@ func runDashboard(cmd *cobra.Command, args []string, f dashFlags) error {
 // runTUI runs the dashboard on a host reached with o (nil: a local root),
 // with f's settings resolved.
 func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) error {
-	logf := openLog()
+	logf := openLog(f.stateDir)
 	defer logf.Close()
 	slog.SetDefault(slog.New(slog.NewTextHandler(logf, nil)))
 
@@ -108,7 +109,11 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 	if histRoot == "" {
 		histRoot = pipeline.DefaultRoot
 	}
-	tl := pipeline.NewTimeline(2000, pipeline.StatePath(name, histRoot)) // one history per host and root
+	history := pipeline.StatePath(name, histRoot) // one history per host and root
+	if f.stateDir != "" {
+		history = filepath.Join(f.stateDir, "events.jsonl")
+	}
+	tl := pipeline.NewTimeline(2000, history)
 	live.W = pipeline.NewWatcher(live.H, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.stallAfter}, tl)
 	live.Act = f.actor(live.H)
 	dark := true
@@ -123,8 +128,8 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 	// Refuse a question still open (a host key, a passphrase): the link's
 	// supervisor waits on it, and the deferred h.Close waits on the supervisor.
 	prompter.Close()
-	if f.quitNote != "" {
-		fmt.Fprintln(cmd.OutOrStdout(), f.quitNote)
+	if f.quitNote != nil {
+		fmt.Fprintln(cmd.OutOrStdout(), f.quitNote())
 	} else if fm, ok := final.(tui.Model); ok && fm.QuitMessage() != "" {
 		fmt.Fprintln(cmd.OutOrStdout(), fm.QuitMessage())
 	}
@@ -175,9 +180,13 @@ func logLink(ctx context.Context, name string, h linkWatcher) {
 	}
 }
 
-// openLog is the dashboard's log file: never stdout while the TUI runs.
-func openLog() *os.File {
-	p := filepath.Join(pipeline.StateDir(), "synthwatch.log")
+// openLog is the dashboard's log file, synthwatch.log in dir (default
+// pipeline.StateDir()): never stdout while the TUI runs.
+func openLog(dir string) *os.File {
+	if dir == "" {
+		dir = pipeline.StateDir()
+	}
+	p := filepath.Join(dir, "synthwatch.log")
 	_ = os.MkdirAll(filepath.Dir(p), 0o700)
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {

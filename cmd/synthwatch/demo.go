@@ -26,9 +26,11 @@ func newDemoCmd() *cobra.Command {
 		Long: `demo lays out a pipeline root with five categories in a temp directory, starts an
 SGLang stand-in (sim) and an SSH server on 127.0.0.1, and opens the dashboard on
 it through the real SSH code. L, K, r and R start and stop a real worker process
-(this executable). Unless --calm, a category stalls after a while (press R on
-it) and later the server crashes and comes back. q stops everything and removes
-the temp directory (kept with --keep).`,
+(this executable). Unless --calm, a category stalls after a while (select it
+with j/k and press R, y: it flows again within seconds) and later the server
+crashes and comes back. q stops everything and removes the temp directory, the
+dashboard's event history and log included (kept with --keep). --no-tui prints
+the status every few seconds and does the restart itself.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := sim.StartDemo(o)
@@ -53,15 +55,13 @@ the temp directory (kept with --keep).`,
 				Home: filepath.Join(d.Dir, "home"), SSHBinary: "none",
 				Opts: []string{"UserKnownHostsFile=" + d.SSH.KnownHosts, "StrictHostKeyChecking=yes", "ServerAliveInterval=5"}}
 			if noTUI {
-				return demoStatusLoop(cmd, d, ro, self)
+				return demoStatusLoop(cmd, d, ro, self, o.Dir)
 			}
 			var f dashFlags
 			f.root, f.serverURL, f.workerBin = d.Root, d.Sim.URL(), self
 			f.poll, f.stallAfter, f.grace = time.Second, d.StallAfter(), 10*time.Second
-			f.quitNote = "synthwatch demo: stopped the worker, sim and the SSH server"
-			if o.Dir != "" {
-				f.quitNote += "; the files are kept in " + o.Dir
-			}
+			f.quitNote = func() string { return demoQuitNote(d, o.Dir) }
+			f.stateDir = filepath.Join(d.Dir, "state") // the demo's history and log go with it, not to ~/.local/state
 			f.set.Notify = tui.NotifyConfig{OSC: true} // the user's config.toml is not the demo's
 			return runTUI(cmd, "demo "+d.SSH.Addr(), f, ro)
 		},
@@ -73,11 +73,26 @@ the temp directory (kept with --keep).`,
 	return cmd
 }
 
+// demoQuitNote stops the worker and says what q stopped.
+func demoQuitNote(d *sim.Demo, kept string) string {
+	note := "synthwatch demo: stopped the worker, sim and the SSH server"
+	if !d.StopWorker() {
+		note = "synthwatch demo: stopped sim and the SSH server (the worker had already ended)"
+	}
+	if kept != "" {
+		note += "; the files are kept in " + kept
+	}
+	return note
+}
+
 // demoStatusLoop is --no-tui: launch the worker, then print the status
-// every few seconds until the pipeline is done or a signal comes.
-func demoStatusLoop(cmd *cobra.Command, d *sim.Demo, ro *remote.Options, self string) error {
+// every few seconds until the pipeline is done or a signal comes. It has no
+// keys, so when the scripted stall shows it restarts the worker with the
+// stalled category first itself, as R, y does in the dashboard.
+func demoStatusLoop(cmd *cobra.Command, d *sim.Demo, ro *remote.Options, self, kept string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	out := cmd.OutOrStdout()
 	h, err := remote.Dial(ctx, *ro)
 	if err != nil {
 		return connectErr(err)
@@ -89,24 +104,54 @@ func demoStatusLoop(cmd *cobra.Command, d *sim.Demo, ro *remote.Options, self st
 	if err != nil {
 		return actionErr(err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "demo: worker started (pid %d); Ctrl-C stops everything\n", pid)
+	fmt.Fprintf(out, "demo: worker started (pid %d); Ctrl-C stops everything\n", pid)
 	t := time.NewTicker(3 * time.Second)
 	defer t.Stop()
-	for {
+	told, restarted := 0, false
+	for ctx.Err() == nil {
 		s := w.Poll(ctx)
-		fmt.Fprintln(cmd.OutOrStdout())
-		printStatus(cmd.OutOrStdout(), s)
-		if story := d.Story(); story != "" {
-			fmt.Fprintln(cmd.OutOrStdout(), "story:", story)
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintln(out)
+		printStatus(out, s)
+		var steps []string
+		steps, told = d.StorySince(told)
+		for _, st := range steps {
+			fmt.Fprintln(out, "story:", st)
+		}
+		if !restarted && stalled(s, sim.StallCategory) {
+			restarted = true
+			fmt.Fprintf(out, "demo: %s is stalled; restarting the worker with it first (R, y in the dashboard; synthwatch restart HOST %s from a shell)\n", sim.StallCategory, sim.StallCategory)
+			var all []string
+			for _, c := range s.Categories {
+				all = append(all, c.Name)
+			}
+			if r, err := act.Restart(ctx, sim.StallCategory, all, 10*time.Second, 0); err != nil {
+				fmt.Fprintln(out, "demo: restart:", err)
+			} else {
+				fmt.Fprintf(out, "demo: worker restarted (pid %d, was %d)\n", r.PID, r.Stopped)
+			}
 		}
 		if s.Worker.Phase == "done" {
-			fmt.Fprintln(cmd.OutOrStdout(), "demo: the pipeline is done")
-			return nil
+			fmt.Fprintln(out, "demo: the pipeline is done")
+			break
 		}
 		select {
 		case <-ctx.Done():
-			return nil
 		case <-t.C:
 		}
 	}
+	fmt.Fprintln(out, demoQuitNote(d, kept))
+	return nil
+}
+
+// stalled reports whether cat is stalled in s.
+func stalled(s pipeline.Snapshot, cat string) bool {
+	for _, c := range s.Categories {
+		if c.Name == cat {
+			return c.State == pipeline.StateStalled
+		}
+	}
+	return false
 }

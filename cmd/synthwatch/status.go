@@ -1,49 +1,141 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os/signal"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/remote"
 )
 
 func newStatusCmd() *cobra.Command {
 	var f hostFlags
-	var asJSON bool
+	var asJSON, follow bool
+	var count int
 	cmd := &cobra.Command{
 		Use:   "status [flags] [user@]host[:port]",
-		Short: "Print the pipeline's state once (a table, or --json) and exit",
-		Long:  "status connects, reads the pipeline once and prints one Snapshot." + exitCodesHelp,
+		Short: "Print the pipeline's state once (a table, or --json) and exit; --follow keeps printing",
+		Long: `status connects, reads the pipeline once and prints one Snapshot.
+
+With --follow it keeps the one connection and prints a Snapshot on every
+poll (--poll, default 2s) until interrupted: with --json one compact JSON
+object a line, else the table under a "--- TIME" line. Each line is written
+as soon as it is made, so a pipe sees it at once. Rates are measured across
+the polls. A lost link does not end it: while the host reconnects the
+Snapshots are stale (connection "reconnecting", every category "unknown");
+only a link that cannot come back (a changed host key, auth refused) ends it,
+with exit 3. SIGINT or SIGTERM ends it with exit 0, never in the middle of a
+line. --count N stops after N Snapshots.` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, name, err := f.connectRoot(cmd, args)
-			if err != nil {
-				return err
+			if count < 0 {
+				return usageErr(errors.New("--count must be 0 (no limit) or more"))
 			}
-			defer h.Close()
-			w := pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.set.StallAfter}, nil)
-			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
-			defer cancel()
-			snap := w.Poll(ctx)
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(snap)
+			if count > 0 && !follow {
+				return usageErr(errors.New("--count needs --follow"))
 			}
-			printStatus(cmd.OutOrStdout(), snap)
-			return nil
+			if !follow {
+				return statusOnce(cmd, args, &f, asJSON)
+			}
+			return statusFollow(cmd, args, &f, asJSON, count)
 		},
 	}
 	f.add(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the Snapshot as JSON (schema 1)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the Snapshot as JSON (schema 1); with --follow one compact object a line")
+	cmd.Flags().BoolVar(&follow, "follow", false, "keep the connection and print a Snapshot on every poll until interrupted")
+	cmd.Flags().IntVar(&count, "count", 0, "with --follow: stop after this many Snapshots (0: until interrupted)")
+	cmd.Flags().Duration("poll", 2*time.Second, "with --follow: poll interval (env SYNTHWATCH_POLL_INTERVAL, config.toml poll_interval)")
 	cmd.Flags().Duration("stall-after", 10*time.Minute, "a category with no new records for this long is stalled (env SYNTHWATCH_STALL_AFTER, config.toml stall_after)")
 	return cmd
+}
+
+func (f *hostFlags) watcher(h remote.Host, name string) *pipeline.Watcher {
+	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.set.StallAfter}, nil)
+}
+
+// statusOnce is plain status: one poll, one Snapshot.
+func statusOnce(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool) error {
+	h, name, err := f.connectRoot(cmd, args)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
+	defer cancel()
+	snap := f.watcher(h, name).Poll(ctx)
+	if asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(snap)
+	}
+	printStatus(cmd.OutOrStdout(), snap)
+	return nil
+}
+
+// statusFollow is status --follow: one host and one Watcher for every
+// poll, a Snapshot printed per poll, each in one unbuffered write (a pipe
+// sees every line at once), until a signal, or
+// count Snapshots (count > 0).
+func statusFollow(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool, count int) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	cmd.SetContext(ctx)
+	h, name, err := f.connectRoot(cmd, args)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted while connecting: nothing printed, nothing wrong
+		}
+		return err
+	}
+	defer h.Close()
+	w := f.watcher(h, name)
+	every := f.set.Poll
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	out := cmd.OutOrStdout()
+	var buf bytes.Buffer
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for n := 0; count == 0 || n < count; n++ {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		start := time.Now()
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		snap := w.Poll(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return nil // a poll cut short by the signal is not printed
+		}
+		buf.Reset()
+		if asJSON {
+			_ = json.NewEncoder(&buf).Encode(snap) // compact: one object, one line
+		} else {
+			fmt.Fprintf(&buf, "--- %s\n", snap.Time.Local().Format("2006-01-02 15:04:05"))
+			printStatus(&buf, snap)
+		}
+		if _, err := out.Write(buf.Bytes()); err != nil {
+			return actionErr(fmt.Errorf("write: %w", err)) // the reader went away
+		}
+		if snap.Connection.State == remote.Failed.String() {
+			return connectErr(fmt.Errorf("the link to %s failed for good: %s", name, snap.Connection.Error))
+		}
+		t.Reset(max(0, every-time.Since(start))) // a poll every interval, not interval + poll time
+	}
+	return nil
 }
 
 // printStatus prints a Snapshot as text. Names, paths and warnings come

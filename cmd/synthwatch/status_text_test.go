@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,5 +22,37 @@ func TestTextStatusIsSanitised(t *testing.T) {
 	}
 	if !strings.Contains(out, "B x") || !strings.Contains(out, "blink") {
 		t.Fatalf("the text itself is lost:\n%q", out)
+	}
+}
+
+// Row ETAs print as durations: 10 s is 10s, not "1" (finding 9).
+func TestStatusTextETAs(t *testing.T) {
+	secs := func(v float64) *float64 { return &v }
+	s := pipeline.Snapshot{Host: "h", Root: "/r", ETASeconds: secs(130)}
+	want := map[string]string{"C0": "0s", "C10": "10s", "C70": "1m10s", "C130": "2m10s"}
+	for _, n := range []string{"C0", "C10", "C70", "C130"} {
+		v, _ := strconv.ParseFloat(n[1:], 64)
+		s.Categories = append(s.Categories, pipeline.Category{Name: n, Class: "SHORT", ETASeconds: secs(v), State: "running"})
+	}
+	s.Categories = append(s.Categories, pipeline.Category{Name: "CNIL", Class: "SHORT", State: "pending"})
+	var b bytes.Buffer
+	printStatus(&b, s)
+	out := b.String()
+	if !strings.Contains(out, "ETA: 2m10s\n") {
+		t.Errorf("pipeline ETA:\n%s", out)
+	}
+	want["CNIL"] = "-"
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 8 || want[f[0]] == "" {
+			continue
+		}
+		if f[6] != want[f[0]] {
+			t.Errorf("%s: ETA %q, want %q in:\n%s", f[0], f[6], want[f[0]], out)
+		}
+		delete(want, f[0])
+	}
+	if len(want) != 0 {
+		t.Errorf("rows not found %v in:\n%s", want, out)
 	}
 }
