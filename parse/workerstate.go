@@ -58,6 +58,17 @@ type CategoryState struct {
 	Rate             float64  `json:"rate"` // completions per minute
 	ETASeconds       *float64 `json:"eta_s"`
 	State            string   `json:"state"`
+
+	// Measured at the category's resume scan (absent before it): Lines is
+	// the physical lines of raw_responses.jsonl, ExtraLines those that are
+	// not a unique record for a prompt (duplicate ids, blank and bad lines,
+	// ids no prompt has). The worker appends only unique records after the
+	// scan, so unique records = lines now − ExtraLines.
+	Lines      *int64 `json:"lines,omitempty"`
+	ExtraLines *int64 `json:"extra_lines,omitempty"`
+	// FailedPrompts is how many prompts' latest attempt failed (errors.jsonl
+	// ids with no record since), where Errors counts failed attempts.
+	FailedPrompts *int `json:"failed_prompts,omitempty"`
 }
 
 // ParseWorkerState reads worker.json.

@@ -304,8 +304,8 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 			v.Target = int64(c.maxSamples)
 		}
 	}
+	countFigures(c, js, &v)
 	if js != nil {
-		v.Errors = max(v.Errors, int64(js.Errors))
 		t := js.CompletionTokens
 		v.CompletionTokens = &t
 	}

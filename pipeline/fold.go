@@ -40,6 +40,7 @@ type catState struct {
 	logProgressAt       time.Time
 	logProgressFresh    bool // read as it was written (not history from a first read)
 	logSkipped          bool
+	countErr            string // why the last count failed (countError)
 }
 
 // logState is what the worker log says.
@@ -344,19 +345,19 @@ func (w *Watcher) foldCounts(res remote.PollResult, now time.Time) {
 		} else {
 			prompts = remote.CountUpdate{Lines: c.promptLines}
 		}
-		if raw.Err != nil {
-			continue
+		c.countErr = countError(c, raw, errs, prompts)
+		if !keepsLastCount(c, raw) {
+			if !raw.Missing {
+				c.mtime = raw.Info.ModTime
+			}
+			grew := raw.Lines - c.lines
+			if !c.known {
+				c.known, c.lastGrowth = true, c.mtime // one-shot: the file's own time
+			} else {
+				w.sample(c, grew, now)
+			}
+			c.lines = raw.Lines
 		}
-		if !raw.Missing {
-			c.mtime = raw.Info.ModTime
-		}
-		grew := raw.Lines - c.lines
-		if !c.known {
-			c.known, c.lastGrowth = true, c.mtime // one-shot: the file's own time
-		} else {
-			w.sample(c, grew, now)
-		}
-		c.lines = raw.Lines
 		if errs.Err == nil {
 			c.errLines = errs.Lines
 		}

@@ -94,7 +94,9 @@ type Server struct {
 type Category struct {
 	Name             string     `json:"name"`
 	Class            string     `json:"class"`
-	Done             int64      `json:"done"`
+	Done             int64      `json:"done"`                  // unique records when worker.json measured the extra lines, else lines
+	Lines            int64      `json:"lines"`                 // physical lines in raw_responses.jsonl (wc -l)
+	CountError       string     `json:"count_error,omitempty"` // why the last count failed: done and lines are the last good figures
 	Target           int64      `json:"target"`
 	TargetSource     string     `json:"target_source,omitempty"` // worker.json | log | prompts
 	Errors           int64      `json:"errors"`

@@ -7,11 +7,26 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Counter keeps an exact line count (what `wc -l` says) of a growing file.
 // The first count of a big file runs on the host, bounded to a size snapshot,
 // so nothing big crosses the wire; later counts look only at added bytes.
+//
+// A count is only worth its bytes if the file still holds them: a worker
+// that cuts a torn or NUL tail and appends new records, or a file replaced
+// by another one, can grow past the counted size between two polls. So the
+// Counter keeps the last overlapLen bytes before its offset (and any partial
+// last line: see setTail) and reads them again with what is new (a poll
+// moves overlapLen bytes more, whatever the file's size). If they changed, or the file shrank, it counts again from
+// zero (on the host for a big file). A file whose size did not move but
+// whose mtime did was rewritten: it is counted again too. (What no cheap
+// check sees: bytes changed before the overlap of a file that also grew,
+// while the overlap itself stayed the same; and, through a Keeper's kept
+// handle, a file that grew and was then replaced in the same interval: the
+// old file's growth is read until the path's new file outgrows it, then the
+// overlap differs and it is counted again.)
 type Counter struct {
 	Path string
 	// RemoteAbove: when more than this many bytes are new, count them on the
@@ -22,7 +37,13 @@ type Counter struct {
 	lines int64
 	known bool
 	ahead readAhead
+	tail  []byte    // the bytes [off-len(tail), off) as counted
+	mtime time.Time // the file's mtime when it was counted to off
 }
+
+// overlapLen is how many counted bytes a poll reads again to check that
+// the file still holds them.
+const overlapLen = 128
 
 // NewCounter counts path's lines.
 func NewCounter(path string) *Counter { return &Counter{Path: path, RemoteAbove: 256 << 10} }
@@ -35,40 +56,102 @@ type CountUpdate struct {
 	Info    FileInfo
 	Missing bool
 	Grew    bool // new lines since the last poll
-	Reset   bool // the file shrank or vanished: counted again from 0
+	Reset   bool // the file shrank, vanished, or its counted bytes changed: counted again from 0
 	Err     error
 }
 
 // Lines is the last exact count.
 func (c *Counter) Lines() int64 { return c.lines }
 
-// plan returns the byte range still to count, and whether to count it on
-// the host.
-func (c *Counter) plan(fi FileInfo, statErr error, up *CountUpdate) (off, n int64, onHost bool) {
+// countPlan is what a poll reads of a counted file: k bytes already
+// counted (to check them), then n new ones, from off-k.
+type countPlan struct {
+	k      int
+	learn  bool // the k bytes are read to keep, not to compare (not known yet)
+	n      int64
+	size   int64     // the stat's size
+	mtime  time.Time // the stat's mtime
+	onHost bool
+}
+
+func (pl countPlan) from(c *Counter) int64 { return c.off - int64(pl.k) }
+
+// plan returns the byte range still to count (with the overlap before it),
+// and whether to count it on the host.
+func (c *Counter) plan(fi FileInfo, statErr error, up *CountUpdate) (pl countPlan) {
 	up.Path, up.Info = c.Path, fi
+	if statErr == nil && fi.IsDir {
+		statErr = fmt.Errorf("%s is a directory", c.Path)
+	}
 	if statErr != nil {
 		if !errors.Is(statErr, fs.ErrNotExist) {
 			up.Err = statErr
 			up.Lines, up.Size = c.lines, c.off
-			return 0, 0, false
+			return countPlan{}
 		}
 		up.Missing, up.Reset = true, c.off > 0
-		c.off, c.lines, c.known = 0, 0, true
-		return 0, 0, false
+		c.reset()
+		c.known = true
+		return countPlan{}
 	}
-	if fi.Size < c.off {
+	rewritten := fi.Size == c.off && c.off > 0 && !c.mtime.IsZero() && !fi.ModTime.Equal(c.mtime)
+	if fi.Size < c.off || rewritten {
+		// shrank, or changed without growing (an appending writer always
+		// grows it): count it all again
 		up.Reset = true
-		c.off, c.lines = 0, 0
+		c.reset()
 	}
 	up.Size = fi.Size
-	n = fi.Size - c.off
-	if n == 0 {
+	pl = countPlan{k: len(c.tail), n: fi.Size - c.off, size: fi.Size, mtime: fi.ModTime}
+	if pl.n == 0 {
 		c.known = true
 		up.Lines = c.lines
-		return 0, 0, false
+		return countPlan{}
 	}
-	return c.off, n, n > c.RemoteAbove
+	if c.tail == nil && c.off > 0 {
+		pl.k, pl.learn = int(min(overlapLen, c.off)), true
+	}
+	pl.onHost = pl.n > c.RemoteAbove
+	return pl
 }
+
+func (c *Counter) reset() {
+	c.off, c.lines, c.tail, c.mtime = 0, 0, nil, time.Time{}
+}
+
+// apply counts data, the bytes [off-k, off+n) of pl. It returns false,
+// counting nothing, when the k bytes already counted changed.
+func (c *Counter) apply(data []byte, pl countPlan, up *CountUpdate) bool {
+	if !pl.learn && !bytes.Equal(data[:pl.k], c.tail) {
+		return false
+	}
+	c.add(int64(bytes.Count(data[pl.k:], []byte{'\n'})), c.off+pl.n, up)
+	c.setTail(data, pl.mtime)
+	return true
+}
+
+// setTail keeps the end of data, which ends at c.off, to read again at the
+// next growth: the last overlapLen bytes, or, when the file ends in a
+// partial line (a torn record, a crash's NULs), from overlapLen bytes
+// before its last newline. RepairTail cuts to that newline: whatever it
+// appends then differs from what was there, even when the next crash
+// leaves NULs again past the old size.
+func (c *Counter) setTail(data []byte, mtime time.Time) {
+	s := len(data) - overlapLen
+	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+		if len(data)-(i+1) <= maxPartial {
+			s = min(s, i+1-overlapLen)
+		}
+	} else if len(data) <= maxPartial+overlapLen {
+		s = 0 // data starts before the last newline counted: keep it all
+	}
+	c.tail = append(c.tail[:0], data[max(0, s):]...)
+	c.mtime = mtime
+}
+
+// maxPartial bounds the partial last line the overlap spans: beyond it only
+// the last overlapLen bytes are read again.
+const maxPartial = 1 << 20
 
 func (c *Counter) add(newLines, size int64, up *CountUpdate) {
 	c.lines += newLines
@@ -80,8 +163,10 @@ func (c *Counter) add(newLines, size int64, up *CountUpdate) {
 // hostCountScript counts newlines in byte ranges of files on the host, all
 // files at once. It prints "index count size" per file: the count is exact
 // at that size. A whole file is read by wc directly, bracketed by two stats
-// (if the size moved in between, the bounded pipe is used instead). Files
-// and numbers come as arguments, never inside the script.
+// (if the size moved in between, the bounded pipe is used instead). The
+// pipe's byte count must be the one asked for, so a tail that failed (no
+// pipefail in sh) is an error, not 0 lines: it prints "index ! reason".
+// Files and numbers come as arguments, never inside the script.
 const hostCountScript = `i=0
 while [ $# -ge 3 ]; do
   i=$((i+1))
@@ -91,7 +176,12 @@ while [ $# -ge 3 ]; do
       s1=$(stat -c %s -- "$f") && c=$(wc -l < "$f") && s2=$(stat -c %s -- "$f") &&
         [ "$s1" = "$s2" ] && { echo "$i $c $s1"; exit 0; }
     fi
-    c=$(tail -c +"$from" -- "$f" | head -c "$n" | wc -l) && echo "$i $c $((from - 1 + n))"
+    set -- $(tail -c +"$from" -- "$f" | head -c "$n" | wc -lc)
+    if [ "$#" = 2 ] && [ "$2" = "$n" ]; then
+      echo "$i $1 $((from - 1 + n))"
+    else
+      echo "$i ! read ${2:-0} of $n bytes from byte $from"
+    fi
   ) &
   shift 3
 done
@@ -99,7 +189,7 @@ wait`
 
 type rangeCount struct {
 	c       *Counter
-	off, n  int64
+	pl      countPlan
 	updated *CountUpdate
 }
 
@@ -107,33 +197,50 @@ type rangeCount struct {
 func hostCountArgv(rs []rangeCount) []string {
 	argv := []string{"sh", "-c", hostCountScript, "synthwatch-count"}
 	for _, r := range rs {
-		argv = append(argv, r.c.Path, strconv.FormatInt(r.off+1, 10), strconv.FormatInt(r.n, 10))
+		argv = append(argv, r.c.Path, strconv.FormatInt(r.c.off+1, 10), strconv.FormatInt(r.pl.n, 10))
 	}
 	return argv
 }
 
-// hostCount is one file's answer: its newline count up to size.
-type hostCount struct{ lines, size int64 }
+// hostCount is one file's answer: its newline count up to size, or why it
+// could not be counted.
+type hostCount struct {
+	lines, size int64
+	err         string
+}
 
 func parseHostCounts(out []byte, want int) ([]hostCount, error) {
 	res := make([]hostCount, want)
-	seen := 0
+	seen := make([]bool, want)
+	n := 0
 	for _, line := range strings.Split(string(bytes.TrimSpace(out)), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 3 {
+		if len(f) < 2 {
 			continue
 		}
 		i, err1 := strconv.Atoi(f[0])
-		c, err2 := strconv.ParseInt(f[1], 10, 64)
-		sz, err3 := strconv.ParseInt(f[2], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil || i < 1 || i > want || res[i-1].size != 0 {
+		if err1 != nil || i < 1 || i > want || seen[i-1] {
 			return nil, fmt.Errorf("host count: bad line %q", line)
 		}
-		res[i-1] = hostCount{c, sz}
-		seen++
+		if f[1] == "!" {
+			res[i-1] = hostCount{err: strings.Join(f[2:], " ")}
+		} else {
+			c, err2 := strconv.ParseInt(f[1], 10, 64)
+			var err3 error
+			var sz int64
+			if len(f) == 3 {
+				sz, err3 = strconv.ParseInt(f[2], 10, 64)
+			}
+			if len(f) != 3 || err2 != nil || err3 != nil {
+				return nil, fmt.Errorf("host count: bad line %q", line)
+			}
+			res[i-1] = hostCount{lines: c, size: sz}
+		}
+		seen[i-1] = true
+		n++
 	}
-	if seen != want {
-		return nil, fmt.Errorf("host count: %d answers for %d files: %q", seen, want, out)
+	if n != want {
+		return nil, fmt.Errorf("host count: %d answers for %d files: %q", n, want, out)
 	}
 	return res, nil
 }

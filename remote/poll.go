@@ -105,59 +105,173 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 	for i, c := range p.Counters {
 		up := &res.Counts[i]
 		st := paths[c.Path]
-		off, n, remote := c.plan(st.fi, st.err, up)
+		pl := c.plan(st.fi, st.err, up)
 		if up.Reset {
 			forget(c.Path)
 		}
 		switch {
-		case n == 0:
+		case pl.n == 0 && pl.k == 0:
 			c.ahead.update(0, 0)
-		case remote:
-			c.ahead.update(n, 0) // too fast to read: counted on the host
-			onHost = append(onHost, rangeCount{c: c, off: off, n: n, updated: up})
+		case pl.onHost:
+			c.ahead.update(pl.n, 0) // too fast to read: counted on the host
+			onHost = append(onHost, rangeCount{c: c, pl: pl, updated: up})
 		default:
+			from, m := pl.from(c), int64(pl.k)+pl.n
 			a := countAhead[i]
-			got, ok := a.take(off, n)
+			if up.Reset {
+				a = nil // read ahead from the file as it was
+			}
+			got, ok := a.take(from, m)
 			if a != nil && !ok {
 				forget(c.Path)
 				got = nil
 			}
 			wg.Add(1)
-			go func(c *Counter, up *CountUpdate, off, n int64) {
+			go func(c *Counter, up *CountUpdate, pl countPlan) {
 				defer wg.Done()
-				data, err := readRest(got, off, n, true, func(o, m int64) ([]byte, error) { return read(c.Path, o, m) })
+				readAt := func(o, m int64) ([]byte, error) { return read(c.Path, o, m) }
+				data, err := readRest(got, from, m, true, readAt)
+				if err != nil && keeper != nil {
+					// a kept handle of a file since replaced ends short of
+					// the path's size: open the path again
+					forget(c.Path)
+					data, err = readRest(nil, from, m, true, readAt)
+				}
 				if err != nil {
 					up.Err, up.Lines = fmt.Errorf("count %s: %w", c.Path, err), c.lines
 					return
 				}
-				c.add(int64(bytes.Count(data, []byte{'\n'})), off+n, up)
-				c.ahead.update(n, c.RemoteAbove)
-			}(c, up, off, n)
+				if !c.apply(data, pl, up) {
+					forget(c.Path) // a kept handle may hold the file that was replaced
+					p.recount(ctx, h, c, up, pl, read)
+					return
+				}
+				c.ahead.update(pl.n, c.RemoteAbove)
+			}(c, up, pl)
 		}
 	}
 	if len(onHost) > 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := h.Exec(ctx, hostCountArgv(onHost)...)
-			var ns []hostCount
-			if err == nil && r.ExitCode != 0 {
-				err = fmt.Errorf("exit %d: %s", r.ExitCode, bytes.TrimSpace(r.Stderr))
-			}
-			if err == nil {
-				ns, err = parseHostCounts(r.Stdout, len(onHost))
-			}
-			for i, rc := range onHost {
-				if err != nil {
-					rc.updated.Err, rc.updated.Lines = fmt.Errorf("count %s on the host: %w", rc.c.Path, err), rc.c.lines
-					continue
-				}
-				rc.c.add(ns[i].lines, ns[i].size, rc.updated)
+			for _, rc := range p.hostCounts(ctx, h, onHost) {
+				forget(rc.c.Path)
+				p.recount(ctx, h, rc.c, rc.updated, rc.pl, read)
 			}
 		}()
 	}
 	wg.Wait()
 	return res
+}
+
+// hostCounts counts the ranges of rs on the host, in one exec. With it go
+// the reads of each file's overlap (the counted bytes before the range, to
+// check them) and of the bytes before the range's end (to check at the next
+// poll). Those reads go by path, not through kept handles: a handle
+// follows the file it was opened on, and the question is whether the path
+// still names it. It returns the counters whose counted bytes changed:
+// they are to be counted again.
+func (p *Poller) hostCounts(ctx context.Context, h Host, rs []rangeCount) (changed []rangeCount) {
+	read := func(path string, off, n int64) ([]byte, error) { return h.ReadAt(ctx, path, off, int(n)) }
+	type ends struct {
+		check, tail       []byte
+		checkErr, tailErr error
+		end, tailLen      int64 // where tail ends, and how long it is to be
+	}
+	es := make([]ends, len(rs))
+	var r ExecResult
+	var err error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); r, err = h.Exec(ctx, hostCountArgv(rs)...) }()
+	for i, rc := range rs {
+		e, off, end := &es[i], rc.c.off, rc.c.off+rc.pl.n
+		e.end, e.tailLen = end, min(hostTailLen, end)
+		if rc.pl.k > 0 {
+			wg.Add(1)
+			go func() { defer wg.Done(); e.check, e.checkErr = read(rc.c.Path, off-int64(rc.pl.k), int64(rc.pl.k)) }()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.tail, e.tailErr = read(rc.c.Path, max(0, end-hostTailLen), min(hostTailLen, end))
+		}()
+	}
+	wg.Wait()
+	for i, rc := range rs {
+		// a partial last line longer than the read (a crash's NULs): read
+		// back to its start, for setTail to find the newline before it
+		if e := &es[i]; e.tailErr == nil && int64(len(e.tail)) == hostTailLen && e.end > hostTailLen && bytes.IndexByte(e.tail, '\n') < 0 {
+			n := min(maxPartial+overlapLen, e.end)
+			e.tail, e.tailErr = read(rc.c.Path, e.end-n, n)
+			e.tailLen = n
+		}
+	}
+	var ns []hostCount
+	if err == nil && r.ExitCode != 0 {
+		err = fmt.Errorf("exit %d: %s", r.ExitCode, bytes.TrimSpace(r.Stderr))
+	}
+	if err == nil {
+		ns, err = parseHostCounts(r.Stdout, len(rs))
+	}
+	stderr := string(bytes.TrimSpace(r.Stderr))
+	if len(stderr) > 300 {
+		stderr = stderr[:300] + "…"
+	}
+	for i, rc := range rs {
+		c, up, e := rc.c, rc.updated, es[i]
+		switch {
+		case err != nil:
+			up.Err = fmt.Errorf("count %s on the host: %w", c.Path, err)
+		case ns[i].err != "" && stderr != "":
+			up.Err = fmt.Errorf("count %s on the host: %s (%s)", c.Path, ns[i].err, stderr)
+		case ns[i].err != "":
+			up.Err = fmt.Errorf("count %s on the host: %s", c.Path, ns[i].err)
+		case e.checkErr != nil:
+			up.Err = fmt.Errorf("count %s: %w", c.Path, e.checkErr)
+		case rc.pl.k > 0 && !rc.pl.learn && !bytes.Equal(e.check, c.tail):
+			changed = append(changed, rc)
+			continue
+		}
+		if up.Err != nil {
+			up.Lines = c.lines
+			continue
+		}
+		c.add(ns[i].lines, ns[i].size, up)
+		c.tail, c.mtime = nil, rc.pl.mtime // learnt at the next growth, unless read here
+		if e.tailErr == nil && ns[i].size == e.end && int64(len(e.tail)) == e.tailLen {
+			c.setTail(e.tail, rc.pl.mtime)
+		}
+	}
+	return changed
+}
+
+// hostTailLen is how much of a file's end is read with a count on the host,
+// for setTail to find the last newline in.
+const hostTailLen = 4 << 10
+
+// recount counts c again from zero after its counted bytes changed: a
+// small file read whole, a big one counted on the host.
+func (p *Poller) recount(ctx context.Context, h Host, c *Counter, up *CountUpdate, pl countPlan, read func(string, int64, int64) ([]byte, error)) {
+	old := c.lines
+	c.reset()
+	up.Reset = true
+	whole := countPlan{n: pl.size, size: pl.size, mtime: pl.mtime}
+	var err error
+	if pl.size <= c.RemoteAbove {
+		var data []byte
+		data, err = readRest(nil, 0, pl.size, true, func(o, m int64) ([]byte, error) { return read(c.Path, o, m) })
+		if err == nil {
+			c.apply(data, whole, up)
+		}
+	} else {
+		whole.onHost = true
+		p.hostCounts(ctx, h, []rangeCount{{c: c, pl: whole, updated: up}}) // from 0: nothing to compare
+		err = up.Err
+	}
+	if err != nil {
+		up.Err, up.Lines = fmt.Errorf("count %s again: %w", c.Path, err), old
+	}
 }
 
 // firstRound stats every path and, when reads are kept, reads ahead in the
@@ -198,7 +312,8 @@ func (p *Poller) firstRound(ctx context.Context, h Host, ahead bool, read func(s
 		}
 		for i, c := range p.Counters {
 			if c.known && c.ahead.size > 0 {
-				counts[i] = startAhead(&wg, c.Path, c.off, c.ahead.size, false, read)
+				k := int64(len(c.tail)) // the overlap goes out with the new bytes
+				counts[i] = startAhead(&wg, c.Path, c.off-k, c.ahead.size+k, false, read)
 			}
 		}
 	}

@@ -43,10 +43,13 @@ type catRun struct {
 	failed    error
 	lastProg  time.Time
 	win       parse.RateWindow // this run's completions: the rate the dashboard also computes
+
+	failedKeys map[string]struct{} // prompts whose latest attempt failed (worker.json's failed_prompts)
 }
 
 type item struct {
 	id     json.RawMessage
+	key    string // the id's canonical key
 	prompt Prompt
 }
 
@@ -130,7 +133,7 @@ func (r *catRun) next(issue context.Context) (item, bool) {
 		}
 		r.seen[pl.key] = struct{}{}
 		r.inflight++
-		return item{id: pl.id, prompt: pl.prompt}, true
+		return item{id: pl.id, key: pl.key, prompt: pl.prompt}, true
 	}
 }
 
@@ -226,6 +229,7 @@ func (r *catRun) writeRecord(res outcome) {
 	r.done++
 	r.written++
 	r.win.Add(time.Now(), int64(r.written))
+	delete(r.failedKeys, res.item.key)
 	r.tokens += int64(comp.CompletionTokens)
 	r.runTokens += int64(comp.CompletionTokens)
 	n := r.written
@@ -253,6 +257,10 @@ func (r *catRun) writeError(res outcome) {
 	r.mu.Lock()
 	r.inflight--
 	r.errors++
+	if r.failedKeys == nil {
+		r.failedKeys = map[string]struct{}{}
+	}
+	r.failedKeys[res.item.key] = struct{}{}
 	r.mu.Unlock()
 	// ids and server bodies are remote text: no escape sequence reaches a terminal tailing the log
 	r.w.logf("%s: id %s failed: %s", r.c.Name, parse.SanitizeString(idText(res.item.id)), parse.SanitizeString(res.err.Error()))
@@ -304,10 +312,11 @@ func (r *catRun) stats() (done, errs int, reqPerSec float64, avgComp int, eta ti
 func (r *catRun) publish() {
 	done, errs, rps, _, eta, known := r.stats()
 	r.mu.Lock()
-	tokens := r.tokens
+	tokens, failed := r.tokens, len(r.failedKeys)
 	r.mu.Unlock()
 	r.w.updateCat(r.idx, func(s *parse.CategoryState) {
 		s.Done, s.Errors, s.CompletionTokens, s.Rate = done, errs, tokens, rps*60
+		s.FailedPrompts = &failed
 		s.ETASeconds = nil
 		if known {
 			v := eta.Seconds()

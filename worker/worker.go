@@ -234,8 +234,15 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	if c.MaxSamples > 0 && c.MaxSamples < target {
 		target = c.MaxSamples
 	}
+	lines, extra := lineFigures(scan, done)
+	failed, err := failedPrompts(filepath.Join(c.Dir, "errors.jsonl"), prompts, scan)
+	if err != nil {
+		w.logf("WARNING: %s: %s", c.Name, parse.SanitizeString(err.Error())) // only a figure: the run goes on
+	}
+	nFailed := len(failed)
 	w.updateCat(idx, func(s *parse.CategoryState) {
 		s.Done, s.Target, s.CompletionTokens, s.TokenBudget = done, target, tokens, c.TokenBudget
+		s.Lines, s.ExtraLines, s.FailedPrompts = &lines, &extra, &nFailed
 	})
 	budgetReached := c.TokenBudget > 0 && tokens >= c.TokenBudget
 	if budgetReached {
@@ -268,6 +275,7 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	if err != nil {
 		return cannot(err)
 	}
+	r.failedKeys = failed
 	return r.run(ctx, reqCtx)
 }
 

@@ -1,0 +1,83 @@
+package pipeline
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// countError says why this poll's counts of a category failed, "" when
+// they did not. A raw_responses.jsonl that vanished after it held lines is
+// a failure too, not 0 records. The figures stay the last good ones; the
+// Counter counts again once the file can be read.
+func countError(c *catState, raw, errs, prompts remote.CountUpdate) string {
+	var why []string
+	switch {
+	case raw.Err != nil:
+		why = append(why, errText(raw.Err))
+	case raw.Missing && c.lines > 0:
+		why = append(why, "raw_responses.jsonl vanished")
+	}
+	for _, u := range []remote.CountUpdate{errs, prompts} {
+		if u.Err != nil {
+			why = append(why, errText(u.Err))
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// keepsLastCount is true when raw's figure is not to be taken: a failed
+// count, or a file that vanished (countError says which).
+func keepsLastCount(c *catState, raw remote.CountUpdate) bool {
+	return raw.Err != nil || raw.Missing && c.lines > 0
+}
+
+func errText(err error) string {
+	s := parse.SanitizeString(err.Error())
+	if len(s) > 240 {
+		s = s[:240] + "…"
+	}
+	return s
+}
+
+// countFigures sets v's Done, Lines, Errors and CountError from the line
+// counts, worker.json (js, nil without one) and the worker log, and adds
+// the warnings they call for, first in the row's list.
+//
+// Done is the line count unless worker.json measured the category's extra
+// lines (duplicate ids, blank and bad lines, ids no prompt has) at its
+// resume scan: then it is unique records, lines − extra, since the worker
+// appends only unique records after the scan. Without worker.json (a
+// log-only, Python-era root) Done stays the line count: nothing else
+// knows better without reading the whole file.
+//
+// Errors is failed_prompts when worker.json gives it (prompts whose latest
+// attempt failed; a prompt failing on every start counts once), else the
+// most any source says: errors.jsonl lines, worker.json's errors, the
+// progress line's "(N err)" (the Python script writes no errors.jsonl).
+func countFigures(c *catState, js *parse.CategoryState, v *Category) {
+	v.Lines, v.Done = c.lines, c.lines
+	if c.countErr != "" {
+		v.CountError = c.countErr
+		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: count failed, showing the last good figure (%d lines): %s", c.name, c.lines, c.countErr))
+	}
+	if js != nil && js.ExtraLines != nil && (js.Lines == nil || c.lines >= *js.Lines) {
+		extra := *js.ExtraLines
+		v.Done = max(c.lines-extra, 0)
+		if extra > 0 {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d lines, %d unique records (%d duplicate or unreadable)", c.name, c.lines, v.Done, extra))
+		}
+	}
+	v.Errors = c.errLines
+	if js != nil {
+		v.Errors = max(v.Errors, int64(js.Errors))
+	}
+	if c.logProgress.Kind == parse.WProgress {
+		v.Errors = max(v.Errors, int64(c.logProgress.Errors))
+	}
+	if js != nil && js.FailedPrompts != nil {
+		v.Errors = int64(*js.FailedPrompts)
+	}
+}
