@@ -438,7 +438,7 @@ func (w *Watcher) crossChecks(s *Snapshot, now time.Time) {
 			}
 			// the worker logs every 50 records: a gap far beyond that is a stale or foreign log
 			if gap := cv.Done - logDone; gap < -5 || gap > 500 {
-				msg := fmt.Sprintf("%s: the worker log says %d/%d but raw_responses.jsonl has %d lines", cv.Name, p.Done, p.Total, cv.Done)
+				msg := fmt.Sprintf("%s: the worker log says %d/%d but raw_responses.jsonl has %d records", cv.Name, p.Done, p.Total, cv.Done)
 				cv.Warnings = append(cv.Warnings, msg)
 			}
 		}
