@@ -373,7 +373,12 @@ func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
 	switch {
 	case !c.stalled && since > limit:
 		c.stalled = true
-		w.event(now, "stall_start", c.name, fmt.Sprintf("%s: no new records for %s", c.name, since.Round(time.Second)))
+		// stamped when it became a stall and keyed by the last growth, so a
+		// dashboard opened during the stall records the same stall once
+		at := last.Add(limit)
+		w.timeline.Add(Event{Time: at.UTC(), Kind: "stall_start", Category: c.name,
+			Text: parse.SanitizeString(fmt.Sprintf("%s: no new records for %s (since %s)", c.name, FormatDuration(limit), last.Local().Format("01-02 15:04:05"))),
+			Key:  fmt.Sprintf("stall_start|%s|%d", c.name, last.UnixNano())})
 	case c.stalled && since <= limit:
 		c.stalled = false
 		c.win.Reset() // the pace from before the stall is not today's

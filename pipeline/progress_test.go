@@ -226,3 +226,35 @@ func TestPipelineETAUsesEachClassRate(t *testing.T) {
 		})
 	}
 }
+
+// A stall seen by two sessions (a dashboard reopened during it) is one
+// stall_start, stamped when it became a stall, not when we looked.
+func TestStallRecordedOnceAcrossSessions(t *testing.T) {
+	c := newClock()
+	c.t = time.Now().Truncate(time.Second)
+	root, pid := writerRoot(t, c)
+	raw := filepath.Join(root, "prepared", "B2", "raw_responses.jsonl")
+	write(t, raw, records("B2", 0, 10))
+	grew := c.now().Add(-time.Hour)
+	touch(t, raw, grew)
+	workerOn(t, root, pid, c, c.now().Add(-2*time.Hour))
+	hist := filepath.Join(t.TempDir(), "history.jsonl")
+	var tl *Timeline
+	for session := 0; session < 2; session++ {
+		tl = NewTimeline(100, hist) // each session reads the history file again
+		w := NewWatcher(localHost(), Options{Host: "local", Root: root, Now: c.now, ServerURL: closedURL(t), StallAfter: 10 * time.Minute}, tl)
+		poll(w)
+		c.advance(5 * time.Minute)
+		workerOn(t, root, pid, c, c.now().Add(-2*time.Hour))
+		poll(w)
+	}
+	var stalls []Event
+	for _, e := range tl.Recent(100) {
+		if e.Kind == "stall_start" {
+			stalls = append(stalls, e)
+		}
+	}
+	if len(stalls) != 1 || !stalls[0].Time.Equal(grew.Add(10*time.Minute).UTC()) {
+		t.Fatalf("stall events %+v, want one at %s", stalls, grew.Add(10*time.Minute).UTC())
+	}
+}

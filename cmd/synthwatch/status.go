@@ -153,6 +153,9 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	if s.Worker.Category != "" {
 		fmt.Fprintf(out, " on %s", safe(s.Worker.Category))
 	}
+	if s.Worker.Reason != "" && s.Worker.State != pipeline.WorkerRunning {
+		fmt.Fprintf(out, " (%s)", safe(s.Worker.Reason))
+	}
 	fmt.Fprintf(out, "   server: %s", s.Server.State)
 	if s.Server.Source != "" {
 		fmt.Fprintf(out, " %.0f tok/s, %d running, %d queued, KV %.0f%% (%s)", s.Server.GenThroughput, s.Server.RunningReqs, s.Server.QueueReqs, 100*s.Server.TokenUsage, s.Server.Source)
@@ -160,7 +163,13 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	if s.Server.Reason != "" && (s.Server.State == pipeline.ServerDown || s.Server.State == pipeline.ServerUnhealthy || s.Server.State == pipeline.ServerCrashed) {
 		fmt.Fprintf(out, " (%s)", safe(s.Server.Reason))
 	}
-	fmt.Fprintf(out, "   ETA: %s\n", fmtETA(s.ETASeconds))
+	eta := fmtETA(s.ETASeconds)
+	for _, c := range s.Categories {
+		if s.ETASeconds == nil && !pipeline.Final(c.State) {
+			eta = "?" // work is left but there is no honest figure
+		}
+	}
+	fmt.Fprintf(out, "   ETA: %s\n", eta)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CATEGORY\tCLASS\tDONE\tTARGET\tERR\tRATE/min\tETA\tSTATE")
 	for _, c := range s.Categories {
