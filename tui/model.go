@@ -8,22 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/synthwatch/synthwatch/pipeline"
-	"github.com/synthwatch/synthwatch/remote"
 )
-
-// Backend is everything the dashboard asks of the world. Its calls happen
-// inside tea.Cmds, never in Update.
-type Backend interface {
-	Host() string
-	Poll(ctx context.Context) pipeline.Snapshot
-	Logs() (worker, server []string)
-	Conn() (remote.ConnState, bool) // false: a local root, no link
-	Launch(ctx context.Context, only []string) (int, error)
-	Kill(ctx context.Context, pid int) (string, error)
-	Restart(ctx context.Context, cat string, all []string) (int, error)
-	ReconnectNow()
-	Timeline() *pipeline.Timeline
-}
 
 // Config shapes the dashboard.
 type Config struct {
@@ -74,8 +59,7 @@ type Model struct {
 
 	snap     pipeline.Snapshot
 	haveSnap bool
-	conn     remote.ConnState
-	linked   bool
+	conn     pipeline.Connection // the link now (Backend.Link), fresher than snap's
 	gen      int
 	polling  bool
 
@@ -111,6 +95,7 @@ func New(be Backend, cfg Config) Model {
 	}
 	m := Model{be: be, cfg: cfg, st: NewStyles(cfg.Dark, cfg.Plain), busy: map[int]string{},
 		logs: newLogPane(), lastKey: cfg.Now(), width: 120, height: 40}
+	m.conn = be.Link()
 	m.notifier = newNotifier(cfg.Notify, be.Host(), cfg.Now)
 	m.layout()
 	return m
@@ -127,7 +112,7 @@ func tick(d time.Duration) tea.Cmd {
 // tickEvery is fast only while something on screen moves (a spinner, the
 // age of a lost link); an idle dashboard wakes rarely.
 func (m Model) tickEvery() time.Duration {
-	if len(m.busy) > 0 || (m.linked && m.conn.Phase != remote.Connected) {
+	if len(m.busy) > 0 || m.conn.Stale() {
 		return time.Second
 	}
 	return 5 * time.Second
@@ -177,13 +162,13 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil // an answer from before a reconnect: stale
 		}
 		m.polling = false
-		m.conn, m.linked = m.be.Conn() // a poll is contact: the header's age must not lag it
+		m.conn = m.be.Link() // a poll is contact: the header's age must not lag it
 		var cmds []tea.Cmd
 		if m.haveSnap {
 			cmds = append(cmds, m.notifier.changes(m.snap, msg.snap)...)
 		}
 		m.snap, m.haveSnap = msg.snap, true
-		if up := msg.snap.Connection.State; (up == "connected" || up == "local") && msg.snap.Worker.State != pipeline.StateUnknown && msg.snap.Worker.State != "" {
+		if msg.snap.Connection.State.Up() && msg.snap.Worker.State != pipeline.WorkerUnknown && msg.snap.Worker.State != "" {
 			m.lastWorker, m.lastWorkerAt = msg.snap.Worker, msg.snap.Time
 		}
 		m.logs.set(msg.worker, msg.server, msg.snap.Events)
@@ -199,7 +184,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.pollCmd()
 	case tickMsg:
-		m.conn, m.linked = m.be.Conn()
+		m.conn = m.be.Link()
 		m.spin++
 		return m, tick(m.tickEvery())
 	case actionMsg:
@@ -349,10 +334,10 @@ func (m Model) promptKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 // state as last read, or that the host was never reached.
 func (m Model) quitMessage() string {
 	host := m.be.Host()
-	if m.linked && m.conn.LastContact.IsZero() {
+	if m.conn.Linked() && m.conn.LastContact == nil {
 		msg := "synthwatch: " + host + " was never reached; nothing there was read or changed"
-		if m.conn.Err != "" {
-			msg += " (last error: " + m.conn.Err + ")"
+		if m.conn.Error != "" {
+			msg += " (last error: " + m.conn.Error + ")"
 		}
 		return msg
 	}

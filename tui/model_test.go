@@ -12,7 +12,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/synthwatch/synthwatch/pipeline"
-	"github.com/synthwatch/synthwatch/remote"
 )
 
 // updating reports -update (the flag is registered by teatest's golden package).
@@ -105,14 +104,14 @@ func TestStalePollAnswersAreDropped(t *testing.T) {
 func TestLastContactFollowsPolls(t *testing.T) {
 	f := newFake()
 	f.snap = running()
-	f.conn = remote.ConnState{Phase: remote.Connected, LastContact: t0}
+	f.conn = pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0)}
 	m, c := newModel(f, 120, 40, Config{PollEvery: time.Second})
 	if strings.Contains(screen(m), "rtt") {
 		t.Fatalf("an RTT shown before one was measured:\n%s", screen(m))
 	}
 	for i := 1; i <= 6; i++ { // six polls a second apart, no tick in between
 		c.t = t0.Add(time.Duration(i) * time.Second)
-		f.conn.LastContact, f.conn.RTT = c.t, 2*time.Millisecond
+		f.conn.LastContact, f.conn.RTTms = tp(c.t), 2
 		m = step(m, pollMsg{gen: m.gen, snap: f.snap})
 	}
 	if scr := screen(m); strings.Contains(scr, "last contact") || !strings.Contains(scr, "rtt 2ms") {
@@ -258,11 +257,11 @@ func TestSearchFollowWrapAndErrors(t *testing.T) {
 
 // Quitting says what is really left on the host.
 func TestQuitStatesTheWorkersRealState(t *testing.T) {
-	up := remote.ConnState{Phase: remote.Connected, LastContact: t0.Add(-time.Second)}
+	up := pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0.Add(-time.Second))}
 	refused := "dial tcp 127.0.0.1:1: connect: connection refused"
 	for _, c := range []struct {
 		name string
-		conn remote.ConnState
+		conn pipeline.Connection
 		snap func() pipeline.Snapshot
 		want string
 	}{
@@ -274,7 +273,7 @@ func TestQuitStatesTheWorkersRealState(t *testing.T) {
 			s.Worker = pipeline.Worker{State: "stopped", PID: 4242, Source: "worker.json"}
 			return s
 		}, "synthwatch: no worker is running on root@10.1.230.174 (worker stopped)"},
-		{"never reached", remote.ConnState{Phase: remote.Reconnecting, Attempt: 4, Err: refused},
+		{"never reached", pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 4, Error: refused},
 			func() pipeline.Snapshot {
 				return pipeline.Snapshot{Connection: pipeline.Connection{State: "reconnecting", Error: refused}, Worker: pipeline.Worker{State: "unknown"}}
 			}, "synthwatch: root@10.1.230.174 was never reached; nothing there was read or changed (last error: " + refused + ")"},
@@ -298,9 +297,9 @@ func TestQuitStatesTheWorkersRealState(t *testing.T) {
 func TestQuitWhileTheLinkIsDown(t *testing.T) {
 	f := newFake()
 	f.snap = running()
-	f.conn = remote.ConnState{Phase: remote.Connected, LastContact: t0}
+	f.conn = pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0)}
 	m, _ := newModel(f, 80, 24, Config{})
-	f.conn = remote.ConnState{Phase: remote.Reconnecting, Attempt: 2, LastContact: t0, Err: "no answer to keepalives for 45s"}
+	f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 2, LastContact: tp(t0), Error: "no answer to keepalives for 45s"}
 	stale := running()
 	stale.Connection.State, stale.Worker.State = "reconnecting", pipeline.StateUnknown
 	m = step(m, pollMsg{gen: m.gen, snap: stale})
@@ -316,7 +315,7 @@ func TestQuitWhileTheLinkIsDown(t *testing.T) {
 func TestClosedPortSaysWhy(t *testing.T) {
 	f := newFake()
 	refused := "dial tcp 127.0.0.1:1: connect: connection refused"
-	f.conn = remote.ConnState{Phase: remote.Reconnecting, Attempt: 5, Err: refused, NextTry: t0.Add(12 * time.Second)}
+	f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 5, Error: refused, NextTry: tp(t0.Add(12 * time.Second))}
 	f.snap = pipeline.Snapshot{Host: "root@127.0.0.1:1", Connection: pipeline.Connection{State: "reconnecting", Error: refused, Attempt: 5},
 		Worker: pipeline.Worker{State: "unknown"}, Server: pipeline.Server{State: "unknown"},
 		Warnings: []string{"no contact with the host: never connected"}}
@@ -330,7 +329,7 @@ func TestClosedPortSaysWhy(t *testing.T) {
 	if strings.Contains(s, "figures are from") || strings.Contains(s, "00:00:00") {
 		t.Errorf("a zero time on the screen:\n%s", s)
 	}
-	f.conn = remote.ConnState{Phase: remote.Failed, Err: "ssh root@127.0.0.1:22: ssh: unable to authenticate, attempted methods [none publickey]"}
+	f.conn = pipeline.Connection{State: pipeline.LinkFailed, Error: "ssh root@127.0.0.1:22: ssh: unable to authenticate, attempted methods [none publickey]"}
 	m = step(m, tickMsg(t0))
 	if s := screen(m); !strings.Contains(s, "CANNOT CONNECT") || !strings.Contains(s, "unable to authenticate") {
 		t.Errorf("an auth failure is not on the screen:\n%s", s)
@@ -340,7 +339,7 @@ func TestClosedPortSaysWhy(t *testing.T) {
 // A root without prepared/ is a red line that says how to set it.
 func TestWrongRootIsARedLine(t *testing.T) {
 	f := newFake()
-	f.conn = remote.ConnState{Phase: remote.Connected, LastContact: t0}
+	f.conn = pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0)}
 	msg := RootWarning + "/data/typo on root@10.1.230.174 (no prepared/ directory): set it with --root DIR"
 	f.snap = pipeline.Snapshot{Connection: pipeline.Connection{State: "connected"}, Worker: pipeline.Worker{State: "unknown"}, Warnings: []string{msg}}
 	m, _ := newModel(f, 120, 40, Config{})
@@ -564,11 +563,11 @@ func TestGoldenViews(t *testing.T) {
 			f.snap.Categories[2].Warnings = []string{"B3_magicoder: the worker log says 5000/10000 but raw_responses.jsonl has 4200 lines"}
 		},
 		"disconnected": func(f *fake) {
-			f.conn = remote.ConnState{Phase: remote.Reconnecting, Attempt: 3, LastContact: t0.Add(-95 * time.Second), Err: "no answer to keepalives for 45s"}
+			f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 3, LastContact: tp(t0.Add(-95 * time.Second)), Error: "no answer to keepalives for 45s"}
 		},
 		"never_connected": func(f *fake) {
 			refused := "dial tcp 127.0.0.1:1: connect: connection refused"
-			f.conn = remote.ConnState{Phase: remote.Reconnecting, Attempt: 5, Err: refused, NextTry: t0.Add(12 * time.Second)}
+			f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 5, Error: refused, NextTry: tp(t0.Add(12 * time.Second))}
 			f.snap = pipeline.Snapshot{Connection: pipeline.Connection{State: "reconnecting", Error: refused}, Worker: pipeline.Worker{State: "unknown"},
 				Server: pipeline.Server{State: "unknown"}, Warnings: []string{"no contact with the host: never connected"}}
 			f.worker, f.server = nil, nil
@@ -596,7 +595,7 @@ func TestGoldenViews(t *testing.T) {
 				f.snap = running()
 				f.worker = []string{"Processing: B3_magicoder (SHORT)", "B3_magicoder: 10000 prompts", "4200/10000 (3 err) 1.6 req/s avg_comp=230tok ETA=1.0h"}
 				f.server = []string{"[2026-11-29 02:59:58 TP0] Decode batch, #running-req: 72, #token: 300112, token usage: 0.96, cuda graph: True, gen throughput (token/s): 930.10, #queue-req: 0"}
-				f.conn = remote.ConnState{Phase: remote.Connected, RTT: 1200 * time.Microsecond, LastContact: t0.Add(-time.Second)}
+				f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
 				mut(f)
 				m, _ := newModel(f, size[0], size[1], Config{PollEvery: 2 * time.Second, Plain: true})
 				got := screen(m)
@@ -638,7 +637,7 @@ func TestHeaderSaysPipelineDone(t *testing.T) {
 	}
 	s.Worker = pipeline.Worker{State: pipeline.WorkerExited, PID: 4242, Source: "worker.json"}
 	s.ETASeconds = nil
-	f.snap, f.conn = s, remote.ConnState{Phase: remote.Connected, LastContact: t0.Add(-time.Second)}
+	f.snap, f.conn = s, pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0.Add(-time.Second))}
 	m, _ := newModel(f, 140, 40, Config{})
 	if v := ansi.Strip(m.View().Content); strings.Contains(v, "pipeline done") || !strings.Contains(v, "ETA -") {
 		t.Fatalf("done before pipeline_done:\n%s", v)

@@ -10,7 +10,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
-	"github.com/synthwatch/synthwatch/remote"
 )
 
 // View draws the screen; at 80×24 a compact layout, from 120×40 everything.
@@ -23,7 +22,15 @@ func (m Model) View() tea.View {
 
 // stale is true when the figures may be old: the link is not up.
 func (m Model) stale() bool {
-	return m.linked && m.conn.Phase != remote.Connected
+	return m.conn.Stale()
+}
+
+// lastContact is when the host last answered; zero: never.
+func lastContact(c pipeline.Connection) time.Time {
+	if c.LastContact == nil {
+		return time.Time{}
+	}
+	return *c.LastContact
 }
 
 func (m Model) render() string {
@@ -60,31 +67,31 @@ func (m Model) header(w int) string {
 	st := m.st
 	s := m.snap
 	parts := []string{st.Title.Render("synthwatch"), st.Bold.Render(m.be.Host())}
-	if m.linked {
-		c := m.conn
-		switch c.Phase {
-		case remote.Connected:
+	if c := m.conn; c.Linked() {
+		lc := lastContact(c)
+		switch c.State {
+		case pipeline.LinkConnected:
 			t := st.OK.Render("● connected")
-			if c.RTT > 0 { // measured by the first keepalive
-				t += st.Dim.Render(fmt.Sprintf(" rtt %s", c.RTT.Round(100*time.Microsecond)))
+			if rtt := c.RTT(); rtt > 0 { // measured by the first keepalive
+				t += st.Dim.Render(fmt.Sprintf(" rtt %s", rtt.Round(100*time.Microsecond)))
 			}
-			if age := m.cfg.Now().Sub(c.LastContact); !c.LastContact.IsZero() && age > 2*m.cfg.PollEvery {
+			if age := m.cfg.Now().Sub(lc); !lc.IsZero() && age > 2*m.cfg.PollEvery {
 				t += st.Warn.Render(fmt.Sprintf(" last contact %s ago", dur(age)))
 			}
 			parts = append(parts, t)
-		case remote.Failed:
+		case pipeline.LinkFailed:
 			parts = append(parts, st.Bad.Render("✖ CANNOT CONNECT (not retried)"))
 		default:
-			t := fmt.Sprintf("⚠ %s", strings.ToUpper(c.Phase.String()))
-			if c.LastContact.IsZero() && (c.Attempt > 0 || c.Err != "") {
+			t := fmt.Sprintf("⚠ %s", strings.ToUpper(string(c.State)))
+			if lc.IsZero() && (c.Attempt > 0 || c.Error != "") {
 				t = "⚠ NOT CONNECTED"
 			}
 			if c.Attempt > 0 {
 				t += fmt.Sprintf(" (attempt %d)", c.Attempt)
 			}
-			if !c.LastContact.IsZero() {
-				t += fmt.Sprintf(": last contact %s ago, figures are stale", dur(m.cfg.Now().Sub(c.LastContact)))
-			} else if c.Attempt > 0 || c.Err != "" {
+			if !lc.IsZero() {
+				t += fmt.Sprintf(": last contact %s ago, figures are stale", dur(m.cfg.Now().Sub(lc)))
+			} else if c.Attempt > 0 || c.Error != "" {
 				t += ": never connected"
 			}
 			parts = append(parts, st.Bad.Render(t))
@@ -142,7 +149,7 @@ func (m Model) header(w int) string {
 		line += "\n" + fit(r, w)
 	}
 	for _, warn := range s.Warnings {
-		if strings.HasPrefix(warn, "no contact") && m.linked && (m.conn.Phase == remote.Connected || m.conn.LastContact.IsZero()) {
+		if strings.HasPrefix(warn, "no contact") && m.conn.Linked() && (m.conn.State == pipeline.LinkConnected || m.conn.LastContact == nil) {
 			continue // the link is up again, or the header says "never connected"
 		}
 		if strings.HasPrefix(warn, "no contact") || strings.Contains(warn, "worker.json is") {
@@ -203,7 +210,7 @@ func (m Model) table(w int, wide bool) string {
 		case m.rootProblem() != "":
 			out = append(out, st.Bad.Render(ansi.Wrap("✖ "+m.rootProblem(), w, " ")))
 			return strings.Join(out, "\n")
-		case m.linked && m.conn.Phase != remote.Connected:
+		case m.conn.Stale():
 			msg = "no categories: the host has not been read yet"
 		case !m.haveSnap:
 			msg = "connecting…"
@@ -217,16 +224,16 @@ func (m Model) table(w int, wide bool) string {
 // dial, handshake or auth error, for as long as the link is not up.
 func (m Model) linkError() string {
 	c := m.conn
-	if !m.linked || c.Phase == remote.Connected || c.Err == "" {
+	if !c.Stale() || c.Error == "" {
 		return ""
 	}
-	t := "✖ " + parse.SanitizeString(c.Err)
+	t := "✖ " + parse.SanitizeString(c.Error)
 	switch {
-	case c.Phase == remote.Failed:
+	case c.State == pipeline.LinkFailed:
 		t += " (fix it, then press C)"
-	case !c.NextTry.IsZero() && c.NextTry.After(m.cfg.Now()):
+	case c.NextTry != nil && c.NextTry.After(m.cfg.Now()):
 		t += "; next try in " + dur(c.NextTry.Sub(m.cfg.Now()))
-	case c.Phase == remote.Reconnecting:
+	case c.State == pipeline.LinkReconnecting:
 		t += "; trying again now"
 	}
 	return t
