@@ -53,22 +53,25 @@ func (m Model) dialogKey(s string) (tea.Model, tea.Cmd) {
 	switch d.key {
 	case "L", "r":
 		what := map[string]string{"L": "launch", "r": "resume"}[d.key]
-		return m, m.action(what, func(ctx context.Context) (string, error) {
+		cmd := m.action(what, func(ctx context.Context) (string, error) {
 			pid, err := be.Launch(ctx, nil)
 			return "worker pid " + strconv.Itoa(pid), err
 		})
+		return m, cmd
 	case "K":
 		pid := d.pid
-		return m, m.action("kill", func(ctx context.Context) (string, error) {
+		cmd := m.action("kill", func(ctx context.Context) (string, error) {
 			how, err := be.Kill(ctx, pid)
 			return fmt.Sprintf("pid %d %s", pid, how), err
 		})
+		return m, cmd
 	case "R":
 		cat, all := d.cat, d.all
-		return m, m.action("restart "+cat, func(ctx context.Context) (string, error) {
+		cmd := m.action("restart "+cat, func(ctx context.Context) (string, error) {
 			pid, err := be.Restart(ctx, cat, all)
 			return "worker pid " + strconv.Itoa(pid), err
 		})
+		return m, cmd
 	}
 	return m, nil
 }

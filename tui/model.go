@@ -74,7 +74,7 @@ type Model struct {
 	away     []pipeline.Event
 	lastKey  time.Time
 	actionID int
-	busy     map[int]string
+	busy     map[int]busyAction // running actions by id
 	result   string
 	resultOK bool
 	spin     int
@@ -93,7 +93,7 @@ func New(be Backend, cfg Config) Model {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	m := Model{be: be, cfg: cfg, st: NewStyles(cfg.Dark, cfg.Plain), busy: map[int]string{},
+	m := Model{be: be, cfg: cfg, st: NewStyles(cfg.Dark, cfg.Plain), busy: map[int]busyAction{},
 		logs: newLogPane(), lastKey: cfg.Now(), width: 120, height: 40}
 	m.conn = be.Link()
 	m.notifier = newNotifier(cfg.Notify, be.Host(), cfg.Now)
@@ -102,7 +102,8 @@ func New(be Backend, cfg Config) Model {
 }
 
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.pollCmd(), tick(time.Second))
+	poll := m.pollCmd() // Init's m is a copy: polling=true does not last; the first pollMsg resets it
+	return tea.Batch(poll, tick(time.Second))
 }
 
 func tick(d time.Duration) tea.Cmd {
@@ -131,17 +132,29 @@ func (m *Model) pollCmd() tea.Cmd {
 }
 
 // action runs f as a long action with an id; its result comes back as an
-// actionMsg and is never swallowed.
+// actionMsg and is never swallowed. The Cmd also records the result in the
+// timeline, which writes the history file: no disk I/O in Update.
 func (m *Model) action(what string, f func(ctx context.Context) (string, error)) tea.Cmd {
 	m.actionID++
 	id := m.actionID
-	m.busy[id] = what
+	m.busy[id] = busyAction{what: what, start: id}
+	tl, now := m.be.Timeline(), m.cfg.Now
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		text, err := f(ctx)
-		return actionMsg{id: id, what: what, text: text, err: err}
+		msg := actionMsg{id: id, what: what, text: text, err: err}
+		tl.Add(pipeline.Event{Time: now().UTC(), Kind: "action", Text: msg.result()})
+		return msg
 	}
+}
+
+// result is the line an action leaves in the header and the timeline.
+func (a actionMsg) result() string {
+	if a.err != nil {
+		return fmt.Sprintf("%s failed: %v", a.what, a.err)
+	}
+	return fmt.Sprintf("%s: %s", a.what, a.text)
 }
 
 // Update handles msg, then sizes the panes for the layout it leaves.
@@ -182,7 +195,8 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.gen != m.gen || m.polling {
 			return m, nil
 		}
-		return m, m.pollCmd()
+		cmd := m.pollCmd()
+		return m, cmd
 	case tickMsg:
 		m.conn = m.be.Link()
 		m.spin++
@@ -192,14 +206,10 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		delete(m.busy, msg.id)
-		if msg.err != nil {
-			m.result, m.resultOK = fmt.Sprintf("%s failed: %v", msg.what, msg.err), false
-		} else {
-			m.result, m.resultOK = fmt.Sprintf("%s: %s", msg.what, msg.text), true
-		}
-		m.be.Timeline().Add(pipeline.Event{Time: m.cfg.Now().UTC(), Kind: "action", Text: m.result})
-		m.gen++ // poll now, and drop an older poll's answer
-		return m, m.pollCmd()
+		m.result, m.resultOK = msg.result(), msg.err == nil // the Cmd recorded it in the timeline
+		m.gen++                                             // poll now, and drop an older poll's answer
+		cmd := m.pollCmd()
+		return m, cmd
 	case PromptMsg:
 		p := msg
 		m.prompt = &p
@@ -213,6 +223,32 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // pollDue asks for the next poll of a generation.
 type pollDue struct{ gen int }
+
+// busyAction is a running action: what the spinner says, and its order of
+// start (the action id) so that the label does not hop between two.
+type busyAction struct {
+	what  string
+	start int
+}
+
+// busyLabel is what the spinner says: the oldest running action, and how
+// many more run beside it. Map order is random; this is not.
+func (m Model) busyLabel() string {
+	first, n := busyAction{}, 0
+	for _, b := range m.busy {
+		if n == 0 || b.start < first.start {
+			first = b
+		}
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	if n > 1 {
+		return fmt.Sprintf("%s… (+%d)", first.what, n-1)
+	}
+	return first.what + "…"
+}
 
 func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	now := m.cfg.Now()
@@ -281,7 +317,8 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case "C":
 		m.gen++
 		m.be.ReconnectNow()
-		return m, m.pollCmd()
+		cmd := m.pollCmd()
+		return m, cmd
 	case "L", "r", "K", "R":
 		if m.cfg.ReadOnly {
 			return m, nil

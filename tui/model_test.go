@@ -162,7 +162,7 @@ func TestActionFailureIsShown(t *testing.T) {
 	f := newFake()
 	f.snap = running()
 	m, _ := newModel(f, 120, 40, Config{})
-	m.busy[7] = "launch"
+	m.busy[7] = busyAction{what: "launch", start: 7}
 	m = step(m, actionMsg{id: 7, what: "launch", err: os.ErrPermission})
 	if !strings.Contains(screen(m), "✖ launch failed: permission denied") {
 		t.Fatalf("%s", screen(m))

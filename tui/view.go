@@ -128,12 +128,9 @@ func (m Model) header(w int) string {
 	} else {
 		parts = append(parts, "ETA "+eta)
 	}
-	if n := len(m.busy); n > 0 {
+	if label := m.busyLabel(); label != "" {
 		spin := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}[m.spin%10]
-		for _, what := range m.busy {
-			parts = append(parts, st.Accent.Render(spin+" "+what+"…"))
-			break
-		}
+		parts = append(parts, st.Accent.Render(spin+" "+label))
 	}
 	line := flow(parts, w)
 	if why := m.linkError(); why != "" {
