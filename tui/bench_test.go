@@ -25,7 +25,7 @@ func BenchmarkView(b *testing.B) {
 			f.conn = pipeline.Connection{State: pipeline.LinkConnected}
 			m, _ := newModel(f, 200, 50, Config{})
 			if wrap {
-				m = step(m, key("w"))
+				m = step(m, press("w"))
 			}
 			b.ReportAllocs()
 			for b.Loop() {

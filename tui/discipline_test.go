@@ -28,8 +28,8 @@ func TestActionResultIsWrittenInTheCmdNotInUpdate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "host.jsonl")
 	f.tl = pipeline.NewTimeline(100, path)
 	m, _ := newModel(f, 120, 40, Config{})
-	m = step(m, key("L"))
-	nm, cmd := m.Update(key("y"))
+	m = step(m, press("L"))
+	nm, cmd := m.Update(press("y"))
 	m = nm.(Model)
 	if cmd == nil {
 		t.Fatal("yes started no action")
@@ -68,8 +68,8 @@ func TestAnUnwritableHistoryDoesNotReachUpdate(t *testing.T) {
 	os.WriteFile(block, nil, 0o644)
 	f.tl = pipeline.NewTimeline(100, filepath.Join(block, "host.jsonl"))
 	m, _ := newModel(f, 120, 40, Config{})
-	m = step(m, key("K"))
-	m, msg := run(m, key("y"))
+	m = step(m, press("K"))
+	m, msg := run(m, press("y"))
 	m = step(m, msg)
 	if !strings.Contains(screen(m), "✓ kill: pid 4242 gone") {
 		t.Errorf("%s", screen(m))
@@ -82,10 +82,10 @@ func TestSpinnerLabelIsStableWithTwoActions(t *testing.T) {
 	f := newFake()
 	f.snap = running()
 	m, _ := newModel(f, 200, 50, Config{})
-	m = step(m, key("K"))
-	m = step(m, key("y")) // kill: id 1
-	m = step(m, key("L"))
-	m = step(m, key("y")) // launch: id 2
+	m = step(m, press("K"))
+	m = step(m, press("y")) // kill: id 1
+	m = step(m, press("L"))
+	m = step(m, press("y")) // launch: id 2
 	if len(m.busy) != 2 {
 		t.Fatalf("busy %v", m.busy)
 	}
@@ -114,8 +114,8 @@ func TestCmdHelpersMutateTheReturnedModel(t *testing.T) {
 		t.Fatal("pollDue: the returned model does not know a poll runs")
 	}
 	id := m.actionID
-	m = step(m, key("L"))
-	m = step(m, key("y"))
+	m = step(m, press("L"))
+	m = step(m, press("y"))
 	if m.actionID != id+1 || len(m.busy) != 1 {
 		t.Fatalf("action: id %d→%d, busy %v", id, m.actionID, m.busy)
 	}

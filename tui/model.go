@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/synthwatch/synthwatch/pipeline"
 )
@@ -54,6 +55,7 @@ type Model struct {
 	be     Backend
 	cfg    Config
 	st     Styles
+	keys   keyMap
 	width  int
 	height int
 
@@ -93,7 +95,7 @@ func New(be Backend, cfg Config) Model {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	m := Model{be: be, cfg: cfg, st: NewStyles(cfg.Dark, cfg.Plain), busy: map[int]busyAction{},
+	m := Model{be: be, cfg: cfg, st: NewStyles(cfg.Dark, cfg.Plain), keys: newKeyMap(cfg.ReadOnly), busy: map[int]busyAction{},
 		logs: newLogPane(), lastKey: cfg.Now(), width: 120, height: 40}
 	m.conn = be.Link()
 	m.notifier = newNotifier(cfg.Notify, be.Host(), cfg.Now)
@@ -261,69 +263,72 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, nil // this key only opens the summary
 		}
 	}
-	s := k.String()
+	km := m.keys
 	switch {
 	case m.prompt != nil:
 		return m.promptKey(k)
 	case m.input != nil:
 		return m.inputKey(k)
 	case m.dialog != nil:
-		return m.dialogKey(s)
+		return m.dialogKey(k)
 	case m.help || m.away != nil:
 		m.help, m.away = false, nil
-		if s != "q" && s != "ctrl+c" {
-			return m, nil
+		if !key.Matches(k, km.Quit.Binding) {
+			return m, nil // any key closes the box; only quit also acts
 		}
 	}
-	switch s {
-	case "q", "ctrl+c":
+	switch {
+	case key.Matches(k, km.Quit.Binding):
 		m.quitMsg = m.quitMessage()
 		return m, tea.Quit
-	case "?":
+	case key.Matches(k, km.Help.Binding):
 		m.help = true
-	case "j", "down":
+	case key.Matches(k, km.Down.Binding):
 		if m.focus == focusLog {
 			m.logs.scroll(1)
 		} else {
 			m.sel = min(m.sel+1, max(0, len(m.snap.Categories)-1))
 		}
-	case "k", "up":
+	case key.Matches(k, km.Up.Binding):
 		if m.focus == focusLog {
 			m.logs.scroll(-1)
 		} else {
 			m.sel = max(m.sel-1, 0)
 		}
-	case "pgdown":
+	case key.Matches(k, km.PageDown.Binding):
 		m.logs.scroll(10)
-	case "pgup":
+	case key.Matches(k, km.PageUp.Binding):
 		m.logs.scroll(-10)
-	case "tab":
+	case key.Matches(k, km.Pane.Binding):
 		m.focus = (m.focus + 1) % 2
-	case "1", "2", "3":
-		m.logs.tab = int(s[0] - '1')
+	case key.Matches(k, km.Tabs.Binding):
+		m.logs.tab = int(k.String()[0] - '1')
 		m.logs.follow = true
-	case "f":
+	case key.Matches(k, km.Follow.Binding):
 		m.logs.toggleFollow()
-	case "w":
+	case key.Matches(k, km.Wrap.Binding):
 		m.logs.wrap = !m.logs.wrap
-	case "/":
+	case key.Matches(k, km.Search.Binding):
 		m.input = &lineInput{}
-	case "n":
+	case key.Matches(k, km.Next.Binding):
 		m.logs.next(1)
-	case "N":
+	case key.Matches(k, km.Prev.Binding):
 		m.logs.next(-1)
-	case "e":
+	case key.Matches(k, km.Error.Binding):
 		m.logs.nextError()
-	case "C":
+	case key.Matches(k, km.Reconnect.Binding):
 		m.gen++
 		m.be.ReconnectNow()
 		cmd := m.pollCmd()
 		return m, cmd
-	case "L", "r", "K", "R":
-		if m.cfg.ReadOnly {
-			return m, nil
-		}
-		m.dialog = m.newDialog(s)
+	case key.Matches(k, km.Launch.Binding): // disabled bindings never match (read-only)
+		m.dialog = m.newDialog(actLaunch)
+	case key.Matches(k, km.Resume.Binding):
+		m.dialog = m.newDialog(actResume)
+	case key.Matches(k, km.Kill.Binding):
+		m.dialog = m.newDialog(actKill)
+	case key.Matches(k, km.Restart.Binding):
+		m.dialog = m.newDialog(actRestart)
 	}
 	return m, nil
 }
@@ -340,27 +345,27 @@ func eventsSince(evs []pipeline.Event, t time.Time) []pipeline.Event {
 }
 
 func (m Model) inputKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	switch k.String() {
-	case "enter":
+	switch {
+	case key.Matches(k, m.keys.Enter.Binding):
 		m.logs.find(m.input.text)
 		m.input = nil
-	case "esc":
+	case key.Matches(k, m.keys.Cancel.Binding):
 		m.input = nil
 	default:
-		m.input.key(k)
+		m.input.key(k, m.keys)
 	}
 	return m, nil
 }
 
 func (m Model) promptKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	p := m.prompt
-	switch k.String() {
-	case "enter":
+	switch {
+	case key.Matches(k, m.keys.Enter.Binding):
 		p.Reply <- m.input.text
-	case "esc", "ctrl+c":
+	case key.Matches(k, m.keys.Cancel.Binding): // ctrl+c too: it refuses here, it does not quit
 		p.Reply <- ""
 	default:
-		m.input.key(k)
+		m.input.key(k, m.keys)
 		return m, nil
 	}
 	m.prompt, m.input = nil, nil
@@ -433,9 +438,9 @@ type lineInput struct {
 	secret bool
 }
 
-func (l *lineInput) key(k tea.KeyPressMsg) {
-	switch k.String() {
-	case "backspace":
+func (l *lineInput) key(k tea.KeyPressMsg, km keyMap) {
+	switch {
+	case key.Matches(k, km.Backspace.Binding):
 		if r := []rune(l.text); len(r) > 0 {
 			l.text = string(r[:len(r)-1])
 		}

@@ -20,7 +20,7 @@ func updating() bool {
 	return f != nil && f.Value.String() == "true"
 }
 
-func key(s string) tea.KeyPressMsg {
+func press(s string) tea.KeyPressMsg {
 	switch s {
 	case "enter":
 		return tea.KeyPressMsg{Code: tea.KeyEnter}
@@ -32,6 +32,14 @@ func key(s string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: tea.KeyBackspace}
 	case "ctrl+c":
 		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "pgup":
+		return tea.KeyPressMsg{Code: tea.KeyPgUp}
+	case "pgdown":
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
 	}
 	return tea.KeyPressMsg{Code: []rune(s)[0], Text: s}
 }
@@ -70,20 +78,12 @@ func run(m Model, msg tea.Msg) (Model, tea.Msg) {
 
 func screen(m Model) string { return ansi.Strip(m.View().Content) }
 
-func TestKeysAreWhatTheHelpSays(t *testing.T) {
-	for s, want := range map[string]string{"K": "K", "q": "q", "enter": "enter", "tab": "tab", "ctrl+c": "ctrl+c", "/": "/"} {
-		if got := key(s).String(); got != want {
-			t.Errorf("key %q reads as %q", s, got)
-		}
-	}
-}
-
 func TestStalePollAnswersAreDropped(t *testing.T) {
 	f := newFake()
 	f.snap = running()
 	m, _ := newModel(f, 120, 40, Config{})
 	old := m.gen
-	m = step(m, key("C")) // reconnect: a new generation
+	m = step(m, press("C")) // reconnect: a new generation
 	if f.reconn != 1 || m.gen == old {
 		t.Fatalf("reconnect: %d %d", f.reconn, m.gen)
 	}
@@ -128,24 +128,24 @@ func TestKillDialogFixesThePidAndDefaultsToNo(t *testing.T) {
 	f := newFake()
 	f.snap = running()
 	m, _ := newModel(f, 120, 40, Config{})
-	m = step(m, key("K"))
+	m = step(m, press("K"))
 	if m.dialog == nil || !strings.Contains(screen(m), "Kill worker pid 4242") {
 		t.Fatalf("no dialog:\n%s", screen(m))
 	}
-	m = step(m, key("n"))
+	m = step(m, press("n"))
 	if m.dialog != nil || len(f.killed) != 0 {
 		t.Fatal("n did not cancel")
 	}
-	m = step(m, key("K"))
-	m = step(m, key("enter")) // not yes: no
+	m = step(m, press("K"))
+	m = step(m, press("enter")) // not yes: no
 	if len(f.killed) != 0 {
 		t.Fatal("enter killed")
 	}
-	m = step(m, key("K"))
+	m = step(m, press("K"))
 	changed := running()
 	changed.Worker.PID = 9999 // a new worker appears while the dialog is open
 	m = step(m, pollMsg{gen: m.gen, snap: changed})
-	m, msg := run(m, key("y"))
+	m, msg := run(m, press("y"))
 	if len(f.killed) != 1 || f.killed[0] != 4242 {
 		t.Fatalf("killed %v, want the pid shown when the dialog opened", f.killed)
 	}
@@ -177,24 +177,24 @@ func TestRestartAndLaunchAndReadOnly(t *testing.T) {
 	f := newFake()
 	f.snap = running()
 	m, _ := newModel(f, 120, 40, Config{})
-	m = step(m, key("j"))
-	m = step(m, key("j"))
-	m = step(m, key("R"))
+	m = step(m, press("j"))
+	m = step(m, press("j"))
+	m = step(m, press("R"))
 	if !strings.Contains(screen(m), `Restart with "B3_magicoder" first?`) {
 		t.Fatalf("%s", screen(m))
 	}
-	m, _ = run(m, key("y"))
+	m, _ = run(m, press("y"))
 	if len(f.restart) != 1 || f.restart[0] != "B3_magicoder" {
 		t.Fatalf("restart %v", f.restart)
 	}
-	m = step(m, key("L"))
-	m, _ = run(m, key("y"))
+	m = step(m, press("L"))
+	m, _ = run(m, press("y"))
 	if len(f.launched) != 1 {
 		t.Fatal("launch")
 	}
 	ro, _ := newModel(f, 120, 40, Config{ReadOnly: true})
 	for _, k := range []string{"L", "K", "r", "R"} {
-		ro = step(ro, key(k))
+		ro = step(ro, press(k))
 		if ro.dialog != nil {
 			t.Fatalf("read-only %s opened a dialog", k)
 		}
@@ -202,7 +202,7 @@ func TestRestartAndLaunchAndReadOnly(t *testing.T) {
 	if s := screen(ro); strings.Contains(s, "L launch") || strings.Contains(s, "K kill") {
 		t.Fatalf("read-only help shows control keys:\n%s", s)
 	}
-	ro = step(ro, key("?"))
+	ro = step(ro, press("?"))
 	if s := screen(ro); strings.Contains(s, "kill the worker") || !strings.Contains(s, "reconnect now") {
 		t.Fatalf("read-only full help:\n%s", s)
 	}
@@ -218,38 +218,38 @@ func TestSearchFollowWrapAndErrors(t *testing.T) {
 	f.worker[120] = "B3_magicoder: 10000 prompts"
 	f.worker[150] = "B4_metamath: 10000 prompts"
 	m, _ := newModel(f, 120, 40, Config{})
-	m = step(m, key("/"))
+	m = step(m, press("/"))
 	for _, r := range "prompts" {
-		m = step(m, key(string(r)))
+		m = step(m, press(string(r)))
 	}
-	m = step(m, key("enter"))
+	m = step(m, press("enter"))
 	if len(m.logs.matches) != 2 || !strings.Contains(screen(m), "/prompts (1/2)") {
 		t.Fatalf("search: %v\n%s", m.logs.matches, screen(m))
 	}
 	if m.logs.follow || m.logs.top > 120 {
 		t.Fatalf("search did not show the first match: top %d", m.logs.top)
 	}
-	m = step(m, key("n"))
+	m = step(m, press("n"))
 	if m.logs.cur != 1 || !strings.Contains(screen(m), "(2/2)") {
 		t.Fatalf("n: cur %d", m.logs.cur)
 	}
-	m = step(m, key("N"))
+	m = step(m, press("N"))
 	if m.logs.cur != 0 {
 		t.Fatalf("N: cur %d", m.logs.cur)
 	}
-	m = step(m, key("f"))
+	m = step(m, press("f"))
 	if !m.logs.follow {
 		t.Fatal("f did not resume following")
 	}
-	m = step(m, key("e"))
+	m = step(m, press("e"))
 	if m.logs.follow || !strings.Contains(screen(m), "Traceback") {
 		t.Fatalf("e: %s", screen(m))
 	}
-	m = step(m, key("w"))
+	m = step(m, press("w"))
 	if !m.logs.wrap || !strings.Contains(screen(m), "wrap") {
 		t.Fatal("w")
 	}
-	m = step(m, key("3"))
+	m = step(m, press("3"))
 	if m.logs.tab != 2 {
 		t.Fatal("tab 3")
 	}
@@ -282,7 +282,7 @@ func TestQuitStatesTheWorkersRealState(t *testing.T) {
 			f := newFake()
 			f.snap, f.conn = c.snap(), c.conn
 			m, _ := newModel(f, 80, 24, Config{})
-			nm, cmd := m.Update(key("q"))
+			nm, cmd := m.Update(press("q"))
 			if cmd == nil || cmd() != tea.Quit() {
 				t.Fatal("q did not quit")
 			}
@@ -303,7 +303,7 @@ func TestQuitWhileTheLinkIsDown(t *testing.T) {
 	stale := running()
 	stale.Connection.State, stale.Worker.State = "reconnecting", pipeline.StateUnknown
 	m = step(m, pollMsg{gen: m.gen, snap: stale})
-	m = step(m, key("q"))
+	m = step(m, press("q"))
 	want := "synthwatch: root@10.1.230.174 is out of reach now; the worker was running there at " + t0.Local().Format("15:04:05") + " (pid 4242, B3_magicoder)"
 	if got := m.QuitMessage(); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -359,12 +359,12 @@ func TestWhileYouWereAway(t *testing.T) {
 	f.tl.Add(pipeline.Event{Time: t0.Add(time.Hour), Kind: "stall_start", Category: "B3_magicoder", Text: "B3_magicoder: no new records for 10m0s"})
 	f.tl.Add(pipeline.Event{Time: t0.Add(2 * time.Hour), Kind: "server_crash", Text: "Scheduler hit an exception"})
 	c.t = t0.Add(8 * time.Hour)
-	m = step(m, key("j"))
+	m = step(m, press("j"))
 	s := screen(m)
 	if !strings.Contains(s, "While you were away (2 events)") || !strings.Contains(s, "no new records") || m.sel != 0 {
 		t.Fatalf("%s", s)
 	}
-	m = step(m, key("j"))
+	m = step(m, press("j"))
 	if m.away != nil || m.sel != 0 {
 		t.Fatal("the next key should only close the summary")
 	}
@@ -392,7 +392,7 @@ func TestWhileYouWereAwayNewestFirst(t *testing.T) {
 	f.tl.Add(pipeline.Event{Time: at(51), Kind: "worker_exited", Text: "worker pid 7 exited: every category done"})
 	f.tl.Add(pipeline.Event{Time: at(51), Kind: "pipeline_done", Text: "pipeline done: 1948 records"})
 	c.t = t0.Add(8 * time.Hour)
-	m = step(m, key("j"))
+	m = step(m, press("j"))
 	lines, more := awayLines(m.away, awayMax)
 	// 1 crash + 1 link line + 20 stalls + 1 exit + 2 done = 25 lines; 15 shown
 	if len(lines) != awayMax || more != 25-awayMax {
@@ -442,7 +442,7 @@ func TestWhileYouWereAwayDatesAndEmptyReason(t *testing.T) {
 		f.tl.Add(e)
 	}
 	c.t = t0.Add(31 * time.Hour)
-	m = step(m, key("j"))
+	m = step(m, press("j"))
 	if s := screen(m); !strings.Contains(s, "While you were away (1 event)") || !strings.Contains(s, "server ready") || strings.Contains(s, "… and") {
 		t.Errorf("%s", s) // the drop at t0 is not after the last key (t0)
 	}
@@ -458,18 +458,18 @@ func TestPromptInsideTheTUI(t *testing.T) {
 		t.Fatalf("%s", screen(m))
 	}
 	for _, k := range []string{"y", "e", "s"} {
-		m = step(m, key(k))
+		m = step(m, press(k))
 	}
-	m = step(m, key("enter"))
+	m = step(m, press("enter"))
 	if got := <-reply; got != "yes" || m.prompt != nil {
 		t.Fatalf("reply %q", got)
 	}
 	m = step(m, PromptMsg{Text: "Passphrase for id_ed25519:", Secret: true, Reply: reply})
-	m = step(m, key("p"))
+	m = step(m, press("p"))
 	if strings.Contains(screen(m), "> p") || !strings.Contains(screen(m), "•") {
 		t.Fatal("a passphrase was echoed")
 	}
-	m = step(m, key("esc"))
+	m = step(m, press("esc"))
 	if got := <-reply; got != "" {
 		t.Fatalf("esc answered %q", got)
 	}

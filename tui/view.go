@@ -295,19 +295,16 @@ func (m Model) serverPanel(w int, wide bool) string {
 	return out
 }
 
+// footer is the keymap's ShortHelp for the width; a read-only session
+// says so first (its control keys are disabled, so not listed).
 func (m Model) footer(w int) string {
 	var keys []string
-	if !m.cfg.ReadOnly {
-		keys = append(keys, "L launch", "K kill", "r resume", "R restart")
+	if m.cfg.ReadOnly {
+		keys = append(keys, "read-only")
 	}
-	keys = append(keys, "/ search")
-	if w >= 120 {
-		keys = append(keys, "e error", "f follow", "C reconnect")
+	for _, b := range m.keys.ShortHelp(w) {
+		keys = append(keys, b.Help().Key+" "+b.short)
 	}
-	if w >= 160 {
-		keys = append([]string{"j/k select", "tab pane", "1-3 log tabs"}, append(keys, "w wrap")...)
-	}
-	keys = append(keys, "? help", "q quit")
 	return fit(m.st.Dim.Render(strings.Join(keys, " · ")), w)
 }
 
@@ -330,28 +327,53 @@ func flow(parts []string, w int) string {
 	return strings.Join(append(out, fit(cur, w)), "\n")
 }
 
+// helpBox is the keymap's FullHelp, a row per binding, a blank line
+// between groups; on a screen too low for that, the bindings' footer words
+// in columns.
 func (m Model) helpBox(w int) string {
-	rows := [][2]string{
-		{"j/k, ↑/↓", "select a category (or scroll the log)"},
-		{"tab", "next pane"},
-		{"1 2 3", "worker log, server log, events"},
-		{"/  n  N", "search the log, next and previous match"},
-		{"e", "jump to the next error or traceback"},
-		{"f  w", "follow / pause the log, toggle wrap"},
+	var rows []string
+	for _, g := range m.keys.FullHelp() {
+		if len(g) == 0 {
+			continue
+		}
+		if len(rows) > 0 {
+			rows = append(rows, "")
+		}
+		for _, b := range g {
+			rows = append(rows, m.st.Key.Render(fit(b.Help().Key, 10))+" "+b.Help().Desc)
+		}
 	}
-	if !m.cfg.ReadOnly {
-		rows = append(rows,
-			[2]string{"L", "launch the worker (confirm)"},
-			[2]string{"K", "kill the worker (confirm, default No)"},
-			[2]string{"r", "resume the worker (confirm)"},
-			[2]string{"R", "restart the selected category first (confirm)"})
+	if m.cfg.ReadOnly {
+		var off []string
+		for _, b := range m.keys.control() {
+			off = append(off, b.Help().Key)
+		}
+		rows = append(rows, "", m.st.Warn.Render("read-only session: "+strings.Join(off, " ")+" (launch, kill, resume, restart) are off"))
 	}
-	rows = append(rows, [2]string{"C", "reconnect now"}, [2]string{"?", "this help"}, [2]string{"q", "quit (the worker is left as it is)"})
-	var b strings.Builder
-	for _, r := range rows {
-		b.WriteString(m.st.Key.Render(fit(r[0], 10)) + " " + r[1] + "\n")
+	const chrome = 6 // border, title, blank lines, hint
+	if len(rows)+chrome > max(m.height, 8) {
+		rows = m.helpColumns(min(w-6, 76))
 	}
-	return m.box(w, "Keys", strings.TrimSuffix(b.String(), "\n"), "any key: close")
+	return m.box(w, "Keys", strings.Join(rows, "\n"), "any key: close")
+}
+
+// helpColumns is the compact help box: "key word" cells in columns.
+func (m Model) helpColumns(inner int) []string {
+	var cells []string
+	for _, g := range m.keys.FullHelp() {
+		for _, b := range g {
+			cells = append(cells, m.st.Key.Render(fit(b.Help().Key, 7))+" "+fit(b.short, 11))
+		}
+	}
+	cols := max(1, inner/20)
+	var rows []string
+	for i := 0; i < len(cells); i += cols {
+		rows = append(rows, strings.Join(cells[i:min(i+cols, len(cells))], "  "))
+	}
+	if m.cfg.ReadOnly {
+		rows = append(rows, m.st.Warn.Render("read-only: L K r R are off"))
+	}
+	return rows
 }
 
 func (m Model) awayBox(w int) string {
