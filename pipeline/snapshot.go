@@ -20,8 +20,33 @@ type Snapshot struct {
 	Server     Server     `json:"server"`
 	Categories []Category `json:"categories"`
 	ETASeconds *float64   `json:"eta_s"`
-	Warnings   []string   `json:"warnings"`
+	Warnings   []string   `json:"warnings"` // the texts of Alerts, in order (schema 1: an array of strings)
+	Alerts     []Warning  `json:"-"`        // the warnings with their kinds; add them with Warn
 	Events     []Event    `json:"events"`
+}
+
+// Warning is one warning of a Snapshot: a kind to pick it by, and its text.
+type Warning struct {
+	Kind WarningKind
+	Text string
+}
+
+// WarningKind says what a warning is about, so a reader picks warnings by
+// kind and not by the words of their text.
+type WarningKind string
+
+// Warning kinds.
+const (
+	WarnNoContact       WarningKind = "no_contact"        // the link is down: the figures are old or missing
+	WarnWorkerJSONStale WarningKind = "worker_json_stale" // worker.json is old while its pid is alive
+	WarnCategory        WarningKind = "category"          // a category's own warning (a cross-check, a count)
+	WarnRoot            WarningKind = "root"              // the root is no pipeline root (no prepared/)
+)
+
+// Warn adds a warning, to Alerts and its text to Warnings.
+func (s *Snapshot) Warn(kind WarningKind, text string) {
+	s.Alerts = append(s.Alerts, Warning{Kind: kind, Text: text})
+	s.Warnings = append(s.Warnings, text)
 }
 
 // Connection is the link to the host: the one view of it, for the

@@ -318,11 +318,11 @@ func (w *Watcher) stale(snap Snapshot) Snapshot {
 	}
 	switch {
 	case snap.Connection.LastContact == nil:
-		snap.Warnings = append(snap.Warnings, "no contact with the host: never connected")
+		snap.Warn(WarnNoContact, "no contact with the host: never connected")
 	case prev.Time.IsZero():
-		snap.Warnings = append(snap.Warnings, "no contact with the host: nothing read yet")
+		snap.Warn(WarnNoContact, "no contact with the host: nothing read yet")
 	default:
-		snap.Warnings = append(snap.Warnings, "no contact with the host: figures are from "+prev.Time.Local().Format("15:04:05"))
+		snap.Warn(WarnNoContact, "no contact with the host: figures are from "+prev.Time.Local().Format("15:04:05"))
 	}
 	snap.Events = w.timeline.Recent(50)
 	return snap

@@ -410,7 +410,7 @@ func (m Model) quitMessage() string {
 
 // workerAlive says whether a worker state is a live process.
 func workerAlive(state string) bool {
-	return state == pipeline.StateRunning || state == pipeline.StateStalled || strings.HasPrefix(state, "running")
+	return pipeline.Alive(state) || strings.HasPrefix(state, pipeline.WorkerRunning) // "running (…)" from an older pipeline
 }
 
 // QuitMessage is what to print once the program ends.

@@ -318,7 +318,7 @@ func TestClosedPortSaysWhy(t *testing.T) {
 	f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 5, Error: refused, NextTry: tp(t0.Add(12 * time.Second))}
 	f.snap = pipeline.Snapshot{Host: "root@127.0.0.1:1", Connection: pipeline.Connection{State: "reconnecting", Error: refused, Attempt: 5},
 		Worker: pipeline.Worker{State: "unknown"}, Server: pipeline.Server{State: "unknown"},
-		Warnings: []string{"no contact with the host: never connected"}}
+		Alerts: []pipeline.Warning{{Kind: pipeline.WarnNoContact, Text: "no contact with the host: never connected"}}}
 	m, _ := newModel(f, 80, 24, Config{PollEvery: 2 * time.Second})
 	s := screen(m)
 	for _, want := range []string{"NOT CONNECTED (attempt 5): never connected", refused, "next try in 12s", "never connected"} {
@@ -341,7 +341,7 @@ func TestWrongRootIsARedLine(t *testing.T) {
 	f := newFake()
 	f.conn = pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0)}
 	msg := RootWarning + "/data/typo on root@10.1.230.174 (no prepared/ directory): set it with --root DIR"
-	f.snap = pipeline.Snapshot{Connection: pipeline.Connection{State: "connected"}, Worker: pipeline.Worker{State: "unknown"}, Warnings: []string{msg}}
+	f.snap = pipeline.Snapshot{Connection: pipeline.Connection{State: "connected"}, Worker: pipeline.Worker{State: "unknown"}, Alerts: []pipeline.Warning{{Kind: pipeline.WarnRoot, Text: msg}}}
 	m, _ := newModel(f, 120, 40, Config{})
 	s := screen(m)
 	if !strings.Contains(s, "✖ "+RootWarning+"/data/typo") || !strings.Contains(s, "--root DIR") || strings.Contains(s, "no categories found yet") {
@@ -569,7 +569,7 @@ func TestGoldenViews(t *testing.T) {
 			refused := "dial tcp 127.0.0.1:1: connect: connection refused"
 			f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 5, Error: refused, NextTry: tp(t0.Add(12 * time.Second))}
 			f.snap = pipeline.Snapshot{Connection: pipeline.Connection{State: "reconnecting", Error: refused}, Worker: pipeline.Worker{State: "unknown"},
-				Server: pipeline.Server{State: "unknown"}, Warnings: []string{"no contact with the host: never connected"}}
+				Server: pipeline.Server{State: "unknown"}, Alerts: []pipeline.Warning{{Kind: pipeline.WarnNoContact, Text: "no contact with the host: never connected"}}}
 			f.worker, f.server = nil, nil
 		},
 		"server_crashed": func(f *fake) {

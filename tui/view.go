@@ -145,13 +145,17 @@ func (m Model) header(w int) string {
 		}
 		line += "\n" + fit(r, w)
 	}
-	for _, warn := range s.Warnings {
-		if strings.HasPrefix(warn, "no contact") && m.conn.Linked() && (m.conn.State == pipeline.LinkConnected || m.conn.LastContact == nil) {
-			continue // the link is up again, or the header says "never connected"
+	for _, warn := range s.Alerts {
+		switch warn.Kind {
+		case pipeline.WarnNoContact:
+			if m.conn.Linked() && (m.conn.State == pipeline.LinkConnected || m.conn.LastContact == nil) {
+				continue // the link is up again, or the header says "never connected"
+			}
+		case pipeline.WarnWorkerJSONStale:
+		default:
+			continue // category warnings stand beside their rows; the root's in place of the table
 		}
-		if strings.HasPrefix(warn, "no contact") || strings.Contains(warn, "worker.json is") {
-			line += "\n" + fit(st.Warn.Render("⚠ "+warn), w)
-		}
+		line += "\n" + fit(st.Warn.Render("⚠ "+warn.Text), w)
 	}
 	return line
 }
@@ -238,15 +242,16 @@ func (m Model) linkError() string {
 
 // rootProblem is the line that says the root is no pipeline root.
 func (m Model) rootProblem() string {
-	for _, w := range m.snap.Warnings {
-		if strings.HasPrefix(w, RootWarning) {
-			return w
+	for _, w := range m.snap.Alerts {
+		if w.Kind == pipeline.WarnRoot {
+			return w.Text
 		}
 	}
 	return ""
 }
 
-// RootWarning begins the warning a Backend adds for a root without prepared/.
+// RootWarning begins the text of the warning (kind pipeline.WarnRoot) a
+// Backend adds for a root without prepared/.
 const RootWarning = "no pipeline root at "
 
 // sanitizeName keeps a hostile category name on one safe line.
@@ -264,7 +269,7 @@ func (m Model) serverPanel(w int, wide bool) string {
 	case pipeline.ServerDown:
 		state = st.Bad.Render("DOWN")
 	case pipeline.ServerUnhealthy:
-		state = st.Bad.Render("unhealthy")
+		state = st.Bad.Render(pipeline.ServerUnhealthy)
 	}
 	full, empty := bar(sv.TokenUsage, 10)
 	sparkW := 8
@@ -289,7 +294,7 @@ func (m Model) serverPanel(w int, wide bool) string {
 	if sv.Reason != "" && (sv.State == pipeline.ServerDown || sv.State == pipeline.ServerUnhealthy) {
 		out += "\n" + fit(st.Bad.Render(sv.State+": "+sv.Reason), w)
 	}
-	if sv.LastCrash != "" && (wide || sv.State == "crashed") {
+	if sv.LastCrash != "" && (wide || sv.State == pipeline.ServerCrashed) {
 		out += "\n" + fit(st.Bad.Render("last crash: "+sv.LastCrash), w)
 	}
 	return out

@@ -31,7 +31,7 @@ func (l *Live) Poll(ctx context.Context) pipeline.Snapshot {
 	s := l.Watcher.Poll(ctx)
 	if len(s.Categories) == 0 && s.Connection.State.Up() && l.RootCheck != nil {
 		if err := l.RootCheck(ctx); err != nil {
-			s.Warnings = append(s.Warnings, err.Error())
+			s.Warn(pipeline.WarnRoot, err.Error())
 		}
 	}
 	return s
