@@ -308,8 +308,8 @@ func dropText(reason string, back bool) string {
 // category unknown, no ETA. Stale data never looks live.
 func (w *Watcher) stale(snap Snapshot) Snapshot {
 	prev := w.lastSnap
-	snap.Worker = Worker{State: StateUnknown, PID: prev.Worker.PID, Category: prev.Worker.Category}
-	snap.Server = Server{State: StateUnknown}
+	snap.Worker = Worker{State: WorkerUnknown, PID: prev.Worker.PID, Category: prev.Worker.Category}
+	snap.Server = Server{State: ServerUnknown}
 	w.thr.add(math.NaN()) // no sample: a gap in the sparkline, not a zero
 	snap.Server.Throughput = w.thr.values()
 	for _, c := range prev.Categories {
