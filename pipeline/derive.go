@@ -448,11 +448,11 @@ func (w *Watcher) crossChecks(s *Snapshot, now time.Time) {
 			}
 		}
 		for _, wmsg := range cv.Warnings {
-			s.Warnings = append(s.Warnings, wmsg)
+			s.Warn(WarnCategory, wmsg)
 		}
 	}
 	if s.Worker.Source == "worker.json" && Alive(s.Worker.State) && s.Worker.UpdatedAt != nil && now.Sub(*s.Worker.UpdatedAt) > 30*time.Second {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("worker.json is %s old while pid %d is alive", now.Sub(*s.Worker.UpdatedAt).Round(time.Second), s.Worker.PID))
+		s.Warn(WarnWorkerJSONStale, fmt.Sprintf("worker.json is %s old while pid %d is alive", now.Sub(*s.Worker.UpdatedAt).Round(time.Second), s.Worker.PID))
 	}
 }
 

@@ -3,7 +3,10 @@
 // (launch, kill, resume, restart) as exact, quoted shell lines.
 package pipeline
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Snapshot is the whole job at one moment; `status --json` prints it
 // (schema 1: fields may be added, never renamed).
@@ -17,19 +20,73 @@ type Snapshot struct {
 	Server     Server     `json:"server"`
 	Categories []Category `json:"categories"`
 	ETASeconds *float64   `json:"eta_s"`
-	Warnings   []string   `json:"warnings"`
+	Warnings   []string   `json:"warnings"` // the texts of Alerts, in order (schema 1: an array of strings)
+	Alerts     []Warning  `json:"-"`        // the warnings with their kinds; add them with Warn
 	Events     []Event    `json:"events"`
 }
 
-// Connection is the link to the host.
+// Warning is one warning of a Snapshot: a kind to pick it by, and its text.
+type Warning struct {
+	Kind WarningKind
+	Text string
+}
+
+// WarningKind says what a warning is about, so a reader picks warnings by
+// kind and not by the words of their text.
+type WarningKind string
+
+// Warning kinds.
+const (
+	WarnNoContact       WarningKind = "no_contact"        // the link is down: the figures are old or missing
+	WarnWorkerJSONStale WarningKind = "worker_json_stale" // worker.json is old while its pid is alive
+	WarnCategory        WarningKind = "category"          // a category's own warning (a cross-check, a count)
+	WarnRoot            WarningKind = "root"              // the root is no pipeline root (no prepared/)
+)
+
+// Warn adds a warning, to Alerts and its text to Warnings.
+func (s *Snapshot) Warn(kind WarningKind, text string) {
+	s.Alerts = append(s.Alerts, Warning{Kind: kind, Text: text})
+	s.Warnings = append(s.Warnings, text)
+}
+
+// Connection is the link to the host: the one view of it, for the
+// dashboard's header, its notices and status --json alike.
 type Connection struct {
-	State       string     `json:"state"` // connected | connecting | reconnecting | failed | local
+	State       LinkPhase  `json:"state"` // connected | connecting | reconnecting | failed | closed | local
 	RTTms       float64    `json:"rtt_ms"`
 	LastContact *time.Time `json:"last_contact"`
 	Error       string     `json:"error,omitempty"`    // why the link is down: the last dial, handshake or auth error
 	Drops       int        `json:"drops"`              // links lost since the dashboard connected
 	Attempt     int        `json:"attempt,omitempty"`  // connection attempts so far while down
 	NextTry     *time.Time `json:"next_try,omitempty"` // when the next attempt starts, while down
+}
+
+// LinkPhase is where the link to the host stands. Its strings are
+// status --json's connection.state (schema 1: never renamed).
+type LinkPhase string
+
+// Link phases.
+const (
+	LinkConnecting   LinkPhase = "connecting"   // the first dial, not answered yet
+	LinkConnected    LinkPhase = "connected"    // up
+	LinkReconnecting LinkPhase = "reconnecting" // lost, trying again (attempt, next_try)
+	LinkFailed       LinkPhase = "failed"       // refused for good (auth, host key): not retried
+	LinkClosed       LinkPhase = "closed"       // closed by this end
+	LinkLocal        LinkPhase = "local"        // a root on this machine: no link at all
+)
+
+// Up says whether the host can be read now: a live link, or no link needed.
+func (p LinkPhase) Up() bool { return p == LinkConnected || p == LinkLocal }
+
+// Linked says whether there is a link at all (not a local root).
+func (c Connection) Linked() bool { return c.State != LinkLocal }
+
+// Stale says whether the figures may be old: there is a link and it is not up.
+func (c Connection) Stale() bool { return c.Linked() && c.State != LinkConnected }
+
+// RTT is the last keepalive round trip; 0 before the first one.
+func (c Connection) RTT() time.Duration {
+	return time.Duration(math.Round(c.RTTms*1000)) * time.Microsecond
 }
 
 // Worker is the inference worker on the host, judged from its process:

@@ -85,7 +85,7 @@ type Watcher struct {
 	timeline   *Timeline
 	lastSnap   Snapshot
 	srvWas     string
-	connWas    string
+	connWas    LinkPhase
 	dropsWas   int
 	errWas     string // the link error last written to the timeline
 	everUp     bool   // the link has been up in this session
@@ -230,10 +230,10 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	w.foldZone(zone, zoneErr, askZone)
 
 	snap := Snapshot{Schema: 1, Time: now.UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}}
-	snap.Connection = w.connection()
+	snap.Connection = w.Link()
 	w.noteConnection(snap.Connection, now)
 	// a link that dropped during the batch fails its reads with the transport's error, not ErrDisconnected
-	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected) || (snap.Connection.State != "connected" && snap.Connection.State != "local")
+	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected) || !snap.Connection.State.Up()
 	if down {
 		return w.stale(snap)
 	}
@@ -253,11 +253,11 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 // The host counts drops, so one that came and went between two polls is
 // recorded too. The first connection of a session is no reconnection.
 func (w *Watcher) noteConnection(c Connection, now time.Time) {
-	up := c.State == "connected"
+	up := c.State == LinkConnected
 	newDrops := c.Drops - w.dropsWas
 	wasUp := w.everUp || w.dropsWas > 0
 	// a link we last saw down has come back (at least before any new drop)
-	if wasUp && w.connWas != "" && w.connWas != "connected" && (newDrops > 0 || up) {
+	if wasUp && w.connWas != "" && w.connWas != LinkConnected && (newDrops > 0 || up) {
 		w.event(now, "reconnect", "", "connected again")
 		w.ev.relearn = true
 	}
@@ -279,10 +279,10 @@ func (w *Watcher) noteConnection(c Connection, now time.Time) {
 	}
 	// why it cannot connect (a dial, handshake or auth error): once per
 	// different error, not once per attempt
-	if !up && c.State != "local" && c.Error != "" && c.Error != w.errWas {
+	if !up && c.State != LinkLocal && c.Error != "" && c.Error != w.errWas {
 		w.errWas = c.Error
 		kind, text := "connect_error", "cannot connect: "+c.Error
-		if c.State == "failed" {
+		if c.State == LinkFailed {
 			kind, text = "connect_failed", text+" (not retried: fix it, then press C or start again)"
 		} else if c.NextTry != nil {
 			text += ", next try " + c.NextTry.Local().Format("15:04:05")
@@ -308,8 +308,8 @@ func dropText(reason string, back bool) string {
 // category unknown, no ETA. Stale data never looks live.
 func (w *Watcher) stale(snap Snapshot) Snapshot {
 	prev := w.lastSnap
-	snap.Worker = Worker{State: StateUnknown, PID: prev.Worker.PID, Category: prev.Worker.Category}
-	snap.Server = Server{State: StateUnknown}
+	snap.Worker = Worker{State: WorkerUnknown, PID: prev.Worker.PID, Category: prev.Worker.Category}
+	snap.Server = Server{State: ServerUnknown}
 	w.thr.add(math.NaN()) // no sample: a gap in the sparkline, not a zero
 	snap.Server.Throughput = w.thr.values()
 	for _, c := range prev.Categories {
@@ -318,25 +318,28 @@ func (w *Watcher) stale(snap Snapshot) Snapshot {
 	}
 	switch {
 	case snap.Connection.LastContact == nil:
-		snap.Warnings = append(snap.Warnings, "no contact with the host: never connected")
+		snap.Warn(WarnNoContact, "no contact with the host: never connected")
 	case prev.Time.IsZero():
-		snap.Warnings = append(snap.Warnings, "no contact with the host: nothing read yet")
+		snap.Warn(WarnNoContact, "no contact with the host: nothing read yet")
 	default:
-		snap.Warnings = append(snap.Warnings, "no contact with the host: figures are from "+prev.Time.Local().Format("15:04:05"))
+		snap.Warn(WarnNoContact, "no contact with the host: figures are from "+prev.Time.Local().Format("15:04:05"))
 	}
 	snap.Events = w.timeline.Recent(50)
 	return snap
 }
 
-func (w *Watcher) connection() Connection {
-	type linked interface{ State() remote.ConnState }
-	l, ok := w.h.(linked)
+// Link is the link to the host as it stands now, read from the host (a
+// remote.Linked, such as SSH) without a round trip; a host without a link
+// (a local root) is always there. It is cheap: the dashboard asks it on
+// every tick, between polls.
+func (w *Watcher) Link() Connection {
+	l, ok := w.h.(remote.Linked)
 	if !ok {
 		now := w.o.Now()
-		return Connection{State: "local", LastContact: &now}
+		return Connection{State: LinkLocal, LastContact: &now}
 	}
 	st := l.State()
-	c := Connection{State: st.Phase.String(), RTTms: float64(st.RTT.Microseconds()) / 1000, Error: st.Err, Drops: st.Drops}
+	c := Connection{State: linkPhase(st.Phase), RTTms: float64(st.RTT.Microseconds()) / 1000, Error: st.Err, Drops: st.Drops}
 	if st.Phase != remote.Connected {
 		c.Attempt = st.Attempt
 		if !st.NextTry.IsZero() && st.NextTry.After(w.o.Now()) {
@@ -349,6 +352,21 @@ func (w *Watcher) connection() Connection {
 		c.LastContact = &t
 	}
 	return c
+}
+
+// linkPhase is remote's phase as the Snapshot names it.
+func linkPhase(p remote.Phase) LinkPhase {
+	switch p {
+	case remote.Connecting:
+		return LinkConnecting
+	case remote.Connected:
+		return LinkConnected
+	case remote.Reconnecting:
+		return LinkReconnecting
+	case remote.Failed:
+		return LinkFailed
+	}
+	return LinkClosed
 }
 
 // metrics reads the server's /metrics through the host (an SSH forward).

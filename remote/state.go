@@ -45,5 +45,15 @@ func (s ConnState) String() string {
 	return s.Phase.String()
 }
 
+// Linked is a Host reached over a link whose state can be read, as a
+// value and without a round trip (SSH). A Host without one (Local) needs
+// no link: it is always there. Like Keeper, it is optional: callers
+// type-assert it on a Host.
+type Linked interface {
+	State() ConnState
+}
+
+var _ Linked = (*SSH)(nil)
+
 // WireStats are the bytes that crossed the first TCP hop since Dial.
 type WireStats struct{ Sent, Received int64 }

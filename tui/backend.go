@@ -4,60 +4,30 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/synthwatch/synthwatch/pipeline"
-	"github.com/synthwatch/synthwatch/remote"
 )
 
-// Live is the Backend over a real host and pipeline watcher.
-type Live struct {
-	Name    string
-	H       remote.Host
-	W       *pipeline.Watcher
-	Act     pipeline.Actor
-	Grace   time.Duration
-	Reconn  func()
-	ConnSrc func() remote.ConnState
-	// RootCheck says whether the root is a pipeline root (has prepared/);
-	// it runs inside Poll while no category has been found.
-	RootCheck func(ctx context.Context) error
-}
-
-func (l *Live) Host() string { return l.Name }
-func (l *Live) Poll(ctx context.Context) pipeline.Snapshot {
-	s := l.W.Poll(ctx)
-	up := s.Connection.State == "connected" || s.Connection.State == "local"
-	if len(s.Categories) == 0 && up && l.RootCheck != nil {
-		if err := l.RootCheck(ctx); err != nil {
-			s.Warnings = append(s.Warnings, err.Error())
-		}
-	}
-	return s
-}
-func (l *Live) Logs() ([]string, []string)   { return l.W.WorkerLog.Lines(), l.W.ServerLog.Lines() }
-func (l *Live) Timeline() *pipeline.Timeline { return l.W.Timeline() }
-func (l *Live) Conn() (remote.ConnState, bool) {
-	if l.ConnSrc == nil {
-		return remote.ConnState{}, false
-	}
-	return l.ConnSrc(), true
-}
-func (l *Live) Launch(ctx context.Context, only []string) (int, error) {
-	return l.Act.Launch(ctx, only)
-}
-func (l *Live) Kill(ctx context.Context, pid int) (string, error) {
-	return l.Act.Kill(ctx, pid, l.Grace)
-}
-func (l *Live) Restart(ctx context.Context, cat string, all []string) (int, error) {
-	r, err := l.Act.Restart(ctx, cat, all, l.Grace, 0)
-	return r.PID, err
-}
-func (l *Live) ReconnectNow() {
-	if l.Reconn != nil {
-		l.Reconn()
-	}
+// Backend is everything the dashboard asks of the world (cmd/synthwatch's
+// Live over a host; a fake in tests).
+//
+// Poll, Launch, Kill and Restart do I/O: the model calls them only inside
+// tea.Cmds. The rest are called from Update and View and must be cheap,
+// with no I/O: Host, Logs (copies of buffered lines), Link (the link's
+// state as a value), ReconnectNow (a non-blocking signal) and Timeline
+// (the pointer; its Recent is a read under a mutex). Timeline().Add writes
+// the history file, so the model calls it only inside a tea.Cmd.
+type Backend interface {
+	Host() string
+	Poll(ctx context.Context) pipeline.Snapshot
+	Logs() (worker, server []string)
+	Link() pipeline.Connection // State LinkLocal: a local root, no link
+	Launch(ctx context.Context, only []string) (int, error)
+	Kill(ctx context.Context, pid int) (string, error)
+	Restart(ctx context.Context, cat string, all []string) (int, error)
+	ReconnectNow()
+	Timeline() *pipeline.Timeline
 }
 
 // ErrPromptCancelled is the answer to a question asked after, or still
@@ -129,7 +99,7 @@ func (p *Prompter) Passphrase(keyFile string) ([]byte, error) {
 
 // PollResult is the message one poll produces, for harnesses (the soak test)
 // that drive the model without a program.
-func PollResult(m tea.Model, snap pipeline.Snapshot, live *Live) tea.Msg {
-	w, s := live.Logs()
+func PollResult(m tea.Model, snap pipeline.Snapshot, be Backend) tea.Msg {
+	w, s := be.Logs()
 	return pollMsg{gen: m.(Model).gen, snap: snap, worker: w, server: s}
 }

@@ -5,36 +5,47 @@ import (
 	"fmt"
 	"strconv"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/synthwatch/synthwatch/pipeline"
+)
+
+// hostAction is what a confirmation dialog asks to do to the host.
+type hostAction int
+
+const (
+	actLaunch hostAction = iota
+	actResume
+	actKill
+	actRestart
 )
 
 // dialog is a confirmation; it defaults to No, and what it acts on (the
 // pid, the category) is fixed when it opens.
 type dialog struct {
-	key  string
+	act  hostAction
 	text string
 	pid  int
 	cat  string
 	all  []string
 }
 
-func (m Model) newDialog(key string) *dialog {
+func (m Model) newDialog(act hostAction) *dialog {
 	host := m.be.Host()
-	d := &dialog{key: key, pid: m.snap.Worker.PID, cat: m.selected(), all: m.categoryNames()}
-	switch key {
-	case "L":
+	d := &dialog{act: act, pid: m.snap.Worker.PID, cat: m.selected(), all: m.categoryNames()}
+	switch act {
+	case actLaunch:
 		d.text = fmt.Sprintf("Launch the worker on %s?", host)
-	case "r":
+	case actResume:
 		d.text = fmt.Sprintf("Resume the worker on %s? It skips what is done.", host)
-	case "K":
+	case actKill:
 		if d.pid == 0 || !pipeline.Alive(m.snap.Worker.State) {
 			d.text = "No worker is running."
 			d.pid = -1
 		} else {
 			d.text = fmt.Sprintf("Kill worker pid %d on %s? (SIGTERM, then SIGKILL after the grace)", d.pid, host)
 		}
-	case "R":
+	case actRestart:
 		if d.cat == "" {
 			return nil
 		}
@@ -43,32 +54,38 @@ func (m Model) newDialog(key string) *dialog {
 	return d
 }
 
-func (m Model) dialogKey(s string) (tea.Model, tea.Cmd) {
+func (m Model) dialogKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	d := m.dialog
 	m.dialog = nil
-	if s != "y" && s != "Y" || d.pid == -1 {
+	if !key.Matches(k, m.keys.Yes.Binding) || d.pid == -1 {
 		return m, nil // anything but yes is no
 	}
 	be := m.be
-	switch d.key {
-	case "L", "r":
-		what := map[string]string{"L": "launch", "r": "resume"}[d.key]
-		return m, m.action(what, func(ctx context.Context) (string, error) {
+	switch d.act {
+	case actLaunch, actResume:
+		what := "launch"
+		if d.act == actResume {
+			what = "resume"
+		}
+		cmd := m.action(what, func(ctx context.Context) (string, error) {
 			pid, err := be.Launch(ctx, nil)
 			return "worker pid " + strconv.Itoa(pid), err
 		})
-	case "K":
+		return m, cmd
+	case actKill:
 		pid := d.pid
-		return m, m.action("kill", func(ctx context.Context) (string, error) {
+		cmd := m.action("kill", func(ctx context.Context) (string, error) {
 			how, err := be.Kill(ctx, pid)
 			return fmt.Sprintf("pid %d %s", pid, how), err
 		})
-	case "R":
+		return m, cmd
+	case actRestart:
 		cat, all := d.cat, d.all
-		return m, m.action("restart "+cat, func(ctx context.Context) (string, error) {
+		cmd := m.action("restart "+cat, func(ctx context.Context) (string, error) {
 			pid, err := be.Restart(ctx, cat, all)
 			return "worker pid " + strconv.Itoa(pid), err
 		})
+		return m, cmd
 	}
 	return m, nil
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/pipeline"
-	"github.com/synthwatch/synthwatch/remote"
 )
 
 // fake is a Backend with settable answers that records what it was asked.
@@ -18,8 +17,7 @@ type fake struct {
 	snap     pipeline.Snapshot
 	worker   []string
 	server   []string
-	conn     remote.ConnState
-	linked   bool
+	conn     pipeline.Connection
 	tl       *pipeline.Timeline
 	killed   []int
 	launched [][]string
@@ -27,7 +25,9 @@ type fake struct {
 	reconn   int
 }
 
-func newFake() *fake { return &fake{tl: pipeline.NewTimeline(100, ""), linked: true} }
+func newFake() *fake {
+	return &fake{tl: pipeline.NewTimeline(100, ""), conn: pipeline.Connection{State: pipeline.LinkConnecting}}
+}
 
 func (f *fake) Host() string { return "root@10.1.230.174" }
 func (f *fake) Poll(context.Context) pipeline.Snapshot {
@@ -35,10 +35,10 @@ func (f *fake) Poll(context.Context) pipeline.Snapshot {
 	defer f.mu.Unlock()
 	return f.snap
 }
-func (f *fake) Logs() ([]string, []string)     { return f.worker, f.server }
-func (f *fake) Conn() (remote.ConnState, bool) { return f.conn, f.linked }
-func (f *fake) Timeline() *pipeline.Timeline   { return f.tl }
-func (f *fake) ReconnectNow()                  { f.reconn++ }
+func (f *fake) Logs() ([]string, []string)   { return f.worker, f.server }
+func (f *fake) Link() pipeline.Connection    { return f.conn }
+func (f *fake) Timeline() *pipeline.Timeline { return f.tl }
+func (f *fake) ReconnectNow()                { f.reconn++ }
 func (f *fake) Launch(_ context.Context, only []string) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -60,14 +60,14 @@ func (f *fake) Restart(_ context.Context, cat string, all []string) (int, error)
 
 var t0 = time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 
-func fptr(v float64) *float64 { return &v }
-func iptr(v int64) *int64     { return &v }
+func fptr(v float64) *float64   { return &v }
+func tp(t time.Time) *time.Time { return &t }
 
 // running is a night in progress: 10 categories, one running.
 func running() pipeline.Snapshot {
 	lc := t0.Add(-time.Second)
 	s := pipeline.Snapshot{Schema: 1, Time: t0, Host: "root@10.1.230.174", Root: "/data/eagle3/synth_100k",
-		Connection: pipeline.Connection{State: "connected", RTTms: 1.2, LastContact: &lc},
+		Connection: pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: &lc},
 		Worker:     pipeline.Worker{State: "running", PID: 4242, Category: "B3_magicoder", Source: "worker.json"},
 		Server: pipeline.Server{State: "ready", GenThroughput: 930.1, RunningReqs: 72, TokenUsage: 0.96, CacheHitRate: fptr(0.12), Source: "metrics",
 			Throughput: []float64{math.NaN(), 700, 850, 910, math.NaN(), 930, 920, 930.1}},

@@ -18,7 +18,7 @@ func logModel(t *testing.T, w, h, n int, line func(i int) string) Model {
 		f.worker = append(f.worker, line(i))
 	}
 	m, _ := newModel(f, w, h, Config{})
-	m = step(m, key("tab"))
+	m = step(m, press("tab"))
 	if m.focus != focusLog || !m.logs.follow {
 		t.Fatalf("focus %d follow %v", m.focus, m.logs.follow)
 	}
@@ -88,7 +88,7 @@ func TestLogPaneIsSizedInUpdate(t *testing.T) {
 	}
 	h = m.logs.height
 	// a result line in the header takes a row from the pane
-	m.busy[7] = "launch"
+	m.busy[7] = busyAction{what: "launch", start: 7}
 	m = step(m, actionMsg{id: 7, what: "launch", text: "pid 4243"})
 	if m.logs.height != h-1 {
 		t.Fatalf("with a result line the pane has %d rows, want %d", m.logs.height, h-1)
@@ -120,7 +120,7 @@ func TestScrollUpFromFollowShowsAFullPane(t *testing.T) {
 			if tc.key == "pgup" {
 				m = step(m, pgup)
 			} else {
-				m = step(m, key(tc.key))
+				m = step(m, press(tc.key))
 			}
 			if m.logs.follow {
 				t.Fatal("still following")
@@ -142,9 +142,9 @@ func TestScrollDownStopsAtAFullPage(t *testing.T) {
 	// paused there, new lines do not move the view
 	m = step(m, pollMsg{gen: m.gen, snap: m.snap, worker: append(append([]string(nil), m.logs.lines[0]...), wl(200), wl(201))})
 	wantLines(t, m, 200-h, 199)
-	m = step(m, key("f"))
+	m = step(m, press("f"))
 	wantLines(t, m, 202-h, 201)
-	m = step(m, key("f")) // pause where it is
+	m = step(m, press("f")) // pause where it is
 	wantLines(t, m, 202-h, 201)
 }
 
@@ -158,16 +158,16 @@ func TestSearchJumpShowsTheMatch(t *testing.T) {
 		return wl(i)
 	})
 	h := m.logs.height
-	m = step(m, key("/"))
+	m = step(m, press("/"))
 	for _, r := range "needle" {
-		m = step(m, key(string(r)))
+		m = step(m, press(string(r)))
 	}
-	m = step(m, key("enter"))
+	m = step(m, press("enter"))
 	wantLines(t, m, 100-h/3, 100-h/3+h-1)
 	if rows := paneRows(t, m); !strings.Contains(rows[h/3], "wl 100 needle") {
 		t.Fatalf("the match is not a third of the way down:\n%s", strings.Join(rows, "\n"))
 	}
-	m = step(m, key("n"))
+	m = step(m, press("n"))
 	wantLines(t, m, 200-h, 199)
 	if !strings.Contains(strings.Join(paneRows(t, m), "\n"), "wl 197 needle") {
 		t.Fatalf("the second match is not on screen:\n%s", screen(m))
@@ -185,7 +185,7 @@ func TestWrapModeFillsThePane(t *testing.T) {
 		return s
 	}
 	m := logModel(t, 120, 40, 200, long)
-	m = step(m, key("w"))
+	m = step(m, press("w"))
 	h := m.logs.height
 	if h < 10 {
 		t.Fatalf("the log pane is %d rows high at 120x40", h)
@@ -208,16 +208,16 @@ func TestWrapModeFillsThePane(t *testing.T) {
 	if !strings.HasPrefix(rows[h-1], "x") || !strings.Contains(strings.Join(rows, "\n"), "wl 199") {
 		t.Fatalf("following does not end on the last line's last row:\n%s", strings.Join(rows, "\n"))
 	}
-	m = step(m, key("k"))
+	m = step(m, press("k"))
 	rows = full("after k")
 	if strings.Contains(strings.Join(rows, "\n"), "wl 199") {
 		t.Fatalf("k did not scroll:\n%s", strings.Join(rows, "\n"))
 	}
-	m = step(m, key("/"))
+	m = step(m, press("/"))
 	for _, r := range "needle" {
-		m = step(m, key(string(r)))
+		m = step(m, press(string(r)))
 	}
-	m = step(m, key("enter"))
+	m = step(m, press("enter"))
 	rows = full("after the jump")
 	at := -1
 	for i, r := range rows {

@@ -6,24 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/synthwatch/synthwatch/pipeline"
-	"github.com/synthwatch/synthwatch/remote"
 )
-
-// Backend is everything the dashboard asks of the world. Its calls happen
-// inside tea.Cmds, never in Update.
-type Backend interface {
-	Host() string
-	Poll(ctx context.Context) pipeline.Snapshot
-	Logs() (worker, server []string)
-	Conn() (remote.ConnState, bool) // false: a local root, no link
-	Launch(ctx context.Context, only []string) (int, error)
-	Kill(ctx context.Context, pid int) (string, error)
-	Restart(ctx context.Context, cat string, all []string) (int, error)
-	ReconnectNow()
-	Timeline() *pipeline.Timeline
-}
 
 // Config shapes the dashboard.
 type Config struct {
@@ -69,13 +55,13 @@ type Model struct {
 	be     Backend
 	cfg    Config
 	st     Styles
+	keys   keyMap
 	width  int
 	height int
 
 	snap     pipeline.Snapshot
 	haveSnap bool
-	conn     remote.ConnState
-	linked   bool
+	conn     pipeline.Connection // the link now (Backend.Link), fresher than snap's
 	gen      int
 	polling  bool
 
@@ -90,7 +76,7 @@ type Model struct {
 	away     []pipeline.Event
 	lastKey  time.Time
 	actionID int
-	busy     map[int]string
+	busy     map[int]busyAction // running actions by id
 	result   string
 	resultOK bool
 	spin     int
@@ -109,15 +95,17 @@ func New(be Backend, cfg Config) Model {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	m := Model{be: be, cfg: cfg, st: NewStyles(cfg.Dark, cfg.Plain), busy: map[int]string{},
+	m := Model{be: be, cfg: cfg, st: NewStyles(cfg.Dark, cfg.Plain), keys: newKeyMap(cfg.ReadOnly), busy: map[int]busyAction{},
 		logs: newLogPane(), lastKey: cfg.Now(), width: 120, height: 40}
+	m.conn = be.Link()
 	m.notifier = newNotifier(cfg.Notify, be.Host(), cfg.Now)
 	m.layout()
 	return m
 }
 
 func (m Model) Init() tea.Cmd {
-	return tea.Batch(m.pollCmd(), tick(time.Second))
+	poll := m.pollCmd() // Init's m is a copy: polling=true does not last; the first pollMsg resets it
+	return tea.Batch(poll, tick(time.Second))
 }
 
 func tick(d time.Duration) tea.Cmd {
@@ -127,7 +115,7 @@ func tick(d time.Duration) tea.Cmd {
 // tickEvery is fast only while something on screen moves (a spinner, the
 // age of a lost link); an idle dashboard wakes rarely.
 func (m Model) tickEvery() time.Duration {
-	if len(m.busy) > 0 || (m.linked && m.conn.Phase != remote.Connected) {
+	if len(m.busy) > 0 || m.conn.Stale() {
 		return time.Second
 	}
 	return 5 * time.Second
@@ -146,17 +134,29 @@ func (m *Model) pollCmd() tea.Cmd {
 }
 
 // action runs f as a long action with an id; its result comes back as an
-// actionMsg and is never swallowed.
+// actionMsg and is never swallowed. The Cmd also records the result in the
+// timeline, which writes the history file: no disk I/O in Update.
 func (m *Model) action(what string, f func(ctx context.Context) (string, error)) tea.Cmd {
 	m.actionID++
 	id := m.actionID
-	m.busy[id] = what
+	m.busy[id] = busyAction{what: what, start: id}
+	tl, now := m.be.Timeline(), m.cfg.Now
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		text, err := f(ctx)
-		return actionMsg{id: id, what: what, text: text, err: err}
+		msg := actionMsg{id: id, what: what, text: text, err: err}
+		tl.Add(pipeline.Event{Time: now().UTC(), Kind: "action", Text: msg.result()})
+		return msg
 	}
+}
+
+// result is the line an action leaves in the header and the timeline.
+func (a actionMsg) result() string {
+	if a.err != nil {
+		return fmt.Sprintf("%s failed: %v", a.what, a.err)
+	}
+	return fmt.Sprintf("%s: %s", a.what, a.text)
 }
 
 // Update handles msg, then sizes the panes for the layout it leaves.
@@ -177,13 +177,13 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil // an answer from before a reconnect: stale
 		}
 		m.polling = false
-		m.conn, m.linked = m.be.Conn() // a poll is contact: the header's age must not lag it
+		m.conn = m.be.Link() // a poll is contact: the header's age must not lag it
 		var cmds []tea.Cmd
 		if m.haveSnap {
 			cmds = append(cmds, m.notifier.changes(m.snap, msg.snap)...)
 		}
 		m.snap, m.haveSnap = msg.snap, true
-		if up := msg.snap.Connection.State; (up == "connected" || up == "local") && msg.snap.Worker.State != pipeline.StateUnknown && msg.snap.Worker.State != "" {
+		if msg.snap.Connection.State.Up() && msg.snap.Worker.State != pipeline.WorkerUnknown && msg.snap.Worker.State != "" {
 			m.lastWorker, m.lastWorkerAt = msg.snap.Worker, msg.snap.Time
 		}
 		m.logs.set(msg.worker, msg.server, msg.snap.Events)
@@ -197,9 +197,10 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.gen != m.gen || m.polling {
 			return m, nil
 		}
-		return m, m.pollCmd()
+		cmd := m.pollCmd()
+		return m, cmd
 	case tickMsg:
-		m.conn, m.linked = m.be.Conn()
+		m.conn = m.be.Link()
 		m.spin++
 		return m, tick(m.tickEvery())
 	case actionMsg:
@@ -207,14 +208,10 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		delete(m.busy, msg.id)
-		if msg.err != nil {
-			m.result, m.resultOK = fmt.Sprintf("%s failed: %v", msg.what, msg.err), false
-		} else {
-			m.result, m.resultOK = fmt.Sprintf("%s: %s", msg.what, msg.text), true
-		}
-		m.be.Timeline().Add(pipeline.Event{Time: m.cfg.Now().UTC(), Kind: "action", Text: m.result})
-		m.gen++ // poll now, and drop an older poll's answer
-		return m, m.pollCmd()
+		m.result, m.resultOK = msg.result(), msg.err == nil // the Cmd recorded it in the timeline
+		m.gen++                                             // poll now, and drop an older poll's answer
+		cmd := m.pollCmd()
+		return m, cmd
 	case PromptMsg:
 		p := msg
 		m.prompt = &p
@@ -229,6 +226,32 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // pollDue asks for the next poll of a generation.
 type pollDue struct{ gen int }
 
+// busyAction is a running action: what the spinner says, and its order of
+// start (the action id) so that the label does not hop between two.
+type busyAction struct {
+	what  string
+	start int
+}
+
+// busyLabel is what the spinner says: the oldest running action, and how
+// many more run beside it. Map order is random; this is not.
+func (m Model) busyLabel() string {
+	first, n := busyAction{}, 0
+	for _, b := range m.busy {
+		if n == 0 || b.start < first.start {
+			first = b
+		}
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	if n > 1 {
+		return fmt.Sprintf("%s… (+%d)", first.what, n-1)
+	}
+	return first.what + "…"
+}
+
 func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	now := m.cfg.Now()
 	idle := now.Sub(m.lastKey)
@@ -240,68 +263,72 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, nil // this key only opens the summary
 		}
 	}
-	s := k.String()
+	km := m.keys
 	switch {
 	case m.prompt != nil:
 		return m.promptKey(k)
 	case m.input != nil:
 		return m.inputKey(k)
 	case m.dialog != nil:
-		return m.dialogKey(s)
+		return m.dialogKey(k)
 	case m.help || m.away != nil:
 		m.help, m.away = false, nil
-		if s != "q" && s != "ctrl+c" {
-			return m, nil
+		if !key.Matches(k, km.Quit.Binding) {
+			return m, nil // any key closes the box; only quit also acts
 		}
 	}
-	switch s {
-	case "q", "ctrl+c":
+	switch {
+	case key.Matches(k, km.Quit.Binding):
 		m.quitMsg = m.quitMessage()
 		return m, tea.Quit
-	case "?":
+	case key.Matches(k, km.Help.Binding):
 		m.help = true
-	case "j", "down":
+	case key.Matches(k, km.Down.Binding):
 		if m.focus == focusLog {
 			m.logs.scroll(1)
 		} else {
 			m.sel = min(m.sel+1, max(0, len(m.snap.Categories)-1))
 		}
-	case "k", "up":
+	case key.Matches(k, km.Up.Binding):
 		if m.focus == focusLog {
 			m.logs.scroll(-1)
 		} else {
 			m.sel = max(m.sel-1, 0)
 		}
-	case "pgdown":
+	case key.Matches(k, km.PageDown.Binding):
 		m.logs.scroll(10)
-	case "pgup":
+	case key.Matches(k, km.PageUp.Binding):
 		m.logs.scroll(-10)
-	case "tab":
+	case key.Matches(k, km.Pane.Binding):
 		m.focus = (m.focus + 1) % 2
-	case "1", "2", "3":
-		m.logs.tab = int(s[0] - '1')
+	case key.Matches(k, km.Tabs.Binding):
+		m.logs.tab = int(k.String()[0] - '1')
 		m.logs.follow = true
-	case "f":
+	case key.Matches(k, km.Follow.Binding):
 		m.logs.toggleFollow()
-	case "w":
+	case key.Matches(k, km.Wrap.Binding):
 		m.logs.wrap = !m.logs.wrap
-	case "/":
+	case key.Matches(k, km.Search.Binding):
 		m.input = &lineInput{}
-	case "n":
+	case key.Matches(k, km.Next.Binding):
 		m.logs.next(1)
-	case "N":
+	case key.Matches(k, km.Prev.Binding):
 		m.logs.next(-1)
-	case "e":
+	case key.Matches(k, km.Error.Binding):
 		m.logs.nextError()
-	case "C":
+	case key.Matches(k, km.Reconnect.Binding):
 		m.gen++
 		m.be.ReconnectNow()
-		return m, m.pollCmd()
-	case "L", "r", "K", "R":
-		if m.cfg.ReadOnly {
-			return m, nil
-		}
-		m.dialog = m.newDialog(s)
+		cmd := m.pollCmd()
+		return m, cmd
+	case key.Matches(k, km.Launch.Binding): // disabled bindings never match (read-only)
+		m.dialog = m.newDialog(actLaunch)
+	case key.Matches(k, km.Resume.Binding):
+		m.dialog = m.newDialog(actResume)
+	case key.Matches(k, km.Kill.Binding):
+		m.dialog = m.newDialog(actKill)
+	case key.Matches(k, km.Restart.Binding):
+		m.dialog = m.newDialog(actRestart)
 	}
 	return m, nil
 }
@@ -318,27 +345,27 @@ func eventsSince(evs []pipeline.Event, t time.Time) []pipeline.Event {
 }
 
 func (m Model) inputKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	switch k.String() {
-	case "enter":
+	switch {
+	case key.Matches(k, m.keys.Enter.Binding):
 		m.logs.find(m.input.text)
 		m.input = nil
-	case "esc":
+	case key.Matches(k, m.keys.Cancel.Binding):
 		m.input = nil
 	default:
-		m.input.key(k)
+		m.input.key(k, m.keys)
 	}
 	return m, nil
 }
 
 func (m Model) promptKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	p := m.prompt
-	switch k.String() {
-	case "enter":
+	switch {
+	case key.Matches(k, m.keys.Enter.Binding):
 		p.Reply <- m.input.text
-	case "esc", "ctrl+c":
+	case key.Matches(k, m.keys.Cancel.Binding): // ctrl+c too: it refuses here, it does not quit
 		p.Reply <- ""
 	default:
-		m.input.key(k)
+		m.input.key(k, m.keys)
 		return m, nil
 	}
 	m.prompt, m.input = nil, nil
@@ -349,10 +376,10 @@ func (m Model) promptKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 // state as last read, or that the host was never reached.
 func (m Model) quitMessage() string {
 	host := m.be.Host()
-	if m.linked && m.conn.LastContact.IsZero() {
+	if m.conn.Linked() && m.conn.LastContact == nil {
 		msg := "synthwatch: " + host + " was never reached; nothing there was read or changed"
-		if m.conn.Err != "" {
-			msg += " (last error: " + m.conn.Err + ")"
+		if m.conn.Error != "" {
+			msg += " (last error: " + m.conn.Error + ")"
 		}
 		return msg
 	}
@@ -383,7 +410,7 @@ func (m Model) quitMessage() string {
 
 // workerAlive says whether a worker state is a live process.
 func workerAlive(state string) bool {
-	return state == pipeline.StateRunning || state == pipeline.StateStalled || strings.HasPrefix(state, "running")
+	return pipeline.Alive(state) || strings.HasPrefix(state, pipeline.WorkerRunning) // "running (…)" from an older pipeline
 }
 
 // QuitMessage is what to print once the program ends.
@@ -411,9 +438,9 @@ type lineInput struct {
 	secret bool
 }
 
-func (l *lineInput) key(k tea.KeyPressMsg) {
-	switch k.String() {
-	case "backspace":
+func (l *lineInput) key(k tea.KeyPressMsg, km keyMap) {
+	switch {
+	case key.Matches(k, km.Backspace.Binding):
 		if r := []rune(l.text); len(r) > 0 {
 			l.text = string(r[:len(r)-1])
 		}

@@ -12,7 +12,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/synthwatch/synthwatch/pipeline"
-	"github.com/synthwatch/synthwatch/remote"
 )
 
 // updating reports -update (the flag is registered by teatest's golden package).
@@ -21,7 +20,7 @@ func updating() bool {
 	return f != nil && f.Value.String() == "true"
 }
 
-func key(s string) tea.KeyPressMsg {
+func press(s string) tea.KeyPressMsg {
 	switch s {
 	case "enter":
 		return tea.KeyPressMsg{Code: tea.KeyEnter}
@@ -33,6 +32,14 @@ func key(s string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: tea.KeyBackspace}
 	case "ctrl+c":
 		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "pgup":
+		return tea.KeyPressMsg{Code: tea.KeyPgUp}
+	case "pgdown":
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
 	}
 	return tea.KeyPressMsg{Code: []rune(s)[0], Text: s}
 }
@@ -71,20 +78,12 @@ func run(m Model, msg tea.Msg) (Model, tea.Msg) {
 
 func screen(m Model) string { return ansi.Strip(m.View().Content) }
 
-func TestKeysAreWhatTheHelpSays(t *testing.T) {
-	for s, want := range map[string]string{"K": "K", "q": "q", "enter": "enter", "tab": "tab", "ctrl+c": "ctrl+c", "/": "/"} {
-		if got := key(s).String(); got != want {
-			t.Errorf("key %q reads as %q", s, got)
-		}
-	}
-}
-
 func TestStalePollAnswersAreDropped(t *testing.T) {
 	f := newFake()
 	f.snap = running()
 	m, _ := newModel(f, 120, 40, Config{})
 	old := m.gen
-	m = step(m, key("C")) // reconnect: a new generation
+	m = step(m, press("C")) // reconnect: a new generation
 	if f.reconn != 1 || m.gen == old {
 		t.Fatalf("reconnect: %d %d", f.reconn, m.gen)
 	}
@@ -105,14 +104,14 @@ func TestStalePollAnswersAreDropped(t *testing.T) {
 func TestLastContactFollowsPolls(t *testing.T) {
 	f := newFake()
 	f.snap = running()
-	f.conn = remote.ConnState{Phase: remote.Connected, LastContact: t0}
+	f.conn = pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0)}
 	m, c := newModel(f, 120, 40, Config{PollEvery: time.Second})
 	if strings.Contains(screen(m), "rtt") {
 		t.Fatalf("an RTT shown before one was measured:\n%s", screen(m))
 	}
 	for i := 1; i <= 6; i++ { // six polls a second apart, no tick in between
 		c.t = t0.Add(time.Duration(i) * time.Second)
-		f.conn.LastContact, f.conn.RTT = c.t, 2*time.Millisecond
+		f.conn.LastContact, f.conn.RTTms = tp(c.t), 2
 		m = step(m, pollMsg{gen: m.gen, snap: f.snap})
 	}
 	if scr := screen(m); strings.Contains(scr, "last contact") || !strings.Contains(scr, "rtt 2ms") {
@@ -129,24 +128,24 @@ func TestKillDialogFixesThePidAndDefaultsToNo(t *testing.T) {
 	f := newFake()
 	f.snap = running()
 	m, _ := newModel(f, 120, 40, Config{})
-	m = step(m, key("K"))
+	m = step(m, press("K"))
 	if m.dialog == nil || !strings.Contains(screen(m), "Kill worker pid 4242") {
 		t.Fatalf("no dialog:\n%s", screen(m))
 	}
-	m = step(m, key("n"))
+	m = step(m, press("n"))
 	if m.dialog != nil || len(f.killed) != 0 {
 		t.Fatal("n did not cancel")
 	}
-	m = step(m, key("K"))
-	m = step(m, key("enter")) // not yes: no
+	m = step(m, press("K"))
+	m = step(m, press("enter")) // not yes: no
 	if len(f.killed) != 0 {
 		t.Fatal("enter killed")
 	}
-	m = step(m, key("K"))
+	m = step(m, press("K"))
 	changed := running()
 	changed.Worker.PID = 9999 // a new worker appears while the dialog is open
 	m = step(m, pollMsg{gen: m.gen, snap: changed})
-	m, msg := run(m, key("y"))
+	m, msg := run(m, press("y"))
 	if len(f.killed) != 1 || f.killed[0] != 4242 {
 		t.Fatalf("killed %v, want the pid shown when the dialog opened", f.killed)
 	}
@@ -163,7 +162,7 @@ func TestActionFailureIsShown(t *testing.T) {
 	f := newFake()
 	f.snap = running()
 	m, _ := newModel(f, 120, 40, Config{})
-	m.busy[7] = "launch"
+	m.busy[7] = busyAction{what: "launch", start: 7}
 	m = step(m, actionMsg{id: 7, what: "launch", err: os.ErrPermission})
 	if !strings.Contains(screen(m), "✖ launch failed: permission denied") {
 		t.Fatalf("%s", screen(m))
@@ -178,24 +177,24 @@ func TestRestartAndLaunchAndReadOnly(t *testing.T) {
 	f := newFake()
 	f.snap = running()
 	m, _ := newModel(f, 120, 40, Config{})
-	m = step(m, key("j"))
-	m = step(m, key("j"))
-	m = step(m, key("R"))
+	m = step(m, press("j"))
+	m = step(m, press("j"))
+	m = step(m, press("R"))
 	if !strings.Contains(screen(m), `Restart with "B3_magicoder" first?`) {
 		t.Fatalf("%s", screen(m))
 	}
-	m, _ = run(m, key("y"))
+	m, _ = run(m, press("y"))
 	if len(f.restart) != 1 || f.restart[0] != "B3_magicoder" {
 		t.Fatalf("restart %v", f.restart)
 	}
-	m = step(m, key("L"))
-	m, _ = run(m, key("y"))
+	m = step(m, press("L"))
+	m, _ = run(m, press("y"))
 	if len(f.launched) != 1 {
 		t.Fatal("launch")
 	}
 	ro, _ := newModel(f, 120, 40, Config{ReadOnly: true})
 	for _, k := range []string{"L", "K", "r", "R"} {
-		ro = step(ro, key(k))
+		ro = step(ro, press(k))
 		if ro.dialog != nil {
 			t.Fatalf("read-only %s opened a dialog", k)
 		}
@@ -203,7 +202,7 @@ func TestRestartAndLaunchAndReadOnly(t *testing.T) {
 	if s := screen(ro); strings.Contains(s, "L launch") || strings.Contains(s, "K kill") {
 		t.Fatalf("read-only help shows control keys:\n%s", s)
 	}
-	ro = step(ro, key("?"))
+	ro = step(ro, press("?"))
 	if s := screen(ro); strings.Contains(s, "kill the worker") || !strings.Contains(s, "reconnect now") {
 		t.Fatalf("read-only full help:\n%s", s)
 	}
@@ -219,38 +218,38 @@ func TestSearchFollowWrapAndErrors(t *testing.T) {
 	f.worker[120] = "B3_magicoder: 10000 prompts"
 	f.worker[150] = "B4_metamath: 10000 prompts"
 	m, _ := newModel(f, 120, 40, Config{})
-	m = step(m, key("/"))
+	m = step(m, press("/"))
 	for _, r := range "prompts" {
-		m = step(m, key(string(r)))
+		m = step(m, press(string(r)))
 	}
-	m = step(m, key("enter"))
+	m = step(m, press("enter"))
 	if len(m.logs.matches) != 2 || !strings.Contains(screen(m), "/prompts (1/2)") {
 		t.Fatalf("search: %v\n%s", m.logs.matches, screen(m))
 	}
 	if m.logs.follow || m.logs.top > 120 {
 		t.Fatalf("search did not show the first match: top %d", m.logs.top)
 	}
-	m = step(m, key("n"))
+	m = step(m, press("n"))
 	if m.logs.cur != 1 || !strings.Contains(screen(m), "(2/2)") {
 		t.Fatalf("n: cur %d", m.logs.cur)
 	}
-	m = step(m, key("N"))
+	m = step(m, press("N"))
 	if m.logs.cur != 0 {
 		t.Fatalf("N: cur %d", m.logs.cur)
 	}
-	m = step(m, key("f"))
+	m = step(m, press("f"))
 	if !m.logs.follow {
 		t.Fatal("f did not resume following")
 	}
-	m = step(m, key("e"))
+	m = step(m, press("e"))
 	if m.logs.follow || !strings.Contains(screen(m), "Traceback") {
 		t.Fatalf("e: %s", screen(m))
 	}
-	m = step(m, key("w"))
+	m = step(m, press("w"))
 	if !m.logs.wrap || !strings.Contains(screen(m), "wrap") {
 		t.Fatal("w")
 	}
-	m = step(m, key("3"))
+	m = step(m, press("3"))
 	if m.logs.tab != 2 {
 		t.Fatal("tab 3")
 	}
@@ -258,11 +257,11 @@ func TestSearchFollowWrapAndErrors(t *testing.T) {
 
 // Quitting says what is really left on the host.
 func TestQuitStatesTheWorkersRealState(t *testing.T) {
-	up := remote.ConnState{Phase: remote.Connected, LastContact: t0.Add(-time.Second)}
+	up := pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0.Add(-time.Second))}
 	refused := "dial tcp 127.0.0.1:1: connect: connection refused"
 	for _, c := range []struct {
 		name string
-		conn remote.ConnState
+		conn pipeline.Connection
 		snap func() pipeline.Snapshot
 		want string
 	}{
@@ -274,7 +273,7 @@ func TestQuitStatesTheWorkersRealState(t *testing.T) {
 			s.Worker = pipeline.Worker{State: "stopped", PID: 4242, Source: "worker.json"}
 			return s
 		}, "synthwatch: no worker is running on root@10.1.230.174 (worker stopped)"},
-		{"never reached", remote.ConnState{Phase: remote.Reconnecting, Attempt: 4, Err: refused},
+		{"never reached", pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 4, Error: refused},
 			func() pipeline.Snapshot {
 				return pipeline.Snapshot{Connection: pipeline.Connection{State: "reconnecting", Error: refused}, Worker: pipeline.Worker{State: "unknown"}}
 			}, "synthwatch: root@10.1.230.174 was never reached; nothing there was read or changed (last error: " + refused + ")"},
@@ -283,7 +282,7 @@ func TestQuitStatesTheWorkersRealState(t *testing.T) {
 			f := newFake()
 			f.snap, f.conn = c.snap(), c.conn
 			m, _ := newModel(f, 80, 24, Config{})
-			nm, cmd := m.Update(key("q"))
+			nm, cmd := m.Update(press("q"))
 			if cmd == nil || cmd() != tea.Quit() {
 				t.Fatal("q did not quit")
 			}
@@ -298,13 +297,13 @@ func TestQuitStatesTheWorkersRealState(t *testing.T) {
 func TestQuitWhileTheLinkIsDown(t *testing.T) {
 	f := newFake()
 	f.snap = running()
-	f.conn = remote.ConnState{Phase: remote.Connected, LastContact: t0}
+	f.conn = pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0)}
 	m, _ := newModel(f, 80, 24, Config{})
-	f.conn = remote.ConnState{Phase: remote.Reconnecting, Attempt: 2, LastContact: t0, Err: "no answer to keepalives for 45s"}
+	f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 2, LastContact: tp(t0), Error: "no answer to keepalives for 45s"}
 	stale := running()
 	stale.Connection.State, stale.Worker.State = "reconnecting", pipeline.StateUnknown
 	m = step(m, pollMsg{gen: m.gen, snap: stale})
-	m = step(m, key("q"))
+	m = step(m, press("q"))
 	want := "synthwatch: root@10.1.230.174 is out of reach now; the worker was running there at " + t0.Local().Format("15:04:05") + " (pid 4242, B3_magicoder)"
 	if got := m.QuitMessage(); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -316,10 +315,10 @@ func TestQuitWhileTheLinkIsDown(t *testing.T) {
 func TestClosedPortSaysWhy(t *testing.T) {
 	f := newFake()
 	refused := "dial tcp 127.0.0.1:1: connect: connection refused"
-	f.conn = remote.ConnState{Phase: remote.Reconnecting, Attempt: 5, Err: refused, NextTry: t0.Add(12 * time.Second)}
+	f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 5, Error: refused, NextTry: tp(t0.Add(12 * time.Second))}
 	f.snap = pipeline.Snapshot{Host: "root@127.0.0.1:1", Connection: pipeline.Connection{State: "reconnecting", Error: refused, Attempt: 5},
 		Worker: pipeline.Worker{State: "unknown"}, Server: pipeline.Server{State: "unknown"},
-		Warnings: []string{"no contact with the host: never connected"}}
+		Alerts: []pipeline.Warning{{Kind: pipeline.WarnNoContact, Text: "no contact with the host: never connected"}}}
 	m, _ := newModel(f, 80, 24, Config{PollEvery: 2 * time.Second})
 	s := screen(m)
 	for _, want := range []string{"NOT CONNECTED (attempt 5): never connected", refused, "next try in 12s", "never connected"} {
@@ -330,7 +329,7 @@ func TestClosedPortSaysWhy(t *testing.T) {
 	if strings.Contains(s, "figures are from") || strings.Contains(s, "00:00:00") {
 		t.Errorf("a zero time on the screen:\n%s", s)
 	}
-	f.conn = remote.ConnState{Phase: remote.Failed, Err: "ssh root@127.0.0.1:22: ssh: unable to authenticate, attempted methods [none publickey]"}
+	f.conn = pipeline.Connection{State: pipeline.LinkFailed, Error: "ssh root@127.0.0.1:22: ssh: unable to authenticate, attempted methods [none publickey]"}
 	m = step(m, tickMsg(t0))
 	if s := screen(m); !strings.Contains(s, "CANNOT CONNECT") || !strings.Contains(s, "unable to authenticate") {
 		t.Errorf("an auth failure is not on the screen:\n%s", s)
@@ -340,9 +339,9 @@ func TestClosedPortSaysWhy(t *testing.T) {
 // A root without prepared/ is a red line that says how to set it.
 func TestWrongRootIsARedLine(t *testing.T) {
 	f := newFake()
-	f.conn = remote.ConnState{Phase: remote.Connected, LastContact: t0}
+	f.conn = pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0)}
 	msg := RootWarning + "/data/typo on root@10.1.230.174 (no prepared/ directory): set it with --root DIR"
-	f.snap = pipeline.Snapshot{Connection: pipeline.Connection{State: "connected"}, Worker: pipeline.Worker{State: "unknown"}, Warnings: []string{msg}}
+	f.snap = pipeline.Snapshot{Connection: pipeline.Connection{State: "connected"}, Worker: pipeline.Worker{State: "unknown"}, Alerts: []pipeline.Warning{{Kind: pipeline.WarnRoot, Text: msg}}}
 	m, _ := newModel(f, 120, 40, Config{})
 	s := screen(m)
 	if !strings.Contains(s, "✖ "+RootWarning+"/data/typo") || !strings.Contains(s, "--root DIR") || strings.Contains(s, "no categories found yet") {
@@ -360,12 +359,12 @@ func TestWhileYouWereAway(t *testing.T) {
 	f.tl.Add(pipeline.Event{Time: t0.Add(time.Hour), Kind: "stall_start", Category: "B3_magicoder", Text: "B3_magicoder: no new records for 10m0s"})
 	f.tl.Add(pipeline.Event{Time: t0.Add(2 * time.Hour), Kind: "server_crash", Text: "Scheduler hit an exception"})
 	c.t = t0.Add(8 * time.Hour)
-	m = step(m, key("j"))
+	m = step(m, press("j"))
 	s := screen(m)
 	if !strings.Contains(s, "While you were away (2 events)") || !strings.Contains(s, "no new records") || m.sel != 0 {
 		t.Fatalf("%s", s)
 	}
-	m = step(m, key("j"))
+	m = step(m, press("j"))
 	if m.away != nil || m.sel != 0 {
 		t.Fatal("the next key should only close the summary")
 	}
@@ -393,7 +392,7 @@ func TestWhileYouWereAwayNewestFirst(t *testing.T) {
 	f.tl.Add(pipeline.Event{Time: at(51), Kind: "worker_exited", Text: "worker pid 7 exited: every category done"})
 	f.tl.Add(pipeline.Event{Time: at(51), Kind: "pipeline_done", Text: "pipeline done: 1948 records"})
 	c.t = t0.Add(8 * time.Hour)
-	m = step(m, key("j"))
+	m = step(m, press("j"))
 	lines, more := awayLines(m.away, awayMax)
 	// 1 crash + 1 link line + 20 stalls + 1 exit + 2 done = 25 lines; 15 shown
 	if len(lines) != awayMax || more != 25-awayMax {
@@ -443,7 +442,7 @@ func TestWhileYouWereAwayDatesAndEmptyReason(t *testing.T) {
 		f.tl.Add(e)
 	}
 	c.t = t0.Add(31 * time.Hour)
-	m = step(m, key("j"))
+	m = step(m, press("j"))
 	if s := screen(m); !strings.Contains(s, "While you were away (1 event)") || !strings.Contains(s, "server ready") || strings.Contains(s, "… and") {
 		t.Errorf("%s", s) // the drop at t0 is not after the last key (t0)
 	}
@@ -459,18 +458,18 @@ func TestPromptInsideTheTUI(t *testing.T) {
 		t.Fatalf("%s", screen(m))
 	}
 	for _, k := range []string{"y", "e", "s"} {
-		m = step(m, key(k))
+		m = step(m, press(k))
 	}
-	m = step(m, key("enter"))
+	m = step(m, press("enter"))
 	if got := <-reply; got != "yes" || m.prompt != nil {
 		t.Fatalf("reply %q", got)
 	}
 	m = step(m, PromptMsg{Text: "Passphrase for id_ed25519:", Secret: true, Reply: reply})
-	m = step(m, key("p"))
+	m = step(m, press("p"))
 	if strings.Contains(screen(m), "> p") || !strings.Contains(screen(m), "•") {
 		t.Fatal("a passphrase was echoed")
 	}
-	m = step(m, key("esc"))
+	m = step(m, press("esc"))
 	if got := <-reply; got != "" {
 		t.Fatalf("esc answered %q", got)
 	}
@@ -564,13 +563,13 @@ func TestGoldenViews(t *testing.T) {
 			f.snap.Categories[2].Warnings = []string{"B3_magicoder: the worker log says 5000/10000 but raw_responses.jsonl has 4200 lines"}
 		},
 		"disconnected": func(f *fake) {
-			f.conn = remote.ConnState{Phase: remote.Reconnecting, Attempt: 3, LastContact: t0.Add(-95 * time.Second), Err: "no answer to keepalives for 45s"}
+			f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 3, LastContact: tp(t0.Add(-95 * time.Second)), Error: "no answer to keepalives for 45s"}
 		},
 		"never_connected": func(f *fake) {
 			refused := "dial tcp 127.0.0.1:1: connect: connection refused"
-			f.conn = remote.ConnState{Phase: remote.Reconnecting, Attempt: 5, Err: refused, NextTry: t0.Add(12 * time.Second)}
+			f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 5, Error: refused, NextTry: tp(t0.Add(12 * time.Second))}
 			f.snap = pipeline.Snapshot{Connection: pipeline.Connection{State: "reconnecting", Error: refused}, Worker: pipeline.Worker{State: "unknown"},
-				Server: pipeline.Server{State: "unknown"}, Warnings: []string{"no contact with the host: never connected"}}
+				Server: pipeline.Server{State: "unknown"}, Alerts: []pipeline.Warning{{Kind: pipeline.WarnNoContact, Text: "no contact with the host: never connected"}}}
 			f.worker, f.server = nil, nil
 		},
 		"server_crashed": func(f *fake) {
@@ -596,7 +595,7 @@ func TestGoldenViews(t *testing.T) {
 				f.snap = running()
 				f.worker = []string{"Processing: B3_magicoder (SHORT)", "B3_magicoder: 10000 prompts", "4200/10000 (3 err) 1.6 req/s avg_comp=230tok ETA=1.0h"}
 				f.server = []string{"[2026-11-29 02:59:58 TP0] Decode batch, #running-req: 72, #token: 300112, token usage: 0.96, cuda graph: True, gen throughput (token/s): 930.10, #queue-req: 0"}
-				f.conn = remote.ConnState{Phase: remote.Connected, RTT: 1200 * time.Microsecond, LastContact: t0.Add(-time.Second)}
+				f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
 				mut(f)
 				m, _ := newModel(f, size[0], size[1], Config{PollEvery: 2 * time.Second, Plain: true})
 				got := screen(m)
@@ -638,7 +637,7 @@ func TestHeaderSaysPipelineDone(t *testing.T) {
 	}
 	s.Worker = pipeline.Worker{State: pipeline.WorkerExited, PID: 4242, Source: "worker.json"}
 	s.ETASeconds = nil
-	f.snap, f.conn = s, remote.ConnState{Phase: remote.Connected, LastContact: t0.Add(-time.Second)}
+	f.snap, f.conn = s, pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0.Add(-time.Second))}
 	m, _ := newModel(f, 140, 40, Config{})
 	if v := ansi.Strip(m.View().Content); strings.Contains(v, "pipeline done") || !strings.Contains(v, "ETA -") {
 		t.Fatalf("done before pipeline_done:\n%s", v)

@@ -95,11 +95,10 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 	if cur.Server.State == pipeline.ServerDown && old.Server.State != pipeline.ServerDown && old.Server.State != "" {
 		add("server_down", "", "server down: "+cur.Server.Reason)
 	}
-	if cur.Server.State == "crashed" && old.Server.State != "crashed" && old.Server.State != "" {
+	if cur.Server.State == pipeline.ServerCrashed && old.Server.State != pipeline.ServerCrashed && old.Server.State != "" {
 		add("server_crash", "", "server crashed: "+cur.Server.LastCrash)
 	}
-	up := cur.Connection.State == "connected" || cur.Connection.State == "local"
-	if up {
+	if cur.Connection.State.Up() {
 		n.downSent = false
 	} else if lc := cur.Connection.LastContact; lc != nil && !n.downSent && n.now().Sub(*lc) > n.cfg.DisconnectAfter {
 		n.downSent = true

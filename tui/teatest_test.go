@@ -22,11 +22,11 @@ func TestTeatestKillConfirm(t *testing.T) {
 	f.snap = running()
 	tm := teatest.NewTestModel(t, New(f, Config{PollEvery: time.Hour, Plain: true}), teatest.WithInitialTermSize(120, 40))
 	waitScreen(t, tm, "B3_magicoder")
-	tm.Send(key("K"))
+	tm.Send(press("K"))
 	waitScreen(t, tm, "Kill worker pid 4242")
-	tm.Send(key("y"))
+	tm.Send(press("y"))
 	waitScreen(t, tm, "pid 4242 gone")
-	tm.Send(key("q"))
+	tm.Send(press("q"))
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(Model)
 	if len(f.killed) != 1 || final.QuitMessage() == "" {
 		t.Fatalf("killed %v, quit %q", f.killed, final.QuitMessage())
@@ -42,12 +42,12 @@ func TestTeatestSearch(t *testing.T) {
 	f.worker[10] = "needle in the log"
 	tm := teatest.NewTestModel(t, New(f, Config{PollEvery: time.Hour, Plain: true}), teatest.WithInitialTermSize(120, 40))
 	waitScreen(t, tm, "B3_magicoder")
-	tm.Send(key("/"))
+	tm.Send(press("/"))
 	waitScreen(t, tm, "Search the log")
 	for _, r := range "needle" {
-		tm.Send(key(string(r)))
+		tm.Send(press(string(r)))
 	}
-	tm.Send(key("enter"))
+	tm.Send(press("enter"))
 	waitScreen(t, tm, "needle in the log") // scrolled back to the match
 	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(Model)

@@ -10,7 +10,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
-	"github.com/synthwatch/synthwatch/remote"
 )
 
 // View draws the screen; at 80×24 a compact layout, from 120×40 everything.
@@ -23,7 +22,15 @@ func (m Model) View() tea.View {
 
 // stale is true when the figures may be old: the link is not up.
 func (m Model) stale() bool {
-	return m.linked && m.conn.Phase != remote.Connected
+	return m.conn.Stale()
+}
+
+// lastContact is when the host last answered; zero: never.
+func lastContact(c pipeline.Connection) time.Time {
+	if c.LastContact == nil {
+		return time.Time{}
+	}
+	return *c.LastContact
 }
 
 func (m Model) render() string {
@@ -60,31 +67,31 @@ func (m Model) header(w int) string {
 	st := m.st
 	s := m.snap
 	parts := []string{st.Title.Render("synthwatch"), st.Bold.Render(m.be.Host())}
-	if m.linked {
-		c := m.conn
-		switch c.Phase {
-		case remote.Connected:
+	if c := m.conn; c.Linked() {
+		lc := lastContact(c)
+		switch c.State {
+		case pipeline.LinkConnected:
 			t := st.OK.Render("● connected")
-			if c.RTT > 0 { // measured by the first keepalive
-				t += st.Dim.Render(fmt.Sprintf(" rtt %s", c.RTT.Round(100*time.Microsecond)))
+			if rtt := c.RTT(); rtt > 0 { // measured by the first keepalive
+				t += st.Dim.Render(fmt.Sprintf(" rtt %s", rtt.Round(100*time.Microsecond)))
 			}
-			if age := m.cfg.Now().Sub(c.LastContact); !c.LastContact.IsZero() && age > 2*m.cfg.PollEvery {
+			if age := m.cfg.Now().Sub(lc); !lc.IsZero() && age > 2*m.cfg.PollEvery {
 				t += st.Warn.Render(fmt.Sprintf(" last contact %s ago", dur(age)))
 			}
 			parts = append(parts, t)
-		case remote.Failed:
+		case pipeline.LinkFailed:
 			parts = append(parts, st.Bad.Render("✖ CANNOT CONNECT (not retried)"))
 		default:
-			t := fmt.Sprintf("⚠ %s", strings.ToUpper(c.Phase.String()))
-			if c.LastContact.IsZero() && (c.Attempt > 0 || c.Err != "") {
+			t := fmt.Sprintf("⚠ %s", strings.ToUpper(string(c.State)))
+			if lc.IsZero() && (c.Attempt > 0 || c.Error != "") {
 				t = "⚠ NOT CONNECTED"
 			}
 			if c.Attempt > 0 {
 				t += fmt.Sprintf(" (attempt %d)", c.Attempt)
 			}
-			if !c.LastContact.IsZero() {
-				t += fmt.Sprintf(": last contact %s ago, figures are stale", dur(m.cfg.Now().Sub(c.LastContact)))
-			} else if c.Attempt > 0 || c.Err != "" {
+			if !lc.IsZero() {
+				t += fmt.Sprintf(": last contact %s ago, figures are stale", dur(m.cfg.Now().Sub(lc)))
+			} else if c.Attempt > 0 || c.Error != "" {
 				t += ": never connected"
 			}
 			parts = append(parts, st.Bad.Render(t))
@@ -121,12 +128,9 @@ func (m Model) header(w int) string {
 	} else {
 		parts = append(parts, "ETA "+eta)
 	}
-	if n := len(m.busy); n > 0 {
+	if label := m.busyLabel(); label != "" {
 		spin := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}[m.spin%10]
-		for _, what := range m.busy {
-			parts = append(parts, st.Accent.Render(spin+" "+what+"…"))
-			break
-		}
+		parts = append(parts, st.Accent.Render(spin+" "+label))
 	}
 	line := flow(parts, w)
 	if why := m.linkError(); why != "" {
@@ -141,13 +145,17 @@ func (m Model) header(w int) string {
 		}
 		line += "\n" + fit(r, w)
 	}
-	for _, warn := range s.Warnings {
-		if strings.HasPrefix(warn, "no contact") && m.linked && (m.conn.Phase == remote.Connected || m.conn.LastContact.IsZero()) {
-			continue // the link is up again, or the header says "never connected"
+	for _, warn := range s.Alerts {
+		switch warn.Kind {
+		case pipeline.WarnNoContact:
+			if m.conn.Linked() && (m.conn.State == pipeline.LinkConnected || m.conn.LastContact == nil) {
+				continue // the link is up again, or the header says "never connected"
+			}
+		case pipeline.WarnWorkerJSONStale:
+		default:
+			continue // category warnings stand beside their rows; the root's in place of the table
 		}
-		if strings.HasPrefix(warn, "no contact") || strings.Contains(warn, "worker.json is") {
-			line += "\n" + fit(st.Warn.Render("⚠ "+warn), w)
-		}
+		line += "\n" + fit(st.Warn.Render("⚠ "+warn.Text), w)
 	}
 	return line
 }
@@ -203,7 +211,7 @@ func (m Model) table(w int, wide bool) string {
 		case m.rootProblem() != "":
 			out = append(out, st.Bad.Render(ansi.Wrap("✖ "+m.rootProblem(), w, " ")))
 			return strings.Join(out, "\n")
-		case m.linked && m.conn.Phase != remote.Connected:
+		case m.conn.Stale():
 			msg = "no categories: the host has not been read yet"
 		case !m.haveSnap:
 			msg = "connecting…"
@@ -217,16 +225,16 @@ func (m Model) table(w int, wide bool) string {
 // dial, handshake or auth error, for as long as the link is not up.
 func (m Model) linkError() string {
 	c := m.conn
-	if !m.linked || c.Phase == remote.Connected || c.Err == "" {
+	if !c.Stale() || c.Error == "" {
 		return ""
 	}
-	t := "✖ " + parse.SanitizeString(c.Err)
+	t := "✖ " + parse.SanitizeString(c.Error)
 	switch {
-	case c.Phase == remote.Failed:
+	case c.State == pipeline.LinkFailed:
 		t += " (fix it, then press C)"
-	case !c.NextTry.IsZero() && c.NextTry.After(m.cfg.Now()):
+	case c.NextTry != nil && c.NextTry.After(m.cfg.Now()):
 		t += "; next try in " + dur(c.NextTry.Sub(m.cfg.Now()))
-	case c.Phase == remote.Reconnecting:
+	case c.State == pipeline.LinkReconnecting:
 		t += "; trying again now"
 	}
 	return t
@@ -234,15 +242,16 @@ func (m Model) linkError() string {
 
 // rootProblem is the line that says the root is no pipeline root.
 func (m Model) rootProblem() string {
-	for _, w := range m.snap.Warnings {
-		if strings.HasPrefix(w, RootWarning) {
-			return w
+	for _, w := range m.snap.Alerts {
+		if w.Kind == pipeline.WarnRoot {
+			return w.Text
 		}
 	}
 	return ""
 }
 
-// RootWarning begins the warning a Backend adds for a root without prepared/.
+// RootWarning begins the text of the warning (kind pipeline.WarnRoot) a
+// Backend adds for a root without prepared/.
 const RootWarning = "no pipeline root at "
 
 // sanitizeName keeps a hostile category name on one safe line.
@@ -260,7 +269,7 @@ func (m Model) serverPanel(w int, wide bool) string {
 	case pipeline.ServerDown:
 		state = st.Bad.Render("DOWN")
 	case pipeline.ServerUnhealthy:
-		state = st.Bad.Render("unhealthy")
+		state = st.Bad.Render(pipeline.ServerUnhealthy)
 	}
 	full, empty := bar(sv.TokenUsage, 10)
 	sparkW := 8
@@ -285,25 +294,22 @@ func (m Model) serverPanel(w int, wide bool) string {
 	if sv.Reason != "" && (sv.State == pipeline.ServerDown || sv.State == pipeline.ServerUnhealthy) {
 		out += "\n" + fit(st.Bad.Render(sv.State+": "+sv.Reason), w)
 	}
-	if sv.LastCrash != "" && (wide || sv.State == "crashed") {
+	if sv.LastCrash != "" && (wide || sv.State == pipeline.ServerCrashed) {
 		out += "\n" + fit(st.Bad.Render("last crash: "+sv.LastCrash), w)
 	}
 	return out
 }
 
+// footer is the keymap's ShortHelp for the width; a read-only session
+// says so first (its control keys are disabled, so not listed).
 func (m Model) footer(w int) string {
 	var keys []string
-	if !m.cfg.ReadOnly {
-		keys = append(keys, "L launch", "K kill", "r resume", "R restart")
+	if m.cfg.ReadOnly {
+		keys = append(keys, "read-only")
 	}
-	keys = append(keys, "/ search")
-	if w >= 120 {
-		keys = append(keys, "e error", "f follow", "C reconnect")
+	for _, b := range m.keys.ShortHelp(w) {
+		keys = append(keys, b.Help().Key+" "+b.short)
 	}
-	if w >= 160 {
-		keys = append([]string{"j/k select", "tab pane", "1-3 log tabs"}, append(keys, "w wrap")...)
-	}
-	keys = append(keys, "? help", "q quit")
 	return fit(m.st.Dim.Render(strings.Join(keys, " · ")), w)
 }
 
@@ -326,28 +332,53 @@ func flow(parts []string, w int) string {
 	return strings.Join(append(out, fit(cur, w)), "\n")
 }
 
+// helpBox is the keymap's FullHelp, a row per binding, a blank line
+// between groups; on a screen too low for that, the bindings' footer words
+// in columns.
 func (m Model) helpBox(w int) string {
-	rows := [][2]string{
-		{"j/k, ↑/↓", "select a category (or scroll the log)"},
-		{"tab", "next pane"},
-		{"1 2 3", "worker log, server log, events"},
-		{"/  n  N", "search the log, next and previous match"},
-		{"e", "jump to the next error or traceback"},
-		{"f  w", "follow / pause the log, toggle wrap"},
+	var rows []string
+	for _, g := range m.keys.FullHelp() {
+		if len(g) == 0 {
+			continue
+		}
+		if len(rows) > 0 {
+			rows = append(rows, "")
+		}
+		for _, b := range g {
+			rows = append(rows, m.st.Key.Render(fit(b.Help().Key, 10))+" "+b.Help().Desc)
+		}
 	}
-	if !m.cfg.ReadOnly {
-		rows = append(rows,
-			[2]string{"L", "launch the worker (confirm)"},
-			[2]string{"K", "kill the worker (confirm, default No)"},
-			[2]string{"r", "resume the worker (confirm)"},
-			[2]string{"R", "restart the selected category first (confirm)"})
+	if m.cfg.ReadOnly {
+		var off []string
+		for _, b := range m.keys.control() {
+			off = append(off, b.Help().Key)
+		}
+		rows = append(rows, "", m.st.Warn.Render("read-only session: "+strings.Join(off, " ")+" (launch, kill, resume, restart) are off"))
 	}
-	rows = append(rows, [2]string{"C", "reconnect now"}, [2]string{"?", "this help"}, [2]string{"q", "quit (the worker is left as it is)"})
-	var b strings.Builder
-	for _, r := range rows {
-		b.WriteString(m.st.Key.Render(fit(r[0], 10)) + " " + r[1] + "\n")
+	const chrome = 6 // border, title, blank lines, hint
+	if len(rows)+chrome > max(m.height, 8) {
+		rows = m.helpColumns(min(w-6, 76))
 	}
-	return m.box(w, "Keys", strings.TrimSuffix(b.String(), "\n"), "any key: close")
+	return m.box(w, "Keys", strings.Join(rows, "\n"), "any key: close")
+}
+
+// helpColumns is the compact help box: "key word" cells in columns.
+func (m Model) helpColumns(inner int) []string {
+	var cells []string
+	for _, g := range m.keys.FullHelp() {
+		for _, b := range g {
+			cells = append(cells, m.st.Key.Render(fit(b.Help().Key, 7))+" "+fit(b.short, 11))
+		}
+	}
+	cols := max(1, inner/20)
+	var rows []string
+	for i := 0; i < len(cells); i += cols {
+		rows = append(rows, strings.Join(cells[i:min(i+cols, len(cells))], "  "))
+	}
+	if m.cfg.ReadOnly {
+		rows = append(rows, m.st.Warn.Render("read-only: L K r R are off"))
+	}
+	return rows
 }
 
 func (m Model) awayBox(w int) string {

@@ -87,9 +87,9 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGHUP, syscall.SIGTERM)
 	defer stop()
 	prompter := tui.NewPrompter()
-	live := &tui.Live{Name: name, Grace: f.grace}
+	live := &Live{Name: name, Grace: f.grace}
 	if o == nil {
-		live.H = remote.Local{}
+		live.Remote = remote.Local{}
 	} else {
 		o.Prompt = prompter
 		h, err := remote.Open(ctx, *o)
@@ -97,14 +97,14 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 			return connectErr(err)
 		}
 		defer h.Close() // closes the link only: the worker keeps running on the host
-		live.H, live.Reconn, live.ConnSrc = h, h.ReconnectNow, h.State
+		live.Remote, live.Reconnect = h, h.ReconnectNow
 		go logLink(ctx, name, h)
 	}
 	rootHost := name
 	if o == nil {
 		rootHost = "local"
 	}
-	live.RootCheck = func(ctx context.Context) error { return f.checkRoot(ctx, live.H, rootHost) }
+	live.RootCheck = func(ctx context.Context) error { return f.checkRoot(ctx, live.Remote, rootHost) }
 	histRoot := f.root
 	if histRoot == "" {
 		histRoot = pipeline.DefaultRoot
@@ -114,8 +114,8 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 		history = filepath.Join(f.stateDir, "events.jsonl")
 	}
 	tl := pipeline.NewTimeline(2000, history)
-	live.W = pipeline.NewWatcher(live.H, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.stallAfter}, tl)
-	live.Act = f.actor(live.H)
+	live.Watcher = pipeline.NewWatcher(live.Remote, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.stallAfter}, tl)
+	live.Actor = f.actor(live.Remote)
 	dark := true
 	if term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())) {
 		dark = lipgloss.HasDarkBackground(os.Stdin, os.Stdout)

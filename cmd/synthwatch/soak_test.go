@@ -89,8 +89,8 @@ func TestSoak(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	w := pipeline.NewWatcher(h, pipeline.Options{Host: "soak", Root: root, ServerURL: "http://" + simAddr}, nil)
-	live := &tui.Live{Name: "soak", H: h, W: w, Act: pipeline.Actor{H: h, Root: root, WorkerBin: bin}, ConnSrc: h.State}
-	if _, err := live.Act.Launch(ctx, nil); err != nil {
+	live := &Live{Name: "soak", Remote: h, Watcher: w, Actor: pipeline.Actor{H: h, Root: root, WorkerBin: bin}, Reconnect: h.ReconnectNow}
+	if _, err := live.Actor.Launch(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	m := tea.Model(tui.New(live, tui.Config{PollEvery: 100 * time.Millisecond}))
@@ -154,7 +154,7 @@ func TestSoak(t *testing.T) {
 }
 
 // feed delivers one poll to the model the way the program would.
-func feed(m tea.Model, snap pipeline.Snapshot, live *tui.Live) tea.Model {
+func feed(m tea.Model, snap pipeline.Snapshot, live *Live) tea.Model {
 	m, _ = m.Update(tui.PollResult(m, snap, live))
 	return m
 }

@@ -130,7 +130,7 @@ func statusFollow(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool, 
 		if _, err := out.Write(buf.Bytes()); err != nil {
 			return actionErr(fmt.Errorf("write: %w", err)) // the reader went away
 		}
-		if snap.Connection.State == remote.Failed.String() {
+		if snap.Connection.State == pipeline.LinkFailed {
 			return connectErr(fmt.Errorf("the link to %s failed for good: %s", name, snap.Connection.Error))
 		}
 		t.Reset(max(0, every-time.Since(start))) // a poll every interval, not interval + poll time
