@@ -26,6 +26,10 @@ const (
 	RateRecords = 200
 	RateSpan    = 5 * time.Minute
 	rateKeep    = 4096 // observations at most, whatever the window asks
+	// no figure before three growths over RateMinSpan: the first records
+	// of a category (a burst of 16 finishing together, or one LONG answer
+	// after a minute) say little of its pace
+	RateMinSpan = 10 * time.Second
 )
 
 // Add notes that the count was n at t. A count that went down (a recount,
@@ -61,16 +65,16 @@ func (r *RateWindow) Reset() { r.ev = r.ev[:0] }
 // Observed is how many growths the window holds.
 func (r *RateWindow) Observed() int { return len(r.ev) }
 
-// PerMin is the rate in records per minute at now; ok is false until two
-// growths have been seen.
+// PerMin is the rate in records per minute at now; ok is false until three
+// growths spanning RateMinSpan have been seen.
 func (r *RateWindow) PerMin(now time.Time) (rate float64, ok bool) {
 	k := len(r.ev)
-	if k < 2 {
+	if k < 3 {
 		return 0, false
 	}
 	first, last := r.ev[0], r.ev[k-1]
 	span := last.at.Sub(first.at)
-	if span <= 0 {
+	if span < RateMinSpan {
 		return 0, false
 	}
 	gap := span / time.Duration(k-1)

@@ -67,6 +67,10 @@ func TestRateWindowNeedsTwoGrowthsAndResets(t *testing.T) {
 	if _, ok := r.PerMin(t0.Add(2 * time.Second)); ok {
 		t.Fatal("a rate from one observation")
 	}
+	r.Add(t0.Add(time.Second*5), 105) // a first burst: too soon to tell
+	if _, ok := r.PerMin(t0.Add(5 * time.Second)); ok {
+		t.Fatal("a rate from two growths")
+	}
 	r.Add(t0.Add(time.Minute), 160)
 	if got, ok := r.PerMin(t0.Add(time.Minute)); !ok || got != 60 {
 		t.Fatalf("rate %v %v, want 60", got, ok)

@@ -57,13 +57,20 @@ func errText(err error) string {
 // attempt failed; a prompt failing on every start counts once), else the
 // most any source says: errors.jsonl lines, worker.json's errors, the
 // progress line's "(N err)" (the Python script writes no errors.jsonl).
-func countFigures(c *catState, js *parse.CategoryState, v *Category) {
+//
+// scanVoid says the file was rewritten (recounted from zero) since this
+// worker's scan: its extra_lines no longer describe it, and Done is the
+// line count again.
+func countFigures(c *catState, js *parse.CategoryState, scanVoid bool, v *Category) {
 	v.Lines, v.Done = c.lines, c.lines
 	if c.countErr != "" {
 		v.CountError = c.countErr
 		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: count failed, showing the last good figure (%d lines): %s", c.name, c.lines, c.countErr))
 	}
-	if js != nil && js.ExtraLines != nil && (js.Lines == nil || c.lines >= *js.Lines) {
+	if js != nil && js.ExtraLines != nil && scanVoid && *js.ExtraLines > 0 {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: the file was rewritten since the worker's resume scan: DONE is its line count, duplicates unchecked", c.name))
+	}
+	if js != nil && js.ExtraLines != nil && !scanVoid && (js.Lines == nil || c.lines >= *js.Lines) {
 		extra := *js.ExtraLines
 		v.Done = max(c.lines-extra, 0)
 		if extra > 0 {

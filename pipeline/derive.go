@@ -75,8 +75,9 @@ func (w *Watcher) workerStall(s *Snapshot, now time.Time) {
 	for _, c := range s.Categories {
 		if c.State == StateStalled {
 			s.Worker.State = WorkerStalled
-			if c.LastGrowth != nil {
-				s.Worker.Reason = fmt.Sprintf("%s: no new records for %s", c.Name, FormatDuration(now.Sub(*c.LastGrowth)))
+			if q := w.cats[c.Name].quietFrom; !q.IsZero() {
+				// since the last record, or since the worker reached it if later
+				s.Worker.Reason = fmt.Sprintf("%s: no new records for %s", c.Name, FormatDuration(now.Sub(q)))
 			} else {
 				s.Worker.Reason = c.Name + ": no new records"
 			}
@@ -304,7 +305,7 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 			v.Target = int64(c.maxSamples)
 		}
 	}
-	countFigures(c, js, &v)
+	countFigures(c, js, w.wjson != nil && c.scanVoidPID != 0 && c.scanVoidPID == w.wjson.PID, &v)
 	if js != nil {
 		t := js.CompletionTokens
 		v.CompletionTokens = &t
@@ -366,6 +367,7 @@ func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
 	if c.currentSince.After(last) {
 		last = c.currentSince
 	}
+	c.quietFrom = last
 	since := now.Sub(last)
 	if last.IsZero() {
 		since = 0

@@ -214,9 +214,11 @@ func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
 			if at.IsZero() || at.After(now) {
 				at = now
 			}
+			// the pace it last ran at (the rate window: stalls and crashes
+			// fall out of it); else records by this run over the time it ran
 			rate := ce.lastRate
-			if mins := now.Sub(ce.runAt).Minutes(); !ce.runAt.IsZero() && v.Done > ce.runLines && mins >= 0.5 {
-				rate = float64(v.Done-ce.runLines) / mins // records by this run over the time it ran
+			if mins := now.Sub(ce.runAt).Minutes(); rate == 0 && !ce.runAt.IsZero() && v.Done-ce.runLines >= 10 && mins > 0 {
+				rate = float64(v.Done-ce.runLines) / mins
 			}
 			if rate == 0 {
 				rate = w.reportedRate(v.Name)

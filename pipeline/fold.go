@@ -32,6 +32,7 @@ type catState struct {
 	stalled             bool
 	currentSince        time.Time // when it became the category being worked on (zero: unknown, judge by growth)
 	currentKnown        bool      // currentSince has been judged for this spell of work
+	quietFrom           time.Time // the stall clock's start: the last growth, or currentSince if later
 	configs             []string  // distinct server config keys, in order seen
 	configDesc          map[string]string
 	logTarget           int
@@ -41,6 +42,7 @@ type catState struct {
 	logProgressFresh    bool // read as it was written (not history from a first read)
 	logSkipped          bool
 	countErr            string // why the last count failed (countError)
+	scanVoidPID         int    // the worker whose resume-scan figures the file outgrew (rewritten since)
 }
 
 // logState is what the worker log says.
@@ -152,6 +154,7 @@ func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time, fresh bool) 
 			if w.polls > 1 {
 				c.currentSince, c.currentKnown = now, true // a (re)start reached it while we watch: the stall clock starts now
 			}
+			c.logProgress, c.logProgressFresh = parse.WorkerLine{}, false // the last run's figures are not this run's
 		}
 	case parse.WPrompts, parse.WResume:
 		if c, ok := w.cats[l.Category]; ok {
@@ -346,6 +349,9 @@ func (w *Watcher) foldCounts(res remote.PollResult, now time.Time) {
 			prompts = remote.CountUpdate{Lines: c.promptLines}
 		}
 		c.countErr = countError(c, raw, errs, prompts)
+		if raw.Reset && c.known && w.wjson != nil {
+			c.scanVoidPID = w.wjson.PID // rewritten since this worker's resume scan: its extra_lines no longer apply
+		}
 		if !keepsLastCount(c, raw) {
 			if !raw.Missing {
 				c.mtime = raw.Info.ModTime

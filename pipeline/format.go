@@ -37,5 +37,8 @@ func FormatETA(secs *float64) string {
 	if secs == nil {
 		return "?"
 	}
+	if *secs > 1e8 { // three years: beyond a Duration's reach soon, and no plan anyone makes
+		return ">3y"
+	}
 	return FormatDuration(time.Duration(*secs * float64(time.Second)))
 }

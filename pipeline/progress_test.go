@@ -258,3 +258,73 @@ func TestStallRecordedOnceAcrossSessions(t *testing.T) {
 		t.Fatalf("stall events %+v, want one at %s", stalls, grew.Add(10*time.Minute).UTC())
 	}
 }
+
+// A new run's header ends the last run's progress line: its 33.7 req/s is
+// not the new run's rate, and its 400/400 is no cross-check against the
+// file the new run resumes.
+func TestNewRunForgetsTheOldProgressLine(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "prepared", "B5", "prompts.jsonl"), prompts("B5", 400))
+	raw := filepath.Join(root, "prepared", "B5", "raw_responses.jsonl")
+	write(t, raw, records("B5", 0, 200))
+	write(t, filepath.Join(root, parse.WorkerLogPath), "Processing: B5 (SHORT)\nB5: 400 prompts\n"+
+		"400/400 (0 err) 33.7 req/s avg_comp=200tok ETA=0s\nAll categories finished.\n"+
+		"Processing: B5 (SHORT)\nB5: 400 prompts, 200 resumed, 200 to go\nRunning 200 requests (concurrency=16, max_tokens=2048)...\n")
+	startIn(t, root, "exec 3>>logs/inference_all.log; while :; do sleep 1; done")
+	var s Snapshot
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s = NewWatcher(localHost(), Options{Host: "local", Root: root, ServerURL: closedURL(t)}, nil).Poll(context.Background())
+		if Alive(s.Worker.State) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	b5 := catByName(t, s, "B5")
+	if b5.State != StateRunning || b5.RatePerMin != 0 || b5.ETASeconds != nil || len(s.Warnings) != 0 {
+		t.Fatalf("B5 %s at %.1f/min, eta %v, warnings %q", b5.State, b5.RatePerMin, b5.ETASeconds, s.Warnings)
+	}
+}
+
+// worker.json's extra_lines describe the file its scan read: once the file
+// is rewritten (a hand dedup) they no longer apply, and DONE is the line
+// count again, with a word why.
+func TestRewrittenFileVoidsTheScanFigures(t *testing.T) {
+	c := newClock()
+	c.t = time.Now()
+	root, pid := writerRoot(t, c)
+	raw := filepath.Join(root, "prepared", "B2", "raw_responses.jsonl")
+	write(t, raw, records("B2", 0, 100)+records("B2", 0, 34)) // 34 duplicates
+	lines, extra := int64(134), int64(34)
+	st := parse.WorkerState{PID: pid, State: parse.WorkerRunning, Category: "B2", StartedAt: c.now(), CategorySince: c.now(), UpdatedAt: c.now(),
+		Categories: []parse.CategoryState{{Name: "B2", Class: "SHORT", Target: 2000, State: parse.CatRunning, Lines: &lines, ExtraLines: &extra}}}
+	writeWorkerJSON(t, root, st)
+	w := localWatcher(t, root, c, Options{})
+	if b2 := catByName(t, poll(w), "B2"); b2.Done != 100 || b2.Lines != 134 {
+		t.Fatalf("before: done %d lines %d", b2.Done, b2.Lines)
+	}
+	write(t, raw, records("B2", 0, 160)) // deduplicated by hand, and 60 more since: more lines than the scan saw
+	c.advance(2 * time.Second)
+	st.UpdatedAt = c.now()
+	writeWorkerJSON(t, root, st)
+	s := poll(w)
+	b2 := catByName(t, s, "B2")
+	if b2.Done != 160 || !strings.Contains(strings.Join(b2.Warnings, "\n"), "rewritten since the worker's resume scan") {
+		t.Fatalf("after the rewrite: done %d lines %d warnings %q", b2.Done, b2.Lines, b2.Warnings)
+	}
+}
+
+// ReadTimeline gives a one-shot status the history's class rates but
+// writes nothing back.
+func TestReadTimelineLeavesTheHistory(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "h.jsonl")
+	NewTimeline(10, p).Add(Event{Time: time.Now(), Kind: "category_done", Category: "B4", Class: "LONG", RatePerMin: 40, Key: "k"})
+	before, _ := os.ReadFile(p)
+	tl := ReadTimeline(10, p)
+	tl.Add(Event{Time: time.Now(), Kind: "stall_start", Category: "B5", Text: "x"})
+	after, _ := os.ReadFile(p)
+	w := NewWatcher(localHost(), Options{Root: t.TempDir()}, tl)
+	if r := w.classRate("LONG"); r != 40 || string(before) != string(after) || len(before) == 0 {
+		t.Fatalf("class rate %v; history changed: %v", r, string(before) != string(after))
+	}
+}

@@ -33,6 +33,17 @@ func NewTimeline(max int, path string) *Timeline {
 	return t
 }
 
+// ReadTimeline is a timeline that starts with the events kept at path but
+// keeps new ones in memory only (a one-shot status reads the history and
+// leaves it as it was).
+func ReadTimeline(max int, path string) *Timeline {
+	t := NewTimeline(max, path)
+	t.mu.Lock()
+	t.path = ""
+	t.mu.Unlock()
+	return t
+}
+
 // StateDir is ~/.local/state/synthwatch (XDG_STATE_HOME honoured).
 func StateDir() string {
 	dir := os.Getenv("XDG_STATE_HOME")

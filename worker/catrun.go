@@ -42,6 +42,8 @@ type catRun struct {
 	runTokens int64 // completion tokens written by this run
 	failed    error
 	lastProg  time.Time
+	printed   bool // a progress line was logged, at printedAt (done, errors)
+	printedAt [2]int
 	win       parse.RateWindow // this run's completions: the rate the dashboard also computes
 
 	failedKeys map[string]struct{} // prompts whose latest attempt failed (worker.json's failed_prompts)
@@ -313,6 +315,9 @@ func (r *catRun) publish() {
 	done, errs, rps, _, eta, known := r.stats()
 	r.mu.Lock()
 	tokens, failed := r.tokens, len(r.failedKeys)
+	if _, ok := r.win.PerMin(time.Now()); !ok {
+		rps, known = 0, false // worker.json gives no figure from the first few records (the log line still does, as Python's did)
+	}
 	r.mu.Unlock()
 	r.w.updateCat(r.idx, func(s *parse.CategoryState) {
 		s.Done, s.Errors, s.CompletionTokens, s.Rate = done, errs, tokens, rps*60
@@ -329,8 +334,12 @@ func (r *catRun) progress() {
 	done, errs, rps, avg, eta, known := r.stats()
 	r.mu.Lock()
 	r.lastProg = time.Now()
+	same := r.printed && r.printedAt == [2]int{done, errs}
+	r.printed, r.printedAt = true, [2]int{done, errs}
 	r.mu.Unlock()
-	r.w.logf("%s", parse.FormatProgress(done, r.target, errs, rps, avg, eta, known))
+	if !same { // the last line already says it (the 50th record and the end, say)
+		r.w.logf("%s", parse.FormatProgress(done, r.target, errs, rps, avg, eta, known))
+	}
 	r.publish()
 }
 

@@ -28,7 +28,6 @@ type dashFlags struct {
 	stallAfter time.Duration
 	grace      time.Duration
 	quitNote   func() string // if set, run on quit and printed instead of the model's message
-	stateDir   string        // if set, the event history and the log go here, not in ~/.local/state
 }
 
 // addDashboard makes the root command run the dashboard: synthwatch [flags] HOST.
@@ -105,15 +104,7 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 		rootHost = "local"
 	}
 	live.RootCheck = func(ctx context.Context) error { return f.checkRoot(ctx, live.Remote, rootHost) }
-	histRoot := f.root
-	if histRoot == "" {
-		histRoot = pipeline.DefaultRoot
-	}
-	history := pipeline.StatePath(name, histRoot) // one history per host and root
-	if f.stateDir != "" {
-		history = filepath.Join(f.stateDir, "events.jsonl")
-	}
-	tl := pipeline.NewTimeline(2000, history)
+	tl := pipeline.NewTimeline(2000, f.historyPath(rootHost))
 	live.Watcher = pipeline.NewWatcher(live.Remote, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.stallAfter}, tl)
 	live.Actor = f.actor(live.Remote)
 	dark := true
@@ -138,6 +129,19 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 		return err
 	}
 	return nil
+}
+
+// historyPath is the event history of this host (name, or "local") and
+// root: one per host and root, or the demo's own file.
+func (f *hostFlags) historyPath(host string) string {
+	if f.stateDir != "" {
+		return filepath.Join(f.stateDir, "events.jsonl")
+	}
+	root := f.root
+	if root == "" {
+		root = pipeline.DefaultRoot
+	}
+	return pipeline.StatePath(host, root)
 }
 
 // linkWatcher is the part of remote.SSH that logLink follows.

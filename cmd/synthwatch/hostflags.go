@@ -66,6 +66,7 @@ type hostFlags struct {
 	serverURL  string
 	workerBin  string
 	set        settings
+	stateDir   string // if set, the event history and the log go here, not in ~/.local/state (the demo)
 }
 
 func (f *hostFlags) add(cmd *cobra.Command) {

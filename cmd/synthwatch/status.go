@@ -59,8 +59,16 @@ line. --count N stops after N Snapshots.` + exitCodesHelp,
 	return cmd
 }
 
+// watcher reads the dashboard's history of this host and root without
+// writing to it (a class's last rate, for the pipeline ETA): status and the
+// dashboard give the same figures, and scripts leave no trace.
 func (f *hostFlags) watcher(h remote.Host, name string) *pipeline.Watcher {
-	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.set.StallAfter}, nil)
+	host := name
+	if f.local != "" {
+		host = "local"
+	}
+	tl := pipeline.ReadTimeline(2000, f.historyPath(host))
+	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.set.StallAfter}, tl)
 }
 
 // statusOnce is plain status: one poll, one Snapshot.
