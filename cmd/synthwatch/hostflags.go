@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/synthwatch/synthwatch/parse"
 	"io/fs"
 	"os"
-	"path"
 	"strings"
 	"time"
 
@@ -83,7 +83,7 @@ func (f *hostFlags) add(cmd *cobra.Command) {
 func (f *hostFlags) addSettings(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.root, "root", pipeline.DefaultRoot, "pipeline root on the host (env SYNTHWATCH_ROOT, config.toml root)")
-	fl.StringVar(&f.serverURL, "server-url", "http://127.0.0.1:30000", "the server's URL as seen from the host (env SYNTHWATCH_SERVER_URL, config.toml server_url)")
+	fl.StringVar(&f.serverURL, "server-url", parse.DefaultServerURL, "the server's URL as seen from the host (env SYNTHWATCH_SERVER_URL, config.toml server_url)")
 	fl.StringVar(&f.workerBin, "worker-bin", "", "worker binary on the host (default: synthwatch on PATH, then ~/.local/bin/synthwatch)")
 }
 
@@ -192,7 +192,7 @@ func (e *rootError) Error() string {
 
 // checkRoot stats ROOT/prepared on h.
 func checkRoot(ctx context.Context, h remote.Host, root, host, section string) error {
-	fi, err := h.Stat(ctx, path.Join(root, "prepared"))
+	fi, err := h.Stat(ctx, parse.Layout{Root: root}.Prepared())
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir) {
 		return &rootError{root: root, host: host, section: section}
 	}
