@@ -20,7 +20,7 @@ const (
 	WSkip                  // NAME: skipped (already done: N records)
 	WRunning               // Running N requests (concurrency=C, max_tokens=M)...
 	WProgress              // D/T (E err) R req/s avg_comp=Ntok ETA=X
-	WError                 // an error line, or a traceback line
+	WError                 // an error line, or a traceback line (IsErrorLine)
 	WFinished              // All categories finished.
 	WWaiting               // Server URL unavailable (REASON): waiting for /health
 	WBack                  // Server URL is back after DURATION
@@ -171,7 +171,7 @@ func ParseWorkerLine(line string) WorkerLine {
 		parseModel(&w, s)
 	case s[0] >= '0' && s[0] <= '9' && parseProgress(&w, s):
 	case parseCategoryLine(&w, s):
-	case isTracebackLine(line) || isErrorLine(s):
+	case IsErrorLine(line):
 		w.Kind = WError
 		w.Traceback = isTracebackLine(line)
 	}
@@ -350,11 +350,29 @@ func parseCategoryLine(w *WorkerLine, s string) bool {
 	return true
 }
 
-func isErrorLine(s string) bool {
-	return isTracebackLine(s) ||
-		strings.Contains(s, "Error") || strings.Contains(s, "ERROR") ||
-		strings.HasPrefix(s, "error") || strings.Contains(s, "Exception") ||
-		strings.HasPrefix(s, "panic:") || strings.HasPrefix(s, "FATAL")
+// IsErrorLine is the one rule for "this log line reports an error", in the
+// worker's log and the server's alike: the worker parser's WError, the
+// server parser's SError (with the server's own ERROR and CRITICAL levels)
+// and the log pane's jump to the next error all use it. It knows a Python
+// traceback or Go panic by its shape, and otherwise an error, an exception,
+// a failure, a timeout or running out of memory by the words.
+func IsErrorLine(line string) bool {
+	s := strings.TrimSpace(line)
+	if isTracebackLine(line) || isTracebackLine(s) {
+		return true
+	}
+	for _, w := range errorWords {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return strings.HasPrefix(s, "error") || strings.HasPrefix(s, "panic:") || strings.HasPrefix(s, "FATAL")
+}
+
+// errorWords mark an error line wherever they stand in it.
+var errorWords = []string{
+	"Traceback", "Error", "ERROR", "Exception", "CRITICAL", "NCCL error", "hit an exception", "out of memory", "failed",
+	"Request waiting timeout reached", "Request running timeout reached", // SGLang aborting a request
 }
 
 // isTracebackLine knows Python tracebacks and Go panics by their shape.
