@@ -41,7 +41,7 @@ func (s ServerSnapshot) Known() bool {
 func ParseRunLine(b []byte) (RunLine, error) {
 	var r RunLine
 	if err := json.Unmarshal(b, &r); err != nil {
-		return RunLine{}, fmt.Errorf("runs.jsonl: %w", err)
+		return RunLine{}, fmt.Errorf(RunsFile+": %w", err)
 	}
 	return r, nil
 }
