@@ -42,29 +42,29 @@ func ParseManifest(data []byte) (Manifest, error) {
 	var m Manifest
 	md, err := toml.Decode(string(data), &m)
 	if err != nil {
-		return m, fmt.Errorf("pipeline.toml: %w", err)
+		return m, fmt.Errorf(ManifestPath+": %w", err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return m, fmt.Errorf("pipeline.toml: unknown key %q", und[0].String())
+		return m, fmt.Errorf(ManifestPath+": unknown key %q", und[0].String())
 	}
 	if m.API != "" && m.API != "chat" && m.API != "generate" {
-		return m, fmt.Errorf("pipeline.toml: api must be chat or generate, not %q", m.API)
+		return m, fmt.Errorf(ManifestPath+": api must be chat or generate, not %q", m.API)
 	}
 	seen := map[string]bool{}
 	for i, c := range m.Categories {
 		if c.Name == "" {
-			return m, fmt.Errorf("pipeline.toml: category %d has no name", i+1)
+			return m, fmt.Errorf(ManifestPath+": category %d has no name", i+1)
 		}
 		if err := CheckCategoryName(c.Name); err != nil {
-			return m, fmt.Errorf("pipeline.toml: category %d: %w", i+1, err)
+			return m, fmt.Errorf(ManifestPath+": category %d: %w", i+1, err)
 		}
 		if seen[c.Name] {
-			return m, fmt.Errorf("pipeline.toml: category %q listed twice", c.Name)
+			return m, fmt.Errorf(ManifestPath+": category %q listed twice", c.Name)
 		}
 		seen[c.Name] = true
 		if c.Class != "" && m.Classes != nil {
 			if _, ok := m.Classes[c.Class]; !ok {
-				return m, fmt.Errorf("pipeline.toml: category %q uses unknown class %q", c.Name, c.Class)
+				return m, fmt.Errorf(ManifestPath+": category %q uses unknown class %q", c.Name, c.Class)
 			}
 		}
 	}

@@ -223,7 +223,7 @@ func classify(ev *ServerEvent) {
 			ev.Kind, ev.Startup = SStartup, st
 			return
 		}
-		if ev.Prefix.Level == "ERROR" || ev.Prefix.Level == "CRITICAL" || looksLikeError(m) {
+		if ev.Prefix.Level == "ERROR" || ev.Prefix.Level == "CRITICAL" || IsErrorLine(m) {
 			ev.Kind = SError
 		}
 	}
@@ -310,12 +310,6 @@ func parseRetract(m string) Retract {
 func isOOM(m string) bool {
 	return strings.Contains(m, "CUDA out of memory") || strings.Contains(m, "OutOfMemoryError") ||
 		strings.HasPrefix(m, "Not enough memory") || strings.HasPrefix(m, "Not enough host memory")
-}
-
-func looksLikeError(m string) bool {
-	return strings.Contains(m, "Error") || strings.Contains(m, "ERROR") || strings.Contains(m, "Exception") ||
-		strings.Contains(m, "NCCL error") || strings.Contains(m, "Request waiting timeout reached") ||
-		strings.Contains(m, "Request running timeout reached")
 }
 
 var startupHeads = []struct{ head, stage string }{

@@ -20,10 +20,15 @@ const (
 	WSkip                  // NAME: skipped (already done: N records)
 	WRunning               // Running N requests (concurrency=C, max_tokens=M)...
 	WProgress              // D/T (E err) R req/s avg_comp=Ntok ETA=X
-	WError                 // an error line, or a traceback line
+	WError                 // an error line, or a traceback line (IsErrorLine)
+	WFinished              // All categories finished.
+	WWaiting               // Server URL unavailable (REASON): waiting for /health
+	WBack                  // Server URL is back after DURATION
+	WKill                  // synthwatch kill: stopping pid N (...), written by the kill action
 )
 
-var workerKindNames = [...]string{"other", "model", "separator", "processing", "prompts", "resume", "skip", "running", "progress", "error"}
+var workerKindNames = [...]string{"other", "model", "separator", "processing", "prompts", "resume", "skip", "running", "progress", "error",
+	"finished", "waiting", "back", "kill"}
 
 func (k WorkerKind) String() string { return workerKindNames[k] }
 
@@ -54,8 +59,64 @@ type WorkerLine struct {
 	ETA       time.Duration // WProgress
 	ETAKnown  bool          // WProgress: false for "ETA=?"
 
-	Traceback bool   // WError: part of a Python or Go traceback
-	Text      string // the whole line
+	Traceback bool // WError: part of a Python or Go traceback
+
+	Server string        // WWaiting, WBack: the server's URL
+	Reason string        // WWaiting: why the server is unavailable
+	Down   time.Duration // WBack: how long it was unavailable
+	PID    int           // WKill: the pid being stopped
+
+	Text string // the whole line
+}
+
+// The fixed lines of the worker log, written by the worker (and the kill
+// action) and read by the dashboard. Lines with figures in them have a
+// Format function below; ParseWorkerLine reads them all back.
+const (
+	// Separator frames the Processing line.
+	Separator = "============================================================"
+	// FinishedLine ends a run that did every category. (The Python script
+	// wrote it without the period; the parser reads both.)
+	FinishedLine = "All categories finished."
+	// KillMarker starts the line the kill action appends before it signals
+	// (FormatKill): the pid that dies after it was stopped, not crashed.
+	KillMarker = "synthwatch kill: stopping pid "
+
+	finishedHead  = "All categories finished"
+	waitingSuffix = "): waiting for /health"
+	backInfix     = " is back after "
+)
+
+// FormatProcessing is the line that starts a category.
+func FormatProcessing(cat, class string) string {
+	return fmt.Sprintf("Processing: %s (%s)", cat, class)
+}
+
+// FormatPrompts is a category's prompt count when nothing is resumed.
+func FormatPrompts(cat string, prompts int) string {
+	return fmt.Sprintf("%s: %d prompts", cat, prompts)
+}
+
+// FormatRunning says how many requests a category sends, and how.
+func FormatRunning(requests, concurrency, maxTokens int) string {
+	return fmt.Sprintf("Running %d requests (concurrency=%d, max_tokens=%d)...", requests, concurrency, maxTokens)
+}
+
+// FormatWaiting is the worker's line when the server stops answering: it
+// waits for /health before it sends more.
+func FormatWaiting(server, reason string) string {
+	return fmt.Sprintf("Server %s unavailable (%s%s", server, reason, waitingSuffix)
+}
+
+// FormatBack is the worker's line when the server answers again after down.
+func FormatBack(server string, down time.Duration) string {
+	return "Server " + server + backInfix + down.Round(time.Second).String()
+}
+
+// FormatKill is the kill marker line for pid, stopped with SIGTERM and
+// then SIGKILL after grace.
+func FormatKill(pid int, grace time.Duration) string {
+	return fmt.Sprintf("%s%d (SIGTERM, then SIGKILL after %ds)", KillMarker, pid, int(grace.Seconds()+0.5))
 }
 
 // FormatProgress renders a progress line exactly as the parser reads it.
@@ -98,6 +159,10 @@ func ParseWorkerLine(line string) WorkerLine {
 		return w
 	case strings.HasPrefix(s, "===="):
 		w.Kind = WSeparator
+	case strings.HasPrefix(s, finishedHead):
+		w.Kind = WFinished
+	case strings.HasPrefix(s, KillMarker) && parseKill(&w, s):
+	case strings.HasPrefix(s, "Server ") && parseGate(&w, s):
 	case strings.HasPrefix(s, "Processing: "):
 		parseProcessing(&w, s[len("Processing: "):])
 	case strings.HasPrefix(s, "Running "):
@@ -106,11 +171,46 @@ func ParseWorkerLine(line string) WorkerLine {
 		parseModel(&w, s)
 	case s[0] >= '0' && s[0] <= '9' && parseProgress(&w, s):
 	case parseCategoryLine(&w, s):
-	case isTracebackLine(line) || isErrorLine(s):
+	case IsErrorLine(line):
 		w.Kind = WError
 		w.Traceback = isTracebackLine(line)
 	}
 	return w
+}
+
+// "synthwatch kill: stopping pid 4242 (SIGTERM, then SIGKILL after 30s)"
+func parseKill(w *WorkerLine, s string) bool {
+	f := strings.Fields(s[len(KillMarker):])
+	if len(f) == 0 {
+		return false
+	}
+	pid, err := strconv.Atoi(f[0])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	w.Kind, w.PID = WKill, pid
+	return true
+}
+
+// "Server URL unavailable (REASON): waiting for /health",
+// "Server URL is back after 1m5s"
+func parseGate(w *WorkerLine, s string) bool {
+	rest := s[len("Server "):]
+	if head, ok := strings.CutSuffix(rest, waitingSuffix); ok {
+		url, reason, ok := strings.Cut(head, " unavailable (")
+		if !ok {
+			return false
+		}
+		w.Kind, w.Server, w.Reason = WWaiting, url, reason
+		return true
+	}
+	url, d, ok := strings.Cut(rest, backInfix)
+	if !ok {
+		return false
+	}
+	w.Kind, w.Server = WBack, url
+	w.Down, _ = time.ParseDuration(d)
+	return true
 }
 
 func parseProcessing(w *WorkerLine, rest string) {
@@ -250,11 +350,29 @@ func parseCategoryLine(w *WorkerLine, s string) bool {
 	return true
 }
 
-func isErrorLine(s string) bool {
-	return isTracebackLine(s) ||
-		strings.Contains(s, "Error") || strings.Contains(s, "ERROR") ||
-		strings.HasPrefix(s, "error") || strings.Contains(s, "Exception") ||
-		strings.HasPrefix(s, "panic:") || strings.HasPrefix(s, "FATAL")
+// IsErrorLine is the one rule for "this log line reports an error", in the
+// worker's log and the server's alike: the worker parser's WError, the
+// server parser's SError (with the server's own ERROR and CRITICAL levels)
+// and the log pane's jump to the next error all use it. It knows a Python
+// traceback or Go panic by its shape, and otherwise an error, an exception,
+// a failure, a timeout or running out of memory by the words.
+func IsErrorLine(line string) bool {
+	s := strings.TrimSpace(line)
+	if isTracebackLine(line) || isTracebackLine(s) {
+		return true
+	}
+	for _, w := range errorWords {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return strings.HasPrefix(s, "error") || strings.HasPrefix(s, "panic:") || strings.HasPrefix(s, "FATAL")
+}
+
+// errorWords mark an error line wherever they stand in it.
+var errorWords = []string{
+	"Traceback", "Error", "ERROR", "Exception", "CRITICAL", "NCCL error", "hit an exception", "out of memory", "failed",
+	"Request waiting timeout reached", "Request running timeout reached", // SGLang aborting a request
 }
 
 // isTracebackLine knows Python tracebacks and Go panics by their shape.

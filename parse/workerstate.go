@@ -75,7 +75,7 @@ type CategoryState struct {
 func ParseWorkerState(data []byte) (WorkerState, error) {
 	var s WorkerState
 	if err := json.Unmarshal(data, &s); err != nil {
-		return s, fmt.Errorf("worker.json: %w", err)
+		return s, fmt.Errorf(WorkerStateFile+": %w", err)
 	}
 	return s, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -72,7 +71,7 @@ func (a Actor) Preflight(ctx context.Context) error {
 // LaunchArgv is the exact command a launch runs on the host. Each category
 // is its own "--only NAME" pair: a name may hold a comma.
 func (a Actor) LaunchArgv(only []string) []string {
-	argv := []string{"sh", "-c", launchScript, "synthwatch-launch", a.WorkerBin, a.Root, path.Join(a.Root, parse.WorkerLogPath)}
+	argv := []string{"sh", "-c", launchScript, "synthwatch-launch", a.WorkerBin, a.Root, a.workerLog()}
 	for _, c := range only {
 		argv = append(argv, "--only", c)
 	}
@@ -110,12 +109,12 @@ func (a Actor) launch(ctx context.Context, only []string) (int, error) {
 			return pid, err
 		}
 		if !alive {
-			if data, err := a.H.ReadAt(ctx, path.Join(a.Root, "run", "worker.json"), 0, 4<<20); err == nil {
+			if data, err := a.H.ReadAt(ctx, a.layout().WorkerJSON(), 0, 4<<20); err == nil {
 				if st, err := parse.ParseWorkerState(data); err == nil && st.PID == pid && st.State == parse.WorkerDone {
 					return pid, ErrNothingLeft
 				}
 			}
-			return pid, fmt.Errorf("launch: the worker (pid %d) exited at once; see %s", pid, path.Join(a.Root, parse.WorkerLogPath))
+			return pid, fmt.Errorf("launch: the worker (pid %d) exited at once; see %s", pid, a.workerLog())
 		}
 		if time.Now().After(deadline) {
 			return pid, nil
@@ -125,7 +124,9 @@ func (a Actor) launch(ctx context.Context, only []string) (int, error) {
 
 func (a Actor) procs() *procReader { return newProcReader(a.H, a.Root) }
 
-func (a Actor) workerLog() string { return path.Join(a.Root, parse.WorkerLogPath) }
+func (a Actor) layout() parse.Layout { return parse.Layout{Root: a.Root} }
+
+func (a Actor) workerLog() string { return a.layout().WorkerLog() }
 
 // refuseWriters fails, naming the process, while a worker runs or any
 // process other than except writes the worker's files.
@@ -152,7 +153,7 @@ func (a Actor) refuseWriters(ctx context.Context, except int) error {
 
 // ourWorker reads worker.json's pid and checks it on the host.
 func (a Actor) ourWorker(ctx context.Context) (int, bool, error) {
-	data, err := a.H.ReadAt(ctx, path.Join(a.Root, "run", "worker.json"), 0, 4<<20)
+	data, err := a.H.ReadAt(ctx, a.layout().WorkerJSON(), 0, 4<<20)
 	if err != nil {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return 0, false, err
@@ -230,12 +231,12 @@ func (a Actor) killable(ctx context.Context, pid int) (*proc, error) {
 // temporary file renamed) and a marker line in the worker log, then sends
 // SIGTERM to the worker's process group, waits up to the grace for it to
 // go, then sends SIGKILL. It prints "gone" or "killed".
-const killScript = `pid=$1; grace=$2; log=$3; start=$4; note=$5; fmt=$6
+const killScript = `pid=$1; grace=$2; log=$3; start=$4; note=$5; fmt=$6; mark=$7
 mkdir -p -- "${note%/*}" 2>/dev/null
 tmp="$note.$$.tmp"
 if printf "$fmt" "$pid" "$start" "$(date +%s)" > "$tmp" 2>/dev/null; then mv -f -- "$tmp" "$note" 2>/dev/null; fi
 rm -f -- "$tmp" 2>/dev/null
-printf '%s%s (SIGTERM, then SIGKILL after %ss)\n' "$KILLMARK" "$pid" "$grace" >> "$log" 2>/dev/null
+printf '%s\n' "$mark" >> "$log" 2>/dev/null
 kill -TERM "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || { echo gone; exit 0; }
 i=0
 while kill -0 "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null; do
@@ -254,9 +255,8 @@ echo gone`
 // pid and its start time, and appends a kill marker to the worker log
 // (log), so every watcher knows the pid was stopped on purpose, not crashed.
 func KillArgv(pid int, start uint64, grace time.Duration, log, note string) []string {
-	script := strings.Replace(killScript, `"$KILLMARK"`, remote.Quote(killMarker), 1)
-	return []string{"sh", "-c", script, "synthwatch-kill", strconv.Itoa(pid), strconv.Itoa(int(grace.Seconds() + 0.5)), log,
-		strconv.FormatUint(start, 10), note, killNoteFormat}
+	return []string{"sh", "-c", killScript, "synthwatch-kill", strconv.Itoa(pid), strconv.Itoa(int(grace.Seconds() + 0.5)), log,
+		strconv.FormatUint(start, 10), note, killNoteFormat, parse.FormatKill(pid, grace)}
 }
 
 // Kill stops the worker whose pid was fixed when the user asked (pid > 0),
@@ -287,7 +287,7 @@ func (a Actor) kill(ctx context.Context, pid int, grace time.Duration) (string, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, grace+30*time.Second)
 	defer cancel()
-	r, err := a.H.Exec(ctx, KillArgv(pid, p.start, grace, a.workerLog(), path.Join(a.Root, killNotePath))...)
+	r, err := a.H.Exec(ctx, KillArgv(pid, p.start, grace, a.workerLog(), a.layout().KillNote())...)
 	if err != nil {
 		return "", p, fmt.Errorf("kill %d: %w", pid, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,7 +87,7 @@ func (w *Watcher) readLive(ctx context.Context, now time.Time) liveRead {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		lr.wjson, lr.wjsonErr = w.h.ReadAt(ctx, path.Join(w.o.Root, "run", "worker.json"), 0, 4<<20)
+		lr.wjson, lr.wjsonErr = w.h.ReadAt(ctx, w.layout().WorkerJSON(), 0, 4<<20)
 	}()
 	if prev != nil {
 		wg.Add(1)
@@ -147,7 +146,7 @@ func (w *Watcher) readLive(ctx context.Context, now time.Time) liveRead {
 	}
 	if lr.p == nil && lr.err == nil {
 		// none alive: whether our kill stopped the last one is in the note
-		b, err := w.h.ReadAt(ctx, path.Join(w.o.Root, killNotePath), 0, 4096)
+		b, err := w.h.ReadAt(ctx, w.layout().KillNote(), 0, 4096)
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
 			lr.note, lr.noteRead = b, true
 		}

@@ -42,7 +42,7 @@ func (w *Watcher) workerView(now time.Time) Worker {
 		up := st.UpdatedAt.UTC()
 		v.Category, v.Phase, v.UpdatedAt = st.Category, st.State, &up
 		if st.PID == f.pid {
-			v.Source = "worker.json"
+			v.Source = parse.WorkerStateFile
 			if !st.StartedAt.IsZero() {
 				t := st.StartedAt.UTC()
 				v.StartedAt = &t
@@ -51,7 +51,7 @@ func (w *Watcher) workerView(now time.Time) Worker {
 	}
 	if p != nil && p.pid == f.pid {
 		v.Command = p.command()
-		if p.writes != "" && v.Source != "worker.json" {
+		if p.writes != "" && v.Source != parse.WorkerStateFile {
 			v.Source = "proc"
 		}
 		if t := w.startedAt(p); v.StartedAt == nil && !t.IsZero() {
@@ -296,7 +296,7 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 	}
 	switch {
 	case js != nil && js.Target > 0:
-		v.Target, v.TargetSource = int64(js.Target), "worker.json"
+		v.Target, v.TargetSource = int64(js.Target), parse.WorkerStateFile
 	case c.logTarget > 0:
 		v.Target, v.TargetSource = int64(c.logTarget), "log"
 	default:
@@ -453,7 +453,7 @@ func (w *Watcher) crossChecks(s *Snapshot, now time.Time) {
 			s.Warn(WarnCategory, wmsg)
 		}
 	}
-	if s.Worker.Source == "worker.json" && Alive(s.Worker.State) && s.Worker.UpdatedAt != nil && now.Sub(*s.Worker.UpdatedAt) > 30*time.Second {
+	if s.Worker.Source == parse.WorkerStateFile && Alive(s.Worker.State) && s.Worker.UpdatedAt != nil && now.Sub(*s.Worker.UpdatedAt) > 30*time.Second {
 		s.Warn(WarnWorkerJSONStale, fmt.Sprintf("worker.json is %s old while pid %d is alive", now.Sub(*s.Worker.UpdatedAt).Round(time.Second), s.Worker.PID))
 	}
 }

@@ -1,12 +1,10 @@
 package pipeline
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -169,17 +167,14 @@ func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time, fresh bool) 
 		if c, ok := w.cats[w.log.current]; ok {
 			c.logProgress, c.logProgressAt, c.logProgressFresh = l, now, fresh
 		}
-	case parse.WOther:
-		switch t := strings.TrimSpace(l.Text); {
-		case strings.HasPrefix(t, "All categories finished"):
-			w.log.finished = true
-		case killedPID(t) > 0:
-			w.live.killed[killedPID(t)] = true
-		case strings.Contains(t, "waiting for /health"):
-			w.live.waiting = true
-		case strings.Contains(t, " is back after "):
-			w.live.waiting = false
-		}
+	case parse.WFinished:
+		w.log.finished = true
+	case parse.WKill:
+		w.live.killed[l.PID] = true
+	case parse.WWaiting:
+		w.live.waiting = true
+	case parse.WBack:
+		w.live.waiting = false
 	}
 	if l.Kind == parse.WProgress || l.Kind == parse.WProcessing {
 		w.live.waiting = false
@@ -272,38 +267,27 @@ func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
 	}
 }
 
-// unknownConfig is the worker's config key for a server snapshot it could
-// not take whole (worker.ConfigUnknown).
-const unknownConfig = "unknown"
-
 // foldRuns reads new runs.jsonl lines and notes each server configuration.
 func (w *Watcher) foldRuns(c *catState, up remote.TailUpdate) {
 	for _, l := range up.Lines {
-		var r struct {
-			Snap struct {
-				Info      map[string]any `json:"info"`
-				ConfigKey string         `json:"config_key"`
-			} `json:"server_info"`
-		}
-		if json.Unmarshal([]byte(l.Text), &r) != nil || r.Snap.ConfigKey == "" {
+		r, err := parse.ParseRunLine([]byte(l.Text))
+		// A snapshot that failed (parse.ConfigUnknown; before that, a hash
+		// of an empty info) says nothing about the configuration: it is not one.
+		if err != nil || !r.Snapshot.Known() {
 			continue
 		}
-		// A snapshot that failed ("unknown"; before that, a hash of an
-		// empty info) says nothing about the configuration: it is not one.
-		if r.Snap.ConfigKey == unknownConfig || len(r.Snap.Info) == 0 {
-			continue
-		}
+		snap := r.Snapshot
 		if c.configDesc == nil {
 			c.configDesc = map[string]string{}
 		}
-		if _, seen := c.configDesc[r.Snap.ConfigKey]; !seen {
-			c.configs = append(c.configs, r.Snap.ConfigKey)
-			kv := fmt.Sprint(r.Snap.Info["kv_cache_dtype"])
-			if res, ok := r.Snap.Info["kv_cache_dtype_resolved"]; ok {
+		if _, seen := c.configDesc[snap.ConfigKey]; !seen {
+			c.configs = append(c.configs, snap.ConfigKey)
+			kv := fmt.Sprint(snap.Info["kv_cache_dtype"])
+			if res, ok := snap.Info["kv_cache_dtype_resolved"]; ok {
 				kv += "(" + fmt.Sprint(res) + ")"
 			}
-			c.configDesc[r.Snap.ConfigKey] = fmt.Sprintf("kv_cache_dtype=%s quantization=%v model=%v",
-				kv, r.Snap.Info["quantization"], r.Snap.Info["model_path"])
+			c.configDesc[snap.ConfigKey] = fmt.Sprintf("kv_cache_dtype=%s quantization=%v model=%v",
+				kv, snap.Info["quantization"], snap.Info["model_path"])
 		}
 	}
 }

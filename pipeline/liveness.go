@@ -202,7 +202,7 @@ func (r *procReader) writerPatterns(ctx context.Context, workerLog string) []str
 	if real == "" {
 		real = path.Clean(r.root)
 	}
-	pats := []string{remote.GlobEscape(path.Join(real, "prepared")) + "/*/raw_responses.jsonl"}
+	pats := []string{parse.Layout{Root: remote.GlobEscape(real)}.Raw("*")}
 	logp := path.Clean(workerLog)
 	if strings.HasPrefix(logp, path.Clean(r.root)+"/") {
 		logp = path.Join(real, strings.TrimPrefix(logp, path.Clean(r.root)+"/"))
@@ -231,7 +231,7 @@ func (r *procReader) writers(ctx context.Context, workerLog string) ([]*proc, er
 		if _, ok := what[h.PID]; !ok {
 			pids = append(pids, h.PID)
 			what[h.PID] = h.Target
-		} else if strings.HasSuffix(h.Target, "raw_responses.jsonl") {
+		} else if path.Base(h.Target) == parse.RawFile {
 			what[h.PID] = h.Target // the data file says more than the log
 		}
 	}
@@ -275,25 +275,6 @@ func ourHelper(args []string) bool {
 	return false
 }
 
-// killMarker is the line the kill action appends to the worker log before
-// it signals: "synthwatch kill: stopping pid N ...". A pid that dies after
-// it was stopped by us, not crashed.
-const killMarker = "synthwatch kill: stopping pid "
-
-// killedPID reads a kill marker line (0 if it is none).
-func killedPID(line string) int {
-	s := strings.TrimSpace(line)
-	if !strings.HasPrefix(s, killMarker) {
-		return 0
-	}
-	s = s[len(killMarker):]
-	if i := strings.IndexByte(s, ' '); i >= 0 {
-		s = s[:i]
-	}
-	n, _ := strconv.Atoi(s)
-	return n
-}
-
 // The kill note: before it signals, the kill action leaves one line in
 // ROOT/run/ (written to a temporary file, then renamed), naming the pid,
 // the process's start time (clock ticks after boot, /proc/PID/stat field
@@ -301,10 +282,7 @@ func killedPID(line string) int {
 // (Unix seconds). No other process writes there, unlike the worker log,
 // where a writer holding it with ">" overwrites an appended marker. The
 // watcher reads it only while no worker is alive. The last kill wins.
-const (
-	killNotePath   = "run/synthwatch-kill"                        // under the root
-	killNoteFormat = "synthwatch stopped pid %d start %d at %d\n" // printf(1) and fmt.Sscanf
-)
+const killNoteFormat = "synthwatch stopped pid %d start %d at %d\n" // printf(1) and fmt.Sscanf; in parse.KillNotePath
 
 // killNote is a parsed kill note.
 type killNote struct {

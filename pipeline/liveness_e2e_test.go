@@ -68,7 +68,7 @@ func TestEndToEndRestartChecksTheBinaryFirst(t *testing.T) {
 	if s := e.w.Poll(ctx); !Alive(s.Worker.State) || s.Worker.PID != pid {
 		t.Fatalf("after the failed restart: %+v", s.Worker)
 	}
-	if _, err := os.Stat(filepath.Join(e.root, killNotePath)); err == nil {
+	if _, err := os.Stat(filepath.Join(e.root, parse.KillNotePath)); err == nil {
 		t.Fatal("a kill note without a kill")
 	}
 }
@@ -89,10 +89,10 @@ func TestEndToEndKillOfTruncatingWorker(t *testing.T) {
 		t.Fatalf("kill: %q %v", how, err)
 	}
 	log, _ := os.ReadFile(filepath.Join(e.root, parse.WorkerLogPath))
-	if strings.Contains(string(log), killMarker) {
+	if strings.Contains(string(log), parse.KillMarker) {
 		t.Log("the worker did not write over the marker this time; the note is checked all the same")
 	}
-	b, err := os.ReadFile(filepath.Join(e.root, killNotePath))
+	b, err := os.ReadFile(filepath.Join(e.root, parse.KillNotePath))
 	must(t, err)
 	n, ok := parseKillNote(b)
 	if !ok || n.pid != pid || n.start == 0 || time.Since(n.at) > time.Minute {
@@ -119,7 +119,7 @@ func TestEndToEndWriterEndsWithItsIdentity(t *testing.T) {
 	}
 	at := time.Now().Add(-time.Hour)
 	writeWorkerJSON(t, e.root, parse.WorkerState{PID: old, State: parse.WorkerStopped, StartedAt: at, UpdatedAt: at, Category: "B1"})
-	write(t, filepath.Join(e.root, parse.WorkerLogPath), fmt.Sprintf("%s%d (SIGTERM, then SIGKILL after 30s)\n", killMarker, old))
+	write(t, filepath.Join(e.root, parse.WorkerLogPath), fmt.Sprintf("%s%d (SIGTERM, then SIGKILL after 30s)\n", parse.KillMarker, old))
 	s := e.w.Poll(context.Background())
 	if s.Worker.State != WorkerStopped || !s.Worker.ByYou || s.Worker.PID != old {
 		t.Fatalf("old worker: %+v", s.Worker)
@@ -159,7 +159,7 @@ func TestEndToEndKillOfTruncatingWriter(t *testing.T) {
 	if how, err := e.act.Kill(context.Background(), 0, 5*time.Second); err != nil {
 		t.Fatalf("kill: %q %v", how, err)
 	}
-	if log, _ := os.ReadFile(filepath.Join(e.root, parse.WorkerLogPath)); strings.Contains(string(log), killMarker) {
+	if log, _ := os.ReadFile(filepath.Join(e.root, parse.WorkerLogPath)); strings.Contains(string(log), parse.KillMarker) {
 		t.Fatalf("the writer should have written over the marker:\n%s", log)
 	}
 	if s := e.oneShot(); s.Worker.State != WorkerStopped || !s.Worker.ByYou || s.Worker.PID != p {

@@ -22,7 +22,7 @@ import (
 type Options struct {
 	Host       string // shown as the snapshot's host, e.g. root@10.1.230.174
 	Root       string // the pipeline root on the host
-	ServerURL  string // default http://127.0.0.1:30000 (read through the SSH link)
+	ServerURL  string // default parse.DefaultServerURL (read through the SSH link)
 	WorkerLog  string // default <root>/logs/inference_all.log
 	ServerLog  string // default <root>/logs/sglang_inference.log
 	StallAfter time.Duration
@@ -32,20 +32,20 @@ type Options struct {
 }
 
 // DefaultRoot is where the pipeline lives unless --root says otherwise.
-const DefaultRoot = "/data/eagle3/synth_100k"
+const DefaultRoot = parse.DefaultRoot
 
 func (o *Options) defaults() {
 	if o.Root == "" {
 		o.Root = DefaultRoot
 	}
 	if o.ServerURL == "" {
-		o.ServerURL = "http://127.0.0.1:30000"
+		o.ServerURL = parse.DefaultServerURL
 	}
 	if o.WorkerLog == "" {
-		o.WorkerLog = path.Join(o.Root, parse.WorkerLogPath)
+		o.WorkerLog = parse.Layout{Root: o.Root}.WorkerLog()
 	}
 	if o.ServerLog == "" {
-		o.ServerLog = path.Join(o.Root, parse.ServerLogPath)
+		o.ServerLog = parse.Layout{Root: o.Root}.ServerLog()
 	}
 	if o.StallAfter <= 0 {
 		o.StallAfter = 10 * time.Minute
@@ -113,6 +113,9 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	return w
 }
 
+// layout is the host layout under the watched root.
+func (w *Watcher) layout() parse.Layout { return parse.Layout{Root: w.o.Root} }
+
 // Options returns the resolved options.
 func (w *Watcher) Options() Options { return w.o }
 
@@ -122,12 +125,12 @@ func (w *Watcher) Timeline() *Timeline { return w.timeline }
 func (w *Watcher) cat(name string) *catState {
 	c, ok := w.cats[name]
 	if !ok {
-		dir := path.Join(w.o.Root, "prepared", name)
+		l := w.layout()
 		c = &catState{name: name, class: "SHORT",
-			raw:     remote.NewCounter(path.Join(dir, "raw_responses.jsonl")),
-			errs:    remote.NewCounter(path.Join(dir, "errors.jsonl")),
-			prompts: remote.NewCounter(path.Join(dir, "prompts.jsonl")),
-			runs:    remote.NewTail(path.Join(dir, "runs.jsonl")),
+			raw:     remote.NewCounter(l.Raw(name)),
+			errs:    remote.NewCounter(l.Errors(name)),
+			prompts: remote.NewCounter(l.Prompts(name)),
+			runs:    remote.NewTail(l.Runs(name)),
 			rates:   newSamples(w.o.History)}
 		c.runs.StartBack = 16 << 20
 		w.cats[name] = c
@@ -139,7 +142,7 @@ func (w *Watcher) cat(name string) *catState {
 // discover finds categories from the manifest and prepared/*/ folders.
 func (w *Watcher) discover(ctx context.Context) error {
 	if !w.haveMan {
-		data, err := w.h.ReadAt(ctx, path.Join(w.o.Root, "pipeline.toml"), 0, 1<<20)
+		data, err := w.h.ReadAt(ctx, w.layout().Manifest(), 0, 1<<20)
 		switch {
 		case err == nil:
 			if m, perr := parse.ParseManifest(data); perr == nil {
@@ -160,8 +163,9 @@ func (w *Watcher) discover(ctx context.Context) error {
 		c.budget, c.maxSamples = s.TokenBudget, s.MaxSamples
 	}
 	var found []string
-	for _, pat := range []string{"prompts.jsonl", "raw_responses.jsonl"} {
-		m, err := w.h.Glob(ctx, path.Join(globEscape(w.o.Root), "prepared", "*", pat))
+	glob := parse.Layout{Root: globEscape(w.o.Root)}
+	for _, pat := range []string{glob.Prompts("*"), glob.Raw("*")} {
+		m, err := w.h.Glob(ctx, pat)
 		if err != nil {
 			return err
 		}

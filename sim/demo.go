@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // DemoOptions shape `synthwatch demo`.
@@ -64,12 +66,12 @@ func StartDemo(o DemoOptions) (*Demo, error) {
 		d.Dir = dir
 	}
 	d.Root = filepath.Join(d.Dir, "root")
-	for _, p := range []string{filepath.Join(d.Root, "logs"), filepath.Join(d.Dir, "ssh"), filepath.Join(d.Dir, "home")} {
+	for _, p := range []string{filepath.Dir(d.path(parse.ServerLogPath)), filepath.Join(d.Dir, "ssh"), filepath.Join(d.Dir, "home")} {
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			return nil, err
 		}
 	}
-	lf, err := os.OpenFile(filepath.Join(d.Root, "logs", "sglang_inference.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	lf, err := os.OpenFile(d.path(parse.ServerLogPath), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +111,7 @@ func (d *Demo) layout() error {
 	m.WriteString("[classes.LONG]\nconcurrency = 16\nmax_tokens = 32768\nsampling = { temperature = 1.0 }\n")
 	for _, c := range demoCats {
 		fmt.Fprintf(&m, "\n[[categories]]\nname = %q\nclass = %q\n", c.name, c.class)
-		dir := filepath.Join(d.Root, "prepared", c.name)
+		dir := filepath.Join(d.path(parse.PreparedDir), c.name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
@@ -122,16 +124,16 @@ func (d *Demo) layout() error {
 				fmt.Fprintf(&r, `{"id":%q,"category":%q,"run":"seed","prompt_tokens":24,"completion_tokens":%d,"finish_reason":"stop","latency_s":3.1,"finished_at":"2026-11-28T22:00:00Z","content":"(an earlier run)"}`+"\n", id, c.name, 200+i%90)
 			}
 		}
-		if err := os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(p.String()), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, parse.PromptsFile), []byte(p.String()), 0o644); err != nil {
 			return err
 		}
 		if c.done > 0 {
-			if err := os.WriteFile(filepath.Join(dir, "raw_responses.jsonl"), []byte(r.String()), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, parse.RawFile), []byte(r.String()), 0o644); err != nil {
 				return err
 			}
 		}
 	}
-	return os.WriteFile(filepath.Join(d.Root, "pipeline.toml"), []byte(m.String()), 0o644)
+	return os.WriteFile(d.path(parse.ManifestPath), []byte(m.String()), 0o644)
 }
 
 func (d *Demo) sleep(dd time.Duration) bool {
@@ -158,19 +160,18 @@ func (d *Demo) StorySince(n int) ([]string, int) {
 	return append([]string(nil), d.stories[n:]...), len(d.stories)
 }
 
+// path is rel, a slash path of the host layout (parse), under the demo's root.
+func (d *Demo) path(rel string) string { return filepath.Join(d.Root, filepath.FromSlash(rel)) }
+
 // worker reads run/worker.json: the pid (0 when no worker runs: none, or
 // it ended, or its process is gone), its category and its state.
 func (d *Demo) worker() (pid int, cat, state string) {
-	data, err := os.ReadFile(filepath.Join(d.Root, "run", "worker.json"))
+	data, err := os.ReadFile(d.path(parse.WorkerStatePath))
 	if err != nil {
 		return 0, "", ""
 	}
-	var st struct {
-		PID      int    `json:"pid"`
-		Category string `json:"category"`
-		State    string `json:"state"`
-	}
-	if json.Unmarshal(data, &st) != nil || st.State == "done" || st.State == "stopped" || st.State == "failed" {
+	st, err := parse.ParseWorkerState(data)
+	if err != nil || st.State == parse.WorkerDone || st.State == parse.WorkerStopped || st.State == parse.WorkerFailed {
 		return 0, "", st.State
 	}
 	if syscall.Kill(st.PID, 0) != nil {
@@ -249,12 +250,12 @@ func (d *Demo) StopWorker() bool {
 	if d.Root == "" {
 		return false
 	}
-	data, err := os.ReadFile(filepath.Join(d.Root, "run", "worker.json"))
+	data, err := os.ReadFile(d.path(parse.WorkerStatePath))
 	if err != nil {
 		return false
 	}
-	var st struct{ PID int }
-	if json.Unmarshal(data, &st) != nil || st.PID <= 0 || !isDemoWorker(st.PID, d.Root) {
+	st, err := parse.ParseWorkerState(data)
+	if err != nil || st.PID <= 0 || !isDemoWorker(st.PID, d.Root) {
 		return false
 	}
 	_ = syscall.Kill(-st.PID, syscall.SIGTERM)

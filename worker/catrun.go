@@ -68,16 +68,16 @@ type outcome struct {
 // and tokens are the records (and their completion tokens) that match a
 // prompt (Scan.match).
 func newCatRun(w *Worker, idx int, c Category, scan Scan, target, done int, tokens int64) (*catRun, error) {
-	f, err := os.Open(filepath.Join(c.Dir, "prompts.jsonl"))
+	f, err := os.Open(filepath.Join(c.Dir, parse.PromptsFile))
 	if err != nil {
 		return nil, fmt.Errorf("prompts: %w", err)
 	}
-	raw, err := OpenAppender(filepath.Join(c.Dir, "raw_responses.jsonl"))
+	raw, err := OpenAppender(filepath.Join(c.Dir, parse.RawFile))
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	errPath := filepath.Join(c.Dir, "errors.jsonl")
+	errPath := filepath.Join(c.Dir, parse.ErrorsFile)
 	if cut, _, err := RepairTail(errPath); err != nil {
 		f.Close()
 		raw.Close()

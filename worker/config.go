@@ -41,7 +41,7 @@ type Config struct {
 
 // Defaults when neither flags nor manifest say.
 const (
-	DefaultServer      = "http://127.0.0.1:30000"
+	DefaultServer      = parse.DefaultServerURL
 	DefaultAPI         = "chat"
 	DefaultConcurrency = 64
 	DefaultMaxTokens   = 10240
@@ -65,7 +65,7 @@ type Category struct {
 // into the ordered list of categories to run.
 func Plan(cfg *Config) ([]Category, error) {
 	var m parse.Manifest
-	data, err := os.ReadFile(filepath.Join(cfg.Root, "pipeline.toml"))
+	data, err := os.ReadFile(underRoot(cfg.Root, parse.ManifestPath))
 	switch {
 	case err == nil:
 		if m, err = parse.ParseManifest(data); err != nil {
@@ -82,7 +82,7 @@ func Plan(cfg *Config) ([]Category, error) {
 		return nil, fmt.Errorf("--api must be chat or generate, not %q", cfg.API)
 	}
 	if cfg.ServerLog == "" {
-		cfg.ServerLog = filepath.Join(cfg.Root, filepath.FromSlash(parse.ServerLogPath))
+		cfg.ServerLog = underRoot(cfg.Root, parse.ServerLogPath)
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = DefaultGrace
@@ -92,7 +92,7 @@ func Plan(cfg *Config) ([]Category, error) {
 	}
 	specs := m.Categories
 	if len(specs) == 0 {
-		dirs, err := filepath.Glob(filepath.Join(globEscape(filepath.Join(cfg.Root, "prepared")), "*", "prompts.jsonl"))
+		dirs, err := filepath.Glob(filepath.Join(globEscape(underRoot(cfg.Root, parse.PreparedDir)), "*", parse.PromptsFile))
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +121,7 @@ func Plan(cfg *Config) ([]Category, error) {
 		class := first(s.Class, "SHORT")
 		cl := m.Classes[class]
 		c := Category{
-			Name: s.Name, Class: class, Dir: filepath.Join(cfg.Root, "prepared", s.Name),
+			Name: s.Name, Class: class, Dir: filepath.Join(underRoot(cfg.Root, parse.PreparedDir), s.Name),
 			Concurrency: firstInt(cfg.Concurrency, cl.Concurrency, DefaultConcurrency),
 			MaxTokens:   firstInt(cfg.MaxTokens, cl.MaxTokens, DefaultMaxTokens),
 			Sampling:    cl.Sampling,

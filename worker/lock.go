@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // Lock is one worker per root. It is an flock on the <root>/run directory
@@ -36,7 +38,7 @@ func AcquireLock(runDir string) (*Lock, error) {
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	notePath := filepath.Join(runDir, "worker.lock")
+	notePath := filepath.Join(runDir, parse.WorkerLockFile)
 	dir, err := os.OpenFile(runDir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // APIKeyEnv names the environment variable that may hold the API key.
@@ -61,7 +63,7 @@ func (w *Worker) preflight(ctx context.Context) error {
 		return nil
 	}
 	for _, c := range w.cats {
-		p, err := readPromptSet(filepath.Join(c.Dir, "prompts.jsonl"))
+		p, err := readPromptSet(filepath.Join(c.Dir, parse.PromptsFile))
 		n := p.messagesOnly
 		if err != nil || n == 0 {
 			continue // a missing file fails that category on its own

@@ -38,14 +38,11 @@ var vllmCacheKeys = []string{"cache_dtype", "block_size", "gpu_memory_utilizatio
 
 // ConfigUnknown is the config key of a snapshot that could not be taken
 // whole. It never counts as a configuration of its own.
-const ConfigUnknown = "unknown"
+const ConfigUnknown = parse.ConfigUnknown
 
-// ServerSnapshot is what the server says about itself, kept in runs.jsonl.
-type ServerSnapshot struct {
-	Info      map[string]any `json:"info,omitempty"`
-	ConfigKey string         `json:"config_key"`
-	Error     string         `json:"error,omitempty"`
-}
+// ServerSnapshot is what the server says about itself, kept in runs.jsonl
+// (parse.RunLine, the schema the dashboard reads).
+type ServerSnapshot = parse.ServerSnapshot
 
 // describeServer asks the server what it is and keeps the settings that
 // matter.
@@ -199,27 +196,15 @@ func describeVLLM(ctx context.Context, c *Client, info map[string]any) []string 
 	return errs
 }
 
-// runLine is one line of <category>/runs.jsonl.
-type runLine struct {
-	Run       string         `json:"run"`
-	PID       int            `json:"pid"`
-	StartedAt string         `json:"started_at"`
-	Version   string         `json:"version"`
-	Server    string         `json:"server"`
-	API       string         `json:"api"`
-	Model     string         `json:"model,omitempty"`
-	Snapshot  ServerSnapshot `json:"server_info"`
-}
-
 // appendRun appends one line to runs.jsonl after cutting a torn tail (a
 // line torn by a crash would otherwise glue onto this one and hide it). It
 // returns the bytes cut, for the caller to log.
-func appendRun(dir string, l runLine) (cut int64, err error) {
+func appendRun(dir string, l parse.RunLine) (cut int64, err error) {
 	line, err := encodeLine(l)
 	if err != nil {
 		return 0, err
 	}
-	path := filepath.Join(dir, "runs.jsonl")
+	path := filepath.Join(dir, parse.RunsFile)
 	cut, _, err = RepairTail(path)
 	if err != nil {
 		return 0, err

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // fakeServer answers the given paths with the given bodies (JSON or text)
@@ -198,7 +200,7 @@ func TestAppendRunRepairsTornTail(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "runs.jsonl")
 	os.WriteFile(path, []byte(`{"run":"a","server_info":{"config_key":"aaa"}}`+"\n"+`{"run":"b","server_inf`), 0o644)
-	cut, err := appendRun(dir, runLine{Run: "c", Snapshot: ServerSnapshot{ConfigKey: "ccc"}})
+	cut, err := appendRun(dir, parse.RunLine{Run: "c", Snapshot: ServerSnapshot{ConfigKey: "ccc"}})
 	if err != nil || cut != int64(len(`{"run":"b","server_inf`)) {
 		t.Fatalf("cut %d, %v", cut, err)
 	}
@@ -212,7 +214,7 @@ func TestAppendRunRepairsTornTail(t *testing.T) {
 			t.Errorf("not JSON: %q", l)
 		}
 	}
-	if cut, err := appendRun(dir, runLine{Run: "d"}); cut != 0 || err != nil {
+	if cut, err := appendRun(dir, parse.RunLine{Run: "d"}); cut != 0 || err != nil {
 		t.Errorf("clean file: cut %d, %v", cut, err)
 	}
 }

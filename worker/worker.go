@@ -49,7 +49,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	lock, err := AcquireLock(filepath.Join(cfg.Root, "run"))
+	lock, err := AcquireLock(underRoot(cfg.Root, parse.RunDir))
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	w := &Worker{
 		cfg: cfg, cats: cats, out: out, client: client, lock: lock,
 		runID:     newRunID(time.Now()),
-		statePath: filepath.Join(cfg.Root, "run", "worker.json"),
+		statePath: underRoot(cfg.Root, parse.WorkerStatePath),
 	}
 	w.rids = &ridSource{run: w.runID}
 	w.initState()
@@ -136,11 +136,11 @@ func (w *Worker) run(parent context.Context) error {
 	w.gate = newGate(w.client.Healthy,
 		func(err error) {
 			w.setWorkerState(parse.WorkerWaitingServer, "")
-			w.logf("Server %s unavailable (%v): waiting for /health", w.cfg.Server, err)
+			w.logf("%s", parse.FormatWaiting(w.cfg.Server, err.Error()))
 		},
 		func(d time.Duration) {
 			w.setWorkerState(parse.WorkerRunning, "")
-			w.logf("Server %s is back after %s", w.cfg.Server, d.Round(time.Second))
+			w.logf("%s", parse.FormatBack(w.cfg.Server, d))
 		})
 	w.logf("synthwatch worker %s (pid %d, run %s): server %s, api %s, %d categories",
 		w.cfg.Version, os.Getpid(), w.runID, w.cfg.Server, w.cfg.API, len(w.cats))
@@ -167,7 +167,7 @@ func (w *Worker) run(parent context.Context) error {
 		w.logf("Stopped; the next start resumes where this one ended.")
 		w.setWorkerState(parse.WorkerStopped, "")
 	} else {
-		w.logf("All categories finished.")
+		w.logf("%s", parse.FinishedLine)
 		w.setWorkerState(parse.WorkerDone, "")
 	}
 	w.writeState()
@@ -182,15 +182,13 @@ func (w *Worker) failRun(err error) error {
 	return err
 }
 
-const separator = "============================================================"
-
 // runCategory does one category. It returns an error only when the worker
 // must stop (a write failed mid-run); a category that cannot run is marked
 // failed and the next one goes on.
 func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) error {
-	w.logf(separator)
-	w.logf("Processing: %s (%s)", c.Name, c.Class)
-	w.logf(separator)
+	w.logf("%s", parse.Separator)
+	w.logf("%s", parse.FormatProcessing(c.Name, c.Class))
+	w.logf("%s", parse.Separator)
 	w.setCurrent(c.Name)
 	w.updateCat(idx, func(s *parse.CategoryState) { s.State = parse.CatRunning })
 	cannot := func(err error) error {
@@ -199,7 +197,7 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 		return nil
 	}
 
-	prompts, err := readPromptSet(filepath.Join(c.Dir, "prompts.jsonl"))
+	prompts, err := readPromptSet(filepath.Join(c.Dir, parse.PromptsFile))
 	if err != nil {
 		return cannot(err)
 	}
@@ -212,7 +210,7 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	if prompts.dups > 0 {
 		w.logf("WARNING: %s: %d prompt lines repeat the id of an earlier line and are skipped", c.Name, prompts.dups)
 	}
-	rawPath := filepath.Join(c.Dir, "raw_responses.jsonl")
+	rawPath := filepath.Join(c.Dir, parse.RawFile)
 	scan, err := ScanFile(rawPath)
 	if err != nil {
 		return cannot(err)
@@ -235,7 +233,7 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 		target = c.MaxSamples
 	}
 	lines, extra := lineFigures(scan, done)
-	failed, err := failedPrompts(filepath.Join(c.Dir, "errors.jsonl"), prompts, scan)
+	failed, err := failedPrompts(filepath.Join(c.Dir, parse.ErrorsFile), prompts, scan)
 	if err != nil {
 		w.logf("WARNING: %s: %s", c.Name, parse.SanitizeString(err.Error())) // only a figure: the run goes on
 	}
@@ -256,12 +254,12 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	if done > 0 {
 		w.logf("%s", parse.FormatResume(c.Name, target, done, target-done))
 	} else {
-		w.logf("%s: %d prompts", c.Name, target)
+		w.logf("%s", parse.FormatPrompts(c.Name, target))
 	}
-	w.logf("Running %d requests (concurrency=%d, max_tokens=%d)...", target-done, c.Concurrency, c.MaxTokens)
+	w.logf("%s", parse.FormatRunning(target-done, c.Concurrency, c.MaxTokens))
 
 	snap := describeServer(reqCtx, w.client, w.cfg.ServerLog)
-	cut, err := appendRun(c.Dir, runLine{
+	cut, err := appendRun(c.Dir, parse.RunLine{
 		Run: w.runID, PID: os.Getpid(), StartedAt: stamp(time.Now()), Version: w.cfg.Version,
 		Server: w.cfg.Server, API: w.cfg.API, Model: w.cfg.Model, Snapshot: snap,
 	})
@@ -278,6 +276,9 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	r.failedKeys = failed
 	return r.run(ctx, reqCtx)
 }
+
+// underRoot is rel, a slash path of the host layout (parse), under root.
+func underRoot(root, rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
 
 // idText is an id as text for request ids and messages ("7", "abc").
 func idText(raw json.RawMessage) string {

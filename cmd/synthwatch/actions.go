@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/remote"
 )
 
 func newLaunchCmd(name, short string) *cobra.Command {
@@ -17,26 +20,36 @@ func newLaunchCmd(name, short string) *cobra.Command {
 		Short: short,
 		Long:  short + ". The worker runs detached (setsid nohup) and survives the SSH session; it resumes by itself." + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, _, err := f.connectRoot(cmd, args)
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			pid, err := f.actor(h).Launch(cmd.Context(), only)
-			if errors.Is(err, pipeline.ErrNothingLeft) {
-				fmt.Fprintf(cmd.OutOrStdout(), "worker (pid %d): %v\n", pid, err)
+			return f.onHost(cmd, args, true, func(ctx context.Context, h remote.Host, _ string) error {
+				pid, err := f.actor(h).Launch(ctx, only)
+				if err != nil {
+					return nothingLeft(cmd.OutOrStdout(), pid, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "worker started: pid %d\n", pid)
 				return nil
-			}
-			if err != nil {
-				return actionErr(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "worker started: pid %d\n", pid)
-			return nil
+			})
 		},
 	}
 	f.add(cmd)
 	cmd.Flags().StringArrayVar(&only, "only", nil, "a category to run (repeat the flag; the order is kept)")
 	return cmd
+}
+
+// nothingLeft is what a launch's error means: pipeline.ErrNothingLeft
+// (every category is done, nothing to start) is said and is no failure;
+// any other error stays.
+func nothingLeft(out io.Writer, pid int, err error) error {
+	if errors.Is(err, pipeline.ErrNothingLeft) {
+		fmt.Fprintf(out, "worker (pid %d): %v\n", pid, err)
+		return nil
+	}
+	return err
+}
+
+// addStopFlags adds kill's and restart's --grace and --pid.
+func addStopFlags(cmd *cobra.Command, grace *time.Duration, pid *int, pidHelp string) {
+	cmd.Flags().DurationVar(grace, "grace", 30*time.Second, "wait this long after SIGTERM before SIGKILL")
+	cmd.Flags().IntVar(pid, "pid", 0, pidHelp)
 }
 
 func newKillCmd() *cobra.Command {
@@ -48,22 +61,18 @@ func newKillCmd() *cobra.Command {
 		Short: "Stop the worker: SIGTERM to its process group, SIGKILL after --grace",
 		Long:  "kill stops the worker named in run/worker.json (or --pid), after checking that the pid really is the worker." + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, _, err := f.connectRoot(cmd, args)
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			how, err := f.actor(h).Kill(cmd.Context(), pid, grace)
-			if err != nil {
-				return actionErr(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "worker stopped (%s)\n", how)
-			return nil
+			return f.onHost(cmd, args, true, func(ctx context.Context, h remote.Host, _ string) error {
+				how, err := f.actor(h).Kill(ctx, pid, grace)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "worker stopped (%s)\n", how)
+				return nil
+			})
 		},
 	}
 	f.add(cmd)
-	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "wait this long after SIGTERM before SIGKILL")
-	cmd.Flags().IntVar(&pid, "pid", 0, "the pid to stop (default: the one in worker.json)")
+	addStopFlags(cmd, &grace, &pid, "the pid to stop (default: the one in worker.json)")
 	return cmd
 }
 
@@ -85,34 +94,26 @@ func newRestartCmd() *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cat := args[len(args)-1]
-			h, name, err := f.connectRoot(cmd, args[:len(args)-1])
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			snap := pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL}, nil).Poll(cmd.Context())
-			var all []string
-			for _, c := range snap.Categories {
-				all = append(all, c.Name)
-			}
-			r, err := f.actor(h).Restart(cmd.Context(), cat, all, grace, pid)
-			if r.Stopped > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "stopped pid %d (%s): %s\n", r.Stopped, r.How, r.StoppedCmd)
-			}
-			if errors.Is(err, pipeline.ErrNothingLeft) {
-				fmt.Fprintf(cmd.OutOrStdout(), "worker (pid %d): %v\n", r.PID, err)
+			return f.onHost(cmd, args[:len(args)-1], true, func(ctx context.Context, h remote.Host, name string) error {
+				snap := pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL}, nil).Poll(ctx)
+				var all []string
+				for _, c := range snap.Categories {
+					all = append(all, c.Name)
+				}
+				r, err := f.actor(h).Restart(ctx, cat, all, grace, pid)
+				if r.Stopped > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "stopped pid %d (%s): %s\n", r.Stopped, r.How, r.StoppedCmd)
+				}
+				if err != nil {
+					return nothingLeft(cmd.OutOrStdout(), r.PID, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "worker restarted with %s first: pid %d\n", cat, r.PID)
 				return nil
-			}
-			if err != nil {
-				return actionErr(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "worker restarted with %s first: pid %d\n", cat, r.PID)
-			return nil
+			})
 		},
 	}
 	f.add(cmd)
-	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "wait this long after SIGTERM before SIGKILL")
-	cmd.Flags().IntVar(&pid, "pid", 0, "the process to stop (default: the synthwatch worker in worker.json); needed for a process that is not a synthwatch worker")
+	addStopFlags(cmd, &grace, &pid, "the process to stop (default: the synthwatch worker in worker.json); needed for a process that is not a synthwatch worker")
 	return cmd
 }
 
@@ -123,17 +124,14 @@ func newDeployCmd() *cobra.Command {
 		Short: "Copy this binary to the host (~/.local/bin/synthwatch, or --worker-bin)",
 		Long:  "deploy uploads this executable over SFTP when the host's `uname -sm` matches this build, and otherwise says how to cross-build." + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, _, err := f.connect(cmd, args)
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			dest, err := f.actor(h).Deploy(cmd.Context(), f.workerBin)
-			if err != nil {
-				return actionErr(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deployed to %s\n", dest)
-			return nil
+			return f.onHost(cmd, args, false, func(ctx context.Context, h remote.Host, _ string) error {
+				dest, err := f.actor(h).Deploy(ctx, f.workerBin)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "deployed to %s\n", dest)
+				return nil
+			})
 		},
 	}
 	f.add(cmd)

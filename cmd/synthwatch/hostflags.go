@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/synthwatch/synthwatch/parse"
 	"io/fs"
 	"os"
-	"path"
 	"strings"
 	"time"
 
@@ -84,7 +84,7 @@ func (f *hostFlags) add(cmd *cobra.Command) {
 func (f *hostFlags) addSettings(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.root, "root", pipeline.DefaultRoot, "pipeline root on the host (env SYNTHWATCH_ROOT, config.toml root)")
-	fl.StringVar(&f.serverURL, "server-url", "http://127.0.0.1:30000", "the server's URL as seen from the host (env SYNTHWATCH_SERVER_URL, config.toml server_url)")
+	fl.StringVar(&f.serverURL, "server-url", parse.DefaultServerURL, "the server's URL as seen from the host (env SYNTHWATCH_SERVER_URL, config.toml server_url)")
 	fl.StringVar(&f.workerBin, "worker-bin", "", "worker binary on the host (default: synthwatch on PATH, then ~/.local/bin/synthwatch)")
 }
 
@@ -145,6 +145,35 @@ func (f *hostFlags) connectRoot(cmd *cobra.Command, args []string) (remote.Host,
 	return h, name, nil
 }
 
+// onHost is how a subcommand works on the host: it resolves the settings,
+// connects (with root, to a pipeline root: connectRoot), runs do with the
+// host and the name it was reached by, and closes the link after it. The
+// errors of resolving and connecting keep their exit codes (2, 3, 4, or 1
+// for a root that is none); so does an error of do that chose one, and
+// any other error of do is 1, the action failed. A command whose context
+// ended while it connected (status --follow on a signal) was interrupted:
+// nothing is printed and nothing is wrong.
+func (f *hostFlags) onHost(cmd *cobra.Command, args []string, root bool, do func(ctx context.Context, h remote.Host, name string) error) error {
+	connect := f.connect
+	if root {
+		connect = f.connectRoot
+	}
+	h, name, err := connect(cmd, args)
+	if err != nil {
+		if cmd.Context().Err() != nil {
+			return nil
+		}
+		return err
+	}
+	defer h.Close()
+	err = do(cmd.Context(), h, name)
+	var ec exitCoder
+	if err != nil && !errors.As(err, &ec) {
+		return actionErr(err)
+	}
+	return err
+}
+
 // checkRoot says when the root has no prepared/ directory, naming the root,
 // where the value came from and how to set it.
 func (f *hostFlags) checkRoot(ctx context.Context, h remote.Host, name string) error {
@@ -193,7 +222,7 @@ func (e *rootError) Error() string {
 
 // checkRoot stats ROOT/prepared on h.
 func checkRoot(ctx context.Context, h remote.Host, root, host, section string) error {
-	fi, err := h.Stat(ctx, path.Join(root, "prepared"))
+	fi, err := h.Stat(ctx, parse.Layout{Root: root}.Prepared())
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir) {
 		return &rootError{root: root, host: host, section: section}
 	}

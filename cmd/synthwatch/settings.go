@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/tui"
 )
@@ -29,7 +30,7 @@ type settingDef struct {
 var settingDefs = []settingDef{
 	{key: "root", flag: "root", def: pipeline.DefaultRoot, host: true,
 		file: func(c fileConfig) (string, bool) { return c.Root, c.Root != "" }, hostV: func(h hostFileConfig) string { return h.Root }},
-	{key: "server_url", flag: "server-url", def: "http://127.0.0.1:30000", host: true,
+	{key: "server_url", flag: "server-url", def: parse.DefaultServerURL, host: true,
 		file: func(c fileConfig) (string, bool) { return c.ServerURL, c.ServerURL != "" }, hostV: func(h hostFileConfig) string { return h.ServerURL }},
 	{key: "worker_bin", flag: "worker-bin", def: "", host: true,
 		file: func(c fileConfig) (string, bool) { return c.WorkerBin, c.WorkerBin != "" }, hostV: func(h hostFileConfig) string { return h.WorkerBin }},

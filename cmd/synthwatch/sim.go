@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/sim"
 )
 
@@ -55,7 +56,7 @@ vllm answers like vLLM instead.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&listen, "listen", "127.0.0.1:30000", "address to listen on")
+	fl.StringVar(&listen, "listen", parse.DefaultServerAddr, "address to listen on")
 	fl.StringVar(&logPath, "log", "", "SGLang-style log file to append to")
 	fl.StringVar(&o.Model, "model", "", "model path to report")
 	fl.Float64Var(&o.Speed, "speed", 1, "time compression factor")

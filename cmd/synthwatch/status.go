@@ -73,21 +73,18 @@ func (f *hostFlags) watcher(h remote.Host, name string) *pipeline.Watcher {
 
 // statusOnce is plain status: one poll, one Snapshot.
 func statusOnce(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool) error {
-	h, name, err := f.connectRoot(cmd, args)
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
-	defer cancel()
-	snap := f.watcher(h, name).Poll(ctx)
-	if asJSON {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		return enc.Encode(snap)
-	}
-	printStatus(cmd.OutOrStdout(), snap)
-	return nil
+	return f.onHost(cmd, args, true, func(ctx context.Context, h remote.Host, name string) error {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		snap := f.watcher(h, name).Poll(ctx)
+		if asJSON {
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(snap)
+		}
+		printStatus(cmd.OutOrStdout(), snap)
+		return nil
+	})
 }
 
 // statusFollow is status --follow: one host and one Watcher for every
@@ -97,21 +94,18 @@ func statusOnce(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool) er
 func statusFollow(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool, count int) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	cmd.SetContext(ctx)
-	h, name, err := f.connectRoot(cmd, args)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil // interrupted while connecting: nothing printed, nothing wrong
-		}
-		return err
-	}
-	defer h.Close()
-	w := f.watcher(h, name)
-	every := f.set.Poll
+	cmd.SetContext(ctx) // a signal while connecting ends it with nothing printed and exit 0 (onHost)
+	return f.onHost(cmd, args, true, func(ctx context.Context, h remote.Host, name string) error {
+		return followSnapshots(ctx, cmd.OutOrStdout(), f.watcher(h, name), name, f.set.Poll, asJSON, count)
+	})
+}
+
+// followSnapshots prints a Snapshot of w on every poll until ctx ends or
+// count Snapshots (count > 0) are out.
+func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, name string, every time.Duration, asJSON bool, count int) error {
 	if every <= 0 {
 		every = 2 * time.Second
 	}
-	out := cmd.OutOrStdout()
 	var buf bytes.Buffer
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -136,7 +130,7 @@ func statusFollow(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool, 
 			printStatus(&buf, snap)
 		}
 		if _, err := out.Write(buf.Bytes()); err != nil {
-			return actionErr(fmt.Errorf("write: %w", err)) // the reader went away
+			return fmt.Errorf("write: %w", err) // the reader went away: exit 1 (onHost)
 		}
 		if snap.Connection.State == pipeline.LinkFailed {
 			return connectErr(fmt.Errorf("the link to %s failed for good: %s", name, snap.Connection.Error))
