@@ -165,9 +165,8 @@ func (l *logPane) nextError() {
 	}
 	for k := 0; k < len(lines); k++ {
 		i := (start + k) % len(lines)
-		s := lines[i]
-		if strings.Contains(s, "Traceback") || strings.Contains(s, "Error") || strings.Contains(s, "ERROR") ||
-			strings.Contains(s, "hit an exception") || strings.Contains(s, "out of memory") || strings.Contains(s, "failed") {
+		// parse's one rule; a traceback's later lines are part of the error above
+		if parse.IsErrorLine(lines[i]) && (i == 0 || !parse.IsErrorLine(lines[i-1])) {
 			l.jump(i)
 			return
 		}
