@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 	"github.com/synthwatch/synthwatch/sim"
@@ -110,6 +111,7 @@ func (e *e2e) checkIDs(cat string, s Snapshot) int {
 }
 
 func TestEndToEndLaunchKillResume(t *testing.T) {
+	testgate.E2E(t)
 	e := newE2E(t, map[string]int{"B1": 300, "B2": 200}, 20)
 	ctx := context.Background()
 	pid, err := e.act.Launch(ctx, nil)
@@ -150,6 +152,7 @@ func TestEndToEndLaunchKillResume(t *testing.T) {
 }
 
 func TestEndToEndStallSeenByStatus(t *testing.T) {
+	testgate.E2E(t)
 	e := newE2E(t, map[string]int{"B2": 5000}, 20)
 	if _, err := e.act.Launch(context.Background(), nil); err != nil {
 		t.Fatal(err)
@@ -183,6 +186,7 @@ func TestEndToEndStallSeenByStatus(t *testing.T) {
 }
 
 func TestDeployOverSSH(t *testing.T) {
+	testgate.E2E(t)
 	e := newE2E(t, map[string]int{"B1": 1}, 100)
 	dest := filepath.Join(t.TempDir(), "bin", "synthwatch")
 	// the test binary is the executable here: deploy copies whatever runs
@@ -207,6 +211,7 @@ func TestDeployOverSSH(t *testing.T) {
 // no worker.json, is found over a real sshd, named, refused a second
 // writer, and killed through the kill action, which reads "stopped by you".
 func TestEndToEndPythonStyleWorker(t *testing.T) {
+	testgate.E2E(t)
 	e := newE2E(t, map[string]int{"B1": 10}, 100)
 	mkdir(t, filepath.Join(e.root, "logs"))
 	py := exec.Command("sh", "-c", "while :; do echo line; sleep 0.1; done > logs/inference_all.log")
@@ -246,6 +251,7 @@ func TestEndToEndPythonStyleWorker(t *testing.T) {
 // TestEndToEndRelativeRootWorker: cd ROOT && synthwatch worker --root .
 // (and --root=ROOT/) is our worker: running, and killable.
 func TestEndToEndRelativeRootWorker(t *testing.T) {
+	testgate.E2E(t)
 	for _, spell := range []string{".", "ROOT/./", "--root=ROOT/"} {
 		t.Run(spell, func(t *testing.T) {
 			e := newE2E(t, map[string]int{"B1": 3000}, 5)
@@ -286,6 +292,7 @@ func TestEndToEndRelativeRootWorker(t *testing.T) {
 // waiting for /health) the server is down, with the reason, and a
 // server_down event; a new sim on the same port brings server_up.
 func TestEndToEndSimKill9IsDown(t *testing.T) {
+	testgate.E2E(t)
 	e := newE2E(t, map[string]int{"B1": 50000}, 5)
 	addr := strings.TrimPrefix(e.sim.URL(), "http://")
 	e.sim.Close() // the in-process one goes; a real process takes its port
@@ -361,6 +368,7 @@ func TestEndToEndSimKill9IsDown(t *testing.T) {
 // TestEndToEndLaunchRefusesAnotherWriter: a process that appends to a
 // category's raw_responses.jsonl blocks launch, named in the error.
 func TestEndToEndLaunchRefusesAnotherWriter(t *testing.T) {
+	testgate.E2E(t)
 	e := newE2E(t, map[string]int{"B1": 10}, 100)
 	raw := filepath.Join(e.root, "prepared", "B1", "raw_responses.jsonl")
 	wr := exec.Command("sh", "-c", "exec 5>>"+remote.Quote(raw)+"; sleep 60")

@@ -67,9 +67,9 @@ func stream(t *testing.T, url, body string) (*http.Response, []map[string]any, b
 
 func until(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("not within 5s: %s", what)
+			t.Fatalf("not within 30s: %s", what)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -176,6 +177,7 @@ func TestWrongRootExits1(t *testing.T) {
 
 // A per-host root in config.toml is what status and kill use, over a real sshd.
 func TestPerHostRootUsedByStatusAndKill(t *testing.T) {
+	testgate.E2E(t)
 	bin := testbin.Path(t)
 	s := sshdtest.Start(t)
 	t.Setenv("SSH_AUTH_SOCK", "")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
@@ -37,6 +38,7 @@ func localDashboard(t *testing.T, w, h int, category, workerLog string) (*tmux, 
 // Hostile log content reaches the real dashboard in a real terminal and
 // changes nothing: not the title, not the clipboard, not the modes.
 func TestHostileLogsInTmux(t *testing.T) {
+	testgate.E2E(t)
 	tmuxCmd("delete-buffer").Run()
 	x, root := localDashboard(t, 120, 40, "B1", "Processing: B1 (SHORT)\n")
 	logPath := filepath.Join(root, "logs", "inference_all.log")
@@ -99,6 +101,7 @@ func TestHostileLogsInTmux(t *testing.T) {
 // Closing the terminal (the laptop's ssh or tmux goes away) ends the
 // dashboard on its SIGHUP; it neither lingers nor spins.
 func TestClosingTheTerminalEndsTheDashboard(t *testing.T) {
+	testgate.E2E(t)
 	x, _ := localDashboard(t, 100, 30, "B1_glaive", "")
 	pane, err := strconv.Atoi(tmuxFmt(t, x.session, "#{pane_pid}"))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 	"github.com/synthwatch/synthwatch/sim"
 )
@@ -43,6 +44,7 @@ type tmux struct {
 }
 
 func needTmux(t *testing.T) {
+	testgate.E2E(t)
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("tmux not found; install it with: apt-get install -y tmux")
@@ -110,6 +112,7 @@ func done(scr string) int {
 // The whole product, as a person would use it: the real binary in tmux,
 // over a real sshd, driving the real worker against sim.
 func TestDashboardInTmuxEndToEnd(t *testing.T) {
+	testgate.E2E(t)
 	needTmux(t)
 	bin := testbin.Path(t)
 	s := sshdtest.Start(t)
