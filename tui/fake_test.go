@@ -61,7 +61,6 @@ func (f *fake) Restart(_ context.Context, cat string, all []string) (int, error)
 var t0 = time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 
 func fptr(v float64) *float64 { return &v }
-func iptr(v int64) *int64     { return &v }
 
 // running is a night in progress: 10 categories, one running.
 func running() pipeline.Snapshot {

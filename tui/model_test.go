@@ -189,7 +189,7 @@ func TestRestartAndLaunchAndReadOnly(t *testing.T) {
 		t.Fatalf("restart %v", f.restart)
 	}
 	m = step(m, key("L"))
-	m, _ = run(m, key("y"))
+	_, _ = run(m, key("y"))
 	if len(f.launched) != 1 {
 		t.Fatal("launch")
 	}
