@@ -233,7 +233,7 @@ func TestEndToEndPythonStyleWorker(t *testing.T) {
 	if _, err := e.act.Launch(ctx, nil); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", pid)) || !strings.Contains(err.Error(), "while :") {
 		t.Fatalf("launch next to a writer: %v", err)
 	}
-	how, err := e.act.Kill(ctx, 0, 5*time.Second)
+	how, err := e.act.Kill(ctx, 0, 30*time.Second)
 	if err != nil || how != "gone" {
 		t.Fatalf("kill: %q %v", how, err)
 	}

@@ -161,7 +161,7 @@ func TestEndToEndKillOfTruncatingWriter(t *testing.T) {
 	if s.Worker.State != WorkerRunning {
 		t.Fatalf("writer: %+v", s.Worker)
 	}
-	if how, err := e.act.Kill(context.Background(), 0, 5*time.Second); err != nil {
+	if how, err := e.act.Kill(context.Background(), 0, 30*time.Second); err != nil {
 		t.Fatalf("kill: %q %v", how, err)
 	}
 	if log, _ := os.ReadFile(filepath.Join(e.root, parse.WorkerLogPath)); strings.Contains(string(log), killMarker) {

@@ -124,7 +124,7 @@ func TestResetAndSSHDRestartReconnect(t *testing.T) {
 	p.Reset()
 	waitPhase(t, h, Reconnecting, 10*time.Second)
 	st.write(5)
-	waitPhase(t, h, Connected, 5*time.Second)
+	waitPhase(t, h, Connected, 30*time.Second)
 	st.catchUp(h)
 
 	s.Restart()
@@ -134,8 +134,8 @@ func TestResetAndSSHDRestartReconnect(t *testing.T) {
 	st.catchUp(h)
 
 	h.ReconnectNow() // the "C" key: drop and redial at once
-	waitPhase(t, h, Reconnecting, 2*time.Second)
-	waitPhase(t, h, Connected, 5*time.Second)
+	waitPhase(t, h, Reconnecting, 30*time.Second)
+	waitPhase(t, h, Connected, 30*time.Second)
 	if r, err := h.Exec(context.Background(), "echo", "ok"); err != nil || string(r.Stdout) != "ok\n" {
 		t.Fatalf("after reconnects: %v", err)
 	}

@@ -150,7 +150,7 @@ func TestDisconnectAbortsByPrefixAfterHold(t *testing.T) {
 			if ch["finish_reason"] != "abort" {
 				t.Errorf("%s: %v", a.rid, a.m)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatal("siblings not aborted")
 		}
 	}

@@ -39,7 +39,7 @@ func start(t *testing.T, o Options) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if r, err := http.Get(s.URL() + "/health"); err == nil {
 			r.Body.Close()

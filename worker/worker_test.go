@@ -161,7 +161,7 @@ func TestServerDownAtStartThenUp(t *testing.T) {
 	go func() {
 		done <- Run(context.Background(), Config{Root: root, Server: "http://" + addr, Concurrency: 4}, &log)
 	}()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(log.String(), "waiting for /health") {
 		if time.Now().After(deadline) {
 			t.Fatalf("worker did not wait for the server:\n%s", log.String())

@@ -192,7 +192,7 @@ func TestPerHostRootUsedByStatusAndKill(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "worker stopped") {
 		t.Fatalf("kill: code %d: %s", code, out)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for alive(pid) && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -90,7 +90,7 @@ func TestDemoInTmux(t *testing.T) {
 		t.Fatalf("demo dirs %v", dirs)
 	}
 	x.keys("L")
-	x.waitText("Launch the worker on", 5*time.Second)
+	x.waitText("Launch the worker on", 30*time.Second)
 	x.keys("y")
 	rows := regexp.MustCompile(`B2_opencodeinstruct\s+SHORT\s+(\d+)/600`)
 	x.waitFor("counts rise", 20*time.Second, func(s string) bool {
