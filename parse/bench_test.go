@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // mixedLog is the fixture log repeated, with decode lines weighted the way a
@@ -63,11 +67,100 @@ func FuzzParseServerLine(f *testing.F) {
 	})
 }
 
+// FuzzParseMetrics: every value is the sum that expfmt's own parse gives,
+// each figure is the first of its names (or the highest sample, for usage),
+// and a known dialect has its running count.
 func FuzzParseMetrics(f *testing.F) {
 	f.Add(sglangMetrics)
 	f.Add("# TYPE a gauge\na 1\n")
+	f.Add("# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs{dp=\"0\"} 3\nsglang:num_running_reqs{dp=\"1\"} NaN\nsglang:num_running_reqs{dp=\"2\"} 4\n")
+	f.Add("vllm:num_requests_running 1\nvllm:kv_cache_usage_perc{e=\"0\"} 0.5\nvllm:kv_cache_usage_perc{e=\"1\"} 0.9\nsglang:swa_token_usage +Inf\n")
+	f.Add("# TYPE sglang:prompt_tokens_total counter\nsglang:prompt_tokens_total 10\nsglang:cached_tokens_total 4\n# TYPE sglang:x histogram\nsglang:x_bucket{le=\"+Inf\"} 1\nsglang:x_sum 1\nsglang:x_count 1\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		_, _ = ParseMetrics(bytes.NewReader([]byte(text)))
+		m, err := ParseMetrics(strings.NewReader(text))
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		fams, werr := p.TextToMetricFamilies(strings.NewReader(text))
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("err %v, expfmt %v", err, werr)
+		}
+		if err != nil {
+			return
+		}
+		sums, highest := map[string]float64{}, map[string]float64{}
+		for name, fam := range fams {
+			if !strings.HasPrefix(name, "sglang:") && !strings.HasPrefix(name, "vllm:") {
+				continue
+			}
+			for _, mt := range fam.GetMetric() {
+				var v float64
+				switch {
+				case mt.Gauge != nil:
+					v = mt.GetGauge().GetValue()
+				case mt.Counter != nil:
+					v = mt.GetCounter().GetValue()
+				case mt.Untyped != nil:
+					v = mt.GetUntyped().GetValue()
+				default:
+					continue
+				}
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					continue
+				}
+				if h, ok := highest[name]; !ok || v > h {
+					highest[name] = v
+				}
+				sums[name] += v
+			}
+		}
+		if len(sums) != len(m.Values) {
+			t.Fatalf("values %v, expfmt sums %v", m.Values, sums)
+		}
+		for name, v := range sums {
+			if got, ok := m.Values[name]; !ok || got != v && !(math.IsInf(got, 0) && math.IsInf(v, 0)) {
+				t.Fatalf("%s = %v, expfmt sum %v", name, got, v)
+			}
+		}
+		first := func(names ...string) Opt[float64] {
+			for _, n := range names {
+				if v, ok := sums[n]; ok {
+					return some(v)
+				}
+			}
+			return Opt[float64]{}
+		}
+		for _, c := range []struct {
+			field string
+			got   Opt[float64]
+			names []string
+		}{
+			{"RunningReqs", m.RunningReqs, []string{"sglang:num_running_reqs", "vllm:num_requests_running"}},
+			{"QueueReqs", m.QueueReqs, []string{"sglang:num_queue_reqs", "vllm:num_requests_waiting"}},
+			{"GenTokens", m.GenTokens, []string{"sglang:generation_tokens_total", "vllm:generation_tokens_total"}},
+			{"PromptTokens", m.PromptTokens, []string{"sglang:prompt_tokens_total", "vllm:prompt_tokens_total"}},
+			{"Requests", m.Requests, []string{"sglang:num_requests_total", "vllm:request_success_total"}},
+		} {
+			if want := first(c.names...); c.got != want && !(c.got.OK && math.IsInf(c.got.V, 0) && math.IsInf(want.V, 0)) {
+				t.Fatalf("%s %+v, want %+v", c.field, c.got, want)
+			}
+		}
+		var usage Opt[float64]
+		for _, n := range []string{"sglang:token_usage", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"} {
+			if v, ok := highest[n]; ok {
+				usage = some(v)
+				break
+			}
+		}
+		for _, n := range []string{"sglang:swa_token_usage", "sglang:mamba_usage"} {
+			if v, ok := highest[n]; ok && (!usage.OK || v > usage.V) {
+				usage = some(v)
+			}
+		}
+		if m.TokenUsage != usage {
+			t.Fatalf("TokenUsage %+v, want the fullest sample %+v", m.TokenUsage, usage)
+		}
+		if m.Dialect != DialectUnknown && !m.RunningReqs.OK {
+			t.Fatalf("dialect %v without a running count", m.Dialect)
+		}
 	})
 }
 

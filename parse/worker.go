@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -288,7 +289,9 @@ func parseProgress(w *WorkerLine, s string) bool {
 	for i := 3; i < len(f); i++ {
 		switch {
 		case f[i] == "req/s" && i > 3:
-			w.ReqPerSec, _ = strconv.ParseFloat(f[i-1], 64)
+			if v, err := strconv.ParseFloat(f[i-1], 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				w.ReqPerSec = v // nan or inf (a zero elapsed time) reads as no rate
+			}
 		case strings.HasPrefix(f[i], "avg_comp="):
 			w.AvgComp, _ = strconv.Atoi(strings.TrimSuffix(f[i][len("avg_comp="):], "tok"))
 		case strings.HasPrefix(f[i], "ETA="):
@@ -312,10 +315,13 @@ func parseETA(s string) (time.Duration, bool) {
 		unit, s = time.Hour, s[:len(s)-1]
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 {
+	if err != nil || !(v >= 0) { // NaN too
 		return 0, false
 	}
-	return time.Duration(v * float64(unit)), true
+	if d := v * float64(unit); d < math.MaxInt64 {
+		return time.Duration(d), true
+	}
+	return math.MaxInt64, true // longer than a Duration holds: converting would wrap negative
 }
 
 // "NAME: N prompts", "NAME: N prompts, R resumed, G to go",

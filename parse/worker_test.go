@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -68,8 +69,11 @@ func TestWorkerFormatsRoundTrip(t *testing.T) {
 	}
 }
 
+// FuzzParseWorkerLine: any line keeps its text, and a line read as
+// progress reads back the same through FormatProgress, the worker's writer.
 func FuzzParseWorkerLine(f *testing.F) {
-	for _, s := range []string{"50/10000 (0 err) 1.1 req/s avg_comp=217tok ETA=2.4h", "B1: 5 prompts, 1 resumed, 4 to go", "Processing: x (", "Running 5 requests (concurrency=", "B: skipped (already done: ", "Loading tokenizer from ...Vocab size:", "1/ (x err)"} {
+	for _, s := range []string{"50/10000 (0 err) 1.1 req/s avg_comp=217tok ETA=2.4h", "B1: 5 prompts, 1 resumed, 4 to go", "Processing: x (", "Running 5 requests (concurrency=", "B: skipped (already done: ", "Loading tokenizer from ...Vocab size:", "1/ (x err)",
+		"1/2 (0 err) nan req/s avg_comp=1tok ETA=NaNh", "1/2 (0 err) 1.0 req/s avg_comp=1tok ETA=1e300h", "1/2 (0 err) +Inf req/s ETA=2562047.8h", "3/4 (-1 err) 2.25 req/s avg_comp=-3tok ETA=119.6m"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -77,5 +81,55 @@ func FuzzParseWorkerLine(f *testing.F) {
 		if l.Text != s {
 			t.Fatal("text not kept")
 		}
+		if l.Kind != WProgress {
+			return
+		}
+		if l.ETA < 0 || math.IsNaN(l.ReqPerSec) || math.IsInf(l.ReqPerSec, 0) {
+			t.Fatalf("%q: ETA %v, %v req/s", s, l.ETA, l.ReqPerSec)
+		}
+		checkProgressRoundTrip(t, l.Done, l.Total, l.Errors, l.ReqPerSec, l.AvgComp, l.ETA, l.ETAKnown)
 	})
+}
+
+// FuzzFormatProgressRoundTrip: every progress line the worker can write
+// parses back to its figures (ETA and req/s to their printed precision).
+func FuzzFormatProgressRoundTrip(f *testing.F) {
+	f.Add(50, 10000, 0, 1.1, 217, int64(2.4*float64(time.Hour)), true)
+	f.Add(0, 0, 0, 0.0, 0, int64(0), false)
+	f.Add(7, 9, 1, 3.25, 210, int64(119*time.Minute+59*time.Second), true)
+	f.Fuzz(func(t *testing.T, done, total, errs int, rps float64, avg int, eta int64, known bool) {
+		if done < 0 || total < 0 || errs < 0 || avg < 0 || rps < 0 || math.IsNaN(rps) || math.IsInf(rps, 0) {
+			return // the worker writes none of these
+		}
+		checkProgressRoundTrip(t, done, total, errs, rps, avg, time.Duration(eta), known)
+	})
+}
+
+func checkProgressRoundTrip(t *testing.T, done, total, errs int, rps float64, avg int, eta time.Duration, known bool) {
+	t.Helper()
+	line := FormatProgress(done, total, errs, rps, avg, eta, known)
+	l := ParseWorkerLine(line)
+	if l.Kind != WProgress || l.Done != done || l.Total != total || l.Errors != errs || l.AvgComp != avg {
+		t.Fatalf("%q read back as %+v", line, l)
+	}
+	if d := math.Abs(l.ReqPerSec - rps); d > 0.05+1e-12*rps {
+		t.Fatalf("%q: %v req/s read back as %v", line, rps, l.ReqPerSec)
+	}
+	wantKnown := known && eta >= 0
+	if l.ETAKnown != wantKnown {
+		t.Fatalf("%q: ETA known %v read back as %v", line, wantKnown, l.ETAKnown)
+	}
+	if !wantKnown {
+		return
+	}
+	tol := time.Second // "%ds": truncated
+	switch {
+	case eta >= 2*time.Hour:
+		tol = 3*time.Minute + time.Duration(1e-9*float64(eta)) // "%.1fh"
+	case eta >= 2*time.Minute:
+		tol = 30 * time.Second // "%.0fm"
+	}
+	if d := l.ETA - eta; d > tol || d < -tol {
+		t.Fatalf("%q: ETA %v read back as %v", line, eta, l.ETA)
+	}
 }

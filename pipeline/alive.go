@@ -366,7 +366,7 @@ func probeKind(err error) string {
 // not enabled) or hangs; a refusal costs one round trip and is asked every
 // poll, since it is the first witness of a dead server. Without /metrics,
 // /health says whether the server answers.
-func (w *Watcher) probeServer(ctx context.Context) (parse.ServerMetrics, error, serverProbe) {
+func (w *Watcher) probeServer(ctx context.Context) (parse.ServerMetrics, serverProbe, error) {
 	var pr serverProbe
 	last := w.srv.probe.metrics
 	skip := w.metFails > 3 && (last == "no_metrics" && w.polls%10 != 0 || last == "timeout" && w.polls%3 != 0)
@@ -392,7 +392,7 @@ func (w *Watcher) probeServer(ctx context.Context) (parse.ServerMetrics, error, 
 			pr.health = "http 404"
 		}
 	}
-	return met, err, pr
+	return met, pr, err
 }
 
 func (w *Watcher) foldProbe(pr serverProbe, now time.Time) {

@@ -1,9 +1,7 @@
 package pipeline
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,10 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/exp/golden"
 	"github.com/synthwatch/synthwatch/parse"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // hostileNames are category directories a hostile or careless host may hold.
 // (A directory name cannot hold "/", so the commands write into the cwd.)
@@ -97,15 +94,7 @@ func TestGoldenSnapshots(t *testing.T) {
 			got, err := json.MarshalIndent(s, "", "  ")
 			must(t, err)
 			got = append(got, '\n')
-			golden := filepath.Join("..", "testdata", "golden", "snapshot_"+name+".json")
-			if *update {
-				write(t, golden, string(got))
-			}
-			want, err := os.ReadFile(golden)
-			must(t, err)
-			if !bytes.Equal(got, want) {
-				t.Errorf("snapshot differs from %s (run with -update to accept):\n%s", golden, got)
-			}
+			golden.RequireEqual(t, got) // testdata/TestGoldenSnapshots/NAME.golden; -update rewrites it
 			if pwned(root) {
 				t.Fatal("a category name was executed")
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote"
 )
@@ -158,6 +159,7 @@ func TestServerLineTimeWithoutYearOrDate(t *testing.T) {
 // its class and rate, and the pipeline done, once; a new session on the
 // same history adds no second category_done or pipeline_done.
 func TestEndToEndDoneAndWorkerEvents(t *testing.T) {
+	testgate.E2E(t)
 	e := newE2E(t, map[string]int{"B1": 200, "B2": 40}, 20)
 	tl := NewTimeline(500, filepath.Join(t.TempDir(), "h.jsonl"))
 	e.w = NewWatcher(e.h, Options{Host: "e2e", Root: e.root, ServerURL: e.sim.URL()}, tl)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote"
 )
@@ -48,6 +49,7 @@ func (e *e2e) oneShot() Snapshot {
 // on the host fails as a launch would, and the worker it would have
 // stopped is still running.
 func TestEndToEndRestartChecksTheBinaryFirst(t *testing.T) {
+	testgate.E2E(t)
 	e := newE2E(t, map[string]int{"B1": 50000}, 5)
 	ctx := context.Background()
 	pid, err := e.act.Launch(ctx, nil)
@@ -78,6 +80,7 @@ func TestEndToEndRestartChecksTheBinaryFirst(t *testing.T) {
 // note in run/ still says it was us, to the watcher and to a one-shot
 // status.
 func TestEndToEndKillOfTruncatingWorker(t *testing.T) {
+	testgate.E2E(t)
 	e := newE2E(t, map[string]int{"B1": 50000}, 5)
 	mkdir(t, filepath.Join(e.root, "logs"))
 	pid := startIn(t, e.root, `exec nohup "$0" worker --root . --server "$1" > logs/inference_all.log 2>&1`, testbin.Path(t), e.sim.URL())
@@ -112,6 +115,7 @@ func TestEndToEndKillOfTruncatingWorker(t *testing.T) {
 // judged by itself when it ends: kill -9 is died, with its pid and
 // command, not the old worker's "stopped by you".
 func TestEndToEndWriterEndsWithItsIdentity(t *testing.T) {
+	testgate.E2E(t)
 	e := newE2E(t, map[string]int{"B1": 10}, 100)
 	old := startIn(t, e.root, "exit 0")
 	for pidAlive(old) {
@@ -148,6 +152,7 @@ func TestEndToEndWriterEndsWithItsIdentity(t *testing.T) {
 // the log with ">" that writes as it stops (over the marker): our kill is
 // stopped, by you, with its pid, for the watcher and a one-shot status.
 func TestEndToEndKillOfTruncatingWriter(t *testing.T) {
+	testgate.E2E(t)
 	e := newE2E(t, map[string]int{"B1": 10}, 100)
 	mkdir(t, filepath.Join(e.root, "logs"))
 	bye := strings.Repeat("b", 150) // longer than the marker it writes over
@@ -156,7 +161,7 @@ func TestEndToEndKillOfTruncatingWriter(t *testing.T) {
 	if s.Worker.State != WorkerRunning {
 		t.Fatalf("writer: %+v", s.Worker)
 	}
-	if how, err := e.act.Kill(context.Background(), 0, 5*time.Second); err != nil {
+	if how, err := e.act.Kill(context.Background(), 0, 30*time.Second); err != nil {
 		t.Fatalf("kill: %q %v", how, err)
 	}
 	if log, _ := os.ReadFile(filepath.Join(e.root, parse.WorkerLogPath)); strings.Contains(string(log), parse.KillMarker) {
@@ -175,6 +180,7 @@ func TestEndToEndKillOfTruncatingWriter(t *testing.T) {
 // unasked, but a process that only writes a category file it refuses,
 // naming it, unless its pid is given; then it says what it stopped.
 func TestEndToEndRestartOfAnotherWriter(t *testing.T) {
+	testgate.E2E(t)
 	e := newE2E(t, map[string]int{"B1": 50000}, 5)
 	raw := filepath.Join(e.root, "prepared", "B1", "raw_responses.jsonl")
 	p := startIn(t, e.root, "exec 3>>"+remote.Quote(raw)+"; while :; do sleep .5; done")

@@ -79,7 +79,6 @@ type Watcher struct {
 	log        logState
 	srv        serverState
 	wjson      *parse.WorkerState
-	wjsonAt    time.Time
 	procs      *procReader
 	live       liveState
 	timeline   *Timeline
@@ -225,7 +224,7 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	wg.Add(3)
 	go func() { defer wg.Done(); res = p.Poll(ctx, w.h) }()
 	go func() { defer wg.Done(); lr = w.readLive(ctx, now) }()
-	go func() { defer wg.Done(); met, metErr, probe = w.probeServer(ctx) }()
+	go func() { defer wg.Done(); met, probe, metErr = w.probeServer(ctx) }()
 	if askZone {
 		wg.Add(1)
 		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.h) }()

@@ -293,7 +293,7 @@ func TestProxyJumpThroughSecondSSHD(t *testing.T) {
 		t.Fatalf("exec through jump: %v", err)
 	}
 	_, tport, _ := net.SplitHostPort(target.Addr())
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(jump.Log(), "target 127.0.0.1 port "+tport) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the jump host never forwarded to the target (%d bytes of log):\n%.3000s", len(jump.Log()), jump.Log())

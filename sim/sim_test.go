@@ -3,6 +3,7 @@ package sim
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -38,7 +39,7 @@ func start(t *testing.T, o Options) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if r, err := http.Get(s.URL() + "/health"); err == nil {
 			r.Body.Close()
@@ -100,23 +101,38 @@ func TestEndpointsAnswerLikeSGLang(t *testing.T) {
 }
 
 func TestCapacityQueues(t *testing.T) {
-	s := start(t, Options{Speed: 20, Capacity: 2})
+	// slow decoding (100 tokens at 0.1 tok/s × 20: 50 s), so the six stay
+	// where they are while the test looks; cancelled at the end, and a
+	// disconnect aborts at once
+	s := start(t, Options{Speed: 20, TokPerSec: 0.1, Capacity: 2, DisconnectHold: -1})
+	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
 	for i := 0; i < 6; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			post(t, s.URL()+"/v1/chat/completions", `{"messages":[1],"max_tokens":100}`)
+			req, _ := http.NewRequestWithContext(ctx, "POST", s.URL()+"/v1/chat/completions", strings.NewReader(`{"messages":[1],"max_tokens":100}`))
+			if r, err := http.DefaultClient.Do(req); err == nil {
+				io.Copy(io.Discard, r.Body)
+				r.Body.Close()
+			}
 		}()
 	}
-	time.Sleep(50 * time.Millisecond)
-	r, _ := http.Get(s.URL() + "/metrics")
-	met, _ := parse.ParseMetrics(r.Body)
-	r.Body.Close()
+	var met parse.ServerMetrics
+	until(t, "six requests admitted or queued", func() bool {
+		r, err := http.Get(s.URL() + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer r.Body.Close()
+		met, _ = parse.ParseMetrics(r.Body)
+		return met.RunningReqs.V+met.QueueReqs.V == 6
+	})
 	if met.RunningReqs.V != 2 || met.QueueReqs.V != 4 {
 		t.Errorf("running %v queued %v, want 2 and 4", met.RunningReqs.V, met.QueueReqs.V)
 	}
-	wg.Wait()
 }
 
 // Every format the sim writes is one the parser reads.
@@ -171,17 +187,22 @@ func TestFaults(t *testing.T) {
 	if _, err := c.Post(s.URL()+"/v1/chat/completions", "application/json", strings.NewReader(`{"rid":"3f2a","messages":[{"role":"user","content":"question 7 of B2"}]}`)); err == nil {
 		t.Error("stalled prompt answered")
 	}
-	if r, err := c.Post(s.URL()+"/v1/chat/completions", "application/json", strings.NewReader(`{"rid":"9c1d","messages":[{"role":"user","content":"question 7 of B1"}]}`)); err != nil || r.StatusCode != 200 {
+	other := http.Client{Timeout: time.Minute} // the answer comes; the bound is for a hang only
+	if r, err := other.Post(s.URL()+"/v1/chat/completions", "application/json", strings.NewReader(`{"rid":"9c1d","messages":[{"role":"user","content":"question 7 of B1"}]}`)); err != nil || r.StatusCode != 200 {
 		t.Errorf("other prompt: %v", err)
 	}
 	s.Down(300 * time.Millisecond)
 	if _, err := http.Get(s.URL() + "/health"); err == nil {
 		t.Error("down server answered")
 	}
-	time.Sleep(600 * time.Millisecond)
-	if r, err := http.Get(s.URL() + "/health"); err != nil || r.StatusCode != 200 {
-		t.Errorf("server did not come back: %v", err)
-	}
+	until(t, "the server back after Down(300ms)", func() bool {
+		r, err := http.Get(s.URL() + "/health")
+		if err != nil {
+			return false
+		}
+		r.Body.Close()
+		return r.StatusCode == 200
+	})
 }
 
 // Requests held by StallMatch are released when the fault is cleared (or

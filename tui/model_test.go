@@ -1,24 +1,17 @@
 package tui
 
 import (
-	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
 	"github.com/synthwatch/synthwatch/pipeline"
 )
-
-// updating reports -update (the flag is registered by teatest's golden package).
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 func press(s string) tea.KeyPressMsg {
 	switch s {
@@ -188,7 +181,7 @@ func TestRestartAndLaunchAndReadOnly(t *testing.T) {
 		t.Fatalf("restart %v", f.restart)
 	}
 	m = step(m, press("L"))
-	m, _ = run(m, press("y"))
+	_, _ = run(m, press("y"))
 	if len(f.launched) != 1 {
 		t.Fatal("launch")
 	}
@@ -610,18 +603,7 @@ func TestGoldenViews(t *testing.T) {
 				if strings.ContainsAny(m.View().Content, "\x07") || strings.Contains(m.View().Content, "\x1b]") {
 					t.Fatal("an escape sequence from the host reached the screen")
 				}
-				golden := filepath.Join("..", "testdata", "golden", "tui", name+"_"+itoa(size[0])+"x"+itoa(size[1])+".txt")
-				if updating() {
-					os.MkdirAll(filepath.Dir(golden), 0o755)
-					os.WriteFile(golden, []byte(got), 0o644)
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got != string(want) {
-					t.Errorf("screen differs from %s (-update to accept):\n%s", golden, got)
-				}
+				golden.RequireEqual(t, got) // testdata/TestGoldenViews/NAME_WxH.golden; -update rewrites it
 			})
 		}
 	}

@@ -481,9 +481,7 @@ func linkRun(run []pipeline.Event, layout string) string {
 // eventText is an event's text as a line: an empty reason reads as none.
 func eventText(e pipeline.Event) string {
 	t := strings.TrimSpace(e.Text)
-	if strings.HasSuffix(t, ":") {
-		t = strings.TrimSuffix(t, ":") // "lost the link to the host: " (an old history)
-	}
+	t = strings.TrimSuffix(t, ":") // "lost the link to the host: " (an old history)
 	if t == "" {
 		t = strings.ReplaceAll(e.Kind, "_", " ")
 	}

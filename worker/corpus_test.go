@@ -29,10 +29,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/sim"
 )
 
 func TestCorpusKill9ExactlyOnce(t *testing.T) {
+	testgate.E2E(t)
 	root, cats := corpusRoot(t)
 	runCorpus(t, root, cats, 50, 20261128)
 	failed := false
@@ -52,6 +54,7 @@ func TestCorpusKill9ExactlyOnce(t *testing.T) {
 // Both checkers must read the untouched corpus the same way (and as the
 // generator meant it), and must agree on the final state.
 func TestCorpusPythonChecker(t *testing.T) {
+	testgate.E2E(t)
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

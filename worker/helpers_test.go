@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/sim"
 )
 
@@ -141,6 +143,34 @@ func readState(t testing.TB, root string) map[string]any {
 	var m map[string]any
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatalf("worker.json: %v", err)
+	}
+	return m
+}
+
+// stateNow is worker.json's state, "" while it cannot be read.
+func stateNow(root string) string {
+	data, err := os.ReadFile(filepath.Join(root, "run", "worker.json"))
+	if err != nil {
+		return ""
+	}
+	var m struct{ State string }
+	if json.Unmarshal(data, &m) != nil {
+		return ""
+	}
+	return m.State
+}
+
+// simMetrics is the sim's /metrics, parsed.
+func simMetrics(t testing.TB, s *sim.Server) parse.ServerMetrics {
+	t.Helper()
+	r, err := http.Get(s.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	m, err := parse.ParseMetrics(r.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return m
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/sim"
 )
@@ -160,17 +161,17 @@ func TestServerDownAtStartThenUp(t *testing.T) {
 	go func() {
 		done <- Run(context.Background(), Config{Root: root, Server: "http://" + addr, Concurrency: 4}, &log)
 	}()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(log.String(), "waiting for /health") {
 		if time.Now().After(deadline) {
 			t.Fatalf("worker did not wait for the server:\n%s", log.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(1500 * time.Millisecond) // worker.json is rewritten every second
-	if st := readState(t, root); st["state"] != parse.WorkerWaitingServer {
-		t.Errorf("state while down: %v", st["state"])
-	}
+	// worker.json is rewritten every second: wait for the rewrite that says so
+	testgate.Eventually(t, 30*time.Second, "worker.json state "+parse.WorkerWaitingServer, func() bool {
+		return stateNow(root) == parse.WorkerWaitingServer
+	})
 	s := sim.New(sim.Options{Speed: 100})
 	if err := s.Start(addr); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,14 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/exp/golden"
 	"github.com/spf13/pflag"
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // Precedence: flag > SYNTHWATCH_* environment > [hosts."…"] > top level > default.
 func TestSettingsPrecedence(t *testing.T) {
@@ -120,18 +119,7 @@ worker_bin = "/opt/synthwatch"
 		t.Fatalf("code %d: %s", code, out)
 	}
 	got := strings.ReplaceAll(out, dir, "$XDG_CONFIG_HOME")
-	golden := filepath.Join("..", "..", "testdata", "golden", "cli", "config_gpu1.txt")
-	if *update {
-		os.MkdirAll(filepath.Dir(golden), 0o755)
-		os.WriteFile(golden, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("differs from %s (-update to accept):\n%s", golden, got)
-	}
+	golden.RequireEqual(t, got) // testdata/TestConfigCommandGolden.golden; -update rewrites it
 }
 
 // sshArgs are the flags that reach s and nothing of the user's own ssh setup.
@@ -176,6 +164,7 @@ func TestWrongRootExits1(t *testing.T) {
 
 // A per-host root in config.toml is what status and kill use, over a real sshd.
 func TestPerHostRootUsedByStatusAndKill(t *testing.T) {
+	testgate.E2E(t)
 	bin := testbin.Path(t)
 	s := sshdtest.Start(t)
 	t.Setenv("SSH_AUTH_SOCK", "")
@@ -203,7 +192,7 @@ func TestPerHostRootUsedByStatusAndKill(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "worker stopped") {
 		t.Fatalf("kill: code %d: %s", code, out)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for alive(pid) && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 )
 
 // listening maps the TCP ports in LISTEN state on this machine to their
@@ -66,6 +67,7 @@ func processesWith(s string) []string {
 var catNames = []string{"B1_glaive", "B2_opencodeinstruct", "B3_magicoder", "B4_longwriter", "B5_metamath"}
 
 func TestDemoInTmux(t *testing.T) {
+	testgate.E2E(t)
 	needTmux(t)
 	bin := testbin.Path(t)
 	tmp := t.TempDir()
@@ -88,7 +90,7 @@ func TestDemoInTmux(t *testing.T) {
 		t.Fatalf("demo dirs %v", dirs)
 	}
 	x.keys("L")
-	x.waitText("Launch the worker on", 5*time.Second)
+	x.waitText("Launch the worker on", 30*time.Second)
 	x.keys("y")
 	rows := regexp.MustCompile(`B2_opencodeinstruct\s+SHORT\s+(\d+)/600`)
 	x.waitFor("counts rise", 20*time.Second, func(s string) bool {
@@ -124,6 +126,7 @@ func TestDemoInTmux(t *testing.T) {
 // scripted server crash (which would unstick it anyway). The demo leaves
 // nothing in the state directory and says what q stopped.
 func TestDemoRestartUnsticksTheStallInTmux(t *testing.T) {
+	testgate.E2E(t)
 	needTmux(t)
 	bin := testbin.Path(t)
 	tmp, state := t.TempDir(), t.TempDir()

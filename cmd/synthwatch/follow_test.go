@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/remote/faultproxy"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -184,6 +185,7 @@ func doneOf(t *testing.T, s pipeline.Snapshot) int64 {
 // link once: a line a poll, time and counts rising, the reset survived on
 // the same process, SIGINT ends it with 0.
 func TestFollowJSONOverSSH(t *testing.T) {
+	testgate.E2E(t)
 	s := sshdtest.Start(t)
 	px, err := faultproxy.Start(s.Addr())
 	if err != nil {
@@ -247,6 +249,7 @@ func TestFollowJSONOverSSH(t *testing.T) {
 
 // The same on a local root: --local, SIGTERM; and --count N stops by itself.
 func TestFollowJSONLocal(t *testing.T) {
+	testgate.E2E(t)
 	root := followRoot(t)
 	f := startFollower(t, "--poll", "200ms", "--local", root)
 	first := f.next(30 * time.Second)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
@@ -18,6 +19,7 @@ import (
 // question (or the passphrase question) is open ends the dashboard, and the
 // unanswered question refuses: known_hosts stays as it was, empty here.
 func TestSignalDuringHostKeyPromptEndsTheDashboard(t *testing.T) {
+	testgate.E2E(t)
 	needTmux(t)
 	bin := testbin.Path(t)
 	for _, tc := range []struct {

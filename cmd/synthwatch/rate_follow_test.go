@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -113,6 +114,7 @@ func (w *rateWriter) truth(burst int) (perMin float64, last time.Time) {
 // every snapshot taken one stall_after after its last record shows rate 0,
 // no ETA and stalled.
 func TestFollowRateAndETAOfKnownWriters(t *testing.T) {
+	testgate.E2E(t)
 	s := sshdtest.Start(t)
 	kh := filepath.Join(t.TempDir(), "kh")
 	os.WriteFile(kh, []byte(knownhosts.Line([]string{knownhosts.Normalize(s.Addr())}, s.HostKey)+"\n"), 0o600)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/remote"
@@ -23,9 +24,7 @@ import (
 
 // reliability gates the long suite: SW_RELIABILITY=1 (go test -run Reliability).
 func reliability(t *testing.T) {
-	if os.Getenv("SW_RELIABILITY") != "1" {
-		t.Skip("the long reliability suite runs with SW_RELIABILITY=1")
-	}
+	testgate.Reliability(t)
 	t.Parallel() // the cases share nothing; together they take as long as the longest
 }
 

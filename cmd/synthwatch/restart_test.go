@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -19,6 +20,7 @@ import (
 // pid is given, then says what it stopped; status prints "(by you)" after
 // our kill.
 func TestRestartSaysWhatItStopped(t *testing.T) {
+	testgate.E2E(t)
 	bin := testbin.Path(t)
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := "http://" + l.Addr().String()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 	"github.com/synthwatch/synthwatch/sim"
 )
@@ -43,6 +44,7 @@ type tmux struct {
 }
 
 func needTmux(t *testing.T) {
+	testgate.E2E(t)
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("tmux not found; install it with: apt-get install -y tmux")
@@ -110,6 +112,7 @@ func done(scr string) int {
 // The whole product, as a person would use it: the real binary in tmux,
 // over a real sshd, driving the real worker against sim.
 func TestDashboardInTmuxEndToEnd(t *testing.T) {
+	testgate.E2E(t)
 	needTmux(t)
 	bin := testbin.Path(t)
 	s := sshdtest.Start(t)
@@ -138,17 +141,17 @@ func TestDashboardInTmuxEndToEnd(t *testing.T) {
 		return strings.Contains(scr, "● connected") && done(scr) == 0
 	})
 	x.keys("L")
-	x.waitText("Launch the worker on", 5*time.Second)
+	x.waitText("Launch the worker on", 30*time.Second)
 	x.keys("y")
 	x.waitText("worker running pid", 15*time.Second)
 	x.waitFor("counts rise", 30*time.Second, func(scr string) bool { return done(scr) > 0 })
 	x.keys("K")
-	scr := x.waitText("Kill worker pid", 5*time.Second)
+	scr := x.waitText("Kill worker pid", 30*time.Second)
 	pid := regexp.MustCompile(`Kill worker pid (\d+)`).FindStringSubmatch(scr)[1]
 	x.keys("y")
 	x.waitText("worker stopped pid "+pid, 20*time.Second)
 	x.keys("r")
-	x.waitText("Resume the worker on", 5*time.Second)
+	x.waitText("Resume the worker on", 30*time.Second)
 	x.keys("y")
 	scr = x.waitFor("running again", 15*time.Second, func(scr string) bool {
 		return strings.Contains(scr, "worker running pid") && !strings.Contains(scr, "worker running pid "+pid+" ")
@@ -156,7 +159,7 @@ func TestDashboardInTmuxEndToEnd(t *testing.T) {
 	newPid := regexp.MustCompile(`worker running pid (\d+)`).FindStringSubmatch(scr)[1]
 	x.keys("q")
 	x.waitText("the worker keeps running on "+s.User+"@"+s.Addr(), 10*time.Second)
-	x.waitText("exit status 0", 5*time.Second)
+	x.waitText("exit status 0", 30*time.Second)
 	if err := exec.Command("sh", "-c", "tr '\\0' ' ' < /proc/"+newPid+"/cmdline | grep -q 'worker --root'").Run(); err != nil {
 		t.Fatalf("the worker (pid %s) did not survive the dashboard quitting", newPid)
 	}

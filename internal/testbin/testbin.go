@@ -1,5 +1,9 @@
 // Package testbin builds the real synthwatch binary once per test process,
 // for tests about processes: signals, kill -9, nohup, SSH launches, tmux.
+//
+// Such a test is an end-to-end test: Path skips it unless SW_E2E=1 (see
+// internal/testgate), so `go test ./...` builds no binary. Benchmarks are
+// always asked for by name and are never skipped.
 package testbin
 
 import (
@@ -10,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/synthwatch/synthwatch/internal/testgate"
 )
 
 var (
@@ -19,9 +25,13 @@ var (
 	out  []byte
 )
 
-// Path builds (once) and returns the synthwatch executable.
+// Path builds (once) and returns the synthwatch executable. In a test (not
+// a benchmark) it skips unless SW_E2E=1.
 func Path(t testing.TB) string {
 	t.Helper()
+	if _, bench := t.(*testing.B); !bench {
+		testgate.E2E(t)
+	}
 	once.Do(func() {
 		dir, e := os.MkdirTemp("", "synthwatch-bin-")
 		if e != nil {
