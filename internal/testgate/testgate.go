@@ -23,8 +23,9 @@ const (
 	EnvReliability = "SW_RELIABILITY"
 )
 
-// E2EOn reports whether the end-to-end suite is asked for (SW_E2E=1).
-func E2EOn() bool { return os.Getenv(EnvE2E) == "1" }
+// E2EOn reports whether the end-to-end suite is asked for (SW_E2E=1). The
+// reliability suite is end-to-end too: SW_RELIABILITY=1 opens what it needs.
+func E2EOn() bool { return os.Getenv(EnvE2E) == "1" || os.Getenv(EnvReliability) == "1" }
 
 // E2E skips t unless SW_E2E=1.
 func E2E(t testing.TB) {
