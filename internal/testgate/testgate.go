@@ -24,8 +24,11 @@ const (
 )
 
 // E2EOn reports whether the end-to-end suite is asked for (SW_E2E=1). The
-// reliability suite is end-to-end too: SW_RELIABILITY=1 opens what it needs.
-func E2EOn() bool { return os.Getenv(EnvE2E) == "1" || os.Getenv(EnvReliability) == "1" }
+// reliability suite and the soak are end-to-end too: SW_RELIABILITY=1 or
+// SW_SOAK opens what they need.
+func E2EOn() bool {
+	return os.Getenv(EnvE2E) == "1" || os.Getenv(EnvReliability) == "1" || os.Getenv(EnvSoak) != ""
+}
 
 // E2E skips t unless SW_E2E=1.
 func E2E(t testing.TB) {
