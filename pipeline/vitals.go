@@ -99,7 +99,7 @@ type vitalsRead struct {
 // vitalsState is what the watcher keeps between polls for the vitals.
 type vitalsState struct {
 	polls     int
-	every     int // polls between two disk reads (diskEvery; tests set 1)
+	every     int            // polls between two disk reads (diskEvery; tests set 1)
 	gpusSeen  map[int]string // index -> name, every GPU seen in this session
 	lost      map[int]bool   // lost and recorded
 	idleSince time.Time      // every GPU idle (and the worker alive) since
