@@ -259,21 +259,9 @@ func (w *Watcher) foldGPUs(v *Vitals, secs map[string]parse.VitalsSection, wk Wo
 		v.GPUsIdle = true
 		if !vs.idleSent {
 			vs.idleSent = true
-			w.event(now, "gpu_idle", "", fmt.Sprintf("every GPU idle for %s while the worker runs (pid %d)", dur(now.Sub(vs.idleSince)), wk.PID))
+			w.event(now, "gpu_idle", "", fmt.Sprintf("every GPU idle for %s while the worker runs (pid %d)", FormatDuration(now.Sub(vs.idleSince)), wk.PID))
 		}
 	}
-}
-
-// dur is a short duration for event texts: 3m, 1h12m.
-func dur(d time.Duration) string {
-	d = d.Round(time.Second)
-	if d >= time.Hour {
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	if d >= time.Minute {
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	}
-	return fmt.Sprintf("%ds", int(d.Seconds()))
 }
 
 func firstLine(s string) string {
@@ -301,9 +289,9 @@ func (w *Watcher) foldDisk(v *Vitals, vr vitalsRead, now time.Time) {
 			soon := d.FullInS != nil && *d.FullInS < diskSoon.Seconds()
 			d.Low = under || soon
 			if d.Low && !vs.diskLow {
-				text := fmt.Sprintf("disk low: %s free of %s (%.1f%%)", bytesText(free), bytesText(total), 100*float64(free)/float64(total))
+				text := fmt.Sprintf("disk low: %s free of %s (%.1f%%)", FormatBytes(free), FormatBytes(total), 100*float64(free)/float64(total))
 				if soon {
-					text += ", full in " + dur(time.Duration(*d.FullInS*float64(time.Second)))
+					text += ", full in " + FormatDuration(time.Duration(*d.FullInS*float64(time.Second)))
 				}
 				w.event(now, "disk_low", "", text)
 			}
@@ -344,21 +332,6 @@ func fullIn(pts []diskPoint) *float64 {
 	}
 	s := float64(pts[len(pts)-1].free) / -slope
 	return &s
-}
-
-// bytesText is a size for texts: 1.2 TiB, 980 GiB.
-func bytesText(b int64) string {
-	f := float64(b)
-	for _, u := range []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"} {
-		if f < 1024 || u == "PiB" {
-			if f < 10 && u != "B" {
-				return fmt.Sprintf("%.1f %s", f, u)
-			}
-			return fmt.Sprintf("%.0f %s", f, u)
-		}
-		f /= 1024
-	}
-	return ""
 }
 
 func (w *Watcher) foldWorkerProc(v *Vitals, vr vitalsRead) {

@@ -188,7 +188,7 @@ func TestVitalsGPUsIdleWhileWorkerRuns(t *testing.T) {
 		t.Fatalf("worker %+v idle %v", s.Worker, s.Vitals.GPUsIdle)
 	}
 	ev := eventsOf(s, "gpu_idle")
-	if len(ev) != 1 || !strings.Contains(ev[0].Text, "every GPU idle for 3m") {
+	if len(ev) != 1 || !strings.Contains(ev[0].Text, "every GPU idle for 3m20s") {
 		t.Fatalf("gpu_idle: %+v", ev)
 	}
 	// one busy GPU clears it; idle again counts afresh
