@@ -88,12 +88,10 @@ exit 0`
 
 // vitalsRead is what one run of vitalsScript gave.
 type vitalsRead struct {
-	asked    bool
-	disk     bool // the disk was asked
-	pid      int
-	secs     map[string]parse.VitalsSection
-	err      error
-	duration time.Duration
+	disk bool // the disk was asked
+	pid  int
+	secs map[string]parse.VitalsSection
+	err  error
 }
 
 // vitalsState is what the watcher keeps between polls for the vitals.
@@ -127,7 +125,7 @@ type cpuSample struct {
 
 // readVitals runs vitalsScript once, within 5 s.
 func (w *Watcher) readVitals(ctx context.Context, pid int, disk bool) vitalsRead {
-	vr := vitalsRead{asked: true, pid: pid, disk: disk}
+	vr := vitalsRead{pid: pid, disk: disk}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	d := "0"
