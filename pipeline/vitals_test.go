@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
 // fakeSMI puts a stand-in nvidia-smi on PATH (and returns its folder): it
@@ -291,5 +294,36 @@ func TestVitalsStaleWhenLinkDown(t *testing.T) {
 	must(t, err)
 	if string(data) != `{"gpus":null,"disk":null,"load1":null,"mem_avail_bytes":null,"mem_total_bytes":null,"worker_rss_bytes":null,"worker_cpu_pct":null}` {
 		t.Fatalf("stale vitals: %s", data)
+	}
+}
+
+// The same over a real sshd: the stand-in nvidia-smi is on the session's
+// PATH (sshd_config SetEnv), the vitals come in the poll's batch, and a
+// GPU that drops out is gpu_lost.
+func TestVitalsOverSSHD(t *testing.T) {
+	smi := fakeSMI(t)
+	g, a := h100s(97)
+	setSMI(t, smi, g, a)
+	srv := sshdtest.Start(t, sshdtest.WithConfig("SetEnv PATH="+smi+":/usr/local/bin:/usr/bin:/bin"))
+	t.Setenv("SSH_AUTH_SOCK", "")
+	h, err := remote.Dial(context.Background(), remote.Options{
+		Target: srv.User + "@" + srv.Addr(), Identities: []string{srv.KeyPath}, Home: t.TempDir(),
+		Opts: []string{"UserKnownHostsFile=" + srv.KnownHosts, "StrictHostKeyChecking=yes"},
+	})
+	must(t, err)
+	t.Cleanup(func() { h.Close() })
+	c := newClock()
+	root, _ := runningRoot(t, c)
+	w := NewWatcher(h, Options{Host: "sshd", Root: root, ServerURL: closedURL(t), Now: c.now}, nil)
+	s := w.Poll(context.Background())
+	if len(s.Vitals.GPUs) != 8 || s.Vitals.Disk == nil || s.Vitals.Load1 == nil || s.Vitals.GPUs[7].PIDs[0] != 48218 {
+		t.Fatalf("over sshd: %+v", s.Vitals)
+	}
+	g, a = h100s(97, 2)
+	setSMI(t, smi, g, a)
+	c.advance(2 * time.Second)
+	s = w.Poll(context.Background())
+	if len(s.Vitals.GPUs) != 7 || len(eventsOf(s, "gpu_lost")) != 1 {
+		t.Fatalf("one lost over sshd: %+v events %+v", s.Vitals, s.Events)
 	}
 }
