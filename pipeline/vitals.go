@@ -14,8 +14,10 @@ import (
 
 // The host's vitals are read by one shell line, run in the poll's batch
 // beside the other reads: GPUs (when nvidia-smi is there), load, memory,
-// the worker process's RSS and CPU time, and every diskEvery polls the
-// root's filesystem.
+// the worker process's RSS and CPU time, and at every diskEvery-th read the
+// root's filesystem. They are read at most every vitalsGap (about 2.5 kB a
+// read, script and answer: under 1 MB an hour); the polls between carry the
+// last read's figures.
 
 // Vitals is the host's health: status --json's "vitals" (schema 1).
 // Every figure is null when it was not read: no nvidia-smi, no worker, or
@@ -57,7 +59,8 @@ type Disk struct {
 
 // Vitals rules.
 const (
-	diskEvery    = 10               // polls between two reads of the root's filesystem
+	vitalsGap    = 10 * time.Second // the least time between two vitals reads
+	diskEvery    = 6                // vitals reads between two reads of the root's filesystem (a minute)
 	diskWindow   = 15 * time.Minute // the write rate is measured over this
 	diskMinSpan  = time.Minute      // and needs at least this much of it
 	diskSoon     = 2 * time.Hour    // full sooner than this is disk_low
@@ -88,16 +91,19 @@ exit 0`
 
 // vitalsRead is what one run of vitalsScript gave.
 type vitalsRead struct {
-	disk bool // the disk was asked
-	pid  int
-	secs map[string]parse.VitalsSection
-	err  error
+	asked bool
+	disk  bool // the disk was asked
+	pid   int
+	secs  map[string]parse.VitalsSection
+	err   error
 }
 
 // vitalsState is what the watcher keeps between polls for the vitals.
 type vitalsState struct {
-	polls     int
-	every     int            // polls between two disk reads (diskEvery; tests set 1)
+	reads     int           // vitals reads so far
+	every     int           // reads between two disk reads (diskEvery; tests set 1)
+	gap       time.Duration // the least time between two reads (vitalsGap; tests set -1: every poll)
+	lastRead  time.Time
 	gpusSeen  map[int]string // index -> name, every GPU seen in this session
 	lost      map[int]bool   // lost and recorded
 	idleSince time.Time      // every GPU idle (and the worker alive) since
@@ -125,7 +131,7 @@ type cpuSample struct {
 
 // readVitals runs vitalsScript once, within 5 s.
 func (w *Watcher) readVitals(ctx context.Context, pid int, disk bool) vitalsRead {
-	vr := vitalsRead{pid: pid, disk: disk}
+	vr := vitalsRead{asked: true, pid: pid, disk: disk}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	d := "0"
@@ -141,6 +147,25 @@ func (w *Watcher) readVitals(ctx context.Context, pid int, disk bool) vitalsRead
 	return vr
 }
 
+// vitalsDue says whether this poll reads the vitals, and the disk with them.
+func (w *Watcher) vitalsDue(now time.Time) (read, disk bool) {
+	vs := &w.vit
+	if vs.every <= 0 {
+		vs.every = diskEvery
+	}
+	gap := vs.gap
+	if gap == 0 {
+		gap = vitalsGap
+	}
+	if !vs.lastRead.IsZero() && now.Sub(vs.lastRead) < gap && now.After(vs.lastRead) {
+		return false, false
+	}
+	vs.lastRead = now
+	disk = vs.reads%vs.every == 0
+	vs.reads++
+	return true, disk
+}
+
 // vitalsPid is the worker pid to read in this poll: the one alive at the last.
 func (w *Watcher) vitalsPid() int {
 	if w.live.cur != nil {
@@ -153,8 +178,15 @@ func (w *Watcher) vitalsPid() int {
 // gpu_idle and disk_low. It runs after the worker's state is known.
 func (w *Watcher) foldVitals(s *Snapshot, vr vitalsRead, now time.Time) {
 	vs := &w.vit
+	if !vr.asked { // between two reads: the last read's figures
+		if vs.haveLast && vs.fails == 0 {
+			s.Vitals = vs.last
+		}
+		return
+	}
 	if vr.err != nil || vr.secs == nil {
 		vs.fails++
+		vs.lastRead = time.Time{}         // try again at the next poll
 		if vs.haveLast && vs.fails == 1 { // one failed read keeps the last figures, not two
 			s.Vitals = vs.last
 		}

@@ -82,7 +82,7 @@ func TestVitalsEightGPUsOneDropsOut(t *testing.T) {
 	c.t = time.Now()
 	root, pid := runningRoot(t, c)
 	w := localWatcher(t, root, c, Options{})
-	setSMI(t, smi, "", "")
+	w.vit.gap = -1 // every poll
 	g, a := h100s(97)
 	setSMI(t, smi, g, a)
 
@@ -205,6 +205,48 @@ func TestVitalsGPUsIdleWhileWorkerRuns(t *testing.T) {
 	}
 }
 
+// The vitals are read at most every 10 s; the polls between carry the last
+// read's figures, and the disk is read at every 6th read.
+func TestVitalsCadence(t *testing.T) {
+	smi := fakeSMI(t)
+	setFree := fakeDF(t, smi)
+	setFree(1 << 40)
+	c := newClock()
+	root, _ := runningRoot(t, c)
+	w := localWatcher(t, root, c, Options{})
+	g, a := h100s(97)
+	setSMI(t, smi, g, a)
+	reads, disks := 0, 0
+	for i := 0; i < 60; i++ { // 2 min of 2 s polls
+		vr, disk := w.vitalsDue(c.now())
+		if vr {
+			reads++
+		}
+		if disk {
+			disks++
+		}
+		c.advance(2 * time.Second)
+	}
+	if reads != 12 || disks != 2 {
+		t.Fatalf("%d reads and %d of the disk in 2 min, want 12 and 2", reads, disks)
+	}
+	w = localWatcher(t, root, c, Options{})
+	s := poll(w)
+	if len(s.Vitals.GPUs) != 8 || s.Vitals.Disk == nil {
+		t.Fatalf("first poll: %+v", s.Vitals)
+	}
+	g, a = h100s(97, 1)
+	setSMI(t, smi, g, a)
+	c.advance(2 * time.Second)
+	if s = poll(w); len(s.Vitals.GPUs) != 8 || s.Vitals.Disk == nil {
+		t.Fatalf("between reads: %+v", s.Vitals)
+	}
+	c.advance(8 * time.Second)
+	if s = poll(w); len(s.Vitals.GPUs) != 7 || s.Vitals.Disk == nil {
+		t.Fatalf("the next read: %+v", s.Vitals)
+	}
+}
+
 // fakeDF puts a stand-in df on PATH that prints the df -P -B1 line held in
 // its folder's free file (bytes free of 8 TB).
 func fakeDF(t *testing.T, dir string) func(free int64) {
@@ -315,6 +357,7 @@ func TestVitalsOverSSHD(t *testing.T) {
 	c := newClock()
 	root, _ := runningRoot(t, c)
 	w := NewWatcher(h, Options{Host: "sshd", Root: root, ServerURL: closedURL(t), Now: c.now}, nil)
+	w.vit.gap = -1
 	s := w.Poll(context.Background())
 	if len(s.Vitals.GPUs) != 8 || s.Vitals.Disk == nil || s.Vitals.Load1 == nil || s.Vitals.GPUs[7].PIDs[0] != 48218 {
 		t.Fatalf("over sshd: %+v", s.Vitals)

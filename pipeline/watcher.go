@@ -227,13 +227,12 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	var zoneErr error
 	askZone := w.ev.zone == nil || w.ev.relearn // once per connection, in this batch
 	var vr vitalsRead
-	if w.vit.every <= 0 {
-		w.vit.every = diskEvery
+	wg.Add(3)
+	if askVit, vitDisk := w.vitalsDue(now); askVit { // at most every 10 s, in this batch
+		wg.Add(1)
+		vitPid := w.vitalsPid()
+		go func() { defer wg.Done(); vr = w.readVitals(ctx, vitPid, vitDisk) }()
 	}
-	vitPid, vitDisk := w.vitalsPid(), w.vit.polls%w.vit.every == 0
-	w.vit.polls++
-	wg.Add(4)
-	go func() { defer wg.Done(); vr = w.readVitals(ctx, vitPid, vitDisk) }()
 	go func() { defer wg.Done(); res = p.Poll(ctx, w.h) }()
 	go func() { defer wg.Done(); lr = w.readLive(ctx, now) }()
 	go func() { defer wg.Done(); met, probe, metErr = w.probeServer(ctx) }()
@@ -250,6 +249,7 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	// a link that dropped during the batch fails its reads with the transport's error, not ErrDisconnected
 	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected) || !snap.Connection.State.Up()
 	if down {
+		w.vit.lastRead = time.Time{} // read the vitals again as soon as the link is back
 		return w.stale(snap)
 	}
 	w.foldProbe(probe, now)
