@@ -3,6 +3,7 @@ package parse
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -64,7 +65,7 @@ func smiNumber(s string) *float64 {
 		s = s[:i] // a unit
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v != v {
+	if err != nil || !finite(v) {
 		return nil
 	}
 	return &v
@@ -132,7 +133,7 @@ func ParseLoadAvg(out string) (load1 float64, err error) {
 		return 0, errors.New("loadavg: empty")
 	}
 	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
+	if err != nil || !finite(v) || v < 0 {
 		return 0, fmt.Errorf("loadavg: %q", SanitizeString(f[0]))
 	}
 	return v, nil
@@ -245,8 +246,11 @@ func ParseUptime(out string) (float64, bool) {
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(f[0], 64)
-	return v, err == nil
+	return v, err == nil && finite(v) && v >= 0
 }
+
+// finite: no NaN, no infinity (JSON has neither).
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // VitalsMark starts each section of the vitals script's output: a line
 // "@@sw NAME RC" (RC the exit status of the command that printed it, -1

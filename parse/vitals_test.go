@@ -1,6 +1,9 @@
 package parse
 
 import (
+	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -141,4 +144,42 @@ func TestSplitVitals(t *testing.T) {
 	if _, ok := s["mem"]; ok {
 		t.Error("mem was not printed")
 	}
+}
+
+// FuzzVitals: whatever a host prints, the parsers give figures that JSON
+// can carry (no NaN, no infinity), names without control characters, and
+// a GPU row written the way nvidia-smi writes it reads back the same.
+func FuzzVitals(f *testing.F) {
+	f.Add("0, NVIDIA H100 80GB HBM3, 97, 63412, 81559, 71, 612.34, GPU-5b3a\n", 3, 97.5)
+	f.Add("1, x, [N/A], Inf, NaN, -0, 1e400\r\n", 0, 0.0)
+	f.Add("df: x\nFilesystem 1-blocks Used Available Capacity Mounted on\na 1 2 3 4% /\n", 7, 12.31)
+	f.Fuzz(func(t *testing.T, out string, idx int, util float64) {
+		gpus, _ := ParseGPUs(out)
+		apps := ParseGPUApps(out)
+		l, lerr := ParseLoadAvg(out)
+		up, _ := ParseUptime(out)
+		ParseDF(out)
+		ParseMemInfo(out)
+		ParseProcStat(out)
+		SplitVitals(out)
+		if lerr == nil && !finite(l) {
+			t.Fatalf("load %v", l)
+		}
+		if _, err := json.Marshal([]any{gpus, apps, l, up}); err != nil {
+			t.Fatalf("json: %v", err)
+		}
+		for _, g := range gpus {
+			if g.Name != SanitizeString(g.Name) || strings.ContainsAny(g.Name, "\n\r") {
+				t.Fatalf("name %q", g.Name)
+			}
+		}
+		if idx < 0 || !finite(util) || util < 0 {
+			return
+		}
+		row := fmt.Sprintf("%d, NVIDIA H100 80GB HBM3, %s, 1, 2, 3, [N/A], GPU-%d\n", idx, strconv.FormatFloat(util, 'f', -1, 64), idx)
+		back, err := ParseGPUs(row)
+		if err != nil || len(back) != 1 || back[0].Index != idx || back[0].UtilPct == nil || *back[0].UtilPct != util || back[0].PowerW != nil {
+			t.Fatalf("%q read back as %+v, %v", row, back, err)
+		}
+	})
 }
