@@ -17,13 +17,43 @@ import (
 // a screen too narrow for it, the GPUs get a line and the rest another.
 func (m Model) vitalsLine(w int) string {
 	st := m.st
-	v := m.snap.Vitals
 	var parts []string
-	if p := gpuPart(v); p != "" {
-		if len(v.GPUsLost) > 0 || v.GPUsIdle || v.GPUError != "" {
-			p = st.Bad.Render(p)
+	gpu := false
+	for i, p := range vitalsParts(m.snap.Vitals) {
+		t := p.text
+		if p.bad {
+			t = st.Bad.Render(t)
 		}
-		parts = append(parts, p)
+		parts = append(parts, t)
+		gpu = gpu || i == 0 && p.gpu
+	}
+	sep := st.Dim.Render(" | ")
+	line := strings.Join(parts, sep)
+	if ansi.StringWidth(line) <= w || len(parts) < 2 || !gpu {
+		return fit(line, w)
+	}
+	return fit(parts[0], w) + "\n" + fit(strings.Join(parts[1:], sep), w)
+}
+
+// VitalsText is the vitals line without styles, for status's text; "" when
+// nothing was read.
+func VitalsText(v pipeline.Vitals) string {
+	var parts []string
+	for _, p := range vitalsParts(v) {
+		parts = append(parts, p.text)
+	}
+	return strings.Join(parts, " | ")
+}
+
+type vitalsPart struct {
+	text     string
+	bad, gpu bool
+}
+
+func vitalsParts(v pipeline.Vitals) []vitalsPart {
+	var parts []vitalsPart
+	if p := gpuPart(v); p != "" {
+		parts = append(parts, vitalsPart{p, len(v.GPUsLost) > 0 || v.GPUsIdle || v.GPUError != "", true})
 	}
 	if d := v.Disk; d != nil {
 		p := "disk " + pipeline.FormatBytes(d.FreeBytes) + " free"
@@ -33,10 +63,7 @@ func (m Model) vitalsLine(w int) string {
 		if d.FullInS != nil {
 			p += " (full in " + pipeline.FormatETA(d.FullInS) + ")"
 		}
-		if d.Low {
-			p = st.Bad.Render(p)
-		}
-		parts = append(parts, p)
+		parts = append(parts, vitalsPart{text: p, bad: d.Low})
 	}
 	var host []string
 	if v.Load1 != nil {
@@ -46,7 +73,7 @@ func (m Model) vitalsLine(w int) string {
 		host = append(host, "mem "+pipeline.FormatBytes(*v.MemAvailBytes)+" avail")
 	}
 	if len(host) > 0 {
-		parts = append(parts, strings.Join(host, " "))
+		parts = append(parts, vitalsPart{text: strings.Join(host, " ")})
 	}
 	var wk []string
 	if v.WorkerRSSBytes != nil {
@@ -56,14 +83,9 @@ func (m Model) vitalsLine(w int) string {
 		wk = append(wk, fmt.Sprintf("%.0f%%", *v.WorkerCPUPct))
 	}
 	if len(wk) > 0 {
-		parts = append(parts, "worker "+strings.Join(wk, " "))
+		parts = append(parts, vitalsPart{text: "worker " + strings.Join(wk, " ")})
 	}
-	sep := st.Dim.Render(" | ")
-	line := strings.Join(parts, sep)
-	if ansi.StringWidth(line) <= w || len(parts) < 2 || !strings.HasPrefix(ansi.Strip(parts[0]), "GPU") {
-		return fit(line, w)
-	}
-	return fit(parts[0], w) + "\n" + fit(strings.Join(parts[1:], sep), w)
+	return parts
 }
 
 // gpuPart sums the GPUs up: how many, mean utilisation, the hottest, the
