@@ -178,12 +178,20 @@ func kB(v string) (int64, bool) {
 	return n, true
 }
 
-// ParseDF reads `df -P -B1 PATH`: the header, then one line
+// ParseDF reads `df -P -B1 PATH` (or `df -Pk`, where -B is unknown, as on
+// busybox): the header, whose "N-blocks" gives the unit, then one line
 // "Filesystem 1-blocks Used Available Capacity Mounted-on" whose
 // filesystem and mount point may hold spaces.
 func ParseDF(out string) (free, total int64, err error) {
+	unit := int64(1)
 	for _, ln := range strings.Split(out, "\n") {
 		f := strings.Fields(strings.TrimRight(ln, "\r"))
+		if len(f) > 1 && strings.HasSuffix(f[1], "-blocks") { // the header: 1-blocks (-B1), 1024-blocks (-k)
+			if n, err := strconv.ParseInt(strings.TrimSuffix(f[1], "-blocks"), 10, 64); err == nil && n > 0 {
+				unit = n
+			}
+			continue
+		}
 		for j := 4; j < len(f); j++ {
 			if !strings.HasSuffix(f[j], "%") {
 				continue
@@ -194,8 +202,8 @@ func ParseDF(out string) (free, total int64, err error) {
 			t, e1 := strconv.ParseInt(f[j-3], 10, 64)
 			_, e2 := strconv.ParseInt(f[j-2], 10, 64)
 			a, e3 := strconv.ParseInt(f[j-1], 10, 64)
-			if e1 == nil && e2 == nil && e3 == nil {
-				return a, t, nil
+			if e1 == nil && e2 == nil && e3 == nil && a >= 0 && t >= 0 && t <= math.MaxInt64/unit && a <= math.MaxInt64/unit {
+				return a * unit, t * unit, nil
 			}
 		}
 	}

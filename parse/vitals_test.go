@@ -95,7 +95,7 @@ func TestParseDF(t *testing.T) {
 	}{
 		{"Filesystem        1-blocks          Used     Available Capacity Mounted on\n/dev/nvme0n1p2 7620982788096 6287302443008 1333680345088      83% /data\n", 1333680345088, 7620982788096, false},
 		{"Filesystem 1-blocks Used Available Capacity Mounted on\r\nmy fs:/export 1000 900 100 90% /mnt/with space\r\n", 100, 1000, false},
-		{"Filesystem 1024-blocks Used Available Capacity Mounted on\noverlay 100 0 100 0% /\n", 100, 100, false},
+		{"Filesystem 1024-blocks Used Available Capacity Mounted on\noverlay 100 0 100 0% /\n", 102400, 102400, false},
 		{"df: /data/eagle3: No such file or directory\n", 0, 0, true},
 	}
 	for _, c := range cases {

@@ -74,13 +74,14 @@ const (
 // and printed after its "@@sw NAME RC" line.
 var vitalsScript = `r=$1 p=$2 d=$3
 s() { printf '` + parse.VitalsMark + `%s %d\n%s\n' "$1" "$2" "$3"; }
+t=; command -v timeout >/dev/null 2>&1 && t="timeout 3"
 if command -v nvidia-smi >/dev/null 2>&1; then
-o=$(nvidia-smi --query-gpu=` + parse.GPUQuery + ` --format=csv,noheader,nounits 2>&1); s gpu $? "$o"
-o=$(nvidia-smi --query-compute-apps=` + parse.GPUAppsQuery + ` --format=csv,noheader,nounits 2>&1); s apps $? "$o"
+o=$($t nvidia-smi --query-gpu=` + parse.GPUQuery + ` --format=csv,noheader,nounits 2>&1); s gpu $? "$o"
+o=$($t nvidia-smi --query-compute-apps=` + parse.GPUAppsQuery + ` --format=csv,noheader,nounits 2>&1); s apps $? "$o"
 fi
 o=$(cat /proc/loadavg 2>&1); s load $? "$o"
 o=$(grep -E '^Mem(Total|Available):' /proc/meminfo 2>&1); s mem $? "$o"
-if [ "$d" = 1 ]; then o=$(df -P -B1 -- "$r" 2>&1); s df $? "$o"; fi
+if [ "$d" = 1 ]; then o=$($t df -P -B1 -- "$r" 2>/dev/null || $t df -Pk -- "$r" 2>&1); s df $? "$o"; fi
 if [ "$p" -gt 0 ] 2>/dev/null; then
 o=$(cat /proc/uptime 2>&1); s uptime $? "$o"
 o=$(cat "/proc/$p/stat" 2>&1); s stat $? "$o"
@@ -222,6 +223,15 @@ func (w *Watcher) foldGPUs(v *Vitals, secs map[string]parse.VitalsSection, wk Wo
 	switch {
 	case !ok:
 		err = fmt.Errorf("nvidia-smi is gone")
+	case sec.Code == 124: // timeout(1): a hung nvidia-smi is no proof that a GPU is gone
+		v.GPUError = "nvidia-smi did not answer within 3s"
+		v.GPUs = []GPU{}
+		for idx := range vs.lost {
+			v.GPUsLost = append(v.GPUsLost, idx)
+		}
+		sort.Ints(v.GPUsLost)
+		vs.idleSince, vs.idleSent = time.Time{}, false
+		return
 	case sec.Code != 0:
 		err = fmt.Errorf("nvidia-smi: exit %d: %s", sec.Code, firstLine(sec.Out))
 		rows, _ = parse.ParseGPUs(sec.Out)

@@ -30,6 +30,7 @@ case "$*" in
 *) echo "Field \"$*\" is not a valid field to query." >&2; exit 2 ;;
 esac
 [ -f "$d/fail" ] && { cat "$d/fail"; exit 9; }
+[ -f "$d/hang" ] && exit 124 # as timeout(1) ends a hung one
 cat "$d/$f"
 `
 	must(t, os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755))
@@ -132,6 +133,14 @@ func TestVitalsEightGPUsOneDropsOut(t *testing.T) {
 	if len(eventsOf(s, "gpu_lost")) != 1 || len(s.Vitals.GPUsLost) != 1 {
 		t.Fatalf("gpu_lost again: %+v", eventsOf(s, "gpu_lost"))
 	}
+	// a hung nvidia-smi (timeout's 124) says so and loses no more GPUs
+	must(t, os.WriteFile(filepath.Join(smi, "hang"), nil, 0o644))
+	c.advance(2 * time.Second)
+	s = poll(w)
+	if len(s.Vitals.GPUs) != 0 || len(s.Vitals.GPUsLost) != 1 || !strings.Contains(s.Vitals.GPUError, "did not answer") || len(eventsOf(s, "gpu_lost")) != 1 {
+		t.Fatalf("hung: %+v", s.Vitals)
+	}
+	must(t, os.Remove(filepath.Join(smi, "hang")))
 	// the driver gives up: the rest are lost too, and said why
 	must(t, os.WriteFile(filepath.Join(smi, "fail"), []byte("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n"), 0o644))
 	c.advance(2 * time.Second)
