@@ -324,9 +324,14 @@ func (w *Watcher) foldDisk(v *Vitals, vr vitalsRead, now time.Time) {
 				vs.diskPts = vs.diskPts[1:]
 			}
 			d := &Disk{FreeBytes: free, TotalBytes: total, FullInS: fullIn(vs.diskPts)}
-			floor := w.o.DiskFloor
+			// low is left a fifth above the marks only, so free space
+			// hovering at the floor is one disk_low, not one a minute
+			floor, within := w.o.DiskFloor, diskSoon.Seconds()
+			if vs.diskLow {
+				floor, within = floor*1.2, within*1.2
+			}
 			under := float64(free) < floor*float64(total)
-			soon := d.FullInS != nil && *d.FullInS < diskSoon.Seconds()
+			soon := d.FullInS != nil && *d.FullInS < within
 			d.Low = under || soon
 			if d.Low && !vs.diskLow {
 				text := fmt.Sprintf("disk low: %s free of %s (%.1f%%)", FormatBytes(free), FormatBytes(total), 100*float64(free)/float64(total))

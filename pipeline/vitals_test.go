@@ -323,14 +323,19 @@ func TestVitalsDiskFullPrediction(t *testing.T) {
 	if d = s.Vitals.Disk; d.FullInS != nil || d.Low {
 		t.Fatalf("growing: %+v full in %v", d, d.FullInS)
 	}
-	// under the floor (5 % of 8 TB is 400 GB): low again
-	for i := 0; i < 3; i++ {
-		setFree(300_000_000_000)
+	// under the floor (5 % of 8 TB is 400 GB): low again, and it stays low
+	// until a fifth above the floor (480 GB), however it hovers
+	w.vit.diskPts = nil
+	for _, f := range []int64{399e9, 401e9, 399e9, 450e9, 399e9} {
+		setFree(f)
 		s = poll(w)
 		c.advance(30 * time.Second)
+		if !s.Vitals.Disk.Low {
+			t.Fatalf("%d free: not low", f)
+		}
 	}
 	ev = eventsOf(s, "disk_low")
-	if d = s.Vitals.Disk; !d.Low || len(ev) != 2 || !strings.Contains(ev[1].Text, "279 GiB free of 7.3 TiB (3.8%)") {
+	if d = s.Vitals.Disk; !d.Low || len(ev) != 2 || !strings.Contains(ev[1].Text, "372 GiB free of 7.3 TiB (5.0%)") {
 		t.Fatalf("under the floor: %+v events %+v", d, eventsOf(s, "disk_low"))
 	}
 }
