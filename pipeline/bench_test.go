@@ -72,3 +72,49 @@ func BenchmarkWatcherIdlePoll(b *testing.B) {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// BenchmarkVitalsRead: bytes and round trips of one read of the host's
+// vitals (the stand-in nvidia-smi with 8 GPUs on the sshd session's PATH,
+// load, memory, the worker's /proc entries and df), through a proxy that
+// adds 10 ms each way. The watcher makes one every 10 s at most, inside a
+// poll's batch.
+func BenchmarkVitalsRead(b *testing.B) {
+	const rtt = 20 * time.Millisecond
+	dir := b.TempDir()
+	g, a := h100s(97)
+	os.WriteFile(filepath.Join(dir, "gpus.csv"), []byte(g), 0o644)
+	os.WriteFile(filepath.Join(dir, "apps.csv"), []byte(a), 0o644)
+	os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte("#!/bin/sh\nd=$(dirname \"$0\")\ncase \"$*\" in *--query-gpu=*) cat \"$d/gpus.csv\";; *) cat \"$d/apps.csv\";; esac\n"), 0o755)
+	s := sshdtest.Start(b, sshdtest.WithConfig("SetEnv PATH="+dir+":/usr/local/bin:/usr/bin:/bin"))
+	root := b.TempDir()
+	pid := fakeWorker(b, root)
+	px, err := faultproxy.Start(s.Addr())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(px.Close)
+	kh := filepath.Join(b.TempDir(), "kh")
+	khb, _ := os.ReadFile(s.KnownHosts)
+	os.WriteFile(kh, []byte(strings.Replace(string(khb), s.Addr()[len("127.0.0.1:"):], px.Addr()[len("127.0.0.1:"):], 1)), 0o644)
+	b.Setenv("SSH_AUTH_SOCK", "")
+	h, err := remote.Dial(context.Background(), remote.Options{Target: s.User + "@" + px.Addr(), Identities: []string{s.KeyPath}, Home: b.TempDir(),
+		Opts: []string{"UserKnownHostsFile=" + kh, "StrictHostKeyChecking=yes"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close() })
+	w := NewWatcher(h, Options{Host: "bench", Root: root}, nil)
+	px.SetDelay(rtt / 2)
+	if vr := w.readVitals(context.Background(), pid, true); vr.err != nil || vr.secs["gpu"].Code != 0 || vr.secs["df"].Code != 0 {
+		b.Fatalf("vitals: %+v", vr)
+	}
+	w0, start, n := h.Wire(), time.Now(), 0
+	for b.Loop() {
+		w.readVitals(context.Background(), pid, n%diskEvery == 0)
+		n++
+	}
+	w1, el := h.Wire(), time.Since(start)
+	b.ReportMetric(float64(w1.Sent+w1.Received-w0.Sent-w0.Received)/float64(n), "B/read")
+	b.ReportMetric(el.Seconds()/float64(n)/rtt.Seconds(), "RTTs/read")
+	b.ReportMetric(float64(w1.Sent+w1.Received-w0.Sent-w0.Received)/float64(n)*3600/vitalsGap.Seconds()/1e6, "MB/hour")
+}

@@ -8,7 +8,7 @@ import (
 	"github.com/synthwatch/synthwatch/parse"
 )
 
-func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr error, now time.Time) {
+func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr error, vr vitalsRead, now time.Time) {
 	s.Worker = w.workerView(now)
 	s.Server = w.serverView(met, metErr, now)
 	if s.Server.Source != "" {
@@ -27,6 +27,7 @@ func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr err
 	w.workerEvents(s.Worker, now)
 	w.serverEvents(s.Server, now)
 	w.doneEvents(s, now)
+	w.foldVitals(s, vr, now)
 	s.Events = w.timeline.Recent(50)
 }
 

@@ -42,3 +42,18 @@ func FormatETA(secs *float64) string {
 	}
 	return FormatDuration(time.Duration(*secs * float64(time.Second)))
 }
+
+// FormatBytes is the one way sizes are written: 1.2 TiB, 980 GiB, 512 B.
+func FormatBytes(b int64) string {
+	f := float64(b)
+	for _, u := range []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"} {
+		if f < 1024 || u == "PiB" {
+			if f < 10 && u != "B" {
+				return fmt.Sprintf("%.1f %s", f, u)
+			}
+			return fmt.Sprintf("%.0f %s", f, u)
+		}
+		f /= 1024
+	}
+	return ""
+}

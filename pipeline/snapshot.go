@@ -19,6 +19,7 @@ type Snapshot struct {
 	Worker     Worker     `json:"worker"`
 	Server     Server     `json:"server"`
 	Categories []Category `json:"categories"`
+	Vitals     Vitals     `json:"vitals"` // the host's GPUs, disk, load and memory, and the worker's RSS and CPU
 	ETASeconds *float64   `json:"eta_s"`
 	Warnings   []string   `json:"warnings"` // the texts of Alerts, in order (schema 1: an array of strings)
 	Alerts     []Warning  `json:"-"`        // the warnings with their kinds; add them with Warn

@@ -26,8 +26,9 @@ type Options struct {
 	WorkerLog  string // default <root>/logs/inference_all.log
 	ServerLog  string // default <root>/logs/sglang_inference.log
 	StallAfter time.Duration
-	History    int // samples kept per category for rates and sparklines
-	LogLines   int // lines of each log kept for display
+	History    int     // samples kept per category for rates and sparklines
+	LogLines   int     // lines of each log kept for display
+	DiskFloor  float64 // the free fraction of the root's filesystem under which it is low; default 0.05
 	Now        func() time.Time
 }
 
@@ -58,6 +59,9 @@ func (o *Options) defaults() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.DiskFloor <= 0 || o.DiskFloor >= 1 {
+		o.DiskFloor = DefaultDiskFloor
 	}
 }
 
@@ -94,7 +98,8 @@ type Watcher struct {
 	WorkerLog  *Ring              // sanitised worker log lines for display
 	ServerLog  *Ring              // sanitised server log lines for display
 
-	ev eventState // the host's zone, and the baselines of derived events (events.go)
+	ev  eventState  // the host's zone, and the baselines of derived events (events.go)
+	vit vitalsState // GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
 }
 
 // NewWatcher watches the pipeline at o.Root on h.
@@ -221,7 +226,13 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	var zone *time.Location
 	var zoneErr error
 	askZone := w.ev.zone == nil || w.ev.relearn // once per connection, in this batch
+	var vr vitalsRead
 	wg.Add(3)
+	if askVit, vitDisk := w.vitalsDue(now); askVit { // at most every 10 s, in this batch
+		wg.Add(1)
+		vitPid := w.vitalsPid()
+		go func() { defer wg.Done(); vr = w.readVitals(ctx, vitPid, vitDisk) }()
+	}
 	go func() { defer wg.Done(); res = p.Poll(ctx, w.h) }()
 	go func() { defer wg.Done(); lr = w.readLive(ctx, now) }()
 	go func() { defer wg.Done(); met, probe, metErr = w.probeServer(ctx) }()
@@ -238,6 +249,7 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	// a link that dropped during the batch fails its reads with the transport's error, not ErrDisconnected
 	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected) || !snap.Connection.State.Up()
 	if down {
+		w.vit.lastRead = time.Time{} // read the vitals again as soon as the link is back
 		return w.stale(snap)
 	}
 	w.foldProbe(probe, now)
@@ -246,7 +258,7 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	w.foldLive(lr, now)
 	w.noteGrowth(res)
 	w.foldCounts(res, now)
-	w.buildSnapshot(&snap, met, metErr, now)
+	w.buildSnapshot(&snap, met, metErr, vr, now)
 	w.ev.readOnce = true
 	w.lastSnap = snap
 	return snap

@@ -29,7 +29,7 @@ bench ./worker . 1x "$COUNT"
 bench ./remote 'IdlePoll|GrownPoll' 20x "$COUNT"
 bench ./remote 'ColdStart2GB|PollVsHabit' 1x "$COUNT"
 bench ./remote DeadLink 1x 1
-bench ./pipeline WatcherIdlePoll 20x "$COUNT"
+bench ./pipeline 'WatcherIdlePoll|VitalsRead' 20x "$COUNT"
 bench ./tui . 1x "$COUNT"
 bench ./cmd/synthwatch IdleCPU 1x 3
 

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -575,6 +576,14 @@ func TestGoldenViews(t *testing.T) {
 			f.snap.Worker = pipeline.Worker{State: "stopped", PID: 4242, Source: "worker.json"}
 			f.snap.ETASeconds = nil
 		},
+		"vitals": func(f *fake) { f.snap.Vitals = vitals8() },
+		"gpu_lost_disk_low": func(f *fake) {
+			v := vitals8()
+			v.GPUs = append(v.GPUs[:5], v.GPUs[6:]...)
+			v.GPUsLost = []int{5}
+			v.Disk.FreeBytes, v.Disk.FullInS, v.Disk.Low = 300<<30, fp(5400), true
+			f.snap.Vitals = v
+		},
 		"hostile_log": func(f *fake) {
 			// what the pipeline hands over is sanitised; names come raw from the host
 			f.snap.Categories[5].Name = "B6\x1b]0;owned\x07\nname"
@@ -609,6 +618,21 @@ func TestGoldenViews(t *testing.T) {
 	}
 }
 
+func fp(v float64) *float64 { return &v }
+func ip(v int64) *int64     { return &v }
+
+// vitals8 is an 8-GPU host at work, as the pipeline reads it.
+func vitals8() pipeline.Vitals {
+	v := pipeline.Vitals{Load1: fp(12.31), MemAvailBytes: ip(1416 << 30), MemTotalBytes: ip(2016 << 30),
+		WorkerRSSBytes: ip(1503 << 20), WorkerCPUPct: fp(180.4),
+		Disk: &pipeline.Disk{FreeBytes: 1300 << 30, TotalBytes: 7 << 40, FullInS: fp(9 * 3600)}}
+	for i := 0; i < 8; i++ {
+		v.GPUs = append(v.GPUs, pipeline.GPU{Index: i, Name: "NVIDIA H100 80GB HBM3", UtilPct: fp(97), MemUsedMiB: fp(63412), MemTotalMiB: fp(81559),
+			TempC: fp(float64(64 + i)), PowerW: fp(612.3), PIDs: []int{48211}})
+	}
+	return v
+}
+
 // After a night away the header says the job is done, when and how much;
 // before pipeline_done it shows no such news.
 func TestHeaderSaysPipelineDone(t *testing.T) {
@@ -630,5 +654,45 @@ func TestHeaderSaysPipelineDone(t *testing.T) {
 	m, _ = newModel(f, 140, 40, Config{})
 	if v := ansi.Strip(m.View().Content); !strings.Contains(v, "✓ pipeline done 11-29 02:18 (2,000 records)") {
 		t.Fatalf("header:\n%s", v)
+	}
+}
+
+// A GPU that drops out, an idle spell and a low disk ring once each; a
+// reconnect (a stale snapshot has no vitals) rings nothing again.
+func TestNotifyVitals(t *testing.T) {
+	var kinds []string
+	c := &clock{t: t0}
+	n := newNotifier(NotifyConfig{Command: "notify", Run: func(_ string, stdin []byte) error {
+		var nt Notice
+		_ = json.Unmarshal(stdin, &nt)
+		kinds = append(kinds, nt.Kind+": "+nt.Text)
+		return nil
+	}}, "gpu", c.now)
+	up := pipeline.Connection{State: pipeline.LinkConnected}
+	snap := func(v pipeline.Vitals) pipeline.Snapshot { s := running(); s.Connection, s.Vitals = up, v; return s }
+	ring := func(old, cur pipeline.Snapshot) {
+		for _, cmd := range n.changes(old, cur) {
+			runAll(cmd)
+		}
+	}
+	all := snap(vitals8())
+	ring(all, all)
+	lost := vitals8()
+	lost.GPUs, lost.GPUsLost = lost.GPUs[1:], []int{0}
+	lost.Disk.Low = true
+	ring(all, snap(lost))
+	if len(kinds) != 2 || kinds[0] != "gpu_lost: gpu: GPU 0 dropped out: 7 GPUs left" || !strings.HasPrefix(kinds[1], "disk_low: gpu: disk low: 1.3 TiB free (18.1%), full in 9h00m") {
+		t.Fatalf("notices: %q", kinds)
+	}
+	stale := running()
+	stale.Connection = pipeline.Connection{State: pipeline.LinkReconnecting}
+	c.t = c.t.Add(10 * time.Minute)
+	ring(snap(lost), stale)
+	ring(stale, snap(lost))
+	idle := lost
+	idle.GPUsIdle = true
+	ring(snap(lost), snap(idle))
+	if len(kinds) != 3 || kinds[2] != "gpu_idle: gpu: every GPU idle while the worker runs" {
+		t.Fatalf("after a reconnect: %q", kinds)
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
+	"strconv"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -24,7 +27,7 @@ type NotifyConfig struct {
 
 // NotifyKinds are the kinds of notice, the names notify.off takes. A new
 // kind of notice is added here too.
-var NotifyKinds = []string{"stall", "category_done", "pipeline_done", "worker_exit", "server_crash", "server_down", "disconnect"}
+var NotifyKinds = []string{"stall", "category_done", "pipeline_done", "worker_exit", "server_crash", "server_down", "disconnect", "gpu_lost", "gpu_idle", "disk_low"}
 
 type notifier struct {
 	cfg      NotifyConfig
@@ -32,6 +35,11 @@ type notifier struct {
 	now      func() time.Time
 	last     map[string]time.Time
 	downSent bool
+	// the host's vitals as last seen with the link up (a stale snapshot
+	// has none): a reconnect rings no bell for what was rung already
+	gpusLost map[int]bool
+	gpusIdle bool
+	diskLow  bool
 }
 
 func newNotifier(cfg NotifyConfig, host string, now func() time.Time) *notifier {
@@ -99,12 +107,51 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 		add("server_crash", "", "server crashed: "+cur.Server.LastCrash)
 	}
 	if cur.Connection.State.Up() {
+		n.vitals(cur.Vitals, add)
+	}
+	if cur.Connection.State.Up() {
 		n.downSent = false
 	} else if lc := cur.Connection.LastContact; lc != nil && !n.downSent && n.now().Sub(*lc) > n.cfg.DisconnectAfter {
 		n.downSent = true
 		add("disconnect", "", "no contact with "+n.host+" for "+dur(n.now().Sub(*lc)))
 	}
 	return out
+}
+
+// vitals notices: a GPU that dropped out, every GPU idle while the worker
+// runs, the disk under its floor or full within 2 h (the pipeline decides,
+// and records the same as events gpu_lost, gpu_idle and disk_low).
+func (n *notifier) vitals(v pipeline.Vitals, add func(kind, cat, text string)) {
+	if n.gpusLost == nil {
+		n.gpusLost = map[int]bool{}
+	}
+	var newly []string
+	now := map[int]bool{}
+	for _, i := range v.GPUsLost {
+		now[i] = true
+		if !n.gpusLost[i] {
+			newly = append(newly, strconv.Itoa(i))
+		}
+	}
+	n.gpusLost = now
+	if len(newly) > 0 {
+		text := "GPU " + strings.Join(newly, ", ") + " dropped out"
+		if len(newly) > 1 {
+			text = "GPUs " + strings.Join(newly, ", ") + " dropped out"
+		}
+		add("gpu_lost", "", fmt.Sprintf("%s: %d GPUs left", text, len(v.GPUs)))
+	}
+	if v.GPUsIdle && !n.gpusIdle {
+		add("gpu_idle", "", "every GPU idle while the worker runs")
+	}
+	n.gpusIdle = v.GPUsIdle
+	if v.Disk != nil {
+		low := v.Disk.Low
+		if low && !n.diskLow {
+			add("disk_low", "", "disk low: "+diskText(*v.Disk))
+		}
+		n.diskLow = low
+	}
 }
 
 func allFinal(s pipeline.Snapshot) bool {
@@ -141,4 +188,15 @@ func (n *notifier) notify(kind, cat, text string) tea.Cmd {
 		})
 	}
 	return tea.Batch(cmds...)
+}
+
+func diskText(d pipeline.Disk) string {
+	t := pipeline.FormatBytes(d.FreeBytes) + " free"
+	if d.TotalBytes > 0 {
+		t += fmt.Sprintf(" (%.1f%%)", 100*float64(d.FreeBytes)/float64(d.TotalBytes))
+	}
+	if d.FullInS != nil {
+		t += ", full in " + pipeline.FormatETA(d.FullInS)
+	}
+	return t
 }

@@ -291,6 +291,9 @@ func (m Model) serverPanel(w int, wide bool) string {
 		line = st.Stale.Render(ansi.Strip(line))
 	}
 	out := fit(line, w)
+	if vl := m.vitalsLine(w); vl != "" {
+		out += "\n" + vl
+	}
 	if sv.Reason != "" && (sv.State == pipeline.ServerDown || sv.State == pipeline.ServerUnhealthy) {
 		out += "\n" + fit(st.Bad.Render(sv.State+": "+sv.Reason), w)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -18,6 +20,7 @@ type fileConfig struct {
 	PollInterval *duration                 `toml:"poll_interval"`
 	StallAfter   *duration                 `toml:"stall_after"`
 	WorkerBin    string                    `toml:"worker_bin"`
+	DiskFloor    *percent                  `toml:"disk_floor"`
 	Notify       notifyConfig              `toml:"notify"`
 	Hosts        map[string]hostFileConfig `toml:"hosts"`
 }
@@ -33,6 +36,34 @@ type notifyConfig struct {
 	Command         string    `toml:"command"`
 	DisconnectAfter *duration `toml:"disconnect_after"`
 	Off             []string  `toml:"off"`
+}
+
+// percent is a share written as 5, 2.5, "5%" or "5 %": percent, 0 to 100.
+type percent struct{ text string }
+
+func (p *percent) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case string:
+		p.text = x
+	case int64:
+		p.text = fmt.Sprint(x)
+	case float64:
+		p.text = fmt.Sprint(x)
+	default:
+		return fmt.Errorf("%v is no percentage", v)
+	}
+	_, err := parsePercent(p.text)
+	return err
+}
+
+// parsePercent reads a percentage, more than 0 and less than 100, as a fraction.
+func parsePercent(s string) (float64, error) {
+	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 || v >= 100 {
+		return 0, fmt.Errorf("%q is no percentage between 0 and 100 (say 5%%)", s)
+	}
+	return v / 100, nil
 }
 
 type duration struct{ time.Duration }

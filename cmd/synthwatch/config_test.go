@@ -82,6 +82,8 @@ func TestSettingsRefuseBadValues(t *testing.T) {
 		{"", nil, map[string]string{"SYNTHWATCH_POLL_INTERVAL": "-1s"}, "poll_interval (from env SYNTHWATCH_POLL_INTERVAL)"},
 		{"", nil, map[string]string{"SYNTHWATCH_NOTIFY_OSC": "maybe"}, `"maybe" is not true or false`},
 		{"rot = \"/x\"\n", nil, nil, `unknown key "rot"`},
+		{"disk_floor = 120\n", nil, nil, `"120" is no percentage between 0 and 100`},
+		{"", nil, map[string]string{"SYNTHWATCH_DISK_FLOOR": "five"}, "disk_floor (from env SYNTHWATCH_DISK_FLOOR)"},
 	} {
 		os.WriteFile(file, []byte(c.file), 0o600)
 		for k, v := range c.env {
@@ -94,6 +96,26 @@ func TestSettingsRefuseBadValues(t *testing.T) {
 		for k := range c.env {
 			t.Setenv(k, "")
 		}
+	}
+}
+
+// disk_floor is a percentage, written as a number or with its %.
+func TestDiskFloorSetting(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	os.MkdirAll(filepath.Join(dir, "synthwatch"), 0o700)
+	file := filepath.Join(dir, "synthwatch", "config.toml")
+	for in, want := range map[string]float64{"": 0.05, "disk_floor = 3\n": 0.03, "disk_floor = \"2.5%\"\n": 0.025, "disk_floor = 10.0\n": 0.1} {
+		os.WriteFile(file, []byte(in), 0o600)
+		s, err := resolveSettings(nil, "gpu1", func(string) string { return "" })
+		if err != nil || s.DiskFloor != want {
+			t.Errorf("%q: %v %v, want %v", in, s.DiskFloor, err, want)
+		}
+	}
+	os.WriteFile(file, []byte("disk_floor = 3\n"), 0o600)
+	s, err := resolveSettings(nil, "gpu1", func(k string) string { return map[string]string{"SYNTHWATCH_DISK_FLOOR": "1%"}[k] })
+	if err != nil || s.DiskFloor != 0.01 || s.Get("disk_floor").Origin != "env SYNTHWATCH_DISK_FLOOR" {
+		t.Errorf("env: %v %+v %v", s.DiskFloor, s.Get("disk_floor"), err)
 	}
 }
 

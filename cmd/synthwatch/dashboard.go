@@ -105,7 +105,7 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 	}
 	live.RootCheck = func(ctx context.Context) error { return f.checkRoot(ctx, live.Remote, rootHost) }
 	tl := pipeline.NewTimeline(2000, f.historyPath(rootHost))
-	live.Watcher = pipeline.NewWatcher(live.Remote, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.stallAfter}, tl)
+	live.Watcher = pipeline.NewWatcher(live.Remote, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.stallAfter, DiskFloor: f.set.DiskFloor}, tl)
 	live.Actor = f.actor(live.Remote)
 	dark := true
 	if term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())) {

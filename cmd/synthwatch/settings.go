@@ -38,6 +38,13 @@ var settingDefs = []settingDef{
 		file: func(c fileConfig) (string, bool) { return durString(c.PollInterval) }},
 	{key: "stall_after", flag: "stall-after", def: "10m", check: checkDuration, dur: true,
 		file: func(c fileConfig) (string, bool) { return durString(c.StallAfter) }},
+	{key: "disk_floor", def: "5%", check: func(v string) error { _, err := parsePercent(v); return err },
+		file: func(c fileConfig) (string, bool) {
+			if c.DiskFloor == nil {
+				return "", false
+			}
+			return c.DiskFloor.text, true
+		}},
 	{key: "notify.osc", def: "true", check: checkBool,
 		file: func(c fileConfig) (string, bool) {
 			if c.Notify.OSC == nil {
@@ -125,6 +132,7 @@ type settings struct {
 	WorkerBin  string
 	Poll       time.Duration
 	StallAfter time.Duration
+	DiskFloor  float64 // the free share of the root's filesystem under which it is low (0.05)
 	Notify     tui.NotifyConfig
 	// ServerSet: server_url was set (not the default), so a launched
 	// worker is told it instead of reading pipeline.toml's.
@@ -211,6 +219,7 @@ func resolveWith(fl *pflag.FlagSet, host string, getenv func(string) string, con
 	s.WorkerBin = s.Get("worker_bin").Value
 	s.Poll, _ = time.ParseDuration(s.Get("poll_interval").Value)
 	s.StallAfter, _ = time.ParseDuration(s.Get("stall_after").Value)
+	s.DiskFloor, _ = parsePercent(s.Get("disk_floor").Value)
 	s.Notify.OSC, _ = strconv.ParseBool(s.Get("notify.osc").Value)
 	s.Notify.Command = s.Get("notify.command").Value
 	s.Notify.DisconnectAfter, _ = time.ParseDuration(s.Get("notify.disconnect_after").Value)

@@ -17,6 +17,7 @@ import (
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/remote"
+	"github.com/synthwatch/synthwatch/tui"
 )
 
 func newStatusCmd() *cobra.Command {
@@ -68,7 +69,7 @@ func (f *hostFlags) watcher(h remote.Host, name string) *pipeline.Watcher {
 		host = "local"
 	}
 	tl := pipeline.ReadTimeline(2000, f.historyPath(host))
-	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.set.StallAfter}, tl)
+	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.set.StallAfter, DiskFloor: f.set.DiskFloor}, tl)
 }
 
 // statusOnce is plain status: one poll, one Snapshot.
@@ -178,6 +179,9 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f\t%s\t%s\n", safe(c.Name), safe(c.Class), c.Done, c.Target, c.Errors, c.RatePerMin, fmtETA(c.ETASeconds), c.State)
 	}
 	tw.Flush()
+	if v := tui.VitalsText(s.Vitals); v != "" {
+		fmt.Fprintln(out, "host:", safe(v))
+	}
 	for _, w := range s.Warnings {
 		fmt.Fprintln(out, "warning:", safe(w))
 	}

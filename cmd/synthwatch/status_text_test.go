@@ -56,3 +56,23 @@ func TestStatusTextETAs(t *testing.T) {
 		t.Errorf("rows not found %v in:\n%s", want, out)
 	}
 }
+
+// The host's vitals are one line of text status, and absent when nothing
+// was read (a stale snapshot, or a host without nvidia-smi shows no GPUs).
+func TestStatusTextVitals(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	i := func(v int64) *int64 { return &v }
+	s := pipeline.Snapshot{Host: "h", Root: "/r"}
+	var b bytes.Buffer
+	printStatus(&b, s)
+	if strings.Contains(b.String(), "host:") {
+		t.Fatalf("vitals line without vitals:\n%s", b.String())
+	}
+	s.Vitals = pipeline.Vitals{Load1: f(3.5), WorkerRSSBytes: i(3 << 29), Disk: &pipeline.Disk{FreeBytes: 1 << 40, TotalBytes: 4 << 40},
+		GPUs: []pipeline.GPU{{Index: 0, Name: "NVIDIA H100 80GB HBM3\x1b]0;x\a", UtilPct: f(50), TempC: f(60), MemUsedMiB: f(40960), MemTotalMiB: f(81920), PowerW: f(400)}, {Index: 1, UtilPct: f(100)}}}
+	b.Reset()
+	printStatus(&b, s)
+	if !strings.Contains(b.String(), "host: GPU 2× util 75% 60°C 40/80 GiB 400 W | disk 1.0 TiB free 25% | load 3.5 | worker 1.5 GiB\n") {
+		t.Fatalf("vitals:\n%s", b.String())
+	}
+}

@@ -1,0 +1,416 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// The host's vitals are read by one shell line, run in the poll's batch
+// beside the other reads: GPUs (when nvidia-smi is there), load, memory,
+// the worker process's RSS and CPU time, and at every diskEvery-th read the
+// root's filesystem. They are read at most every vitalsGap (about 2.5 kB a
+// read, script and answer: under 1 MB an hour); the polls between carry the
+// last read's figures.
+
+// Vitals is the host's health: status --json's "vitals" (schema 1).
+// Every figure is null when it was not read: no nvidia-smi, no worker, or
+// the link down (a stale snapshot shows no vitals at all).
+type Vitals struct {
+	GPUs     []GPU  `json:"gpus"`                // null: no nvidia-smi on the host (or not read)
+	GPUError string `json:"gpu_error,omitempty"` // nvidia-smi is there but failed
+	GPUsLost []int  `json:"gpus_lost,omitempty"` // indices seen in this session and missing now
+	// GPUsIdle: every GPU at 0 % for gpuIdleAfter while the worker runs
+	GPUsIdle       bool     `json:"gpus_idle,omitempty"`
+	Disk           *Disk    `json:"disk"`
+	Load1          *float64 `json:"load1"`
+	MemAvailBytes  *int64   `json:"mem_avail_bytes"`
+	MemTotalBytes  *int64   `json:"mem_total_bytes"`
+	WorkerRSSBytes *int64   `json:"worker_rss_bytes"`
+	WorkerCPUPct   *float64 `json:"worker_cpu_pct"` // of one core: 180 is nearly two
+}
+
+// GPU is one GPU as nvidia-smi reports it; a figure the driver does not
+// give ([N/A]) is null.
+type GPU struct {
+	Index       int      `json:"index"`
+	Name        string   `json:"name"`
+	UtilPct     *float64 `json:"util_pct"`
+	MemUsedMiB  *float64 `json:"mem_used_mib"`
+	MemTotalMiB *float64 `json:"mem_total_mib"`
+	TempC       *float64 `json:"temp_c"`
+	PowerW      *float64 `json:"power_w"`
+	PIDs        []int    `json:"pids,omitempty"` // compute processes on it
+}
+
+// Disk is the root's filesystem.
+type Disk struct {
+	FreeBytes  int64    `json:"free_bytes"`
+	TotalBytes int64    `json:"total_bytes"`
+	FullInS    *float64 `json:"full_in_s"` // at the current write rate; null when free space is not shrinking
+	Low        bool     `json:"low,omitempty"`
+}
+
+// Vitals rules.
+const (
+	vitalsGap    = 10 * time.Second // the least time between two vitals reads
+	diskEvery    = 6                // vitals reads between two reads of the root's filesystem (a minute)
+	diskWindow   = 15 * time.Minute // the write rate is measured over this
+	diskMinSpan  = time.Minute      // and needs at least this much of it
+	diskSoon     = 2 * time.Hour    // full sooner than this is disk_low
+	gpuIdleAfter = 3 * time.Minute  // every GPU idle this long while the worker runs is gpu_idle
+	// DefaultDiskFloor is the free fraction under which the disk is low.
+	DefaultDiskFloor = 0.05
+)
+
+// vitalsScript prints every vitals section ($1 the root, $2 the worker's
+// pid or 0, $3 1 to read the disk). Each command's output is caught whole
+// and printed after its "@@sw NAME RC" line.
+var vitalsScript = `r=$1 p=$2 d=$3
+s() { printf '` + parse.VitalsMark + `%s %d\n%s\n' "$1" "$2" "$3"; }
+t=; command -v timeout >/dev/null 2>&1 && t="timeout 3"
+if command -v nvidia-smi >/dev/null 2>&1; then
+o=$($t nvidia-smi --query-gpu=` + parse.GPUQuery + ` --format=csv,noheader,nounits 2>&1); s gpu $? "$o"
+o=$($t nvidia-smi --query-compute-apps=` + parse.GPUAppsQuery + ` --format=csv,noheader,nounits 2>&1); s apps $? "$o"
+fi
+o=$(cat /proc/loadavg 2>&1); s load $? "$o"
+o=$(grep -E '^Mem(Total|Available):' /proc/meminfo 2>&1); s mem $? "$o"
+if [ "$d" = 1 ]; then o=$($t df -P -B1 -- "$r" 2>/dev/null || $t df -Pk -- "$r" 2>&1); s df $? "$o"; fi
+if [ "$p" -gt 0 ] 2>/dev/null; then
+o=$(cat /proc/uptime 2>&1); s uptime $? "$o"
+o=$(cat "/proc/$p/stat" 2>&1); s stat $? "$o"
+o=$(grep '^VmRSS:' "/proc/$p/status" 2>&1); s status $? "$o"
+o=$(getconf CLK_TCK 2>&1); s clk $? "$o"
+fi
+exit 0`
+
+// vitalsRead is what one run of vitalsScript gave.
+type vitalsRead struct {
+	asked bool
+	disk  bool // the disk was asked
+	pid   int
+	secs  map[string]parse.VitalsSection
+	err   error
+}
+
+// vitalsState is what the watcher keeps between polls for the vitals.
+type vitalsState struct {
+	reads     int           // vitals reads so far
+	every     int           // reads between two disk reads (diskEvery; tests set 1)
+	gap       time.Duration // the least time between two reads (vitalsGap; tests set -1: every poll)
+	lastRead  time.Time
+	gpusSeen  map[int]string // index -> name, every GPU seen in this session
+	lost      map[int]bool   // lost and recorded
+	idleSince time.Time      // every GPU idle (and the worker alive) since
+	idleSent  bool
+	disk      *Disk
+	diskPts   []diskPoint
+	diskLow   bool
+	cpu       cpuSample
+	last      Vitals
+	haveLast  bool
+	fails     int // vitals reads failed in a row
+}
+
+type diskPoint struct {
+	at   time.Time
+	free int64
+}
+
+type cpuSample struct {
+	pid    int
+	start  int64
+	ticks  int64
+	uptime float64
+}
+
+// readVitals runs vitalsScript once, within 5 s.
+func (w *Watcher) readVitals(ctx context.Context, pid int, disk bool) vitalsRead {
+	vr := vitalsRead{asked: true, pid: pid, disk: disk}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	d := "0"
+	if disk {
+		d = "1"
+	}
+	res, err := w.h.Exec(ctx, "sh", "-c", vitalsScript, "sh", w.o.Root, strconv.Itoa(pid), d)
+	if err != nil {
+		vr.err = err
+		return vr
+	}
+	vr.secs = parse.SplitVitals(string(res.Stdout))
+	return vr
+}
+
+// vitalsDue says whether this poll reads the vitals, and the disk with them.
+func (w *Watcher) vitalsDue(now time.Time) (read, disk bool) {
+	vs := &w.vit
+	if vs.every <= 0 {
+		vs.every = diskEvery
+	}
+	gap := vs.gap
+	if gap == 0 {
+		gap = vitalsGap
+	}
+	if !vs.lastRead.IsZero() && now.Sub(vs.lastRead) < gap && now.After(vs.lastRead) {
+		return false, false
+	}
+	vs.lastRead = now
+	disk = vs.reads%vs.every == 0
+	vs.reads++
+	return true, disk
+}
+
+// vitalsPid is the worker pid to read in this poll: the one alive at the last.
+func (w *Watcher) vitalsPid() int {
+	if w.live.cur != nil {
+		return w.live.cur.pid
+	}
+	return 0
+}
+
+// foldVitals folds one vitals read into s.Vitals and records gpu_lost,
+// gpu_idle and disk_low. It runs after the worker's state is known.
+func (w *Watcher) foldVitals(s *Snapshot, vr vitalsRead, now time.Time) {
+	vs := &w.vit
+	if !vr.asked { // between two reads: the last read's figures
+		if vs.haveLast && vs.fails == 0 {
+			s.Vitals = vs.last
+		}
+		return
+	}
+	if vr.err != nil || vr.secs == nil {
+		vs.fails++
+		vs.lastRead = time.Time{}         // try again at the next poll
+		if vs.haveLast && vs.fails == 1 { // one failed read keeps the last figures, not two
+			s.Vitals = vs.last
+		}
+		return
+	}
+	vs.fails = 0
+	var v Vitals
+	w.foldGPUs(&v, vr.secs, s.Worker, now)
+	if sec, ok := vr.secs["load"]; ok && sec.Code == 0 {
+		if l, err := parse.ParseLoadAvg(sec.Out); err == nil {
+			v.Load1 = &l
+		}
+	}
+	if sec, ok := vr.secs["mem"]; ok && sec.Code == 0 {
+		if a, t, err := parse.ParseMemInfo(sec.Out); err == nil {
+			v.MemAvailBytes, v.MemTotalBytes = &a, &t
+		}
+	}
+	w.foldDisk(&v, vr, now)
+	w.foldWorkerProc(&v, vr)
+	vs.last, vs.haveLast = v, true
+	s.Vitals = v
+}
+
+func (w *Watcher) foldGPUs(v *Vitals, secs map[string]parse.VitalsSection, wk Worker, now time.Time) {
+	vs := &w.vit
+	sec, ok := secs["gpu"]
+	if !ok && len(vs.gpusSeen) == 0 {
+		return // no nvidia-smi: no GPU panel
+	}
+	var rows []parse.GPU
+	var err error
+	switch {
+	case !ok:
+		err = fmt.Errorf("nvidia-smi is gone")
+	case sec.Code == 124: // timeout(1): a hung nvidia-smi is no proof that a GPU is gone
+		v.GPUError = "nvidia-smi did not answer within 3s"
+		v.GPUs = []GPU{}
+		for idx := range vs.lost {
+			v.GPUsLost = append(v.GPUsLost, idx)
+		}
+		sort.Ints(v.GPUsLost)
+		vs.idleSince, vs.idleSent = time.Time{}, false
+		return
+	case sec.Code != 0:
+		err = fmt.Errorf("nvidia-smi: exit %d: %s", sec.Code, firstLine(sec.Out))
+		rows, _ = parse.ParseGPUs(sec.Out)
+	default:
+		rows, err = parse.ParseGPUs(sec.Out)
+	}
+	if err != nil {
+		v.GPUError = parse.SanitizeString(err.Error())
+	}
+	pids := map[string][]int{}
+	if a, ok := secs["apps"]; ok && a.Code == 0 {
+		for _, app := range parse.ParseGPUApps(a.Out) {
+			pids[app.GPUUUID] = append(pids[app.GPUUUID], app.PID)
+		}
+	}
+	v.GPUs = []GPU{}
+	if vs.gpusSeen == nil {
+		vs.gpusSeen, vs.lost = map[int]string{}, map[int]bool{}
+	}
+	present := map[int]bool{}
+	allIdle := len(rows) > 0
+	for _, r := range rows {
+		g := GPU{Index: r.Index, Name: r.Name, UtilPct: r.UtilPct, MemUsedMiB: r.MemUsedMiB, MemTotalMiB: r.MemTotalMiB, TempC: r.TempC, PowerW: r.PowerW}
+		if r.UUID != "" {
+			g.PIDs = pids[r.UUID]
+			sort.Ints(g.PIDs)
+		}
+		v.GPUs = append(v.GPUs, g)
+		present[r.Index] = true
+		vs.gpusSeen[r.Index] = r.Name
+		delete(vs.lost, r.Index) // back
+		if r.UtilPct == nil || *r.UtilPct > 0 {
+			allIdle = false
+		}
+	}
+	var newly []int
+	for idx := range vs.gpusSeen {
+		if present[idx] {
+			continue
+		}
+		v.GPUsLost = append(v.GPUsLost, idx)
+		if !vs.lost[idx] {
+			vs.lost[idx] = true
+			newly = append(newly, idx)
+		}
+	}
+	sort.Ints(v.GPUsLost)
+	sort.Ints(newly)
+	for _, idx := range newly {
+		text := fmt.Sprintf("GPU %d (%s) dropped out: %d of %d GPUs left", idx, vs.gpusSeen[idx], len(rows), len(vs.gpusSeen))
+		if v.GPUError != "" {
+			text += " (" + v.GPUError + ")"
+		}
+		w.event(now, "gpu_lost", "", text)
+	}
+	// every GPU idle while the worker runs
+	if !allIdle || !Alive(wk.State) {
+		vs.idleSince, vs.idleSent = time.Time{}, false
+		return
+	}
+	if vs.idleSince.IsZero() {
+		vs.idleSince = now
+	}
+	if now.Sub(vs.idleSince) >= gpuIdleAfter {
+		v.GPUsIdle = true
+		if !vs.idleSent {
+			vs.idleSent = true
+			w.event(now, "gpu_idle", "", fmt.Sprintf("every GPU idle for %s while the worker runs (pid %d)", FormatDuration(now.Sub(vs.idleSince)), wk.PID))
+		}
+	}
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	return strings.TrimSpace(s)
+}
+
+func (w *Watcher) foldDisk(v *Vitals, vr vitalsRead, now time.Time) {
+	vs := &w.vit
+	if sec, ok := vr.secs["df"]; ok && sec.Code == 0 {
+		if free, total, err := parse.ParseDF(sec.Out); err == nil && total > 0 {
+			vs.diskPts = append(vs.diskPts, diskPoint{now, free})
+			for len(vs.diskPts) > 0 && now.Sub(vs.diskPts[0].at) > diskWindow {
+				vs.diskPts = vs.diskPts[1:]
+			}
+			d := &Disk{FreeBytes: free, TotalBytes: total, FullInS: fullIn(vs.diskPts)}
+			// low is left a fifth above the marks only, so free space
+			// hovering at the floor is one disk_low, not one a minute
+			floor, within := w.o.DiskFloor, diskSoon.Seconds()
+			if vs.diskLow {
+				floor, within = floor*1.2, within*1.2
+			}
+			under := float64(free) < floor*float64(total)
+			soon := d.FullInS != nil && *d.FullInS < within
+			d.Low = under || soon
+			if d.Low && !vs.diskLow {
+				text := fmt.Sprintf("disk low: %s free of %s (%.1f%%)", FormatBytes(free), FormatBytes(total), 100*float64(free)/float64(total))
+				if soon {
+					text += ", full in " + FormatDuration(time.Duration(*d.FullInS*float64(time.Second)))
+				}
+				w.event(now, "disk_low", "", text)
+			}
+			vs.diskLow = d.Low
+			vs.disk = d
+		}
+	}
+	if vs.disk != nil {
+		c := *vs.disk
+		v.Disk = &c
+	}
+}
+
+// fullIn is the seconds until free reaches zero at the rate free space
+// fell over the window (a least-squares line through the points); nil
+// when it is not falling or the window is too short to tell.
+func fullIn(pts []diskPoint) *float64 {
+	if len(pts) < 3 || pts[len(pts)-1].at.Sub(pts[0].at) < diskMinSpan {
+		return nil
+	}
+	t0 := pts[0].at
+	var n, sx, sy, sxx, sxy float64
+	for _, p := range pts {
+		x, y := p.at.Sub(t0).Seconds(), float64(p.free)
+		n++
+		sx += x
+		sy += y
+		sxx += x * x
+		sxy += x * y
+	}
+	den := n*sxx - sx*sx
+	if den == 0 {
+		return nil
+	}
+	slope := (n*sxy - sx*sy) / den // bytes per second, negative while filling
+	if slope >= 0 || math.IsNaN(slope) {
+		return nil
+	}
+	s := float64(pts[len(pts)-1].free) / -slope
+	return &s
+}
+
+func (w *Watcher) foldWorkerProc(v *Vitals, vr vitalsRead) {
+	vs := &w.vit
+	if vr.pid <= 0 {
+		vs.cpu = cpuSample{}
+		return
+	}
+	if sec, ok := vr.secs["status"]; ok && sec.Code == 0 {
+		if rss, ok := parse.ParseVmRSS(sec.Out); ok {
+			v.WorkerRSSBytes = &rss
+		}
+	}
+	st, ok1 := vr.secs["stat"]
+	up, ok2 := vr.secs["uptime"]
+	clk, ok3 := vr.secs["clk"]
+	if !ok1 || !ok2 || !ok3 || st.Code != 0 || up.Code != 0 || clk.Code != 0 {
+		vs.cpu = cpuSample{}
+		return
+	}
+	ps, err := parse.ParseProcStat(st.Out)
+	u, ok := parse.ParseUptime(up.Out)
+	hz, herr := strconv.Atoi(strings.TrimSpace(clk.Out))
+	if err != nil || !ok || herr != nil || hz <= 0 {
+		vs.cpu = cpuSample{}
+		return
+	}
+	cur := cpuSample{pid: vr.pid, start: ps.StartTime, ticks: ps.Ticks, uptime: u}
+	prev := vs.cpu
+	vs.cpu = cur
+	if prev.pid != cur.pid || prev.start != cur.start || cur.uptime <= prev.uptime || cur.ticks < prev.ticks {
+		return
+	}
+	pct := float64(cur.ticks-prev.ticks) / float64(hz) / (cur.uptime - prev.uptime) * 100
+	pct = math.Round(pct*10) / 10
+	v.WorkerCPUPct = &pct
+}
