@@ -112,7 +112,17 @@ func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 		w.live.logLines = true
 	}
 	w.log.lastLine = wl.ModTime // the host's clock: a first read is not fresh activity
-	recent := now.Sub(wl.ModTime) < time.Minute
+	w.foldTailLines(res, now, true)
+}
+
+// foldTailLines folds the lines this poll's tails read: the display rings,
+// the worker log's facts, the server log's events, runs.jsonl. A poll whose
+// link dropped during the batch (stale, not folded otherwise) still folds
+// them: its tails have moved past them, and a line skipped is a line lost.
+// flush lets a quiet server log end its last event (not in a stale poll).
+func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool) {
+	wl, sl := res.Tails[0], res.Tails[1]
+	recent := wl.Err == nil && now.Sub(wl.ModTime) < time.Minute
 	for i, l := range wl.Lines {
 		w.WorkerLog.Add(parse.SanitizeLine([]byte(l.Text), 4096))
 		fresh := w.polls > 1 || recent && len(wl.Lines)-i <= 20
@@ -123,7 +133,7 @@ func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 		w.ServerLog.Add(parse.SanitizeLine([]byte(l.Text), 4096))
 		w.srvParse.Feed(l.Text, emit)
 	}
-	if len(sl.Lines) == 0 || w.polls <= 1 {
+	if flush && (len(sl.Lines) == 0 || w.polls <= 1) {
 		// the log went quiet, or this is its first read (history: what it
 		// ends with has been there since before we looked): a crash at its
 		// end is complete

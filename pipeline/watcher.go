@@ -250,6 +250,7 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected) || !snap.Connection.State.Up()
 	if down {
 		w.vit.lastRead = time.Time{} // read the vitals again as soon as the link is back
+		w.foldTailLines(res, now, false)
 		return w.stale(snap)
 	}
 	w.foldProbe(probe, now)

@@ -336,3 +336,28 @@ func TestTimelineRecordsDisconnectAndReconnect(t *testing.T) {
 		t.Fatalf("events %v", s.Events)
 	}
 }
+
+// A poll whose link dropped during its batch is stale, but the log lines
+// its tails read are folded all the same: skipped, they would be lost, as
+// the tails have moved past them.
+func TestStalePollKeepsTheLinesItRead(t *testing.T) {
+	c := newClock()
+	c.t = time.Now()
+	root, _ := runningRoot(t, c)
+	log := filepath.Join(root, parse.WorkerLogPath)
+	write(t, log, "one\ntwo\n")
+	h := &linkedHost{Host: remote.Local{}, st: remote.ConnState{Phase: remote.Connected}}
+	w := NewWatcher(h, Options{Root: root, Now: c.now, ServerURL: closedURL(t)}, nil)
+	poll(w)
+	appendTo(t, log, "three\nfour\n")
+	h.st = remote.ConnState{Phase: remote.Reconnecting, Err: "no answer to keepalives", Drops: 1}
+	if s := poll(w); s.Worker.State != StateUnknown {
+		t.Fatalf("a poll with the link down: worker %s", s.Worker.State)
+	}
+	appendTo(t, log, "five\n")
+	h.st = remote.ConnState{Phase: remote.Connected, Drops: 1}
+	poll(w)
+	if got := strings.Join(w.WorkerLog.Lines(), ","); got != "one,two,three,four,five" {
+		t.Fatalf("worker log lines %q", got)
+	}
+}

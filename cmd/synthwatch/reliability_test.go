@@ -178,7 +178,7 @@ func TestReliabilityLinkFaults(t *testing.T) {
 		want = want[len(want)-len(got):]
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("worker log lines lost or repeated: dashboard has %d lines, file %d", len(got), len(want))
+		t.Fatalf("worker log lines lost or repeated: dashboard has %d lines, file %d:\ndashboard:\n%s\nfile:\n%s", len(got), len(want), strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	var events []string
 	for _, e := range s2.Events {
