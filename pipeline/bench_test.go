@@ -37,21 +37,7 @@ func BenchmarkWatcherIdlePoll(b *testing.B) {
 	data, _ := jsonMarshal(st)
 	os.MkdirAll(filepath.Join(root, "run"), 0o755)
 	os.WriteFile(filepath.Join(root, "run", "worker.json"), data, 0o644)
-	px, err := faultproxy.Start(s.Addr())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(px.Close)
-	kh := filepath.Join(b.TempDir(), "kh")
-	khb, _ := os.ReadFile(s.KnownHosts)
-	os.WriteFile(kh, []byte(strings.Replace(string(khb), s.Addr()[len("127.0.0.1:"):], px.Addr()[len("127.0.0.1:"):], 1)), 0o644)
-	b.Setenv("SSH_AUTH_SOCK", "")
-	h, err := remote.Dial(context.Background(), remote.Options{Target: s.User + "@" + px.Addr(), Identities: []string{s.KeyPath}, Home: b.TempDir(),
-		Opts: []string{"UserKnownHostsFile=" + kh, "StrictHostKeyChecking=yes"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { h.Close() })
+	h, px := dialThroughProxy(b, s)
 	url := "http://127.0.0.1:1" // refused: the worst common case, asked every poll
 	w := NewWatcher(h, Options{Host: "bench", Root: root, ServerURL: url}, nil)
 	px.SetDelay(rtt / 2)
@@ -73,21 +59,9 @@ func BenchmarkWatcherIdlePoll(b *testing.B) {
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
-// BenchmarkVitalsRead: bytes and round trips of one read of the host's
-// vitals (the stand-in nvidia-smi with 8 GPUs on the sshd session's PATH,
-// load, memory, the worker's /proc entries and df), through a proxy that
-// adds 10 ms each way. The watcher makes one every 10 s at most, inside a
-// poll's batch.
-func BenchmarkVitalsRead(b *testing.B) {
-	const rtt = 20 * time.Millisecond
-	dir := b.TempDir()
-	g, a := h100s(97)
-	os.WriteFile(filepath.Join(dir, "gpus.csv"), []byte(g), 0o644)
-	os.WriteFile(filepath.Join(dir, "apps.csv"), []byte(a), 0o644)
-	os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte("#!/bin/sh\nd=$(dirname \"$0\")\ncase \"$*\" in *--query-gpu=*) cat \"$d/gpus.csv\";; *) cat \"$d/apps.csv\";; esac\n"), 0o755)
-	s := sshdtest.Start(b, sshdtest.WithConfig("SetEnv PATH="+dir+":/usr/local/bin:/usr/bin:/bin"))
-	root := b.TempDir()
-	pid := fakeWorker(b, root)
+// dialThroughProxy connects to s through a loopback proxy that can delay
+// the link (known_hosts rewritten for the proxy's port).
+func dialThroughProxy(b *testing.B, s *sshdtest.Server) (*remote.SSH, *faultproxy.Proxy) {
 	px, err := faultproxy.Start(s.Addr())
 	if err != nil {
 		b.Fatal(err)
@@ -103,6 +77,25 @@ func BenchmarkVitalsRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { h.Close() })
+	return h, px
+}
+
+// BenchmarkVitalsRead: bytes and round trips of one read of the host's
+// vitals (the stand-in nvidia-smi with 8 GPUs on the sshd session's PATH,
+// load, memory, the worker's /proc entries and df), through a proxy that
+// adds 10 ms each way. The watcher makes one every 10 s at most, inside a
+// poll's batch.
+func BenchmarkVitalsRead(b *testing.B) {
+	const rtt = 20 * time.Millisecond
+	dir := b.TempDir()
+	g, a := h100s(97)
+	os.WriteFile(filepath.Join(dir, "gpus.csv"), []byte(g), 0o644)
+	os.WriteFile(filepath.Join(dir, "apps.csv"), []byte(a), 0o644)
+	os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte("#!/bin/sh\nd=$(dirname \"$0\")\ncase \"$*\" in *--query-gpu=*) cat \"$d/gpus.csv\";; *) cat \"$d/apps.csv\";; esac\n"), 0o755)
+	s := sshdtest.Start(b, sshdtest.WithConfig("SetEnv PATH="+dir+":/usr/local/bin:/usr/bin:/bin"))
+	root := b.TempDir()
+	pid := fakeWorker(b, root)
+	h, px := dialThroughProxy(b, s)
 	w := NewWatcher(h, Options{Host: "bench", Root: root}, nil)
 	px.SetDelay(rtt / 2)
 	if vr := w.readVitals(context.Background(), pid, true); vr.err != nil || vr.secs["gpu"].Code != 0 || vr.secs["df"].Code != 0 {

@@ -164,7 +164,10 @@ func TestEndToEndStallSeenByStatus(t *testing.T) {
 	e.sim.SetFaults(sim.Faults{StallMatch: "of B2"}) // the server stops answering this category's prompts
 	raw := filepath.Join(e.root, "prepared", "B2", "raw_responses.jsonl")
 	last, quietSince := int64(-1), time.Now()
-	for time.Since(quietSince) < 3*time.Second {
+	for deadline := time.Now().Add(2 * time.Minute); time.Since(quietSince) < 3*time.Second; { // quiet: the in-flight answers have landed
+		if time.Now().After(deadline) {
+			t.Fatal("B2 never went quiet under the stall")
+		}
 		st, err := os.Stat(raw)
 		must(t, err)
 		if st.Size() != last {

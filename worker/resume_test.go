@@ -361,6 +361,9 @@ func TestEveryPromptFailedIsFailed(t *testing.T) {
 func TestNoCountAfterWriteFailure(t *testing.T) {
 	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err) // Linux CI has /dev/full: the test must run there
+		}
 		t.Skip(err)
 	}
 	defer f.Close()

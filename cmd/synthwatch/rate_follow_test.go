@@ -94,6 +94,14 @@ func (w *rateWriter) halt() {
 	<-w.done
 }
 
+// bursts120 says the writer has not yet made the bursts of 12 s at its
+// pace (two simulated minutes).
+func (w *rateWriter) bursts120(every time.Duration) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.bursts) < int(12*time.Second/every)
+}
+
 // truth is the writer's real rate per minute: records after its first
 // burst over the time from the first burst to the last, and when it last wrote.
 func (w *rateWriter) truth(burst int) (perMin float64, last time.Time) {
@@ -141,11 +149,13 @@ func TestFollowRateAndETAOfKnownWriters(t *testing.T) {
 				"-o", "StrictHostKeyChecking=yes", "--root", root, s.User+"@"+s.Addr())
 			f.next(60 * time.Second) // connected
 			wr := startRateWriter(t, root, c.every, c.burst)
-			begin := time.Now()
+			// two minutes of writing at ten times the pace, counted in the
+			// writer's bursts (not our clock), however slowly the machine runs
 			var snap pipeline.Snapshot
-			for time.Since(begin) < 12*time.Second {
+			for wr.bursts120(c.every) {
 				snap = f.next(30 * time.Second)
 			}
+			snap = f.next(30 * time.Second) // a poll after the last counted burst
 			truth, _ := wr.truth(c.burst)
 			b1 := catOf(t, snap, "B1")
 			rateErr := math.Abs(b1.RatePerMin-truth) / truth
