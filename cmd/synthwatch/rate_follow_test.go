@@ -151,11 +151,10 @@ func TestFollowRateAndETAOfKnownWriters(t *testing.T) {
 			wr := startRateWriter(t, root, c.every, c.burst)
 			// two minutes of writing at ten times the pace, counted in the
 			// writer's bursts (not our clock), however slowly the machine runs
-			var snap pipeline.Snapshot
 			for wr.bursts120(c.every) {
-				snap = f.next(30 * time.Second)
+				f.next(30 * time.Second)
 			}
-			snap = f.next(30 * time.Second) // a poll after the last counted burst
+			snap := f.next(30 * time.Second) // a poll after the last counted burst
 			truth, _ := wr.truth(c.burst)
 			b1 := catOf(t, snap, "B1")
 			rateErr := math.Abs(b1.RatePerMin-truth) / truth
