@@ -87,7 +87,7 @@ func (w *Watcher) readLive(ctx context.Context, now time.Time) liveRead {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		lr.wjson, lr.wjsonErr = w.h.ReadAt(ctx, w.layout().WorkerJSON(), 0, 4<<20)
+		lr.wjson, lr.wjsonErr = w.rd.ReadAt(ctx, w.layout().WorkerJSON(), 0, 4<<20)
 	}()
 	if prev != nil {
 		wg.Add(1)
@@ -146,7 +146,7 @@ func (w *Watcher) readLive(ctx context.Context, now time.Time) liveRead {
 	}
 	if lr.p == nil && lr.err == nil {
 		// none alive: whether our kill stopped the last one is in the note
-		b, err := w.h.ReadAt(ctx, w.layout().KillNote(), 0, 4096)
+		b, err := w.rd.ReadAt(ctx, w.layout().KillNote(), 0, 4096)
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
 			lr.note, lr.noteRead = b, true
 		}
@@ -156,7 +156,7 @@ func (w *Watcher) readLive(ctx context.Context, now time.Time) liveRead {
 
 // readBootTime reads btime from the host's /proc/stat.
 func readBootTime(ctx context.Context, w *Watcher) time.Time {
-	b, err := w.h.ReadAt(ctx, "/proc/stat", 0, 64<<10)
+	b, err := w.rd.ReadAt(ctx, "/proc/stat", 0, 64<<10)
 	if err != nil {
 		return time.Time{}
 	}

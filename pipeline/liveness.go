@@ -149,6 +149,13 @@ func (r *procReader) isWorker(ctx context.Context, p *proc) bool {
 	return err == nil && path.Clean(got) == real
 }
 
+// knownReal is the resolved root if it was resolved already ("": not yet).
+func (r *procReader) knownReal() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.realRoot
+}
+
 // real is the root with symlinks resolved ("" if the host cannot say).
 func (r *procReader) real(ctx context.Context) string {
 	r.mu.Lock()
@@ -198,7 +205,13 @@ func isWorkerCmdline(b []byte, root string) bool {
 // writerPatterns are the files a worker writes: its log and every
 // category's raw_responses.jsonl, as find -lname patterns on real paths.
 func (r *procReader) writerPatterns(ctx context.Context, workerLog string) []string {
-	real := r.real(ctx)
+	l, _ := r.h.(remote.Linker)
+	return r.patternsAt(ctx, r.real(ctx), workerLog, l)
+}
+
+// patternsAt are writerPatterns with the root resolved to real ("": as
+// spelt), and a worker log outside the root resolved by l (nil: as spelt).
+func (r *procReader) patternsAt(ctx context.Context, real, workerLog string, l remote.Linker) []string {
 	if real == "" {
 		real = path.Clean(r.root)
 	}
@@ -206,7 +219,7 @@ func (r *procReader) writerPatterns(ctx context.Context, workerLog string) []str
 	logp := path.Clean(workerLog)
 	if strings.HasPrefix(logp, path.Clean(r.root)+"/") {
 		logp = path.Join(real, strings.TrimPrefix(logp, path.Clean(r.root)+"/"))
-	} else if l, ok := r.h.(remote.Linker); ok {
+	} else if l != nil {
 		if got, err := l.RealPath(ctx, logp); err == nil {
 			logp = got
 		}

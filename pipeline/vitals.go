@@ -135,17 +135,22 @@ func (w *Watcher) readVitals(ctx context.Context, pid int, disk bool) vitalsRead
 	vr := vitalsRead{asked: true, pid: pid, disk: disk}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	d := "0"
-	if disk {
-		d = "1"
-	}
-	res, err := w.h.Exec(ctx, "sh", "-c", vitalsScript, "sh", w.o.Root, strconv.Itoa(pid), d)
+	res, err := w.rd.Exec(ctx, w.vitalsArgv(pid, disk)...)
 	if err != nil {
 		vr.err = err
 		return vr
 	}
 	vr.secs = parse.SplitVitals(string(res.Stdout))
 	return vr
+}
+
+// vitalsArgv is the one exec of a vitals read.
+func (w *Watcher) vitalsArgv(pid int, disk bool) []string {
+	d := "0"
+	if disk {
+		d = "1"
+	}
+	return []string{"sh", "-c", vitalsScript, "sh", w.o.Root, strconv.Itoa(pid), d}
 }
 
 // vitalsDue says whether this poll reads the vitals, and the disk with them.

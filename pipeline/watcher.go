@@ -68,8 +68,11 @@ func (o *Options) defaults() {
 // Watcher polls one host and keeps what it learnt between polls: counts,
 // offsets, rates, stalls and the event timeline.
 type Watcher struct {
-	h remote.Host
-	o Options
+	h       remote.Host
+	rd      remote.Host      // what polls read through: pre, or h itself
+	pre     *remote.Prefetch // answers a cold poll from one exec (a host with a link only)
+	coldErr error            // the last cold poll's batch error
+	o       Options
 
 	mu         sync.Mutex
 	cats       map[string]*catState
@@ -111,7 +114,13 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	w := &Watcher{h: h, o: o, cats: map[string]*catState{}, timeline: tl,
 		wlog: remote.NewTail(o.WorkerLog), slog: remote.NewTail(o.ServerLog),
 		WorkerLog: NewRing(o.LogLines), ServerLog: NewRing(o.LogLines), thr: newSamples(o.History),
-		procs: newProcReader(h, o.Root)}
+	}
+	w.rd = h
+	if _, linked := h.(remote.Linked); linked {
+		w.pre = remote.NewPrefetch(h)
+		w.rd = w.pre
+	}
+	w.procs = newProcReader(w.rd, o.Root)
 	w.live.killed = map[int]bool{}
 	w.wlog.StartBack = 1 << 20 // enough of the worker log to know where each category stands
 	return w
@@ -129,24 +138,30 @@ func (w *Watcher) Timeline() *Timeline { return w.timeline }
 func (w *Watcher) cat(name string) *catState {
 	c, ok := w.cats[name]
 	if !ok {
-		l := w.layout()
-		c = &catState{name: name, class: "SHORT",
-			raw:     remote.NewCounter(l.Raw(name)),
-			errs:    remote.NewCounter(l.Errors(name)),
-			prompts: remote.NewCounter(l.Prompts(name)),
-			runs:    remote.NewTail(l.Runs(name)),
-			rates:   newSamples(w.o.History)}
-		c.runs.StartBack = 16 << 20
+		c = w.newCat(name)
 		w.cats[name] = c
 		w.order = append(w.order, name)
 	}
 	return c
 }
 
+// newCat is a category's state before its first poll.
+func (w *Watcher) newCat(name string) *catState {
+	l := w.layout()
+	c := &catState{name: name, class: "SHORT",
+		raw:     remote.NewCounter(l.Raw(name)),
+		errs:    remote.NewCounter(l.Errors(name)),
+		prompts: remote.NewCounter(l.Prompts(name)),
+		runs:    remote.NewTail(l.Runs(name)),
+		rates:   newSamples(w.o.History)}
+	c.runs.StartBack = 16 << 20
+	return c
+}
+
 // discover finds categories from the manifest and prepared/*/ folders.
 func (w *Watcher) discover(ctx context.Context) error {
 	if !w.haveMan {
-		data, err := w.h.ReadAt(ctx, w.layout().Manifest(), 0, 1<<20)
+		data, err := w.rd.ReadAt(ctx, w.layout().Manifest(), 0, 1<<20)
 		switch {
 		case err == nil:
 			if m, perr := parse.ParseManifest(data); perr == nil {
@@ -169,7 +184,7 @@ func (w *Watcher) discover(ctx context.Context) error {
 	var found []string
 	glob := parse.Layout{Root: globEscape(w.o.Root)}
 	for _, pat := range []string{glob.Prompts("*"), glob.Raw("*")} {
-		m, err := w.h.Glob(ctx, pat)
+		m, err := w.rd.Glob(ctx, pat)
 		if err != nil {
 			return err
 		}
@@ -197,48 +212,42 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	now := w.o.Now()
 	var discErr error
 	full := w.polls%30 == 0 || len(w.cats) == 0 // prompts.jsonl and new categories change rarely
-	if full {
-		discErr = w.discover(ctx)
-	}
+	askZone := w.ev.zone == nil || w.ev.relearn // once per connection, in this batch
+	askVit, vitDisk := w.vitalsDue(now)         // at most every 10 s, in this batch
+	vitPid := w.vitalsPid()
+	cold := w.cold()
 	w.polls++
-
-	p := &remote.Poller{Tails: []*remote.Tail{w.wlog, w.slog}}
-	for _, n := range w.order {
-		c := w.cats[n]
-		prompts := c.prompts
-		if !full {
-			prompts = nil
-		}
-		p.Counters = append(p.Counters, c.raw, c.errs)
-		if prompts != nil {
-			p.Counters = append(p.Counters, prompts)
-		}
-		if full {
-			p.Tails = append(p.Tails, c.runs) // written once per worker start
-		}
-	}
 	var wg sync.WaitGroup
-	var res remote.PollResult
-	var lr liveRead
 	var metErr error
 	var met parse.ServerMetrics
 	var probe serverProbe
+	wg.Add(1)
+	go func() { defer wg.Done(); met, probe, metErr = w.probeServer(ctx) }()
+	if cold {
+		// a cold poll's reads come in one exec, beside the server's probe
+		w.prefetch(ctx, full, askZone, askVit, vitPid, vitDisk)
+		defer w.pre.Disarm()
+	}
+	if full {
+		discErr = w.discover(ctx)
+	}
+
+	p := w.poller(full)
+	var res remote.PollResult
+	var lr liveRead
 	var zone *time.Location
 	var zoneErr error
-	askZone := w.ev.zone == nil || w.ev.relearn // once per connection, in this batch
 	var vr vitalsRead
-	wg.Add(3)
-	if askVit, vitDisk := w.vitalsDue(now); askVit { // at most every 10 s, in this batch
+	wg.Add(2)
+	if askVit {
 		wg.Add(1)
-		vitPid := w.vitalsPid()
 		go func() { defer wg.Done(); vr = w.readVitals(ctx, vitPid, vitDisk) }()
 	}
-	go func() { defer wg.Done(); res = p.Poll(ctx, w.h) }()
+	go func() { defer wg.Done(); res = p.Poll(ctx, w.rd) }()
 	go func() { defer wg.Done(); lr = w.readLive(ctx, now) }()
-	go func() { defer wg.Done(); met, probe, metErr = w.probeServer(ctx) }()
 	if askZone {
 		wg.Add(1)
-		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.h) }()
+		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.rd) }()
 	}
 	wg.Wait()
 	w.foldZone(zone, zoneErr, askZone)
@@ -263,6 +272,21 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	w.ev.readOnce = true
 	w.lastSnap = snap
 	return snap
+}
+
+// poller is this poll's batch of tails and counters. A full poll reads
+// what changes rarely too: prompts.jsonl and runs.jsonl.
+func (w *Watcher) poller(full bool) *remote.Poller {
+	p := &remote.Poller{Tails: []*remote.Tail{w.wlog, w.slog}}
+	for _, n := range w.order {
+		c := w.cats[n]
+		p.Counters = append(p.Counters, c.raw, c.errs)
+		if full {
+			p.Counters = append(p.Counters, c.prompts)
+			p.Tails = append(p.Tails, c.runs) // written once per worker start
+		}
+	}
+	return p
 }
 
 // noteConnection records disconnections and reconnections in the timeline.

@@ -91,7 +91,11 @@ func (kf *keptFile) close() {
 // next one opens the path again.
 func (s *SSH) ReadKept(ctx context.Context, p string, off int64, n int) ([]byte, error) {
 	return s.readFile(ctx, off, n, func(sess *session) (*sftp.File, func(error), error) {
-		kf, err := sess.kept.get(sess.sftp, p)
+		sc, err := sess.fs()
+		if err != nil {
+			return nil, nil, err
+		}
+		kf, err := sess.kept.get(sc, p)
 		if err != nil {
 			return nil, nil, err
 		}

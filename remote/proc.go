@@ -26,7 +26,13 @@ func (s *SSH) ReadLink(ctx context.Context, p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t, err := withTimeout(ctx, opTimeout(ctx), func() (string, error) { return sess.sftp.ReadLink(p) })
+	t, err := withTimeout(ctx, opTimeout(ctx), func() (string, error) {
+		sc, err := sess.fs()
+		if err != nil {
+			return "", err
+		}
+		return sc.ReadLink(p)
+	})
 	if err != nil {
 		return "", mapNotExist(err)
 	}
@@ -39,7 +45,13 @@ func (s *SSH) RealPath(ctx context.Context, p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t, err := withTimeout(ctx, opTimeout(ctx), func() (string, error) { return sess.sftp.RealPath(p) })
+	t, err := withTimeout(ctx, opTimeout(ctx), func() (string, error) {
+		sc, err := sess.fs()
+		if err != nil {
+			return "", err
+		}
+		return sc.RealPath(p)
+	})
 	if err != nil {
 		return "", mapNotExist(err)
 	}

@@ -43,16 +43,31 @@ type SSH struct {
 
 type session struct {
 	link *link
-	sftp *sftp.Client
-	dead chan struct{} // closed when the SSH connection ends
-	kept kept          // files followed between polls (see Keeper)
+	// The SFTP session opens beside the first requests, not before them:
+	// its three round trips would delay a cold start's exec for nothing.
+	// sc and scErr are set when ready is closed.
+	ready chan struct{}
+	sc    *sftp.Client
+	scErr error
+	dead  chan struct{} // closed when the SSH connection ends
+	kept  kept          // files followed between polls (see Keeper)
+}
+
+// fs waits for the SFTP session.
+func (s *session) fs() (*sftp.Client, error) {
+	<-s.ready
+	return s.sc, s.scErr
 }
 
 // close drops the link first: on a dead link, sftp.Close alone would wait
 // forever for the peer to confirm.
 func (s *session) close() {
 	s.link.close()
-	s.sftp.Close()
+	go func() {
+		if sc, err := s.fs(); err == nil {
+			sc.Close()
+		}
+	}()
 }
 
 // Dial resolves the target, connects once and returns the host with its
@@ -155,15 +170,18 @@ func (s *SSH) connect(ctx context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := withTimeout(ctx, s.cfg.ConnectTimeout, func() (*sftp.Client, error) {
-		return sftp.NewClient(l.client, sftp.UseConcurrentReads(true), sftp.UseFstat(true))
-	})
-	if err != nil {
-		l.close()
-		return nil, fmt.Errorf("sftp: %w", err)
-	}
-	sess := &session{link: l, sftp: sc, dead: make(chan struct{})}
+	sess := &session{link: l, ready: make(chan struct{}), dead: make(chan struct{})}
 	go func() { _ = l.client.Wait(); close(sess.dead) }()
+	go func() {
+		sess.sc, sess.scErr = withTimeout(context.Background(), s.cfg.ConnectTimeout, func() (*sftp.Client, error) {
+			return sftp.NewClient(l.client, sftp.UseConcurrentReads(true), sftp.UseFstat(true))
+		})
+		if sess.scErr != nil {
+			sess.scErr = fmt.Errorf("sftp: %w", sess.scErr)
+			l.close() // a link without SFTP is no link: the supervisor redials
+		}
+		close(sess.ready)
+	}()
 	return sess, nil
 }
 
@@ -272,6 +290,13 @@ func (s *SSH) watch(sess *session) (why string, slept bool) {
 		case <-s.kick:
 			return "reconnect requested", false
 		case <-sess.dead:
+			select {
+			case <-sess.ready:
+				if sess.scErr != nil {
+					return sess.scErr.Error(), false
+				}
+			default:
+			}
 			return "connection closed by the host or the network", false
 		case rtt := <-probeDone:
 			inflight = false
@@ -366,7 +391,13 @@ func (s *SSH) Stat(ctx context.Context, p string) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, err
 	}
-	fi, err := withTimeout(ctx, opTimeout(ctx), func() (os.FileInfo, error) { return sess.sftp.Stat(p) })
+	fi, err := withTimeout(ctx, opTimeout(ctx), func() (os.FileInfo, error) {
+		sc, err := sess.fs()
+		if err != nil {
+			return nil, err
+		}
+		return sc.Stat(p)
+	})
 	if err != nil {
 		return FileInfo{}, mapNotExist(err)
 	}
@@ -376,7 +407,11 @@ func (s *SSH) Stat(ctx context.Context, p string) (FileInfo, error) {
 
 func (s *SSH) ReadAt(ctx context.Context, p string, off int64, n int) ([]byte, error) {
 	return s.readFile(ctx, off, n, func(sess *session) (*sftp.File, func(error), error) {
-		f, err := sess.sftp.Open(p)
+		sc, err := sess.fs()
+		if err != nil {
+			return nil, nil, err
+		}
+		f, err := sc.Open(p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -441,7 +476,13 @@ func (s *SSH) Glob(ctx context.Context, pattern string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withTimeout(ctx, opTimeout(ctx), func() ([]string, error) { return sess.sftp.Glob(pattern) })
+	return withTimeout(ctx, opTimeout(ctx), func() ([]string, error) {
+		sc, err := sess.fs()
+		if err != nil {
+			return nil, err
+		}
+		return sc.Glob(pattern)
+	})
 }
 
 func (s *SSH) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
@@ -499,26 +540,30 @@ func (s *SSH) WriteFile(ctx context.Context, p string, data []byte, mode uint32)
 		return err
 	}
 	_, err = withTimeout(ctx, opTimeout(ctx), func() (struct{}, error) {
+		sc, err := sess.fs()
+		if err != nil {
+			return struct{}{}, err
+		}
 		tmp := path.Join(path.Dir(p), fmt.Sprintf(".%s.tmp-%d", path.Base(p), rand.Int64()))
-		f, err := sess.sftp.Create(tmp)
+		f, err := sc.Create(tmp)
 		if err != nil {
 			return struct{}{}, err
 		}
 		if _, err := f.Write(data); err != nil {
 			f.Close()
-			sess.sftp.Remove(tmp)
+			sc.Remove(tmp)
 			return struct{}{}, err
 		}
 		if err := f.Close(); err != nil {
-			sess.sftp.Remove(tmp)
+			sc.Remove(tmp)
 			return struct{}{}, err
 		}
-		if err := sess.sftp.Chmod(tmp, os.FileMode(mode)); err != nil {
-			sess.sftp.Remove(tmp)
+		if err := sc.Chmod(tmp, os.FileMode(mode)); err != nil {
+			sc.Remove(tmp)
 			return struct{}{}, err
 		}
-		if err := sess.sftp.PosixRename(tmp, p); err != nil {
-			sess.sftp.Remove(tmp)
+		if err := sc.PosixRename(tmp, p); err != nil {
+			sc.Remove(tmp)
 			return struct{}{}, err
 		}
 		return struct{}{}, nil

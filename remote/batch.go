@@ -1,0 +1,369 @@
+package remote
+
+import (
+	"bytes"
+	crand "crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"strconv"
+	"time"
+)
+
+// A Batch is one exec that reads, on the host, what a cold poll is going
+// to ask for: stats, reads, globs, line counts, /proc entries and whole
+// commands. Its answers go into a Prefetch, which serves the poll from
+// memory: a cold start costs the exec's two round trips instead of a
+// chain of SFTP requests (open, read, readdir, stat…). The ops are
+// arguments to a fixed script, never part of it, so no path is ever
+// parsed as shell.
+type Batch struct {
+	args  []string
+	execs []string // the command line of each exec op, by index
+	nonce string   // ends every record: a cut read shows (set by Argv)
+}
+
+// Cat reads [0, max) of path (a small whole file: a manifest, worker.json, /proc/stat).
+func (b *Batch) Cat(path string, max int) {
+	b.args = append(b.args, "cat", path, strconv.Itoa(max))
+}
+
+// Glob lists the dir/*/name that exist, the answer to Glob(pattern).
+func (b *Batch) Glob(pattern, dir, name string) {
+	b.args = append(b.args, "glob", pattern, dir, name)
+}
+
+// Tail reads what t's next poll reads: its stat, its new bytes, and the
+// head that tells a replaced file from a grown one.
+func (b *Batch) Tail(t *Tail) {
+	b.args = append(b.args, "tail", t.Path, t.batchOff(), strconv.FormatInt(t.MaxPerPoll, 10))
+}
+
+// batchOff is where t reads next: its offset, or "-N" to attach N bytes
+// before the end (Tail.plan's attach).
+func (t *Tail) batchOff() string {
+	if !t.attached {
+		return "-" + strconv.FormatInt(t.StartBack+1, 10)
+	}
+	return strconv.FormatInt(t.off, 10)
+}
+
+// Count reads what c's next poll reads: its stat, then its new bytes with
+// the overlap before them, or, above c.RemoteAbove new bytes, their line
+// count on the host with the overlap and the file's last bytes.
+func (b *Batch) Count(c *Counter) {
+	k := len(c.tail)
+	if c.tail == nil && c.off > 0 {
+		k = int(min(overlapLen, c.off))
+	}
+	b.args = append(b.args, "count", c.Path, strconv.FormatInt(c.off, 10), strconv.Itoa(k), strconv.FormatInt(c.RemoteAbove, 10))
+}
+
+// Each runs, for every folder under dir, Tail ops for tails (name, start
+// back, max per poll) and Count ops for counts (name, remote above) on its
+// files, as a first attach: the categories are not known before the batch.
+func (b *Batch) Each(dir string, tails []*Tail, counts []*Counter) {
+	b.args = append(b.args, "each", dir, strconv.Itoa(len(tails)))
+	for _, t := range tails {
+		b.args = append(b.args, path.Base(t.Path), strconv.FormatInt(t.StartBack+1, 10), strconv.FormatInt(t.MaxPerPoll, 10))
+	}
+	b.args = append(b.args, strconv.Itoa(len(counts)))
+	for _, c := range counts {
+		b.args = append(b.args, path.Base(c.Path), strconv.FormatInt(c.RemoteAbove, 10))
+	}
+}
+
+// Exec runs argv, the answer to Exec(argv...).
+func (b *Batch) Exec(argv ...string) {
+	b.args = append(b.args, "exec", strconv.Itoa(len(b.execs)), strconv.Itoa(len(argv)))
+	b.args = append(b.args, argv...)
+	b.execs = append(b.execs, CommandLine(argv...))
+}
+
+// RealPath resolves path's symlinks, the answer to RealPath(path).
+func (b *Batch) RealPath(path string) { b.args = append(b.args, "realpath", path) }
+
+// Procs reads the process worker.json (at stateFile) names, or, when that
+// is not a live "worker" process, runs scan (a FindHolders argv) and reads
+// every process it found: each one's cmdline, stat and cwd.
+func (b *Batch) Procs(stateFile string, scan []string) {
+	b.args = append(b.args, "procs", stateFile, strconv.Itoa(len(b.execs)), strconv.Itoa(len(scan)))
+	b.args = append(b.args, scan...)
+	b.execs = append(b.execs, CommandLine(scan...))
+}
+
+// Argv is the one command the batch runs.
+func (b *Batch) Argv() []string {
+	if b.nonce == "" {
+		var r [16]byte
+		crand.Read(r[:])
+		b.nonce = "~sw" + hex.EncodeToString(r[:])
+	}
+	return append([]string{"sh", "-c", batchScript, "synthwatch-batch", b.nonce}, b.args...)
+}
+
+// The answers. Every record is a header line "@K STATUS A B C PLEN DLEN",
+// then PLEN bytes of path and DLEN bytes of data, then the nonce and a newline. K is S
+// (stat: STATUS f, d or o, A size, B mtime), R (read: A offset, B 1 when
+// the bytes reach the end of the file), G (glob: data the matches, NUL
+// ended), N (count: A from, B bytes, C lines), X (exec: path its index,
+// A exit code, B stdout bytes; data stdout then stderr), L and P (readlink
+// and realpath: data the target). STATUS is ok, f, d, o, noent or err
+// (data the message).
+type answers struct {
+	stats  map[string]statAns
+	reads  map[string][]readAns
+	globs  map[string]globAns
+	counts map[string]countAns
+	execs  map[string]ExecResult
+	links  map[string]linkAns
+	real   map[string]linkAns
+}
+
+type statAns struct {
+	fi  FileInfo
+	err error
+}
+
+type readAns struct {
+	off  int64
+	data []byte
+	eof  bool // data ends where the file ended
+	err  error
+}
+
+type globAns struct {
+	paths []string
+	err   error
+}
+
+type countAns struct {
+	from, n, lines int64
+	err            string
+}
+
+type linkAns struct {
+	target string
+	err    error
+}
+
+// batchError is the host's error for one answer.
+func batchError(status, path string, msg []byte) error {
+	if status == "noent" {
+		return fmt.Errorf("%s: %w", path, errNotExist)
+	}
+	return fmt.Errorf("%s: %s", path, bytes.TrimSpace(msg))
+}
+
+// parseBatch reads the script's output. A record it cannot read ends the
+// parse with an error; the answers before it stand.
+func parseBatch(out []byte, execs []string, nonce string) (*answers, error) {
+	a := &answers{stats: map[string]statAns{}, reads: map[string][]readAns{}, globs: map[string]globAns{},
+		counts: map[string]countAns{}, execs: map[string]ExecResult{}, links: map[string]linkAns{}, real: map[string]linkAns{}}
+	for len(out) > 0 {
+		nl := bytes.IndexByte(out, '\n')
+		if nl < 0 || out[0] != '@' {
+			return a, fmt.Errorf("batch: bad record at %q", head(out))
+		}
+		f := bytes.Fields(out[1:nl])
+		if len(f) != 7 {
+			return a, fmt.Errorf("batch: bad header %q", out[:nl])
+		}
+		var num [5]int64
+		for i := range num {
+			v, err := strconv.ParseInt(string(f[i+2]), 10, 64)
+			if err != nil || v < 0 && i >= 3 {
+				return a, fmt.Errorf("batch: bad header %q", out[:nl])
+			}
+			num[i] = v
+		}
+		plen, dlen := num[3], num[4]
+		body := out[nl+1:]
+		end := body[min(int64(len(body)), plen+dlen):]
+		if !bytes.HasPrefix(end, []byte(nonce+"\n")) {
+			return a, fmt.Errorf("batch: record %q cut short (its file changed while read)", out[:nl])
+		}
+		p, data := string(body[:plen]), body[plen:plen+dlen]
+		out = end[len(nonce)+1:]
+		a.add(string(f[0]), string(f[1]), num[:3], p, data, execs)
+	}
+	return a, nil
+}
+
+func head(b []byte) []byte { return b[:min(len(b), 40)] }
+
+func (a *answers) add(kind, status string, num []int64, p string, data []byte, execs []string) {
+	failed := status == "noent" || status == "err"
+	var err error
+	if failed {
+		err = batchError(status, p, data)
+	}
+	if kind != "X" {
+		p = path.Clean(p)
+	}
+	switch kind {
+	case "S":
+		fi := FileInfo{Name: path.Base(p), Size: num[0], ModTime: time.Unix(num[1], 0), IsDir: status == "d"}
+		a.stats[p] = statAns{fi: fi, err: err}
+	case "R":
+		a.reads[p] = append(a.reads[p], readAns{off: num[0], data: data, eof: num[1] == 1, err: err})
+	case "G":
+		var ps []string
+		for _, m := range bytes.Split(bytes.TrimSuffix(data, []byte{0}), []byte{0}) {
+			if len(m) > 0 {
+				ps = append(ps, string(m))
+			}
+		}
+		a.globs[p] = globAns{paths: ps, err: err}
+	case "N":
+		c := countAns{from: num[0], n: num[1], lines: num[2]}
+		if failed {
+			c.err = string(bytes.TrimSpace(data))
+		}
+		a.counts[p] = c
+	case "X":
+		i, perr := strconv.Atoi(p)
+		if perr != nil || i < 0 || i >= len(execs) || num[1] > int64(len(data)) {
+			return
+		}
+		a.execs[execs[i]] = ExecResult{Stdout: data[:num[1]], Stderr: data[num[1]:], ExitCode: int(num[0])}
+	case "L":
+		a.links[p] = linkAns{target: string(data), err: err}
+	case "P":
+		a.real[p] = linkAns{target: string(data), err: err}
+	}
+}
+
+// batchScript answers the ops in its arguments, in order (see the Batch
+// methods and answers), after $1, the nonce that ends every record. It
+// uses only POSIX sh and coreutils (stat, head, tail, wc), and a temp dir
+// it removes. It forks as little as it can: a fork costs a millisecond or
+// more on a busy host, and a cold start waits for the whole script. So a
+// read of known length goes straight to the output, and the nonce after
+// it proves it was whole: a file that shrank in between ends the parse.
+const batchScript = `export LC_ALL=C
+# GNU or busybox stat, or nothing: another stat would make every answer an error
+stat -L -c %s / >/dev/null 2>&1 || { echo "synthwatch-batch: no stat -c here" >&2; exit 72; }
+k=$1; shift
+t=$(mktemp -d 2>/dev/null) || t=$(mktemp -d -t synthwatch.XXXXXX) || exit 71
+trap 'rm -rf "$t"' EXIT
+hdr() { printf '@%s %s %s %s %s %s %s\n%s' "$1" "$2" "$3" "$4" "$5" "${#6}" "$7" "$6"; } # KIND STATUS A B C PATH DLEN
+fin() { printf '%s\n' "$k"; }
+recf() { rn=0; [ -s "$7" ] && rn=$(wc -c <"$7"); hdr "$1" "$2" "$3" "$4" "$5" "$6" "$rn"; [ "$rn" = 0 ] || cat "$7"; fin; } # ... PATH FILE
+gone() { if [ -e "$1" ]; then echo err; else echo noent; fi; }
+styp() { case $1 in *[!0-9a-f]*|'') return 1;; esac; sty=o; case $((0x$1 & 61440)) in 32768) sty=f;; 16384) sty=d;; esac; }
+# stats PATH...: their S records, from one stat for all; sets yN (f, d, o; empty when gone) and zN (size), N from 1
+stats() {
+  stat -L -c '%s %Y %f %n' -- "$@" >"$t/s" 2>/dev/null
+  exec 3<"$t/s"; have= i=0
+  for f do
+    i=$((i + 1)); eval "y$i= z$i=0"
+    [ -n "$have" ] || { IFS=' ' read -r lz lm lf ln <&3 && have=1; }
+    if [ -n "$have" ] && [ "$ln" = "$f" ] && styp "$lf"; then have=
+    elif s=$(stat -L -c '%s %Y %f' -- "$f" 2>"$t/e") && set -- $s && styp "$3"; then lz=$1 lm=$2
+    else recf S "$(gone "$f")" 0 0 0 "$f" "$t/e"; continue; fi
+    eval "y$i=$sty z$i=$lz"; hdr S "$sty" "$lz" "$lm" 0 "$f" 0; fin
+  done
+  exec 3<&-
+}
+rd() { # PATH OFF N EOF: the bytes [OFF, OFF+N), known to be there
+  hdr R ok "$2" "$4" 0 "$1" "$3"
+  if [ "$2" = 0 ]; then head -c "$3" -- "$1"; else tail -c +"$(($2 + 1))" -- "$1" | head -c "$3"; fi 2>/dev/null
+  fin
+}
+tailat() { # PATH SIZE OFF MAXPER (OFF -N: N bytes before the end)
+  sz=$2 off=$3
+  case $off in -*) off=$((sz + off)); [ "$off" -lt 0 ] && off=0;; esac
+  [ "$sz" -lt "$off" ] && off=0
+  [ "$sz" = "$off" ] && return 0
+  n=$((sz - off)) e=1; [ "$n" -gt "$4" ] && { n=$4; e=0; }
+  rd "$1" "$off" "$n" "$e"
+  if [ "$off" -gt 0 ]; then if [ "$sz" -lt 64 ]; then rd "$1" 0 "$sz" 1; else rd "$1" 0 64 0; fi; fi
+}
+cnt() { # PATH SIZE OFF K ABOVE
+  sz=$2 off=$3 ck=$4
+  [ "$sz" -lt "$off" ] && { off=0; ck=0; }
+  n=$((sz - off))
+  [ "$n" = 0 ] && return 0
+  if [ "$n" -le "$5" ]; then rd "$1" "$((off - ck))" "$((n + ck))" 1; return 0; fi
+  [ "$ck" -gt 0 ] && rd "$1" "$((off - ck))" "$ck" 0
+  l=
+  if [ "$off" = 0 ]; then l=$(wc -l <"$1") && s2=$(stat -L -c %s -- "$1") && [ "$s2" = "$sz" ] || l=; fi
+  if [ -z "$l" ]; then
+    set -- "$1" $(tail -c +"$((off + 1))" -- "$1" 2>/dev/null | head -c "$n" | wc -lc)
+    if [ "$#" = 3 ] && [ "$3" = "$n" ]; then l=$2; else
+      echo "read ${3:-0} of $n bytes from byte $((off + 1))" >"$t/e"; recf N err "$((off + 1))" "$n" 0 "$1" "$t/e"; return 0
+    fi
+  fi
+  hdr N ok "$((off + 1))" "$n" "$l" "$1" 0; fin
+  b=4096; [ "$sz" -lt 4096 ] && b=$sz
+  rd "$1" "$((sz - b))" "$b" 1
+}
+docat() { # PATH MAX: a whole small file, of unknown length (/proc)
+  if head -c "$2" -- "$1" >"$t/d" 2>"$t/e"; then
+    dn=0; [ -s "$t/d" ] && dn=$(wc -c <"$t/d")
+    hdr R ok 0 "$((dn < $2))" 0 "$1" "$dn"; [ "$dn" = 0 ] || cat "$t/d"; fin
+  else recf R "$(gone "$1")" 0 0 0 "$1" "$t/e"; fi
+}
+dirs() { for d in "$1"/*/ "$1"/.[!.]*/ "$1"/..?*/; do [ -d "$d" ] && { d=${d%/}; echo "${d##*/}"; }; done; }
+doglob() { # PATTERN DIR NAME
+  : >"$t/g"
+  dirs "$2" | while IFS= read -r c; do f="$2/$c/$3"; { [ -e "$f" ] || [ -L "$f" ]; } && printf '%s\0' "$f" >>"$t/g"; done
+  recf G ok 0 0 0 "$1" "$t/g"
+}
+runn() { _n=$1; shift; _c=; _i=1; while [ "$_i" -le "$_n" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done; eval "$_c"; }
+doexec() { # INDEX N ARGV...
+  xk=$1; shift
+  (runn "$@") >"$t/o" 2>"$t/x"; code=$?
+  on=0; [ -s "$t/o" ] && on=$(wc -c <"$t/o")
+  cat "$t/x" >>"$t/o"
+  recf X ok "$code" "$on" 0 "$xk" "$t/o"
+}
+doproc() { # PID
+  docat "/proc/$1/cmdline" 65536; docat "/proc/$1/stat" 4096
+  if l=$(readlink "/proc/$1/cwd" 2>/dev/null); then printf %s "$l" >"$t/d"; recf L ok 0 0 0 "/proc/$1/cwd" "$t/d"; fi
+}
+# shells share one set of variables: each op's names are its own
+while [ $# -gt 0 ]; do
+  op=$1; shift
+  case $op in
+  cat) docat "$1" "$2"; shift 2;;
+  glob) doglob "$1" "$2" "$3"; shift 3;;
+  tail) p1=$1 p2=$2 p3=$3; shift 3; stats "$p1"; [ "$y1" = f ] && tailat "$p1" "$z1" "$p2" "$p3";;
+  count) p1=$1 p2=$2 p3=$3 p4=$4; shift 4; stats "$p1"; [ "$y1" = f ] && cnt "$p1" "$z1" "$p2" "$p3" "$p4";;
+  realpath)
+    if r=$(cd -P -- "$1" 2>"$t/e" && pwd -P); then printf %s "$r" >"$t/d"; recf P ok 0 0 0 "$1" "$t/d"
+    else recf P "$(gone "$1")" 0 0 0 "$1" "$t/e"; fi
+    shift;;
+  each)
+    dir=$1 nt=$2; shift 2; specs=; en=0; j=0
+    while [ "$j" -lt "$nt" ]; do specs="$specs t $1 $2 $3"; shift 3; j=$((j + 1)); done
+    nc=$1; shift; j=0
+    while [ "$j" -lt "$nc" ]; do specs="$specs c $1 $2 -"; shift 2; j=$((j + 1)); done
+    dirs "$dir" | while IFS= read -r c; do
+      set -f; set -- $specs; set +f
+      files=; while [ $# -gt 0 ]; do files="$files $2"; shift 4; done
+      set -f; set -- $files; set +f
+      j=0; for f do j=$((j + 1)); eval "f$j=\$dir/\$c/\$f"; done
+      eval "stats $(j=1; for f do printf '"$f%s" ' "$j"; j=$((j + 1)); done)"
+      set -f; set -- $specs; set +f
+      j=0
+      while [ $# -gt 0 ]; do
+        j=$((j + 1)); eval "fp=\$f$j fy=\$y$j fz=\$z$j"
+        if [ "$fy" = f ]; then if [ "$1" = t ]; then tailat "$fp" "$fz" "-$3" "$4"; else cnt "$fp" "$fz" 0 0 "$3"; fi; fi
+        shift 4
+      done
+    done;;
+  exec) doexec "$@"; shift $(($2 + 2));;
+  procs)
+    ps=$1 pk=$2 pn=$3; shift 3
+    pid=$(tr ',{}' '\n\n\n' <"$ps" 2>/dev/null | sed -n 's/^[[:space:]]*"pid"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n 1)
+    if [ -n "$pid" ]; then doproc "$pid"; fi
+    if [ -z "$pid" ] || ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q ' worker '; then
+      doexec "$pk" "$pn" "$@"
+      head -c "$on" "$t/o" | cut -d' ' -f1 | sort -u | while read -r p; do [ "$p" != "$pid" ] && doproc "$p"; done
+    fi
+    shift "$pn";;
+  *) echo "synthwatch-batch: unknown op $op" >&2; exit 70;;
+  esac
+done`

@@ -1,0 +1,209 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+var errNotExist = fs.ErrNotExist
+
+// Prefetch is a Host that answers from a Batch's answers while it is
+// armed, and asks the host it wraps otherwise. What it serves is what the
+// host said at the batch's time, so it is armed for one poll only. A
+// question the batch did not foresee (a miss) goes to the host: a miss
+// costs round trips, never a wrong answer.
+type Prefetch struct {
+	Host
+	mu     sync.Mutex
+	a      *answers
+	hits   atomic.Int64
+	misses atomic.Int64
+	missed []string // the first questions missed, for tests and logs
+}
+
+// NewPrefetch wraps h, disarmed.
+func NewPrefetch(h Host) *Prefetch { return &Prefetch{Host: h} }
+
+// Load runs b on the host in one exec and arms the answers. On an error
+// nothing is armed and the poll asks the host as usual.
+func (p *Prefetch) Load(ctx context.Context, b *Batch) error {
+	res, err := p.Host.Exec(ctx, b.Argv()...)
+	if err != nil {
+		return fmt.Errorf("batch read: %w", err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("batch read: exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	a, err := parseBatch(res.Stdout, b.execs, b.nonce)
+	p.mu.Lock()
+	p.a = a // what parsed before an error is still true
+	p.mu.Unlock()
+	return err
+}
+
+// Disarm ends the batch's answers: from now on every question goes to the host.
+func (p *Prefetch) Disarm() {
+	p.mu.Lock()
+	p.a = nil
+	p.mu.Unlock()
+}
+
+// Counts are the questions answered from the batch and those that went to the host.
+func (p *Prefetch) Counts() (hits, misses int64) { return p.hits.Load(), p.misses.Load() }
+
+// Missed lists the first questions that went to the host while armed.
+func (p *Prefetch) Missed() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.missed...)
+}
+
+// served looks up a question while armed; ok false is a miss.
+func served[T any](p *Prefetch, what string, f func(*answers) (T, bool)) (T, bool) {
+	p.mu.Lock()
+	a := p.a
+	p.mu.Unlock()
+	var zero T
+	if a == nil {
+		return zero, false
+	}
+	v, ok := f(a)
+	if ok {
+		p.hits.Add(1)
+	} else {
+		p.misses.Add(1)
+		p.mu.Lock()
+		if len(p.missed) < 32 {
+			p.missed = append(p.missed, what)
+		}
+		p.mu.Unlock()
+	}
+	return v, ok
+}
+
+func (p *Prefetch) Stat(ctx context.Context, name string) (FileInfo, error) {
+	if s, ok := served(p, "stat "+name, func(a *answers) (statAns, bool) { s, ok := a.stats[path.Clean(name)]; return s, ok }); ok {
+		return s.fi, s.err
+	}
+	return p.Host.Stat(ctx, name)
+}
+
+// read serves [off, off+n) from a read that covers it, or reached the end of the file.
+func (a *answers) read(name string, off int64, n int) (readRes, bool) {
+	for _, r := range a.reads[path.Clean(name)] {
+		end := r.off + int64(len(r.data))
+		switch {
+		case r.err != nil && r.off == off:
+			return readRes{err: r.err}, true
+		case r.err != nil || off < r.off || off > end:
+		case off+int64(n) <= end:
+			return readRes{data: append([]byte(nil), r.data[off-r.off:off-r.off+int64(n)]...)}, true
+		case r.eof:
+			return readRes{data: append([]byte(nil), r.data[off-r.off:]...)}, true
+		}
+	}
+	return readRes{}, false
+}
+
+type readRes struct {
+	data []byte
+	err  error
+}
+
+func (p *Prefetch) readFrom(name string, off int64, n int) (readRes, bool) {
+	return served(p, fmt.Sprintf("read %s %d+%d", name, off, n), func(a *answers) (readRes, bool) { return a.read(name, off, n) })
+}
+
+func (p *Prefetch) ReadAt(ctx context.Context, name string, off int64, n int) ([]byte, error) {
+	if r, ok := p.readFrom(name, off, n); ok {
+		return r.data, r.err
+	}
+	return p.Host.ReadAt(ctx, name, off, n)
+}
+
+// ReadKept is Keeper's read: from the batch, else through the host's kept handle.
+func (p *Prefetch) ReadKept(ctx context.Context, name string, off int64, n int) ([]byte, error) {
+	if r, ok := p.readFrom(name, off, n); ok {
+		return r.data, r.err
+	}
+	if k, ok := p.Host.(Keeper); ok {
+		return k.ReadKept(ctx, name, off, n)
+	}
+	return p.Host.ReadAt(ctx, name, off, n)
+}
+
+func (p *Prefetch) Forget(name string) {
+	if k, ok := p.Host.(Keeper); ok {
+		k.Forget(name)
+	}
+}
+
+func (p *Prefetch) Glob(ctx context.Context, pattern string) ([]string, error) {
+	if g, ok := served(p, "glob "+pattern, func(a *answers) (globAns, bool) { g, ok := a.globs[path.Clean(pattern)]; return g, ok }); ok {
+		return g.paths, g.err
+	}
+	return p.Host.Glob(ctx, pattern)
+}
+
+func (p *Prefetch) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
+	if r, ok := served(p, "exec "+strings.Join(argv, " "), func(a *answers) (ExecResult, bool) { return a.exec(argv) }); ok {
+		return r, nil
+	}
+	return p.Host.Exec(ctx, argv...)
+}
+
+// exec answers a command the batch ran, or a host count of ranges the
+// batch counted (hostCountArgv), in hostCountScript's words.
+func (a *answers) exec(argv []string) (ExecResult, bool) {
+	if r, ok := a.execs[CommandLine(argv...)]; ok {
+		return r, true
+	}
+	pre := hostCountArgv(nil)
+	if len(argv) <= len(pre) || (len(argv)-len(pre))%3 != 0 {
+		return ExecResult{}, false
+	}
+	for i := range pre {
+		if argv[i] != pre[i] {
+			return ExecResult{}, false
+		}
+	}
+	var out strings.Builder
+	for i, r := 1, argv[len(pre):]; len(r) > 0; i, r = i+1, r[3:] {
+		c, ok := a.counts[path.Clean(r[0])]
+		if !ok || strconv.FormatInt(c.from, 10) != r[1] || strconv.FormatInt(c.n, 10) != r[2] {
+			return ExecResult{}, false
+		}
+		if c.err != "" {
+			fmt.Fprintf(&out, "%d ! %s\n", i, c.err)
+		} else {
+			fmt.Fprintf(&out, "%d %d %d\n", i, c.lines, c.from-1+c.n)
+		}
+	}
+	return ExecResult{Stdout: []byte(out.String())}, true
+}
+
+func (p *Prefetch) ReadLink(ctx context.Context, name string) (string, error) {
+	if l, ok := served(p, "readlink "+name, func(a *answers) (linkAns, bool) { l, ok := a.links[path.Clean(name)]; return l, ok }); ok {
+		return l.target, l.err
+	}
+	if l, ok := p.Host.(Linker); ok {
+		return l.ReadLink(ctx, name)
+	}
+	return "", fmt.Errorf("readlink %s: the host cannot read links", name)
+}
+
+func (p *Prefetch) RealPath(ctx context.Context, name string) (string, error) {
+	if l, ok := served(p, "realpath "+name, func(a *answers) (linkAns, bool) { l, ok := a.real[path.Clean(name)]; return l, ok }); ok {
+		return l.target, l.err
+	}
+	if l, ok := p.Host.(Linker); ok {
+		return l.RealPath(ctx, name)
+	}
+	return "", fmt.Errorf("realpath %s: the host cannot resolve paths", name)
+}
