@@ -80,7 +80,7 @@ func (c *chart) axes(s *digest.Summary, top float64, unit string) {
 	step := max(1, len(s.Intervals)/12)
 	for i := 0; i < len(s.Intervals); i += step {
 		t := s.Intervals[i].Start
-		c.XTicks = append(c.XTicks, tick{X: c.x(s, t), Y: c.Bottom + 16, Label: stamp(t, s.Now)})
+		c.XTicks = append(c.XTicks, tick{X: c.x(s, t), Y: c.Bottom + 16, Label: t.Format("15:04")})
 	}
 	for i := 0; i <= 4; i++ {
 		v := top * float64(i) / 4

@@ -55,9 +55,13 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 	}
 	var recs, toks int64
 	for _, c := range s.Categories {
+		state := clean(c.State, 20)
+		if c.Target > 0 && c.Left() == 0 {
+			state = "done"
+		}
 		v.Categories = append(v.Categories, catRow{Name: clean(c.Name, 80), Done: fmt.Sprintf("%d/%d", c.Records, c.Target),
 			Tokens: count(c.Tokens) + budget(c.TokenBudget), Window: fmt.Sprint(c.InWindow), Rate: rate(c.RatePerHour),
-			Left: fmt.Sprint(c.Left()), ETA: etaText(c), State: clean(c.State, 20)})
+			Left: fmt.Sprint(c.Left()), ETA: etaText(c), State: state})
 		recs, toks = recs+c.Records, toks+c.Tokens
 	}
 	v.Totals = fmt.Sprintf("%d records, %s completion tokens", recs, count(toks))
