@@ -171,7 +171,7 @@ type ReadStats struct {
 	Seconds float64 `json:"seconds"`
 }
 
-// Run digests the root.
+// Build digests the root.
 func Build(o Options) (*Summary, error) {
 	if o.Loc == nil {
 		o.Loc = time.Local
