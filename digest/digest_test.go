@@ -3,6 +3,8 @@ package digest_test
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +122,30 @@ func TestDigestRefusesTooManyIntervals(t *testing.T) {
 	}
 	if _, err := digest.Build(digest.Options{Root: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no pipeline root") {
 		t.Errorf("empty dir: err = %v", err)
+	}
+}
+
+// A bad line is counted; a torn tail (a record still being written, no
+// '\n' yet) is neither a record nor a bad line.
+func TestDigestBadLinesAndTornTail(t *testing.T) {
+	loc := time.UTC
+	now := time.Date(2026, 3, 4, 6, 20, 0, 0, loc)
+	root := t.TempDir()
+	tr := digesttest.Night(t, root, now, digesttest.Options{})
+	raw := filepath.Join(root, "prepared", "B3_python", "raw_responses.jsonl")
+	f, err := os.OpenFile(raw, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("not json\n" + `{"id":"torn","completion_tokens":5,"finished_at":"2026-03-04T06:1`)
+	f.Close()
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-12 * time.Hour), Now: now, Loc: loc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range s.Categories {
+		if c.Name == "B3_python" && (c.BadLines != 1 || c.Records != tr.Records[c.Name]) {
+			t.Errorf("B3: %d bad lines, %d records; want 1 and %d", c.BadLines, c.Records, tr.Records[c.Name])
+		}
 	}
 }

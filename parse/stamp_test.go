@@ -56,3 +56,19 @@ func BenchmarkParseRecordStamp(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseRecordStampPython reads a record another tool wrote (no
+// seal): the whole line is validated.
+func BenchmarkParseRecordStampPython(b *testing.B) {
+	content := make([]byte, 8000)
+	for i := range content {
+		content[i] = 'a' + byte(i%26)
+	}
+	line := []byte(`{"content": "` + string(content) + `", "finished_at": "2026-02-03T14:05:12.123456", "run": "r1", "usage": {"completion_tokens": 217}, "id": 7}`)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		if _, err := ParseRecordStamp(line, time.UTC); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
