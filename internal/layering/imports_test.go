@@ -45,7 +45,7 @@ func packages(t *testing.T) map[string]pkg {
 		}
 		ps[strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, mod), "/")] = p
 	}
-	for _, must := range []string{"cmd/synthwatch", "parse", "pipeline", "remote", "sim", "tui", "worker"} {
+	for _, must := range []string{"cmd/synthwatch", "digest", "parse", "pipeline", "remote", "report", "sim", "tui", "worker"} {
 		if _, ok := ps[must]; !ok {
 			t.Fatalf("go list found no package %s (found %d)", must, len(ps))
 		}
@@ -92,6 +92,17 @@ func TestImportRules(t *testing.T) {
 	t.Run("worker imports only parse", func(t *testing.T) {
 		if got := project(ps["worker"].Deps); !slices.Equal(got, []string{"parse"}) && len(got) > 0 {
 			t.Errorf("worker depends on %v; of the project's packages it may import parse only", got)
+		}
+	})
+	t.Run("digest imports only parse", func(t *testing.T) {
+		// it runs on the host inside the worker's binary: no SSH, no UI
+		if got := project(ps["digest"].Deps); !slices.Equal(got, []string{"parse"}) {
+			t.Errorf("digest depends on %v; of the project's packages it may import parse only", got)
+		}
+	})
+	t.Run("report imports only digest and parse", func(t *testing.T) {
+		if got := project(ps["report"].Deps); !slices.Equal(got, []string{"digest", "parse"}) {
+			t.Errorf("report depends on %v; it renders a digest.Summary and may import digest and parse only", got)
 		}
 	})
 	t.Run("product packages never import sim", func(t *testing.T) {

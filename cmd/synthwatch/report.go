@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/synthwatch/synthwatch/digest"
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+	"github.com/synthwatch/synthwatch/report"
+)
+
+// digestScript finds the deployed binary as a launch does (--worker-bin,
+// else synthwatch on PATH, else ~/.local/bin/synthwatch, where deploy puts
+// it) and runs its digest; every argument is a positional parameter.
+const digestScript = `bin=$1; shift
+if [ -z "$bin" ]; then
+  bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"
+fi
+[ -f "$bin" ] && [ -x "$bin" ] || { echo "` + noBinary + ` ($bin)" >&2; exit 127; }
+exec "$bin" "$@"`
+
+const noBinary = "synthwatch-report: no synthwatch binary on the host"
+
+// digestTimeout bounds the host's digest: minutes for a root of many GB.
+const digestTimeout = 10 * time.Minute
+
+func newReportCmd() *cobra.Command {
+	var f hostFlags
+	var o digestFlags
+	var asJSON bool
+	var htmlFile string
+	cmd := &cobra.Command{
+		Use:   "report [flags] [user@]host[:port]",
+		Short: "A report of the night: what finished, what is left, incidents and throughput by hour",
+		Long: "report runs `synthwatch digest` with the binary deployed on the host, over one exec, so only its summary of a few " +
+			"kilobytes crosses the link, and renders it: a one-screen summary, --json, or --html FILE (one self-contained page " +
+			"with charts). It needs no dashboard to have watched the night. --local ROOT digests a root on this machine." + exitCodesHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON && htmlFile != "" {
+				return usageErr(errors.New("give --json or --html, not both"))
+			}
+			if _, err := o.options(time.Now()); err != nil {
+				return usageErr(err)
+			}
+			return f.onHost(cmd, args, true, func(ctx context.Context, h remote.Host, name string) error {
+				s, wire, err := fetchDigest(ctx, h, name, &f, &o)
+				if err != nil {
+					return err
+				}
+				where := name + ":" + f.root
+				out := cmd.OutOrStdout()
+				switch {
+				case asJSON:
+					enc := json.NewEncoder(out)
+					enc.SetIndent("", "  ")
+					return enc.Encode(jsonReport{Summary: s, LinkBytes: wire})
+				case htmlFile != "":
+					var b bytes.Buffer
+					if err := report.HTML(&b, s, where); err != nil {
+						return err
+					}
+					if err := os.WriteFile(htmlFile, b.Bytes(), 0o644); err != nil {
+						return fmt.Errorf("report: %w", err)
+					}
+					fmt.Fprintf(out, "wrote %s (%d KB)\n", htmlFile, (b.Len()+1023)/1024)
+					return nil
+				}
+				w := int64(-1)
+				if wire != nil {
+					w = *wire
+				}
+				return report.Text(out, s, where, w)
+			})
+		},
+	}
+	f.add(cmd)
+	o.add(cmd, false)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON (intervals, incidents, runs, ...)")
+	cmd.Flags().StringVar(&htmlFile, "html", "", "write a self-contained HTML report to this file")
+	return cmd
+}
+
+// jsonReport is --json: the host's summary and what the link carried for it.
+type jsonReport struct {
+	*digest.Summary
+	LinkBytes *int64 `json:"link_bytes,omitempty"`
+}
+
+// wirer is a host that counts the bytes of its link (remote.SSH).
+type wirer interface{ Wire() remote.WireStats }
+
+// fetchDigest digests the root: in this process for --local, else with the
+// host's deployed binary over one exec. wire is the bytes that exec moved
+// both ways, nil for --local.
+func fetchDigest(ctx context.Context, h remote.Host, name string, f *hostFlags, o *digestFlags) (*digest.Summary, *int64, error) {
+	if f.local != "" {
+		opts, err := o.options(time.Now())
+		if err != nil {
+			return nil, nil, usageErr(err)
+		}
+		opts.Root = f.root
+		s, err := digest.Build(opts)
+		return s, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, digestTimeout)
+	defer cancel()
+	var w0 remote.WireStats
+	wh, counts := h.(wirer)
+	if counts {
+		w0 = wh.Wire()
+	}
+	argv := append([]string{"sh", "-c", digestScript, "synthwatch-report", f.workerBin}, o.args(f.root)...)
+	r, err := h.Exec(ctx, argv...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("report: run the digest on %s: %w", name, err)
+	}
+	stderr := parse.SanitizeLine(bytes.TrimSpace(r.Stderr), 600)
+	switch {
+	case r.ExitCode == 127 && strings.Contains(stderr, noBinary):
+		return nil, nil, fmt.Errorf("report: %s: deploy it with:  synthwatch deploy %s  (or point --worker-bin at it)",
+			strings.TrimPrefix(stderr, "synthwatch-report: "), name)
+	case r.ExitCode != 0 && strings.Contains(stderr, `unknown command "digest"`):
+		return nil, nil, fmt.Errorf("report: the synthwatch on %s is older and has no digest: update it with:  synthwatch deploy %s", name, name)
+	case r.ExitCode != 0:
+		return nil, nil, fmt.Errorf("report: the digest on %s failed (exit %d): %s", name, r.ExitCode, stderr)
+	}
+	var s digest.Summary
+	if err := json.Unmarshal(r.Stdout, &s); err != nil {
+		return nil, nil, fmt.Errorf("report: the digest on %s printed no summary (%d bytes): %w", name, len(r.Stdout), err)
+	}
+	if s.Schema != digest.Schema {
+		return nil, nil, fmt.Errorf("report: the digest on %s speaks schema %d, this build %d: update it with:  synthwatch deploy %s", name, s.Schema, digest.Schema, name)
+	}
+	var wire *int64
+	if counts {
+		w1 := wh.Wire()
+		n := w1.Sent - w0.Sent + w1.Received - w0.Received
+		wire = &n
+	}
+	return &s, wire, nil
+}

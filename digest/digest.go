@@ -1,0 +1,313 @@
+// Package digest sums up a night of the pipeline on the host itself: it
+// reads the records' finish times, the server log and runs.jsonl where they
+// lie and returns a Summary of a few kilobytes, whatever the files weigh.
+// `synthwatch digest` prints it; `synthwatch report` fetches it over one
+// exec and renders it. It does file I/O but no network, and imports parse
+// and the standard library only.
+package digest
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// Schema is the Summary's version; a report refuses another one.
+const Schema = 1
+
+// MaxIntervals bounds the summary's size: --since over --every.
+const MaxIntervals = 2000
+
+// Options say what to digest.
+type Options struct {
+	Root  string
+	Since time.Time     // the window's start (rounded down to an interval)
+	Now   time.Time     // its end; zero: time.Now()
+	Every time.Duration // interval length; zero: one hour
+	// StallAfter is the gap in a running category's records that counts
+	// as a stall; zero: 10 minutes, the dashboard's default.
+	StallAfter time.Duration
+	// Loc is the host's zone: the server log and zone-less finished_at
+	// times are its wall clock, and intervals are aligned to it. Nil: Local.
+	Loc *time.Location
+}
+
+// Summary is the digest of one window, as `synthwatch digest` prints it.
+type Summary struct {
+	Schema     int                `json:"schema"`
+	Host       string             `json:"host,omitempty"`
+	Root       string             `json:"root"`
+	Zone       string             `json:"zone"`
+	Now        time.Time          `json:"now"`
+	Since      time.Time          `json:"since"`
+	EverySec   int64              `json:"every_s"`
+	Categories []Category         `json:"categories"`
+	Intervals  []Interval         `json:"intervals"`
+	Incidents  []Incident         `json:"incidents"`
+	Dropped    int                `json:"incidents_dropped,omitempty"`
+	Runs       []Run              `json:"runs"`
+	Configs    map[string]Config  `json:"configs,omitempty"`
+	Worker     *Worker            `json:"worker,omitempty"`
+	Server     ServerTotals       `json:"server"`
+	Read       ReadStats          `json:"read"`
+	Notes      []string           `json:"notes,omitempty"`
+	byName     map[string]*catAcc `json:"-"`
+}
+
+// Every is the interval length.
+func (s *Summary) Every() time.Duration { return time.Duration(s.EverySec) * time.Second }
+
+// Category is one category's totals: all its records, not just the window's.
+type Category struct {
+	Name        string `json:"name"`
+	Records     int64  `json:"records"`
+	Tokens      int64  `json:"tokens"`
+	NoTime      int64  `json:"no_time,omitempty"`   // records without a readable finished_at
+	BadLines    int64  `json:"bad_lines,omitempty"` // lines that are not one JSON object
+	Prompts     int64  `json:"prompts"`
+	Target      int64  `json:"target"` // the worker's target, else the prompt count
+	TokenBudget int64  `json:"token_budget,omitempty"`
+	State       string `json:"state,omitempty"` // from worker.json
+	// InWindow are the window's records; RatePerHour is their rate over the
+	// span they cover (first to last), 0 with fewer than two.
+	InWindow    int64      `json:"in_window"`
+	RatePerHour float64    `json:"rate_per_h,omitempty"`
+	ETASec      *float64   `json:"eta_s,omitempty"`
+	First       *time.Time `json:"first,omitempty"`
+	Last        *time.Time `json:"last,omitempty"`
+}
+
+// Left is what the category still has to do (0 when done or over).
+func (c Category) Left() int64 { return max(c.Target-c.Records, 0) }
+
+// Interval is one step of the window, from Start for Every.
+type Interval struct {
+	Start       time.Time         `json:"start"`
+	Categories  map[string]Counts `json:"categories,omitempty"`
+	Throughput  *Throughput       `json:"throughput,omitempty"`
+	Retractions int               `json:"retractions,omitempty"`
+}
+
+// Counts are one category's records and completion tokens in an interval.
+type Counts struct {
+	Records int64 `json:"records"`
+	Tokens  int64 `json:"tokens"`
+}
+
+// Throughput is the server's generation throughput (token/s) from its
+// timestamped Decode batch (or vLLM stats) lines in an interval. With DP
+// attention each rank prints its own line: Mean and Max are summed over ranks.
+type Throughput struct {
+	Mean    float64 `json:"mean"`
+	Max     float64 `json:"max"`
+	Samples int     `json:"samples"`
+}
+
+// Incident kinds.
+const (
+	KindCrash      = "crash"
+	KindRestart    = "restart"     // the server was ready again after a crash or an earlier start
+	KindStart      = "start"       // the server's first ready line in the log
+	KindHealthFail = "health_fail" // a failed health check
+	KindStall      = "stall"
+	KindRunStart   = "run_start"
+	KindRunEnd     = "run_end"
+)
+
+// Incident is one thing worth a line in the report, at the time its own
+// source gives (the server log's clock, a record's finished_at, runs.jsonl).
+type Incident struct {
+	Time     time.Time `json:"time"`
+	Kind     string    `json:"kind"`
+	Text     string    `json:"text"`
+	Category string    `json:"category,omitempty"`
+}
+
+// Run is one line of the provenance table: a worker run and what it wrote.
+type Run struct {
+	ID         string           `json:"id"` // "" for records with no run (older tools)
+	Started    *time.Time       `json:"started,omitempty"`
+	PID        int              `json:"pid,omitempty"`
+	Version    string           `json:"version,omitempty"`
+	Server     string           `json:"server,omitempty"`
+	Config     string           `json:"config,omitempty"` // a key of Summary.Configs, or parse.ConfigUnknown
+	Records    int64            `json:"records"`
+	ByCategory map[string]int64 `json:"by_category,omitempty"`
+	First      *time.Time       `json:"first,omitempty"`
+	Last       *time.Time       `json:"last,omitempty"`
+}
+
+// Config is a server configuration's settings, as runs.jsonl recorded them.
+type Config map[string]string
+
+// Worker is what worker.json said when the digest ran.
+type Worker struct {
+	PID       int       `json:"pid"`
+	State     string    `json:"state"`
+	Category  string    `json:"category,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ServerTotals are the server log's figures for the whole window.
+type ServerTotals struct {
+	Lines       int64   `json:"lines"`
+	Undated     int64   `json:"undated,omitempty"` // batch lines with no date (old SGLang): not placed in time
+	Crashes     int     `json:"crashes"`
+	Restarts    int     `json:"restarts"`
+	Retractions int     `json:"retractions"`
+	MeanTokS    float64 `json:"mean_tok_s,omitempty"`
+}
+
+// ReadStats say what the digest read and how fast.
+type ReadStats struct {
+	Files   int     `json:"files"`
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Build digests the root.
+func Build(o Options) (*Summary, error) {
+	if o.Loc == nil {
+		o.Loc = time.Local
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	if o.Every <= 0 {
+		o.Every = time.Hour
+	}
+	if o.StallAfter <= 0 {
+		o.StallAfter = 10 * time.Minute
+	}
+	if fi, err := os.Stat(filepath.Join(o.Root, parse.PreparedDir)); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("digest: %s is no pipeline root (no %s/ directory)", o.Root, parse.PreparedDir)
+	}
+	o.Now = o.Now.In(o.Loc)
+	start := align(o.Since.In(o.Loc), o.Every)
+	n := int((o.Now.Sub(start) + o.Every - 1) / o.Every)
+	if n > MaxIntervals {
+		return nil, fmt.Errorf("digest: --since %s in steps of %s is %d intervals, more than %d: take a longer --every", o.Since.Format(time.RFC3339), o.Every, n, MaxIntervals)
+	}
+	began := time.Now()
+	s := &Summary{Schema: Schema, Root: o.Root, Zone: o.Now.Format("MST -07:00"), Now: o.Now, Since: start,
+		EverySec: int64(o.Every / time.Second), Intervals: make([]Interval, max(n, 1)), byName: map[string]*catAcc{}}
+	s.Host, _ = os.Hostname()
+	for i := range s.Intervals {
+		s.Intervals[i].Start = start.Add(time.Duration(i) * o.Every)
+	}
+	d := &digester{o: o, s: s, start: start, inc: newIncidents(), runs: map[string]*Run{}}
+	d.readWorker()
+	if err := d.readCategories(); err != nil {
+		return nil, err
+	}
+	if err := d.readServerLog(); err != nil {
+		return nil, err
+	}
+	d.finish()
+	s.Read.Seconds = time.Since(began).Seconds()
+	return s, nil
+}
+
+// digester holds the state of one Build.
+type digester struct {
+	o      Options
+	s      *Summary
+	start  time.Time
+	inc    *incidents
+	runs   map[string]*Run
+	worker *parse.WorkerState
+}
+
+// slot is the interval of t, or -1 outside the window.
+func (d *digester) slot(t time.Time) int {
+	if t.Before(d.start) || t.After(d.o.Now) {
+		return -1
+	}
+	i := int(t.Sub(d.start) / d.o.Every)
+	if i >= len(d.s.Intervals) {
+		i = len(d.s.Intervals) - 1
+	}
+	return i
+}
+
+func (d *digester) inWindow(t time.Time) bool { return d.slot(t) >= 0 }
+
+// align rounds t down to a multiple of every counted from the local
+// midnight, so that an hour starts on the hour in the host's zone.
+func align(t time.Time, every time.Duration) time.Time {
+	midnight := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location())
+	return midnight.Add(t.Sub(midnight) / every * every)
+}
+
+// readWorker reads worker.json when there is one; a missing or torn one is
+// a note, not an error.
+func (d *digester) readWorker() {
+	data, err := os.ReadFile(filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerStatePath)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err == nil {
+		var st parse.WorkerState
+		if st, err = parse.ParseWorkerState(data); err == nil {
+			d.worker = &st
+			d.s.Worker = &Worker{PID: st.PID, State: st.State, Category: st.Category, UpdatedAt: st.UpdatedAt}
+			return
+		}
+	}
+	d.s.Notes = append(d.s.Notes, "worker.json unreadable: "+err.Error())
+}
+
+// finish sorts what was gathered and derives rates and ETAs.
+func (d *digester) finish() {
+	s := d.s
+	for _, c := range s.Categories {
+		acc := s.byName[c.Name]
+		d.stallOngoing(acc)
+	}
+	for i := range s.Categories {
+		c := &s.Categories[i]
+		acc := s.byName[c.Name]
+		c.InWindow = acc.inWindow
+		if acc.wFirst.Before(acc.wLast) && acc.inWindow >= 2 {
+			c.RatePerHour = float64(acc.inWindow-1) / acc.wLast.Sub(acc.wFirst).Hours()
+			if left := c.Left(); left > 0 {
+				eta := float64(left) / c.RatePerHour * 3600
+				c.ETASec = &eta
+			}
+		}
+	}
+	for _, r := range d.runs {
+		s.Runs = append(s.Runs, *r)
+	}
+	sort.Slice(s.Runs, func(i, j int) bool { return runOrder(s.Runs[i]).Before(runOrder(s.Runs[j])) })
+	d.runIncidents()
+	s.Incidents, s.Dropped = d.inc.sorted()
+	var sum float64
+	var n int
+	for _, iv := range s.Intervals {
+		if iv.Throughput != nil {
+			sum += iv.Throughput.Mean
+			n++
+		}
+	}
+	if n > 0 {
+		s.Server.MeanTokS = sum / float64(n)
+	}
+}
+
+// runOrder sorts runs by start (records with no run first).
+func runOrder(r Run) time.Time {
+	switch {
+	case r.Started != nil:
+		return *r.Started
+	case r.First != nil:
+		return *r.First
+	}
+	return time.Time{}
+}

@@ -1,0 +1,151 @@
+package digest_test
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/digest"
+	"github.com/synthwatch/synthwatch/digest/digesttest"
+)
+
+// night writes a known night ending at 06:20 in a zone 5:30 east (an hour
+// must still start on the hour) and digests its last 12 hours.
+func night(t *testing.T) (*digest.Summary, digesttest.Truth) {
+	t.Helper()
+	loc := time.FixedZone("IST", 5*3600+1800)
+	now := time.Date(2026, 3, 4, 6, 20, 0, 0, loc)
+	root := t.TempDir()
+	tr := digesttest.Night(t, root, now, digesttest.Options{})
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-12 * time.Hour), Now: now, Loc: loc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, tr
+}
+
+func TestDigestHourlyCountsEqualTheTruth(t *testing.T) {
+	s, tr := night(t)
+	if len(s.Intervals) != 13 || !s.Intervals[0].Start.Equal(tr.Start) {
+		t.Fatalf("intervals: %d from %v, want 13 from %v", len(s.Intervals), s.Intervals[0].Start, tr.Start)
+	}
+	if s.Intervals[0].Start.Minute() != 0 {
+		t.Errorf("an hour starts at %v, not on the hour", s.Intervals[0].Start)
+	}
+	for h, iv := range s.Intervals {
+		for _, c := range digesttest.Categories {
+			got, want := iv.Categories[c], tr.Hours[h][c]
+			if got.Records != want.Records || got.Tokens != want.Tokens {
+				t.Errorf("hour %d (%s) %s: %+v, want %+v", h, iv.Start.Format("15:04"), c, got, want)
+			}
+		}
+		if want, ok := tr.TokS[h]; ok != (iv.Throughput != nil) || ok && math.Abs(iv.Throughput.Mean-want) > 0.01 {
+			t.Errorf("hour %d throughput %+v, want %.2f (%v)", h, iv.Throughput, want, ok)
+		}
+	}
+	for _, c := range s.Categories {
+		if c.Records != tr.Records[c.Name] || c.Tokens != tr.Tokens[c.Name] || c.NoTime != tr.NoTime[c.Name] || c.Prompts != tr.Prompts[c.Name] {
+			t.Errorf("%s totals: %+v, want records %d tokens %d no_time %d prompts %d", c.Name, c, tr.Records[c.Name], tr.Tokens[c.Name], tr.NoTime[c.Name], tr.Prompts[c.Name])
+		}
+	}
+}
+
+func TestDigestIncidentsAtTheirOwnTimes(t *testing.T) {
+	s, tr := night(t)
+	find := func(kind string, at time.Time) *digest.Incident {
+		for i, in := range s.Incidents {
+			if in.Kind == kind && in.Time.Equal(at) {
+				return &s.Incidents[i]
+			}
+		}
+		t.Errorf("no %s at %v in %+v", kind, at, s.Incidents)
+		return nil
+	}
+	if c := find(digest.KindCrash, tr.Crash); c != nil && (!strings.Contains(c.Text, "illegal memory access") || strings.ContainsRune(c.Text, 0x1b)) {
+		t.Errorf("crash text %q: want the exception, sanitised", c.Text)
+	}
+	if r := find(digest.KindRestart, tr.Ready); r != nil && !strings.Contains(r.Text, "20m after the crash") {
+		t.Errorf("restart text %q", r.Text)
+	}
+	if st := find(digest.KindStall, tr.Stall); st != nil && st.Category != "B2_opencodeinstruct" {
+		t.Errorf("stall: %+v", st)
+	}
+	find(digest.KindRunStart, tr.Run2)
+	for _, in := range s.Incidents {
+		if in.Kind == digest.KindStall && !in.Time.Equal(tr.Stall) {
+			t.Errorf("a stall that is none (the crash's gap spans two runs): %+v", in)
+		}
+	}
+	if s.Server.Crashes != 1 || s.Server.Restarts != 1 {
+		t.Errorf("server totals %+v", s.Server)
+	}
+}
+
+func TestDigestRunsAndSize(t *testing.T) {
+	s, tr := night(t)
+	byID := map[string]digest.Run{}
+	var sum int64
+	for _, r := range s.Runs {
+		byID[r.ID] = r
+		sum += r.Records
+	}
+	var all int64
+	for _, n := range tr.Records {
+		all += n
+	}
+	if sum != all {
+		t.Errorf("runs hold %d records, the files %d", sum, all)
+	}
+	if r := byID["r2"]; r.Started == nil || !r.Started.Equal(tr.Run2) || r.Config != "0f0f0f0f0f0f" || s.Configs[r.Config]["kv_cache_dtype"] != "fp8_e4m3" {
+		t.Errorf("run r2: %+v, configs %v", r, s.Configs)
+	}
+	if byID[""].Records != tr.NoTime["B1_glaive"] {
+		t.Errorf("records with no run: %+v, want %d", byID[""], tr.NoTime["B1_glaive"])
+	}
+	b, _ := json.Marshal(s)
+	if len(b) > 64<<10 {
+		t.Errorf("summary is %d bytes", len(b))
+	}
+	t.Logf("summary: %d bytes for %d bytes of files", len(b), tr.Bytes)
+}
+
+func TestDigestRefusesTooManyIntervals(t *testing.T) {
+	root := t.TempDir()
+	digesttest.Night(t, root, time.Now(), digesttest.Options{})
+	_, err := digest.Build(digest.Options{Root: root, Since: time.Now().Add(-30 * 24 * time.Hour), Every: time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "longer --every") {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := digest.Build(digest.Options{Root: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no pipeline root") {
+		t.Errorf("empty dir: err = %v", err)
+	}
+}
+
+// A bad line is counted; a torn tail (a record still being written, no
+// '\n' yet) is neither a record nor a bad line.
+func TestDigestBadLinesAndTornTail(t *testing.T) {
+	loc := time.UTC
+	now := time.Date(2026, 3, 4, 6, 20, 0, 0, loc)
+	root := t.TempDir()
+	tr := digesttest.Night(t, root, now, digesttest.Options{})
+	raw := filepath.Join(root, "prepared", "B3_python", "raw_responses.jsonl")
+	f, err := os.OpenFile(raw, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("not json\n" + `{"id":"torn","completion_tokens":5,"finished_at":"2026-03-04T06:1`)
+	f.Close()
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-12 * time.Hour), Now: now, Loc: loc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range s.Categories {
+		if c.Name == "B3_python" && (c.BadLines != 1 || c.Records != tr.Records[c.Name]) {
+			t.Errorf("B3: %d bad lines, %d records; want 1 and %d", c.BadLines, c.Records, tr.Records[c.Name])
+		}
+	}
+}

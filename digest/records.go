@@ -1,0 +1,220 @@
+package digest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// maxRuns bounds the distinct run ids kept; records of further ones are
+// summed under "other" so a hostile file cannot grow memory.
+const maxRuns = 500
+
+// catAcc accumulates one category while its records stream by.
+type catAcc struct {
+	c             *Category
+	inWindow      int64
+	wFirst, wLast time.Time // the window's first and last finish times
+	prevT         time.Time // the latest finish time so far, in file order
+	prevRun       string
+	seen          bool
+}
+
+// categoryNames lists the categories: the manifest's order, then any other
+// folder under prepared/ by name.
+func (d *digester) categoryNames() ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(d.o.Root, parse.PreparedDir))
+	if err != nil {
+		return nil, fmt.Errorf("digest: %w", err)
+	}
+	var dirs []string
+	for _, e := range ents {
+		if e.IsDir() && parse.CheckCategoryName(e.Name()) == nil {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	var names []string
+	if data, err := os.ReadFile(filepath.Join(d.o.Root, parse.ManifestPath)); err == nil {
+		if m, err := parse.ParseManifest(data); err == nil {
+			for _, c := range m.Categories {
+				if slices.Contains(dirs, c.Name) {
+					names = append(names, c.Name)
+				}
+			}
+		} else {
+			d.s.Notes = append(d.s.Notes, err.Error())
+		}
+	}
+	for _, n := range dirs {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+func (d *digester) readCategories() error {
+	names, err := d.categoryNames()
+	if err != nil {
+		return err
+	}
+	d.s.Categories = make([]Category, len(names))
+	for i, name := range names {
+		c := &d.s.Categories[i]
+		c.Name = name
+		acc := &catAcc{c: c}
+		d.s.byName[name] = acc
+		if err := d.readCategory(acc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readCategory counts prompts, reads the runs and streams the records.
+func (d *digester) readCategory(acc *catAcc) error {
+	c := acc.c
+	dir := filepath.Join(d.o.Root, parse.PreparedDir, c.Name)
+	n, _, err := eachLine(filepath.Join(dir, parse.PromptsFile), func(line []byte, _ bool) {
+		if len(bytes.TrimSpace(line)) > 0 {
+			c.Prompts++
+		}
+	})
+	d.count(n, err)
+	if err != nil {
+		return err
+	}
+	if err := d.readRuns(c.Name, filepath.Join(dir, parse.RunsFile)); err != nil {
+		return err
+	}
+	c.Target = c.Prompts
+	if d.worker != nil {
+		for _, ws := range d.worker.Categories {
+			if ws.Name == c.Name {
+				c.State, c.TokenBudget = ws.State, ws.TokenBudget
+				if ws.Target > 0 {
+					c.Target = int64(ws.Target)
+				}
+			}
+		}
+	}
+	n, long, err := eachLine(filepath.Join(dir, parse.RawFile), func(line []byte, complete bool) {
+		d.record(acc, line, complete)
+	})
+	d.count(n, err)
+	c.BadLines += int64(long)
+	return err
+}
+
+func (d *digester) count(n int64, err error) {
+	if err == nil {
+		d.s.Read.Files++
+		d.s.Read.Bytes += n
+	}
+}
+
+// record folds one line of raw_responses.jsonl.
+func (d *digester) record(acc *catAcc, line []byte, complete bool) {
+	c := acc.c
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	st, err := parse.ParseRecordStamp(line, d.o.Loc)
+	if err != nil {
+		if complete { // a torn tail is being written: not a bad line yet
+			c.BadLines++
+		}
+		return
+	}
+	c.Records++
+	c.Tokens += st.CompletionTokens
+	run := d.run(st.Run)
+	run.Records++
+	if run.ByCategory == nil {
+		run.ByCategory = map[string]int64{}
+	}
+	run.ByCategory[c.Name]++
+	if !st.HasFinished {
+		c.NoTime++
+		return
+	}
+	t := st.Finished.In(d.o.Loc)
+	run.First, run.Last = minTime(run.First, t), maxTime(run.Last, t)
+	c.First, c.Last = minTime(c.First, t), maxTime(c.Last, t)
+	if i := d.slot(t); i >= 0 {
+		iv := &d.s.Intervals[i]
+		if iv.Categories == nil {
+			iv.Categories = map[string]Counts{}
+		}
+		k := iv.Categories[c.Name]
+		k.Records++
+		k.Tokens += st.CompletionTokens
+		iv.Categories[c.Name] = k
+		if acc.inWindow == 0 || t.Before(acc.wFirst) {
+			acc.wFirst = t
+		}
+		if acc.inWindow == 0 || t.After(acc.wLast) {
+			acc.wLast = t
+		}
+		acc.inWindow++
+	}
+	// A stall is a gap between consecutive records of one run: the worker
+	// was on this category all along. Records are appended as they finish,
+	// so file order is time order up to the requests in flight; the
+	// running maximum keeps a late-finishing straggler from opening a gap.
+	if acc.seen && st.Run == acc.prevRun && t.Sub(acc.prevT) > d.o.StallAfter && t.After(d.start) {
+		d.inc.add(Incident{Time: acc.prevT, Kind: KindStall, Category: c.Name,
+			Text: fmt.Sprintf("%s: no records for %s (until %s)", c.Name, span(t.Sub(acc.prevT)), t.Format("15:04"))})
+	}
+	if !acc.seen || st.Run != acc.prevRun || t.After(acc.prevT) {
+		acc.prevT = t
+	}
+	acc.prevRun, acc.seen = st.Run, true
+}
+
+// stallOngoing reports the category the worker is on now when its last
+// record is older than StallAfter (the worker's state is fresh: it
+// rewrites worker.json every 2 s while it lives).
+func (d *digester) stallOngoing(acc *catAcc) {
+	w := d.worker
+	if w == nil || w.State != parse.WorkerRunning || w.Category != acc.c.Name || d.o.Now.Sub(w.UpdatedAt) > time.Minute {
+		return
+	}
+	from := acc.prevT
+	if !acc.seen || w.CategorySince.After(from) {
+		from = w.CategorySince
+	}
+	if from.IsZero() || d.o.Now.Sub(from) <= d.o.StallAfter {
+		return
+	}
+	d.inc.add(Incident{Time: from.In(d.o.Loc), Kind: KindStall, Category: acc.c.Name,
+		Text: fmt.Sprintf("%s: no records for %s, and the worker is still on it", acc.c.Name, span(d.o.Now.Sub(from)))})
+}
+
+func minTime(p *time.Time, t time.Time) *time.Time {
+	if p == nil || t.Before(*p) {
+		return &t
+	}
+	return p
+}
+
+func maxTime(p *time.Time, t time.Time) *time.Time {
+	if p == nil || t.After(*p) {
+		return &t
+	}
+	return p
+}
+
+// span is a duration as a person reads it: 42m, 3h05m.
+func span(d time.Duration) string {
+	d = d.Round(time.Minute)
+	if d < time.Hour {
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}

@@ -1,0 +1,123 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/synthwatch/synthwatch/digest"
+)
+
+//go:embed page.html
+var pageHTML string
+
+// page is parsed once; html/template escapes every value by its context
+// (text, attribute), so host text cannot become markup.
+var page = template.Must(template.New("page").Parse(pageHTML))
+
+type runRow struct {
+	ID, Started, PID, Config, Settings, Records, ByCategory, Span string
+}
+
+type catRow struct {
+	Name, Done, Tokens, Window, Rate, Left, ETA, State string
+}
+
+type incRow struct{ Time, Kind, Text, Colour string }
+
+type view struct {
+	Title, Where, Window, Worker, Generated string
+	Categories                              []catRow
+	Totals                                  string
+	Records, Throughput                     chart
+	Incidents                               []incRow
+	Runs                                    []runRow
+	Notes                                   []string
+}
+
+// HTML writes one self-contained page: no scripts, no fonts or styles
+// from the network, only inline SVG and CSS.
+func HTML(w io.Writer, s *digest.Summary, where string) error {
+	v := view{
+		Title:      "synthwatch report · " + clean(where, 120),
+		Where:      clean(where, 200),
+		Window:     fmt.Sprintf("%s → %s (%s), every %s", stamp(s.Since, s.Now), stamp(s.Now, s.Now), clean(s.Zone, 20), every(s.Every())),
+		Generated:  s.Now.Format(time.RFC3339),
+		Records:    recordsChart(s),
+		Throughput: throughputChart(s),
+	}
+	if wk := s.Worker; wk != nil {
+		v.Worker = fmt.Sprintf("worker %s %s (pid %d)", clean(wk.State, 20), clean(wk.Category, 60), wk.PID)
+	}
+	var recs, toks int64
+	for _, c := range s.Categories {
+		state := clean(c.State, 20)
+		if c.Target > 0 && c.Left() == 0 {
+			state = "done"
+		}
+		v.Categories = append(v.Categories, catRow{Name: clean(c.Name, 80), Done: fmt.Sprintf("%d/%d", c.Records, c.Target),
+			Tokens: count(c.Tokens) + budget(c.TokenBudget), Window: fmt.Sprint(c.InWindow), Rate: rate(c.RatePerHour),
+			Left: fmt.Sprint(c.Left()), ETA: etaText(c), State: state})
+		recs, toks = recs+c.Records, toks+c.Tokens
+	}
+	v.Totals = fmt.Sprintf("%d records, %s completion tokens", recs, count(toks))
+	for _, in := range s.Incidents {
+		v.Incidents = append(v.Incidents, incRow{Time: stamp(in.Time, s.Now), Kind: clean(in.Kind, 20), Text: clean(in.Text, 300), Colour: kindColour[in.Kind]})
+	}
+	for _, r := range s.Runs {
+		v.Runs = append(v.Runs, runRowOf(s, r))
+	}
+	for _, n := range s.Notes {
+		v.Notes = append(v.Notes, clean(n, 300))
+	}
+	if err := page.Execute(w, v); err != nil {
+		return fmt.Errorf("report: html: %w", err)
+	}
+	return nil
+}
+
+func runRowOf(s *digest.Summary, r digest.Run) runRow {
+	row := runRow{ID: clean(r.ID, 60), Config: clean(r.Config, 40), Records: fmt.Sprint(r.Records), ByCategory: clean(byCategory(r.ByCategory), 300)}
+	if r.ID == "" {
+		row.ID = "(no run: an older tool)"
+	}
+	if r.Started != nil {
+		row.Started = stamp(*r.Started, s.Now)
+	}
+	if r.PID != 0 {
+		row.PID = fmt.Sprint(r.PID)
+	}
+	if r.First != nil && r.Last != nil {
+		row.Span = stamp(*r.First, s.Now) + " – " + stamp(*r.Last, s.Now)
+	}
+	if cfg, ok := s.Configs[r.Config]; ok {
+		keys := make([]string, 0, len(cfg))
+		for k := range cfg {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + cfg[k]
+		}
+		row.Settings = clean(strings.Join(parts, " "), 600)
+	}
+	return row
+}
+
+func byCategory(m map[string]int64) string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%d %s", m[n], n)
+	}
+	return strings.Join(parts, " · ")
+}

@@ -1,0 +1,83 @@
+package report_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/synthwatch/synthwatch/digest"
+	"github.com/synthwatch/synthwatch/digest/digesttest"
+	"github.com/synthwatch/synthwatch/report"
+)
+
+// night digests the known night at a fixed time and zone, so that its
+// rendering is the same on every machine.
+func night(t *testing.T) *digest.Summary {
+	t.Helper()
+	loc := time.FixedZone("CET", 3600)
+	now := time.Date(2026, 3, 4, 6, 20, 0, 0, loc)
+	root := t.TempDir()
+	digesttest.Night(t, root, now, digesttest.Options{})
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-12 * time.Hour), Now: now, Loc: loc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Read.Seconds = 0.4 // measured: fixed for the golden file
+	return s
+}
+
+func TestReportTextGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.Text(&b, night(t), "gpu1:/data/eagle3/synth_100k", 5321); err != nil {
+		t.Fatal(err)
+	}
+	golden.RequireEqual(t, b.String())
+}
+
+// hostile is a summary whose host-side strings carry terminal escapes and
+// markup, as a compromised or confused host might send.
+func hostile(t *testing.T) *digest.Summary {
+	s := night(t)
+	s.Categories[0].Name = "B1\x1b]0;owned\x07_glaive<script>alert(1)</script>"
+	s.Incidents = append(s.Incidents, digest.Incident{Time: s.Now.Add(-time.Hour), Kind: "crash",
+		Text: "Scheduler hit an exception \x1b[2J\x1b[31m<img src=x onerror=alert(2)>"})
+	s.Notes = append(s.Notes, "note \x9b31m</p><iframe>")
+	return s
+}
+
+func TestReportTextHostileGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.Text(&b, hostile(t), "gpu1\x1b[H:/root", -1); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.ContainsAny(b.Bytes(), "\x1b\x07") || bytes.Contains(b.Bytes(), []byte{0x9b}) {
+		t.Fatalf("control bytes reached the terminal: %q", b.String())
+	}
+	golden.RequireEqual(t, b.String())
+}
+
+func TestReportHTMLEscapesAndStaysOffline(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.HTML(&b, hostile(t), "gpu1:/root"); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, bad := range []string{"<script", "<img", "<iframe", "\x1b", "http://", "https://", "@import", "url("} {
+		if strings.Contains(page, bad) && !(bad == "http://" && onlySVGNamespace(page)) {
+			t.Errorf("the page holds %q", bad)
+		}
+	}
+	for _, want := range []string{"&lt;script&gt;", "&lt;img src=x", `<svg id="records"`, `<svg id="throughput"`, `class="bar"`, `<path class="throughput" d="M`, "fp8_e4m3"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
+
+// onlySVGNamespace: the one URL a page may hold is SVG's namespace name,
+// which is never fetched.
+func onlySVGNamespace(page string) bool {
+	return strings.Count(page, "http://") == strings.Count(page, `xmlns="http://www.w3.org/2000/svg"`)
+}
