@@ -23,6 +23,7 @@ func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr err
 	w.workerStall(s, now)
 	w.noteClassRates(s.Categories)
 	s.ETASeconds = w.pipelineETA(s.Categories)
+	s.CompletionTokens, s.TokensPartial = totalTokens(s.Categories)
 	w.crossChecks(s, now)
 	w.workerEvents(s.Worker, now)
 	w.serverEvents(s.Server, now)
@@ -307,10 +308,7 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 		}
 	}
 	countFigures(c, js, w.wjson != nil && c.scanVoidPID != 0 && c.scanVoidPID == w.wjson.PID, &v)
-	if js != nil {
-		t := js.CompletionTokens
-		v.CompletionTokens = &t
-	}
+	tokenFigures(c, js, &v)
 	current := wk.Category == c.name
 	live := current && Alive(wk.State)
 	switch {
@@ -321,7 +319,8 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 		c.currentSince, c.currentKnown = w.firstCurrentSince(c, now), true
 	}
 	switch {
-	case js != nil && (js.State == parse.CatSkipped || js.State == parse.CatDone), v.Target > 0 && v.Done >= v.Target:
+	case js != nil && (js.State == parse.CatSkipped || js.State == parse.CatDone), v.Target > 0 && v.Done >= v.Target,
+		budgetReached(v) && !live:
 		v.State = StateDone // "skipped" is a later run finding it done: one final state
 	case js == nil && c.logSkipped:
 		v.State = StateDone

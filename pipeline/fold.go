@@ -41,6 +41,7 @@ type catState struct {
 	logSkipped          bool
 	countErr            string // why the last count failed (countError)
 	scanVoidPID         int    // the worker whose resume-scan figures the file outgrew (rewritten since)
+	tok                 tokAcc // tokens and runs of its records, from the bytes the count reads (tokens.go)
 }
 
 // logState is what the worker log says.

@@ -137,6 +137,7 @@ func (w *Watcher) cat(name string) *catState {
 			runs:    remote.NewTail(l.Runs(name)),
 			rates:   newSamples(w.o.History)}
 		c.runs.StartBack = 16 << 20
+		c.raw.OnRead = c.tok.onRead // tokens from the bytes the count reads anyway
 		w.cats[name] = c
 		w.order = append(w.order, name)
 	}
@@ -227,6 +228,13 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	var zoneErr error
 	askZone := w.ev.zone == nil || w.ev.relearn // once per connection, in this batch
 	var vr vitalsRead
+	tokJobs := w.tokenJobs() // holes the counts left: summed on the host, in this batch
+	var tokSums []tokResult
+	var tokErr error
+	if len(tokJobs) > 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); tokSums, tokErr = sumOnHost(ctx, w.h, tokJobs) }()
+	}
 	wg.Add(3)
 	if askVit, vitDisk := w.vitalsDue(now); askVit { // at most every 10 s, in this batch
 		wg.Add(1)
@@ -251,6 +259,7 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	if down {
 		w.vit.lastRead = time.Time{} // read the vitals again as soon as the link is back
 		w.foldTailLines(res, now, false)
+		w.dropTokenJobs()
 		return w.stale(snap)
 	}
 	w.foldProbe(probe, now)
@@ -259,6 +268,7 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	w.foldLive(lr, now)
 	w.noteGrowth(res)
 	w.foldCounts(res, now)
+	w.foldTokens(res, tokJobs, tokSums, tokErr)
 	w.buildSnapshot(&snap, met, metErr, vr, now)
 	w.ev.readOnce = true
 	w.lastSnap = snap
