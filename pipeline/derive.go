@@ -309,6 +309,7 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 	}
 	countFigures(c, js, w.wjson != nil && c.scanVoidPID != 0 && c.scanVoidPID == w.wjson.PID, &v)
 	tokenFigures(c, js, &v)
+	provenance(c, &v)
 	current := wk.Category == c.name
 	live := current && Alive(wk.State)
 	switch {

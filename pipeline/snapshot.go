@@ -173,7 +173,12 @@ type Category struct {
 	ETASeconds       *float64   `json:"eta_s"`
 	LastGrowth       *time.Time `json:"last_growth"`
 	Warnings         []string   `json:"warnings,omitempty"`
-	Rates            []float64  `json:"-"` // recent rate history for sparklines; NaN = no sample
+	// Configs is its records by server configuration (runs.jsonl and each
+	// record's run; "unknown config" for records no run accounts for), and
+	// Runs its run history (records null while the tally does not cover the file)
+	Configs []ConfigCount `json:"configs,omitempty"`
+	Runs    []RunInfo     `json:"runs,omitempty"`
+	Rates   []float64     `json:"-"` // recent rate history for sparklines; NaN = no sample
 }
 
 // Event is one line of the timeline.
