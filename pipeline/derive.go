@@ -25,6 +25,7 @@ func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr err
 	s.ETASeconds = w.pipelineETA(s.Categories)
 	s.CompletionTokens, s.TokensPartial = totalTokens(s.Categories)
 	w.crossChecks(s, now)
+	w.foldBaseline(s, now)
 	w.workerEvents(s.Worker, now)
 	w.serverEvents(s.Server, now)
 	w.doneEvents(s, now)

@@ -25,6 +25,7 @@ type Snapshot struct {
 	// TokensPartial says a category has no figure yet (not in the sum).
 	CompletionTokens int64     `json:"completion_tokens"`
 	TokensPartial    bool      `json:"tokens_partial,omitempty"`
+	Baseline         Baseline  `json:"baseline"` // throughput against the night's own median (after 30 min of it)
 	Warnings         []string  `json:"warnings"` // the texts of Alerts, in order (schema 1: an array of strings)
 	Alerts           []Warning `json:"-"`        // the warnings with their kinds; add them with Warn
 	Events           []Event   `json:"events"`

@@ -98,8 +98,9 @@ type Watcher struct {
 	WorkerLog  *Ring              // sanitised worker log lines for display
 	ServerLog  *Ring              // sanitised server log lines for display
 
-	ev  eventState  // the host's zone, and the baselines of derived events (events.go)
-	vit vitalsState // GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
+	ev   eventState    // the host's zone, and the baselines of derived events (events.go)
+	vit  vitalsState   // GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
+	base baselineState // throughput against the night's median (baseline.go)
 }
 
 // NewWatcher watches the pipeline at o.Root on h.
