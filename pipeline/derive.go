@@ -440,17 +440,7 @@ func (w *Watcher) crossChecks(s *Snapshot, now time.Time) {
 	for i := range s.Categories {
 		cv := &s.Categories[i]
 		c := w.cats[cv.Name]
-		if p := c.logProgress; p.Kind == parse.WProgress && cv.Name == s.Worker.Category && Alive(s.Worker.State) {
-			logDone := int64(p.Done)
-			if c.logResumed > 0 && p.Total == c.logToGo {
-				logDone += int64(c.logResumed) // the old script counts this run only
-			}
-			// the worker logs every 50 records: a gap far beyond that is a stale or foreign log
-			if gap := cv.Done - logDone; gap < -5 || gap > 500 {
-				msg := fmt.Sprintf("%s: the worker log says %d/%d but raw_responses.jsonl has %d records", cv.Name, p.Done, p.Total, cv.Done)
-				cv.Warnings = append(cv.Warnings, msg)
-			}
-		}
+		w.sourceChecks(s, cv, c, now)
 		for _, wmsg := range cv.Warnings {
 			s.Warn(WarnCategory, wmsg)
 		}

@@ -43,6 +43,7 @@ type catState struct {
 	scanVoidPID         int             // the worker whose resume-scan figures the file outgrew (rewritten since)
 	tok                 tokAcc          // tokens and runs of its records, from the bytes the count reads (tokens.go)
 	runLines            []parse.RunLine // runs.jsonl, one per run (provenance.go)
+	disagree            map[string]bool // sources that disagree with the file (crosscheck.go)
 }
 
 // logState is what the worker log says.

@@ -178,8 +178,11 @@ type Category struct {
 	// record's run; "unknown config" for records no run accounts for), and
 	// Runs its run history (records null while the tally does not cover the file)
 	Configs []ConfigCount `json:"configs,omitempty"`
-	Runs    []RunInfo     `json:"runs,omitempty"`
-	Rates   []float64     `json:"-"` // recent rate history for sparklines; NaN = no sample
+	// Checks are the sources (log, worker.json) that disagree with the file
+	// beyond what a poll explains, each with why it lags
+	Checks []SourceCheck `json:"cross_checks,omitempty"`
+	Runs   []RunInfo     `json:"runs,omitempty"`
+	Rates  []float64     `json:"-"` // recent rate history for sparklines; NaN = no sample
 }
 
 // Event is one line of the timeline.
