@@ -20,7 +20,7 @@ type RecordStamp struct {
 	HasTokens        bool
 }
 
-var finishedKey, runKey, ctKey = []byte(`"finished_at"`), []byte(`"run"`), []byte(`"completion_tokens"`)
+var finishedKey, ctKey = []byte(`"finished_at"`), []byte(`"completion_tokens"`) // runKey: recordfacts.go
 
 // ParseRecordStamp reads finished_at, run and the completion tokens of one
 // JSONL line, given without its '\n'; a BOM and a CRLF's '\r' are accepted.

@@ -23,7 +23,9 @@ func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr err
 	w.workerStall(s, now)
 	w.noteClassRates(s.Categories)
 	s.ETASeconds = w.pipelineETA(s.Categories)
+	s.CompletionTokens, s.TokensPartial = totalTokens(s.Categories)
 	w.crossChecks(s, now)
+	w.foldBaseline(s, now)
 	w.workerEvents(s.Worker, now)
 	w.serverEvents(s.Server, now)
 	w.doneEvents(s, now)
@@ -307,10 +309,8 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 		}
 	}
 	countFigures(c, js, w.wjson != nil && c.scanVoidPID != 0 && c.scanVoidPID == w.wjson.PID, &v)
-	if js != nil {
-		t := js.CompletionTokens
-		v.CompletionTokens = &t
-	}
+	tokenFigures(c, js, &v)
+	provenance(c, &v)
 	current := wk.Category == c.name
 	live := current && Alive(wk.State)
 	switch {
@@ -321,7 +321,8 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 		c.currentSince, c.currentKnown = w.firstCurrentSince(c, now), true
 	}
 	switch {
-	case js != nil && (js.State == parse.CatSkipped || js.State == parse.CatDone), v.Target > 0 && v.Done >= v.Target:
+	case js != nil && (js.State == parse.CatSkipped || js.State == parse.CatDone), v.Target > 0 && v.Done >= v.Target,
+		budgetReached(v) && !live:
 		v.State = StateDone // "skipped" is a later run finding it done: one final state
 	case js == nil && c.logSkipped:
 		v.State = StateDone
@@ -439,17 +440,7 @@ func (w *Watcher) crossChecks(s *Snapshot, now time.Time) {
 	for i := range s.Categories {
 		cv := &s.Categories[i]
 		c := w.cats[cv.Name]
-		if p := c.logProgress; p.Kind == parse.WProgress && cv.Name == s.Worker.Category && Alive(s.Worker.State) {
-			logDone := int64(p.Done)
-			if c.logResumed > 0 && p.Total == c.logToGo {
-				logDone += int64(c.logResumed) // the old script counts this run only
-			}
-			// the worker logs every 50 records: a gap far beyond that is a stale or foreign log
-			if gap := cv.Done - logDone; gap < -5 || gap > 500 {
-				msg := fmt.Sprintf("%s: the worker log says %d/%d but raw_responses.jsonl has %d records", cv.Name, p.Done, p.Total, cv.Done)
-				cv.Warnings = append(cv.Warnings, msg)
-			}
-		}
+		w.sourceChecks(s, cv, c, now)
 		for _, wmsg := range cv.Warnings {
 			s.Warn(WarnCategory, wmsg)
 		}

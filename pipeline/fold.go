@@ -39,8 +39,11 @@ type catState struct {
 	logProgressAt       time.Time
 	logProgressFresh    bool // read as it was written (not history from a first read)
 	logSkipped          bool
-	countErr            string // why the last count failed (countError)
-	scanVoidPID         int    // the worker whose resume-scan figures the file outgrew (rewritten since)
+	countErr            string          // why the last count failed (countError)
+	scanVoidPID         int             // the worker whose resume-scan figures the file outgrew (rewritten since)
+	tok                 tokAcc          // tokens and runs of its records, from the bytes the count reads (tokens.go)
+	runLines            []parse.RunLine // runs.jsonl, one per run (provenance.go)
+	disagree            map[string]bool // sources that disagree with the file (crosscheck.go)
 }
 
 // logState is what the worker log says.
@@ -281,6 +284,9 @@ func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
 func (w *Watcher) foldRuns(c *catState, up remote.TailUpdate) {
 	for _, l := range up.Lines {
 		r, err := parse.ParseRunLine([]byte(l.Text))
+		if err == nil && r.Run != "" {
+			c.noteRun(r)
+		}
 		// A snapshot that failed (parse.ConfigUnknown; before that, a hash
 		// of an empty info) says nothing about the configuration: it is not one.
 		if err != nil || !r.Snapshot.Known() {

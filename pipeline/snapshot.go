@@ -21,9 +21,14 @@ type Snapshot struct {
 	Categories []Category `json:"categories"`
 	Vitals     Vitals     `json:"vitals"` // the host's GPUs, disk, load and memory, and the worker's RSS and CPU
 	ETASeconds *float64   `json:"eta_s"`
-	Warnings   []string   `json:"warnings"` // the texts of Alerts, in order (schema 1: an array of strings)
-	Alerts     []Warning  `json:"-"`        // the warnings with their kinds; add them with Warn
-	Events     []Event    `json:"events"`
+	// CompletionTokens is every category's completion tokens added up;
+	// TokensPartial says a category has no figure yet (not in the sum).
+	CompletionTokens int64     `json:"completion_tokens"`
+	TokensPartial    bool      `json:"tokens_partial,omitempty"`
+	Baseline         Baseline  `json:"baseline"` // throughput against the night's own median (after 30 min of it)
+	Warnings         []string  `json:"warnings"` // the texts of Alerts, in order (schema 1: an array of strings)
+	Alerts           []Warning `json:"-"`        // the warnings with their kinds; add them with Warn
+	Events           []Event   `json:"events"`
 }
 
 // Warning is one warning of a Snapshot: a kind to pick it by, and its text.
@@ -159,14 +164,25 @@ type Category struct {
 	TargetSource     string     `json:"target_source,omitempty"` // worker.json | log | prompts
 	Errors           int64      `json:"errors"`
 	CompletionTokens *int64     `json:"completion_tokens"`
+	TokensFrom       string     `json:"tokens_from,omitempty"` // records (added up from the file) | worker.json
 	TokenBudget      int64      `json:"token_budget,omitempty"`
+	Progress         float64    `json:"progress"`            // 0–1, by the cap that comes first
+	CappedBy         string     `json:"capped_by,omitempty"` // records | tokens: the cap that comes first
 	State            string     `json:"state"`
 	RatePerMin       float64    `json:"rate_per_min"`
 	TokPerSec        *float64   `json:"tok_per_s"`
 	ETASeconds       *float64   `json:"eta_s"`
 	LastGrowth       *time.Time `json:"last_growth"`
 	Warnings         []string   `json:"warnings,omitempty"`
-	Rates            []float64  `json:"-"` // recent rate history for sparklines; NaN = no sample
+	// Configs is its records by server configuration (runs.jsonl and each
+	// record's run; "unknown config" for records no run accounts for), and
+	// Runs its run history (records null while the tally does not cover the file)
+	Configs []ConfigCount `json:"configs,omitempty"`
+	// Checks are the sources (log, worker.json) that disagree with the file
+	// beyond what a poll explains, each with why it lags
+	Checks []SourceCheck `json:"cross_checks,omitempty"`
+	Runs   []RunInfo     `json:"runs,omitempty"`
+	Rates  []float64     `json:"-"` // recent rate history for sparklines; NaN = no sample
 }
 
 // Event is one line of the timeline.

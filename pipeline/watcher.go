@@ -101,8 +101,9 @@ type Watcher struct {
 	WorkerLog  *Ring              // sanitised worker log lines for display
 	ServerLog  *Ring              // sanitised server log lines for display
 
-	ev  eventState  // the host's zone, and the baselines of derived events (events.go)
-	vit vitalsState // GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
+	ev   eventState    // the host's zone, and the baselines of derived events (events.go)
+	vit  vitalsState   // GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
+	base baselineState // throughput against the night's median (baseline.go)
 }
 
 // NewWatcher watches the pipeline at o.Root on h.
@@ -155,6 +156,7 @@ func (w *Watcher) newCat(name string) *catState {
 		runs:    remote.NewTail(l.Runs(name)),
 		rates:   newSamples(w.o.History)}
 	c.runs.StartBack = 16 << 20
+	c.raw.OnRead = c.tok.onRead // tokens from the bytes the count reads anyway
 	return c
 }
 
@@ -238,6 +240,13 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	var zone *time.Location
 	var zoneErr error
 	var vr vitalsRead
+	tokJobs := w.tokenJobs() // holes the counts left: summed on the host, in this batch
+	var tokSums []tokResult
+	var tokErr error
+	if len(tokJobs) > 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); tokSums, tokErr = sumOnHost(ctx, w.rd, tokJobs) }()
+	}
 	wg.Add(2)
 	if askVit {
 		wg.Add(1)
@@ -260,6 +269,7 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	if down {
 		w.vit.lastRead = time.Time{} // read the vitals again as soon as the link is back
 		w.foldTailLines(res, now, false)
+		w.dropTokenJobs()
 		return w.stale(snap)
 	}
 	w.foldProbe(probe, now)
@@ -268,6 +278,7 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	w.foldLive(lr, now)
 	w.noteGrowth(res)
 	w.foldCounts(res, now)
+	w.foldTokens(res, tokJobs, tokSums, tokErr)
 	w.buildSnapshot(&snap, met, metErr, vr, now)
 	w.ev.readOnce = true
 	w.lastSnap = snap

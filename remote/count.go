@@ -32,6 +32,12 @@ type Counter struct {
 	// RemoteAbove: when more than this many bytes are new, count them on the
 	// host with head/tail/wc instead of reading them over SFTP.
 	RemoteAbove int64
+	// OnRead, when set, is handed each newly counted range read over the
+	// link (off: where b starts in the file), so the caller can take more
+	// from the new bytes without reading them again. b is only valid during
+	// the call. Ranges counted on the host are never read: the caller sees
+	// them as CountUpdate.Size moving past what it was handed.
+	OnRead func(off int64, b []byte)
 
 	off   int64
 	lines int64
@@ -124,6 +130,9 @@ func (c *Counter) reset() {
 func (c *Counter) apply(data []byte, pl countPlan, up *CountUpdate) bool {
 	if !pl.learn && !bytes.Equal(data[:pl.k], c.tail) {
 		return false
+	}
+	if c.OnRead != nil {
+		c.OnRead(c.off, data[pl.k:])
 	}
 	c.add(int64(bytes.Count(data[pl.k:], []byte{'\n'})), c.off+pl.n, up)
 	c.setTail(data, pl.mtime)

@@ -29,6 +29,7 @@ type keyMap struct {
 	Follow, Wrap               binding
 	Launch, Kill, Resume       binding
 	Restart, Reconnect         binding
+	Runs                       binding
 	Help, Quit                 binding
 
 	// in a dialog, a line input or a prompt (their hints say so)
@@ -54,6 +55,7 @@ func newKeyMap(readOnly bool) keyMap {
 		Resume:    bind("resume", "r", "resume the worker (confirm)", "r"),
 		Restart:   bind("restart", "R", "restart the selected category first (confirm)", "R"),
 		Reconnect: bind("reconnect", "C", "reconnect now", "C"),
+		Runs:      bind("runs", "H", "run history of the selected category", "H"),
 		Help:      bind("help", "?", "this help", "?"),
 		Quit:      bind("quit", "q", "quit (the worker is left as it is)", "q", "ctrl+c"),
 
@@ -95,7 +97,7 @@ func (k keyMap) ShortHelp(w int) []binding {
 // moving, the log, the host, the program.
 func (k keyMap) groups() [][]binding {
 	return [][]binding{
-		{k.Down, k.Up, k.PageDown, k.PageUp, k.Pane, k.Tabs},
+		{k.Down, k.Up, k.PageDown, k.PageUp, k.Pane, k.Tabs, k.Runs},
 		{k.Search, k.Next, k.Prev, k.Error, k.Follow, k.Wrap},
 		{k.Launch, k.Kill, k.Resume, k.Restart, k.Reconnect},
 		{k.Help, k.Quit},

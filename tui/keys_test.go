@@ -115,6 +115,11 @@ func TestEachBindingDoesItsAction(t *testing.T) {
 				t.Errorf("gen %d → %d, polling %v", b.gen, a.gen, a.polling)
 			}
 		}},
+		{km.Runs, func(m Model) Model { m.sel = 2; return m }, func(t *testing.T, b, a Model, _ *fake) {
+			if !a.runs || !strings.Contains(screen(a), "Run history of B3_magicoder") {
+				t.Errorf("no run history:\n%s", screen(a))
+			}
+		}},
 		{km.Help, nil, func(t *testing.T, b, a Model, _ *fake) {
 			if !a.help || !strings.Contains(screen(a), "Keys") {
 				t.Errorf("no help:\n%s", screen(a))

@@ -73,6 +73,7 @@ type Model struct {
 	input    *lineInput
 	prompt   *PromptMsg
 	help     bool
+	runs     bool // the selected category's run history is open (runs.go)
 	away     []pipeline.Event
 	lastKey  time.Time
 	actionID int
@@ -271,8 +272,8 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m.inputKey(k)
 	case m.dialog != nil:
 		return m.dialogKey(k)
-	case m.help || m.away != nil:
-		m.help, m.away = false, nil
+	case m.help || m.away != nil || m.runs:
+		m.help, m.away, m.runs = false, nil, false
 		if !key.Matches(k, km.Quit.Binding) {
 			return m, nil // any key closes the box; only quit also acts
 		}
@@ -283,6 +284,8 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	case key.Matches(k, km.Help.Binding):
 		m.help = true
+	case key.Matches(k, km.Runs.Binding):
+		m.runs = len(m.snap.Categories) > 0
 	case key.Matches(k, km.Down.Binding):
 		if m.focus == focusLog {
 			m.logs.scroll(1)

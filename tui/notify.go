@@ -27,7 +27,7 @@ type NotifyConfig struct {
 
 // NotifyKinds are the kinds of notice, the names notify.off takes. A new
 // kind of notice is added here too.
-var NotifyKinds = []string{"stall", "category_done", "pipeline_done", "worker_exit", "server_crash", "server_down", "disconnect", "gpu_lost", "gpu_idle", "disk_low"}
+var NotifyKinds = []string{"stall", "category_done", "pipeline_done", "worker_exit", "server_crash", "server_down", "disconnect", "gpu_lost", "gpu_idle", "disk_low", "throughput_drop"}
 
 type notifier struct {
 	cfg      NotifyConfig
@@ -108,6 +108,7 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 	}
 	if cur.Connection.State.Up() {
 		n.vitals(cur.Vitals, add)
+		dropNotices(old, cur, add)
 	}
 	if cur.Connection.State.Up() {
 		n.downSent = false

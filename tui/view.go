@@ -57,6 +57,8 @@ func (m Model) render() string {
 		return overlay(body, m.awayBox(w), h)
 	case m.help:
 		return overlay(body, m.helpBox(w), h)
+	case m.runs:
+		return overlay(body, m.runsBox(w), h)
 	}
 	return body
 }
@@ -128,6 +130,9 @@ func (m Model) header(w int) string {
 	} else {
 		parts = append(parts, "ETA "+eta)
 	}
+	if tok := tokensHeader(s); tok != "" {
+		parts = append(parts, tok)
+	}
 	if label := m.busyLabel(); label != "" {
 		spin := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}[m.spin%10]
 		parts = append(parts, st.Accent.Render(spin+" "+label))
@@ -162,24 +167,30 @@ func (m Model) header(w int) string {
 
 func (m Model) table(w int, wide bool) string {
 	st := m.st
-	nameW, barW, sparkW := 20, 8, 0
+	nameW, barW, sparkW, tokW := 20, 8, 0, 0
 	if w >= 120 {
 		nameW, barW, sparkW = 24, 14, 16
+		if anyTokens(m.snap.Categories) {
+			tokW = 12 // "6.3M/10M tok": the row stays within 120 columns
+		}
 	}
-	cols := func(name, class, done, bar, rate, sp, eta, errs, state string) string {
-		row := fit(name, nameW) + " " + fit(class, 5) + " " + fit(done, 13) + " " + fit(bar, barW) + " " +
-			fit(rate, 7) + " "
+	cols := func(name, class, done, tok, bar, rate, sp, eta, errs, state string) string {
+		row := fit(name, nameW) + " " + fit(class, 5) + " " + fit(done, 13) + " "
+		if tokW > 0 {
+			row += fit(tok, tokW) + " "
+		}
+		row += fit(bar, barW) + " " + fit(rate, 7) + " "
 		if sparkW > 0 {
 			row += fit(sp, sparkW) + " "
 		}
 		return row + fit(eta, 6) + " " + fit(errs, 5) + " " + fit(state, 8)
 	}
-	out := []string{st.Dim.Render(cols("CATEGORY", "CLASS", "DONE/TARGET", "PROGRESS", "RATE/m", "RATE", "ETA", "ERR", "STATE"))}
+	out := []string{st.Dim.Render(cols("CATEGORY", "CLASS", "DONE/TARGET", "TOKENS", "PROGRESS", "RATE/m", "RATE", "ETA", "ERR", "STATE"))}
 	stale := m.stale()
 	for i, c := range m.snap.Categories {
-		frac := 0.0
-		if c.Target > 0 {
-			frac = float64(c.Done) / float64(c.Target)
+		frac := c.Progress // by the cap that comes first: records or tokens
+		if frac == 0 && c.Target > 0 {
+			frac = float64(c.Done) / float64(c.Target) // a snapshot from before progress was sent
 		}
 		full, empty := bar(frac, barW)
 		rate, eta := fmt.Sprintf("%.1f", c.RatePerMin), etaText(c.ETASeconds)
@@ -187,7 +198,10 @@ func (m Model) table(w int, wide bool) string {
 			eta = "-"
 		}
 		state := c.State
-		row := cols(sanitizeName(c.Name), c.Class, fmt.Sprintf("%d/%d", c.Done, c.Target), full+empty, rate, spark(c.Rates, sparkW), eta, fmt.Sprint(c.Errors), state)
+		row := cols(sanitizeName(c.Name), c.Class, fmt.Sprintf("%d/%d", c.Done, c.Target), tokenCell(c), full+empty, rate, spark(c.Rates, sparkW), eta, fmt.Sprint(c.Errors), state)
+		if extra := w - ansi.StringWidth(row) - 3; len(c.Configs) > 1 && extra > 10 {
+			row += " " + st.Dim.Render(ansi.Truncate(pipeline.ConfigLine(c.Configs), extra, "…"))
+		}
 		if extra := w - ansi.StringWidth(row) - 3; len(c.Warnings) > 0 && extra > 10 {
 			row += " " + st.Warn.Render(ansi.Truncate("⚠ "+c.Warnings[0], extra, "…"))
 		}
@@ -291,6 +305,9 @@ func (m Model) serverPanel(w int, wide bool) string {
 		line = st.Stale.Render(ansi.Strip(line))
 	}
 	out := fit(line, w)
+	if bl := m.baselineLine(w); bl != "" {
+		out += "\n" + bl
+	}
 	if vl := m.vitalsLine(w); vl != "" {
 		out += "\n" + vl
 	}

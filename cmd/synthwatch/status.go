@@ -179,12 +179,50 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f\t%s\t%s\n", safe(c.Name), safe(c.Class), c.Done, c.Target, c.Errors, c.RatePerMin, fmtETA(c.ETASeconds), c.State)
 	}
 	tw.Flush()
+	// tokens and provenance below the table: its eight columns stay as scripts read them
+	partial := ""
+	if s.TokensPartial {
+		partial = " (some categories not added up yet)"
+	}
+	fmt.Fprintf(out, "completion tokens: %d%s\n", s.CompletionTokens, partial)
+	for _, c := range s.Categories {
+		if c.CompletionTokens != nil || c.TokenBudget > 0 || len(c.Configs) > 0 {
+			fmt.Fprintf(out, "  %s: %s tokens", safe(c.Name), tokensText(c))
+			if line := pipeline.ConfigLine(c.Configs); line != "" {
+				fmt.Fprintf(out, "; records by config: %s", safe(line))
+			}
+			fmt.Fprintln(out)
+		}
+	}
+	if b := s.Baseline.Server; b != nil {
+		fmt.Fprintf(out, "baseline: gen %.0f tok/s, median %.0f over %d min", b.Now, b.Median, b.Minutes)
+		if b.Cause != "" {
+			fmt.Fprintf(out, "; DROP since %s: %s", b.DropSince.Local().Format("15:04"), safe(b.Cause))
+		}
+		fmt.Fprintln(out)
+	}
 	if v := tui.VitalsText(s.Vitals); v != "" {
 		fmt.Fprintln(out, "host:", safe(v))
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintln(out, "warning:", safe(w))
 	}
+}
+
+// tokensText is a row's completion tokens, against its budget and with
+// the cap that comes first when the budget does.
+func tokensText(c pipeline.Category) string {
+	t := "-"
+	if c.CompletionTokens != nil {
+		t = fmt.Sprint(*c.CompletionTokens)
+	}
+	if c.TokenBudget > 0 {
+		t += fmt.Sprintf("/%d", c.TokenBudget)
+		if c.CappedBy == pipeline.CapTokens {
+			t += " (budget first)"
+		}
+	}
+	return t
 }
 
 func fmtETA(s *float64) string {

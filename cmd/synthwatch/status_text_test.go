@@ -76,3 +76,18 @@ func TestStatusTextVitals(t *testing.T) {
 		t.Fatalf("vitals:\n%s", b.String())
 	}
 }
+
+// Budgets, totals and provenance are in the text status, below the table.
+func TestStatusTextTokens(t *testing.T) {
+	tok, total := int64(6_300_000), int64(6_300_000)
+	s := pipeline.Snapshot{CompletionTokens: total, Categories: []pipeline.Category{{Name: "B3", Class: "SHORT", State: "running",
+		CompletionTokens: &tok, TokenBudget: 10_000_000, CappedBy: pipeline.CapTokens,
+		Configs: []pipeline.ConfigCount{{Config: "fp8-kv", Records: 1652}, {Config: "bf16", Records: 5348}}}}}
+	var b bytes.Buffer
+	printStatus(&b, s)
+	for _, want := range []string{"completion tokens: 6300000\n", "B3: 6300000/10000000 (budget first) tokens; records by config: 1652 fp8-kv · 5348 bf16"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, b.String())
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+func run(key, kv string) parse.RunLine {
+	return parse.RunLine{Run: key, Snapshot: parse.ServerSnapshot{ConfigKey: key, Info: map[string]any{"kv_cache_dtype": kv}}}
+}
+
+// TestThroughputDropNamesTheCause runs an hour at 930 tok/s, then a drop
+// to 300 with each cause the poll can see; the drop is an event only once
+// it has lasted 10 minutes, and it names the cause.
+func TestThroughputDropNamesTheCause(t *testing.T) {
+	cases := []struct {
+		name, want string
+		during     func(w *Watcher, s *Snapshot)
+	}{
+		{"queue empty", "worker is the bottleneck", func(w *Watcher, s *Snapshot) { s.Server.QueueReqs = 0 }},
+		{"kv saturated", "KV cache saturated (98% used)", func(w *Watcher, s *Snapshot) { s.Server.TokenUsage = 0.98 }},
+		{"retractions", "retractions rising", func(w *Watcher, s *Snapshot) { w.srv.retractions++ }},
+		{"restarted", "different arguments (fp8-kv now, bf16 before)", func(w *Watcher, s *Snapshot) {
+			if c := w.cat("B1"); len(c.runLines) == 1 {
+				c.runLines = append(c.runLines, run("k2", "fp8_e4m3"))
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock()
+			w := NewWatcher(localHost(), Options{Root: t.TempDir(), Now: c.now}, nil)
+			w.cat("B1").runLines = []parse.RunLine{run("k1", "bfloat16")}
+			snap := func(gen float64) *Snapshot {
+				return &Snapshot{Worker: Worker{State: WorkerRunning, Category: "B1"},
+					Server: Server{Source: "metrics", GenThroughput: gen, QueueReqs: 12, RunningReqs: 150, TokenUsage: 0.6}}
+			}
+			for i := 0; i < 60; i++ {
+				s := snap(930)
+				w.foldBaseline(s, c.now())
+				c.advance(time.Minute)
+			}
+			var s *Snapshot
+			for i := 0; i <= 12; i++ {
+				s = snap(300)
+				tc.during(w, s)
+				w.foldBaseline(s, c.now())
+				drops := kinds(w.timeline.Recent(50), "throughput_drop")
+				if i < 10 && len(drops) > 0 {
+					t.Fatalf("a drop of %d min is already an event: %+v", i, drops)
+				}
+				c.advance(time.Minute)
+			}
+			drops := kinds(w.timeline.Recent(50), "throughput_drop")
+			if len(drops) != 1 || !strings.Contains(drops[0].Text, tc.want) {
+				t.Fatalf("want one throughput_drop naming %q, got %+v", tc.want, drops)
+			}
+			if tr := s.Baseline.Server; tr == nil || tr.Median != 930 || tr.DropSince == nil || !strings.Contains(tr.Cause, tc.want) {
+				t.Fatalf("baseline %+v", tr)
+			}
+			for i := 0; i < 3; i++ { // recovery ends it
+				w.foldBaseline(snap(900), c.now())
+				c.advance(time.Minute)
+			}
+			if len(kinds(w.timeline.Recent(50), "throughput_recovered")) != 1 {
+				t.Fatalf("no recovery event: %+v", w.timeline.Recent(50))
+			}
+		})
+	}
+}
+
+// TestNoDropWhileTheWorkerIsStopped: a stopped worker's quiet server is
+// no drop, and idle minutes do not pull the median down.
+func TestNoDropWhileTheWorkerIsStopped(t *testing.T) {
+	c := newClock()
+	w := NewWatcher(localHost(), Options{Root: t.TempDir(), Now: c.now}, nil)
+	for i := 0; i < 120; i++ {
+		st, gen := WorkerRunning, 930.0
+		if i >= 60 {
+			st, gen = WorkerStopped, 0
+		}
+		s := &Snapshot{Worker: Worker{State: st}, Server: Server{Source: "metrics", GenThroughput: gen}}
+		w.foldBaseline(s, c.now())
+		c.advance(time.Minute)
+		if i == 119 && (s.Baseline.Server == nil || s.Baseline.Server.Median != 930 || s.Baseline.Server.DropSince != nil) {
+			t.Fatalf("baseline %+v", s.Baseline.Server)
+		}
+	}
+	if d := kinds(w.timeline.Recent(50), "throughput_drop"); len(d) != 0 {
+		t.Fatalf("drops %+v", d)
+	}
+}
+
+func kinds(evs []Event, kind string) []Event {
+	var out []Event
+	for _, e := range evs {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package pipeline
+
+import (
+	"fmt"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// tokenFigures sets v's completion tokens: the records' own sum when the
+// tally covers the file (every line read or summed on the host), else
+// worker.json's figure (its resume scan plus what it wrote since), else
+// none. Then the budget: which cap comes first, and the progress by it.
+func tokenFigures(c *catState, js *parse.CategoryState, v *Category) {
+	switch {
+	case c.known && c.tok.complete():
+		t := c.tok.sum.tokens
+		v.CompletionTokens, v.TokensFrom = &t, TokensFromRecords
+	case js != nil:
+		t := js.CompletionTokens
+		v.CompletionTokens, v.TokensFrom = &t, parse.WorkerStateFile
+	}
+	if c.tok.err != "" {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: tokens not summed on the host: %s", c.name, c.tok.err))
+	}
+	if js != nil && js.TokenBudget > 0 && v.TokenBudget == 0 {
+		v.TokenBudget = js.TokenBudget
+	}
+	budgetCap(v)
+}
+
+// TokensFromRecords: the tokens were added up from the records themselves.
+const TokensFromRecords = "records"
+
+// Caps of a category.
+const (
+	CapRecords = "records"
+	CapTokens  = "tokens"
+)
+
+// budgetCap sets Progress and CappedBy: the larger of the two fractions is
+// the cap that comes first.
+func budgetCap(v *Category) {
+	recFrac := 0.0
+	if v.Target > 0 {
+		recFrac = float64(v.Done) / float64(v.Target)
+	}
+	v.Progress, v.CappedBy = min(recFrac, 1), CapRecords
+	if v.TokenBudget > 0 && v.CompletionTokens != nil {
+		tokFrac := float64(*v.CompletionTokens) / float64(v.TokenBudget)
+		if tokFrac > recFrac {
+			v.Progress, v.CappedBy = min(tokFrac, 1), CapTokens
+		}
+	}
+}
+
+// budgetReached says the category's token budget is spent: the worker
+// stops it there, so it is done whatever its record count.
+func budgetReached(v Category) bool {
+	return v.TokenBudget > 0 && v.CompletionTokens != nil && *v.CompletionTokens >= v.TokenBudget
+}
+
+// totalTokens is the pipeline's completion tokens: the sum over the
+// categories that have a figure; partial when one has none.
+func totalTokens(cats []Category) (total int64, partial bool) {
+	for _, c := range cats {
+		if c.CompletionTokens == nil {
+			partial = true
+			continue
+		}
+		total += *c.CompletionTokens
+	}
+	return total, partial
+}

@@ -1,0 +1,163 @@
+package pipeline
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// RunInfo is one run of the worker on a category, from runs.jsonl, with
+// the records it wrote (from the records' own "run").
+type RunInfo struct {
+	Run       string `json:"run"`
+	PID       int    `json:"pid,omitempty"`
+	StartedAt string `json:"started_at,omitempty"`
+	Version   string `json:"version,omitempty"`
+	Server    string `json:"server,omitempty"`
+	Config    string `json:"config"`               // a short name: fp8-kv, bf16, … or "unknown config"
+	ConfigKey string `json:"config_key,omitempty"` // the worker's hash of the server's arguments
+	Args      string `json:"server_args,omitempty"`
+	Records   *int64 `json:"records"` // null while the tally does not cover the file
+	Tokens    *int64 `json:"tokens"`
+}
+
+// ConfigCount is how many of a category's records one server
+// configuration made.
+type ConfigCount struct {
+	Config    string `json:"config"`
+	ConfigKey string `json:"config_key,omitempty"`
+	Records   int64  `json:"records"`
+	Tokens    int64  `json:"tokens"`
+}
+
+// UnknownConfig names records no run of runs.jsonl accounts for: written
+// by the old script (no "run"), or by a run whose server could not say.
+const UnknownConfig = "unknown config"
+
+// noteRun keeps one runs.jsonl line.
+func (c *catState) noteRun(r parse.RunLine) {
+	for _, x := range c.runLines {
+		if x.Run == r.Run {
+			return
+		}
+	}
+	c.runLines = append(c.runLines, r)
+}
+
+// provenance sets v's Configs and Runs from runs.jsonl and the tally,
+// when the tally covers the file (the counts would be short otherwise).
+func provenance(c *catState, v *Category) {
+	labels := configLabels(c.runLines)
+	complete := c.known && c.tok.complete()
+	byRun := c.tok.sum.byRun
+	seen := map[string]bool{}
+	counts := map[string]*ConfigCount{}
+	var order []string
+	add := func(label, key string, r runTally) {
+		cc, ok := counts[label]
+		if !ok {
+			cc = &ConfigCount{Config: label, ConfigKey: key}
+			counts[label] = cc
+			order = append(order, label)
+		}
+		cc.Records += r.records
+		cc.Tokens += r.tokens
+	}
+	for _, r := range c.runLines {
+		info := RunInfo{Run: r.Run, PID: r.PID, StartedAt: r.StartedAt, Version: r.Version, Server: r.Server,
+			Config: UnknownConfig}
+		if r.Snapshot.Known() {
+			info.Config, info.ConfigKey, info.Args = labels[r.Snapshot.ConfigKey], r.Snapshot.ConfigKey, serverArgs(r.Snapshot.Info)
+		}
+		if complete {
+			rt := byRun[r.Run]
+			info.Records, info.Tokens = &rt.records, &rt.tokens
+			seen[r.Run] = true
+			add(info.Config, info.ConfigKey, rt)
+		}
+		v.Runs = append(v.Runs, info)
+	}
+	if !complete {
+		return
+	}
+	var rest runTally
+	for run, rt := range byRun {
+		if !seen[run] {
+			rest.records += rt.records
+			rest.tokens += rt.tokens
+		}
+	}
+	add(UnknownConfig, "", rest)
+	for _, l := range order {
+		if cc := counts[l]; cc.Records > 0 {
+			v.Configs = append(v.Configs, *cc)
+		}
+	}
+}
+
+// configLabels names each configuration by its KV cache dtype, the
+// difference users look for; two configurations with one dtype are told
+// apart by their key.
+func configLabels(runs []parse.RunLine) map[string]string {
+	out := map[string]string{}
+	used := map[string]string{}
+	for _, r := range runs {
+		key := r.Snapshot.ConfigKey
+		if !r.Snapshot.Known() || out[key] != "" {
+			continue
+		}
+		l := kvLabel(r.Snapshot.Info)
+		if k, taken := used[l]; taken && k != key {
+			l += "#" + key[:min(6, len(key))]
+		}
+		used[l], out[key] = key, l
+	}
+	return out
+}
+
+func kvLabel(info map[string]any) string {
+	kv := fmt.Sprint(info["kv_cache_dtype"])
+	if res, ok := info["kv_cache_dtype_resolved"]; ok && (kv == "auto" || kv == "" || kv == "<nil>") {
+		kv = fmt.Sprint(res)
+	}
+	switch k := strings.ToLower(kv); {
+	case strings.Contains(k, "fp8"):
+		return "fp8-kv"
+	case k == "bfloat16" || k == "bf16":
+		return "bf16"
+	case k == "float16" || k == "fp16" || k == "half":
+		return "fp16"
+	case k == "" || k == "<nil>" || k == "auto":
+		return "auto-kv"
+	default:
+		return parse.SanitizeString(kv)
+	}
+}
+
+// serverArgs is the server's configuration as one line, keys sorted.
+func serverArgs(info map[string]any) string {
+	keys := make([]string, 0, len(info))
+	for k := range info {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%v", k, info[k])
+	}
+	return parse.SanitizeString(b.String())
+}
+
+// ConfigLine is the row's provenance: "1652 fp8-kv · 5348 bf16".
+func ConfigLine(cs []ConfigCount) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%d %s", c.Records, c.Config)
+	}
+	return strings.Join(parts, " · ")
+}

@@ -1,0 +1,275 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"sync"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// tally is what the records of one file add up to.
+type tally struct {
+	records int64
+	tokens  int64
+	byRun   map[string]runTally // "" = records with no run (the old script)
+}
+
+type runTally struct{ records, tokens int64 }
+
+func (t *tally) addRecord(run string, tokens int64) {
+	if t.byRun == nil {
+		t.byRun = map[string]runTally{}
+	}
+	r := t.byRun[run]
+	r.records++
+	r.tokens += tokens
+	t.byRun[run] = r
+	t.records++
+	t.tokens += tokens
+}
+
+func (t *tally) merge(o tally) {
+	for run, r := range o.byRun {
+		if t.byRun == nil {
+			t.byRun = map[string]runTally{}
+		}
+		x := t.byRun[run]
+		x.records += r.records
+		x.tokens += r.tokens
+		t.byRun[run] = x
+	}
+	t.records += o.records
+	t.tokens += o.tokens
+}
+
+// tokAcc adds up a raw_responses.jsonl's tokens and runs from the bytes its
+// Counter already reads (OnRead), so a poll moves nothing more for them.
+// Stretches the Counter counted on the host (a cold start, a burst) were
+// never read here: they are a hole, summed on the host by one small exec
+// (tokens_host.go) whose answer is a few lines, whatever the file's size.
+//
+// Offsets: [0, start) is tallied; [start, cur) is the unfinished last line,
+// held in partial, or, in a hole, bytes not seen (a job sums them).
+type tokAcc struct {
+	mu    sync.Mutex // OnRead runs in the poll's goroutines
+	reads []tokRead  // handed by OnRead during a poll, folded after it
+
+	gen     int // bumped when the file is counted again from zero
+	cur     int64
+	start   int64
+	partial []byte
+	hole    bool
+	// ahead holds bytes read while in a hole, from aheadAt to cur: once the
+	// job closes the hole exactly at aheadAt, they are tallied here.
+	ahead   []byte
+	aheadAt int64
+	job     *tokJob // sent with this poll; its answer comes back with it
+	err     string  // why the last host sum failed
+	stuckAt int64   // a hole ending in an unfinished line: no job until cur grows past it
+	sum     tally
+}
+
+type tokRead struct {
+	off  int64
+	data []byte
+}
+
+var errNotCounted = errors.New("not counted in this poll")
+
+const (
+	maxPartial = 4 << 20 // a longer unfinished line is left to the host
+	maxAhead   = 4 << 20
+)
+
+// onRead is the Counter's OnRead: it copies (b is the poll's buffer).
+func (a *tokAcc) onRead(off int64, b []byte) {
+	a.mu.Lock()
+	a.reads = append(a.reads, tokRead{off, bytes.Clone(b)})
+	a.mu.Unlock()
+}
+
+func (a *tokAcc) reset() {
+	a.gen++
+	a.cur, a.start, a.partial, a.hole, a.ahead, a.aheadAt = 0, 0, nil, false, nil, 0
+	a.job, a.err, a.stuckAt, a.sum = nil, "", 0, tally{}
+}
+
+// fold takes one poll's count of the file: a recount from zero resets the
+// tally, the reads are tallied, and bytes counted beyond them (on the host)
+// open a hole.
+func (a *tokAcc) fold(up remote.CountUpdate, job *tokJob, res *tokResult) {
+	a.mu.Lock()
+	reads := a.reads
+	a.reads = nil
+	a.mu.Unlock()
+	if up.Reset || up.Missing && a.cur > 0 {
+		a.reset()
+	}
+	if job != nil && job.gen == a.gen && a.job == job {
+		a.job = nil
+		a.answer(job, res)
+	}
+	for _, r := range reads {
+		a.read(r.off, r.data)
+	}
+	if up.Err == nil && !up.Missing && up.Size > a.cur {
+		a.openHole(up.Size)
+	}
+}
+
+// read tallies bytes at off (where the Counter read them).
+func (a *tokAcc) read(off int64, data []byte) {
+	switch {
+	case off < a.cur && off == 0:
+		a.reset()
+	case off < a.cur:
+		return // already seen (cannot happen with one Counter)
+	case off > a.cur:
+		a.openHole(off)
+	}
+	if a.hole {
+		if a.ahead == nil || a.aheadAt+int64(len(a.ahead)) != off || len(a.ahead)+len(data) > maxAhead {
+			a.ahead, a.aheadAt = nil, off
+		}
+		a.ahead = append(a.ahead, data...)
+		a.cur = off + int64(len(data))
+		return
+	}
+	a.cur = off + int64(len(data))
+	a.lines(data)
+}
+
+// lines tallies the whole lines of partial+data and keeps the rest.
+func (a *tokAcc) lines(data []byte) {
+	buf := append(a.partial, data...)
+	for {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			break
+		}
+		tallyLine(&a.sum, buf[:i])
+		a.start += int64(i) + 1
+		buf = buf[i+1:]
+	}
+	a.partial = append([]byte(nil), buf...)
+	if len(a.partial) > maxPartial {
+		a.partial, a.hole = nil, true
+	}
+}
+
+func tallyLine(t *tally, line []byte) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	f, err := parse.ParseRecordFacts(line)
+	if err != nil {
+		return // not a record: counted as a line, not as a record's tokens
+	}
+	t.addRecord(f.Run, f.CompletionTokens)
+}
+
+// openHole marks [start, end) as not seen: the partial line is dropped and
+// the host sums from its start.
+func (a *tokAcc) openHole(end int64) {
+	if !a.hole {
+		a.hole, a.partial, a.ahead = true, nil, nil
+	}
+	a.cur = max(a.cur, end)
+}
+
+// nextJob is the range to sum on the host, or nil: the hole through the
+// first whole line of the bytes held ahead (so the rest of them can be
+// tallied here once it closes), else through what was counted.
+func (a *tokAcc) nextJob(path string) *tokJob {
+	if !a.hole || a.job != nil {
+		return nil
+	}
+	end := a.cur
+	if a.ahead != nil && a.aheadAt >= a.start {
+		if i := bytes.IndexByte(a.ahead, '\n'); i >= 0 {
+			end = a.aheadAt + int64(i) + 1
+		}
+	}
+	if end <= a.start || end == a.stuckAt {
+		return nil
+	}
+	a.job = &tokJob{path: path, from: a.start, n: end - a.start, gen: a.gen}
+	return a.job
+}
+
+// answer folds the host's sum of job: the tally, and the hole's new start
+// (the host stops at the last whole line of the range). When that falls
+// within the bytes held ahead, the rest of them is tallied here.
+func (a *tokAcc) answer(job *tokJob, res *tokResult) {
+	if res == nil || res.err != "" {
+		if res != nil {
+			a.err = res.err
+		}
+		return
+	}
+	a.err = ""
+	a.sum.merge(res.t)
+	a.start = job.from + res.bytes
+	switch {
+	case a.ahead != nil && a.start >= a.aheadAt && a.start <= a.aheadAt+int64(len(a.ahead)):
+		rest := a.ahead[a.start-a.aheadAt:]
+		a.hole, a.ahead, a.partial = false, nil, nil
+		a.lines(rest)
+	case a.start == a.cur:
+		a.hole, a.ahead, a.partial = false, nil, nil
+	case res.bytes == 0:
+		a.stuckAt = job.from + job.n // an unfinished line: wait for it to grow
+	}
+}
+
+// complete says the tally covers every whole line counted so far.
+func (a *tokAcc) complete() bool { return !a.hole }
+
+// tokenJobs are the holes to sum on the host in this poll's batch.
+func (w *Watcher) tokenJobs() []*tokJob {
+	var jobs []*tokJob
+	for _, n := range w.order {
+		c := w.cats[n]
+		if j := c.tok.nextJob(c.raw.Path); j != nil {
+			j.resIndex = len(jobs)
+			jobs = append(jobs, j)
+		}
+	}
+	return jobs
+}
+
+// foldTokens folds the counts' reads and the host's sums into each
+// category's tally. A poll that failed its sums sends them again next time.
+func (w *Watcher) foldTokens(res remote.PollResult, jobs []*tokJob, sums []tokResult, sumErr error) {
+	byPath := map[string]remote.CountUpdate{}
+	for _, u := range res.Counts {
+		byPath[u.Path] = u
+	}
+	for _, n := range w.order {
+		c := w.cats[n]
+		var r *tokResult
+		if j := c.tok.job; j != nil {
+			switch {
+			case sumErr != nil:
+				r = &tokResult{err: errText(sumErr)}
+			case j.resIndex < len(sums) && j.resIndex < len(jobs) && jobs[j.resIndex] == j:
+				r = &sums[j.resIndex]
+			}
+		}
+		up, ok := byPath[c.raw.Path]
+		if !ok {
+			up = remote.CountUpdate{Err: errNotCounted} // not in this poll: reads wait
+		}
+		c.tok.fold(up, c.tok.job, r)
+		c.tok.job = nil
+	}
+}
+
+// dropTokenJobs forgets the sums of a poll that lost the link.
+func (w *Watcher) dropTokenJobs() {
+	for _, c := range w.cats {
+		c.tok.job = nil
+	}
+}

@@ -1,0 +1,150 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// tokJob is one byte range of a raw_responses.jsonl to sum on the host.
+type tokJob struct {
+	path     string
+	from, n  int64
+	gen      int
+	resIndex int
+}
+
+// tokResult is the host's sum of one job: the whole lines in its range
+// (bytes: how far they reach from its start).
+type tokResult struct {
+	t     tally
+	bytes int64
+	err   string
+}
+
+// tokenSumScript sums the records' completion tokens and counts them per
+// run over byte ranges of files, all files in one exec, in awk (POSIX: no
+// gawk extensions). It prints, per range, "i T records tokens bytes" and
+// "i R records tokens run" per run; bytes reach the end of the last whole
+// line. A record is a line that starts with '{', ends with '}' and has an
+// "id" key (parse.ParseRecordHead decides for bytes read here); its tokens
+// are the first "completion_tokens" key's number, its run the first "run"
+// key's string: what every writer seen so far puts at the top level (see
+// TestTokenSumMatchesFullDecode). Files and numbers are arguments, never
+// inside the script.
+const tokenSumScript = `i=0
+while [ $# -ge 3 ]; do
+  i=$((i+1))
+  tail -c +"$2" -- "$1" | head -c "$3" | LC_ALL=C awk -v i="$i" -v n="$3" '
+function take(s, re,   v) { if (match(s, re)) return substr(s, RSTART, RLENGTH); return "" }
+{
+  lb = length($0) + 1; b += lb; line = $0
+  sub(/\r$/, "", line)
+  isrec = (line ~ /^[ \t]*(\357\273\277)?[ \t]*\{.*\}[ \t]*$/) && (line ~ /"id"[ \t]*:/) && (line !~ /"id"[ \t]*:[ \t]*null/)
+  tok = 0; run = ""
+  if (isrec) {
+    v = take(line, "\"completion_tokens\"[ \t]*:[ \t]*\"?[0-9][0-9.eE+]*")
+    if (v != "") { sub(/^"completion_tokens"[ \t]*:[ \t]*"?/, "", v); x = v + 0; if (x == int(x)) tok = x }
+    v = take(line, "\"run\"[ \t]*:[ \t]*\"[^\"\\\\]*\"")
+    if (v != "") { sub(/^"run"[ \t]*:[ \t]*"/, "", v); run = substr(v, 1, length(v) - 1) }
+    recs++; toks += tok; rr[run]++; rt[run] += tok
+  }
+  lastrec = isrec; lasttok = tok; lastrun = run; lastb = lb
+}
+END {
+  if (b > n) {
+    b -= lastb
+    if (lastrec) { recs--; toks -= lasttok; rr[lastrun]--; rt[lastrun] -= lasttok }
+  }
+  printf "%d T %d %.0f %d\n", i, recs, toks, b
+  for (r in rr) if (rr[r] > 0) printf "%d R %d %.0f %s\n", i, rr[r], rt[r], r
+}' || echo "$i ! sum failed"
+  shift 3
+done`
+
+// sumOnHost runs the jobs in one exec.
+func sumOnHost(ctx context.Context, h remote.Host, jobs []*tokJob) ([]tokResult, error) {
+	argv := []string{"sh", "-c", tokenSumScript, "synthwatch-tokens"}
+	for _, j := range jobs {
+		argv = append(argv, j.path, strconv.FormatInt(j.from+1, 10), strconv.FormatInt(j.n, 10))
+	}
+	r, err := h.Exec(ctx, argv...)
+	if err == nil && r.ExitCode != 0 {
+		err = fmt.Errorf("exit %d: %s", r.ExitCode, bytes.TrimSpace(r.Stderr))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sum tokens on the host: %w", err)
+	}
+	res, err := parseTokenSums(r.Stdout, len(jobs))
+	if err != nil {
+		return nil, fmt.Errorf("sum tokens on the host: %w", err)
+	}
+	return res, nil
+}
+
+func parseTokenSums(out []byte, want int) ([]tokResult, error) {
+	res := make([]tokResult, want)
+	seen := make([]bool, want)
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.SplitN(strings.TrimRight(line, "\r"), " ", 5)
+		if len(f) < 2 {
+			continue
+		}
+		i, err := strconv.Atoi(f[0])
+		if err != nil || i < 1 || i > want {
+			return nil, fmt.Errorf("bad line %q", line)
+		}
+		r := &res[i-1]
+		nums := func(k int) ([]int64, error) {
+			if len(f) < k+2 {
+				return nil, fmt.Errorf("bad line %q", line)
+			}
+			v := make([]int64, k)
+			for j := range v {
+				if v[j], err = strconv.ParseInt(f[2+j], 10, 64); err != nil {
+					return nil, fmt.Errorf("bad line %q", line)
+				}
+			}
+			return v, nil
+		}
+		switch f[1] {
+		case "T":
+			v, err := nums(3)
+			if err != nil {
+				return nil, err
+			}
+			r.t.records, r.t.tokens, r.bytes = v[0], v[1], v[2]
+			seen[i-1] = true
+		case "R":
+			if len(f) < 4 {
+				return nil, fmt.Errorf("bad line %q", line)
+			}
+			v, err := nums(2)
+			if err != nil {
+				return nil, err
+			}
+			run := ""
+			if len(f) == 5 {
+				run = f[4]
+			}
+			if r.t.byRun == nil {
+				r.t.byRun = map[string]runTally{}
+			}
+			r.t.byRun[run] = runTally{v[0], v[1]}
+		case "!":
+			r.err, seen[i-1] = "the host's awk failed", true
+		default:
+			return nil, fmt.Errorf("bad line %q", line)
+		}
+	}
+	for i, ok := range seen {
+		if !ok {
+			return nil, fmt.Errorf("no answer for range %d of %d", i+1, want)
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,152 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/synthwatch/synthwatch/pipeline"
+)
+
+// shortTok writes a token count as people say it: 930, 12.5k, 6.3M, 10M.
+func shortTok(n int64) string {
+	f := func(v float64, unit string) string {
+		s := strconv.FormatFloat(v, 'f', 1, 64)
+		return strings.TrimSuffix(s, ".0") + unit
+	}
+	switch {
+	case n >= 1e9:
+		return f(float64(n)/1e9, "G")
+	case n >= 1e6:
+		return f(float64(n)/1e6, "M")
+	case n >= 1e4:
+		return f(float64(n)/1e3, "k")
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// tokenCell is a row's tokens: "6.3M/10M tok" against a budget, else the
+// tokens alone; "?" when no source has them yet.
+func tokenCell(c pipeline.Category) string {
+	switch {
+	case c.CompletionTokens == nil && c.TokenBudget > 0:
+		return "?/" + shortTok(c.TokenBudget) + " tok"
+	case c.CompletionTokens == nil:
+		return ""
+	case c.TokenBudget > 0:
+		return shortTok(*c.CompletionTokens) + "/" + shortTok(c.TokenBudget) + " tok"
+	}
+	return shortTok(*c.CompletionTokens) + " tok"
+}
+
+func anyTokens(cs []pipeline.Category) bool {
+	for _, c := range cs {
+		if c.CompletionTokens != nil || c.TokenBudget > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// tokensHeader is the pipeline's completion tokens; "≥" when a category
+// has no figure yet.
+func tokensHeader(s pipeline.Snapshot) string {
+	if s.CompletionTokens == 0 && !anyTokens(s.Categories) {
+		return ""
+	}
+	t := shortTok(s.CompletionTokens) + " tok"
+	if s.TokensPartial {
+		t = "≥" + t
+	}
+	return t
+}
+
+// baselineLine is the throughput against the night's median: dim while
+// normal, red with its cause once a drop has lasted.
+func (m Model) baselineLine(w int) string {
+	b := m.snap.Baseline
+	if m.stale() || b.Server == nil && len(b.Classes) == 0 {
+		return ""
+	}
+	st := m.st
+	var parts []string
+	bad := false
+	trend := func(name, unit string, t pipeline.Trend) {
+		p := fmt.Sprintf("%s %.0f%s, median %.0f (%.0f%%, %s)", name, t.Now, unit, t.Median, 100*t.Now/t.Median, dur(time.Duration(t.Minutes)*time.Minute))
+		if t.DropSince != nil && t.Cause != "" {
+			// the cause first: it is what a narrow screen must not cut
+			p = fmt.Sprintf("⚠ %s DROP to %.0f%% of median since %s: %s (%.0f%s vs %.0f)", name, 100*t.Now/t.Median,
+				t.DropSince.Local().Format("15:04"), t.Cause, t.Now, unit, t.Median)
+			bad = true
+		}
+		parts = append(parts, p)
+	}
+	if b.Server != nil {
+		trend("gen", " tok/s", *b.Server)
+	}
+	for _, c := range b.Classes {
+		trend(c.Class, "/min", c)
+	}
+	line := "baseline: " + strings.Join(parts, "  ")
+	if bad {
+		return st.Bad.Render(ansi.Wrap(line, w, " ")) // a drop's cause is read whole
+	}
+	return fit(st.Dim.Render(line), w)
+}
+
+// runsBox is the selected category's run history: who started each run
+// (pid, version), when, the server's arguments and the records it wrote.
+func (m Model) runsBox(w int) string {
+	if m.sel >= len(m.snap.Categories) {
+		return m.box(w, "Run history", "no category selected", "any key: close")
+	}
+	c := m.snap.Categories[m.sel]
+	inner := max(w-8, 20)
+	var rows []string
+	if line := pipeline.ConfigLine(c.Configs); line != "" {
+		rows = append(rows, "records by server configuration: "+line, "")
+	}
+	if len(c.Runs) == 0 {
+		rows = append(rows, "no runs.jsonl: every record here is \""+pipeline.UnknownConfig+"\" (written before runs were recorded)")
+	}
+	for _, r := range c.Runs {
+		recs := "? records (still adding up)"
+		if r.Records != nil {
+			recs = fmt.Sprintf("%d records, %s tok", *r.Records, shortTok(*r.Tokens))
+		}
+		rows = append(rows, fmt.Sprintf("%s  %s  pid %d %s  %s  %s", sanitizeName(r.Run), r.StartedAt, r.PID, sanitizeName(r.Version), r.Config, recs))
+		if r.Args != "" {
+			rows = append(rows, "    "+r.Args)
+		}
+	}
+	for i, r := range rows {
+		rows[i] = ansi.Wrap(r, inner, " ")
+	}
+	return m.box(w, "Run history of "+sanitizeName(c.Name), strings.Join(rows, "\n"), "any key: close")
+}
+
+// dropNotices: a throughput drop that has just become sustained (the
+// pipeline names its cause then, and records a throughput_drop event).
+func dropNotices(old, cur pipeline.Snapshot, add func(kind, cat, text string)) {
+	was := func(b pipeline.Baseline, class string) bool {
+		if class == "" {
+			return b.Server != nil && b.Server.Cause != ""
+		}
+		for _, c := range b.Classes {
+			if c.Class == class && c.Cause != "" {
+				return true
+			}
+		}
+		return false
+	}
+	if t := cur.Baseline.Server; t != nil && t.Cause != "" && !was(old.Baseline, "") {
+		add("throughput_drop", "", fmt.Sprintf("throughput %.0f tok/s, median %.0f: %s", t.Now, t.Median, t.Cause))
+	}
+	for _, c := range cur.Baseline.Classes {
+		if c.Cause != "" && !was(old.Baseline, c.Class) {
+			add("throughput_drop", c.Class, fmt.Sprintf("%s records %.0f/min, median %.0f: %s", c.Class, c.Now, c.Median, c.Cause))
+		}
+	}
+}
