@@ -100,6 +100,7 @@ type Watcher struct {
 
 	ev  eventState  // the host's zone, and the baselines of derived events (events.go)
 	vit vitalsState // GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
+	slp sleepState  // this machine's sleeps, and the wake being folded (sleep.go)
 }
 
 // NewWatcher watches the pipeline at o.Root on h.
@@ -267,8 +268,20 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 
 // noteConnection records disconnections and reconnections in the timeline.
 // The host counts drops, so one that came and went between two polls is
-// recorded too. The first connection of a session is no reconnection.
+// recorded too. The first connection of a session is no reconnection. A
+// sleep is one "slept" event: the drops, reconnection and connection errors
+// of its wake are folded into it.
 func (w *Watcher) noteConnection(c Connection, now time.Time) {
+	if fold, back := w.noteSleep(now); fold {
+		if c.State.Up() || back {
+			w.everUp, w.errWas = true, ""
+		}
+		w.connWas, w.dropsWas = c.State, c.Drops
+		if back {
+			w.connWas = LinkConnected // this poll's view may predate the link's return
+		}
+		return
+	}
 	up := c.State == LinkConnected
 	newDrops := c.Drops - w.dropsWas
 	wasUp := w.everUp || w.dropsWas > 0
@@ -337,6 +350,8 @@ func (w *Watcher) stale(snap Snapshot) Snapshot {
 		snap.Warn(WarnNoContact, "no contact with the host: never connected")
 	case prev.Time.IsZero():
 		snap.Warn(WarnNoContact, "no contact with the host: nothing read yet")
+	case w.slp.waking:
+		snap.Warn(WarnNoContact, "no contact with the host since this machine woke: figures are from "+prev.Time.Local().Format("15:04:05")+", before the sleep")
 	default:
 		snap.Warn(WarnNoContact, "no contact with the host: figures are from "+prev.Time.Local().Format("15:04:05"))
 	}
