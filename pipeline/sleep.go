@@ -36,8 +36,7 @@ func (w *Watcher) noteSleep(now time.Time) (fold, back bool) {
 		}
 		w.timeline.Add(Event{Time: at.UTC(), Kind: "slept", Text: text,
 			Key: "slept|" + at.UTC().Format(time.RFC3339Nano)})
-		w.slp.seen, w.slp.waking = st.Sleeps, true
-		w.ev.relearn = true // a new link after a wake is a new connection
+		w.slp.seen, w.slp.waking = st.Sleeps, true // the host's zone is not asked again: our sleep did not change it
 	}
 	if !w.slp.waking {
 		return false, false

@@ -31,14 +31,15 @@ func (c *sleepClock) Wall() time.Time {
 func (c *sleepClock) Mono() time.Duration   { return time.Since(c.start) }
 func (c *sleepClock) sleep(d time.Duration) { c.skew.Add(int64(d)) }
 
-// wakeHost dials s through a fault proxy with the clock c, OpenSSH's
-// keepalive defaults (15 s × 3) and a short connect timeout: a dial begun
-// while the proxy black-holes never finishes.
-func wakeHost(tb testing.TB, s *sshdtest.Server, c remote.Clock) (*remote.SSH, *faultproxy.Proxy) {
+// wakeHost dials s through a fault proxy that adds rtt, with the clock c,
+// OpenSSH's keepalive defaults (15 s × 3) and a short connect timeout: a
+// dial begun while the proxy black-holes never finishes.
+func wakeHost(tb testing.TB, s *sshdtest.Server, c remote.Clock, rtt time.Duration) (*remote.SSH, *faultproxy.Proxy) {
 	tb.Helper()
 	px, err := faultproxy.Start(s.Addr())
 	must(tb, err)
 	tb.Cleanup(px.Close)
+	px.SetDelay(rtt / 2)
 	kh := filepath.Join(tb.TempDir(), "kh")
 	khb, err := os.ReadFile(s.KnownHosts)
 	must(tb, err)
@@ -91,7 +92,7 @@ func TestWakeAfterNight(t *testing.T) {
 	root, pid, kill := nightRoot(t)
 	clk := newSleepClock()
 	sshd := sshdtest.Start(t)
-	h, px := wakeHost(t, sshd, clk)
+	h, px := wakeHost(t, sshd, clk, 0)
 	writeWorkerJSON(t, root, parse.WorkerState{PID: pid, State: parse.WorkerRunning, Category: "B1",
 		StartedAt: clk.Wall().Add(-time.Hour), UpdatedAt: clk.Wall()})
 	w := NewWatcher(h, Options{Host: "night", Root: root, ServerURL: closedURL(t), Now: clk.Wall}, nil)
@@ -205,14 +206,13 @@ func BenchmarkWake(b *testing.B) {
 			must(b, os.WriteFile(filepath.Join(root, "prepared", "B1", "prompts.jsonl"), []byte(prompts("B1", 100)), 0o644))
 			must(b, os.WriteFile(filepath.Join(root, "prepared", "B1", "raw_responses.jsonl"), []byte(records("B1", 0, 50)), 0o644))
 			clk := newSleepClock()
-			h, px := wakeHost(b, sshd, clk)
-			px.SetDelay(rtt / 2)
+			h, px := wakeHost(b, sshd, clk, rtt)
 			dialStart := time.Now()
-			cold, _ := wakeHost(b, sshd, nil)
+			cold, _ := wakeHost(b, sshd, nil, rtt)
 			handshake := time.Since(dialStart)
 			cold.Close()
 			w := NewWatcher(h, Options{Host: "bench", Root: root, ServerURL: "http://127.0.0.1:1", Now: clk.Wall}, nil)
-			var total time.Duration
+			var total, linked time.Duration
 			n := 0
 			for b.Loop() {
 				if s := w.Poll(context.Background()); s.Connection.Stale() {
@@ -237,12 +237,13 @@ func BenchmarkWake(b *testing.B) {
 					usable = time.Now()
 					px.SetMode(faultproxy.Forward)
 				}
-				freshAfterWake(b, h, w)
+				linked += freshAfterWake(b, h, w).Sub(usable)
 				total += time.Since(usable)
 				n++
 			}
 			avg := total / time.Duration(n)
 			b.ReportMetric(avg.Seconds(), "s/wake")
+			b.ReportMetric(linked.Seconds()/float64(n), "link_s")
 			b.ReportMetric(avg.Seconds()/rtt.Seconds(), "RTTs/wake")
 			b.ReportMetric((handshake + 3*rtt).Seconds(), "budget_s")
 		})
@@ -250,14 +251,14 @@ func BenchmarkWake(b *testing.B) {
 }
 
 // freshAfterWake waits for the link to be back, then polls until a
-// snapshot is fresh.
-func freshAfterWake(b *testing.B, h *remote.SSH, w *Watcher) {
+// snapshot is fresh; it returns when the link was back.
+func freshAfterWake(b *testing.B, h *remote.SSH, w *Watcher) time.Time {
 	b.Helper()
 	deadline := time.After(2 * time.Minute)
 	for {
-		if h.State().Phase == remote.Connected {
+		if st := h.State(); st.Phase == remote.Connected {
 			if s := w.Poll(context.Background()); !s.Connection.Stale() {
-				return
+				return st.Since
 			}
 		}
 		select {

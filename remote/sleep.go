@@ -127,9 +127,8 @@ func (s *SSH) wake(old *session) (*session, error) {
 			}
 		}
 	}
-	inflight := 0
+	inflight := 0 // dials, not the probe: the cap is for new connections
 	if old != nil {
-		inflight++
 		budget, probed := max(wakeProbe, 4*s.State().RTT), old
 		go func() {
 			_, err := withTimeout(ctx, budget, func() (struct{}, error) {
@@ -178,7 +177,9 @@ func (s *SSH) wake(old *session) (*session, error) {
 			gap = min(2*gap, wakeMaxGap)
 			s.setState(func(st *ConnState) { st.NextTry, st.Attempt = when, attempts })
 		case r := <-results:
-			inflight--
+			if !r.probe {
+				inflight--
+			}
 			switch {
 			case r.probe && r.err == nil:
 				return r.sess, nil
