@@ -289,7 +289,7 @@ func (w *Watcher) workerEvents(v Worker, now time.Time) {
 			w.event(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, w.goneText(l.wasPID)))
 			w.event(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d, after pid %d): %s", v.PID, l.wasPID, v.Command))
 		case !alive && l.wasAlive && v.PID == l.wasPID:
-			w.event(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, endText(v)))
+			w.event(w.endedAt(v.PID, now), "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, endText(v)))
 		case !alive && l.wasAlive:
 			w.event(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, w.goneText(l.wasPID)))
 		}

@@ -12,11 +12,16 @@ import (
 // one, or the first since the link came back (kept handles died with the
 // old session). It is then read in one exec (prefetch), not request by request.
 func (w *Watcher) cold() bool {
-	if w.pre == nil {
+	l, ok := w.h.(remote.Linked)
+	if w.pre == nil || !ok {
 		return false
 	}
-	c := w.Link()
-	return c.State == LinkConnected && (w.polls == 0 || w.connWas != LinkConnected || c.Drops != w.dropsWas)
+	st := l.State()
+	if st.Phase != remote.Connected || st.Sessions == w.coldSession {
+		return false
+	}
+	w.coldSession = st.Sessions
+	return true
 }
 
 // prefetch arms w.pre with one exec that reads what this poll is going to

@@ -68,11 +68,12 @@ func (o *Options) defaults() {
 // Watcher polls one host and keeps what it learnt between polls: counts,
 // offsets, rates, stalls and the event timeline.
 type Watcher struct {
-	h       remote.Host
-	rd      remote.Host      // what polls read through: pre, or h itself
-	pre     *remote.Prefetch // answers a cold poll from one exec (a host with a link only)
-	coldErr error            // the last cold poll's batch error
-	o       Options
+	h           remote.Host
+	rd          remote.Host      // what polls read through: pre, or h itself
+	pre         *remote.Prefetch // answers a cold poll from one exec (a host with a link only)
+	coldErr     error            // the last cold poll's batch error
+	coldSession int              // the link session that had its cold poll
+	o           Options
 
 	mu         sync.Mutex
 	cats       map[string]*catState
@@ -104,6 +105,7 @@ type Watcher struct {
 	ev   eventState    // the host's zone, and the baselines of derived events (events.go)
 	vit  vitalsState   // GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
 	base baselineState // throughput against the night's median (baseline.go)
+	slp  sleepState    // this machine's sleeps, and the wake being folded (sleep.go)
 }
 
 // NewWatcher watches the pipeline at o.Root on h.
@@ -302,8 +304,20 @@ func (w *Watcher) poller(full bool) *remote.Poller {
 
 // noteConnection records disconnections and reconnections in the timeline.
 // The host counts drops, so one that came and went between two polls is
-// recorded too. The first connection of a session is no reconnection.
+// recorded too. The first connection of a session is no reconnection. A
+// sleep is one "slept" event: the drops, reconnection and connection errors
+// of its wake are folded into it.
 func (w *Watcher) noteConnection(c Connection, now time.Time) {
+	if fold, back := w.noteSleep(now); fold {
+		if c.State.Up() || back {
+			w.everUp, w.errWas = true, ""
+		}
+		w.connWas, w.dropsWas = c.State, c.Drops
+		if back {
+			w.connWas = LinkConnected // this poll's view may predate the link's return
+		}
+		return
+	}
 	up := c.State == LinkConnected
 	newDrops := c.Drops - w.dropsWas
 	wasUp := w.everUp || w.dropsWas > 0
@@ -372,6 +386,8 @@ func (w *Watcher) stale(snap Snapshot) Snapshot {
 		snap.Warn(WarnNoContact, "no contact with the host: never connected")
 	case prev.Time.IsZero():
 		snap.Warn(WarnNoContact, "no contact with the host: nothing read yet")
+	case w.slp.waking:
+		snap.Warn(WarnNoContact, "no contact with the host since this machine woke: figures are from "+prev.Time.Local().Format("15:04:05")+", before the sleep")
 	default:
 		snap.Warn(WarnNoContact, "no contact with the host: figures are from "+prev.Time.Local().Format("15:04:05"))
 	}

@@ -30,6 +30,7 @@ type Options struct {
 	SSHBinary  string   // the OpenSSH client for `ssh -G`; "" finds it, "none" uses the Go parser
 	Prompt     Prompter // asks for unknown host keys and passphrases; nil refuses
 	Logf       func(format string, args ...any)
+	Clock      Clock // reads the wall and monotonic clocks to find sleeps; nil: the system's
 }
 
 // Config is a target resolved the way OpenSSH resolves it.

@@ -31,6 +31,9 @@ type SSH struct {
 	state   ConnState
 	changed chan struct{}
 	kick    chan struct{}
+	woke    chan struct{} // a sleep was found (sleep.go)
+	sleep   *sleepDetector
+	asleep  bool // woke and not yet sure of the link: calls fail fast
 	closed  chan struct{}
 	once    sync.Once
 	done    chan struct{}
@@ -106,10 +109,13 @@ func newSSH(ctx context.Context, o Options) (*SSH, error) {
 	if o.Home == "" {
 		o.Home, _ = os.UserHomeDir()
 	}
+	if o.Clock == nil {
+		o.Clock = SystemClock()
+	}
 	return &SSH{
-		opts: o, cfg: cfg,
+		opts: o, cfg: cfg, sleep: newSleepDetector(o.Clock),
 		state:   ConnState{Phase: Connecting, Since: time.Now()},
-		changed: make(chan struct{}, 1), kick: make(chan struct{}, 1),
+		changed: make(chan struct{}, 1), kick: make(chan struct{}, 1), woke: make(chan struct{}, 1),
 		closed: make(chan struct{}), done: make(chan struct{}),
 		MinBackoff: time.Second, MaxBackoff: 30 * time.Second,
 	}, nil
@@ -187,15 +193,16 @@ func (s *SSH) connect(ctx context.Context) (*session, error) {
 
 func (s *SSH) setSession(sess *session) {
 	s.mu.Lock()
-	s.cur = sess
+	s.cur, s.asleep = sess, false
 	s.mu.Unlock()
 	s.setState(func(st *ConnState) {
-		st.Phase, st.Err, st.Attempt, st.LastContact = Connected, "", 0, time.Now()
+		st.Phase, st.Err, st.Attempt, st.LastContact, st.Waking = Connected, "", 0, time.Now(), false
+		st.Sessions++
 	})
 }
 
-// dropSession closes the link and keeps its byte counts.
-func (s *SSH) dropSession(sess *session, why string) {
+// retire closes a link and keeps its byte counts.
+func (s *SSH) retire(sess *session) {
 	sess.close()
 	s.mu.Lock()
 	if s.cur == sess {
@@ -204,41 +211,65 @@ func (s *SSH) dropSession(sess *session, why string) {
 	s.sent += sess.link.stats.sent.Load()
 	s.recv += sess.link.stats.recv.Load()
 	s.mu.Unlock()
+}
+
+// dropSession retires a live link that was lost.
+func (s *SSH) dropSession(sess *session, why string) {
+	s.retire(sess)
 	s.setState(func(st *ConnState) { st.Phase, st.Err, st.Drops = Reconnecting, why, st.Drops+1 })
 }
 
-// supervise watches the live session, and redials after it dies.
+// supervise watches the live session, and redials after it dies. After a
+// sleep it finds a link at once (wake), without waiting for keepalives to
+// time out; a lost link is redialled at once, then with backoff.
 func (s *SSH) supervise(sess *session) {
 	defer close(s.done)
 	backoff := s.MinBackoff
 	attempt := 0
-	slept := false
+	woke := false
 	for {
 		if sess != nil {
-			why, wasAsleep := s.watch(sess)
-			s.dropSession(sess, why)
-			sess, attempt, backoff, slept = nil, 0, s.MinBackoff, wasAsleep
-			select {
-			case <-s.closed:
-				return
-			default:
+			why, slept := s.watch(sess)
+			if !slept {
+				s.dropSession(sess, why)
+				sess = nil
 			}
+			attempt, backoff, woke = 0, s.MinBackoff, slept
 		}
-		// the first try after a drop is immediate; after a sleep, give the
-		// network a moment to come back instead of wasting tries
-		wait := time.Duration(0)
+		if s.isClosed() {
+			if sess != nil {
+				s.retire(sess)
+			}
+			return
+		}
+		if woke {
+			next, err := s.wake(sess) // it keeps the old link or retires it
+			sess, woke = next, false
+			switch {
+			case next != nil:
+				s.setSession(next)
+				continue
+			case errors.Is(err, errClosed):
+				return
+			case Fatal(err):
+				s.setState(func(st *ConnState) { st.Phase, st.Err, st.Waking = Failed, err.Error(), false })
+				return
+			}
+			// no link within the wake's window: the ordinary backoff from here
+			s.setState(func(st *ConnState) { st.Err, st.Waking = err.Error(), false })
+			attempt = 1
+		}
 		if attempt > 0 {
-			wait = backoff/2 + rand.N(backoff/2+1)
+			wait := backoff/2 + rand.N(backoff/2+1)
 			backoff = min(backoff*2, s.MaxBackoff)
-		} else if slept {
-			wait = 2 * time.Second
-		}
-		if attempt > 0 || slept {
 			s.setState(func(st *ConnState) { st.Phase, st.NextTry, st.Attempt = Reconnecting, time.Now().Add(wait), attempt })
 			select {
 			case <-s.closed:
 				return
 			case <-s.kick:
+			case <-s.woke:
+				woke = true
+				continue
 			case <-time.After(wait):
 			}
 		}
@@ -254,7 +285,7 @@ func (s *SSH) supervise(sess *session) {
 		next, err := s.connect(ctx)
 		cancel()
 		if err == nil {
-			sess, slept = next, false
+			sess = next
 			s.setSession(sess)
 			continue
 		}
@@ -263,18 +294,27 @@ func (s *SSH) supervise(sess *session) {
 			return
 		}
 		s.setState(func(st *ConnState) { st.Phase, st.Err, st.Attempt = Reconnecting, err.Error(), attempt })
-		select {
-		case <-s.closed:
+		if s.isClosed() {
 			return
-		default:
 		}
+	}
+}
+
+func (s *SSH) isClosed() bool {
+	select {
+	case <-s.closed:
+		return true
+	default:
+		return false
 	}
 }
 
 // watch sends keepalive@openssh.com and returns when the link must go: no
 // answer for ServerAliveInterval × ServerAliveCountMax, the connection
-// closed, a reconnect was asked for, or Close. A blocked probe never wedges
-// the loop: it runs in its own goroutine, and closing the link frees it.
+// closed, a reconnect was asked for, or Close; or when this machine slept
+// (slept: the link is not dropped, wake decides). A blocked probe never
+// wedges the loop: it runs in its own goroutine, and closing the link frees
+// it.
 func (s *SSH) watch(sess *session) (why string, slept bool) {
 	interval, limit := s.cfg.ServerAliveInterval, s.cfg.ServerAliveInterval*time.Duration(s.cfg.ServerAliveCountMax)
 	tick := time.NewTicker(min(interval, time.Second))
@@ -282,14 +322,20 @@ func (s *SSH) watch(sess *session) (why string, slept bool) {
 	probeDone := make(chan time.Duration, 1)
 	inflight := false
 	lastProbe := time.Time{}
-	lastWall, lastMono := time.Now().Round(0), time.Now()
 	for {
 		select {
 		case <-s.closed:
 			return "closed", false
 		case <-s.kick:
 			return "reconnect requested", false
+		case <-s.woke:
+			return "woke from a sleep", true
 		case <-sess.dead:
+			// a wake often shows first as the old connection's reset
+			if s.checkSleep(0) {
+				<-s.woke
+				return "woke from a sleep", true
+			}
 			select {
 			case <-sess.ready:
 				if sess.scErr != nil {
@@ -301,17 +347,12 @@ func (s *SSH) watch(sess *session) (why string, slept bool) {
 		case rtt := <-probeDone:
 			inflight = false
 			s.setState(func(st *ConnState) { st.RTT, st.LastContact = rtt, time.Now() })
-		case now := <-tick.C:
-			// Monotonic time stops while a laptop sleeps; wall time does not.
-			wallGap, monoGap := now.Round(0).Sub(lastWall), now.Sub(lastMono)
-			lastWall, lastMono = now.Round(0), now
-			if wallGap-monoGap > 2*interval {
-				slept = true
-				s.setState(func(st *ConnState) { st.Slept, st.LastContact = true, time.Now() }) // grace: a fresh chance
-				lastProbe = time.Time{}
+		case <-tick.C:
+			if s.checkSleep(frozenMin) {
+				continue // s.woke is ready
 			}
 			if inflight && time.Since(s.State().LastContact) >= limit {
-				return fmt.Sprintf("no answer to keepalives for %s", limit), slept
+				return fmt.Sprintf("no answer to keepalives for %s", limit), false
 			}
 			if !inflight && time.Since(lastProbe) >= interval {
 				inflight, lastProbe = true, time.Now()
@@ -341,10 +382,14 @@ func (s *SSH) Close() error {
 	return nil
 }
 
+// session is the live link. Every call reads the clocks first, so the
+// first call after a wake already fails fast (stale at once), before the
+// watchdog's next tick.
 func (s *SSH) session() (*session, error) {
+	s.checkSleep(0)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cur == nil {
+	if s.cur == nil || s.asleep {
 		return nil, ErrDisconnected
 	}
 	return s.cur, nil

@@ -31,6 +31,11 @@ type ConnState struct {
 	Err         string        // why the link dropped or the last attempt failed
 	Slept       bool          // a wall-clock gap showed that this machine slept
 	Drops       int           // how many times a live link was lost: a watcher polling now and then misses none
+	Sleeps      int           // how many sleeps this machine woke from; a wake is no drop, whatever it did to the link
+	SleptFor    time.Duration // the last sleep's length
+	WokeAt      time.Time     // the wall clock when the last wake was found
+	Waking      bool          // finding a link after a wake: its failed tries are not yet news
+	Sessions    int           // links set up so far: a new one starts with nothing kept
 }
 
 func (s ConnState) String() string {

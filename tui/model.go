@@ -201,8 +201,13 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd := m.pollCmd()
 		return m, cmd
 	case tickMsg:
+		was := m.conn
 		m.conn = m.be.Link()
 		m.spin++
+		if was.Stale() && m.conn.State == pipeline.LinkConnected { // back (a wake, a reconnect): fresh figures now, not at the next poll
+			m.gen++
+			return m, tea.Batch(tick(m.tickEvery()), m.pollCmd())
+		}
 		return m, tick(m.tickEvery())
 	case actionMsg:
 		if _, ok := m.busy[msg.id]; !ok {

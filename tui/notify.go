@@ -112,9 +112,9 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 	}
 	if cur.Connection.State.Up() {
 		n.downSent = false
-	} else if lc := cur.Connection.LastContact; lc != nil && !n.downSent && n.now().Sub(*lc) > n.cfg.DisconnectAfter {
+	} else if lc := cur.Connection.LastContact; lc != nil && !n.downSent && n.now().Sub(lostSince(*lc, cur.Events)) > n.cfg.DisconnectAfter {
 		n.downSent = true
-		add("disconnect", "", "no contact with "+n.host+" for "+dur(n.now().Sub(*lc)))
+		add("disconnect", "", "no contact with "+n.host+" for "+dur(n.now().Sub(lostSince(*lc, cur.Events))))
 	}
 	return out
 }
@@ -200,4 +200,20 @@ func diskText(d pipeline.Disk) string {
 		t += ", full in " + pipeline.FormatETA(d.FullInS)
 	}
 	return t
+}
+
+// lostSince is when the link counts as lost: its last contact, or the last
+// wake from a sleep if later. No contact could happen while this machine
+// slept, and the sleep is its own event, so a wake rings no disconnect bell
+// for the night.
+func lostSince(contact time.Time, evs []pipeline.Event) time.Time {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Kind == "slept" {
+			if evs[i].Time.After(contact) {
+				return evs[i].Time
+			}
+			break
+		}
+	}
+	return contact
 }
