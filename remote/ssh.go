@@ -28,6 +28,7 @@ type SSH struct {
 
 	mu      sync.Mutex
 	cur     *session
+	last    *session // the last session set up (cur, or the one a sleep left)
 	state   ConnState
 	changed chan struct{}
 	kick    chan struct{}
@@ -194,10 +195,14 @@ func (s *SSH) connect(ctx context.Context) (*session, error) {
 func (s *SSH) setSession(sess *session) {
 	s.mu.Lock()
 	s.cur, s.asleep = sess, false
+	renewed := sess != s.last // a link that survived a sleep is the same session
+	s.last = sess
 	s.mu.Unlock()
 	s.setState(func(st *ConnState) {
 		st.Phase, st.Err, st.Attempt, st.LastContact, st.Waking = Connected, "", 0, time.Now(), false
-		st.Sessions++
+		if renewed {
+			st.Sessions++
+		}
 	})
 }
 
