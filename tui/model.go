@@ -179,6 +179,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			return m, nil
 		}
+		m.pollSoon = false   // this answer is of the newest generation: fresh enough
 		m.conn = m.be.Link() // a poll is contact: the header's age must not lag it
 		m.reconnected(msg.gen)
 		var cmds []tea.Cmd
