@@ -103,8 +103,15 @@ func (a Actor) launch(ctx context.Context, only []string) (int, error) {
 	// it must still be alive a moment later (a second worker exits at once on the lock)
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		time.Sleep(300 * time.Millisecond)
+		select { // a cancel is no "exited at once": the worker was started, only not seen alive yet
+		case <-ctx.Done():
+			return pid, fmt.Errorf("launch: started pid %d, then stopped waiting to see it alive: %w", pid, ctx.Err())
+		case <-time.After(300 * time.Millisecond):
+		}
 		alive, err := a.isWorker(ctx, pid)
+		if err == nil && ctx.Err() != nil {
+			err = fmt.Errorf("launch: started pid %d, then stopped waiting to see it alive: %w", pid, ctx.Err())
+		}
 		if err != nil {
 			return pid, err
 		}

@@ -63,25 +63,25 @@ func (m Model) dialogKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	be := m.be
 	switch d.act {
 	case actLaunch, actResume:
-		what := "launch"
+		t := actionTask("launch", "launching", launchMaybe)
 		if d.act == actResume {
-			what = "resume"
+			t = actionTask("resume", "resuming", launchMaybe)
 		}
-		cmd := m.action(what, func(ctx context.Context) (string, error) {
+		cmd := m.action(t, func(ctx context.Context) (string, error) {
 			pid, err := be.Launch(ctx, nil)
 			return "worker pid " + strconv.Itoa(pid), err
 		})
 		return m, cmd
 	case actKill:
 		pid := d.pid
-		cmd := m.action("kill", func(ctx context.Context) (string, error) {
+		cmd := m.action(actionTask("kill", fmt.Sprintf("killing pid %d", pid), killMaybe), func(ctx context.Context) (string, error) {
 			how, err := be.Kill(ctx, pid)
 			return fmt.Sprintf("pid %d %s", pid, how), err
 		})
 		return m, cmd
 	case actRestart:
 		cat, all := d.cat, d.all
-		cmd := m.action("restart "+cat, func(ctx context.Context) (string, error) {
+		cmd := m.action(actionTask("restart "+cat, "restarting "+cat, restartMaybe), func(ctx context.Context) (string, error) {
 			pid, err := be.Restart(ctx, cat, all)
 			return "worker pid " + strconv.Itoa(pid), err
 		})

@@ -90,15 +90,15 @@ func TestSpinnerLabelIsStableWithTwoActions(t *testing.T) {
 		t.Fatalf("busy %v", m.busy)
 	}
 	for i := 0; i < 200; i++ {
-		if got := m.busyLabel(); got != "kill… (+1)" {
+		if got := m.busyLabel(); got != "killing pid 4242… 0s (+1), esc to cancel" {
 			t.Fatalf("render %d: label %q", i, got)
 		}
-		if scr := screen(m); !strings.Contains(scr, "kill… (+1)") || strings.Contains(scr, "launch…") {
+		if scr := screen(m); !strings.Contains(scr, "killing pid 4242… 0s (+1)") || strings.Contains(scr, "launching…") {
 			t.Fatalf("render %d:\n%s", i, scr)
 		}
 	}
 	m = step(m, actionMsg{id: 1, what: "kill", text: "pid 4242 gone"})
-	if got := m.busyLabel(); got != "launch…" {
+	if got := m.busyLabel(); got != "launching… 0s, esc to cancel" {
 		t.Fatalf("after kill ended: %q", got)
 	}
 }

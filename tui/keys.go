@@ -28,7 +28,7 @@ type keyMap struct {
 	Search, Next, Prev, Error  binding
 	Follow, Wrap               binding
 	Launch, Kill, Resume       binding
-	Restart, Reconnect         binding
+	Restart, Reconnect, Stop   binding
 	Runs                       binding
 	Help, Quit                 binding
 
@@ -56,8 +56,9 @@ func newKeyMap(readOnly bool) keyMap {
 		Restart:   bind("restart", "R", "restart the selected category first (confirm)", "R"),
 		Reconnect: bind("reconnect", "C", "reconnect now", "C"),
 		Runs:      bind("runs", "H", "run history of the selected category", "H"),
+		Stop:      bind("stop", "esc", "cancel the running action (ctrl+c too, while it runs)", "esc", "ctrl+c"),
 		Help:      bind("help", "?", "this help", "?"),
-		Quit:      bind("quit", "q", "quit (the worker is left as it is)", "q", "ctrl+c"),
+		Quit:      bind("quit", "q", "quit (the worker is left as it is; never waits for the link)", "q", "ctrl+c"),
 
 		Yes:       bind("yes", "y", "yes, in a dialog (anything else is no)", "y", "Y"),
 		Enter:     bind("enter", "enter", "search, or answer a question", "enter"),
@@ -99,7 +100,7 @@ func (k keyMap) groups() [][]binding {
 	return [][]binding{
 		{k.Down, k.Up, k.PageDown, k.PageUp, k.Pane, k.Tabs, k.Runs},
 		{k.Search, k.Next, k.Prev, k.Error, k.Follow, k.Wrap},
-		{k.Launch, k.Kill, k.Resume, k.Restart, k.Reconnect},
+		{k.Launch, k.Kill, k.Resume, k.Restart, k.Reconnect, k.Stop},
 		{k.Help, k.Quit},
 	}
 }

@@ -120,6 +120,13 @@ func TestEachBindingDoesItsAction(t *testing.T) {
 				t.Errorf("no run history:\n%s", screen(a))
 			}
 		}},
+		{km.Stop, func(m Model) Model { return step(step(m, press("L")), press("y")) }, func(t *testing.T, b, a Model, _ *fake) {
+			// (b shares a's busy map: the model is a value, its map is not)
+			if b.actionID != 1 || len(a.busy) != 0 || a.quitMsg != "" || strings.Contains(screen(a), "launching…") ||
+				!strings.Contains(screen(a), "⚠ launch cancelled after 0s: the worker may have started anyway") {
+				t.Errorf("action %d, busy %d, quit %q:\n%s", b.actionID, len(a.busy), a.quitMsg, screen(a))
+			}
+		}},
 		{km.Help, nil, func(t *testing.T, b, a Model, _ *fake) {
 			if !a.help || !strings.Contains(screen(a), "Keys") {
 				t.Errorf("no help:\n%s", screen(a))

@@ -88,7 +88,7 @@ func TestLogPaneIsSizedInUpdate(t *testing.T) {
 	}
 	h = m.logs.height
 	// a result line in the header takes a row from the pane
-	m.busy[7] = busyAction{what: "launch", start: 7}
+	m.busy[7] = task{id: 7, what: "launch", doing: "launching"}
 	m = step(m, actionMsg{id: 7, what: "launch", text: "pid 4243"})
 	if m.logs.height != h-1 {
 		t.Fatalf("with a result line the pane has %d rows, want %d", m.logs.height, h-1)

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,20 +70,21 @@ type Model struct {
 	focus int
 	logs  logPane
 
-	dialog   *dialog
-	input    *lineInput
-	prompt   *PromptMsg
-	help     bool
-	runs     bool // the selected category's run history is open (runs.go)
-	away     []pipeline.Event
-	lastKey  time.Time
-	actionID int
-	busy     map[int]busyAction // running actions by id
-	result   string
-	resultOK bool
-	spin     int
-	notifier *notifier
-	quitMsg  string
+	dialog      *dialog
+	input       *lineInput
+	prompt      *PromptMsg
+	help        bool
+	runs        bool // the selected category's run history is open (runs.go)
+	away        []pipeline.Event
+	lastKey     time.Time
+	actionID    int
+	busy        map[int]task // running tasks by id (tasks.go)
+	pollSoon    bool         // a poll is wanted as soon as the one in flight returns
+	result      string
+	resultState resultState
+	spin        int
+	notifier    *notifier
+	quitMsg     string
 	// the worker as last read over a live link, for the quit message
 	lastWorker   pipeline.Worker
 	lastWorkerAt time.Time
@@ -96,7 +98,7 @@ func New(be Backend, cfg Config) Model {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	m := Model{be: be, cfg: cfg, st: NewStyles(cfg.Dark, cfg.Plain), keys: newKeyMap(cfg.ReadOnly), busy: map[int]busyAction{},
+	m := Model{be: be, cfg: cfg, st: NewStyles(cfg.Dark, cfg.Plain), keys: newKeyMap(cfg.ReadOnly), busy: map[int]task{},
 		logs: newLogPane(), lastKey: cfg.Now(), width: 120, height: 40}
 	m.conn = be.Link()
 	m.notifier = newNotifier(cfg.Notify, be.Host(), cfg.Now)
@@ -134,22 +136,17 @@ func (m *Model) pollCmd() tea.Cmd {
 	}
 }
 
-// action runs f as a long action with an id; its result comes back as an
-// actionMsg and is never swallowed. The Cmd also records the result in the
-// timeline, which writes the history file: no disk I/O in Update.
-func (m *Model) action(what string, f func(ctx context.Context) (string, error)) tea.Cmd {
-	m.actionID++
-	id := m.actionID
-	m.busy[id] = busyAction{what: what, start: id}
-	tl, now := m.be.Timeline(), m.cfg.Now
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		text, err := f(ctx)
-		msg := actionMsg{id: id, what: what, text: text, err: err}
-		tl.Add(pipeline.Event{Time: now().UTC(), Kind: "action", Text: msg.result()})
-		return msg
+// pollNow asks for a poll at once and drops the answer of the one in
+// flight (its figures predate what just happened). One poll runs at a
+// time: a poll blocked on a black-holed link is not joined by more; the
+// next starts when it returns.
+func (m *Model) pollNow() tea.Cmd {
+	m.gen++
+	if m.polling {
+		m.pollSoon = true
+		return nil
 	}
+	return m.pollCmd()
 }
 
 // result is the line an action leaves in the header and the timeline.
@@ -174,11 +171,18 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		return m, nil
 	case pollMsg:
-		if msg.gen != m.gen {
-			return m, nil // an answer from before a reconnect: stale
-		}
 		m.polling = false
+		if msg.gen != m.gen { // an answer from before a reconnect or an action: stale
+			if m.pollSoon {
+				m.pollSoon = false
+				cmd := m.pollCmd()
+				return m, cmd
+			}
+			return m, nil
+		}
+		m.pollSoon = false   // this answer is of the newest generation: fresh enough
 		m.conn = m.be.Link() // a poll is contact: the header's age must not lag it
+		m.reconnected(msg.gen)
 		var cmds []tea.Cmd
 		if m.haveSnap {
 			cmds = append(cmds, m.notifier.changes(m.snap, msg.snap)...)
@@ -211,12 +215,14 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tick(m.tickEvery())
 	case actionMsg:
 		if _, ok := m.busy[msg.id]; !ok {
-			return m, nil
+			return m, nil // cancelled: its late answer must not overwrite what came since
 		}
 		delete(m.busy, msg.id)
-		m.result, m.resultOK = msg.result(), msg.err == nil // the Cmd recorded it in the timeline
-		m.gen++                                             // poll now, and drop an older poll's answer
-		cmd := m.pollCmd()
+		m.result, m.resultState = msg.result(), resultOK // the Cmd recorded it in the timeline
+		if msg.err != nil {
+			m.resultState = resultFailed
+		}
+		cmd := m.pollNow()
 		return m, cmd
 	case PromptMsg:
 		p := msg
@@ -231,32 +237,6 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // pollDue asks for the next poll of a generation.
 type pollDue struct{ gen int }
-
-// busyAction is a running action: what the spinner says, and its order of
-// start (the action id) so that the label does not hop between two.
-type busyAction struct {
-	what  string
-	start int
-}
-
-// busyLabel is what the spinner says: the oldest running action, and how
-// many more run beside it. Map order is random; this is not.
-func (m Model) busyLabel() string {
-	first, n := busyAction{}, 0
-	for _, b := range m.busy {
-		if n == 0 || b.start < first.start {
-			first = b
-		}
-		n++
-	}
-	if n == 0 {
-		return ""
-	}
-	if n > 1 {
-		return fmt.Sprintf("%s… (+%d)", first.what, n-1)
-	}
-	return first.what + "…"
-}
 
 func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	now := m.cfg.Now()
@@ -279,14 +259,17 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m.dialogKey(k)
 	case m.help || m.away != nil || m.runs:
 		m.help, m.away, m.runs = false, nil, false
-		if !key.Matches(k, km.Quit.Binding) {
+		if !key.Matches(k, km.Quit.Binding) || m.stopsTask(k) {
 			return m, nil // any key closes the box; only quit also acts
 		}
 	}
 	switch {
+	case m.stopsTask(k): // before quit: ctrl+c cancels a running task first
+		cmd := m.cancelTask()
+		return m, cmd
 	case key.Matches(k, km.Quit.Binding):
-		m.quitMsg = m.quitMessage()
-		return m, tea.Quit
+		m.quitMsg = m.quitMessage() + m.unfinished()
+		return m, tea.Quit // never waits for a poll or a task: they end with the process
 	case key.Matches(k, km.Help.Binding):
 		m.help = true
 	case key.Matches(k, km.Runs.Binding):
@@ -325,9 +308,7 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(k, km.Error.Binding):
 		m.logs.nextError()
 	case key.Matches(k, km.Reconnect.Binding):
-		m.gen++
-		m.be.ReconnectNow()
-		cmd := m.pollCmd()
+		cmd := m.reconnect()
 		return m, cmd
 	case key.Matches(k, km.Launch.Binding): // disabled bindings never match (read-only)
 		m.dialog = m.newDialog(actLaunch)
@@ -339,6 +320,11 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.dialog = m.newDialog(actRestart)
 	}
 	return m, nil
+}
+
+// stopsTask: k is the cancel key and a task runs for it to cancel.
+func (m Model) stopsTask(k tea.KeyPressMsg) bool {
+	return len(m.busy) > 0 && key.Matches(k, m.keys.Stop.Binding)
 }
 
 // eventsSince is the "while you were away" summary.
@@ -414,6 +400,22 @@ func (m Model) quitMessage() string {
 		return "synthwatch: the worker keeps running on " + host + name
 	}
 	return "synthwatch: no worker is running on " + host + " (worker " + w.State + ")"
+}
+
+// unfinished is what quitting left unconfirmed: each task still running,
+// oldest first, and what the host may have done of it.
+func (m Model) unfinished() string {
+	var ids []int
+	for id := range m.busy {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := ""
+	for _, id := range ids {
+		t := m.busy[id]
+		out += fmt.Sprintf("\nsynthwatch: %s was still running when you quit: %s", t.what, t.ifCancelled)
+	}
+	return out
 }
 
 // workerAlive says whether a worker state is a live process.

@@ -143,7 +143,7 @@ func TestKillDialogFixesThePidAndDefaultsToNo(t *testing.T) {
 	if len(f.killed) != 1 || f.killed[0] != 4242 {
 		t.Fatalf("killed %v, want the pid shown when the dialog opened", f.killed)
 	}
-	if !strings.Contains(screen(m), "kill…") {
+	if !strings.Contains(screen(m), "killing pid 4242… 0s, esc to cancel") {
 		t.Errorf("no spinner while the action runs:\n%s", screen(m))
 	}
 	m = step(m, msg)
@@ -156,7 +156,7 @@ func TestActionFailureIsShown(t *testing.T) {
 	f := newFake()
 	f.snap = running()
 	m, _ := newModel(f, 120, 40, Config{})
-	m.busy[7] = busyAction{what: "launch", start: 7}
+	m.busy[7] = task{id: 7, what: "launch", doing: "launching"}
 	m = step(m, actionMsg{id: 7, what: "launch", err: os.ErrPermission})
 	if !strings.Contains(screen(m), "✖ launch failed: permission denied") {
 		t.Fatalf("%s", screen(m))

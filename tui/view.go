@@ -143,9 +143,12 @@ func (m Model) header(w int) string {
 	}
 	if m.result != "" {
 		r := m.result
-		if m.resultOK {
+		switch m.resultState {
+		case resultOK:
 			r = st.OK.Render("✓ " + r)
-		} else {
+		case resultCancelled:
+			r = st.Warn.Render("⚠ " + r)
+		default:
 			r = st.Bad.Render("✖ " + r)
 		}
 		line += "\n" + fit(r, w)

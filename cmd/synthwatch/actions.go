@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,7 +23,11 @@ func newLaunchCmd(name, short string) *cobra.Command {
 		Long:  short + ". The worker runs detached (setsid nohup) and survives the SSH session; it resumes by itself." + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.onHost(cmd, args, true, func(ctx context.Context, h remote.Host, _ string) error {
-				pid, err := f.actor(h).Launch(ctx, only)
+				var pid int
+				err := interruptible(ctx, maybeLaunched, func(ctx context.Context) (err error) {
+					pid, err = f.actor(h).Launch(ctx, only)
+					return err
+				})
 				if err != nil {
 					return nothingLeft(cmd.OutOrStdout(), pid, err)
 				}
@@ -33,6 +39,28 @@ func newLaunchCmd(name, short string) *cobra.Command {
 	f.add(cmd)
 	cmd.Flags().StringArrayVar(&only, "only", nil, "a category to run (repeat the flag; the order is kept)")
 	return cmd
+}
+
+// What an interrupted action may have done anyway: a request that reached
+// the host is not undone by the interrupt, only no longer waited for.
+const (
+	maybeLaunched  = "the worker may have started anyway (not confirmed; synthwatch status shows it)"
+	maybeKilled    = "SIGTERM may have been sent: the worker may be stopping or stopped (not confirmed)"
+	maybeRestarted = "the worker may have been stopped, and a new one started (not confirmed)"
+	maybeDeployed  = "the binary on the host is the old one or the new one, whole (it is replaced by a rename)"
+)
+
+// interruptible runs an action with a context that ctrl+c (SIGINT)
+// cancels, as esc does in the dashboard: the action stops waiting, and
+// the error says what the host may have done anyway.
+func interruptible(ctx context.Context, maybe string, do func(context.Context) error) error {
+	ictx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	err := do(ictx)
+	if err != nil && ictx.Err() != nil && ctx.Err() == nil {
+		return fmt.Errorf("interrupted: %s: %w", maybe, err)
+	}
+	return err
 }
 
 // nothingLeft is what a launch's error means: pipeline.ErrNothingLeft
@@ -62,7 +90,11 @@ func newKillCmd() *cobra.Command {
 		Long:  "kill stops the worker named in run/worker.json (or --pid), after checking that the pid really is the worker." + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.onHost(cmd, args, true, func(ctx context.Context, h remote.Host, _ string) error {
-				how, err := f.actor(h).Kill(ctx, pid, grace)
+				var how string
+				err := interruptible(ctx, maybeKilled, func(ctx context.Context) (err error) {
+					how, err = f.actor(h).Kill(ctx, pid, grace)
+					return err
+				})
 				if err != nil {
 					return err
 				}
@@ -100,7 +132,11 @@ func newRestartCmd() *cobra.Command {
 				for _, c := range snap.Categories {
 					all = append(all, c.Name)
 				}
-				r, err := f.actor(h).Restart(ctx, cat, all, grace, pid)
+				var r pipeline.Restarted
+				err := interruptible(ctx, maybeRestarted, func(ctx context.Context) (err error) {
+					r, err = f.actor(h).Restart(ctx, cat, all, grace, pid)
+					return err
+				})
 				if r.Stopped > 0 {
 					fmt.Fprintf(cmd.OutOrStdout(), "stopped pid %d (%s): %s\n", r.Stopped, r.How, r.StoppedCmd)
 				}
@@ -125,7 +161,11 @@ func newDeployCmd() *cobra.Command {
 		Long:  "deploy uploads this executable over SFTP when the host's `uname -sm` matches this build, and otherwise says how to cross-build." + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.onHost(cmd, args, false, func(ctx context.Context, h remote.Host, _ string) error {
-				dest, err := f.actor(h).Deploy(ctx, f.workerBin)
+				var dest string
+				err := interruptible(ctx, maybeDeployed, func(ctx context.Context) (err error) {
+					dest, err = f.actor(h).Deploy(ctx, f.workerBin)
+					return err
+				})
 				if err != nil {
 					return err
 				}

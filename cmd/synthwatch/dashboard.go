@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -95,7 +96,11 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 		if err != nil {
 			return connectErr(err)
 		}
-		defer h.Close() // closes the link only: the worker keeps running on the host
+		defer func() { // closes the link only: the worker keeps running on the host
+			if err := closeWithin(h, 2*time.Second); err != nil {
+				slog.Warn("quit", "err", err)
+			}
+		}()
 		live.Remote, live.Reconnect = h, h.ReconnectNow
 		go logLink(ctx, name, h)
 	}
@@ -129,6 +134,24 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 		return err
 	}
 	return nil
+}
+
+// closeWithin closes c, but a quitting dashboard does not wait on it for
+// long: a close still blocked after d (a link black-holed mid-handshake)
+// is left to the process exit, which drops the socket. The worker on the
+// host is detached (setsid) and keeps running either way.
+func closeWithin(c io.Closer, d time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- c.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("close the link: %w", err)
+		}
+		return nil
+	case <-time.After(d):
+		return fmt.Errorf("close the link: still blocked after %s; the exit drops it", d)
+	}
 }
 
 // historyPath is the event history of this host (name, or "local") and
