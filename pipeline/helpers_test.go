@@ -22,7 +22,7 @@ type clock struct{ t time.Time }
 func (c *clock) now() time.Time          { return c.t }
 func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
 func newClock() *clock                   { return &clock{t: time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)} }
-func mkdir(t *testing.T, p string)       { t.Helper(); must(t, os.MkdirAll(p, 0o755)) }
+func mkdir(t testing.TB, p string)       { t.Helper(); must(t, os.MkdirAll(p, 0o755)) }
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
@@ -34,7 +34,7 @@ func write(t *testing.T, p, s string) {
 	mkdir(t, filepath.Dir(p))
 	must(t, os.WriteFile(p, []byte(s), 0o644))
 }
-func appendTo(t *testing.T, p, s string) {
+func appendTo(t testing.TB, p, s string) {
 	t.Helper()
 	mkdir(t, filepath.Dir(p))
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
@@ -81,7 +81,7 @@ func writeWorkerJSON(t *testing.T, root string, st parse.WorkerState) {
 
 // closedURL is a server URL where nothing listens, so the watcher falls
 // back to the server log.
-func closedURL(t *testing.T) string {
+func closedURL(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
 	addr := l.Addr().String()
