@@ -29,9 +29,14 @@ bench ./worker . 1x "$COUNT"
 bench ./remote 'IdlePoll|GrownPoll' 20x "$COUNT"
 bench ./remote 'ColdStart2GB|PollVsHabit' 1x "$COUNT"
 bench ./remote DeadLink 1x 1
-bench ./pipeline 'WatcherIdlePoll|VitalsRead' 20x "$COUNT"
+bench ./pipeline 'WatcherIdlePoll|VitalsRead|WatcherGrowingPoll' 20x "$COUNT"
+bench ./pipeline 'ColdStatus' 1x 3
+bench ./pipeline 'Wake' 3x 1
+bench ./pipeline 'NightBytes' 100x 3
 bench ./tui . 1x "$COUNT"
-bench ./cmd/synthwatch IdleCPU 1x 3
+bench ./cmd/synthwatch 'KeyLatencyBlackholed' 20x 3
+bench ./cmd/synthwatch 'ReportBytes' 1x 1
+bench ./cmd/synthwatch 'IdleCPU|NightCPU' 1x 3
 
 out=docs/BENCHMARKS.md
 {
@@ -56,5 +61,23 @@ out=docs/BENCHMARKS.md
         split(key, p, SUBSEP); printf "| %s | %s | %.4g | %d |\n", p[1], p[2], med, c
       }
     }' "$raw"
+  echo
+  echo "## Cold start against the habit"
+  echo
+  echo "\`synthwatch status\` from nothing (the SSH handshake and the first Snapshot of a running job's"
+  echo "root) next to the users' \`ssh host 'tail …; wc -l …'\` (OpenSSH's client) on the same link, a"
+  echo "loopback proxy adding the RTT (BenchmarkColdStatus; medians of 3). RTTs is the wall time over the RTT."
+  echo
+  echo "| RTT | status (s) | status (RTTs) | habit (s) | habit (RTTs) | status / habit |"
+  echo "| --- | --- | --- | --- | --- | --- |"
+  awk '/^BenchmarkColdStatus\// {
+      rtt = $1; sub(/^BenchmarkColdStatus\/rtt=/, "", rtt); sub(/-[0-9]+$/, "", rtt)
+      for (i = 3; i < NF; i += 2) { v[rtt, $(i+1)] = v[rtt, $(i+1)] " " $i }
+      if (!(rtt in seen)) { seen[rtt] = 1; order[++n] = rtt } }
+    function med(s,   a, c, i, j, t) { c = split(substr(s, 2), a, " "); if (c == 0) return "-"
+      for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+      return sprintf("%.3g", (c % 2) ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2) }
+    END { for (k = 1; k <= n; k++) { r = order[k]
+      printf "| %s | %s | %s | %s | %s | %s |\n", r, med(v[r, "s"]), med(v[r, "RTTs"]), med(v[r, "habit_s"]), med(v[r, "habit_RTTs"]), med(v[r, "x_habit"]) } }' "$raw"
 } > "$out"
 echo "wrote $out"
