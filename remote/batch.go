@@ -160,6 +160,13 @@ func batchError(status, path string, msg []byte) error {
 func parseBatch(out []byte, execs []string, nonce string) (*answers, error) {
 	a := &answers{stats: map[string]statAns{}, reads: map[string][]readAns{}, globs: map[string]globAns{},
 		counts: map[string]countAns{}, execs: map[string]ExecResult{}, links: map[string]linkAns{}, real: map[string]linkAns{}}
+	if len(out) > 0 && out[0] != '@' {
+		// what a login shell's rc printed before the script ran: the
+		// nonce after each record keeps it from passing for one
+		if i := bytes.Index(out, []byte("\n@")); i >= 0 {
+			out = out[i+1:]
+		}
+	}
 	for len(out) > 0 {
 		nl := bytes.IndexByte(out, '\n')
 		if nl < 0 || out[0] != '@' {
@@ -305,10 +312,14 @@ docat() { # PATH MAX: a whole small file, of unknown length (/proc)
     hdr R ok 0 "$((dn < $2))" 0 "$1" "$dn"; [ "$dn" = 0 ] || cat "$t/d"; fin
   else recf R "$(gone "$1")" 0 0 0 "$1" "$t/e"; fi
 }
-dirs() { for d in "$1"/*/ "$1"/.[!.]*/ "$1"/..?*/; do [ -d "$d" ] && { d=${d%/}; echo "${d##*/}"; }; done; }
+# the folders of a dir: a for over the glob, never lines (a name may hold a newline)
 doglob() { # PATTERN DIR NAME
   : >"$t/g"
-  dirs "$2" | while IFS= read -r c; do f="$2/$c/$3"; { [ -e "$f" ] || [ -L "$f" ]; } && printf '%s\0' "$f" >>"$t/g"; done
+  for d in "$2"/*/ "$2"/.[!.]*/ "$2"/..?*/; do
+    [ -d "$d" ] || continue
+    d=${d%/}; f="$2/${d##*/}/$3"
+    { [ -e "$f" ] || [ -L "$f" ]; } && printf '%s\0' "$f" >>"$t/g"
+  done
   recf G ok 0 0 0 "$1" "$t/g"
 }
 runn() { _n=$1; shift; _c=; _i=1; while [ "$_i" -le "$_n" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done; eval "$_c"; }
@@ -340,7 +351,9 @@ while [ $# -gt 0 ]; do
     while [ "$j" -lt "$nt" ]; do specs="$specs t $1 $2 $3"; shift 3; j=$((j + 1)); done
     nc=$1; shift; j=0
     while [ "$j" -lt "$nc" ]; do specs="$specs c $1 $2 -"; shift 2; j=$((j + 1)); done
-    dirs "$dir" | while IFS= read -r c; do
+    (for d in "$dir"/*/ "$dir"/.[!.]*/ "$dir"/..?*/; do # in a subshell: it sets its own arguments
+      [ -d "$d" ] || continue
+      d=${d%/}; c=${d##*/}
       set -f; set -- $specs; set +f
       files=; while [ $# -gt 0 ]; do files="$files $2"; shift 4; done
       set -f; set -- $files; set +f
@@ -353,7 +366,7 @@ while [ $# -gt 0 ]; do
         if [ "$fy" = f ]; then if [ "$1" = t ]; then tailat "$fp" "$fz" "-$3" "$4"; else cnt "$fp" "$fz" 0 0 "$3"; fi; fi
         shift 4
       done
-    done;;
+    done);;
   exec) doexec "$@"; shift $(($2 + 2));;
   procs)
     ps=$1 pk=$2 pn=$3; shift 3

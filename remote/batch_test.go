@@ -1,0 +1,179 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestBatchAnswersLikeTheHost: what a Prefetch serves from one batch is
+// what the host answers to each question asked alone: stats (to the
+// second: SFTP's precision), reads, missing files, globs, commands and
+// host counts, on names with spaces, quotes, a newline and a leading dash.
+func TestBatchAnswersLikeTheHost(t *testing.T) {
+	dir := t.TempDir()
+	prep := filepath.Join(dir, "prepared")
+	names := []string{"B1", "with space", `it's "quoted"`, "-dash", "new\nline"}
+	for i, n := range names {
+		d := filepath.Join(prep, n)
+		must(t, os.MkdirAll(d, 0o755))
+		writeFile(t, filepath.Join(d, "raw.jsonl"), strings.Repeat("{\"id\":1}\n", 10*(i+1))+"torn")
+	}
+	big := filepath.Join(prep, "B1", "big.jsonl")
+	writeFile(t, big, strings.Repeat(`{"id":"x","content":"yyyyyyyy"}`+"\n", 20000))
+	must(t, os.MkdirAll(filepath.Join(prep, "B1", "adir"), 0o755))
+	log := filepath.Join(dir, "log")
+	writeFile(t, log, strings.Repeat("line\n", 3000))
+
+	h := Local{}
+	b := &Batch{}
+	b.Glob(filepath.Join(prep, "*", "raw.jsonl"), prep, "raw.jsonl")
+	tl := NewTail(log)
+	tl.StartBack = 1000
+	b.Tail(tl)
+	cb := NewCounter(big)
+	b.Count(cb)
+	counters := []*Counter{cb}
+	for _, n := range names {
+		c := NewCounter(filepath.Join(prep, n, "raw.jsonl"))
+		b.Count(c)
+		counters = append(counters, c)
+	}
+	b.Count(NewCounter(filepath.Join(prep, "B1", "gone.jsonl")))
+	b.Cat(filepath.Join(dir, "nope"), 100)
+	b.Cat(log, 50)
+	b.Exec("sh", "-c", "echo out; echo err >&2; exit 3")
+	b.RealPath(dir)
+	p := NewPrefetch(h)
+	if err := p.Load(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	for _, f := range append([]string{log, filepath.Join(prep, "B1", "gone.jsonl")}, counterPaths(counters)...) {
+		got, gerr := p.Stat(ctx, f)
+		want, werr := h.Stat(ctx, f)
+		if (gerr != nil) != (werr != nil) || errors.Is(gerr, fs.ErrNotExist) != errors.Is(werr, fs.ErrNotExist) {
+			t.Errorf("stat %q: batch %v, host %v", f, gerr, werr)
+			continue
+		}
+		if werr == nil && (got.Size != want.Size || got.ModTime.Unix() != want.ModTime.Unix() || got.IsDir != want.IsDir) {
+			t.Errorf("stat %q: batch %+v, host %+v", f, got, want)
+		}
+	}
+	gotGlob, err := p.Glob(ctx, filepath.Join(prep, "*", "raw.jsonl"))
+	must(t, err)
+	wantGlob, err := h.Glob(ctx, filepath.Join(prep, "*", "raw.jsonl"))
+	must(t, err)
+	sort.Strings(gotGlob)
+	sort.Strings(wantGlob)
+	if !reflect.DeepEqual(gotGlob, wantGlob) {
+		t.Errorf("glob: batch %q, host %q", gotGlob, wantGlob)
+	}
+	// the polls a cold start makes, answered by the batch, against the host
+	pb, ph := &Poller{Tails: []*Tail{tl}, Counters: counters}, &Poller{Tails: []*Tail{NewTail(log)}}
+	ph.Tails[0].StartBack = 1000
+	for _, c := range counters {
+		ph.Counters = append(ph.Counters, NewCounter(c.Path))
+	}
+	rb, rh := pb.Poll(ctx, p), ph.Poll(ctx, h)
+	for i := range rh.Counts {
+		if rb.Counts[i].Lines != rh.Counts[i].Lines || rb.Counts[i].Size != rh.Counts[i].Size || (rb.Counts[i].Err != nil) != (rh.Counts[i].Err != nil) {
+			t.Errorf("count %q: batch %d lines at %d (%v), host %d at %d (%v)", rh.Counts[i].Path, rb.Counts[i].Lines, rb.Counts[i].Size, rb.Counts[i].Err, rh.Counts[i].Lines, rh.Counts[i].Size, rh.Counts[i].Err)
+		}
+	}
+	if !reflect.DeepEqual(rb.Tails[0].Lines, rh.Tails[0].Lines) || rb.Tails[0].Event != rh.Tails[0].Event {
+		t.Errorf("tail: batch %d lines (%s), host %d lines (%s)", len(rb.Tails[0].Lines), rb.Tails[0].Event, len(rh.Tails[0].Lines), rh.Tails[0].Event)
+	}
+	if _, err := p.ReadAt(ctx, filepath.Join(dir, "nope"), 0, 10); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file read from the batch: %v", err)
+	}
+	if got, err := p.ReadAt(ctx, log, 0, 50); err != nil || string(got) != strings.Repeat("line\n", 10) {
+		t.Errorf("cat: %q %v", got, err)
+	}
+	r, err := p.Exec(ctx, "sh", "-c", "echo out; echo err >&2; exit 3")
+	if err != nil || string(r.Stdout) != "out\n" || string(r.Stderr) != "err\n" || r.ExitCode != 3 {
+		t.Errorf("exec: %+v %v", r, err)
+	}
+	if real, err := p.RealPath(ctx, dir); err != nil || real != mustReal(t, dir) {
+		t.Errorf("realpath: %q %v", real, err)
+	}
+	if hits, misses := p.Counts(); hits == 0 || misses > 0 {
+		t.Errorf("%d answers from the batch, %d missed: %v", hits, misses, p.Missed())
+	}
+	p.Disarm()
+	before, _ := p.Counts()
+	if _, err := p.Stat(ctx, log); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := p.Counts(); after != before {
+		t.Error("a disarmed Prefetch still answered from the batch")
+	}
+}
+
+func counterPaths(cs []*Counter) []string {
+	var ps []string
+	for _, c := range cs {
+		ps = append(ps, c.Path)
+	}
+	return ps
+}
+
+func mustReal(t *testing.T, p string) string {
+	r, err := filepath.EvalSymlinks(p)
+	must(t, err)
+	return r
+}
+
+
+// TestBatchRecordCutShortIsRefused: a read that came back shorter than its
+// header said (the file shrank between its stat and its read) ends the
+// parse: the answers before it stand, it and those after are not served.
+func TestBatchRecordCutShortIsRefused(t *testing.T) {
+	n := "~swNONCE"
+	out := "@S f 10 1700000000 0 2 0\n/a" + n + "\n" +
+		"@R ok 0 1 0 2 10\n/a01234" + n + "\n" + // 5 of 10 bytes
+		"@S f 3 1700000000 0 2 0\n/b" + n + "\n"
+	a, err := parseBatch([]byte("Welcome to the GPU box!\n"+out), nil, n) // a login banner first
+	if err == nil {
+		t.Fatal("a cut record was taken")
+	}
+	if _, ok := a.stats["/a"]; !ok {
+		t.Error("the answer before the cut record was lost")
+	}
+	if len(a.reads["/a"]) != 0 {
+		t.Error("the cut read was served")
+	}
+	if _, ok := a.stats["/b"]; ok {
+		t.Error("an answer after the cut record was served")
+	}
+}
+
+// TestBatchWithoutStatC: a host whose stat has no -c (BSD) gets no batch:
+// Load fails, nothing is served, and the poll asks the host as usual.
+func TestBatchWithoutStatC(t *testing.T) {
+	bin := t.TempDir()
+	writeFile(t, filepath.Join(bin, "stat"), "#!/bin/sh\necho 'stat: illegal option -- c' >&2\nexit 1\n")
+	must(t, os.Chmod(filepath.Join(bin, "stat"), 0o755))
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	f := filepath.Join(t.TempDir(), "f")
+	writeFile(t, f, "x\n")
+	b := &Batch{}
+	b.Count(NewCounter(f))
+	p := NewPrefetch(Local{})
+	if err := p.Load(context.Background(), b); err == nil || !strings.Contains(err.Error(), "exit 72") {
+		t.Fatalf("load: %v", err)
+	}
+	if fi, err := p.Stat(context.Background(), f); err != nil || fi.Size != 2 {
+		t.Fatalf("stat after a failed load: %+v %v", fi, err)
+	}
+	if hits, _ := p.Counts(); hits != 0 {
+		t.Errorf("%d answers served after a failed load", hits)
+	}
+}
