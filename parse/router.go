@@ -50,12 +50,12 @@ type RouterWorker struct {
 func ParseRouterWorkers(data []byte) ([]RouterWorker, error) {
 	var doc struct {
 		Workers *[]struct {
-			URL       string `json:"url"`
+			URL       string               `json:"url"`
 			Spec      struct{ URL string } `json:"spec"` // newer gateways nest the spec
-			ModelID   string `json:"model_id"`
-			Type      string `json:"worker_type"`
-			IsHealthy *bool  `json:"is_healthy"`
-			Load      *int   `json:"load"`
+			ModelID   string               `json:"model_id"`
+			Type      string               `json:"worker_type"`
+			IsHealthy *bool                `json:"is_healthy"`
+			Load      *int                 `json:"load"`
 		} `json:"workers"`
 		URLs *[]string `json:"urls"`
 	}

@@ -25,13 +25,13 @@ type RouterKind int
 
 // Router log line kinds.
 const (
-	ROther         RouterKind = iota
-	RStarting                 // "Starting router on …": loading
-	RReady                    // "Router ready | workers: …" or "Starting server on …": it listens
-	RWorkersInit              // "Workers initialized: N total, M healthy"
-	RWorkerDown               // "Worker URL health check failed: …"
-	RWorkerUp                 // "Worker URL is now healthy"
-	RError                    // any other ERROR line
+	ROther       RouterKind = iota
+	RStarting               // "Starting router on …": loading
+	RReady                  // "Router ready | workers: …" or "Starting server on …": it listens
+	RWorkersInit            // "Workers initialized: N total, M healthy"
+	RWorkerDown             // "Worker URL health check failed: …"
+	RWorkerUp               // "Worker URL is now healthy"
+	RError                  // any other ERROR line
 )
 
 // RouterLine is one router log line.
