@@ -11,8 +11,11 @@ import (
 // categories in the order the worker runs them.
 type Manifest struct {
 	Server string `toml:"server" json:"server,omitempty"`
-	API    string `toml:"api" json:"api,omitempty"` // chat | generate
-	Model  string `toml:"model" json:"model,omitempty"`
+	// Servers are every server the dashboard watches on the host (the
+	// worker still talks to Server: one server, or SGLang's router)
+	Servers []ServerEntry `toml:"servers" json:"servers,omitempty"`
+	API     string        `toml:"api" json:"api,omitempty"` // chat | generate
+	Model   string        `toml:"model" json:"model,omitempty"`
 	// APIKeyFile names a file whose content (trimmed) is the server's API
 	// key, sent with every request. A relative path is relative to the
 	// root; "~" is not expanded (write the full path).

@@ -366,24 +366,24 @@ func probeKind(err error) string {
 // not enabled) or hangs; a refusal costs one round trip and is asked every
 // poll, since it is the first witness of a dead server. Without /metrics,
 // /health says whether the server answers.
-func (w *Watcher) probeServer(ctx context.Context) (parse.ServerMetrics, serverProbe, error) {
+func (w *Watcher) probeServer(ctx context.Context, s *srvWatch) (parse.ServerMetrics, serverProbe, error) {
 	var pr serverProbe
-	last := w.srv.probe.metrics
-	skip := w.metFails > 3 && (last == "no_metrics" && w.polls%10 != 0 || last == "timeout" && w.polls%3 != 0)
+	last := s.st.probe.metrics
+	skip := s.metFails > 3 && (last == "no_metrics" && w.polls%10 != 0 || last == "timeout" && w.polls%3 != 0)
 	var met parse.ServerMetrics
 	var err error
 	if skip {
 		pr.metrics, pr.skipped = last, true
 		err = errors.New("/metrics not tried this poll")
 	} else {
-		met, err = w.metrics(ctx)
+		met, err = w.metrics(ctx, s.spec.URL)
 		pr.metrics = probeKind(err)
 		if err != nil {
 			pr.err = err.Error()
 		}
 	}
 	if pr.metrics == "no_metrics" || strings.HasPrefix(pr.metrics, "http ") {
-		resp, herr := w.get(ctx, "/health")
+		resp, herr := w.get(ctx, s.spec.URL, "/health")
 		if herr == nil {
 			resp.Body.Close()
 		}
@@ -395,25 +395,25 @@ func (w *Watcher) probeServer(ctx context.Context) (parse.ServerMetrics, serverP
 	return met, pr, err
 }
 
-func (w *Watcher) foldProbe(pr serverProbe, now time.Time) {
+func (w *Watcher) foldProbe(s *srvWatch, pr serverProbe) {
 	if pr.skipped {
-		pr.err = w.srv.probe.err
+		pr.err = s.st.probe.err
 	}
 	switch {
 	case pr.skipped:
-	case pr.metrics == w.srv.probe.metrics && pr.metrics != "ok":
-		w.metFails++
+	case pr.metrics == s.st.probe.metrics && pr.metrics != "ok":
+		s.metFails++
 	case pr.metrics == "ok":
-		w.metFails = 0
+		s.metFails = 0
 	default:
-		w.metFails = 1
+		s.metFails = 1
 	}
 	if pr.metrics == "refused" {
-		w.srv.refused++
+		s.st.refused++
 	} else if !pr.skipped {
-		w.srv.refused = 0
+		s.st.refused = 0
 	}
-	w.srv.probe = pr
+	s.st.probe = pr
 }
 
 // Server states (Snapshot.Server.State).
@@ -543,19 +543,23 @@ func serverFault(ev parse.ServerEvent) string {
 }
 
 // serverEvents records down, up and unhealthy transitions.
-func (w *Watcher) serverEvents(v Server, now time.Time) {
-	was := w.srvWas
-	w.srvWas = v.State
+func (w *Watcher) serverEvents(s *srvWatch, v Server, now time.Time) {
+	was := s.was
+	s.was = v.State
+	label := "server"
+	if n := w.named(s.name); n != "" {
+		label = s.role + " " + n
+	}
 	if was == "" || was == v.State || v.State == ServerUnknown {
 		return
 	}
 	switch {
 	case v.State == ServerDown:
-		w.event(now, "server_down", "", "server down: "+v.Reason)
+		w.event(now, "server_down", "", label+" down: "+v.Reason)
 	case was == ServerDown && v.State != ServerCrashed:
-		w.event(now, "server_up", "", "server up again: "+v.State)
+		w.event(now, "server_up", "", label+" up again: "+v.State)
 	}
 	if v.State == ServerUnhealthy {
-		w.event(now, "server_unhealthy", "", "server unhealthy: "+v.Reason)
+		w.event(now, "server_unhealthy", "", label+" unhealthy: "+v.Reason)
 	}
 }

@@ -8,9 +8,15 @@ import (
 	"github.com/synthwatch/synthwatch/parse"
 )
 
-func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr error, vr vitalsRead, now time.Time) {
+func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, now time.Time) {
 	s.Worker = w.workerView(now)
-	s.Server = w.serverView(met, metErr, now)
+	var each []Server
+	s.Server, each = w.serverViews(reads, now)
+	if len(each) > 1 || each[0].Role == RoleRouter {
+		s.Servers = each
+	} else {
+		s.Server.URL, s.Server.Name, s.Server.Role = "", "", "" // one server: the object as it always was
+	}
 	if s.Server.Source != "" {
 		w.thr.add(s.Server.GenThroughput)
 	} else {
@@ -27,7 +33,6 @@ func (w *Watcher) buildSnapshot(s *Snapshot, met parse.ServerMetrics, metErr err
 	w.crossChecks(s, now)
 	w.foldBaseline(s, now)
 	w.workerEvents(s.Worker, now)
-	w.serverEvents(s.Server, now)
 	w.doneEvents(s, now)
 	w.foldVitals(s, vr, now)
 	s.Events = w.timeline.Recent(50)
@@ -106,24 +111,24 @@ func (w *Watcher) workerStall(s *Snapshot, now time.Time) {
 	}
 }
 
-func (w *Watcher) serverView(met parse.ServerMetrics, metErr error, now time.Time) Server {
-	v := Server{State: StateUnknown, Retractions: w.srv.retractions, LastCrash: w.srv.crash}
-	if !w.srv.crashAt.IsZero() {
-		t := w.srv.crashAt.UTC()
+func (w *Watcher) serverView(s *srvWatch, met parse.ServerMetrics, metErr error, now time.Time) Server {
+	v := Server{URL: s.spec.URL, Name: s.name, Role: s.role, State: StateUnknown, Retractions: s.st.retractions, LastCrash: s.st.crash}
+	if !s.st.crashAt.IsZero() {
+		t := s.st.crashAt.UTC()
 		v.LastCrashAt = &t
 	}
-	switch w.srv.dialect {
+	switch s.st.dialect {
 	case parse.DialectSGLang:
 		v.Dialect = "sglang"
 	case parse.DialectVLLM:
 		v.Dialect = "vllm"
 	}
-	logFig, logOK := w.logFigures(now)
-	logHit := w.logHitRate()
+	logFig, logOK := w.logFigures(s, now)
+	logHit := w.logHitRate(s)
 	if metErr == nil {
 		v.Source = "metrics"
 		v.RunningReqs, v.QueueReqs, v.TokenUsage = int(met.RunningReqs.V), int(met.QueueReqs.V), met.TokenUsage.V
-		gen, hit, havePrev := w.metricRates(met, now)
+		gen, hit, havePrev := w.metricRates(s, met, now)
 		switch {
 		case gen != nil:
 			v.GenThroughput = *gen
@@ -141,26 +146,26 @@ func (w *Watcher) serverView(met parse.ServerMetrics, metErr error, now time.Tim
 		if met.Dialect == parse.DialectVLLM {
 			v.Dialect = "vllm"
 		}
-		return w.judgeServer(v, now)
+		return w.judgeServer(s, v, now)
 	}
 	if logOK {
 		v.Source = "log"
 		v.RunningReqs, v.QueueReqs, v.GenThroughput, v.TokenUsage = logFig.RunningReqs, logFig.QueueReqs, logFig.GenThroughput, logFig.TokenUsage
 		v.CacheHitRate = logHit
 	}
-	return w.judgeServer(v, now)
+	return w.judgeServer(s, v, now)
 }
 
 // judgeServer sets the state and its reason from this poll's witnesses.
-func (w *Watcher) judgeServer(v Server, now time.Time) Server {
-	f := serverFacts{metrics: w.srv.probe.metrics, health: w.srv.probe.health, refused: w.srv.refused,
-		phase: w.srv.phase, fault: w.srv.fault, logSeen: w.srv.logSeen, logGrew: w.srv.logGrew,
-		waiting: w.workerWaiting(), load: v.RunningReqs + v.QueueReqs, crash: w.srv.crash, url: w.o.ServerURL}
-	if f.phase == "" && w.srv.ready {
+func (w *Watcher) judgeServer(s *srvWatch, v Server, now time.Time) Server {
+	f := serverFacts{metrics: s.st.probe.metrics, health: s.st.probe.health, refused: s.st.refused,
+		phase: s.st.phase, fault: s.st.fault, logSeen: s.st.logSeen, logGrew: s.st.logGrew,
+		waiting: w.workerWaiting(), load: v.RunningReqs + v.QueueReqs, crash: s.st.crash, url: s.spec.URL}
+	if f.phase == "" && s.st.ready {
 		f.phase = "ready"
 	}
-	if w.srv.logSeen && !w.srv.logGrewAt.IsZero() {
-		f.logAge = max(now.Sub(w.srv.logGrewAt), 0)
+	if s.st.logSeen && !s.st.logGrewAt.IsZero() {
+		f.logAge = max(now.Sub(s.st.logGrewAt), 0)
 		age := f.logAge.Seconds()
 		v.LogAgeSeconds = &age
 	}
@@ -178,23 +183,23 @@ func (w *Watcher) judgeServer(v Server, now time.Time) Server {
 // rank log the same batch: they are not summed, each figure is the stage's
 // highest (usage: the fullest stage's pool). TP/EP ranks don't print. ok is
 // false when no live line is left.
-func (w *Watcher) logFigures(now time.Time) (v Server, ok bool) {
+func (w *Watcher) logFigures(s *srvWatch, now time.Time) (v Server, ok bool) {
 	var newest time.Time
 	first := true
-	for _, d := range w.srv.decode {
+	for _, d := range s.st.decode {
 		if first || d.logged.After(newest) { // vLLM's year-less times sort before the zero time
 			newest, first = d.logged, false
 		}
 	}
-	quiet := !w.srv.logMtime.IsZero() && now.Sub(w.srv.logMtime) > 30*time.Second
+	quiet := !s.st.logMtime.IsZero() && now.Sub(s.st.logMtime) > 30*time.Second
 	aggregated := false
-	for k, d := range w.srv.decode {
+	for k, d := range s.st.decode {
 		if k.dp == aggregatedKey && newest.Sub(d.logged) <= 15*time.Second {
 			aggregated = true
 		}
 	}
 	perDP := map[int]decodeSample{}
-	for k, d := range w.srv.decode {
+	for k, d := range s.st.decode {
 		if newest.Sub(d.logged) > 15*time.Second || quiet {
 			continue // SGLang logs no decode line when idle: an old one is not live
 		}
@@ -224,13 +229,13 @@ func (w *Watcher) logFigures(now time.Time) (v Server, ok bool) {
 // since the last snapshot (#cached-token over #cached-token + #new-token),
 // else the last rate a line printed (vLLM stats, old SGLang). The tallies
 // start again at each snapshot.
-func (w *Watcher) logHitRate() *float64 {
-	if total := w.srv.prefillCached + w.srv.prefillNew; total > 0 {
-		h := float64(w.srv.prefillCached) / float64(total)
-		w.srv.logHitRate = &h
+func (w *Watcher) logHitRate(s *srvWatch) *float64 {
+	if total := s.st.prefillCached + s.st.prefillNew; total > 0 {
+		h := float64(s.st.prefillCached) / float64(total)
+		s.st.logHitRate = &h
 	}
-	w.srv.prefillCached, w.srv.prefillNew = 0, 0
-	return w.srv.logHitRate
+	s.st.prefillCached, s.st.prefillNew = 0, 0
+	return s.st.logHitRate
 }
 
 // metricRates computes throughput and hit rate from the counters' deltas
@@ -239,9 +244,9 @@ func (w *Watcher) logHitRate() *float64 {
 // prefix-cache hits over queries (vLLM). A counter that went down means the
 // server restarted: no figure this poll. havePrev is false on the first
 // sample. The sample is kept for the next poll.
-func (w *Watcher) metricRates(met parse.ServerMetrics, now time.Time) (gen, hit *float64, havePrev bool) {
-	prev, at := w.srv.prevMet, w.srv.prevMetAt
-	w.srv.prevMet, w.srv.prevMetAt = met, now
+func (w *Watcher) metricRates(s *srvWatch, met parse.ServerMetrics, now time.Time) (gen, hit *float64, havePrev bool) {
+	prev, at := s.st.prevMet, s.st.prevMetAt
+	s.st.prevMet, s.st.prevMetAt = met, now
 	if at.IsZero() || prev.Dialect != met.Dialect {
 		return nil, nil, false
 	}

@@ -144,8 +144,8 @@ func serverLineTime(ev parse.ServerEvent, loc *time.Location, ref time.Time) (ti
 // serverEventTime stamps a server log record: its own time; a record
 // without one gets the time of the line before it on a first read (or the
 // log's mtime), and now when it is news.
-func (w *Watcher) serverEventTime(ev parse.ServerEvent, now time.Time) time.Time {
-	ref := w.srv.logMtime
+func (w *Watcher) serverEventTime(s *srvWatch, ev parse.ServerEvent, now time.Time) time.Time {
+	ref := s.st.logMtime
 	if t, ok := serverLineTime(ev, w.hostZone(), ref); ok {
 		w.ev.srvLast = t
 		return t

@@ -101,15 +101,9 @@ type decodeSample struct {
 }
 
 func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
-	wl, sl := res.Tails[0], res.Tails[1]
-	w.srv.logMtime = sl.ModTime
-	w.srv.logSeen = sl.Err == nil && !sl.ModTime.IsZero()
-	w.srv.logGrew = w.polls > 1 && len(sl.Lines) > 0
-	switch {
-	case w.srv.logGrew:
-		w.srv.logGrewAt = now
-	case w.srv.logGrewAt.IsZero() || sl.ModTime.After(w.srv.logGrewAt) && w.polls <= 1:
-		w.srv.logGrewAt = sl.ModTime // the host's clock: a first read is not fresh activity
+	wl := res.Tails[0]
+	for _, sv := range w.servers {
+		w.foldServerTail(sv, res, now)
 	}
 	if len(wl.Lines) > 0 {
 		w.live.logLines = true
@@ -124,25 +118,17 @@ func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 // them: its tails have moved past them, and a line skipped is a line lost.
 // flush lets a quiet server log end its last event (not in a stale poll).
 func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool) {
-	wl, sl := res.Tails[0], res.Tails[1]
+	wl := res.Tails[0]
 	recent := wl.Err == nil && now.Sub(wl.ModTime) < time.Minute
 	for i, l := range wl.Lines {
 		w.WorkerLog.Add(parse.SanitizeLine([]byte(l.Text), 4096))
 		fresh := w.polls > 1 || recent && len(wl.Lines)-i <= 20
 		w.foldWorkerLine(parse.ParseWorkerLine(l.Text), now, fresh)
 	}
-	emit := func(ev parse.ServerEvent) { w.foldServerEvent(ev, now) }
-	for _, l := range sl.Lines {
-		w.ServerLog.Add(parse.SanitizeLine([]byte(l.Text), 4096))
-		w.srvParse.Feed(l.Text, emit)
+	for _, sv := range w.servers {
+		w.foldServerLines(sv, res, now, flush)
 	}
-	if flush && (len(sl.Lines) == 0 || w.polls <= 1) {
-		// the log went quiet, or this is its first read (history: what it
-		// ends with has been there since before we looked): a crash at its
-		// end is complete
-		w.srvParse.Flush(emit)
-	}
-	for _, up := range res.Tails[2:] {
+	for _, up := range res.Tails[1:] { // after the server logs: runs.jsonl
 		for _, c := range w.cats {
 			if c.runs.Path == up.Path {
 				w.foldRuns(c, up)
@@ -194,11 +180,11 @@ func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time, fresh bool) 
 	}
 }
 
-func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
+func (w *Watcher) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Time) {
 	if ev.Dialect != parse.DialectUnknown {
-		w.srv.dialect = ev.Dialect
+		s.st.dialect = ev.Dialect
 	}
-	at := w.serverEventTime(ev, now) // the log's own time (events.go)
+	at := w.serverEventTime(s, ev, now) // the log's own time (events.go)
 	switch fc := serverFault(ev); {
 	case fc == "crash":
 		text := ev.Msg
@@ -206,21 +192,21 @@ func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
 			text += " … " + ev.Lines[len(ev.Lines)-1]
 		}
 		text = parse.SanitizeLine([]byte(text), 300)
-		if ev.Kind != parse.SSigquit || w.srv.crash == "" {
-			w.srv.crash, w.srv.crashAt = text, at
+		if ev.Kind != parse.SSigquit || s.st.crash == "" {
+			s.st.crash, s.st.crashAt = text, at
 		}
-		if w.srv.ready {
+		if s.st.ready {
 			w.logEvent(at, "server_crash", text, ev.Msg)
 		}
-		w.srv.ready, w.srv.phase, w.srv.fault = false, "crash", ""
-		w.srv.decode = nil
+		s.st.ready, s.st.phase, s.st.fault = false, "crash", ""
+		s.st.decode = nil
 		return
 	case fc == "fault":
 		text := parse.SanitizeLine([]byte(ev.Msg), 300)
-		if w.srv.fault == "" {
+		if s.st.fault == "" {
 			w.logEvent(at, "server_fault", text, ev.Msg)
 		}
-		w.srv.fault = text
+		s.st.fault = text
 		return
 	case fc == "warning":
 		w.logEvent(at, "server_warning", parse.SanitizeLine([]byte(ev.Msg), 300), ev.Msg)
@@ -228,55 +214,55 @@ func (w *Watcher) foldServerEvent(ev parse.ServerEvent, now time.Time) {
 	}
 	switch ev.Kind {
 	case parse.SReady:
-		if !w.srv.ready {
+		if !s.st.ready {
 			w.logEvent(at, "server_ready", "server ready", ev.Msg)
 		}
-		w.srv.ready, w.srv.phase, w.srv.fault = true, "ready", ""
+		s.st.ready, s.st.phase, s.st.fault = true, "ready", ""
 	case parse.SStartup:
-		w.srv.ready, w.srv.phase = false, "startup"
+		s.st.ready, s.st.phase = false, "startup"
 	case parse.SRetract:
-		w.srv.retractions += max(ev.Retract.Requests, 1)
+		s.st.retractions += max(ev.Retract.Requests, 1)
 	case parse.SBatch:
 		b := ev.Batch
 		if b.Phase == parse.Prefill {
-			w.srv.prefillCached += b.CachedTokens.V
-			w.srv.prefillNew += b.NewTokens.V
+			s.st.prefillCached += b.CachedTokens.V
+			s.st.prefillNew += b.NewTokens.V
 			if !b.CachedTokens.OK && b.CacheHitPct.OK { // v0.3–v0.4.1: a lifetime rate in the line
 				h := b.CacheHitPct.V / 100
-				w.srv.logHitRate = &h
+				s.st.logHitRate = &h
 			}
 		}
 		if b.Phase != parse.Decode || !b.RunningReqs.OK {
 			return
 		}
-		if w.srv.decode == nil {
-			w.srv.decode = map[rankKey]decodeSample{}
+		if s.st.decode == nil {
+			s.st.decode = map[rankKey]decodeSample{}
 		}
-		w.srv.fault = "" // the scheduler makes progress again
-		if w.srv.phase != "ready" && w.srv.phase != "" {
-			w.srv.phase = "ready"
+		s.st.fault = "" // the scheduler makes progress again
+		if s.st.phase != "ready" && s.st.phase != "" {
+			s.st.phase = "ready"
 		}
-		w.srv.decode[rankKey{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP}] = decodeSample{at: now, logged: ev.Prefix.Time,
+		s.st.decode[rankKey{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP}] = decodeSample{at: now, logged: ev.Prefix.Time,
 			running: b.RunningReqs.V, queue: b.QueueReqs.V, usage: b.TokenUsage.V, gen: b.GenThroughput.V}
 	case parse.SStats:
-		s := ev.Stats
-		if w.srv.decode == nil {
-			w.srv.decode = map[rankKey]decodeSample{}
+		vs := ev.Stats
+		if s.st.decode == nil {
+			s.st.decode = map[rankKey]decodeSample{}
 		}
-		w.srv.ready, w.srv.phase, w.srv.fault = true, "ready", ""
-		if s.PrefixHitPct.OK {
-			h := s.PrefixHitPct.V / 100
-			w.srv.logHitRate = &h
+		s.st.ready, s.st.phase, s.st.fault = true, "ready", ""
+		if vs.PrefixHitPct.OK {
+			h := vs.PrefixHitPct.V / 100
+			s.st.logHitRate = &h
 		}
-		if !s.GenTokS.OK {
+		if !vs.GenTokS.OK {
 			return // the V0 "Prefix cache hit rate: GPU: …" line carries nothing else
 		}
 		key := rankKey{aggregatedKey, -1}
-		if n, err := strconv.Atoi(s.Engine); err == nil {
+		if n, err := strconv.Atoi(vs.Engine); err == nil {
 			key.dp = engineKeyBase + n
 		}
-		w.srv.decode[key] = decodeSample{at: now, logged: ev.Prefix.Time, running: s.Running.V, queue: s.Waiting.V,
-			usage: s.KVUsagePct.V / 100, gen: s.GenTokS.V}
+		s.st.decode[key] = decodeSample{at: now, logged: ev.Prefix.Time, running: vs.Running.V, queue: vs.Waiting.V,
+			usage: vs.KVUsagePct.V / 100, gen: vs.GenTokS.V}
 	}
 }
 

@@ -17,7 +17,10 @@ type Snapshot struct {
 	Root       string     `json:"root"`
 	Connection Connection `json:"connection"`
 	Worker     Worker     `json:"worker"`
-	Server     Server     `json:"server"`
+	Server     Server     `json:"server"` // the one server; with several (or a router), the host's total
+	// Servers are each server, a router's replicas after it; only when
+	// the host has several servers or a router
+	Servers    []Server   `json:"servers,omitempty"`
 	Categories []Category `json:"categories"`
 	Vitals     Vitals     `json:"vitals"` // the host's GPUs, disk, load and memory, and the worker's RSS and CPU
 	ETASeconds *float64   `json:"eta_s"`
@@ -151,6 +154,16 @@ type Server struct {
 	LastCrashAt   *time.Time `json:"last_crash_at,omitempty"`
 	Retractions   int        `json:"retractions"`
 	Throughput    []float64  `json:"-"` // recent gen throughput for a sparkline; NaN = no sample
+
+	// With several servers or a router (servers[]): which one this is.
+	URL             string `json:"url,omitempty"`
+	Name            string `json:"name,omitempty"`             // host:port
+	Role            string `json:"role,omitempty"`             // server | router | replica | total
+	Via             string `json:"via,omitempty"`              // a replica: its router's URL
+	RouterHealthy   *bool  `json:"router_healthy,omitempty"`   // a replica: the router's health checks (its worker list, else its metrics)
+	RouterLoad      *int   `json:"router_load,omitempty"`      // a replica: requests the router has in flight on it
+	Replicas        int    `json:"replicas,omitempty"`         // a router: workers it lists
+	HealthyReplicas int    `json:"replicas_healthy,omitempty"` // a router: of those, healthy by its checks
 }
 
 // Category is one dataset category.

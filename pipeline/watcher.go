@@ -20,11 +20,15 @@ import (
 
 // Options configure a Watcher.
 type Options struct {
-	Host       string // shown as the snapshot's host, e.g. root@10.1.230.174
-	Root       string // the pipeline root on the host
-	ServerURL  string // default parse.DefaultServerURL (read through the SSH link)
-	WorkerLog  string // default <root>/logs/inference_all.log
-	ServerLog  string // default <root>/logs/sglang_inference.log
+	Host      string // shown as the snapshot's host, e.g. root@10.1.230.174
+	Root      string // the pipeline root on the host
+	ServerURL string // default parse.DefaultServerURL (read through the SSH link)
+	WorkerLog string // default <root>/logs/inference_all.log
+	ServerLog string // default <root>/logs/sglang_inference.log
+	// Servers, when set, are every server on the host (ServerURL and
+	// ServerLog then unused); else pipeline.toml's servers list, else the
+	// one ServerURL
+	Servers    []ServerSpec
 	StallAfter time.Duration
 	History    int     // samples kept per category for rates and sparklines
 	LogLines   int     // lines of each log kept for display
@@ -82,21 +86,19 @@ type Watcher struct {
 	haveMan    bool
 	polls      int
 	wlog       *remote.Tail
-	slog       *remote.Tail
-	srvParse   parse.ServerLog
+	servers    []*srvWatch // the host's servers (servers.go); never empty
+	srvSet     bool        // the server set has taken the manifest's list into account
 	log        logState
-	srv        serverState
+	srv        *serverState // the first server's
 	wjson      *parse.WorkerState
 	procs      *procReader
 	live       liveState
 	timeline   *Timeline
 	lastSnap   Snapshot
-	srvWas     string
 	connWas    LinkPhase
 	dropsWas   int
 	errWas     string // the link error last written to the timeline
 	everUp     bool   // the link has been up in this session
-	metFails   int    // consecutive failures of the same kind: a missing /metrics is retried less often
 	thr        *samples
 	classRates map[string]float64 // newest measured rate per class (per minute)
 	WorkerLog  *Ring              // sanitised worker log lines for display
@@ -115,7 +117,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 		tl = NewTimeline(500, "")
 	}
 	w := &Watcher{h: h, o: o, cats: map[string]*catState{}, timeline: tl,
-		wlog: remote.NewTail(o.WorkerLog), slog: remote.NewTail(o.ServerLog),
+		wlog:      remote.NewTail(o.WorkerLog),
 		WorkerLog: NewRing(o.LogLines), ServerLog: NewRing(o.LogLines), thr: newSamples(o.History),
 	}
 	w.rd = h
@@ -123,6 +125,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 		w.pre = remote.NewPrefetch(h)
 		w.rd = w.pre
 	}
+	w.setServers(w.serverSpecs())
 	w.procs = newProcReader(w.rd, o.Root)
 	w.live.killed = map[int]bool{}
 	w.wlog.StartBack = 1 << 20 // enough of the worker log to know where each category stands
@@ -222,18 +225,24 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	cold := w.cold()
 	w.polls++
 	var wg sync.WaitGroup
-	var metErr error
-	var met parse.ServerMetrics
-	var probe serverProbe
-	wg.Add(1)
-	go func() { defer wg.Done(); met, probe, metErr = w.probeServer(ctx) }()
+	var reads []serverRead
+	probe := func() { wg.Add(1); go func() { defer wg.Done(); reads = w.probeServers(ctx) }() }
+	if w.srvSet {
+		probe()
+	}
 	if cold {
-		// a cold poll's reads come in one exec, beside the server's probe
+		// a cold poll's reads come in one exec, beside the servers' probes
 		w.prefetch(ctx, full, askZone, askVit, vitPid, vitDisk)
 		defer w.pre.Disarm()
 	}
 	if full {
 		discErr = w.discover(ctx)
+	}
+	if !w.srvSet {
+		// the first poll: pipeline.toml may list the servers (read above)
+		w.srvSet = w.haveMan
+		w.setServers(w.serverSpecs())
+		probe()
 	}
 
 	p := w.poller(full)
@@ -274,14 +283,13 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 		w.dropTokenJobs()
 		return w.stale(snap)
 	}
-	w.foldProbe(probe, now)
 	w.foldTails(res, now)
 	w.foldWorkerJSON(lr.wjson, lr.wjsonErr, now)
 	w.foldLive(lr, now)
 	w.noteGrowth(res)
 	w.foldCounts(res, now)
 	w.foldTokens(res, tokJobs, tokSums, tokErr)
-	w.buildSnapshot(&snap, met, metErr, vr, now)
+	w.buildSnapshot(&snap, reads, vr, now)
 	w.ev.readOnce = true
 	w.lastSnap = snap
 	return snap
@@ -290,7 +298,7 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 // poller is this poll's batch of tails and counters. A full poll reads
 // what changes rarely too: prompts.jsonl and runs.jsonl.
 func (w *Watcher) poller(full bool) *remote.Poller {
-	p := &remote.Poller{Tails: []*remote.Tail{w.wlog, w.slog}}
+	p := &remote.Poller{Tails: append([]*remote.Tail{w.wlog}, w.serverTails()...)}
 	for _, n := range w.order {
 		c := w.cats[n]
 		p.Counters = append(p.Counters, c.raw, c.errs)
@@ -375,6 +383,9 @@ func (w *Watcher) stale(snap Snapshot) Snapshot {
 	prev := w.lastSnap
 	snap.Worker = Worker{State: WorkerUnknown, PID: prev.Worker.PID, Category: prev.Worker.Category}
 	snap.Server = Server{State: ServerUnknown}
+	for _, v := range prev.Servers { // each one unknown too: its figures are from before the link dropped
+		snap.Servers = append(snap.Servers, Server{State: ServerUnknown, URL: v.URL, Name: v.Name, Role: v.Role, Via: v.Via})
+	}
 	w.thr.add(math.NaN()) // no sample: a gap in the sparkline, not a zero
 	snap.Server.Throughput = w.thr.values()
 	for _, c := range prev.Categories {
@@ -437,8 +448,8 @@ func linkPhase(p remote.Phase) LinkPhase {
 }
 
 // metrics reads the server's /metrics through the host (an SSH forward).
-func (w *Watcher) metrics(ctx context.Context) (parse.ServerMetrics, error) {
-	resp, err := w.get(ctx, "/metrics")
+func (w *Watcher) metrics(ctx context.Context, base string) (parse.ServerMetrics, error) {
+	resp, err := w.get(ctx, base, "/metrics")
 	if err != nil {
 		return parse.ServerMetrics{}, err
 	}
@@ -464,13 +475,13 @@ func (e statusError) Error() string { return e.path + ": " + e.status }
 
 // get asks the server for p through the host, within 3 s. Only a 200 is
 // an answer; the caller closes its body.
-func (w *Watcher) get(ctx context.Context, p string) (*http.Response, error) {
+func (w *Watcher) get(ctx context.Context, base, p string) (*http.Response, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	tr := &http.Transport{
 		DialContext:       func(ctx context.Context, _, addr string) (net.Conn, error) { return w.h.DialTCP(ctx, addr) },
 		DisableKeepAlives: true,
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(w.o.ServerURL, "/")+p, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+p, nil)
 	if err != nil {
 		cancel()
 		return nil, err

@@ -277,23 +277,17 @@ func sanitizeName(s string) string { return parse.SanitizeString(s) }
 func (m Model) serverPanel(w int, wide bool) string {
 	st := m.st
 	sv := m.snap.Server
-	state := sv.State
-	switch state {
-	case pipeline.ServerReady, pipeline.ServerBusy:
-		state = st.OK.Render(state)
-	case pipeline.ServerCrashed:
-		state = st.Bad.Render("CRASHED")
-	case pipeline.ServerDown:
-		state = st.Bad.Render("DOWN")
-	case pipeline.ServerUnhealthy:
-		state = st.Bad.Render(pipeline.ServerUnhealthy)
+	state := m.stateWord(sv.State)
+	label := "server"
+	if len(m.snap.Servers) > 0 {
+		label = "servers" // the host's total; one line each follows
 	}
 	full, empty := bar(sv.TokenUsage, 10)
 	sparkW := 8
 	if wide {
 		sparkW = 24
 	}
-	line := fmt.Sprintf("server %s  gen %.0f tok/s %s  running %d  queued %d  KV %s%s %.0f%%", state, sv.GenThroughput, spark(sv.Throughput, sparkW),
+	line := fmt.Sprintf("%s %s  gen %.0f tok/s %s  running %d  queued %d  KV %s%s %.0f%%", label, state, sv.GenThroughput, spark(sv.Throughput, sparkW),
 		sv.RunningReqs, sv.QueueReqs, st.Bar.Render(full), st.BarEmpty.Render(empty), 100*sv.TokenUsage)
 	if sv.CacheHitRate != nil {
 		line += fmt.Sprintf("  hit %.0f%%", 100**sv.CacheHitRate)
@@ -308,6 +302,9 @@ func (m Model) serverPanel(w int, wide bool) string {
 		line = st.Stale.Render(ansi.Strip(line))
 	}
 	out := fit(line, w)
+	for _, l := range m.serverLines(w) {
+		out += "\n" + l
+	}
 	if bl := m.baselineLine(w); bl != "" {
 		out += "\n" + bl
 	}

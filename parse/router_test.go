@@ -1,0 +1,143 @@
+package parse
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+func readFixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/router/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestParseRouterWorkers(t *testing.T) {
+	for _, c := range []struct {
+		file      string
+		healthKnw bool
+		load0     int
+	}{
+		{"sgl_router_workers.json", true, 37},
+		{"smg_workers.json", true, 42},
+		{"list_workers.json", false, 0},
+	} {
+		ws, err := ParseRouterWorkers(readFixture(t, c.file))
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		if len(ws) != 2 || ws[0].URL != "http://127.0.0.1:31000" || ws[1].URL != "http://127.0.0.1:31001" {
+			t.Fatalf("%s: %+v", c.file, ws)
+		}
+		if ws[0].Healthy.OK != c.healthKnw || ws[1].Healthy.OK != c.healthKnw {
+			t.Errorf("%s: health known %v/%v, want %v", c.file, ws[0].Healthy.OK, ws[1].Healthy.OK, c.healthKnw)
+		}
+		if c.healthKnw && (!ws[0].Healthy.V || ws[1].Healthy.V) {
+			t.Errorf("%s: health %v/%v, want true/false", c.file, ws[0].Healthy.V, ws[1].Healthy.V)
+		}
+		if c.healthKnw && (ws[0].Load.V != c.load0 || ws[0].Type != "regular") {
+			t.Errorf("%s: load %d type %q", c.file, ws[0].Load.V, ws[0].Type)
+		}
+	}
+	for _, bad := range []string{`{"status":"ok"}`, `not json`, `[]`} {
+		if _, err := ParseRouterWorkers([]byte(bad)); err == nil {
+			t.Errorf("%q: no error; an SGLang server's answer must not pass for a router's", bad)
+		}
+	}
+}
+
+func TestParseRouterMetrics(t *testing.T) {
+	for _, c := range []struct {
+		file, dialect string
+		running       float64
+	}{
+		{"sgl_router_metrics.txt", "sgl_router", 37},
+		{"smg_metrics.txt", "smg", 42},
+	} {
+		m, err := ParseRouterMetrics(bytes.NewReader(readFixture(t, c.file)))
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		up, down := m.Workers["http://127.0.0.1:31000"], m.Workers["http://127.0.0.1:31001"]
+		if m.Dialect != c.dialect || !up.Healthy.OK || !up.Healthy.V || !down.Healthy.OK || down.Healthy.V {
+			t.Fatalf("%s: %+v", c.file, m)
+		}
+		if up.Running.V != c.running || down.CBState.V != 1 || up.CBState.V != 0 {
+			t.Errorf("%s: running %v cb %v/%v", c.file, up.Running.V, up.CBState.V, down.CBState.V)
+		}
+	}
+	// an SGLang server's /metrics is no router's
+	_, err := ParseRouterMetrics(strings.NewReader("# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs{model_name=\"m\"} 3\n"))
+	if err == nil {
+		t.Error("sglang series taken for a router's")
+	}
+}
+
+func TestParseRouterLog(t *testing.T) {
+	counts := map[RouterKind]int{}
+	var down, up RouterLine
+	for _, f := range []string{"smg_2026.log", "sgl_router_health.log"} {
+		sc := bufio.NewScanner(bytes.NewReader(readFixture(t, f)))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			l, ok := ParseRouterLine(sc.Text())
+			if !ok {
+				t.Errorf("%s: not read: %q", f, sc.Text())
+				continue
+			}
+			counts[l.Kind]++
+			switch l.Kind {
+			case RWorkerDown:
+				down = l
+			case RWorkerUp:
+				up = l
+			}
+		}
+	}
+	want := map[RouterKind]int{RStarting: 2, RReady: 4, RWorkersInit: 2, RWorkerDown: 1, RWorkerUp: 1, RError: 1}
+	for k, n := range want {
+		if counts[k] != n {
+			t.Errorf("kind %d: %d lines, want %d", k, counts[k], n)
+		}
+	}
+	if down.Worker != "http://127.0.0.1:31001" || !strings.HasPrefix(down.Detail, "Health check request failed") || down.Level != "WARN" {
+		t.Errorf("health failure: %+v", down)
+	}
+	if up.Worker != "http://127.0.0.1:31001" || up.Time.Hour() != 9 || up.Time.Minute() != 16 {
+		t.Errorf("back: %+v", up)
+	}
+	// coloured stdout, as the router writes it to a terminal or nohup file
+	l, ok := ParseRouterLine("\x1b[2m2026-02-26 13:55:38\x1b[0m \x1b[32m INFO\x1b[0m \x1b[2msmg::server\x1b[0m\x1b[2m:\x1b[0m \x1b[2msrc/server.rs\x1b[0m\x1b[2m:\x1b[0m\x1b[2m875:\x1b[0m Workers initialized: 2 total, 1 healthy")
+	if !ok || l.Kind != RWorkersInit || l.Total != 2 || l.Healthy != 1 {
+		t.Errorf("coloured line: %+v %v", l, ok)
+	}
+	for _, s := range []string{"[2026-03-02 08:00:01] The server is fired up and ready to roll!", "Traceback (most recent call last):", ""} {
+		if _, ok := ParseRouterLine(s); ok {
+			t.Errorf("%q read as a router line", s)
+		}
+	}
+}
+
+func TestManifestServers(t *testing.T) {
+	m, err := ParseManifest([]byte(`servers = ["http://127.0.0.1:30000", "http://127.0.0.1:30001"]` + "\n"))
+	if err != nil || len(m.Servers) != 2 || m.Servers[1].URL != "http://127.0.0.1:30001" {
+		t.Fatalf("%+v %v", m.Servers, err)
+	}
+	if ServerLogFor(0, m.Servers[0].URL) != ServerLogPath || ServerLogFor(1, m.Servers[1].URL) != "logs/sglang_inference.30001.log" {
+		t.Errorf("default logs: %s %s", ServerLogFor(0, m.Servers[0].URL), ServerLogFor(1, m.Servers[1].URL))
+	}
+	m, err = ParseManifest([]byte("[[servers]]\nurl = \"http://127.0.0.1:30000\"\nrouter = true\nlog = \"logs/router.log\"\nmetrics = \"http://127.0.0.1:29000\"\n"))
+	if err != nil || len(m.Servers) != 1 || !m.Servers[0].Router || m.Servers[0].Log != "logs/router.log" || m.Servers[0].Metrics == "" {
+		t.Fatalf("%+v %v", m.Servers, err)
+	}
+	for _, bad := range []string{`servers = ["127.0.0.1:30000"]`, "[[servers]]\nurl = \"http://h:1\"\nrouterr = true\n", `servers = [3]`} {
+		if _, err := ParseManifest([]byte(bad + "\n")); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,333 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// routerWatch is what the watcher keeps of SGLang's router: the replicas
+// its worker list names (each watched as a server without a log) and how
+// its two doors answered.
+type routerWatch struct {
+	replicas map[string]*srvWatch
+	order    []string // as the router lists them
+	legacy   bool     // no /workers: ask /list_workers
+	metFails int      // the Prometheus listener failed this many polls in a row
+	metKind  string
+}
+
+// routerRead is one poll's answers of a router.
+type routerRead struct {
+	workers     []parse.RouterWorker
+	listed      bool // the worker list answered
+	workersKind string
+	workersErr  string
+	met         *parse.RouterMetrics
+	metKind     string // "" not asked
+	reps        map[string]serverRead
+}
+
+// detectEvery: a server without /metrics is asked /workers this often
+// (polls), to find a router nobody configured.
+const detectEvery = 10
+
+// routerDue says whether s, not known as a router, is asked /workers this
+// poll: its /metrics is missing (a router's main port has none).
+func (w *Watcher) routerDue(s *srvWatch) bool {
+	return s.role == RoleServer && s.st.probe.metrics == "no_metrics" && w.polls-s.detectAt >= detectEvery
+}
+
+// readRouter asks the router's worker list and its Prometheus listener,
+// and the replicas it listed last poll their own /metrics, all at once. A
+// server being tried as a router is asked its list only.
+func (w *Watcher) readRouter(ctx context.Context, s *srvWatch) *routerRead {
+	rr := &routerRead{reps: map[string]serverRead{}}
+	if s.rt == nil {
+		s.rt = &routerWatch{replicas: map[string]*srvWatch{}}
+	}
+	rt := s.rt
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rr.workers, rr.workersKind, rr.workersErr = w.routerList(ctx, s)
+		rr.listed = rr.workersKind == "ok"
+	}()
+	if s.role != RoleRouter {
+		s.detectAt = w.polls
+		wg.Wait()
+		return rr
+	}
+	if rt.metFails < 3 || w.polls%detectEvery == 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, kind := w.routerMetrics(ctx, s)
+			rr.met, rr.metKind = m, kind
+		}()
+	}
+	for _, u := range rt.order {
+		rep := rt.replicas[u]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			met, pr, err := w.probeServer(ctx, rep)
+			mu.Lock()
+			rr.reps[u] = serverRead{met: met, probe: pr, metErr: err}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return rr
+}
+
+// routerList reads GET /workers, or /list_workers on a router without it.
+func (w *Watcher) routerList(ctx context.Context, s *srvWatch) ([]parse.RouterWorker, string, string) {
+	paths := []string{"/workers", "/list_workers"}
+	if s.rt.legacy {
+		paths = paths[1:]
+	}
+	var lastErr error
+	for _, p := range paths {
+		body, err := w.getBody(ctx, s.spec.URL, p, 4<<20)
+		if err == nil {
+			ws, perr := parse.ParseRouterWorkers(body)
+			if perr != nil {
+				return nil, "no_router", perr.Error()
+			}
+			s.rt.legacy = p == "/list_workers"
+			return ws, "ok", ""
+		}
+		lastErr = err
+		if probeKind(err) != "no_metrics" { // only a 404 says: try the older route
+			break
+		}
+	}
+	kind := probeKind(lastErr)
+	if kind == "no_metrics" {
+		kind = "http 404"
+	}
+	return nil, kind, lastErr.Error()
+}
+
+// routerMetricsURL is where the router's Prometheus listener is.
+func routerMetricsURL(sp ServerSpec) string {
+	if sp.Metrics != "" {
+		return sp.Metrics
+	}
+	u, err := url.Parse(sp.URL)
+	if err != nil {
+		return ""
+	}
+	return "http://" + net.JoinHostPort(u.Hostname(), parse.RouterDefaultMetricsPort)
+}
+
+func (w *Watcher) routerMetrics(ctx context.Context, s *srvWatch) (*parse.RouterMetrics, string) {
+	base := routerMetricsURL(s.spec)
+	if base == "" {
+		return nil, "error"
+	}
+	body, err := w.getBody(ctx, base, "/metrics", 8<<20)
+	if err != nil {
+		return nil, probeKind(err)
+	}
+	m, err := parse.ParseRouterMetrics(bytes.NewReader(body))
+	if err != nil {
+		return nil, "no_metrics"
+	}
+	return &m, "ok"
+}
+
+// getBody reads base+p through the host, at most max bytes.
+func (w *Watcher) getBody(ctx context.Context, base, p string, max int64) ([]byte, error) {
+	resp, err := w.get(ctx, base, p)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, max))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	return b, nil
+}
+
+// routerProbe is a router's probe, as the state table reads it: the
+// worker list stands for /metrics (its main port has none).
+func routerProbe(rr *routerRead) serverProbe {
+	if rr == nil {
+		return serverProbe{}
+	}
+	return serverProbe{metrics: rr.workersKind, err: rr.workersErr}
+}
+
+// foldRouter takes a router's answers: a server found to answer /workers
+// becomes a router; the replicas follow the list.
+func (w *Watcher) foldRouter(s *srvWatch, rr *routerRead) {
+	rt := s.rt
+	if s.role != RoleRouter {
+		if rr.listed {
+			s.becomeRouter()
+			w.event(w.o.Now(), "router_found", "", fmt.Sprintf("%s is SGLang's router: %d replicas behind it", s.name, len(rr.workers)))
+		}
+		return
+	}
+	if rr.metKind != "" {
+		if rr.metKind == "ok" {
+			rt.metFails = 0
+		} else {
+			rt.metFails++
+		}
+		rt.metKind = rr.metKind
+	}
+	for u, r := range rr.reps {
+		if rep, ok := rt.replicas[u]; ok {
+			w.foldProbe(rep, r.probe)
+		}
+	}
+	if !rr.listed {
+		return // the last list stands until the router answers again
+	}
+	seen := map[string]bool{}
+	rt.order = rt.order[:0]
+	for _, wk := range rr.workers {
+		if seen[wk.URL] {
+			continue
+		}
+		seen[wk.URL] = true
+		rt.order = append(rt.order, wk.URL)
+		if _, ok := rt.replicas[wk.URL]; !ok {
+			rep := newSrvWatch(ServerSpec{URL: wk.URL}, w.o.Root)
+			rep.role = RoleReplica
+			rt.replicas[wk.URL] = rep
+		}
+	}
+	for u := range rt.replicas {
+		if !seen[u] {
+			delete(rt.replicas, u)
+			w.event(w.o.Now(), "replica_removed", "", "replica "+shortURL(u)+" left the router's worker list")
+		}
+	}
+}
+
+// routerViews are the router's line and one per replica. A replica's state
+// is its own /metrics, read through the host, checked against the
+// router's health checks (its list, else its metrics); a replica the host
+// cannot reach itself is judged by the router alone, and says so.
+func (w *Watcher) routerViews(s *srvWatch, rr *routerRead, now time.Time) (Server, []Server) {
+	rt := s.rt
+	byURL := map[string]parse.RouterWorker{}
+	if rr != nil {
+		for _, wk := range rr.workers {
+			byURL[wk.URL] = wk
+		}
+	}
+	var reps []Server
+	healthy, load := 0, 0
+	for _, u := range rt.order {
+		rep := rt.replicas[u]
+		r, asked := serverRead{}, false
+		if rr != nil {
+			r, asked = rr.reps[u]
+		}
+		if !asked {
+			r = serverRead{metErr: errNotRead}
+		}
+		v := w.serverView(rep, r.met, r.metErr, now)
+		v.Via = s.spec.URL
+		var h *bool
+		var l *int
+		if wk, ok := byURL[u]; ok && wk.Healthy.OK {
+			h = &wk.Healthy.V
+		} else if rr != nil && rr.met != nil {
+			if m, ok := rr.met.Workers[u]; ok && m.Healthy.OK {
+				h = &m.Healthy.V
+			}
+		}
+		if wk, ok := byURL[u]; ok && wk.Load.OK {
+			l = &wk.Load.V
+		} else if rr != nil && rr.met != nil {
+			if m, ok := rr.met.Workers[u]; ok && m.Running.OK {
+				n := int(m.Running.V)
+				l = &n
+			}
+		}
+		v.RouterHealthy, v.RouterLoad = h, l
+		judgeReplica(&v, asked)
+		if h != nil && *h {
+			healthy++
+		}
+		if l != nil {
+			load += *l
+		}
+		reps = append(reps, v)
+	}
+	v := Server{Role: RoleRouter, URL: s.spec.URL, Name: s.name, Retractions: 0, Replicas: len(rt.order), HealthyReplicas: healthy}
+	f := serverFacts{metrics: s.st.probe.metrics, phase: s.st.phase, logSeen: s.st.logSeen, logGrew: s.st.logGrew,
+		waiting: w.workerWaiting(), load: load, refused: s.st.refused}
+	if s.st.logSeen && !s.st.logGrewAt.IsZero() {
+		f.logAge = max(now.Sub(s.st.logGrewAt), 0)
+		age := f.logAge.Seconds()
+		v.LogAgeSeconds = &age
+	}
+	v.State, v.Reason = serverStateFor(f)
+	v.Metrics = rt.metKind
+	if rr != nil && rr.listed {
+		v.Source, v.RunningReqs = "router", load
+		if len(rt.order) > 0 && healthy == 0 && anyKnown(reps) {
+			v.State, v.Reason = ServerUnhealthy, "no healthy worker: the router can route nowhere"
+		}
+	}
+	return v, reps
+}
+
+func anyKnown(reps []Server) bool {
+	for _, r := range reps {
+		if r.RouterHealthy != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// judgeReplica weighs the router's health check against the replica's own
+// answer. asked: its /metrics was asked this poll.
+func judgeReplica(v *Server, asked bool) {
+	h := v.RouterHealthy
+	answering := v.State == ServerReady || v.State == ServerBusy
+	unreachable := !asked || v.Metrics == "error" || v.State == ServerUnknown
+	switch {
+	case h == nil:
+	case !*h && answering:
+		v.State, v.Reason = ServerUnhealthy, join(v.Reason, "the router's health checks fail")
+	case !*h && unreachable:
+		v.State, v.Reason = ServerDown, "the router's health checks fail (not read from the host itself)"
+	case !*h:
+		v.Reason = join(v.Reason, "the router's health checks fail")
+	case unreachable:
+		v.State, v.Reason, v.Source = ServerReady, "from the router's health checks (its /metrics not read from the host)", "router"
+		if v.RouterLoad != nil {
+			v.RunningReqs = *v.RouterLoad
+			if *v.RouterLoad > 0 {
+				v.State = ServerBusy
+			}
+		}
+	case !answering:
+		v.Reason = join(v.Reason, "the router still counts it healthy")
+	}
+}
+
+var errNotRead = errors.New("not read this poll")
+
+func itoa(n int) string { return strconv.Itoa(n) }

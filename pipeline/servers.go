@@ -1,0 +1,380 @@
+package pipeline
+
+import (
+	"context"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// ServerSpec is one server the watcher watches on the host.
+type ServerSpec struct {
+	URL    string // as seen from the host
+	Log    string // its log on the host (absolute, or relative to the root); "" none
+	Router bool   // SGLang's router (sgl-router / model gateway); also detected
+	// Metrics is the router's Prometheus listener; default the router's host
+	// at port 29000 (parse.RouterDefaultMetricsPort)
+	Metrics string
+}
+
+// Server roles (Server.Role).
+const (
+	RoleServer  = "server"  // an SGLang (or vLLM) server
+	RoleRouter  = "router"  // SGLang's router: one URL in front of replicas
+	RoleReplica = "replica" // a server behind the router, found in its worker list
+)
+
+// srvWatch is what the watcher keeps of one server between polls.
+type srvWatch struct {
+	spec     ServerSpec
+	name     string // host:port, for lines and events
+	role     string
+	st       serverState
+	tail     *remote.Tail // nil: no log
+	parser   parse.ServerLog
+	metFails int    // consecutive failures of the same kind: a missing /metrics is asked less often
+	was      string // the state last poll, for events
+	detectAt int    // the poll /workers was last asked, to find a router nobody configured
+	rt       *routerWatch
+}
+
+// newSrvWatch makes a server's state; its log relative to root.
+func newSrvWatch(sp ServerSpec, root string) *srvWatch {
+	s := &srvWatch{spec: sp, name: shortURL(sp.URL), role: RoleServer, detectAt: -detectEvery}
+	if sp.Log != "" {
+		if !path.IsAbs(sp.Log) {
+			sp.Log = path.Join(root, sp.Log)
+			s.spec.Log = sp.Log
+		}
+		s.tail = remote.NewTail(sp.Log)
+	}
+	if sp.Router {
+		s.becomeRouter()
+	}
+	return s
+}
+
+func (s *srvWatch) becomeRouter() {
+	s.role = RoleRouter
+	if s.rt == nil {
+		s.rt = &routerWatch{replicas: map[string]*srvWatch{}}
+	}
+}
+
+// shortURL is a URL as a line shows it: host:port.
+func shortURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" {
+		return u
+	}
+	return p.Host
+}
+
+// serverSpecs are the servers to watch: Options.Servers, else the
+// manifest's servers list, else the one ServerURL and ServerLog.
+func (w *Watcher) serverSpecs() []ServerSpec {
+	if len(w.o.Servers) > 0 {
+		return w.o.Servers
+	}
+	if len(w.manifest.Servers) > 0 {
+		var out []ServerSpec
+		for i, e := range w.manifest.Servers {
+			log := e.Log
+			if log == "" {
+				log = parse.ServerLogFor(i, e.URL)
+				if i == 0 {
+					log = w.o.ServerLog
+				}
+			}
+			out = append(out, ServerSpec{URL: e.URL, Log: log, Router: e.Router, Metrics: e.Metrics})
+		}
+		return out
+	}
+	return []ServerSpec{{URL: w.o.ServerURL, Log: w.o.ServerLog}}
+}
+
+// setServers makes the server set match specs, keeping the state of a
+// server already watched under the same URL.
+func (w *Watcher) setServers(specs []ServerSpec) {
+	old := map[string]*srvWatch{}
+	for _, s := range w.servers {
+		old[s.spec.URL] = s
+	}
+	var next []*srvWatch
+	for _, sp := range specs {
+		if s, ok := old[sp.URL]; ok && sameLog(s, sp, w.o.Root) {
+			next = append(next, s)
+			continue
+		}
+		next = append(next, newSrvWatch(sp, w.o.Root))
+	}
+	w.servers = next
+	w.srv = &w.servers[0].st
+}
+
+func sameLog(s *srvWatch, sp ServerSpec, root string) bool {
+	l := sp.Log
+	if l != "" && !path.IsAbs(l) {
+		l = path.Join(root, l)
+	}
+	return s.spec.Log == l
+}
+
+// serverTails are the server logs a poll reads, in server order.
+func (w *Watcher) serverTails() []*remote.Tail {
+	var out []*remote.Tail
+	for _, s := range w.servers {
+		if s.tail != nil {
+			out = append(out, s.tail)
+		}
+	}
+	return out
+}
+
+// tailUpdate is the poll's update of t (zero with an error when not read).
+func tailUpdate(res remote.PollResult, t *remote.Tail) remote.TailUpdate {
+	for _, up := range res.Tails {
+		if up.Path == t.Path {
+			return up
+		}
+	}
+	return remote.TailUpdate{Path: t.Path, Err: errNotRead}
+}
+
+// serverRead is one poll's answers of one server (and, for a router, of
+// its replicas).
+type serverRead struct {
+	met    parse.ServerMetrics
+	metErr error
+	probe  serverProbe
+	router *routerRead
+}
+
+// probeServers asks every server at once; a router's worker list, its
+// metrics and its replicas go in the same batch.
+func (w *Watcher) probeServers(ctx context.Context) []serverRead {
+	out := make([]serverRead, len(w.servers))
+	var wg sync.WaitGroup
+	for i, s := range w.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if s.role == RoleRouter {
+				out[i].router = w.readRouter(ctx, s)
+				return
+			}
+			if w.routerDue(s) {
+				wg.Add(1)
+				go func() { defer wg.Done(); out[i].router = w.readRouter(ctx, s) }()
+			}
+			out[i].met, out[i].probe, out[i].metErr = w.probeServer(ctx, s)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// serverViews folds this poll's answers into one Server per server (and
+// replica), then the host's total.
+func (w *Watcher) serverViews(reads []serverRead, now time.Time) (total Server, each []Server) {
+	for i, s := range w.servers {
+		r := reads[i]
+		if r.router != nil {
+			w.foldRouter(s, r.router)
+		}
+		if s.role == RoleRouter {
+			w.foldProbe(s, routerProbe(r.router))
+			v, reps := w.routerViews(s, r.router, now)
+			each = append(each, v)
+			each = append(each, reps...)
+			continue
+		}
+		w.foldProbe(s, r.probe)
+		v := w.serverView(s, r.met, r.metErr, now)
+		each = append(each, v)
+	}
+	for i := range each {
+		w.noteServerEvents(&each[i], now)
+	}
+	if len(each) == 1 {
+		return each[0], each
+	}
+	return hostTotal(each), each
+}
+
+// named: a server's events carry its name when the host has several.
+func (w *Watcher) named(name string) string {
+	if len(w.servers) == 1 && w.servers[0].role != RoleRouter {
+		return ""
+	}
+	return name
+}
+
+// noteServerEvents records the state changes of one server or replica.
+func (w *Watcher) noteServerEvents(v *Server, now time.Time) {
+	s := w.serverByURL(v.URL)
+	if s == nil {
+		return
+	}
+	w.serverEvents(s, *v, now)
+}
+
+func (w *Watcher) serverByURL(u string) *srvWatch {
+	for _, s := range w.servers {
+		if s.spec.URL == u {
+			return s
+		}
+		if s.rt != nil {
+			if r, ok := s.rt.replicas[u]; ok {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// hostTotal is the host's servers as one: figures added up (usage: the
+// fullest), state the common one, or unhealthy with the ones that are not
+// answering named when some answer and some do not. A router counts
+// through its replicas, not twice.
+func hostTotal(each []Server) Server {
+	t := Server{Role: "total", Metrics: "", LogAgeSeconds: nil}
+	var answering, failing []string
+	states := map[string]bool{}
+	var hits []float64
+	for _, v := range each {
+		if v.Role == RoleRouter {
+			continue
+		}
+		states[v.State] = true
+		switch v.State {
+		case ServerReady, ServerBusy:
+			answering = append(answering, v.Name)
+		case ServerUnknown:
+		default:
+			failing = append(failing, v.Name+" "+v.State)
+		}
+		t.GenThroughput += v.GenThroughput
+		t.RunningReqs += v.RunningReqs
+		t.QueueReqs += v.QueueReqs
+		t.Retractions += v.Retractions
+		t.TokenUsage = max(t.TokenUsage, v.TokenUsage)
+		if v.CacheHitRate != nil {
+			hits = append(hits, *v.CacheHitRate)
+		}
+		if v.Source != "" && (t.Source == "" || v.Source == "metrics") {
+			t.Source = v.Source
+		}
+		if t.Dialect == "" {
+			t.Dialect = v.Dialect
+		}
+		if v.LastCrashAt != nil && (t.LastCrashAt == nil || v.LastCrashAt.After(*t.LastCrashAt)) {
+			t.LastCrash, t.LastCrashAt = v.Name+": "+v.LastCrash, v.LastCrashAt
+		}
+		t.WorkerWaiting = t.WorkerWaiting || v.WorkerWaiting
+	}
+	if len(hits) > 0 {
+		var sum float64
+		for _, h := range hits {
+			sum += h
+		}
+		h := sum / float64(len(hits))
+		t.CacheHitRate = &h
+	}
+	switch {
+	case len(states) == 1:
+		for st := range states {
+			t.State = st
+		}
+		if t.State == ServerReady && t.RunningReqs+t.QueueReqs > 0 {
+			t.State = ServerBusy
+		}
+	case len(answering) > 0 && len(failing) > 0:
+		t.State = ServerUnhealthy
+	case len(answering) > 0:
+		t.State = ServerReady
+		if t.RunningReqs+t.QueueReqs > 0 {
+			t.State = ServerBusy
+		}
+	case len(failing) > 0:
+		t.State = ServerDown
+	default:
+		t.State = ServerUnknown
+	}
+	n := len(answering) + len(failing)
+	if len(failing) > 0 {
+		t.Reason = itoa(len(failing)) + " of " + itoa(n) + " not answering: " + strings.Join(failing, ", ")
+	}
+	return t
+}
+
+// foldServerTail notes whether a server's log exists and grew.
+func (w *Watcher) foldServerTail(s *srvWatch, res remote.PollResult, now time.Time) {
+	if s.tail == nil {
+		return
+	}
+	sl := tailUpdate(res, s.tail)
+	st := &s.st
+	st.logMtime = sl.ModTime
+	st.logSeen = sl.Err == nil && !sl.ModTime.IsZero()
+	st.logGrew = w.polls > 1 && len(sl.Lines) > 0
+	switch {
+	case st.logGrew:
+		st.logGrewAt = now
+	case st.logGrewAt.IsZero() || sl.ModTime.After(st.logGrewAt) && w.polls <= 1:
+		st.logGrewAt = sl.ModTime // the host's clock: a first read is not fresh activity
+	}
+}
+
+// foldServerLines folds a server log's new lines: the display ring (each
+// line tagged with its server when the host has several) and the events.
+// A router's log is Rust tracing output, read by its own parser.
+func (w *Watcher) foldServerLines(s *srvWatch, res remote.PollResult, now time.Time, flush bool) {
+	if s.tail == nil {
+		return
+	}
+	sl := tailUpdate(res, s.tail)
+	tag := ""
+	if len(w.servers) > 1 {
+		tag = s.name + " │ "
+	}
+	emit := func(ev parse.ServerEvent) { w.foldServerEvent(s, ev, now) }
+	for _, l := range sl.Lines {
+		w.ServerLog.Add(tag + parse.SanitizeLine([]byte(l.Text), 4096))
+		if s.role == RoleRouter {
+			if rl, ok := parse.ParseRouterLine(l.Text); ok {
+				w.foldRouterLine(s, rl)
+			}
+			continue
+		}
+		s.parser.Feed(l.Text, emit)
+	}
+	if flush && (len(sl.Lines) == 0 || w.polls <= 1) && s.role != RoleRouter {
+		// the log went quiet, or this is its first read (history: what it
+		// ends with has been there since before we looked): a crash at its
+		// end is complete
+		s.parser.Flush(emit)
+	}
+}
+
+// foldRouterLine takes the router's lifecycle and its health-check news.
+func (w *Watcher) foldRouterLine(s *srvWatch, l parse.RouterLine) {
+	msg := parse.SanitizeLine([]byte(l.Msg), 300)
+	switch l.Kind {
+	case parse.RStarting:
+		s.st.phase = "startup"
+	case parse.RReady:
+		s.st.phase, s.st.ready = "ready", true
+	case parse.RWorkerDown:
+		w.logEvent(l.Time, "replica_unhealthy", "router: "+msg, l.Msg)
+	case parse.RWorkerUp:
+		w.logEvent(l.Time, "replica_healthy", "router: "+msg, l.Msg)
+	case parse.RError:
+		w.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
+	}
+}

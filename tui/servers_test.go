@@ -1,0 +1,64 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/synthwatch/synthwatch/pipeline"
+)
+
+func bp(b bool) *bool { return &b }
+func np(n int) *int   { return &n }
+
+// Golden screens of the server panel with several servers: two TP4
+// servers on one host, one of them down; and SGLang's router with one
+// replica its health checks have dropped.
+func TestGoldenServerViews(t *testing.T) {
+	hit := 0.41
+	two := func(f *fake) {
+		a := pipeline.Server{Role: pipeline.RoleServer, Name: "127.0.0.1:30000", URL: "http://127.0.0.1:30000", State: pipeline.ServerBusy,
+			GenThroughput: 930, RunningReqs: 72, TokenUsage: 0.96, CacheHitRate: &hit, Source: "metrics"}
+		b := pipeline.Server{Role: pipeline.RoleServer, Name: "127.0.0.1:30001", URL: "http://127.0.0.1:30001", State: pipeline.ServerDown,
+			Reason: "/metrics refused, log quiet 2m, worker waiting for /health"}
+		f.snap.Servers = []pipeline.Server{a, b}
+		f.snap.Server = pipeline.Server{Role: "total", State: pipeline.ServerUnhealthy, GenThroughput: 930, RunningReqs: 72, TokenUsage: 0.96,
+			CacheHitRate: &hit, Source: "metrics", Reason: "1 of 2 not answering: 127.0.0.1:30001 down", Throughput: f.snap.Server.Throughput}
+	}
+	router := func(f *fake) {
+		r := pipeline.Server{Role: pipeline.RoleRouter, Name: "127.0.0.1:30000", URL: "http://127.0.0.1:30000", State: pipeline.ServerReady,
+			Replicas: 2, HealthyReplicas: 1, RunningReqs: 37, Source: "router", Metrics: "ok"}
+		up := pipeline.Server{Role: pipeline.RoleReplica, Name: "127.0.0.1:31000", Via: r.URL, State: pipeline.ServerBusy, GenThroughput: 1210,
+			RunningReqs: 37, QueueReqs: 2, TokenUsage: 0.71, Source: "metrics", RouterHealthy: bp(true), RouterLoad: np(37)}
+		down := pipeline.Server{Role: pipeline.RoleReplica, Name: "127.0.0.1:31001", Via: r.URL, State: pipeline.ServerDown,
+			Reason: "/metrics refused, no server log", RouterHealthy: bp(false), RouterLoad: np(0)}
+		f.snap.Servers = []pipeline.Server{r, up, down}
+		f.snap.Server = pipeline.Server{Role: "total", State: pipeline.ServerUnhealthy, GenThroughput: 1210, RunningReqs: 37, QueueReqs: 2,
+			TokenUsage: 0.71, Source: "metrics", Reason: "1 of 2 not answering: 127.0.0.1:31001 down", Throughput: f.snap.Server.Throughput}
+	}
+	for name, mut := range map[string]func(*fake){"two_servers": two, "router_replica_down": router} {
+		for _, size := range [][2]int{{80, 24}, {120, 40}} {
+			t.Run(name+"_"+itoa(size[0])+"x"+itoa(size[1]), func(t *testing.T) {
+				f := newFake()
+				f.snap = running()
+				f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+				mut(f)
+				m, _ := newModel(f, size[0], size[1], Config{PollEvery: 2 * time.Second, Plain: true})
+				got := screen(m)
+				for _, l := range strings.Split(got, "\n") {
+					if w := ansi.StringWidth(l); w > size[0] {
+						t.Fatalf("line wider than the screen (%d > %d): %q", w, size[0], l)
+					}
+				}
+				for _, sv := range f.snap.Servers {
+					if !strings.Contains(got, sv.Name) {
+						t.Errorf("%s has no line", sv.Name)
+					}
+				}
+				golden.RequireEqual(t, got) // testdata/TestGoldenServerViews/NAME_WxH.golden; -update rewrites it
+			})
+		}
+	}
+}
