@@ -92,6 +92,21 @@ type fleetTotal struct {
 	last         string // the host that finishes last
 	unknown      int    // hosts with work left and no figure
 	up, n        int
+	note         string // why the ETA is what it is
+}
+
+// etaText is the fleet's ETA: the last host's, "?" while a host with work
+// left has no figure, "done" when every host is.
+func (t fleetTotal) etaText() string {
+	switch {
+	case t.unknown > 0:
+		return "?"
+	case t.eta != nil:
+		return etaText(t.eta)
+	case t.target > 0:
+		return "done"
+	}
+	return "-"
 }
 
 func total(rows []fleetRow) fleetTotal {
@@ -113,6 +128,12 @@ func total(rows []fleetRow) fleetTotal {
 			e := *r.eta
 			t.eta, t.last = &e, r.name
 		}
+	}
+	switch {
+	case t.unknown > 0:
+		t.note = fmt.Sprintf("%d host(s) with work left and no ETA", t.unknown)
+	case t.eta != nil:
+		t.note = "last to finish: " + t.last
 	}
 	return t
 }

@@ -32,13 +32,16 @@ func (f Fleet) render() string {
 		rows[i] = m.row(now)
 	}
 	t := total(rows)
-	wide := w >= 110
+	wide, inline := w >= 114, w >= 140 // inline: alerts end the row, else a line of their own
 	out := []string{fit(f.st.Title.Render("synthwatch fleet")+"  "+f.st.Bold.Render(fmt.Sprintf("%d hosts", t.n))+f.st.Dim.Render(fmt.Sprintf("  %d live, %d stale", t.up, t.n-t.up)), w), ""}
-	out = append(out, fit(f.st.Dim.Render(fleetCols(wide, "#", "HOST", "LINK", "WORKER", "DONE/TARGET", "REC/MIN", "TOK/S", "ETA", "ALERTS")), w))
+	out = append(out, fit(f.st.Dim.Render(fleetCols(wide, "#", "HOST", "LINK", "WORKER", "DONE/TARGET", "REC/MIN", "TOK/S", "ETA", map[bool]string{true: "ALERTS"}[inline])), w))
 	for i, r := range rows {
-		out = append(out, f.rowLines(i, r, w, wide)...)
+		out = append(out, f.rowLines(i, r, w, wide, inline)...)
 	}
-	out = append(out, fit(f.st.Dim.Render(strings.Repeat("─", w)), w), fit(f.st.Bold.Render(f.totalLine(t, wide)), w))
+	out = append(out, fit(f.st.Dim.Render(strings.Repeat("─", w)), w), fit(f.st.Bold.Render(f.totalLine(t, wide, inline)), w))
+	if !inline && t.note != "" {
+		out = append(out, fit("    "+t.note, w))
+	}
 	for len(out) < h-1 {
 		out = append(out, "")
 	}
@@ -67,13 +70,19 @@ func (f Fleet) promptOver(body string, w, h int) string {
 }
 
 // fleetCols lays out one row's cells; narrow screens leave out the bar's
-// room and tok/s, and put alerts on a line of their own.
+// room and tok/s. Alerts end the row where there is room (alerts != "").
 func fleetCols(wide bool, num, host, link, worker, prog, rec, tok, eta, alerts string) string {
+	var s string
 	if wide {
-		return fit(num, 2) + " " + fit(host, 16) + " " + fit(link, 20) + " " + fit(worker, 20) + " " + fit(prog, 30) + " " +
-			fitRight(rec, 7) + " " + fitRight(tok, 7) + " " + fitRight(eta, 7) + "  " + alerts
+		s = fit(num, 3) + " " + fit(host, 18) + " " + fit(link, 18) + " " + fit(worker, 20) + " " + fit(prog, 26) + " " +
+			fitRight(rec, 7) + " " + fitRight(tok, 6) + " " + fitRight(eta, 7)
+	} else {
+		s = fit(num, 3) + " " + fit(host, 14) + " " + fit(link, 14) + " " + fit(worker, 12) + " " + fit(prog, 15) + " " + fitRight(rec, 7) + " " + fitRight(eta, 6)
 	}
-	return fit(num, 2) + " " + fit(host, 14) + " " + fit(link, 14) + " " + fit(worker, 14) + " " + fit(prog, 17) + " " + fitRight(rec, 6) + " " + fitRight(eta, 6)
+	if alerts != "" {
+		s += "  " + alerts
+	}
+	return s
 }
 
 func fitRight(s string, w int) string {
@@ -84,7 +93,7 @@ func fitRight(s string, w int) string {
 }
 
 // rowLines is host i's row (and, narrow, its alerts line).
-func (f Fleet) rowLines(i int, r fleetRow, w int, wide bool) []string {
+func (f Fleet) rowLines(i int, r fleetRow, w int, wide, inline bool) []string {
 	st, m := f.st, f.hosts[i]
 	link := linkCell(m, r)
 	worker := "-"
@@ -115,7 +124,11 @@ func (f Fleet) rowLines(i int, r fleetRow, w int, wide bool) []string {
 		eta = etaText(r.eta)
 	}
 	al := strings.Join(r.alerts, ", ")
-	line := fleetCols(wide, fmt.Sprint(i+1), sanitizeName(r.name), link, worker, prog, rec, tok, eta, al)
+	num := fmt.Sprint(i + 1)
+	if i == f.sel {
+		num = "›" + num // the selection shows without colour too
+	}
+	line := fleetCols(wide, num, sanitizeName(r.name), link, worker, prog, rec, tok, eta, map[bool]string{true: al}[inline])
 	switch {
 	case i == f.sel:
 		line = st.Selected.Render(fit(line, w))
@@ -123,8 +136,8 @@ func (f Fleet) rowLines(i int, r fleetRow, w int, wide bool) []string {
 		line = st.Stale.Render(line)
 	}
 	out := []string{fit(line, w)}
-	if !wide && al != "" {
-		out = append(out, fit("   "+st.Bad.Render("! "+al), w))
+	if !inline && al != "" {
+		out = append(out, fit("    "+st.Bad.Render("! "+al), w))
 	}
 	return out
 }
@@ -152,7 +165,7 @@ func linkCell(m Model, r fleetRow) string {
 	return "⚠ " + string(c.State)
 }
 
-func (f Fleet) totalLine(t fleetTotal, wide bool) string {
+func (f Fleet) totalLine(t fleetTotal, wide, inline bool) string {
 	prog := "-"
 	if t.target > 0 {
 		prog = ""
@@ -162,16 +175,7 @@ func (f Fleet) totalLine(t fleetTotal, wide bool) string {
 		}
 		prog += thousands(t.done) + "/" + thousands(t.target)
 	}
-	eta, note := "-", ""
-	switch {
-	case t.unknown > 0:
-		eta, note = "?", fmt.Sprintf("%d host(s) with no ETA", t.unknown)
-	case t.eta != nil:
-		eta, note = etaText(t.eta), "last: "+sanitizeName(t.last)
-	case t.n > 0 && t.target > 0:
-		eta = "done"
-	}
-	return fleetCols(wide, "", "fleet", fmt.Sprintf("%d/%d live", t.up, t.n), "", prog, fmt.Sprintf("%.1f", t.recMin), fmt.Sprintf("%.0f", t.tokS), eta, note)
+	return fleetCols(wide, "", "fleet", fmt.Sprintf("%d/%d live", t.up, t.n), "", prog, fmt.Sprintf("%.1f", t.recMin), fmt.Sprintf("%.0f", t.tokS), t.etaText(), map[bool]string{true: t.note}[inline])
 }
 
 func (f Fleet) footer(w int) string {
