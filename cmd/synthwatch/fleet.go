@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os/signal"
 	"slices"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -65,6 +66,14 @@ func runFleet(cmd *cobra.Command, hosts []string, f dashFlags) error {
 	defer stop()
 	prompter := tui.NewPrompter() // one for all: the fleet asks one question at a time
 	var bes []tui.Backend
+	var closers []func()
+	defer func() { // in parallel: each black-holed link may take closeWithin's 2 s
+		var wg sync.WaitGroup
+		for _, c := range closers {
+			wg.Go(c)
+		}
+		wg.Wait()
+	}()
 	for i, host := range hosts {
 		hf, err := f.hostFlags.forHost(cmd, host)
 		if err != nil {
@@ -81,7 +90,7 @@ func runFleet(cmd *cobra.Command, hosts []string, f dashFlags) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", host, err)
 		}
-		defer closeLive()
+		closers = append(closers, closeLive)
 		bes = append(bes, live)
 	}
 	return runProgram(ctx, cmd, tui.NewFleet(bes, f.tuiConfig()), prompter, f.quitNote)
