@@ -32,6 +32,7 @@ bench ./remote DeadLink 1x 1
 bench ./pipeline 'WatcherIdlePoll|VitalsRead' 20x "$COUNT"
 bench ./tui . 1x "$COUNT"
 bench ./cmd/synthwatch IdleCPU 1x 3
+SW_E2E=1 bench ./cmd/synthwatch Fleet16 1x 1
 
 out=docs/BENCHMARKS.md
 {

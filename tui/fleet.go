@@ -83,9 +83,14 @@ func wrapHost(i int, cmd tea.Cmd) tea.Cmd {
 }
 
 // toHost gives msg to host i and tags the Cmds it returns.
+// Only the open host's panes are sized (layout renders them): a hidden
+// host's are sized when it opens.
 func (f *Fleet) toHost(i int, msg tea.Msg) tea.Cmd {
-	next, cmd := f.hosts[i].Update(msg)
+	next, cmd := f.hosts[i].update(msg)
 	f.hosts[i] = next.(Model)
+	if i == f.open {
+		f.hosts[i].layout()
+	}
 	if f.hosts[i].quitMsg != "" {
 		f.quitting = true // q in a host's dashboard quits the fleet
 	}
@@ -167,9 +172,11 @@ func (f Fleet) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		f.sel = max(f.sel-1, 0)
 	case key.Matches(k, km.Open.Binding):
 		f.open = f.sel
+		f.hosts[f.open].layout()
 	case key.Matches(k, km.Number.Binding):
 		if n := int(k.Text[0] - '1'); n < len(f.hosts) {
 			f.sel, f.open = n, n
+			f.hosts[n].layout()
 		}
 	case key.Matches(k, km.Launch.Binding), key.Matches(k, km.Kill.Binding), key.Matches(k, km.Resume.Binding),
 		key.Matches(k, km.Restart.Binding), key.Matches(k, km.Reconnect.Binding):

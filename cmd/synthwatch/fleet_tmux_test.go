@@ -30,7 +30,7 @@ func rowDone(scr, host string) int {
 }
 
 func rowLine(scr, host string) string {
-	return regexp.MustCompile(`(?m)^\S*\d+\s+`+regexp.QuoteMeta(host)+`\s.*$`).FindString(scr)
+	return regexp.MustCompile(`(?m)^\S*\d+\s+` + regexp.QuoteMeta(host) + `\s.*$`).FindString(scr)
 }
 
 // The fleet as a person uses it: the real binary in tmux, --fleet lab over
