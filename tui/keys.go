@@ -134,11 +134,46 @@ func enabled(bs []binding) []binding {
 	return out
 }
 
+// fleetKeyMap is the fleet screen's keys: the dashboard's (j k L K r R C
+// ? q act on the selected host), and a host's dashboard to open and leave.
+type fleetKeyMap struct {
+	keyMap
+	Open, Number, Back binding
+}
+
+func newFleetKeyMap(readOnly bool) fleetKeyMap {
+	return fleetKeyMap{keyMap: newKeyMap(readOnly),
+		Open:   bind("open", "enter", "fleet: open the selected host's dashboard", "enter"),
+		Number: bind("host", "1…9", "fleet: open host 1 to 9's dashboard", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
+		Back:   bind("fleet", "esc", "fleet: back from a host's dashboard to the fleet", "esc"),
+	}
+}
+
+// ShortHelp is the fleet screen's footer.
+func (k fleetKeyMap) ShortHelp(w int) []binding {
+	out := []binding{k.Down, k.Up, k.Open, k.Number, k.Launch, k.Kill, k.Resume, k.Restart}
+	if w >= 120 {
+		out = append(out, k.Reconnect)
+	}
+	return enabled(append(out, k.Help, k.Quit))
+}
+
+// groups is the fleet screen's help box.
+func (k fleetKeyMap) groups() [][]binding {
+	return [][]binding{
+		{k.Down, k.Up, k.Open, k.Number, k.Back},
+		{k.Launch, k.Kill, k.Resume, k.Restart, k.Reconnect, k.Stop},
+		{k.Help, k.Quit},
+	}
+}
+
 // KeyList is the key list as the README writes it, a Markdown table row
-// per binding. A test keeps the README in step with it.
+// per binding, the fleet's own keys last. A test keeps the README in step
+// with it.
 func KeyList() []string {
 	out := []string{"| key | does |", "| --- | --- |"}
-	for _, b := range newKeyMap(false).all() {
+	fk := newFleetKeyMap(false)
+	for _, b := range append(fk.all(), fk.Open, fk.Number, fk.Back) {
 		out = append(out, "| `"+strings.Join(b.Keys(), "` `")+"` | "+b.Help().Desc+" |")
 	}
 	return out

@@ -29,6 +29,7 @@ type (
 		gen            int
 		snap           pipeline.Snapshot
 		worker, server []string
+		took           time.Duration // how long the poll ran: the next starts an interval after this one began
 	}
 	tickMsg   time.Time
 	actionMsg struct {
@@ -130,9 +131,10 @@ func (m *Model) pollCmd() tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
+		began := time.Now()
 		s := be.Poll(ctx)
 		w, sv := be.Logs()
-		return pollMsg{gen: gen, snap: s, worker: w, server: sv}
+		return pollMsg{gen: gen, snap: s, worker: w, server: sv, took: time.Since(began)}
 	}
 }
 
@@ -196,7 +198,8 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.sel = max(0, len(m.snap.Categories)-1)
 		}
 		gen := m.gen
-		cmds = append(cmds, tea.Tick(m.cfg.PollEvery, func(time.Time) tea.Msg { return pollDue{gen} }))
+		next := max(m.cfg.PollEvery-msg.took, m.cfg.PollEvery/4) // a poll every interval, not interval + poll time; a slow host still rests
+		cmds = append(cmds, tea.Tick(next, func(time.Time) tea.Msg { return pollDue{gen} }))
 		return m, tea.Batch(cmds...)
 	case pollDue:
 		if msg.gen != m.gen || m.polling {

@@ -23,6 +23,13 @@ type fileConfig struct {
 	DiskFloor    *percent                  `toml:"disk_floor"`
 	Notify       notifyConfig              `toml:"notify"`
 	Hosts        map[string]hostFileConfig `toml:"hosts"`
+	Fleets       map[string]fleetConfig    `toml:"fleets"`
+}
+
+// fleetConfig is a [fleets.NAME] section: the hosts --fleet NAME watches,
+// each an alias or user@host:port with its own [hosts."…"] settings.
+type fleetConfig struct {
+	Hosts []string `toml:"hosts"`
 }
 
 type hostFileConfig struct {

@@ -29,23 +29,26 @@ type dashFlags struct {
 	stallAfter time.Duration
 	grace      time.Duration
 	quitNote   func() string // if set, run on quit and printed instead of the model's message
+	fleet      string        // --fleet NAME: config.toml's [fleets.NAME] hosts
 }
 
 // addDashboard makes the root command run the dashboard: synthwatch [flags] HOST.
 func addDashboard(root *cobra.Command) {
 	var f dashFlags
-	root.Use = "synthwatch [flags] [user@]host[:port]"
-	root.Args = func(cmd *cobra.Command, args []string) error {
-		if len(args) > 1 {
-			return usageErr(fmt.Errorf("one host at a time, got %d arguments", len(args)))
-		}
-		return nil
-	}
+	root.Use = "synthwatch [flags] [user@]host[:port] [host...]"
+	root.Args = cobra.ArbitraryArgs // several hosts: the fleet screen (fleet.go)
 	root.RunE = func(cmd *cobra.Command, args []string) error {
-		if len(args) == 0 && f.local == "" {
+		if len(args) == 0 && f.local == "" && f.fleet == "" {
 			return cmd.Help()
 		}
-		return runDashboard(cmd, args, f)
+		hosts, err := fleetHosts(args, f.fleet)
+		if err != nil {
+			return err
+		}
+		if len(hosts) > 1 || (f.fleet != "" && len(hosts) > 0) {
+			return runFleet(cmd, hosts, f)
+		}
+		return runDashboard(cmd, hosts, f)
 	}
 	f.add(root)
 	fl := root.Flags()
@@ -53,6 +56,7 @@ func addDashboard(root *cobra.Command) {
 	fl.DurationVar(&f.poll, "poll", 2*time.Second, "poll interval")
 	fl.DurationVar(&f.stallAfter, "stall-after", 10*time.Minute, "a category with no new records for this long is stalled")
 	fl.DurationVar(&f.grace, "grace", 30*time.Second, "kill: wait this long after SIGTERM before SIGKILL")
+	fl.StringVar(&f.fleet, "fleet", "", "watch the hosts of [fleets.NAME] in config.toml (and any given) on the fleet screen")
 }
 
 func runDashboard(cmd *cobra.Command, args []string, f dashFlags) error {
@@ -87,20 +91,34 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGHUP, syscall.SIGTERM)
 	defer stop()
 	prompter := tui.NewPrompter()
-	live := &Live{Name: name, Grace: f.grace}
+	live, closeLive, err := f.openLive(ctx, name, o, prompter)
+	if err != nil {
+		return err
+	}
+	defer closeLive()
+	return runProgram(ctx, cmd, tui.New(live, f.tuiConfig()), prompter, f.quitNote)
+}
+
+// openLive opens the host (o nil: a local root) and its watcher, as f's
+// settings say. The link dials in the background: a host that is down
+// shows so in the dashboard. closeLive closes the link only: the worker
+// keeps running on the host.
+func (f dashFlags) openLive(ctx context.Context, name string, o *remote.Options, prompter remote.Prompter) (live *Live, closeLive func(), err error) {
+	live = &Live{Name: name, Grace: f.grace}
+	closeLive = func() {}
 	if o == nil {
 		live.Remote = remote.Local{}
 	} else {
 		o.Prompt = prompter
 		h, err := remote.Open(ctx, *o)
 		if err != nil {
-			return connectErr(err)
+			return nil, nil, connectErr(err)
 		}
-		defer func() { // closes the link only: the worker keeps running on the host
+		closeLive = func() {
 			if err := closeWithin(h, 2*time.Second); err != nil {
-				slog.Warn("quit", "err", err)
+				slog.Warn("quit", "host", name, "err", err)
 			}
-		}()
+		}
 		live.Remote, live.Reconnect = h, h.ReconnectNow
 		go logLink(ctx, name, h)
 	}
@@ -112,21 +130,31 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 	tl := pipeline.NewTimeline(2000, f.historyPath(rootHost))
 	live.Watcher = pipeline.NewWatcher(live.Remote, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.stallAfter, DiskFloor: f.set.DiskFloor}, tl)
 	live.Actor = f.actor(live.Remote)
+	slog.Info("dashboard start", "host", name, "root", f.root, "root_from", f.set.Get("root").Origin)
+	return live, closeLive, nil
+}
+
+// tuiConfig is the dashboard's look and pace from f's settings.
+func (f dashFlags) tuiConfig() tui.Config {
 	dark := true
 	if term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())) {
 		dark = lipgloss.HasDarkBackground(os.Stdin, os.Stdout)
 	}
-	m := tui.New(live, tui.Config{PollEvery: f.poll, ReadOnly: f.readOnly, Dark: dark, Plain: os.Getenv("NO_COLOR") != "", Notify: f.set.Notify})
+	return tui.Config{PollEvery: f.poll, ReadOnly: f.readOnly, Dark: dark, Plain: os.Getenv("NO_COLOR") != "", Notify: f.set.Notify}
+}
+
+// runProgram runs the dashboard's model (one host's, or the fleet's) until
+// it quits or ctx ends, then prints its quit message (or quitNote's).
+func runProgram(ctx context.Context, cmd *cobra.Command, m tea.Model, prompter *tui.Prompter, quitNote func() string) error {
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(10)) // a dashboard needs no 60 fps: idle CPU
 	prompter.Attach(p.Send)
-	slog.Info("dashboard start", "host", name, "root", f.root, "root_from", f.set.Get("root").Origin)
 	final, err := p.Run()
 	// Refuse a question still open (a host key, a passphrase): the link's
 	// supervisor waits on it, and the deferred h.Close waits on the supervisor.
 	prompter.Close()
-	if f.quitNote != nil {
-		fmt.Fprintln(cmd.OutOrStdout(), f.quitNote())
-	} else if fm, ok := final.(tui.Model); ok && fm.QuitMessage() != "" {
+	if quitNote != nil {
+		fmt.Fprintln(cmd.OutOrStdout(), quitNote())
+	} else if fm, ok := final.(interface{ QuitMessage() string }); ok && fm.QuitMessage() != "" {
 		fmt.Fprintln(cmd.OutOrStdout(), fm.QuitMessage())
 	}
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -254,7 +255,13 @@ func termPrompt() remote.Prompter {
 	return ttyPrompt{}
 }
 
+// ttyMu keeps the terminal's questions one at a time: the hosts of a fleet
+// connect in parallel.
+var ttyMu sync.Mutex
+
 func (ttyPrompt) ConfirmHostKey(host, fp, keyType string) (bool, error) {
+	ttyMu.Lock()
+	defer ttyMu.Unlock()
 	fmt.Fprintf(os.Stderr, "The host %s is not known.\n%s key fingerprint is %s.\nTrust it and add it to known_hosts? [y/N] ", host, keyType, fp)
 	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
 	if err != nil {
@@ -265,6 +272,8 @@ func (ttyPrompt) ConfirmHostKey(host, fp, keyType string) (bool, error) {
 }
 
 func (ttyPrompt) Passphrase(keyFile string) ([]byte, error) {
+	ttyMu.Lock()
+	defer ttyMu.Unlock()
 	fmt.Fprintf(os.Stderr, "Passphrase for %s: ", keyFile)
 	defer fmt.Fprintln(os.Stderr)
 	return term.ReadPassword(int(os.Stdin.Fd()))

@@ -24,8 +24,9 @@ func newStatusCmd() *cobra.Command {
 	var f hostFlags
 	var asJSON, follow bool
 	var count int
+	var fleet string
 	cmd := &cobra.Command{
-		Use:   "status [flags] [user@]host[:port]",
+		Use:   "status [flags] [user@]host[:port] [host...]",
 		Short: "Print the pipeline's state once (a table, or --json) and exit; --follow keeps printing",
 		Long: `status connects, reads the pipeline once and prints one Snapshot.
 
@@ -37,7 +38,15 @@ the polls. A lost link does not end it: while the host reconnects the
 Snapshots are stale (connection "reconnecting", every category "unknown");
 only a link that cannot come back (a changed host key, auth refused) ends it,
 with exit 3. SIGINT or SIGTERM ends it with exit 0, never in the middle of a
-line. --count N stops after N Snapshots.` + exitCodesHelp,
+line. --count N stops after N Snapshots.
+
+Several hosts (or --fleet NAME, config.toml's [fleets.NAME] hosts) are
+read in parallel, each on its own link with its own [hosts."…"] settings.
+--json prints one object keyed by host, in the order given: a Snapshot, or
+{"error", "exit_code"} for a host that could not be read, which fails no
+other. With --follow each host prints a line per poll of its own as it
+comes, {"HOST": Snapshot} (text: a "--- TIME HOST" block), so a slow host
+holds up no other's lines. The exit code is the worst (highest) host's.` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if count < 0 {
 				return usageErr(errors.New("--count must be 0 (no limit) or more"))
@@ -45,15 +54,27 @@ line. --count N stops after N Snapshots.` + exitCodesHelp,
 			if count > 0 && !follow {
 				return usageErr(errors.New("--count needs --follow"))
 			}
-			if !follow {
-				return statusOnce(cmd, args, &f, asJSON)
+			hosts, err := fleetHosts(args, fleet)
+			if err != nil {
+				return err
 			}
-			return statusFollow(cmd, args, &f, asJSON, count)
+			switch {
+			case len(hosts) > 1 && f.local != "":
+				return usageErr(errors.New("--local takes no host"))
+			case len(hosts) > 1 && follow:
+				return statusFollowFleet(cmd, hosts, &f, asJSON, count)
+			case len(hosts) > 1:
+				return statusFleet(cmd, hosts, &f, asJSON)
+			case !follow:
+				return statusOnce(cmd, hosts, &f, asJSON)
+			}
+			return statusFollow(cmd, hosts, &f, asJSON, count)
 		},
 	}
 	f.add(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the Snapshot as JSON (schema 1); with --follow one compact object a line")
 	cmd.Flags().BoolVar(&follow, "follow", false, "keep the connection and print a Snapshot on every poll until interrupted")
+	cmd.Flags().StringVar(&fleet, "fleet", "", "read the hosts of [fleets.NAME] in config.toml (and any given)")
 	cmd.Flags().IntVar(&count, "count", 0, "with --follow: stop after this many Snapshots (0: until interrupted)")
 	cmd.Flags().Duration("poll", 2*time.Second, "with --follow: poll interval (env SYNTHWATCH_POLL_INTERVAL, config.toml poll_interval)")
 	cmd.Flags().Duration("stall-after", 10*time.Minute, "a category with no new records for this long is stalled (env SYNTHWATCH_STALL_AFTER, config.toml stall_after)")
@@ -97,13 +118,14 @@ func statusFollow(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool, 
 	defer stop()
 	cmd.SetContext(ctx) // a signal while connecting ends it with nothing printed and exit 0 (onHost)
 	return f.onHost(cmd, args, true, func(ctx context.Context, h remote.Host, name string) error {
-		return followSnapshots(ctx, cmd.OutOrStdout(), f.watcher(h, name), name, f.set.Poll, asJSON, count)
+		return followSnapshots(ctx, cmd.OutOrStdout(), f.watcher(h, name), name, f.set.Poll, asJSON, count, "")
 	})
 }
 
 // followSnapshots prints a Snapshot of w on every poll until ctx ends or
-// count Snapshots (count > 0) are out.
-func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, name string, every time.Duration, asJSON bool, count int) error {
+// count Snapshots (count > 0) are out. A fleet's host gives its key: each
+// JSON line is then {"KEY": Snapshot}, each text one is headed by it.
+func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, name string, every time.Duration, asJSON bool, count int, key string) error {
 	if every <= 0 {
 		every = 2 * time.Second
 	}
@@ -124,10 +146,17 @@ func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, na
 			return nil // a poll cut short by the signal is not printed
 		}
 		buf.Reset()
-		if asJSON {
+		switch {
+		case asJSON && key != "":
+			_ = json.NewEncoder(&buf).Encode(map[string]pipeline.Snapshot{key: snap})
+		case asJSON:
 			_ = json.NewEncoder(&buf).Encode(snap) // compact: one object, one line
-		} else {
-			fmt.Fprintf(&buf, "--- %s\n", snap.Time.Local().Format("2006-01-02 15:04:05"))
+		default:
+			head := snap.Time.Local().Format("2006-01-02 15:04:05")
+			if key != "" {
+				head += " " + key
+			}
+			fmt.Fprintf(&buf, "--- %s\n", head)
 			printStatus(&buf, snap)
 		}
 		if _, err := out.Write(buf.Bytes()); err != nil {

@@ -1,0 +1,139 @@
+package tui
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/synthwatch/synthwatch/pipeline"
+)
+
+// fleetRow is one host's figures on the fleet screen, read from its last
+// Snapshot and its link now.
+type fleetRow struct {
+	name     string
+	have     bool // a Snapshot has come
+	stale    bool // the figures may be old: no live link, or no contact for two polls
+	age      time.Duration
+	done     int64
+	target   int64
+	recMin   float64
+	tokS     float64
+	eta      *float64 // nil: no figure (stale, or nothing measured)
+	finished bool     // every category is final
+	alerts   []string
+}
+
+// row reads host m's figures for the fleet screen.
+func (m Model) row(now time.Time) fleetRow {
+	r := fleetRow{name: m.be.Host(), have: m.haveSnap}
+	if lc := lastContact(m.conn); !lc.IsZero() {
+		r.age = now.Sub(lc)
+	}
+	r.stale = m.conn.Stale() || !m.haveSnap || (m.conn.Linked() && r.age > 2*m.cfg.PollEvery+time.Second)
+	s := m.snap
+	for _, c := range s.Categories {
+		r.done += c.Done
+		r.target += c.Target
+		if !r.stale {
+			r.recMin += c.RatePerMin
+		}
+	}
+	if !r.stale {
+		r.tokS = s.Server.GenThroughput
+		r.eta = s.ETASeconds
+	}
+	r.finished = allFinal(s)
+	r.alerts = alerts(s)
+	return r
+}
+
+// alerts are a host's troubles in a few words: stalls, the server, the
+// disk, errors, the worker gone.
+func alerts(s pipeline.Snapshot) []string {
+	var out []string
+	stalled, errs := 0, int64(0)
+	for _, c := range s.Categories {
+		if c.State == pipeline.StateStalled {
+			stalled++
+		}
+		errs += c.Errors
+	}
+	if stalled > 0 || s.Worker.State == pipeline.WorkerStalled {
+		out = append(out, "stalled")
+	}
+	switch s.Worker.State {
+	case pipeline.WorkerDied:
+		out = append(out, "worker died")
+	}
+	switch s.Server.State {
+	case pipeline.ServerDown, pipeline.ServerCrashed, pipeline.ServerUnhealthy:
+		out = append(out, "server "+s.Server.State)
+	}
+	if d := s.Vitals.Disk; d != nil && d.Low {
+		out = append(out, "disk low")
+	}
+	if errs > 0 {
+		out = append(out, fmt.Sprintf("%s err", thousands(errs)))
+	}
+	for _, a := range s.Alerts {
+		if a.Kind == pipeline.WarnRoot {
+			out = append(out, "no pipeline root")
+		}
+	}
+	return out
+}
+
+// fleetTotal is the total row: the fleet's figures, and its ETA, that of
+// the host to finish last at its own pace.
+type fleetTotal struct {
+	done, target int64
+	recMin, tokS float64
+	eta          *float64
+	last         string // the host that finishes last
+	unknown      int    // hosts with work left and no figure
+	up, n        int
+	note         string // why the ETA is what it is
+}
+
+// etaText is the fleet's ETA: the last host's, "?" while a host with work
+// left has no figure, "done" when every host is.
+func (t fleetTotal) etaText() string {
+	switch {
+	case t.unknown > 0:
+		return "?"
+	case t.eta != nil:
+		return etaText(t.eta)
+	case t.target > 0:
+		return "done"
+	}
+	return "-"
+}
+
+func total(rows []fleetRow) fleetTotal {
+	var t fleetTotal
+	t.n = len(rows)
+	for _, r := range rows {
+		t.done += r.done
+		t.target += r.target
+		t.recMin += r.recMin
+		t.tokS += r.tokS
+		if !r.stale {
+			t.up++
+		}
+		switch {
+		case r.finished:
+		case r.eta == nil:
+			t.unknown++
+		case t.eta == nil || *r.eta > *t.eta:
+			e := *r.eta
+			t.eta, t.last = &e, r.name
+		}
+	}
+	switch {
+	case t.unknown > 0:
+		t.note = fmt.Sprintf("%d host(s) with work left and no ETA", t.unknown)
+	case t.eta != nil:
+		t.note = "last to finish: " + t.last
+	}
+	return t
+}

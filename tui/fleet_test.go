@@ -1,0 +1,262 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/synthwatch/synthwatch/pipeline"
+)
+
+// named is a fake host with its own name.
+type named struct {
+	*fake
+	name  string
+	block chan struct{} // if set, Poll waits for it: a black-holed link
+}
+
+func (n named) Host() string { return n.name }
+func (n named) Poll(ctx context.Context) pipeline.Snapshot {
+	if n.block != nil {
+		<-n.block
+	}
+	return n.fake.Poll(ctx)
+}
+
+// fleetHost is a host running the night of running(), named.
+func fleetHost(name string) named {
+	f := newFake()
+	f.snap = running()
+	f.snap.Host = name
+	f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+	return named{fake: f, name: name}
+}
+
+// threeHosts: one running, one stalled with its server down and its disk
+// low, one whose link is lost (its figures are 95 s old).
+func threeHosts() []named {
+	a, b, c := fleetHost("gpu1"), fleetHost("gpu2"), fleetHost("root@10.0.0.3:22")
+	b.snap.Categories[2].State, b.snap.Categories[2].ETASeconds, b.snap.ETASeconds = pipeline.StateStalled, nil, nil
+	b.snap.Worker.State = pipeline.WorkerStalled
+	b.snap.Server = pipeline.Server{State: pipeline.ServerDown, Reason: "/metrics refused"}
+	b.snap.Vitals.Disk = &pipeline.Disk{FreeBytes: 1 << 30, TotalBytes: 1 << 40, Low: true}
+	c.snap.Categories[2].Done = 1000
+	c.snap.ETASeconds = fptr(20000)
+	c.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 2, LastContact: tp(t0.Add(-95 * time.Second)), Error: "no answer to keepalives"}
+	return []named{a, b, c}
+}
+
+func newFleet(hosts []named, w, h int, cfg Config) (Fleet, *clock) {
+	c := &clock{t: t0}
+	cfg.Now, cfg.Plain = c.now, true
+	if cfg.PollEvery == 0 {
+		cfg.PollEvery = 2 * time.Second
+	}
+	var bes []Backend
+	for _, n := range hosts {
+		bes = append(bes, n)
+	}
+	fl := NewFleet(bes, cfg)
+	fl = fstep(fl, tea.WindowSizeMsg{Width: w, Height: h})
+	for i, n := range hosts {
+		fl = fstep(fl, hostMsg{i, tickMsg(t0)})
+		fl = fstep(fl, hostMsg{i, pollMsg{gen: fl.hosts[i].gen, snap: n.snap}})
+	}
+	return fl, c
+}
+
+func fstep(fl Fleet, msg tea.Msg) Fleet {
+	n, _ := fl.Update(msg)
+	return n.(Fleet)
+}
+
+func fscreen(fl Fleet) string { return ansi.Strip(fl.View().Content) }
+
+// rowOf is the screen line of a host's row.
+func rowOf(scr, host string) string {
+	for _, l := range strings.Split(scr, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && (host == "fleet" && f[0] == host || host != "fleet" && f[1] == host) {
+			return l
+		}
+	}
+	return ""
+}
+
+func TestFleetGolden(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}, {160, 50}} {
+		t.Run(itoa(size[0])+"x"+itoa(size[1]), func(t *testing.T) {
+			fl, _ := newFleet(threeHosts(), size[0], size[1], Config{})
+			got := fscreen(fl)
+			for _, l := range strings.Split(got, "\n") {
+				if w := ansi.StringWidth(l); w > size[0] {
+					t.Fatalf("line wider than the screen (%d > %d): %q", w, size[0], l)
+				}
+			}
+			if n := strings.Count(got, "\n") + 1; n != size[1] {
+				t.Fatalf("%d lines on a %d-line screen", n, size[1])
+			}
+			golden.RequireEqual(t, got)
+		})
+	}
+}
+
+// Each row says its own host's state: the lost link stale with its age and
+// no ETA, the stalled host its alerts; the total has no ETA while a host
+// with work left has none.
+func TestFleetRowsShowEachHost(t *testing.T) {
+	fl, _ := newFleet(threeHosts(), 160, 50, Config{})
+	scr := fscreen(fl)
+	if r := rowOf(scr, "gpu1"); !strings.Contains(r, "● up") || !strings.Contains(r, "running B3_magicoder") || !strings.Contains(r, etaText(fptr(9000))) {
+		t.Errorf("gpu1's row: %q", r)
+	}
+	r := rowOf(scr, "gpu2")
+	for _, want := range []string{"stalled", "server down", "disk low", "3 err"} {
+		if !strings.Contains(r, want) {
+			t.Errorf("gpu2's row lacks %q: %q", want, r)
+		}
+	}
+	r = rowOf(scr, "root@10.0.0.3:22")
+	if !strings.Contains(r, "stale 1m35s ago") || strings.Contains(r, etaText(fptr(20000))) {
+		t.Errorf("the lost host's row must be stale with its age and no ETA: %q", r)
+	}
+	if tot := rowOf(scr, "fleet"); !strings.Contains(tot, "2/3 live") || !strings.Contains(tot, "?") || !strings.Contains(tot, "69,394/300,000") {
+		t.Errorf("total row: %q", tot)
+	}
+}
+
+// The fleet's ETA is the host that finishes last at its own pace.
+func TestFleetETAIsTheLastHostToFinish(t *testing.T) {
+	a, b := fleetHost("gpu1"), fleetHost("gpu2")
+	b.snap.ETASeconds = fptr(30000)
+	fl, _ := newFleet([]named{a, b}, 160, 50, Config{})
+	tot := rowOf(fscreen(fl), "fleet")
+	if !strings.Contains(tot, etaText(fptr(30000))) || !strings.Contains(tot, "last to finish: gpu2") {
+		t.Errorf("total row: %q", tot)
+	}
+}
+
+// K on the fleet screen kills the selected host's worker, named in the
+// dialog, and no other host's.
+func TestFleetKillActsOnTheSelectedHostOnly(t *testing.T) {
+	hosts := threeHosts()
+	fl, _ := newFleet(hosts, 120, 40, Config{})
+	fl = fstep(fl, press("j"))
+	fl = fstep(fl, press("K"))
+	if scr := fscreen(fl); !strings.Contains(scr, "gpu2: Kill worker pid 4242 on gpu2?") {
+		t.Fatalf("the dialog must name the selected host:\n%s", scr)
+	}
+	n, cmd := fl.Update(press("y"))
+	fl = n.(Fleet)
+	if cmd == nil {
+		t.Fatal("yes started no action")
+	}
+	msg, ok := cmd().(hostMsg)
+	if !ok || msg.i != 1 {
+		t.Fatalf("the kill's answer is not tagged with host 2: %#v", msg)
+	}
+	if len(hosts[1].killed) != 1 || hosts[1].killed[0] != 4242 || len(hosts[0].killed)+len(hosts[2].killed) != 0 {
+		t.Fatalf("killed: gpu1 %v, gpu2 %v, gpu3 %v", hosts[0].killed, hosts[1].killed, hosts[2].killed)
+	}
+	fl = fstep(fl, msg)
+	if r := fl.hosts[1].result; !strings.Contains(r, "kill: pid 4242 gone") {
+		t.Errorf("gpu2's result: %q", r)
+	}
+	if fl.hosts[0].result != "" || fl.hosts[2].result != "" {
+		t.Errorf("other hosts got a result: %q %q", fl.hosts[0].result, fl.hosts[2].result)
+	}
+}
+
+// enter opens the selected host's own dashboard, a number opens that host,
+// esc comes back, but first closes what the dashboard has open.
+func TestFleetEnterOpensAHostAndEscReturns(t *testing.T) {
+	fl, _ := newFleet(threeHosts(), 120, 40, Config{})
+	fl = fstep(fl, press("enter"))
+	scr := fscreen(fl)
+	if !strings.Contains(scr, "host 1 of 3: gpu1") || !strings.Contains(scr, "B10_code_feedback") {
+		t.Fatalf("enter did not open gpu1's dashboard:\n%s", scr)
+	}
+	fl = fstep(fl, press("/")) // the search line: esc cancels it, it does not leave
+	fl = fstep(fl, press("esc"))
+	if fl.open != 0 {
+		t.Fatal("esc left the dashboard while its search line was open")
+	}
+	fl = fstep(fl, press("esc"))
+	if fl.open != -1 || !strings.Contains(fscreen(fl), "synthwatch fleet") {
+		t.Fatalf("esc did not come back:\n%s", fscreen(fl))
+	}
+	fl = fstep(fl, press("2"))
+	if fl.open != 1 || !strings.Contains(fscreen(fl), "host 2 of 3: gpu2") {
+		t.Fatalf("2 did not open gpu2:\n%s", fscreen(fl))
+	}
+	fl = fstep(fl, press("9")) // in a dashboard, numbers are its own keys
+	if fl.open != 1 {
+		t.Fatal("a number in a host's dashboard left it")
+	}
+}
+
+// A black-holed host's poll blocks only its own row: the other host's
+// answers arrive and show while it hangs.
+func TestFleetBlockedHostDelaysNoOther(t *testing.T) {
+	hole, ok := fleetHost("hole"), fleetHost("gpu2")
+	hole.block = make(chan struct{})
+	defer close(hole.block)
+	ok.snap.Categories[2].Done = 4321
+	c := &clock{t: t0}
+	fl := NewFleet([]Backend{hole, ok}, Config{PollEvery: time.Hour, Plain: true, Now: c.now})
+	fl = fstep(fl, tea.WindowSizeMsg{Width: 160, Height: 50})
+	msgs := make(chan tea.Msg, 16)
+	var start func(tea.Cmd)
+	start = func(cmd tea.Cmd) {
+		go func() {
+			switch m := cmd().(type) {
+			case tea.BatchMsg:
+				for _, c := range m {
+					if c != nil {
+						start(c)
+					}
+				}
+			default:
+				msgs <- m
+			}
+		}()
+	}
+	start(fl.Init())
+	deadline := time.After(30 * time.Second)
+	for !strings.Contains(rowOf(fscreen(fl), "gpu2"), "24,319/100,000") {
+		select {
+		case m := <-msgs:
+			if hm, ok := m.(hostMsg); ok && hm.i == 0 {
+				if _, poll := hm.msg.(pollMsg); poll {
+					t.Fatal("the black-holed host answered its poll")
+				}
+			}
+			n, cmd := fl.Update(m)
+			fl = n.(Fleet)
+			if cmd != nil {
+				start(cmd)
+			}
+		case <-deadline:
+			t.Fatalf("gpu2's row never showed its poll:\n%s", fscreen(fl))
+		}
+	}
+	if r := rowOf(fscreen(fl), "hole"); strings.Contains(r, "100,000") {
+		t.Errorf("the blocked host shows figures it never read: %q", r)
+	}
+}
+
+// Quitting from the fleet says what is left on every host.
+func TestFleetQuitNamesEveryHost(t *testing.T) {
+	fl, _ := newFleet(threeHosts()[:2], 120, 40, Config{})
+	n, cmd := fl.Update(press("q"))
+	if cmd == nil || !isQuit(cmd) {
+		t.Fatal("q did not quit")
+	}
+	msg := n.(Fleet).QuitMessage()
+	if !strings.Contains(msg, "keeps running on gpu1") || !strings.Contains(msg, "on gpu2") {
+		t.Errorf("quit message: %q", msg)
+	}
+}
