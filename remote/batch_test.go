@@ -131,7 +131,6 @@ func mustReal(t *testing.T, p string) string {
 	return r
 }
 
-
 // TestBatchRecordCutShortIsRefused: a read that came back shorter than its
 // header said (the file shrank between its stat and its read) ends the
 // parse: the answers before it stand, it and those after are not served.
