@@ -117,6 +117,20 @@ func (w *Watcher) setServers(specs []ServerSpec) {
 	w.srv = &w.servers[0].st
 }
 
+// serversAre says whether the watched servers are specs, in order.
+func (w *Watcher) serversAre(specs []ServerSpec) bool {
+	if len(specs) != len(w.servers) {
+		return false
+	}
+	for i, sp := range specs {
+		s := w.servers[i]
+		if s.spec.URL != sp.URL || s.spec.Router != sp.Router || s.spec.Metrics != sp.Metrics || !sameLog(s, sp, w.o.Root) {
+			return false
+		}
+	}
+	return true
+}
+
 func sameLog(s *srvWatch, sp ServerSpec, root string) bool {
 	l := sp.Log
 	if l != "" && !path.IsAbs(l) {

@@ -224,12 +224,14 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	vitPid := w.vitalsPid()
 	cold := w.cold()
 	w.polls++
-	var wg sync.WaitGroup
+	var wg, pw sync.WaitGroup // pw: the servers' probes
 	var reads []serverRead
-	probe := func() { wg.Add(1); go func() { defer wg.Done(); reads = w.probeServers(ctx) }() }
-	if w.srvSet {
-		probe()
+	probe := func() { pw.Add(1); go func() { defer pw.Done(); reads = w.probeServers(ctx) }() }
+	defer pw.Wait()
+	if !w.srvSet {
+		w.setServers(w.serverSpecs()) // as configured, until pipeline.toml is read (below)
 	}
+	probe() // beside the reads, never after them: a cold start waits for the slower of the two
 	if cold {
 		// a cold poll's reads come in one exec, beside the servers' probes
 		w.prefetch(ctx, full, askZone, askVit, vitPid, vitDisk)
@@ -239,10 +241,13 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 		discErr = w.discover(ctx)
 	}
 	if !w.srvSet {
-		// the first poll: pipeline.toml may list the servers (read above)
+		// the first poll: pipeline.toml may list other servers; probe those
 		w.srvSet = w.haveMan
-		w.setServers(w.serverSpecs())
-		probe()
+		if specs := w.serverSpecs(); !w.serversAre(specs) {
+			pw.Wait()
+			w.setServers(specs)
+			probe()
+		}
 	}
 
 	p := w.poller(full)
@@ -270,6 +275,7 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.rd) }()
 	}
 	wg.Wait()
+	pw.Wait()
 	w.foldZone(zone, zoneErr, askZone)
 
 	snap := Snapshot{Schema: 1, Time: now.UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}}

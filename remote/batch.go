@@ -334,49 +334,63 @@ doproc() { # PID
   docat "/proc/$1/cmdline" 65536; docat "/proc/$1/stat" 4096
   if l=$(readlink "/proc/$1/cwd" 2>/dev/null); then printf %s "$l" >"$t/d"; recf L ok 0 0 0 "/proc/$1/cwd" "$t/d"; fi
 }
-# shells share one set of variables: each op's names are its own
+opstat1() { stats "$1"; [ "$y1" = f ]; }
+optail() { opstat1 "$1" && tailat "$1" "$z1" "$2" "$3"; } # PATH OFF MAXPER
+opcount() { opstat1 "$1" && cnt "$1" "$z1" "$2" "$3" "$4"; } # PATH OFF K ABOVE
+oprealpath() {
+  if r=$(cd -P -- "$1" 2>"$t/e" && pwd -P); then printf %s "$r" >"$t/d"; recf P ok 0 0 0 "$1" "$t/d"
+  else recf P "$(gone "$1")" 0 0 0 "$1" "$t/e"; fi
+}
+eachdir() { # DIR NAME SPECS: a category's files, stated at once
+  dir=$1 c=$2 sp=$3; set -f; set -- $sp; set +f
+  files=; while [ $# -gt 0 ]; do files="$files $2"; shift 4; done
+  set -f; set -- $files; set +f
+  j=0; for f do j=$((j + 1)); eval "f$j=\$dir/\$c/\$f"; done
+  eval "stats $(j=1; for f do printf '"$f%s" ' "$j"; j=$((j + 1)); done)"
+  set -f; set -- $sp; set +f
+  j=0
+  while [ $# -gt 0 ]; do
+    j=$((j + 1)); eval "fp=\$f$j fy=\$y$j fz=\$z$j"
+    if [ "$fy" = f ]; then if [ "$1" = t ]; then tailat "$fp" "$fz" "-$3" "$4"; else cnt "$fp" "$fz" 0 0 "$3"; fi; fi
+    shift 4
+  done
+}
+doprocs() { # STATEFILE INDEX N SCAN...
+  ps=$1 pk=$2 pn=$3; shift 3
+  pid=$(tr ',{}' '\n\n\n' <"$ps" 2>/dev/null | sed -n 's/^[[:space:]]*"pid"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n 1)
+  if [ -n "$pid" ]; then doproc "$pid"; fi
+  if [ -z "$pid" ] || ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q ' worker '; then
+    doexec "$pk" "$pn" "$@"
+    head -c "$on" "$t/o" | cut -d' ' -f1 | sort -u | while read -r p; do [ "$p" != "$pid" ] && doproc "$p"; done
+  fi
+}
+# Every op runs at once in a subshell of its own (its variables and temp
+# dir its own), its records in a file of its own, printed in order at the
+# end: a host with many cores answers in the time of the slowest op.
+T=$t n=0
+spawn() { n=$((n + 1)); (t=$T/$n; mkdir "$t" && : >"$t/none" && "$@") >"$T/r.$n" 2>/dev/null & }
 while [ $# -gt 0 ]; do
   op=$1; shift
   case $op in
-  cat) docat "$1" "$2"; shift 2;;
-  glob) doglob "$1" "$2" "$3"; shift 3;;
-  tail) p1=$1 p2=$2 p3=$3; shift 3; stats "$p1"; [ "$y1" = f ] && tailat "$p1" "$z1" "$p2" "$p3";;
-  count) p1=$1 p2=$2 p3=$3 p4=$4; shift 4; stats "$p1"; [ "$y1" = f ] && cnt "$p1" "$z1" "$p2" "$p3" "$p4";;
-  realpath)
-    if r=$(cd -P -- "$1" 2>"$t/e" && pwd -P); then printf %s "$r" >"$t/d"; recf P ok 0 0 0 "$1" "$t/d"
-    else recf P "$(gone "$1")" 0 0 0 "$1" "$t/e"; fi
-    shift;;
+  cat) spawn docat "$1" "$2"; shift 2;;
+  glob) spawn doglob "$1" "$2" "$3"; shift 3;;
+  tail) spawn optail "$1" "$2" "$3"; shift 3;;
+  count) spawn opcount "$1" "$2" "$3" "$4"; shift 4;;
+  realpath) spawn oprealpath "$1"; shift;;
   each)
-    dir=$1 nt=$2; shift 2; specs=; en=0; j=0
+    dir=$1 nt=$2; shift 2; specs=; j=0
     while [ "$j" -lt "$nt" ]; do specs="$specs t $1 $2 $3"; shift 3; j=$((j + 1)); done
     nc=$1; shift; j=0
     while [ "$j" -lt "$nc" ]; do specs="$specs c $1 $2 -"; shift 2; j=$((j + 1)); done
-    (for d in "$dir"/*/ "$dir"/.[!.]*/ "$dir"/..?*/; do # in a subshell: it sets its own arguments
+    for d in "$dir"/*/ "$dir"/.[!.]*/ "$dir"/..?*/; do
       [ -d "$d" ] || continue
-      d=${d%/}; c=${d##*/}
-      set -f; set -- $specs; set +f
-      files=; while [ $# -gt 0 ]; do files="$files $2"; shift 4; done
-      set -f; set -- $files; set +f
-      j=0; for f do j=$((j + 1)); eval "f$j=\$dir/\$c/\$f"; done
-      eval "stats $(j=1; for f do printf '"$f%s" ' "$j"; j=$((j + 1)); done)"
-      set -f; set -- $specs; set +f
-      j=0
-      while [ $# -gt 0 ]; do
-        j=$((j + 1)); eval "fp=\$f$j fy=\$y$j fz=\$z$j"
-        if [ "$fy" = f ]; then if [ "$1" = t ]; then tailat "$fp" "$fz" "-$3" "$4"; else cnt "$fp" "$fz" 0 0 "$3"; fi; fi
-        shift 4
-      done
-    done);;
-  exec) doexec "$@"; shift $(($2 + 2));;
-  procs)
-    ps=$1 pk=$2 pn=$3; shift 3
-    pid=$(tr ',{}' '\n\n\n' <"$ps" 2>/dev/null | sed -n 's/^[[:space:]]*"pid"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n 1)
-    if [ -n "$pid" ]; then doproc "$pid"; fi
-    if [ -z "$pid" ] || ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q ' worker '; then
-      doexec "$pk" "$pn" "$@"
-      head -c "$on" "$t/o" | cut -d' ' -f1 | sort -u | while read -r p; do [ "$p" != "$pid" ] && doproc "$p"; done
-    fi
-    shift "$pn";;
+      d=${d%/}; spawn eachdir "$dir" "${d##*/}" "$specs"
+    done;;
+  exec) spawn doexec "$@"; shift $(($2 + 2));;
+  procs) spawn doprocs "$@"; shift $(($3 + 3));;
   *) echo "synthwatch-batch: unknown op $op" >&2; exit 70;;
   esac
-done`
+done
+wait
+j=1; outs=; while [ "$j" -le "$n" ]; do outs="$outs r.$j"; j=$((j + 1)); done
+[ "$n" = 0 ] || (cd "$T" && exec cat $outs)`
