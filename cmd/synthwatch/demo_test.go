@@ -146,7 +146,8 @@ func TestDemoRestartUnsticksTheStallInTmux(t *testing.T) {
 	x.keys("L")
 	x.waitText("Launch the worker on", 10*time.Second)
 	x.keys("y")
-	b3 := regexp.MustCompile(`B3_magicoder\s+SHORT\s+(\d+)/500\s.*\s(\w+)\s*$`)
+	// the state is a known word: a provenance column may follow it
+	b3 := regexp.MustCompile(`B3_magicoder\s+SHORT\s+(\d+)/500\s.*\s(pending|running|stalled|done|skipped|stopped|failed|unknown)(\s|$)`)
 	row := func(s string) (int, string) {
 		for _, l := range strings.Split(s, "\n") {
 			if m := b3.FindStringSubmatch(l); m != nil {
