@@ -188,7 +188,7 @@ func parseBatch(out []byte, execs []string, nonce string) (*answers, error) {
 		body := out[nl+1:]
 		end := body[min(int64(len(body)), plen+dlen):]
 		if !bytes.HasPrefix(end, []byte(nonce+"\n")) {
-			return a, fmt.Errorf("batch: record %q cut short (its file changed while read)", out[:nl])
+			return a, fmt.Errorf("batch: record %q cut short (its file changed while read, or could not be read)", out[:nl])
 		}
 		p, data := string(body[:plen]), body[plen:plen+dlen]
 		out = end[len(nonce)+1:]
@@ -249,6 +249,7 @@ func (a *answers) add(kind, status string, num []int64, p string, data []byte, e
 // read of known length goes straight to the output, and the nonce after
 // it proves it was whole: a file that shrank in between ends the parse.
 const batchScript = `export LC_ALL=C
+unset CDPATH # else cd prints where it went, and a realpath reads it twice
 # GNU or busybox stat, or nothing: another stat would make every answer an error
 stat -L -c %s / >/dev/null 2>&1 || { echo "synthwatch-batch: no stat -c here" >&2; exit 72; }
 k=$1; shift
@@ -274,6 +275,8 @@ stats() {
   exec 3<&-
 }
 rd() { # PATH OFF N EOF: the bytes [OFF, OFF+N), known to be there
+  # a file it may stat but not read is an answer, not a record cut short
+  if [ ! -r "$1" ]; then echo "$1: Permission denied" >"$t/e"; recf R err "$2" 0 0 "$1" "$t/e"; return; fi
   hdr R ok "$2" "$4" 0 "$1" "$3"
   if [ "$2" = 0 ]; then head -c "$3" -- "$1"; else tail -c +"$(($2 + 1))" -- "$1" | head -c "$3"; fi 2>/dev/null
   fin

@@ -19,7 +19,7 @@ import (
 func TestBatchAnswersLikeTheHost(t *testing.T) {
 	dir := t.TempDir()
 	prep := filepath.Join(dir, "prepared")
-	names := []string{"B1", "with space", `it's "quoted"`, "-dash", "new\nline"}
+	names := []string{"B1", "with space", `it's "quoted"`, "-dash", "-n", `C:\new`, `back\\slash`, "new\nline"}
 	for i, n := range names {
 		d := filepath.Join(prep, n)
 		must(t, os.MkdirAll(d, 0o755))
@@ -50,6 +50,9 @@ func TestBatchAnswersLikeTheHost(t *testing.T) {
 	b.Cat(log, 50)
 	b.Exec("sh", "-c", "echo out; echo err >&2; exit 3")
 	b.RealPath(dir)
+	t.Chdir(dir)
+	t.Setenv("CDPATH", ".:/tmp") // a user's rc may export it: cd then prints where it went
+	b.RealPath("prepared")
 	p := NewPrefetch(h)
 	if err := p.Load(context.Background(), b); err != nil {
 		t.Fatal(err)
@@ -103,6 +106,9 @@ func TestBatchAnswersLikeTheHost(t *testing.T) {
 	}
 	if real, err := p.RealPath(ctx, dir); err != nil || real != mustReal(t, dir) {
 		t.Errorf("realpath: %q %v", real, err)
+	}
+	if real, err := p.RealPath(ctx, "prepared"); err != nil || real != mustReal(t, prep) {
+		t.Errorf("realpath of a relative root under CDPATH: %q %v", real, err)
 	}
 	if hits, misses := p.Counts(); hits == 0 || misses > 0 {
 		t.Errorf("%d answers from the batch, %d missed: %v", hits, misses, p.Missed())

@@ -51,10 +51,12 @@ type sleepDetector struct {
 	clock Clock
 	wall  time.Time
 	mono  time.Duration
+	tick  time.Duration // the monotonic reading of the last frozen check: its own, so a call in between hides no late tick
 }
 
 func newSleepDetector(c Clock) *sleepDetector {
-	return &sleepDetector{clock: c, wall: c.Wall(), mono: c.Mono()}
+	m := c.Mono()
+	return &sleepDetector{clock: c, wall: c.Wall(), mono: m, tick: m}
 }
 
 // check reads the clocks and says how long the machine slept since the
@@ -67,10 +69,21 @@ func (d *sleepDetector) check(frozen time.Duration) (time.Duration, time.Time, b
 	wallGap, monoGap := wall.Sub(d.wall), mono-d.mono
 	d.wall, d.mono = wall, mono
 	slept := wallGap - monoGap
-	if frozen > 0 && monoGap > frozen {
-		slept = max(slept, monoGap)
+	if frozen > 0 {
+		if tickGap := mono - d.tick; tickGap > frozen {
+			slept = max(slept, tickGap)
+		}
+		d.tick = mono
 	}
 	return slept, wall, slept >= sleepMin
+}
+
+// startTicks begins the frozen checks' readings afresh: the watchdog calls
+// it when it starts, so the time no watchdog ran (no link) is no freeze.
+func (d *sleepDetector) startTicks() {
+	d.mu.Lock()
+	d.tick = d.clock.Mono()
+	d.mu.Unlock()
 }
 
 // checkSleep notes a sleep found by a reading of the clocks.

@@ -36,9 +36,14 @@ func TestSleepDetector(t *testing.T) {
 		{"a night: the monotonic clock stopped", 7*time.Hour + 12*time.Minute + time.Second, time.Second, frozenMin, 7*time.Hour + 12*time.Minute},
 		{"a tick minutes late (frozen)", 3 * time.Minute, 3 * time.Minute, frozenMin, 3 * time.Minute},
 		{"a call after a long quiet: no freeze asked", 3 * time.Minute, 3 * time.Minute, 0, 0},
+		{"the watchdog starts", 0, 0, -1, 0},
 		{"a wall clock stepped back", -time.Hour, time.Second, frozenMin, 0},
 	} {
 		c.run(s.wall, s.mono)
+		if s.frozen < 0 {
+			d.startTicks()
+			continue
+		}
 		slept, _, ok := d.check(s.frozen)
 		if ok != (s.slept > 0) || ok && slept != s.slept {
 			t.Errorf("%s: slept %s (%v), want %s", s.name, slept, ok, s.slept)

@@ -324,6 +324,7 @@ func (s *SSH) watch(sess *session) (why string, slept bool) {
 	interval, limit := s.cfg.ServerAliveInterval, s.cfg.ServerAliveInterval*time.Duration(s.cfg.ServerAliveCountMax)
 	tick := time.NewTicker(min(interval, time.Second))
 	defer tick.Stop()
+	s.sleep.startTicks() // the time without a watchdog (no link) is no freeze
 	probeDone := make(chan time.Duration, 1)
 	inflight := false
 	lastProbe := time.Time{}
