@@ -58,6 +58,13 @@ func readZone(ctx context.Context, h remote.Host) (*time.Location, error) {
 // DST changes); otherwise the offset itself.
 func parseZone(out string, now time.Time) (*time.Location, error) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// a login shell's rc may print first: the offset is the first line that is one
+	for i, l := range lines {
+		if l = strings.TrimSpace(l); len(l) == 5 && (l[0] == '+' || l[0] == '-') {
+			lines = lines[i:]
+			break
+		}
+	}
 	off := strings.TrimSpace(lines[0])
 	if len(off) != 5 || off[0] != '+' && off[0] != '-' {
 		return nil, fmt.Errorf("date +%%z printed %q", off)

@@ -108,6 +108,7 @@ func TestParseZone(t *testing.T) {
 		{"-0700\n/usr/share/zoneinfo/America/Los_Angeles\n", -7 * 3600, "America/Los_Angeles"},
 		{"+0000\n/usr/share/zoneinfo/America/Los_Angeles\n", 0, ""}, // TZ overrides the link: the offset wins
 		{"+0200\n/etc/zoneinfo/No/Such\n", 7200, ""},
+		{"Welcome to gpu-host-7\n-0700\n/usr/share/zoneinfo/America/Los_Angeles\n", -7 * 3600, "America/Los_Angeles"}, // a login banner first
 	} {
 		loc, err := parseZone(c.out, now)
 		if err != nil {

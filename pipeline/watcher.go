@@ -388,6 +388,7 @@ func dropText(reason string, back bool) string {
 func (w *Watcher) stale(snap Snapshot) Snapshot {
 	prev := w.lastSnap
 	snap.Worker = Worker{State: WorkerUnknown, PID: prev.Worker.PID, Category: prev.Worker.Category}
+	snap.CompletionTokens, snap.TokensPartial = prev.CompletionTokens, prev.TokensPartial // counted, as the rows' done: kept
 	snap.Server = Server{State: ServerUnknown}
 	for _, v := range prev.Servers { // each one unknown too: its figures are from before the link dropped
 		snap.Servers = append(snap.Servers, Server{State: ServerUnknown, URL: v.URL, Name: v.Name, Role: v.Role, Via: v.Via})

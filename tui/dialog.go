@@ -33,6 +33,11 @@ type dialog struct {
 func (m Model) newDialog(act hostAction) *dialog {
 	host := m.be.Host()
 	d := &dialog{act: act, pid: m.snap.Worker.PID, cat: m.selected(), all: m.categoryNames()}
+	if why, down := m.noContact(); down && (act != actRestart || d.cat != "") {
+		// nothing on screen says what the worker does: no action on it
+		d.text, d.pid = why, -1
+		return d
+	}
 	switch act {
 	case actLaunch:
 		d.text = fmt.Sprintf("Launch the worker on %s?", host)
@@ -52,6 +57,20 @@ func (m Model) newDialog(act hostAction) *dialog {
 		d.text = fmt.Sprintf("Restart with %q first? (kill the worker, then resume starting with it)", d.cat)
 	}
 	return d
+}
+
+// noContact says why no action can be asked now: the link is down, or
+// the snapshot is stale, so whether a worker runs is not known.
+func (m Model) noContact() (string, bool) {
+	c := m.snap.Connection
+	if c.State.Up() && m.snap.Worker.State != pipeline.WorkerUnknown {
+		return "", false
+	}
+	since := "never connected"
+	if c.LastContact != nil {
+		since = "last contact " + c.LastContact.Local().Format("15:04:05")
+	}
+	return fmt.Sprintf("No contact with %s (%s): whether a worker runs is not known. Try again when the link is back.", m.be.Host(), since), true
 }
 
 func (m Model) dialogKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/synthwatch/synthwatch/pipeline"
 	"os"
 	"strings"
 	"testing"
@@ -306,6 +307,27 @@ func TestHelpBoxFitsA24RowScreen(t *testing.T) {
 		}
 		if ro != strings.Contains(scr, "read-only: L K r R are off") {
 			t.Errorf("read-only %v:\n%s", ro, scr)
+		}
+	}
+}
+
+// A stale snapshot (the link down: the worker's state unknown) offers no
+// action: every dialog says there is no contact, and yes does nothing
+// (found by an adversarial trial: K said "No worker is running.").
+func TestNoActionWithoutContact(t *testing.T) {
+	km := newKeyMap(false)
+	for _, b := range []binding{km.Launch, km.Kill, km.Resume, km.Restart} {
+		m, f := keysModel(t, Config{})
+		m.sel = 2
+		m.snap.Worker.State = pipeline.WorkerUnknown
+		m.snap.Connection.State = pipeline.LinkReconnecting
+		m = step(m, press(b.Keys()[0]))
+		if m.dialog == nil || !strings.Contains(screen(m), "No contact with") {
+			t.Fatalf("%s: no dialog saying so:\n%s", b.short, screen(m))
+		}
+		nm, cmd := m.Update(press("y"))
+		if cmd != nil || nm.(Model).actionID != m.actionID || len(f.killed)+len(f.launched) != 0 {
+			t.Errorf("%s: yes acted: killed %v, launched %v", b.short, f.killed, f.launched)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/synthwatch/synthwatch/pipeline"
@@ -23,12 +24,19 @@ type Live struct {
 	// RootCheck says whether the root is a pipeline root (has prepared/);
 	// it runs inside Poll while no category has been found.
 	RootCheck func(ctx context.Context) error
+
+	coldErr string // the last cold batch error logged
 }
 
 func (l *Live) Host() string { return l.Name }
 
 func (l *Live) Poll(ctx context.Context) pipeline.Snapshot {
 	s := l.Watcher.Poll(ctx)
+	// a cold poll read request by request costs only time: say why, once
+	if _, _, err := l.Watcher.ColdStats(); err != nil && err.Error() != l.coldErr {
+		l.coldErr = err.Error()
+		slog.Warn("the cold poll's batch failed; it was read request by request", "host", l.Name, "err", err)
+	}
 	if len(s.Categories) == 0 && s.Connection.State.Up() && l.RootCheck != nil {
 		if err := l.RootCheck(ctx); err != nil {
 			s.Warn(pipeline.WarnRoot, err.Error())
