@@ -19,6 +19,40 @@ type Actor struct {
 	Root      string
 	WorkerBin string // --worker-bin; "" finds synthwatch on PATH, then ~/.local/bin
 	Extra     []string
+
+	pre *remote.Prefetch // the checks' answers until the first act (checked)
+}
+
+// checked is a with the reads its checks make (worker.json, the worker's
+// /proc entries, the scan for other writers; with preflight, the launch
+// check) answered from one exec: on a slow link each is otherwise its own
+// round trips, and the SFTP session's too. The answers stand until the
+// first act (acted): what follows an act reads the host anew.
+func (a Actor) checked(ctx context.Context, preflight bool) Actor {
+	if _, linked := a.H.(remote.Linked); !linked || a.pre != nil {
+		return a
+	}
+	l := a.layout()
+	b := &remote.Batch{}
+	b.Cat(l.WorkerJSON(), 4<<20)
+	b.RealPath(a.Root)
+	b.Procs(l.WorkerJSON(), remote.HoldersArgv(a.procs().patternsAt(ctx, "", a.workerLog(), nil)))
+	if preflight {
+		b.Exec(a.preflightArgv()...)
+	}
+	pre := remote.NewPrefetch(a.H)
+	if pre.Load(ctx, b) != nil {
+		return a // read check by check
+	}
+	a.H, a.pre = pre, pre
+	return a
+}
+
+// acted ends the checks' answers.
+func (a Actor) acted() {
+	if a.pre != nil {
+		a.pre.Disarm()
+	}
 }
 
 // ErrRunning refuses a launch while a worker runs, or while any other
@@ -58,7 +92,7 @@ const preflightScript = `bin=$1; root=$2; log=$3; shift 3
 // the binary is there and executable, the root and its logs folder usable,
 // the worker log writable. Restart runs it before it stops anything.
 func (a Actor) Preflight(ctx context.Context) error {
-	r, err := a.H.Exec(ctx, "sh", "-c", preflightScript, "synthwatch-launch", a.WorkerBin, a.Root, a.workerLog())
+	r, err := a.H.Exec(ctx, a.preflightArgv()...)
 	if err != nil {
 		return fmt.Errorf("launch check: %w", err)
 	}
@@ -66,6 +100,10 @@ func (a Actor) Preflight(ctx context.Context) error {
 		return fmt.Errorf("launch: exit %d: %s", r.ExitCode, strings.TrimSpace(string(r.Stderr)))
 	}
 	return nil
+}
+
+func (a Actor) preflightArgv() []string {
+	return []string{"sh", "-c", preflightScript, "synthwatch-launch", a.WorkerBin, a.Root, a.workerLog()}
 }
 
 // LaunchArgv is the exact command a launch runs on the host. Each category
@@ -82,6 +120,8 @@ func (a Actor) LaunchArgv(only []string) []string {
 // the worker log or a category's raw_responses.jsonl (a second writer
 // duplicates records), and reports its pid once it is seen alive on the host.
 func (a Actor) Launch(ctx context.Context, only []string) (int, error) {
+	a = a.checked(ctx, false)
+	defer a.acted()
 	if err := a.refuseWriters(ctx, 0); err != nil {
 		return 0, err
 	}
@@ -89,6 +129,7 @@ func (a Actor) Launch(ctx context.Context, only []string) (int, error) {
 }
 
 func (a Actor) launch(ctx context.Context, only []string) (int, error) {
+	a.acted()
 	r, err := a.H.Exec(ctx, a.LaunchArgv(only)...)
 	if err != nil {
 		return 0, fmt.Errorf("launch: %w", err)
@@ -271,6 +312,8 @@ func KillArgv(pid int, start uint64, grace time.Duration, log, note string) []st
 // worker's files. It refuses a pid that is neither our worker nor such a
 // writer. It returns how it ended: "gone" (after SIGTERM) or "killed".
 func (a Actor) Kill(ctx context.Context, pid int, grace time.Duration) (string, error) {
+	a = a.checked(ctx, false)
+	defer a.acted()
 	how, _, err := a.kill(ctx, pid, grace)
 	return how, err
 }
@@ -294,6 +337,7 @@ func (a Actor) kill(ctx context.Context, pid int, grace time.Duration) (string, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, grace+30*time.Second)
 	defer cancel()
+	a.acted()
 	r, err := a.H.Exec(ctx, KillArgv(pid, p.start, grace, a.workerLog(), a.layout().KillNote())...)
 	if err != nil {
 		return "", p, fmt.Errorf("kill %d: %w", pid, err)
@@ -320,6 +364,8 @@ type Restarted struct {
 // writes the worker's files (an old Python script, or something else) is
 // stopped only when the caller names its pid (pid > 0), as kill --pid.
 func (a Actor) Restart(ctx context.Context, cat string, all []string, grace time.Duration, pid int) (Restarted, error) {
+	a = a.checked(ctx, true)
+	defer a.acted()
 	var res Restarted
 	found := false
 	for _, c := range all {
