@@ -204,6 +204,11 @@ func BenchmarkDeadLink(b *testing.B) {
 			var detect, back time.Duration
 			for b.Loop() {
 				px, h := benchHost(b, s, c.extra...)
+				// a link in use: its SFTP session up (it opens beside the first
+				// requests, and a black hole before that ends the link at its timeout)
+				if _, err := h.Stat(context.Background(), "/"); err != nil {
+					b.Fatal(err)
+				}
 				px.SetMode(faultproxy.BlackHole)
 				start := time.Now()
 				detect += waitPhase(b, h, Reconnecting, 2*time.Minute)
