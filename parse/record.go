@@ -279,9 +279,16 @@ func plainHead(line []byte) (RecordHead, error) {
 		return RecordHead{}, err
 	}
 	h := RecordHead{Key: key, ID: compact(id)}
-	h.CompletionTokens, h.HasTokens = countTokens(ct)
+	h.CompletionTokens, h.HasTokens = recordTokens(ct, usage, meta)
+	return h, nil
+}
+
+// recordTokens reads a record's completion tokens from its top-level
+// member, else from usage, else from meta_info (the raw member values).
+func recordTokens(ct, usage, meta []byte) (int64, bool) {
+	n, ok := countTokens(ct)
 	for _, sub := range [][]byte{usage, meta} {
-		if h.HasTokens {
+		if ok {
 			break
 		}
 		if len(sub) == 0 || sub[0] != '{' {
@@ -293,9 +300,9 @@ func plainHead(line []byte) (RecordHead, error) {
 				v = m.value
 			}
 		})
-		h.CompletionTokens, h.HasTokens = countTokens(v)
+		n, ok = countTokens(v)
 	}
-	return h, nil
+	return n, ok
 }
 
 // countTokens reads a token count: a non-negative integral JSON number

@@ -57,19 +57,7 @@ func ParseRecordStamp(line []byte, loc *time.Location) (RecordStamp, error) {
 		return RecordStamp{}, errInvalid
 	}
 	var s RecordStamp
-	s.CompletionTokens, s.HasTokens = countTokens(ct)
-	for _, sub := range [][]byte{usage, meta} {
-		if s.HasTokens || len(sub) == 0 || sub[0] != '{' {
-			continue
-		}
-		var v []byte
-		scanObject(sub, func(m member) {
-			if decodeKey(m.key) == "completion_tokens" {
-				v = m.value
-			}
-		})
-		s.CompletionTokens, s.HasTokens = countTokens(v)
-	}
+	s.CompletionTokens, s.HasTokens = recordTokens(ct, usage, meta)
 	s.Finished, s.HasFinished = stampTime(fin, loc)
 	s.Run = rawString(run)
 	return s, nil

@@ -62,22 +62,11 @@ func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 // dialThroughProxy connects to s through a loopback proxy that can delay
 // the link (known_hosts rewritten for the proxy's port).
 func dialThroughProxy(b *testing.B, s *sshdtest.Server) (*remote.SSH, *faultproxy.Proxy) {
-	px, err := faultproxy.Start(s.Addr())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(px.Close)
-	kh := filepath.Join(b.TempDir(), "kh")
-	khb, _ := os.ReadFile(s.KnownHosts)
-	os.WriteFile(kh, []byte(strings.Replace(string(khb), s.Addr()[len("127.0.0.1:"):], px.Addr()[len("127.0.0.1:"):], 1)), 0o644)
+	p := newProxied(b, s)
 	b.Setenv("SSH_AUTH_SOCK", "")
-	h, err := remote.Dial(context.Background(), remote.Options{Target: s.User + "@" + px.Addr(), Identities: []string{s.KeyPath}, Home: b.TempDir(),
-		Opts: []string{"UserKnownHostsFile=" + kh, "StrictHostKeyChecking=yes"}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := p.dial(b)
 	b.Cleanup(func() { h.Close() })
-	return h, px
+	return h, p.px
 }
 
 // BenchmarkVitalsRead: bytes and round trips of one read of the host's
