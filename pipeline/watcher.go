@@ -213,9 +213,23 @@ func globEscape(s string) string {
 }
 
 // Poll reads the host once (one concurrent batch) and returns the Snapshot.
+// When the link came back while the reads failed on its loss (a wake, a
+// reconnect), it reads again at once: a snapshot stale for a link that is
+// up would read as fresh, and the next fresh one would wait a whole poll.
 func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	snap, back := w.poll(ctx, false)
+	if back {
+		snap, _ = w.poll(ctx, true)
+	}
+	return snap
+}
+
+// poll is one attempt of Poll; last: no other attempt follows, so a failed
+// one returns the stale snapshot whatever the link is now. back: this
+// attempt failed on a link that is up again (its snapshot is not to be used).
+func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	now := w.o.Now()
 	var discErr error
 	full := w.polls%30 == 0 || len(w.cats) == 0 // prompts.jsonl and new categories change rarely
@@ -287,7 +301,14 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 		w.vit.lastRead = time.Time{} // read the vitals again as soon as the link is back
 		w.foldTailLines(res, now, false)
 		w.dropTokenJobs()
-		return w.stale(snap)
+		if !last && ctx.Err() == nil && w.Link().State == LinkConnected {
+			return Snapshot{}, true
+		}
+		snap.Connection = w.Link()
+		if snap.Connection.State == LinkConnected { // back since: these figures still predate it
+			snap.Connection.State = LinkReconnecting
+		}
+		return w.stale(snap), false
 	}
 	w.foldTails(res, now)
 	w.foldWorkerJSON(lr.wjson, lr.wjsonErr, now)
@@ -298,7 +319,7 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 	w.buildSnapshot(&snap, reads, vr, now)
 	w.ev.readOnce = true
 	w.lastSnap = snap
-	return snap
+	return snap, false
 }
 
 // poller is this poll's batch of tails and counters. A full poll reads

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -359,5 +360,83 @@ func TestStalePollKeepsTheLinesItRead(t *testing.T) {
 	poll(w)
 	if got := strings.Join(w.WorkerLog.Lines(), ","); got != "one,two,three,four,five" {
 		t.Fatalf("worker log lines %q", got)
+	}
+}
+
+// backMidPoll fails its reads with ErrDisconnected while down; the first
+// look at its state after one failed says the link is back (a new
+// session): the reconnect finished while the poll's reads were in flight.
+type backMidPoll struct {
+	remote.Host
+	mu           sync.Mutex
+	st           remote.ConnState
+	down, failed bool
+}
+
+func (b *backMidPoll) State() remote.ConnState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.down && b.failed {
+		b.down = false
+		b.st = remote.ConnState{Phase: remote.Connected, Drops: b.st.Drops, Sessions: b.st.Sessions + 1}
+	}
+	return b.st
+}
+
+func (b *backMidPoll) lose() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.down, b.failed = true, false
+	b.st = remote.ConnState{Phase: remote.Reconnecting, Drops: b.st.Drops + 1, Sessions: b.st.Sessions}
+}
+
+// lost: this read was sent on the lost connection.
+func (b *backMidPoll) lost() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.down {
+		b.failed = true
+	}
+	return b.down
+}
+
+func (b *backMidPoll) Stat(ctx context.Context, p string) (remote.FileInfo, error) {
+	if b.lost() {
+		return remote.FileInfo{}, remote.ErrDisconnected
+	}
+	return b.Host.Stat(ctx, p)
+}
+
+func (b *backMidPoll) ReadAt(ctx context.Context, p string, off int64, n int) ([]byte, error) {
+	if b.lost() {
+		return nil, remote.ErrDisconnected
+	}
+	return b.Host.ReadAt(ctx, p, off, n)
+}
+
+func (b *backMidPoll) Glob(ctx context.Context, pat string) ([]string, error) {
+	if b.lost() {
+		return nil, remote.ErrDisconnected
+	}
+	return b.Host.Glob(ctx, pat)
+}
+
+// A link back while a poll's reads failed on its loss gives that poll fresh
+// figures, not a stale snapshot that calls itself connected (CI caught the
+// wake doing this: the rows unknown under a "connected" header until the
+// next poll).
+func TestLinkBackDuringPollReadsAgain(t *testing.T) {
+	c := newClock()
+	c.t = time.Now()
+	root, _ := runningRoot(t, c)
+	h := &backMidPoll{Host: remote.Local{}, st: remote.ConnState{Phase: remote.Connected, Sessions: 1}}
+	w := NewWatcher(h, Options{Root: root, Now: c.now, ServerURL: closedURL(t)}, nil)
+	if s := poll(w); s.Worker.State != WorkerRunning {
+		t.Fatalf("before: %+v", s.Worker)
+	}
+	h.lose()
+	s := poll(w)
+	if s.Connection.Stale() || s.Worker.State != WorkerRunning || catByName(t, s, "B2").State == StateUnknown {
+		t.Fatalf("a poll with the link back: %+v %+v %+v", s.Connection, s.Worker, s.Categories)
 	}
 }

@@ -199,6 +199,9 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		gen := m.gen
 		next := max(m.cfg.PollEvery-msg.took, m.cfg.PollEvery/4) // a poll every interval, not interval + poll time; a slow host still rests
+		if msg.snap.Connection.Stale() && m.conn.State == pipeline.LinkConnected {
+			next = min(next, 200*time.Millisecond) // the link came back after this poll's reads failed: fresh figures now (bounded: a link that says up and fails still rests)
+		}
 		cmds = append(cmds, tea.Tick(next, func(time.Time) tea.Msg { return pollDue{gen} }))
 		return m, tea.Batch(cmds...)
 	case pollDue:
