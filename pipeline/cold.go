@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"log"
 	"strconv"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -24,18 +25,70 @@ func (w *Watcher) cold() bool {
 	return true
 }
 
-// prefetch arms w.pre with one exec that reads what this poll is going to
-// ask: the manifest, the category folders (all of them, as a first
-// attach, when none is known yet), the logs, worker.json and the kill
-// note, the worker's /proc entries (or the scan for a writer), the
-// host's zone and its vitals. What it did not foresee, the poll reads as
-// usual. Its error only costs the round trips it was to save.
-func (w *Watcher) prefetch(ctx context.Context, full, zone, vit bool, vitPid int, disk bool) {
-	w.coldErr = w.pre.Load(ctx, w.batchFor(ctx, full, zone, vit, vitPid, disk))
+// batchAsk is what a poll's batch is to read besides the files.
+type batchAsk struct {
+	full, zone, vit bool
+	vitPid          int
+	disk            bool
+	tokJobs         []*tokJob
+	steady          bool // through the agent
+}
+
+// prefetch arms w.pre with one exec (cold) or one agent request (steady)
+// that reads what this poll is going to ask: the manifest, the category
+// folders (all of them, as a first attach, when none is known yet), the
+// logs, worker.json and the kill note, the worker's /proc entries (or the
+// scan for a writer), the host's zone, its vitals and the token sums. What
+// it did not foresee, the poll reads as usual. Its error only costs the
+// round trips it was to save.
+func (w *Watcher) prefetch(ctx context.Context, steady bool, ask batchAsk) {
+	b := w.batchFor(ctx, ask)
+	if !steady {
+		w.coldErr = w.pre.Load(ctx, b)
+		return
+	}
+	err := w.pre.LoadVia(ctx, w.agent, b)
+	switch {
+	case err == nil:
+		w.agentErr = ""
+	case err.Error() != w.agentErr:
+		w.agentErr = err.Error()
+		log.Printf("%s: agent: %v (this poll reads the files itself)", w.o.Host, err)
+	}
+}
+
+// steady: this poll goes to the agent (the cold poll of a session is one exec).
+func (w *Watcher) steady() bool {
+	l, ok := w.h.(remote.Linked)
+	return w.agent != nil && w.pre != nil && ok && l.State().Phase == remote.Connected && w.agent.Usable()
+}
+
+// agentRemoteAbove: with the agent, a count of more new bytes than this
+// runs on the host in the same request (the bytes never cross the link).
+const agentRemoteAbove = 1 << 10
+
+// countOnHost sets where the counts run: on the host above agentRemoteAbove
+// new bytes when the agent answers this poll, else above the Counter's
+// default (a count on the host then costs an exec of its own).
+func (w *Watcher) countOnHost(steady bool) {
+	if !steady && !w.agentCounts {
+		return // as they are (a test may have set them)
+	}
+	w.agentCounts = steady
+	above := remote.NewCounter("").RemoteAbove
+	if steady {
+		above = agentRemoteAbove
+	}
+	for _, c := range w.cats {
+		for _, k := range []*remote.Counter{c.raw, c.errs, c.prompts} {
+			k.RemoteAbove = above
+		}
+	}
 }
 
 // batchFor is prefetch's batch.
-func (w *Watcher) batchFor(ctx context.Context, full, zone, vit bool, vitPid int, disk bool) *remote.Batch {
+func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
+	full, zone, vit, vitPid, disk := ask.full, ask.zone, ask.vit, ask.vitPid, ask.disk
 	b := &remote.Batch{}
 	l := w.layout()
 	if !w.haveMan {
@@ -54,8 +107,21 @@ func (w *Watcher) batchFor(ctx context.Context, full, zone, vit bool, vitPid int
 	for _, t := range p.Tails {
 		b.Tail(t)
 	}
-	for _, c := range p.Counters {
-		b.Count(c)
+	then := map[*remote.Counter]*catState{}
+	if ask.steady {
+		w.thens = map[string]*tokJob{}
+		for _, c := range w.cats {
+			then[c.raw] = c // from the tally's start: through any hole too
+		}
+	}
+	for _, k := range p.Counters {
+		if c := then[k]; c != nil {
+			// a count on the host sums the counted records' tokens there too
+			b.CountThen(k, c.tok.start, tokenArgv(nil)...)
+			w.thens[c.name] = &tokJob{path: k.Path, from: c.tok.start, gen: c.tok.gen}
+			continue
+		}
+		b.Count(k)
 	}
 	b.Cat(l.WorkerJSON(), 4<<20)
 	b.Cat(l.KillNote(), 4096)
@@ -74,6 +140,9 @@ func (w *Watcher) batchFor(ctx context.Context, full, zone, vit bool, vitPid int
 	}
 	if vit {
 		b.Exec(w.vitalsArgv(vitPid, disk)...)
+	}
+	if len(ask.tokJobs) > 0 {
+		b.Exec(tokenArgv(ask.tokJobs)...)
 	}
 	return b
 }

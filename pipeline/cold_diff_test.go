@@ -21,7 +21,7 @@ import (
 // batched cold poll to its answers.
 func plainWatcher(h remote.Host, o Options) *Watcher {
 	w := NewWatcher(h, o, nil)
-	w.pre, w.rd = nil, h
+	w.pre, w.rd, w.agent = nil, h, nil
 	w.procs = newProcReader(h, w.o.Root)
 	return w
 }
@@ -41,6 +41,25 @@ func comparable(t *testing.T, s Snapshot) string {
 	out, err := json.MarshalIndent(m, "", " ")
 	must(t, err)
 	return string(out)
+}
+
+// untallied is s without what the token tally adds up: the agent sums the
+// records its count on the host counted in the same request, so its tally
+// can be a poll ahead of the plain reads' (whose host sum comes next poll).
+func untallied(s Snapshot) Snapshot {
+	s.CompletionTokens, s.TokensPartial = 0, false
+	cats := append([]Category(nil), s.Categories...)
+	for i := range cats {
+		c := &cats[i]
+		c.CompletionTokens, c.TokensFrom, c.Configs = nil, "", nil
+		runs := append([]RunInfo(nil), c.Runs...)
+		for j := range runs {
+			runs[j].Records, runs[j].Tokens = nil, nil
+		}
+		c.Runs = runs
+	}
+	s.Categories = cats
+	return s
 }
 
 // diffRoots are roots as other tools leave them, each with the steps that
@@ -145,10 +164,13 @@ func TestColdBatchMatchesPlainReads(t *testing.T) {
 			wb, wp := NewWatcher(hb, o, nil), plainWatcher(hp, o)
 			check := func(step string) Snapshot {
 				t.Helper()
-				sp := comparable(t, wp.Poll(context.Background()))
+				plain := wp.Poll(context.Background())
+				sp := comparable(t, plain)
 				snap := wb.Poll(context.Background())
-				if sb := comparable(t, snap); sp != sb {
-					t.Fatalf("%s: the batched poll differs from the plain one\nbatched: %s\nplain: %s", step, sb, sp)
+				if sb := comparable(t, snap); sp != sb && plain.TokensPartial && !snap.TokensPartial && comparable(t, untallied(plain)) == comparable(t, untallied(snap)) {
+					t.Logf("%s: the agent's token tally is complete a poll before the plain one's", step)
+				} else if sp != sb {
+					t.Fatalf("%s: the batched poll differs from the plain one (agent error %q)\nbatched: %s\nplain: %s", step, wb.agentErr, sb, sp)
 				}
 				c.advance(2 * time.Second)
 				return snap

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -262,9 +263,46 @@ func (w *Watcher) foldTokens(res remote.PollResult, jobs []*tokJob, sums []tokRe
 		if !ok {
 			up = remote.CountUpdate{Err: errNotCounted} // not in this poll: reads wait
 		}
+		var lj *tokJob
+		var lr *tokResult
+		if j := w.thens[n]; j != nil && up.Err == nil && up.Size > j.from && j.gen == c.tok.gen && j.from == c.tok.start {
+			lj, lr = w.lateSum(j, up.Size)
+		}
+		if lj != nil {
+			c.tok.job = nil // the late sum covers the hole's job and what this count added
+		}
 		c.tok.fold(up, c.tok.job, r)
 		c.tok.job = nil
+		c.tok.late(lj, lr)
 	}
+	w.thens = nil
+}
+
+// lateSum is the sum the agent ran beside its count on the host of
+// [j.from, size), if it ran one: a question to the batch only.
+func (w *Watcher) lateSum(j *tokJob, size int64) (*tokJob, *tokResult) {
+	job := &tokJob{path: j.path, from: j.from, n: size - j.from, gen: j.gen}
+	r, ok := w.pre.Served(tokenArgv([]*tokJob{job})...)
+	if !ok {
+		return nil, nil // read over the link (its reads were tallied), or not counted
+	}
+	res := &tokResult{}
+	if r.ExitCode != 0 {
+		res.err = fmt.Sprintf("sum tokens on the host: exit %d: %s", r.ExitCode, bytes.TrimSpace(r.Stderr))
+	} else if sums, err := parseTokenSums(r.Stdout, 1); err != nil {
+		res.err = "sum tokens on the host: " + err.Error()
+	} else {
+		res = &sums[0]
+	}
+	return job, res
+}
+
+// late folds a sum of exactly the hole this poll's count opened.
+func (a *tokAcc) late(job *tokJob, res *tokResult) {
+	if job == nil || !a.hole || a.job != nil || job.gen != a.gen || job.from != a.start || job.from+job.n != a.cur {
+		return // the file moved otherwise: the hole's own job sums it next poll
+	}
+	a.answer(job, res)
 }
 
 // dropTokenJobs forgets the sums of a poll that lost the link.

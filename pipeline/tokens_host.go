@@ -68,11 +68,7 @@ done`
 
 // sumOnHost runs the jobs in one exec.
 func sumOnHost(ctx context.Context, h remote.Host, jobs []*tokJob) ([]tokResult, error) {
-	argv := []string{"sh", "-c", tokenSumScript, "synthwatch-tokens"}
-	for _, j := range jobs {
-		argv = append(argv, j.path, strconv.FormatInt(j.from+1, 10), strconv.FormatInt(j.n, 10))
-	}
-	r, err := h.Exec(ctx, argv...)
+	r, err := h.Exec(ctx, tokenArgv(jobs)...)
 	if err == nil && r.ExitCode != 0 {
 		err = fmt.Errorf("exit %d: %s", r.ExitCode, bytes.TrimSpace(r.Stderr))
 	}
@@ -84,6 +80,15 @@ func sumOnHost(ctx context.Context, h remote.Host, jobs []*tokJob) ([]tokResult,
 		return nil, fmt.Errorf("sum tokens on the host: %w", err)
 	}
 	return res, nil
+}
+
+// tokenArgv is the one exec that sums jobs.
+func tokenArgv(jobs []*tokJob) []string {
+	argv := []string{"sh", "-c", tokenSumScript, "synthwatch-tokens"}
+	for _, j := range jobs {
+		argv = append(argv, j.path, strconv.FormatInt(j.from+1, 10), strconv.FormatInt(j.n, 10))
+	}
+	return argv
 }
 
 func parseTokenSums(out []byte, want int) ([]tokResult, error) {

@@ -76,7 +76,13 @@ type Watcher struct {
 	rd          remote.Host      // what polls read through: pre, or h itself
 	pre         *remote.Prefetch // answers a cold poll from one exec (a host with a link only)
 	coldErr     error            // the last cold poll's batch error
-	coldSession int              // the link session that had its cold poll
+	tr          *http.Transport  // the servers' requests (transport)
+	trOnce      sync.Once
+	agent       *remote.Agent      // answers steady polls in one request (a host with a link that can stream)
+	agentErr    string             // the agent's last error, logged once
+	thens       map[string]*tokJob // by category: the token sums the batch's counts on the host ran
+	agentCounts bool               // the counters count on the host above agentRemoteAbove
+	coldSession int                // the link session that had its cold poll
 	o           Options
 
 	mu         sync.Mutex
@@ -124,6 +130,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	if _, linked := h.(remote.Linked); linked {
 		w.pre = remote.NewPrefetch(h)
 		w.rd = w.pre
+		w.agent = remote.NewAgent(h)
 	}
 	w.setServers(w.serverSpecs())
 	w.procs = newProcReader(w.rd, o.Root)
@@ -237,6 +244,8 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	askVit, vitDisk := w.vitalsDue(now)         // at most every 10 s, in this batch
 	vitPid := w.vitalsPid()
 	cold := w.cold()
+	steady := !cold && w.steady()
+	tokJobs := w.tokenJobs() // holes the counts left: summed on the host, in this batch
 	w.polls++
 	var wg, pw sync.WaitGroup // pw: the servers' probes
 	var reads []serverRead
@@ -246,9 +255,11 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		w.setServers(w.serverSpecs()) // as configured, until pipeline.toml is read (below)
 	}
 	probe() // beside the reads, never after them: a cold start waits for the slower of the two
-	if cold {
-		// a cold poll's reads come in one exec, beside the servers' probes
-		w.prefetch(ctx, full, askZone, askVit, vitPid, vitDisk)
+	w.countOnHost(steady)
+	if cold || steady {
+		// a cold poll's reads come in one exec, a steady one's in one
+		// request to the agent, beside the servers' probes
+		w.prefetch(ctx, steady, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, steady})
 		defer w.pre.Disarm()
 	}
 	if full {
@@ -270,7 +281,6 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	var zone *time.Location
 	var zoneErr error
 	var vr vitalsRead
-	tokJobs := w.tokenJobs() // holes the counts left: summed on the host, in this batch
 	var tokSums []tokResult
 	var tokErr error
 	if len(tokJobs) > 0 {
@@ -505,10 +515,7 @@ func (e statusError) Error() string { return e.path + ": " + e.status }
 // an answer; the caller closes its body.
 func (w *Watcher) get(ctx context.Context, base, p string) (*http.Response, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	tr := &http.Transport{
-		DialContext:       func(ctx context.Context, _, addr string) (net.Conn, error) { return w.h.DialTCP(ctx, addr) },
-		DisableKeepAlives: true,
-	}
+	tr := w.transport()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+p, nil)
 	if err != nil {
 		cancel()
@@ -517,7 +524,6 @@ func (w *Watcher) get(ctx context.Context, base, p string) (*http.Response, erro
 	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
 		cancel()
-		tr.CloseIdleConnections()
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
@@ -525,8 +531,25 @@ func (w *Watcher) get(ctx context.Context, base, p string) (*http.Response, erro
 		cancel()
 		return nil, statusError{p, resp.StatusCode, resp.Status}
 	}
-	resp.Body = &cancelBody{resp.Body, func() { cancel(); tr.CloseIdleConnections() }}
+	resp.Body = &cancelBody{resp.Body, cancel}
 	return resp, nil
+}
+
+// transport carries the server requests of every poll on kept connections
+// (one forwarded channel, not one per request) and asks for gzip, which
+// the servers' Prometheus endpoint (prometheus_client's make_asgi_app)
+// sends when asked: /metrics every poll is then a few hundred bytes. A
+// kept connection that died with the link is dialled again by the
+// transport itself (a GET is retried on a new one).
+func (w *Watcher) transport() *http.Transport {
+	w.trOnce.Do(func() {
+		w.tr = &http.Transport{
+			DialContext:         func(ctx context.Context, _, addr string) (net.Conn, error) { return w.h.DialTCP(ctx, addr) },
+			MaxIdleConnsPerHost: 2,
+			IdleConnTimeout:     time.Minute,
+		}
+	})
+	return w.tr
 }
 
 type cancelBody struct {

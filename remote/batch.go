@@ -19,23 +19,28 @@ import (
 // parsed as shell.
 type Batch struct {
 	args  []string
+	ops   []int    // where each op starts in args
 	execs []string // the command line of each exec op, by index
+	thens []then   // the commands CountThen runs, by index
 	nonce string   // ends every record: a cut read shows (set by Argv)
 }
 
 // Cat reads [0, max) of path (a small whole file: a manifest, worker.json, /proc/stat).
 func (b *Batch) Cat(path string, max int) {
+	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "cat", path, strconv.Itoa(max))
 }
 
 // Glob lists the dir/*/name that exist, the answer to Glob(pattern).
 func (b *Batch) Glob(pattern, dir, name string) {
+	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "glob", pattern, dir, name)
 }
 
 // Tail reads what t's next poll reads: its stat, its new bytes, and the
 // head that tells a replaced file from a grown one.
 func (b *Batch) Tail(t *Tail) {
+	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "tail", t.Path, t.batchOff(), strconv.FormatInt(t.MaxPerPoll, 10))
 }
 
@@ -52,6 +57,7 @@ func (t *Tail) batchOff() string {
 // the overlap before them, or, above c.RemoteAbove new bytes, their line
 // count on the host with the overlap and the file's last bytes.
 func (b *Batch) Count(c *Counter) {
+	b.ops = append(b.ops, len(b.args))
 	k := len(c.tail)
 	if c.tail == nil && c.off > 0 {
 		k = int(min(overlapLen, c.off))
@@ -59,10 +65,31 @@ func (b *Batch) Count(c *Counter) {
 	b.args = append(b.args, "count", c.Path, strconv.FormatInt(c.off, 10), strconv.Itoa(k), strconv.FormatInt(c.RemoteAbove, 10))
 }
 
+// then is a command run on the bytes a count on the host counted: its
+// answer is the exec of argv, path, from+1 and the count's end - from.
+type then struct {
+	argv []string
+	path string
+	from int64
+}
+
+// CountThen is Count, and when the host counts the new bytes (more than
+// c.RemoteAbove), it also runs argv with c.Path, from+1 and the size
+// counted to less from: its answer is that Exec's, so the caller's exec
+// over the counted range is served. from is at most c's offset.
+func (b *Batch) CountThen(c *Counter, from int64, argv ...string) {
+	b.Count(c)
+	b.args[b.ops[len(b.ops)-1]] = "countthen"
+	b.args = append(b.args, strconv.FormatInt(from, 10), strconv.Itoa(len(b.thens)), strconv.Itoa(len(argv)))
+	b.args = append(b.args, argv...)
+	b.thens = append(b.thens, then{argv: argv, path: c.Path, from: from})
+}
+
 // Each runs, for every folder under dir, Tail ops for tails (name, start
 // back, max per poll) and Count ops for counts (name, remote above) on its
 // files, as a first attach: the categories are not known before the batch.
 func (b *Batch) Each(dir string, tails []*Tail, counts []*Counter) {
+	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "each", dir, strconv.Itoa(len(tails)))
 	for _, t := range tails {
 		b.args = append(b.args, path.Base(t.Path), strconv.FormatInt(t.StartBack+1, 10), strconv.FormatInt(t.MaxPerPoll, 10))
@@ -75,18 +102,23 @@ func (b *Batch) Each(dir string, tails []*Tail, counts []*Counter) {
 
 // Exec runs argv, the answer to Exec(argv...).
 func (b *Batch) Exec(argv ...string) {
+	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "exec", strconv.Itoa(len(b.execs)), strconv.Itoa(len(argv)))
 	b.args = append(b.args, argv...)
 	b.execs = append(b.execs, CommandLine(argv...))
 }
 
 // RealPath resolves path's symlinks, the answer to RealPath(path).
-func (b *Batch) RealPath(path string) { b.args = append(b.args, "realpath", path) }
+func (b *Batch) RealPath(path string) {
+	b.ops = append(b.ops, len(b.args))
+	b.args = append(b.args, "realpath", path)
+}
 
 // Procs reads the process worker.json (at stateFile) names, or, when that
 // is not a live "worker" process, runs scan (a FindHolders argv) and reads
 // every process it found: each one's cmdline, stat and cwd.
 func (b *Batch) Procs(stateFile string, scan []string) {
+	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "procs", stateFile, strconv.Itoa(len(b.execs)), strconv.Itoa(len(scan)))
 	b.args = append(b.args, scan...)
 	b.execs = append(b.execs, CommandLine(scan...))
@@ -99,7 +131,7 @@ func (b *Batch) Argv() []string {
 		crand.Read(r[:])
 		b.nonce = "~sw" + hex.EncodeToString(r[:])
 	}
-	return append([]string{"sh", "-c", batchScript, "synthwatch-batch", b.nonce}, b.args...)
+	return append([]string{"sh", "-c", batchOnce, "synthwatch-batch", b.nonce}, b.args...)
 }
 
 // The answers. Every record is a header line "@K STATUS A B C PLEN DLEN",
@@ -158,6 +190,13 @@ func batchError(status, path string, msg []byte) error {
 // parseBatch reads the script's output. A record it cannot read ends the
 // parse with an error; the answers before it stand.
 func parseBatch(out []byte, execs []string, nonce string) (*answers, error) {
+	return parseBatchOf(out, &Batch{execs: execs, nonce: nonce}, nil)
+}
+
+// parseBatchOf is parseBatch of b's answer; an agent's paths may be its
+// aliases: "\x01N" is names[N].
+func parseBatchOf(out []byte, b *Batch, names []string) (*answers, error) {
+	nonce := b.nonce
 	a := &answers{stats: map[string]statAns{}, reads: map[string][]readAns{}, globs: map[string]globAns{},
 		counts: map[string]countAns{}, execs: map[string]ExecResult{}, links: map[string]linkAns{}, real: map[string]linkAns{}}
 	if len(out) > 0 && out[0] != '@' {
@@ -191,21 +230,27 @@ func parseBatch(out []byte, execs []string, nonce string) (*answers, error) {
 			return a, fmt.Errorf("batch: record %q cut short (its file changed while read, or could not be read)", out[:nl])
 		}
 		p, data := string(body[:plen]), body[plen:plen+dlen]
+		if len(p) > 1 && p[0] == 1 {
+			if i, err := strconv.Atoi(p[1:]); err == nil && i >= 0 && i < len(names) {
+				p = names[i]
+			}
+		}
 		out = end[len(nonce)+1:]
-		a.add(string(f[0]), string(f[1]), num[:3], p, data, execs)
+		a.add(string(f[0]), string(f[1]), num[:3], p, data, b)
 	}
 	return a, nil
 }
 
 func head(b []byte) []byte { return b[:min(len(b), 40)] }
 
-func (a *answers) add(kind, status string, num []int64, p string, data []byte, execs []string) {
+func (a *answers) add(kind, status string, num []int64, p string, data []byte, b *Batch) {
+	execs := b.execs
 	failed := status == "noent" || status == "err"
 	var err error
 	if failed {
 		err = batchError(status, p, data)
 	}
-	if kind != "X" {
+	if kind != "X" && kind != "Y" {
 		p = path.Clean(p)
 	}
 	switch kind {
@@ -234,6 +279,14 @@ func (a *answers) add(kind, status string, num []int64, p string, data []byte, e
 			return
 		}
 		a.execs[execs[i]] = ExecResult{Stdout: data[:num[1]], Stderr: data[num[1]:], ExitCode: int(num[0])}
+	case "Y":
+		i, perr := strconv.Atoi(p)
+		if perr != nil || i < 0 || i >= len(b.thens) || num[1] > int64(len(data)) {
+			return
+		}
+		th := b.thens[i]
+		argv := append(append([]string(nil), th.argv...), th.path, strconv.FormatInt(th.from+1, 10), strconv.FormatInt(num[2], 10))
+		a.execs[CommandLine(argv...)] = ExecResult{Stdout: data[:num[1]], Stderr: data[num[1]:], ExitCode: int(num[0])}
 	case "L":
 		a.links[p] = linkAns{target: string(data), err: err}
 	case "P":
@@ -241,21 +294,22 @@ func (a *answers) add(kind, status string, num []int64, p string, data []byte, e
 	}
 }
 
-// batchScript answers the ops in its arguments, in order (see the Batch
+// batchFuncs answers the ops in its arguments, in order (see the Batch
 // methods and answers), after $1, the nonce that ends every record. It
 // uses only POSIX sh and coreutils (stat, head, tail, wc), and a temp dir
 // it removes. It forks as little as it can: a fork costs a millisecond or
 // more on a busy host, and a cold start waits for the whole script. So a
 // read of known length goes straight to the output, and the nonce after
 // it proves it was whole: a file that shrank in between ends the parse.
-const batchScript = `export LC_ALL=C
+const batchFuncs = `export LC_ALL=C
 unset CDPATH # else cd prints where it went, and a realpath reads it twice
 # GNU or busybox stat, or nothing: another stat would make every answer an error
 stat -L -c %s / >/dev/null 2>&1 || { echo "synthwatch-batch: no stat -c here" >&2; exit 72; }
 k=$1; shift
 t=$(mktemp -d 2>/dev/null) || t=$(mktemp -d -t synthwatch.XXXXXX) || exit 71
 trap 'rm -rf "$t"' EXIT
-hdr() { printf '@%s %s %s %s %s %s %s\n%s' "$1" "$2" "$3" "$4" "$5" "${#6}" "$7" "$6"; } # KIND STATUS A B C PATH DLEN
+# KIND STATUS A B C PATH DLEN; an agent's op names its own path by alias ($ap, $an)
+hdr() { hp=$6; [ -n "$ap" ] && [ "$hp" = "$ap" ] && hp=$an; printf '@%s %s %s %s %s %s %s\n%s' "$1" "$2" "$3" "$4" "$5" "${#hp}" "$7" "$hp"; }
 fin() { printf '%s\n' "$k"; }
 recf() { rn=0; [ -s "$7" ] && rn=$(wc -c <"$7"); hdr "$1" "$2" "$3" "$4" "$5" "$6" "$rn"; [ "$rn" = 0 ] || cat "$7"; fin; } # ... PATH FILE
 gone() { if [ -e "$1" ]; then echo err; else echo noent; fi; }
@@ -290,7 +344,7 @@ tailat() { # PATH SIZE OFF MAXPER (OFF -N: N bytes before the end)
   rd "$1" "$off" "$n" "$e"
   if [ "$off" -gt 0 ]; then if [ "$sz" -lt 64 ]; then rd "$1" 0 "$sz" 1; else rd "$1" 0 64 0; fi; fi
 }
-cnt() { # PATH SIZE OFF K ABOVE
+cnt() { # PATH SIZE OFF K ABOVE [FROM INDEX N ARGV...: run ARGV PATH FROM+1 SIZE-FROM after a count here]
   sz=$2 off=$3 ck=$4
   [ "$sz" -lt "$off" ] && { off=0; ck=0; }
   n=$((sz - off))
@@ -300,13 +354,26 @@ cnt() { # PATH SIZE OFF K ABOVE
   l=
   if [ "$off" = 0 ]; then l=$(wc -l <"$1") && s2=$(stat -L -c %s -- "$1") && [ "$s2" = "$sz" ] || l=; fi
   if [ -z "$l" ]; then
-    set -- "$1" $(tail -c +"$((off + 1))" -- "$1" 2>/dev/null | head -c "$n" | wc -lc)
-    if [ "$#" = 3 ] && [ "$3" = "$n" ]; then l=$2; else
-      echo "read ${3:-0} of $n bytes from byte $((off + 1))" >"$t/e"; recf N err "$((off + 1))" "$n" 0 "$1" "$t/e"; return 0
+    # "LINES BYTES", split without set: the arguments after PATH are still to come
+    wcl=$(tail -c +"$((off + 1))" -- "$1" 2>/dev/null | head -c "$n" | wc -lc)
+    wcl=${wcl#"${wcl%%[! ]*}"}; wl=${wcl%% *}; wb=${wcl##* }
+    case $wl$wb in *[!0-9]*|'') wb=;; esac
+    if [ "$wb" = "$n" ]; then l=$wl; else
+      echo "read ${wb:-0} of $n bytes from byte $((off + 1))" >"$t/e"; recf N err "$((off + 1))" "$n" 0 "$1" "$t/e"; return 0
     fi
   fi
   hdr N ok "$((off + 1))" "$n" "$l" "$1" 0; fin
-  b=4096; [ "$sz" -lt 4096 ] && b=$sz
+  if [ $# -ge 7 ]; then # what the counted bytes hold, read here too
+    cp=$1 sf=$6 xk=$7 nn=$8; shift 8
+    (runn "$((nn + 3))" "$@" "$cp" "$((sf + 1))" "$((sz - sf))") >"$t/o" 2>"$t/x"; code=$?
+    on=0; [ -s "$t/o" ] && on=$(wc -c <"$t/o")
+    cat "$t/x" >>"$t/o"
+    recf Y ok "$code" "$on" "$((sz - sf))" "$xk" "$t/o"
+    set -- "$cp"
+  fi
+  # the end for the next overlap: its last 129 bytes when they end a line, else 4096 (hostCounts reads alike)
+  b=4096; [ "$(($(tail -c +"$sz" -- "$1" 2>/dev/null | head -c 1 | wc -l)))" = 1 ] && b=129
+  [ "$sz" -lt "$b" ] && b=$sz
   rd "$1" "$((sz - b))" "$b" 1
 }
 docat() { # PATH MAX: a whole small file, of unknown length (/proc)
@@ -340,6 +407,7 @@ doproc() { # PID
 opstat1() { stats "$1"; [ "$y1" = f ]; }
 optail() { opstat1 "$1" && tailat "$1" "$z1" "$2" "$3"; } # PATH OFF MAXPER
 opcount() { opstat1 "$1" && cnt "$1" "$z1" "$2" "$3" "$4"; } # PATH OFF K ABOVE
+opcountthen() { f=$1; shift; opstat1 "$f" && cnt "$f" "$z1" "$@"; } # PATH OFF K ABOVE FROM INDEX N ARGV...
 oprealpath() {
   if r=$(cd -P -- "$1" 2>"$t/e" && pwd -P); then printf %s "$r" >"$t/d"; recf P ok 0 0 0 "$1" "$t/d"
   else recf P "$(gone "$1")" 0 0 0 "$1" "$t/e"; fi
@@ -369,31 +437,39 @@ doprocs() { # STATEFILE INDEX N SCAN...
 }
 # Every op runs at once in a subshell of its own (its variables and temp
 # dir its own), its records in a file of its own, printed in order at the
-# end: a host with many cores answers in the time of the slowest op.
+# end: a host with many cores answers in the time of the slowest op. An op
+# reads nothing from stdin: an agent's requests come on it.
+spawn() { n=$((n + 1)); (t=$T/$n; mkdir "$t" && : >"$t/none" && "$@") </dev/null >"$T/r.$n" 2>/dev/null & }
+dispatch() {
+  while [ $# -gt 0 ]; do
+    op=$1; shift
+    case $op in
+    cat) spawn docat "$1" "$2"; shift 2;;
+    glob) spawn doglob "$1" "$2" "$3"; shift 3;;
+    tail) spawn optail "$1" "$2" "$3"; shift 3;;
+    count) spawn opcount "$1" "$2" "$3" "$4"; shift 4;;
+    countthen) spawn opcountthen "$@"; shift $(($7 + 7));;
+    realpath) spawn oprealpath "$1"; shift;;
+    each)
+      dir=$1 nt=$2; shift 2; specs=; j=0
+      while [ "$j" -lt "$nt" ]; do specs="$specs t $1 $2 $3"; shift 3; j=$((j + 1)); done
+      nc=$1; shift; j=0
+      while [ "$j" -lt "$nc" ]; do specs="$specs c $1 $2 -"; shift 2; j=$((j + 1)); done
+      for d in "$dir"/*/ "$dir"/.[!.]*/ "$dir"/..?*/; do
+        [ -d "$d" ] || continue
+        d=${d%/}; spawn eachdir "$dir" "${d##*/}" "$specs"
+      done;;
+    exec) spawn doexec "$@"; shift $(($2 + 2));;
+    procs) spawn doprocs "$@"; shift $(($3 + 3));;
+    *) echo "synthwatch-batch: unknown op $op" >&2; exit 70;;
+    esac
+  done
+}`
+
+// batchOnce is the one-shot batch: the ops are its arguments.
+const batchOnce = batchFuncs + `
 T=$t n=0
-spawn() { n=$((n + 1)); (t=$T/$n; mkdir "$t" && : >"$t/none" && "$@") >"$T/r.$n" 2>/dev/null & }
-while [ $# -gt 0 ]; do
-  op=$1; shift
-  case $op in
-  cat) spawn docat "$1" "$2"; shift 2;;
-  glob) spawn doglob "$1" "$2" "$3"; shift 3;;
-  tail) spawn optail "$1" "$2" "$3"; shift 3;;
-  count) spawn opcount "$1" "$2" "$3" "$4"; shift 4;;
-  realpath) spawn oprealpath "$1"; shift;;
-  each)
-    dir=$1 nt=$2; shift 2; specs=; j=0
-    while [ "$j" -lt "$nt" ]; do specs="$specs t $1 $2 $3"; shift 3; j=$((j + 1)); done
-    nc=$1; shift; j=0
-    while [ "$j" -lt "$nc" ]; do specs="$specs c $1 $2 -"; shift 2; j=$((j + 1)); done
-    for d in "$dir"/*/ "$dir"/.[!.]*/ "$dir"/..?*/; do
-      [ -d "$d" ] || continue
-      d=${d%/}; spawn eachdir "$dir" "${d##*/}" "$specs"
-    done;;
-  exec) spawn doexec "$@"; shift $(($2 + 2));;
-  procs) spawn doprocs "$@"; shift $(($3 + 3));;
-  *) echo "synthwatch-batch: unknown op $op" >&2; exit 70;;
-  esac
-done
+dispatch "$@"
 wait
 j=1; outs=; while [ "$j" -le "$n" ]; do outs="$outs r.$j"; j=$((j + 1)); done
 [ "$n" = 0 ] || (cd "$T" && exec cat $outs)`

@@ -194,7 +194,14 @@ func (p *Poller) hostCounts(ctx context.Context, h Host, rs []rangeCount) (chang
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e.tail, e.tailErr = read(rc.c.Path, max(0, end-hostTailLen), min(hostTailLen, end))
+			// a file that ends a line needs only the overlap (and that newline) kept
+			n := min(hostTailShort, end)
+			e.tail, e.tailErr = read(rc.c.Path, end-n, n)
+			if e.tailErr == nil && int64(len(e.tail)) == n && n < end && (n == 0 || e.tail[n-1] != '\n') {
+				e.tail, e.tailErr = read(rc.c.Path, max(0, end-hostTailLen), min(hostTailLen, end))
+			} else {
+				e.tailLen = n
+			}
 		}()
 	}
 	wg.Wait()
@@ -247,8 +254,12 @@ func (p *Poller) hostCounts(ctx context.Context, h Host, rs []rangeCount) (chang
 }
 
 // hostTailLen is how much of a file's end is read with a count on the host,
-// for setTail to find the last newline in.
-const hostTailLen = 4 << 10
+// for setTail to find the last newline in; hostTailShort when the file ends
+// a line (the overlap and that newline are all setTail keeps then).
+const (
+	hostTailLen   = 4 << 10
+	hostTailShort = overlapLen + 1
+)
 
 // recount counts c again from zero after its counted bytes changed: a
 // small file read whole, a big one counted on the host.

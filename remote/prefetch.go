@@ -40,7 +40,17 @@ func (p *Prefetch) Load(ctx context.Context, b *Batch) error {
 	if res.ExitCode != 0 {
 		return fmt.Errorf("batch read: exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
 	}
-	a, err := parseBatch(res.Stdout, b.execs, b.nonce)
+	a, err := parseBatchOf(res.Stdout, b, nil)
+	p.mu.Lock()
+	p.a = a // what parsed before an error is still true
+	p.mu.Unlock()
+	return err
+}
+
+// LoadVia runs b through the agent and arms the answers; on an error
+// nothing is armed (the poll reads the files itself).
+func (p *Prefetch) LoadVia(ctx context.Context, ag *Agent, b *Batch) error {
+	a, err := ag.Run(ctx, b)
 	p.mu.Lock()
 	p.a = a // what parsed before an error is still true
 	p.mu.Unlock()
@@ -156,6 +166,21 @@ func (p *Prefetch) Exec(ctx context.Context, argv ...string) (ExecResult, error)
 		return r, nil
 	}
 	return p.Host.Exec(ctx, argv...)
+}
+
+// Served answers argv from the batch only: never a question to the host.
+func (p *Prefetch) Served(argv ...string) (ExecResult, bool) {
+	p.mu.Lock()
+	a := p.a
+	p.mu.Unlock()
+	if a == nil {
+		return ExecResult{}, false
+	}
+	r, ok := a.exec(argv)
+	if ok {
+		p.hits.Add(1)
+	}
+	return r, ok
 }
 
 // exec answers a command the batch ran, or a host count of ranges the

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"compress/gzip"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,7 +11,7 @@ import (
 // metrics serves Prometheus text: SGLang's sglang:* series
 // (python/sglang/srt/observability/metrics_collector.py) or vLLM's vllm:*
 // series (vllm/v1/metrics/loggers.py, PrometheusStatLogger).
-func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	running, queued, used, c := s.running, s.queued, s.used, s.counts
 	gen := s.genThroughput()
@@ -50,7 +51,26 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 		counter("num_aborted_requests", "Number of requests aborted.", c.aborted)
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	if gzipAccepted(r.Header.Get("Accept-Encoding")) {
+		w.Header().Set("Content-Encoding", "gzip")
+		z := gzip.NewWriter(w)
+		_, _ = io.WriteString(z, b.String())
+		_ = z.Close()
+		return
+	}
 	_, _ = io.WriteString(w, b.String())
+}
+
+// gzipAccepted is prometheus_client's gzip_accepted (exposition.py): both
+// servers mount its make_asgi_app at /metrics, which compresses by default
+// (disable_compression=False) when the request accepts gzip.
+func gzipAccepted(header string) bool {
+	for _, enc := range strings.Split(header, ",") {
+		if e, _, _ := strings.Cut(enc, ";"); strings.EqualFold(strings.TrimSpace(e), "gzip") {
+			return true
+		}
+	}
+	return false
 }
 
 // cacheConfigInfo is vLLM's info gauge: PrometheusStatLogger.log_metrics_info

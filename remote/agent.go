@@ -1,0 +1,391 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// A Stream is a command on the host that keeps running: what is written
+// goes to its stdin, what is read comes from its stdout.
+type Stream interface {
+	io.Writer
+	io.Reader
+	Close() error
+}
+
+// A Streamer starts Streams (an SSH channel, a local process).
+type Streamer interface {
+	Stream(ctx context.Context, stderr io.Writer, argv ...string) (Stream, error)
+}
+
+// ErrNoAgent: the host cannot run the agent (no stat -c, no sh); the poll
+// reads the files one by one instead.
+var ErrNoAgent = errors.New("the host cannot run the agent")
+
+// Agent answers Batches through one shell that stays on the host for the
+// life of the link session, so a steady poll sends neither the script nor
+// its paths again. Each string that is not a plain word is sent once and
+// named by a number after that. The agent keeps each op's last answer, and
+// an answer that did not change comes back as a few bytes that name it:
+// what an idle file costs is a line, not its stat. The agent is a shell
+// reading stdin: it ends when the channel does, and it never outlives the
+// link.
+type Agent struct {
+	h Streamer
+	l Linked // the session the agent runs on; nil: one session for ever
+
+	mu      sync.Mutex
+	st      Stream
+	rd      *bufio.Reader
+	errb    *lastBytes
+	sess    int
+	nonce   string
+	alias   map[string]int
+	names   []string // the aliases, by number
+	keys    map[string]int
+	outs    map[int][]byte
+	noAgent error // why this session's host cannot run it
+	noSess  int
+	lastReq int // bytes of the last request (tests)
+	lastAns int // bytes of the last answer (tests)
+
+	starts, requests atomic.Int64
+}
+
+// NewAgent runs batches on h when it is a Streamer; nil otherwise.
+func NewAgent(h Host) *Agent {
+	s, ok := h.(Streamer)
+	if !ok {
+		return nil
+	}
+	l, _ := h.(Linked)
+	return &Agent{h: s, l: l}
+}
+
+// Stats counts the agent's starts and requests.
+func (a *Agent) Stats() (starts, requests int64) { return a.starts.Load(), a.requests.Load() }
+
+func (a *Agent) session() int {
+	if a.l == nil {
+		return 0
+	}
+	return a.l.State().Sessions
+}
+
+// Usable says whether a Run may work: not known to fail on this session.
+func (a *Agent) Usable() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.noAgent == nil || a.noSess != a.session()
+}
+
+// maxAliases bounds the strings an agent remembers: past it, a new agent.
+const maxAliases = 4096
+
+// Run answers b: what the one-shot batch would have printed, parsed.
+func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sess := a.session()
+	if a.noAgent != nil && a.noSess == sess {
+		return nil, a.noAgent
+	}
+	if a.st != nil && (a.sess != sess || len(a.alias) > maxAliases) {
+		a.stop()
+	}
+	fresh := a.st == nil
+	if fresh {
+		if err := a.start(ctx, sess); err != nil {
+			return nil, err
+		}
+	}
+	b.nonce = a.nonce
+	req := a.encode(b)
+	a.lastReq = len(req)
+	a.requests.Add(1)
+	done := make(chan struct{})
+	st := a.st
+	go func() { // a request past its time ends the agent: its answer would come out of turn
+		select {
+		case <-ctx.Done():
+			st.Close()
+		case <-done:
+		}
+	}()
+	out, err := a.exchange(req, fresh)
+	close(done)
+	if err != nil {
+		why := strings.TrimSpace(a.errb.String())
+		a.stop()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("agent: %w", ctx.Err())
+		}
+		if fresh && errors.Is(err, io.EOF) {
+			// it ended before its first answer: this host cannot run it
+			a.noAgent, a.noSess = fmt.Errorf("%w: %s", ErrNoAgent, firstNonEmpty(why, "it exited at once")), sess
+			return nil, a.noAgent
+		}
+		if why != "" {
+			err = fmt.Errorf("%w (%s)", err, why)
+		}
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	return parseBatchOf(out, b, a.names)
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func (a *Agent) start(ctx context.Context, sess int) error {
+	var r [16]byte
+	crand.Read(r[:])
+	nonce := "~sw" + hex.EncodeToString(r[:])
+	a.errb = &lastBytes{max: 2048}
+	st, err := a.h.Stream(ctx, a.errb, "sh", "-c", agentScript, "synthwatch-agent", nonce)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	a.starts.Add(1)
+	a.st, a.rd, a.sess, a.nonce = st, bufio.NewReaderSize(st, 64<<10), sess, nonce
+	a.alias, a.keys, a.outs, a.names = map[string]int{}, map[string]int{}, map[int][]byte{}, nil
+	return nil
+}
+
+func (a *Agent) stop() {
+	if a.st != nil {
+		a.st.Close()
+	}
+	a.st, a.rd = nil, nil
+}
+
+// Close ends the agent (the host's shell sees its stdin end).
+func (a *Agent) Close() {
+	a.mu.Lock()
+	a.stop()
+	a.mu.Unlock()
+}
+
+// word is an argument sent as itself: nothing in it means anything to sh.
+var word = regexp.MustCompile(`^[A-Za-z0-9_.,:=+-]{1,64}$`)
+
+// number is an argument that changes from poll to poll (an offset, a
+// size): an op's answer is kept under its other arguments.
+var number = regexp.MustCompile(`^-?[0-9]+$`)
+
+// encode writes b as the agent's request: a "D N =TEXT" line for each
+// string not sent before (TEXT escaped for printf %b), then one
+// "R | KEY OP ARG… | KEY OP ARG…" line, where ARG is a word or #N.
+func (a *Agent) encode(b *Batch) []byte {
+	var decl, req bytes.Buffer
+	req.WriteString("R")
+	for i, start := range b.ops {
+		end := len(b.args)
+		if i+1 < len(b.ops) {
+			end = b.ops[i+1]
+		}
+		op := b.args[start:end]
+		var sig strings.Builder
+		for _, s := range op {
+			if !number.MatchString(s) {
+				sig.WriteString(s)
+				sig.WriteByte(0)
+			}
+		}
+		k, ok := a.keys[sig.String()]
+		if !ok {
+			k = len(a.keys)
+			a.keys[sig.String()] = k
+		}
+		fmt.Fprintf(&req, " | %d %s", k, op[0])
+		for _, s := range op[1:] {
+			req.WriteByte(' ')
+			if word.MatchString(s) {
+				req.WriteString(s)
+				continue
+			}
+			n, ok := a.alias[s]
+			if !ok {
+				n = len(a.alias)
+				a.alias[s] = n
+				a.names = append(a.names, s)
+				fmt.Fprintf(&decl, "D %d =%s\n", n, printfEscape(s))
+			}
+			fmt.Fprintf(&req, "#%d", n)
+		}
+	}
+	req.WriteByte('\n')
+	decl.Write(req.Bytes())
+	return decl.Bytes()
+}
+
+// printfEscape writes s for printf %b: every byte but [A-Za-z0-9/._-] as \0ooo.
+func printfEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '/' || c == '.' || c == '_' || c == '-' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, `\0%03o`, c)
+		}
+	}
+	return b.String()
+}
+
+// maxAnswer bounds one op's answer (its reads are bounded by the caller's
+// MaxPerPoll; this only keeps a broken host from filling memory).
+const maxAnswer = 256 << 20
+
+// exchange sends req and reads the answer: per op "@= KEY" (as last time)
+// or "@O KEY LEN" and LEN bytes, then "@E NONCE". Text before the first
+// answer of a fresh agent (a login rc's output) is skipped.
+func (a *Agent) exchange(req []byte, fresh bool) ([]byte, error) {
+	if _, err := a.st.Write(req); err != nil {
+		return nil, fmt.Errorf("send: %w", err)
+	}
+	var out []byte
+	started := false
+	a.lastAns = 0
+	for {
+		line, err := a.rd.ReadString('\n')
+		a.lastAns += len(line)
+		if err != nil {
+			if err == io.EOF && line == "" {
+				return nil, io.EOF
+			}
+			return nil, fmt.Errorf("read: %w", err)
+		}
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && f[0] == "@E" && f[1] == a.nonce:
+			return out, nil
+		case len(f) == 2 && f[0] == "@=":
+			k, err := strconv.Atoi(f[1])
+			prev, ok := a.outs[k]
+			if err != nil || !ok {
+				return nil, fmt.Errorf("answer %q names nothing sent before", strings.TrimSpace(line))
+			}
+			out = append(out, prev...)
+		case len(f) == 3 && f[0] == "@O":
+			k, err1 := strconv.Atoi(f[1])
+			n, err2 := strconv.Atoi(f[2])
+			if err1 != nil || err2 != nil || n < 0 || n > maxAnswer {
+				return nil, fmt.Errorf("bad answer %q", strings.TrimSpace(line))
+			}
+			data := make([]byte, n)
+			if _, err := io.ReadFull(a.rd, data); err != nil {
+				return nil, fmt.Errorf("read: %w", err)
+			}
+			a.lastAns += n
+			a.outs[k] = data
+			out = append(out, data...)
+		case fresh && !started:
+			continue // what a login shell printed first
+		default:
+			return nil, fmt.Errorf("bad answer %q", head([]byte(line)))
+		}
+		started = true
+	}
+}
+
+// lastBytes keeps the last max bytes written (a stream's stderr).
+type lastBytes struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (l *lastBytes) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	if len(l.b) > l.max {
+		l.b = append(l.b[:0], l.b[len(l.b)-l.max:]...)
+	}
+	return len(p), nil
+}
+
+func (l *lastBytes) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b)
+}
+
+// agentScript is batchFuncs reading requests on stdin (see encode and
+// exchange). Each request's ops run as the one-shot batch's do; its
+// answers are compared with the op's last ones (kept in its temp dir),
+// and only changed ones are sent.
+const agentScript = batchFuncs + `
+soh=$(printf '\001')
+# runop KEY OP ARG...: one op; its spawns are r.(of+1)..r.ol
+runop() { ky=$1; shift; n0=$n; dispatch "$@"; eval "ok$nops=\$ky of$nops=\$n0 ol$nops=\$n"; nops=$((nops + 1)); }
+req() {
+  set -f; set -- $1; set +f
+  c=
+  while [ $# -gt 0 ]; do
+    [ "$1" = "|" ] && [ $# -ge 3 ] || { echo "synthwatch-agent: bad request" >&2; exit 70; }
+    c="$c
+ap= an=; "
+    case $4 in '#'*) c="$c ap=\"\$A${4#\#}\" an=\"\${soh}${4#\#}\";"; esac
+    c="$c runop $2 $3"; shift 3
+    while [ $# -gt 0 ] && [ "$1" != "|" ]; do
+      case $1 in '#'*) c="$c \"\$A${1#\#}\"";; *) c="$c $1";; esac
+      shift
+    done
+  done
+  eval "$c"
+}
+answer() { # into one file, sent in one write: one packet on the link, not one per op
+  i=0; : >"$T/ans"
+  while [ "$i" -lt "$nops" ]; do
+    eval "ky=\$ok$i a=\$of$i z=\$ol$i"
+    f=$T/r.$((a + 1))
+    if [ $((z - a)) != 1 ]; then
+      f=$T/k; : >"$f"; j=$a
+      while [ "$j" -lt "$z" ]; do j=$((j + 1)); cat "$T/r.$j" >>"$f"; done
+    fi
+    if cmp -s "$f" "$t/o.$ky"; then printf '@= %s\n' "$ky"
+    else printf '@O %s %s\n' "$ky" "$(($(wc -c <"$f")))"; cat "$f"; mv -f "$f" "$t/o.$ky"; fi
+    i=$((i + 1))
+  done >>"$T/ans"
+  printf '@E %s\n' "$k" >>"$T/ans"
+  cat "$T/ans"
+}
+q=0
+while IFS= read -r line; do
+  case $line in
+  'D '*) set -f; set -- $line; set +f; v=$(printf '%bx' "${3#=}"); eval "A$2=\${v%x}";;
+  'R '*)
+    q=$((q + 1)); T=$t/q$q n=0 nops=0
+    mkdir "$T" || exit 71
+    req "${line#R }"
+    wait
+    answer
+    rm -rf "$T";;
+  *) echo "synthwatch-agent: bad request" >&2; exit 70;;
+  esac
+done`
+
+// LastSizes: the bytes of the last request and of its answer.
+func (a *Agent) LastSizes() (req, ans int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lastReq, a.lastAns
+}

@@ -1,0 +1,161 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// answersText renders answers in a fixed order, errors by their text.
+func answersText(a *answers) string {
+	var lines []string
+	for p, s := range a.stats {
+		lines = append(lines, fmt.Sprintf("S %q %d %d %v %v", p, s.fi.Size, s.fi.ModTime.Unix(), s.fi.IsDir, s.err))
+	}
+	for p, rs := range a.reads {
+		for _, r := range rs {
+			lines = append(lines, fmt.Sprintf("R %q %d %v %q %v", p, r.off, r.eof, r.data, r.err))
+		}
+	}
+	for p, g := range a.globs {
+		lines = append(lines, fmt.Sprintf("G %q %q %v", p, g.paths, g.err))
+	}
+	for p, c := range a.counts {
+		lines = append(lines, fmt.Sprintf("N %q %+v", p, c))
+	}
+	for p, x := range a.execs {
+		lines = append(lines, fmt.Sprintf("X %q %q %q %d", p, x.Stdout, x.Stderr, x.ExitCode))
+	}
+	for p, l := range a.links {
+		lines = append(lines, fmt.Sprintf("L %q %q %v", p, l.target, l.err))
+	}
+	for p, l := range a.real {
+		lines = append(lines, fmt.Sprintf("P %q %q %v", p, l.target, l.err))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// The agent answers a batch as the one-shot script does, on names that
+// mean something to sh (spaces, quotes, $, a backslash, a newline, a
+// leading dash, glob characters), on the first request and on later ones,
+// where unchanged answers come back by name and changed ones in full.
+func TestAgentAnswersLikeTheOneShot(t *testing.T) {
+	dir := t.TempDir()
+	prep := filepath.Join(dir, "prepared")
+	names := []string{"B1", "with space", `it's "quoted"`, "-dash", `$HOME`, `back\slash`, "new\nline", "star*[x]?", "ünï"}
+	for i, n := range names {
+		d := filepath.Join(prep, n)
+		must(t, os.MkdirAll(d, 0o755))
+		writeFile(t, filepath.Join(d, "raw.jsonl"), strings.Repeat("{\"id\":1}\n", 10*(i+1)))
+	}
+	log := filepath.Join(dir, "log")
+	writeFile(t, log, strings.Repeat("line\n", 3000))
+	big := filepath.Join(prep, "B1", "big.jsonl")
+	writeFile(t, big, strings.Repeat(`{"id":"x","content":"yyyyyyyy"}`+"\n", 20000))
+	batch := func() *Batch {
+		b := &Batch{}
+		b.Glob(filepath.Join(prep, "*", "raw.jsonl"), prep, "raw.jsonl")
+		tl := NewTail(log)
+		tl.StartBack = 1000
+		b.Tail(tl)
+		cb := NewCounter(big)
+		cb.RemoteAbove = 100
+		b.Count(cb)
+		for _, n := range names {
+			b.Count(NewCounter(filepath.Join(prep, n, "raw.jsonl")))
+		}
+		b.Count(NewCounter(filepath.Join(prep, "B1", "gone.jsonl")))
+		b.Cat(filepath.Join(dir, "nope"), 100)
+		b.Cat(log, 50)
+		b.Exec("sh", "-c", `echo "out $1"; echo err >&2; exit 3`, "x", "a b\nc")
+		b.RealPath(dir)
+		b.Each(prep, []*Tail{NewTail("raw.jsonl")}, []*Counter{NewCounter("raw.jsonl")})
+		return b
+	}
+	ctx := context.Background()
+	ag := NewAgent(Local{})
+	t.Cleanup(ag.Close)
+	for round := 0; round < 4; round++ {
+		b := batch()
+		res, err := Local{}.Exec(ctx, b.Argv()...)
+		must(t, err)
+		want, err := parseBatch(res.Stdout, b.execs, b.nonce)
+		must(t, err)
+		got, err := ag.Run(ctx, batch())
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if g, w := answersText(got), answersText(want); g != w {
+			t.Fatalf("round %d: the agent's answers differ from the one-shot's:\n--- agent\n%s\n--- one-shot\n%s", round, g, w)
+		}
+		switch round { // the host changes between rounds (round 1: nothing)
+		case 1:
+			appendFile(t, filepath.Join(prep, "with space", "raw.jsonl"), "{\"id\":2}\n")
+			appendFile(t, log, "more\n")
+		case 2:
+			must(t, os.Remove(filepath.Join(prep, "-dash", "raw.jsonl")))
+			writeFile(t, filepath.Join(prep, "B1", "gone.jsonl"), "{}\n")
+		}
+	}
+	if starts, reqs := ag.Stats(); starts != 1 || reqs != 4 {
+		t.Errorf("starts %d requests %d: one agent answers every request", starts, reqs)
+	}
+}
+
+// A request whose answers did not change costs a line per op.
+func TestAgentSendsOnlyWhatChanged(t *testing.T) {
+	dir := t.TempDir()
+	var ops []*Counter
+	for i := 0; i < 20; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("a long directory name for file %d", i), "raw_responses.jsonl")
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		writeFile(t, p, strings.Repeat("{\"id\":1}\n", 100))
+		ops = append(ops, NewCounter(p))
+	}
+	ag := NewAgent(Local{})
+	t.Cleanup(ag.Close)
+	sizes, answers := []int{}, []int{}
+	for i := 0; i < 2; i++ {
+		b := &Batch{}
+		for _, c := range ops {
+			b.Count(c)
+		}
+		if _, err := ag.Run(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+		sizes, answers = append(sizes, ag.lastReq), append(answers, ag.lastAns)
+	}
+	if sizes[1] >= sizes[0]/2 {
+		t.Errorf("request sizes %v: the paths go once", sizes)
+	}
+	if answers[1] > 20*len("@= 19\n")+len("@E ~sw00000000000000000000000000000000\n") {
+		t.Errorf("answer sizes %v: an unchanged answer is named, not sent", answers)
+	}
+	t.Logf("20 idle counts: request %v B, answer %v B", sizes, answers)
+}
+
+// A host whose agent cannot start is said once per session, and the
+// error names why.
+func TestAgentWithoutStatC(t *testing.T) {
+	bin := t.TempDir()
+	writeFile(t, filepath.Join(bin, "stat"), "#!/bin/sh\nexit 1\n")
+	must(t, os.Chmod(filepath.Join(bin, "stat"), 0o755))
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	ag := NewAgent(Local{})
+	t.Cleanup(ag.Close)
+	b := &Batch{}
+	b.Cat("/etc/hostname", 100)
+	_, err := ag.Run(context.Background(), b)
+	if !errors.Is(err, ErrNoAgent) || !strings.Contains(err.Error(), "no stat -c") {
+		t.Fatalf("err %v", err)
+	}
+	if ag.Usable() {
+		t.Error("still usable on the same session")
+	}
+}
