@@ -7,8 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
 // answersText renders answers in a fixed order, errors by their text.
@@ -67,6 +71,9 @@ func TestAgentAnswersLikeTheOneShot(t *testing.T) {
 		cb := NewCounter(big)
 		cb.RemoteAbove = 100
 		b.Count(cb)
+		cs := NewCounter(filepath.Join(prep, `it's "quoted"`, "raw.jsonl"))
+		cs.RemoteAbove = 10
+		b.CountThen(cs, 0, "sh", "-c", `tail -c +"$2" -- "$1" | head -c "$3" | wc -l; echo "$# $2 $3"`, "synthwatch-sum")
 		for _, n := range names {
 			b.Count(NewCounter(filepath.Join(prep, n, "raw.jsonl")))
 		}
@@ -85,11 +92,14 @@ func TestAgentAnswersLikeTheOneShot(t *testing.T) {
 		b := batch()
 		res, err := Local{}.Exec(ctx, b.Argv()...)
 		must(t, err)
-		want, err := parseBatch(res.Stdout, b.execs, b.nonce)
+		want, err := parseBatchOf(res.Stdout, b, nil)
 		must(t, err)
 		got, err := ag.Run(ctx, batch())
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
+		}
+		if !strings.Contains(answersText(want), "X \"sh -c 'tail") {
+			t.Fatalf("round %d: the count on the host ran no sum", round)
 		}
 		if g, w := answersText(got), answersText(want); g != w {
 			t.Fatalf("round %d: the agent's answers differ from the one-shot's:\n--- agent\n%s\n--- one-shot\n%s", round, g, w)
@@ -157,5 +167,75 @@ func TestAgentWithoutStatC(t *testing.T) {
 	}
 	if ag.Usable() {
 		t.Error("still usable on the same session")
+	}
+}
+
+// agentProcs lists the host's processes running the agent with nonce.
+func agentProcs(nonce string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), nonce) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// Over a real sshd: one agent per link session. A dropped link ends its
+// shell (nothing is left running on the host), and the next request starts
+// one on the new session; closing the host ends it too.
+func TestAgentLivesWithTheLink(t *testing.T) {
+	s := sshdtest.Start(t)
+	h := dial(t, opts(t, s))
+	ag := NewAgent(h)
+	dir := t.TempDir()
+	f := filepath.Join(dir, "raw.jsonl")
+	writeFile(t, f, strings.Repeat("{\"id\":1}\n", 100))
+	ask := func() {
+		t.Helper()
+		b := &Batch{}
+		b.Count(NewCounter(f))
+		a, err := ag.Run(context.Background(), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := a.stats[f]; st.err != nil || st.fi.Size != 900 {
+			t.Fatalf("stat %+v", st)
+		}
+	}
+	ask()
+	first := ag.nonce
+	if len(agentProcs(first)) == 0 {
+		t.Fatal("no agent on the host after a request")
+	}
+	ask()
+	sess := h.State().Sessions
+	h.ReconnectNow() // the link drops: its channels with it
+	waitGone(t, first)
+	for h.State().Phase != Connected || h.State().Sessions == sess {
+		time.Sleep(20 * time.Millisecond)
+	}
+	ask()
+	if starts, reqs := ag.Stats(); starts != 2 || reqs != 3 {
+		t.Errorf("starts %d requests %d: a new agent on the new session", starts, reqs)
+	}
+	second := ag.nonce
+	h.Close()
+	waitGone(t, second)
+}
+
+func waitGone(t *testing.T, nonce string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second) // bounds a hang; measures nothing
+	for len(agentProcs(nonce)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent outlived its link: %v", agentProcs(nonce))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

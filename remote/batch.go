@@ -365,7 +365,8 @@ cnt() { # PATH SIZE OFF K ABOVE [FROM INDEX N ARGV...: run ARGV PATH FROM+1 SIZE
   hdr N ok "$((off + 1))" "$n" "$l" "$1" 0; fin
   if [ $# -ge 7 ]; then # what the counted bytes hold, read here too
     cp=$1 sf=$6 xk=$7 nn=$8; shift 8
-    (runn "$((nn + 3))" "$@" "$cp" "$((sf + 1))" "$((sz - sf))") >"$t/o" 2>"$t/x"; code=$?
+    _c=; _i=1; while [ "$_i" -le "$nn" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done # ARGV: the ops after it follow
+    (eval "$_c \"\$cp\" \"\$((sf + 1))\" \"\$((sz - sf))\"") >"$t/o" 2>"$t/x"; code=$?
     on=0; [ -s "$t/o" ] && on=$(wc -c <"$t/o")
     cat "$t/x" >>"$t/o"
     recf Y ok "$code" "$on" "$((sz - sf))" "$xk" "$t/o"
