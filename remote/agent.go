@@ -154,9 +154,9 @@ func firstNonEmpty(s ...string) string {
 }
 
 func (a *Agent) start(ctx context.Context, sess int) error {
-	var r [16]byte
+	var r [6]byte // 48 random bits a session: a record's end, which no file can know
 	crand.Read(r[:])
-	nonce := "~sw" + hex.EncodeToString(r[:])
+	nonce := "~" + hex.EncodeToString(r[:])
 	a.errb = &lastBytes{max: 2048}
 	st, err := a.h.Stream(ctx, a.errb, "sh", "-c", agentScript, "synthwatch-agent", nonce)
 	if err != nil {
@@ -190,44 +190,52 @@ var word = regexp.MustCompile(`^[A-Za-z0-9_.,:=+-]{1,64}$`)
 var number = regexp.MustCompile(`^-?[0-9]+$`)
 
 // encode writes b as the agent's request: a "D N =TEXT" line for each
-// string not sent before (TEXT escaped for printf %b), then one
-// "R | KEY OP ARG… | KEY OP ARG…" line, where ARG is a word or #N.
+// string not sent before (TEXT escaped for printf %b), a "T KEY OP TOK…"
+// line for each op shape not sent before (TOK a word, #N or %, a number
+// to come), then one "R | KEY NUM… | KEY NUM…" line: a steady poll's
+// request is its ops' numbers.
 func (a *Agent) encode(b *Batch) []byte {
 	var decl, req bytes.Buffer
 	req.WriteString("R")
+	var tmpl strings.Builder
 	for i, start := range b.ops {
 		end := len(b.args)
 		if i+1 < len(b.ops) {
 			end = b.ops[i+1]
 		}
 		op := b.args[start:end]
-		var sig strings.Builder
-		for _, s := range op {
-			if !number.MatchString(s) {
-				sig.WriteString(s)
-				sig.WriteByte(0)
+		tmpl.Reset()
+		tmpl.WriteString(op[0])
+		var nums []string
+		for _, s := range op[1:] {
+			tmpl.WriteByte(' ')
+			switch {
+			case number.MatchString(s):
+				tmpl.WriteByte('%')
+				nums = append(nums, s)
+			case word.MatchString(s):
+				tmpl.WriteString(s)
+			default:
+				n, ok := a.alias[s]
+				if !ok {
+					n = len(a.alias)
+					a.alias[s] = n
+					a.names = append(a.names, s)
+					fmt.Fprintf(&decl, "D %d =%s\n", n, printfEscape(s))
+				}
+				fmt.Fprintf(&tmpl, "#%d", n)
 			}
 		}
-		k, ok := a.keys[sig.String()]
+		k, ok := a.keys[tmpl.String()]
 		if !ok {
 			k = len(a.keys)
-			a.keys[sig.String()] = k
+			a.keys[tmpl.String()] = k
+			fmt.Fprintf(&decl, "T %d %s\n", k, tmpl.String())
 		}
-		fmt.Fprintf(&req, " | %d %s", k, op[0])
-		for _, s := range op[1:] {
+		fmt.Fprintf(&req, " | %d", k)
+		for _, n := range nums {
 			req.WriteByte(' ')
-			if word.MatchString(s) {
-				req.WriteString(s)
-				continue
-			}
-			n, ok := a.alias[s]
-			if !ok {
-				n = len(a.alias)
-				a.alias[s] = n
-				a.names = append(a.names, s)
-				fmt.Fprintf(&decl, "D %d =%s\n", n, printfEscape(s))
-			}
-			fmt.Fprintf(&req, "#%d", n)
+			req.WriteString(n)
 		}
 	}
 	req.WriteByte('\n')
@@ -337,19 +345,28 @@ soh=$(printf '\001')
 # runop KEY OP ARG...: one op; its spawns are r.(of+1)..r.ol
 runop() { ky=$1; shift; n0=$n; dispatch "$@"; eval "ok$nops=\$ky of$nops=\$n0 ol$nops=\$n"; nops=$((nops + 1)); }
 req() {
-  set -f; set -- $1; set +f
+  set -f; set -- $1
   c=
   while [ $# -gt 0 ]; do
-    [ "$1" = "|" ] && [ $# -ge 3 ] || { echo "synthwatch-agent: bad request" >&2; exit 70; }
+    [ "$1" = "|" ] && [ $# -ge 2 ] || { echo "synthwatch-agent: bad request" >&2; exit 70; }
+    ky=$2; shift 2
+    eval "tp=\${T$ky-}"
+    [ -n "$tp" ] || { echo "synthwatch-agent: no op $ky" >&2; exit 70; }
     c="$c
-ap= an=; "
-    case $4 in '#'*) c="$c ap=\"\$A${4#\#}\" an=\"\${soh}${4#\#}\";"; esac
-    c="$c runop $2 $3"; shift 3
-    while [ $# -gt 0 ] && [ "$1" != "|" ]; do
-      case $1 in '#'*) c="$c \"\$A${1#\#}\"";; *) c="$c $1";; esac
-      shift
+ap= an=;" cmd=" runop $ky" pos=0
+    for x in $tp; do
+      if [ "$x" = % ]; then x=$1; shift; fi
+      case $x in
+      '#'*)
+        cmd="$cmd \"\$A${x#\#}\""
+        [ "$pos" = 1 ] && c="$c ap=\"\$A${x#\#}\" an=\"\${soh}${x#\#}\";";;
+      *) cmd="$cmd $x";;
+      esac
+      pos=$((pos + 1))
     done
+    c="$c$cmd"
   done
+  set +f
   eval "$c"
 }
 answer() { # into one file, sent in one write: one packet on the link, not one per op
@@ -372,6 +389,7 @@ q=0
 while IFS= read -r line; do
   case $line in
   'D '*) set -f; set -- $line; set +f; v=$(printf '%bx' "${3#=}"); eval "A$2=\${v%x}";;
+  'T '*) set -f; set -- $line; set +f; ky=$2; shift 2; eval "T$ky=\$*";;
   'R '*)
     q=$((q + 1)); T=$t/q$q n=0 nops=0
     mkdir "$T" || exit 71
