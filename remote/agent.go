@@ -97,6 +97,8 @@ const maxAliases = 4096
 func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	ctx, cancel := withDeadline(ctx) // a black-holed link must not hold the poll past an op's time
+	defer cancel()
 	sess := a.session()
 	if a.noAgent != nil && a.noSess == sess {
 		return nil, a.noAgent
