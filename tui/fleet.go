@@ -2,6 +2,7 @@ package tui
 
 import (
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -27,6 +28,38 @@ type Fleet struct {
 	input    *lineInput  // the answer to prompts[0]
 	help     bool
 	quitting bool
+	paint    *paint // shared by the model's copies: View keeps what it drew
+}
+
+// paint coalesces the hosts' repaints. Sixteen hosts send some twenty
+// messages a second (answers, poll timers, ticks), and drawing the screen
+// and diffing it for the terminal after each was most of the fleet's CPU.
+// A host's message repaints at most every Config.Repaint, and a repaint it
+// held back comes by itself (repaintMsg); keys, resizes and prompts repaint
+// at once. Repaint 0 repaints after every message (tests).
+type paint struct {
+	view    string
+	at      time.Time
+	due     bool // the next View draws afresh
+	pending bool // a repaintMsg is on its way
+}
+
+type repaintMsg struct{}
+
+// repaint marks the next View due, or, inside Repaint of the last one,
+// sends for it later (once).
+func (f Fleet) repaint() tea.Cmd {
+	p := f.paint
+	wait := f.cfg.Repaint - f.cfg.Now().Sub(p.at)
+	if f.cfg.Repaint <= 0 || wait <= 0 {
+		p.due = true
+		return nil
+	}
+	if p.pending {
+		return nil
+	}
+	p.pending = true
+	return tea.Tick(wait, func(time.Time) tea.Msg { return repaintMsg{} })
 }
 
 // hostMsg is a host's own message (a poll's answer, its tick, an action's
@@ -38,7 +71,7 @@ type hostMsg struct {
 
 // NewFleet makes the fleet model, one dashboard per Backend, in order.
 func NewFleet(bes []Backend, cfg Config) Fleet {
-	f := Fleet{open: -1, width: 120, height: 40}
+	f := Fleet{open: -1, width: 120, height: 40, paint: &paint{due: true}}
 	for _, be := range bes {
 		f.hosts = append(f.hosts, New(be, cfg))
 	}
@@ -98,6 +131,14 @@ func (f *Fleet) toHost(i int, msg tea.Msg) tea.Cmd {
 }
 
 func (f Fleet) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg.(type) {
+	case hostMsg:
+	case repaintMsg:
+		f.paint.pending, f.paint.due = false, true
+		return f, nil
+	default:
+		f.paint.due = true
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		f.width, f.height = msg.Width, msg.Height
@@ -110,7 +151,7 @@ func (f Fleet) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return f, nil
 		}
 		cmd := f.toHost(msg.i, msg.msg)
-		return f, cmd
+		return f, tea.Batch(cmd, f.repaint())
 	case PromptMsg:
 		f.prompts = append(f.prompts, msg)
 		if f.input == nil {

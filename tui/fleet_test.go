@@ -260,3 +260,35 @@ func TestFleetQuitNamesEveryHost(t *testing.T) {
 		t.Errorf("quit message: %q", msg)
 	}
 }
+
+// With Repaint set, a host's news repaints at most that often: a message
+// inside it leaves the screen as drawn and sends for a repaint, which then
+// shows the news; a key repaints at once.
+func TestFleetCoalescesHostRepaints(t *testing.T) {
+	hosts := threeHosts()
+	fl, c := newFleet(hosts, 150, 30, Config{Repaint: 300 * time.Millisecond})
+	before := fscreen(fl) // drawn now, at t0
+	hosts[0].snap.Categories[2].Done += 7
+	c.t = c.t.Add(100 * time.Millisecond)
+	n, cmd := fl.Update(hostMsg{0, pollMsg{gen: fl.hosts[0].gen, snap: hosts[0].snap}})
+	fl = n.(Fleet)
+	if got := fscreen(fl); got != before {
+		t.Fatalf("repainted within Repaint of the last paint:\n%s", got)
+	}
+	if !fl.paint.pending || cmd == nil {
+		t.Fatal("no repaint sent for the held-back news")
+	}
+	c.t = c.t.Add(300 * time.Millisecond)
+	fl = fstep(fl, repaintMsg{})
+	after := fscreen(fl)
+	if after == before {
+		t.Fatalf("the repaint did not show the news:\n%s", after)
+	}
+	hosts[1].snap.Categories[2].Done += 5
+	fl = fstep(fl, hostMsg{1, pollMsg{gen: fl.hosts[1].gen, snap: hosts[1].snap}}) // held back again
+	held := fscreen(fl)
+	fl = fstep(fl, tea.KeyPressMsg{Code: 'j', Text: "j"}) // a key: at once
+	if fscreen(fl) == held {
+		t.Fatal("a key did not repaint at once")
+	}
+}

@@ -13,7 +13,16 @@ import (
 // View draws the fleet screen, or the open host's dashboard under a
 // breadcrumb line.
 func (f Fleet) View() tea.View {
-	v := tea.NewView(f.render())
+	var view string
+	if p := f.paint; p == nil {
+		view = f.render()
+	} else {
+		if p.due || p.view == "" {
+			p.view, p.at, p.due = f.render(), f.cfg.Now(), false
+		}
+		view = p.view
+	}
+	v := tea.NewView(view)
 	v.AltScreen = true
 	v.WindowTitle = fmt.Sprintf("synthwatch fleet (%d hosts)", len(f.hosts))
 	return v

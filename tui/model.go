@@ -20,6 +20,7 @@ type Config struct {
 	Plain     bool // NO_COLOR
 	Notify    NotifyConfig
 	Now       func() time.Time
+	Repaint   time.Duration // the fleet: a host's news repaints at most this often (0: at once)
 }
 
 // Messages. Every result carries the generation or id of the request that

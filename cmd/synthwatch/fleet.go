@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/remote"
@@ -17,6 +18,9 @@ import (
 
 // fleetHosts is the hosts to watch: those given, then --fleet NAME's from
 // config.toml, each once, in that order.
+// fleetRepaint: how often the hosts' news repaints the fleet (keys at once).
+const fleetRepaint = 300 * time.Millisecond
+
 func fleetHosts(args []string, fleet string) ([]string, error) {
 	hosts := slices.Clone(args)
 	if fleet != "" {
@@ -93,5 +97,7 @@ func runFleet(cmd *cobra.Command, hosts []string, f dashFlags) error {
 		closers = append(closers, closeLive)
 		bes = append(bes, live)
 	}
-	return runProgram(ctx, cmd, tui.NewFleet(bes, f.tuiConfig()), prompter, f.quitNote)
+	cfg := f.tuiConfig()
+	cfg.Repaint = fleetRepaint
+	return runProgram(ctx, cmd, tui.NewFleet(bes, cfg), prompter, f.quitNote)
 }
