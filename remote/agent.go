@@ -345,36 +345,85 @@ func (l *lastBytes) String() string {
 const agentScript = batchFuncs + `
 soh=$(printf '\001')
 # runop KEY OP ARG...: one op; its spawns are r.(of+1)..r.ol
-runop() { ky=$1; shift; n0=$n; dispatch "$@"; eval "ok$nops=\$ky of$nops=\$n0 ol$nops=\$n"; nops=$((nops + 1)); }
+runop() { ky=$1; shift; n0=$n; dispatch "$@"; eval "ok$nops=\$ky of$nops=\$n0 ol$nops=\$n os$nops="; nops=$((nops + 1)); }
+# req LINE: the ops of one request. A tail or count asked from a file's
+# end, whose file has not changed since it was last asked so (one stat
+# for all of them, no fork per op), answers as it did then: "@=".
 req() {
   set -f; set -- $1
-  c=
+  no=0
   while [ $# -gt 0 ]; do
     [ "$1" = "|" ] && [ $# -ge 2 ] || { echo "synthwatch-agent: bad request" >&2; exit 70; }
     ky=$2; shift 2
     eval "tp=\${T$ky-}"
     [ -n "$tp" ] || { echo "synthwatch-agent: no op $ky" >&2; exit 70; }
-    c="$c
-ap= an=;" cmd=" runop $ky" pos=0
+    pre="ap= an=;" cmd="runop $ky" pos=0 qp= qo= qn=
     for x in $tp; do
       if [ "$x" = % ]; then x=$1; shift; fi
+      case $pos in 0) qn=$x;; 2) qo=$x;; esac
       case $x in
       '#'*)
         cmd="$cmd \"\$A${x#\#}\""
-        [ "$pos" = 1 ] && c="$c ap=\"\$A${x#\#}\" an=\"\${soh}${x#\#}\";";;
+        [ "$pos" = 1 ] && { pre="ap=\"\$A${x#\#}\" an=\"\${soh}${x#\#}\";"; qp=${x#\#}; };;
       *) cmd="$cmd $x";;
       esac
       pos=$((pos + 1))
     done
-    c="$c$cmd"
+    qcv="$pre $cmd"
+    eval "qk$no=\$ky qc$no=\$qcv qp$no=\$qp qo$no=\$qo qn$no=\$qn qs$no= qe$no="
+    no=$((no + 1))
   done
   set +f
-  eval "$c"
+  set --
+  i=0
+  while [ "$i" -lt "$no" ]; do
+    eval "n_=\$qn$i p_=\$qp$i o_=\$qo$i"
+    case $n_ in tail|count|countthen)
+      case $o_ in ''|*[!0-9]*) ;; *)
+        if [ -n "$p_" ]; then
+          eval "f_=\$A$p_"
+          if [ -e "$f_" ]; then eval "qe$i=1"; set -- "$@" "$f_"; else eval "qs$i=noent"; fi
+        fi;;
+      esac;;
+    esac
+    i=$((i + 1))
+  done
+  sok=1
+  if [ $# -gt 0 ]; then
+    stat -L -c '%s %Y %f' -- "$@" >"$T/sq" 2>/dev/null || sok=
+    exec 4<"$T/sq"
+    i=0
+    while [ "$i" -lt "$no" ]; do
+      eval "e_=\$qe$i"
+      if [ -n "$e_" ]; then
+        if IFS=' ' read -r a_ b_ c_ <&4; then eval "qs$i=\"\$a_ \$b_ \$c_\""; else sok=; fi
+      fi
+      i=$((i + 1))
+    done
+    exec 4<&-
+  fi
+  i=0
+  while [ "$i" -lt "$no" ]; do
+    eval "ky=\$qk$i s_=\$qs$i o_=\$qo$i"
+    eval "pv=\${L$ky-}"
+    st_=
+    if [ -n "$sok" ] && [ -n "$s_" ]; then
+      case $s_ in noent) st_=noent;; "$o_ "*) st_="$s_ $o_";; esac
+    fi
+    eval "L$ky=\$st_"
+    if [ -n "$st_" ] && [ "$st_" = "$pv" ]; then
+      eval "ok$nops=\$ky of$nops=\$n ol$nops=\$n os$nops=1"; nops=$((nops + 1))
+    else
+      eval "eval \"\$qc$i\""
+    fi
+    i=$((i + 1))
+  done
 }
 answer() { # into one file, sent in one write: one packet on the link, not one per op
   i=0; : >"$T/ans"
   while [ "$i" -lt "$nops" ]; do
-    eval "ky=\$ok$i a=\$of$i z=\$ol$i"
+    eval "ky=\$ok$i a=\$of$i z=\$ol$i s_=\$os$i"
+    if [ -n "$s_" ]; then printf '@= %s\n' "$ky"; i=$((i + 1)); continue; fi
     f=$T/r.$((a + 1))
     if [ $((z - a)) != 1 ]; then
       f=$T/k; : >"$f"; j=$a

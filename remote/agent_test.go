@@ -239,3 +239,66 @@ func waitGone(t *testing.T, nonce string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Counts and tails asked from their files' ends answer from one stat when
+// the files did not change (no op of their own runs), and exactly as the
+// one-shot does through growth, deletion, creation, a new mtime and a
+// rewrite to the same size and mtime.
+func TestAgentIdleFilesAnswerAsTheyDid(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"grows", "idle", "deleted", "touched", "created", "rewritten"}
+	p := func(n string) string { return filepath.Join(dir, n+" file.jsonl") }
+	for _, n := range names[:4] {
+		writeFile(t, p(n), strings.Repeat("{\"id\":1}\n", 50))
+	}
+	writeFile(t, p("rewritten"), strings.Repeat("{\"id\":1}\n", 50))
+	ctx := context.Background()
+	ag := NewAgent(Local{})
+	t.Cleanup(ag.Close)
+	size := map[string]int64{}
+	for round := 0; round < 6; round++ {
+		batch := func() *Batch {
+			b := &Batch{}
+			for _, n := range names {
+				c := NewCounter(p(n))
+				c.off = size[n]
+				if c.off > 0 {
+					c.tail = make([]byte, min(overlapLen, c.off))
+				}
+				b.Count(c)
+				tl := NewTail(p(n))
+				tl.attached, tl.off = true, size[n]
+				b.Tail(tl)
+			}
+			return b
+		}
+		b := batch()
+		res, err := Local{}.Exec(ctx, b.Argv()...)
+		must(t, err)
+		want, err := parseBatchOf(res.Stdout, b, nil)
+		must(t, err)
+		got, err := ag.Run(ctx, batch())
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if g, w := answersText(got), answersText(want); g != w {
+			t.Fatalf("round %d: the agent's answers differ from the one-shot's:\n--- agent\n%s\n--- one-shot\n%s", round, g, w)
+		}
+		for _, n := range names {
+			size[n] = want.stats[p(n)].fi.Size
+		}
+		switch round {
+		case 1:
+			appendFile(t, p("grows"), "{\"id\":2}\n")
+			must(t, os.Remove(p("deleted")))
+			writeFile(t, p("created"), "{}\n")
+			later := time.Now().Add(time.Hour)
+			must(t, os.Chtimes(p("touched"), later, later))
+		case 3:
+			fi, err := os.Stat(p("rewritten"))
+			must(t, err)
+			writeFile(t, p("rewritten"), strings.Repeat("{\"id\":9}\n", 50))
+			must(t, os.Chtimes(p("rewritten"), fi.ModTime(), fi.ModTime()))
+		}
+	}
+}
