@@ -273,7 +273,7 @@ func (w *Watcher) foldTokens(res remote.PollResult, jobs []*tokJob, sums []tokRe
 		}
 		c.tok.fold(up, c.tok.job, r)
 		c.tok.job = nil
-		c.tok.late(lj, lr)
+		c.tok.late(lj, lr, up.End)
 	}
 	w.thens = nil
 }
@@ -297,12 +297,20 @@ func (w *Watcher) lateSum(j *tokJob, size int64) (*tokJob, *tokResult) {
 	return job, res
 }
 
-// late folds a sum of exactly the hole this poll's count opened.
-func (a *tokAcc) late(job *tokJob, res *tokResult) {
+// late folds a sum of exactly the hole this poll's count opened. The
+// host sums whole lines: an unfinished last line (a writer's buffered
+// block cut mid-record) is taken from end, the file's bytes before cur
+// that the count read, so the hole closes with it as the partial line
+// instead of waiting for a poll whose count ends on a newline.
+func (a *tokAcc) late(job *tokJob, res *tokResult, end []byte) {
 	if job == nil || !a.hole || a.job != nil || job.gen != a.gen || job.from != a.start || job.from+job.n != a.cur {
 		return // the file moved otherwise: the hole's own job sums it next poll
 	}
 	a.answer(job, res)
+	if rest := a.cur - a.start; a.hole && a.err == "" && rest > 0 && rest <= int64(len(end)) && bytes.IndexByte(end[int64(len(end))-rest:], '\n') < 0 {
+		a.hole, a.ahead, a.stuckAt = false, nil, 0
+		a.partial = append([]byte(nil), end[int64(len(end))-rest:]...)
+	}
 }
 
 // dropTokenJobs forgets the sums of a poll that lost the link.

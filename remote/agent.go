@@ -99,6 +99,9 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	defer a.mu.Unlock()
 	ctx, cancel := withDeadline(ctx) // a black-holed link must not hold the poll past an op's time
 	defer cancel()
+	if len(b.ops) == 0 {
+		return parseBatchOf(nil, b, nil)
+	}
 	sess := a.session()
 	if a.noAgent != nil && a.noSess == sess {
 		return nil, a.noAgent
@@ -116,17 +119,13 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	req := a.encode(b)
 	a.lastReq = len(req)
 	a.requests.Add(1)
-	done := make(chan struct{})
 	st := a.st
-	go func() { // a request past its time ends the agent: its answer would come out of turn
-		select {
-		case <-ctx.Done():
-			st.Close()
-		case <-done:
-		}
-	}()
+	// a request past its time ends the agent: its answer would come out of turn
+	closeLate := context.AfterFunc(ctx, func() { st.Close() })
 	out, err := a.exchange(req, fresh)
-	close(done)
+	if !closeLate() && err == nil {
+		a.stop() // closed just as the answer came: the answer stands, the next request starts anew
+	}
 	if err != nil {
 		why := strings.TrimSpace(a.errb.String())
 		a.stop()
@@ -264,14 +263,29 @@ func printfEscape(s string) string {
 const maxAnswer = 256 << 20
 
 // exchange sends req and reads the answer: per op "@= KEY" (as last time)
-// or "@O KEY LEN" and LEN bytes, then "@E NONCE". Text before the first
-// answer of a fresh agent (a login rc's output) is skipped.
+// or "@O KEY LEN" and LEN bytes, then "@E NONCE". A fresh agent first
+// says "@H NONCE": what came before it (a login rc's output, with or
+// without a newline) is skipped.
 func (a *Agent) exchange(req []byte, fresh bool) ([]byte, error) {
 	if _, err := a.st.Write(req); err != nil {
 		return nil, fmt.Errorf("send: %w", err)
 	}
+	if fresh {
+		hello := "@H " + a.nonce + "\n"
+		for {
+			line, err := a.rd.ReadString('\n')
+			if err != nil {
+				if err == io.EOF {
+					return nil, io.EOF // it ended before its hello
+				}
+				return nil, fmt.Errorf("read: %w", err)
+			}
+			if strings.HasSuffix(line, hello) {
+				break
+			}
+		}
+	}
 	var out []byte
-	started := false
 	a.lastAns = 0
 	for {
 		line, err := a.rd.ReadString('\n')
@@ -306,12 +320,9 @@ func (a *Agent) exchange(req []byte, fresh bool) ([]byte, error) {
 			a.lastAns += n
 			a.outs[k] = data
 			out = append(out, data...)
-		case fresh && !started:
-			continue // what a login shell printed first
 		default:
 			return nil, fmt.Errorf("bad answer %q", head([]byte(line)))
 		}
-		started = true
 	}
 }
 
@@ -436,12 +447,13 @@ answer() { # into one file, sent in one write: one packet on the link, not one p
   printf '@E %s\n' "$k" >>"$T/ans"
   cat "$T/ans"
 }
+printf '@H %s\n' "$k" # what a login shell printed before this is cut here
 q=0
 while IFS= read -r line; do
   case $line in
   'D '*) set -f; set -- $line; set +f; v=$(printf '%bx' "${3#=}"); eval "A$2=\${v%x}";;
   'T '*) set -f; set -- $line; set +f; ky=$2; shift 2; eval "T$ky=\$*";;
-  'R '*)
+  R|'R '*)
     q=$((q + 1)); T=$t/q$q n=0 nops=0
     mkdir "$T" || exit 71
     req "${line#R }"

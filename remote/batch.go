@@ -199,9 +199,11 @@ func parseBatchOf(out []byte, b *Batch, names []string) (*answers, error) {
 	nonce := b.nonce
 	a := &answers{stats: map[string]statAns{}, reads: map[string][]readAns{}, globs: map[string]globAns{},
 		counts: map[string]countAns{}, execs: map[string]ExecResult{}, links: map[string]linkAns{}, real: map[string]linkAns{}}
-	if len(out) > 0 && out[0] != '@' {
-		// what a login shell's rc printed before the script ran: the
-		// nonce after each record keeps it from passing for one
+	if i := bytes.Index(out, []byte("@H "+nonce+"\n")); i >= 0 {
+		out = out[i+len("@H "+nonce+"\n"):] // what a login shell's rc printed before the script ran
+	} else if len(out) > 0 && out[0] != '@' {
+		// no hello (an agent's answers have none): the nonce after each
+		// record keeps junk from passing for one
 		if i := bytes.Index(out, []byte("\n@")); i >= 0 {
 			out = out[i+1:]
 		}
@@ -467,8 +469,10 @@ dispatch() {
   done
 }`
 
-// batchOnce is the one-shot batch: the ops are its arguments.
+// batchOnce is the one-shot batch: the ops are its arguments. "@H NONCE"
+// first: what a login shell printed before it, newline or not, is cut there.
 const batchOnce = batchFuncs + `
+printf '@H %s\n' "$k"
 T=$t n=0
 dispatch "$@"
 wait

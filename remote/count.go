@@ -63,7 +63,11 @@ type CountUpdate struct {
 	Missing bool
 	Grew    bool // new lines since the last poll
 	Reset   bool // the file shrank, vanished, or its counted bytes changed: counted again from 0
-	Err     error
+	// End is the file's bytes just before Size, when a count on the host
+	// read them (to check at the next poll): its unfinished last line, if
+	// any, for a caller that never saw the counted bytes.
+	End []byte
+	Err error
 }
 
 // Lines is the last exact count.

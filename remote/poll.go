@@ -248,6 +248,7 @@ func (p *Poller) hostCounts(ctx context.Context, h Host, rs []rangeCount) (chang
 		c.tail, c.mtime = nil, rc.pl.mtime // learnt at the next growth, unless read here
 		if e.tailErr == nil && ns[i].size == e.end && int64(len(e.tail)) == e.tailLen {
 			c.setTail(e.tail, rc.pl.mtime)
+			up.End = e.tail
 		}
 	}
 	return changed

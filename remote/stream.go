@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -9,31 +10,29 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-// chanStream is a Stream over an SSH exec channel.
+// chanStream is a Stream over an SSH exec channel. Its stdout is copied
+// through a pipe, so Close ends a Read at once: closing the channel alone
+// waits for the peer, and a black-holed peer never answers.
 type chanStream struct {
 	ch  *ssh.Session
 	in  io.WriteCloser
-	out io.Reader
-	s   *SSH
+	out *io.PipeReader
 }
 
 func (c *chanStream) Write(p []byte) (int, error) { return c.in.Write(p) }
+func (c *chanStream) Read(p []byte) (int, error)  { return c.out.Read(p) }
 
-func (c *chanStream) Read(p []byte) (int, error) {
-	n, err := c.out.Read(p)
-	if n > 0 {
-		c.s.contact()
-	}
-	return n, err
-}
-
-// Close ends stdin (the agent's loop ends on it) and the channel.
+// Close ends stdin (the agent's loop ends on it), the reads and the channel.
 func (c *chanStream) Close() error {
+	c.out.CloseWithError(errStreamClosed)
 	c.in.Close()
 	return c.ch.Close()
 }
 
-// Stream starts argv on its own channel of the live link; it dies with the link.
+var errStreamClosed = errors.New("stream closed")
+
+// Stream starts argv on its own channel of the live link; it dies with the
+// link. A start that comes after ctx ended is closed, not left running.
 func (s *SSH) Stream(ctx context.Context, stderr io.Writer, argv ...string) (Stream, error) {
 	sess, err := s.session()
 	if err != nil {
@@ -41,24 +40,62 @@ func (s *SSH) Stream(ctx context.Context, stderr io.Writer, argv ...string) (Str
 	}
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
-	return withTimeout(ctx, opTimeout(ctx), func() (Stream, error) {
-		ch, err := sess.link.client.NewSession()
-		if err != nil {
-			return nil, fmt.Errorf("stream %s: %w", argv[0], err)
+	type res struct {
+		st  *chanStream
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		st, err := s.startStream(sess, stderr, argv)
+		ch <- res{st, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.st, r.err
+	case <-ctx.Done():
+		go func() { // the start may still come: close it, or it waits on stdin for the link's life
+			if r := <-ch; r.st != nil {
+				r.st.Close()
+			}
+		}()
+		return nil, fmt.Errorf("stream %s: %w", argv[0], ctx.Err())
+	}
+}
+
+func (s *SSH) startStream(sess *session, stderr io.Writer, argv []string) (*chanStream, error) {
+	ch, err := sess.link.client.NewSession()
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", argv[0], err)
+	}
+	in, err1 := ch.StdinPipe()
+	out, err2 := ch.StdoutPipe()
+	if err1 != nil || err2 != nil {
+		ch.Close()
+		return nil, fmt.Errorf("stream %s: pipes: %v %v", argv[0], err1, err2)
+	}
+	ch.Stderr = stderr
+	if err := ch.Start(CommandLine(argv...)); err != nil {
+		ch.Close()
+		return nil, fmt.Errorf("stream %s: %w", argv[0], err)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := out.Read(buf)
+			if n > 0 {
+				s.contact()
+				if _, werr := pw.Write(buf[:n]); werr != nil {
+					return // closed by this end
+				}
+			}
+			if err != nil {
+				pw.CloseWithError(err)
+				return
+			}
 		}
-		in, err1 := ch.StdinPipe()
-		out, err2 := ch.StdoutPipe()
-		if err1 != nil || err2 != nil {
-			ch.Close()
-			return nil, fmt.Errorf("stream %s: pipes: %v %v", argv[0], err1, err2)
-		}
-		ch.Stderr = stderr
-		if err := ch.Start(CommandLine(argv...)); err != nil {
-			ch.Close()
-			return nil, fmt.Errorf("stream %s: %w", argv[0], err)
-		}
-		return &chanStream{ch: ch, in: in, out: out, s: s}, nil
-	})
+	}()
+	return &chanStream{ch: ch, in: in, out: pr}, nil
 }
 
 // procStream is a Stream over a local process.
