@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,7 +54,8 @@ func TestAgentLateStartLeavesNothing(t *testing.T) {
 	s := sshdtest.Start(t)
 	p, o := viaProxy(t, s)
 	h := dial(t, o)
-	ag := NewAgent(h)
+	cs := &capturing{Streamer: h}
+	ag := &Agent{h: cs, l: h}
 	f := filepath.Join(t.TempDir(), "raw.jsonl")
 	writeFile(t, f, "{}\n")
 	p.SetDelay(300 * time.Millisecond)
@@ -66,7 +68,30 @@ func TestAgentLateStartLeavesNothing(t *testing.T) {
 	cancel()
 	p.SetDelay(0)
 	ag.Close()
-	waitGone(t, "synthwatch-agent") // the link is still up: only closing the late start ends it
+	if cs.nonce() == "" {
+		t.Fatal("no start asked")
+	}
+	waitGone(t, cs.nonce()) // the link is still up: only closing the late start ends it
+}
+
+// capturing is a Streamer that keeps the last argv's nonce (its last word).
+type capturing struct {
+	Streamer
+	mu   sync.Mutex
+	last string
+}
+
+func (c *capturing) Stream(ctx context.Context, stderr io.Writer, argv ...string) (Stream, error) {
+	c.mu.Lock()
+	c.last = argv[len(argv)-1]
+	c.mu.Unlock()
+	return c.Streamer.Stream(ctx, stderr, argv...)
+}
+
+func (c *capturing) nonce() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
 }
 
 type junkStreamer struct{ junk string }

@@ -221,6 +221,11 @@ func (s *SSHServer) session(nc ssh.NewChannel) {
 			cmd = exec.Command("/bin/sh", "-c", p.Command)
 			cmd.Stdout, cmd.Stderr = ch, ch.Stderr()
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			// stdin from the channel, as sshd gives it (the dashboard's host
+			// agent reads its requests there); Wait does not wait for it
+			if in, err := cmd.StdinPipe(); err == nil {
+				go func() { _, _ = io.Copy(in, ch); in.Close() }()
+			}
 			go func() { s.run(cmd, ch); close(finished) }()
 		case "subsystem":
 			var p struct{ Name string }
