@@ -45,6 +45,9 @@ func (w *Watcher) prefetch(ctx context.Context, steady bool, ask batchAsk) {
 	b := w.batchFor(ctx, ask)
 	if !steady {
 		w.coldErr = w.pre.Load(ctx, b)
+		if w.agent != nil {
+			go w.agent.Warm(context.Background()) // for the next poll: it finds the agent running
+		}
 		return
 	}
 	err := w.pre.LoadVia(ctx, w.agent, b)

@@ -145,6 +145,51 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	return parseBatchOf(out, b, a.names)
 }
 
+// readHello skips to the fresh agent's "@H NONCE" line.
+func (a *Agent) readHello() error {
+	hello := "@H " + a.nonce + "\n"
+	for {
+		line, err := a.rd.ReadString('\n')
+		if err != nil {
+			if err == io.EOF {
+				return io.EOF // it ended before its hello
+			}
+			return fmt.Errorf("read: %w", err)
+		}
+		if strings.HasSuffix(line, hello) {
+			return nil
+		}
+	}
+}
+
+// Warm starts the agent for the link's session now, unless it runs: the
+// first steady poll then waits for no start (a channel, the script and its
+// first answer). A host that cannot run it is known from here on.
+func (a *Agent) Warm(ctx context.Context) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	sess := a.session()
+	if a.st != nil && a.sess == sess || a.noAgent != nil && a.noSess == sess {
+		return
+	}
+	a.stop()
+	if a.start(ctx, sess) != nil {
+		return
+	}
+	st := a.st
+	closeLate := context.AfterFunc(ctx, func() { st.Close() })
+	err := a.readHello()
+	if !closeLate() || err != nil {
+		why := strings.TrimSpace(a.errb.String())
+		a.stop()
+		if errors.Is(err, io.EOF) && ctx.Err() == nil {
+			a.noAgent, a.noSess = fmt.Errorf("%w: %s", ErrNoAgent, firstNonEmpty(why, "it exited at once")), sess
+		}
+	}
+}
+
 func firstNonEmpty(s ...string) string {
 	for _, v := range s {
 		if v != "" {
@@ -271,18 +316,8 @@ func (a *Agent) exchange(req []byte, fresh bool) ([]byte, error) {
 		return nil, fmt.Errorf("send: %w", err)
 	}
 	if fresh {
-		hello := "@H " + a.nonce + "\n"
-		for {
-			line, err := a.rd.ReadString('\n')
-			if err != nil {
-				if err == io.EOF {
-					return nil, io.EOF // it ended before its hello
-				}
-				return nil, fmt.Errorf("read: %w", err)
-			}
-			if strings.HasSuffix(line, hello) {
-				break
-			}
+		if err := a.readHello(); err != nil {
+			return nil, err
 		}
 	}
 	var out []byte

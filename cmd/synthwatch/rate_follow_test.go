@@ -94,12 +94,12 @@ func (w *rateWriter) halt() {
 	<-w.done
 }
 
-// bursts120 says the writer has not yet made the bursts of 12 s at its
-// pace (two simulated minutes).
-func (w *rateWriter) bursts120(every time.Duration) bool {
+// writing says the writer has not yet made the bursts of 14 s at its
+// pace (2m20s simulated).
+func (w *rateWriter) writing(every time.Duration) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.bursts) < int(12*time.Second/every)
+	return len(w.bursts) < int(14*time.Second/every)
 }
 
 // truth is the writer's real rate per minute: records after its first
@@ -116,7 +116,8 @@ func (w *rateWriter) truth(burst int) (perMin float64, last time.Time) {
 
 // TestFollowRateAndETAOfKnownWriters drives a writer with a known rate,
 // steady and bursty, and reads `status --follow --json` over a real sshd.
-// Time runs ten times fast: two minutes of writing are 12 s, stall_after
+// Time runs ten times fast: 2m20s of writing are 14 s (the rate needs its
+// growths to span parse.RateMinSpan, 10 s of real time), stall_after
 // (one minute) is 6 s, a burst of 50 every 20 s comes every 2 s. After the
 // writing the rate and the ETA are within 20 % of the writer's own figures;
 // every snapshot taken one stall_after after its last record shows rate 0,
@@ -149,9 +150,9 @@ func TestFollowRateAndETAOfKnownWriters(t *testing.T) {
 				"-o", "StrictHostKeyChecking=yes", "--root", root, s.User+"@"+s.Addr())
 			f.next(60 * time.Second) // connected
 			wr := startRateWriter(t, root, c.every, c.burst)
-			// two minutes of writing at ten times the pace, counted in the
+			// 2m20s of writing at ten times the pace, counted in the
 			// writer's bursts (not our clock), however slowly the machine runs
-			for wr.bursts120(c.every) {
+			for wr.writing(c.every) {
 				f.next(30 * time.Second)
 			}
 			snap := f.next(30 * time.Second) // a poll after the last counted burst
