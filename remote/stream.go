@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"sync"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -14,19 +15,25 @@ import (
 // through a pipe, so Close ends a Read at once: closing the channel alone
 // waits for the peer, and a black-holed peer never answers.
 type chanStream struct {
-	ch  *ssh.Session
-	in  io.WriteCloser
-	out *io.PipeReader
+	ch   *ssh.Session
+	in   io.WriteCloser
+	out  *io.PipeReader
+	once sync.Once // a late request's timer and the agent may both close it
 }
 
 func (c *chanStream) Write(p []byte) (int, error) { return c.in.Write(p) }
 func (c *chanStream) Read(p []byte) (int, error)  { return c.out.Read(p) }
 
-// Close ends stdin (the agent's loop ends on it), the reads and the channel.
+// Close ends the reads and the channel (the agent's loop ends with its stdin).
 func (c *chanStream) Close() error {
-	c.out.CloseWithError(errStreamClosed)
-	c.in.Close()
-	return c.ch.Close()
+	var err error
+	c.once.Do(func() {
+		c.out.CloseWithError(errStreamClosed)
+		// the channel's close ends the agent's stdin on the host; no EOF of
+		// its own (CloseWrite), which races a Write still under way
+		err = c.ch.Close()
+	})
+	return err
 }
 
 var errStreamClosed = errors.New("stream closed")
@@ -100,18 +107,23 @@ func (s *SSH) startStream(sess *session, stderr io.Writer, argv []string) (*chan
 
 // procStream is a Stream over a local process.
 type procStream struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out io.Reader
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  io.Reader
+	once sync.Once
 }
 
 func (p *procStream) Write(b []byte) (int, error) { return p.in.Write(b) }
 func (p *procStream) Read(b []byte) (int, error)  { return p.out.Read(b) }
 
 func (p *procStream) Close() error {
-	p.in.Close()
-	p.cmd.Process.Kill()
-	return p.cmd.Wait()
+	var err error
+	p.once.Do(func() {
+		p.in.Close()
+		p.cmd.Process.Kill()
+		err = p.cmd.Wait()
+	})
+	return err
 }
 
 // Stream runs argv here, through sh as the SSH host would.
