@@ -45,6 +45,26 @@ func answersText(a *answers) string {
 	return strings.Join(lines, "\n")
 }
 
+// sameAsOneShot runs a batch through the one-shot script and through ag,
+// fails unless both answer alike, and returns the one-shot's answers.
+func sameAsOneShot(t *testing.T, ag *Agent, batch func() *Batch, round int) *answers {
+	t.Helper()
+	ctx := context.Background()
+	b := batch()
+	res, err := Local{}.Exec(ctx, b.Argv()...)
+	must(t, err)
+	want, err := parseBatchOf(res.Stdout, b, nil)
+	must(t, err)
+	got, err := ag.Run(ctx, batch())
+	if err != nil {
+		t.Fatalf("round %d: %v", round, err)
+	}
+	if g, w := answersText(got), answersText(want); g != w {
+		t.Fatalf("round %d: the agent's answers differ from the one-shot's:\n--- agent\n%s\n--- one-shot\n%s", round, g, w)
+	}
+	return want
+}
+
 // The agent answers a batch as the one-shot script does, on names that
 // mean something to sh (spaces, quotes, $, a backslash, a newline, a
 // leading dash, glob characters), on the first request and on later ones,
@@ -85,24 +105,12 @@ func TestAgentAnswersLikeTheOneShot(t *testing.T) {
 		b.Each(prep, []*Tail{NewTail("raw.jsonl")}, []*Counter{NewCounter("raw.jsonl")})
 		return b
 	}
-	ctx := context.Background()
 	ag := NewAgent(Local{})
 	t.Cleanup(ag.Close)
 	for round := 0; round < 4; round++ {
-		b := batch()
-		res, err := Local{}.Exec(ctx, b.Argv()...)
-		must(t, err)
-		want, err := parseBatchOf(res.Stdout, b, nil)
-		must(t, err)
-		got, err := ag.Run(ctx, batch())
-		if err != nil {
-			t.Fatalf("round %d: %v", round, err)
-		}
+		want := sameAsOneShot(t, ag, batch, round)
 		if !strings.Contains(answersText(want), "X \"sh -c 'tail") {
 			t.Fatalf("round %d: the count on the host ran no sum", round)
-		}
-		if g, w := answersText(got), answersText(want); g != w {
-			t.Fatalf("round %d: the agent's answers differ from the one-shot's:\n--- agent\n%s\n--- one-shot\n%s", round, g, w)
 		}
 		switch round { // the host changes between rounds (round 1: nothing)
 		case 1:
@@ -252,7 +260,6 @@ func TestAgentIdleFilesAnswerAsTheyDid(t *testing.T) {
 		writeFile(t, p(n), strings.Repeat("{\"id\":1}\n", 50))
 	}
 	writeFile(t, p("rewritten"), strings.Repeat("{\"id\":1}\n", 50))
-	ctx := context.Background()
 	ag := NewAgent(Local{})
 	t.Cleanup(ag.Close)
 	size := map[string]int64{}
@@ -272,18 +279,7 @@ func TestAgentIdleFilesAnswerAsTheyDid(t *testing.T) {
 			}
 			return b
 		}
-		b := batch()
-		res, err := Local{}.Exec(ctx, b.Argv()...)
-		must(t, err)
-		want, err := parseBatchOf(res.Stdout, b, nil)
-		must(t, err)
-		got, err := ag.Run(ctx, batch())
-		if err != nil {
-			t.Fatalf("round %d: %v", round, err)
-		}
-		if g, w := answersText(got), answersText(want); g != w {
-			t.Fatalf("round %d: the agent's answers differ from the one-shot's:\n--- agent\n%s\n--- one-shot\n%s", round, g, w)
-		}
+		want := sameAsOneShot(t, ag, batch, round)
 		for _, n := range names {
 			size[n] = want.stats[p(n)].fi.Size
 		}
