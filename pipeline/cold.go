@@ -2,7 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"log"
+	"log/slog"
 	"strconv"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -56,7 +56,7 @@ func (w *Watcher) prefetch(ctx context.Context, steady bool, ask batchAsk) {
 		w.agentErr = ""
 	case err.Error() != w.agentErr:
 		w.agentErr = err.Error()
-		log.Printf("%s: agent: %v (this poll reads the files itself)", w.o.Host, err)
+		slog.Warn("the host agent failed; this poll reads the files itself", "host", w.o.Host, "err", err)
 	}
 }
 

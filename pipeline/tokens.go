@@ -315,6 +315,7 @@ func (a *tokAcc) late(job *tokJob, res *tokResult, end []byte) {
 
 // dropTokenJobs forgets the sums of a poll that lost the link.
 func (w *Watcher) dropTokenJobs() {
+	w.thens = nil
 	for _, c := range w.cats {
 		c.tok.job = nil
 	}
