@@ -34,24 +34,22 @@ type Fleet struct {
 // paint coalesces the hosts' repaints. Sixteen hosts send some twenty
 // messages a second (answers, poll timers, ticks), and drawing the screen
 // and diffing it for the terminal after each was most of the fleet's CPU.
-// A host's message repaints at most every Config.Repaint, and a repaint it
-// held back comes by itself (repaintMsg); keys, resizes and prompts repaint
-// at once. Repaint 0 repaints after every message (tests).
+// A host's news is drawn Config.Repaint after it came (repaintMsg), with
+// whatever else came meanwhile: the hosts poll on the same beat, so one
+// repaint shows them all. Keys, resizes and prompts repaint at once.
+// Repaint 0 repaints after every message (tests).
 type paint struct {
 	view    string
-	at      time.Time
 	due     bool // the next View draws afresh
 	pending bool // a repaintMsg is on its way
 }
 
 type repaintMsg struct{}
 
-// repaint marks the next View due, or, inside Repaint of the last one,
-// sends for it later (once).
+// repaint sends for a repaint in Repaint, unless one is on its way.
 func (f Fleet) repaint() tea.Cmd {
 	p := f.paint
-	wait := f.cfg.Repaint - f.cfg.Now().Sub(p.at)
-	if f.cfg.Repaint <= 0 || wait <= 0 {
+	if f.cfg.Repaint <= 0 {
 		p.due = true
 		return nil
 	}
@@ -59,7 +57,7 @@ func (f Fleet) repaint() tea.Cmd {
 		return nil
 	}
 	p.pending = true
-	return tea.Tick(wait, func(time.Time) tea.Msg { return repaintMsg{} })
+	return tea.Tick(f.cfg.Repaint, func(time.Time) tea.Msg { return repaintMsg{} })
 }
 
 // hostMsg is a host's own message (a poll's answer, its tick, an action's
@@ -151,6 +149,9 @@ func (f Fleet) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return f, nil
 		}
 		cmd := f.toHost(msg.i, msg.msg)
+		if _, due := msg.msg.(pollDue); due && msg.i != f.open {
+			return f, cmd // a poll starting changes no row
+		}
 		return f, tea.Batch(cmd, f.repaint())
 	case PromptMsg:
 		f.prompts = append(f.prompts, msg)

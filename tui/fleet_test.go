@@ -292,3 +292,39 @@ func TestFleetCoalescesHostRepaints(t *testing.T) {
 		t.Fatal("a key did not repaint at once")
 	}
 }
+
+// Hosts poll on the clock's beat: a poll that ends anywhere in an interval
+// waits for the next multiple of it, so a fleet's answers come together
+// and one repaint draws them; a poll that ended just before the beat
+// still rests a quarter interval.
+func TestPollsKeepTheClocksBeat(t *testing.T) {
+	f := newFake()
+	f.snap = running()
+	m, c := newModel(f, 120, 40, Config{PollEvery: 2 * time.Second})
+	beat := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	for _, tc := range []struct{ at, want time.Duration }{
+		{0, 2 * time.Second},
+		{300 * time.Millisecond, 1700 * time.Millisecond},
+		{1900 * time.Millisecond, 500 * time.Millisecond}, // rests a quarter interval, off the beat once
+		{2500 * time.Millisecond, 1500 * time.Millisecond},
+	} {
+		c.t = beat.Add(tc.at)
+		if got := m.nextPoll(); got != tc.want {
+			t.Errorf("a poll ending %v after a beat waits %v, want %v", tc.at, got, tc.want)
+		}
+	}
+}
+
+// A poll starting changes no row: it does not repaint the fleet screen.
+func TestFleetPollDueDoesNotRepaint(t *testing.T) {
+	fl, _ := newFleet(threeHosts(), 150, 30, Config{Repaint: 300 * time.Millisecond})
+	fl = fstep(fl, repaintMsg{}) // the first answers' repaint
+	fl.View()
+	_, cmd := fl.Update(hostMsg{0, pollDue{fl.hosts[0].gen}})
+	if fl.paint.pending || fl.paint.due {
+		t.Fatal("a poll's start asked for a repaint")
+	}
+	if cmd == nil {
+		t.Fatal("the due poll did not start")
+	}
+}

@@ -18,7 +18,7 @@ func (f Fleet) View() tea.View {
 		view = f.render()
 	} else {
 		if p.due || p.view == "" {
-			p.view, p.at, p.due = f.render(), f.cfg.Now(), false
+			p.view, p.due = f.render(), false
 		}
 		view = p.view
 	}

@@ -30,7 +30,6 @@ type (
 		gen            int
 		snap           pipeline.Snapshot
 		worker, server []string
-		took           time.Duration // how long the poll ran: the next starts an interval after this one began
 	}
 	tickMsg   time.Time
 	actionMsg struct {
@@ -132,10 +131,9 @@ func (m *Model) pollCmd() tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		began := time.Now()
 		s := be.Poll(ctx)
 		w, sv := be.Logs()
-		return pollMsg{gen: gen, snap: s, worker: w, server: sv, took: time.Since(began)}
+		return pollMsg{gen: gen, snap: s, worker: w, server: sv}
 	}
 }
 
@@ -199,7 +197,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.sel = max(0, len(m.snap.Categories)-1)
 		}
 		gen := m.gen
-		next := max(m.cfg.PollEvery-msg.took, m.cfg.PollEvery/4) // a poll every interval, not interval + poll time; a slow host still rests
+		next := m.nextPoll()
 		if msg.snap.Connection.Stale() && m.conn.State == pipeline.LinkConnected {
 			next = min(next, 200*time.Millisecond) // the link came back after this poll's reads failed: fresh figures now (bounded: a link that says up and fails still rests)
 		}
@@ -240,6 +238,17 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.key(msg)
 	}
 	return m, nil
+}
+
+// nextPoll is how long until the next poll: to the next multiple of the
+// interval on the clock, so a poll comes every interval, not interval +
+// poll time, and a fleet's hosts poll together, their answers drawn in one
+// repaint rather than one each. A slow host still rests a quarter interval,
+// and the poll after that one finds the beat again.
+func (m Model) nextPoll() time.Duration {
+	every := m.cfg.PollEvery
+	next := every - time.Duration(m.cfg.Now().UnixNano()%int64(every))
+	return max(next, every/4)
 }
 
 // pollDue asks for the next poll of a generation.

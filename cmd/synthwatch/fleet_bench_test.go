@@ -130,8 +130,8 @@ func BenchmarkFleet16(b *testing.B) {
 		c0, t0 := cpuSeconds(p), time.Now()
 		var rss []float64
 		var fresh []time.Duration
-		for time.Since(t0) < time.Duration(secs)*time.Second {
-			time.Sleep(time.Second)
+		for k := 0; time.Since(t0) < time.Duration(secs)*time.Second; k++ {
+			time.Sleep(time.Second + time.Duration(k*7919%1000)*time.Millisecond/2) // 1 to 1.5 s: no beat with the polls', whose phase would bias the figures
 			at, scr := time.Now(), screen()
 			for i := range n {
 				if d, ok := grows[i].staleness(rowDone(scr, alias(i)), at); ok {
