@@ -223,9 +223,11 @@ func parseProcessing(w *WorkerLine, rest string) {
 	w.Category, w.Class = name, class
 }
 
+var runningSeps = strings.NewReplacer("(", " ", ")", " ", ",", " ", "...", " ")
+
 // "Running 10000 requests (concurrency=150, max_tokens=10240)..."
 func parseRunning(w *WorkerLine, s string) {
-	f := strings.Fields(strings.NewReplacer("(", " ", ")", " ", ",", " ", "...", " ").Replace(s))
+	f := strings.Fields(runningSeps.Replace(s))
 	if len(f) < 3 || f[2] != "requests" {
 		return
 	}

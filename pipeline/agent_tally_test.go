@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
@@ -46,10 +47,18 @@ func trialTruth(t *testing.T, p string) (int64, int64) {
 // above 1 KiB and above 256 KiB), torn lines completed later, a rewrite and
 // a rename over it, the agent's watcher's lines and tokens are the file's
 // after every step (from the adversarial trial of the agent).
+//
+// The agent is the shell, and (end to end) the deployed binary: the same
+// trial for both.
 func TestAgentTallyMatchesTheFile(t *testing.T) {
 	s := sshdtest.Start(t)
 	p := newProxied(t, s)
 	t.Setenv("SSH_AUTH_SOCK", "")
+	t.Run("sh", func(t *testing.T) { tallyTrial(t, p, "") })
+	t.Run("go", func(t *testing.T) { tallyTrial(t, p, testbin.Path(t)) })
+}
+
+func tallyTrial(t *testing.T, p *proxied, bin string) {
 	for seed := int64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
@@ -61,7 +70,10 @@ func TestAgentTallyMatchesTheFile(t *testing.T) {
 			hb := p.dial(t)
 			t.Cleanup(func() { hb.Close() })
 			c := newClock()
-			o := Options{Host: "trial", Root: root, ServerURL: closedURL(t), Now: c.now}
+			o := Options{Host: "trial", Root: root, ServerURL: closedURL(t), WorkerBin: bin, Now: c.now}
+			if bin == "" {
+				o.WorkerBin = filepath.Join(t.TempDir(), "no-synthwatch") // the shell, whatever this machine has deployed
+			}
 			w := NewWatcher(hb, o, nil)
 			id := 50
 			torn := ""
@@ -121,6 +133,9 @@ func TestAgentTallyMatchesTheFile(t *testing.T) {
 			}
 			if st, rq := w.agent.Stats(); rq == 0 {
 				t.Fatalf("the agent answered nothing (%d starts)", st)
+			}
+			if got := bin != "" && testbin.AgentRuns(bin, ""); got != (bin != "") {
+				t.Fatalf("the deployed binary runs as the agent: %v, want %v", got, bin != "")
 			}
 		})
 	}

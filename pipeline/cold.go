@@ -98,7 +98,7 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 		b.Cat(l.Manifest(), 1<<20)
 	}
 	if full {
-		g := parse.Layout{Root: globEscape(w.o.Root)}
+		g := parse.Layout{Root: remote.GlobEscape(w.o.Root)}
 		b.Glob(g.Prompts("*"), l.Prepared(), parse.PromptsFile)
 		b.Glob(g.Raw("*"), l.Prepared(), parse.RawFile)
 	}

@@ -23,6 +23,7 @@ type Options struct {
 	Host      string // shown as the snapshot's host, e.g. root@10.1.230.174
 	Root      string // the pipeline root on the host
 	ServerURL string // default parse.DefaultServerURL (read through the SSH link)
+	WorkerBin string // the deployed binary (--worker-bin; "" as a launch finds it), the host's agent where it can be
 	WorkerLog string // default <root>/logs/inference_all.log
 	ServerLog string // default <root>/logs/sglang_inference.log
 	// Servers, when set, are every server on the host (ServerURL and
@@ -130,7 +131,9 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	if _, linked := h.(remote.Linked); linked {
 		w.pre = remote.NewPrefetch(h)
 		w.rd = w.pre
-		w.agent = remote.NewAgent(h)
+		if w.agent = remote.NewAgent(h); w.agent != nil {
+			w.agent.UseBinary(o.WorkerBin)
+		}
 	}
 	w.setServers(w.serverSpecs())
 	w.procs = newProcReader(w.rd, o.Root)
@@ -196,7 +199,7 @@ func (w *Watcher) discover(ctx context.Context) error {
 		c.budget, c.maxSamples = s.TokenBudget, s.MaxSamples
 	}
 	var found []string
-	glob := parse.Layout{Root: globEscape(w.o.Root)}
+	glob := parse.Layout{Root: remote.GlobEscape(w.o.Root)}
 	for _, pat := range []string{glob.Prompts("*"), glob.Raw("*")} {
 		m, err := w.rd.Glob(ctx, pat)
 		if err != nil {
@@ -211,12 +214,6 @@ func (w *Watcher) discover(ctx context.Context) error {
 		w.cat(n)
 	}
 	return nil
-}
-
-// globEscape keeps a root with glob characters literal.
-func globEscape(s string) string {
-	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
-	return r.Replace(s)
 }
 
 // Poll reads the host once (one concurrent batch) and returns the Snapshot.

@@ -55,7 +55,9 @@ type Agent struct {
 	names   []string // the aliases, by number
 	keys    map[string]int
 	outs    map[int][]byte
-	noAgent error // why this session's host cannot run it
+	useBin  bool   // the deployed binary may be the agent (UseBinary)
+	bin     string // its path: "" finds it as a launch does
+	noAgent error  // why this session's host cannot run it
 	noSess  int
 	lastReq int // bytes of the last request (tests)
 	lastAns int // bytes of the last answer (tests)
@@ -71,6 +73,15 @@ func NewAgent(h Host) *Agent {
 	}
 	l, _ := h.(Linked)
 	return &Agent{h: s, l: l}
+}
+
+// UseBinary lets the agent be the deployed synthwatch (bin: --worker-bin;
+// "" finds it as a launch does) where it speaks AgentProto: a steady poll
+// then forks nothing on the host. Elsewhere the agent is the shell.
+func (a *Agent) UseBinary(bin string) {
+	a.mu.Lock()
+	a.useBin, a.bin = true, bin
+	a.mu.Unlock()
 }
 
 // Stats counts the agent's starts and requests.
@@ -204,7 +215,11 @@ func (a *Agent) start(ctx context.Context, sess int) error {
 	crand.Read(r[:])
 	nonce := "~" + hex.EncodeToString(r[:])
 	a.errb = &lastBytes{max: 2048}
-	st, err := a.h.Stream(ctx, a.errb, "sh", "-c", agentScript, "synthwatch-agent", nonce)
+	argv := []string{"sh", "-c", agentScript, "synthwatch-agent", nonce}
+	if a.useBin {
+		argv = []string{"sh", "-c", agentLauncher, "synthwatch-agent", nonce, a.bin, AgentProto, agentScript}
+	}
+	st, err := a.h.Stream(ctx, a.errb, argv...)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -15,34 +16,86 @@ import (
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
-// answersText renders answers in a fixed order, errors by their text.
+// answersText renders answers in a fixed order; a failure by its kind
+// alone (noent or err), since its words are the tool's own (head's, dash's
+// with its $0, Go's).
 func answersText(a *answers) string {
 	var lines []string
 	for p, s := range a.stats {
-		lines = append(lines, fmt.Sprintf("S %q %d %d %v %v", p, s.fi.Size, s.fi.ModTime.Unix(), s.fi.IsDir, s.err))
+		lines = append(lines, fmt.Sprintf("S %q %d %d %v %v", p, s.fi.Size, s.fi.ModTime.Unix(), s.fi.IsDir, errKind(s.err)))
 	}
 	for p, rs := range a.reads {
 		for _, r := range rs {
-			lines = append(lines, fmt.Sprintf("R %q %d %v %q %v", p, r.off, r.eof, r.data, r.err))
+			if r.err != nil {
+				r.data = nil
+			}
+			lines = append(lines, fmt.Sprintf("R %q %d %v %q %v", p, r.off, r.eof, r.data, errKind(r.err)))
 		}
 	}
 	for p, g := range a.globs {
-		lines = append(lines, fmt.Sprintf("G %q %q %v", p, g.paths, g.err))
+		lines = append(lines, fmt.Sprintf("G %q %q %v", p, g.paths, errKind(g.err)))
 	}
 	for p, c := range a.counts {
+		if c.err != "" {
+			c.err = "err"
+		}
 		lines = append(lines, fmt.Sprintf("N %q %+v", p, c))
 	}
 	for p, x := range a.execs {
 		lines = append(lines, fmt.Sprintf("X %q %q %q %d", p, x.Stdout, x.Stderr, x.ExitCode))
 	}
 	for p, l := range a.links {
-		lines = append(lines, fmt.Sprintf("L %q %q %v", p, l.target, l.err))
+		lines = append(lines, fmt.Sprintf("L %q %q %v", p, l.target, errKind(l.err)))
 	}
 	for p, l := range a.real {
-		lines = append(lines, fmt.Sprintf("P %q %q %v", p, l.target, l.err))
+		if l.err != nil {
+			l.target = ""
+		}
+		lines = append(lines, fmt.Sprintf("P %q %q %v", p, l.target, errKind(l.err)))
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+func errKind(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, errNotExist):
+		return "noent"
+	}
+	return "err"
+}
+
+// sleeper starts sh -c script with args, sleeping, and returns its pid.
+func sleeper(t *testing.T, script string, args ...string) int {
+	t.Helper()
+	cmd := exec.Command("sh", append([]string{"-c", script, "sleeper"}, args...)...)
+	must(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) { // its redirection done and sleep started
+		if kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid)); len(kids) > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return cmd.Process.Pid
+}
+
+// onlyIn is a's lines that b lacks.
+func onlyIn(a, b string) string {
+	in := map[string]bool{}
+	for _, l := range strings.Split(b, "\n") {
+		in[l] = true
+	}
+	var out []string
+	for _, l := range strings.Split(a, "\n") {
+		if !in[l] {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // sameAsOneShot runs a batch through the one-shot script and through ag,
@@ -60,7 +113,7 @@ func sameAsOneShot(t *testing.T, ag *Agent, batch func() *Batch, round int) *ans
 		t.Fatalf("round %d: %v", round, err)
 	}
 	if g, w := answersText(got), answersText(want); g != w {
-		t.Fatalf("round %d: the agent's answers differ from the one-shot's:\n--- agent\n%s\n--- one-shot\n%s", round, g, w)
+		t.Fatalf("round %d: the agent's answers differ from the one-shot's:\n--- only the agent's\n%s\n--- only the one-shot's\n%s", round, onlyIn(g, w), onlyIn(w, g))
 	}
 	return want
 }
@@ -70,59 +123,88 @@ func sameAsOneShot(t *testing.T, ag *Agent, batch func() *Batch, round int) *ans
 // leading dash, glob characters), on the first request and on later ones,
 // where unchanged answers come back by name and changed ones in full.
 func TestAgentAnswersLikeTheOneShot(t *testing.T) {
-	dir := t.TempDir()
-	prep := filepath.Join(dir, "prepared")
-	names := []string{"B1", "with space", `it's "quoted"`, "-dash", `$HOME`, `back\slash`, "new\nline", "star*[x]?", "ünï"}
-	for i, n := range names {
-		d := filepath.Join(prep, n)
-		must(t, os.MkdirAll(d, 0o755))
-		writeFile(t, filepath.Join(d, "raw.jsonl"), strings.Repeat("{\"id\":1}\n", 10*(i+1)))
-	}
-	log := filepath.Join(dir, "log")
-	writeFile(t, log, strings.Repeat("line\n", 3000))
-	big := filepath.Join(prep, "B1", "big.jsonl")
-	writeFile(t, big, strings.Repeat(`{"id":"x","content":"yyyyyyyy"}`+"\n", 20000))
-	batch := func() *Batch {
-		b := &Batch{}
-		b.Glob(filepath.Join(prep, "*", "raw.jsonl"), prep, "raw.jsonl")
-		tl := NewTail(log)
-		tl.StartBack = 1000
-		b.Tail(tl)
-		cb := NewCounter(big)
-		cb.RemoteAbove = 100
-		b.Count(cb)
-		cs := NewCounter(filepath.Join(prep, `it's "quoted"`, "raw.jsonl"))
-		cs.RemoteAbove = 10
-		b.CountThen(cs, 0, "sh", "-c", `tail -c +"$2" -- "$1" | head -c "$3" | wc -l; echo "$# $2 $3"`, "synthwatch-sum")
-		for _, n := range names {
-			b.Count(NewCounter(filepath.Join(prep, n, "raw.jsonl")))
-		}
-		b.Count(NewCounter(filepath.Join(prep, "B1", "gone.jsonl")))
-		b.Cat(filepath.Join(dir, "nope"), 100)
-		b.Cat(log, 50)
-		b.Exec("sh", "-c", `echo "out $1"; echo err >&2; exit 3`, "x", "a b\nc")
-		b.RealPath(dir)
-		b.Each(prep, []*Tail{NewTail("raw.jsonl")}, []*Counter{NewCounter("raw.jsonl")})
-		return b
-	}
-	ag := NewAgent(Local{})
-	t.Cleanup(ag.Close)
-	for round := 0; round < 4; round++ {
-		want := sameAsOneShot(t, ag, batch, round)
-		if !strings.Contains(answersText(want), "X \"sh -c 'tail") {
-			t.Fatalf("round %d: the count on the host ran no sum", round)
-		}
-		switch round { // the host changes between rounds (round 1: nothing)
-		case 1:
-			appendFile(t, filepath.Join(prep, "with space", "raw.jsonl"), "{\"id\":2}\n")
-			appendFile(t, log, "more\n")
-		case 2:
-			must(t, os.Remove(filepath.Join(prep, "-dash", "raw.jsonl")))
-			writeFile(t, filepath.Join(prep, "B1", "gone.jsonl"), "{}\n")
-		}
-	}
-	if starts, reqs := ag.Stats(); starts != 1 || reqs != 4 {
-		t.Errorf("starts %d requests %d: one agent answers every request", starts, reqs)
+	for _, kind := range []string{"sh", "go"} {
+		t.Run(kind, func(t *testing.T) {
+			ag := both(t)[kind]
+			dir := t.TempDir()
+			prep := filepath.Join(dir, "prepared")
+			names := []string{"B1", "with space", `it's "quoted"`, "-dash", `$HOME`, `back\slash`, "new\nline", "star*[x]?", "ünï"}
+			for i, n := range names {
+				d := filepath.Join(prep, n)
+				must(t, os.MkdirAll(d, 0o755))
+				writeFile(t, filepath.Join(d, "raw.jsonl"), strings.Repeat("{\"id\":1}\n", 10*(i+1)))
+			}
+			log := filepath.Join(dir, "log")
+			writeFile(t, log, strings.Repeat("line\n", 3000))
+			for _, hidden := range []string{".hidden", "..dots", ".-dash"} { // sh's globs list these after the rest, apart
+				must(t, os.MkdirAll(filepath.Join(prep, hidden), 0o755))
+				writeFile(t, filepath.Join(prep, hidden, "raw.jsonl"), "{\"id\":1}\n")
+			}
+			link := filepath.Join(dir, "link")
+			must(t, os.Symlink(prep, link))
+			// processes as a host has them: one that holds a file open for
+			// writing, one whose command line says worker (both sleep, so
+			// their /proc/PID/stat holds still between the two reads)
+			held := filepath.Join(dir, "held.log")
+			writeFile(t, held, "")
+			holder := sleeper(t, "exec 3>>\"$1\"; sleep 60; :", held)
+			notWorker := filepath.Join(dir, "not-worker.json")
+			writeFile(t, notWorker, fmt.Sprintf(`{"state": "running", "pid": %d, "args": ["x"]}`, holder))
+			worker := filepath.Join(dir, "worker.json")
+			workerPid := sleeper(t, "sleep 60; :", "worker")
+			writeFile(t, worker, fmt.Sprintf("{\n  \"pid\":%d\n}", workerPid))
+			big := filepath.Join(prep, "B1", "big.jsonl")
+			writeFile(t, big, strings.Repeat(`{"id":"x","content":"yyyyyyyy"}`+"\n", 20000))
+			batch := func() *Batch {
+				b := &Batch{}
+				b.Glob(filepath.Join(prep, "*", "raw.jsonl"), prep, "raw.jsonl")
+				tl := NewTail(log)
+				tl.StartBack = 1000
+				b.Tail(tl)
+				cb := NewCounter(big)
+				cb.RemoteAbove = 100
+				b.Count(cb)
+				cs := NewCounter(filepath.Join(prep, `it's "quoted"`, "raw.jsonl"))
+				cs.RemoteAbove = 10
+				b.CountThen(cs, 0, "sh", "-c", `tail -c +"$2" -- "$1" | head -c "$3" | wc -l; echo "$# $2 $3"`, "synthwatch-sum")
+				for _, n := range names {
+					b.Count(NewCounter(filepath.Join(prep, n, "raw.jsonl")))
+				}
+				b.Count(NewCounter(filepath.Join(prep, "B1", "gone.jsonl")))
+				b.Cat(filepath.Join(dir, "nope"), 100)
+				b.Cat(log, 50)
+				b.Exec("sh", "-c", `echo "out $1"; echo err >&2; exit 3`, "x", "a b\nc")
+				b.RealPath(dir)
+				b.RealPath(link)
+				b.RealPath(log) // a file: cd fails on it
+				b.RealPath(filepath.Join(dir, "nope"))
+				b.Each(prep, []*Tail{NewTail("raw.jsonl")}, []*Counter{NewCounter("raw.jsonl")})
+				b.Procs(notWorker, HoldersArgv([]string{GlobEscape(held)}))
+				b.Procs(worker, HoldersArgv([]string{GlobEscape(held)}))
+				b.Procs(filepath.Join(dir, "no-state.json"), HoldersArgv([]string{GlobEscape(held)}))
+				return b
+			}
+			for round := 0; round < 4; round++ {
+				want := sameAsOneShot(t, ag, batch, round)
+				if !strings.Contains(answersText(want), "X \"sh -c 'tail") {
+					t.Fatalf("round %d: the count on the host ran no sum", round)
+				}
+				if _, ok := want.links[fmt.Sprintf("/proc/%d/cwd", holder)]; !ok || len(want.reads[fmt.Sprintf("/proc/%d/cmdline", workerPid)]) == 0 {
+					t.Fatalf("round %d: the procs ops read neither the holder the scan found nor the worker", round)
+				}
+				switch round { // the host changes between rounds (round 1: nothing)
+				case 1:
+					appendFile(t, filepath.Join(prep, "with space", "raw.jsonl"), "{\"id\":2}\n")
+					appendFile(t, log, "more\n")
+				case 2:
+					must(t, os.Remove(filepath.Join(prep, "-dash", "raw.jsonl")))
+					writeFile(t, filepath.Join(prep, "B1", "gone.jsonl"), "{}\n")
+				}
+			}
+			if starts, reqs := ag.Stats(); starts != 1 || reqs != 4 {
+				t.Errorf("starts %d requests %d: one agent answers every request", starts, reqs)
+			}
+		})
 	}
 }
 
@@ -253,49 +335,52 @@ func waitGone(t *testing.T, nonce string) {
 // one-shot does through growth, deletion, creation, a new mtime and a
 // rewrite to the same size and mtime.
 func TestAgentIdleFilesAnswerAsTheyDid(t *testing.T) {
-	dir := t.TempDir()
-	names := []string{"grows", "idle", "deleted", "touched", "created", "rewritten"}
-	p := func(n string) string { return filepath.Join(dir, n+" file.jsonl") }
-	for _, n := range names[:4] {
-		writeFile(t, p(n), strings.Repeat("{\"id\":1}\n", 50))
-	}
-	writeFile(t, p("rewritten"), strings.Repeat("{\"id\":1}\n", 50))
-	ag := NewAgent(Local{})
-	t.Cleanup(ag.Close)
-	size := map[string]int64{}
-	for round := 0; round < 6; round++ {
-		batch := func() *Batch {
-			b := &Batch{}
-			for _, n := range names {
-				c := NewCounter(p(n))
-				c.off = size[n]
-				if c.off > 0 {
-					c.tail = make([]byte, min(overlapLen, c.off))
-				}
-				b.Count(c)
-				tl := NewTail(p(n))
-				tl.attached, tl.off = true, size[n]
-				b.Tail(tl)
+	for _, kind := range []string{"sh", "go"} {
+		t.Run(kind, func(t *testing.T) {
+			ag := both(t)[kind]
+			dir := t.TempDir()
+			names := []string{"grows", "idle", "deleted", "touched", "created", "rewritten"}
+			p := func(n string) string { return filepath.Join(dir, n+" file.jsonl") }
+			for _, n := range names[:4] {
+				writeFile(t, p(n), strings.Repeat("{\"id\":1}\n", 50))
 			}
-			return b
-		}
-		want := sameAsOneShot(t, ag, batch, round)
-		for _, n := range names {
-			size[n] = want.stats[p(n)].fi.Size
-		}
-		switch round {
-		case 1:
-			appendFile(t, p("grows"), "{\"id\":2}\n")
-			must(t, os.Remove(p("deleted")))
-			writeFile(t, p("created"), "{}\n")
-			later := time.Now().Add(time.Hour)
-			must(t, os.Chtimes(p("touched"), later, later))
-		case 3:
-			fi, err := os.Stat(p("rewritten"))
-			must(t, err)
-			writeFile(t, p("rewritten"), strings.Repeat("{\"id\":9}\n", 50))
-			must(t, os.Chtimes(p("rewritten"), fi.ModTime(), fi.ModTime()))
-		}
+			writeFile(t, p("rewritten"), strings.Repeat("{\"id\":1}\n", 50))
+			size := map[string]int64{}
+			for round := 0; round < 6; round++ {
+				batch := func() *Batch {
+					b := &Batch{}
+					for _, n := range names {
+						c := NewCounter(p(n))
+						c.off = size[n]
+						if c.off > 0 {
+							c.tail = make([]byte, min(overlapLen, c.off))
+						}
+						b.Count(c)
+						tl := NewTail(p(n))
+						tl.attached, tl.off = true, size[n]
+						b.Tail(tl)
+					}
+					return b
+				}
+				want := sameAsOneShot(t, ag, batch, round)
+				for _, n := range names {
+					size[n] = want.stats[p(n)].fi.Size
+				}
+				switch round {
+				case 1:
+					appendFile(t, p("grows"), "{\"id\":2}\n")
+					must(t, os.Remove(p("deleted")))
+					writeFile(t, p("created"), "{}\n")
+					later := time.Now().Add(time.Hour)
+					must(t, os.Chtimes(p("touched"), later, later))
+				case 3:
+					fi, err := os.Stat(p("rewritten"))
+					must(t, err)
+					writeFile(t, p("rewritten"), strings.Repeat("{\"id\":9}\n", 50))
+					must(t, os.Chtimes(p("rewritten"), fi.ModTime(), fi.ModTime()))
+				}
+			}
+		})
 	}
 }
 

@@ -179,13 +179,30 @@ type linkAns struct {
 	err    error
 }
 
-// batchError is the host's error for one answer.
+// batchError is the host's error for one answer. It is made for every
+// missing file of every poll (an unchanged answer is parsed again), so it
+// formats nothing until asked.
 func batchError(status, path string, msg []byte) error {
 	if status == "noent" {
-		return fmt.Errorf("%s: %w", path, errNotExist)
+		return &hostError{path: path, err: errNotExist}
 	}
-	return fmt.Errorf("%s: %s", path, bytes.TrimSpace(msg))
+	return &hostError{path: path, msg: string(bytes.TrimSpace(msg))}
 }
+
+// hostError is "PATH: what the host said", or "PATH: file does not exist".
+type hostError struct {
+	path, msg string
+	err       error
+}
+
+func (e *hostError) Error() string {
+	if e.err != nil {
+		return e.path + ": " + e.err.Error()
+	}
+	return e.path + ": " + e.msg
+}
+
+func (e *hostError) Unwrap() error { return e.err }
 
 // parseBatch reads the script's output. A record it cannot read ends the
 // parse with an error; the answers before it stand.

@@ -141,9 +141,9 @@ func parseHolders(out []byte) []Holder {
 }
 
 // GlobEscape makes s match itself in a glob or fnmatch pattern.
-func GlobEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`).Replace(s)
-}
+func GlobEscape(s string) string { return globEscaper.Replace(s) }
+
+var globEscaper = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`) // built once: a poll escapes a few paths
 
 // ProcStat is what /proc/PID/stat says that a watcher needs.
 type ProcStat struct {

@@ -37,7 +37,8 @@ bench ./tui . 1x "$COUNT"
 bench ./cmd/synthwatch 'KeyLatencyBlackholed' 20x 3
 bench ./cmd/synthwatch 'ReportBytes' 1x 1
 bench ./cmd/synthwatch 'IdleCPU|NightCPU' 1x 3
-SW_E2E=1 bench ./cmd/synthwatch Fleet16 1x 1
+SW_E2E=1 bench ./cmd/synthwatch 'Fleet16$' 1x 3
+SW_E2E=1 bench ./cmd/synthwatch Fleet16Shell 1x 1
 
 out=docs/BENCHMARKS.md
 {

@@ -36,7 +36,8 @@ type Fleet struct {
 // and diffing it for the terminal after each was most of the fleet's CPU.
 // A host's news is drawn Config.Repaint after it came (repaintMsg), with
 // whatever else came meanwhile: the hosts poll on the same beat, so one
-// repaint shows them all. Keys, resizes and prompts repaint at once.
+// repaint shows them all; the beat's last answer repaints at once. Keys,
+// resizes and prompts repaint at once.
 // Repaint 0 repaints after every message (tests).
 type paint struct {
 	view    string
@@ -58,6 +59,17 @@ func (f Fleet) repaint() tea.Cmd {
 	}
 	p.pending = true
 	return tea.Tick(f.cfg.Repaint, func(time.Time) tea.Msg { return repaintMsg{} })
+}
+
+// polling says whether a host's poll is out (a slow or black-holed host's
+// for as long as it takes: its news then waits no longer than Repaint).
+func (f Fleet) polling() bool {
+	for _, h := range f.hosts {
+		if h.polling {
+			return true
+		}
+	}
+	return false
 }
 
 // hostMsg is a host's own message (a poll's answer, its tick, an action's
@@ -151,6 +163,10 @@ func (f Fleet) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd := f.toHost(msg.i, msg.msg)
 		if _, due := msg.msg.(pollDue); due && msg.i != f.open {
 			return f, cmd // a poll starting changes no row
+		}
+		if _, answer := msg.msg.(pollMsg); answer && !f.polling() {
+			f.paint.due = true // the beat's last answer: every row is news now
+			return f, cmd
 		}
 		return f, tea.Batch(cmd, f.repaint())
 	case PromptMsg:

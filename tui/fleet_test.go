@@ -261,13 +261,15 @@ func TestFleetQuitNamesEveryHost(t *testing.T) {
 	}
 }
 
-// With Repaint set, a host's news repaints at most that often: a message
-// inside it leaves the screen as drawn and sends for a repaint, which then
-// shows the news; a key repaints at once.
+// With Repaint set, a host's news waits for the others' answers: while a
+// poll is out, a message leaves the screen as drawn and sends for a
+// repaint, which then shows the news; the last answer and a key repaint
+// at once.
 func TestFleetCoalescesHostRepaints(t *testing.T) {
 	hosts := threeHosts()
 	fl, c := newFleet(hosts, 150, 30, Config{Repaint: 300 * time.Millisecond})
-	before := fscreen(fl) // drawn now, at t0
+	fl.hosts[2].polling = true // its answer is still to come
+	before := fscreen(fl)      // drawn now, at t0
 	hosts[0].snap.Categories[2].Done += 7
 	c.t = c.t.Add(100 * time.Millisecond)
 	n, cmd := fl.Update(hostMsg{0, pollMsg{gen: fl.hosts[0].gen, snap: hosts[0].snap}})
@@ -290,6 +292,13 @@ func TestFleetCoalescesHostRepaints(t *testing.T) {
 	fl = fstep(fl, tea.KeyPressMsg{Code: 'j', Text: "j"}) // a key: at once
 	if fscreen(fl) == held {
 		t.Fatal("a key did not repaint at once")
+	}
+	fl = fstep(fl, repaintMsg{})
+	drawn := fscreen(fl)
+	hosts[2].snap.Categories[2].Done += 9
+	fl = fstep(fl, hostMsg{2, pollMsg{gen: fl.hosts[2].gen, snap: hosts[2].snap}}) // the last answer
+	if fscreen(fl) == drawn {
+		t.Fatal("the beat's last answer did not repaint at once")
 	}
 }
 

@@ -112,8 +112,10 @@ func (m Model) Init() tea.Cmd {
 	return tea.Batch(poll, tick(time.Second))
 }
 
+// tick keeps the clock's beat (tea.Every), as polls do: a fleet's hosts
+// tick together, and one repaint shows what their ticks changed.
 func tick(d time.Duration) tea.Cmd {
-	return tea.Tick(d, func(t time.Time) tea.Msg { return tickMsg(t) })
+	return tea.Every(d, func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
 // tickEvery is fast only while something on screen moves (a spinner, the

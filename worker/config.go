@@ -141,9 +141,9 @@ func Plan(cfg *Config) ([]Category, error) {
 
 // globEscape quotes the pattern characters of a literal path, so a root
 // like /data/synth[fp8] is that directory and not a character class.
-func globEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`).Replace(s)
-}
+func globEscape(s string) string { return globEscaper.Replace(s) }
+
+var globEscaper = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
 
 func first(vals ...string) string {
 	for _, v := range vals {

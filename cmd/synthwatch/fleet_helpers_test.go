@@ -21,6 +21,21 @@ type fleetLab struct {
 	confDir string // XDG_CONFIG_HOME
 }
 
+// deploy says every host has bin deployed as its worker_bin, as a real
+// fleet's hosts have the worker (and so the agent) installed.
+func (lab *fleetLab) deploy(t testing.TB, bin string) {
+	var toml strings.Builder
+	var hosts []string
+	for i, root := range lab.roots {
+		fmt.Fprintf(&toml, "[hosts.%s]\nroot = %q\nworker_bin = %q\n", alias(i), root, bin)
+		hosts = append(hosts, fmt.Sprintf("%q", alias(i)))
+	}
+	fmt.Fprintf(&toml, "[fleets.lab]\nhosts = [%s]\n", strings.Join(hosts, ", "))
+	if err := os.WriteFile(filepath.Join(lab.confDir, "synthwatch", "config.toml"), []byte("root = \"/data/not/here\"\n"+toml.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // alias is host i's ssh config alias.
 func alias(i int) string { return fmt.Sprintf("gpu%d", i+1) }
 

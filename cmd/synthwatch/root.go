@@ -40,7 +40,7 @@ stalls and server health. The same binary is the worker on the host.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newWorkerCmd(), newConfigCmd(), newSimCmd(), newDemoCmd(), newStatusCmd(), newReportCmd(), newDigestCmd(), newDeployCmd(), newKillCmd(), newRestartCmd(),
+	root.AddCommand(newWorkerCmd(), newConfigCmd(), newSimCmd(), newDemoCmd(), newStatusCmd(), newReportCmd(), newDigestCmd(), newDeployCmd(), newKillCmd(), newRestartCmd(), newAgentCmd(),
 		newLaunchCmd("launch", "Start the worker on the host"),
 		newLaunchCmd("resume", "Start the worker again; it skips what is done"))
 	addDashboard(root)

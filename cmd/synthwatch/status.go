@@ -90,7 +90,7 @@ func (f *hostFlags) watcher(h remote.Host, name string) *pipeline.Watcher {
 		host = "local"
 	}
 	tl := pipeline.ReadTimeline(2000, f.historyPath(host))
-	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, StallAfter: f.set.StallAfter, DiskFloor: f.set.DiskFloor}, tl)
+	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, WorkerBin: f.workerBin, StallAfter: f.set.StallAfter, DiskFloor: f.set.DiskFloor}, tl)
 }
 
 // statusOnce is plain status: one poll, one Snapshot.

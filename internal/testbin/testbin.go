@@ -76,3 +76,21 @@ func RSSMB(pid string) float64 {
 	}
 	return -1
 }
+
+// AgentRuns says whether a Go host agent runs on this machine: a process
+// "BIN agent NONCE", with this bin ("" any) and this nonce ("" any), as
+// sshd (or a local launcher) started it.
+func AgentRuns(bin, nonce string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(args) == 3 && (bin == "" || args[0] == bin) && args[1] == "agent" && strings.HasPrefix(args[2], "~") && (nonce == "" || args[2] == nonce) {
+			return true
+		}
+	}
+	return false
+}

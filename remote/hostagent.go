@@ -1,0 +1,715 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// AgentProto names agentScript's protocol and answers: a deployed
+// synthwatch serves as the agent (ServeAgent) only when it was built from
+// the same script, so a dashboard never talks to an agent that answers
+// otherwise; an older or newer binary leaves the host to the shell.
+var AgentProto = func() string {
+	h := sha256.Sum256([]byte(agentScript))
+	return hex.EncodeToString(h[:6])
+}()
+
+// agentLauncher starts the agent: the deployed binary (--worker-bin, else
+// synthwatch on PATH, else ~/.local/bin/synthwatch, as a launch finds it)
+// when it speaks AgentProto, which forks nothing for a steady poll; else
+// the shell agent, which forks a few processes per op.
+const agentLauncher = `k=$1 bin=$2 proto=$3 script=$4
+if [ -z "$bin" ]; then bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"; fi
+if [ -f "$bin" ] && [ -x "$bin" ] && [ "$("$bin" agent --proto </dev/null 2>/dev/null)" = "$proto" ]; then exec "$bin" agent "$k"; fi
+exec sh -c "$script" synthwatch-agent "$k"`
+
+// ServeAgent is the agent in Go, run on the host as "synthwatch agent
+// NONCE": agentScript's requests on in, its answers on out, byte for byte
+// what the shell would answer but without a process per op. Files are
+// read in place; only an op that runs a command (exec, procs' scan, a
+// countthen's sum) starts one.
+func ServeAgent(in io.Reader, out io.Writer, nonce string) error {
+	os.Setenv("LC_ALL", "C") // the commands it runs see what the shell's would
+	os.Unsetenv("CDPATH")
+	s := &hostAgent{nonce: nonce, alias: map[string]string{}, tmpl: map[string][]string{}, last: map[string]string{}, outs: map[string][]byte{}}
+	if _, err := fmt.Fprintf(out, "@H %s\n", nonce); err != nil {
+		return err
+	}
+	rd := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, err := rd.ReadString('\n')
+		if err == io.EOF && line == "" {
+			return nil // the link ended: so does the agent
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		line = strings.TrimSuffix(line, "\n")
+		f := strings.Fields(line)
+		switch {
+		case strings.HasPrefix(line, "D ") && len(f) >= 3:
+			s.alias[f[1]] = printfB(strings.TrimPrefix(f[2], "="))
+		case strings.HasPrefix(line, "T ") && len(f) >= 2:
+			s.tmpl[f[1]] = f[2:]
+		case line == "R" || strings.HasPrefix(line, "R "):
+			ans, err := s.request(f[1:])
+			if err != nil {
+				return err
+			}
+			if _, err := out.Write(ans); err != nil {
+				return err
+			}
+		default:
+			return errors.New("synthwatch-agent: bad request")
+		}
+	}
+}
+
+// printfB decodes printf %b's \0ooo escapes, the only ones encode writes.
+func printfB(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && s[i+1] == '0' {
+			j, v := i+2, 0
+			for ; j < len(s) && j < i+5 && s[j] >= '0' && s[j] <= '7'; j++ {
+				v = v*8 + int(s[j]-'0')
+			}
+			b.WriteByte(byte(v))
+			i = j - 1
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+type hostAgent struct {
+	nonce string
+	alias map[string]string   // D lines
+	tmpl  map[string][]string // T lines
+	last  map[string]string   // an op's file state when it last ran from the file's end ("" none)
+	outs  map[string][]byte   // an op's last answer
+}
+
+// agentOp is one op of a request, its arguments filled in.
+type agentOp struct {
+	key, name string
+	args      []string // after the name
+	ap, an    string   // its own path and the alias that names it in records
+	fast      bool     // answered as last time, unrun
+}
+
+// request answers one "R | KEY NUM… | …" line, as agentScript's req and answer.
+func (s *hostAgent) request(f []string) ([]byte, error) {
+	var ops []*agentOp
+	for len(f) > 0 {
+		if f[0] != "|" || len(f) < 2 {
+			return nil, errors.New("synthwatch-agent: bad request")
+		}
+		key := f[1]
+		f = f[2:]
+		tp, ok := s.tmpl[key]
+		if !ok {
+			return nil, fmt.Errorf("synthwatch-agent: no op %s", key)
+		}
+		op := &agentOp{key: key}
+		for pos, x := range tp {
+			if x == "%" {
+				if len(f) == 0 || f[0] == "|" {
+					return nil, errors.New("synthwatch-agent: bad request")
+				}
+				x, f = f[0], f[1:]
+			}
+			if strings.HasPrefix(x, "#") {
+				n := x[1:]
+				if pos == 1 {
+					op.an = "\x01" + n
+				}
+				x = s.alias[n]
+				if pos == 1 {
+					op.ap = x
+				}
+			}
+			if pos == 0 {
+				op.name = x
+			} else {
+				op.args = append(op.args, x)
+			}
+		}
+		ops = append(ops, op)
+	}
+	for _, op := range ops {
+		st := s.fileState(op)
+		prev := s.last[op.key]
+		s.last[op.key] = st
+		op.fast = st != "" && st == prev
+	}
+	outs := make([][]byte, len(ops))
+	errs := make([]error, len(ops))
+	var wg sync.WaitGroup
+	for i, op := range ops {
+		if op.fast {
+			continue
+		}
+		wg.Add(1)
+		go func() { // ops run at once, as the shell's spawns: a slow command holds up only its own
+			defer wg.Done()
+			var b bytes.Buffer
+			r := &recorder{w: &b, nonce: s.nonce, ap: op.ap, an: op.an}
+			errs[i] = r.dispatch(op.name, op.args)
+			outs[i] = b.Bytes()
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var ans bytes.Buffer
+	for i, op := range ops {
+		prev, had := s.outs[op.key]
+		if op.fast || had && bytes.Equal(prev, outs[i]) {
+			fmt.Fprintf(&ans, "@= %s\n", op.key)
+			continue
+		}
+		fmt.Fprintf(&ans, "@O %s %d\n", op.key, len(outs[i]))
+		ans.Write(outs[i])
+		s.outs[op.key] = outs[i]
+	}
+	fmt.Fprintf(&ans, "@E %s\n", s.nonce)
+	return ans.Bytes(), nil
+}
+
+// fileState is what lets an op asked from its file's end answer as it did
+// then: "SIZE MTIME MODE OFF" when the file's size is the op's offset,
+// "noent" when it is gone, "" when the op must run.
+func (s *hostAgent) fileState(op *agentOp) string {
+	switch op.name {
+	case "tail", "count", "countthen":
+	default:
+		return ""
+	}
+	if op.an == "" || len(op.args) < 2 || !allDigits(op.args[1]) {
+		return ""
+	}
+	fi, err := os.Stat(op.ap)
+	if err != nil {
+		return "noent"
+	}
+	size := strconv.FormatInt(fi.Size(), 10)
+	if size != op.args[1] {
+		return ""
+	}
+	return fmt.Sprintf("%s %d %x %s", size, fi.ModTime().Unix(), rawMode(fi), op.args[1])
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// rawMode is stat's %f: the st_mode bits.
+func rawMode(fi fs.FileInfo) uint32 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Mode
+	}
+	return uint32(fi.Mode().Perm())
+}
+
+// recorder writes one op's records, as batchFuncs' hdr, fin and recf.
+type recorder struct {
+	w      *bytes.Buffer
+	nonce  string
+	ap, an string
+}
+
+func (r *recorder) hdr(kind, status string, a, b, c int64, p string, dlen int) {
+	if r.ap != "" && p == r.ap {
+		p = r.an
+	}
+	fmt.Fprintf(r.w, "@%s %s %d %d %d %d %d\n%s", kind, status, a, b, c, len(p), dlen, p)
+}
+
+func (r *recorder) fin() { r.w.WriteString(r.nonce + "\n") }
+
+func (r *recorder) rec(kind, status string, a, b, c int64, p string, data []byte) {
+	r.hdr(kind, status, a, b, c, p, len(data))
+	r.w.Write(data)
+	r.fin()
+}
+
+// gone is the status of a path an op failed on: noent unless it exists.
+func gone(p string) string {
+	if _, err := os.Stat(p); err == nil {
+		return "err"
+	}
+	return "noent"
+}
+
+func errText(err error) []byte { return []byte(err.Error() + "\n") }
+
+func atoi(s string) int64 {
+	v, _ := strconv.ParseInt(s, 10, 64)
+	return v
+}
+
+// opArgs is how many arguments each op takes before its command, and
+// which of them counts the command's words (-1: it runs none).
+var opArgs = map[string]struct{ fixed, argvLen int }{
+	"cat": {2, -1}, "glob": {3, -1}, "tail": {3, -1}, "count": {4, -1}, "countthen": {7, 6},
+	"realpath": {1, -1}, "exec": {2, 1}, "procs": {3, 2},
+}
+
+func (r *recorder) dispatch(name string, a []string) error {
+	if name == "each" {
+		return r.each(a)
+	}
+	spec, ok := opArgs[name]
+	if !ok {
+		return fmt.Errorf("synthwatch-batch: unknown op %s", name)
+	}
+	n := spec.fixed
+	if spec.argvLen >= 0 && len(a) > spec.argvLen {
+		n += max(int(atoi(a[spec.argvLen])), 0)
+	}
+	if len(a) < n {
+		return fmt.Errorf("synthwatch-agent: op %s: %d arguments, want %d", name, len(a), n)
+	}
+	argv := a[spec.fixed:n]
+	switch name {
+	case "cat":
+		r.cat(a[0], atoi(a[1]))
+	case "glob":
+		r.glob(a[0], a[1], a[2])
+	case "tail":
+		if size, ok := r.stat1(a[0]); ok {
+			r.tailAt(a[0], size, a[1], atoi(a[2]))
+		}
+	case "count", "countthen":
+		var th *thenArgs
+		if name == "countthen" {
+			th = &thenArgs{from: atoi(a[4]), index: a[5], argv: argv}
+		}
+		if size, ok := r.stat1(a[0]); ok {
+			r.count(a[0], size, atoi(a[1]), atoi(a[2]), atoi(a[3]), th)
+		}
+	case "realpath":
+		r.realPath(a[0])
+	case "exec":
+		r.exec(a[0], argv)
+	case "procs":
+		r.procs(a[0], a[1], argv)
+	}
+	return nil
+}
+
+// fileStat is one path's S record's figures: sty f, d or o.
+type fileStat struct {
+	sty   string
+	size  int64
+	mtime int64
+}
+
+// stats writes the S records of paths, as batchFuncs' stats; nil for a
+// path that is gone.
+func (r *recorder) stats(paths ...string) []*fileStat {
+	out := make([]*fileStat, len(paths))
+	for i, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			r.rec("S", "noent", 0, 0, 0, p, errText(err))
+			continue
+		}
+		st := &fileStat{sty: "o", size: fi.Size(), mtime: fi.ModTime().Unix()}
+		switch rawMode(fi) & syscall.S_IFMT {
+		case syscall.S_IFREG:
+			st.sty = "f"
+		case syscall.S_IFDIR:
+			st.sty = "d"
+		}
+		out[i] = st
+		r.rec("S", st.sty, st.size, st.mtime, 0, p, nil)
+	}
+	return out
+}
+
+// stat1 is opstat1: p's S record, and its size when it is a regular file.
+func (r *recorder) stat1(p string) (int64, bool) {
+	st := r.stats(p)[0]
+	if st == nil || st.sty != "f" {
+		return 0, false
+	}
+	return st.size, true
+}
+
+// rd writes the bytes [off, off+n) of p, known to be there: a file that
+// shrank meanwhile leaves the record short, which the parse refuses.
+func (r *recorder) rd(p string, off, n int64, eof bool) {
+	if syscall.Access(p, 4) != nil {
+		r.rec("R", "err", off, 0, 0, p, []byte(p+": Permission denied\n"))
+		return
+	}
+	e := int64(0)
+	if eof {
+		e = 1
+	}
+	r.hdr("R", "ok", off, e, 0, p, int(n))
+	if f, err := os.Open(p); err == nil {
+		io.Copy(r.w, io.NewSectionReader(f, off, n))
+		f.Close()
+	}
+	r.fin()
+}
+
+// tailAt is batchFuncs' tailat: offs is an offset, or -N: N bytes before the end.
+func (r *recorder) tailAt(p string, size int64, offs string, maxPer int64) {
+	off := atoi(offs)
+	if off < 0 {
+		off = max(size+off, 0)
+	}
+	if size < off {
+		off = 0
+	}
+	if size == off {
+		return
+	}
+	n, eof := size-off, true
+	if n > maxPer {
+		n, eof = maxPer, false
+	}
+	r.rd(p, off, n, eof)
+	if off > 0 {
+		if size < 64 {
+			r.rd(p, 0, size, true)
+		} else {
+			r.rd(p, 0, 64, false)
+		}
+	}
+}
+
+type thenArgs struct {
+	from  int64
+	index string
+	argv  []string
+}
+
+// count is batchFuncs' cnt.
+func (r *recorder) count(p string, size, off, k, above int64, th *thenArgs) {
+	if size < off {
+		off, k = 0, 0
+	}
+	n := size - off
+	if n == 0 {
+		return
+	}
+	if n <= above {
+		r.rd(p, off-k, n+k, true)
+		return
+	}
+	if k > 0 {
+		r.rd(p, off-k, k, false)
+	}
+	lines, got := countLines(p, off, n)
+	if got != n {
+		r.rec("N", "err", off+1, n, 0, p, fmt.Appendf(nil, "read %d of %d bytes from byte %d\n", got, n, off+1))
+		return
+	}
+	r.rec("N", "ok", off+1, n, lines, p, nil)
+	if th != nil {
+		argv := append(append([]string(nil), th.argv...), p, strconv.FormatInt(th.from+1, 10), strconv.FormatInt(size-th.from, 10))
+		code, stdout, stderr := run(argv)
+		r.rec("Y", "ok", int64(code), int64(len(stdout)), size-th.from, th.index, append(stdout, stderr...))
+	}
+	b := int64(4096)
+	if lastByte(p, size) == '\n' {
+		b = 129
+	}
+	b = min(b, size)
+	r.rd(p, size-b, b, true)
+}
+
+// countLines counts the newlines in [off, off+n) of p, and the bytes read.
+func countLines(p string, off, n int64) (lines, got int64) {
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	buf := make([]byte, 256<<10)
+	sr := io.NewSectionReader(f, off, n)
+	for {
+		m, err := sr.Read(buf)
+		lines += int64(bytes.Count(buf[:m], []byte{'\n'}))
+		got += int64(m)
+		if err != nil {
+			return lines, got
+		}
+	}
+}
+
+func lastByte(p string, size int64) byte {
+	f, err := os.Open(p)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var b [1]byte
+	if size < 1 {
+		return 0
+	}
+	if _, err := f.ReadAt(b[:], size-1); err != nil {
+		return 0
+	}
+	return b[0]
+}
+
+// cat is docat: a whole small file of unknown length (/proc), up to max.
+func (r *recorder) cat(p string, limit int64) {
+	data, err := readUpTo(p, limit)
+	if err != nil {
+		r.rec("R", gone(p), 0, 0, 0, p, errText(err))
+		return
+	}
+	eof := int64(0)
+	if int64(len(data)) < limit {
+		eof = 1
+	}
+	r.rec("R", "ok", 0, eof, 0, p, data)
+}
+
+func readUpTo(p string, limit int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+// subdirs are dir's folders in the order sh's "$dir"/*/ "$dir"/.[!.]*/
+// "$dir"/..?*/ gives them, each spelt DIR/NAME.
+func subdirs(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var plain, dot, dotdot []string
+	for _, e := range ents {
+		n := e.Name()
+		switch {
+		case !strings.HasPrefix(n, "."):
+			plain = append(plain, n)
+		case strings.HasPrefix(n, ".."):
+			if len(n) > 2 {
+				dotdot = append(dotdot, n)
+			}
+		case len(n) > 1:
+			dot = append(dot, n)
+		}
+	}
+	var out []string
+	for _, group := range [][]string{plain, dot, dotdot} {
+		sort.Strings(group)
+		for _, n := range group {
+			if fi, err := os.Stat(dir + "/" + n); err == nil && fi.IsDir() {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// glob is doglob: the DIR/*/NAME that exist (or are links), NUL ended.
+func (r *recorder) glob(pattern, dir, name string) {
+	var data []byte
+	for _, d := range subdirs(dir) {
+		f := dir + "/" + d + "/" + name
+		if _, err := os.Lstat(f); err == nil {
+			data = append(append(data, f...), 0)
+		}
+	}
+	r.rec("G", "ok", 0, 0, 0, pattern, data)
+}
+
+// realPath is oprealpath: cd -P and pwd -P.
+func (r *recorder) realPath(p string) {
+	abs := p
+	if !filepath.IsAbs(p) {
+		wd, err := os.Getwd()
+		if err != nil {
+			r.rec("P", gone(p), 0, 0, 0, p, errText(err))
+			return
+		}
+		abs = wd + "/" + p
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = os.Stat(real); err == nil && !fi.IsDir() {
+			err = fmt.Errorf("cd: %s: Not a directory", p)
+		}
+	}
+	if err != nil {
+		r.rec("P", gone(p), 0, 0, 0, p, errText(err))
+		return
+	}
+	r.rec("P", "ok", 0, 0, 0, p, []byte(strings.TrimRight(real, "\n")))
+}
+
+// each is dispatch's each: for every folder under DIR, its tails' and
+// counts' files stated at once, then read (eachdir).
+func (r *recorder) each(a []string) error {
+	bad := errors.New("synthwatch-agent: op each: bad arguments")
+	if len(a) < 2 {
+		return bad
+	}
+	dir, nt := a[0], int(atoi(a[1]))
+	a = a[2:]
+	type spec struct {
+		tail        bool
+		name        string
+		back, maxPr int64
+	}
+	var specs []spec
+	if len(a) < 3*nt+1 {
+		return bad
+	}
+	for range nt {
+		specs = append(specs, spec{tail: true, name: a[0], back: atoi(a[1]), maxPr: atoi(a[2])})
+		a = a[3:]
+	}
+	nc := int(atoi(a[0]))
+	a = a[1:]
+	if len(a) < 2*nc {
+		return bad
+	}
+	for range nc {
+		specs = append(specs, spec{name: a[0], back: atoi(a[1])})
+		a = a[2:]
+	}
+	for _, c := range subdirs(dir) {
+		paths := make([]string, len(specs))
+		for i, sp := range specs {
+			paths[i] = dir + "/" + c + "/" + sp.name
+		}
+		sts := r.stats(paths...)
+		for i, sp := range specs {
+			if sts[i] == nil || sts[i].sty != "f" {
+				continue
+			}
+			if sp.tail {
+				r.tailAt(paths[i], sts[i].size, "-"+strconv.FormatInt(sp.back, 10), sp.maxPr)
+			} else {
+				r.count(paths[i], sts[i].size, 0, 0, sp.back, nil)
+			}
+		}
+	}
+	return nil
+}
+
+// run runs argv as the shell's runn would: its exit code (127 when it is
+// not found, 126 when it cannot run, 128+N when signal N ended it), its
+// stdout and its stderr; its stdin is /dev/null.
+func run(argv []string) (int, []byte, []byte) {
+	var stdout, stderr bytes.Buffer
+	if len(argv) == 0 {
+		return 0, nil, nil
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stdout.Bytes(), stderr.Bytes()
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), stdout.Bytes(), stderr.Bytes()
+		}
+		return ee.ExitCode(), stdout.Bytes(), stderr.Bytes()
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
+		return 127, nil, fmt.Appendf(nil, "synthwatch-agent: %s: not found\n", argv[0])
+	default:
+		return 126, nil, fmt.Appendf(nil, "synthwatch-agent: %s: %v\n", argv[0], err)
+	}
+}
+
+// exec is doexec: argv's X record under its index.
+func (r *recorder) exec(index string, argv []string) ([]byte, int) {
+	code, stdout, stderr := run(argv)
+	r.rec("X", "ok", int64(code), int64(len(stdout)), 0, index, append(stdout, stderr...))
+	return stdout, code
+}
+
+// proc is doproc: a process's cmdline, stat and cwd.
+func (r *recorder) proc(pid string) {
+	r.cat("/proc/"+pid+"/cmdline", 65536)
+	r.cat("/proc/"+pid+"/stat", 4096)
+	if l, err := os.Readlink("/proc/" + pid + "/cwd"); err == nil {
+		r.rec("L", "ok", 0, 0, 0, "/proc/"+pid+"/cwd", []byte(strings.TrimRight(l, "\n")))
+	}
+}
+
+// statePid is the first "pid": N in a state file, as doprocs' tr and sed find it.
+var statePid = regexp.MustCompile(`^[ \t\n\v\f\r]*"pid"[ \t\n\v\f\r]*:[ \t\n\v\f\r]*([0-9]+)`)
+
+// procs is doprocs: the state file's process, or, when that is no live
+// worker, the scan's and every process it found.
+func (r *recorder) procs(stateFile, index string, scan []string) {
+	pid := ""
+	if b, err := os.ReadFile(stateFile); err == nil {
+		b = bytes.Map(func(c rune) rune {
+			if c == ',' || c == '{' || c == '}' {
+				return '\n'
+			}
+			return c
+		}, b)
+		for _, line := range bytes.Split(b, []byte{'\n'}) {
+			if m := statePid.FindSubmatch(line); m != nil {
+				pid = string(m[1])
+				break
+			}
+		}
+	}
+	if pid != "" {
+		r.proc(pid)
+		if cl, err := os.ReadFile("/proc/" + pid + "/cmdline"); err == nil && bytes.Contains(bytes.ReplaceAll(cl, []byte{0}, []byte{' '}), []byte(" worker ")) {
+			return
+		}
+	}
+	stdout, _ := r.exec(index, scan)
+	seen := map[string]bool{}
+	var pids []string
+	for _, line := range strings.Split(strings.TrimSuffix(string(stdout), "\n"), "\n") {
+		p, _, _ := strings.Cut(line, " ")
+		p = strings.Trim(p, " \t")
+		if p != "" && !seen[p] {
+			seen[p] = true
+			pids = append(pids, p)
+		}
+	}
+	sort.Strings(pids)
+	for _, p := range pids {
+		if p != pid {
+			r.proc(p)
+		}
+	}
+}

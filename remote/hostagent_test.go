@@ -1,0 +1,100 @@
+package remote
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/synthwatch/synthwatch/internal/testbin"
+)
+
+// The test binary is the deployed synthwatch too: run with
+// SW_TEST_AGENT=1 and "agent ...", it is the Go agent, as "synthwatch
+// agent" is, so the launcher finds and probes it as it would the real one.
+func TestMain(m *testing.M) {
+	if os.Getenv("SW_TEST_AGENT") == "1" && len(os.Args) >= 2 && os.Args[1] == "agent" {
+		switch {
+		case len(os.Args) == 3 && os.Args[2] == "--proto":
+			os.Stdout.WriteString(AgentProto + "\n")
+		case len(os.Args) == 3:
+			if err := ServeAgent(os.Stdin, os.Stdout, os.Args[2]); err != nil {
+				os.Stderr.WriteString(err.Error() + "\n")
+				os.Exit(70)
+			}
+		default:
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// goAgent is an agent whose host finds a deployed binary that speaks its
+// protocol: the test binary (TestMain).
+func goAgent(t *testing.T) *Agent {
+	t.Helper()
+	self, err := os.Executable()
+	must(t, err)
+	t.Setenv("SW_TEST_AGENT", "1")
+	ag := NewAgent(Local{})
+	ag.UseBinary(self)
+	t.Cleanup(ag.Close)
+	return ag
+}
+
+// both are the two agents a host may run: the shell and the deployed binary.
+func both(t *testing.T) map[string]*Agent {
+	sh := NewAgent(Local{})
+	t.Cleanup(sh.Close)
+	return map[string]*Agent{"sh": sh, "go": goAgent(t)}
+}
+
+// goAgentRuns says whether ag's agent is the Go one ("BIN agent NONCE").
+func goAgentRuns(t *testing.T, ag *Agent) bool {
+	t.Helper()
+	ag.mu.Lock()
+	nonce := ag.nonce
+	ag.mu.Unlock()
+	return testbin.AgentRuns("", nonce)
+}
+
+// The launcher runs the deployed binary when it speaks the protocol, and
+// the shell when it does not (an older build, another program, nothing).
+func TestAgentLauncherPicksTheBinary(t *testing.T) {
+	ag := goAgent(t)
+	b := &Batch{}
+	b.Cat("/proc/stat", 100)
+	if _, err := ag.Run(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if !goAgentRuns(t, ag) {
+		t.Fatal("the launcher did not run the binary that speaks the protocol")
+	}
+
+	dir := t.TempDir()
+	for name, script := range map[string]string{
+		"old":   "#!/bin/sh\necho 'unknown flag: --proto' >&2; exit 1\n",
+		"other": "#!/bin/sh\necho 0123456789ab\n",
+	} {
+		p := filepath.Join(dir, name)
+		writeFile(t, p, script)
+		must(t, os.Chmod(p, 0o755))
+		sh := NewAgent(Local{})
+		sh.UseBinary(p)
+		t.Cleanup(sh.Close)
+		a, err := sh.Run(context.Background(), b)
+		if err != nil || len(a.reads["/proc/stat"]) == 0 {
+			t.Fatalf("%s binary: the shell agent did not answer: %v", name, err)
+		}
+		if goAgentRuns(t, sh) {
+			t.Fatalf("%s binary: run as the agent", name)
+		}
+	}
+	none := NewAgent(Local{})
+	none.UseBinary(filepath.Join(dir, "absent"))
+	t.Cleanup(none.Close)
+	if _, err := none.Run(context.Background(), b); err != nil {
+		t.Fatalf("no binary: %v", err)
+	}
+}
