@@ -128,7 +128,8 @@ func TestAgentAnswersLikeTheOneShot(t *testing.T) {
 			ag := both(t)[kind]
 			dir := t.TempDir()
 			prep := filepath.Join(dir, "prepared")
-			names := []string{"B1", "with space", `it's "quoted"`, "-dash", `$HOME`, `back\slash`, "new\nline", "star*[x]?", "ünï"}
+			names := []string{"B1", "with space", `it's "quoted"`, "-dash", `$HOME`, `back\slash`, "new\nline", "star*[x]?", "ünï",
+				"a", "a b", "a.b", "ab"} // the glob sorts NAME/: "a b/" before "a/"
 			for i, n := range names {
 				d := filepath.Join(prep, n)
 				must(t, os.MkdirAll(d, 0o755))

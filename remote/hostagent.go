@@ -33,9 +33,12 @@ var AgentProto = func() string {
 // synthwatch on PATH, else ~/.local/bin/synthwatch, as a launch finds it)
 // when it speaks AgentProto, which forks nothing for a steady poll; else
 // the shell agent, which forks a few processes per op.
+// A binary that hangs on the question (a hung mount, a wrapper that waits)
+// is given 10 s where timeout(1) is there, then left for the shell.
 const agentLauncher = `k=$1 bin=$2 proto=$3 script=$4
 if [ -z "$bin" ]; then bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"; fi
-if [ -f "$bin" ] && [ -x "$bin" ] && [ "$("$bin" agent --proto </dev/null 2>/dev/null)" = "$proto" ]; then exec "$bin" agent "$k"; fi
+to=; command -v timeout >/dev/null 2>&1 && to="timeout 10"
+if [ -f "$bin" ] && [ -x "$bin" ] && [ "$($to "$bin" agent --proto </dev/null 2>/dev/null)" = "$proto" ]; then exec "$bin" agent "$k"; fi
 exec sh -c "$script" synthwatch-agent "$k"`
 
 // ServeAgent is the agent in Go, run on the host as "synthwatch agent
@@ -527,7 +530,7 @@ func subdirs(dir string) []string {
 	}
 	var out []string
 	for _, group := range [][]string{plain, dot, dotdot} {
-		sort.Strings(group)
+		sort.Slice(group, func(i, j int) bool { return group[i]+"/" < group[j]+"/" }) // the glob sorts NAME/: "a b/" before "a/"
 		for _, n := range group {
 			if fi, err := os.Stat(dir + "/" + n); err == nil && fi.IsDir() {
 				out = append(out, n)
@@ -565,6 +568,8 @@ func (r *recorder) realPath(p string) {
 		var fi os.FileInfo
 		if fi, err = os.Stat(real); err == nil && !fi.IsDir() {
 			err = fmt.Errorf("cd: %s: Not a directory", p)
+		} else if err == nil && syscall.Access(real, 1) != nil { // cd needs search permission
+			err = fmt.Errorf("cd: %s: Permission denied", p)
 		}
 	}
 	if err != nil {
@@ -628,28 +633,53 @@ func (r *recorder) each(a []string) error {
 // run runs argv as the shell's runn would: its exit code (127 when it is
 // not found, 126 when it cannot run, 128+N when signal N ended it), its
 // stdout and its stderr; its stdin is /dev/null.
+//
+// Its output goes to files, read once it has exited, as the shell's
+// redirections do: a job it leaves in the background holds up nothing.
 func run(argv []string) (int, []byte, []byte) {
-	var stdout, stderr bytes.Buffer
 	if len(argv) == 0 {
 		return 0, nil, nil
 	}
+	stdout, err1 := unlinkedTemp()
+	stderr, err2 := unlinkedTemp()
+	if err1 != nil || err2 != nil {
+		return 126, nil, fmt.Appendf(nil, "synthwatch-agent: temp files: %v\n", errors.Join(err1, err2))
+	}
+	defer stdout.Close()
+	defer stderr.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
+	read := func(f *os.File) []byte {
+		f.Seek(0, io.SeekStart)
+		b, _ := io.ReadAll(f)
+		return b
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-		return 0, stdout.Bytes(), stderr.Bytes()
+		return 0, read(stdout), read(stderr)
 	case errors.As(err, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), stdout.Bytes(), stderr.Bytes()
+			return 128 + int(ws.Signal()), read(stdout), read(stderr)
 		}
-		return ee.ExitCode(), stdout.Bytes(), stderr.Bytes()
+		return ee.ExitCode(), read(stdout), read(stderr)
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
 		return 127, nil, fmt.Appendf(nil, "synthwatch-agent: %s: not found\n", argv[0])
 	default:
 		return 126, nil, fmt.Appendf(nil, "synthwatch-agent: %s: %v\n", argv[0], err)
 	}
+}
+
+// unlinkedTemp is a temp file already removed: it is gone with its last
+// descriptor, whatever becomes of the agent.
+func unlinkedTemp() (*os.File, error) {
+	f, err := os.CreateTemp("", "synthwatch-agent-")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return f, nil
 }
 
 // exec is doexec: argv's X record under its index.

@@ -3,7 +3,9 @@ package remote
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
@@ -96,5 +98,53 @@ func TestAgentLauncherPicksTheBinary(t *testing.T) {
 	t.Cleanup(none.Close)
 	if _, err := none.Run(context.Background(), b); err != nil {
 		t.Fatalf("no binary: %v", err)
+	}
+}
+
+// A command that leaves a job in the background answers when it exits, as
+// the shell's redirection to a file does: the job holds up nothing (from
+// the adversarial trial: the Go agent waited for the job's pipes).
+func TestAgentExecLeavesItsJob(t *testing.T) {
+	for kind, ag := range both(t) {
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		b := &Batch{}
+		b.Exec("sh", "-c", `sleep 60 & echo $! >"$1"; echo started`, "x", pidFile)
+		a, err := ag.Run(context.Background(), b)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if x := a.execs[b.execs[0]]; string(x.Stdout) != "started\n" || x.ExitCode != 0 {
+			t.Fatalf("%s: %+v", kind, x)
+		}
+		pid, err := os.ReadFile(pidFile)
+		must(t, err)
+		// the answer came while the job still runs
+		if _, err := os.Stat("/proc/" + strings.TrimSpace(string(pid))); err != nil {
+			t.Fatalf("%s: the job had ended before the answer came", kind)
+		}
+		exec.Command("kill", strings.TrimSpace(string(pid))).Run()
+	}
+}
+
+// A binary that hangs when asked its protocol is left for the shell once
+// timeout(1) ends the question: the agent answers, as the shell.
+func TestAgentLauncherHungBinary(t *testing.T) {
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Fatal("timeout(1) not found (coreutils): the launcher asks without a limit")
+	}
+	bin := filepath.Join(t.TempDir(), "synthwatch")
+	writeFile(t, bin, "#!/bin/sh\nexec sleep 600\n")
+	must(t, os.Chmod(bin, 0o755))
+	ag := NewAgent(Local{})
+	ag.UseBinary(bin)
+	t.Cleanup(ag.Close)
+	b := &Batch{}
+	b.Cat("/proc/stat", 100)
+	a, err := ag.Run(context.Background(), b)
+	if err != nil || len(a.reads["/proc/stat"]) == 0 {
+		t.Fatalf("the shell did not answer after the hung question: %v", err)
+	}
+	if goAgentRuns(t, ag) {
+		t.Fatal("the hung binary runs as the agent")
 	}
 }
