@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -243,12 +242,27 @@ func (a *Agent) Close() {
 	a.mu.Unlock()
 }
 
-// word is an argument sent as itself: nothing in it means anything to sh.
-var word = regexp.MustCompile(`^[A-Za-z0-9_.,:=+-]{1,64}$`)
+// isWord says whether an argument is sent as itself: 1 to 64 of
+// [A-Za-z0-9_.,:=+-], nothing in it means anything to sh. (A loop, not a
+// regexp: every argument of every poll passes here.)
+func isWord(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_.,:=+-", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
 
-// number is an argument that changes from poll to poll (an offset, a
-// size): an op's answer is kept under its other arguments.
-var number = regexp.MustCompile(`^-?[0-9]+$`)
+// isNumber says whether an argument changes from poll to poll (an offset,
+// a size, -?[0-9]+): an op's answer is kept under its other arguments.
+func isNumber(s string) bool {
+	return allDigits(strings.TrimPrefix(s, "-"))
+}
 
 // encode writes b as the agent's request: a "D N =TEXT" line for each
 // string not sent before (TEXT escaped for printf %b), a "T KEY OP TOK…"
@@ -271,10 +285,10 @@ func (a *Agent) encode(b *Batch) []byte {
 		for _, s := range op[1:] {
 			tmpl.WriteByte(' ')
 			switch {
-			case number.MatchString(s):
+			case isNumber(s):
 				tmpl.WriteByte('%')
 				nums = append(nums, s)
-			case word.MatchString(s):
+			case isWord(s):
 				tmpl.WriteString(s)
 			default:
 				n, ok := a.alias[s]

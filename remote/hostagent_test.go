@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -146,5 +147,27 @@ func TestAgentLauncherHungBinary(t *testing.T) {
 	}
 	if goAgentRuns(t, ag) {
 		t.Fatal("the hung binary runs as the agent")
+	}
+}
+
+// isWord and isNumber are the regexps they replace, on every short string
+// of a few interesting bytes and on long ones.
+func TestEncodeClassesMatchTheRegexps(t *testing.T) {
+	word := regexp.MustCompile(`^[A-Za-z0-9_.,:=+-]{1,64}$`)
+	number := regexp.MustCompile(`^-?[0-9]+$`)
+	alphabet := []string{"", "a", "Z", "0", "9", "-", "_", ".", ",", ":", "=", "+", "/", " ", "'", "$", "\n", "é", "\x00"}
+	var cases []string
+	for _, a := range alphabet {
+		for _, b := range alphabet {
+			for _, c := range alphabet {
+				cases = append(cases, a+b+c)
+			}
+		}
+	}
+	cases = append(cases, strings.Repeat("a", 64), strings.Repeat("a", 65), strings.Repeat("7", 100), "-"+strings.Repeat("7", 100), "--1", "1-")
+	for _, s := range cases {
+		if isWord(s) != word.MatchString(s) || isNumber(s) != number.MatchString(s) {
+			t.Errorf("%q: word %v number %v, the regexps say %v %v", s, isWord(s), isNumber(s), word.MatchString(s), number.MatchString(s))
+		}
 	}
 }

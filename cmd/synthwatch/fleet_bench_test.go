@@ -138,7 +138,7 @@ func fleet16(b *testing.B, deployed bool) {
 		}
 		pid, _ := tmuxCmd("display", "-p", "-t", session, "#{pane_pid}").Output()
 		p := strings.TrimSpace(string(pid))
-		c0, t0 := cpuSeconds(p), time.Now()
+		c0, t0, f0 := cpuSeconds(p), time.Now(), forks()
 		var rss []float64
 		var fresh []time.Duration
 		for k := 0; time.Since(t0) < time.Duration(secs)*time.Second; k++ {
@@ -151,7 +151,7 @@ func fleet16(b *testing.B, deployed bool) {
 			}
 			rss = append(rss, testbin.RSSMB(p))
 		}
-		c1, el := cpuSeconds(p), time.Since(t0)
+		c1, el, f1 := cpuSeconds(p), time.Since(t0), forks()
 		tmuxCmd("send-keys", "-t", session, "q").Run() // a clean exit writes the profile (SW_FLEET_PROFILE)
 		time.Sleep(3 * time.Second)
 		tmuxCmd("kill-session", "-t", session).Run()
@@ -166,7 +166,22 @@ func fleet16(b *testing.B, deployed bool) {
 		b.ReportMetric(fresh[len(fresh)-1].Seconds(), "row_stale_max_s")
 		b.ReportMetric(fresh[len(fresh)/2].Seconds(), "row_stale_p50_s")
 		b.ReportMetric(float64(len(fresh))/float64(len(rss)*n), "rows_read")
+		// what the hosts' side costs: processes started on this machine
+		// (the 16 hosts, and the bench's own capture-pane) per host poll
+		b.ReportMetric(float64(f1-f0)/(float64(n)*el.Seconds()/2), "forks/poll")
 	}
+}
+
+// forks is how many processes this machine has started since boot.
+func forks() int64 {
+	b, _ := os.ReadFile("/proc/stat")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "processes "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 func mean(v []float64) float64 {
