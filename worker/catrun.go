@@ -37,6 +37,7 @@ type catRun struct {
 	done      int // records written, resumed included
 	written   int // records written by this run
 	inflight  int
+	landed    chan struct{} // closed when a request in flight lands (see next)
 	errors    int
 	tokens    int64 // completion tokens, resumed included
 	runTokens int64 // completion tokens written by this run
@@ -112,7 +113,23 @@ func (r *catRun) next(issue context.Context) (item, bool) {
 			return item{}, false
 		}
 		if b := r.c.TokenBudget; b > 0 && r.tokens+r.inflightTokensLocked() >= b {
-			return item{}, false
+			if r.tokens >= b || r.inflight == 0 {
+				return item{}, false
+			}
+			// the requests out may come back shorter than the average (a
+			// run once ended 30 tokens short of its budget, "done"): wait
+			// for one to land, then look again
+			if r.landed == nil {
+				r.landed = make(chan struct{})
+			}
+			ch := r.landed
+			r.mu.Unlock()
+			select {
+			case <-ch:
+			case <-issue.Done():
+			}
+			r.mu.Lock()
+			continue
 		}
 		line, err := r.src.ReadBytes('\n')
 		if err != nil {
@@ -141,6 +158,16 @@ func (r *catRun) next(issue context.Context) (item, bool) {
 
 // inflightTokensLocked estimates the completion tokens of requests in flight
 // from this category's mean so far; with no data yet it counts none.
+// landOne counts a request in flight as landed (r.mu held) and wakes a
+// next that waits on the budget.
+func (r *catRun) landOne() {
+	r.inflight--
+	if r.landed != nil {
+		close(r.landed)
+		r.landed = nil
+	}
+}
+
 func (r *catRun) inflightTokensLocked() int64 {
 	if r.done == 0 {
 		return 0
@@ -193,7 +220,7 @@ func (r *catRun) handle(res outcome) {
 	switch {
 	case res.abandoned:
 		r.mu.Lock()
-		r.inflight--
+		r.landOne()
 		r.mu.Unlock()
 	case res.err != nil:
 		r.writeError(res)
@@ -216,13 +243,13 @@ func (r *catRun) writeRecord(res outcome) {
 	}
 	if r.failedErr() != nil { // an earlier write failed: drop it, the next start redoes it
 		r.mu.Lock()
-		r.inflight--
+		r.landOne()
 		r.mu.Unlock()
 		return
 	}
 	err = r.raw.Append(line)
 	r.mu.Lock()
-	r.inflight--
+	r.landOne()
 	if err != nil {
 		r.mu.Unlock()
 		r.fail(err)
@@ -257,7 +284,7 @@ func (r *catRun) writeError(res outcome) {
 		err = r.errs.Append(line)
 	}
 	r.mu.Lock()
-	r.inflight--
+	r.landOne()
 	r.errors++
 	if r.failedKeys == nil {
 		r.failedKeys = map[string]struct{}{}
