@@ -196,7 +196,7 @@ func (s *Server) start() error {
 	return fmt.Errorf("sshd did not listen on %s within 10s: %s", s.Addr(), s.Log())
 }
 
-// Stop kills sshd and the sessions it serves. Safe to call twice.
+// Stop ends sshd and the sessions it serves. Safe to call twice.
 func (s *Server) Stop() {
 	s.mu.Lock()
 	cmd, exited := s.cmd, s.exited
@@ -205,15 +205,50 @@ func (s *Server) Stop() {
 	if cmd == nil {
 		return
 	}
-	// sshd forks processes per connection, which hold its log pipe: kill the
+	// sshd forks processes per connection, which hold its log pipe: end the
 	// whole tree (found before the parent dies and they are re-parented), so
-	// a restart really drops every session and Wait returns.
+	// a restart really drops every session and Wait returns. The sessions
+	// get SIGTERM and a moment first, as a host's sshd stopping gives them:
+	// a login shell killed outright inside its rc files leaves their locks
+	// behind (root's pyenv rehash lock, left so, made every later shell on
+	// the CI machine wait 60 s).
 	tree := Descendants(cmd.Process.Pid)
+	for _, pid := range tree {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	waitGone(tree, 3*time.Second)
+	tree = append(tree, Descendants(cmd.Process.Pid)...)
 	_ = cmd.Process.Kill()
 	for _, pid := range tree {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	<-exited
+}
+
+// waitGone waits until none of pids runs (a zombie counts as gone).
+func waitGone(pids []int, limit time.Duration) {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		left := false
+		for _, pid := range pids {
+			if running(pid) {
+				left = true
+				break
+			}
+		}
+		if !left {
+			return
+		}
+	}
+}
+
+func running(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	f := strings.Fields(string(stat[i+1:]))
+	return len(f) > 0 && f[0] != "Z"
 }
 
 // Restart stops sshd and starts it again on the same port with the same keys.

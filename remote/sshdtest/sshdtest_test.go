@@ -103,3 +103,37 @@ func TestRestart(t *testing.T) {
 	}
 	c.Close()
 }
+
+// Stopping sshd lets a session's shell run its exit trap, as rc files that
+// take a lock (pyenv's rehash) need: killed outright, the lock stays and
+// every later shell waits on it.
+func TestStopLetsSessionsCleanUp(t *testing.T) {
+	s := Start(t)
+	c, err := dial(t, s, s.KnownHosts)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer c.Close()
+	lock := filepath.Join(t.TempDir(), "lock")
+	sess, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	script := "echo held > " + lock + "; trap 'rm -f " + lock + "' EXIT; while :; do sleep 0.1; done"
+	if err := sess.Start("bash -c \"" + script + "\""); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(lock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session never took its lock")
+		}
+	}
+	s.Stop()
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Fatalf("the session's lock outlived sshd's stop (%v): its shell was killed before its exit trap", err)
+	}
+}
