@@ -156,8 +156,6 @@ func (r *catRun) next(issue context.Context) (item, bool) {
 	}
 }
 
-// inflightTokensLocked estimates the completion tokens of requests in flight
-// from this category's mean so far; with no data yet it counts none.
 // landOne counts a request in flight as landed (r.mu held) and wakes a
 // next that waits on the budget.
 func (r *catRun) landOne() {
@@ -168,6 +166,8 @@ func (r *catRun) landOne() {
 	}
 }
 
+// inflightTokensLocked estimates the completion tokens of requests in flight
+// from this category's mean so far; with no data yet it counts none.
 func (r *catRun) inflightTokensLocked() int64 {
 	if r.done == 0 {
 		return 0

@@ -306,6 +306,38 @@ func TestOnePromptRefusedIsThatPromptsError(t *testing.T) {
 	}
 }
 
+// A prompt that fails every attempt on a healthy server is given up on and
+// logged so (the corpus harness looks for that line), and the next start
+// redoes it.
+func TestAPromptThatKeepsFailingIsRedoneByTheNextStart(t *testing.T) {
+	var healed atomic.Bool
+	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
+		var req chatReq
+		readReq(t, r, &req)
+		if req.Messages[0].Content == "question 3" && !healed.Load() {
+			w.WriteHeader(500)
+			io.WriteString(w, `{"object":"error","message":"Internal server error"}`)
+			return
+		}
+		sse(w, chatStream("ok", "stop")...)
+	})
+	root := promptsRoot(t, 30)
+	cfg := Config{Root: root, Server: ts.URL, Concurrency: 2, MaxAttempts: 2}
+	var log syncBuffer
+	if err := Run(context.Background(), cfg, &log); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(gaveUp.FindAllString(log.String(), -1)); n != 1 {
+		t.Fatalf("%d gave-up lines, want 1:\n%s", n, log.String())
+	}
+	checkOutput(t, root, "A", 29)
+	healed.Store(true)
+	if err := Run(context.Background(), cfg, &syncBuffer{}); err != nil {
+		t.Fatal(err)
+	}
+	checkOutput(t, root, "A", 30)
+}
+
 func TestSilentStreamIsRetriedSteadyStreamIsNot(t *testing.T) {
 	ts, tries := attemptServer(t, func(w http.ResponseWriter, r *http.Request, req chatReq, n int) {
 		q := req.Messages[0].Content

@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -267,8 +268,16 @@ func runCorpus(t *testing.T, root string, cats []string, kills int, seed uint64)
 	start = time.Now()
 	log := run("final run")
 	t.Logf("final run took %s", time.Since(start).Round(time.Second))
+	// a prompt the sim's faults (about 13 % of attempts) beat DefaultAttempts
+	// times in a row is given up on, as it should be, and the next start
+	// redoes it: run again until no prompt is left failed (CI met one in
+	// about 50 runs)
+	for again := 0; again < 3 && gaveUp.MatchString(log); again++ {
+		t.Logf("the final run gave up on %d prompts: it runs again", len(gaveUp.FindAllString(log, -1)))
+		log = run("final run, again")
+	}
 	for _, l := range strings.Split(log, "\n") {
-		if strings.Contains(l, "WARNING") || strings.Contains(l, "ERROR") || strings.Contains(l, "skipped") {
+		if strings.Contains(l, "WARNING") || strings.Contains(l, "ERROR") || strings.Contains(l, "skipped") || strings.Contains(l, " failed") {
 			t.Logf("final run: %s", l)
 		}
 	}
@@ -276,11 +285,14 @@ func runCorpus(t *testing.T, root string, cats []string, kills int, seed uint64)
 		t.Fatal("harness: the worker wrote nothing at all: is the sim answering?")
 	}
 	before := rawBytes(t, root, cats)
-	run("restart on the finished root")
+	again := run("restart on the finished root")
 	if after := rawBytes(t, root, cats); after != before {
-		t.Errorf("a restart on the finished root wrote %d more bytes", after-before)
+		t.Errorf("a restart on the finished root wrote %d more bytes:\n%s", after-before, tail(again, 40))
 	}
 }
+
+// gaveUp matches the worker's line for a prompt it gave up on.
+var gaveUp = regexp.MustCompile(`(?m)^.*: id .* failed: gave up after .*$`)
 
 func rawBytes(t testing.TB, root string, cats []string) int64 {
 	var n int64
