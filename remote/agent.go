@@ -137,8 +137,8 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 		a.stop() // closed just as the answer came: the answer stands, the next request starts anew
 	}
 	if err != nil {
+		a.stop() // first: stopping lets what it said as it ended reach errb
 		why := strings.TrimSpace(a.errb.String())
-		a.stop()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("agent: %w", ctx.Err())
 		}
@@ -192,8 +192,8 @@ func (a *Agent) Warm(ctx context.Context) {
 	closeLate := context.AfterFunc(ctx, func() { st.Close() })
 	err := a.readHello()
 	if !closeLate() || err != nil {
-		why := strings.TrimSpace(a.errb.String())
 		a.stop()
+		why := strings.TrimSpace(a.errb.String())
 		if errors.Is(err, io.EOF) && ctx.Err() == nil {
 			a.noAgent, a.noSess = fmt.Errorf("%w: %s", ErrNoAgent, firstNonEmpty(why, "it exited at once")), sess
 		}
@@ -342,6 +342,9 @@ const maxAnswer = 256 << 20
 // without a newline) is skipped.
 func (a *Agent) exchange(req []byte, fresh bool) ([]byte, error) {
 	if _, err := a.st.Write(req); err != nil {
+		if fresh && errors.Is(a.readHello(), io.EOF) {
+			return nil, io.EOF // it ended before it read a thing: an agent that cannot run here
+		}
 		return nil, fmt.Errorf("send: %w", err)
 	}
 	if fresh {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -258,6 +259,28 @@ func TestAgentWithoutStatC(t *testing.T) {
 	}
 	if ag.Usable() {
 		t.Error("still usable on the same session")
+	}
+}
+
+// Over a real sshd: a command that says why on stderr as it ends has said
+// it by the time its stream is closed, every time (an agent that cannot run
+// is reported with its own words, not "it exited at once").
+func TestStreamKeepsWhatItsCommandSaidAsItEnded(t *testing.T) {
+	s := sshdtest.Start(t)
+	h := dial(t, opts(t, s))
+	for i := 0; i < 30; i++ {
+		errb := &lastBytes{max: 2048}
+		st, err := h.Stream(context.Background(), errb, "sh", "-c", "echo 'synthwatch-batch: no stat -c here' >&2; exit 72")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadAll(st); err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		st.Close()
+		if got := errb.String(); got != "synthwatch-batch: no stat -c here\n" {
+			t.Fatalf("run %d: stderr %q once closed", i, got)
+		}
 	}
 }
 

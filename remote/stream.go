@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"sync"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -15,20 +16,33 @@ import (
 // through a pipe, so Close ends a Read at once: closing the channel alone
 // waits for the peer, and a black-holed peer never answers.
 type chanStream struct {
-	ch   *ssh.Session
-	in   io.WriteCloser
-	out  *io.PipeReader
-	once sync.Once // a late request's timer and the agent may both close it
+	ch    *ssh.Session
+	in    io.WriteCloser
+	out   *io.PipeReader
+	ended chan struct{} // closed when stdout ends: the command has ended
+	once  sync.Once     // a late request's timer and the agent may both close it
 }
 
 func (c *chanStream) Write(p []byte) (int, error) { return c.in.Write(p) }
 func (c *chanStream) Read(p []byte) (int, error)  { return c.out.Read(p) }
 
 // Close ends the reads and the channel (the agent's loop ends with its stdin).
+// A command that has ended gets a moment for its stderr to be copied, so
+// what it said as it died is there to read (Wait does that copying).
 func (c *chanStream) Close() error {
 	var err error
 	c.once.Do(func() {
 		c.out.CloseWithError(errStreamClosed)
+		select {
+		case <-c.ended:
+			waited := make(chan struct{})
+			go func() { _ = c.ch.Wait(); close(waited) }()
+			select {
+			case <-waited:
+			case <-time.After(time.Second):
+			}
+		default:
+		}
 		// the channel's close ends the agent's stdin on the host; no EOF of
 		// its own (CloseWrite), which races a Write still under way
 		err = c.ch.Close()
@@ -86,6 +100,7 @@ func (s *SSH) startStream(sess *session, stderr io.Writer, argv []string) (*chan
 		return nil, fmt.Errorf("stream %s: %w", argv[0], err)
 	}
 	pr, pw := io.Pipe()
+	ended := make(chan struct{})
 	go func() {
 		buf := make([]byte, 32<<10)
 		for {
@@ -97,12 +112,13 @@ func (s *SSH) startStream(sess *session, stderr io.Writer, argv []string) (*chan
 				}
 			}
 			if err != nil {
+				close(ended) // before the reader can see the end
 				pw.CloseWithError(err)
 				return
 			}
 		}
 	}()
-	return &chanStream{ch: ch, in: in, out: pr}, nil
+	return &chanStream{ch: ch, in: in, out: pr, ended: ended}, nil
 }
 
 // procStream is a Stream over a local process.
