@@ -19,7 +19,7 @@ type chanStream struct {
 	ch    *ssh.Session
 	in    io.WriteCloser
 	out   *io.PipeReader
-	ended chan struct{} // closed when stdout ends: the command has ended
+	ended chan struct{} // closed when stdout ends: the command (or the link) has ended
 	once  sync.Once     // a late request's timer and the agent may both close it
 }
 
