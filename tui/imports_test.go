@@ -10,7 +10,7 @@ import (
 )
 
 // tui reads Snapshots and asks for actions; it never talks SSH and never
-// runs the simulator (DESIGN.md, "Packages"). Its tests keep the rule too.
+// runs the simulator (ARCHITECTURE.md, "Packages"). Its tests keep the rule too.
 func TestTuiImportsNeitherRemoteNorSim(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil || len(files) == 0 {

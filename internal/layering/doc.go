@@ -1,3 +1,3 @@
-// Package layering holds no code: its test enforces DESIGN.md's import
-// rules ("Packages (rooms) and what each may touch") with go list.
+// Package layering holds no code: its tests enforce ARCHITECTURE.md's import
+// rules and keep its package table true, with go list.
 package layering

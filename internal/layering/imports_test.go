@@ -128,7 +128,7 @@ func TestImportRules(t *testing.T) {
 	})
 }
 
-// testHelper packages exist for tests (README, "Layout"); they may run sim.
+// testHelper packages exist for tests (ARCHITECTURE.md); they may run sim.
 func testHelper(name string) bool {
 	return strings.HasPrefix(name, "internal/") || strings.HasSuffix(name, "test") || name == "remote/faultproxy"
 }
