@@ -22,6 +22,18 @@ func fit(s string, w int) string {
 	return s + strings.Repeat(" ", w-n)
 }
 
+// fitMiddle is fit for names told apart by their ends (a host's port, the
+// last label of a long name): what must go is cut from the middle.
+func fitMiddle(s string, w int) string {
+	n := ansi.StringWidth(s)
+	if n <= w || w < 5 {
+		return fit(s, w)
+	}
+	tail := (w - 1) / 2
+	head := w - 1 - tail
+	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, n-tail, "")
+}
+
 // bar draws a progress bar of w cells.
 func bar(frac float64, w int) (full, empty string) {
 	if w <= 0 {

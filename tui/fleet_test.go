@@ -337,3 +337,57 @@ func TestFleetPollDueDoesNotRepaint(t *testing.T) {
 		t.Fatal("the due poll did not start")
 	}
 }
+
+// Hosts on one address told apart by their ports, and long names told
+// apart by their ends: HOST takes the room the screen has, and a name it
+// must cut loses its middle, never its port.
+func TestFleetGoldenHostsApart(t *testing.T) {
+	names := []string{"root@127.0.0.1:56001", "root@127.0.0.1:57002", "synth@gpu-node-a17.cluster.example.org", "synth@gpu-node-a18.cluster.example.org:2222"}
+	for _, size := range [][2]int{{100, 16}, {160, 16}} {
+		t.Run(itoa(size[0])+"x"+itoa(size[1]), func(t *testing.T) {
+			var hosts []named
+			for _, n := range names {
+				hosts = append(hosts, fleetHost(n))
+			}
+			fl, _ := newFleet(hosts, size[0], size[1], Config{})
+			got := fscreen(fl)
+			seen := map[string]bool{}
+			for _, l := range strings.Split(got, "\n") {
+				if w := ansi.StringWidth(l); w > size[0] {
+					t.Fatalf("line wider than the screen (%d > %d): %q", w, size[0], l)
+				}
+				if f := strings.Fields(l); len(f) > 1 && strings.Contains(f[1], "@") {
+					if seen[f[1]] {
+						t.Errorf("two rows show the host as %q", f[1])
+					}
+					seen[f[1]] = true
+					if !strings.HasSuffix(f[1], ":56001") && !strings.HasSuffix(f[1], ":57002") && !strings.HasSuffix(f[1], ".org") && !strings.HasSuffix(f[1], ":2222") {
+						t.Errorf("a host cell lost its end: %q", f[1])
+					}
+				}
+			}
+			if len(seen) != len(names) {
+				t.Errorf("%d distinct host cells, want %d:\n%s", len(seen), len(names), got)
+			}
+			golden.RequireEqual(t, got)
+		})
+	}
+}
+
+func TestFitMiddle(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{"gpu1", 8, "gpu1    "},
+		{"root@127.0.0.1:56001", 20, "root@127.0.0.1:56001"},
+		{"root@127.0.0.1:56001", 14, "root@12…:56001"},
+		{"root@127.0.0.1:56001", 13, "root@1…:56001"},
+		{"é-host-名前-end", 9, "é-ho…-end"},
+	} {
+		if got := fitMiddle(c.in, c.w); got != c.want || ansi.StringWidth(got) != c.w {
+			t.Errorf("fitMiddle(%q, %d) = %q (width %d), want %q", c.in, c.w, got, ansi.StringWidth(got), c.want)
+		}
+	}
+}

@@ -41,14 +41,18 @@ func (f Fleet) render() string {
 		rows[i] = m.row(now)
 	}
 	t := total(rows)
-	wide, inline := w >= 114, w >= 140 // inline: alerts end the row, else a line of their own
-	out := []string{fit(f.st.Title.Render("synthwatch fleet")+"  "+f.st.Bold.Render(fmt.Sprintf("%d hosts", t.n))+f.st.Dim.Render(fmt.Sprintf("  %d live, %d stale", t.up, t.n-t.up)), w), ""}
-	out = append(out, fit(f.st.Dim.Render(fleetCols(wide, "#", "HOST", "LINK", "WORKER", "DONE/TARGET", "REC/MIN", "TOK/S", "ETA", map[bool]string{true: "ALERTS"}[inline])), w))
+	names := make([]string, len(rows))
 	for i, r := range rows {
-		out = append(out, f.rowLines(i, r, w, wide, inline)...)
+		names[i] = sanitizeName(r.name)
 	}
-	out = append(out, fit(f.st.Dim.Render(strings.Repeat("─", w)), w), fit(f.st.Bold.Render(f.totalLine(t, wide, inline)), w))
-	if !inline && t.note != "" {
+	lay := newFleetLayout(w, names)
+	out := []string{fit(f.st.Title.Render("synthwatch fleet")+"  "+f.st.Bold.Render(fmt.Sprintf("%d hosts", t.n))+f.st.Dim.Render(fmt.Sprintf("  %d live, %d stale", t.up, t.n-t.up)), w), ""}
+	out = append(out, fit(f.st.Dim.Render(fleetCols(lay, "#", "HOST", "LINK", "WORKER", "DONE/TARGET", "REC/MIN", "TOK/S", "ETA", map[bool]string{true: "ALERTS"}[lay.inline])), w))
+	for i, r := range rows {
+		out = append(out, f.rowLines(i, r, w, lay)...)
+	}
+	out = append(out, fit(f.st.Dim.Render(strings.Repeat("─", w)), w), fit(f.st.Bold.Render(f.totalLine(t, lay)), w))
+	if !lay.inline && t.note != "" {
 		out = append(out, fit("    "+t.note, w))
 	}
 	for len(out) < h-1 {
@@ -78,15 +82,43 @@ func (f Fleet) promptOver(body string, w, h int) string {
 	return overlay(body, f.hosts[0].box(w, f.prompts[0].Text, "> "+f.input.view()+"▏", "enter to answer, esc to refuse"), h)
 }
 
-// fleetCols lays out one row's cells; narrow screens leave out the bar's
-// room and tok/s. Alerts end the row where there is room (alerts != "").
-func fleetCols(wide bool, num, host, link, worker, prog, rec, tok, eta, alerts string) string {
+// fleetLayout is the fleet's columns for a screen width. Narrow screens
+// leave out the bar's room and tok/s; alerts end the row where there is room
+// (inline), else take a line of their own. HOST takes the room its longest
+// name needs, up to what the other columns leave.
+type fleetLayout struct {
+	wide, inline bool
+	host         int
+}
+
+func newFleetLayout(w int, names []string) fleetLayout {
+	l := fleetLayout{wide: w >= 114, inline: w >= 140}
+	rest := 63 // the other columns and their gaps
+	l.host = 14
+	if l.wide {
+		l.host, rest = 18, 94
+	}
+	if l.inline {
+		rest += 2 + 20 // the alerts' room
+	}
+	longest := 0
+	for _, n := range names {
+		longest = max(longest, ansi.StringWidth(n))
+	}
+	if longest > l.host {
+		l.host = max(l.host, min(longest, w-rest))
+	}
+	return l
+}
+
+// fleetCols lays out one row's cells (alerts != "": they end the row).
+func fleetCols(l fleetLayout, num, host, link, worker, prog, rec, tok, eta, alerts string) string {
 	var s string
-	if wide {
-		s = fit(num, 3) + " " + fit(host, 18) + " " + fit(link, 18) + " " + fit(worker, 20) + " " + fit(prog, 26) + " " +
+	if l.wide {
+		s = fit(num, 3) + " " + fitMiddle(host, l.host) + " " + fit(link, 18) + " " + fit(worker, 20) + " " + fit(prog, 26) + " " +
 			fitRight(rec, 7) + " " + fitRight(tok, 6) + " " + fitRight(eta, 7)
 	} else {
-		s = fit(num, 3) + " " + fit(host, 14) + " " + fit(link, 14) + " " + fit(worker, 12) + " " + fit(prog, 15) + " " + fitRight(rec, 7) + " " + fitRight(eta, 6)
+		s = fit(num, 3) + " " + fitMiddle(host, l.host) + " " + fit(link, 14) + " " + fit(worker, 12) + " " + fit(prog, 15) + " " + fitRight(rec, 7) + " " + fitRight(eta, 6)
 	}
 	if alerts != "" {
 		s += "  " + alerts
@@ -102,7 +134,8 @@ func fitRight(s string, w int) string {
 }
 
 // rowLines is host i's row (and, narrow, its alerts line).
-func (f Fleet) rowLines(i int, r fleetRow, w int, wide, inline bool) []string {
+func (f Fleet) rowLines(i int, r fleetRow, w int, lay fleetLayout) []string {
+	wide, inline := lay.wide, lay.inline
 	st, m := f.st, f.hosts[i]
 	link := linkCell(m, r)
 	worker := "-"
@@ -137,7 +170,7 @@ func (f Fleet) rowLines(i int, r fleetRow, w int, wide, inline bool) []string {
 	if i == f.sel {
 		num = "›" + num // the selection shows without colour too
 	}
-	line := fleetCols(wide, num, sanitizeName(r.name), link, worker, prog, rec, tok, eta, map[bool]string{true: al}[inline])
+	line := fleetCols(lay, num, sanitizeName(r.name), link, worker, prog, rec, tok, eta, map[bool]string{true: al}[inline])
 	switch {
 	case i == f.sel:
 		line = st.Selected.Render(fit(line, w))
@@ -174,7 +207,8 @@ func linkCell(m Model, r fleetRow) string {
 	return "⚠ " + string(c.State)
 }
 
-func (f Fleet) totalLine(t fleetTotal, wide, inline bool) string {
+func (f Fleet) totalLine(t fleetTotal, lay fleetLayout) string {
+	wide, inline := lay.wide, lay.inline
 	prog := "-"
 	if t.target > 0 {
 		prog = ""
@@ -184,7 +218,7 @@ func (f Fleet) totalLine(t fleetTotal, wide, inline bool) string {
 		}
 		prog += thousands(t.done) + "/" + thousands(t.target)
 	}
-	return fleetCols(wide, "", "fleet", fmt.Sprintf("%d/%d live", t.up, t.n), "", prog, fmt.Sprintf("%.1f", t.recMin), fmt.Sprintf("%.0f", t.tokS), t.etaText(), map[bool]string{true: t.note}[inline])
+	return fleetCols(lay, "", "fleet", fmt.Sprintf("%d/%d live", t.up, t.n), "", prog, fmt.Sprintf("%.1f", t.recMin), fmt.Sprintf("%.0f", t.tokS), t.etaText(), map[bool]string{true: t.note}[inline])
 }
 
 func (f Fleet) footer(w int) string {
