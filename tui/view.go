@@ -509,9 +509,9 @@ func eventText(e pipeline.Event) string {
 }
 
 func (m Model) box(w int, title, body, hint string) string {
-	inner := min(w-6, 76)
+	inner := boxWidth(w, title, body, hint)
 	var parts []string
-	for _, l := range strings.Split(ansi.Hardwrap(title, inner, true), "\n") {
+	for _, l := range strings.Split(ansi.Wrap(title, inner, ""), "\n") { // at word boundaries: a fingerprint is never split
 		parts = append(parts, m.st.Bold.Render(l))
 	}
 	if body != "" {
@@ -519,6 +519,18 @@ func (m Model) box(w int, title, body, hint string) string {
 	}
 	parts = append(parts, "", m.st.Dim.Render(hint))
 	return m.st.Dialog.Width(inner + 4).Render(strings.Join(parts, "\n"))
+}
+
+// boxWidth is a dialog's inner width: its widest line, between 40 columns
+// and what the screen leaves.
+func boxWidth(w int, texts ...string) int {
+	widest := 40
+	for _, t := range texts {
+		for _, l := range strings.Split(t, "\n") {
+			widest = max(widest, ansi.StringWidth(l))
+		}
+	}
+	return max(1, min(widest, w-6))
 }
 
 // overlay puts box in the middle of body, line by line.
