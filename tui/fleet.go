@@ -177,6 +177,12 @@ func (f Fleet) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return f, nil
 	case tea.KeyPressMsg:
 		return f.key(msg)
+	case tea.ResumeMsg: // back from ctrl+z: repaint, and every host polls now
+		cmds := []tea.Cmd{tea.ClearScreen}
+		for i := range f.hosts {
+			cmds = append(cmds, f.toHost(i, msg))
+		}
+		return f, tea.Batch(cmds...)
 	}
 	return f, nil
 }
@@ -224,6 +230,10 @@ func (f Fleet) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return f, tea.Quit
 	case key.Matches(k, km.Help.Binding):
 		f.help = true
+	case key.Matches(k, km.Redraw.Binding):
+		return f, tea.ClearScreen
+	case key.Matches(k, km.Suspend.Binding):
+		return f, tea.Suspend
 	case key.Matches(k, km.Down.Binding):
 		f.sel = min(f.sel+1, len(f.hosts)-1)
 	case key.Matches(k, km.Up.Binding):
@@ -237,7 +247,7 @@ func (f Fleet) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			f.hosts[n].layout()
 		}
 	case key.Matches(k, km.Launch.Binding), key.Matches(k, km.Kill.Binding), key.Matches(k, km.Resume.Binding),
-		key.Matches(k, km.Restart.Binding), key.Matches(k, km.Reconnect.Binding):
+		key.Matches(k, km.Restart.Binding), key.Matches(k, km.Reconnect.Binding), km.offKey(k.String()) != "":
 		h.lastKey = f.cfg.Now() // the user is here: this key acts, it does not open "while you were away"
 		cmd := f.toHost(f.sel, k)
 		return f, cmd

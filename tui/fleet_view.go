@@ -222,6 +222,9 @@ func (f Fleet) totalLine(t fleetTotal, lay fleetLayout) string {
 }
 
 func (f Fleet) footer(w int) string {
+	if h := f.hosts[f.sel]; h.flash != "" && f.cfg.Now().Before(h.flashUntil) { // a key read-only turned off, pressed here
+		return fit(f.st.Warn.Render(h.flash), w)
+	}
 	var keys []string
 	if f.cfg.ReadOnly {
 		keys = append(keys, "read-only")

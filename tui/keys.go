@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -30,7 +31,8 @@ type keyMap struct {
 	Launch, Kill, Resume       binding
 	Restart, Reconnect, Stop   binding
 	Runs                       binding
-	Help, Quit                 binding
+	Help, Redraw, Suspend      binding
+	Quit                       binding
 
 	// in a dialog, a line input or a prompt (their hints say so)
 	Yes, Enter, Cancel, Backspace binding
@@ -58,6 +60,8 @@ func newKeyMap(readOnly bool) keyMap {
 		Runs:      bind("runs", "H", "run history of the selected category", "H"),
 		Stop:      bind("stop", "esc", "cancel the running action (ctrl+c too, while it runs)", "esc", "ctrl+c"),
 		Help:      bind("help", "?", "this help", "?"),
+		Redraw:    bind("redraw", "ctrl+l", "repaint the whole screen", "ctrl+l"),
+		Suspend:   bind("suspend", "ctrl+z", "suspend to the shell (fg comes back, repainted; the worker goes on)", "ctrl+z"),
 		Quit:      bind("quit", "q", "quit (the worker is left as it is; never waits for the link)", "q", "ctrl+c"),
 
 		Yes:       bind("yes", "y", "yes, in a dialog (anything else is no)", "y", "Y"),
@@ -74,6 +78,17 @@ func newKeyMap(readOnly bool) keyMap {
 // control is the bindings that change the host: off in a read-only session.
 func (k *keyMap) control() []*binding {
 	return []*binding{&k.Launch, &k.Kill, &k.Resume, &k.Restart}
+}
+
+// offKey is the footer's word for a key that read-only mode turned off,
+// or "" when k is not one of them.
+func (k keyMap) offKey(pressed string) string {
+	for _, b := range k.control() {
+		if !b.Enabled() && slices.Contains(b.Keys(), pressed) {
+			return pressed + " (" + b.short + ") is off: --read-only"
+		}
+	}
+	return ""
 }
 
 // ShortHelp is the footer for a screen w columns wide: the most useful keys
@@ -101,7 +116,7 @@ func (k keyMap) groups() [][]binding {
 		{k.Down, k.Up, k.PageDown, k.PageUp, k.Pane, k.Tabs, k.Runs},
 		{k.Search, k.Next, k.Prev, k.Error, k.Follow, k.Wrap},
 		{k.Launch, k.Kill, k.Resume, k.Restart, k.Reconnect, k.Stop},
-		{k.Help, k.Quit},
+		{k.Help, k.Redraw, k.Suspend, k.Quit},
 	}
 }
 
@@ -163,7 +178,7 @@ func (k fleetKeyMap) groups() [][]binding {
 	return [][]binding{
 		{k.Down, k.Up, k.Open, k.Number, k.Back},
 		{k.Launch, k.Kill, k.Resume, k.Restart, k.Reconnect, k.Stop},
-		{k.Help, k.Quit},
+		{k.Help, k.Redraw, k.Suspend, k.Quit},
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -133,6 +134,8 @@ func TestEachBindingDoesItsAction(t *testing.T) {
 				t.Errorf("no help:\n%s", screen(a))
 			}
 		}},
+		{km.Redraw, nil, unchanged},
+		{km.Suspend, nil, unchanged},
 		{km.Quit, nil, func(t *testing.T, b, a Model, _ *fake) {
 			if a.quitMsg == "" {
 				t.Error("no quit message")
@@ -156,6 +159,11 @@ func TestEachBindingDoesItsAction(t *testing.T) {
 				if c.b.short == "quit" {
 					if cmd == nil || !isQuit(cmd) {
 						t.Errorf("%s did not quit", k)
+					}
+				}
+				if want := map[string]tea.Msg{"redraw": tea.ClearScreen(), "suspend": tea.Suspend()}[c.b.short]; want != nil {
+					if cmd == nil || cmd() != want {
+						t.Errorf("%s: want the command that sends %T", k, want)
 					}
 				}
 				if c.b.short == "log tabs" {
@@ -280,6 +288,47 @@ func TestReadmeListsEveryBinding(t *testing.T) {
 				t.Errorf("README lacks key %q (%s)", k, b.short)
 			}
 		}
+	}
+}
+
+// unchanged: the key's work is its command (checked above); the screen
+// stays as it was.
+func unchanged(t *testing.T, b, a Model, _ *fake) {
+	if screen(a) != screen(b) {
+		t.Errorf("the screen changed:\n%s", screen(a))
+	}
+}
+
+// In --read-only a key that would change the host says so in the footer
+// for a moment, rather than doing nothing without a word; then the footer
+// is the keys again.
+func TestReadOnlyKeySaysSo(t *testing.T) {
+	m, c := newModel(newFake(), 120, 30, Config{ReadOnly: true})
+	for _, k := range []string{"L", "K", "r", "R"} {
+		a := step(m, press(k))
+		if a.dialog != nil || !strings.Contains(screen(a), k+" (") || !strings.Contains(screen(a), "is off: --read-only") {
+			t.Errorf("%s in read-only:\n%s", k, screen(a))
+		}
+		c.t = c.t.Add(5 * time.Second)
+		if a = step(a, tickMsg(c.t)); strings.Contains(screen(a), "is off") {
+			t.Errorf("the word outlived its moment:\n%s", screen(a))
+		}
+		c.t = t0
+	}
+}
+
+// Back from ctrl+z the screen is cleared and repainted and a poll starts:
+// the figures are as old as the suspension.
+func TestResumeRepaintsAndPolls(t *testing.T) {
+	m, _ := newModel(newFake(), 120, 30, Config{})
+	nm, cmd := m.Update(tea.ResumeMsg{})
+	a := nm.(Model)
+	if !a.polling || a.gen != m.gen+1 || cmd == nil {
+		t.Fatalf("no poll after resume: polling %v gen %d→%d", a.polling, m.gen, a.gen)
+	}
+	b, ok := cmd().(tea.BatchMsg) // the clear first; the poll (second) would call the backend
+	if !ok || len(b) == 0 || b[0] == nil || b[0]() != tea.ClearScreen() {
+		t.Error("no clear screen after resume")
 	}
 }
 

@@ -86,6 +86,8 @@ type Model struct {
 	spin        int
 	notifier    *notifier
 	quitMsg     string
+	flash       string    // a word for a key that did nothing (read-only), in the footer
+	flashUntil  time.Time // until then
 	// the worker as last read over a live link, for the quit message
 	lastWorker   pipeline.Worker
 	lastWorkerAt time.Time
@@ -231,6 +233,9 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		cmd := m.pollNow()
 		return m, cmd
+	case tea.ResumeMsg: // back from ctrl+z: the shell drew over the screen, and the figures are old
+		cmd := m.pollNow()
+		return m, tea.Batch(tea.ClearScreen, cmd)
 	case PromptMsg:
 		p := msg
 		m.prompt = &p
@@ -290,6 +295,12 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit // never waits for a poll or a task: they end with the process
 	case key.Matches(k, km.Help.Binding):
 		m.help = true
+	case key.Matches(k, km.Redraw.Binding):
+		return m, tea.ClearScreen
+	case key.Matches(k, km.Suspend.Binding):
+		return m, tea.Suspend
+	case km.offKey(k.String()) != "":
+		m.flash, m.flashUntil = km.offKey(k.String()), now.Add(4*time.Second)
 	case key.Matches(k, km.Runs.Binding):
 		m.runs = len(m.snap.Categories) > 0
 	case key.Matches(k, km.Down.Binding):

@@ -323,6 +323,9 @@ func (m Model) serverPanel(w int, wide bool) string {
 // footer is the keymap's ShortHelp for the width; a read-only session
 // says so first (its control keys are disabled, so not listed).
 func (m Model) footer(w int) string {
+	if m.flash != "" && m.cfg.Now().Before(m.flashUntil) {
+		return fit(m.st.Warn.Render(m.flash), w)
+	}
 	var keys []string
 	if m.cfg.ReadOnly {
 		keys = append(keys, "read-only")
