@@ -44,6 +44,7 @@ stalls and server health. The same binary is the worker on the host.`,
 		newLaunchCmd("launch", "Start the worker on the host"),
 		newLaunchCmd("resume", "Start the worker again; it skips what is done"))
 	addDashboard(root)
+	addCompletions(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 	return root
 }
