@@ -40,6 +40,9 @@ type Server struct {
 	t       testing.TB
 	bin     string
 	cfgPath string
+	argv    func() []string // the command that runs the server (sshd, or dropbear in its namespace)
+	keys    string          // the authorized_keys file the server reads
+	pinned  []ssh.PublicKey // known_hosts pins these (HostKey when nil)
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	log     *bytes.Buffer
@@ -50,8 +53,13 @@ type Server struct {
 type Option func(*options)
 
 type options struct {
-	extra []string
+	extra  []string
+	noSFTP bool
 }
+
+// WithoutSFTP starts Dropbear with no SFTP server, as a minimal host runs
+// it (its /usr/lib/sftp-server is /dev/null in the server's namespace).
+func WithoutSFTP() Option { return func(o *options) { o.noSFTP = true } }
 
 // WithConfig adds raw sshd_config lines, e.g. "ClientAliveInterval 1".
 func WithConfig(lines ...string) Option {
@@ -96,15 +104,59 @@ func Start(t testing.TB, opts ...Option) *Server {
 	hostKey := writeKey(t, filepath.Join(dir, "host_ed25519"))
 	clientKey := writeKey(t, filepath.Join(dir, "client_ed25519"))
 	s.HostKey, s.KeyPath = hostKey, filepath.Join(dir, "client_ed25519")
-	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), ssh.MarshalAuthorizedKey(clientKey), 0o600); err != nil {
+	s.keys = filepath.Join(dir, "authorized_keys")
+	if err := os.WriteFile(s.keys, ssh.MarshalAuthorizedKey(clientKey), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	s.cfgPath = filepath.Join(dir, "sshd_config")
+	s.argv = func() []string {
+		return cleanHome(t, u, filepath.Join(dir, "home"), []string{s.bin, "-D", "-e", "-f", s.cfgPath})
+	}
+	s.listen(func() error {
+		if err := os.WriteFile(s.cfgPath, []byte(s.config(o.extra)), 0o600); err != nil {
+			return err
+		}
+		if out, err := exec.Command(s.bin, "-t", "-f", s.cfgPath).CombinedOutput(); err != nil {
+			return fmt.Errorf("sshd -t rejected the config: %v: %s", err, out)
+		}
+		return nil
+	})
+	return s
+}
+
+// cleanHome runs a server's argv so that its sessions see an empty home:
+// the user's rc files (root's pyenv init here, a second or more a shell,
+// and a lock that a killed shell leaves behind) neither slow nor break a
+// test, on this machine or a user's. It needs root (a mount namespace of
+// the server's own, where a temp dir is bound over the home); without it
+// the sessions get the real home.
+func cleanHome(t testing.TB, u *user.User, home string, argv []string, pre ...string) []string {
+	if u.Uid != "0" || u.HomeDir == "" || u.HomeDir == "/" {
+		return argv
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		return argv
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	script := `mount --bind "$1" "$2" && shift 2 && exec "$@"`
+	for _, p := range pre {
+		script = p + " && " + script
+	}
+	return append([]string{"unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", home, u.HomeDir}, argv...)
+}
+
+// listen picks a free port (prepare writes what the server needs for it),
+// starts the server there, pins its host key and stops it when the test ends.
+func (s *Server) listen(prepare func() error) {
+	t := s.t
+	t.Helper()
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		s.Port = freePort(t)
-		s.cfgPath = filepath.Join(dir, "sshd_config")
-		if err := os.WriteFile(s.cfgPath, []byte(s.config(o.extra)), 0o600); err != nil {
-			t.Fatal(err)
+		if lastErr = prepare(); lastErr != nil {
+			break
 		}
 		if lastErr = s.start(); lastErr == nil {
 			break
@@ -113,18 +165,24 @@ func Start(t testing.TB, opts ...Option) *Server {
 	if lastErr != nil {
 		t.Fatalf("sshdtest: %v", lastErr)
 	}
-	s.KnownHosts = filepath.Join(dir, "known_hosts")
-	line := knownhosts.Line([]string{knownhosts.Normalize(s.Addr())}, hostKey)
-	if err := os.WriteFile(s.KnownHosts, []byte(line+"\n"), 0o600); err != nil {
+	s.KnownHosts = filepath.Join(s.Dir, "known_hosts")
+	pinned := s.pinned
+	if pinned == nil {
+		pinned = []ssh.PublicKey{s.HostKey}
+	}
+	var lines string
+	for _, k := range pinned {
+		lines += knownhosts.Line([]string{knownhosts.Normalize(s.Addr())}, k) + "\n"
+	}
+	if err := os.WriteFile(s.KnownHosts, []byte(lines), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		s.Stop()
 		if t.Failed() {
-			t.Logf("sshd log:\n%s", s.Log())
+			t.Logf("%s log:\n%s", filepath.Base(s.bin), s.Log())
 		}
 	})
-	return s
 }
 
 // Addr is "127.0.0.1:port".
@@ -162,17 +220,15 @@ func (s *Server) config(extra []string) string {
 	return strings.Join(append(append([]string{}, extra...), lines...), "\n") + "\n"
 }
 
-// start runs sshd and waits until it accepts connections.
+// start runs the server and waits until it accepts connections.
 func (s *Server) start() error {
-	if out, err := exec.Command(s.bin, "-t", "-f", s.cfgPath).CombinedOutput(); err != nil {
-		return fmt.Errorf("sshd -t rejected the config: %v: %s", err, out)
-	}
-	cmd := exec.Command(s.bin, "-D", "-e", "-f", s.cfgPath)
+	argv := s.argv()
+	cmd := exec.Command(argv[0], argv[1:]...)
 	log := &bytes.Buffer{}
 	w := &lockedWriter{mu: &s.mu, w: log}
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start sshd: %w", err)
+		return fmt.Errorf("start %s: %w", filepath.Base(argv[0]), err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -183,7 +239,7 @@ func (s *Server) start() error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
-			return fmt.Errorf("sshd exited at start: %s", s.Log())
+			return fmt.Errorf("%s exited at start: %s", filepath.Base(argv[0]), s.Log())
 		default:
 		}
 		if c, err := net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond); err == nil {
@@ -193,7 +249,7 @@ func (s *Server) start() error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.Stop()
-	return fmt.Errorf("sshd did not listen on %s within 10s: %s", s.Addr(), s.Log())
+	return fmt.Errorf("%s did not listen on %s within 10s: %s", filepath.Base(argv[0]), s.Addr(), s.Log())
 }
 
 // Stop ends sshd and the sessions it serves. Safe to call twice.
@@ -349,7 +405,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // Authorize adds an authorized_keys line (e.g. a .pub file's content).
 func (s *Server) Authorize(line []byte) {
 	s.t.Helper()
-	f, err := os.OpenFile(filepath.Join(s.Dir, "authorized_keys"), os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(s.keys, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -137,3 +137,57 @@ func TestStopLetsSessionsCleanUp(t *testing.T) {
 		t.Fatalf("the session's lock outlived sshd's stop (%v): its shell was killed before its exit trap", err)
 	}
 }
+
+// Dropbear as users' minimal hosts run it: a command over exec with the
+// pinned host key, stopped and started again on its port, and its limit
+// that the product must live with: a command line of 10 KB ends the
+// connection ("String too long").
+func TestDropbearExecAndItsLimit(t *testing.T) {
+	s := StartDropbear(t)
+	c, err := dial(t, s, s.KnownHosts)
+	if err != nil {
+		t.Fatalf("dial dropbear: %v\n%s", err, s.Log())
+	}
+	sess, _ := c.NewSession()
+	out, err := sess.Output("echo hi-from-dropbear")
+	if err != nil || strings.TrimSpace(string(out)) != "hi-from-dropbear" {
+		t.Fatalf("exec: %q %v\n%s", out, err, s.Log())
+	}
+	sess, _ = c.NewSession()
+	if out, err := sess.Output("true " + strings.Repeat("x", 10<<10)); err == nil {
+		t.Fatalf("dropbear ran a 10 KB command line (%q): the limit this test documents is gone", out)
+	}
+	c.Close()
+	s.Restart()
+	c, err = dial(t, s, s.KnownHosts)
+	if err != nil {
+		t.Fatalf("dial after restart: %v", err)
+	}
+	c.Close()
+}
+
+// A session's home is the server's clean one (as root): no rc file of the
+// user's runs, so none can slow or break a test; the real home is untouched.
+func TestSessionsSeeACleanHome(t *testing.T) {
+	if os.Getuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI runs as root, where sessions get a clean home")
+		}
+		t.Skip("a clean home needs root (a mount namespace); skipped outside CI")
+	}
+	for name, start := range map[string]func(testing.TB) *Server{"openssh": func(t testing.TB) *Server { return Start(t) }, "dropbear": func(t testing.TB) *Server { return StartDropbear(t) }} {
+		t.Run(name, func(t *testing.T) {
+			s := start(t)
+			c, err := dial(t, s, s.KnownHosts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			sess, _ := c.NewSession()
+			out, err := sess.Output(`ls -A "$HOME" | grep -v '^\.ssh$'; echo end`)
+			if err != nil || string(out) != "end\n" {
+				t.Fatalf("the session's home holds %q (%v)", out, err)
+			}
+		})
+	}
+}
