@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,8 +73,9 @@ func errKind(err error) string {
 func sleeper(t *testing.T, script string, args ...string) int {
 	t.Helper()
 	cmd := exec.Command("sh", append([]string{"-c", script, "sleeper"}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its sleep ends with it
 	must(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) { // its redirection done and sleep started
 		if kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid)); len(kids) > 0 {
@@ -149,11 +151,11 @@ func TestAgentAnswersLikeTheOneShot(t *testing.T) {
 			// their /proc/PID/stat holds still between the two reads)
 			held := filepath.Join(dir, "held.log")
 			writeFile(t, held, "")
-			holder := sleeper(t, "exec 3>>\"$1\"; sleep 60; :", held)
+			holder := sleeper(t, "exec 3>>\"$1\"; sleep 600; :", held) // outlives a test slowed by a loaded machine
 			notWorker := filepath.Join(dir, "not-worker.json")
 			writeFile(t, notWorker, fmt.Sprintf(`{"state": "running", "pid": %d, "args": ["x"]}`, holder))
 			worker := filepath.Join(dir, "worker.json")
-			workerPid := sleeper(t, "sleep 60; :", "worker")
+			workerPid := sleeper(t, "sleep 600; :", "worker")
 			writeFile(t, worker, fmt.Sprintf("{\n  \"pid\":%d\n}", workerPid))
 			big := filepath.Join(prep, "B1", "big.jsonl")
 			writeFile(t, big, strings.Repeat(`{"id":"x","content":"yyyyyyyy"}`+"\n", 20000))

@@ -90,6 +90,9 @@ func (kf *keptFile) close() {
 // ReadKept reads through a kept handle; a failed read forgets it, so the
 // next one opens the path again.
 func (s *SSH) ReadKept(ctx context.Context, p string, off int64, n int) ([]byte, error) {
+	if sess, err := s.session(); err == nil && sess.noSFTP() {
+		return s.shReadAt(ctx, p, off, n)
+	}
 	return s.readFile(ctx, off, n, func(sess *session) (*sftp.File, func(error), error) {
 		sc, err := sess.fs()
 		if err != nil {

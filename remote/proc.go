@@ -26,6 +26,9 @@ func (s *SSH) ReadLink(ctx context.Context, p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if sess.noSFTP() {
+		return s.shReadLink(ctx, p)
+	}
 	t, err := withTimeout(ctx, opTimeout(ctx), func() (string, error) {
 		sc, err := sess.fs()
 		if err != nil {
@@ -44,6 +47,9 @@ func (s *SSH) RealPath(ctx context.Context, p string) (string, error) {
 	sess, err := s.session()
 	if err != nil {
 		return "", err
+	}
+	if sess.noSFTP() {
+		return s.shRealPath(ctx, p)
 	}
 	t, err := withTimeout(ctx, opTimeout(ctx), func() (string, error) {
 		sc, err := sess.fs()

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path"
+	"strconv"
 	"sync"
 	"time"
 
@@ -61,6 +62,12 @@ type session struct {
 func (s *session) fs() (*sftp.Client, error) {
 	<-s.ready
 	return s.sc, s.scErr
+}
+
+// noSFTP: the host refused the SFTP subsystem; read through its shell.
+func (s *session) noSFTP() bool {
+	_, err := s.fs()
+	return errors.Is(err, errNoSFTP)
 }
 
 // close drops the link first: on a dead link, sftp.Close alone would wait
@@ -183,13 +190,40 @@ func (s *SSH) connect(ctx context.Context) (*session, error) {
 		sess.sc, sess.scErr = withTimeout(context.Background(), s.cfg.ConnectTimeout, func() (*sftp.Client, error) {
 			return sftp.NewClient(l.client, sftp.UseConcurrentReads(true), sftp.UseFstat(true))
 		})
-		if sess.scErr != nil {
+		switch {
+		case errors.Is(sess.scErr, context.DeadlineExceeded):
 			sess.scErr = fmt.Errorf("sftp: %w", sess.scErr)
-			l.close() // a link without SFTP is no link: the supervisor redials
+			l.close() // no answer in time: the link is gone, the supervisor redials
+		case sess.scErr != nil:
+			// the host has no SFTP server (Dropbear's often have none): the
+			// link stays, and its reads go through the shell (shellfs.go)
+			sess.scErr = fmt.Errorf("%w (%v)", errNoSFTP, sess.scErr)
+			settleAfterFailedSubsystem(l.client)
 		}
 		close(sess.ready)
 	}()
 	return sess, nil
+}
+
+// settleAfterFailedSubsystem runs `exit 0` until it works (three tries):
+// Dropbear, its SFTP subsystem's command just failed, drops the next
+// channel opened before it has reaped that command (3 of 8 connections
+// here, ssh.Session or not). A probe takes the loss; a working one means
+// the host has caught up.
+func settleAfterFailedSubsystem(c *ssh.Client) {
+	for range 3 {
+		e, err := startExec(c, []string{"exit", "0"})
+		if err != nil {
+			continue
+		}
+		_ = e.ch.CloseWrite()
+		_, _ = io.Copy(io.Discard, e.ch)
+		err = <-e.status
+		e.ch.Close()
+		if err == nil {
+			return
+		}
+	}
 }
 
 func (s *SSH) setSession(sess *session) {
@@ -442,6 +476,9 @@ func (s *SSH) Stat(ctx context.Context, p string) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, err
 	}
+	if sess.noSFTP() {
+		return s.shStat(ctx, p)
+	}
 	fi, err := withTimeout(ctx, opTimeout(ctx), func() (os.FileInfo, error) {
 		sc, err := sess.fs()
 		if err != nil {
@@ -457,6 +494,9 @@ func (s *SSH) Stat(ctx context.Context, p string) (FileInfo, error) {
 }
 
 func (s *SSH) ReadAt(ctx context.Context, p string, off int64, n int) ([]byte, error) {
+	if sess, err := s.session(); err == nil && sess.noSFTP() {
+		return s.shReadAt(ctx, p, off, n)
+	}
 	return s.readFile(ctx, off, n, func(sess *session) (*sftp.File, func(error), error) {
 		sc, err := sess.fs()
 		if err != nil {
@@ -527,6 +567,9 @@ func (s *SSH) Glob(ctx context.Context, pattern string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sess.noSFTP() {
+		return s.shGlob(ctx, pattern)
+	}
 	return withTimeout(ctx, opTimeout(ctx), func() ([]string, error) {
 		sc, err := sess.fs()
 		if err != nil {
@@ -537,36 +580,44 @@ func (s *SSH) Glob(ctx context.Context, pattern string) ([]string, error) {
 }
 
 func (s *SSH) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
+	return s.run(ctx, nil, argv)
+}
+
+// run is Exec with what the command reads on stdin.
+func (s *SSH) run(ctx context.Context, stdin []byte, argv []string) (ExecResult, error) {
 	sess, err := s.session()
 	if err != nil {
 		return ExecResult{}, err
 	}
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
-	ch, err := withTimeout(ctx, opTimeout(ctx), func() (*ssh.Session, error) { return sess.link.client.NewSession() })
+	ch, err := withTimeout(ctx, opTimeout(ctx), func() (*execChan, error) { return startExec(sess.link.client, argv) })
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
 	}
-	defer ch.Close()
+	defer ch.ch.Close()
 	var out, errb bytes.Buffer
-	ch.Stdout, ch.Stderr = &out, &errb
-	if err := ch.Start(CommandLine(argv...)); err != nil {
-		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
-	}
+	copied := ch.copyOut(&out, &errb)
+	go func() { // stdin ends after what WireCommand put there, and stdin
+		if len(stdin) > 0 {
+			_, _ = ch.ch.Write(stdin)
+		}
+		_ = ch.ch.CloseWrite()
+	}()
 	waited := make(chan error, 1)
-	go func() { waited <- ch.Wait() }()
+	go func() { err := <-ch.status; copied.Wait(); waited <- err }()
 	select {
 	case err = <-waited:
 	case <-ctx.Done():
-		_ = ch.Signal(ssh.SIGKILL) // leave nothing running on the host
-		ch.Close()
+		ch.kill() // leave nothing running on the host
+		ch.ch.Close()
 		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], ctx.Err())
 	}
 	s.contact()
 	res := ExecResult{Stdout: out.Bytes(), Stderr: errb.Bytes()}
-	var ee *ssh.ExitError
+	var ee *exitError
 	if errors.As(err, &ee) {
-		res.ExitCode = ee.ExitStatus()
+		res.ExitCode = ee.code
 		return res, nil
 	}
 	if err != nil {
@@ -589,6 +640,9 @@ func (s *SSH) WriteFile(ctx context.Context, p string, data []byte, mode uint32)
 	sess, err := s.session()
 	if err != nil {
 		return err
+	}
+	if sess.noSFTP() {
+		return s.writeByExec(ctx, p, data, mode)
 	}
 	_, err = withTimeout(ctx, opTimeout(ctx), func() (struct{}, error) {
 		sc, err := sess.fs()
@@ -619,6 +673,17 @@ func (s *SSH) WriteFile(ctx context.Context, p string, data []byte, mode uint32)
 		}
 		return struct{}{}, nil
 	})
+	return err
+}
+
+// writeByExec is WriteFile through a shell: data on stdin to a temp file
+// beside p, its mode set, renamed over p, as the SFTP way does.
+func (s *SSH) writeByExec(ctx context.Context, p string, data []byte, mode uint32) error {
+	r, err := s.run(ctx, data, []string{"sh", "-c", `t="$(dirname -- "$1")/.$(basename -- "$1").tmp-$$" && cat > "$t" && chmod "$2" "$t" && mv -f "$t" "$1" || { rm -f "$t"; exit 1; }`,
+		"synthwatch-write", p, strconv.FormatUint(uint64(mode), 8)})
+	if err == nil && r.ExitCode != 0 {
+		err = fmt.Errorf("write %s: %s", p, bytes.TrimSpace(r.Stderr))
+	}
 	return err
 }
 

@@ -8,22 +8,20 @@ import (
 	"os/exec"
 	"sync"
 	"time"
-
-	"golang.org/x/crypto/ssh"
 )
 
 // chanStream is a Stream over an SSH exec channel. Its stdout is copied
 // through a pipe, so Close ends a Read at once: closing the channel alone
 // waits for the peer, and a black-holed peer never answers.
 type chanStream struct {
-	ch    *ssh.Session
-	in    io.WriteCloser
-	out   *io.PipeReader
-	ended chan struct{} // closed when stdout ends: the command (or the link) has ended
-	once  sync.Once     // a late request's timer and the agent may both close it
+	ch     *execChan
+	out    *io.PipeReader
+	ended  chan struct{} // closed when stdout ends: the command (or the link) has ended
+	stderr chan struct{} // closed when its stderr has been copied
+	once   sync.Once     // a late request's timer and the agent may both close it
 }
 
-func (c *chanStream) Write(p []byte) (int, error) { return c.in.Write(p) }
+func (c *chanStream) Write(p []byte) (int, error) { return c.ch.ch.Write(p) }
 func (c *chanStream) Read(p []byte) (int, error)  { return c.out.Read(p) }
 
 // Close ends the reads and the channel (the agent's loop ends with its stdin).
@@ -35,17 +33,15 @@ func (c *chanStream) Close() error {
 		c.out.CloseWithError(errStreamClosed)
 		select {
 		case <-c.ended:
-			waited := make(chan struct{})
-			go func() { _ = c.ch.Wait(); close(waited) }()
 			select {
-			case <-waited:
+			case <-c.stderr:
 			case <-time.After(time.Second):
 			}
 		default:
 		}
 		// the channel's close ends the agent's stdin on the host; no EOF of
 		// its own (CloseWrite), which races a Write still under way
-		err = c.ch.Close()
+		err = c.ch.ch.Close()
 	})
 	return err
 }
@@ -84,27 +80,21 @@ func (s *SSH) Stream(ctx context.Context, stderr io.Writer, argv ...string) (Str
 }
 
 func (s *SSH) startStream(sess *session, stderr io.Writer, argv []string) (*chanStream, error) {
-	ch, err := sess.link.client.NewSession()
+	ch, err := startExec(sess.link.client, argv)
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", argv[0], err)
 	}
-	in, err1 := ch.StdinPipe()
-	out, err2 := ch.StdoutPipe()
-	if err1 != nil || err2 != nil {
-		ch.Close()
-		return nil, fmt.Errorf("stream %s: pipes: %v %v", argv[0], err1, err2)
+	if stderr == nil {
+		stderr = io.Discard
 	}
-	ch.Stderr = stderr
-	if err := ch.Start(CommandLine(argv...)); err != nil {
-		ch.Close()
-		return nil, fmt.Errorf("stream %s: %w", argv[0], err)
-	}
+	errDone := make(chan struct{})
+	go func() { _, _ = io.Copy(stderr, ch.ch.Stderr()); close(errDone) }()
 	pr, pw := io.Pipe()
 	ended := make(chan struct{})
 	go func() {
 		buf := make([]byte, 32<<10)
 		for {
-			n, err := out.Read(buf)
+			n, err := ch.ch.Read(buf)
 			if n > 0 {
 				s.contact()
 				if _, werr := pw.Write(buf[:n]); werr != nil {
@@ -118,7 +108,7 @@ func (s *SSH) startStream(sess *session, stderr io.Writer, argv []string) (*chan
 			}
 		}
 	}()
-	return &chanStream{ch: ch, in: in, out: pr, ended: ended}, nil
+	return &chanStream{ch: ch, out: pr, ended: ended, stderr: errDone}, nil
 }
 
 // procStream is a Stream over a local process.

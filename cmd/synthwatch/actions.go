@@ -158,7 +158,7 @@ func newDeployCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "deploy [flags] [user@]host[:port]",
 		Short: "Copy this binary to the host (~/.local/bin/synthwatch, or --worker-bin)",
-		Long:  "deploy uploads this executable over SFTP when the host's `uname -sm` matches this build, and otherwise says how to cross-build." + exitCodesHelp,
+		Long:  "deploy uploads this executable (over SFTP, or through the host's shell where it has no SFTP server) when the host's `uname -sm` matches this build, and otherwise says how to cross-build." + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.onHost(cmd, args, false, func(ctx context.Context, h remote.Host, _ string) error {
 				var dest string

@@ -1,0 +1,128 @@
+package remote
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+)
+
+// servers starts each SSH server a user's host may run: OpenSSH's sshd and
+// Dropbear (Debian's dropbear-bin, minimal and container hosts).
+var servers = map[string]func(testing.TB, ...sshdtest.Option) *sshdtest.Server{
+	"openssh":  sshdtest.Start,
+	"dropbear": sshdtest.StartDropbear,
+	"dropbear-nosftp": func(t testing.TB, o ...sshdtest.Option) *sshdtest.Server {
+		return sshdtest.StartDropbear(t, append(o, sshdtest.WithoutSFTP())...)
+	},
+}
+
+// What a poll and an action need of the host, on every server: commands
+// with arguments longer than any command line a server takes (they travel
+// on stdin), exit codes and stderr, a stream whose long script comes before
+// the requests it reads on stdin, the server's port forwarded, and the
+// host agent answering as the one-shot batch does.
+func TestAnySSHServer(t *testing.T) {
+	for name, start := range servers {
+		t.Run(name, func(t *testing.T) {
+			s := start(t)
+			h := dial(t, opts(t, s))
+			ctx := context.Background()
+
+			long := strings.Repeat("x'\"$(no)`y`\\ ", 2000) + "\n\n" // 26 KB, ends in newlines ($( ) would strip them)
+			r, err := h.Exec(ctx, "sh", "-c", `printf '%s|%s|%s' "$1" "$2" "$3"`, "sh", long, "short", long)
+			if err != nil || r.ExitCode != 0 || string(r.Stdout) != long+"|short|"+long {
+				t.Fatalf("long arguments: exit %d err %v, %d bytes back (want %d): %.80q", r.ExitCode, err, len(r.Stdout), 2*len(long)+7, r.Stdout)
+			}
+			r, err = h.Exec(ctx, "sh", "-c", "echo err >&2; exit 7"+strings.Repeat(" ", 3*LongArg))
+			if err != nil || r.ExitCode != 7 || string(r.Stderr) != "err\n" {
+				t.Fatalf("exit status of a long script: %+v %v", r, err)
+			}
+
+			st, err := h.Stream(ctx, io.Discard, "sh", "-c", "read -r a; echo \"got $a\""+strings.Repeat(" ", 3*LongArg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(st, "request 1\n")
+			out, _ := io.ReadAll(st)
+			st.Close()
+			if string(out) != "got request 1\n" {
+				t.Fatalf("stream after a long script: %q", out)
+			}
+
+			ln, _ := net.Listen("tcp", "127.0.0.1:0")
+			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "sglang:gen_throughput 1\n") })}
+			go srv.Serve(ln)
+			defer srv.Close()
+			c := http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return h.DialTCP(ctx, addr) }}}
+			resp, err := c.Get("http://" + ln.Addr().String() + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(body) != "sglang:gen_throughput 1\n" {
+				t.Fatalf("forwarded body %q", body)
+			}
+
+			dir := t.TempDir()
+			bin := make([]byte, 3<<20) // a deploy: the binary, whatever its bytes
+			for i := range bin {
+				bin[i] = byte(i * 7 % 251)
+			}
+			dest := filepath.Join(dir, "bin", "synthwatch")
+			must(t, os.MkdirAll(filepath.Dir(dest), 0o755))
+			must(t, h.WriteFile(ctx, dest, bin, 0o755))
+			if got, err := os.ReadFile(dest); err != nil || string(got) != string(bin) {
+				t.Fatalf("written file: %d bytes, %v", len(got), err)
+			}
+			if fi, _ := os.Stat(dest); fi.Mode().Perm() != 0o755 {
+				t.Fatalf("written mode %v", fi.Mode())
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, "bin", ".*")); len(left) != 0 {
+				t.Fatalf("temp files left: %v", left)
+			}
+
+			for i, n := range []string{"B1", "with space", "ünï"} {
+				must(t, os.MkdirAll(filepath.Join(dir, "prepared", n), 0o755))
+				writeFile(t, filepath.Join(dir, "prepared", n, "raw.jsonl"), strings.Repeat("{\"id\":1}\n", 10*(i+1)))
+			}
+			log := filepath.Join(dir, "log")
+			writeFile(t, log, strings.Repeat("line\n", 3000))
+			batch := func() *Batch {
+				b := &Batch{}
+				b.Glob(filepath.Join(dir, "prepared", "*", "raw.jsonl"), filepath.Join(dir, "prepared"), "raw.jsonl")
+				tl := NewTail(log)
+				tl.StartBack = 1000
+				b.Tail(tl)
+				b.Each(filepath.Join(dir, "prepared"), []*Tail{NewTail("raw.jsonl")}, []*Counter{NewCounter("raw.jsonl")})
+				return b
+			}
+			b := batch()
+			res, err := h.Exec(ctx, b.Argv()...)
+			must(t, err)
+			want, err := parseBatchOf(res.Stdout, b, nil)
+			must(t, err)
+			ag := NewAgent(h)
+			defer ag.Close()
+			for round := 0; round < 2; round++ {
+				got, err := ag.Run(ctx, batch())
+				if err != nil {
+					t.Fatalf("agent, request %d: %v", round, err)
+				}
+				if g, w := answersText(got), answersText(want); g != w {
+					t.Fatalf("request %d: the agent's answers differ from the one-shot's:\n--- only the agent's\n%s\n--- only the one-shot's\n%s", round, onlyIn(g, w), onlyIn(w, g))
+				}
+			}
+			if !strings.Contains(answersText(want), "ünï") {
+				t.Fatalf("the one-shot batch read nothing: %s", answersText(want))
+			}
+		})
+	}
+}

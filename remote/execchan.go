@@ -1,0 +1,145 @@
+package remote
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// LongArg is the longest argument that travels on the exec request's
+// command line; a longer one (the batch and agent scripts, ~10 KB) travels
+// on stdin. Dropbear, the SSH server of minimal and container hosts, ends
+// the whole connection on any string over 9,000 bytes ("String too long",
+// MAX_CMD_LEN in its sysoptions.h), and other servers have limits of their
+// own; the command line also shows in the host's ps.
+const LongArg = 2048
+
+// WireCommand is argv as an exec request carries it: the command line, and
+// what stdin must start with. Each argument longer than LongArg is read
+// back from stdin by dd (one byte a read, so not a byte of what follows is
+// taken: a stream's requests come after it) and put in its place.
+func WireCommand(argv []string) (line string, stdin []byte) {
+	var long []string
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		if len(a) <= LongArg {
+			words[i] = Quote(a)
+			continue
+		}
+		v := "a" + strconv.Itoa(len(long))
+		long = append(long, v+`=$(dd bs=1 count=`+strconv.Itoa(len(a))+` 2>/dev/null; echo .) && `+v+`=${`+v+`%.} && `)
+		words[i] = `"$` + v + `"`
+		stdin = append(stdin, a...)
+	}
+	if len(long) == 0 {
+		return strings.Join(words, " "), nil
+	}
+	// the trailing "." keeps the argument's own last newlines, which $( ) strips
+	return "sh -c " + Quote(strings.Join(long, "")+"exec "+strings.Join(words, " ")), stdin
+}
+
+// execChan is a command on a session channel of its own. Its exec request
+// asks no reply and its stdin follows at once (the server takes them in
+// order), so long arguments on stdin cost no round trip more than a short
+// command line. (ssh.Session waits for the reply before it sends stdin.)
+type execChan struct {
+	ch     ssh.Channel
+	status chan error // the command's end: nil, *exitError, or an error of the link
+}
+
+// exitError is a command's nonzero exit status or its signal.
+type exitError struct {
+	code   int
+	signal string
+}
+
+func (e *exitError) Error() string {
+	if e.signal != "" {
+		return "killed by signal " + e.signal
+	}
+	return fmt.Sprintf("exit status %d", e.code)
+}
+
+// startExec opens a channel and runs argv there; stdout is the channel,
+// stderr its Stderr. The caller copies them and closes the channel.
+func startExec(c *ssh.Client, argv []string) (*execChan, error) {
+	ch, reqs, err := c.OpenChannel("session", nil)
+	if err != nil {
+		return nil, err
+	}
+	line, stdin := WireCommand(argv)
+	if _, err := ch.SendRequest("exec", false, ssh.Marshal(struct{ Command string }{line})); err != nil {
+		ch.Close()
+		return nil, err
+	}
+	if len(stdin) > 0 {
+		if _, err := ch.Write(stdin); err != nil {
+			ch.Close()
+			return nil, err
+		}
+	}
+	e := &execChan{ch: ch, status: make(chan error, 1)}
+	go func() { e.status <- waitStatus(reqs) }()
+	return e, nil
+}
+
+// waitStatus reads the channel's requests until it closes: the exit status
+// or signal the server sent (as ssh.Session's Wait does).
+func waitStatus(reqs <-chan *ssh.Request) error {
+	code, signal := -1, ""
+	for r := range reqs {
+		switch r.Type {
+		case "exit-status":
+			if len(r.Payload) >= 4 {
+				code = int(binary.BigEndian.Uint32(r.Payload))
+			}
+		case "exit-signal":
+			var sig struct {
+				Signal     string
+				CoreDumped bool
+				Error      string
+				Lang       string
+			}
+			if ssh.Unmarshal(r.Payload, &sig) == nil {
+				signal = sig.Signal
+			}
+		default:
+			if r.WantReply {
+				r.Reply(false, nil)
+			}
+		}
+	}
+	switch {
+	case code == 0:
+		return nil
+	case code > 0:
+		return &exitError{code: code}
+	case signal != "":
+		return &exitError{code: 128 + signalNumbers[signal], signal: signal}
+	}
+	return fmt.Errorf("the host sent no exit status (the connection or the command was cut)")
+}
+
+// signalNumbers are the POSIX numbers of the signals a host may name, for
+// the shell's 128+N exit code.
+var signalNumbers = map[string]int{"HUP": 1, "INT": 2, "QUIT": 3, "ILL": 4, "ABRT": 6, "FPE": 8, "KILL": 9, "USR1": 10, "SEGV": 11, "USR2": 12, "PIPE": 13, "ALRM": 14, "TERM": 15}
+
+// kill asks the host to end the command (OpenSSH 7.9+ does; others may not,
+// and closing the channel ends its stdin and output anyway).
+func (e *execChan) kill() {
+	_, _ = e.ch.SendRequest("signal", false, ssh.Marshal(struct{ Signal string }{string(ssh.SIGKILL)}))
+}
+
+// copyOut copies stdout and stderr of e to w and errw until they end.
+func (e *execChan) copyOut(w, errw io.Writer) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _, _ = io.Copy(w, e.ch) }()
+	go func() { defer wg.Done(); _, _ = io.Copy(errw, e.ch.Stderr()) }()
+	return &wg
+}
