@@ -69,7 +69,7 @@ type outcome struct {
 // and tokens are the records (and their completion tokens) that match a
 // prompt (Scan.match).
 func newCatRun(w *Worker, idx int, c Category, scan Scan, target, done int, tokens int64) (*catRun, error) {
-	f, err := os.Open(filepath.Join(c.Dir, parse.PromptsFile))
+	f, err := openInput(filepath.Join(c.Dir, parse.PromptsFile))
 	if err != nil {
 		return nil, fmt.Errorf("prompts: %w", err)
 	}
@@ -92,6 +92,7 @@ func newCatRun(w *Worker, idx int, c Category, scan Scan, target, done int, toke
 		raw.Close()
 		return nil, err
 	}
+	raw.guard, errs.guard = w.lock.Held, w.lock.Held
 	seen := make(map[string]struct{}, len(scan.Tokens))
 	for k := range scan.Tokens {
 		seen[k] = struct{}{}
@@ -298,12 +299,16 @@ func (r *catRun) writeError(res outcome) {
 	}
 }
 
-// fail stops the category: nothing more is issued or written.
+// fail stops the category: nothing more is issued or written. A lost
+// lock stops the whole run at once: another worker may own the root now.
 func (r *catRun) fail(err error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.failed == nil {
 		r.failed = err
+	}
+	r.mu.Unlock()
+	if errors.Is(err, ErrLockLost) {
+		r.w.stopRun(err)
 	}
 }
 

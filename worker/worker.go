@@ -259,6 +259,9 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	w.logf("%s", parse.FormatRunning(target-done, c.Concurrency, c.MaxTokens))
 
 	snap := describeServer(reqCtx, w.client, w.cfg.ServerLog)
+	if err := w.lock.Held(); err != nil {
+		return err
+	}
 	cut, err := appendRun(c.Dir, parse.RunLine{
 		Run: w.runID, PID: os.Getpid(), StartedAt: stamp(time.Now()), Version: w.cfg.Version,
 		Server: w.cfg.Server, API: w.cfg.API, Model: w.cfg.Model, Snapshot: snap,
