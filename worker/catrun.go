@@ -47,7 +47,8 @@ type catRun struct {
 	printedAt [2]int
 	win       parse.RateWindow // this run's completions: the rate the dashboard also computes
 
-	failedKeys map[string]struct{} // prompts whose latest attempt failed (worker.json's failed_prompts)
+	failedKeys    map[string]struct{} // prompts whose latest attempt failed (worker.json's failed_prompts)
+	warnedUnknown bool                // a record without token counts was logged
 }
 
 type item struct {
@@ -234,7 +235,7 @@ func (r *catRun) writeRecord(res outcome) {
 	comp := res.comp
 	line, err := encodeLine(record{
 		ID: res.item.id, Category: r.c.Name, Run: r.w.runID,
-		PromptTokens: comp.PromptTokens, CompletionTokens: comp.CompletionTokens,
+		PromptTokens: tokenField(comp.PromptTokens, comp.TokensUnknown), CompletionTokens: tokenField(comp.CompletionTokens, comp.TokensUnknown),
 		FinishReason: comp.FinishReason, LatencyS: res.latency.Seconds(), FinishedAt: stamp(time.Now()),
 		Content: comp.Content, ReasoningContent: comp.Reasoning, Text: comp.Text, OutputIDs: comp.OutputIDs, PromptIDs: comp.PromptIDs,
 	})
@@ -263,7 +264,12 @@ func (r *catRun) writeRecord(res outcome) {
 	r.tokens += int64(comp.CompletionTokens)
 	r.runTokens += int64(comp.CompletionTokens)
 	n := r.written
+	firstUnknown := comp.TokensUnknown && !r.warnedUnknown
+	r.warnedUnknown = r.warnedUnknown || comp.TokensUnknown
 	r.mu.Unlock()
+	if firstUnknown {
+		r.w.logf("WARNING: %s: the server sent no token counts for id %s (the stream ended without its usage chunk): its record says completion_tokens null", parse.SanitizeString(r.c.Name), parse.SanitizeString(idText(res.item.id)))
+	}
 	if n%50 == 0 {
 		r.progress()
 	} else {

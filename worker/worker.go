@@ -49,6 +49,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for _, c := range cats {
+		if err := checkOneAnswer(c.Sampling); err != nil {
+			return fmt.Errorf("class %s (category %s): %w", parse.SanitizeString(c.Class), parse.SanitizeString(c.Name), err)
+		}
+	}
 	lock, err := AcquireLock(underRoot(cfg.Root, parse.RunDir))
 	if err != nil {
 		return err
