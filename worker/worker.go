@@ -98,8 +98,14 @@ func (w *Worker) stoppedBy() error {
 	return w.stopErr
 }
 
+// logf writes one log line. The log is read with `tail -f` on a terminal
+// and parsed by the dashboard, and it carries names of folders, ids and
+// server text: the whole line is sanitised (parse.SanitizeString), so no
+// escape sequence reaches the terminal (OSC 52 clipboard writes, title
+// changes) and no newline in a category name forges a line (integrity
+// review finding 6). Clean text is written as is.
 func (w *Worker) logf(format string, args ...any) {
-	line := fmt.Sprintf(format, args...) + "\n"
+	line := parse.SanitizeString(fmt.Sprintf(format, args...)) + "\n"
 	w.outMu.Lock()
 	defer w.outMu.Unlock()
 	_, _ = io.WriteString(w.out, line) // unbuffered: each line reaches the file now
