@@ -43,6 +43,10 @@ type catRun struct {
 	runTokens int64 // completion tokens written by this run
 	failed    error
 	lastProg  time.Time
+	lastLand  time.Time            // the last answer (record or error), or the start
+	lastBeat  time.Time            // the last heartbeat line
+	issued    map[uint64]time.Time // requests in flight by sequence: when each was issued
+	seq       uint64
 	printed   bool // a progress line was logged, at printedAt (done, errors)
 	printedAt [2]int
 	win       parse.RateWindow // this run's completions: the rate the dashboard also computes
@@ -55,6 +59,7 @@ type item struct {
 	id     json.RawMessage
 	key    string // the id's canonical key
 	prompt Prompt
+	seq    uint64 // issue order, the key of catRun.issued
 }
 
 type outcome struct {
@@ -101,7 +106,8 @@ func newCatRun(w *Worker, idx int, c Category, scan Scan, target, done int, toke
 	return &catRun{
 		w: w, idx: idx, c: c, target: target, raw: raw, errs: errs, start: time.Now(),
 		src: bufio.NewReaderSize(f, 1<<20), srcFile: f, seen: seen,
-		resumed: done, done: done, tokens: tokens, lastProg: time.Now(),
+		resumed: done, done: done, tokens: tokens, lastProg: time.Now(), lastLand: time.Now(),
+		issued: map[uint64]time.Time{},
 	}, nil
 }
 
@@ -154,14 +160,18 @@ func (r *catRun) next(issue context.Context) (item, bool) {
 		}
 		r.seen[pl.key] = struct{}{}
 		r.inflight++
-		return item{id: pl.id, key: pl.key, prompt: pl.prompt}, true
+		r.seq++
+		r.issued[r.seq] = time.Now()
+		return item{id: pl.id, key: pl.key, prompt: pl.prompt, seq: r.seq}, true
 	}
 }
 
 // landOne counts a request in flight as landed (r.mu held) and wakes a
 // next that waits on the budget.
-func (r *catRun) landOne() {
+func (r *catRun) landOne(it item) {
 	r.inflight--
+	delete(r.issued, it.seq)
+	r.lastLand = time.Now()
 	if r.landed != nil {
 		close(r.landed)
 		r.landed = nil
@@ -213,6 +223,7 @@ func (r *catRun) run(issue, reqCtx context.Context) error {
 			if time.Since(r.lastProg) >= 30*time.Second {
 				r.progress()
 			}
+			r.heartbeat()
 		}
 	}
 	return r.finish(issue)
@@ -222,7 +233,7 @@ func (r *catRun) handle(res outcome) {
 	switch {
 	case res.abandoned:
 		r.mu.Lock()
-		r.landOne()
+		r.landOne(res.item)
 		r.mu.Unlock()
 	case res.err != nil:
 		r.writeError(res)
@@ -245,13 +256,13 @@ func (r *catRun) writeRecord(res outcome) {
 	}
 	if r.failedErr() != nil { // an earlier write failed: drop it, the next start redoes it
 		r.mu.Lock()
-		r.landOne()
+		r.landOne(res.item)
 		r.mu.Unlock()
 		return
 	}
 	err = r.raw.Append(line)
 	r.mu.Lock()
-	r.landOne()
+	r.landOne(res.item)
 	if err != nil {
 		r.mu.Unlock()
 		r.fail(err)
@@ -277,6 +288,33 @@ func (r *catRun) writeRecord(res outcome) {
 	}
 }
 
+// HeartbeatAfter is how long without an answer before the worker logs
+// what it waits on, and how often it says it again (first-use review m9: 64
+// requests hung for 10 minutes and the log said nothing).
+var HeartbeatAfter = time.Minute
+
+// heartbeat logs "waiting: 64 requests in flight, oldest 5m12s" when no
+// answer has come for HeartbeatAfter (parse.ParseWorkerLine reads it as an
+// ordinary line, not as progress).
+func (r *catRun) heartbeat() {
+	now := time.Now()
+	r.mu.Lock()
+	if r.inflight == 0 || now.Sub(r.lastLand) < HeartbeatAfter || now.Sub(r.lastBeat) < HeartbeatAfter {
+		r.mu.Unlock()
+		return
+	}
+	r.lastBeat = now
+	oldest := now
+	for _, t := range r.issued {
+		if t.Before(oldest) {
+			oldest = t
+		}
+	}
+	n := r.inflight
+	r.mu.Unlock()
+	r.w.logf("waiting: %d requests in flight, oldest %s", n, now.Sub(oldest).Round(time.Second))
+}
+
 func (r *catRun) writeError(res outcome) {
 	status := 0
 	var h *HTTPError
@@ -291,7 +329,7 @@ func (r *catRun) writeError(res outcome) {
 		err = r.errs.Append(line)
 	}
 	r.mu.Lock()
-	r.landOne()
+	r.landOne(res.item)
 	r.errors++
 	if r.failedKeys == nil {
 		r.failedKeys = map[string]struct{}{}
