@@ -78,7 +78,7 @@ func AcquireLock(runDir string) (*Lock, error) {
 
 // flockDir opens a directory read-only and flocks it, or says who holds it.
 func flockDir(path, notePath string) (*os.File, error) {
-	dir, err := os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	dir, err := os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECTORY, 0) // a root reached through a symlink is fine
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
@@ -203,7 +203,7 @@ func (l *Lock) Held() error {
 	if err != nil {
 		return fmt.Errorf("lock: %v (%w)", err, ErrLockLost)
 	}
-	b, err := os.Lstat(l.path)
+	b, err := os.Stat(l.path)
 	if err != nil {
 		return fmt.Errorf("lock: %s is gone: %v (%w)", l.path, err, ErrLockLost)
 	}
