@@ -347,13 +347,11 @@ func compact(raw []byte) json.RawMessage {
 func CanonicalKey(raw []byte) (string, error) { return canonRaw(raw) }
 
 func canonRaw(raw []byte) (string, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return "", err
+	key, end, err := canonValue(nil, raw, 0, 0)
+	if err != nil || skipWS(raw, end) != len(raw) {
+		return "", errBadID
 	}
-	return string(AppendCanonical(nil, v)), nil
+	return string(key), nil
 }
 
 // AppendCanonical appends the canonical text of a value decoded by

@@ -133,3 +133,13 @@ func checkProgressRoundTrip(t *testing.T, done, total, errs int, rps float64, av
 		t.Fatalf("%q: ETA %v read back as %v", line, eta, l.ETA)
 	}
 }
+
+// The worker's heartbeat while every request hangs (worker.catRun.heartbeat)
+// is an ordinary line: not progress, not an error, not the server waiting.
+func TestWorkerHeartbeatIsNotProgress(t *testing.T) {
+	for _, l := range []string{"waiting: 64 requests in flight, oldest 5m12s", "waiting: 1 requests in flight, oldest 1h0m5s"} {
+		if k := ParseWorkerLine(l).Kind; k != WOther {
+			t.Errorf("%q reads as %s", l, k)
+		}
+	}
+}

@@ -156,15 +156,26 @@ func (o *output) fail(msg string) {
 // cumulative text and output_ids; with IncrementalStreaming only the new
 // part (OutputProcessor.handle_batch_output, python/sglang/srt/managers/
 // tokenizer_manager_components/output_processor.py).
+//
+// StreamOutput2025 is a late-2025 server started with --stream-output:
+// "text": state.text, always cumulative, but "output_ids":
+// state.output_ids[state.last_output_offset:], deltas
+// (python/sglang/srt/managers/tokenizer_manager.py, _handle_batch_output,
+// the BatchStrOutput branch, 2025 builds).
 func (o *output) generateBody(n int, finish any) map[string]any {
-	from := 0
+	from, idFrom := 0, 0
 	if o.j.stream && o.s.opts.IncrementalStreaming {
-		from = o.sent
+		from, idFrom = o.sent, o.sent
+	}
+	if o.j.stream && o.s.opts.StreamOutput2025 {
+		idFrom = o.sent
 	}
 	var text strings.Builder
 	ids := []int{}
 	for _, p := range o.j.pieces[from:n] {
 		text.WriteString(p.text)
+	}
+	for _, p := range o.j.pieces[idFrom:n] {
 		ids = append(ids, p.ids...)
 	}
 	return map[string]any{"text": text.String(), "output_ids": ids, "meta_info": map[string]any{

@@ -47,6 +47,9 @@ type Options struct {
 	// IncrementalStreaming makes /generate streams send deltas of text and
 	// output_ids (--incremental-streaming-output); by default both are cumulative.
 	IncrementalStreaming bool
+	// StreamOutput2025 copies a late-2025 SGLang started with --stream-output:
+	// /generate streams keep the text cumulative but send output_ids as deltas.
+	StreamOutput2025 bool
 	// NoTokenizeMessages makes /v1/tokenize take only "prompt", as 2025 builds.
 	NoTokenizeMessages bool
 	APIKey             string // if set, Authorization: Bearer <key> is required

@@ -43,17 +43,23 @@ type catRun struct {
 	runTokens int64 // completion tokens written by this run
 	failed    error
 	lastProg  time.Time
+	lastLand  time.Time            // the last answer (record or error), or the start
+	lastBeat  time.Time            // the last heartbeat line
+	issued    map[uint64]time.Time // requests in flight by sequence: when each was issued
+	seq       uint64
 	printed   bool // a progress line was logged, at printedAt (done, errors)
 	printedAt [2]int
 	win       parse.RateWindow // this run's completions: the rate the dashboard also computes
 
-	failedKeys map[string]struct{} // prompts whose latest attempt failed (worker.json's failed_prompts)
+	failedKeys    map[string]struct{} // prompts whose latest attempt failed (worker.json's failed_prompts)
+	warnedUnknown bool                // a record without token counts was logged
 }
 
 type item struct {
 	id     json.RawMessage
 	key    string // the id's canonical key
 	prompt Prompt
+	seq    uint64 // issue order, the key of catRun.issued
 }
 
 type outcome struct {
@@ -69,7 +75,7 @@ type outcome struct {
 // and tokens are the records (and their completion tokens) that match a
 // prompt (Scan.match).
 func newCatRun(w *Worker, idx int, c Category, scan Scan, target, done int, tokens int64) (*catRun, error) {
-	f, err := os.Open(filepath.Join(c.Dir, parse.PromptsFile))
+	f, err := openInput(filepath.Join(c.Dir, parse.PromptsFile))
 	if err != nil {
 		return nil, fmt.Errorf("prompts: %w", err)
 	}
@@ -92,6 +98,7 @@ func newCatRun(w *Worker, idx int, c Category, scan Scan, target, done int, toke
 		raw.Close()
 		return nil, err
 	}
+	raw.guard, errs.guard = w.lock.Held, w.lock.Held
 	seen := make(map[string]struct{}, len(scan.Tokens))
 	for k := range scan.Tokens {
 		seen[k] = struct{}{}
@@ -99,7 +106,8 @@ func newCatRun(w *Worker, idx int, c Category, scan Scan, target, done int, toke
 	return &catRun{
 		w: w, idx: idx, c: c, target: target, raw: raw, errs: errs, start: time.Now(),
 		src: bufio.NewReaderSize(f, 1<<20), srcFile: f, seen: seen,
-		resumed: done, done: done, tokens: tokens, lastProg: time.Now(),
+		resumed: done, done: done, tokens: tokens, lastProg: time.Now(), lastLand: time.Now(),
+		issued: map[uint64]time.Time{},
 	}, nil
 }
 
@@ -152,14 +160,18 @@ func (r *catRun) next(issue context.Context) (item, bool) {
 		}
 		r.seen[pl.key] = struct{}{}
 		r.inflight++
-		return item{id: pl.id, key: pl.key, prompt: pl.prompt}, true
+		r.seq++
+		r.issued[r.seq] = time.Now()
+		return item{id: pl.id, key: pl.key, prompt: pl.prompt, seq: r.seq}, true
 	}
 }
 
 // landOne counts a request in flight as landed (r.mu held) and wakes a
 // next that waits on the budget.
-func (r *catRun) landOne() {
+func (r *catRun) landOne(it item) {
 	r.inflight--
+	delete(r.issued, it.seq)
+	r.lastLand = time.Now()
 	if r.landed != nil {
 		close(r.landed)
 		r.landed = nil
@@ -211,6 +223,7 @@ func (r *catRun) run(issue, reqCtx context.Context) error {
 			if time.Since(r.lastProg) >= 30*time.Second {
 				r.progress()
 			}
+			r.heartbeat()
 		}
 	}
 	return r.finish(issue)
@@ -220,7 +233,7 @@ func (r *catRun) handle(res outcome) {
 	switch {
 	case res.abandoned:
 		r.mu.Lock()
-		r.landOne()
+		r.landOne(res.item)
 		r.mu.Unlock()
 	case res.err != nil:
 		r.writeError(res)
@@ -233,7 +246,7 @@ func (r *catRun) writeRecord(res outcome) {
 	comp := res.comp
 	line, err := encodeLine(record{
 		ID: res.item.id, Category: r.c.Name, Run: r.w.runID,
-		PromptTokens: comp.PromptTokens, CompletionTokens: comp.CompletionTokens,
+		PromptTokens: tokenField(comp.PromptTokens, comp.TokensUnknown), CompletionTokens: tokenField(comp.CompletionTokens, comp.TokensUnknown),
 		FinishReason: comp.FinishReason, LatencyS: res.latency.Seconds(), FinishedAt: stamp(time.Now()),
 		Content: comp.Content, ReasoningContent: comp.Reasoning, Text: comp.Text, OutputIDs: comp.OutputIDs, PromptIDs: comp.PromptIDs,
 	})
@@ -243,13 +256,13 @@ func (r *catRun) writeRecord(res outcome) {
 	}
 	if r.failedErr() != nil { // an earlier write failed: drop it, the next start redoes it
 		r.mu.Lock()
-		r.landOne()
+		r.landOne(res.item)
 		r.mu.Unlock()
 		return
 	}
 	err = r.raw.Append(line)
 	r.mu.Lock()
-	r.landOne()
+	r.landOne(res.item)
 	if err != nil {
 		r.mu.Unlock()
 		r.fail(err)
@@ -262,12 +275,44 @@ func (r *catRun) writeRecord(res outcome) {
 	r.tokens += int64(comp.CompletionTokens)
 	r.runTokens += int64(comp.CompletionTokens)
 	n := r.written
+	firstUnknown := comp.TokensUnknown && !r.warnedUnknown
+	r.warnedUnknown = r.warnedUnknown || comp.TokensUnknown
 	r.mu.Unlock()
+	if firstUnknown {
+		r.w.logf("WARNING: %s: the server sent no token counts for id %s (the stream ended without its usage chunk): its record says completion_tokens null", parse.SanitizeString(r.c.Name), parse.SanitizeString(idText(res.item.id)))
+	}
 	if n%50 == 0 {
 		r.progress()
 	} else {
 		r.publish()
 	}
+}
+
+// HeartbeatAfter is how long without an answer before the worker logs
+// what it waits on, and how often it says it again (first-use review m9: 64
+// requests hung for 10 minutes and the log said nothing).
+var HeartbeatAfter = time.Minute
+
+// heartbeat logs "waiting: 64 requests in flight, oldest 5m12s" when no
+// answer has come for HeartbeatAfter (parse.ParseWorkerLine reads it as an
+// ordinary line, not as progress).
+func (r *catRun) heartbeat() {
+	now := time.Now()
+	r.mu.Lock()
+	if r.inflight == 0 || now.Sub(r.lastLand) < HeartbeatAfter || now.Sub(r.lastBeat) < HeartbeatAfter {
+		r.mu.Unlock()
+		return
+	}
+	r.lastBeat = now
+	oldest := now
+	for _, t := range r.issued {
+		if t.Before(oldest) {
+			oldest = t
+		}
+	}
+	n := r.inflight
+	r.mu.Unlock()
+	r.w.logf("waiting: %d requests in flight, oldest %s", n, now.Sub(oldest).Round(time.Second))
 }
 
 func (r *catRun) writeError(res outcome) {
@@ -284,7 +329,7 @@ func (r *catRun) writeError(res outcome) {
 		err = r.errs.Append(line)
 	}
 	r.mu.Lock()
-	r.landOne()
+	r.landOne(res.item)
 	r.errors++
 	if r.failedKeys == nil {
 		r.failedKeys = map[string]struct{}{}
@@ -298,12 +343,16 @@ func (r *catRun) writeError(res outcome) {
 	}
 }
 
-// fail stops the category: nothing more is issued or written.
+// fail stops the category: nothing more is issued or written. A lost
+// lock stops the whole run at once: another worker may own the root now.
 func (r *catRun) fail(err error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.failed == nil {
 		r.failed = err
+	}
+	r.mu.Unlock()
+	if errors.Is(err, ErrLockLost) {
+		r.w.stopRun(err)
 	}
 }
 

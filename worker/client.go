@@ -72,7 +72,10 @@ type Completion struct {
 	PromptIDs        json.RawMessage // the templated prompt, when the server made it
 	PromptTokens     int
 	CompletionTokens int
-	FinishReason     string
+	// TokensUnknown: the server sent no counts (a chat stream that ended
+	// without its usage chunk); the record says null, not 0
+	TokensUnknown bool
+	FinishReason  string
 }
 
 // Complete sends one prompt and reads the streamed completion to its end.

@@ -65,7 +65,7 @@ type Category struct {
 // into the ordered list of categories to run.
 func Plan(cfg *Config) ([]Category, error) {
 	var m parse.Manifest
-	data, err := os.ReadFile(underRoot(cfg.Root, parse.ManifestPath))
+	data, err := readInput(underRoot(cfg.Root, parse.ManifestPath))
 	switch {
 	case err == nil:
 		if m, err = parse.ParseManifest(data); err != nil {

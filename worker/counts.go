@@ -22,7 +22,7 @@ func lineFigures(scan Scan, done int) (lines, extra int64) {
 // (a torn tail is repaired before the run appends).
 func failedPrompts(path string, prompts promptSet, scan Scan) (map[string]struct{}, error) {
 	failed := map[string]struct{}{}
-	f, err := os.Open(path)
+	f, err := openOutput(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return failed, nil
 	}

@@ -43,7 +43,7 @@ func badExample(n int, err error) string {
 // crash never stays in front of new records. It returns the bytes cut and
 // the start of what was cut, for the log. A missing file is not an error.
 func RepairTail(path string) (cut int64, preview string, err error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := openOutput(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, "", nil
 	}
@@ -109,7 +109,7 @@ func ScanFile(path string) (Scan, error) {
 		return s, err
 	}
 	s.Cut, s.CutPreview = cut, preview
-	f, err := os.Open(path)
+	f, err := openOutput(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
 	}
@@ -362,12 +362,15 @@ type Appender struct {
 	size     int64
 	dirty    bool
 	lastSync time.Time
+	// guard, if set, is asked before every write: the worker's claim on the
+	// root (Lock.Held), so no line lands once that claim is in doubt
+	guard func() error
 }
 
 // OpenAppender opens path for appending, creating it if needed. Call
 // RepairTail (or ScanFile) first.
 func OpenAppender(path string) (*Appender, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := openOutput(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -386,6 +389,11 @@ func (a *Appender) Append(line []byte) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.guard != nil {
+		if err := a.guard(); err != nil {
+			return fmt.Errorf("append %s: %w", a.path, err)
+		}
+	}
 	n, err := a.f.Write(line)
 	if err == nil && n == len(line) {
 		a.size += int64(n)

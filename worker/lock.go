@@ -15,8 +15,11 @@ import (
 	"github.com/synthwatch/synthwatch/parse"
 )
 
-// Lock is one worker per root. It is an flock on the <root>/run directory
-// itself, opened read-only: a directory that holds files cannot be unlinked
+// Lock is one worker per root. It is an flock on the root directory and
+// one on the <root>/run directory itself, both opened read-only. The root's
+// cannot be sidestepped by `rm -rf run` or `mv run run.old` (a new run/ used
+// to admit a second worker while the first still appended: integrity review
+// finding 2); run/'s is what older binaries take. a directory that holds files cannot be unlinked
 // from under the holder the way a lock file can (deleting run/worker.lock
 // used to let a second worker in). The kernel drops the lock when the
 // process dies, even by SIGKILL.
@@ -25,6 +28,7 @@ import (
 // atomically (never seen empty), and it is flocked too, so that an older
 // worker binary, which locks only that file, still sees the root as taken.
 type Lock struct {
+	root *os.File // the root, flocked
 	dir  *os.File // run/, flocked
 	note *os.File // run/worker.lock as written by us, flocked
 	path string   // run/
@@ -39,18 +43,17 @@ func AcquireLock(runDir string) (*Lock, error) {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
 	notePath := filepath.Join(runDir, parse.WorkerLockFile)
-	dir, err := os.OpenFile(runDir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	root, err := flockDir(filepath.Dir(runDir), notePath)
 	if err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
+		return nil, err
 	}
-	if err := syscall.Flock(int(dir.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		defer dir.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, lockedError(dir, notePath)
-		}
-		return nil, fmt.Errorf("lock %s: %w", runDir, err)
+	dir, err := flockDir(runDir, notePath)
+	if err != nil {
+		syscall.Flock(int(root.Fd()), syscall.LOCK_UN)
+		root.Close()
+		return nil, err
 	}
-	l := &Lock{dir: dir, path: runDir}
+	l := &Lock{root: root, dir: dir, path: runDir}
 	// An older binary holds only worker.lock: respect it.
 	if old, err := os.OpenFile(notePath, os.O_RDWR, 0); err == nil {
 		err := syscall.Flock(int(old.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -71,6 +74,22 @@ func AcquireLock(runDir string) (*Lock, error) {
 	}
 	l.note = note
 	return l, nil
+}
+
+// flockDir opens a directory read-only and flocks it, or says who holds it.
+func flockDir(path, notePath string) (*os.File, error) {
+	dir, err := os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECTORY, 0) // a root reached through a symlink is fine
+	if err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	if err := syscall.Flock(int(dir.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		defer dir.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, lockedError(dir, notePath)
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return dir, nil
 }
 
 // writePidNote writes our pid into a temp file, flocks it and renames it
@@ -172,26 +191,30 @@ func flockHolder(dev, ino uint64) string {
 	return ""
 }
 
-// Held reports whether run/ still names the directory this lock holds. It
-// fails after `rm -rf run` (a new run/ would admit a second worker): a
-// worker that sees the error should stop.
+// Held reports whether run/ still names the directory this lock holds (by
+// device and inode). It fails after `rm -rf run` or `mv run run.old`: the
+// worker checks it before every append and stops at once when it fails
+// (ErrLockLost), so no record lands once its claim is in doubt.
 func (l *Lock) Held() error {
 	if l == nil || l.dir == nil {
 		return errors.New("lock released")
 	}
 	a, err := l.dir.Stat()
 	if err != nil {
-		return err
+		return fmt.Errorf("lock: %v (%w)", err, ErrLockLost)
 	}
 	b, err := os.Stat(l.path)
 	if err != nil {
-		return fmt.Errorf("lock: %s is gone: %w", l.path, err)
+		return fmt.Errorf("lock: %s is gone: %v (%w)", l.path, err, ErrLockLost)
 	}
 	if !os.SameFile(a, b) {
-		return fmt.Errorf("lock: %s was replaced while this worker held it", l.path)
+		return fmt.Errorf("lock: %s was replaced while this worker held it (%w)", l.path, ErrLockLost)
 	}
 	return nil
 }
+
+// ErrLockLost is the error of a lock whose run/ is gone or replaced.
+var ErrLockLost = errors.New("the worker stopped at once: another worker may own the root now")
 
 // Release drops the lock.
 func (l *Lock) Release() {
@@ -203,10 +226,12 @@ func (l *Lock) Release() {
 		l.note.Close()
 		l.note = nil
 	}
-	if l.dir != nil {
-		_ = syscall.Flock(int(l.dir.Fd()), syscall.LOCK_UN)
-		l.dir.Close()
-		l.dir = nil
+	for _, f := range []**os.File{&l.dir, &l.root} {
+		if *f != nil {
+			_ = syscall.Flock(int((*f).Fd()), syscall.LOCK_UN)
+			(*f).Close()
+			*f = nil
+		}
 	}
 }
 

@@ -204,3 +204,25 @@ func TestReadPidNoteWaitsForLivePid(t *testing.T) {
 		t.Errorf("empty note: %q", got)
 	}
 }
+
+// A root reached through a symlink (/data/job -> /mnt/nvme/job) is locked
+// and held as usual; a second lock through the real path is refused (the
+// root's flock is on the directory, whatever the path).
+func TestLockThroughSymlinkedRoot(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "job")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	l, err := AcquireLock(filepath.Join(link, "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if err := l.Held(); err != nil {
+		t.Fatalf("Held: %v", err)
+	}
+	if _, err := AcquireLock(filepath.Join(real, "run")); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second lock by the real path: %v", err)
+	}
+}

@@ -29,7 +29,7 @@ func loadAPIKey(cfg Config) (string, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(cfg.Root, path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readInput(path)
 	if err != nil {
 		return "", fmt.Errorf("api key: %w", err)
 	}

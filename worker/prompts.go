@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/synthwatch/synthwatch/parse"
 )
@@ -62,7 +61,7 @@ type promptSet struct {
 // readPromptSet reads every prompt's id; blank lines are skipped.
 func readPromptSet(path string) (promptSet, error) {
 	ps := promptSet{keys: map[string]struct{}{}}
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
 		return ps, fmt.Errorf("prompts: %w", err)
 	}

@@ -13,11 +13,15 @@ import (
 // (parse.SealRecord), so that a resume scan reads each record without
 // decoding it (parse.ParseRecordHead).
 type record struct {
-	ID               json.RawMessage `json:"id"`
-	Category         string          `json:"category"`
-	Run              string          `json:"run"`
-	PromptTokens     int             `json:"prompt_tokens"`
-	CompletionTokens int             `json:"completion_tokens"`
+	ID       json.RawMessage `json:"id"`
+	Category string          `json:"category"`
+	Run      string          `json:"run"`
+	// PromptTokens and CompletionTokens are the server's counts: an int, or
+	// nil (null) when the server sent none (a chat stream that ended without
+	// its usage chunk, or a server that ignores stream_options.include_usage).
+	// null is unknown, never 0: parse.RecordHead reads it as HasTokens false.
+	PromptTokens     any             `json:"prompt_tokens"`
+	CompletionTokens any             `json:"completion_tokens"`
 	FinishReason     string          `json:"finish_reason"`
 	LatencyS         float64         `json:"latency_s"`
 	FinishedAt       string          `json:"finished_at"`
@@ -55,3 +59,11 @@ func encodeLine(v any) ([]byte, error) {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// tokenField is a record's token count: null when unknown.
+func tokenField(n int, unknown bool) any {
+	if unknown {
+		return nil
+	}
+	return n
+}

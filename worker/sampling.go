@@ -52,6 +52,28 @@ func checkSampling(api string, sampling map[string]any) error {
 	return nil
 }
 
+// checkOneAnswer refuses n != 1: a record holds one completion per prompt
+// id, and SGLang streams n answers as chunks with their own choice index,
+// which used to be interleaved into one record ("TheA cat dog sat ran.";
+// integrity review finding 4).
+func checkOneAnswer(sampling map[string]any) error {
+	v, ok := sampling["n"]
+	if !ok {
+		return nil
+	}
+	switch n := v.(type) {
+	case int64:
+		if n == 1 {
+			return nil
+		}
+	case float64:
+		if n == 1 {
+			return nil
+		}
+	}
+	return fmt.Errorf("sampling n = %v: the worker keeps one answer per record; remove n (or set n = 1), and for several samples of a prompt give each copy its own id", v)
+}
+
 // generateParams is sampling_params for /generate. The faithful capture
 // keeps special tokens and the stop string in the text, and streams every
 // 32 tokens: cumulative chunks of a 10k-token answer would otherwise cost

@@ -39,7 +39,7 @@ type kvLogScan struct {
 // "Using KV cache dtype: torch.X" line ("float8_e4m3fn"), or "" when the log
 // has none or does not exist. Only whole lines (ending in a newline) count.
 func lastKVCacheDtype(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}

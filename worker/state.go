@@ -33,15 +33,21 @@ func (w *Worker) stateLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			w.writeState()
 			if err := w.lock.Held(); err != nil {
 				w.stopRun(err) // a second worker could take the new run/: stop writing
+				continue
 			}
+			w.writeState()
 		}
 	}
 }
 
+// writeState writes worker.json, never into a run/ this worker no longer
+// holds.
 func (w *Worker) writeState() {
+	if w.lock != nil && w.lock.Held() != nil {
+		return
+	}
 	w.mu.Lock()
 	w.state.UpdatedAt = time.Now()
 	data, err := json.MarshalIndent(w.state, "", "  ")

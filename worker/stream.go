@@ -54,7 +54,7 @@ func (c *Client) stream(ctx context.Context, path string, body any, fn func([]by
 		}
 		return fn(data)
 	}
-	sc := bufio.NewScanner(&touchReader{resp.Body, timer, gap})
+	sc := bufio.NewScanner(&sseProgress{r: resp.Body, timer: timer, gap: gap})
 	sc.Buffer(make([]byte, 4<<10), 64<<20) // grows for a long line; most chunks are small
 	for sc.Scan() {
 		line := sc.Bytes()
@@ -91,6 +91,51 @@ func (t *touchReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// sseProgress pushes the idle deadline back only for bytes of lines that
+// are not SSE comments: a proxy's ": ping" or ": keep-alive" every few
+// seconds used to hold a stream that sent nothing else for ever (integrity
+// review finding 8). Blank separator lines do not count either.
+type sseProgress struct {
+	r     io.Reader
+	timer *time.Timer
+	gap   time.Duration
+	st    byte // sseLineStart, sseComment, sseData: where the last byte read left off
+}
+
+const (
+	sseLineStart = iota
+	sseComment
+	sseData
+)
+
+func (t *sseProgress) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	moved := false
+	for b := p[:n]; len(b) > 0; {
+		if t.st == sseLineStart {
+			switch b[0] {
+			case '\n', '\r':
+				b = b[1:]
+				continue
+			case ':':
+				t.st = sseComment
+			default:
+				t.st = sseData
+			}
+		}
+		i := bytes.IndexAny(b, "\r\n")
+		moved = moved || t.st == sseData
+		if i < 0 {
+			break
+		}
+		t.st, b = sseLineStart, b[i+1:]
+	}
+	if moved {
+		t.timer.Reset(t.gap)
+	}
+	return n, err
+}
+
 // streamError is an error object sent inside a stream or a 200 body.
 func streamError(data []byte) error {
 	var e struct {
@@ -103,19 +148,24 @@ func streamError(data []byte) error {
 }
 
 // chatAccumulator joins a chat completion's chunks (or takes a whole
-// non-streamed answer).
+// non-streamed answer). The content is joined as the raw JSON string
+// contents and decoded once at the end, so a UTF-16 surrogate pair split
+// across two events (a JS gateway slicing strings) is one character, as
+// Python's json.loads of each chunk plus concatenation keeps it. Only
+// choice 0 is read: n > 1 is refused at start (checkSampling).
 type chatAccumulator struct {
-	content, reasoning strings.Builder
+	content, reasoning []byte // raw JSON string contents, joined
 	hasContent, hasRsn bool
 	finish             string
 	promptTok, compTok int
+	hasUsage           bool
 	chunks             int
 }
 
 type chatDelta struct {
-	Content          *string `json:"content"`
-	ReasoningContent *string `json:"reasoning_content"`
-	Reasoning        *string `json:"reasoning"` // vLLM >= 0.11
+	Content          json.RawMessage `json:"content"`
+	ReasoningContent json.RawMessage `json:"reasoning_content"`
+	Reasoning        json.RawMessage `json:"reasoning"` // vLLM >= 0.11
 }
 
 func (a *chatAccumulator) chunk(data []byte) error {
@@ -124,6 +174,7 @@ func (a *chatAccumulator) chunk(data []byte) error {
 	}
 	var ch struct {
 		Choices []struct {
+			Index        int             `json:"index"`
 			Delta        *chatDelta      `json:"delta"`
 			Message      *chatDelta      `json:"message"`
 			FinishReason json.RawMessage `json:"finish_reason"`
@@ -138,33 +189,59 @@ func (a *chatAccumulator) chunk(data []byte) error {
 	}
 	a.chunks++
 	if ch.Usage != nil {
-		a.promptTok, a.compTok = ch.Usage.PromptTokens, ch.Usage.CompletionTokens
+		a.promptTok, a.compTok, a.hasUsage = ch.Usage.PromptTokens, ch.Usage.CompletionTokens, true
 	}
-	if len(ch.Choices) == 0 {
-		return nil
-	}
-	c := ch.Choices[0]
-	for _, d := range []*chatDelta{c.Delta, c.Message} {
-		if d == nil {
+	for _, c := range ch.Choices {
+		if c.Index != 0 {
 			continue
 		}
-		if d.Content != nil {
-			a.content.WriteString(*d.Content)
-			a.hasContent = true
+		for _, d := range []*chatDelta{c.Delta, c.Message} {
+			if d == nil {
+				continue
+			}
+			ok, err := appendStringContent(&a.content, d.Content)
+			if err != nil {
+				return fmt.Errorf("decode chat answer: content: %w", err)
+			}
+			a.hasContent = a.hasContent || ok
+			r := d.ReasoningContent
+			if len(r) == 0 || string(r) == "null" {
+				r = d.Reasoning
+			}
+			ok, err = appendStringContent(&a.reasoning, r)
+			if err != nil {
+				return fmt.Errorf("decode chat answer: reasoning: %w", err)
+			}
+			a.hasRsn = a.hasRsn || ok
 		}
-		r := d.ReasoningContent
-		if r == nil {
-			r = d.Reasoning
+		if fr := finishType(c.FinishReason); fr != "" {
+			a.finish = fr
 		}
-		if r != nil {
-			a.reasoning.WriteString(*r)
-			a.hasRsn = true
-		}
-	}
-	if fr := finishType(c.FinishReason); fr != "" {
-		a.finish = fr
 	}
 	return nil
+}
+
+// appendStringContent appends what is between the quotes of a JSON string
+// token; false for a missing or null value.
+func appendStringContent(dst *[]byte, tok []byte) (bool, error) {
+	if len(tok) == 0 || string(tok) == "null" {
+		return false, nil
+	}
+	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
+		return false, fmt.Errorf("not a string: %.40s", tok)
+	}
+	*dst = append(*dst, tok[1:len(tok)-1]...)
+	return true, nil
+}
+
+// decodeContent decodes joined JSON string contents; an escaped pair split
+// between two chunks is joined here.
+func decodeContent(raw []byte) (string, error) {
+	q := make([]byte, 0, len(raw)+2)
+	q = append(append(append(q, '"'), raw...), '"')
+	var s string
+	err := json.Unmarshal(q, &s)
+	return s, err
 }
 
 func (a *chatAccumulator) result() (Completion, error) {
@@ -174,101 +251,23 @@ func (a *chatAccumulator) result() (Completion, error) {
 	case a.finish == "":
 		return Completion{}, errors.New("chat answer ended without a finish_reason")
 	}
-	comp := Completion{PromptTokens: a.promptTok, CompletionTokens: a.compTok, FinishReason: a.finish}
+	// a stream that ended without its usage chunk (cut after the finish, or
+	// a server that ignores include_usage): the counts are unknown, not 0
+	comp := Completion{PromptTokens: a.promptTok, CompletionTokens: a.compTok, FinishReason: a.finish, TokensUnknown: !a.hasUsage}
 	if a.hasContent {
-		s := a.content.String()
+		s, err := decodeContent(a.content)
+		if err != nil {
+			return Completion{}, fmt.Errorf("decode chat content: %w", err)
+		}
 		comp.Content = &s
 	}
 	if a.hasRsn {
-		s := a.reasoning.String()
+		s, err := decodeContent(a.reasoning)
+		if err != nil {
+			return Completion{}, fmt.Errorf("decode chat reasoning: %w", err)
+		}
 		comp.Reasoning = &s
 	}
-	return comp, nil
-}
-
-// generateAccumulator joins /generate chunks. SGLang sends text and
-// output_ids cumulatively by default and incrementally with
-// --incremental-streaming-output (older: --stream-output); the final
-// completion_tokens tells which, so both are read right.
-type generateAccumulator struct {
-	lastText, allText  strings.Builder
-	lastIDs, allIDs    []json.RawMessage
-	cumulative         bool // every chunk so far extends the one before
-	chunks             int
-	finish             string
-	finishRaw          json.RawMessage
-	promptTok, compTok int
-	hasText            bool
-}
-
-func (a *generateAccumulator) chunk(data []byte) error {
-	if err := streamError(data); err != nil {
-		return err
-	}
-	var ch struct {
-		Text      *string           `json:"text"`
-		OutputIDs []json.RawMessage `json:"output_ids"`
-		Meta      struct {
-			PromptTokens     int             `json:"prompt_tokens"`
-			CompletionTokens int             `json:"completion_tokens"`
-			FinishReason     json.RawMessage `json:"finish_reason"`
-		} `json:"meta_info"`
-	}
-	if err := json.Unmarshal(data, &ch); err != nil {
-		return fmt.Errorf("decode generate answer: %w", err)
-	}
-	if a.chunks == 0 {
-		a.cumulative = true
-	}
-	a.chunks++
-	if ch.Text != nil {
-		a.hasText = true
-		prev := a.lastText.String()
-		if !strings.HasPrefix(*ch.Text, prev) {
-			a.cumulative = false
-		}
-		a.allText.WriteString(*ch.Text)
-		a.lastText.Reset()
-		a.lastText.WriteString(*ch.Text)
-	}
-	if len(ch.OutputIDs) < len(a.lastIDs) {
-		a.cumulative = false
-	}
-	a.allIDs = append(a.allIDs, ch.OutputIDs...)
-	a.lastIDs = ch.OutputIDs
-	a.promptTok, a.compTok = ch.Meta.PromptTokens, ch.Meta.CompletionTokens
-	if fr := finishType(ch.Meta.FinishReason); fr != "" {
-		a.finish, a.finishRaw = fr, ch.Meta.FinishReason
-	}
-	return nil
-}
-
-func (a *generateAccumulator) result() (Completion, error) {
-	switch {
-	case a.finish == "abort":
-		return Completion{}, fmt.Errorf("%w: %s", ErrAborted, shorten(string(a.finishRaw), 200))
-	case a.finish == "":
-		return Completion{}, errors.New("generate answer ended without a finish_reason")
-	}
-	text, ids := a.lastText.String(), a.lastIDs
-	switch {
-	case len(a.lastIDs) == a.compTok && a.chunks > 1 && len(a.allIDs) != a.compTok:
-	// cumulative: the last chunk holds everything
-	case len(a.allIDs) == a.compTok || !a.cumulative:
-		text, ids = a.allText.String(), a.allIDs
-	}
-	comp := Completion{PromptTokens: a.promptTok, CompletionTokens: a.compTok, FinishReason: a.finish}
-	if a.hasText {
-		comp.Text = &text
-	}
-	if ids == nil {
-		ids = []json.RawMessage{}
-	}
-	raw, err := json.Marshal(ids)
-	if err != nil {
-		return Completion{}, err
-	}
-	comp.OutputIDs = raw
 	return comp, nil
 }
 

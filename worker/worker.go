@@ -49,6 +49,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for _, c := range cats {
+		if err := checkOneAnswer(c.Sampling); err != nil {
+			return fmt.Errorf("class %s (category %s): %w", parse.SanitizeString(c.Class), parse.SanitizeString(c.Name), err)
+		}
+	}
 	lock, err := AcquireLock(underRoot(cfg.Root, parse.RunDir))
 	if err != nil {
 		return err
@@ -93,8 +98,14 @@ func (w *Worker) stoppedBy() error {
 	return w.stopErr
 }
 
+// logf writes one log line. The log is read with `tail -f` on a terminal
+// and parsed by the dashboard, and it carries names of folders, ids and
+// server text: the whole line is sanitised (parse.SanitizeString), so no
+// escape sequence reaches the terminal (OSC 52 clipboard writes, title
+// changes) and no newline in a category name forges a line (integrity
+// review finding 6). Clean text is written as is.
 func (w *Worker) logf(format string, args ...any) {
-	line := fmt.Sprintf(format, args...) + "\n"
+	line := parse.SanitizeString(fmt.Sprintf(format, args...)) + "\n"
 	w.outMu.Lock()
 	defer w.outMu.Unlock()
 	_, _ = io.WriteString(w.out, line) // unbuffered: each line reaches the file now
@@ -259,6 +270,9 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	w.logf("%s", parse.FormatRunning(target-done, c.Concurrency, c.MaxTokens))
 
 	snap := describeServer(reqCtx, w.client, w.cfg.ServerLog)
+	if err := w.lock.Held(); err != nil {
+		return err
+	}
 	cut, err := appendRun(c.Dir, parse.RunLine{
 		Run: w.runID, PID: os.Getpid(), StartedAt: stamp(time.Now()), Version: w.cfg.Version,
 		Server: w.cfg.Server, API: w.cfg.API, Model: w.cfg.Model, Snapshot: snap,

@@ -79,6 +79,7 @@ vllm answers like vLLM instead.`,
 	fl.StringVar(&o.ResolvedKVDType, "resolved-kv-dtype", "", `log "Using KV cache dtype: X" at startup (e.g. torch.float8_e4m3fn)`)
 	fl.DurationVar(&o.DisconnectHold, "disconnect-hold", 4*time.Second, "how long a client's disconnect goes unnoticed (at speed 1)")
 	fl.BoolVar(&o.IncrementalStreaming, "incremental-streaming-output", false, "/generate streams send deltas, not cumulative text and ids")
+	fl.BoolVar(&o.StreamOutput2025, "stream-output", false, "as a 2025 SGLang with --stream-output: /generate streams cumulative text but delta output_ids")
 	fl.BoolVar(&o.NoTokenizeMessages, "no-tokenize-messages", false, "/v1/tokenize takes only prompt (2025 builds)")
 	return cmd
 }
