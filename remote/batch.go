@@ -324,6 +324,8 @@ const batchFuncs = `export LC_ALL=C
 unset CDPATH # else cd prints where it went, and a realpath reads it twice
 # GNU or busybox stat, or nothing: another stat would make every answer an error
 stat -L -c %s / >/dev/null 2>&1 || { echo "synthwatch-batch: no stat -c here" >&2; exit 72; }
+# timeout(1), where it works (GNU, busybox), bounds every read of a file whose kind is not known and every command
+to=; timeout -k 1 5 true >/dev/null 2>&1 && to="timeout -k 5"
 k=$1; shift
 t=$(mktemp -d 2>/dev/null) || t=$(mktemp -d -t synthwatch.XXXXXX) || exit 71
 trap 'rm -rf "$t"' EXIT
@@ -385,7 +387,7 @@ cnt() { # PATH SIZE OFF K ABOVE [FROM INDEX N ARGV...: run ARGV PATH FROM+1 SIZE
   if [ $# -ge 7 ]; then # what the counted bytes hold, read here too
     cp=$1 sf=$6 xk=$7 nn=$8; shift 8
     _c=; _i=1; while [ "$_i" -le "$nn" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done # ARGV: the ops after it follow
-    (eval "$_c \"\$cp\" \"\$((sf + 1))\" \"\$((sz - sf))\"") >"$t/o" 2>"$t/x"; code=$?
+    (eval "$to ${to:+100} $_c \"\$cp\" \"\$((sf + 1))\" \"\$((sz - sf))\"") >"$t/o" 2>"$t/x"; code=$?
     on=0; [ -s "$t/o" ] && on=$(wc -c <"$t/o")
     cat "$t/x" >>"$t/o"
     recf Y ok "$code" "$on" "$((sz - sf))" "$xk" "$t/o"
@@ -396,8 +398,18 @@ cnt() { # PATH SIZE OFF K ABOVE [FROM INDEX N ARGV...: run ARGV PATH FROM+1 SIZE
   [ "$sz" -lt "$b" ] && b=$sz
   rd "$1" "$((sz - b))" "$b" 1
 }
+# isreg PATH: a regular file (through links), else its R err record: a FIFO is never opened, it would wait for a writer
+isreg() {
+  [ -f "$1" ] && return 0
+  if [ -e "$1" ]; then
+    ik="special file"; if [ -p "$1" ]; then ik=FIFO; elif [ -d "$1" ]; then ik=directory; elif [ -S "$1" ]; then ik=socket; elif [ -b "$1" ] || [ -c "$1" ]; then ik=device; fi
+    echo "not a regular file (a $ik)" >"$t/e"; recf R err 0 0 0 "$1" "$t/e"
+  else echo "$1: No such file or directory" >"$t/e"; recf R noent 0 0 0 "$1" "$t/e"; fi
+  return 1
+}
 docat() { # PATH MAX: a whole small file, of unknown length (/proc)
-  if head -c "$2" -- "$1" >"$t/d" 2>"$t/e"; then
+  isreg "$1" || return 0
+  if $to ${to:+10} head -c "$2" -- "$1" >"$t/d" 2>"$t/e"; then
     dn=0; [ -s "$t/d" ] && dn=$(wc -c <"$t/d")
     hdr R ok 0 "$((dn < $2))" 0 "$1" "$dn"; [ "$dn" = 0 ] || cat "$t/d"; fin
   else recf R "$(gone "$1")" 0 0 0 "$1" "$t/e"; fi
@@ -412,7 +424,7 @@ doglob() { # PATTERN DIR NAME
   done
   recf G ok 0 0 0 "$1" "$t/g"
 }
-runn() { _n=$1; shift; _c=; _i=1; while [ "$_i" -le "$_n" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done; eval "$_c"; }
+runn() { _n=$1; shift; _c=; _i=1; while [ "$_i" -le "$_n" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done; eval "$to ${to:+100} $_c"; }
 doexec() { # INDEX N ARGV...
   xk=$1; shift
   (runn "$@") >"$t/o" 2>"$t/x"; code=$?
@@ -448,7 +460,7 @@ eachdir() { # DIR NAME SPECS: a category's files, stated at once
 }
 doprocs() { # STATEFILE INDEX N SCAN...
   ps=$1 pk=$2 pn=$3; shift 3
-  pid=$(tr ',{}' '\n\n\n' <"$ps" 2>/dev/null | sed -n 's/^[[:space:]]*"pid"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n 1)
+  pid=; [ -f "$ps" ] && pid=$($to ${to:+10} head -c 4194304 -- "$ps" 2>/dev/null | tr ',{}' '\n\n\n' | sed -n 's/^[[:space:]]*"pid"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n 1)
   if [ -n "$pid" ]; then doproc "$pid"; fi
   if [ -z "$pid" ] || ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q ' worker '; then
     doexec "$pk" "$pn" "$@"
