@@ -185,7 +185,8 @@ func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
 	if w.ev.cats == nil {
 		w.ev.cats = map[string]*catEvents{}
 	}
-	allFinal, records, last := len(s.Categories) > 0, int64(0), time.Time{}
+	// a job whose manifest could not be read is not known to be done
+	allFinal, records, last := len(s.Categories) > 0 && w.manErr == nil, int64(0), time.Time{}
 	for _, v := range s.Categories {
 		c := w.cats[v.Name]
 		ce := w.ev.cats[v.Name]

@@ -76,8 +76,11 @@ func alerts(s pipeline.Snapshot) []string {
 		out = append(out, fmt.Sprintf("%s err", thousands(errs)))
 	}
 	for _, a := range s.Alerts {
-		if a.Kind == pipeline.WarnRoot {
+		switch a.Kind {
+		case pipeline.WarnRoot:
 			out = append(out, "no pipeline root")
+		case pipeline.WarnManifest:
+			out = append(out, "manifest unreadable")
 		}
 	}
 	return out

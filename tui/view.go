@@ -159,11 +159,14 @@ func (m Model) header(w int) string {
 			if m.conn.Linked() && (m.conn.State == pipeline.LinkConnected || m.conn.LastContact == nil) {
 				continue // the link is up again, or the header says "never connected"
 			}
-		case pipeline.WarnWorkerJSONStale:
+		case pipeline.WarnWorkerJSONStale, pipeline.WarnUnreadable:
+		case pipeline.WarnManifest:
+			line += "\n" + fit(st.Bad.Render("✖ "+parse.SanitizeString(warn.Text)), w)
+			continue
 		default:
 			continue // category warnings stand beside their rows; the root's in place of the table
 		}
-		line += "\n" + fit(st.Warn.Render("⚠ "+warn.Text), w)
+		line += "\n" + fit(st.Warn.Render("⚠ "+parse.SanitizeString(warn.Text)), w)
 	}
 	return line
 }

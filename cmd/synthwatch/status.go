@@ -102,9 +102,15 @@ func statusOnce(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool) er
 		if asJSON {
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetIndent("", "  ")
-			return enc.Encode(snap)
+			if err := enc.Encode(snap); err != nil {
+				return err
+			}
+		} else {
+			printStatus(cmd.OutOrStdout(), snap)
 		}
-		printStatus(cmd.OutOrStdout(), snap)
+		if m := pipeline.ManifestError(snap); m != "" {
+			return errors.New(parse.SanitizeString(m)) // exit 1: the job's own definition was not read
+		}
 		return nil
 	})
 }
