@@ -185,8 +185,7 @@ func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
 	if w.ev.cats == nil {
 		w.ev.cats = map[string]*catEvents{}
 	}
-	// a job whose manifest could not be read is not known to be done
-	allFinal, records, last := len(s.Categories) > 0 && w.manErr == nil, int64(0), time.Time{}
+	allFinal, records, last := len(s.Categories) > 0, int64(0), time.Time{}
 	for _, v := range s.Categories {
 		c := w.cats[v.Name]
 		ce := w.ev.cats[v.Name]
@@ -241,6 +240,8 @@ func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
 		}
 	}
 	finished := allFinal && s.Worker.State == WorkerExited || w.log.finished && !Alive(s.Worker.State)
+	// a job whose manifest could not be read is not known to be done
+	finished = finished && w.manErr == nil
 	if !finished || Alive(s.Worker.State) {
 		w.ev.pipeDone = false
 		return
