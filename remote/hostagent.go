@@ -678,6 +678,12 @@ func run(ctx context.Context, argv []string) (int, []byte, []byte) {
 	if len(argv) == 0 {
 		return 0, nil, nil
 	}
+	select { // at most runMax at a time: a request of 10,000 ops forks a few
+	case runSlots <- struct{}{}:
+		defer func() { <-runSlots }()
+	case <-ctx.Done():
+		return 128 + int(syscall.SIGTERM), nil, []byte("synthwatch-agent: the request ended before this command ran\n")
+	}
 	ctx, cancel := context.WithTimeout(ctx, execLimit)
 	defer cancel()
 	stdout, err1 := unlinkedTemp()
@@ -712,6 +718,9 @@ func run(ctx context.Context, argv []string) (int, []byte, []byte) {
 		return 126, nil, fmt.Appendf(nil, "synthwatch-agent: %s: %v\n", argv[0], err)
 	}
 }
+
+// runSlots bounds the commands the agent runs at once (the shell's spawnmax).
+var runSlots = make(chan struct{}, 16)
 
 // execLimit bounds a command an op runs (the shell's timeout(1) too): a
 // poll's request never waits longer, so a hung one only costs its slot.
