@@ -325,6 +325,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 			return Snapshot{}, true
 		}
 		snap.Connection = w.Link()
+		snap.Time = w.o.Now().UTC() // stamped when made: a poll held by a black hole started long ago
 		if snap.Connection.State == LinkConnected { // back since: these figures still predate it
 			snap.Connection.State = LinkReconnecting
 		}
@@ -429,18 +430,9 @@ func dropText(reason string, back bool) string {
 // category unknown, no ETA. Stale data never looks live.
 func (w *Watcher) stale(snap Snapshot) Snapshot {
 	prev := w.lastSnap
-	snap.Worker = Worker{State: WorkerUnknown, PID: prev.Worker.PID, Category: prev.Worker.Category}
-	snap.CompletionTokens, snap.TokensPartial = prev.CompletionTokens, prev.TokensPartial // counted, as the rows' done: kept
-	snap.Server = Server{State: ServerUnknown}
-	for _, v := range prev.Servers { // each one unknown too: its figures are from before the link dropped
-		snap.Servers = append(snap.Servers, Server{State: ServerUnknown, URL: v.URL, Name: v.Name, Role: v.Role, Via: v.Via})
-	}
+	staleFigures(prev, &snap)
 	w.thr.add(math.NaN()) // no sample: a gap in the sparkline, not a zero
 	snap.Server.Throughput = w.thr.values()
-	for _, c := range prev.Categories {
-		c.State, c.ETASeconds, c.RatePerMin, c.TokPerSec = StateUnknown, nil, 0, nil
-		snap.Categories = append(snap.Categories, c)
-	}
 	switch {
 	case snap.Connection.LastContact == nil:
 		snap.Warn(WarnNoContact, "no contact with the host: never connected")
