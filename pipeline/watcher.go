@@ -325,7 +325,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 			return Snapshot{}, true
 		}
 		snap.Connection = w.Link()
-		snap.Time = w.o.Now().UTC() // stamped when made: a poll held by a black hole started long ago
+		snap.Time = w.o.Now().UTC()                 // stamped when made: a poll held by a black hole started long ago
 		if snap.Connection.State == LinkConnected { // back since: these figures still predate it
 			snap.Connection.State = LinkReconnecting
 		}
