@@ -240,6 +240,8 @@ func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
 		}
 	}
 	finished := allFinal && s.Worker.State == WorkerExited || w.log.finished && !Alive(s.Worker.State)
+	// a job whose manifest could not be read is not known to be done
+	finished = finished && w.manErr == nil
 	if !finished || Alive(s.Worker.State) {
 		w.ev.pipeDone = false
 		return

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -91,6 +92,7 @@ type Watcher struct {
 	order      []string
 	manifest   parse.Manifest
 	haveMan    bool
+	manErr     error // why pipeline.toml could not be read or parsed (nil: read, or none)
 	polls      int
 	wlog       *remote.Tail
 	servers    []*srvWatch // the host's servers (servers.go); never empty
@@ -178,15 +180,26 @@ func (w *Watcher) newCat(name string) *catState {
 // discover finds categories from the manifest and prepared/*/ folders.
 func (w *Watcher) discover(ctx context.Context) error {
 	if !w.haveMan {
-		data, err := w.rd.ReadAt(ctx, w.layout().Manifest(), 0, 1<<20)
+		mp := w.layout().Manifest()
+		data, err := w.rd.ReadAt(ctx, mp, 0, 1<<20)
+		w.manErr = nil
 		switch {
 		case err == nil:
-			if m, perr := parse.ParseManifest(data); perr == nil {
-				w.manifest = m
+			m, perr := parse.ParseManifest(data)
+			if perr != nil {
+				// read again on every full poll, until it parses: a fix is seen
+				w.manErr = fmt.Errorf("%s: %w", mp, perr)
+				break
 			}
+			w.manifest = m
 			w.haveMan = true
 		case errors.Is(err, fs.ErrNotExist):
 			w.haveMan = true
+		case remote.IsFileError(err):
+			// the host answered and the file is bad (EACCES, a FIFO, a
+			// directory): said in every view, and the categories are
+			// still found from prepared/*/
+			w.manErr = fmt.Errorf("%s", remote.FileErrText(mp, err))
 		default:
 			return err
 		}
@@ -264,7 +277,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	}
 	if !w.srvSet {
 		// the first poll: pipeline.toml may list other servers; probe those
-		w.srvSet = w.haveMan
+		w.srvSet = w.haveMan || w.manErr != nil // a bad manifest lists no servers: those configured stand
 		if specs := w.serverSpecs(); !w.serversAre(specs) {
 			pw.Wait()
 			w.setServers(specs)
@@ -312,6 +325,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 			return Snapshot{}, true
 		}
 		snap.Connection = w.Link()
+		snap.Time = w.o.Now().UTC()                 // stamped when made: a poll held by a black hole started long ago
 		if snap.Connection.State == LinkConnected { // back since: these figures still predate it
 			snap.Connection.State = LinkReconnecting
 		}
@@ -324,6 +338,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	w.foldCounts(res, now)
 	w.foldTokens(res, tokJobs, tokSums, tokErr)
 	w.buildSnapshot(&snap, reads, vr, now)
+	w.warnFiles(&snap, lr)
 	w.ev.readOnce = true
 	w.lastSnap = snap
 	return snap, false
@@ -415,18 +430,9 @@ func dropText(reason string, back bool) string {
 // category unknown, no ETA. Stale data never looks live.
 func (w *Watcher) stale(snap Snapshot) Snapshot {
 	prev := w.lastSnap
-	snap.Worker = Worker{State: WorkerUnknown, PID: prev.Worker.PID, Category: prev.Worker.Category}
-	snap.CompletionTokens, snap.TokensPartial = prev.CompletionTokens, prev.TokensPartial // counted, as the rows' done: kept
-	snap.Server = Server{State: ServerUnknown}
-	for _, v := range prev.Servers { // each one unknown too: its figures are from before the link dropped
-		snap.Servers = append(snap.Servers, Server{State: ServerUnknown, URL: v.URL, Name: v.Name, Role: v.Role, Via: v.Via})
-	}
+	staleFigures(prev, &snap)
 	w.thr.add(math.NaN()) // no sample: a gap in the sparkline, not a zero
 	snap.Server.Throughput = w.thr.values()
-	for _, c := range prev.Categories {
-		c.State, c.ETASeconds, c.RatePerMin, c.TokPerSec = StateUnknown, nil, 0, nil
-		snap.Categories = append(snap.Categories, c)
-	}
 	switch {
 	case snap.Connection.LastContact == nil:
 		snap.Warn(WarnNoContact, "no contact with the host: never connected")

@@ -151,7 +151,7 @@ func TestAgentAnswersLikeTheOneShot(t *testing.T) {
 			// their /proc/PID/stat holds still between the two reads)
 			held := filepath.Join(dir, "held.log")
 			writeFile(t, held, "")
-			holder := sleeper(t, "exec 3>>\"$1\"; sleep 600; :", held) // outlives a test slowed by a loaded machine
+			holder := sleeper(t, "exec 3>>\"$1\"; sleep 600; :", held)
 			notWorker := filepath.Join(dir, "not-worker.json")
 			writeFile(t, notWorker, fmt.Sprintf(`{"state": "running", "pid": %d, "args": ["x"]}`, holder))
 			worker := filepath.Join(dir, "worker.json")

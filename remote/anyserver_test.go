@@ -2,7 +2,12 @@ package remote
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
+	"slices"
+	"syscall"
 	"net"
 	"net/http"
 	"os"
@@ -122,6 +127,76 @@ func TestAnySSHServer(t *testing.T) {
 			}
 			if !strings.Contains(answersText(want), "ünï") {
 				t.Fatalf("the one-shot batch read nothing: %s", answersText(want))
+			}
+		})
+	}
+}
+
+// The file reads of a host (stat, read at an offset, glob, readlink,
+// realpath) answer alike over SFTP and, where the host has no SFTP server,
+// through its shell: the same as this machine's own reads (Local), on
+// files, /proc, a symlink, a missing path and a FIFO, which is never
+// opened.
+func TestFileReadsAnswerAlikeOnEveryServer(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "with space.jsonl")
+	writeFile(t, f, strings.Repeat("{\"id\":1}\n", 500)+"tail\n\n")
+	must(t, os.Symlink(f, filepath.Join(dir, "link")))
+	must(t, os.MkdirAll(filepath.Join(dir, "sub dir"), 0o755))
+	fifo := filepath.Join(dir, "fifo")
+	must(t, syscall.Mkfifo(fifo, 0o644))
+	ctx := context.Background()
+	type answer struct {
+		what, got string
+	}
+	ask := func(h Host) []answer {
+		var out []answer
+		add := func(what string, v any, err error) {
+			e := ""
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				e = "not exist"
+			case errors.Is(err, ErrNotRegular):
+				e = "not regular"
+			case err != nil:
+				e = "error"
+			}
+			out = append(out, answer{what, fmt.Sprintf("%v|%s", v, e)})
+		}
+		for _, p := range []string{f, filepath.Join(dir, "link"), filepath.Join(dir, "sub dir"), filepath.Join(dir, "nope"), fifo} {
+			fi, err := h.Stat(ctx, p)
+			add("stat "+p, []any{fi.Size, fi.ModTime.Unix(), fi.IsDir}, err)
+		}
+		for _, r := range []struct {
+			p   string
+			off int64
+			n   int
+		}{{f, 0, 20}, {f, 4490, 100}, {f, 1 << 20, 10}, {filepath.Join(dir, "link"), 9, 9}, {filepath.Join(dir, "nope"), 0, 10}, {fifo, 0, 10}} {
+			b, err := h.ReadAt(ctx, r.p, r.off, r.n)
+			add(fmt.Sprintf("read %s %d %d", r.p, r.off, r.n), string(b), err)
+		}
+		self, err := h.ReadAt(ctx, "/proc/1/cmdline", 0, 4)
+		add("read /proc", len(self) > 0, err)
+		g, err := h.Glob(ctx, filepath.Join(dir, "*"))
+		slices.Sort(g) // SFTP's come in the directory's order
+		add("glob", g, err)
+		if l, ok := h.(Linker); ok {
+			s, err := l.ReadLink(ctx, filepath.Join(dir, "link"))
+			add("readlink", s, err)
+			s, err = l.RealPath(ctx, filepath.Join(dir, "link"))
+			add("realpath", s, err)
+		}
+		return out
+	}
+	want := ask(Local{})
+	for name, start := range servers {
+		t.Run(name, func(t *testing.T) {
+			s := start(t)
+			got := ask(dial(t, opts(t, s)))
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("%s: %q, here %q", want[i].what, got[i].got, want[i].got)
+				}
 			}
 		})
 	}

@@ -324,6 +324,8 @@ const batchFuncs = `export LC_ALL=C
 unset CDPATH # else cd prints where it went, and a realpath reads it twice
 # GNU or busybox stat, or nothing: another stat would make every answer an error
 stat -L -c %s / >/dev/null 2>&1 || { echo "synthwatch-batch: no stat -c here" >&2; exit 72; }
+# timeout(1), where it works (GNU, busybox), bounds every read of a file whose kind is not known and every command
+to=; timeout -k 1 5 true >/dev/null 2>&1 && to="timeout -k 5"
 k=$1; shift
 t=$(mktemp -d 2>/dev/null) || t=$(mktemp -d -t synthwatch.XXXXXX) || exit 71
 trap 'rm -rf "$t"' EXIT
@@ -341,6 +343,8 @@ stats() {
     i=$((i + 1)); eval "y$i= z$i=0"
     [ -n "$have" ] || { IFS=' ' read -r lz lm lf ln <&3 && have=1; }
     if [ -n "$have" ] && [ "$ln" = "$f" ] && styp "$lf"; then have=
+    elif [ ! -e "$f" ] && [ ! -L "$f" ]; then # gone: its record without a fork (LC_ALL=C: ${#} counts bytes)
+      em="stat: cannot statx '$f': No such file or directory"; hdr S noent 0 0 0 "$f" "$((${#em} + 1))"; printf '%s\n' "$em"; fin; continue
     elif s=$(stat -L -c '%s %Y %f' -- "$f" 2>"$t/e") && set -- $s && styp "$3"; then lz=$1 lm=$2
     else recf S "$(gone "$f")" 0 0 0 "$f" "$t/e"; continue; fi
     eval "y$i=$sty z$i=$lz"; hdr S "$sty" "$lz" "$lm" 0 "$f" 0; fin
@@ -385,7 +389,7 @@ cnt() { # PATH SIZE OFF K ABOVE [FROM INDEX N ARGV...: run ARGV PATH FROM+1 SIZE
   if [ $# -ge 7 ]; then # what the counted bytes hold, read here too
     cp=$1 sf=$6 xk=$7 nn=$8; shift 8
     _c=; _i=1; while [ "$_i" -le "$nn" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done # ARGV: the ops after it follow
-    (eval "$_c \"\$cp\" \"\$((sf + 1))\" \"\$((sz - sf))\"") >"$t/o" 2>"$t/x"; code=$?
+    (eval "$to ${to:+100} $_c \"\$cp\" \"\$((sf + 1))\" \"\$((sz - sf))\"") >"$t/o" 2>"$t/x"; code=$?
     on=0; [ -s "$t/o" ] && on=$(wc -c <"$t/o")
     cat "$t/x" >>"$t/o"
     recf Y ok "$code" "$on" "$((sz - sf))" "$xk" "$t/o"
@@ -396,8 +400,18 @@ cnt() { # PATH SIZE OFF K ABOVE [FROM INDEX N ARGV...: run ARGV PATH FROM+1 SIZE
   [ "$sz" -lt "$b" ] && b=$sz
   rd "$1" "$((sz - b))" "$b" 1
 }
+# isreg PATH: a regular file (through links), else its R err record: a FIFO is never opened, it would wait for a writer
+isreg() {
+  [ -f "$1" ] && return 0
+  if [ -e "$1" ]; then
+    ik="special file"; if [ -p "$1" ]; then ik=FIFO; elif [ -d "$1" ]; then ik=directory; elif [ -S "$1" ]; then ik=socket; elif [ -b "$1" ] || [ -c "$1" ]; then ik=device; fi
+    echo "not a regular file (a $ik)" >"$t/e"; recf R err 0 0 0 "$1" "$t/e"
+  else echo "$1: No such file or directory" >"$t/e"; recf R noent 0 0 0 "$1" "$t/e"; fi
+  return 1
+}
 docat() { # PATH MAX: a whole small file, of unknown length (/proc)
-  if head -c "$2" -- "$1" >"$t/d" 2>"$t/e"; then
+  isreg "$1" || return 0
+  if $to ${to:+10} head -c "$2" -- "$1" >"$t/d" 2>"$t/e"; then
     dn=0; [ -s "$t/d" ] && dn=$(wc -c <"$t/d")
     hdr R ok 0 "$((dn < $2))" 0 "$1" "$dn"; [ "$dn" = 0 ] || cat "$t/d"; fin
   else recf R "$(gone "$1")" 0 0 0 "$1" "$t/e"; fi
@@ -412,7 +426,7 @@ doglob() { # PATTERN DIR NAME
   done
   recf G ok 0 0 0 "$1" "$t/g"
 }
-runn() { _n=$1; shift; _c=; _i=1; while [ "$_i" -le "$_n" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done; eval "$_c"; }
+runn() { _n=$1; shift; _c=; _i=1; while [ "$_i" -le "$_n" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done; eval "$to ${to:+100} $_c"; }
 doexec() { # INDEX N ARGV...
   xk=$1; shift
   (runn "$@") >"$t/o" 2>"$t/x"; code=$?
@@ -446,20 +460,32 @@ eachdir() { # DIR NAME SPECS: a category's files, stated at once
     shift 4
   done
 }
+eachrange() { # DIR SPECS FROM TO: eachdir for the folders FROM..TO-1, in the glob's order
+  i_=0
+  for d in "$1"/*/ "$1"/.[!.]*/ "$1"/..?*/; do
+    [ -d "$d" ] || continue
+    [ "$i_" -ge "$4" ] && break
+    [ "$i_" -ge "$3" ] && { d=${d%/}; eachdir "$1" "${d##*/}" "$2"; }
+    i_=$((i_ + 1))
+  done
+}
 doprocs() { # STATEFILE INDEX N SCAN...
   ps=$1 pk=$2 pn=$3; shift 3
-  pid=$(tr ',{}' '\n\n\n' <"$ps" 2>/dev/null | sed -n 's/^[[:space:]]*"pid"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n 1)
+  pid=; [ -f "$ps" ] && pid=$($to ${to:+10} head -c 4194304 -- "$ps" 2>/dev/null | tr ',{}' '\n\n\n' | sed -n 's/^[[:space:]]*"pid"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n 1)
   if [ -n "$pid" ]; then doproc "$pid"; fi
   if [ -z "$pid" ] || ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q ' worker '; then
     doexec "$pk" "$pn" "$@"
     head -c "$on" "$t/o" | cut -d' ' -f1 | sort -u | while read -r p; do [ "$p" != "$pid" ] && doproc "$p"; done
   fi
 }
-# Every op runs at once in a subshell of its own (its variables and temp
-# dir its own), its records in a file of its own, printed in order at the
-# end: a host with many cores answers in the time of the slowest op. An op
-# reads nothing from stdin: an agent's requests come on it.
-spawn() { n=$((n + 1)); (t=$T/$n; mkdir "$t" && : >"$t/none" && "$@") </dev/null >"$T/r.$n" 2>/dev/null & }
+# Every op runs in a subshell of its own (its variables and temp dir its
+# own), its records in a file of its own, printed in order at the end: a
+# host with many cores answers in the time of the slowest op. At most
+# spawnmax run at once (a poll of 10,000 files must not fork 10,000 at a
+# time on a GPU host: the trial's 2,000 took its load to 63). An op reads
+# nothing from stdin: an agent's requests come on it.
+spawnmax=16 eachmax=8
+spawn() { n=$((n + 1)); (t=$T/$n; mkdir "$t" && : >"$t/none" && "$@") </dev/null >"$T/r.$n" 2>/dev/null & if [ $((n % spawnmax)) = 0 ]; then wait; fi; }
 dispatch() {
   while [ $# -gt 0 ]; do
     op=$1; shift
@@ -475,10 +501,10 @@ dispatch() {
       while [ "$j" -lt "$nt" ]; do specs="$specs t $1 $2 $3"; shift 3; j=$((j + 1)); done
       nc=$1; shift; j=0
       while [ "$j" -lt "$nc" ]; do specs="$specs c $1 $2 -"; shift 2; j=$((j + 1)); done
-      for d in "$dir"/*/ "$dir"/.[!.]*/ "$dir"/..?*/; do
-        [ -d "$d" ] || continue
-        d=${d%/}; spawn eachdir "$dir" "${d##*/}" "$specs"
-      done;;
+      # the folders in eachmax runs of their own, not a subshell each: 10,000 categories cost 8 processes at a time, not 10,000
+      nd=0; for d in "$dir"/*/ "$dir"/.[!.]*/ "$dir"/..?*/; do [ -d "$d" ] && nd=$((nd + 1)); done
+      g=$(((nd + eachmax - 1) / eachmax)) j=0
+      while [ "$j" -lt "$nd" ]; do spawn eachrange "$dir" "$specs" "$j" "$((j + g))"; j=$((j + g)); done;;
     exec) spawn doexec "$@"; shift $(($2 + 2));;
     procs) spawn doprocs "$@"; shift $(($3 + 3));;
     *) echo "synthwatch-batch: unknown op $op" >&2; exit 70;;

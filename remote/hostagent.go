@@ -3,6 +3,7 @@ package remote
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // AgentProto names agentScript's protocol and answers: a deployed
@@ -53,9 +55,32 @@ func ServeAgent(in io.Reader, out io.Writer, nonce string) error {
 	if _, err := fmt.Fprintf(out, "@H %s\n", nonce); err != nil {
 		return err
 	}
-	rd := bufio.NewReaderSize(in, 64<<10)
+	// stdin is read apart from the requests: when it ends (the dashboard
+	// gave up on a request past its deadline, or the link went), what the
+	// request started ends with it, not when it is done
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type lineErr struct {
+		line string
+		err  error
+	}
+	lines := make(chan lineErr, 16)
+	go func() {
+		rd := bufio.NewReaderSize(in, 64<<10)
+		for {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				cancel()
+			}
+			lines <- lineErr{line, err} // the loop reads it after the request in hand
+			if err != nil {
+				return
+			}
+		}
+	}()
 	for {
-		line, err := rd.ReadString('\n')
+		le := <-lines
+		line, err := le.line, le.err
 		if err == io.EOF && line == "" {
 			return nil // the link ended: so does the agent
 		}
@@ -70,9 +95,12 @@ func ServeAgent(in io.Reader, out io.Writer, nonce string) error {
 		case strings.HasPrefix(line, "T ") && len(f) >= 2:
 			s.tmpl[f[1]] = f[2:]
 		case line == "R" || strings.HasPrefix(line, "R "):
-			ans, err := s.request(f[1:])
+			ans, err := s.request(ctx, f[1:])
 			if err != nil {
 				return err
+			}
+			if ctx.Err() != nil {
+				return nil // nobody waits for this answer
 			}
 			if _, err := out.Write(ans); err != nil {
 				return err
@@ -118,7 +146,7 @@ type agentOp struct {
 }
 
 // request answers one "R | KEY NUM… | …" line, as agentScript's req and answer.
-func (s *hostAgent) request(f []string) ([]byte, error) {
+func (s *hostAgent) request(ctx context.Context, f []string) ([]byte, error) {
 	var ops []*agentOp
 	for len(f) > 0 {
 		if f[0] != "|" || len(f) < 2 {
@@ -173,7 +201,7 @@ func (s *hostAgent) request(f []string) ([]byte, error) {
 		go func() { // ops run at once, as the shell's spawns: a slow command holds up only its own
 			defer wg.Done()
 			var b bytes.Buffer
-			r := &recorder{w: &b, nonce: s.nonce, ap: op.ap, an: op.an}
+			r := &recorder{ctx: ctx, w: &b, nonce: s.nonce, ap: op.ap, an: op.an}
 			errs[i] = r.dispatch(op.name, op.args)
 			outs[i] = b.Bytes()
 		}()
@@ -242,6 +270,7 @@ func rawMode(fi fs.FileInfo) uint32 {
 
 // recorder writes one op's records, as batchFuncs' hdr, fin and recf.
 type recorder struct {
+	ctx    context.Context // the request's: it ends when stdin does
 	w      *bytes.Buffer
 	nonce  string
 	ap, an string
@@ -378,7 +407,7 @@ func (r *recorder) rd(p string, off, n int64, eof bool) {
 		e = 1
 	}
 	r.hdr("R", "ok", off, e, 0, p, int(n))
-	if f, err := os.Open(p); err == nil {
+	if f, err := openRegular(p); err == nil { // replaced by a FIFO since its stat: the record is cut, not hung
 		io.Copy(r.w, io.NewSectionReader(f, off, n))
 		f.Close()
 	}
@@ -441,7 +470,7 @@ func (r *recorder) count(p string, size, off, k, above int64, th *thenArgs) {
 	r.rec("N", "ok", off+1, n, lines, p, nil)
 	if th != nil {
 		argv := append(append([]string(nil), th.argv...), p, strconv.FormatInt(th.from+1, 10), strconv.FormatInt(size-th.from, 10))
-		code, stdout, stderr := run(argv)
+		code, stdout, stderr := run(r.ctx, argv)
 		r.rec("Y", "ok", int64(code), int64(len(stdout)), size-th.from, th.index, append(stdout, stderr...))
 	}
 	b := int64(4096)
@@ -454,7 +483,7 @@ func (r *recorder) count(p string, size, off, k, above int64, th *thenArgs) {
 
 // countLines counts the newlines in [off, off+n) of p, and the bytes read.
 func countLines(p string, off, n int64) (lines, got int64) {
-	f, err := os.Open(p)
+	f, err := openRegular(p)
 	if err != nil {
 		return 0, 0
 	}
@@ -472,7 +501,7 @@ func countLines(p string, off, n int64) (lines, got int64) {
 }
 
 func lastByte(p string, size int64) byte {
-	f, err := os.Open(p)
+	f, err := openRegular(p)
 	if err != nil {
 		return 0
 	}
@@ -491,6 +520,10 @@ func lastByte(p string, size int64) byte {
 func (r *recorder) cat(p string, limit int64) {
 	data, err := readUpTo(p, limit)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.Is(err, ErrNotRegular) && errors.As(err, &pe) {
+			err = pe.Err // the record names the path: as the shell's words
+		}
 		r.rec("R", gone(p), 0, 0, 0, p, errText(err))
 		return
 	}
@@ -501,8 +534,10 @@ func (r *recorder) cat(p string, limit int64) {
 	r.rec("R", "ok", 0, eof, 0, p, data)
 }
 
+// readUpTo reads up to limit bytes of p, a regular file: a FIFO or a
+// directory in its place is an error naming it, never a read that waits.
 func readUpTo(p string, limit int64) ([]byte, error) {
-	f, err := os.Open(p)
+	f, err := openRegular(p)
 	if err != nil {
 		return nil, err
 	}
@@ -636,10 +671,21 @@ func (r *recorder) each(a []string) error {
 //
 // Its output goes to files, read once it has exited, as the shell's
 // redirections do: a job it leaves in the background holds up nothing.
-func run(argv []string) (int, []byte, []byte) {
+//
+// It ends with ctx, and after execLimit, as the shell's timeout(1) ends
+// it: a command that hangs leaves nothing behind on the host.
+func run(ctx context.Context, argv []string) (int, []byte, []byte) {
 	if len(argv) == 0 {
 		return 0, nil, nil
 	}
+	select { // at most runMax at a time: a request of 10,000 ops forks a few
+	case runSlots <- struct{}{}:
+		defer func() { <-runSlots }()
+	case <-ctx.Done():
+		return 128 + int(syscall.SIGTERM), nil, []byte("synthwatch-agent: the request ended before this command ran\n")
+	}
+	ctx, cancel := context.WithTimeout(ctx, execLimit)
+	defer cancel()
 	stdout, err1 := unlinkedTemp()
 	stderr, err2 := unlinkedTemp()
 	if err1 != nil || err2 != nil {
@@ -647,7 +693,9 @@ func run(argv []string) (int, []byte, []byte) {
 	}
 	defer stdout.Close()
 	defer stderr.Close()
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) } // as timeout(1): TERM, then KILL
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
 	read := func(f *os.File) []byte {
@@ -671,6 +719,13 @@ func run(argv []string) (int, []byte, []byte) {
 	}
 }
 
+// runSlots bounds the commands the agent runs at once (the shell's spawnmax).
+var runSlots = make(chan struct{}, 16)
+
+// execLimit bounds a command an op runs (the shell's timeout(1) too): a
+// poll's request never waits longer, so a hung one only costs its slot.
+const execLimit = 100 * time.Second
+
 // unlinkedTemp is a temp file already removed: it is gone with its last
 // descriptor, whatever becomes of the agent.
 func unlinkedTemp() (*os.File, error) {
@@ -684,7 +739,7 @@ func unlinkedTemp() (*os.File, error) {
 
 // exec is doexec: argv's X record under its index.
 func (r *recorder) exec(index string, argv []string) ([]byte, int) {
-	code, stdout, stderr := run(argv)
+	code, stdout, stderr := run(r.ctx, argv)
 	r.rec("X", "ok", int64(code), int64(len(stdout)), 0, index, append(stdout, stderr...))
 	return stdout, code
 }
@@ -705,7 +760,7 @@ var statePid = regexp.MustCompile(`^[ \t\n\v\f\r]*"pid"[ \t\n\v\f\r]*:[ \t\n\v\f
 // worker, the scan's and every process it found.
 func (r *recorder) procs(stateFile, index string, scan []string) {
 	pid := ""
-	if b, err := os.ReadFile(stateFile); err == nil {
+	if b, err := readUpTo(stateFile, 4<<20); err == nil {
 		b = bytes.Map(func(c rune) rune {
 			if c == ',' || c == '{' || c == '}' {
 				return '\n'

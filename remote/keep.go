@@ -57,7 +57,7 @@ func (k *kept) get(c *sftp.Client, path string) (*keptFile, error) {
 		k.files[path] = kf
 	}
 	k.mu.Unlock()
-	kf.once.Do(func() { kf.f, kf.err = c.Open(path) })
+	kf.once.Do(func() { kf.f, kf.err = openRegularSFTP(c, path) })
 	if kf.err != nil {
 		k.drop(path, kf)
 		return nil, kf.err

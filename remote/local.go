@@ -25,7 +25,7 @@ func (Local) Stat(_ context.Context, path string) (FileInfo, error) {
 }
 
 func (Local) ReadAt(_ context.Context, path string, off int64, n int) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path) // a FIFO is an error, not a read that waits for a writer
 	if err != nil {
 		return nil, err
 	}

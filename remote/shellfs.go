@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"strconv"
@@ -20,8 +21,12 @@ import (
 // errNoSFTP marks a session whose host refused the SFTP subsystem.
 var errNoSFTP = errors.New("the host has no SFTP server; reads go through its shell")
 
-// exitMissing is what the scripts below exit with for a missing path.
-const exitMissing = 44
+// What the scripts below exit with for a missing path, and for one that is
+// no regular file (its kind on stdout).
+const (
+	exitMissing    = 44
+	exitNotRegular = 45
+)
 
 // shell runs one of the scripts below with args; a missing path (exit 44)
 // is fs.ErrNotExist, any other failure its stderr.
@@ -33,6 +38,8 @@ func (s *SSH) shell(ctx context.Context, script string, args ...string) ([]byte,
 		return nil, err
 	case r.ExitCode == exitMissing:
 		return nil, fmt.Errorf("%w: %s", os.ErrNotExist, args[0])
+	case r.ExitCode == exitNotRegular:
+		return nil, &fs.PathError{Op: "read", Path: args[0], Err: fmt.Errorf("%w (a %s)", ErrNotRegular, strings.TrimSpace(string(r.Stdout)))}
 	case r.ExitCode != 0:
 		return nil, fmt.Errorf("%s: %s (exit %d)", args[0], strings.TrimSpace(string(r.Stderr)), r.ExitCode)
 	}
@@ -58,8 +65,12 @@ func (s *SSH) shStat(ctx context.Context, p string) (FileInfo, error) {
 }
 
 func (s *SSH) shReadAt(ctx context.Context, p string, off int64, n int) ([]byte, error) {
-	// tail -c +K starts at byte K-1 of anything, /proc files too; head ends it
-	return s.shell(ctx, `[ -e "$1" ] || exit 44; [ -r "$1" ] || { echo "permission denied" >&2; exit 1; }; tail -c +"$2" -- "$1" | head -c "$3"`,
+	// a FIFO is never opened (it would block); tail -c +K starts at byte
+	// K-1 of any regular file, /proc's too, and head ends it
+	return s.shell(ctx, `[ -e "$1" ] || exit 44
+if ! [ -f "$1" ]; then if [ -p "$1" ]; then echo FIFO; elif [ -d "$1" ]; then echo directory; else echo special file; fi; exit 45; fi
+[ -r "$1" ] || { echo "permission denied" >&2; exit 1; }
+tail -c +"$2" -- "$1" | head -c "$3"`,
 		p, strconv.FormatInt(off+1, 10), strconv.Itoa(n))
 }
 

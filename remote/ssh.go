@@ -502,7 +502,7 @@ func (s *SSH) ReadAt(ctx context.Context, p string, off int64, n int) ([]byte, e
 		if err != nil {
 			return nil, nil, err
 		}
-		f, err := sc.Open(p)
+		f, err := openRegularSFTP(sc, p)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -29,7 +29,7 @@ func (m Model) row(now time.Time) fleetRow {
 	if lc := lastContact(m.conn); !lc.IsZero() {
 		r.age = now.Sub(lc)
 	}
-	r.stale = m.conn.Stale() || !m.haveSnap || (m.conn.Linked() && r.age > 2*m.cfg.PollEvery+time.Second)
+	r.stale = !m.haveSnap || m.conn.Quiet(now, m.cfg.PollEvery) // the header's test
 	s := m.snap
 	for _, c := range s.Categories {
 		r.done += c.Done
@@ -76,8 +76,11 @@ func alerts(s pipeline.Snapshot) []string {
 		out = append(out, fmt.Sprintf("%s err", thousands(errs)))
 	}
 	for _, a := range s.Alerts {
-		if a.Kind == pipeline.WarnRoot {
+		switch a.Kind {
+		case pipeline.WarnRoot:
 			out = append(out, "no pipeline root")
+		case pipeline.WarnManifest:
+			out = append(out, "manifest unreadable")
 		}
 	}
 	return out

@@ -20,9 +20,10 @@ func (m Model) View() tea.View {
 	return v
 }
 
-// stale is true when the figures may be old: the link is not up.
+// stale is true when the figures may be old: the link is not up, or it
+// has not answered within two polls (pipeline.Connection.Quiet).
 func (m Model) stale() bool {
-	return m.conn.Stale()
+	return m.conn.Quiet(m.cfg.Now(), m.cfg.PollEvery)
 }
 
 // lastContact is when the host last answered; zero: never.
@@ -73,12 +74,17 @@ func (m Model) header(w int) string {
 		lc := lastContact(c)
 		switch c.State {
 		case pipeline.LinkConnected:
+			if m.stale() { // up, but no answer within two polls: not "connected"
+				t := "◌ no answer yet"
+				if !lc.IsZero() {
+					t = fmt.Sprintf("◌ last contact %s ago", dur(m.cfg.Now().Sub(lc)))
+				}
+				parts = append(parts, st.Warn.Render(t))
+				break
+			}
 			t := st.OK.Render("● connected")
 			if rtt := c.RTT(); rtt > 0 { // measured by the first keepalive
 				t += st.Dim.Render(fmt.Sprintf(" rtt %s", rtt.Round(100*time.Microsecond)))
-			}
-			if age := m.cfg.Now().Sub(lc); !lc.IsZero() && age > 2*m.cfg.PollEvery {
-				t += st.Warn.Render(fmt.Sprintf(" last contact %s ago", dur(age)))
 			}
 			parts = append(parts, t)
 		case pipeline.LinkFailed:
@@ -159,11 +165,14 @@ func (m Model) header(w int) string {
 			if m.conn.Linked() && (m.conn.State == pipeline.LinkConnected || m.conn.LastContact == nil) {
 				continue // the link is up again, or the header says "never connected"
 			}
-		case pipeline.WarnWorkerJSONStale:
+		case pipeline.WarnWorkerJSONStale, pipeline.WarnUnreadable:
+		case pipeline.WarnManifest:
+			line += "\n" + fit(st.Bad.Render("✖ "+parse.SanitizeString(warn.Text)), w)
+			continue
 		default:
 			continue // category warnings stand beside their rows; the root's in place of the table
 		}
-		line += "\n" + fit(st.Warn.Render("⚠ "+warn.Text), w)
+		line += "\n" + fit(st.Warn.Render("⚠ "+parse.SanitizeString(warn.Text)), w)
 	}
 	return line
 }

@@ -102,9 +102,15 @@ func statusOnce(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool) er
 		if asJSON {
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetIndent("", "  ")
-			return enc.Encode(snap)
+			if err := enc.Encode(snap); err != nil {
+				return err
+			}
+		} else {
+			printStatus(cmd.OutOrStdout(), snap)
 		}
-		printStatus(cmd.OutOrStdout(), snap)
+		if m := pipeline.ManifestError(snap); m != "" {
+			return errors.New(parse.SanitizeString(m)) // exit 1: the job's own definition was not read
+		}
 		return nil
 	})
 }
@@ -125,26 +131,18 @@ func statusFollow(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool, 
 // followSnapshots prints a Snapshot of w on every poll until ctx ends or
 // count Snapshots (count > 0) are out. A fleet's host gives its key: each
 // JSON line is then {"KEY": Snapshot}, each text one is headed by it.
+//
+// The poll runs beside the cadence: while one has not answered and the
+// link is quiet (pipeline.Connection.Quiet: no answer for two polls), a
+// line is still printed at every interval, the last figures made stale
+// and stamped with that line's own time, so a reader sees a black-holed
+// link at once, not 45 s later under an old time.
 func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, name string, every time.Duration, asJSON bool, count int, key string) error {
 	if every <= 0 {
 		every = 2 * time.Second
 	}
 	var buf bytes.Buffer
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for n := 0; count == 0 || n < count; n++ {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		start := time.Now()
-		pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		snap := w.Poll(pctx)
-		cancel()
-		if ctx.Err() != nil {
-			return nil // a poll cut short by the signal is not printed
-		}
+	emit := func(snap pipeline.Snapshot) error {
 		buf.Reset()
 		switch {
 		case asJSON && key != "":
@@ -156,16 +154,70 @@ func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, na
 			if key != "" {
 				head += " " + key
 			}
+			if snap.Connection.State == pipeline.LinkQuiet {
+				head += " stale"
+			}
 			fmt.Fprintf(&buf, "--- %s\n", head)
 			printStatus(&buf, snap)
 		}
 		if _, err := out.Write(buf.Bytes()); err != nil {
 			return fmt.Errorf("write: %w", err) // the reader went away: exit 1 (onHost)
 		}
-		if snap.Connection.State == pipeline.LinkFailed {
-			return connectErr(fmt.Errorf("the link to %s failed for good: %s", name, snap.Connection.Error))
+		return nil
+	}
+	pctx, cancelPolls := context.WithCancel(ctx)
+	defer cancelPolls()
+	results := make(chan pipeline.Snapshot, 1)
+	poll := func() {
+		c, cancel := context.WithTimeout(pctx, 2*time.Minute)
+		defer cancel()
+		results <- w.Poll(c)
+	}
+	var last pipeline.Snapshot
+	t := time.NewTimer(0)
+	defer t.Stop()
+	inflight, quietSince := false, false // quietSince: stale lines went out since this poll began
+	var start time.Time
+	for n := 0; count == 0 || n < count; {
+		select {
+		case <-ctx.Done():
+			return nil
+		case snap := <-results:
+			inflight = false
+			if ctx.Err() != nil {
+				return nil // a poll cut short by the signal is not printed
+			}
+			if quietSince {
+				// it spanned stale lines: its figures are older than they are, read again now
+				quietSince = false
+				t.Reset(0)
+				continue
+			}
+			if err := emit(snap); err != nil {
+				return err
+			}
+			n++
+			last = snap
+			if snap.Connection.State == pipeline.LinkFailed {
+				return connectErr(fmt.Errorf("the link to %s failed for good: %s", name, snap.Connection.Error))
+			}
+			t.Reset(max(0, every-time.Since(start))) // a poll every interval, not interval + poll time
+		case <-t.C:
+			if !inflight {
+				inflight, start = true, time.Now()
+				go poll()
+				t.Reset(every) // the cadence, should this poll not answer
+				continue
+			}
+			if c := w.Link(); !last.Time.IsZero() && c.Quiet(time.Now(), every) {
+				if err := emit(pipeline.QuietSnapshot(last, c, time.Now())); err != nil {
+					return err
+				}
+				n++
+				quietSince = true
+			}
+			t.Reset(every)
 		}
-		t.Reset(max(0, every-time.Since(start))) // a poll every interval, not interval + poll time
 	}
 	return nil
 }
@@ -174,7 +226,11 @@ func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, na
 // from the host: no escape sequence or tab of theirs reaches the terminal.
 func printStatus(out io.Writer, s pipeline.Snapshot) {
 	safe := func(v string) string { return strings.ReplaceAll(parse.SanitizeString(v), "\t", " ") }
-	fmt.Fprintf(out, "%s  %s  connection: %s\n", safe(s.Host), safe(s.Root), s.Connection.State)
+	fmt.Fprintf(out, "%s  %s  connection: %s", safe(s.Host), safe(s.Root), s.Connection.State)
+	if c := s.Connection; c.Stale() && c.LastContact != nil && !s.Time.IsZero() {
+		fmt.Fprintf(out, " (last contact %s ago)", s.Time.Sub(*c.LastContact).Round(time.Second))
+	}
+	fmt.Fprintln(out)
 	fmt.Fprintf(out, "worker: %s", s.Worker.State)
 	if s.Worker.ByYou {
 		fmt.Fprint(out, " (by you)")
@@ -197,7 +253,7 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	}
 	eta := fmtETA(s.ETASeconds)
 	for _, c := range s.Categories {
-		if s.ETASeconds == nil && !pipeline.Final(c.State) {
+		if s.ETASeconds == nil && !pipeline.Final(c.State) && !s.Connection.Stale() {
 			eta = "?" // work is left but there is no honest figure
 		}
 	}

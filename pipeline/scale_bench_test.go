@@ -1,0 +1,46 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+)
+
+// BenchmarkFirstScreen10k: the time from nothing to the first Snapshot
+// (the dashboard's first screen, status's answer) of a root with 10,000
+// categories (SW_SCALE_N to change), each with 3 prompts and 1 record,
+// over a real sshd: dial, the cold batch and the Snapshot.
+func BenchmarkFirstScreen10k(b *testing.B) {
+	n := 10000
+	if v, err := strconv.Atoi(os.Getenv("SW_SCALE_N")); err == nil && v > 0 {
+		n = v
+	}
+	root := b.TempDir()
+	for i := 0; i < n; i++ {
+		d := filepath.Join(root, "prepared", fmt.Sprintf("C%05d", i))
+		must(b, os.MkdirAll(d, 0o755))
+		must(b, os.WriteFile(filepath.Join(d, "prompts.jsonl"), []byte("{\"id\":1}\n{\"id\":2}\n{\"id\":3}\n"), 0o644))
+		must(b, os.WriteFile(filepath.Join(d, "raw_responses.jsonl"), []byte("{\"id\":1}\n"), 0o644))
+	}
+	s := sshdtest.Start(b)
+	p := newProxied(b, s)
+	b.Setenv("SSH_AUTH_SOCK", "")
+	var took time.Duration
+	for b.Loop() {
+		start := time.Now()
+		h := p.dial(b)
+		snap := NewWatcher(h, Options{Host: "bench", Root: root, ServerURL: closedURL(b)}, nil).Poll(context.Background())
+		took += time.Since(start)
+		h.Close()
+		if len(snap.Categories) != n || snap.Categories[n-1].Done != 1 || snap.Categories[n-1].Target != 3 {
+			b.Fatalf("first snapshot: %d categories, last %+v", len(snap.Categories), snap.Categories[len(snap.Categories)-1])
+		}
+	}
+	b.ReportMetric(took.Seconds()/float64(b.N), "s_first_screen")
+}
