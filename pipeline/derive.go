@@ -23,6 +23,7 @@ func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, 
 		w.thr.add(math.NaN())
 	}
 	s.Server.Throughput = w.thr.values()
+	w.serverFigures(s, each, reads, now)
 	for _, n := range w.order {
 		s.Categories = append(s.Categories, w.categoryView(w.cats[n], s.Worker, now))
 	}
@@ -272,6 +273,9 @@ func (w *Watcher) metricRates(s *srvWatch, met parse.ServerMetrics, now time.Tim
 	}
 	if d, ok := delta(met.GenTokens, prev.GenTokens); ok {
 		g := d / dt
+		if d == 0 && met.RunningReqs.V > 0 && met.GenThroughput.OK {
+			g = met.GenThroughput.V // SGLang counts a request's tokens when it finishes: the gauge
+		}
 		gen = &g
 	}
 	if dc, ok := delta(met.CachedTokens, prev.CachedTokens); ok {
