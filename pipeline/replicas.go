@@ -331,3 +331,33 @@ func (w *Watcher) runKVDtype() string {
 	}
 	return kv
 }
+
+// RowHeader names Cells' columns.
+var RowHeader = []string{"REPLICA", "STATE", "GEN tok/s", "RUN", "QUEUE", "KV", "HIT", "FROM"}
+
+// Cells is a row as the panel and status write it, in RowHeader's order;
+// "-" where there is no figure, a STALE row's state with its age.
+func (r ReplicaRow) Cells() []string {
+	pct := func(p *float64) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f%%", 100**p)
+	}
+	state := r.State
+	if r.AgeSeconds != nil {
+		state += " " + FormatDuration(time.Duration(*r.AgeSeconds)*time.Second)
+	}
+	gen, run, queue := "-", "-", "-"
+	if r.GenThroughput != nil {
+		gen = fmt.Sprintf("%.0f", *r.GenThroughput)
+	}
+	if r.State != RowDown && r.State != RowUnknown {
+		run, queue = fmt.Sprint(r.RunningReqs), fmt.Sprint(r.QueueReqs)
+	}
+	src := r.Source
+	if src == "" {
+		src = "-"
+	}
+	return []string{parse.SanitizeString(r.Name), state, gen, run, queue, pct(r.TokenUsage), pct(r.CacheHitRate), src}
+}

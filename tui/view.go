@@ -305,17 +305,21 @@ func (m Model) serverPanel(w int, wide bool) string {
 	for _, l := range m.serverLines(w) {
 		out += "\n" + l
 	}
+	var more []string // below the server TUIs' figures
 	if bl := m.baselineLine(w); bl != "" {
-		out += "\n" + bl
+		more = append(more, bl)
 	}
 	if vl := m.vitalsLine(w); vl != "" {
-		out += "\n" + vl
+		more = append(more, vl)
 	}
 	if sv.Reason != "" && (sv.State == pipeline.ServerDown || sv.State == pipeline.ServerUnhealthy) {
-		out += "\n" + fit(st.Bad.Render(sv.State+": "+sv.Reason), w)
+		more = append(more, fit(st.Bad.Render(sv.State+": "+sv.Reason), w))
 	}
 	if sv.LastCrash != "" && (wide || sv.State == pipeline.ServerCrashed) {
-		out += "\n" + fit(st.Bad.Render("last crash: "+sv.LastCrash), w)
+		more = append(more, fit(st.Bad.Render("last crash: "+sv.LastCrash), w))
+	}
+	for _, l := range append(m.serverFigureLines(w, m.figureBudget(w, wide, out, len(more))), more...) {
+		out += "\n" + l
 	}
 	return out
 }
