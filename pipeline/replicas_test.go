@@ -204,3 +204,82 @@ func TestGenThroughputFromGaugeWhenCountersStand(t *testing.T) {
 		t.Fatalf("idle: %v", g)
 	}
 }
+
+// The whole path: requests through the SGLang stand-in between two polls
+// show as the window's percentiles, one TTFT and one e2e each.
+func TestLatencyFromSim(t *testing.T) {
+	root := t.TempDir()
+	mkdir(t, filepath.Join(root, "prepared"))
+	srv := simOn(t, filepath.Join(root, "logs", "sglang.log"))
+	w := NewWatcher(localHost(), Options{Host: "local", Root: root, ServerURL: srv.URL(), ServerLog: "logs/sglang.log"}, nil)
+	pollUntil(t, w, "the server answering", 20*time.Second, func(s Snapshot) bool { return s.Server.Source == "metrics" })
+	for i := 0; i < 3; i++ {
+		resp, err := http.Post(srv.URL()+"/generate", "application/json", strings.NewReader(`{"text":"hi","sampling_params":{"max_new_tokens":30}}`))
+		must(t, err)
+		resp.Body.Close()
+	}
+	s := poll(w)
+	l := s.Server.Latency
+	if l == nil || l.Scope != "window" || l.TTFT == nil || l.TTFT.Count != 3 || l.E2E == nil || l.E2E.Count != 3 || l.ITL == nil || l.E2E.P50 < l.TTFT.P50 {
+		t.Fatalf("latency %+v", l)
+	}
+}
+
+// The KV cache dtype of the newest run the worker recorded, resolved when
+// the server said "auto" (runs.jsonl's server_info).
+func TestKVDtypeFromRuns(t *testing.T) {
+	c := newClock()
+	root := t.TempDir()
+	dir := filepath.Join(root, "prepared", "B1")
+	mkdir(t, dir)
+	write(t, filepath.Join(dir, "prompts.jsonl"), prompts("B1", 2))
+	write(t, filepath.Join(dir, "runs.jsonl"),
+		`{"run":"r1","started_at":"2026-03-01T01:00:00Z","server_info":{"info":{"kv_cache_dtype":"fp8_e4m3"},"config_key":"k1"}}`+"\n"+
+			`{"run":"r2","started_at":"2026-03-02T01:00:00Z","server_info":{"info":{"kv_cache_dtype":"auto","kv_cache_dtype_resolved":"bfloat16"},"config_key":"k2"}}`+"\n")
+	if d := poll(localWatcher(t, root, c, Options{})).Server.KVCacheDType; d != "bfloat16" {
+		t.Fatalf("kv dtype %q", d)
+	}
+}
+
+// vLLM's acceptance is its counters' gain over the window; SGLang's is
+// its gauges'.
+func TestSpecDecodeWindow(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	o := func(v float64) parse.Opt[float64] { return parse.Opt[float64]{V: v, OK: true} }
+	lw := &latWindow{}
+	lw.note(parse.ServerMetrics{SpecAccepted: o(1000), SpecDraftTokens: o(3000), SpecDrafts: o(1000)}, t0)
+	lw.note(parse.ServerMetrics{SpecAccepted: o(1210), SpecDraftTokens: o(3300), SpecDrafts: o(1100)}, t0.Add(2*time.Second))
+	sp := specOf([]*latWindow{lw})
+	if sp == nil || *sp.AcceptRate != 0.7 || *sp.AcceptLength != 3.1 {
+		t.Fatalf("vllm %+v", sp)
+	}
+	sg := &latWindow{}
+	sg.note(parse.ServerMetrics{SpecAcceptLength: o(2.5), SpecAcceptRate: o(0.5)}, t0)
+	if sp := specOf([]*latWindow{sg}); sp == nil || *sp.AcceptLength != 2.5 || *sp.AcceptRate != 0.5 {
+		t.Fatalf("sglang %+v", sp)
+	}
+	off := &latWindow{}
+	off.note(parse.ServerMetrics{SpecAcceptLength: o(0), SpecAcceptRate: o(0)}, t0) // no speculative decoding
+	if sp := specOf([]*latWindow{off}); sp != nil {
+		t.Fatalf("spec decode off: %+v", sp)
+	}
+}
+
+// A replica with nothing to do while the others queue is the imbalance;
+// replicas that are not up are never judged.
+func TestImbalanceIdleWhileOthersQueue(t *testing.T) {
+	g := func(v float64) *float64 { return &v }
+	rows := []ReplicaRow{
+		{Name: "a", State: RowUp, GenThroughput: g(900), RunningReqs: 64, QueueReqs: 12},
+		{Name: "b", State: RowUp, GenThroughput: g(0)},
+		{Name: "c", State: RowStale, GenThroughput: g(10), RunningReqs: 64},
+	}
+	im := imbalance(rows)
+	if im == nil || im.Replica != "b" || !strings.Contains(im.Reason, "idle while others queue (a 12)") {
+		t.Fatalf("%+v", im)
+	}
+	rows[1].State = RowDown
+	if im := imbalance(rows); im != nil {
+		t.Fatalf("one replica up: %+v", im)
+	}
+}

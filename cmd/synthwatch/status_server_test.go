@@ -109,3 +109,34 @@ func TestStatusServerFigures(t *testing.T) {
 		}
 	}
 }
+
+// The text lines come from the Snapshot alone (no binary needed): a STALE
+// row says its age, a DOWN row has no figures, host text is sanitised.
+func TestStatusTextServerFigures(t *testing.T) {
+	g := func(v float64) *float64 { return &v }
+	age := 12.0
+	s := pipeline.Snapshot{Host: "h", Root: "/r", Server: pipeline.Server{State: "busy", Source: "metrics",
+		Latency:      &pipeline.Latency{Scope: "window", WindowSeconds: 300, AgeSeconds: 4, TTFT: &pipeline.Percentiles{P50: 0.4, P90: 0.6, P99: 1.9, Count: 10}},
+		KVCacheDType: "fp8\x1b[2J",
+		Rows: []pipeline.ReplicaRow{
+			{Name: "a:1\tdp0", State: pipeline.RowUp, Source: "metrics", GenThroughput: g(1500), RunningReqs: 40},
+			{Name: "b:1", State: pipeline.RowStale, Source: "metrics", GenThroughput: g(800), RunningReqs: 30, AgeSeconds: &age},
+			{Name: "c:1", State: pipeline.RowDown},
+		}}}
+	var b bytes.Buffer
+	printStatus(&b, s)
+	out := b.String()
+	for _, want := range []string{"latency p50/p90/p99 (5m, as of 4s ago):  TTFT 400ms/600ms/1.9s\n", "KV fp8", "a:1 dp0", "STALE 12s", "c:1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "c:1") && strings.Count(line, "-") < 5 {
+			t.Errorf("a DOWN row with figures: %q", line)
+		}
+	}
+	if strings.ContainsRune(out, 0x1b) {
+		t.Errorf("raw escape:\n%q", out)
+	}
+}
