@@ -82,3 +82,23 @@ func TestGoldenServerPanel(t *testing.T) {
 		}
 	}
 }
+
+// Opened on a short screen with the host's vitals and a reason line below
+// it, the panel gives way: the screen keeps its height and the log its
+// tabs.
+func TestServerPanelOpenFitsTheScreen(t *testing.T) {
+	for _, h := range []int{24, 30} {
+		f := newFake()
+		f.snap = running()
+		f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+		panelServer(f)
+		f.snap.Vitals = vitals8()
+		f.snap.Server.State, f.snap.Server.Reason = pipeline.ServerUnhealthy, "1 of 3 not answering: 127.0.0.1:30002 down"
+		m, _ := newModel(f, 80, h, Config{PollEvery: 2 * time.Second, Plain: true})
+		m = step(m, press("s"))
+		got := screen(m)
+		if n := strings.Count(got, "\n") + 1; n > h || !strings.Contains(got, "1 worker log") || !strings.Contains(got, "s: close") {
+			t.Errorf("height %d: %d lines:\n%s", h, n, got)
+		}
+	}
+}

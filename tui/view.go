@@ -318,7 +318,7 @@ func (m Model) serverPanel(w int, wide bool) string {
 	if sv.LastCrash != "" && (wide || sv.State == pipeline.ServerCrashed) {
 		more = append(more, fit(st.Bad.Render("last crash: "+sv.LastCrash), w))
 	}
-	for _, l := range append(m.serverFigureLines(w, m.figureBudget(w, wide, out, len(more))), more...) {
+	for _, l := range append(m.serverFigureLines(w, m.figureBudget(w, wide, out, strings.Join(more, "\n"))), more...) {
 		out += "\n" + l
 	}
 	return out
