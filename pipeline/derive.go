@@ -273,9 +273,6 @@ func (w *Watcher) metricRates(s *srvWatch, met parse.ServerMetrics, now time.Tim
 	}
 	if d, ok := delta(met.GenTokens, prev.GenTokens); ok {
 		g := d / dt
-		if d == 0 && met.RunningReqs.V > 0 && met.GenThroughput.OK {
-			g = met.GenThroughput.V // SGLang counts a request's tokens when it finishes: the gauge
-		}
 		gen = &g
 	}
 	if dc, ok := delta(met.CachedTokens, prev.CachedTokens); ok {

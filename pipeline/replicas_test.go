@@ -186,25 +186,6 @@ func TestReplicaRowsFromGateway(t *testing.T) {
 	}
 }
 
-// SGLang adds a request's generated tokens to its counter when the request
-// finishes: between two polls of long requests the counter stands still
-// while the server generates. The gauge is the figure then.
-func TestGenThroughputFromGaugeWhenCountersStand(t *testing.T) {
-	w, sv := &Watcher{}, &srvWatch{}
-	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	met := func(running float64) parse.ServerMetrics {
-		return parse.ServerMetrics{Dialect: parse.DialectSGLang, GenThroughput: parse.Opt[float64]{V: 1234, OK: true},
-			RunningReqs: parse.Opt[float64]{V: running, OK: true}, GenTokens: parse.Opt[float64]{V: 5000, OK: true}}
-	}
-	w.metricRates(sv, met(64), t0)
-	if g, _, _ := w.metricRates(sv, met(64), t0.Add(2*time.Second)); g == nil || *g != 1234 {
-		t.Fatalf("long requests running: %v", g)
-	}
-	if g, _, _ := w.metricRates(sv, met(0), t0.Add(4*time.Second)); g == nil || *g != 0 {
-		t.Fatalf("idle: %v", g)
-	}
-}
-
 // The whole path: requests through the SGLang stand-in between two polls
 // show as the window's percentiles, one TTFT and one e2e each.
 func TestLatencyFromSim(t *testing.T) {

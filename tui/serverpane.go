@@ -152,16 +152,14 @@ func (m Model) wideFigures(sv pipeline.Server, w, budget int) []string {
 }
 
 // figureBudget is the lines the opened panel may take: the screen less
-// everything else drawn and the log's least.
-func (m Model) figureBudget(w int, wide bool, above, below string) int {
+// everything else drawn (above: the server panel so far; the figures come
+// last) and the log's least.
+func (m Model) figureBudget(w int, wide bool, above string) int {
 	if !m.serverWide {
 		return 0
 	}
 	h := max(m.height, 8)
 	used := lines(m.header(w)) + lines(m.table(w, wide)) + lines(above) + lines(m.footer(w))
-	if below != "" {
-		used += lines(below)
-	}
 	return h - used - logLeast - 1 // the close hint
 }
 

@@ -305,20 +305,19 @@ func (m Model) serverPanel(w int, wide bool) string {
 	for _, l := range m.serverLines(w) {
 		out += "\n" + l
 	}
-	var more []string // below the server TUIs' figures
 	if bl := m.baselineLine(w); bl != "" {
-		more = append(more, bl)
+		out += "\n" + bl
 	}
 	if vl := m.vitalsLine(w); vl != "" {
-		more = append(more, vl)
+		out += "\n" + vl
 	}
 	if sv.Reason != "" && (sv.State == pipeline.ServerDown || sv.State == pipeline.ServerUnhealthy) {
-		more = append(more, fit(st.Bad.Render(sv.State+": "+sv.Reason), w))
+		out += "\n" + fit(st.Bad.Render(sv.State+": "+sv.Reason), w)
 	}
 	if sv.LastCrash != "" && (wide || sv.State == pipeline.ServerCrashed) {
-		more = append(more, fit(st.Bad.Render("last crash: "+sv.LastCrash), w))
+		out += "\n" + fit(st.Bad.Render("last crash: "+sv.LastCrash), w)
 	}
-	for _, l := range append(m.serverFigureLines(w, m.figureBudget(w, wide, out, strings.Join(more, "\n"))), more...) {
+	for _, l := range m.serverFigureLines(w, m.figureBudget(w, wide, out)) {
 		out += "\n" + l
 	}
 	return out
