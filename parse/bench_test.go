@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,11 +87,25 @@ func FuzzParseMetrics(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// the oracle counts each family once, as the server means it: the
+		// per-priority breakdown left out when its total is there, the ranks
+		// that report one batch (tp, pp, moe_ep) taken at their highest, the
+		// rest added; sglang_ names read as sglang:
 		sums, highest := map[string]float64{}, map[string]float64{}
-		for name, fam := range fams {
+		for raw, fam := range fams {
+			name := raw
+			if rest, ok := strings.CutPrefix(raw, "sglang_"); ok {
+				name = "sglang:" + rest
+			}
 			if !strings.HasPrefix(name, "sglang:") && !strings.HasPrefix(name, "vllm:") {
 				continue
 			}
+			type sample struct {
+				key   string
+				v     float64
+				total bool
+			}
+			var all []sample
 			for _, mt := range fam.GetMetric() {
 				var v float64
 				switch {
@@ -106,6 +121,40 @@ func FuzzParseMetrics(f *testing.F) {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					continue
 				}
+				var key []string
+				total := true
+				for _, l := range mt.GetLabel() {
+					switch l.GetName() {
+					case "tp_rank", "pp_rank", "moe_ep_rank", "attn_tp_rank":
+						continue
+					case "priority":
+						total = l.GetValue() == ""
+					}
+					key = append(key, l.GetName()+"="+l.GetValue())
+				}
+				sort.Strings(key)
+				all = append(all, sample{strings.Join(key, "\x00"), v, total})
+			}
+			anyTotal := false
+			for _, x := range all {
+				anyTotal = anyTotal || x.total
+			}
+			groups := map[string]float64{}
+			var order []string // added in the order first seen, as the parser adds
+			for _, x := range all {
+				if anyTotal && !x.total {
+					continue
+				}
+				g, ok := groups[x.key]
+				if !ok {
+					order = append(order, x.key)
+				}
+				if !ok || x.v > g {
+					groups[x.key] = x.v
+				}
+			}
+			for _, k := range order {
+				v := groups[k]
 				if h, ok := highest[name]; !ok || v > h {
 					highest[name] = v
 				}

@@ -95,6 +95,7 @@ type RouterMetrics struct {
 	Dialect       string // sgl_router | smg
 	ActiveWorkers Opt[float64]
 	Workers       map[string]RouterWorkerMetrics // by the worker label (its URL)
+	Engines       map[string]EngineMetrics       // smg's smg_engine_* re-export, by worker (smgengine.go)
 }
 
 // RouterWorkerMetrics are the router's per-worker series.
@@ -124,7 +125,7 @@ func ParseRouterMetrics(r io.Reader) (RouterMetrics, error) {
 	if err != nil {
 		return RouterMetrics{}, fmt.Errorf("parse router metrics: %w", err)
 	}
-	m := RouterMetrics{Workers: map[string]RouterWorkerMetrics{}}
+	m := RouterMetrics{Workers: map[string]RouterWorkerMetrics{}, Engines: map[string]EngineMetrics{}}
 	for name, fam := range fams {
 		switch {
 		case strings.HasPrefix(name, "sgl_router_"):
@@ -138,6 +139,9 @@ func ParseRouterMetrics(r io.Reader) (RouterMetrics, error) {
 					m.ActiveWorkers = some(v)
 				}
 			}
+		}
+		if foldEngine(m.Engines, name, fam) {
+			continue
 		}
 		field, ok := routerSeries[name]
 		if !ok {

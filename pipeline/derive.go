@@ -23,6 +23,7 @@ func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, 
 		w.thr.add(math.NaN())
 	}
 	s.Server.Throughput = w.thr.values()
+	w.serverFigures(s, each, reads, now)
 	for _, n := range w.order {
 		s.Categories = append(s.Categories, w.categoryView(w.cats[n], s.Worker, now))
 	}

@@ -164,6 +164,17 @@ type Server struct {
 	RouterLoad      *int   `json:"router_load,omitempty"`      // a replica: requests the router has in flight on it
 	Replicas        int    `json:"replicas,omitempty"`         // a router: workers it lists
 	HealthyReplicas int    `json:"replicas_healthy,omitempty"` // a router: of those, healthy by its checks
+
+	// The figures the server TUIs show, on the host's server object
+	// (latency.go, replicas.go): latency percentiles over the window,
+	// speculative acceptance, the KV cache dtype, one row per replica
+	// (DP rank, engine, server, engine behind the gateway) when there are
+	// several, and the replica that lags them.
+	Latency      *Latency     `json:"latency,omitempty"`
+	Spec         *SpecDecode  `json:"spec_decode,omitempty"`
+	KVCacheDType string       `json:"kv_cache_dtype,omitempty"`
+	Rows         []ReplicaRow `json:"replica_rows,omitempty"`
+	Imbalance    *Imbalance   `json:"imbalance,omitempty"`
 }
 
 // Category is one dataset category.

@@ -117,6 +117,7 @@ type Watcher struct {
 	vit  vitalsState   // GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
 	base baselineState // throughput against the night's median (baseline.go)
 	slp  sleepState    // this machine's sleeps, and the wake being folded (sleep.go)
+	figs figureState   // latency windows, replica rows (latency.go, replicas.go)
 }
 
 // NewWatcher watches the pipeline at o.Root on h.

@@ -173,10 +173,12 @@ func firstNonZero(a, b int) int {
 // answers; aborts, hangs and stream faults cut it short.
 func (s *Server) run(out *output, l *liveReq, j *job) {
 	kv := j.promptTok + j.n
+	clk := s.startClock()
 	if !s.admit(l, kv) {
 		out.finish(0, abortReason("Abort in waiting queue")) // Scheduler.abort_request
 		return
 	}
+	clk.admitted()
 	produced, ok := 0, false
 	defer func() { s.release(kv, j.promptTok, tokens(j.pieces[:produced]), ok) }()
 	// a wedged request holds its slot, as in a stuck scheduler; one held by
@@ -198,6 +200,7 @@ func (s *Server) run(out *output, l *liveReq, j *job) {
 			return
 		}
 		produced = i + 1
+		clk.output(produced, tokens(j.pieces[i:produced]))
 		if j.stream && (j.chat || produced < len(j.pieces)) { // /generate: the last piece comes with the finish
 			out.chunk(produced)
 		}
@@ -214,6 +217,7 @@ func (s *Server) run(out *output, l *liveReq, j *job) {
 		}
 	}
 	ok = true
+	clk.finished()
 	out.finish(produced, nil)
 }
 

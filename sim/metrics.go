@@ -50,6 +50,9 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		counter("num_requests", "Number of requests processed.", c.requests)
 		counter("num_aborted_requests", "Number of requests aborted.", c.aborted)
 	}
+	s.mu.Lock()
+	s.writeLatency(&b, prefix, lbl)
+	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 	if gzipAccepted(r.Header.Get("Accept-Encoding")) {
 		w.Header().Set("Content-Encoding", "gzip")

@@ -90,6 +90,7 @@ type Server struct {
 	admitted int // since the last prefill log line
 	newTok   int
 	counts   counters
+	lat      *latHists // request latency histograms (latency.go)
 	slots    chan struct{}
 	logMu    sync.Mutex
 	live     map[string]*liveReq // SGLang's TokenizerManager.rid_to_state

@@ -30,7 +30,7 @@ type keyMap struct {
 	Follow, Wrap               binding
 	Launch, Kill, Resume       binding
 	Restart, Reconnect, Stop   binding
-	Runs                       binding
+	Runs, Servers              binding
 	Help, Redraw, Suspend      binding
 	Quit                       binding
 
@@ -58,6 +58,7 @@ func newKeyMap(readOnly bool) keyMap {
 		Restart:   bind("restart", "R", "restart the selected category first (confirm)", "R"),
 		Reconnect: bind("reconnect", "C", "reconnect now", "C"),
 		Runs:      bind("runs", "H", "run history of the selected category", "H"),
+		Servers:   bind("server", "s", "open / close the wide server panel (latency, replicas)", "s"),
 		Stop:      bind("stop", "esc", "cancel the running action (ctrl+c too, while it runs)", "esc", "ctrl+c"),
 		Help:      bind("help", "?", "this help", "?"),
 		Redraw:    bind("redraw", "ctrl+l", "repaint the whole screen", "ctrl+l"),
@@ -113,7 +114,7 @@ func (k keyMap) ShortHelp(w int) []binding {
 // moving, the log, the host, the program.
 func (k keyMap) groups() [][]binding {
 	return [][]binding{
-		{k.Down, k.Up, k.PageDown, k.PageUp, k.Pane, k.Tabs, k.Runs},
+		{k.Down, k.Up, k.PageDown, k.PageUp, k.Pane, k.Tabs, k.Runs, k.Servers},
 		{k.Search, k.Next, k.Prev, k.Error, k.Follow, k.Wrap},
 		{k.Launch, k.Kill, k.Resume, k.Restart, k.Reconnect, k.Stop},
 		{k.Help, k.Redraw, k.Suspend, k.Quit},

@@ -122,6 +122,11 @@ func TestEachBindingDoesItsAction(t *testing.T) {
 				t.Errorf("no run history:\n%s", screen(a))
 			}
 		}},
+		{km.Servers, func(m Model) Model { m.snap.Server.Latency = sampleLatency(); return m }, func(t *testing.T, b, a Model, _ *fake) {
+			if a.serverWide == b.serverWide || !strings.Contains(screen(a), "p99") {
+				t.Errorf("wide %v → %v:\n%s", b.serverWide, a.serverWide, screen(a))
+			}
+		}},
 		{km.Stop, func(m Model) Model { return step(step(m, press("L")), press("y")) }, func(t *testing.T, b, a Model, _ *fake) {
 			// (b shares a's busy map: the model is a value, its map is not)
 			if b.actionID != 1 || len(a.busy) != 0 || a.quitMsg != "" || strings.Contains(screen(a), "launching…") ||

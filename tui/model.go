@@ -76,6 +76,7 @@ type Model struct {
 	prompt      *PromptMsg
 	help        bool
 	runs        bool // the selected category's run history is open (runs.go)
+	serverWide  bool // the server panel is open wide (serverpane.go)
 	away        []pipeline.Event
 	lastKey     time.Time
 	actionID    int
@@ -303,6 +304,8 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.flash, m.flashUntil = km.offKey(k.String()), now.Add(4*time.Second)
 	case key.Matches(k, km.Runs.Binding):
 		m.runs = len(m.snap.Categories) > 0
+	case key.Matches(k, km.Servers.Binding):
+		m.serverWide = !m.serverWide
 	case key.Matches(k, km.Down.Binding):
 		if m.focus == focusLog {
 			m.logs.scroll(1)

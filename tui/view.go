@@ -326,6 +326,9 @@ func (m Model) serverPanel(w int, wide bool) string {
 	if sv.LastCrash != "" && (wide || sv.State == pipeline.ServerCrashed) {
 		out += "\n" + fit(st.Bad.Render("last crash: "+sv.LastCrash), w)
 	}
+	for _, l := range m.serverFigureLines(w, m.figureBudget(w, wide, out)) {
+		out += "\n" + l
+	}
 	return out
 }
 

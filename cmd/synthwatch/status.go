@@ -279,6 +279,7 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 			fmt.Fprintln(out)
 		}
 	}
+	printServerFigures(out, s.Server)
 	if b := s.Baseline.Server; b != nil {
 		fmt.Fprintf(out, "baseline: gen %.0f tok/s, median %.0f over %d min", b.Now, b.Median, b.Minutes)
 		if b.Cause != "" {

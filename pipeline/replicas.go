@@ -1,0 +1,363 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// ReplicaRow is one replica of the host's serving: a DP rank or vLLM
+// engine of a server, a server of several, or an engine behind the
+// gateway. Its state says how fresh its figures are:
+//
+//	up       read this poll (its own /metrics, the gateway's re-export, or a live log line)
+//	STALE    not read this poll: the figures are from age_s ago
+//	DOWN     not serving (the server is down or crashed, or the gateway's health checks fail)
+//	unknown  nothing read of it yet
+type ReplicaRow struct {
+	Name          string   `json:"name"`   // host:port, with " dpN" or " engine N" for a rank
+	Server        string   `json:"server"` // host:port of the server it is part of
+	State         string   `json:"state"`
+	Source        string   `json:"source,omitempty"` // metrics | gateway | log
+	GenThroughput *float64 `json:"gen_throughput_tok_s"`
+	RunningReqs   int      `json:"running_reqs"`
+	QueueReqs     int      `json:"queue_reqs"`
+	TokenUsage    *float64 `json:"token_usage"`
+	CacheHitRate  *float64 `json:"cache_hit_rate,omitempty"`
+	AgeSeconds    *float64 `json:"age_s,omitempty"`
+	Reason        string   `json:"reason,omitempty"`
+	Slow          bool     `json:"slow,omitempty"` // the replica the imbalance check names
+}
+
+// Replica row states.
+const (
+	RowUp      = "up"
+	RowStale   = "STALE"
+	RowDown    = "DOWN"
+	RowUnknown = "unknown"
+)
+
+// Imbalance names the replica that lags the others.
+type Imbalance struct {
+	Replica string `json:"replica"`
+	Reason  string `json:"reason"`
+}
+
+// figureState is what the watcher keeps for the server TUIs' figures:
+// each server's latency window, its last fresh rows, and vLLM engines'
+// last generation counters.
+type figureState struct {
+	lat  map[string]*latWindow
+	rows map[string]rowMemo
+	gen  map[string]genSample // by server URL + rank
+}
+
+type rowMemo struct {
+	rows []ReplicaRow
+	at   time.Time
+}
+
+type genSample struct {
+	v  float64
+	at time.Time
+}
+
+// serverFigures sets the host's latency percentiles, speculative
+// acceptance, KV cache dtype, replica rows and imbalance from this poll's
+// reads; each figure is set in this one place for every view.
+func (w *Watcher) serverFigures(s *Snapshot, each []Server, reads []serverRead, now time.Time) {
+	fs := &w.figs
+	if fs.lat == nil {
+		fs.lat, fs.rows, fs.gen = map[string]*latWindow{}, map[string]rowMemo{}, map[string]genSample{}
+	}
+	seen := map[string]bool{}
+	var wins []*latWindow
+	var rows []ReplicaRow
+	dtype := ""
+	one := func(name, url string, rd serverRead, eng *parse.EngineMetrics) {
+		seen[url] = true
+		lw := fs.lat[url]
+		if lw == nil {
+			lw = &latWindow{}
+			fs.lat[url] = lw
+		}
+		if rd.metErr == nil {
+			lw.note(rd.met, now)
+			if rd.met.KVCacheDType != "" {
+				dtype = rd.met.KVCacheDType
+			}
+		}
+		lw.trim(now)
+		wins = append(wins, lw)
+		rows = append(rows, fs.rowsOf(name, viewOf(each, url), rd, eng, now)...)
+	}
+	for i, sw := range w.servers {
+		if i >= len(reads) {
+			break
+		}
+		r := reads[i]
+		if sw.role != RoleRouter {
+			one(sw.name, sw.spec.URL, r, nil)
+			continue
+		}
+		for _, u := range sw.rt.order {
+			rd := serverRead{metErr: errNotRead}
+			var eng *parse.EngineMetrics
+			if r.router != nil {
+				if x, ok := r.router.reps[u]; ok {
+					rd = x
+				}
+				if r.router.met != nil {
+					if e, ok := r.router.met.Engines[u]; ok {
+						eng = &e
+					}
+				}
+			}
+			one(shortURL(u), u, rd, eng)
+		}
+	}
+	for u := range fs.lat {
+		if !seen[u] {
+			delete(fs.lat, u)
+			delete(fs.rows, u)
+		}
+	}
+	sv := &s.Server
+	sv.Latency = latencyOf(wins, now)
+	sv.Spec = specOf(wins)
+	if dtype == "" {
+		dtype = w.runKVDtype()
+	}
+	sv.KVCacheDType = parse.SanitizeString(dtype)
+	if len(rows) > 1 {
+		sv.Rows = rows
+		if im := imbalance(rows); im != nil {
+			sv.Imbalance = im
+			for i := range sv.Rows {
+				sv.Rows[i].Slow = sv.Rows[i].Name == im.Replica
+			}
+		}
+	}
+}
+
+// viewOf is the Server view of url this poll.
+func viewOf(each []Server, url string) Server {
+	for _, v := range each {
+		if v.URL == url {
+			return v
+		}
+	}
+	if len(each) == 1 {
+		return each[0]
+	}
+	return Server{State: ServerUnknown}
+}
+
+// rowsOf is one server's rows: one per DP rank or engine when its
+// /metrics has several, else one; from the gateway when the host cannot
+// read it; its last rows, STALE, when nothing was read this poll.
+func (fs *figureState) rowsOf(name string, v Server, rd serverRead, eng *parse.EngineMetrics, now time.Time) []ReplicaRow {
+	dead := v.State == ServerDown || v.State == ServerCrashed
+	if v.RouterHealthy != nil && !*v.RouterHealthy && rd.metErr != nil {
+		dead = true
+	}
+	base := ReplicaRow{Name: name, Server: name, State: RowUp}
+	switch {
+	case rd.metErr == nil && len(rd.met.Ranks) > 1:
+		var out []ReplicaRow
+		for _, rk := range rd.met.Ranks {
+			r := base
+			r.Name, r.Source = name+" "+rk.Rank, "metrics"
+			r.RunningReqs, r.QueueReqs = int(rk.RunningReqs.V), int(rk.QueueReqs.V)
+			r.TokenUsage = optPtr(rk.TokenUsage)
+			r.GenThroughput = optPtr(rk.GenThroughput)
+			if rk.GenTokens.OK {
+				r.GenThroughput = fs.rate(v.URL+"|"+rk.Rank, rk.GenTokens.V, now)
+			}
+			out = append(out, r)
+		}
+		fs.rows[v.URL] = rowMemo{rows: out, at: now}
+		return out
+	case rd.metErr == nil || (v.Source == "log" && !dead):
+		r := base
+		g, u := v.GenThroughput, v.TokenUsage
+		r.Source, r.GenThroughput, r.RunningReqs, r.QueueReqs, r.TokenUsage, r.CacheHitRate = v.Source, &g, v.RunningReqs, v.QueueReqs, &u, v.CacheHitRate
+		fs.rows[v.URL] = rowMemo{rows: []ReplicaRow{r}, at: now}
+		return []ReplicaRow{r}
+	case eng != nil && !dead:
+		r := base
+		r.Source, r.Reason = "gateway", "from the gateway's smg_engine_* re-export"
+		r.GenThroughput, r.TokenUsage, r.CacheHitRate = optPtr(eng.GenThroughput), optPtr(eng.TokenUsage), optPtr(eng.CacheHitRate)
+		r.RunningReqs, r.QueueReqs = int(eng.Running.V), int(eng.Waiting.V)
+		if eng.Ranks > 1 {
+			r.Name = fmt.Sprintf("%s (%d DP)", name, eng.Ranks)
+		}
+		return []ReplicaRow{r}
+	case dead:
+		names := []string{name}
+		if m, ok := fs.rows[v.URL]; ok { // each rank it had is down
+			names = names[:0]
+			for _, r := range m.rows {
+				names = append(names, r.Name)
+			}
+		}
+		var out []ReplicaRow
+		for _, n := range names {
+			r := base
+			r.Name, r.State, r.Reason = n, RowDown, v.Reason
+			out = append(out, r)
+		}
+		return out
+	}
+	if m, ok := fs.rows[v.URL]; ok {
+		age := now.Sub(m.at).Seconds()
+		out := make([]ReplicaRow, len(m.rows))
+		for i, r := range m.rows {
+			r.State, r.AgeSeconds, r.Reason = RowStale, &age, v.Reason
+			out[i] = r
+		}
+		return out
+	}
+	r := base
+	r.State, r.Reason = RowUnknown, v.Reason
+	return []ReplicaRow{r}
+}
+
+// rate is a counter's per-second gain since its last read (nil on the
+// first, or after a reset).
+func (fs *figureState) rate(key string, v float64, now time.Time) *float64 {
+	prev, ok := fs.gen[key]
+	fs.gen[key] = genSample{v: v, at: now}
+	dt := now.Sub(prev.at).Seconds()
+	if !ok || v < prev.v || dt <= 0 {
+		return nil
+	}
+	r := (v - prev.v) / dt
+	return &r
+}
+
+func optPtr(o parse.Opt[float64]) *float64 {
+	if !o.OK {
+		return nil
+	}
+	v := o.V
+	return &v
+}
+
+// imbalance names the replica that lags: among replicas read this poll,
+// one generating under half the median of the others while it has work,
+// or one idle while the others queue. None when fewer than two are up.
+func imbalance(rows []ReplicaRow) *Imbalance {
+	var up []ReplicaRow
+	for _, r := range rows {
+		if r.State == RowUp {
+			up = append(up, r)
+		}
+	}
+	if len(up) < 2 {
+		return nil
+	}
+	slowest, slow := -1, math.Inf(1)
+	for i, r := range up {
+		if r.GenThroughput != nil && r.RunningReqs+r.QueueReqs > 0 && *r.GenThroughput < slow {
+			slowest, slow = i, *r.GenThroughput
+		}
+	}
+	if slowest >= 0 {
+		var others []float64
+		for i, r := range up {
+			if i != slowest && r.GenThroughput != nil && r.RunningReqs+r.QueueReqs > 0 {
+				others = append(others, *r.GenThroughput)
+			}
+		}
+		if med := median(others); len(others) > 0 && med > 0 && slow < med/2 {
+			r := up[slowest]
+			return &Imbalance{Replica: r.Name, Reason: fmt.Sprintf("%s: %.0f tok/s with %d running, %d queued; the others' median %.0f tok/s",
+				r.Name, slow, r.RunningReqs, r.QueueReqs, med)}
+		}
+	}
+	queued := 0
+	for _, r := range up {
+		queued += r.QueueReqs
+	}
+	for _, r := range up {
+		if r.RunningReqs+r.QueueReqs == 0 && queued > 0 {
+			var busy []string
+			for _, o := range up {
+				if o.QueueReqs > 0 {
+					busy = append(busy, fmt.Sprintf("%s %d", o.Name, o.QueueReqs))
+				}
+			}
+			return &Imbalance{Replica: r.Name, Reason: r.Name + ": idle while others queue (" + strings.Join(busy, ", ") + ")"}
+		}
+	}
+	return nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// runKVDtype is the KV cache dtype of the newest run the worker recorded
+// (runs.jsonl's server_info: kv_cache_dtype, resolved when "auto").
+func (w *Watcher) runKVDtype() string {
+	var newest parse.RunLine
+	for _, c := range w.cats {
+		for _, r := range c.runLines {
+			if r.Snapshot.Known() && r.StartedAt >= newest.StartedAt {
+				newest = r
+			}
+		}
+	}
+	info := newest.Snapshot.Info
+	if info == nil {
+		return ""
+	}
+	kv, _ := info["kv_cache_dtype"].(string)
+	if res, ok := info["kv_cache_dtype_resolved"].(string); ok && (kv == "" || kv == "auto") {
+		kv = res
+	}
+	return kv
+}
+
+// RowHeader names Cells' columns.
+var RowHeader = []string{"REPLICA", "STATE", "GEN tok/s", "RUN", "QUEUE", "KV", "HIT", "FROM"}
+
+// Cells is a row as the panel and status write it, in RowHeader's order;
+// "-" where there is no figure, a STALE row's state with its age.
+func (r ReplicaRow) Cells() []string {
+	pct := func(p *float64) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f%%", 100**p)
+	}
+	state := r.State
+	if r.AgeSeconds != nil {
+		state += " " + FormatDuration(time.Duration(*r.AgeSeconds)*time.Second)
+	}
+	gen, run, queue := "-", "-", "-"
+	if r.GenThroughput != nil {
+		gen = fmt.Sprintf("%.0f", *r.GenThroughput)
+	}
+	if r.State != RowDown && r.State != RowUnknown {
+		run, queue = fmt.Sprint(r.RunningReqs), fmt.Sprint(r.QueueReqs)
+	}
+	src := r.Source
+	if src == "" {
+		src = "-"
+	}
+	return []string{parse.SanitizeString(r.Name), state, gen, run, queue, pct(r.TokenUsage), pct(r.CacheHitRate), src}
+}
