@@ -95,10 +95,18 @@ func (f *hostFlags) watcher(h remote.Host, name string) *pipeline.Watcher {
 
 // statusOnce is plain status: one poll, one Snapshot.
 func statusOnce(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool) error {
-	return f.onHost(cmd, args, true, func(ctx context.Context, h remote.Host, name string) error {
+	return f.onHost(cmd, args, false, func(ctx context.Context, h remote.Host, name string) error {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		snap := f.watcher(h, name).Poll(ctx)
+		if len(snap.Categories) == 0 {
+			// the root is checked when the poll found nothing in it: checked
+			// first, its round trips (an SFTP session and a stat) came before
+			// the poll's on every run
+			if err := f.checkRoot(ctx, h, name); err != nil {
+				return err
+			}
+		}
 		if asJSON {
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetIndent("", "  ")
