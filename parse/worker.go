@@ -390,3 +390,41 @@ func isTracebackLine(line string) bool {
 		strings.HasPrefix(line, "goroutine ") ||
 		strings.HasPrefix(line, "panic: ")
 }
+
+// FailureTally counts the failures a worker log reports, one each whatever
+// wrote it: a Python traceback is one (with its frames, its exception line
+// and the tracebacks chained to it by "During handling of the above
+// exception…"), and an error line outside a traceback is one (the Go
+// worker's "NAME: id X failed: …", a bare "TimeoutError: timed out").
+// The old script counts its failures in "(N err)" only every 50 successes;
+// a category that hangs shows its failures here first.
+type FailureTally struct {
+	inTraceback bool // between "Traceback (most recent call last):" and its exception line
+	chained     bool // the last words announced a chained traceback: the next is the same failure
+}
+
+// Fold reads the next line of the log and says whether it reports a new
+// failure.
+func (t *FailureTally) Fold(l WorkerLine) bool {
+	s := l.Text
+	trim := strings.TrimSpace(s)
+	switch {
+	case strings.HasPrefix(s, "Traceback (most recent call last)"):
+		first := !t.chained
+		t.inTraceback, t.chained = true, false
+		return first
+	case t.inTraceback && (trim == "" || s[0] == ' ' || s[0] == '\t'):
+		return false // a frame, its source line or its carets
+	case t.inTraceback:
+		t.inTraceback = false // the exception line ends it
+		return false
+	case trim == "":
+		return false
+	case trim == "During handling of the above exception, another exception occurred:" ||
+		trim == "The above exception was the direct cause of the following exception:":
+		t.chained = true
+		return false
+	}
+	t.chained = false
+	return l.Kind == WError
+}

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -131,5 +132,41 @@ func checkProgressRoundTrip(t *testing.T, done, total, errs int, rps float64, av
 	}
 	if d := l.ETA - eta; d > tol || d < -tol {
 		t.Fatalf("%q: ETA %v read back as %v", line, eta, l.ETA)
+	}
+}
+
+// The old script's hang, as it logs it: each request that times out is one
+// traceback (chained or not) ending in its exception line; the Go worker's
+// failure lines and a bare exception line are one each; progress and
+// ordinary lines are none.
+func TestFailureTallyCountsEachFailureOnce(t *testing.T) {
+	timeout := "Traceback (most recent call last):\n" +
+		"  File \"/opt/run_inference.py\", line 88, in call\n" +
+		"    resp = urllib.request.urlopen(req, timeout=600)\n" +
+		"           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n" +
+		"  File \"/usr/lib/python3.11/socket.py\", line 706, in readinto\n" +
+		"    return self._sock.recv_into(b)\n" +
+		"TimeoutError: timed out\n"
+	chained := "Traceback (most recent call last):\n" +
+		"  File \"/usr/lib/python3.11/urllib/request.py\", line 1348, in do_open\n" +
+		"    raise URLError(err)\n" +
+		"ConnectionRefusedError: [Errno 111] Connection refused\n\n" +
+		"During handling of the above exception, another exception occurred:\n\n" +
+		"Traceback (most recent call last):\n" +
+		"  File \"/opt/run_inference.py\", line 88, in call\n" +
+		"urllib.error.URLError: <urlopen error [Errno 111] Connection refused>\n"
+	log := "Processing: B3_magicoder (SHORT)\nRunning 300 requests (concurrency=8, max_tokens=2048)...\n" +
+		strings.Repeat(timeout, 3) + chained + "200/600 (0 err) 1.3 req/s avg_comp=236tok ETA=5.2m\n" +
+		"TimeoutError: timed out\n" + "B3_magicoder: id b3-7 failed: read: connection reset by peer\n" +
+		"socket.timeout: timed out\n" // the exception line of a traceback cut off above: not an error line either
+	var tally FailureTally
+	n := 0
+	for _, l := range strings.Split(log, "\n") {
+		if tally.Fold(ParseWorkerLine(l)) {
+			n++
+		}
+	}
+	if n != 6 {
+		t.Fatalf("%d failures, want 6 (3 tracebacks, 1 chained pair, 1 bare TimeoutError, 1 Go failure line)", n)
 	}
 }

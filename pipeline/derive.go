@@ -82,13 +82,7 @@ func (w *Watcher) workerStall(s *Snapshot, now time.Time) {
 	var newest time.Time
 	for _, c := range s.Categories {
 		if c.State == StateStalled {
-			s.Worker.State = WorkerStalled
-			if q := w.cats[c.Name].quietFrom; !q.IsZero() {
-				// since the last record, or since the worker reached it if later
-				s.Worker.Reason = fmt.Sprintf("%s: no new records for %s", c.Name, FormatDuration(now.Sub(q)))
-			} else {
-				s.Worker.Reason = c.Name + ": no new records"
-			}
+			s.Worker.State, s.Worker.Reason = WorkerStalled, c.Name+": "+c.Reason // the row's own words
 		}
 		if c.LastGrowth != nil && c.LastGrowth.After(newest) {
 			newest = *c.LastGrowth
@@ -320,10 +314,15 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 	live := current && Alive(wk.State)
 	switch {
 	case !live:
-		c.currentSince, c.currentKnown = time.Time{}, false
+		c.currentSince, c.currentKnown, c.currentWeak = time.Time{}, false, false
 		c.win.Reset() // a later run is measured on its own
-	case !c.currentKnown:
-		c.currentSince, c.currentKnown = w.firstCurrentSince(c, now), true
+	case !c.currentKnown || c.currentWeak:
+		// judged on the evidence at whatever poll the worker is first seen on it
+		t, weak := w.becameCurrent(c, wk)
+		if weak && c.currentWeak && c.currentSince.Before(t) {
+			t = c.currentSince // at least as old as the log's last line when first seen
+		}
+		c.currentSince, c.currentWeak, c.currentKnown = t, weak, !t.IsZero()
 	}
 	switch {
 	case js != nil && (js.State == parse.CatSkipped || js.State == parse.CatDone), v.Target > 0 && v.Done >= v.Target,
@@ -335,8 +334,18 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 		v.State = StateFailed
 	case live:
 		v.State = StateRunning
-	case v.Done > 0 || (js != nil && js.State == parse.CatStopped):
-		v.State = StateStopped
+	case current && wk.State == WorkerDied:
+		v.State, v.Reason = StateDied, "the worker died on it"
+		if wk.Reason != "" {
+			v.Reason += ": " + wk.Reason
+		}
+	case current && wk.State == WorkerStopped, js != nil && js.State == parse.CatStopped:
+		v.State, v.Reason = StateStopped, "the worker was stopped on it"
+		if current && wk.ByYou {
+			v.State, v.Reason = StateStopped, "stopped by you"
+		}
+	case v.Done > 0:
+		v.State = StatePartial // some records, and no worker on it
 	default:
 		v.State = StatePending
 	}
@@ -369,15 +378,16 @@ func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
 		limit = g
 	}
 	// quiet since the last record, or since the category became current
-	// (its file may hold records from an earlier run)
+	// (its file may hold records from an earlier run); a weak start (only
+	// the log's last line) counts when nothing else does
 	last := c.lastGrowth
-	if c.currentSince.After(last) {
+	if c.currentSince.After(last) && (!c.currentWeak || last.IsZero()) {
 		last = c.currentSince
 	}
 	c.quietFrom = last
 	since := now.Sub(last)
 	if last.IsZero() {
-		since = 0
+		since = 0 // no witness of when it began: no claim
 	}
 	switch {
 	case !c.stalled && since > limit:
@@ -394,7 +404,10 @@ func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
 		w.event(now, "stall_end", c.name, fmt.Sprintf("%s: records flow again", c.name))
 	}
 	if c.stalled {
-		v.State = StateStalled
+		v.State, v.Reason = StateStalled, "no new records for "+FormatDuration(since)
+		if v.Errors > 0 {
+			v.Reason += fmt.Sprintf(", %d errors", v.Errors)
+		}
 	}
 }
 
@@ -412,7 +425,7 @@ func (w *Watcher) pipelineETA(cats []Category) *float64 {
 		case c.State == StateRunning && c.ETASeconds != nil:
 			total += *c.ETASeconds
 			running = true
-		case c.State == StatePending || c.State == StateStopped:
+		case c.State == StatePending || c.State == StatePartial || c.State == StateStopped || c.State == StateDied:
 			r := w.classRate(c.Class)
 			if r <= 0 {
 				return nil

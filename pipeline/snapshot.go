@@ -182,6 +182,7 @@ type Category struct {
 	Progress         float64    `json:"progress"`            // 0–1, by the cap that comes first
 	CappedBy         string     `json:"capped_by,omitempty"` // records | tokens: the cap that comes first
 	State            string     `json:"state"`
+	Reason           string     `json:"reason,omitempty"` // why it is stalled, stopped or died, in the words every view shows
 	RatePerMin       float64    `json:"rate_per_min"`
 	TokPerSec        *float64   `json:"tok_per_s"`
 	ETASeconds       *float64   `json:"eta_s"`
@@ -220,7 +221,9 @@ const (
 	StateStalled = "stalled"
 	StateDone    = "done"
 	StateSkipped = "skipped"
-	StateStopped = "stopped"
+	StateStopped = "stopped" // the worker was stopped (by you, or a stop request) while on it
+	StateDied    = "died"    // the worker died while on it
+	StatePartial = "partial" // some records, and no worker on it (an earlier run's, or another's)
 	StateFailed  = "failed"
 	StateUnknown = "unknown"
 )
