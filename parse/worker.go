@@ -396,11 +396,13 @@ func isTracebackLine(line string) bool {
 // and the tracebacks chained to it by "During handling of the above
 // exception…"), and an error line outside a traceback is one (the Go
 // worker's "NAME: id X failed: …", a bare "TimeoutError: timed out").
-// The old script counts its failures in "(N err)" only every 50 successes;
-// a category that hangs shows its failures here first.
+// The old script's threads print their tracebacks at once, line by line,
+// interleaved: each header opens one, each exception line closes one.
+// The script counts its failures in "(N err)" only every 50 successes; a
+// category that hangs shows its failures here first.
 type FailureTally struct {
-	inTraceback bool // between "Traceback (most recent call last):" and its exception line
-	chained     bool // the last words announced a chained traceback: the next is the same failure
+	open    int // tracebacks whose exception line has not come yet
+	chained int // chained tracebacks announced: the next headers are the same failures
 }
 
 // Fold reads the next line of the log and says whether it reports a new
@@ -410,21 +412,22 @@ func (t *FailureTally) Fold(l WorkerLine) bool {
 	trim := strings.TrimSpace(s)
 	switch {
 	case strings.HasPrefix(s, "Traceback (most recent call last)"):
-		first := !t.chained
-		t.inTraceback, t.chained = true, false
-		return first
-	case t.inTraceback && (trim == "" || s[0] == ' ' || s[0] == '\t'):
+		t.open++
+		if t.chained > 0 {
+			t.chained--
+			return false
+		}
+		return true
+	case trim == "" || t.open > 0 && (s[0] == ' ' || s[0] == '\t'):
 		return false // a frame, its source line or its carets
-	case t.inTraceback:
-		t.inTraceback = false // the exception line ends it
-		return false
-	case trim == "":
-		return false
 	case trim == "During handling of the above exception, another exception occurred:" ||
 		trim == "The above exception was the direct cause of the following exception:":
-		t.chained = true
+		t.chained++
+		return false
+	case t.open > 0:
+		t.open-- // an exception line ends a traceback
 		return false
 	}
-	t.chained = false
+	t.chained = 0
 	return l.Kind == WError
 }

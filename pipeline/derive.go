@@ -282,6 +282,13 @@ func (w *Watcher) metricRates(s *srvWatch, met parse.ServerMetrics, now time.Tim
 	return gen, hit, true
 }
 
+// CategoryStates are the states categoryView gives (and a stale poll's
+// unknown), in the README's order.
+var CategoryStates = []string{StatePending, StateRunning, StateStalled, StateDone, StateFailed, StateStopped, StateDied, StatePartial, StateUnknown}
+
+// categoryView decides a category's figures and state: the one place a
+// state is decided; status, --follow, the dashboard and the fleet row all
+// read it from the Snapshot.
 func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 	v := Category{Name: c.name, Class: c.class, Done: c.lines, Errors: c.errLines, TokenBudget: c.budget, Rates: c.rates.values()}
 	if !c.lastGrowth.IsZero() {

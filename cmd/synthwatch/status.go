@@ -208,6 +208,11 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f\t%s\t%s\n", safe(c.Name), safe(c.Class), c.Done, c.Target, c.Errors, c.RatePerMin, fmtETA(c.ETASeconds), c.State)
 	}
 	tw.Flush()
+	for _, c := range s.Categories {
+		if c.Reason != "" { // why a row is stalled, stopped or died: the words every view shows
+			fmt.Fprintf(out, "%s: %s: %s\n", safe(c.Name), c.State, safe(c.Reason))
+		}
+	}
 	// tokens and provenance below the table: its eight columns stay as scripts read them
 	partial := ""
 	if s.TokensPartial {
