@@ -111,6 +111,9 @@ func (m Model) header(w int) string {
 	if s.Worker.ByYou {
 		wk += " (by you)"
 	}
+	if d := StoppingText(s); d != "" {
+		wk += " " + d
+	}
 	switch s.Worker.State {
 	case pipeline.WorkerRunning:
 		wk = st.OK.Render(wk)
@@ -120,7 +123,7 @@ func (m Model) header(w int) string {
 	parts = append(parts, wk)
 	eta := "-"
 	if !m.stale() {
-		eta = pipeline.FormatETA(s.ETASeconds) // "?": work is left but no honest figure
+		eta = pipeline.ETAText(s) // "?" or what is known: work is left but no whole figure
 		if s.ETASeconds == nil && (len(s.Categories) == 0 || allFinal(s)) {
 			eta = "-"
 		}
@@ -166,6 +169,19 @@ func (m Model) header(w int) string {
 		line += "\n" + fit(st.Warn.Render("⚠ "+warn.Text), w)
 	}
 	return line
+}
+
+// StoppingText is what a live worker that was asked to stop does meanwhile
+// (worker.json's "stopping"): it drains the requests in flight, as many as
+// the server runs and queues, for up to its grace. "" otherwise.
+func StoppingText(s pipeline.Snapshot) string {
+	if s.Worker.Phase != parse.WorkerStopping || !pipeline.Alive(s.Worker.State) {
+		return ""
+	}
+	if s.Server.Source == "" {
+		return "stopping (draining the requests in flight)"
+	}
+	return fmt.Sprintf("stopping (draining %d requests)", s.Server.RunningReqs+s.Server.QueueReqs)
 }
 
 func (m Model) table(w int, wide bool) string {

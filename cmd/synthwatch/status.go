@@ -188,6 +188,9 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	if s.Worker.Reason != "" && s.Worker.State != pipeline.WorkerRunning {
 		fmt.Fprintf(out, " (%s)", safe(s.Worker.Reason))
 	}
+	if d := tui.StoppingText(s); d != "" {
+		fmt.Fprintf(out, " %s", d)
+	}
 	fmt.Fprintf(out, "   server: %s", s.Server.State)
 	if s.Server.Source != "" {
 		fmt.Fprintf(out, " %.0f tok/s, %d running, %d queued, KV %.0f%% (%s)", s.Server.GenThroughput, s.Server.RunningReqs, s.Server.QueueReqs, 100*s.Server.TokenUsage, s.Server.Source)
@@ -198,7 +201,7 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	eta := fmtETA(s.ETASeconds)
 	for _, c := range s.Categories {
 		if s.ETASeconds == nil && !pipeline.Final(c.State) {
-			eta = "?" // work is left but there is no honest figure
+			eta = pipeline.ETAText(s) // work is left: what is known of it, or "?"
 		}
 	}
 	fmt.Fprintf(out, "   ETA: %s\n", eta)
