@@ -102,6 +102,9 @@ func (m Model) header(w int) string {
 		parts = append(parts, st.Dim.Render("local"))
 	}
 	wk := "worker " + s.Worker.State
+	if s.Worker.State == pipeline.WorkerNone {
+		wk = "worker never ran here" // no worker.json, no log, no writer: not "stopped", not "died"
+	}
 	if s.Worker.PID > 0 {
 		wk += fmt.Sprintf(" pid %d", s.Worker.PID)
 	}
@@ -221,6 +224,9 @@ func (m Model) table(w int, wide bool) string {
 		if extra := w - ansi.StringWidth(row) - 3; len(c.Configs) > 1 && extra > 10 {
 			row += " " + st.Dim.Render(ansi.Truncate(pipeline.ConfigLine(c.Configs), extra, "…"))
 		}
+		if extra := w - ansi.StringWidth(row) - 3; c.Reason != "" && extra > 10 {
+			row += " " + ansi.Truncate(sanitizeName(c.Reason), extra, "…") // why it is stalled, stopped or died: status's words
+		}
 		if extra := w - ansi.StringWidth(row) - 3; len(c.Warnings) > 0 && extra > 10 {
 			row += " " + st.Warn.Render(ansi.Truncate("⚠ "+c.Warnings[0], extra, "…"))
 		}
@@ -229,7 +235,7 @@ func (m Model) table(w int, wide bool) string {
 			row = st.Stale.Render(row)
 		case i == m.sel && m.focus == focusTable:
 			row = st.Selected.Render(row)
-		case c.State == pipeline.StateStalled || c.State == pipeline.StateFailed:
+		case c.State == pipeline.StateStalled || c.State == pipeline.StateFailed || c.State == pipeline.StateDied:
 			row = st.Bad.Render(row)
 		case c.State == pipeline.StateRunning:
 			row = st.OK.Render(row)

@@ -203,7 +203,7 @@ func TestOldScriptHangStalledInEveryView(t *testing.T) {
 	m, _ = m.Update(tea.WindowSizeMsg{Width: 160, Height: 40})
 	m, _ = m.Update(tui.PollResult(m, first, live))
 	scr := ansi.Strip(m.View().Content)
-	if !strings.Contains(scr, "worker stalled") || !rowSays(scr, "B3_magicoder", "stalled") {
+	if !strings.Contains(scr, "worker stalled") || !rowSays(scr, "B3_magicoder", "stalled") || !rowSays(scr, "B3_magicoder", short) {
 		t.Fatalf("the dashboard:\n%s", scr)
 	}
 

@@ -176,6 +176,9 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	safe := func(v string) string { return strings.ReplaceAll(parse.SanitizeString(v), "\t", " ") }
 	fmt.Fprintf(out, "%s  %s  connection: %s\n", safe(s.Host), safe(s.Root), s.Connection.State)
 	fmt.Fprintf(out, "worker: %s", s.Worker.State)
+	if s.Worker.State == pipeline.WorkerNone {
+		fmt.Fprint(out, " (never ran here)")
+	}
 	if s.Worker.ByYou {
 		fmt.Fprint(out, " (by you)")
 	}
