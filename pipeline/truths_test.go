@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // A server that crashes under a running category: the row keeps running
@@ -42,5 +44,16 @@ func TestServerCrashBlanksTheRunningRow(t *testing.T) {
 	if s.Server.State != ServerCrashed || b2.State != StateRunning || b2.RatePerMin != 0 || b2.ETASeconds != nil || b2.TokPerSec != nil ||
 		b2.Reason != "the server is crashed" || s.ETASeconds != nil {
 		t.Fatalf("after the crash: server %s; B2 %s %.1f/min ETA %v (%q); pipeline ETA %v", s.Server.State, b2.State, b2.RatePerMin, b2.ETASeconds, b2.Reason, s.ETASeconds)
+	}
+	// worker.json says it waits for /health: that says it at once
+	writeWorkerJSON(t, root, parse.WorkerState{PID: pid, State: parse.WorkerWaitingServer, Category: "B2", StartedAt: start,
+		CategorySince: start, UpdatedAt: c.now(), Categories: []parse.CategoryState{
+			{Name: "B2", Class: "LONG", Target: 2000, State: parse.CatRunning},
+			{Name: "B3", Class: "SHORT", Target: 500, State: parse.CatPending},
+		}})
+	c.advance(2 * time.Second)
+	s = poll(w)
+	if b2 := catByName(t, s, "B2"); b2.State != StateRunning || b2.ETASeconds != nil || b2.Reason != "the worker waits for the server" {
+		t.Fatalf("waiting for the server: B2 %s ETA %v (%q)", b2.State, b2.ETASeconds, b2.Reason)
 	}
 }
