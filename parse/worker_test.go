@@ -170,3 +170,30 @@ func TestFailureTallyCountsEachFailureOnce(t *testing.T) {
 		t.Fatalf("%d failures, want 6 (3 tracebacks, 1 chained pair, 1 bare TimeoutError, 1 Go failure line)", n)
 	}
 }
+
+// The old script's threads time out together and print their tracebacks
+// line by line, interleaved (as Python 3.11 does with traceback.print_exc
+// in 8 threads): still one failure each.
+func TestFailureTallyInterleavedTracebacks(t *testing.T) {
+	var b strings.Builder
+	const n = 8
+	for i := 0; i < n; i++ {
+		b.WriteString("Traceback (most recent call last):\n")
+	}
+	for i := 0; i < n; i++ {
+		b.WriteString("  File \"/usr/lib/python3.11/socket.py\", line 706, in readinto\n    return self._sock.recv_into(b)\n           ^^^^^^^^^^^^^^^^^^^^^^^\n")
+		if i%2 == 1 {
+			b.WriteString("TimeoutError: timed out\nTimeoutError: timed out\n")
+		}
+	}
+	var tally FailureTally
+	got := 0
+	for _, l := range strings.Split(b.String(), "\n") {
+		if tally.Fold(ParseWorkerLine(l)) {
+			got++
+		}
+	}
+	if got != n {
+		t.Fatalf("%d failures from %d interleaved tracebacks", got, n)
+	}
+}
