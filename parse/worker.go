@@ -390,3 +390,44 @@ func isTracebackLine(line string) bool {
 		strings.HasPrefix(line, "goroutine ") ||
 		strings.HasPrefix(line, "panic: ")
 }
+
+// FailureTally counts the failures a worker log reports, one each whatever
+// wrote it: a Python traceback is one (with its frames, its exception line
+// and the tracebacks chained to it by "During handling of the above
+// exception…"), and an error line outside a traceback is one (the Go
+// worker's "NAME: id X failed: …", a bare "TimeoutError: timed out").
+// The old script's threads print their tracebacks at once, line by line,
+// interleaved: each header opens one, each exception line closes one.
+// The script counts its failures in "(N err)" only every 50 successes; a
+// category that hangs shows its failures here first.
+type FailureTally struct {
+	open    int // tracebacks whose exception line has not come yet
+	chained int // chained tracebacks announced: the next headers are the same failures
+}
+
+// Fold reads the next line of the log and says whether it reports a new
+// failure.
+func (t *FailureTally) Fold(l WorkerLine) bool {
+	s := l.Text
+	trim := strings.TrimSpace(s)
+	switch {
+	case strings.HasPrefix(s, "Traceback (most recent call last)"):
+		t.open++
+		if t.chained > 0 {
+			t.chained--
+			return false
+		}
+		return true
+	case trim == "" || t.open > 0 && (s[0] == ' ' || s[0] == '\t'):
+		return false // a frame, its source line or its carets
+	case trim == "During handling of the above exception, another exception occurred:" ||
+		trim == "The above exception was the direct cause of the following exception:":
+		t.chained++
+		return false
+	case t.open > 0:
+		t.open-- // an exception line ends a traceback
+		return false
+	}
+	t.chained = 0
+	return l.Kind == WError
+}

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -141,5 +142,68 @@ func TestWorkerHeartbeatIsNotProgress(t *testing.T) {
 		if k := ParseWorkerLine(l).Kind; k != WOther {
 			t.Errorf("%q reads as %s", l, k)
 		}
+	}
+}
+
+// The old script's hang, as it logs it: each request that times out is one
+// traceback (chained or not) ending in its exception line; the Go worker's
+// failure lines and a bare exception line are one each; progress and
+// ordinary lines are none.
+func TestFailureTallyCountsEachFailureOnce(t *testing.T) {
+	timeout := "Traceback (most recent call last):\n" +
+		"  File \"/opt/run_inference.py\", line 88, in call\n" +
+		"    resp = urllib.request.urlopen(req, timeout=600)\n" +
+		"           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n" +
+		"  File \"/usr/lib/python3.11/socket.py\", line 706, in readinto\n" +
+		"    return self._sock.recv_into(b)\n" +
+		"TimeoutError: timed out\n"
+	chained := "Traceback (most recent call last):\n" +
+		"  File \"/usr/lib/python3.11/urllib/request.py\", line 1348, in do_open\n" +
+		"    raise URLError(err)\n" +
+		"ConnectionRefusedError: [Errno 111] Connection refused\n\n" +
+		"During handling of the above exception, another exception occurred:\n\n" +
+		"Traceback (most recent call last):\n" +
+		"  File \"/opt/run_inference.py\", line 88, in call\n" +
+		"urllib.error.URLError: <urlopen error [Errno 111] Connection refused>\n"
+	log := "Processing: B3_magicoder (SHORT)\nRunning 300 requests (concurrency=8, max_tokens=2048)...\n" +
+		strings.Repeat(timeout, 3) + chained + "200/600 (0 err) 1.3 req/s avg_comp=236tok ETA=5.2m\n" +
+		"TimeoutError: timed out\n" + "B3_magicoder: id b3-7 failed: read: connection reset by peer\n" +
+		"socket.timeout: timed out\n" // the exception line of a traceback cut off above: not an error line either
+	var tally FailureTally
+	n := 0
+	for _, l := range strings.Split(log, "\n") {
+		if tally.Fold(ParseWorkerLine(l)) {
+			n++
+		}
+	}
+	if n != 6 {
+		t.Fatalf("%d failures, want 6 (3 tracebacks, 1 chained pair, 1 bare TimeoutError, 1 Go failure line)", n)
+	}
+}
+
+// The old script's threads time out together and print their tracebacks
+// line by line, interleaved (as Python 3.11 does with traceback.print_exc
+// in 8 threads): still one failure each.
+func TestFailureTallyInterleavedTracebacks(t *testing.T) {
+	var b strings.Builder
+	const n = 8
+	for i := 0; i < n; i++ {
+		b.WriteString("Traceback (most recent call last):\n")
+	}
+	for i := 0; i < n; i++ {
+		b.WriteString("  File \"/usr/lib/python3.11/socket.py\", line 706, in readinto\n    return self._sock.recv_into(b)\n           ^^^^^^^^^^^^^^^^^^^^^^^\n")
+		if i%2 == 1 {
+			b.WriteString("TimeoutError: timed out\nTimeoutError: timed out\n")
+		}
+	}
+	var tally FailureTally
+	got := 0
+	for _, l := range strings.Split(b.String(), "\n") {
+		if tally.Fold(ParseWorkerLine(l)) {
+			got++
+		}
+	}
+	if got != n {
+		t.Fatalf("%d failures from %d interleaved tracebacks", got, n)
 	}
 }

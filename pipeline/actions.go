@@ -63,13 +63,16 @@ var ErrRunning = errors.New("a worker is already running")
 var ErrNothingLeft = errors.New("the worker found nothing left to do: every category is done or skipped")
 
 // findBin resolves the worker binary as a launch does and checks it can
-// run: the part of a launch that can be tried without starting anything.
-// $bin, $root and $log are set.
+// run, and that the root is a pipeline root (a typo'd root is refused
+// before logs/ is made in it, from the CLI and the dashboard alike): the
+// part of a launch that can be tried without starting anything. $bin,
+// $root and $log are set.
 const findBin = `if [ -z "$bin" ]; then
   bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"
 fi
 [ -x "$bin" ] || { echo "synthwatch binary not found on the host ($bin): deploy it first" >&2; exit 127; }
 [ -f "$bin" ] || { echo "the synthwatch binary on the host ($bin) is not a file" >&2; exit 126; }
+[ -d "$root/prepared" ] || { echo "no pipeline root at $root (no prepared/ directory): nothing launched, nothing created" >&2; exit 1; }
 mkdir -p -- "$root/logs" || exit 1
 cd -- "$root" || exit 1
 [ ! -e "$log" ] || [ -w "$log" ] || { echo "cannot write the worker log $log" >&2; exit 1; }
@@ -274,6 +277,13 @@ func (a Actor) killable(ctx context.Context, pid int) (*proc, error) {
 	}
 	return nil, nil
 }
+
+// KillGrace is kill's and restart's default wait between SIGTERM and
+// SIGKILL: longer than the worker's own drain (worker.DefaultGrace, 30 s,
+// the wait for requests in flight after a stop request; a test holds the
+// two apart), so a worker that drains and saves in time ends "gone", its
+// last records kept, never "killed" in the middle of its last write.
+const KillGrace = 45 * time.Second
 
 // killScript leaves the kill note (killNoteFormat, written whole: a
 // temporary file renamed) and a marker line in the worker log, then sends

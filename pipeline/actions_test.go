@@ -3,6 +3,7 @@ package pipeline
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -11,6 +12,7 @@ import (
 // own --only, so a name with a comma reaches the worker whole.
 func TestRestartPassesEachCategory(t *testing.T) {
 	root := t.TempDir()
+	mkdir(t, filepath.Join(root, "prepared"))
 	argsFile := filepath.Join(root, "args")
 	bin := filepath.Join(root, "fake-synthwatch")
 	write(t, bin, "#!/bin/sh\nprintf '%s\\n' \"$@\" > "+argsFile+"\nsleep 5\n")
@@ -30,5 +32,27 @@ func TestRestartPassesEachCategory(t *testing.T) {
 	}
 	if _, err := a.Restart(t.Context(), "a", []string{"A", "a,b"}, time.Second, 0); err == nil {
 		t.Error("restart of a category that is not there")
+	}
+}
+
+// A launch on a root without prepared/ (a typo) starts nothing and
+// creates nothing there: the same refusal for the CLI and the dashboard's L,
+// which both go through Actor.Launch.
+func TestLaunchRefusesARootWithoutPrepared(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "synht")
+	bin := filepath.Join(t.TempDir(), "fake-synthwatch")
+	write(t, bin, "#!/bin/sh\nsleep 5\n")
+	must(t, os.Chmod(bin, 0o755))
+	for _, r := range []string{root, filepath.Dir(root)} { // missing, and a directory with no prepared/
+		pid, err := Actor{H: localHost(), Root: r, WorkerBin: bin}.Launch(t.Context(), nil)
+		if pid > 0 {
+			stopLaunched(pid)
+		}
+		if err == nil || pid != 0 || !strings.Contains(err.Error(), "no pipeline root at "+r+" (no prepared/ directory)") {
+			t.Fatalf("launch on %s: pid %d, %v", r, pid, err)
+		}
+		if _, err := os.Stat(filepath.Join(r, "logs")); !os.IsNotExist(err) {
+			t.Fatalf("the refused launch made %s/logs (%v)", r, err)
+		}
 	}
 }

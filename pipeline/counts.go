@@ -56,7 +56,9 @@ func errText(err error) string {
 // Errors is failed_prompts when worker.json gives it (prompts whose latest
 // attempt failed; a prompt failing on every start counts once), else the
 // most any source says: errors.jsonl lines, worker.json's errors, the
-// progress line's "(N err)" (the Python script writes no errors.jsonl).
+// progress line's "(N err)", the failures the log reported since the
+// category's header (parse.FailureTally: the old script's tracebacks, which
+// its "(N err)" counts only every 50 successes; it writes no errors.jsonl).
 //
 // scanVoid says the file was rewritten (recounted from zero) since this
 // worker's scan: its extra_lines no longer describe it, and Done is the
@@ -84,6 +86,7 @@ func countFigures(c *catState, js *parse.CategoryState, scanVoid bool, v *Catego
 	if c.logProgress.Kind == parse.WProgress {
 		v.Errors = max(v.Errors, int64(c.logProgress.Errors))
 	}
+	v.Errors = max(v.Errors, c.logFailures) // tracebacks and error lines since its header
 	if js != nil && js.FailedPrompts != nil {
 		v.Errors = int64(*js.FailedPrompts)
 	}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -25,11 +26,11 @@ func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, 
 	s.Server.Throughput = w.thr.values()
 	w.serverFigures(s, each, reads, now)
 	for _, n := range w.order {
-		s.Categories = append(s.Categories, w.categoryView(w.cats[n], s.Worker, now))
+		s.Categories = append(s.Categories, w.categoryView(w.cats[n], s.Worker, s.Server.State, now))
 	}
 	w.workerStall(s, now)
 	w.noteClassRates(s.Categories)
-	s.ETASeconds = w.pipelineETA(s.Categories)
+	s.ETASeconds, s.ETAPart = w.pipelineETA(s.Categories)
 	s.CompletionTokens, s.TokensPartial = totalTokens(s.Categories)
 	w.crossChecks(s, now)
 	w.foldBaseline(s, now)
@@ -83,13 +84,7 @@ func (w *Watcher) workerStall(s *Snapshot, now time.Time) {
 	var newest time.Time
 	for _, c := range s.Categories {
 		if c.State == StateStalled {
-			s.Worker.State = WorkerStalled
-			if q := w.cats[c.Name].quietFrom; !q.IsZero() {
-				// since the last record, or since the worker reached it if later
-				s.Worker.Reason = fmt.Sprintf("%s: no new records for %s", c.Name, FormatDuration(now.Sub(q)))
-			} else {
-				s.Worker.Reason = c.Name + ": no new records"
-			}
+			s.Worker.State, s.Worker.Reason = WorkerStalled, c.Name+": "+c.Reason // the row's own words
 		}
 		if c.LastGrowth != nil && c.LastGrowth.After(newest) {
 			newest = *c.LastGrowth
@@ -289,7 +284,14 @@ func (w *Watcher) metricRates(s *srvWatch, met parse.ServerMetrics, now time.Tim
 	return gen, hit, true
 }
 
-func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
+// CategoryStates are the states categoryView gives (and a stale poll's
+// unknown), in the README's order.
+var CategoryStates = []string{StatePending, StateRunning, StateStalled, StateDone, StateFailed, StateStopped, StateDied, StatePartial, StateUnknown}
+
+// categoryView decides a category's figures and state: the one place a
+// state is decided; status, --follow, the dashboard and the fleet row all
+// read it from the Snapshot.
+func (w *Watcher) categoryView(c *catState, wk Worker, server string, now time.Time) Category {
 	v := Category{Name: c.name, Class: c.class, Done: c.lines, Errors: c.errLines, TokenBudget: c.budget, Rates: c.rates.values()}
 	if !c.lastGrowth.IsZero() {
 		t := c.lastGrowth.UTC()
@@ -321,10 +323,15 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 	live := current && Alive(wk.State)
 	switch {
 	case !live:
-		c.currentSince, c.currentKnown = time.Time{}, false
+		c.currentSince, c.currentKnown, c.currentWeak = time.Time{}, false, false
 		c.win.Reset() // a later run is measured on its own
-	case !c.currentKnown:
-		c.currentSince, c.currentKnown = w.firstCurrentSince(c, now), true
+	case !c.currentKnown || c.currentWeak:
+		// judged on the evidence at whatever poll the worker is first seen on it
+		t, weak := w.becameCurrent(c, wk)
+		if weak && c.currentWeak && c.currentSince.Before(t) {
+			t = c.currentSince // at least as old as the log's last line when first seen
+		}
+		c.currentSince, c.currentWeak, c.currentKnown = t, weak, !t.IsZero()
 	}
 	switch {
 	case js != nil && (js.State == parse.CatSkipped || js.State == parse.CatDone), v.Target > 0 && v.Done >= v.Target,
@@ -336,13 +343,25 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 		v.State = StateFailed
 	case live:
 		v.State = StateRunning
-	case v.Done > 0 || (js != nil && js.State == parse.CatStopped):
-		v.State = StateStopped
+	case current && wk.State == WorkerDied:
+		v.State, v.Reason = StateDied, "the worker died on it"
+		if wk.Reason != "" {
+			v.Reason += ": " + wk.Reason
+		}
+	case current && wk.State == WorkerStopped, js != nil && js.State == parse.CatStopped:
+		v.State, v.Reason = StateStopped, "the worker was stopped on it"
+		if current && wk.ByYou {
+			v.State, v.Reason = StateStopped, "stopped by you"
+		}
+	case v.Done > 0:
+		v.State = StatePartial // some records, and no worker on it
 	default:
 		v.State = StatePending
 	}
 	w.stall(c, &v, now)
-	if v.State == StateRunning {
+	if why := unserved(v, c, wk, server, now); why != "" {
+		v.Reason = why // no rate and no ETA until it is back; the stall clock runs on
+	} else if v.State == StateRunning {
 		v.RatePerMin = w.rate(c, js, now)
 		if v.CompletionTokens != nil && v.Done > 0 && v.RatePerMin > 0 {
 			tps := float64(*v.CompletionTokens) / float64(v.Done) * v.RatePerMin / 60
@@ -355,6 +374,22 @@ func (w *Watcher) categoryView(c *catState, wk Worker, now time.Time) Category {
 			len(c.configs), c.configDesc[c.configs[0]], c.configDesc[c.configs[len(c.configs)-1]]))
 	}
 	return v
+}
+
+// unserved says why a running category is not being served, "" if it is:
+// the worker waits for the server (worker.json), or the server is down or
+// crashed and the file has not grown for 30 s (records still arriving mean
+// the server serves, whatever the probe of a wrong URL says).
+func unserved(v Category, c *catState, wk Worker, server string, now time.Time) string {
+	switch {
+	case v.State != StateRunning:
+		return ""
+	case wk.Phase == parse.WorkerWaitingServer:
+		return "the worker waits for the server"
+	case (server == ServerDown || server == ServerCrashed) && now.Sub(c.lastGrowth) > 30*time.Second:
+		return "the server is " + server
+	}
+	return ""
 }
 
 // stall marks the category being worked on as stalled when its JSONL has
@@ -370,15 +405,16 @@ func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
 		limit = g
 	}
 	// quiet since the last record, or since the category became current
-	// (its file may hold records from an earlier run)
+	// (its file may hold records from an earlier run); a weak start (only
+	// the log's last line) counts when nothing else does
 	last := c.lastGrowth
-	if c.currentSince.After(last) {
+	if c.currentSince.After(last) && (!c.currentWeak || last.IsZero()) {
 		last = c.currentSince
 	}
 	c.quietFrom = last
 	since := now.Sub(last)
 	if last.IsZero() {
-		since = 0
+		since = 0 // no witness of when it began: no claim
 	}
 	switch {
 	case !c.stalled && since > limit:
@@ -395,17 +431,24 @@ func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
 		w.event(now, "stall_end", c.name, fmt.Sprintf("%s: records flow again", c.name))
 	}
 	if c.stalled {
-		v.State = StateStalled
+		v.State, v.Reason = StateStalled, "no new records for "+FormatDuration(since)
+		if v.Errors > 0 {
+			v.Reason += fmt.Sprintf(", %d errors", v.Errors)
+		}
 	}
 }
 
-// pipelineETA adds the running category's ETA and, for the categories still
-// to come, their remaining records at their own class's rate: measured this
-// session, else the rate the class last finished at (the timeline's
-// category_done). A class with neither, a stalled category, or none
-// running gives no figure: the screen shows "?" rather than a guess.
-func (w *Watcher) pipelineETA(cats []Category) *float64 {
+// pipelineETA adds the running category's ETA and, for the categories
+// still to come (and a running one with no rate of its own yet), their
+// remaining records at their own class's rate: measured this session, else
+// the rate the class last finished at (the timeline's category_done). A
+// class with neither makes no guess: the figure is then the part that is
+// known and the classes that are not (ETAPart: "≥12m + LONG unmeasured").
+// A stalled or unknown category, a server that is down, or no category
+// running give nothing: the screen shows "?".
+func (w *Watcher) pipelineETA(cats []Category) (*float64, *ETAPart) {
 	var total float64
+	var unmeasured []string
 	running := false
 	for _, c := range cats {
 		switch {
@@ -413,20 +456,26 @@ func (w *Watcher) pipelineETA(cats []Category) *float64 {
 		case c.State == StateRunning && c.ETASeconds != nil:
 			total += *c.ETASeconds
 			running = true
-		case c.State == StatePending || c.State == StateStopped:
-			r := w.classRate(c.Class)
-			if r <= 0 {
-				return nil
+		case c.State == StateRunning && c.Reason != "":
+			return nil, nil // the server is down: nothing moves
+		case c.State == StateRunning || c.State == StatePending || c.State == StatePartial || c.State == StateStopped || c.State == StateDied:
+			running = running || c.State == StateRunning
+			if r := w.classRate(c.Class); r > 0 {
+				total += float64(c.Target-c.Done) / r * 60
+			} else if !slices.Contains(unmeasured, c.Class) {
+				unmeasured = append(unmeasured, c.Class)
 			}
-			total += float64(c.Target-c.Done) / r * 60
 		default:
-			return nil // stalled, unknown, or running with no rate yet
+			return nil, nil // stalled, unknown
 		}
 	}
-	if !running {
-		return nil
+	switch {
+	case !running:
+		return nil, nil
+	case len(unmeasured) > 0:
+		return nil, &ETAPart{Seconds: total, Unmeasured: unmeasured}
 	}
-	return &total
+	return &total, nil
 }
 
 // eta is the time to the sample cap or the token budget, whichever is first.

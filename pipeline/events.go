@@ -209,7 +209,7 @@ func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
 				ce.lastRate = v.RatePerMin
 			}
 			ce.done = false
-		case StatePending, StateStopped:
+		case StatePending, StateStopped, StatePartial, StateDied:
 			ce.done, ce.runAt = false, time.Time{}
 		case StateDone:
 			records += v.Done

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -30,6 +31,7 @@ type catState struct {
 	stalled             bool
 	currentSince        time.Time // when it became the category being worked on (zero: unknown, judge by growth)
 	currentKnown        bool      // currentSince has been judged for this spell of work
+	currentWeak         bool      // currentSince is only the log's last line: the category is at least that old
 	quietFrom           time.Time // the stall clock's start: the last growth, or currentSince if later
 	configs             []string  // distinct server config keys, in order seen
 	configDesc          map[string]string
@@ -39,6 +41,7 @@ type catState struct {
 	logProgressAt       time.Time
 	logProgressFresh    bool // read as it was written (not history from a first read)
 	logSkipped          bool
+	logFailures         int64           // failures the log reported since its header (parse.FailureTally)
 	countErr            string          // why the last count failed (countError)
 	scanVoidPID         int             // the worker whose resume-scan figures the file outgrew (rewritten since)
 	tok                 tokAcc          // tokens and runs of its records, from the bytes the count reads (tokens.go)
@@ -49,9 +52,12 @@ type catState struct {
 // logState is what the worker log says.
 type logState struct {
 	current    string    // category of the latest "Processing:" line
-	headerOnly bool      // no progress line since that header: the worker just switched
+	prev       string    // the category of the header before it ("" if none was read)
+	headerAt   time.Time // when that header was read as it was written (zero: history from a first read)
+	headerOnly bool      // only the lines written with the header since it: the worker just switched
 	lastLine   time.Time // when the log last grew
 	finished   bool      // "All categories finished."
+	fails      parse.FailureTally
 }
 
 // serverState is what the server log and the probes say.
@@ -141,17 +147,37 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 // about now (read live, or among the last lines of a log that just grew),
 // not history from a first read.
 func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time, fresh bool) {
+	if w.log.fails.Fold(l) {
+		if c, ok := w.cats[w.log.current]; ok {
+			c.logFailures++
+		}
+	}
+	switch l.Kind {
+	case parse.WSeparator, parse.WPrompts, parse.WResume, parse.WRunning, parse.WSkip:
+		// written with the header, at once: the log still "ends with" it
+	case parse.WOther:
+		if strings.TrimSpace(l.Text) != "" {
+			w.log.headerOnly = false
+		}
+	default:
+		w.log.headerOnly = false // progress, an error, a wait: time passed since the header
+	}
 	switch l.Kind {
 	case parse.WProcessing:
-		w.log.current, w.log.finished, w.log.headerOnly = l.Category, false, true
+		if w.log.current != l.Category {
+			w.log.prev = w.log.current
+		}
+		w.log.current, w.log.finished, w.log.headerOnly, w.log.headerAt = l.Category, false, true, time.Time{}
 		if c, ok := w.cats[l.Category]; ok {
 			if l.Class != "" {
 				c.class = l.Class
 			}
 			if w.polls > 1 {
+				w.log.headerAt = now
 				c.currentSince, c.currentKnown = now, true // a (re)start reached it while we watch: the stall clock starts now
 			}
 			c.logProgress, c.logProgressFresh = parse.WorkerLine{}, false // the last run's figures are not this run's
+			c.logFailures = 0
 		}
 	case parse.WPrompts, parse.WResume:
 		if c, ok := w.cats[l.Category]; ok {
@@ -162,7 +188,6 @@ func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time, fresh bool) 
 			c.logSkipped = true
 		}
 	case parse.WProgress:
-		w.log.headerOnly = false
 		if c, ok := w.cats[w.log.current]; ok {
 			c.logProgress, c.logProgressAt, c.logProgressFresh = l, now, fresh
 		}

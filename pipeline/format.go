@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -41,6 +42,20 @@ func FormatETA(secs *float64) string {
 		return ">3y"
 	}
 	return FormatDuration(time.Duration(*secs * float64(time.Second)))
+}
+
+// ETAText is the pipeline's ETA as every view shows it: the figure; or
+// what is known of it ("≥12m + LONG unmeasured", "? (LONG unmeasured)");
+// or "?".
+func ETAText(s Snapshot) string {
+	p := s.ETAPart
+	switch {
+	case s.ETASeconds != nil || p == nil:
+		return FormatETA(s.ETASeconds)
+	case p.Seconds > 0:
+		return fmt.Sprintf("≥%s + %s unmeasured", FormatETA(&p.Seconds), strings.Join(p.Unmeasured, ", "))
+	}
+	return fmt.Sprintf("? (%s unmeasured)", strings.Join(p.Unmeasured, ", "))
 }
 
 // FormatBytes is the one way sizes are written: 1.2 TiB, 980 GiB, 512 B.

@@ -108,6 +108,7 @@ func TestGoldenSnapshots(t *testing.T) {
 // hold a comma), and nothing runs.
 func TestLaunchQuotesHostileNames(t *testing.T) {
 	root := t.TempDir()
+	mkdir(t, filepath.Join(root, "prepared")) // a pipeline root: a launch refuses any other
 	argsFile := filepath.Join(root, "args")
 	bin := filepath.Join(root, "fake-synthwatch")
 	write(t, bin, "#!/bin/sh\nprintf '%s\\n' \"$@\" > "+argsFile+"\nsleep 5\n")

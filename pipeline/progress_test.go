@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -214,8 +215,12 @@ func TestPipelineETAUsesEachClassRate(t *testing.T) {
 			}
 			b2 := catByName(t, s, "B2")
 			if !known {
-				if s.ETASeconds != nil {
-					t.Fatalf("pipeline ETA %v with no SHORT rate known", *s.ETASeconds)
+				// what is known: B2's own ETA, and SHORT unmeasured
+				if s.ETASeconds != nil || s.ETAPart == nil || s.ETAPart.Seconds != *b2.ETASeconds || !slices.Equal(s.ETAPart.Unmeasured, []string{"SHORT"}) {
+					t.Fatalf("pipeline ETA %v (%+v) with no SHORT rate known, B2's ETA %v", s.ETASeconds, s.ETAPart, *b2.ETASeconds)
+				}
+				if got, want := ETAText(s), "≥"+FormatETA(b2.ETASeconds)+" + SHORT unmeasured"; got != want {
+					t.Fatalf("ETA text %q, want %q", got, want)
 				}
 				return
 			}

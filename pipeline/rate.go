@@ -23,27 +23,61 @@ func (w *Watcher) rate(c *catState, js *parse.CategoryState, now time.Time) floa
 	return 0
 }
 
-// firstCurrentSince is when a category the worker is on became current,
-// as far as the host can tell: worker.json's category_since (or the
-// worker's start), or a log that ends with the category's header (the
-// log's time). Nothing else: not the process's start, which says nothing
-// of when a long-lived worker reached this category. Later polls see the
-// switch themselves. A file that last grew long before is stalled on first
-// sight.
-func (w *Watcher) firstCurrentSince(c *catState, now time.Time) time.Time {
-	if w.polls > 1 {
-		return now // we watched it become current
-	}
+// becameCurrent is when the category the worker is on became current, from
+// the host's evidence, whenever the dashboard first sees it (a one-shot
+// status, a dashboard opened an hour into a hang, a worker found alive only
+// at the third poll all judge alike):
+//   - worker.json's category_since (or the worker's start);
+//   - its log header, read as it was written: that poll's time;
+//   - a log that ends with its header (and the lines written with it): the
+//     log's time;
+//   - a header further back: the old script's lines carry no time, and what
+//     it logged since (tracebacks of requests that time out) says nothing of
+//     when the category began, so the evidence from before the header: the
+//     previous category's last record (if it was worked on, not skipped),
+//     else the writer's start if it wrote to the log since; never later
+//     than the log's last line;
+//   - a header and nothing else: the log's time, which the category is at
+//     least as old as (weak: the stall clock takes it only when the
+//     category never grew).
+//
+// Zero when the log has no header for it: the stall is judged by growth.
+func (w *Watcher) becameCurrent(c *catState, wk Worker) (t time.Time, weak bool) {
 	if st := w.wjson; st != nil && st.Category == c.name {
 		if !st.CategorySince.IsZero() {
-			return st.CategorySince
+			return st.CategorySince, false
 		}
-		return st.StartedAt
+		return st.StartedAt, false
 	}
-	if w.log.current == c.name && w.log.headerOnly && !w.log.lastLine.IsZero() {
-		return w.log.lastLine // the log ends with its header: it just switched (or hung right after)
+	l := &w.log
+	if l.current != c.name || l.lastLine.IsZero() {
+		return time.Time{}, false
 	}
-	return time.Time{}
+	switch {
+	case !l.headerAt.IsZero():
+		return l.headerAt, false
+	case l.headerOnly:
+		return l.lastLine, false
+	}
+	if p, ok := w.cats[l.prev]; ok && p.known && !p.logSkipped && !p.mtime.IsZero() {
+		t = p.mtime // the header follows the previous category's last record
+	} else if wk.StartedAt != nil && wk.StartedAt.Add(2*time.Second).Before(l.lastLine) {
+		// no category worked on before it: the writer's start, if it has
+		// written to the log since (the start is read to the clock tick, from
+		// a boot time in whole seconds)
+		t = *wk.StartedAt
+	}
+	if t.IsZero() {
+		return l.lastLine, true
+	}
+	return minTime(t, l.lastLine), false
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // noteClassRates keeps each class's newest measured rate, for the ETA of the

@@ -24,6 +24,9 @@ type Snapshot struct {
 	Categories []Category `json:"categories"`
 	Vitals     Vitals     `json:"vitals"` // the host's GPUs, disk, load and memory, and the worker's RSS and CPU
 	ETASeconds *float64   `json:"eta_s"`
+	// ETAPart is what is known of the ETA when eta_s is null because a
+	// class with work left has no rate yet (ETAText shows both)
+	ETAPart *ETAPart `json:"eta_partial,omitempty"`
 	// CompletionTokens is every category's completion tokens added up;
 	// TokensPartial says a category has no figure yet (not in the sum).
 	CompletionTokens int64     `json:"completion_tokens"`
@@ -32,6 +35,14 @@ type Snapshot struct {
 	Warnings         []string  `json:"warnings"` // the texts of Alerts, in order (schema 1: an array of strings)
 	Alerts           []Warning `json:"-"`        // the warnings with their kinds; add them with Warn
 	Events           []Event   `json:"events"`
+}
+
+// ETAPart is a pipeline ETA without a whole figure: the seconds the
+// classes with a rate still need, and the classes with work left and no
+// rate, which add an unknown time.
+type ETAPart struct {
+	Seconds    float64  `json:"s"`
+	Unmeasured []string `json:"unmeasured"`
 }
 
 // Warning is one warning of a Snapshot: a kind to pick it by, and its text.
@@ -193,6 +204,7 @@ type Category struct {
 	Progress         float64    `json:"progress"`            // 0–1, by the cap that comes first
 	CappedBy         string     `json:"capped_by,omitempty"` // records | tokens: the cap that comes first
 	State            string     `json:"state"`
+	Reason           string     `json:"reason,omitempty"` // why it is stalled, stopped or died, in the words every view shows
 	RatePerMin       float64    `json:"rate_per_min"`
 	TokPerSec        *float64   `json:"tok_per_s"`
 	ETASeconds       *float64   `json:"eta_s"`
@@ -231,7 +243,9 @@ const (
 	StateStalled = "stalled"
 	StateDone    = "done"
 	StateSkipped = "skipped"
-	StateStopped = "stopped"
+	StateStopped = "stopped" // the worker was stopped (by you, or a stop request) while on it
+	StateDied    = "died"    // the worker died while on it
+	StatePartial = "partial" // some records, and no worker on it (an earlier run's, or another's)
 	StateFailed  = "failed"
 	StateUnknown = "unknown"
 )

@@ -102,7 +102,7 @@ func TestWorkerStates(t *testing.T) {
 	root, _ := runningRoot(t, c)
 	st := parse.WorkerState{PID: 999999, State: parse.WorkerRunning, Category: "B2", UpdatedAt: c.now()}
 	writeWorkerJSON(t, root, st) // a pid that does not exist: the job is unfinished, so the worker died
-	if s := poll(localWatcher(t, root, c, Options{})); s.Worker.State != WorkerDied || catByName(t, s, "B2").State != StateStopped || s.ETASeconds != nil {
+	if s := poll(localWatcher(t, root, c, Options{})); s.Worker.State != WorkerDied || catByName(t, s, "B2").State != StateDied || s.ETASeconds != nil {
 		t.Fatalf("dead worker: %+v %+v", s.Worker, s.Categories)
 	}
 	st.State = parse.WorkerStopped

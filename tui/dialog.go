@@ -38,11 +38,16 @@ func (m Model) newDialog(act hostAction) *dialog {
 		d.text, d.pid = why, -1
 		return d
 	}
+	root := sanitizeName(m.snap.Root)
+	if why := m.rootProblem(); why != "" && (act == actLaunch || act == actResume) {
+		d.text, d.pid = "Nothing to launch: "+sanitizeName(why)+". Set the root with --root, or root in config.toml.", -1
+		return d
+	}
 	switch act {
 	case actLaunch:
-		d.text = fmt.Sprintf("Launch the worker on %s?", host)
+		d.text = fmt.Sprintf("Launch the worker on %s in %s?", host, root)
 	case actResume:
-		d.text = fmt.Sprintf("Resume the worker on %s? It skips what is done.", host)
+		d.text = fmt.Sprintf("Resume the worker on %s in %s? It skips what is done.", host, root)
 	case actKill:
 		if d.pid == 0 || !pipeline.Alive(m.snap.Worker.State) {
 			d.text = "No worker is running."

@@ -4,8 +4,15 @@ import (
 	"fmt"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/synthwatch/synthwatch/pipeline"
 )
+
+// FleetPollResult is host i's poll message, for harnesses that drive the
+// fleet without a program (PollResult for one host).
+func FleetPollResult(f tea.Model, i int, snap pipeline.Snapshot, be Backend) tea.Msg {
+	return hostMsg{i: i, msg: PollResult(f.(Fleet).hosts[i], snap, be)}
+}
 
 // fleetRow is one host's figures on the fleet screen, read from its last
 // Snapshot and its link now.
@@ -58,9 +65,13 @@ func alerts(s pipeline.Snapshot) []string {
 		}
 		errs += c.Errors
 	}
-	if stalled > 0 || s.Worker.State == pipeline.WorkerStalled {
+	switch {
+	case s.Worker.State == pipeline.WorkerStalled && s.Worker.Reason != "":
+		out = append(out, "stalled: "+sanitizeName(s.Worker.Reason)) // the dashboard's and status's words
+	case stalled > 0 || s.Worker.State == pipeline.WorkerStalled:
 		out = append(out, "stalled")
 	}
+
 	switch s.Worker.State {
 	case pipeline.WorkerDied:
 		out = append(out, "worker died")
@@ -84,6 +95,20 @@ func alerts(s pipeline.Snapshot) []string {
 		}
 	}
 	return out
+}
+
+// etaText is the host's ETA cell: "done", its figure, "?" while work is
+// left with no honest figure, "-" when stale or nothing is known.
+func (r fleetRow) etaText() string {
+	switch {
+	case r.finished:
+		return "done"
+	case r.eta != nil:
+		return etaText(r.eta)
+	case r.have && !r.stale && r.target > r.done:
+		return "?"
+	}
+	return "-"
 }
 
 // fleetTotal is the total row: the fleet's figures, and its ETA, that of

@@ -155,15 +155,9 @@ func (f Fleet) rowLines(i int, r fleetRow, w int, lay fleetLayout) []string {
 		}
 		prog += thousands(r.done) + "/" + thousands(r.target)
 	}
-	rec, tok, eta := "-", "-", "-"
+	rec, tok, eta := "-", "-", r.etaText()
 	if !r.stale {
 		rec, tok = fmt.Sprintf("%.1f", r.recMin), fmt.Sprintf("%.0f", r.tokS)
-	}
-	switch {
-	case r.finished:
-		eta = "done"
-	case r.eta != nil:
-		eta = etaText(r.eta)
 	}
 	al := strings.Join(r.alerts, ", ")
 	num := fmt.Sprint(i + 1)

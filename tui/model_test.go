@@ -696,3 +696,44 @@ func TestNotifyVitals(t *testing.T) {
 		t.Fatalf("after a reconnect: %q", kinds)
 	}
 }
+
+// L names the root it launches in, and on a root the host said is none
+// (the red line in place of the table) it refuses with that line's words.
+func TestLaunchDialogNamesTheRootAndRefusesNone(t *testing.T) {
+	f := newFake()
+	f.snap = running()
+	m, _ := newModel(f, 160, 40, Config{})
+	m = step(m, press("L"))
+	if !strings.Contains(screen(m), "Launch the worker on root@10.1.230.174 in /data/eagle3/synth_100k?") {
+		t.Fatalf("%s", screen(m))
+	}
+	m = step(m, press("n"))
+	f.snap.Categories = nil
+	f.snap.Warn(pipeline.WarnRoot, RootWarning+"/data/eagle3/synht on root@10.1.230.174 (no prepared/ directory)")
+	m, _ = newModel(f, 160, 40, Config{})
+	for _, k := range []string{"L", "r"} {
+		m = step(m, press(k))
+		if !strings.Contains(screen(m), "Nothing to launch: no pipeline root at /data/eagle3/synht") {
+			t.Fatalf("%s on no root:\n%s", k, screen(m))
+		}
+		m, _ = run(m, press("y"))
+		if len(f.launched) != 0 {
+			t.Fatalf("%s y launched on no root", k)
+		}
+	}
+}
+
+// A worker asked to stop says so in the header while it drains, with how
+// many requests the server still has.
+func TestHeaderSaysStoppingWhileTheWorkerDrains(t *testing.T) {
+	f := newFake()
+	f.snap = running()
+	f.snap.Worker.Phase = "stopping"
+	m, _ := newModel(f, 160, 40, Config{})
+	if !strings.Contains(screen(m), "worker running pid 4242 B3_magicoder stopping (draining 72 requests)") {
+		t.Fatalf("%s", screen(m))
+	}
+	if got := StoppingText(running()); got != "" {
+		t.Fatalf("a worker not stopping: %q", got)
+	}
+}

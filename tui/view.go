@@ -108,6 +108,9 @@ func (m Model) header(w int) string {
 		parts = append(parts, st.Dim.Render("local"))
 	}
 	wk := "worker " + s.Worker.State
+	if s.Worker.State == pipeline.WorkerNone {
+		wk = "worker never ran here" // no worker.json, no log, no writer: not "stopped", not "died"
+	}
 	if s.Worker.PID > 0 {
 		wk += fmt.Sprintf(" pid %d", s.Worker.PID)
 	}
@@ -116,6 +119,9 @@ func (m Model) header(w int) string {
 	}
 	if s.Worker.ByYou {
 		wk += " (by you)"
+	}
+	if d := StoppingText(s); d != "" {
+		wk += " " + d
 	}
 	switch s.Worker.State {
 	case pipeline.WorkerRunning:
@@ -126,7 +132,7 @@ func (m Model) header(w int) string {
 	parts = append(parts, wk)
 	eta := "-"
 	if !m.stale() {
-		eta = pipeline.FormatETA(s.ETASeconds) // "?": work is left but no honest figure
+		eta = pipeline.ETAText(s) // "?" or what is known: work is left but no whole figure
 		if s.ETASeconds == nil && (len(s.Categories) == 0 || allFinal(s)) {
 			eta = "-"
 		}
@@ -177,6 +183,19 @@ func (m Model) header(w int) string {
 	return line
 }
 
+// StoppingText is what a live worker that was asked to stop does meanwhile
+// (worker.json's "stopping"): it drains the requests in flight, as many as
+// the server runs and queues, for up to its grace. "" otherwise.
+func StoppingText(s pipeline.Snapshot) string {
+	if s.Worker.Phase != parse.WorkerStopping || !pipeline.Alive(s.Worker.State) {
+		return ""
+	}
+	if s.Server.Source == "" {
+		return "stopping (draining the requests in flight)"
+	}
+	return fmt.Sprintf("stopping (draining %d requests)", s.Server.RunningReqs+s.Server.QueueReqs)
+}
+
 func (m Model) table(w int, wide bool) string {
 	st := m.st
 	nameW, barW, sparkW, tokW := 20, 8, 0, 0
@@ -214,6 +233,9 @@ func (m Model) table(w int, wide bool) string {
 		if extra := w - ansi.StringWidth(row) - 3; len(c.Configs) > 1 && extra > 10 {
 			row += " " + st.Dim.Render(ansi.Truncate(pipeline.ConfigLine(c.Configs), extra, "…"))
 		}
+		if extra := w - ansi.StringWidth(row) - 3; c.Reason != "" && extra > 10 {
+			row += " " + ansi.Truncate(sanitizeName(c.Reason), extra, "…") // why it is stalled, stopped or died: status's words
+		}
 		if extra := w - ansi.StringWidth(row) - 3; len(c.Warnings) > 0 && extra > 10 {
 			row += " " + st.Warn.Render(ansi.Truncate("⚠ "+c.Warnings[0], extra, "…"))
 		}
@@ -222,7 +244,7 @@ func (m Model) table(w int, wide bool) string {
 			row = st.Stale.Render(row)
 		case i == m.sel && m.focus == focusTable:
 			row = st.Selected.Render(row)
-		case c.State == pipeline.StateStalled || c.State == pipeline.StateFailed:
+		case c.State == pipeline.StateStalled || c.State == pipeline.StateFailed || c.State == pipeline.StateDied:
 			row = st.Bad.Render(row)
 		case c.State == pipeline.StateRunning:
 			row = st.OK.Render(row)

@@ -76,7 +76,7 @@ func nothingLeft(out io.Writer, pid int, err error) error {
 
 // addStopFlags adds kill's and restart's --grace and --pid.
 func addStopFlags(cmd *cobra.Command, grace *time.Duration, pid *int, pidHelp string) {
-	cmd.Flags().DurationVar(grace, "grace", 30*time.Second, "wait this long after SIGTERM before SIGKILL")
+	cmd.Flags().DurationVar(grace, "grace", pipeline.KillGrace, "wait this long after SIGTERM before SIGKILL (more than the worker's 30 s drain)")
 	cmd.Flags().IntVar(pid, "pid", 0, pidHelp)
 }
 

@@ -55,7 +55,7 @@ func addDashboard(root *cobra.Command) {
 	fl.BoolVar(&f.readOnly, "read-only", false, "watch only: no launch, kill, resume or restart keys")
 	fl.DurationVar(&f.poll, "poll", 2*time.Second, "poll interval")
 	fl.DurationVar(&f.stallAfter, "stall-after", 10*time.Minute, "a category with no new records for this long is stalled")
-	fl.DurationVar(&f.grace, "grace", 30*time.Second, "kill: wait this long after SIGTERM before SIGKILL")
+	fl.DurationVar(&f.grace, "grace", pipeline.KillGrace, "kill: wait this long after SIGTERM before SIGKILL (more than the worker's 30 s drain)")
 	fl.StringVar(&f.fleet, "fleet", "", "watch the hosts of [fleets.NAME] in config.toml (and any given) on the fleet screen")
 }
 

@@ -59,7 +59,7 @@ the status every few seconds and does the restart itself.`,
 			}
 			var f dashFlags
 			f.root, f.serverURL, f.workerBin = d.Root, d.Sim.URL(), self
-			f.poll, f.stallAfter, f.grace = time.Second, d.StallAfter(), 10*time.Second
+			f.poll, f.stallAfter, f.grace = time.Second, d.StallAfter(), pipeline.KillGrace
 			f.quitNote = func() string { return demoQuitNote(d, o.Dir) }
 			f.stateDir = filepath.Join(d.Dir, "state") // the demo's history and log go with it, not to ~/.local/state
 			f.set.Notify = tui.NotifyConfig{OSC: true} // the user's config.toml is not the demo's

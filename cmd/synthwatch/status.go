@@ -240,6 +240,9 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	}
 	fmt.Fprintln(out)
 	fmt.Fprintf(out, "worker: %s", s.Worker.State)
+	if s.Worker.State == pipeline.WorkerNone {
+		fmt.Fprint(out, " (never ran here)")
+	}
 	if s.Worker.ByYou {
 		fmt.Fprint(out, " (by you)")
 	}
@@ -252,6 +255,9 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	if s.Worker.Reason != "" && s.Worker.State != pipeline.WorkerRunning {
 		fmt.Fprintf(out, " (%s)", safe(s.Worker.Reason))
 	}
+	if d := tui.StoppingText(s); d != "" {
+		fmt.Fprintf(out, " %s", d)
+	}
 	fmt.Fprintf(out, "   server: %s", s.Server.State)
 	if s.Server.Source != "" {
 		fmt.Fprintf(out, " %.0f tok/s, %d running, %d queued, KV %.0f%% (%s)", s.Server.GenThroughput, s.Server.RunningReqs, s.Server.QueueReqs, 100*s.Server.TokenUsage, s.Server.Source)
@@ -262,7 +268,7 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	eta := fmtETA(s.ETASeconds)
 	for _, c := range s.Categories {
 		if s.ETASeconds == nil && !pipeline.Final(c.State) && !s.Connection.Stale() {
-			eta = "?" // work is left but there is no honest figure
+			eta = pipeline.ETAText(s) // work is left: what is known of it, or "?"
 		}
 	}
 	fmt.Fprintf(out, "   ETA: %s\n", eta)
@@ -272,6 +278,11 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.1f\t%s\t%s\n", safe(c.Name), safe(c.Class), c.Done, c.Target, c.Errors, c.RatePerMin, fmtETA(c.ETASeconds), c.State)
 	}
 	tw.Flush()
+	for _, c := range s.Categories {
+		if c.Reason != "" { // why a row is stalled, stopped or died: the words every view shows
+			fmt.Fprintf(out, "%s: %s: %s\n", safe(c.Name), c.State, safe(c.Reason))
+		}
+	}
 	// tokens and provenance below the table: its eight columns stay as scripts read them
 	partial := ""
 	if s.TokensPartial {
