@@ -31,7 +31,9 @@ func TestLifecycleLines2026(t *testing.T) {
 				e.Prefix.Time.Hour() == 10 && e.Dialect == DialectSGLang
 		}},
 		{SReady, FaultNone, func(e ServerEvent) bool { return e.Prefix.HasMS && e.Prefix.Time.Nanosecond() == 123e6 }},
-		{SStartup, FaultNone, func(e ServerEvent) bool { return e.Startup.Stage == "cuda_graph_begin" && e.Startup.AvailMemGB == 73.10 }},
+		{SStartup, FaultNone, func(e ServerEvent) bool {
+			return e.Startup.Stage == "cuda_graph_begin" && e.Startup.AvailMemGB == 73.10
+		}},
 		{SStartup, FaultNone, func(e ServerEvent) bool { return e.Startup.Stage == "cuda_graph_end" }},
 		{SBatch, FaultNone, func(e ServerEvent) bool {
 			b, _ := e.Batch.Num("#bootstrap-req")
