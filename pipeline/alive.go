@@ -429,6 +429,25 @@ const (
 	ServerUnknown   = "unknown"   // no witness at all
 )
 
+// ServerTrouble: a state every view names with its reason (the server is
+// not serving as it should, or not at all).
+func ServerTrouble(state string) bool {
+	switch state {
+	case ServerUnhealthy, ServerHung, ServerDown, ServerStopped, ServerCrashed:
+		return true
+	}
+	return false
+}
+
+// FiguresLabel says where a server's figures come from, as views print it:
+// "metrics", "log", or "log, 12m old" when they are not live.
+func FiguresLabel(v Server) string {
+	if v.FiguresStale && v.FiguresAgeSeconds != nil {
+		return v.Source + ", " + FormatDuration(time.Duration(*v.FiguresAgeSeconds*float64(time.Second))) + " old"
+	}
+	return v.Source
+}
+
 // serverFacts are one poll's witnesses of the server, for serverStateFor.
 type serverFacts struct {
 	metrics, health string        // serverProbe's kinds

@@ -15,7 +15,7 @@ func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, 
 	if len(each) > 1 || each[0].Role == RoleRouter {
 		s.Servers = each
 	} else {
-		s.Server.URL, s.Server.Name, s.Server.Role = "", "", "" // one server: the object as it always was
+		s.Server.Name, s.Server.Role = "", "" // one server: the object as it always was, with the URL it probed
 	}
 	if s.Server.Source != "" && !s.Server.FiguresStale {
 		w.thr.add(s.Server.GenThroughput)
@@ -112,7 +112,7 @@ func (w *Watcher) workerStall(s *Snapshot, now time.Time) {
 }
 
 func (w *Watcher) serverView(s *srvWatch, met parse.ServerMetrics, metErr error, now time.Time) Server {
-	v := Server{URL: s.spec.URL, Name: s.name, Role: s.role, State: StateUnknown, Retractions: s.st.retractions, LastCrash: s.st.crash}
+	v := Server{URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Role: s.role, State: StateUnknown, Retractions: s.st.retractions, LastCrash: s.st.crash}
 	if !s.st.crashAt.IsZero() {
 		t := s.st.crashAt.UTC()
 		v.LastCrashAt = &t

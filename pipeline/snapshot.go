@@ -162,8 +162,12 @@ type Server struct {
 	Retractions       int        `json:"retractions"`
 	Throughput        []float64  `json:"-"` // recent gen throughput for a sparkline; NaN = no sample
 
+	// URL is the server probed (as seen from the host) and URLFrom why that
+	// one: "flag --server-url", "env SYNTHWATCH_SERVER_URL", "config.toml",
+	// "pipeline.toml server", "pipeline.toml servers" or "default".
+	URL     string `json:"url,omitempty"`
+	URLFrom string `json:"url_from,omitempty"`
 	// With several servers or a router (servers[]): which one this is.
-	URL             string `json:"url,omitempty"`
 	Name            string `json:"name,omitempty"`             // host:port
 	Role            string `json:"role,omitempty"`             // server | router | replica | total
 	Via             string `json:"via,omitempty"`              // a replica: its router's URL
