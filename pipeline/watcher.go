@@ -27,9 +27,9 @@ type Options struct {
 	// "env SYNTHWATCH_SERVER_URL", "config.toml"): set so, it outranks
 	// pipeline.toml's server and servers. "" or "default": those come first.
 	ServerURLFrom string
-	WorkerBin string // the deployed binary (--worker-bin; "" as a launch finds it), the host's agent where it can be
-	WorkerLog string // default <root>/logs/inference_all.log
-	ServerLog string // default <root>/logs/sglang_inference.log
+	WorkerBin     string // the deployed binary (--worker-bin; "" as a launch finds it), the host's agent where it can be
+	WorkerLog     string // default <root>/logs/inference_all.log
+	ServerLog     string // default <root>/logs/sglang_inference.log
 	// Servers, when set, are every server on the host (ServerURL and
 	// ServerLog then unused); else pipeline.toml's servers list, else the
 	// one ServerURL
