@@ -495,6 +495,9 @@ func serverStateFor(f serverFacts) (state, reason string) {
 			}
 			return ServerReady, why
 		}
+		if f.hang != "" { // a first read that begins after the last batch line
+			return ServerHung, join(why, "hang: "+f.hang)
+		}
 		if f.logSeen {
 			return ServerStarting, join(why, "the log shows no ready line yet")
 		}

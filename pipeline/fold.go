@@ -69,6 +69,7 @@ type serverState struct {
 	crash       string
 	crashAt     time.Time
 	stop        string    // the graceful stop's line, while phase is stop
+	startWait   bool      // a hang line was noted while starting (vLLM workers compiling)
 	endLogged   time.Time // the crash's or stop's own log time: a batch line printed in the same breath is not a revival
 	lastLogged  time.Time // the newest own time of any line: periodic lines' ages are measured from it
 	loggedSet   bool
@@ -241,8 +242,11 @@ func (w *Watcher) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Ti
 	case parse.FaultHang:
 		text := parse.SanitizeLine([]byte(ev.Msg), 300)
 		if s.st.phase == "startup" {
-			// vLLM waits on its workers while they compile: a note, not a hang yet
-			w.logEvent(at, "server_warning", text, ev.Msg)
+			// vLLM waits on its workers while they compile: a note (once), not a hang
+			if !s.st.startWait {
+				w.logEvent(at, "server_warning", text, ev.Msg)
+			}
+			s.st.startWait = true
 			return
 		}
 		if s.st.hang == "" {
@@ -268,6 +272,9 @@ func (w *Watcher) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Ti
 		}
 		s.st.ready, s.st.phase, s.st.fault, s.st.hang = true, "ready", "", ""
 	case parse.SStartup:
+		if s.st.phase != "startup" {
+			s.st.startWait = false
+		}
 		s.st.ready, s.st.phase, s.st.hang = false, "startup", ""
 	case parse.SRetract:
 		s.st.retractions += max(ev.Retract.Requests, 1)

@@ -226,3 +226,24 @@ func TestBracketedLogFormatIsRead(t *testing.T) {
 		t.Fatalf("server %+v", s.Server)
 	}
 }
+
+// A first read whose window holds only watchdog lines (the last batch line
+// is further back) is a hang, not a server still starting; a vLLM waiting
+// on compiling workers notes it once, however often it repeats.
+func TestHangOnFirstSightAndOneStartupNote(t *testing.T) {
+	c := newClock()
+	root := t.TempDir()
+	write(t, filepath.Join(root, "prepared", "B1", "prompts.jsonl"), prompts("B1", 1))
+	log := filepath.Join(root, "logs", "sglang_inference.log")
+	write(t, log, "[rank0]:[E1129 02:59:01.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.\n")
+	c.t = time.Now()
+	must(t, os.Chtimes(log, c.t, c.t))
+	if s := poll(localWatcher(t, root, c, Options{})); s.Server.State != ServerHung {
+		t.Fatalf("server %+v", s.Server)
+	}
+	shm := "(EngineCore pid=395) INFO 11-29 03:00:%02d [shm_broadcast.py:705] No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache quantization).\n"
+	s := serverAfter(t, "(APIServer pid=1) INFO 11-29 02:59:00 [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000\n", fmtLines(shm, 1, 2, 3), Options{})
+	if n := strings.Count(eventKinds(s), "server_warning"); s.Server.State != ServerStarting || n != 1 {
+		t.Fatalf("state %q, %d warnings: %s", s.Server.State, n, eventKinds(s))
+	}
+}
