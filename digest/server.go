@@ -26,6 +26,7 @@ type serverScan struct {
 	lastTime  time.Time        // of the latest prefixed line: for records without one
 	lastCrash time.Time
 	ready     bool
+	stopping  bool // a graceful stop (SIGTERM) was logged: its teardown is no crash
 }
 
 func (d *digester) readServerLog() error {
@@ -108,13 +109,18 @@ func (sc *serverScan) event(ev parse.ServerEvent) {
 				text += fmt.Sprintf(", %s after the crash at %s", span(t.Sub(sc.lastCrash)), sc.lastCrash.Format("15:04:05"))
 			}
 		}
-		sc.ready, sc.lastCrash = true, time.Time{}
+		sc.ready, sc.lastCrash, sc.stopping = true, time.Time{}, false
 		if slot >= 0 {
 			if kind == KindRestart {
 				d.s.Server.Restarts++
 			}
 			d.inc.add(Incident{Time: t, Kind: kind, Text: text})
 		}
+	case ev.Kind == parse.SStop:
+		sc.stopping = true
+	case ev.Fault() == parse.FaultCrash && (sc.stopping && (ev.Kind == parse.SSigquit || ev.Kind == parse.SChildDied || ev.Kind == parse.SCrashTail) ||
+		ev.Kind == parse.SCrashTail && !sc.lastCrash.IsZero()):
+		// a stop's teardown, or the cleanup a dying server prints after its cause (the same rule as pipeline's foldServerEvent)
 	case ev.Fault() == parse.FaultCrash:
 		if sc.lastCrash.IsZero() {
 			sc.lastCrash = t

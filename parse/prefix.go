@@ -70,7 +70,7 @@ func parseSGLangPrefix(line string) (p Prefix, msg string, ok bool) {
 	}
 	inner = inner[8:]
 	ns := 0
-	if len(inner) >= 4 && inner[0] == '.' {
+	if len(inner) >= 4 && (inner[0] == '.' || inner[0] == ',') { // "," is logging's default asctime
 		ms, okm := digits(inner[1:4])
 		if !okm {
 			return p, line, false
@@ -98,10 +98,53 @@ func parseSGLangPrefix(line string) (p Prefix, msg string, ok bool) {
 		}
 	}
 	msg = line[end+1:]
+	if len(msg) > 0 && msg[0] == '[' {
+		msg = bracketFields(&p, msg)
+	}
 	if len(msg) > 0 && msg[0] == ' ' {
 		msg = msg[1:]
 	}
 	return p, msg, true
+}
+
+// bracketFields reads the fields a SGLANG_LOGGING_CONFIG_PATH format puts
+// right after the time, e.g. "[%(asctime)s][%(filename)s:%(lineno)d][%(levelname)s]: ":
+// "[scheduler.py:123]" is the Source, "[INFO]" the Level. It returns the
+// message after them (and after ": "), or msg unchanged when they are not that.
+func bracketFields(p *Prefix, msg string) string {
+	rest := msg
+	var src, lvl string
+fields:
+	for n := 0; n < 4 && len(rest) > 0 && rest[0] == '['; n++ {
+		end := strings.IndexByte(rest, ']')
+		if end < 0 || end > 120 {
+			break
+		}
+		f := rest[1:end]
+		switch {
+		case isLevel(f):
+			lvl = f
+		case strings.Contains(f, ".py:") || strings.HasSuffix(f, ".py"):
+			src = f
+		default:
+			break fields // not a field: the message starts here
+		}
+		rest = rest[end+1:]
+	}
+	if src == "" && lvl == "" {
+		return msg
+	}
+	p.Source, p.Level = src, lvl
+	rest = strings.TrimPrefix(rest, ":")
+	return rest
+}
+
+func isLevel(s string) bool {
+	switch s {
+	case "DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL":
+		return true
+	}
+	return false
 }
 
 func setRank(r *Ranks, tag string) bool {

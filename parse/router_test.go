@@ -141,3 +141,30 @@ func TestManifestServers(t *testing.T) {
 		}
 	}
 }
+
+// The Shepherd Model Gateway's health lines (model_gateway/src/worker/worker.rs
+// @ f8daa883, per shared/reference/review/server-semantics.md §1.4), in its
+// text format and as --json-log writes them (tracing's JSON layer with
+// flatten_event, model_gateway/src/observability/logging.rs @ 9403b030).
+func TestParseSMGHealthLines(t *testing.T) {
+	for _, tc := range []struct{ line, worker, detail, level string }{
+		{"2026-08-22 10:00:00  WARN smg::worker::worker: model_gateway/src/worker/worker.rs:1768: HTTP health check failed for http://127.0.0.1:31001/health: reqwest::Error { kind: Request, source: ConnectError }",
+			"http://127.0.0.1:31001", "reqwest::Error { kind: Request, source: ConnectError }", "WARN"},
+		{"2026-08-22 10:00:01  WARN smg::worker::worker: model_gateway/src/worker/worker.rs:1693: gRPC health timed out for grpc://127.0.0.1:31002",
+			"grpc://127.0.0.1:31002", "timed out", "WARN"},
+		{`{"timestamp":"2026-08-22 10:00:02","level":"WARN","message":"HTTP health check failed for http://127.0.0.1:31001/health: timed out","target":"smg::worker::worker","filename":"model_gateway/src/worker/worker.rs","line_number":1768}`,
+			"http://127.0.0.1:31001", "timed out", "WARN"},
+	} {
+		l, ok := ParseRouterLine(tc.line)
+		if !ok || l.Kind != RWorkerDown || l.Worker != tc.worker || l.Detail != tc.detail || l.Level != tc.level || l.Time.IsZero() {
+			t.Errorf("%q: %+v %v", tc.line, l, ok)
+		}
+	}
+	l, ok := ParseRouterLine(`{"timestamp":"2026-08-22 10:00:03","level":"INFO","fields":{"message":"Router ready | workers: [\"http://127.0.0.1:31001\"]"},"target":"smg::server"}`)
+	if !ok || l.Kind != RReady || l.Time.Second() != 3 {
+		t.Errorf("JSON ready line: %+v %v", l, ok)
+	}
+	if _, ok := ParseRouterLine(`{"log":"x"}`); ok {
+		t.Error("a JSON line without a level read as a router line")
+	}
+}

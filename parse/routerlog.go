@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,15 @@ import (
 // healthy", "Router ready | workers: {:?}", "Starting server on {}") and
 // sgl-router/src/core/worker.rs @ 03190661 ("Worker {} health check failed:
 // {}" at warn, "Worker {} is now healthy" at info).
+//
+// The router is now the Shepherd Model Gateway (smg-project/smg): the same
+// text format (model_gateway/src/observability/logging.rs @ 9403b030,
+// TIME_FORMAT "%Y-%m-%d %H:%M:%S", ChronoUtc), worker health as
+// "HTTP health check failed for {health_url}: {err:?}" (warn) and
+// "gRPC health timed out for {url}" (model_gateway/src/worker/worker.rs @
+// f8daa883, per shared/reference/review/server-semantics.md §1.4), and
+// with --json-log one JSON object a line (.json().flatten_event(true)):
+// {"timestamp":"…","level":"WARN","message":"…","target":"smg::…","filename":"…","line_number":N}.
 
 // RouterKind is what a router log line says.
 type RouterKind int
@@ -51,6 +61,9 @@ type RouterLine struct {
 // is not in the router's format (a Python traceback of launch_router, say).
 func ParseRouterLine(line string) (l RouterLine, ok bool) {
 	line, _ = Unwrap(line) // colour codes
+	if strings.HasPrefix(line, "{") {
+		return parseRouterJSON(line)
+	}
 	if len(line) < 21 || line[4] != '-' || line[10] != ' ' {
 		return l, false
 	}
@@ -100,9 +113,44 @@ func classifyRouter(l *RouterLine) {
 	case strings.HasPrefix(m, "Worker ") && strings.Contains(m, " health check failed: "):
 		w, d, _ := strings.Cut(strings.TrimPrefix(m, "Worker "), " health check failed: ")
 		l.Kind, l.Worker, l.Detail = RWorkerDown, w, d
+	case strings.HasPrefix(m, "HTTP health check failed for "):
+		w, d, _ := strings.Cut(strings.TrimPrefix(m, "HTTP health check failed for "), ": ")
+		l.Kind, l.Worker, l.Detail = RWorkerDown, strings.TrimSuffix(w, "/health"), d
+	case strings.HasPrefix(m, "gRPC health timed out for "):
+		l.Kind, l.Worker, l.Detail = RWorkerDown, strings.TrimPrefix(m, "gRPC health timed out for "), "timed out"
 	case strings.HasPrefix(m, "Worker ") && strings.HasSuffix(m, " is now healthy"):
 		l.Kind, l.Worker = RWorkerUp, strings.TrimSuffix(strings.TrimPrefix(m, "Worker "), " is now healthy")
 	case l.Level == "ERROR":
 		l.Kind = RError
 	}
+}
+
+// parseRouterJSON reads a --json-log line; the message may also sit under
+// "fields" (tracing's JSON layer without flatten_event).
+func parseRouterJSON(line string) (l RouterLine, ok bool) {
+	var rec struct {
+		Timestamp string `json:"timestamp"`
+		Level     string `json:"level"`
+		Message   string `json:"message"`
+		Target    string `json:"target"`
+		Fields    struct {
+			Message string `json:"message"`
+		} `json:"fields"`
+	}
+	if json.Unmarshal([]byte(line), &rec) != nil || rec.Level == "" {
+		return l, false
+	}
+	msg := rec.Message
+	if msg == "" {
+		msg = rec.Fields.Message
+	}
+	l = RouterLine{Level: strings.ToUpper(rec.Level), Target: rec.Target, Msg: msg}
+	for _, layout := range []string{"2006-01-02 15:04:05", time.RFC3339Nano} {
+		if t, err := time.Parse(layout, rec.Timestamp); err == nil {
+			l.Time = t.UTC()
+			break
+		}
+	}
+	classifyRouter(&l)
+	return l, true
 }

@@ -25,9 +25,13 @@ const (
 	SProgressBar             // tqdm progress (no prefix)
 	SError                   // another line that looks like an error
 	SWatchdogSoft            // a soft watchdog timeout (self.soft=True): a warning, the process goes on
+	SChildDied               // "Subprocess scheduler_0 (pid=N) crashed with exit code C.": a child of the server ended
+	SCrashTail               // what a dying server prints last: "kill_process_tree called", "No live scheduler processes found"
+	SStop                    // a graceful stop: "SIGTERM received … Draining requests", uvicorn "Shutting down"
+	SHang                    // progress stopped: NCCL/ProcessGroup watchdog timeout, vLLM shm broadcast wait, RPC timeout
 )
 
-var serverKindNames = [...]string{"other", "batch", "stats", "startup", "ready", "access", "retract", "watchdog", "health_fail", "crash", "oom", "sigquit", "warmup_fail", "progress_bar", "error", "watchdog_soft"}
+var serverKindNames = [...]string{"other", "batch", "stats", "startup", "ready", "access", "retract", "watchdog", "health_fail", "crash", "oom", "sigquit", "warmup_fail", "progress_bar", "error", "watchdog_soft", "child_died", "crash_tail", "stop", "hang"}
 
 func (k ServerKind) String() string {
 	if int(k) < len(serverKindNames) {
@@ -45,9 +49,11 @@ const (
 	FaultWarning       // worth a note; the process goes on (a soft watchdog timeout)
 	FaultFault         // the server is sick but alive (a failed health check)
 	FaultCrash         // the server or a process it needs is gone or about to be killed
+	FaultStop          // the server was asked to stop and does so: not a crash
+	FaultHang          // the server is alive but makes no progress
 )
 
-var faultNames = [...]string{"", "warning", "fault", "crash"}
+var faultNames = [...]string{"", "warning", "fault", "crash", "stop", "hang"}
 
 func (f Fault) String() string {
 	if int(f) < len(faultNames) {
@@ -59,14 +65,23 @@ func (f Fault) String() string {
 // Fault classifies a record kind:
 //   - FaultCrash: SCrash ("Scheduler hit an exception", vLLM "EngineCore
 //     encountered a fatal error."), SWatchdog (hard: the watchdog then sends
-//     SIGQUIT), SSigquit, SOOM, SWarmupFail;
+//     SIGQUIT), SSigquit, SOOM, SWarmupFail, SChildDied, SCrashTail;
+//   - FaultStop: SStop (SIGTERM, draining);
+//   - FaultHang: SHang;
 //   - FaultFault: SHealthFail ("Health check failed. …", /health answers 503);
 //   - FaultWarning: SWatchdogSoft;
 //   - FaultNone: everything else, SError included.
+//
+// A child that ended without fail-stop (SGLang logs it at WARNING and goes
+// on) is a fault, not a crash: see ServerEvent.Fault.
 func (k ServerKind) Fault() Fault {
 	switch k {
-	case SCrash, SWatchdog, SSigquit, SOOM, SWarmupFail:
+	case SCrash, SWatchdog, SSigquit, SOOM, SWarmupFail, SChildDied, SCrashTail:
 		return FaultCrash
+	case SStop:
+		return FaultStop
+	case SHang:
+		return FaultHang
 	case SHealthFail:
 		return FaultFault
 	case SWatchdogSoft:
@@ -101,9 +116,10 @@ type ServerEvent struct {
 	Retract Retract   // SRetract
 	Bar     Bar       // SProgressBar
 
-	WatchdogTimeout int    // SWatchdog, SWatchdogSoft: seconds, 0 when not printed
-	Component       string // SCrash, SWatchdog*: "Scheduler", "TokenizerManager", "DetokenizerManager", "EngineCore", ...
-	OOM             bool   // SCrash: the traceback reports CUDA out of memory
+	WatchdogTimeout int      // SWatchdog, SWatchdogSoft: seconds, 0 when not printed
+	ExitCode        Opt[int] // SChildDied, and an SCrash "Rank N scheduler died during initialization (exit code: C)"
+	Component       string   // SCrash, SWatchdog*: "Scheduler", "TokenizerManager", "DetokenizerManager", "EngineCore", ...
+	OOM             bool     // SCrash: the traceback reports CUDA out of memory
 	Lines           []string
 	LinesDropped    int // continuation lines beyond MaxAttached
 
@@ -113,8 +129,15 @@ type ServerEvent struct {
 	Wrap Wrap
 }
 
-// Fault is the event's fault class (see ServerKind.Fault).
-func (ev *ServerEvent) Fault() Fault { return ev.Kind.Fault() }
+// Fault is the event's fault class (see ServerKind.Fault). A child that
+// died without "Triggering SIGQUIT" (SGLang's non-fail-stop watchdog logs it
+// at WARNING and goes on) leaves the server sick, not dead.
+func (ev *ServerEvent) Fault() Fault {
+	if ev.Kind == SChildDied && !strings.Contains(ev.Msg, "Triggering SIGQUIT") {
+		return FaultFault
+	}
+	return ev.Kind.Fault()
+}
 
 // Startup is a startup step and the figures it prints.
 type Startup struct {
@@ -206,8 +229,23 @@ func classify(ev *ServerEvent) {
 	case strings.HasPrefix(m, "EngineCore encountered a fatal error") || strings.HasPrefix(m, "EngineCore failed to start") ||
 		strings.Contains(m, "EngineDeadError") || strings.HasPrefix(m, "Engine core proc ") && strings.Contains(m, " died unexpectedly"):
 		ev.Kind, ev.Component = SCrash, "EngineCore"
-	case strings.Contains(m, "Received sigquit from a child proces"): // "proces." in 2025 builds
+	case strings.Contains(m, "Received sigquit from a child proces"), // launch phase; "proces." in 2025 builds
+		strings.HasPrefix(m, "SIGQUIT received."): // running phase (tokenizer_manager.py running_phase_sigquit_handler)
 		ev.Kind = SSigquit
+	case strings.HasPrefix(m, "Subprocess ") && strings.Contains(m, ") crashed with exit code "):
+		parseChildDied(ev)
+	case strings.HasPrefix(m, "kill_process_tree called"), strings.HasPrefix(m, "No live scheduler processes found"),
+		strings.Contains(m, "but crash dump already performed"):
+		ev.Kind = SCrashTail
+	case strings.HasPrefix(m, "SIGTERM received."), strings.HasPrefix(m, "Gracefully exiting..."):
+		ev.Kind = SStop
+	case strings.Contains(m, "scheduler died during initialization"):
+		ev.Kind, ev.Component = SCrash, "Scheduler"
+		if _, v, ok := strings.Cut(m, "(exit code: "); ok {
+			ev.ExitCode = optInt(leadingNumber(v))
+		}
+	case isHang(m):
+		ev.Kind = SHang
 	case strings.Contains(m, "atchdog timeout ("):
 		parseWatchdog(ev)
 	case strings.HasPrefix(m, "Health check failed"):
@@ -248,6 +286,31 @@ func parseWatchdog(ev *ServerEvent) {
 	}
 }
 
+// parseChildDied reads SGLang's SubprocessWatchdog line (utils/watchdog.py):
+// f"Subprocess {name} (pid={proc.pid}) crashed with exit code {proc.exitcode}. Triggering SIGQUIT for cleanup..."
+func parseChildDied(ev *ServerEvent) {
+	m := ev.Msg
+	ev.Kind = SChildDied
+	name, _, _ := strings.Cut(m[len("Subprocess "):], " (pid=")
+	ev.Component = name
+	if _, v, ok := strings.Cut(m, "crashed with exit code "); ok {
+		ev.ExitCode = optInt(leadingNumber(v))
+	}
+}
+
+// isHang: lines that say a collective or a worker stopped making progress.
+// torch ProcessGroupNCCL ("[Rank 0] Watchdog caught collective operation
+// timeout: WorkNCCL(…) ran for 600081 milliseconds before timing out.",
+// "ProcessGroupNCCL's watchdog got stuck for 480 seconds …"), vLLM's
+// shm_broadcast.py ("No available shared memory broadcast block found in 60
+// seconds. …") and its RPC timeout ("RPC call to sample_tokens timed out.").
+func isHang(m string) bool {
+	return strings.Contains(m, "Watchdog caught collective operation timeout") ||
+		strings.Contains(m, "watchdog got stuck for") ||
+		strings.HasPrefix(m, "No available shared memory broadcast block found") ||
+		strings.HasPrefix(m, "RPC call to ") && strings.Contains(m, " timed out")
+}
+
 func classifyUvicorn(ev *ServerEvent) {
 	lvl, rest, _ := strings.Cut(ev.Msg, ":")
 	ev.Prefix.Level = lvl
@@ -257,6 +320,8 @@ func classifyUvicorn(ev *ServerEvent) {
 		ev.Kind, ev.Startup.Stage = SStartup, "uvicorn"
 	case strings.HasPrefix(rest, "Application startup complete"):
 		ev.Kind, ev.Startup.Stage = SStartup, "app_started"
+	case strings.HasPrefix(rest, "Shutting down"): // uvicorn, on SIGTERM or SIGINT
+		ev.Kind = SStop
 	default:
 		if a, ok := parseAccess(rest); ok {
 			ev.Kind, ev.Access = SAccess, a
@@ -368,6 +433,16 @@ func parseStartup(m string) (Startup, bool) {
 		if strings.HasPrefix(m, h.head) {
 			st.Stage = h.stage
 			break
+		}
+	}
+	if st.Stage == "" && strings.HasPrefix(m, "Capture ") {
+		// 2026: "Capture target decode CUDA graph begin. backend=full, …",
+		// also target prefill/verify and draft decode/extend
+		switch {
+		case strings.Contains(m, " CUDA graph begin"):
+			st.Stage = "cuda_graph_begin"
+		case strings.Contains(m, " CUDA graph end"):
+			st.Stage = "cuda_graph_end"
 		}
 	}
 	if st.Stage == "" || (st.Stage == "hicache" && !strings.Contains(m, "hierarchical KV cache")) {

@@ -422,17 +422,40 @@ const (
 	ServerReady     = "ready"     // answering, idle
 	ServerBusy      = "busy"      // answering, with requests running or queued
 	ServerUnhealthy = "unhealthy" // answering badly: timeouts, 5xx, a fault in the log
+	ServerHung      = "hung"      // alive but no progress: a collective timed out, workers wait, requests at 0 tok/s
 	ServerDown      = "down"      // nothing listens, the log is quiet, or the worker waits
+	ServerStopped   = "stopped"   // the log's last word is a graceful stop (SIGTERM, draining): not a crash
 	ServerCrashed   = "crashed"   // the log's last word is a crash
 	ServerUnknown   = "unknown"   // no witness at all
 )
+
+// ServerTrouble: a state every view names with its reason (the server is
+// not serving as it should, or not at all).
+func ServerTrouble(state string) bool {
+	switch state {
+	case ServerUnhealthy, ServerHung, ServerDown, ServerStopped, ServerCrashed:
+		return true
+	}
+	return false
+}
+
+// FiguresLabel says where a server's figures come from, as views print it:
+// "metrics", "log", or "log, 12m old" when they are not live.
+func FiguresLabel(v Server) string {
+	if v.FiguresStale && v.FiguresAgeSeconds != nil {
+		return v.Source + ", " + FormatDuration(time.Duration(*v.FiguresAgeSeconds*float64(time.Second))) + " old"
+	}
+	return v.Source
+}
 
 // serverFacts are one poll's witnesses of the server, for serverStateFor.
 type serverFacts struct {
 	metrics, health string        // serverProbe's kinds
 	refused         int           // polls in a row /metrics was refused
-	phase           string        // the log's lifecycle: "", startup, ready, crash
+	phase           string        // the log's lifecycle: "", startup, ready, crash, stop
 	fault           string        // a fault logged since the server last made progress
+	hang            string        // a hang seen since the server last made progress
+	stop            string        // the graceful stop's line (phase stop)
 	logSeen         bool          // there is a server log
 	logGrew         bool          // it grew since the last poll
 	logAge          time.Duration // since it last grew
@@ -456,9 +479,14 @@ func serverStateFor(f serverFacts) (state, reason string) {
 		switch f.phase {
 		case "crash":
 			return ServerCrashed, join(why, "last log record is a crash")
+		case "stop":
+			return ServerStopped, join(why, "stopped on request: "+f.stop)
 		case "startup":
 			return ServerStarting, join(why, "the log shows the server loading")
 		case "ready":
+			if f.hang != "" {
+				return ServerHung, join(why, "hang: "+f.hang)
+			}
 			if f.fault != "" {
 				return ServerUnhealthy, join(why, "fault: "+f.fault)
 			}
@@ -467,6 +495,9 @@ func serverStateFor(f serverFacts) (state, reason string) {
 			}
 			return ServerReady, why
 		}
+		if f.hang != "" { // a first read that begins after the last batch line
+			return ServerHung, join(why, "hang: "+f.hang)
+		}
 		if f.logSeen {
 			return ServerStarting, join(why, "the log shows no ready line yet")
 		}
@@ -474,6 +505,9 @@ func serverStateFor(f serverFacts) (state, reason string) {
 	}
 	switch {
 	case answering:
+		if f.hang != "" {
+			return ServerHung, "hang: " + f.hang
+		}
 		if f.fault != "" {
 			return ServerUnhealthy, "fault: " + f.fault
 		}
@@ -484,6 +518,9 @@ func serverStateFor(f serverFacts) (state, reason string) {
 	case f.metrics == "refused":
 		if f.phase == "crash" && !f.logGrew {
 			return ServerCrashed, join("/metrics refused", "last log record is a crash")
+		}
+		if f.phase == "stop" && !f.logGrew {
+			return ServerStopped, join("/metrics refused", "stopped on request: "+f.stop)
 		}
 		if f.phase == "startup" && (f.logGrew || f.logAge < quietAfter) {
 			return ServerStarting, "/metrics refused while the log shows the server loading"
@@ -507,6 +544,9 @@ func serverStateFor(f serverFacts) (state, reason string) {
 		if f.phase == "crash" {
 			return ServerCrashed, "/metrics timed out; last log record is a crash"
 		}
+		if f.hang != "" {
+			return ServerHung, "/metrics timed out; hang: " + f.hang
+		}
 		return ServerUnhealthy, "/metrics timed out (3s)"
 	case strings.HasPrefix(f.metrics, "http "), strings.HasPrefix(f.health, "http "):
 		what := "/metrics " + strings.TrimPrefix(f.metrics, "http ")
@@ -523,6 +563,9 @@ func serverStateFor(f serverFacts) (state, reason string) {
 	case f.health == "refused":
 		return ServerDown, "/health refused"
 	case f.health == "timeout":
+		if f.hang != "" {
+			return ServerHung, "/health timed out (3s); hang: " + f.hang
+		}
 		return ServerUnhealthy, "/health timed out (3s)"
 	}
 	return fromLog("")
@@ -561,5 +604,9 @@ func (w *Watcher) serverEvents(s *srvWatch, v Server, now time.Time) {
 	}
 	if v.State == ServerUnhealthy {
 		w.event(now, "server_unhealthy", "", label+" unhealthy: "+v.Reason)
+	}
+	if v.State == ServerHung && s.st.hang == "" {
+		// a hang only the probes saw (the log's own hang lines are events already)
+		w.event(now, "server_hang", "", label+" hung: "+v.Reason)
 	}
 }

@@ -16,9 +16,9 @@ func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, 
 	if len(each) > 1 || each[0].Role == RoleRouter {
 		s.Servers = each
 	} else {
-		s.Server.URL, s.Server.Name, s.Server.Role = "", "", "" // one server: the object as it always was
+		s.Server.Name, s.Server.Role = "", "" // one server: the object as it always was, with the URL it probed
 	}
-	if s.Server.Source != "" {
+	if s.Server.Source != "" && !s.Server.FiguresStale {
 		w.thr.add(s.Server.GenThroughput)
 	} else {
 		w.thr.add(math.NaN())
@@ -108,7 +108,7 @@ func (w *Watcher) workerStall(s *Snapshot, now time.Time) {
 }
 
 func (w *Watcher) serverView(s *srvWatch, met parse.ServerMetrics, metErr error, now time.Time) Server {
-	v := Server{URL: s.spec.URL, Name: s.name, Role: s.role, State: StateUnknown, Retractions: s.st.retractions, LastCrash: s.st.crash}
+	v := Server{URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Role: s.role, State: StateUnknown, Retractions: s.st.retractions, LastCrash: s.st.crash}
 	if !s.st.crashAt.IsZero() {
 		t := s.st.crashAt.UTC()
 		v.LastCrashAt = &t
@@ -119,19 +119,28 @@ func (w *Watcher) serverView(s *srvWatch, met parse.ServerMetrics, metErr error,
 	case parse.DialectVLLM:
 		v.Dialect = "vllm"
 	}
-	logFig, logOK := w.logFigures(s, now)
+	logFig, logAge, logStale, logOK := w.logFigures(s, now)
+	logLive := logOK && !logStale
 	logHit := w.logHitRate(s)
 	if metErr == nil {
 		v.Source = "metrics"
 		v.RunningReqs, v.QueueReqs, v.TokenUsage = int(met.RunningReqs.V), int(met.QueueReqs.V), met.TokenUsage.V
 		gen, hit, havePrev := w.metricRates(s, met, now)
+		gauge := met.GenThroughput.OK && met.GenThroughput.V > 0 && met.RunningReqs.V > 0
 		switch {
+		case gen != nil && *gen > 0:
+			v.GenThroughput = *gen
+		case gauge:
+			// SGLang counts generated tokens when a request finishes: long
+			// requests leave the counter still while they generate. The
+			// gauge is the scheduler's last decode figure.
+			v.GenThroughput = met.GenThroughput.V
+		case logLive:
+			v.GenThroughput = logFig.GenThroughput // no previous sample, or the counters were reset
 		case gen != nil:
 			v.GenThroughput = *gen
-		case logOK:
-			v.GenThroughput = logFig.GenThroughput // no previous sample, or the counters were reset
 		case !havePrev && met.GenThroughput.OK:
-			v.GenThroughput = met.GenThroughput.V // SGLang's gauge: the last decode line's figure
+			v.GenThroughput = met.GenThroughput.V
 		}
 		switch {
 		case hit != nil:
@@ -148,6 +157,8 @@ func (w *Watcher) serverView(s *srvWatch, met parse.ServerMetrics, metErr error,
 		v.Source = "log"
 		v.RunningReqs, v.QueueReqs, v.GenThroughput, v.TokenUsage = logFig.RunningReqs, logFig.QueueReqs, logFig.GenThroughput, logFig.TokenUsage
 		v.CacheHitRate = logHit
+		a := logAge.Seconds()
+		v.FiguresAgeSeconds, v.FiguresStale = &a, logStale
 	}
 	return w.judgeServer(s, v, now)
 }
@@ -155,8 +166,14 @@ func (w *Watcher) serverView(s *srvWatch, met parse.ServerMetrics, metErr error,
 // judgeServer sets the state and its reason from this poll's witnesses.
 func (w *Watcher) judgeServer(s *srvWatch, v Server, now time.Time) Server {
 	f := serverFacts{metrics: s.st.probe.metrics, health: s.st.probe.health, refused: s.st.refused,
-		phase: s.st.phase, fault: s.st.fault, logSeen: s.st.logSeen, logGrew: s.st.logGrew,
+		phase: s.st.phase, fault: s.st.fault, hang: s.st.hang, stop: s.st.stop, logSeen: s.st.logSeen, logGrew: s.st.logGrew,
 		waiting: w.workerWaiting(), load: v.RunningReqs + v.QueueReqs, crash: s.st.crash, url: s.spec.URL}
+	if v.FiguresStale {
+		f.load = 0 // old figures say nothing of the load now
+	}
+	if f.hang == "" && v.Source == "metrics" && s.st.metStill >= hangLines {
+		f.hang = fmt.Sprintf("%d requests running, no token generated for %d polls", v.RunningReqs, s.st.metStill)
+	}
 	if f.phase == "" && s.st.ready {
 		f.phase = "ready"
 	}
@@ -167,27 +184,45 @@ func (w *Watcher) judgeServer(s *srvWatch, v Server, now time.Time) Server {
 	}
 	v.State, v.Reason = serverStateFor(f)
 	v.Metrics, v.Health, v.WorkerWaiting = f.metrics, f.health, f.waiting
-	if v.State == ServerDown || v.State == ServerCrashed {
+	if v.State == ServerDown || v.State == ServerCrashed || v.State == ServerStopped {
 		// a dead server serves nothing: its last log line's figures are history
 		v.Source, v.RunningReqs, v.QueueReqs, v.GenThroughput, v.TokenUsage, v.CacheHitRate = "", 0, 0, 0, 0, nil
+		v.FiguresAgeSeconds, v.FiguresStale = nil, false
 	}
 	return v
 }
 
-// logFigures sums the newest decode line of each DP rank (or vLLM engine)
-// that logged within one interval of the newest. The PP stages of one DP
-// rank log the same batch: they are not summed, each figure is the stage's
-// highest (usage: the fullest stage's pool). TP/EP ranks don't print. ok is
-// false when no live line is left.
-func (w *Watcher) logFigures(s *srvWatch, now time.Time) (v Server, ok bool) {
+// logFigures sums the newest periodic line of each DP rank (or vLLM
+// engine). The PP stages of one DP rank log the same batch: they are not
+// summed, each figure is the stage's highest (usage: the fullest stage's
+// pool); a rank's prefill and decode lines are merged the same way. TP/EP
+// ranks don't print. A line is live while its age (from the newest line of
+// the log, plus the time since the log last changed) is within staleAfter of
+// its own interval; whatever else grows the file does not make it younger.
+// With no live line, the newest lines' figures come back with stale set and
+// their age; ok is false when the log gave no periodic line at all.
+func (w *Watcher) logFigures(s *srvWatch, now time.Time) (v Server, age time.Duration, stale, ok bool) {
+	if len(s.st.decode) == 0 {
+		return v, 0, false, false
+	}
+	sinceWrite := time.Duration(0)
+	if !s.st.logMtime.IsZero() {
+		sinceWrite = max(now.Sub(s.st.logMtime), 0)
+	}
+	ageOf := func(d decodeSample) time.Duration {
+		return max(s.st.lastLogged.Sub(d.logged), 0) + sinceWrite
+	}
 	var newest time.Time
 	first := true
+	live := false
 	for _, d := range s.st.decode {
 		if first || d.logged.After(newest) { // vLLM's year-less times sort before the zero time
 			newest, first = d.logged, false
 		}
+		if ageOf(d) <= staleAfter(d) {
+			live = true
+		}
 	}
-	quiet := !s.st.logMtime.IsZero() && now.Sub(s.st.logMtime) > 30*time.Second
 	aggregated := false
 	for k, d := range s.st.decode {
 		if k.dp == aggregatedKey && newest.Sub(d.logged) <= 15*time.Second {
@@ -196,29 +231,40 @@ func (w *Watcher) logFigures(s *srvWatch, now time.Time) (v Server, ok bool) {
 	}
 	perDP := map[int]decodeSample{}
 	for k, d := range s.st.decode {
-		if newest.Sub(d.logged) > 15*time.Second || quiet {
-			continue // SGLang logs no decode line when idle: an old one is not live
+		if live && ageOf(d) > staleAfter(d) || !live && newest.Sub(d.logged) > 15*time.Second {
+			continue // SGLang logs no batch line when idle: an old one is not live
 		}
 		if aggregated && k.dp >= engineKeyBase {
 			continue // vLLM's aggregated line already sums its engines
 		}
-		ok = true
 		cur, seen := perDP[k.dp]
 		if !seen {
 			perDP[k.dp] = d
 			continue
 		}
-		cur.running, cur.queue = max(cur.running, d.running), max(cur.queue, d.queue)
+		cur.running, cur.queue, cur.pd = max(cur.running, d.running), max(cur.queue, d.queue), max(cur.pd, d.pd)
 		cur.gen, cur.usage = math.Max(cur.gen, d.gen), math.Max(cur.usage, d.usage)
 		perDP[k.dp] = cur
 	}
 	for _, d := range perDP {
 		v.RunningReqs += d.running
-		v.QueueReqs += d.queue
+		v.QueueReqs += d.queue + d.pd
 		v.GenThroughput += d.gen
 		v.TokenUsage = math.Max(v.TokenUsage, d.usage)
 	}
-	return v, ok
+	for _, d := range s.st.decode {
+		if d.logged.Equal(newest) {
+			age = ageOf(d)
+		}
+	}
+	return v, age, !live, true
+}
+
+// staleAfter: a periodic line is stale after a few of its own intervals,
+// and never before 30 s (vLLM prints every 10 s; SGLang every 40 decode
+// steps, or once per prefill chunk).
+func staleAfter(d decodeSample) time.Duration {
+	return max(3*d.interval, 30*time.Second)
 }
 
 // logHitRate is the log's prefix-cache hit rate: SGLang's prefill lines
@@ -269,6 +315,12 @@ func (w *Watcher) metricRates(s *srvWatch, met parse.ServerMetrics, now time.Tim
 	if d, ok := delta(met.GenTokens, prev.GenTokens); ok {
 		g := d / dt
 		gen = &g
+		// a hang: requests running, no token counted, and no gauge (vLLM) or a zero one
+		if d == 0 && met.RunningReqs.V > 0 && (!met.GenThroughput.OK || met.GenThroughput.V == 0) {
+			s.st.metStill++
+		} else {
+			s.st.metStill = 0
+		}
 	}
 	if dc, ok := delta(met.CachedTokens, prev.CachedTokens); ok {
 		if dp, ok := delta(met.PromptTokens, prev.PromptTokens); ok && dp > 0 {

@@ -88,7 +88,8 @@ func TestGoldenSnapshots(t *testing.T) {
 			c.advance(time.Second)
 			s := w.Poll(t.Context()) // the second poll also flushes a trailing traceback
 			s.Root = "ROOT"
-			s.Vitals = Vitals{} // this machine's load, memory and disk (TestVitals* read a stand-in host)
+			s.Server.URL = "http://127.0.0.1:CLOSED" // a free port of this run
+			s.Vitals = Vitals{}                      // this machine's load, memory and disk (TestVitals* read a stand-in host)
 			for i := range s.Warnings {
 				s.Warnings[i] = strings.ReplaceAll(s.Warnings[i], root, "ROOT")
 			}

@@ -273,7 +273,7 @@ func (w *Watcher) routerViews(s *srvWatch, rr *routerRead, now time.Time) (Serve
 		}
 		reps = append(reps, v)
 	}
-	v := Server{Role: RoleRouter, URL: s.spec.URL, Name: s.name, Retractions: 0, Replicas: len(rt.order), HealthyReplicas: healthy}
+	v := Server{Role: RoleRouter, URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Retractions: 0, Replicas: len(rt.order), HealthyReplicas: healthy}
 	f := serverFacts{metrics: s.st.probe.metrics, phase: s.st.phase, logSeen: s.st.logSeen, logGrew: s.st.logGrew,
 		waiting: w.workerWaiting(), load: load, refused: s.st.refused}
 	if s.st.logSeen && !s.st.logGrewAt.IsZero() {

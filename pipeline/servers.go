@@ -20,6 +20,13 @@ type ServerSpec struct {
 	// Metrics is the router's Prometheus listener; default the router's host
 	// at port 29000 (parse.RouterDefaultMetricsPort)
 	Metrics string
+	// rooted: Log already includes the root (Options.ServerLog is made from
+	// it); joining a relative root to it again would lose the log.
+	rooted bool
+	// From says why this URL is the one probed: "flag --server-url",
+	// "env SYNTHWATCH_SERVER_URL", "config.toml", "pipeline.toml server",
+	// "pipeline.toml servers", "default".
+	From string
 }
 
 // Server roles (Server.Role).
@@ -47,7 +54,7 @@ type srvWatch struct {
 func newSrvWatch(sp ServerSpec, root string) *srvWatch {
 	s := &srvWatch{spec: sp, name: shortURL(sp.URL), role: RoleServer, detectAt: -detectEvery}
 	if sp.Log != "" {
-		if !path.IsAbs(sp.Log) {
+		if !path.IsAbs(sp.Log) && !sp.rooted {
 			sp.Log = path.Join(root, sp.Log)
 			s.spec.Log = sp.Log
 		}
@@ -75,27 +82,42 @@ func shortURL(u string) string {
 	return p.Host
 }
 
-// serverSpecs are the servers to watch: Options.Servers, else the
-// manifest's servers list, else the one ServerURL and ServerLog.
+// serverSpecs are the servers to watch, one rule for every view:
+// Options.Servers; else a URL the user chose (--server-url, the
+// environment, config.toml); else pipeline.toml's servers list, else its
+// server (the one the worker talks to); else the default URL.
 func (w *Watcher) serverSpecs() []ServerSpec {
 	if len(w.o.Servers) > 0 {
 		return w.o.Servers
 	}
+	from := w.o.ServerURLFrom
+	if from != "" && from != "default" {
+		return []ServerSpec{{URL: w.o.ServerURL, Log: w.o.ServerLog, rooted: true, From: from}}
+	}
 	if len(w.manifest.Servers) > 0 {
 		var out []ServerSpec
 		for i, e := range w.manifest.Servers {
-			log := e.Log
+			log, rooted := e.Log, false
 			if log == "" {
 				log = parse.ServerLogFor(i, e.URL)
 				if i == 0 {
-					log = w.o.ServerLog
+					log, rooted = w.o.ServerLog, true
 				}
 			}
-			out = append(out, ServerSpec{URL: e.URL, Log: log, Router: e.Router, Metrics: e.Metrics})
+			out = append(out, ServerSpec{URL: e.URL, Log: log, Router: e.Router, Metrics: e.Metrics, rooted: rooted, From: "pipeline.toml servers"})
 		}
 		return out
 	}
-	return []ServerSpec{{URL: w.o.ServerURL, Log: w.o.ServerLog}}
+	if u := w.manifest.Server; u != "" {
+		return []ServerSpec{{URL: u, Log: w.o.ServerLog, rooted: true, From: "pipeline.toml server"}}
+	}
+	if from == "" {
+		from = "default"
+		if w.o.ServerURL != parse.DefaultServerURL {
+			from = "options"
+		}
+	}
+	return []ServerSpec{{URL: w.o.ServerURL, Log: w.o.ServerLog, rooted: true, From: from}}
 }
 
 // setServers makes the server set match specs, keeping the state of a
@@ -108,6 +130,7 @@ func (w *Watcher) setServers(specs []ServerSpec) {
 	var next []*srvWatch
 	for _, sp := range specs {
 		if s, ok := old[sp.URL]; ok && sameLog(s, sp, w.o.Root) {
+			s.spec.From = sp.From
 			next = append(next, s)
 			continue
 		}
@@ -124,7 +147,7 @@ func (w *Watcher) serversAre(specs []ServerSpec) bool {
 	}
 	for i, sp := range specs {
 		s := w.servers[i]
-		if s.spec.URL != sp.URL || s.spec.Router != sp.Router || s.spec.Metrics != sp.Metrics || !sameLog(s, sp, w.o.Root) {
+		if s.spec.URL != sp.URL || s.spec.Router != sp.Router || s.spec.Metrics != sp.Metrics || s.spec.From != sp.From || !sameLog(s, sp, w.o.Root) {
 			return false
 		}
 	}
@@ -133,7 +156,7 @@ func (w *Watcher) serversAre(specs []ServerSpec) bool {
 
 func sameLog(s *srvWatch, sp ServerSpec, root string) bool {
 	l := sp.Log
-	if l != "" && !path.IsAbs(l) {
+	if l != "" && !path.IsAbs(l) && !sp.rooted {
 		l = path.Join(root, l)
 	}
 	return s.spec.Log == l
@@ -291,6 +314,9 @@ func hostTotal(each []Server) Server {
 			t.LastCrash, t.LastCrashAt = v.Name+": "+v.LastCrash, v.LastCrashAt
 		}
 		t.WorkerWaiting = t.WorkerWaiting || v.WorkerWaiting
+	}
+	if len(each) > 0 {
+		t.URLFrom = each[0].URLFrom // one rule chose them all
 	}
 	if len(hits) > 0 {
 		var sum float64

@@ -141,33 +141,44 @@ type Worker struct {
 // SSH link, the server log's lifecycle lines and age, and a worker that
 // waits for /health.
 type Server struct {
-	// starting | ready | busy | unhealthy | down | crashed | unknown
+	// starting | ready | busy | unhealthy | hung | down | stopped | crashed | unknown
 	//   starting   loading (startup lines, not answering yet)
 	//   ready      answering, idle
 	//   busy       answering, requests running or queued
 	//   unhealthy  answering badly: timeouts, 5xx, a fault in the log
 	//   down       refused, with a quiet log or a waiting worker (reason names them)
 	//   crashed    the log's last record is a crash
-	State         string     `json:"state"`
-	Reason        string     `json:"reason,omitempty"`  // e.g. "/metrics refused, log quiet 2m, worker waiting for /health"
-	Metrics       string     `json:"metrics,omitempty"` // how /metrics answered: ok | refused | timeout | no_metrics | http NNN | error
-	Health        string     `json:"health,omitempty"`  // how /health answered, when it was asked (no /metrics)
-	LogAgeSeconds *float64   `json:"log_age_s"`         // since the server log last grew; null without a log
-	WorkerWaiting bool       `json:"worker_waiting,omitempty"`
-	GenThroughput float64    `json:"gen_throughput_tok_s"`
-	RunningReqs   int        `json:"running_reqs"`
-	QueueReqs     int        `json:"queue_reqs"`
-	TokenUsage    float64    `json:"token_usage"`
-	CacheHitRate  *float64   `json:"cache_hit_rate"`
-	Source        string     `json:"source"` // metrics | log | ""
-	Dialect       string     `json:"dialect,omitempty"`
-	LastCrash     string     `json:"last_crash,omitempty"`
-	LastCrashAt   *time.Time `json:"last_crash_at,omitempty"`
-	Retractions   int        `json:"retractions"`
-	Throughput    []float64  `json:"-"` // recent gen throughput for a sparkline; NaN = no sample
+	//   stopped    the log's last record is a graceful stop (SIGTERM, draining)
+	//   hung       alive but no progress: NCCL watchdog, vLLM shm broadcast wait, requests at 0 tok/s
+	State         string   `json:"state"`
+	Reason        string   `json:"reason,omitempty"`  // e.g. "/metrics refused, log quiet 2m, worker waiting for /health"
+	Metrics       string   `json:"metrics,omitempty"` // how /metrics answered: ok | refused | timeout | no_metrics | http NNN | error
+	Health        string   `json:"health,omitempty"`  // how /health answered, when it was asked (no /metrics)
+	LogAgeSeconds *float64 `json:"log_age_s"`         // since the server log last grew; null without a log
+	WorkerWaiting bool     `json:"worker_waiting,omitempty"`
+	GenThroughput float64  `json:"gen_throughput_tok_s"`
+	RunningReqs   int      `json:"running_reqs"`
+	QueueReqs     int      `json:"queue_reqs"`
+	TokenUsage    float64  `json:"token_usage"`
+	CacheHitRate  *float64 `json:"cache_hit_rate"`
+	Source        string   `json:"source"` // metrics | log | ""
+	// FiguresAgeSeconds: the log's figures are this old (from the newest
+	// line of the log and the time since it last changed); FiguresStale:
+	// older than a few of the line's own intervals, so not live.
+	FiguresAgeSeconds *float64   `json:"figures_age_s,omitempty"`
+	FiguresStale      bool       `json:"figures_stale,omitempty"`
+	Dialect           string     `json:"dialect,omitempty"`
+	LastCrash         string     `json:"last_crash,omitempty"`
+	LastCrashAt       *time.Time `json:"last_crash_at,omitempty"`
+	Retractions       int        `json:"retractions"`
+	Throughput        []float64  `json:"-"` // recent gen throughput for a sparkline; NaN = no sample
 
+	// URL is the server probed (as seen from the host) and URLFrom why that
+	// one: "flag --server-url", "env SYNTHWATCH_SERVER_URL", "config.toml",
+	// "pipeline.toml server", "pipeline.toml servers" or "default".
+	URL     string `json:"url,omitempty"`
+	URLFrom string `json:"url_from,omitempty"`
 	// With several servers or a router (servers[]): which one this is.
-	URL             string `json:"url,omitempty"`
 	Name            string `json:"name,omitempty"`             // host:port
 	Role            string `json:"role,omitempty"`             // server | router | replica | total
 	Via             string `json:"via,omitempty"`              // a replica: its router's URL

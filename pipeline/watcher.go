@@ -24,9 +24,13 @@ type Options struct {
 	Host      string // shown as the snapshot's host, e.g. root@10.1.230.174
 	Root      string // the pipeline root on the host
 	ServerURL string // default parse.DefaultServerURL (read through the SSH link)
-	WorkerBin string // the deployed binary (--worker-bin; "" as a launch finds it), the host's agent where it can be
-	WorkerLog string // default <root>/logs/inference_all.log
-	ServerLog string // default <root>/logs/sglang_inference.log
+	// ServerURLFrom says where ServerURL comes from ("flag --server-url",
+	// "env SYNTHWATCH_SERVER_URL", "config.toml"): set so, it outranks
+	// pipeline.toml's server and servers. "" or "default": those come first.
+	ServerURLFrom string
+	WorkerBin     string // the deployed binary (--worker-bin; "" as a launch finds it), the host's agent where it can be
+	WorkerLog     string // default <root>/logs/inference_all.log
+	ServerLog     string // default <root>/logs/sglang_inference.log
 	// Servers, when set, are every server on the host (ServerURL and
 	// ServerLog then unused); else pipeline.toml's servers list, else the
 	// one ServerURL

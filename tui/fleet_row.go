@@ -77,7 +77,7 @@ func alerts(s pipeline.Snapshot) []string {
 		out = append(out, "worker died")
 	}
 	switch s.Server.State {
-	case pipeline.ServerDown, pipeline.ServerCrashed, pipeline.ServerUnhealthy:
+	case pipeline.ServerDown, pipeline.ServerCrashed, pipeline.ServerUnhealthy, pipeline.ServerHung, pipeline.ServerStopped:
 		out = append(out, "server "+s.Server.State)
 	}
 	if d := s.Vitals.Disk; d != nil && d.Low {

@@ -70,10 +70,18 @@ func (m Model) stateWord(state string) string {
 		return st.Bad.Render("CRASHED")
 	case pipeline.ServerDown:
 		return st.Bad.Render("DOWN")
-	case pipeline.ServerUnhealthy:
-		return st.Bad.Render(pipeline.ServerUnhealthy)
+	case pipeline.ServerUnhealthy, pipeline.ServerHung, pipeline.ServerStopped:
+		return st.Bad.Render(state)
 	}
 	return state
+}
+
+// probedURL names the URL a server's state is about and why that one.
+func probedURL(sv pipeline.Server) string {
+	if sv.URL == "" {
+		return ""
+	}
+	return " [" + parse1(sv.URL) + ", " + parse1(sv.URLFrom) + "]"
 }
 
 // parse1 keeps a reason from the host on one safe line.

@@ -327,7 +327,7 @@ func (m Model) serverPanel(w int, wide bool) string {
 		line += fmt.Sprintf("  retractions %d", sv.Retractions)
 	}
 	if sv.Source != "" {
-		line += st.Dim.Render("  (" + sv.Source + ")")
+		line += st.Dim.Render("  (" + pipeline.FiguresLabel(sv) + ")")
 	}
 	if m.stale() {
 		line = st.Stale.Render(ansi.Strip(line))
@@ -342,8 +342,10 @@ func (m Model) serverPanel(w int, wide bool) string {
 	if vl := m.vitalsLine(w); vl != "" {
 		out += "\n" + vl
 	}
-	if sv.Reason != "" && (sv.State == pipeline.ServerDown || sv.State == pipeline.ServerUnhealthy) {
-		out += "\n" + fit(st.Bad.Render(sv.State+": "+sv.Reason), w)
+	if sv.Reason != "" && pipeline.ServerTrouble(sv.State) && sv.State != pipeline.ServerCrashed {
+		out += "\n" + fit(st.Bad.Render(sv.State+": "+parse1(sv.Reason)+probedURL(sv)), w)
+	} else if wide && sv.URL != "" {
+		out += "\n" + fit(st.Dim.Render("probed"+probedURL(sv)), w)
 	}
 	if sv.LastCrash != "" && (wide || sv.State == pipeline.ServerCrashed) {
 		out += "\n" + fit(st.Bad.Render("last crash: "+sv.LastCrash), w)

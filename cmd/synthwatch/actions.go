@@ -127,7 +127,7 @@ func newRestartCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cat := args[len(args)-1]
 			return f.onHost(cmd, args[:len(args)-1], true, func(ctx context.Context, h remote.Host, name string) error {
-				snap := pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL}, nil).Poll(ctx)
+				snap := pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, ServerURLFrom: f.set.Get("server_url").Origin}, nil).Poll(ctx)
 				var all []string
 				for _, c := range snap.Categories {
 					all = append(all, c.Name)

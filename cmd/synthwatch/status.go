@@ -90,7 +90,7 @@ func (f *hostFlags) watcher(h remote.Host, name string) *pipeline.Watcher {
 		host = "local"
 	}
 	tl := pipeline.ReadTimeline(2000, f.historyPath(host))
-	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, WorkerBin: f.workerBin, StallAfter: f.set.StallAfter, DiskFloor: f.set.DiskFloor}, tl)
+	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, ServerURLFrom: f.set.Get("server_url").Origin, WorkerBin: f.workerBin, StallAfter: f.set.StallAfter, DiskFloor: f.set.DiskFloor}, tl)
 }
 
 // statusOnce is plain status: one poll, one Snapshot.
@@ -260,10 +260,13 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	}
 	fmt.Fprintf(out, "   server: %s", s.Server.State)
 	if s.Server.Source != "" {
-		fmt.Fprintf(out, " %.0f tok/s, %d running, %d queued, KV %.0f%% (%s)", s.Server.GenThroughput, s.Server.RunningReqs, s.Server.QueueReqs, 100*s.Server.TokenUsage, s.Server.Source)
+		fmt.Fprintf(out, " %.0f tok/s, %d running, %d queued, KV %.0f%% (%s)", s.Server.GenThroughput, s.Server.RunningReqs, s.Server.QueueReqs, 100*s.Server.TokenUsage, pipeline.FiguresLabel(s.Server))
 	}
-	if s.Server.Reason != "" && (s.Server.State == pipeline.ServerDown || s.Server.State == pipeline.ServerUnhealthy || s.Server.State == pipeline.ServerCrashed) {
+	if s.Server.Reason != "" && pipeline.ServerTrouble(s.Server.State) {
 		fmt.Fprintf(out, " (%s)", safe(s.Server.Reason))
+	}
+	if s.Server.URL != "" {
+		fmt.Fprintf(out, " [%s, %s]", safe(s.Server.URL), safe(s.Server.URLFrom))
 	}
 	eta := fmtETA(s.ETASeconds)
 	for _, c := range s.Categories {
