@@ -186,6 +186,9 @@ func (fs *figureState) rowsOf(name string, v Server, rd serverRead, eng *parse.E
 		r := base
 		g, u := v.GenThroughput, v.TokenUsage
 		r.Source, r.GenThroughput, r.RunningReqs, r.QueueReqs, r.TokenUsage, r.CacheHitRate = v.Source, &g, v.RunningReqs, v.QueueReqs, &u, v.CacheHitRate
+		if v.Source == "log" && v.FiguresStale { // the log's last figures are old: shown with their age, never as live
+			r.State, r.AgeSeconds = RowStale, v.FiguresAgeSeconds
+		}
 		fs.rows[v.URL] = rowMemo{rows: []ReplicaRow{r}, at: now}
 		return []ReplicaRow{r}
 	case eng != nil && !dead:

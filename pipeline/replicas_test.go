@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -262,5 +263,26 @@ func TestImbalanceIdleWhileOthersQueue(t *testing.T) {
 	rows[1].State = RowDown
 	if im := imbalance(rows); im != nil {
 		t.Fatalf("one replica up: %+v", im)
+	}
+}
+
+// A replica read from its log alone is STALE with the figures' age when the
+// log's last batch line is old (figures_stale), never an up row with old
+// figures; the same server with fresh log figures is up.
+func TestReplicaRowFromStaleLogFigures(t *testing.T) {
+	fs := &figureState{rows: map[string]rowMemo{}}
+	age := 300.0
+	v := Server{URL: "http://127.0.0.1:30000", State: ServerReady, Source: "log", GenThroughput: 930, RunningReqs: 72, FiguresStale: true, FiguresAgeSeconds: &age}
+	rd := serverRead{metErr: errors.New("/metrics refused")}
+	rows := fs.rowsOf("srv", v, rd, nil, time.Now())
+	if len(rows) != 1 || rows[0].State != RowStale || rows[0].AgeSeconds == nil || *rows[0].AgeSeconds != 300 {
+		t.Fatalf("stale log figures: %+v", rows)
+	}
+	if imb := imbalance(append(rows, ReplicaRow{Name: "b", State: RowUp, RunningReqs: 1})); imb != nil {
+		t.Errorf("a stale row takes part in the imbalance check: %+v", imb)
+	}
+	v.FiguresStale, v.FiguresAgeSeconds = false, nil
+	if rows = fs.rowsOf("srv", v, rd, nil, time.Now()); len(rows) != 1 || rows[0].State != RowUp {
+		t.Fatalf("fresh log figures: %+v", rows)
 	}
 }
