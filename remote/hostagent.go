@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -22,14 +20,14 @@ import (
 	"time"
 )
 
-// AgentProto names agentScript's protocol and answers: a deployed
-// synthwatch serves as the agent (ServeAgent) only when it was built from
-// the same script, so a dashboard never talks to an agent that answers
-// otherwise; an older or newer binary leaves the host to the shell.
-var AgentProto = func() string {
-	h := sha256.Sum256([]byte(agentScript))
-	return hex.EncodeToString(h[:6])
-}()
+// AgentProto is the version of the agent's protocol and answers: a
+// deployed synthwatch serves as the agent (ServeAgent) only when it speaks
+// the same one, so a dashboard never talks to an agent that answers
+// otherwise; an older or newer binary leaves the host to the shell. Bump it
+// with any change to what agentScript or ServeAgent asks or answers;
+// TestAgentProtoFollowsTheScript fails on a change of agentScript's code
+// (not of its comments) that did not.
+const AgentProto = "synthwatch-agent/4"
 
 // agentLauncher starts the agent: the deployed binary (--worker-bin, else
 // synthwatch on PATH, else ~/.local/bin/synthwatch, as a launch finds it)
