@@ -21,8 +21,10 @@ const LongArg = 2048
 
 // WireCommand is argv as an exec request carries it: the command line, and
 // what stdin must start with. Each argument longer than LongArg is read
-// back from stdin by dd (one byte a read, so not a byte of what follows is
-// taken: a stream's requests come after it) and put in its place.
+// back from stdin by head -c, which asks read(2) for no more than is left
+// (GNU's and busybox's alike), so not a byte of what follows is taken: a
+// stream's requests come right behind it. (dd bs=1 took a read a byte:
+// 1.3 s for the 10 KB batch script on a loaded host.)
 func WireCommand(argv []string) (line string, stdin []byte) {
 	var long []string
 	words := make([]string, len(argv))
@@ -32,7 +34,7 @@ func WireCommand(argv []string) (line string, stdin []byte) {
 			continue
 		}
 		v := "a" + strconv.Itoa(len(long))
-		long = append(long, v+`=$(dd bs=1 count=`+strconv.Itoa(len(a))+` 2>/dev/null; echo .) && `+v+`=${`+v+`%.} && `)
+		long = append(long, v+`=$(head -c `+strconv.Itoa(len(a))+`; echo .) && `+v+`=${`+v+`%.} && `)
 		words[i] = `"$` + v + `"`
 		stdin = append(stdin, a...)
 	}
