@@ -36,7 +36,10 @@ func TestDigestNeverWaitsOnAFIFO(t *testing.T) {
 		})
 	}
 	done := make(chan error, 1)
-	go func() { _, err := digest.Build(digest.Options{Root: root, Since: now.Add(-12 * time.Hour), Now: now}); done <- err }()
+	go func() {
+		_, err := digest.Build(digest.Options{Root: root, Since: now.Add(-12 * time.Hour), Now: now})
+		done <- err
+	}()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "not a regular file") || !strings.Contains(err.Error(), runs[0]) {
