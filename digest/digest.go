@@ -248,7 +248,7 @@ func align(t time.Time, every time.Duration) time.Time {
 // readWorker reads worker.json when there is one; a missing or torn one is
 // a note, not an error.
 func (d *digester) readWorker() {
-	data, err := os.ReadFile(filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerStatePath)))
+	data, err := parse.ReadRegular(filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerStatePath)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // maxLine caps one line held in memory. Longer lines (never a record the
@@ -18,7 +20,7 @@ const maxLine = 64 << 20
 // '\n' (a torn tail still being written). It returns the bytes read and the
 // lines that were too long; a missing file reads as empty.
 func eachLine(path string, fn func(line []byte, complete bool)) (read int64, long int, err error) {
-	f, err := os.Open(path)
+	f, err := parse.OpenRegular(path) // a FIFO is an error, not a read that waits for a writer
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, 0, nil
 	}

@@ -39,7 +39,7 @@ func (d *digester) categoryNames() ([]string, error) {
 		}
 	}
 	var names []string
-	if data, err := os.ReadFile(filepath.Join(d.o.Root, parse.ManifestPath)); err == nil {
+	if data, err := parse.ReadRegular(filepath.Join(d.o.Root, parse.ManifestPath)); err == nil {
 		if m, err := parse.ParseManifest(data); err == nil {
 			for _, c := range m.Categories {
 				if slices.Contains(dirs, c.Name) {

@@ -2,58 +2,21 @@ package remote
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/pkg/sftp"
+	"github.com/synthwatch/synthwatch/parse"
 )
 
-// ErrNotRegular: a file the poll reads is a FIFO, a device, a socket or a
-// directory. Opening a FIFO for reading blocks until a writer comes, which
-// on a host may be never: every read of a file whose kind is not known
-// checks it first.
-var ErrNotRegular = errors.New("not a regular file")
+// ErrNotRegular: a file to read is no regular file (parse.ErrNotRegular).
+var ErrNotRegular = parse.ErrNotRegular
 
-// notRegular is PATH's ErrNotRegular, saying what it is instead.
-func notRegular(p string, m fs.FileMode) error {
-	kind := "special file"
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		kind = "FIFO"
-	case m.IsDir():
-		kind = "directory"
-	case m&fs.ModeSocket != 0:
-		kind = "socket"
-	case m&fs.ModeDevice != 0:
-		kind = "device"
-	}
-	return &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("%w (a %s)", ErrNotRegular, kind)}
-}
+func notRegular(p string, m fs.FileMode) error { return parse.NotRegular(p, m) }
 
-// openRegular opens p for reading without blocking on what it is (a FIFO
-// opened with O_NONBLOCK returns at once) and refuses anything but a
-// regular file, checked on the descriptor itself (no race with a rename).
-// It follows symlinks, as the shell's test -f and stat -L do: a root may
-// link its logs elsewhere.
-func openRegular(p string) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, notRegular(p, fi.Mode())
-	}
-	return f, nil
-}
+// openRegular is parse.OpenRegular: no read waits on a FIFO.
+func openRegular(p string) (*os.File, error) { return parse.OpenRegular(p) }
 
 // openRegularSFTP opens p over SFTP only when it is a regular file: the
 // host's sftp-server opens without O_NONBLOCK, so a FIFO would hold its

@@ -86,7 +86,7 @@ func coldEach(prep string) *Batch {
 func runColdEach(tb testing.TB, h *SSH, master int, prep string, n int) int {
 	tb.Helper()
 	b := coldEach(prep)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // bounds a hang
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute) // bounds a hang (10,000 on a loaded 2-core box: minutes)
 	defer cancel()
 	stop := peakProcs(master)
 	res, err := h.Exec(ctx, b.Argv()...)
