@@ -34,6 +34,7 @@ bench ./pipeline 'ColdStatus' 1x 3
 bench ./pipeline 'Wake' 3x 1
 bench ./pipeline 'NightBytes' 100x 3
 bench ./tui . 1x "$COUNT"
+bench ./cmd/synthwatch 'StatusCommandVsHabit' 5x 1
 bench ./cmd/synthwatch 'KeyLatencyBlackholed' 20x 3
 bench ./cmd/synthwatch 'ReportBytes' 1x 1
 bench ./cmd/synthwatch 'IdleCPU|NightCPU' 1x 3
