@@ -578,13 +578,6 @@ func join(a, b string) string {
 	return a + "; " + b
 }
 
-// serverFault classes a server log event for the state machine: "crash"
-// (the process is gone or going), "fault" (it runs, but badly: unhealthy
-// until it makes progress again) or "warning" (noted, no state change).
-func serverFault(ev parse.ServerEvent) string {
-	return ev.Fault().String() // parse says which lines are crashes, faults and warnings
-}
-
 // serverEvents records down, up and unhealthy transitions.
 func (w *Watcher) serverEvents(s *srvWatch, v Server, now time.Time) {
 	was := s.was

@@ -707,7 +707,6 @@ func TestLaunchDialogNamesTheRootAndRefusesNone(t *testing.T) {
 	if !strings.Contains(screen(m), "Launch the worker on root@10.1.230.174 in /data/eagle3/synth_100k?") {
 		t.Fatalf("%s", screen(m))
 	}
-	m = step(m, press("n"))
 	f.snap.Categories = nil
 	f.snap.Warn(pipeline.WarnRoot, RootWarning+"/data/eagle3/synht on root@10.1.230.174 (no prepared/ directory)")
 	m, _ = newModel(f, 160, 40, Config{})
