@@ -32,6 +32,7 @@ type liveState struct {
 	bootTime   time.Time    // the host's boot time, from /proc/stat (zero: unknown)
 	bootRead   bool
 	procErr    error // the last poll could not read the process table
+	reread     int   // the pid whose worker.json was read again once it was gone (readLive)
 
 	// the baseline for events
 	polled    bool
@@ -144,6 +145,16 @@ func (w *Watcher) readLive(ctx context.Context, now time.Time) liveRead {
 			lr.p, lr.err = ws[0], nil
 		}
 	}
+	if lr.p == nil && lr.err == nil && jsonPID > 0 && w.live.reread != jsonPID && liveJSON(lr.wjson) {
+		// worker.json says it runs but its pid is gone: it may have ended
+		// between the two reads of this poll (read while it ran, /proc after
+		// it exited with worker.json done). Read worker.json again, past the
+		// poll's batch, once for that pid: a clean end is no death.
+		w.live.reread = jsonPID
+		if b, err := w.h.ReadAt(ctx, w.layout().WorkerJSON(), 0, 4<<20); err == nil {
+			lr.wjson, lr.wjsonErr = b, nil
+		}
+	}
 	if lr.p == nil && lr.err == nil {
 		// none alive: whether our kill stopped the last one is in the note
 		b, err := w.rd.ReadAt(ctx, w.layout().KillNote(), 0, 4096)
@@ -152,6 +163,20 @@ func (w *Watcher) readLive(ctx context.Context, now time.Time) liveRead {
 		}
 	}
 	return lr
+}
+
+// liveJSON says whether worker.json says its worker runs (not done, stopped
+// or failed).
+func liveJSON(b []byte) bool {
+	st, err := parse.ParseWorkerState(b)
+	if err != nil {
+		return false
+	}
+	switch st.State {
+	case parse.WorkerDone, parse.WorkerStopped, parse.WorkerFailed:
+		return false
+	}
+	return true
 }
 
 // readBootTime reads btime from the host's /proc/stat.

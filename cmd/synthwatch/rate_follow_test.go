@@ -114,6 +114,17 @@ func (w *rateWriter) truth(burst int) (perMin float64, last time.Time) {
 	return float64((k-1)*burst) / w.bursts[k-1].Sub(w.bursts[0]).Minutes(), w.bursts[k-1]
 }
 
+// fresh is the next snapshot read from the host: a loaded machine's slow
+// poll has --follow print quiet lines meanwhile (stale, no figures), which
+// say nothing of the rate.
+func fresh(f *follower) pipeline.Snapshot {
+	for {
+		if s := f.next(30 * time.Second); !s.Connection.Stale() {
+			return s
+		}
+	}
+}
+
 // TestFollowRateAndETAOfKnownWriters drives a writer with a known rate,
 // steady and bursty, and reads `status --follow --json` over a real sshd.
 // Time runs ten times fast: 2m20s of writing are 14 s (the rate needs its
@@ -155,7 +166,7 @@ func TestFollowRateAndETAOfKnownWriters(t *testing.T) {
 			for wr.writing(c.every) {
 				f.next(30 * time.Second)
 			}
-			snap := f.next(30 * time.Second) // a poll after the last counted burst
+			snap := fresh(f) // a poll after the last counted burst
 			truth, _ := wr.truth(c.burst)
 			b1 := catOf(t, snap, "B1")
 			rateErr := math.Abs(b1.RatePerMin-truth) / truth
@@ -172,7 +183,7 @@ func TestFollowRateAndETAOfKnownWriters(t *testing.T) {
 			_, last := wr.truth(c.burst)
 			judged := 0
 			for judged < 5 {
-				snap = f.next(30 * time.Second)
+				snap = fresh(f)
 				if !snap.Time.After(last.Add(stallAfter + time.Second)) {
 					continue // within one stall_after (and a poll) of the last record
 				}
