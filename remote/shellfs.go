@@ -32,7 +32,6 @@ const (
 // is fs.ErrNotExist, any other failure its stderr.
 func (s *SSH) shell(ctx context.Context, script string, args ...string) ([]byte, error) {
 	r, err := s.run(ctx, nil, append([]string{"sh", "-c", script, "synthwatch-fs"}, args...))
-	fmt.Fprintf(os.Stderr, "DEBUG shell %q %v -> %+v %v\n", script[:20], args, r, err)
 	switch {
 	case err != nil:
 		return nil, err

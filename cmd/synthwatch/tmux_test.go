@@ -61,8 +61,18 @@ func startTmux(t *testing.T, w, h int, env []string, argv ...string) *tmux {
 		args = append(args, "-e", e)
 	}
 	args = append(args, argv...)
-	if out, err := tmuxCmd(args...).CombinedOutput(); err != nil {
-		t.Fatalf("tmux: %v %s", err, out)
+	for try := 0; ; try++ {
+		// the test's tmux server exits with its last session: a new one
+		// that meets it on its way out is refused, and the next one starts
+		// a server again
+		out, err := tmuxCmd(args...).CombinedOutput()
+		if err == nil {
+			break
+		}
+		if try == 5 || !strings.Contains(string(out), "server exited unexpectedly") {
+			t.Fatalf("tmux: %v %s", err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	tmuxCmd("set-option", "-t", x.session, "remain-on-exit", "on").Run()
 	t.Cleanup(func() { tmuxCmd("kill-session", "-t", x.session).Run() })
