@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote"
@@ -34,34 +36,60 @@ type batchAsk struct {
 	steady          bool // through the agent
 }
 
-// prefetch arms w.pre with one exec (cold) or one agent request (steady)
-// that reads what this poll is going to ask: the manifest, the category
-// folders (all of them, as a first attach, when none is known yet), the
-// logs, worker.json and the kill note, the worker's /proc entries (or the
-// scan for a writer), the host's zone, its vitals and the token sums. What
-// it did not foresee, the poll reads as usual. Its error only costs the
-// round trips it was to save.
-func (w *Watcher) prefetch(ctx context.Context, steady bool, ask batchAsk) {
-	b := w.batchFor(ctx, ask)
-	if !steady {
-		w.coldErr = w.pre.Load(ctx, b)
-		if w.agent != nil {
-			go w.agent.Warm(context.Background()) // for the next poll: it finds the agent running
+// prefetch arms w.pre with one request to the host agent (viaAgent) or,
+// for a cold poll the agent cannot answer, one exec, that reads what this
+// poll is going to ask: the manifest, the category folders (all of them,
+// as a first attach, when none is known yet), the logs, worker.json and
+// the kill note, the worker's /proc entries (or the scan for a writer),
+// the host's zone, its vitals and the token sums. What it did not foresee,
+// the poll reads as usual. Its error only costs the round trips it was to
+// save.
+//
+// The cold poll goes to the agent too: where the deployed binary answers,
+// a first screen of 10,000 categories forks a handful of processes, not a
+// few per category (the one-shot batch is shell), and the next poll finds
+// the agent running.
+func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAsk) {
+	if viaAgent {
+		err := w.pre.LoadVia(ctx, w.agent, w.batchFor(ctx, ask))
+		if cold {
+			w.coldErr = err
 		}
-		return
+		switch {
+		case err == nil:
+			w.agentErr = ""
+			w.reader.Store(agentReader(w.agent.Kind()))
+			return
+		case err.Error() != w.agentErr:
+			w.agentErr = err.Error()
+			slog.Warn("the host agent failed; this poll reads the files itself", "host", w.o.Host, "err", err)
+		}
+		if !cold || ctx.Err() != nil {
+			return
+		}
+		// a cold poll is still one exec: the one-shot batch, counting as a batch does
+		ask.steady = false
+		w.countOnHost(false)
 	}
-	err := w.pre.LoadVia(ctx, w.agent, b)
-	switch {
-	case err == nil:
-		w.agentErr = ""
-	case err.Error() != w.agentErr:
-		w.agentErr = err.Error()
-		slog.Warn("the host agent failed; this poll reads the files itself", "host", w.o.Host, "err", err)
+	w.coldErr = w.pre.Load(ctx, w.batchFor(ctx, ask))
+	if w.coldErr == nil {
+		w.reader.Store("one-shot batch")
 	}
 }
 
-// steady: this poll goes to the agent (the cold poll of a session is one exec).
-func (w *Watcher) steady() bool {
+// agentReader names an agent (remote.Agent.Kind) as Connection.Reader does.
+func agentReader(kind string) string {
+	if p, ok := strings.CutPrefix(kind, "go "); ok {
+		return "go agent " + parse.SanitizeString(p)
+	}
+	if why, ok := strings.CutPrefix(kind, "shell ("); ok {
+		return "shell agent (" + parse.SanitizeString(why)
+	}
+	return kind + " agent"
+}
+
+// viaAgent: this poll goes to the agent, cold or steady.
+func (w *Watcher) viaAgent() bool {
 	l, ok := w.h.(remote.Linked)
 	return w.agent != nil && w.pre != nil && ok && l.State().Phase == remote.Connected && w.agent.Usable()
 }
@@ -160,4 +188,21 @@ func (w *Watcher) ColdStats() (hits, misses int64, err error) {
 	}
 	h, m := w.pre.Counts()
 	return h, m, w.coldErr
+}
+
+// slowReaderAt: from this many categories, a host read by the shell (a few
+// processes per category and file each poll: some 15 ms a category) is
+// told how to have the Go agent read it (a handful a poll, whatever their
+// number: BenchmarkFirstScreen10k, 2 s for 10,000 against minutes).
+const slowReaderAt = 500
+
+// warnSlowReader says so on a host with many categories and no agent of
+// ours: the answer to a slow first screen is to deploy it.
+func (w *Watcher) warnSlowReader(snap *Snapshot) {
+	r := snap.Connection.Reader
+	if len(w.cats) < slowReaderAt || r == "" || strings.HasPrefix(r, "go agent") {
+		return
+	}
+	snap.Warn(WarnSlowReader, fmt.Sprintf("%d categories read by the %s (no synthwatch on the host): each poll forks a few processes per category; `synthwatch deploy %s` installs the Go agent, which reads them in one process",
+		len(w.cats), r, w.o.Host))
 }

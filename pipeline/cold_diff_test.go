@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -143,15 +144,27 @@ func fillTornRoot(t *testing.T, root string) {
 	write(t, filepath.Join(root, "prepared", "B2", parse.PromptsFile), prompts("B2", 20))
 }
 
-// TestColdBatchMatchesPlainReads: on each root, a watcher whose cold polls
-// are batched and one that reads request by request give the same
-// Snapshots, poll after poll, through changes and through a reconnect
-// (whose poll is cold again). On the running job's root the batch
-// foresees every question.
+// TestColdBatchMatchesPlainReads: on each root, a watcher whose polls are
+// batched and one that reads request by request give the same Snapshots,
+// poll after poll, through changes and through a reconnect (whose poll is
+// cold again). On the running job's root the batch foresees every
+// question. Batched three ways: the shell agent (no synthwatch on the
+// host), the deployed binary's agent, and the one-shot batch of a host
+// that cannot run an agent.
 func TestColdBatchMatchesPlainReads(t *testing.T) {
 	s := sshdtest.Start(t)
 	p := newProxied(t, s)
 	t.Setenv("SSH_AUTH_SOCK", "")
+	for _, via := range []string{"shell agent", "binary agent", "one-shot batch"} {
+		t.Run(via, func(t *testing.T) { coldDiff(t, p, via) })
+	}
+}
+
+func coldDiff(t *testing.T, p *proxied, via string) {
+	bin := filepath.Join(t.TempDir(), "absent")
+	if via == "binary agent" {
+		bin = testbin.Path(t)
+	}
 	for _, r := range diffRoots {
 		t.Run(r.name, func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "root with space")
@@ -160,8 +173,11 @@ func TestColdBatchMatchesPlainReads(t *testing.T) {
 			hb, hp := p.dial(t), p.dial(t)
 			t.Cleanup(func() { hb.Close(); hp.Close() })
 			c := newClock()
-			o := Options{Host: "diff", Root: root, ServerURL: closedURL(t), Now: c.now}
+			o := Options{Host: "diff", Root: root, ServerURL: closedURL(t), Now: c.now, WorkerBin: bin}
 			wb, wp := NewWatcher(hb, o, nil), plainWatcher(hp, o)
+			if via == "one-shot batch" {
+				wb.agent = nil
+			}
 			check := func(step string) Snapshot {
 				t.Helper()
 				plain := wp.Poll(context.Background())
@@ -181,6 +197,9 @@ func TestColdBatchMatchesPlainReads(t *testing.T) {
 			hits, misses, err := wb.ColdStats()
 			if err != nil || hits == 0 {
 				t.Fatalf("the cold poll was not batched: %d hits, %v", hits, err)
+			}
+			if want := map[string]string{"shell agent": "shell", "binary agent": "go "}[via]; want != "" && !strings.HasPrefix(wb.agent.Kind(), want) {
+				t.Fatalf("the agent that answered: %q, want %q", wb.agent.Kind(), want)
 			}
 			if r.name == "running job" && misses > 0 {
 				t.Errorf("the batch missed %d questions: %v", misses, wb.pre.Missed())

@@ -159,11 +159,16 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 	for _, sv := range w.servers {
 		w.foldServerLines(sv, res, now, flush)
 	}
+	if len(res.Tails) < 2 {
+		return
+	}
+	byRuns := make(map[string]*catState, len(w.cats)) // not a scan of the categories per tail: 10,000 of each is 10^8
+	for _, c := range w.cats {
+		byRuns[c.runs.Path] = c
+	}
 	for _, up := range res.Tails[1:] { // after the server logs: runs.jsonl
-		for _, c := range w.cats {
-			if c.runs.Path == up.Path {
-				w.foldRuns(c, up)
-			}
+		if c := byRuns[up.Path]; c != nil {
+			w.foldRuns(c, up)
 		}
 	}
 }

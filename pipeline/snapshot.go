@@ -61,6 +61,7 @@ const (
 	WarnWorkerJSONStale WarningKind = "worker_json_stale" // worker.json is old while its pid is alive
 	WarnCategory        WarningKind = "category"          // a category's own warning (a cross-check, a count)
 	WarnRoot            WarningKind = "root"              // the root is no pipeline root (no prepared/)
+	WarnSlowReader      WarningKind = "slow_reader"       // many categories read by the shell: deploy the Go agent
 )
 
 // Warn adds a warning, to Alerts and its text to Warnings.
@@ -79,6 +80,10 @@ type Connection struct {
 	Drops       int        `json:"drops"`              // links lost since the dashboard connected
 	Attempt     int        `json:"attempt,omitempty"`  // connection attempts so far while down
 	NextTry     *time.Time `json:"next_try,omitempty"` // when the next attempt starts, while down
+	// Reader is what answered the last poll's reads on the host: "go agent
+	// PATH" (the deployed binary: no process per file), "shell agent",
+	// "one-shot batch", or "file by file" (a request each); "" for a local root.
+	Reader string `json:"reader,omitempty"`
 }
 
 // LinkPhase is where the link to the host stands. Its strings are

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -78,18 +80,20 @@ func (o *Options) defaults() {
 // Watcher polls one host and keeps what it learnt between polls: counts,
 // offsets, rates, stalls and the event timeline.
 type Watcher struct {
-	h           remote.Host
-	rd          remote.Host      // what polls read through: pre, or h itself
-	pre         *remote.Prefetch // answers a cold poll from one exec (a host with a link only)
-	coldErr     error            // the last cold poll's batch error
-	tr          *http.Transport  // the servers' requests (transport)
-	trOnce      sync.Once
-	agent       *remote.Agent      // answers steady polls in one request (a host with a link that can stream)
-	agentErr    string             // the agent's last error, logged once
-	thens       map[string]*tokJob // by category: the token sums the batch's counts on the host ran
-	agentCounts bool               // the counters count on the host above agentRemoteAbove
-	coldSession int                // the link session that had its cold poll
-	o           Options
+	h            remote.Host
+	rd           remote.Host      // what polls read through: pre, or h itself
+	pre          *remote.Prefetch // answers a cold poll from one exec (a host with a link only)
+	coldErr      error            // the last cold poll's batch error
+	tr           *http.Transport  // the servers' requests (transport)
+	trOnce       sync.Once
+	agent        *remote.Agent // answers steady polls in one request (a host with a link that can stream)
+	agentErr     string        // the agent's last error, logged once
+	readerLogged string
+	reader       atomic.Value       // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
+	thens        map[string]*tokJob // by category: the token sums the batch's counts on the host ran
+	agentCounts  bool               // the counters count on the host above agentRemoteAbove
+	coldSession  int                // the link session that had its cold poll
+	o            Options
 
 	mu         sync.Mutex
 	cats       map[string]*catState
@@ -259,7 +263,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	askVit, vitDisk := w.vitalsDue(now)         // at most every 10 s, in this batch
 	vitPid := w.vitalsPid()
 	cold := w.cold()
-	steady := !cold && w.steady()
+	viaAgent := w.viaAgent()
 	tokJobs := w.tokenJobs() // holes the counts left: summed on the host, in this batch
 	w.polls++
 	var wg, pw sync.WaitGroup // pw: the servers' probes
@@ -270,11 +274,16 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		w.setServers(w.serverSpecs()) // as configured, until pipeline.toml is read (below)
 	}
 	probe() // beside the reads, never after them: a cold start waits for the slower of the two
-	w.countOnHost(steady)
-	if cold || steady {
-		// a cold poll's reads come in one exec, a steady one's in one
-		// request to the agent, beside the servers' probes
-		w.prefetch(ctx, steady, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, steady})
+	w.countOnHost(viaAgent)
+	w.reader.Store("file by file") // unless the agent or the batch answers
+	if cold || viaAgent {
+		// a poll's reads come in one request to the agent (or, cold
+		// without one, one exec), beside the servers' probes
+		w.prefetch(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent})
+		if r, _ := w.reader.Load().(string); r != w.readerLogged {
+			w.readerLogged = r
+			slog.Info("the host's reads", "host", w.o.Host, "by", r)
+		}
 		defer w.pre.Disarm()
 	}
 	if full {
@@ -344,6 +353,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	w.foldTokens(res, tokJobs, tokSums, tokErr)
 	w.buildSnapshot(&snap, reads, vr, now)
 	w.warnFiles(&snap, lr)
+	w.warnSlowReader(&snap)
 	w.ev.readOnce = true
 	w.lastSnap = snap
 	return snap, false
@@ -464,6 +474,7 @@ func (w *Watcher) Link() Connection {
 	}
 	st := l.State()
 	c := Connection{State: linkPhase(st.Phase), RTTms: float64(st.RTT.Microseconds()) / 1000, Error: st.Err, Drops: st.Drops}
+	c.Reader, _ = w.reader.Load().(string)
 	if st.Phase != remote.Connected {
 		c.Attempt = st.Attempt
 		if !st.NextTry.IsZero() && st.NextTry.After(w.o.Now()) {

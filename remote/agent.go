@@ -58,8 +58,9 @@ type Agent struct {
 	bin     string // its path: "" finds it as a launch does
 	noAgent error  // why this session's host cannot run it
 	noSess  int
-	lastReq int // bytes of the last request (tests)
-	lastAns int // bytes of the last answer (tests)
+	kind    string // which agent said hello last (Kind)
+	lastReq int    // bytes of the last request (tests)
+	lastAns int    // bytes of the last answer (tests)
 
 	starts, requests atomic.Int64
 }
@@ -100,8 +101,14 @@ func (a *Agent) Usable() bool {
 	return a.noAgent == nil || a.noSess != a.session()
 }
 
-// maxAliases bounds the strings an agent remembers: past it, a new agent.
+// maxAliases bounds the strings an agent remembers beyond what one
+// request names (a few per op: 10,000 categories name some 30,000 paths
+// each poll, and must not start a new agent each poll): past it, a new
+// agent, so strings that went (pids, old runs) do not pile up for days.
 const maxAliases = 4096
+
+// aliasBound is maxAliases for a request of ops ops.
+func aliasBound(ops int) int { return maxAliases + 8*ops }
 
 // Run answers b: what the one-shot batch would have printed, parsed.
 func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
@@ -116,7 +123,7 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	if a.noAgent != nil && a.noSess == sess {
 		return nil, a.noAgent
 	}
-	if a.st != nil && (a.sess != sess || len(a.alias) > maxAliases) {
+	if a.st != nil && (a.sess != sess || len(a.alias) > aliasBound(len(b.ops))) {
 		a.stop()
 	}
 	fresh := a.st == nil
@@ -155,9 +162,11 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	return parseBatchOf(out, b, a.names)
 }
 
-// readHello skips to the fresh agent's "@H NONCE" line.
+// readHello skips to the fresh agent's "@H NONCE" line. The Go agent
+// says "@A go PATH" just before it; the shell says nothing.
 func (a *Agent) readHello() error {
 	hello := "@H " + a.nonce + "\n"
+	kind := "shell"
 	for {
 		line, err := a.rd.ReadString('\n')
 		if err != nil {
@@ -167,37 +176,30 @@ func (a *Agent) readHello() error {
 			return fmt.Errorf("read: %w", err)
 		}
 		if strings.HasSuffix(line, hello) {
+			a.kind = kind
 			return nil
+		}
+		if p, ok := strings.CutPrefix(line, "@A go "); ok {
+			kind = "go " + strings.TrimSuffix(p, "\n")
+		}
+		if m, ok := strings.CutPrefix(line, "@A mismatch "); ok {
+			got, path, _ := strings.Cut(strings.TrimSuffix(m, "\n"), " ")
+			if got == "" {
+				got = "nothing"
+			}
+			kind = fmt.Sprintf("shell (%s answers %s to agent --proto, not %s)", path, got, AgentProto)
 		}
 	}
 }
 
-// Warm starts the agent for the link's session now, unless it runs: the
-// first steady poll then waits for no start (a channel, the script and its
-// first answer). A host that cannot run it is known from here on.
-func (a *Agent) Warm(ctx context.Context) {
+// Kind says which agent answered last on this link: "go PATH" (the
+// deployed binary, PATH as the host names it), "shell", "shell (why not
+// the binary there)", or "" (none has started). Remote text: sanitise it
+// before a terminal.
+func (a *Agent) Kind() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	ctx, cancel := withDeadline(ctx)
-	defer cancel()
-	sess := a.session()
-	if a.st != nil && a.sess == sess || a.noAgent != nil && a.noSess == sess {
-		return
-	}
-	a.stop()
-	if a.start(ctx, sess) != nil {
-		return
-	}
-	st := a.st
-	closeLate := context.AfterFunc(ctx, func() { st.Close() })
-	err := a.readHello()
-	if !closeLate() || err != nil {
-		a.stop()
-		why := strings.TrimSpace(a.errb.String())
-		if errors.Is(err, io.EOF) && ctx.Err() == nil {
-			a.noAgent, a.noSess = fmt.Errorf("%w: %s", ErrNoAgent, firstNonEmpty(why, "it exited at once")), sess
-		}
-	}
+	return a.kind
 }
 
 func firstNonEmpty(s ...string) string {

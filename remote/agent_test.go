@@ -409,32 +409,3 @@ func TestAgentIdleFilesAnswerAsTheyDid(t *testing.T) {
 		})
 	}
 }
-
-// Warm starts the agent ahead of the first request, which then finds it
-// running; on a host that cannot run it, Warm finds that out.
-func TestAgentWarm(t *testing.T) {
-	ag := NewAgent(Local{})
-	t.Cleanup(ag.Close)
-	ag.Warm(context.Background())
-	ag.Warm(context.Background()) // running already: nothing
-	b := &Batch{}
-	b.Cat("/proc/stat", 100)
-	a, err := ag.Run(context.Background(), b)
-	if err != nil || len(a.reads["/proc/stat"]) == 0 {
-		t.Fatalf("after Warm: %v", err)
-	}
-	if starts, reqs := ag.Stats(); starts != 1 || reqs != 1 {
-		t.Errorf("starts %d requests %d", starts, reqs)
-	}
-
-	bin := t.TempDir()
-	writeFile(t, filepath.Join(bin, "stat"), "#!/bin/sh\nexit 1\n")
-	must(t, os.Chmod(filepath.Join(bin, "stat"), 0o755))
-	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
-	no := NewAgent(Local{})
-	t.Cleanup(no.Close)
-	no.Warm(context.Background())
-	if no.Usable() {
-		t.Error("usable after a Warm on a host without stat -c")
-	}
-}

@@ -34,11 +34,18 @@ const AgentProto = "synthwatch-agent/4"
 // when it speaks AgentProto, which forks nothing for a steady poll; else
 // the shell agent, which forks a few processes per op.
 // A binary that hangs on the question (a hung mount, a wrapper that waits)
-// is given 10 s where timeout(1) is there, then left for the shell.
+// is given 10 s where timeout(1) is there, then left for the shell. A
+// binary that is there but speaks another protocol (older, newer, not
+// ours) is named before the shell's hello ("@A mismatch GOT PATH"), so
+// the dashboard says once why the shell reads (Agent.Kind).
 const agentLauncher = `k=$1 bin=$2 proto=$3 script=$4
 if [ -z "$bin" ]; then bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"; fi
 to=; command -v timeout >/dev/null 2>&1 && to="timeout 10"
-if [ -f "$bin" ] && [ -x "$bin" ] && [ "$($to "$bin" agent --proto </dev/null 2>/dev/null)" = "$proto" ]; then exec "$bin" agent "$k"; fi
+if [ -f "$bin" ] && [ -x "$bin" ]; then
+  got=$($to "$bin" agent --proto </dev/null 2>/dev/null)
+  [ "$got" = "$proto" ] && exec "$bin" agent "$k"
+  printf '@A mismatch %.64s %s\n' "$(printf %s "$got" | tr -c 'A-Za-z0-9./_-' '?')" "$(printf %s "$bin" | tr '\n' '?')"
+fi
 exec sh -c "$script" synthwatch-agent "$k"`
 
 // ServeAgent is the agent in Go, run on the host as "synthwatch agent
@@ -50,7 +57,10 @@ func ServeAgent(in io.Reader, out io.Writer, nonce string) error {
 	os.Setenv("LC_ALL", "C") // the commands it runs see what the shell's would
 	os.Unsetenv("CDPATH")
 	s := &hostAgent{nonce: nonce, alias: map[string]string{}, tmpl: map[string][]string{}, last: map[string]string{}, outs: map[string][]byte{}}
-	if _, err := fmt.Fprintf(out, "@H %s\n", nonce); err != nil {
+	exe, _ := os.Executable()
+	// "@A go PATH" names this agent to the dashboard (Agent.Kind); an older
+	// one skips it as it skips a login rc's output
+	if _, err := fmt.Fprintf(out, "@A go %s\n@H %s\n", strings.ReplaceAll(exe, "\n", "?"), nonce); err != nil {
 		return err
 	}
 	// stdin is read apart from the requests: when it ends (the dashboard

@@ -46,6 +46,19 @@ func goAgent(t *testing.T) *Agent {
 	return ag
 }
 
+// selfAsBinary is a deployed synthwatch as a host finds it through any
+// link (sshd passes no SW_TEST_AGENT): a script that runs the test binary
+// as the Go agent.
+func selfAsBinary(t testing.TB) string {
+	t.Helper()
+	self, err := os.Executable()
+	must(t, err)
+	p := filepath.Join(t.TempDir(), "synthwatch")
+	writeFile(t, p, "#!/bin/sh\nSW_TEST_AGENT=1 exec '"+self+"' \"$@\"\n")
+	must(t, os.Chmod(p, 0o755))
+	return p
+}
+
 // both are the two agents a host may run: the shell and the deployed binary.
 func both(t *testing.T) map[string]*Agent {
 	sh := NewAgent(Local{})
@@ -74,6 +87,9 @@ func TestAgentLauncherPicksTheBinary(t *testing.T) {
 	if !goAgentRuns(t, ag) {
 		t.Fatal("the launcher did not run the binary that speaks the protocol")
 	}
+	if self, _ := os.Executable(); ag.Kind() != "go "+self {
+		t.Errorf("kind %q, want go %s", ag.Kind(), self)
+	}
 
 	dir := t.TempDir()
 	for name, script := range map[string]string{
@@ -93,12 +109,19 @@ func TestAgentLauncherPicksTheBinary(t *testing.T) {
 		if goAgentRuns(t, sh) {
 			t.Fatalf("%s binary: run as the agent", name)
 		}
+		// the shell reads, and says why not the binary: once, as the agent's kind
+		if k := sh.Kind(); !strings.HasPrefix(k, "shell (") || !strings.Contains(k, p) || !strings.Contains(k, AgentProto) {
+			t.Errorf("%s binary: kind %q, want the shell naming the binary and the protocol", name, k)
+		}
 	}
 	none := NewAgent(Local{})
 	none.UseBinary(filepath.Join(dir, "absent"))
 	t.Cleanup(none.Close)
 	if _, err := none.Run(context.Background(), b); err != nil {
 		t.Fatalf("no binary: %v", err)
+	}
+	if k := none.Kind(); k != "shell" {
+		t.Errorf("no binary: kind %q, want shell", k)
 	}
 }
 

@@ -81,20 +81,17 @@ func coldEach(prep string) *Batch {
 	return b
 }
 
-// runColdEach runs coldEach over h and checks every category was read; it
-// returns the most processes the host ran at once for the link.
-func runColdEach(tb testing.TB, h *SSH, master int, prep string, n int) int {
+// runColdEach runs coldEach with run (one exec of the one-shot batch, or
+// an agent's request) and checks every category was read; it returns the
+// most processes the host ran at once for the link.
+func runColdEach(tb testing.TB, run func(context.Context, *Batch) (*answers, error), master int, prep string, n int) int {
 	tb.Helper()
 	b := coldEach(prep)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute) // bounds a hang (10,000 on a loaded 2-core box: minutes)
 	defer cancel()
 	stop := peakProcs(master)
-	res, err := h.Exec(ctx, b.Argv()...)
+	a, err := run(ctx, b)
 	peak := stop()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	a, err := parseBatchOf(res.Stdout, b, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -110,6 +107,17 @@ func runColdEach(tb testing.TB, h *SSH, master int, prep string, n int) int {
 	return peak
 }
 
+// oneShot runs a batch as the one-shot exec over h.
+func oneShot(h *SSH) func(context.Context, *Batch) (*answers, error) {
+	return func(ctx context.Context, b *Batch) (*answers, error) {
+		res, err := h.Exec(ctx, b.Argv()...)
+		if err != nil {
+			return nil, err
+		}
+		return parseBatchOf(res.Stdout, b, nil)
+	}
+}
+
 // A cold poll of 600 categories over a real sshd runs a bounded number of
 // processes on the host at a time (the trial's commit forked a subshell
 // per folder, all at once: 2,000 took the load to 63 on 2 cores), and
@@ -119,7 +127,7 @@ func TestColdPollOfManyCategoriesForksBounded(t *testing.T) {
 	prep := manyCategories(t, n)
 	s := sshdtest.Start(t)
 	h := dial(t, opts(t, s))
-	peak := runColdEach(t, h, sshdMaster(t, s), prep, n)
+	peak := runColdEach(t, oneShot(h), sshdMaster(t, s), prep, n)
 	t.Logf("%d categories: at most %d processes under sshd at once", n, peak)
 	// sshd's session processes, the batch's shell, and 8 runs of folders
 	// with the few commands each runs at a time: far from one per folder
@@ -128,9 +136,48 @@ func TestColdPollOfManyCategoriesForksBounded(t *testing.T) {
 	}
 }
 
-// BenchmarkColdPoll10k: the cold batch of 10,000 categories over a real
-// sshd: wall time per poll and the most host processes at once.
-// SW_SCALE_N changes the number.
+// With the deployed binary as the agent, a first read of 2,000 categories
+// runs a handful of processes on the host, whatever their number: sshd's,
+// the launcher's shell and its probe of the binary, the agent.
+func TestColdPollThroughTheBinaryForksAHandful(t *testing.T) {
+	const n = 2000
+	prep := manyCategories(t, n)
+	s := sshdtest.Start(t)
+	h := dial(t, opts(t, s))
+	ag := NewAgent(h)
+	ag.UseBinary(selfAsBinary(t))
+	t.Cleanup(ag.Close)
+	peak := runColdEach(t, ag.Run, sshdMaster(t, s), prep, n)
+	if !strings.HasPrefix(ag.Kind(), "go ") {
+		t.Fatalf("the agent that answered: %q, want the deployed binary", ag.Kind())
+	}
+	t.Logf("%d categories through the binary: at most %d processes under sshd at once", n, peak)
+	if peak > 12 {
+		t.Errorf("%d processes at once, want a handful", peak)
+	}
+	// the steady polls after it name every category's files: the same
+	// agent answers them (it does not start anew for its many aliases)
+	steady := &Batch{}
+	for i := 0; i < n; i++ {
+		d := filepath.Join(prep, fmt.Sprintf("C%05d", i))
+		steady.Tail(NewTail(filepath.Join(d, "runs.jsonl")))
+		steady.Count(NewCounter(filepath.Join(d, "raw_responses.jsonl")))
+		steady.Count(NewCounter(filepath.Join(d, "prompts.jsonl")))
+	}
+	for range 2 {
+		if _, err := ag.Run(t.Context(), steady); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if starts, reqs := ag.Stats(); starts != 1 || reqs != 3 {
+		t.Errorf("%d agents started for %d requests, want 1 for 3", starts, reqs)
+	}
+}
+
+// BenchmarkColdPoll10k: the first read of 10,000 categories over a real
+// sshd, by the one-shot batch (shell) and by the deployed binary's agent,
+// started afresh each time as a cold poll starts it: wall time per poll
+// and the most host processes at once. SW_SCALE_N changes the number.
 func BenchmarkColdPoll10k(b *testing.B) {
 	n := 10000
 	if v, err := strconv.Atoi(os.Getenv("SW_SCALE_N")); err == nil && v > 0 {
@@ -140,13 +187,25 @@ func BenchmarkColdPoll10k(b *testing.B) {
 	s := sshdtest.Start(b)
 	h := dial(b, opts(b, s))
 	master := sshdMaster(b, s)
-	peak := 0
-	var took time.Duration
-	for b.Loop() {
-		start := time.Now()
-		peak = max(peak, runColdEach(b, h, master, prep, n))
-		took += time.Since(start)
+	bin := selfAsBinary(b)
+	for _, via := range []string{"batch", "binary"} {
+		b.Run(via, func(b *testing.B) {
+			peak := 0
+			var took time.Duration
+			for b.Loop() {
+				run := oneShot(h)
+				if via == "binary" {
+					ag := NewAgent(h)
+					ag.UseBinary(bin)
+					defer ag.Close()
+					run = ag.Run
+				}
+				start := time.Now()
+				peak = max(peak, runColdEach(b, run, master, prep, n))
+				took += time.Since(start)
+			}
+			b.ReportMetric(float64(peak), "peak_procs")
+			b.ReportMetric(took.Seconds()/float64(b.N), "s/poll")
+		})
 	}
-	b.ReportMetric(float64(peak), "peak_procs")
-	b.ReportMetric(took.Seconds()/float64(b.N), "s/poll")
 }

@@ -29,6 +29,8 @@ bench ./worker . 1x "$COUNT"
 bench ./remote 'IdlePoll|GrownPoll' 20x "$COUNT"
 bench ./remote 'ColdStart2GB|PollVsHabit' 1x "$COUNT"
 bench ./remote DeadLink 1x 1
+bench ./remote 'ColdPoll10k' 1x 1
+SW_E2E=1 bench ./pipeline 'FirstScreen10k' 1x 1
 bench ./pipeline 'WatcherIdlePoll|VitalsRead|WatcherGrowingPoll' 20x "$COUNT"
 bench ./pipeline 'ColdStatus' 1x 3
 bench ./pipeline 'Wake' 3x 1

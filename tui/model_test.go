@@ -502,6 +502,30 @@ func TestNotifications(t *testing.T) {
 
 // Our own kill rings no bell; a worker that died does, and so does the end
 // of the job (once).
+// Every way the server stops serving rings once: down, crashed, hung
+// (alive, generating nothing), stopped (a SIGTERM's drain); its kind is
+// what a notify_command is told.
+func TestNotifyServerStates(t *testing.T) {
+	for st, kind := range map[string]string{pipeline.ServerDown: "server_down", pipeline.ServerCrashed: "server_crash", pipeline.ServerHung: "server_hang", pipeline.ServerStopped: "server_stop"} {
+		c := &clock{t: t0}
+		n := newNotifier(NotifyConfig{}, "gpu", c.now)
+		var kinds []string
+		n.cfg.Run, n.cfg.Command = func(_ string, stdin []byte) error { kinds = append(kinds, string(stdin)); return nil }, "notify"
+		old, cur := running(), running()
+		old.Server = pipeline.Server{State: pipeline.ServerBusy}
+		cur.Server = pipeline.Server{State: st, Reason: "hang: NCCL watchdog thread terminated", LastCrash: "Scheduler hit an exception"}
+		for _, cmd := range n.changes(old, cur) {
+			runAll(cmd)
+		}
+		if len(kinds) != 1 || !strings.Contains(kinds[0], `"kind":"`+kind+`"`) {
+			t.Errorf("%s: notices %q, want one %s", st, kinds, kind)
+		}
+		if cmds := n.changes(cur, cur); len(cmds) != 0 {
+			t.Errorf("%s rang again while it lasted", st)
+		}
+	}
+}
+
 func TestNotifyKillIsNoCrash(t *testing.T) {
 	c := &clock{t: t0}
 	n := newNotifier(NotifyConfig{}, "gpu", c.now)

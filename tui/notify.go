@@ -27,7 +27,7 @@ type NotifyConfig struct {
 
 // NotifyKinds are the kinds of notice, the names notify.off takes. A new
 // kind of notice is added here too.
-var NotifyKinds = []string{"stall", "category_done", "pipeline_done", "worker_exit", "server_crash", "server_down", "disconnect", "gpu_lost", "gpu_idle", "disk_low", "throughput_drop"}
+var NotifyKinds = []string{"stall", "category_done", "pipeline_done", "worker_exit", "server_crash", "server_down", "server_hang", "server_stop", "disconnect", "gpu_lost", "gpu_idle", "disk_low", "throughput_drop"}
 
 type notifier struct {
 	cfg      NotifyConfig
@@ -100,11 +100,17 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 		!cur.Worker.ByYou && cur.Worker.State != pipeline.WorkerExited {
 		add("worker_exit", "", "worker "+cur.Worker.State) // our own kill, or the job's end (pipeline_done), rings no worker bell
 	}
-	if cur.Server.State == pipeline.ServerDown && old.Server.State != pipeline.ServerDown && old.Server.State != "" {
-		add("server_down", "", "server down: "+cur.Server.Reason)
-	}
-	if cur.Server.State == pipeline.ServerCrashed && old.Server.State != pipeline.ServerCrashed && old.Server.State != "" {
-		add("server_crash", "", "server crashed: "+cur.Server.LastCrash)
+	if st := cur.Server.State; st != old.Server.State && old.Server.State != "" {
+		switch st {
+		case pipeline.ServerDown:
+			add("server_down", "", "server down: "+cur.Server.Reason)
+		case pipeline.ServerCrashed:
+			add("server_crash", "", "server crashed: "+cur.Server.LastCrash)
+		case pipeline.ServerHung:
+			add("server_hang", "", "server hung: "+cur.Server.Reason) // alive, answering nothing: a night lost as surely as a crash
+		case pipeline.ServerStopped:
+			add("server_stop", "", "server stopped: "+cur.Server.Reason)
+		}
 	}
 	if cur.Connection.State.Up() {
 		n.vitals(cur.Vitals, add)

@@ -414,6 +414,9 @@ func (m Model) helpBox(w int) string {
 		}
 		rows = append(rows, "", m.st.Warn.Render("read-only session: "+strings.Join(off, " ")+" (launch, kill, resume, restart) are off"))
 	}
+	if r := m.conn.Reader; r != "" {
+		rows = append(rows, "", m.st.Dim.Render("host read by: "+parse.SanitizeString(r)))
+	}
 	const chrome = 6 // border, title, blank lines, hint
 	if len(rows)+chrome > max(m.height, 8) {
 		rows = m.helpColumns(min(w-6, 76))

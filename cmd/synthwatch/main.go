@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime/pprof"
 )
@@ -16,6 +17,9 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 	}
+	// a one-shot command's stderr carries warnings, not the log's notes
+	// (the dashboard and the fleet log to a file, at info)
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	err := newRoot().Execute()
 	if err == nil {
 		return

@@ -87,21 +87,30 @@ func BenchmarkStatusCommandVsHabit(b *testing.B) {
 		}
 		return d
 	}
-	for _, rtt := range []time.Duration{50 * time.Millisecond, 150 * time.Millisecond, 300 * time.Millisecond} {
-		b.Run(fmt.Sprintf("rtt=%dms", rtt.Milliseconds()), func(b *testing.B) {
-			px.SetDelay(rtt / 2)
-			var o, h []float64
-			for b.Loop() {
-				o = append(o, run(ours, `"done": 1000`).Seconds())
-				h = append(h, run(habit, "total").Seconds())
-			}
-			mo, mh := median(o), median(h)
-			b.ReportMetric(mo, "s")
-			b.ReportMetric(mh, "habit_s")
-			b.ReportMetric(mo/mh, "x_habit")
-			b.ReportMetric(mo/rtt.Seconds(), "RTTs")
-			b.ReportMetric(mh/rtt.Seconds(), "habit_RTTs")
-		})
+	// host=shell: no synthwatch on the host (the old script's host), the
+	// shell agent reads; host=deployed: synthwatch is there (--worker-bin,
+	// as `synthwatch deploy` or the Go worker put it), its agent reads
+	deployed := exec.Command(ours.Path, append(append([]string{}, ours.Args[1:len(ours.Args)-1]...), "--worker-bin", bin, ours.Args[len(ours.Args)-1])...)
+	for _, host := range []struct {
+		name string
+		cmd  *exec.Cmd
+	}{{"shell", ours}, {"deployed", deployed}} {
+		for _, rtt := range []time.Duration{50 * time.Millisecond, 150 * time.Millisecond, 300 * time.Millisecond} {
+			b.Run(fmt.Sprintf("host=%s/rtt=%dms", host.name, rtt.Milliseconds()), func(b *testing.B) {
+				px.SetDelay(rtt / 2)
+				var o, h []float64
+				for b.Loop() {
+					o = append(o, run(host.cmd, `"done": 1000`).Seconds())
+					h = append(h, run(habit, "total").Seconds())
+				}
+				mo, mh := median(o), median(h)
+				b.ReportMetric(mo, "s")
+				b.ReportMetric(mh, "habit_s")
+				b.ReportMetric(mo/mh, "x_habit")
+				b.ReportMetric(mo/rtt.Seconds(), "RTTs")
+				b.ReportMetric(mh/rtt.Seconds(), "habit_RTTs")
+			})
+		}
 	}
 }
 

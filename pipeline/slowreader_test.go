@@ -1,0 +1,55 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+)
+
+// A host with many categories and no synthwatch is read by the shell, a
+// few processes per category each poll: the first screen says so and how
+// to have the Go agent read it; a host with the binary reads them in one
+// process and says nothing. Connection.Reader names which one read.
+func TestManyCategoriesReadByTheShellSayDeploy(t *testing.T) {
+	root := t.TempDir()
+	for i := 0; i < slowReaderAt; i++ {
+		d := filepath.Join(root, "prepared", fmt.Sprintf("C%04d", i))
+		must(t, os.MkdirAll(d, 0o755))
+		must(t, os.WriteFile(filepath.Join(d, "prompts.jsonl"), []byte("{\"id\":1}\n{\"id\":2}\n"), 0o644))
+	}
+	s := sshdtest.Start(t)
+	p := newProxied(t, s)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	first := func(bin string) Snapshot {
+		h := p.dial(t)
+		t.Cleanup(func() { h.Close() })
+		snap := NewWatcher(h, Options{Host: "gpu7", Root: root, ServerURL: closedURL(t), WorkerBin: bin}, nil).Poll(context.Background())
+		if len(snap.Categories) != slowReaderAt {
+			t.Fatalf("%d categories, want %d", len(snap.Categories), slowReaderAt)
+		}
+		return snap
+	}
+	snap := first(filepath.Join(root, "absent"))
+	if snap.Connection.Reader != "shell agent" || !hasAlert(snap, WarnSlowReader, "synthwatch deploy gpu7") {
+		t.Fatalf("read by %q, alerts %+v", snap.Connection.Reader, snap.Alerts)
+	}
+	snap = first(testbin.Path(t))
+	if !strings.HasPrefix(snap.Connection.Reader, "go agent ") || hasAlert(snap, WarnSlowReader, "") {
+		t.Fatalf("with the binary: read by %q, alerts %+v", snap.Connection.Reader, snap.Alerts)
+	}
+}
+
+func hasAlert(s Snapshot, kind WarningKind, text string) bool {
+	for _, a := range s.Alerts {
+		if a.Kind == kind && strings.Contains(a.Text, text) {
+			return true
+		}
+	}
+	return false
+}
