@@ -77,7 +77,7 @@ func (c *Client) askWhole(base string, chunks, tokens, asked int) {
 		return
 	}
 	gap := c.idleGap()
-	why := fmt.Sprintf("%s streamed /generate in %d cumulative chunks for %d tokens though stream_interval %d was asked (a gateway such as smg drops it), so every answer cost the sum of its prefixes on the wire: later requests ask it for whole answers (\"stream\": false), each given %s plus %s per 1,200 max_new_tokens instead of an idle timeout",
+	why := fmt.Sprintf("%s streamed /generate in %d cumulative chunks for %d tokens though stream_interval %d was asked (a gateway such as smg drops it), so each answer costs the sum of its prefixes on the wire: later requests ask it for whole answers (\"stream\": false), each given %s plus %s per 1,200 max_new_tokens instead of an idle timeout",
 		base, chunks, tokens, asked, gap, gap)
 	if c.whole == nil {
 		c.whole = map[string]string{}
