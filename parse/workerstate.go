@@ -41,9 +41,13 @@ type WorkerState struct {
 	Category  string    `json:"category,omitempty"`
 	// CategorySince is when the worker moved to Category: a file that last
 	// grew before it is not a stall yet
-	CategorySince time.Time       `json:"category_since,omitzero"`
-	Error         string          `json:"error,omitempty"`
-	Categories    []CategoryState `json:"categories"`
+	CategorySince time.Time `json:"category_since,omitzero"`
+	Error         string    `json:"error,omitempty"`
+	// WholeAnswers says why the worker asks the server for whole /generate
+	// answers instead of streams (it streamed one cumulative chunk per
+	// token: a gateway dropped stream_interval); empty while it streams.
+	WholeAnswers string          `json:"whole_answers,omitempty"`
+	Categories   []CategoryState `json:"categories"`
 }
 
 // CategoryState is one category's line in worker.json.

@@ -140,7 +140,7 @@ func (s *Server) plan(req *request, chat bool, l *liveReq, body []byte) *job {
 	if !s.opts.Instant {
 		j.n, j.finish = s.completionLen(maxTokens)
 	}
-	j.pieces = s.pieces(j.n)
+	j.pieces = s.pieces(j.n, s.streamEvery(req, chat))
 	s.mu.Lock()
 	f := s.faults
 	s.mu.Unlock()
@@ -268,18 +268,18 @@ func (s *Server) waitAbort(l *liveReq) {
 	}
 }
 
-// pieces splits a completion of n tokens into up to 64 stream chunks; the
+// pieces splits a completion of n tokens into stream chunks: every
+// tokens each for a /generate stream (interval.go), else up to 64; the
 // first third is reasoning.
-func (s *Server) pieces(n int) []piece {
+func (s *Server) pieces(n, every int) []piece {
 	var ps []piece
 	if s.opts.Instant {
 		ps = []piece{{reasoning: true, text: "thinking", ids: randIDs(1)}, {text: "ok", ids: randIDs(1)}}
 	} else {
-		k := min(n, 64)
-		ps = make([]piece, k)
-		for i := range ps {
-			tok := n*(i+1)/k - n*i/k
-			ps[i] = piece{reasoning: i < k/3, text: words(tok), ids: randIDs(tok)}
+		sizes := chunkSizes(n, every)
+		ps = make([]piece, len(sizes))
+		for i, tok := range sizes {
+			ps[i] = piece{reasoning: i < len(sizes)/3, text: words(tok), ids: randIDs(tok)}
 		}
 	}
 	content := 0

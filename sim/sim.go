@@ -50,6 +50,10 @@ type Options struct {
 	// StreamOutput2025 copies a late-2025 SGLang started with --stream-output:
 	// /generate streams keep the text cumulative but send output_ids as deltas.
 	StreamOutput2025 bool
+	// DropStreamInterval ignores /generate's sampling_params.stream_interval,
+	// as the Shepherd Model Gateway (smg) in front of SGLang does: streams
+	// send one cumulative chunk per token (interval.go).
+	DropStreamInterval bool
 	// NoTokenizeMessages makes /v1/tokenize take only "prompt", as 2025 builds.
 	NoTokenizeMessages bool
 	APIKey             string // if set, Authorization: Bearer <key> is required

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -22,8 +23,13 @@ type Client struct {
 	// IdleGap ends a streamed request that sends nothing for this long; a
 	// request still producing tokens is never cut (DefaultIdleGap if 0).
 	IdleGap time.Duration
+	// OnWhole is told once per server URL, with why, when the client starts
+	// asking that server for whole /generate answers (whole.go).
+	OnWhole func(why string)
 
-	apiKey string // sent as Authorization: Bearer; never logged or stored
+	apiKey  string // sent as Authorization: Bearer; never logged or stored
+	wholeMu sync.Mutex
+	whole   map[string]string // server URL → why it gets whole answers
 }
 
 // DefaultIdleGap is how long a streamed answer may stay silent. It covers a
@@ -96,14 +102,20 @@ func (c *Client) Complete(ctx context.Context, rid string, p Prompt, maxTokens i
 		body["model"] = c.Model
 	}
 	var acc chatAccumulator
-	if err := c.stream(ctx, "/v1/chat/completions", body, acc.chunk); err != nil {
+	if err := c.stream(ctx, "/v1/chat/completions", body, 0, acc.chunk); err != nil {
 		return Completion{}, err
 	}
 	return acc.result()
 }
 
 func (c *Client) generate(ctx context.Context, rid string, p Prompt, maxTokens int, sampling map[string]any) (Completion, error) {
-	body := map[string]any{"rid": rid, "stream": true, "sampling_params": generateParams(sampling, maxTokens)}
+	sp := generateParams(sampling, maxTokens)
+	base := c.Base
+	var limit time.Duration // 0: streamed; else a whole answer cut after limit
+	if c.wholeFor(base) {
+		limit = c.wholeLimit(maxTokens)
+	}
+	body := map[string]any{"rid": rid, "stream": limit == 0, "sampling_params": sp}
 	var promptIDs json.RawMessage
 	switch {
 	case len(p.Text) > 0:
@@ -120,10 +132,13 @@ func (c *Client) generate(ctx context.Context, rid string, p Prompt, maxTokens i
 		return Completion{}, &PermanentError{errors.New("prompt has no text, input_ids or messages (api=generate)")}
 	}
 	var acc generateAccumulator
-	if err := c.stream(ctx, "/generate", body, acc.chunk); err != nil {
+	if err := c.stream(ctx, "/generate", body, limit, acc.chunk); err != nil {
 		return Completion{}, err
 	}
 	comp, err := acc.result()
+	if err == nil && limit == 0 && acc.perTokenCumulative(askedInterval(sp), comp.CompletionTokens) {
+		c.askWhole(base, acc.chunks, comp.CompletionTokens, askedInterval(sp))
+	}
 	comp.PromptIDs = promptIDs
 	return comp, err
 }

@@ -87,3 +87,12 @@ func (w *Worker) updateCat(idx int, f func(*parse.CategoryState)) {
 	defer w.mu.Unlock()
 	f(&w.state.Categories[idx])
 }
+
+// wholeAnswers logs, once, that the server now gets asked for whole
+// answers, and says so in worker.json.
+func (w *Worker) wholeAnswers(why string) {
+	w.logf("WARNING: %s", why)
+	w.mu.Lock()
+	w.state.WholeAnswers = why
+	w.mu.Unlock()
+}

@@ -23,20 +23,24 @@ func (e errIdle) Error() string { return fmt.Sprintf("no data from the server fo
 // "[DONE]" or the end of the body. The request is cancelled only when the
 // server stays silent for IdleGap, so a long completion that keeps
 // producing tokens is never cut. A server that answers with plain JSON (no
-// streaming) is handed to fn as one event.
-func (c *Client) stream(ctx context.Context, path string, body any, fn func([]byte) error) error {
-	gap := c.IdleGap
-	if gap <= 0 {
-		gap = DefaultIdleGap
+// streaming) is handed to fn as one event. whole > 0: the request asked
+// for a whole answer, which sends nothing until it is done, so it is cut
+// after whole instead, however it trickles in.
+func (c *Client) stream(ctx context.Context, path string, body any, whole time.Duration, fn func([]byte) error) error {
+	gap := c.idleGap()
+	var cause error = errIdle{gap}
+	touch := func(t *time.Timer) { t.Reset(gap) }
+	if whole > 0 {
+		gap, cause, touch = whole, errWholeLimit{whole}, func(*time.Timer) {}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var fired atomic.Bool
-	timer := time.AfterFunc(gap, func() { fired.Store(true); cancel(errIdle{gap}) })
+	timer := time.AfterFunc(gap, func() { fired.Store(true); cancel(cause) })
 	defer timer.Stop()
 	wrap := func(err error) error {
 		if fired.Load() {
-			return errIdle{gap}
+			return cause
 		}
 		return err
 	}
@@ -46,15 +50,15 @@ func (c *Client) stream(ctx context.Context, path string, body any, fn func([]by
 		return wrap(err)
 	}
 	defer resp.Body.Close()
-	timer.Reset(gap)
+	touch(timer)
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		data, err := io.ReadAll(io.LimitReader(&touchReader{resp.Body, timer, gap}, 64<<20))
+		data, err := io.ReadAll(io.LimitReader(&touchReader{resp.Body, timer, touch}, 64<<20))
 		if err != nil {
 			return wrap(fmt.Errorf("read answer: %w", err))
 		}
 		return fn(data)
 	}
-	sc := bufio.NewScanner(&sseProgress{r: resp.Body, timer: timer, gap: gap})
+	sc := bufio.NewScanner(&sseProgress{r: resp.Body, timer: timer, touch: touch})
 	sc.Buffer(make([]byte, 4<<10), 64<<20) // grows for a long line; most chunks are small
 	for sc.Scan() {
 		line := sc.Bytes()
@@ -80,13 +84,13 @@ func (c *Client) stream(ctx context.Context, path string, body any, fn func([]by
 type touchReader struct {
 	r     io.Reader
 	timer *time.Timer
-	gap   time.Duration
+	touch func(*time.Timer)
 }
 
 func (t *touchReader) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
 	if n > 0 {
-		t.timer.Reset(t.gap)
+		t.touch(t.timer)
 	}
 	return n, err
 }
@@ -98,7 +102,7 @@ func (t *touchReader) Read(p []byte) (int, error) {
 type sseProgress struct {
 	r     io.Reader
 	timer *time.Timer
-	gap   time.Duration
+	touch func(*time.Timer)
 	st    byte // sseLineStart, sseComment, sseData: where the last byte read left off
 }
 
@@ -131,7 +135,7 @@ func (t *sseProgress) Read(p []byte) (int, error) {
 		t.st, b = sseLineStart, b[i+1:]
 	}
 	if moved {
-		t.timer.Reset(t.gap)
+		t.touch(t.timer)
 	}
 	return n, err
 }

@@ -76,6 +76,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		statePath: underRoot(cfg.Root, parse.WorkerStatePath),
 	}
 	w.rids = &ridSource{run: w.runID}
+	client.OnWhole = w.wholeAnswers
 	w.initState()
 	return w.run(ctx)
 }

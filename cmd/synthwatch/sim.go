@@ -80,6 +80,7 @@ vllm answers like vLLM instead.`,
 	fl.DurationVar(&o.DisconnectHold, "disconnect-hold", 4*time.Second, "how long a client's disconnect goes unnoticed (at speed 1)")
 	fl.BoolVar(&o.IncrementalStreaming, "incremental-streaming-output", false, "/generate streams send deltas, not cumulative text and ids")
 	fl.BoolVar(&o.StreamOutput2025, "stream-output", false, "as a 2025 SGLang with --stream-output: /generate streams cumulative text but delta output_ids")
+	fl.BoolVar(&o.DropStreamInterval, "drop-stream-interval", false, "as behind the smg gateway: ignore /generate's sampling_params.stream_interval and stream one cumulative chunk per token")
 	fl.BoolVar(&o.NoTokenizeMessages, "no-tokenize-messages", false, "/v1/tokenize takes only prompt (2025 builds)")
 	return cmd
 }
