@@ -65,15 +65,17 @@ func (s *Summary) Every() time.Duration { return time.Duration(s.EverySec) * tim
 
 // Category is one category's totals: all its records, not just the window's.
 type Category struct {
-	Name        string `json:"name"`
-	Records     int64  `json:"records"`
-	Tokens      int64  `json:"tokens"`
-	NoTime      int64  `json:"no_time,omitempty"`   // records without a readable finished_at
-	BadLines    int64  `json:"bad_lines,omitempty"` // lines that are not one JSON object
-	Prompts     int64  `json:"prompts"`
-	Target      int64  `json:"target"` // the worker's target, else the prompt count
-	TokenBudget int64  `json:"token_budget,omitempty"`
-	State       string `json:"state,omitempty"` // from worker.json
+	Name    string `json:"name"`
+	Records int64  `json:"records"`
+	Tokens  int64  `json:"tokens"`
+	// TokensUnknown: records whose tokens are unknown (not in Tokens, never 0)
+	TokensUnknown int64  `json:"tokens_unknown_records,omitempty"`
+	NoTime        int64  `json:"no_time,omitempty"`   // records without a readable finished_at
+	BadLines      int64  `json:"bad_lines,omitempty"` // lines that are not one JSON object
+	Prompts       int64  `json:"prompts"`
+	Target        int64  `json:"target"` // the worker's target, else the prompt count
+	TokenBudget   int64  `json:"token_budget,omitempty"`
+	State         string `json:"state,omitempty"` // from worker.json
 	// InWindow are the window's records; RatePerHour is their rate over the
 	// span they cover (first to last), 0 with fewer than two.
 	InWindow    int64      `json:"in_window"`
@@ -96,8 +98,9 @@ type Interval struct {
 
 // Counts are one category's records and completion tokens in an interval.
 type Counts struct {
-	Records int64 `json:"records"`
-	Tokens  int64 `json:"tokens"`
+	Records       int64 `json:"records"`
+	Tokens        int64 `json:"tokens"`
+	TokensUnknown int64 `json:"tokens_unknown_records,omitempty"` // not in Tokens
 }
 
 // Throughput is the server's generation throughput (token/s) from its

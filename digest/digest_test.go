@@ -149,3 +149,54 @@ func TestDigestBadLinesAndTornTail(t *testing.T) {
 		}
 	}
 }
+
+// Records whose tokens are unknown (the old script's None, the key
+// missing, "n/a", the worker's null for a stream cut before its usage
+// chunk) are counted apart, in the totals and in their interval, never as
+// 0 tokens.
+func TestDigestTokensUnknownApart(t *testing.T) {
+	loc := time.UTC
+	now := time.Date(2026, 3, 4, 6, 20, 0, 0, loc)
+	root := t.TempDir()
+	digesttest.Night(t, root, now, digesttest.Options{})
+	before, err := digest.Build(digest.Options{Root: root, Since: now.Add(-12 * time.Hour), Now: now, Loc: loc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := filepath.Join(root, "prepared", "B3_python", "raw_responses.jsonl")
+	f, err := os.OpenFile(raw, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := "2026-03-04T06:10:00.000000"
+	f.WriteString(`{"id": "u1", "usage": null, "completion_tokens": null, "finished_at": "` + at + "\"}\n" +
+		`{"id": "u2", "finished_at": "` + at + "\"}\n" +
+		`{"id": "u3", "completion_tokens": "n/a", "finished_at": "` + at + "\"}\n" +
+		`{"id":"u4","run":"r","prompt_tokens":null,"completion_tokens":null,"finished_at":"2026-03-04T06:10:00Z"}` + "\n" +
+		`{"id": "k1", "completion_tokens": 7, "finished_at": "` + at + "\"}\n")
+	f.Close()
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-12 * time.Hour), Now: now, Loc: loc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(s *digest.Summary) digest.Category {
+		for _, c := range s.Categories {
+			if c.Name == "B3_python" {
+				return c
+			}
+		}
+		t.Fatal("no B3_python")
+		return digest.Category{}
+	}
+	b, c := find(before), find(s)
+	if b.TokensUnknown != 0 || c.TokensUnknown != 4 || c.Tokens != b.Tokens+7 || c.Records != b.Records+5 {
+		t.Fatalf("B3: %d records, %d tokens, %d unknown; before the five: %d, %d, %d", c.Records, c.Tokens, c.TokensUnknown, b.Records, b.Tokens, b.TokensUnknown)
+	}
+	var inIntervals int64
+	for _, iv := range s.Intervals {
+		inIntervals += iv.Categories["B3_python"].TokensUnknown
+	}
+	if inIntervals != 4 {
+		t.Fatalf("%d unknown in the intervals, want 4", inIntervals)
+	}
+}

@@ -133,6 +133,11 @@ func (d *digester) record(acc *catAcc, line []byte, complete bool) {
 	}
 	c.Records++
 	c.Tokens += st.CompletionTokens
+	unknown := int64(0)
+	if !st.HasTokens {
+		unknown = 1 // null, missing or not a count: apart, never 0 tokens
+	}
+	c.TokensUnknown += unknown
 	run := d.run(st.Run)
 	run.Records++
 	if run.ByCategory == nil {
@@ -154,6 +159,7 @@ func (d *digester) record(acc *catAcc, line []byte, complete bool) {
 		k := iv.Categories[c.Name]
 		k.Records++
 		k.Tokens += st.CompletionTokens
+		k.TokensUnknown += unknown
 		iv.Categories[c.Name] = k
 		if acc.inWindow == 0 || t.Before(acc.wFirst) {
 			acc.wFirst = t

@@ -2,7 +2,6 @@ package parse
 
 import (
 	"bytes"
-
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -12,24 +11,9 @@ import (
 	"testing"
 )
 
-// pyGroups is, for each line of path, the index of the first line whose id
-// python3's json.loads (the line read with surrogateescape, numbers as exact
-// decimals) finds equal: the grouping resume must reproduce.
-const pyGroups = `
-import json, sys
-from decimal import Decimal
-def canon(v):
-    if isinstance(v, bool): return ('b', v)
-    if v is None: return ('null',)
-    if isinstance(v, Decimal): return ('n', v.normalize() if v != 0 else Decimal(0))
-    if isinstance(v, str): return ('s', v)
-    if isinstance(v, list): return ('l', tuple(canon(x) for x in v))
-    if isinstance(v, dict): return ('d', tuple(sorted((k, canon(x)) for k, x in v.items())))
-first = {}
-for n, raw in enumerate(open(sys.argv[1], 'rb').read().split(b'\n')[:-1]):
-    o = json.loads(raw.decode('utf-8', 'surrogateescape'), parse_float=Decimal, parse_int=Decimal)
-    print(first.setdefault(canon(o['id']), n))
-`
+// pyIDs is the differential id harness, shared with worker's tests:
+// python3's json.loads reading of ids (scripts/ids.py).
+const pyIDs = "../scripts/ids.py"
 
 func python(t *testing.T) string {
 	t.Helper()
@@ -96,7 +80,8 @@ func TestCanonicalKeyAgreesWithPython(t *testing.T) {
 	if err := os.WriteFile(path, file.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(py, "-c", pyGroups, path).Output()
+	// for each line, the first line whose id python3 finds equal: the grouping resume must reproduce
+	out, err := exec.Command(py, pyIDs, "groups", path).Output()
 	if err != nil {
 		t.Fatalf("python3: %v", err)
 	}

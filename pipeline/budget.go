@@ -14,7 +14,7 @@ func tokenFigures(c *catState, js *parse.CategoryState, v *Category) {
 	switch {
 	case c.known && c.tok.complete():
 		t := c.tok.sum.tokens
-		v.CompletionTokens, v.TokensFrom = &t, TokensFromRecords
+		v.CompletionTokens, v.TokensUnknown, v.TokensFrom = &t, c.tok.sum.unknown, TokensFromRecords
 	case js != nil:
 		t := js.CompletionTokens
 		v.CompletionTokens, v.TokensFrom = &t, parse.WorkerStateFile
@@ -59,15 +59,29 @@ func budgetReached(v Category) bool {
 	return v.TokenBudget > 0 && v.CompletionTokens != nil && *v.CompletionTokens >= v.TokenBudget
 }
 
+// tokPerSec is a running category's tokens per second: its records' rate
+// times their mean tokens, the mean of those whose tokens are known (the
+// unknown ones are not 0 tokens); nil with no known record or no rate.
+func tokPerSec(v Category) *float64 {
+	known := v.Done - v.TokensUnknown
+	if v.CompletionTokens == nil || known <= 0 || v.RatePerMin <= 0 {
+		return nil
+	}
+	tps := float64(*v.CompletionTokens) / float64(known) * v.RatePerMin / 60
+	return &tps
+}
+
 // totalTokens is the pipeline's completion tokens: the sum over the
-// categories that have a figure; partial when one has none.
-func totalTokens(cats []Category) (total int64, partial bool) {
+// categories that have a figure, the records whose tokens are unknown
+// beside it; partial when a category has no figure.
+func totalTokens(cats []Category) (total, unknown int64, partial bool) {
 	for _, c := range cats {
 		if c.CompletionTokens == nil {
 			partial = true
 			continue
 		}
 		total += *c.CompletionTokens
+		unknown += c.TokensUnknown
 	}
-	return total, partial
+	return total, unknown, partial
 }

@@ -31,7 +31,7 @@ func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, 
 	w.workerStall(s, now)
 	w.noteClassRates(s.Categories)
 	s.ETASeconds, s.ETAPart = w.pipelineETA(s.Categories)
-	s.CompletionTokens, s.TokensPartial = totalTokens(s.Categories)
+	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = totalTokens(s.Categories)
 	w.crossChecks(s, now)
 	w.foldBaseline(s, now)
 	w.workerEvents(s.Worker, now)
@@ -415,10 +415,7 @@ func (w *Watcher) categoryView(c *catState, wk Worker, server string, now time.T
 		v.Reason = why // no rate and no ETA until it is back; the stall clock runs on
 	} else if v.State == StateRunning {
 		v.RatePerMin = w.rate(c, js, now)
-		if v.CompletionTokens != nil && v.Done > 0 && v.RatePerMin > 0 {
-			tps := float64(*v.CompletionTokens) / float64(v.Done) * v.RatePerMin / 60
-			v.TokPerSec = &tps
-		}
+		v.TokPerSec = tokPerSec(v)
 		v.ETASeconds = eta(v)
 	}
 	if len(c.configs) > 1 {

@@ -21,6 +21,8 @@ type RunInfo struct {
 	Args      string `json:"server_args,omitempty"`
 	Records   *int64 `json:"records"` // null while the tally does not cover the file
 	Tokens    *int64 `json:"tokens"`
+	// TokensUnknown: its records whose tokens are unknown (not in Tokens)
+	TokensUnknown int64 `json:"tokens_unknown_records,omitempty"`
 }
 
 // ConfigCount is how many of a category's records one server
@@ -30,6 +32,8 @@ type ConfigCount struct {
 	ConfigKey string `json:"config_key,omitempty"`
 	Records   int64  `json:"records"`
 	Tokens    int64  `json:"tokens"`
+	// TokensUnknown: its records whose tokens are unknown (not in Tokens)
+	TokensUnknown int64 `json:"tokens_unknown_records,omitempty"`
 }
 
 // UnknownConfig names records no run of runs.jsonl accounts for: written
@@ -64,6 +68,7 @@ func provenance(c *catState, v *Category) {
 		}
 		cc.Records += r.records
 		cc.Tokens += r.tokens
+		cc.TokensUnknown += r.unknown
 	}
 	for _, r := range c.runLines {
 		info := RunInfo{Run: r.Run, PID: r.PID, StartedAt: r.StartedAt, Version: r.Version, Server: r.Server,
@@ -73,7 +78,7 @@ func provenance(c *catState, v *Category) {
 		}
 		if complete {
 			rt := byRun[r.Run]
-			info.Records, info.Tokens = &rt.records, &rt.tokens
+			info.Records, info.Tokens, info.TokensUnknown = &rt.records, &rt.tokens, rt.unknown
 			seen[r.Run] = true
 			add(info.Config, info.ConfigKey, rt)
 		}
@@ -85,8 +90,7 @@ func provenance(c *catState, v *Category) {
 	var rest runTally
 	for run, rt := range byRun {
 		if !seen[run] {
-			rest.records += rt.records
-			rest.tokens += rt.tokens
+			rest.add(rt)
 		}
 	}
 	add(UnknownConfig, "", rest)

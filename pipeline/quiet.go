@@ -33,7 +33,7 @@ func (c Connection) Quiet(now time.Time, every time.Duration) bool {
 // cannot be read: counts kept, every state unknown, no rate, no ETA.
 func staleFigures(prev Snapshot, s *Snapshot) {
 	s.Worker = Worker{State: WorkerUnknown, PID: prev.Worker.PID, Category: prev.Worker.Category}
-	s.CompletionTokens, s.TokensPartial = prev.CompletionTokens, prev.TokensPartial // counted, as the rows' done: kept
+	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = prev.CompletionTokens, prev.TokensUnknown, prev.TokensPartial // counted, as the rows' done: kept
 	s.Server = Server{State: ServerUnknown}
 	s.Servers = nil
 	for _, v := range prev.Servers { // each one unknown too: its figures are from before the link dropped

@@ -28,9 +28,11 @@ type Snapshot struct {
 	// class with work left has no rate yet (ETAText shows both)
 	ETAPart *ETAPart `json:"eta_partial,omitempty"`
 	// CompletionTokens is every category's completion tokens added up;
-	// TokensPartial says a category has no figure yet (not in the sum).
+	// TokensPartial says a category has no figure yet (not in the sum);
+	// TokensUnknown counts the records whose tokens are unknown (not in it).
 	CompletionTokens int64     `json:"completion_tokens"`
 	TokensPartial    bool      `json:"tokens_partial,omitempty"`
+	TokensUnknown    int64     `json:"tokens_unknown_records,omitempty"`
 	Baseline         Baseline  `json:"baseline"` // throughput against the night's own median (after 30 min of it)
 	Warnings         []string  `json:"warnings"` // the texts of Alerts, in order (schema 1: an array of strings)
 	Alerts           []Warning `json:"-"`        // the warnings with their kinds; add them with Warn
@@ -215,7 +217,8 @@ type Category struct {
 	TargetSource     string     `json:"target_source,omitempty"` // worker.json | log | prompts
 	Errors           int64      `json:"errors"`
 	CompletionTokens *int64     `json:"completion_tokens"`
-	TokensFrom       string     `json:"tokens_from,omitempty"` // records (added up from the file) | worker.json
+	TokensUnknown    int64      `json:"tokens_unknown_records,omitempty"` // records with completion_tokens null, missing or not a count: not in completion_tokens
+	TokensFrom       string     `json:"tokens_from,omitempty"`            // records (added up from the file) | worker.json
 	TokenBudget      int64      `json:"token_budget,omitempty"`
 	Progress         float64    `json:"progress"`            // 0–1, by the cap that comes first
 	CappedBy         string     `json:"capped_by,omitempty"` // records | tokens: the cap that comes first

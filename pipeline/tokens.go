@@ -12,37 +12,50 @@ import (
 
 // tally is what the records of one file add up to.
 type tally struct {
-	records int64
-	tokens  int64
-	byRun   map[string]runTally // "" = records with no run (the old script)
+	runTally                     // the whole file
+	byRun    map[string]runTally // "" = records with no run (the old script)
 }
 
-type runTally struct{ records, tokens int64 }
+// runTally is records, the tokens of those whose count is known, and how
+// many have none (completion_tokens null, missing, or not a count: a
+// stream that ended before its usage chunk, the old script's None): those
+// are counted apart, never as 0 tokens.
+type runTally struct{ records, tokens, unknown int64 }
 
-func (t *tally) addRecord(run string, tokens int64) {
+func (r *runTally) add(o runTally) {
+	r.records += o.records
+	r.tokens += o.tokens
+	r.unknown += o.unknown
+}
+
+// one is a single record's tally.
+func one(tokens int64, known bool) runTally {
+	if !known {
+		return runTally{records: 1, unknown: 1}
+	}
+	return runTally{records: 1, tokens: tokens}
+}
+
+func (t *tally) addRecord(run string, tokens int64, known bool) {
+	r := one(tokens, known)
+	t.addRun(run, r)
+	t.runTally.add(r)
+}
+
+func (t *tally) addRun(run string, r runTally) {
 	if t.byRun == nil {
 		t.byRun = map[string]runTally{}
 	}
-	r := t.byRun[run]
-	r.records++
-	r.tokens += tokens
-	t.byRun[run] = r
-	t.records++
-	t.tokens += tokens
+	x := t.byRun[run]
+	x.add(r)
+	t.byRun[run] = x
 }
 
 func (t *tally) merge(o tally) {
 	for run, r := range o.byRun {
-		if t.byRun == nil {
-			t.byRun = map[string]runTally{}
-		}
-		x := t.byRun[run]
-		x.records += r.records
-		x.tokens += r.tokens
-		t.byRun[run] = x
+		t.addRun(run, r)
 	}
-	t.records += o.records
-	t.tokens += o.tokens
+	t.runTally.add(o.runTally)
 }
 
 // tokAcc adds up a raw_responses.jsonl's tokens and runs from the bytes its
@@ -168,7 +181,7 @@ func tallyLine(t *tally, line []byte) {
 	if err != nil {
 		return // not a record: counted as a line, not as a record's tokens
 	}
-	t.addRecord(f.Run, f.CompletionTokens)
+	t.addRecord(f.Run, f.CompletionTokens, f.HasTokens)
 }
 
 // openHole marks [start, end) as not seen: the partial line is dropped and

@@ -28,14 +28,16 @@ type tokResult struct {
 
 // tokenSumScript sums the records' completion tokens and counts them per
 // run over byte ranges of files, all files in one exec, in awk (POSIX: no
-// gawk extensions). It prints, per range, "i T records tokens bytes" and
-// "i R records tokens run" per run; bytes reach the end of the last whole
-// line. A record is a line that starts with '{', ends with '}' and has an
-// "id" key (parse.ParseRecordHead decides for bytes read here); its tokens
-// are the first "completion_tokens" key's number, its run the first "run"
+// gawk extensions). It prints, per range, "i T records tokens bytes unknown"
+// and "i R records tokens unknown run" per run; bytes reach the end of the
+// last whole line. A record is a line that starts with '{', ends with '}'
+// and has an "id" key (parse.ParseRecordHead decides for bytes read here);
+// its tokens are the first "completion_tokens" key whose value is a whole
+// count (a number or a string of one, below 1e18), its run the first "run"
 // key's string: what every writer seen so far puts at the top level (see
-// TestTokenSumMatchesFullDecode). Files and numbers are arguments, never
-// inside the script.
+// TestTokenSumMatchesFullDecode). A record with no such key (null, missing,
+// "n/a", 12.5) is unknown: counted apart, as parse's HasTokens false is.
+// Files and numbers are arguments, never inside the script.
 const tokenSumScript = `i=0
 while [ $# -ge 3 ]; do
   i=$((i+1))
@@ -45,23 +47,24 @@ function take(s, re,   v) { if (match(s, re)) return substr(s, RSTART, RLENGTH);
   lb = length($0) + 1; b += lb; line = $0
   sub(/\r$/, "", line)
   isrec = (line ~ /^[ \t]*(\357\273\277)?[ \t]*\{.*\}[ \t]*$/) && (line ~ /"id"[ \t]*:/) && (line !~ /"id"[ \t]*:[ \t]*null/)
-  tok = 0; run = ""
+  tok = 0; unk = 0; run = ""
   if (isrec) {
-    v = take(line, "\"completion_tokens\"[ \t]*:[ \t]*\"?[0-9][0-9.eE+]*")
-    if (v != "") { sub(/^"completion_tokens"[ \t]*:[ \t]*"?/, "", v); x = v + 0; if (x == int(x)) tok = x }
+    unk = 1
+    v = take(line, "\"completion_tokens\"[ \t]*:[ \t]*(\"[0-9][0-9.eE+]*\"|[0-9][0-9.eE+]*[ \t]*[,}])")
+    if (v != "") { sub(/^"completion_tokens"[ \t]*:[ \t]*"?/, "", v); x = v + 0; if (x == int(x) && x < 1e18) { tok = x; unk = 0 } }
     v = take(line, "\"run\"[ \t]*:[ \t]*\"[^\"\\\\]*\"")
     if (v != "") { sub(/^"run"[ \t]*:[ \t]*"/, "", v); run = substr(v, 1, length(v) - 1) }
-    recs++; toks += tok; rr[run]++; rt[run] += tok
+    recs++; toks += tok; unks += unk; rr[run]++; rt[run] += tok; ru[run] += unk
   }
-  lastrec = isrec; lasttok = tok; lastrun = run; lastb = lb
+  lastrec = isrec; lasttok = tok; lastunk = unk; lastrun = run; lastb = lb
 }
 END {
   if (b > n) {
     b -= lastb
-    if (lastrec) { recs--; toks -= lasttok; rr[lastrun]--; rt[lastrun] -= lasttok }
+    if (lastrec) { recs--; toks -= lasttok; unks -= lastunk; rr[lastrun]--; rt[lastrun] -= lasttok; ru[lastrun] -= lastunk }
   }
-  printf "%d T %d %.0f %d\n", i, recs, toks, b
-  for (r in rr) if (rr[r] > 0) printf "%d R %d %.0f %s\n", i, rr[r], rt[r], r
+  printf "%d T %d %.0f %d %d\n", i, recs, toks, b, unks
+  for (r in rr) if (rr[r] > 0) printf "%d R %d %.0f %d %s\n", i, rr[r], rt[r], ru[r], r
 }' || echo "$i ! sum failed"
   shift 3
 done`
@@ -95,7 +98,7 @@ func parseTokenSums(out []byte, want int) ([]tokResult, error) {
 	res := make([]tokResult, want)
 	seen := make([]bool, want)
 	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.SplitN(strings.TrimRight(line, "\r"), " ", 5)
+		f := strings.SplitN(strings.TrimRight(line, "\r"), " ", 6)
 		if len(f) < 2 {
 			continue
 		}
@@ -118,28 +121,25 @@ func parseTokenSums(out []byte, want int) ([]tokResult, error) {
 		}
 		switch f[1] {
 		case "T":
+			v, err := nums(4)
+			if err != nil {
+				return nil, err
+			}
+			r.t.runTally, r.bytes = runTally{records: v[0], tokens: v[1], unknown: v[3]}, v[2]
+			seen[i-1] = true
+		case "R":
+			if len(f) < 5 {
+				return nil, fmt.Errorf("bad line %q", line)
+			}
 			v, err := nums(3)
 			if err != nil {
 				return nil, err
 			}
-			r.t.records, r.t.tokens, r.bytes = v[0], v[1], v[2]
-			seen[i-1] = true
-		case "R":
-			if len(f) < 4 {
-				return nil, fmt.Errorf("bad line %q", line)
-			}
-			v, err := nums(2)
-			if err != nil {
-				return nil, err
-			}
 			run := ""
-			if len(f) == 5 {
-				run = f[4]
+			if len(f) == 6 {
+				run = f[5]
 			}
-			if r.t.byRun == nil {
-				r.t.byRun = map[string]runTally{}
-			}
-			r.t.byRun[run] = runTally{v[0], v[1]}
+			r.t.addRun(run, runTally{records: v[0], tokens: v[1], unknown: v[2]})
 		case "!":
 			r.err, seen[i-1] = "the host's awk failed", true
 		default:

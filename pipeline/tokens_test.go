@@ -16,14 +16,17 @@ import (
 // them: the Go worker (sealed, compact, run first), Python's json.dumps
 // (", " and ": "), other key orders, tokens nested in usage or meta_info or
 // as a string, CRLF endings, text that quotes the keys, and lines that are
-// no record (blank, torn, a null id).
+// no record (blank, torn, a null id); and records whose tokens are unknown:
+// the worker's null (a stream cut before its usage chunk), the old
+// script's None, the key missing, "n/a", 12.5, "12abc" (its usage then
+// says), a null beside a usage that has them.
 func mixedRecords(rng *rand.Rand, from, n int) string {
 	var b strings.Builder
 	for i := from; i < from+n; i++ {
 		tok := rng.IntN(5000)
 		text := strings.Repeat("lorem ipsum ", rng.IntN(400))
 		run := []string{"20260301T0100-111", "20260302T0200-222", "run with space"}[rng.IntN(3)]
-		switch i % 9 {
+		switch i % 15 {
 		case 0, 1, 2:
 			obj := fmt.Sprintf(`{"id":"B1-%d","category":"B1","run":%q,"prompt_tokens":10,"completion_tokens":%d,"finish_reason":"stop","content":%q}`, i, run, tok, text)
 			b.Write(parse.SealRecord([]byte(obj)))
@@ -39,6 +42,19 @@ func mixedRecords(rng *rand.Rand, from, n int) string {
 			fmt.Fprintf(&b, `{"id":"B1-%d","run":%q,"completion_tokens":%d.0,"content":%q}`+"\r\n", i, run, tok, text)
 		case 8:
 			fmt.Fprintf(&b, "{\"id\": \"torn-%d\", \"completion_tok\n", i)
+		case 9:
+			obj := fmt.Sprintf(`{"id":"B1-%d","category":"B1","run":%q,"prompt_tokens":null,"completion_tokens":null,"finish_reason":"stop","content":%q}`, i, run, text)
+			b.Write(parse.SealRecord([]byte(obj)))
+		case 10:
+			fmt.Fprintf(&b, `{"id": "B1-%d", "category": "B1", "completion_tokens": null, "usage": null, "text": %q}`+"\n", i, text)
+		case 11:
+			fmt.Fprintf(&b, `{"id": "B1-%d", "run": %q, "text": %q}`+"\n", i, run, text)
+		case 12:
+			fmt.Fprintf(&b, `{"id": "B1-%d", "completion_tokens": "n/a", "run": %q}`+"\r\n", i, run)
+		case 13:
+			fmt.Fprintf(&b, `{"id": "B1-%d", "completion_tokens": 12.5}`+"\n"+`{"id": "B1-%d.5", "completion_tokens": "12abc", "usage": {"completion_tokens": %d}}`+"\n", i, i, tok)
+		case 14:
+			fmt.Fprintf(&b, `{"id": "B1-%d", "completion_tokens": null, "usage": {"prompt_tokens": 3, "completion_tokens": %d}, "run": %q}`+"\n", i, tok, run)
 		}
 	}
 	return b.String()
@@ -59,7 +75,7 @@ func fullDecode(t *testing.T, path string) tally {
 }
 
 func equalTally(a, b tally) bool {
-	if a.records != b.records || a.tokens != b.tokens || len(a.byRun) != len(b.byRun) {
+	if a.runTally != b.runTally || len(a.byRun) != len(b.byRun) {
 		return false
 	}
 	for k, v := range a.byRun {

@@ -61,20 +61,7 @@ func TestAnySSHServer(t *testing.T) {
 				t.Fatalf("stream after a long script: %q", out)
 			}
 
-			ln, _ := net.Listen("tcp", "127.0.0.1:0")
-			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "sglang:gen_throughput 1\n") })}
-			go srv.Serve(ln)
-			defer srv.Close()
-			c := http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return h.DialTCP(ctx, addr) }}}
-			resp, err := c.Get("http://" + ln.Addr().String() + "/metrics")
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if string(body) != "sglang:gen_throughput 1\n" {
-				t.Fatalf("forwarded body %q", body)
-			}
+			forwardedMetrics(t, h)
 
 			dir := t.TempDir()
 			bin := make([]byte, 3<<20) // a deploy: the binary, whatever its bytes
@@ -199,5 +186,29 @@ func TestFileReadsAnswerAlikeOnEveryServer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// forwardedMetrics fetches a /metrics served on this machine's loopback
+// through h's direct-tcpip forwarding, as the dashboard reads the server's
+// port on the host, and checks the body came through whole.
+func forwardedMetrics(t *testing.T, h Host) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "sglang:gen_throughput 1\n") })}
+	go srv.Serve(ln)
+	defer srv.Close()
+	c := http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return h.DialTCP(ctx, addr) }}}
+	resp, err := c.Get("http://" + ln.Addr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "sglang:gen_throughput 1\n" {
+		t.Fatalf("forwarded body %q", body)
 	}
 }

@@ -3,10 +3,8 @@ package remote
 import (
 	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,20 +62,7 @@ func TestOperationsOverRealSSHD(t *testing.T) {
 	}
 
 	// direct-tcpip: the host's 127.0.0.1:port, as for the server's /metrics
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "sglang:gen_throughput 1\n") })}
-	go srv.Serve(ln)
-	defer srv.Close()
-	c := http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return h.DialTCP(ctx, addr) }}}
-	resp, err := c.Get("http://" + ln.Addr().String() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if string(body) != "sglang:gen_throughput 1\n" {
-		t.Fatalf("forwarded body %q", body)
-	}
+	forwardedMetrics(t, h)
 	if w := h.Wire(); w.Sent == 0 || w.Received == 0 {
 		t.Errorf("wire stats %+v", w)
 	}

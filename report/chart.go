@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/digest"
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // Chart geometry, in SVG user units.
@@ -121,7 +122,7 @@ func recordsChart(s *digest.Summary) chart {
 			}
 			y0, y1 := c.y(base, top), c.y(base+float64(n.Records), top)
 			c.Bars = append(c.Bars, rect{X: x0 + 1, Y: y1, W: max(x1-x0-2, 1), H: y0 - y1, Fill: colour[cat.Name],
-				Tip: fmt.Sprintf("%s %s: %d records, %s tokens", stamp(iv.Start, s.Now), clean(cat.Name, 80), n.Records, count(n.Tokens))})
+				Tip: fmt.Sprintf("%s %s: %d records, %s", stamp(iv.Start, s.Now), clean(cat.Name, 80), n.Records, parse.TokenFigure(count(n.Tokens)+" tokens", n.TokensUnknown))})
 			base += float64(n.Records)
 		}
 	}

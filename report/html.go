@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/digest"
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 //go:embed page.html
@@ -53,18 +54,18 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 	if wk := s.Worker; wk != nil {
 		v.Worker = fmt.Sprintf("worker %s %s (pid %d)", clean(wk.State, 20), clean(wk.Category, 60), wk.PID)
 	}
-	var recs, toks int64
+	var recs, toks, unk int64
 	for _, c := range s.Categories {
 		state := clean(c.State, 20)
 		if c.Target > 0 && c.Left() == 0 {
 			state = "done"
 		}
 		v.Categories = append(v.Categories, catRow{Name: clean(c.Name, 80), Done: fmt.Sprintf("%d/%d", c.Records, c.Target),
-			Tokens: count(c.Tokens) + budget(c.TokenBudget), Window: fmt.Sprint(c.InWindow), Rate: rate(c.RatePerHour),
+			Tokens: parse.TokenFigure(count(c.Tokens)+budget(c.TokenBudget), c.TokensUnknown), Window: fmt.Sprint(c.InWindow), Rate: rate(c.RatePerHour),
 			Left: fmt.Sprint(c.Left()), ETA: etaText(c), State: state})
-		recs, toks = recs+c.Records, toks+c.Tokens
+		recs, toks, unk = recs+c.Records, toks+c.Tokens, unk+c.TokensUnknown
 	}
-	v.Totals = fmt.Sprintf("%d records, %s completion tokens", recs, count(toks))
+	v.Totals = fmt.Sprintf("%d records, %s", recs, parse.TokenFigure(count(toks)+" completion tokens", unk))
 	for _, in := range s.Incidents {
 		v.Incidents = append(v.Incidents, incRow{Time: stamp(in.Time, s.Now), Kind: clean(in.Kind, 20), Text: clean(in.Text, 300), Colour: kindColour[in.Kind]})
 	}

@@ -2,6 +2,8 @@ package report_test
 
 import (
 	"bytes"
+	"html"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -80,4 +82,33 @@ func TestReportHTMLEscapesAndStaysOffline(t *testing.T) {
 // which is never fetched.
 func onlySVGNamespace(page string) bool {
 	return strings.Count(page, "http://") == strings.Count(page, `xmlns="http://www.w3.org/2000/svg"`)
+}
+
+// Records whose tokens are unknown make every token figure say so: the
+// total "(+N records unknown)", a row's and an interval's cell "≥".
+func TestReportTokensUnknown(t *testing.T) {
+	s := night(t)
+	s.Categories[0].TokensUnknown = 37
+	for i := range s.Intervals {
+		if c, ok := s.Intervals[i].Categories[s.Categories[0].Name]; ok && c.Records > 0 {
+			c.TokensUnknown = 3
+			s.Intervals[i].Categories[s.Categories[0].Name] = c
+			break
+		}
+	}
+	var b bytes.Buffer
+	if err := report.Text(&b, s, "gpu1:/root", -1); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	if !strings.Contains(text, " completion tokens (+37 records unknown), ") || strings.Count(text, "≥") < 2 {
+		t.Fatalf("the text does not say the tokens are partly unknown:\n%s", text)
+	}
+	b.Reset()
+	if err := report.HTML(&b, s, "gpu1:/root"); err != nil {
+		t.Fatal(err)
+	}
+	if page := html.UnescapeString(b.String()); strings.Count(page, "(+37 records unknown)") < 2 || !strings.Contains(page, "(+3 records unknown)") {
+		t.Fatalf("the page does not say the tokens are partly unknown: %q", regexp.MustCompile(`.{0,40}records unknown.{0,10}`).FindAllString(page, -1))
+	}
 }

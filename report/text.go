@@ -54,7 +54,7 @@ func Text(w io.Writer, s *digest.Summary, where string, wire int64) error {
 
 func writeCategories(b *strings.Builder, s *digest.Summary) {
 	fmt.Fprintf(b, "%-22s %15s %9s %8s %8s %8s  %s\n", "category", "done/target", "tokens", "window", "rate/h", "left", "ETA")
-	var recs, toks, noTime, left int64
+	var recs, toks, unk, noTime, left int64
 	var eta float64
 	unknown := 0
 	for _, c := range s.Categories {
@@ -63,9 +63,9 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 			state = "done"
 		}
 		row := fmt.Sprintf("%-22s %15s %9s %8d %8s %8d  %s %s", clean(c.Name, 22), fmt.Sprintf("%d/%d", c.Records, c.Target),
-			count(c.Tokens)+budget(c.TokenBudget), c.InWindow, rate(c.RatePerHour), c.Left(), etaText(c), state)
+			parse.TokenLowerBound(count(c.Tokens), c.TokensUnknown)+budget(c.TokenBudget), c.InWindow, rate(c.RatePerHour), c.Left(), etaText(c), state)
 		b.WriteString(strings.TrimRight(row, " ") + "\n")
-		recs, toks, noTime, left = recs+c.Records, toks+c.Tokens, noTime+c.NoTime, left+c.Left()
+		recs, toks, unk, noTime, left = recs+c.Records, toks+c.Tokens, unk+c.TokensUnknown, noTime+c.NoTime, left+c.Left()
 		switch {
 		case c.Left() == 0:
 		case c.ETASec != nil:
@@ -74,7 +74,7 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 			unknown++
 		}
 	}
-	fmt.Fprintf(b, "total: %d records, %s completion tokens, %d left", recs, count(toks), left)
+	fmt.Fprintf(b, "total: %d records, %s, %d left", recs, parse.TokenFigure(count(toks)+" completion tokens", unk), left)
 	if noTime > 0 {
 		fmt.Fprintf(b, "; %d records with no finish time (counted, not placed in time)", noTime)
 	}
@@ -127,7 +127,7 @@ func writeIntervals(b *strings.Builder, s *digest.Summary) {
 		if iv.Throughput != nil {
 			tp = fmt.Sprintf("%.0f", iv.Throughput.Mean)
 		}
-		fmt.Fprintf(b, "%-11s %8d %9s %9s %8d  %s%s\n", stamp(iv.Start, s.Now), t.Records, count(t.Tokens), tp, iv.Retractions, bar(t.Records, peak), marks(s, iv))
+		fmt.Fprintf(b, "%-11s %8d %9s %9s %8d  %s%s\n", stamp(iv.Start, s.Now), t.Records, parse.TokenLowerBound(count(t.Tokens), t.TokensUnknown), tp, iv.Retractions, bar(t.Records, peak), marks(s, iv))
 	}
 }
 
@@ -153,6 +153,7 @@ func total(iv digest.Interval) digest.Counts {
 	for _, c := range iv.Categories {
 		t.Records += c.Records
 		t.Tokens += c.Tokens
+		t.TokensUnknown += c.TokensUnknown
 	}
 	return t
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
 )
 
@@ -28,17 +29,25 @@ func shortTok(n int64) string {
 }
 
 // tokenCell is a row's tokens: "6.3M/10M tok" against a budget, else the
-// tokens alone; "?" when no source has them yet.
+// tokens alone; "?" when no source has them yet. Records whose tokens are
+// unknown make it "≥6.3M/10M" (the cell has no room for how many: the
+// header and the run history say it).
 func tokenCell(c pipeline.Category) string {
+	t := ""
 	switch {
 	case c.CompletionTokens == nil && c.TokenBudget > 0:
 		return "?/" + shortTok(c.TokenBudget) + " tok"
 	case c.CompletionTokens == nil:
 		return ""
 	case c.TokenBudget > 0:
-		return shortTok(*c.CompletionTokens) + "/" + shortTok(c.TokenBudget) + " tok"
+		t = shortTok(*c.CompletionTokens) + "/" + shortTok(c.TokenBudget)
+	default:
+		t = shortTok(*c.CompletionTokens)
 	}
-	return shortTok(*c.CompletionTokens) + " tok"
+	if c.TokensUnknown > 0 {
+		return parse.TokenLowerBound(t, c.TokensUnknown) // no room for " tok"
+	}
+	return t + " tok"
 }
 
 func anyTokens(cs []pipeline.Category) bool {
@@ -51,7 +60,7 @@ func anyTokens(cs []pipeline.Category) bool {
 }
 
 // tokensHeader is the pipeline's completion tokens; "≥" when a category
-// has no figure yet.
+// has no figure yet, and the records whose tokens are unknown.
 func tokensHeader(s pipeline.Snapshot) string {
 	if s.CompletionTokens == 0 && !anyTokens(s.Categories) {
 		return ""
@@ -60,7 +69,7 @@ func tokensHeader(s pipeline.Snapshot) string {
 	if s.TokensPartial {
 		t = "≥" + t
 	}
-	return t
+	return parse.TokenFigure(t, s.TokensUnknown)
 }
 
 // baselineLine is the throughput against the night's median: dim while
@@ -114,7 +123,7 @@ func (m Model) runsBox(w int) string {
 	for _, r := range c.Runs {
 		recs := "? records (still adding up)"
 		if r.Records != nil {
-			recs = fmt.Sprintf("%d records, %s tok", *r.Records, shortTok(*r.Tokens))
+			recs = fmt.Sprintf("%d records, %s", *r.Records, parse.TokenFigure(shortTok(*r.Tokens)+" tok", r.TokensUnknown))
 		}
 		rows = append(rows, fmt.Sprintf("%s  %s  pid %d %s  %s  %s", sanitizeName(r.Run), r.StartedAt, r.PID, sanitizeName(r.Version), r.Config, recs))
 		if r.Args != "" {

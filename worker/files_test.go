@@ -72,7 +72,7 @@ func TestFIFOIsRefusedByName(t *testing.T) {
 			if err != nil {
 				msg += err.Error()
 			}
-			if !strings.Contains(msg, p+" is a FIFO") {
+			if !strings.Contains(msg, p+": not a regular file (a FIFO)") {
 				t.Errorf("neither the log nor the error (%v) names the FIFO %s:\n%s", err, p, log)
 			}
 		})

@@ -11,28 +11,6 @@ import (
 	"github.com/synthwatch/synthwatch/sim"
 )
 
-// pyCheck is the integrity review's checker: every prompt id (as python3's
-// json.loads reads it, with surrogateescape and exact decimals) appears
-// exactly once in raw_responses.jsonl.
-const pyCheck = `
-import json, sys
-from decimal import Decimal
-from collections import Counter
-def canon(v):
-    if isinstance(v, bool): return ('b', v)
-    if v is None: return ('null',)
-    if isinstance(v, Decimal): return ('n', v.normalize() if v != 0 else Decimal(0))
-    if isinstance(v, str): return ('s', v)
-    if isinstance(v, list): return ('l', tuple(canon(x) for x in v))
-    if isinstance(v, dict): return ('d', tuple(sorted((k, canon(x)) for k, x in v.items())))
-def ids(path):
-    return [canon(json.loads(raw.decode('utf-8', 'surrogateescape'), parse_float=Decimal, parse_int=Decimal)['id'])
-            for raw in open(path, 'rb') if raw.strip()]
-d = sys.argv[1]
-p = set(ids(d + '/prompts.jsonl')); c = Counter(ids(d + '/raw_responses.jsonl'))
-print(len(p), sum(1 for x in p if c[x] == 0), sum(1 for x in c if c[x] > 1), sum(1 for x in c if x not in p))
-`
-
 // Integrity review finding 3: ids that python3 keeps apart (lone surrogate
 // escapes, surrogateescape ids, raw cp1252 bytes) all became U+FFFD, so
 // four prompts of twelve were skipped as duplicates and never sent.
@@ -60,7 +38,9 @@ func TestSurrogateIdsAreAllSent(t *testing.T) {
 	if err := Run(context.Background(), Config{Root: root, Server: s.URL(), Concurrency: 4}, &log); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(py, "-c", pyCheck, dir).Output()
+	// every prompt id, as python3's json.loads reads it (scripts/ids.py, the
+	// harness parse's differential test runs too), has exactly one record
+	out, err := exec.Command(py, "../scripts/ids.py", "check", dir).Output()
 	if err != nil {
 		t.Fatalf("python3: %v", err)
 	}

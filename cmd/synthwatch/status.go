@@ -294,10 +294,10 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	if s.TokensPartial {
 		partial = " (some categories not added up yet)"
 	}
-	fmt.Fprintf(out, "completion tokens: %d%s\n", s.CompletionTokens, partial)
+	fmt.Fprintf(out, "completion tokens: %s%s\n", parse.TokenFigure(fmt.Sprint(s.CompletionTokens), s.TokensUnknown), partial)
 	for _, c := range s.Categories {
 		if c.CompletionTokens != nil || c.TokenBudget > 0 || len(c.Configs) > 0 {
-			fmt.Fprintf(out, "  %s: %s tokens", safe(c.Name), tokensText(c))
+			fmt.Fprintf(out, "  %s: %s", safe(c.Name), parse.TokenFigure(tokensText(c)+" tokens", c.TokensUnknown))
 			if line := pipeline.ConfigLine(c.Configs); line != "" {
 				fmt.Fprintf(out, "; records by config: %s", safe(line))
 			}

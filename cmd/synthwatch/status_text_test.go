@@ -91,3 +91,18 @@ func TestStatusTextTokens(t *testing.T) {
 		}
 	}
 }
+
+// Records whose tokens are unknown are counted beside the sum, in the
+// total and in the category's line, never as 0 tokens.
+func TestStatusTextTokensUnknown(t *testing.T) {
+	tok := int64(1_234_567)
+	s := pipeline.Snapshot{CompletionTokens: tok, TokensUnknown: 37, Categories: []pipeline.Category{{Name: "B1", Class: "SHORT", State: "running",
+		CompletionTokens: &tok, TokensUnknown: 37}}}
+	var b bytes.Buffer
+	printStatus(&b, s)
+	for _, want := range []string{"completion tokens: 1234567 (+37 records unknown)\n", "  B1: 1234567 tokens (+37 records unknown)\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, b.String())
+		}
+	}
+}

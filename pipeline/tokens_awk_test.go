@@ -1,0 +1,95 @@
+package pipeline
+
+import (
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hostAwks are the awks a host may run the token sum with, each as a
+// directory to put first on PATH: the machine's awk, mawk, gawk (and gawk
+// --posix: no extension may be used), the one true awk, and busybox with
+// its own sh, tail and head, as a small image has them. The ones not
+// installed here are left out; the machine's awk is always there.
+func hostAwks(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	shim := func(name string, files map[string]string) {
+		dir := t.TempDir()
+		for f, body := range files {
+			must(t, os.WriteFile(filepath.Join(dir, f), []byte("#!/bin/sh\nexec "+body+` "$@"`+"\n"), 0o755))
+		}
+		out[name] = dir
+	}
+	awk, err := exec.LookPath("awk")
+	if err != nil {
+		t.Fatal("no awk: the host sum needs one")
+	}
+	shim("awk", map[string]string{"awk": awk})
+	for _, a := range []string{"mawk", "gawk", "original-awk", "nawk"} {
+		if p, err := exec.LookPath(a); err == nil {
+			shim(a, map[string]string{"awk": p})
+		}
+	}
+	if p, err := exec.LookPath("gawk"); err == nil {
+		shim("gawk --posix", map[string]string{"awk": p + " --posix"})
+	}
+	if p, err := exec.LookPath("busybox"); err == nil {
+		shim("busybox", map[string]string{"awk": p + " awk", "sh": p + " sh", "tail": p + " tail", "head": p + " head"})
+	}
+	return out
+}
+
+// TestTokenSumEveryAwk is the host sum against the Go tally, byte for byte,
+// under every awk found: the same records, tokens, records with unknown
+// tokens and runs, and the same end of the last whole line, over ranges
+// that start at a line and end anywhere (mid-line too), several in one
+// exec as a poll sends them.
+func TestTokenSumEveryAwk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 11))
+	p := filepath.Join(t.TempDir(), "raw with space.jsonl")
+	data := mixedRecords(rng, 0, 300)
+	write(t, p, data)
+	starts := []int{0}
+	for i := 0; i < len(data)-1; i++ {
+		if data[i] == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	var jobs []*tokJob
+	for range 12 {
+		from := starts[rng.IntN(len(starts))]
+		jobs = append(jobs, &tokJob{path: p, from: int64(from), n: int64(1 + rng.IntN(len(data)-from))})
+	}
+	jobs = append(jobs, &tokJob{path: p, from: 0, n: int64(len(data))})
+	wants := make([]tally, len(jobs))
+	wantBytes := make([]int64, len(jobs))
+	for i, j := range jobs {
+		r := data[j.from : j.from+j.n]
+		whole := r[:strings.LastIndexByte(r, '\n')+1]
+		wantBytes[i] = int64(len(whole))
+		for _, l := range strings.Split(strings.TrimSuffix(whole, "\n"), "\n") {
+			tallyLine(&wants[i], []byte(l))
+		}
+	}
+	if all := wants[len(wants)-1]; all.unknown < 20 || all.tokens == 0 || len(all.byRun) < 3 {
+		t.Fatalf("the records do not exercise the sum: %+v", all)
+	}
+	path := os.Getenv("PATH")
+	for name, dir := range hostAwks(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("PATH", dir+string(os.PathListSeparator)+path)
+			res, err := sumOnHost(t.Context(), localHost(), jobs)
+			must(t, err)
+			for i := range jobs {
+				if res[i].err != "" || !equalTally(res[i].t, wants[i]) || res[i].bytes != wantBytes[i] {
+					t.Errorf("range %d [%d,+%d): %s says %+v over %d bytes (%q); the Go tally %+v over %d",
+						i, jobs[i].from, jobs[i].n, name, res[i].t, res[i].bytes, res[i].err, wants[i], wantBytes[i])
+				}
+			}
+		})
+	}
+}
