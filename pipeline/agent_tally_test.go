@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -51,6 +52,7 @@ func trialTruth(t *testing.T, p string) (int64, int64) {
 // The agent is the shell, and (end to end) the deployed binary: the same
 // trial for both.
 func TestAgentTallyMatchesTheFile(t *testing.T) {
+	testgate.E2E(t) // a long trial: CI's end-to-end run, not the quick suite
 	s := sshdtest.Start(t)
 	p := newProxied(t, s)
 	t.Setenv("SSH_AUTH_SOCK", "")
@@ -147,6 +149,7 @@ func tallyTrial(t *testing.T, p *proxied, bin string) {
 // taken from the bytes read with the count (from the adversarial trial: it
 // had no figure at 17 polls of 18).
 func TestAgentBufferedWriterKeepsTokens(t *testing.T) {
+	testgate.E2E(t) // a long trial: CI's end-to-end run, not the quick suite
 	s := sshdtest.Start(t)
 	p := newProxied(t, s)
 	t.Setenv("SSH_AUTH_SOCK", "")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -156,7 +157,12 @@ func TestColdBatchMatchesPlainReads(t *testing.T) {
 	p := newProxied(t, s)
 	t.Setenv("SSH_AUTH_SOCK", "")
 	for _, via := range []string{"shell agent", "binary agent", "one-shot batch"} {
-		t.Run(via, func(t *testing.T) { coldDiff(t, p, via) })
+		t.Run(via, func(t *testing.T) {
+			if via != "shell agent" {
+				testgate.E2E(t) // the quick suite tries the agent every host can run
+			}
+			coldDiff(t, p, via)
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 // to have the Go agent read it; a host with the binary reads them in one
 // process and says nothing. Connection.Reader names which one read.
 func TestManyCategoriesReadByTheShellSayDeploy(t *testing.T) {
+	testgate.E2E(t) // a long trial: CI's end-to-end run, not the quick suite
 	root := t.TempDir()
 	for i := 0; i < slowReaderAt; i++ {
 		d := filepath.Join(root, "prepared", fmt.Sprintf("C%04d", i))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"io"
 	"os"
 	"os/exec"
@@ -126,6 +127,7 @@ func sameAsOneShot(t *testing.T, ag *Agent, batch func() *Batch, round int) *ans
 // leading dash, glob characters), on the first request and on later ones,
 // where unchanged answers come back by name and changed ones in full.
 func TestAgentAnswersLikeTheOneShot(t *testing.T) {
+	testgate.E2E(t) // a long trial: CI's end-to-end run, not the quick suite
 	for _, kind := range []string{"sh", "go"} {
 		t.Run(kind, func(t *testing.T) {
 			ag := both(t)[kind]

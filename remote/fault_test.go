@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"fmt"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -151,6 +152,7 @@ func openFDs(t *testing.T) int {
 
 // Ten outages leave no goroutine and no descriptor behind.
 func TestTenFaultCyclesLeakNothing(t *testing.T) {
+	testgate.E2E(t) // a long trial: CI's end-to-end run, not the quick suite
 	s := sshdtest.Start(t)
 	p, o := viaProxy(t, s, fast...)
 	ignore := goleak.IgnoreCurrent()

@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"fmt"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,6 +124,7 @@ func oneShot(h *SSH) func(context.Context, *Batch) (*answers, error) {
 // per folder, all at once: 2,000 took the load to 63 on 2 cores), and
 // still reads every one.
 func TestColdPollOfManyCategoriesForksBounded(t *testing.T) {
+	testgate.E2E(t) // a long trial: CI's end-to-end run, not the quick suite
 	const n = 600
 	prep := manyCategories(t, n)
 	s := sshdtest.Start(t)
