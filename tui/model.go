@@ -130,11 +130,25 @@ func (m Model) tickEvery() time.Duration {
 	return 5 * time.Second
 }
 
+// pollLimit bounds a poll; a dead link is found sooner, by the keepalives.
+const pollLimit = 60 * time.Second
+
+// FirstReadLimit bounds a poll that has no category yet: the first read of
+// a host with thousands of categories and no synthwatch there (the shell
+// reads some 15 ms a category: 10,000 take ~3 min) must come to the first
+// screen, not be cut every minute and start again. The screen answers keys
+// meanwhile; status's one-shot poll has the same bound.
+const FirstReadLimit = 10 * time.Minute
+
 func (m *Model) pollCmd() tea.Cmd {
 	m.polling = true
 	gen, be := m.gen, m.be
+	limit := pollLimit
+	if len(m.snap.Categories) == 0 {
+		limit = FirstReadLimit
+	}
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
 		s := be.Poll(ctx)
 		w, sv := be.Logs()

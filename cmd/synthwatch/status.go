@@ -96,7 +96,7 @@ func (f *hostFlags) watcher(h remote.Host, name string) *pipeline.Watcher {
 // statusOnce is plain status: one poll, one Snapshot.
 func statusOnce(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool) error {
 	return f.onHost(cmd, args, false, func(ctx context.Context, h remote.Host, name string) error {
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		ctx, cancel := context.WithTimeout(ctx, tui.FirstReadLimit) // the first read of thousands of categories by the shell takes minutes
 		defer cancel()
 		snap := f.watcher(h, name).Poll(ctx)
 		if len(snap.Categories) == 0 {
