@@ -49,7 +49,9 @@ type batchAsk struct {
 // a first screen of 10,000 categories forks a handful of processes, not a
 // few per category (the one-shot batch is shell), and the next poll finds
 // the agent running.
-func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAsk) {
+//
+// It returns what answered ("" if nothing did: the poll reads file by file).
+func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAsk) string {
 	if viaAgent {
 		err := w.pre.LoadVia(ctx, w.agent, w.batchFor(ctx, ask))
 		if cold {
@@ -58,23 +60,22 @@ func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAs
 		switch {
 		case err == nil:
 			w.agentErr = ""
-			w.reader.Store(agentReader(w.agent.Kind()))
-			return
+			return agentReader(w.agent.Kind())
 		case err.Error() != w.agentErr:
 			w.agentErr = err.Error()
 			slog.Warn("the host agent failed; this poll reads the files itself", "host", w.o.Host, "err", err)
 		}
 		if !cold || ctx.Err() != nil {
-			return
+			return ""
 		}
 		// a cold poll is still one exec: the one-shot batch, counting as a batch does
 		ask.steady = false
 		w.countOnHost(false)
 	}
-	w.coldErr = w.pre.Load(ctx, w.batchFor(ctx, ask))
-	if w.coldErr == nil {
-		w.reader.Store("one-shot batch")
+	if w.coldErr = w.pre.Load(ctx, w.batchFor(ctx, ask)); w.coldErr == nil {
+		return "one-shot batch"
 	}
+	return ""
 }
 
 // agentReader names an agent (remote.Agent.Kind) as Connection.Reader does.

@@ -275,16 +275,19 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	}
 	probe() // beside the reads, never after them: a cold start waits for the slower of the two
 	w.countOnHost(viaAgent)
-	w.reader.Store("file by file") // unless the agent or the batch answers
+	reader := "file by file" // unless the agent or the batch answers
 	if cold || viaAgent {
 		// a poll's reads come in one request to the agent (or, cold
 		// without one, one exec), beside the servers' probes
-		w.prefetch(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent})
-		if r, _ := w.reader.Load().(string); r != w.readerLogged {
-			w.readerLogged = r
-			slog.Info("the host's reads", "host", w.o.Host, "by", r)
+		if r := w.prefetch(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent}); r != "" {
+			reader = r
 		}
 		defer w.pre.Disarm()
+	}
+	w.reader.Store(reader) // once a poll: Link, read beside it, never sees a guess
+	if reader != w.readerLogged {
+		w.readerLogged = reader
+		slog.Info("the host's reads", "host", w.o.Host, "by", reader)
 	}
 	if full {
 		discErr = w.discover(ctx)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // A Stream is a command on the host that keeps running: what is written
@@ -101,6 +102,11 @@ func (a *Agent) Usable() bool {
 	return a.noAgent == nil || a.noSess != a.session()
 }
 
+// helloLimit bounds a fresh agent's start to its hello: the launcher's
+// question to the binary (10 s at most where timeout(1) is) and a shell's
+// start on a loaded host.
+const helloLimit = 20 * time.Second
+
 // maxAliases bounds the strings an agent remembers beyond what one
 // request names (a few per op: 10,000 categories name some 30,000 paths
 // each poll, and must not start a new agent each poll): past it, a new
@@ -139,7 +145,17 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	st := a.st
 	// a request past its time ends the agent: its answer would come out of turn
 	closeLate := context.AfterFunc(ctx, func() { st.Close() })
-	out, err := a.exchange(req, fresh)
+	// a fresh agent says hello within helloLimit, whatever the poll's own
+	// time (a first read may have minutes): a binary that hangs after it
+	// answered --proto, or on a host without timeout(1), is given up
+	// for this session, not waited on poll after poll
+	helloCtx, cancelHello := context.WithTimeout(ctx, helloLimit)
+	defer cancelHello()
+	helloLate := func() bool { return true }
+	if fresh {
+		helloLate = context.AfterFunc(helloCtx, func() { st.Close() })
+	}
+	out, err := a.exchange(req, fresh, helloLate)
 	if !closeLate() && err == nil {
 		a.stop() // closed just as the answer came: the answer stands, the next request starts anew
 	}
@@ -148,6 +164,10 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 		why := strings.TrimSpace(a.errb.String())
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("agent: %w", ctx.Err())
+		}
+		if fresh && helloCtx.Err() != nil {
+			a.noAgent, a.noSess = fmt.Errorf("%w: it said nothing for %s after it started", ErrNoAgent, helloLimit), sess
+			return nil, a.noAgent
 		}
 		if fresh && errors.Is(err, io.EOF) {
 			// it ended before its first answer: this host cannot run it
@@ -163,7 +183,8 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 }
 
 // readHello skips to the fresh agent's "@H NONCE" line. The Go agent
-// says "@A go PATH" just before it; the shell says nothing.
+// says "@A NONCE go PATH" just before it, the launcher "@A NONCE mismatch
+// GOT PATH" before the shell's.
 func (a *Agent) readHello() error {
 	hello := "@H " + a.nonce + "\n"
 	kind := "shell"
@@ -179,17 +200,27 @@ func (a *Agent) readHello() error {
 			a.kind = kind
 			return nil
 		}
-		if p, ok := strings.CutPrefix(line, "@A go "); ok {
-			kind = "go " + strings.TrimSuffix(p, "\n")
+		// the nonce proves the agent said it, not a login rc
+		if p, ok := strings.CutPrefix(line, "@A "+a.nonce+" go "); ok {
+			kind = "go " + cut(strings.TrimSuffix(p, "\n"), 256)
 		}
-		if m, ok := strings.CutPrefix(line, "@A mismatch "); ok {
+		if m, ok := strings.CutPrefix(line, "@A "+a.nonce+" mismatch "); ok {
 			got, path, _ := strings.Cut(strings.TrimSuffix(m, "\n"), " ")
+			path = cut(path, 256)
 			if got == "" {
 				got = "nothing"
 			}
 			kind = fmt.Sprintf("shell (%s answers %s to agent --proto, not %s)", path, got, AgentProto)
 		}
 	}
+}
+
+// cut keeps the first n bytes of s.
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }
 
 // Kind says which agent answered last on this link: "go PATH" (the
@@ -342,7 +373,7 @@ const maxAnswer = 256 << 20
 // or "@O KEY LEN" and LEN bytes, then "@E NONCE". A fresh agent first
 // says "@H NONCE": what came before it (a login rc's output, with or
 // without a newline) is skipped.
-func (a *Agent) exchange(req []byte, fresh bool) ([]byte, error) {
+func (a *Agent) exchange(req []byte, fresh bool, helloIn func() bool) ([]byte, error) {
 	if _, err := a.st.Write(req); err != nil {
 		if fresh && errors.Is(a.readHello(), io.EOF) {
 			return nil, io.EOF // it ended before it read a thing: an agent that cannot run here
@@ -353,6 +384,9 @@ func (a *Agent) exchange(req []byte, fresh bool) ([]byte, error) {
 		if err := a.readHello(); err != nil {
 			return nil, err
 		}
+		if !helloIn() {
+			return nil, errors.New("hello past its time")
+		}
 	}
 	var out []byte
 	a.lastAns = 0
@@ -360,10 +394,11 @@ func (a *Agent) exchange(req []byte, fresh bool) ([]byte, error) {
 		line, err := a.rd.ReadString('\n')
 		a.lastAns += len(line)
 		if err != nil {
-			if err == io.EOF && line == "" {
+			if err == io.EOF && line == "" && !fresh {
 				return nil, io.EOF
 			}
-			return nil, fmt.Errorf("read: %w", err)
+			// after its hello, an end is a death mid-answer, not a host that cannot run it
+			return nil, fmt.Errorf("read: %w", io.ErrUnexpectedEOF)
 		}
 		f := strings.Fields(line)
 		switch {

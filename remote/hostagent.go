@@ -36,7 +36,7 @@ const AgentProto = "synthwatch-agent/4"
 // A binary that hangs on the question (a hung mount, a wrapper that waits)
 // is given 10 s where timeout(1) is there, then left for the shell. A
 // binary that is there but speaks another protocol (older, newer, not
-// ours) is named before the shell's hello ("@A mismatch GOT PATH"), so
+// ours) is named before the shell's hello ("@A NONCE mismatch GOT PATH"), so
 // the dashboard says once why the shell reads (Agent.Kind).
 const agentLauncher = `k=$1 bin=$2 proto=$3 script=$4
 if [ -z "$bin" ]; then bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"; fi
@@ -44,7 +44,7 @@ to=; command -v timeout >/dev/null 2>&1 && to="timeout 10"
 if [ -f "$bin" ] && [ -x "$bin" ]; then
   got=$($to "$bin" agent --proto </dev/null 2>/dev/null)
   [ "$got" = "$proto" ] && exec "$bin" agent "$k"
-  printf '@A mismatch %.64s %s\n' "$(printf %s "$got" | tr -c 'A-Za-z0-9./_-' '?')" "$(printf %s "$bin" | tr '\n' '?')"
+  printf '@A %s mismatch %.64s %s\n' "$k" "$(printf %s "$got" | tr -c 'A-Za-z0-9./_-' '?')" "$(printf %s "$bin" | tr '\n' '?')"
 fi
 exec sh -c "$script" synthwatch-agent "$k"`
 
@@ -58,9 +58,9 @@ func ServeAgent(in io.Reader, out io.Writer, nonce string) error {
 	os.Unsetenv("CDPATH")
 	s := &hostAgent{nonce: nonce, alias: map[string]string{}, tmpl: map[string][]string{}, last: map[string]string{}, outs: map[string][]byte{}}
 	exe, _ := os.Executable()
-	// "@A go PATH" names this agent to the dashboard (Agent.Kind); an older
+	// "@A NONCE go PATH" names this agent to the dashboard (Agent.Kind); an older
 	// one skips it as it skips a login rc's output
-	if _, err := fmt.Fprintf(out, "@A go %s\n@H %s\n", strings.ReplaceAll(exe, "\n", "?"), nonce); err != nil {
+	if _, err := fmt.Fprintf(out, "@A %s go %s\n@H %s\n", nonce, strings.ReplaceAll(exe, "\n", "?"), nonce); err != nil {
 		return err
 	}
 	// stdin is read apart from the requests: when it ends (the dashboard
