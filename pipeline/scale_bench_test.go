@@ -53,3 +53,59 @@ func BenchmarkFirstScreen10k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSteadyPoll10k: a steady poll (the dashboard's every few
+// seconds) of a root with 10,000 categories (SW_SCALE_N to change) over a
+// real sshd, one record appended a poll, after the first screen and the
+// first steady poll: by the shell agent (no synthwatch on the host) and
+// by the deployed binary.
+func BenchmarkSteadyPoll10k(b *testing.B) {
+	n := 10000
+	if v, err := strconv.Atoi(os.Getenv("SW_SCALE_N")); err == nil && v > 0 {
+		n = v
+	}
+	root := b.TempDir()
+	for i := 0; i < n; i++ {
+		d := filepath.Join(root, "prepared", fmt.Sprintf("C%05d", i))
+		must(b, os.MkdirAll(d, 0o755))
+		must(b, os.WriteFile(filepath.Join(d, "prompts.jsonl"), []byte("{\"id\":1}\n{\"id\":2}\n{\"id\":3}\n"), 0o644))
+		must(b, os.WriteFile(filepath.Join(d, "raw_responses.jsonl"), []byte("{\"id\":1}\n"), 0o644))
+	}
+	s := sshdtest.Start(b)
+	p := newProxied(b, s)
+	b.Setenv("SSH_AUTH_SOCK", "")
+	done := int64(1) // the records of C00000
+	for _, c := range []struct{ name, bin string }{{"shell", filepath.Join(root, "absent")}, {"binary", testbin.Path(b)}} {
+		b.Run(c.name, func(b *testing.B) {
+			h := p.dial(b)
+			defer h.Close()
+			w := NewWatcher(h, Options{Host: "bench", Root: root, ServerURL: closedURL(b), WorkerBin: c.bin}, nil)
+			poll := func() Snapshot {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+				defer cancel()
+				return w.Poll(ctx)
+			}
+			poll()
+			first := time.Now()
+			poll()
+			firstSteady := time.Since(first)
+			raw := filepath.Join(root, "prepared", "C00000", "raw_responses.jsonl")
+			var took time.Duration
+			for b.Loop() {
+				f, err := os.OpenFile(raw, os.O_APPEND|os.O_WRONLY, 0)
+				must(b, err)
+				done++
+				fmt.Fprintf(f, "{\"id\":%d}\n", done)
+				f.Close()
+				start := time.Now()
+				snap := poll()
+				took += time.Since(start)
+				if len(snap.Categories) != n || snap.Categories[0].Done != done {
+					b.Fatalf("steady snapshot: %d categories, first %+v", len(snap.Categories), snap.Categories[0])
+				}
+			}
+			b.ReportMetric(took.Seconds()/float64(b.N), "s_poll")
+			b.ReportMetric(firstSteady.Seconds(), "s_first_steady")
+		})
+	}
+}

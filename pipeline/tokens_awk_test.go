@@ -3,45 +3,12 @@ package pipeline
 import (
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// hostAwks are the awks a host may run the token sum with, each as a
-// directory to put first on PATH: the machine's awk, mawk, gawk (and gawk
-// --posix: no extension may be used), the one true awk, and busybox with
-// its own sh, tail and head, as a small image has them. The ones not
-// installed here are left out; the machine's awk is always there.
-func hostAwks(t *testing.T) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	shim := func(name string, files map[string]string) {
-		dir := t.TempDir()
-		for f, body := range files {
-			must(t, os.WriteFile(filepath.Join(dir, f), []byte("#!/bin/sh\nexec "+body+` "$@"`+"\n"), 0o755))
-		}
-		out[name] = dir
-	}
-	awk, err := exec.LookPath("awk")
-	if err != nil {
-		t.Fatal("no awk: the host sum needs one")
-	}
-	shim("awk", map[string]string{"awk": awk})
-	for _, a := range []string{"mawk", "gawk", "original-awk", "nawk"} {
-		if p, err := exec.LookPath(a); err == nil {
-			shim(a, map[string]string{"awk": p})
-		}
-	}
-	if p, err := exec.LookPath("gawk"); err == nil {
-		shim("gawk --posix", map[string]string{"awk": p + " --posix"})
-	}
-	if p, err := exec.LookPath("busybox"); err == nil {
-		shim("busybox", map[string]string{"awk": p + " awk", "sh": p + " sh", "tail": p + " tail", "head": p + " head"})
-	}
-	return out
-}
+	"github.com/synthwatch/synthwatch/internal/testawk"
+)
 
 // TestTokenSumEveryAwk is the host sum against the Go tally, byte for byte,
 // under every awk found: the same records, tokens, records with unknown
@@ -79,7 +46,7 @@ func TestTokenSumEveryAwk(t *testing.T) {
 		t.Fatalf("the records do not exercise the sum: %+v", all)
 	}
 	path := os.Getenv("PATH")
-	for name, dir := range hostAwks(t) {
+	for name, dir := range testawk.Dirs(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("PATH", dir+string(os.PathListSeparator)+path)
 			res, err := sumOnHost(t.Context(), localHost(), jobs)

@@ -454,100 +454,59 @@ func (l *lastBytes) String() string {
 }
 
 // agentScript is batchFuncs reading requests on stdin (see encode and
-// exchange). Each request's ops run as the one-shot batch's do; its
-// answers are compared with the op's last ones (kept in its temp dir),
-// and only changed ones are sent.
+// exchange). The shell keeps no variable per op: dash and busybox sh keep
+// their variables in 39 hash buckets, so a shell variable per op made a
+// poll of N ops cost N² (1,000 categories: 37 s a steady poll, 300: 2.4 s).
+// What is per op lives in files ($t/dt the strings, $t/tp the op shapes,
+// $t/ls each op's file state) that one awk (planAwk) reads a request:
+// the ops asked from their file's end are stated at once (one pass of sh
+// for existence, one stat), and an op whose file did not change answers
+// "@=", one whose file is at the op's offset answers its S record without
+// running (which is all the op would print), and only the rest run, as the
+// one-shot batch runs them; their answers are compared with the op's last
+// ones (kept in its temp dir), and only changed ones are sent. Strings are
+// decoded once, all of a request's new ones by one printf.
 const agentScript = batchFuncs + `
 soh=$(printf '\001')
+: >"$t/dt"; : >"$t/tp"; : >"$t/ls"; : >"$t/dn"
+planawk='` + planAwk + `'
 # runop KEY OP ARG...: one op; its spawns are r.(of+1)..r.ol
-runop() { ky=$1; shift; n0=$n; dispatch "$@"; eval "ok$nops=\$ky of$nops=\$n0 ol$nops=\$n os$nops="; nops=$((nops + 1)); }
-# req LINE: the ops of one request. A tail or count asked from a file's
-# end, whose file has not changed since it was last asked so (one stat
-# for all of them, no fork per op), answers as it did then: "@=".
+runop() { ky=$1; shift; n0=$n; dispatch "$@"; eval "ok$nops=\$ky of$nops=\$n0 ol$nops=\$n"; nops=$((nops + 1)); }
+plan() { awk -v ph="$1" -v k="$k" -v fdt="$t/dt" -v ftp="$t/tp" -v fls="$t/ls" -v frq="$T/req" -v fce="$T/ce" -v fsq="$T/sq" -v fo="$T" "$planawk" "$t/dt" "$t/tp" "$t/ls" "$T/req" "$T/ce" "$T/sq"; }
+# req LINE: the ops of one request; planAwk says which run (plan's "R" lines)
 req() {
-  set -f; set -- $1
-  no=0
-  while [ $# -gt 0 ]; do
-    [ "$1" = "|" ] && [ $# -ge 2 ] || { echo "synthwatch-agent: bad request" >&2; exit 70; }
-    ky=$2; shift 2
-    eval "tp=\${T$ky-}"
-    [ -n "$tp" ] || { echo "synthwatch-agent: no op $ky" >&2; exit 70; }
-    pre="ap= an=;" cmd="runop $ky" pos=0 qp= qo= qn=
-    for x in $tp; do
-      if [ "$x" = % ]; then x=$1; shift; fi
-      case $pos in 0) qn=$x;; 2) qo=$x;; esac
-      case $x in
-      '#'*)
-        cmd="$cmd \"\$A${x#\#}\""
-        [ "$pos" = 1 ] && { pre="ap=\"\$A${x#\#}\" an=\"\${soh}${x#\#}\";"; qp=${x#\#}; };;
-      *) cmd="$cmd $x";;
-      esac
-      pos=$((pos + 1))
-    done
-    qcv="$pre $cmd"
-    eval "qk$no=\$ky qc$no=\$qcv qp$no=\$qp qo$no=\$qo qn$no=\$qn qs$no= qe$no="
-    no=$((no + 1))
-  done
-  set +f
-  set --
-  i=0
-  while [ "$i" -lt "$no" ]; do
-    eval "n_=\$qn$i p_=\$qp$i o_=\$qo$i"
-    case $n_ in tail|count|countthen)
-      case $o_ in ''|*[!0-9]*) ;; *)
-        if [ -n "$p_" ]; then
-          eval "f_=\$A$p_"
-          if [ -e "$f_" ]; then eval "qe$i=1"; set -- "$@" "$f_"; else eval "qs$i=noent"; fi
-        fi;;
-      esac;;
-    esac
-    i=$((i + 1))
-  done
-  sok=1
-  if [ $# -gt 0 ]; then
-    stat -L -c '%s %Y %f' -- "$@" >"$T/sq" 2>/dev/null || sok=
-    exec 4<"$T/sq"
-    i=0
-    while [ "$i" -lt "$no" ]; do
-      eval "e_=\$qe$i"
-      if [ -n "$e_" ]; then
-        if IFS=' ' read -r a_ b_ c_ <&4; then eval "qs$i=\"\$a_ \$b_ \$c_\""; else sok=; fi
-      fi
-      i=$((i + 1))
-    done
-    exec 4<&-
+  printf '%s\n' "$1" >"$T/req"; : >"$T/ce"; : >"$T/sq"; : >"$T/cx"
+  plan 1 >"$T/cand" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
+  if [ -s "$T/cand" ]; then
+    c=$(cat "$T/cand")
+    # a line per name: E NAME (there; its stat follows in sq), L (a link to nothing), N (gone)
+    printf '%b' "$c" | xargs -0 sh -c 'for f do if [ -e "$f" ]; then printf "E %s\n" "$f"; printf "%s\0" "$f" >&3; elif [ -L "$f" ]; then echo L; else echo N; fi; done' sh >"$T/ce" 3>"$T/cx"
+    [ -s "$T/cx" ] && xargs -0 stat -L -c '%s %Y %f %n' -- <"$T/cx" >"$T/sq" 2>/dev/null
   fi
-  i=0
-  while [ "$i" -lt "$no" ]; do
-    eval "ky=\$qk$i s_=\$qs$i o_=\$qo$i"
-    eval "pv=\${L$ky-}"
-    st_=
-    if [ -n "$sok" ] && [ -n "$s_" ]; then
-      case $s_ in noent) st_=noent;; "$o_ "*) st_="$s_ $o_";; esac
-    fi
-    eval "L$ky=\$st_"
-    if [ -n "$st_" ] && [ "$st_" = "$pv" ]; then
-      eval "ok$nops=\$ky of$nops=\$n ol$nops=\$n os$nops=1"; nops=$((nops + 1))
-    else
-      eval "eval \"\$qc$i\""
-    fi
-    i=$((i + 1))
-  done
+  plan 2 >"$T/plan" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
+  mv -f "$T/ls" "$t/ls"
+  while IFS= read -r pl; do
+    case $pl in 'R '*) r_=${pl#R * }; eval "${r_#* }";; esac
+  done <"$T/plan"
 }
 answer() { # into one file, sent in one write: one packet on the link, not one per op
-  i=0; : >"$T/ans"
-  while [ "$i" -lt "$nops" ]; do
-    eval "ky=\$ok$i a=\$of$i z=\$ol$i s_=\$os$i"
-    if [ -n "$s_" ]; then printf '@= %s\n' "$ky"; i=$((i + 1)); continue; fi
-    f=$T/r.$((a + 1))
-    if [ $((z - a)) != 1 ]; then
-      f=$T/k; : >"$f"; j=$a
-      while [ "$j" -lt "$z" ]; do j=$((j + 1)); cat "$T/r.$j" >>"$f"; done
-    fi
-    if cmp -s "$f" "$t/o.$ky"; then printf '@= %s\n' "$ky"
-    else printf '@O %s %s\n' "$ky" "$(($(wc -c <"$f")))"; cat "$f"; mv -f "$f" "$t/o.$ky"; fi
-    i=$((i + 1))
-  done >>"$T/ans"
+  i=0
+  while IFS= read -r pl; do
+    case $pl in
+    'B '*) cat "$T/b.${pl#B }";;
+    'R '*)
+      fl=${pl#R }; fl=${fl%% *}
+      eval "ky=\$ok$i a=\$of$i z=\$ol$i"
+      f=$T/r.$((a + 1))
+      if [ $((z - a)) != 1 ]; then
+        f=$T/k; : >"$f"; j=$a
+        while [ "$j" -lt "$z" ]; do j=$((j + 1)); cat "$T/r.$j" >>"$f"; done
+      fi
+      if [ "$fl" = 0 ] && cmp -s "$f" "$t/o.$ky"; then printf '@= %s\n' "$ky"
+      else printf '@O %s %s\n' "$ky" "$(($(wc -c <"$f")))"; cat "$f"; mv -f "$f" "$t/o.$ky"; fi
+      i=$((i + 1));;
+    esac
+  done <"$T/plan" >"$T/ans"
   printf '@E %s\n' "$k" >>"$T/ans"
   cat "$T/ans"
 }
@@ -555,18 +514,96 @@ printf '@H %s\n' "$k" # what a login shell printed before this is cut here
 q=0
 while IFS= read -r line; do
   case $line in
-  'D '*) set -f; set -- $line; set +f; v=$(printf '%bx' "${3#=}"); eval "A$2=\${v%x}";;
-  'T '*) set -f; set -- $line; set +f; ky=$2; shift 2; eval "T$ky=\$*";;
+  'D '*)
+    set -f; set -- $line; set +f; e=${3#=}
+    printf '%s %s\n' "$2" "$e" >>"$t/dt"
+    # A$2='TEXT' for one printf %b at the request: a quote in TEXT (\0047) closes, escapes and reopens
+    v=; while :; do case $e in *'\0047'*) v="$v${e%%\\0047*}\0047\0134\0047\0047"; e=${e#*\\0047};; *) break;; esac; done
+    printf "A%s='%s%s'\\\\0012" "$2" "$v" "$e" >>"$t/dn";;
+  'T '*) printf '%s\n' "$line" >>"$t/tp";;
   R|'R '*)
     q=$((q + 1)); T=$t/q$q n=0 nops=0
     mkdir "$T" || exit 71
-    req "${line#R }"
+    if [ -s "$t/dn" ]; then s=$(cat "$t/dn"); printf '%b' "$s" >"$T/dn"; . "$T/dn"; : >"$t/dn"; fi
+    req "${line#R}"
     wait
     answer
     rm -rf "$T";;
   *) echo "synthwatch-agent: bad request" >&2; exit 70;;
   esac
 done`
+
+// planAwk plans one request of the shell agent (agentScript's plan).
+// Its files: dt "N TEXT" (string N, escaped for printf %b), tp "T KEY OP
+// TOK…" (an op's shape), ls "KEY FLAG STATE" (the op's file state when it
+// last answered, FLAG 1 when that answer was made here and the op's kept
+// answer is older), req the request, ce and sq the existence and stat of
+// its candidates. ph 1 prints the candidates (the paths of the tail, count
+// and countthen ops asked from a number, the file's end when nothing is
+// new), joined by an escaped NUL for printf %b; ph 2 prints the plan ("B N"
+// the block file b.N of "@=" and made answers, "R FLAG KEY CMD" an op to
+// run) and writes the new ls. No single quote: it is one in agentScript.
+const planAwk = `
+function hexv(s,  i, v) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+function after(s, n,  j, p) { for (j = 0; j < n; j++) { p = index(s, " "); if (!p) return ""; s = substr(s, p + 1) } return s }
+function blk(s) { if (!bo) { nb++; bf = fo "/b." nb; bo = 1; print "B " nb } printf "%s", s > bf }
+function shut() { if (bo) { close(bf); bo = 0 } }
+FILENAME == fdt { p = index($0, " "); esc[substr($0, 1, p - 1)] = substr($0, p + 1); next }
+FILENAME == ftp { tp[$2] = $0; next }
+FILENAME == fls { st[$1] = after($0, 2); fl[$1] = $2; next }
+FILENAME == frq { nr = split($0, w, " "); next }
+FILENAME == fce { ce[++nce] = $0; next }
+FILENAME == fsq { sq[++nsq] = $0; next }
+END {
+	soh = sprintf("%c", 1); em = "No such file or directory"
+	i = 1
+	while (i <= nr) {
+		if (w[i] != "|" || i == nr || !(w[i + 1] in tp)) exit 70
+		key = w[i + 1]; i += 2
+		m = split(tp[key], x, " ")
+		pre = "ap= an=;"; cmd = "runop " key; qp = ""; qo = ""; qn = ""
+		for (j = 3; j <= m; j++) {
+			t = x[j]
+			if (t == "%") { if (i > nr || w[i] !~ /^-?[0-9]+$/) exit 70; t = w[i++] }
+			if (j == 3) qn = t; else if (j == 5) qo = t
+			if (substr(t, 1, 1) == "#") {
+				a = substr(t, 2); cmd = cmd " \"$A" a "\""
+				if (j == 4) { pre = "ap=\"$A" a "\" an=\"${soh}" a "\";"; qp = a }
+			} else cmd = cmd " " t
+		}
+		no++; K[no] = key; C[no] = pre " " cmd; P[no] = ""
+		if ((qn == "tail" || qn == "count" || qn == "countthen") && qo ~ /^-?[0-9]+$/ && qp != "" && (qp in esc) && !index(esc[qp], "\\0012")) {
+			P[no] = qp; O[no] = qo
+			if (!(qp in seen)) { seen[qp] = 1; cand[++nc] = qp }
+		}
+	}
+	if (ph == 1) { for (c = 1; c <= nc; c++) printf "%s%s", (c > 1 ? "\\0000" : ""), esc[cand[c]]; exit }
+	s = 1
+	for (c = 1; c <= nc; c++) {
+		a = cand[c]; l = ce[c]; ex[a] = ""
+		if (l == "N" || l == "L") ex[a] = l
+		else if (substr(l, 1, 2) == "E " && s <= nsq && after(sq[s], 3) == substr(l, 3)) {
+			split(sq[s++], f, " "); ex[a] = "E"; sz[a] = f[1]; mt[a] = f[2]; md[a] = f[3]
+		}
+	}
+	for (o = 1; o <= no; o++) {
+		key = K[o]; a = P[o]; now = ""
+		if (a != "" && ex[a] != "") now = ex[a] == "E" ? (O[o] ~ /^[0-9]+$/ && sz[a] == O[o] ? sz[a] " " mt[a] " " md[a] " " O[o] : "") : "noent"
+		was = (key in st) ? st[key] : ""; st[key] = now
+		if (now != "" && now == was) { blk("@= " key "\n"); continue }
+		if (now != "" && ex[a] != "L") {
+			if (now == "noent") b = "@S noent 0 0 0 " (length(a) + 1) " " (length(em) + 1) "\n" soh a em "\n" k "\n"
+			else {
+				ty = int(hexv(md[a]) / 4096) % 16; ty = ty == 8 ? "f" : ty == 4 ? "d" : "o"
+				b = "@S " ty " " sz[a] " " mt[a] " 0 " (length(a) + 1) " 0\n" soh a k "\n"
+			}
+			blk("@O " key " " length(b) "\n" b); fl[key] = 1; continue
+		}
+		shut(); print "R " (fl[key] == 1 ? 1 : 0) " " key " " C[o]; fl[key] = 0
+	}
+	shut()
+	for (key in st) print key " " (fl[key] == 1 ? 1 : 0) " " st[key] > (fo "/ls")
+}`
 
 // LastSizes: the bytes of the last request and of its answer.
 func (a *Agent) LastSizes() (req, ans int) {

@@ -344,7 +344,7 @@ stats() {
     [ -n "$have" ] || { IFS=' ' read -r lz lm lf ln <&3 && have=1; }
     if [ -n "$have" ] && [ "$ln" = "$f" ] && styp "$lf"; then have=
     elif [ ! -e "$f" ] && [ ! -L "$f" ]; then # gone: its record without a fork (LC_ALL=C: ${#} counts bytes)
-      em="stat: cannot statx '$f': No such file or directory"; hdr S noent 0 0 0 "$f" "$((${#em} + 1))"; printf '%s\n' "$em"; fin; continue
+      em="No such file or directory"; hdr S noent 0 0 0 "$f" "$((${#em} + 1))"; printf '%s\n' "$em"; fin; continue
     elif s=$(stat -L -c '%s %Y %f' -- "$f" 2>"$t/e") && set -- $s && styp "$3"; then lz=$1 lm=$2
     else recf S "$(gone "$f")" 0 0 0 "$f" "$t/e"; continue; fi
     eval "y$i=$sty z$i=$lz"; hdr S "$sty" "$lz" "$lm" 0 "$f" 0; fin
