@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -324,6 +325,17 @@ func (a *tokAcc) late(job *tokJob, res *tokResult, end []byte) {
 		a.hole, a.ahead, a.stuckAt = false, nil, 0
 		a.partial = append([]byte(nil), end[int64(len(end))-rest:]...)
 	}
+}
+
+// sumHolesNow sums on the host, now, the records the counts left unread,
+// for a poll that no other follows (Options.OnePoll).
+func (w *Watcher) sumHolesNow(ctx context.Context) {
+	jobs := w.tokenJobs()
+	if len(jobs) == 0 {
+		return
+	}
+	sums, err := sumOnHost(ctx, w.rd, jobs)
+	w.foldTokens(remote.PollResult{}, jobs, sums, err)
 }
 
 // dropTokenJobs forgets the sums of a poll that lost the link.

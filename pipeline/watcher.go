@@ -41,7 +41,12 @@ type Options struct {
 	History    int     // samples kept per category for rates and sparklines
 	LogLines   int     // lines of each log kept for display
 	DiskFloor  float64 // the free fraction of the root's filesystem under which it is low; default 0.05
-	Now        func() time.Time
+	// OnePoll: no poll follows the first (a one-shot status), so the tokens
+	// of the records its counts did not read (a file over the count's
+	// 256 KB read) are summed on the host at once, an exec more, rather
+	// than by the next poll's batch: its figure is whole, not partial.
+	OnePoll bool
+	Now     func() time.Time
 }
 
 // DefaultRoot is where the pipeline lives unless --root says otherwise.
@@ -354,6 +359,9 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	w.noteGrowth(res)
 	w.foldCounts(res, now)
 	w.foldTokens(res, tokJobs, tokSums, tokErr)
+	if w.o.OnePoll {
+		w.sumHolesNow(ctx)
+	}
 	w.buildSnapshot(&snap, reads, vr, now)
 	w.warnFiles(&snap, lr)
 	w.warnSlowReader(&snap)

@@ -61,7 +61,7 @@ func statusFleet(cmd *cobra.Command, hosts []string, f *hostFlags, asJSON bool) 
 			res[i].err = hf.onHost(cmd, []string{host}, true, func(ctx context.Context, h remote.Host, name string) error {
 				ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 				defer cancel()
-				s := hf.watcher(h, name).Poll(ctx)
+				s := hf.watcher(h, name, true).Poll(ctx)
 				res[i].snap = &s
 				return nil
 			})
@@ -159,7 +159,7 @@ func statusFollowFleet(cmd *cobra.Command, hosts []string, f *hostFlags, asJSON 
 		wg.Go(func() {
 			hf := *f
 			err := hf.onHost(cmd, []string{host}, true, func(ctx context.Context, h remote.Host, name string) error {
-				return followSnapshots(ctx, out, hf.watcher(h, name), name, hf.set.Poll, asJSON, count, name)
+				return followSnapshots(ctx, out, hf.watcher(h, name, false), name, hf.set.Poll, asJSON, count, name)
 			})
 			res[i].err = err
 			if err == nil {

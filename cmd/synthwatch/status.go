@@ -84,13 +84,13 @@ holds up no other's lines. The exit code is the worst (highest) host's.` + exitC
 // watcher reads the dashboard's history of this host and root without
 // writing to it (a class's last rate, for the pipeline ETA): status and the
 // dashboard give the same figures, and scripts leave no trace.
-func (f *hostFlags) watcher(h remote.Host, name string) *pipeline.Watcher {
+func (f *hostFlags) watcher(h remote.Host, name string, onePoll bool) *pipeline.Watcher {
 	host := name
 	if f.local != "" {
 		host = "local"
 	}
 	tl := pipeline.ReadTimeline(2000, f.historyPath(host))
-	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, ServerURLFrom: f.set.Get("server_url").Origin, WorkerBin: f.workerBin, StallAfter: f.set.StallAfter, DiskFloor: f.set.DiskFloor}, tl)
+	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, ServerURLFrom: f.set.Get("server_url").Origin, WorkerBin: f.workerBin, StallAfter: f.set.StallAfter, DiskFloor: f.set.DiskFloor, OnePoll: onePoll}, tl)
 }
 
 // statusOnce is plain status: one poll, one Snapshot.
@@ -98,7 +98,7 @@ func statusOnce(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool) er
 	return f.onHost(cmd, args, false, func(ctx context.Context, h remote.Host, name string) error {
 		ctx, cancel := context.WithTimeout(ctx, tui.FirstReadLimit) // the first read of thousands of categories by the shell takes minutes
 		defer cancel()
-		snap := f.watcher(h, name).Poll(ctx)
+		snap := f.watcher(h, name, true).Poll(ctx)
 		if len(snap.Categories) == 0 {
 			// the root is checked when the poll found nothing in it: checked
 			// first, its round trips (an SFTP session and a stat) came before
@@ -132,7 +132,7 @@ func statusFollow(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool, 
 	defer stop()
 	cmd.SetContext(ctx) // a signal while connecting ends it with nothing printed and exit 0 (onHost)
 	return f.onHost(cmd, args, true, func(ctx context.Context, h remote.Host, name string) error {
-		return followSnapshots(ctx, cmd.OutOrStdout(), f.watcher(h, name), name, f.set.Poll, asJSON, count, "")
+		return followSnapshots(ctx, cmd.OutOrStdout(), f.watcher(h, name, false), name, f.set.Poll, asJSON, count, "")
 	})
 }
 
