@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -195,15 +196,27 @@ func TestLatencyFromSim(t *testing.T) {
 	srv := simOn(t, filepath.Join(root, "logs", "sglang.log"))
 	w := NewWatcher(localHost(), Options{Host: "local", Root: root, ServerURL: srv.URL(), ServerLog: "logs/sglang.log"}, nil)
 	pollUntil(t, w, "the server answering", 20*time.Second, func(s Snapshot) bool { return s.Server.Source == "metrics" })
-	for i := 0; i < 3; i++ {
+	// three answered requests: one sent while the server still warms up is
+	// a 503 and no observation (the sim's warm-up is 60 ms at its speed)
+	deadline := time.Now().Add(20 * time.Second)
+	for done := 0; done < 3; {
 		resp, err := http.Post(srv.URL()+"/generate", "application/json", strings.NewReader(`{"text":"hi","sampling_params":{"max_new_tokens":30}}`))
 		must(t, err)
+		_, err = io.Copy(io.Discard, resp.Body) // the whole answer, as a client reads it
+		must(t, err)
 		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			done++
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the server still answers %s", resp.Status)
+		} else {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	s := poll(w)
 	l := s.Server.Latency
 	if l == nil || l.Scope != "window" || l.TTFT == nil || l.TTFT.Count != 3 || l.E2E == nil || l.E2E.Count != 3 || l.ITL == nil || l.E2E.P50 < l.TTFT.P50 {
-		t.Fatalf("latency %+v", l)
+		t.Fatalf("latency %+v; server %+v", l, s.Server)
 	}
 }
 

@@ -301,7 +301,8 @@ func isNumber(s string) bool {
 // string not sent before (TEXT escaped for printf %b), a "T KEY OP TOK…"
 // line for each op shape not sent before (TOK a word, #N or %, a number
 // to come), then one "R | KEY NUM… | KEY NUM…" line: a steady poll's
-// request is its ops' numbers.
+// request is its ops' numbers. An "L LEN" line comes first: LEN the bytes
+// of the rest.
 func (a *Agent) encode(b *Batch) []byte {
 	var decl, req bytes.Buffer
 	req.WriteString("R")
@@ -348,7 +349,8 @@ func (a *Agent) encode(b *Batch) []byte {
 	}
 	req.WriteByte('\n')
 	decl.Write(req.Bytes())
-	return decl.Bytes()
+	// framed by its length: the shell takes it whole (head -c), not a byte a read
+	return append(fmt.Appendf(nil, "L %d\n", decl.Len()), decl.Bytes()...)
 }
 
 // printfEscape writes s for printf %b: every byte but [A-Za-z0-9/._-] as \0ooo.
@@ -454,34 +456,40 @@ func (l *lastBytes) String() string {
 }
 
 // agentScript is batchFuncs reading requests on stdin (see encode and
-// exchange). The shell keeps no variable per op: dash and busybox sh keep
-// their variables in 39 hash buckets, so a shell variable per op made a
-// poll of N ops cost N² (1,000 categories: 37 s a steady poll, 300: 2.4 s).
-// What is per op lives in files ($t/dt the strings, $t/tp the op shapes,
-// $t/ls each op's file state) that one awk (planAwk) reads a request:
-// the ops asked from their file's end are stated at once (one pass of sh
-// for existence, one stat), and an op whose file did not change answers
-// "@=", one whose file is at the op's offset answers its S record without
-// running (which is all the op would print), and only the rest run, as the
-// one-shot batch runs them; their answers are compared with the op's last
-// ones (kept in its temp dir), and only changed ones are sent. Strings are
-// decoded once, all of a request's new ones by one printf.
+// exchange). The shell keeps no variable per op and reads no request a
+// byte at a time: dash and busybox sh keep their variables in 39 hash
+// buckets, so a variable per op made a poll of N ops cost N² (1,000
+// categories: 37 s a steady poll), and their read builtin takes a
+// syscall a byte (a steady request of 10,000 categories is 800 KB). Each
+// request comes after an "L LEN" line and is taken whole by head -c; one
+// awk (planAwk) reads it and the files that hold what is per op ($t/dt
+// the strings, $t/tp the op shapes, $t/ls each op's file state). The ops
+// asked from their file's end are stated at once (one pass of sh for
+// existence, one stat): an op whose file did not change answers "@=", one
+// whose file is at the op's offset or gone answers its S record without
+// running (which is all the op would print), and only the rest run, as
+// the one-shot batch runs them; their answers are compared with the op's
+// last ones (kept in its temp dir), and only changed ones are sent.
+// Strings are decoded once, all of a request's new ones by one printf.
 const agentScript = batchFuncs + `
 soh=$(printf '\001')
-: >"$t/dt"; : >"$t/tp"; : >"$t/ls"; : >"$t/dn"
+: >"$t/dt"; : >"$t/tp"; : >"$t/ls"
 planawk='` + planAwk + `'
 # runop KEY OP ARG...: one op; its spawns are r.(of+1)..r.ol
 runop() { ky=$1; shift; n0=$n; dispatch "$@"; eval "ok$nops=\$ky of$nops=\$n0 ol$nops=\$n"; nops=$((nops + 1)); }
-plan() { awk -v ph="$1" -v k="$k" -v fdt="$t/dt" -v ftp="$t/tp" -v fls="$t/ls" -v frq="$T/req" -v fce="$T/ce" -v fsq="$T/sq" -v fo="$T" "$planawk" "$t/dt" "$t/tp" "$t/ls" "$T/req" "$T/ce" "$T/sq"; }
-# req LINE: the ops of one request; planAwk says which run (plan's "R" lines)
+plan() { awk -v ph="$1" -v k="$k" -v fdt="$t/dt" -v ftp="$t/tp" -v fls="$t/ls" -v fin="$T/in" -v fce="$T/ce" -v fsq="$T/sq" -v fo="$T" "$planawk" "$t/dt" "$t/tp" "$t/ls" "$T/in" "$T/ce" "$T/sq"; }
+# req: the request in $T/in; planAwk says which ops run (plan's "R" lines)
 req() {
-  printf '%s\n' "$1" >"$T/req"; : >"$T/ce"; : >"$T/sq"; : >"$T/cx"
+  : >"$T/ce"; : >"$T/sq"
   plan 1 >"$T/cand" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
+  # its new strings, as A$N='TEXT' lines escaped for one printf %b
+  if [ -s "$T/dn" ]; then s=$(cat "$T/dn"); printf '%b' "$s" >"$T/dn.sh"; . "$T/dn.sh"; fi
   if [ -s "$T/cand" ]; then
-    c=$(cat "$T/cand")
-    # a line per name: E NAME (there; its stat follows in sq), L (a link to nothing), N (gone)
-    printf '%b' "$c" | xargs -0 sh -c 'for f do if [ -e "$f" ]; then printf "E %s\n" "$f"; printf "%s\0" "$f" >&3; elif [ -L "$f" ]; then echo L; else echo N; fi; done' sh >"$T/ce" 3>"$T/cx"
-    [ -s "$T/cx" ] && xargs -0 stat -L -c '%s %Y %f %n' -- <"$T/cx" >"$T/sq" 2>/dev/null
+    # the names, NUL-ended for stat and a line each for awk; a name stat
+    # does not answer is gone (or a link to nothing: [ -e ] would say so too)
+    c=$(cat "$T/cand"); printf '%b' "$c" >"$T/cx"
+    tr '\000' '\n' <"$T/cx" >"$T/ce"
+    xargs -0 stat -L -c '%s %Y %f %n' -- <"$T/cx" >"$T/sq" 2>/dev/null
   fi
   plan 2 >"$T/plan" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
   mv -f "$T/ls" "$t/ls"
@@ -514,18 +522,15 @@ printf '@H %s\n' "$k" # what a login shell printed before this is cut here
 q=0
 while IFS= read -r line; do
   case $line in
-  'D '*)
-    set -f; set -- $line; set +f; e=${3#=}
-    printf '%s %s\n' "$2" "$e" >>"$t/dt"
-    # A$2='TEXT' for one printf %b at the request: a quote in TEXT (\0047) closes, escapes and reopens
-    v=; while :; do case $e in *'\0047'*) v="$v${e%%\\0047*}\0047\0134\0047\0047"; e=${e#*\\0047};; *) break;; esac; done
-    printf "A%s='%s%s'\\\\0012" "$2" "$v" "$e" >>"$t/dn";;
-  'T '*) printf '%s\n' "$line" >>"$t/tp";;
-  R|'R '*)
+  'L '*)
+    ln=${line#L }
+    case $ln in ''|*[!0-9]*) echo "synthwatch-agent: bad request" >&2; exit 70;; esac
     q=$((q + 1)); T=$t/q$q n=0 nops=0
     mkdir "$T" || exit 71
-    if [ -s "$t/dn" ]; then s=$(cat "$t/dn"); printf '%b' "$s" >"$T/dn"; . "$T/dn"; : >"$t/dn"; fi
-    req "${line#R}"
+    # head -c reads no more than it is asked (GNU, busybox): the next request stays on stdin
+    head -c "$ln" >"$T/in"
+    [ "$(($(wc -c <"$T/in")))" = "$ln" ] || exit 0 # stdin ended mid-request: the link went
+    req
     wait
     answer
     rm -rf "$T";;
@@ -537,24 +542,39 @@ done`
 // Its files: dt "N TEXT" (string N, escaped for printf %b), tp "T KEY OP
 // TOK…" (an op's shape), ls "KEY FLAG STATE" (the op's file state when it
 // last answered, FLAG 1 when that answer was made here and the op's kept
-// answer is older), req the request, ce and sq the existence and stat of
-// its candidates. ph 1 prints the candidates (the paths of the tail, count
-// and countthen ops asked from a number, the file's end when nothing is
-// new), joined by an escaped NUL for printf %b; ph 2 prints the plan ("B N"
-// the block file b.N of "@=" and made answers, "R FLAG KEY CMD" an op to
-// run) and writes the new ls. No single quote: it is one in agentScript.
+// answer is older), in the request (its D and T lines, then its R line),
+// ce the candidates' names (a line each) and sq their stat, where a name
+// without a line is gone: its op's answer is the S record "noent" (a link
+// to nothing too: the one-shot's record says so with stat's message in
+// place of this one, which no reader reads). ph 1 adds the
+// request's strings to dt and dn (as A$N='TEXT' lines for printf %b) and
+// its shapes to tp, and prints the candidates (the paths of the tail,
+// count and countthen ops asked from a number: the file's end when
+// nothing is new), joined by an escaped NUL for printf %b; ph 2 prints the
+// plan ("B N" the block file b.N of "@=" and made answers, "R FLAG KEY
+// CMD" an op to run) and writes the new ls. No single quote: it is one in
+// agentScript.
 const planAwk = `
 function hexv(s,  i, v) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
 function after(s, n,  j, p) { for (j = 0; j < n; j++) { p = index(s, " "); if (!p) return ""; s = substr(s, p + 1) } return s }
 function blk(s) { if (!bo) { nb++; bf = fo "/b." nb; bo = 1; print "B " nb } printf "%s", s > bf }
 function shut() { if (bo) { close(bf); bo = 0 } }
+function quoted(e,  q, r, p) { q = "\\0047"; r = ""; while (p = index(e, q)) { r = r substr(e, 1, p - 1) q "\\0134" q q; e = substr(e, p + 5) } return r e }
 FILENAME == fdt { p = index($0, " "); esc[substr($0, 1, p - 1)] = substr($0, p + 1); next }
 FILENAME == ftp { tp[$2] = $0; next }
 FILENAME == fls { st[$1] = after($0, 2); fl[$1] = $2; next }
-FILENAME == frq { nr = split($0, w, " "); next }
+FILENAME == fin && /^D / {
+	e = substr($3, 2); esc[$2] = e
+	if (ph == 1) { print $2 " " e >> fdt; printf "A%s=\047%s\047\\0012", $2, quoted(e) > (fo "/dn") }
+	next
+}
+FILENAME == fin && /^T / { tp[$2] = $0; if (ph == 1) print $0 >> ftp; next }
+FILENAME == fin && /^R/ { nr = split(substr($0, 2), w, " "); next }
+FILENAME == fin { bad = 1; exit 70 }
 FILENAME == fce { ce[++nce] = $0; next }
 FILENAME == fsq { sq[++nsq] = $0; next }
 END {
+	if (bad) exit 70
 	soh = sprintf("%c", 1); em = "No such file or directory"
 	i = 1
 	while (i <= nr) {
@@ -580,18 +600,15 @@ END {
 	if (ph == 1) { for (c = 1; c <= nc; c++) printf "%s%s", (c > 1 ? "\\0000" : ""), esc[cand[c]]; exit }
 	s = 1
 	for (c = 1; c <= nc; c++) {
-		a = cand[c]; l = ce[c]; ex[a] = ""
-		if (l == "N" || l == "L") ex[a] = l
-		else if (substr(l, 1, 2) == "E " && s <= nsq && after(sq[s], 3) == substr(l, 3)) {
-			split(sq[s++], f, " "); ex[a] = "E"; sz[a] = f[1]; mt[a] = f[2]; md[a] = f[3]
-		}
+		a = cand[c]; ex[a] = "N"
+		if (s <= nsq && after(sq[s], 3) == ce[c]) { split(sq[s++], f, " "); ex[a] = "E"; sz[a] = f[1]; mt[a] = f[2]; md[a] = f[3] }
 	}
 	for (o = 1; o <= no; o++) {
 		key = K[o]; a = P[o]; now = ""
 		if (a != "" && ex[a] != "") now = ex[a] == "E" ? (O[o] ~ /^[0-9]+$/ && sz[a] == O[o] ? sz[a] " " mt[a] " " md[a] " " O[o] : "") : "noent"
 		was = (key in st) ? st[key] : ""; st[key] = now
 		if (now != "" && now == was) { blk("@= " key "\n"); continue }
-		if (now != "" && ex[a] != "L") {
+		if (now != "") {
 			if (now == "noent") b = "@S noent 0 0 0 " (length(a) + 1) " " (length(em) + 1) "\n" soh a em "\n" k "\n"
 			else {
 				ty = int(hexv(md[a]) / 4096) % 16; ty = ty == 8 ? "f" : ty == 4 ? "d" : "o"

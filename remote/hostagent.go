@@ -98,6 +98,7 @@ func ServeAgent(in io.Reader, out io.Writer, nonce string) error {
 		line = strings.TrimSuffix(line, "\n")
 		f := strings.Fields(line)
 		switch {
+		case strings.HasPrefix(line, "L "): // the request's length, for the shell; lines are enough here
 		case strings.HasPrefix(line, "D ") && len(f) >= 3:
 			s.alias[f[1]] = printfB(strings.TrimPrefix(f[2], "="))
 		case strings.HasPrefix(line, "T ") && len(f) >= 2:

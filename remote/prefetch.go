@@ -64,6 +64,13 @@ func (p *Prefetch) Disarm() {
 	p.mu.Unlock()
 }
 
+// Armed says whether the batch answers: Disarm not called yet.
+func (p *Prefetch) Armed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.a != nil
+}
+
 // Counts are the questions answered from the batch and those that went to the host.
 func (p *Prefetch) Counts() (hits, misses int64) { return p.hits.Load(), p.misses.Load() }
 
