@@ -63,9 +63,10 @@ func steadyOf(prep string, n int) *Batch {
 	return b
 }
 
-// The shell agent's steady poll forks as many processes for 1,000
-// categories as for 50: what did not change costs a line of awk, not a
-// process or a shell variable (a variable per op made a poll of N ops
+// The shell agent's steady poll forks about as many processes for 1,000
+// categories as for 50 (xargs' batches of names aside: one stat a 128 KB
+// of them with GNU's, more with busybox's): what did not change costs a
+// line of awk, not a process or a shell variable (a variable per op made a poll of N ops
 // cost N²: 1,000 categories took 37 s a poll, 300 took 2.4 s). Its first
 // request answers every file already at its offset without running an op.
 func TestShellAgentForksDoNotGrowWithCategories(t *testing.T) {
@@ -99,7 +100,7 @@ func TestShellAgentForksDoNotGrowWithCategories(t *testing.T) {
 	}
 	t.Logf("forks a steady poll (2nd, 3rd request): 50 categories %v, 1,000 %v", forks[50], forks[1000])
 	for i := range 2 {
-		if small, big := forks[50][i], forks[1000][i]; big > small+10 {
+		if small, big := forks[50][i], forks[1000][i]; big > small+1000/50 {
 			t.Errorf("request %d: %d forks for 1,000 categories against %d for 50: the shell's poll grows with them", i+2, big, small)
 		}
 	}
