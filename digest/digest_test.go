@@ -65,11 +65,17 @@ func TestDigestIncidentsAtTheirOwnTimes(t *testing.T) {
 		t.Errorf("no %s at %v in %+v", kind, at, s.Incidents)
 		return nil
 	}
-	if c := find(digest.KindCrash, tr.Crash); c != nil && (!strings.Contains(c.Text, "illegal memory access") || strings.ContainsRune(c.Text, 0x1b)) {
-		t.Errorf("crash text %q: want the exception, sanitised", c.Text)
+	if c := find(digest.KindOutage, tr.Crash); c != nil && (!strings.Contains(c.Text, "illegal memory access") || strings.ContainsRune(c.Text, 0x1b) ||
+		c.End == nil || !c.End.Equal(tr.Ready) || c.Span(s.Now) != 20*time.Minute || c.Lost == nil || *c.Lost == 0) {
+		t.Errorf("outage %+v: want the exception, sanitised, 20m to the ready line, and the records it cost", c)
 	}
-	if r := find(digest.KindRestart, tr.Ready); r != nil && !strings.Contains(r.Text, "20m after the crash") {
-		t.Errorf("restart text %q", r.Text)
+	for _, in := range s.Incidents {
+		if in.Kind == digest.KindRestart || in.Kind == digest.KindOutage && !in.Time.Equal(tr.Crash) {
+			t.Errorf("the crash is one line, the outage: %+v", in)
+		}
+	}
+	if r := find(digest.KindRunEnd, tr.Run1End); r != nil && !strings.Contains(r.Text, "stopped by you") {
+		t.Errorf("run r1's end: %+v", r)
 	}
 	if st := find(digest.KindStall, tr.Stall); st != nil && st.Category != "B2_opencodeinstruct" {
 		t.Errorf("stall: %+v", st)
@@ -77,7 +83,10 @@ func TestDigestIncidentsAtTheirOwnTimes(t *testing.T) {
 	find(digest.KindRunStart, tr.Run2)
 	for _, in := range s.Incidents {
 		if in.Kind == digest.KindStall && !in.Time.Equal(tr.Stall) {
-			t.Errorf("a stall that is none (the crash's gap spans two runs): %+v", in)
+			t.Errorf("a stall that is none (the crash's gap is the outage's): %+v", in)
+		}
+		if in.Kind == digest.KindStall && (in.End == nil || in.End.Sub(in.Time) < 35*time.Minute) {
+			t.Errorf("the stall has no end or is short: %+v", in)
 		}
 	}
 	if s.Server.Crashes != 1 || s.Server.Restarts != 1 {
@@ -102,6 +111,14 @@ func TestDigestRunsAndSize(t *testing.T) {
 	}
 	if r := byID["r2"]; r.Started == nil || !r.Started.Equal(tr.Run2) || r.Config != "0f0f0f0f0f0f" || s.Configs[r.Config]["kv_cache_dtype"] != "fp8_e4m3" {
 		t.Errorf("run r2: %+v, configs %v", r, s.Configs)
+	}
+	for id, want := range map[string]string{"r0": digest.EndDied, "r1": digest.EndByYou, "r2": digest.EndRunning, "": digest.EndUnknown} {
+		if r := byID[id]; r.End != want || r.EndHow == "" {
+			t.Errorf("run %q ends %q (%s), want %q", id, r.End, r.EndHow, want)
+		}
+	}
+	if r := byID["r1"]; r.EndAt == nil || !r.EndAt.Equal(tr.Run1End) || r.EndCause == "" {
+		t.Errorf("r1 ends at %v (%q), want %v with its signal", r.EndAt, r.EndCause, tr.Run1End)
 	}
 	if byID[""].Records != tr.NoTime["B1_glaive"] {
 		t.Errorf("records with no run: %+v, want %d", byID[""], tr.NoTime["B1_glaive"])

@@ -50,10 +50,17 @@ func checkNight(t *testing.T, s *digest.Summary, tr digesttest.Truth) {
 	}
 	crash := false
 	for _, in := range s.Incidents {
-		crash = crash || in.Kind == digest.KindCrash && in.Time.Equal(tr.Crash)
+		crash = crash || in.Kind == digest.KindOutage && in.Time.Equal(tr.Crash) && in.End != nil && in.End.Equal(tr.Ready)
 	}
 	if !crash {
-		t.Errorf("no crash at %v among %+v", tr.Crash, s.Incidents)
+		t.Errorf("no outage %v → %v among %+v", tr.Crash, tr.Ready, s.Incidents)
+	}
+	ends := map[string]string{}
+	for _, r := range s.Runs {
+		ends[r.ID] = r.End
+	}
+	if ends["r1"] != digest.EndByYou || ends["r2"] != digest.EndRunning {
+		t.Errorf("runs[] ends: %v", ends)
 	}
 }
 
@@ -99,7 +106,7 @@ func TestReportOverSSH(t *testing.T) {
 
 	out, code = execCLI(t, append(base, "--worker-bin", bin, target)...)
 	// the crash's clock, its date before it when the night spans midnight
-	crashLine := regexp.MustCompile(`(?m)^ +(\d\d-\d\d )?` + tr.Crash.Format("15:04") + ` +crash `)
+	crashLine := regexp.MustCompile(`(?m)^ +(\d\d-\d\d )?` + tr.Crash.Format("15:04") + ` +→ \S+ +20m +outage `)
 	if code != 0 || !crashLine.MatchString(out) || !strings.Contains(out, "crossed the link") {
 		t.Errorf("report: code %d: %s", code, out)
 	}

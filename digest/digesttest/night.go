@@ -28,6 +28,7 @@ type Truth struct {
 	Ready   time.Time           // the server ready again
 	Stall   time.Time           // B2's last record before its 35-minute gap
 	Run2    time.Time           // the second run's start
+	Run1End time.Time           // the first run's end line: stopped by synthwatch's kill
 	NoTime  map[string]int64    // records with no finished_at
 	Records map[string]int64    // every record, the night's and older ones
 	Tokens  map[string]int64
@@ -73,8 +74,9 @@ func Night(t testing.TB, dir string, now time.Time, o Options) Truth {
 	tr.Crash = start.Add(7*time.Hour + 13*time.Minute + 5*time.Second)
 	tr.Ready = tr.Crash.Add(20 * time.Minute)
 	tr.Run2 = tr.Ready.Add(5 * time.Minute)
+	tr.Run1End = tr.Run2.Add(-time.Minute)
 	gap := start.Add(5*time.Hour + 10*time.Minute)
-	run1 := start.Add(-90 * time.Minute)
+	run1 := start.Add(-time.Minute)
 
 	w := newWriter(t, dir, &tr)
 	defer w.close()
@@ -143,12 +145,13 @@ func Night(t testing.TB, dir string, now time.Time, o Options) Truth {
 		tr.Prompts[c] = prompts[c]
 	}
 	w.runLine("B1_glaive", "r0", 4000, start.Add(-3*time.Hour), "a1b2c3d4e5f6", "bfloat16")
-	for _, c := range Categories {
-		w.runLine(c, "r1", 4100, run1, "a1b2c3d4e5f6", "bfloat16")
-		if c != "B1_glaive" {
-			w.runLine(c, "r2", 4200, tr.Run2, "0f0f0f0f0f0f", "fp8_e4m3")
-		}
-	}
+	// each run takes its categories up one after another, as the worker does
+	w.runLine("B1_glaive", "r1", 4100, run1, "a1b2c3d4e5f6", "bfloat16")
+	w.runLine("B2_opencodeinstruct", "r1", 4100, start.Add(4*time.Hour), "a1b2c3d4e5f6", "bfloat16")
+	w.endLine("B2_opencodeinstruct", "r1", 4100, tr.Run1End, parse.RunStopped, "terminated signal received")
+	w.file(parse.WorkerLogPath, parse.FormatKill(4100, 45*time.Second)+"\n")
+	w.runLine("B2_opencodeinstruct", "r2", 4200, tr.Run2, "0f0f0f0f0f0f", "fp8_e4m3")
+	w.runLine("B3_python", "r2", 4200, start.Add(10*time.Hour), "0f0f0f0f0f0f", "fp8_e4m3")
 	w.serverLog(start, now, tr.Crash, tr.Ready, tr.TokS)
 	w.file(parse.ManifestPath, `[[categories]]
 name = "B1_glaive"
@@ -232,6 +235,11 @@ func (w *writer) runLine(cat, run string, pid int, at time.Time, key, kv string)
 	b, _ := json.Marshal(parse.RunLine{Run: run, PID: pid, StartedAt: at.UTC().Format(time.RFC3339Nano), Version: "v-test",
 		Server: parse.DefaultServerURL, API: "chat", Snapshot: parse.ServerSnapshot{ConfigKey: key,
 			Info: map[string]any{"kv_cache_dtype": kv, "model_path": "/shared/kimi-k2.5-int4", "tp_size": 8}}})
+	w.write(parse.PreparedDir+"/"+cat+"/"+parse.RunsFile, string(b)+"\n")
+}
+
+func (w *writer) endLine(cat, run string, pid int, at time.Time, end, cause string) {
+	b, _ := json.Marshal(parse.RunLine{Run: run, PID: pid, EndedAt: at.UTC().Format(time.RFC3339Nano), End: end, Cause: cause})
 	w.write(parse.PreparedDir+"/"+cat+"/"+parse.RunsFile, string(b)+"\n")
 }
 
