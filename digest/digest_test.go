@@ -11,6 +11,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/digest"
 	"github.com/synthwatch/synthwatch/digest/digesttest"
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // night writes a known night ending at 06:20 in a zone 5:30 east (an hour
@@ -215,5 +216,43 @@ func TestDigestTokensUnknownApart(t *testing.T) {
 	}
 	if inIntervals != 4 {
 		t.Fatalf("%d unknown in the intervals, want 4", inIntervals)
+	}
+}
+
+// A root the Python script wrote (json.dumps, the time in "timestamp" or
+// "created_at", no finished_at, no run) is placed in time by those fields:
+// the hourly table equals the truth, says which field each hour's figures
+// came from, and counts what carries no time apart.
+func TestDigestPythonEraRecordsPlacedInTime(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 2, 4, 20, 0, 0, time.UTC)
+	root := t.TempDir()
+	tr := digesttest.PythonNight(t, root, now)
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-4 * time.Hour), Now: now, Loc: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Intervals) != 5 || !s.Intervals[0].Start.Equal(tr.Start) {
+		t.Fatalf("intervals: %d from %v", len(s.Intervals), s.Intervals[0].Start)
+	}
+	for h, iv := range s.Intervals {
+		for _, c := range []string{"B1_glaive", "B2_code", "B3_python"} {
+			if got, want := iv.Categories[c].Records, int64(tr.Hours[h][c]); got != want {
+				t.Errorf("hour %s %s: %d records, want %d", iv.Start.Format("15:04"), c, got, want)
+			}
+		}
+		for _, f := range []string{"timestamp", "created_at", parse.FinishedField} {
+			if got, want := iv.Sources[f], int64(tr.Fields[h][f]); got != want {
+				t.Errorf("hour %s: %d records placed by %s, want %d", iv.Start.Format("15:04"), got, f, want)
+			}
+		}
+	}
+	var noTime, all int64
+	for _, c := range s.Categories {
+		noTime += c.NoTime
+		all += c.Records
+	}
+	if noTime != tr.NoTime || all != tr.Records {
+		t.Errorf("%d records, %d with no time; want %d, %d", all, noTime, tr.Records, tr.NoTime)
 	}
 }
