@@ -113,6 +113,9 @@ func TestDigestRunsAndSize(t *testing.T) {
 	if r := byID["r2"]; r.Started == nil || !r.Started.Equal(tr.Run2) || r.Config != "0f0f0f0f0f0f" || s.Configs[r.Config]["kv_cache_dtype"] != "fp8_e4m3" {
 		t.Errorf("run r2: %+v, configs %v", r, s.Configs)
 	}
+	if v := s.Configs["0f0f0f0f0f0f"]["max_total_num_tokens"]; v != "1048576" { // JSON numbers are float64: no 1.048576e+06
+		t.Errorf("max_total_num_tokens reads %q", v)
+	}
 	for id, want := range map[string]string{"r0": digest.EndDied, "r1": digest.EndByYou, "r2": digest.EndRunning, "": digest.EndUnknown} {
 		if r := byID[id]; r.End != want || r.EndHow == "" {
 			t.Errorf("run %q ends %q (%s), want %q", id, r.End, r.EndHow, want)

@@ -234,7 +234,7 @@ func (w *writer) prompts(cat string, n int64) {
 func (w *writer) runLine(cat, run string, pid int, at time.Time, key, kv string) {
 	b, _ := json.Marshal(parse.RunLine{Run: run, PID: pid, StartedAt: at.UTC().Format(time.RFC3339Nano), Version: "v-test",
 		Server: parse.DefaultServerURL, API: "chat", Snapshot: parse.ServerSnapshot{ConfigKey: key,
-			Info: map[string]any{"kv_cache_dtype": kv, "model_path": "/shared/kimi-k2.5-int4", "tp_size": 8}}})
+			Info: map[string]any{"kv_cache_dtype": kv, "model_path": "/shared/kimi-k2.5-int4", "tp_size": 8, "max_total_num_tokens": 1048576}}})
 	w.write(parse.PreparedDir+"/"+cat+"/"+parse.RunsFile, string(b)+"\n")
 }
 
