@@ -184,7 +184,7 @@ func (d *digester) runIncidents() {
 			text += " (" + r.EndCause + ")"
 		}
 		if strings.HasPrefix(r.EndHow, "inferred") {
-			text += "; " + r.EndHow
+			text += " (inferred)"
 		}
 		text += fmt.Sprintf("; %s: %s", parse.Plural(r.Records, "record"), byCategory(r.ByCategory))
 		in.Text = clip(text)

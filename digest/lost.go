@@ -2,16 +2,16 @@ package digest
 
 import "time"
 
-// around is how far before and after an incident its cost is counted.
-const around = 30 * time.Minute
-
 // lost sets each incident's Lost: the records the time around it (from
-// `around` before its start to `around` after its end) fell short of its
-// baseline. A stall's baseline is its category's own rate over the window;
-// the rest are the job's (every category's records over the window's span
-// of them). An incident with no baseline (nothing placed in the window)
-// gets none.
+// half an interval before its start to half an interval after its end:
+// the hour around it in an hourly report) fell short of its baseline,
+// counted only while the baseline's records ran (from the first to the
+// last of them in the window). A stall's baseline is its category's own
+// rate over the window; the rest are the job's (every category's records
+// over the window's span of them). An incident with no baseline (nothing
+// placed in the window) gets none.
 func (d *digester) lost(list []Incident) {
+	around := d.o.Every / 2
 	total := map[int32]int64{}
 	var all int64
 	var first, last time.Time
@@ -44,30 +44,30 @@ func (d *digester) lost(list []Incident) {
 				continue
 			}
 		}
-		minutes, rate := total, jobRate
+		minutes, rate, lo, hi := total, jobRate, first, last
 		if in.Kind == KindStall {
 			acc := d.s.byName[in.Category]
 			if acc == nil {
 				continue
 			}
-			minutes, rate = acc.minutes, 0
-			if c := acc.c; c.RatePerHour > 0 {
-				rate = c.RatePerHour / 60
-			}
-			if rate == 0 { // a category that never had a rate: the job's
-				rate = jobRate
+			if c := acc.c; c.RatePerHour > 0 { // else a category with no rate: the job's
+				minutes, rate, lo, hi = acc.minutes, c.RatePerHour/60, acc.wFirst, acc.wLast
 			}
 		}
 		if rate == 0 {
 			continue
 		}
-		from := maxT(in.Time.Add(-around), d.start)
-		to := d.o.Now
-		if in.End != nil {
-			to = minT(in.End.Add(around), d.o.Now)
-		} else if !in.Still {
-			to = minT(in.Time.Add(around), d.o.Now)
+		end := in.Time
+		switch {
+		case in.End != nil:
+			end = *in.End
+		case in.Still:
+			end = d.o.Now
 		}
+		// the incident itself counts even past the baseline's records: a
+		// hang at the end of the night is a loss
+		from := maxT(minT(in.Time, maxT(in.Time.Add(-around), lo)), d.start)
+		to := minT(maxT(end, minT(end.Add(around), hi)), d.o.Now)
 		if !to.After(from) {
 			continue
 		}
