@@ -70,9 +70,15 @@ func (d *digester) runEnds() {
 			latest[r.PID] = r
 		}
 	}
+	took := map[string]time.Time{} // per run, its latest start on a category
+	for _, sg := range d.segs {
+		took[sg.run] = maxT(took[sg.run], sg.start)
+	}
 	for _, r := range d.runs {
-		r.EndAt = r.Started
-		r.EndAt = later(r.EndAt, r.Last)
+		r.EndAt = later(r.Started, r.Last)
+		if t, ok := took[r.ID]; ok {
+			r.EndAt = later(r.EndAt, &t)
+		}
 		if r.ID == "" || r.ID == otherRuns {
 			r.End, r.EndHow = EndUnknown, "records with no run id (an older tool): no run to follow"
 			continue

@@ -60,7 +60,9 @@ func TestReportTellsTheNightAsItWas(t *testing.T) {
 		}
 		return out
 	}
-	raw := func(cat string) int { return countFileLines(filepath.Join(root, "prepared", cat, "raw_responses.jsonl")) }
+	raw := func(cat string) int {
+		return countFileLines(filepath.Join(root, "prepared", cat, "raw_responses.jsonl"))
+	}
 	state := func() parse.WorkerState {
 		b, _ := os.ReadFile(filepath.Join(root, "run", "worker.json"))
 		st, _ := parse.ParseWorkerState(b)
