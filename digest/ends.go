@@ -153,7 +153,7 @@ func (d *digester) fromWorkerState(r *Run, ws *parse.WorkerState, byYou bool) {
 
 // endWords are how a run's end reads in a sentence.
 var endWords = map[string]string{
-	EndFinished: "finished", EndByYou: "stopped by you (synthwatch kill)", EndSignal: "stopped by a signal someone else sent",
+	EndFinished: "finished", EndByYou: "stopped by you, through synthwatch kill", EndSignal: "stopped by a signal someone else sent",
 	EndFailed: "failed", EndDied: "died", EndRunning: "is running", EndUnknown: "ended unknown",
 }
 

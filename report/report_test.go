@@ -131,3 +131,20 @@ func TestReportPythonEraGolden(t *testing.T) {
 	}
 	golden.RequireEqual(t, b.String())
 }
+
+// The review's first night as the report tells it: each run's end and by
+// whose word, the silent outage with its length, the zero-record hang.
+func TestReportRunEndsGolden(t *testing.T) {
+	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	r := digesttest.EndsNight(t)
+	s, err := digest.Build(digest.Options{Root: r.Dir, Since: now.Add(-3 * time.Hour), Now: now, Loc: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Read.Seconds = 0.1 // measured: fixed for the golden file
+	var b bytes.Buffer
+	if err := report.Text(&b, s, "gpu1:/data/night", -1); err != nil {
+		t.Fatal(err)
+	}
+	golden.RequireEqual(t, b.String())
+}

@@ -33,7 +33,7 @@ func Text(w io.Writer, s *digest.Summary, where string, wire int64) error {
 		if w.Category != "" {
 			line += " on " + clean(w.Category, 60)
 		}
-		fmt.Fprintf(&b, "%s (pid %d, state of %s)\n", line, w.PID, day(w.UpdatedAt))
+		fmt.Fprintf(&b, "%s (pid %d, state of %s)%s\n", line, w.PID, day(w.UpdatedAt), gone(s, w.PID))
 	} else {
 		b.WriteString("worker: no worker.json\n")
 	}
@@ -367,4 +367,15 @@ func etaText(c digest.Category) string {
 // dur is a duration in seconds as the dashboard writes it.
 func dur(sec float64) string {
 	return parse.FormatDuration(time.Duration(sec * float64(time.Second)))
+}
+
+// gone says when worker.json's run is known to have ended otherwise than
+// the file says: a worker that died leaves it at "running".
+func gone(s *digest.Summary, pid int) string {
+	for _, r := range s.Runs {
+		if r.PID == pid && r.End == digest.EndDied {
+			return "; but the process is gone: it " + digest.EndWords(r.End) + " (inferred)"
+		}
+	}
+	return ""
 }
