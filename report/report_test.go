@@ -135,6 +135,27 @@ func TestReportPythonEraGolden(t *testing.T) {
 // The review's first night as the report tells it: each run's end and by
 // whose word, the silent outage with its length, the zero-record hang.
 func TestReportRunEndsGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.Text(&b, endsNight(t), "gpu1:/data/night", -1); err != nil {
+		t.Fatal(err)
+	}
+	golden.RequireEqual(t, b.String())
+}
+
+// The same night's page: the runs' ends in the runs table, the outage and
+// the hang as bands on both charts.
+func TestReportRunEndsHTMLGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.HTML(&b, endsNight(t), "gpu1:/data/night"); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), `<rect class="band"`); n != 2*2 {
+		t.Errorf("%d bands, want the outage and the hang on both charts", n)
+	}
+	golden.RequireEqual(t, b.String())
+}
+
+func endsNight(t *testing.T) *digest.Summary {
 	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
 	r := digesttest.EndsNight(t)
 	s, err := digest.Build(digest.Options{Root: r.Dir, Since: now.Add(-3 * time.Hour), Now: now, Loc: time.UTC})
@@ -142,9 +163,5 @@ func TestReportRunEndsGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Read.Seconds = 0.1 // measured: fixed for the golden file
-	var b bytes.Buffer
-	if err := report.Text(&b, s, "gpu1:/data/night", -1); err != nil {
-		t.Fatal(err)
-	}
-	golden.RequireEqual(t, b.String())
+	return s
 }
