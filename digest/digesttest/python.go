@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
 )
 
@@ -49,13 +50,7 @@ type PythonTruth struct {
 // night. A missing python3 fails under CI=true and skips elsewhere.
 func PythonNight(t testing.TB, dir string, now time.Time) PythonTruth {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("python3 not found")
-		}
-		t.Skip("python3 not found; skipped outside CI")
-	}
+	py := testgate.Tool(t, "python3", "the Python-era root")
 	hour := time.Date(now.Year(), now.Month(), now.Day(), now.Hour(), 0, 0, 0, now.Location())
 	tr := PythonTruth{Start: hour.Add(-4 * time.Hour), Hours: make([]map[string]int, 5), Fields: make([]map[string]int, 5)}
 	for i := range tr.Hours {
