@@ -140,7 +140,7 @@ func recordsChart(s *digest.Summary) chart {
 			}
 			y0, y1 := c.y(base, top), c.y(base+float64(n.Records), top)
 			c.Bars = append(c.Bars, rect{X: x0 + 1, Y: y1, W: max(x1-x0-2, 1), H: y0 - y1, Fill: colour[cat.Name],
-				Tip: fmt.Sprintf("%s %s: %d records, %s", stamp(iv.Start, s.Now), clean(cat.Name, 80), n.Records, parse.TokenFigure(count(n.Tokens)+" tokens", n.TokensUnknown))})
+				Tip: fmt.Sprintf("%s %s: %s, %s", stamp(iv.Start, s.Now), clean(cat.Name, 80), parse.Plural(n.Records, "record"), parse.TokenFigure(count(n.Tokens)+" tokens", n.TokensUnknown))})
 			base += float64(n.Records)
 		}
 	}
@@ -178,7 +178,7 @@ func throughputChart(s *digest.Summary) chart {
 			fmt.Fprintf(&d, " M%.1f %.1f", x, y)
 		}
 		pen = true
-		c.Dots = append(c.Dots, rect{X: x, Y: y, Tip: fmt.Sprintf("%s: %.0f tok/s (max %.0f, %d lines)", stamp(iv.Start, s.Now), iv.Throughput.Mean, iv.Throughput.Max, iv.Throughput.Samples)})
+		c.Dots = append(c.Dots, rect{X: x, Y: y, Tip: fmt.Sprintf("%s: %s tok/s (max %s, %s)", stamp(iv.Start, s.Now), parse.Thousands(int64(iv.Throughput.Mean+0.5)), parse.Thousands(int64(iv.Throughput.Max+0.5)), parse.Plural(int64(iv.Throughput.Samples), "line"))})
 	}
 	c.Line = strings.TrimSpace(d.String())
 	if c.Line == "" {

@@ -225,7 +225,7 @@ func appendRun(dir string, l parse.RunLine) (cut int64, err error) {
 // guess it; cause is the stop signal or the error. A run that started no
 // category wrote no start line either and ends without one.
 func (w *Worker) endRun(end string, cause error) {
-	if w.lastRunDir == "" {
+	if w.lastRunDir == "" || w.lock.Held() != nil { // a root another worker took is its to write
 		return
 	}
 	l := parse.RunLine{Run: w.runID, PID: os.Getpid(), EndedAt: stamp(time.Now()), End: end}
