@@ -36,6 +36,10 @@ type Options struct {
 	// Loc is the host's zone: the server log and zone-less finished_at
 	// times are its wall clock, and intervals are aligned to it. Nil: Local.
 	Loc *time.Location
+	// Alive says whether process pid lives on the host now (known false:
+	// it cannot tell). Nil: not asked, as for a digest of another time;
+	// `synthwatch digest` passes ProcAlive.
+	Alive func(pid int) (alive, known bool)
 }
 
 // Summary is the digest of one window, as `synthwatch digest` prints it.

@@ -3,6 +3,7 @@ package digest
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -141,6 +142,8 @@ func (d *digester) fromWorkerState(r *Run, ws *parse.WorkerState, byYou bool) {
 		}
 	default:
 		switch {
+		case d.o.Now.Sub(upd) <= fresh && d.gone(ws.PID):
+			r.End, r.EndHow = EndDied, fmt.Sprintf("inferred: worker.json says %s, written %s before the digest, but pid %d is not on the host", ws.State, parse.FormatDuration(d.o.Now.Sub(upd)), ws.PID)
 		case d.o.Now.Sub(upd) <= fresh:
 			r.End, r.EndHow = EndRunning, "worker.json, written "+parse.FormatDuration(d.o.Now.Sub(upd))+" before the digest"
 		case byYou:
@@ -149,6 +152,30 @@ func (d *digester) fromWorkerState(r *Run, ws *parse.WorkerState, byYou bool) {
 			r.End, r.EndHow = EndDied, fmt.Sprintf("inferred: worker.json still says %s but was last written at %s: the process is gone", ws.State, upd.Format("15:04:05"))
 		}
 	}
+}
+
+// gone: the host says pid is not alive (false when it cannot tell).
+func (d *digester) gone(pid int) bool {
+	if d.o.Alive == nil {
+		return false
+	}
+	alive, known := d.o.Alive(pid)
+	return known && !alive
+}
+
+// ProcAlive reads /proc: pid is alive when /proc/PID/stat exists and is
+// no zombie; known is false where there is no /proc.
+func ProcAlive(pid int) (alive, known bool) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		return false, false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false, true
+	}
+	// "PID (COMM) STATE ...": COMM may hold spaces and parentheses
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z', true
 }
 
 // endWords are how a run's end reads in a sentence.

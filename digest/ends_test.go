@@ -1,6 +1,8 @@
 package digest_test
 
 import (
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +20,9 @@ func digestAt(t *testing.T, r digesttest.Root, now time.Time) *digest.Summary {
 	return s
 }
 
-func hm(h, m int) time.Time { return time.Date(2026, 12, 2, h, m, 0, 0, time.UTC) }
+func hm(h, m int, sec ...int) time.Time {
+	return time.Date(2026, 12, 2, h, m, append(sec, 0)[0], 0, time.UTC)
+}
 
 func incident(s *digest.Summary, kind string, at time.Time) *digest.Incident {
 	for i, in := range s.Incidents {
@@ -122,5 +126,32 @@ func TestDigestStillGoing(t *testing.T) {
 	}
 	if outages != 1 || s.Server.Crashes != 1 {
 		t.Errorf("%d outages, %d crashes, want the crash once: %+v", outages, s.Server.Crashes, s.Incidents)
+	}
+}
+
+// A worker killed -9 a moment ago leaves a fresh worker.json that says
+// running: the host's process table says it died. The test's own pid is a
+// live worker; a child that ran and was reaped is a dead one.
+func TestDigestFreshWorkerJSONOfAGoneProcess(t *testing.T) {
+	t.Parallel()
+	child := exec.Command("true")
+	if err := child.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		pid  int
+		want string
+	}{{os.Getpid(), digest.EndRunning}, {child.Process.Pid, digest.EndDied}} {
+		r := digesttest.NewRoot(t)
+		r.Start("A", "e", tc.pid, hm(2, 0))
+		r.Records("A", "e", hm(2, 1), hm(2, 58))
+		r.WorkerJSON(tc.pid, parse.WorkerRunning, "A", hm(2, 59, 50))
+		s, err := digest.Build(digest.Options{Root: r.Dir, Since: hm(0, 0), Now: hm(3, 0), Loc: time.UTC, Alive: digest.ProcAlive})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Runs) != 1 || s.Runs[0].End != tc.want {
+			t.Errorf("pid %d: %+v, want %s", tc.pid, s.Runs, tc.want)
+		}
 	}
 }

@@ -50,6 +50,10 @@ type Options struct {
 	Pad int
 	// Scale multiplies the record counts (default 1).
 	Scale int
+	// WorkerPID is the pid of the running run r2 and of worker.json
+	// (default 4200); a digest that asks the host whether it lives wants
+	// one that does, such as the test's own.
+	WorkerPID int
 }
 
 // Night writes the root at dir for a night ending at now (the hour that
@@ -62,6 +66,9 @@ func Night(t testing.TB, dir string, now time.Time, o Options) Truth {
 	}
 	if o.Scale <= 0 {
 		o.Scale = 1
+	}
+	if o.WorkerPID <= 0 {
+		o.WorkerPID = 4200
 	}
 	loc := now.Location()
 	hour := time.Date(now.Year(), now.Month(), now.Day(), now.Hour(), 0, 0, 0, loc)
@@ -150,8 +157,8 @@ func Night(t testing.TB, dir string, now time.Time, o Options) Truth {
 	w.runLine("B2_opencodeinstruct", "r1", 4100, start.Add(4*time.Hour), "a1b2c3d4e5f6", "bfloat16")
 	w.endLine("B2_opencodeinstruct", "r1", 4100, tr.Run1End, parse.RunStopped, "terminated signal received")
 	w.file(parse.WorkerLogPath, parse.FormatKill(4100, 45*time.Second)+"\n")
-	w.runLine("B2_opencodeinstruct", "r2", 4200, tr.Run2, "0f0f0f0f0f0f", "fp8_e4m3")
-	w.runLine("B3_python", "r2", 4200, start.Add(10*time.Hour), "0f0f0f0f0f0f", "fp8_e4m3")
+	w.runLine("B2_opencodeinstruct", "r2", o.WorkerPID, tr.Run2, "0f0f0f0f0f0f", "fp8_e4m3")
+	w.runLine("B3_python", "r2", o.WorkerPID, start.Add(10*time.Hour), "0f0f0f0f0f0f", "fp8_e4m3")
 	w.serverLog(start, now, tr.Crash, tr.Ready, tr.TokS)
 	w.file(parse.ManifestPath, `[[categories]]
 name = "B1_glaive"
@@ -160,7 +167,7 @@ name = "B2_opencodeinstruct"
 [[categories]]
 name = "B3_python"
 `)
-	st, _ := json.Marshal(parse.WorkerState{Schema: 1, PID: 4200, State: parse.WorkerRunning, Category: "B3_python",
+	st, _ := json.Marshal(parse.WorkerState{Schema: 1, PID: o.WorkerPID, State: parse.WorkerRunning, Category: "B3_python",
 		StartedAt: tr.Run2.UTC(), UpdatedAt: now.UTC(), CategorySince: start.Add(10 * time.Hour).UTC()})
 	w.file(parse.WorkerStatePath, string(st))
 	return tr
