@@ -114,7 +114,7 @@ func TestReportTellsTheNightAsItWas(t *testing.T) {
 	srv.SetFaults(sim.Faults{})
 	testgate.Eventually(t, 3*time.Minute, "the last run done", func() bool { return state().State == parse.WorkerDone })
 
-	out := cli("report", "--worker-bin", bin, "--json", "--since", "30m", "--every", "1m", "--stall", "10s")
+	out := cli("report", "--worker-bin", bin, "--json", "--since", "6m", "--every", "1m", "--stall", "10s")
 	var r reportJSON
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("report --json: %v: %s", err, out)
@@ -158,7 +158,17 @@ func TestReportTellsTheNightAsItWas(t *testing.T) {
 	if b2 == nil || b2.End == nil || b2.Span(r.Now) < hang-2*time.Second || b2.Span(r.Now) > hang+10*time.Second {
 		t.Errorf("B2's hang: %+v of %+v, want about %s", b2, stalls, hang)
 	}
-	t.Logf("report text:\n%s", cli("report", "--worker-bin", bin, "--since", "30m", "--every", "1m", "--stall", "10s"))
+	t.Logf("report text:\n%s", cli("report", "--worker-bin", bin, "--since", "6m", "--every", "1m", "--stall", "10s"))
+	// the page: the outage and the hang as bands on both charts
+	page := os.Getenv("SW_NIGHT_HTML") // where to keep it, for docs/
+	if page == "" {
+		page = filepath.Join(t.TempDir(), "night.html")
+	}
+	cli("report", "--worker-bin", bin, "--since", "6m", "--every", "1m", "--stall", "10s", "--html", page)
+	html, _ := os.ReadFile(page)
+	if n := strings.Count(string(html), `<rect class="band"`); n < 2*2 {
+		t.Errorf("%d incident bands on the page, want the outage and the hang on both charts", n)
+	}
 }
 
 func writeNightRoot(t *testing.T, root, srvURL string, cats map[string]int) {
