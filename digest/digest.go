@@ -270,6 +270,10 @@ type digester struct {
 	stalls []Incident // gaps in categories' records, before the outages are known
 	// outages are the server's down times, for the stalls they explain
 	outages []Incident
+	// took are the last two categories the worker log says were taken up,
+	// and logTime when that log was last written: an old script's hang
+	took    []string
+	logTime time.Time
 }
 
 // slot is the interval of t, or -1 outside the window.

@@ -38,18 +38,26 @@ func (d *digester) endLine(r *Run, rl parse.RunLine) {
 
 // killed reads which pids synthwatch's kill stopped: the markers it appends
 // to the worker log before it signals, and the kill note it leaves (the
-// last kill's, with its time).
+// last kill's, with its time). On the way it keeps the last two categories
+// the log says the worker took up, and when the log was last written.
 func (d *digester) killed() (map[int]bool, parse.KillNote) {
 	pids := map[int]bool{}
-	marker := []byte(parse.KillMarker)
-	n, _, err := eachLine(filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath)), func(line []byte, _ bool) {
-		if bytes.Contains(line, marker) {
-			if w := parse.ParseWorkerLine(string(line)); w.Kind == parse.WKill {
+	marker, processing := []byte(parse.KillMarker), []byte("Processing: ")
+	path := filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath))
+	n, _, err := eachLine(path, func(line []byte, _ bool) {
+		if bytes.Contains(line, marker) || bytes.HasPrefix(line, processing) {
+			switch w := parse.ParseWorkerLine(string(line)); w.Kind {
+			case parse.WKill:
 				pids[w.PID] = true
+			case parse.WProcessing:
+				d.took = append(d.took[max(len(d.took)-1, 0):], w.Category) // the last two
 			}
 		}
 	})
 	d.count(n, err)
+	if fi, err := os.Stat(path); err == nil {
+		d.logTime = fi.ModTime().In(d.o.Loc)
+	}
 	var note parse.KillNote
 	if b, err := parse.ReadRegular(filepath.Join(d.o.Root, filepath.FromSlash(parse.KillNotePath))); err == nil {
 		if kn, ok := parse.ParseKillNote(b); ok {

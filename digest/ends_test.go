@@ -1,8 +1,10 @@
 package digest_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +155,38 @@ func TestDigestFreshWorkerJSONOfAGoneProcess(t *testing.T) {
 		if len(s.Runs) != 1 || s.Runs[0].End != tc.want {
 			t.Errorf("pid %d: %+v, want %s", tc.pid, s.Runs, tc.want)
 		}
+	}
+}
+
+// The old Python script writes no runs.jsonl: its hang is read from the
+// worker log's last "Processing:" line, from the last record before it to
+// the log's last write (its time-outs), and said to be inferred.
+func TestDigestScriptHang(t *testing.T) {
+	t.Parallel()
+	r := digesttest.NewRoot(t)
+	for m := 0; m < 30; m++ { // json.dumps spacing, time.time() in "timestamp"
+		r.Add("prepared/B2/raw_responses.jsonl", fmt.Sprintf(`{"id": "b2-%d", "usage": {"completion_tokens": 90}, "timestamp": %d.25}`, m, hm(1, 30+m).Unix()))
+	}
+	r.Add("prepared/B3/prompts.jsonl", `{"id": "b3-0", "messages": []}`)
+	for _, l := range []string{parse.FormatProcessing("B2", "SHORT"), parse.FormatPrompts("B2", 30), parse.Separator,
+		parse.FormatProcessing("B3", "LONG"), "ERROR: b3-0: Request timed out."} {
+		r.Add(parse.WorkerLogPath, l)
+	}
+	logPath := filepath.Join(r.Dir, filepath.FromSlash(parse.WorkerLogPath))
+	if err := os.Chtimes(logPath, hm(2, 20), hm(2, 20)); err != nil {
+		t.Fatal(err)
+	}
+	s := digestAt(t, r, hm(3, 0))
+	st := incident(s, digest.KindStall, hm(1, 59).Add(250*time.Millisecond))
+	if st == nil || st.Category != "B3" || st.End == nil || !st.End.Equal(hm(2, 20)) || st.Still || !strings.Contains(st.Text, "inferred") {
+		t.Errorf("B3's hang: %+v in %+v", st, s.Incidents)
+	}
+	// the script still writing a minute ago: the hang goes on
+	if err := os.Chtimes(logPath, hm(2, 59, 30), hm(2, 59, 30)); err != nil {
+		t.Fatal(err)
+	}
+	s = digestAt(t, r, hm(3, 0))
+	if st := incident(s, digest.KindStall, hm(1, 59).Add(250*time.Millisecond)); st == nil || !st.Still {
+		t.Errorf("B3's hang still going: %+v in %+v", st, s.Incidents)
 	}
 }

@@ -87,6 +87,7 @@ func (d *digester) segmentStalls() {
 			d.stall(sg.cat, sg.run, last, end, still, note)
 		}
 	}
+	d.scriptStall()
 	for _, st := range d.stalls {
 		if d.explained(st) || st.End != nil && !st.End.After(d.start) {
 			continue
@@ -130,4 +131,33 @@ func (d *digester) workerWait() {
 	}
 	d.inc.add(Incident{Time: from, Kind: KindWait, Still: true,
 		Text: clip(fmt.Sprintf("the worker (pid %d) is waiting for the server %s to answer (since its last record at the latest)", w.PID, w.Server))})
+}
+
+// scriptStall finds the hang of a worker that writes no runs.jsonl (the old
+// Python script): it works on one category after another and says
+// "Processing: NAME" as it takes one up, with no time. The last category it
+// took up was current from its own last record (or, with none, from the
+// last record of the one before it) until the log was last written, the
+// script's last word; a log written in the last minute is a hang still
+// going. It says it inferred this.
+func (d *digester) scriptStall() {
+	if len(d.segs) > 0 || len(d.took) == 0 || d.logTime.IsZero() {
+		return
+	}
+	cat := d.took[len(d.took)-1]
+	acc := d.s.byName[cat]
+	if acc == nil {
+		return
+	}
+	from, note := acc.c.Last, "(inferred: the last category the worker log took up; the log was last written at "+d.logTime.Format("15:04")+")"
+	if from == nil && len(d.took) == 2 {
+		if prev := d.s.byName[d.took[0]]; prev != nil && prev.c.Name != cat {
+			from, note = prev.c.Last, "(inferred: none since the worker log took it up after "+prev.c.Name+"'s last record; the log was last written at "+d.logTime.Format("15:04")+")"
+		}
+	}
+	if from == nil || d.logTime.Sub(*from) <= d.o.StallAfter {
+		return
+	}
+	still := d.o.Now.Sub(d.logTime) <= fresh
+	d.stall(cat, "", *from, d.logTime, still, note)
 }
