@@ -36,6 +36,10 @@ type Options struct {
 	// Loc is the host's zone: the server log and zone-less finished_at
 	// times are its wall clock, and intervals are aligned to it. Nil: Local.
 	Loc *time.Location
+	// Alive says whether process pid lives on the host now (known false:
+	// it cannot tell). Nil: not asked, as for a digest of another time;
+	// `synthwatch digest` passes ProcAlive.
+	Alive func(pid int) (alive, known bool)
 }
 
 // Summary is the digest of one window, as `synthwatch digest` prints it.
@@ -94,6 +98,9 @@ type Interval struct {
 	Categories  map[string]Counts `json:"categories,omitempty"`
 	Throughput  *Throughput       `json:"throughput,omitempty"`
 	Retractions int               `json:"retractions,omitempty"`
+	// Sources say where its records' times came from: records per field
+	// (parse.FinishedField, or one of parse.TimeFields).
+	Sources map[string]int64 `json:"sources,omitempty"`
 }
 
 // Counts are one category's records and completion tokens in an interval.
@@ -114,22 +121,45 @@ type Throughput struct {
 
 // Incident kinds.
 const (
-	KindCrash      = "crash"
-	KindRestart    = "restart"     // the server was ready again after a crash or an earlier start
+	KindOutage     = "outage"      // the server down: from the first failed witness to the next ready line
+	KindRestart    = "restart"     // the server ready again after a start with no failure logged
 	KindStart      = "start"       // the server's first ready line in the log
-	KindHealthFail = "health_fail" // a failed health check
-	KindStall      = "stall"
+	KindHealthFail = "health_fail" // a failed health check that no outage followed
+	KindHang       = "hang"        // the server alive but making no progress (a watchdog's word)
+	KindStall      = "stall"       // a category with no records for more than StallAfter while current
+	KindWait       = "wait"        // the worker waiting on a server that does not answer
 	KindRunStart   = "run_start"
 	KindRunEnd     = "run_end"
 )
 
 // Incident is one thing worth a line in the report, at the time its own
 // source gives (the server log's clock, a record's finished_at, runs.jsonl).
+// An outage or a stall has a length: End, or Still when it had not ended
+// when the digest ran; a moment (a run's start) has neither.
 type Incident struct {
-	Time     time.Time `json:"time"`
-	Kind     string    `json:"kind"`
-	Text     string    `json:"text"`
-	Category string    `json:"category,omitempty"`
+	Time     time.Time  `json:"time"`
+	End      *time.Time `json:"end,omitempty"`
+	Still    bool       `json:"still,omitempty"`
+	Kind     string     `json:"kind"`
+	Text     string     `json:"text"`
+	Category string     `json:"category,omitempty"`
+	Run      string     `json:"run,omitempty"`
+	// Lost is how many records the time around it (from 30 minutes before
+	// to 30 minutes after) fell short of its baseline: the category's own
+	// rate for a stall, the whole job's for the rest. Nil: no baseline.
+	Lost *int64 `json:"lost,omitempty"`
+}
+
+// Span is how long the incident lasted, up to now when it still goes on;
+// 0 for a moment.
+func (in Incident) Span(now time.Time) time.Duration {
+	switch {
+	case in.End != nil:
+		return in.End.Sub(in.Time)
+	case in.Still:
+		return now.Sub(in.Time)
+	}
+	return 0
 }
 
 // Run is one line of the provenance table: a worker run and what it wrote.
@@ -144,6 +174,17 @@ type Run struct {
 	ByCategory map[string]int64 `json:"by_category,omitempty"`
 	First      *time.Time       `json:"first,omitempty"`
 	Last       *time.Time       `json:"last,omitempty"`
+	// End is how the run ended (EndFinished …); EndHow what says so (its
+	// own end line, or "inferred: …"); EndCause the signal or the error.
+	End      string `json:"end"`
+	EndHow   string `json:"end_how"`
+	EndCause string `json:"end_cause,omitempty"`
+	// EndAt is the time of the run's last evidence: its end line, its last
+	// record, worker.json, the kill note.
+	EndAt *time.Time `json:"end_at,omitempty"`
+
+	ended   *time.Time    // from its end line
+	endLine parse.RunLine // its end line
 }
 
 // Config is a server configuration's settings, as runs.jsonl recorded them.
@@ -225,6 +266,14 @@ type digester struct {
 	inc    *incidents
 	runs   map[string]*Run
 	worker *parse.WorkerState
+	segs   []segment  // the runs' starts on categories, from runs.jsonl
+	stalls []Incident // gaps in categories' records, before the outages are known
+	// outages are the server's down times, for the stalls they explain
+	outages []Incident
+	// took are the last two categories the worker log says were taken up,
+	// and logTime when that log was last written: an old script's hang
+	took    []string
+	logTime time.Time
 }
 
 // slot is the interval of t, or -1 outside the window.
@@ -269,10 +318,6 @@ func (d *digester) readWorker() {
 // finish sorts what was gathered and derives rates and ETAs.
 func (d *digester) finish() {
 	s := d.s
-	for _, c := range s.Categories {
-		acc := s.byName[c.Name]
-		d.stallOngoing(acc)
-	}
 	for i := range s.Categories {
 		c := &s.Categories[i]
 		acc := s.byName[c.Name]
@@ -285,12 +330,16 @@ func (d *digester) finish() {
 			}
 		}
 	}
+	d.runEnds()
+	d.segmentStalls()
+	d.workerWait()
 	for _, r := range d.runs {
 		s.Runs = append(s.Runs, *r)
 	}
 	sort.Slice(s.Runs, func(i, j int) bool { return runOrder(s.Runs[i]).Before(runOrder(s.Runs[j])) })
 	d.runIncidents()
 	s.Incidents, s.Dropped = d.inc.sorted()
+	d.lost(s.Incidents)
 	var sum float64
 	var n int
 	for _, iv := range s.Intervals {

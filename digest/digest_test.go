@@ -11,6 +11,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/digest"
 	"github.com/synthwatch/synthwatch/digest/digesttest"
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // night writes a known night ending at 06:20 in a zone 5:30 east (an hour
@@ -65,11 +66,17 @@ func TestDigestIncidentsAtTheirOwnTimes(t *testing.T) {
 		t.Errorf("no %s at %v in %+v", kind, at, s.Incidents)
 		return nil
 	}
-	if c := find(digest.KindCrash, tr.Crash); c != nil && (!strings.Contains(c.Text, "illegal memory access") || strings.ContainsRune(c.Text, 0x1b)) {
-		t.Errorf("crash text %q: want the exception, sanitised", c.Text)
+	if c := find(digest.KindOutage, tr.Crash); c != nil && (!strings.Contains(c.Text, "illegal memory access") || strings.ContainsRune(c.Text, 0x1b) ||
+		c.End == nil || !c.End.Equal(tr.Ready) || c.Span(s.Now) != 20*time.Minute || c.Lost == nil || *c.Lost == 0) {
+		t.Errorf("outage %+v: want the exception, sanitised, 20m to the ready line, and the records it cost", c)
 	}
-	if r := find(digest.KindRestart, tr.Ready); r != nil && !strings.Contains(r.Text, "20m after the crash") {
-		t.Errorf("restart text %q", r.Text)
+	for _, in := range s.Incidents {
+		if in.Kind == digest.KindRestart || in.Kind == digest.KindOutage && !in.Time.Equal(tr.Crash) {
+			t.Errorf("the crash is one line, the outage: %+v", in)
+		}
+	}
+	if r := find(digest.KindRunEnd, tr.Run1End); r != nil && !strings.Contains(r.Text, "stopped by you") {
+		t.Errorf("run r1's end: %+v", r)
 	}
 	if st := find(digest.KindStall, tr.Stall); st != nil && st.Category != "B2_opencodeinstruct" {
 		t.Errorf("stall: %+v", st)
@@ -77,7 +84,10 @@ func TestDigestIncidentsAtTheirOwnTimes(t *testing.T) {
 	find(digest.KindRunStart, tr.Run2)
 	for _, in := range s.Incidents {
 		if in.Kind == digest.KindStall && !in.Time.Equal(tr.Stall) {
-			t.Errorf("a stall that is none (the crash's gap spans two runs): %+v", in)
+			t.Errorf("a stall that is none (the crash's gap is the outage's): %+v", in)
+		}
+		if in.Kind == digest.KindStall && (in.End == nil || in.End.Sub(in.Time) < 35*time.Minute) {
+			t.Errorf("the stall has no end or is short: %+v", in)
 		}
 	}
 	if s.Server.Crashes != 1 || s.Server.Restarts != 1 {
@@ -102,6 +112,17 @@ func TestDigestRunsAndSize(t *testing.T) {
 	}
 	if r := byID["r2"]; r.Started == nil || !r.Started.Equal(tr.Run2) || r.Config != "0f0f0f0f0f0f" || s.Configs[r.Config]["kv_cache_dtype"] != "fp8_e4m3" {
 		t.Errorf("run r2: %+v, configs %v", r, s.Configs)
+	}
+	if v := s.Configs["0f0f0f0f0f0f"]["max_total_num_tokens"]; v != "1048576" { // JSON numbers are float64: no 1.048576e+06
+		t.Errorf("max_total_num_tokens reads %q", v)
+	}
+	for id, want := range map[string]string{"r0": digest.EndDied, "r1": digest.EndByYou, "r2": digest.EndRunning, "": digest.EndUnknown} {
+		if r := byID[id]; r.End != want || r.EndHow == "" {
+			t.Errorf("run %q ends %q (%s), want %q", id, r.End, r.EndHow, want)
+		}
+	}
+	if r := byID["r1"]; r.EndAt == nil || !r.EndAt.Equal(tr.Run1End) || r.EndCause == "" {
+		t.Errorf("r1 ends at %v (%q), want %v with its signal", r.EndAt, r.EndCause, tr.Run1End)
 	}
 	if byID[""].Records != tr.NoTime["B1_glaive"] {
 		t.Errorf("records with no run: %+v, want %d", byID[""], tr.NoTime["B1_glaive"])
@@ -198,5 +219,43 @@ func TestDigestTokensUnknownApart(t *testing.T) {
 	}
 	if inIntervals != 4 {
 		t.Fatalf("%d unknown in the intervals, want 4", inIntervals)
+	}
+}
+
+// A root the Python script wrote (json.dumps, the time in "timestamp" or
+// "created_at", no finished_at, no run) is placed in time by those fields:
+// the hourly table equals the truth, says which field each hour's figures
+// came from, and counts what carries no time apart.
+func TestDigestPythonEraRecordsPlacedInTime(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 2, 4, 20, 0, 0, time.UTC)
+	root := t.TempDir()
+	tr := digesttest.PythonNight(t, root, now)
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-4 * time.Hour), Now: now, Loc: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Intervals) != 5 || !s.Intervals[0].Start.Equal(tr.Start) {
+		t.Fatalf("intervals: %d from %v", len(s.Intervals), s.Intervals[0].Start)
+	}
+	for h, iv := range s.Intervals {
+		for _, c := range []string{"B1_glaive", "B2_code", "B3_python"} {
+			if got, want := iv.Categories[c].Records, int64(tr.Hours[h][c]); got != want {
+				t.Errorf("hour %s %s: %d records, want %d", iv.Start.Format("15:04"), c, got, want)
+			}
+		}
+		for _, f := range []string{"timestamp", "created_at", parse.FinishedField} {
+			if got, want := iv.Sources[f], int64(tr.Fields[h][f]); got != want {
+				t.Errorf("hour %s: %d records placed by %s, want %d", iv.Start.Format("15:04"), got, f, want)
+			}
+		}
+	}
+	var noTime, all int64
+	for _, c := range s.Categories {
+		noTime += c.NoTime
+		all += c.Records
+	}
+	if noTime != tr.NoTime || all != tr.Records {
+		t.Errorf("%d records, %d with no time; want %d, %d", all, noTime, tr.Records, tr.NoTime)
 	}
 }

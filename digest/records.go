@@ -23,6 +23,12 @@ type catAcc struct {
 	prevT         time.Time // the latest finish time so far, in file order
 	prevRun       string
 	seen          bool
+	// spans are each run's first and last record here, for the gaps at a
+	// run's start and end on the category
+	spans map[string]*[2]time.Time
+	// minutes are the window's records per minute from its start, for the
+	// records an incident cost
+	minutes map[int32]int64
 }
 
 // categoryNames lists the categories: the manifest's order, then any other
@@ -151,16 +157,26 @@ func (d *digester) record(acc *catAcc, line []byte, complete bool) {
 	t := st.Finished.In(d.o.Loc)
 	run.First, run.Last = minTime(run.First, t), maxTime(run.Last, t)
 	c.First, c.Last = minTime(c.First, t), maxTime(c.Last, t)
+	if acc.spans == nil {
+		acc.spans = map[string]*[2]time.Time{}
+	}
+	if sp := acc.spans[run.ID]; sp == nil {
+		acc.spans[run.ID] = &[2]time.Time{t, t}
+	} else {
+		sp[0], sp[1] = minT(sp[0], t), maxT(sp[1], t)
+	}
 	if i := d.slot(t); i >= 0 {
 		iv := &d.s.Intervals[i]
 		if iv.Categories == nil {
 			iv.Categories = map[string]Counts{}
+			iv.Sources = map[string]int64{}
 		}
 		k := iv.Categories[c.Name]
 		k.Records++
 		k.Tokens += st.CompletionTokens
 		k.TokensUnknown += unknown
 		iv.Categories[c.Name] = k
+		iv.Sources[st.TimeField]++
 		if acc.inWindow == 0 || t.Before(acc.wFirst) {
 			acc.wFirst = t
 		}
@@ -168,38 +184,22 @@ func (d *digester) record(acc *catAcc, line []byte, complete bool) {
 			acc.wLast = t
 		}
 		acc.inWindow++
+		if acc.minutes == nil {
+			acc.minutes = map[int32]int64{}
+		}
+		acc.minutes[int32(t.Sub(d.start)/time.Minute)]++
 	}
 	// A stall is a gap between consecutive records of one run: the worker
 	// was on this category all along. Records are appended as they finish,
 	// so file order is time order up to the requests in flight; the
 	// running maximum keeps a late-finishing straggler from opening a gap.
 	if acc.seen && st.Run == acc.prevRun && t.Sub(acc.prevT) > d.o.StallAfter && t.After(d.start) {
-		d.inc.add(Incident{Time: acc.prevT, Kind: KindStall, Category: c.Name,
-			Text: fmt.Sprintf("%s: no records for %s (until %s)", c.Name, span(t.Sub(acc.prevT)), t.Format("15:04"))})
+		d.stall(c.Name, run.ID, acc.prevT, t, false, "")
 	}
 	if !acc.seen || st.Run != acc.prevRun || t.After(acc.prevT) {
 		acc.prevT = t
 	}
 	acc.prevRun, acc.seen = st.Run, true
-}
-
-// stallOngoing reports the category the worker is on now when its last
-// record is older than StallAfter (the worker's state is fresh: it
-// rewrites worker.json every 2 s while it lives).
-func (d *digester) stallOngoing(acc *catAcc) {
-	w := d.worker
-	if w == nil || w.State != parse.WorkerRunning || w.Category != acc.c.Name || d.o.Now.Sub(w.UpdatedAt) > time.Minute {
-		return
-	}
-	from := acc.prevT
-	if !acc.seen || w.CategorySince.After(from) {
-		from = w.CategorySince
-	}
-	if from.IsZero() || d.o.Now.Sub(from) <= d.o.StallAfter {
-		return
-	}
-	d.inc.add(Incident{Time: from.In(d.o.Loc), Kind: KindStall, Category: acc.c.Name,
-		Text: fmt.Sprintf("%s: no records for %s, and the worker is still on it", acc.c.Name, span(d.o.Now.Sub(from)))})
 }
 
 func minTime(p *time.Time, t time.Time) *time.Time {
@@ -216,11 +216,16 @@ func maxTime(p *time.Time, t time.Time) *time.Time {
 	return p
 }
 
-// span is a duration as a person reads it: 42m, 3h05m.
-func span(d time.Duration) string {
-	d = d.Round(time.Minute)
-	if d < time.Hour {
-		return fmt.Sprintf("%dm", int(d.Minutes()))
+func minT(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
 	}
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	return a
+}
+
+func maxT(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -3,6 +3,7 @@ package digest
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,8 +32,9 @@ func (d *digester) run(id string) *Run {
 	return r
 }
 
-// readRuns reads a category's runs.jsonl: when each run started there and
-// with which server configuration.
+// readRuns reads a category's runs.jsonl: when each run started on the
+// category and with which server configuration, and the end line a run
+// writes when it ends on its own terms.
 func (d *digester) readRuns(cat, path string) error {
 	n, _, err := eachLine(path, func(line []byte, complete bool) {
 		rl, err := parse.ParseRunLine(line)
@@ -43,9 +45,14 @@ func (d *digester) readRuns(cat, path string) error {
 			return
 		}
 		r := d.run(rl.Run)
+		if rl.IsEnd() {
+			d.endLine(r, rl)
+			return
+		}
 		if t, err := time.Parse(time.RFC3339Nano, rl.StartedAt); err == nil {
 			t = t.In(d.o.Loc)
 			r.Started = minTime(r.Started, t)
+			d.segs = append(d.segs, segment{run: r.ID, cat: cat, start: t})
 		}
 		r.PID, r.Version, r.Server = rl.PID, rl.Version, rl.Server
 		if rl.Snapshot.Known() {
@@ -69,32 +76,13 @@ func (d *digester) config(s parse.ServerSnapshot) {
 	}
 	c := Config{}
 	for k, v := range s.Info {
-		txt := fmt.Sprint(v)
+		txt := settingText(v)
 		if len(txt) > maxSetting {
 			txt = txt[:maxSetting] + "…"
 		}
 		c[k] = txt
 	}
 	d.s.Configs[s.ConfigKey] = c
-}
-
-// runIncidents are the runs starting, from runs.jsonl, and ending, at their
-// last record (the worker log has no times). The run worker.json names as
-// alive has not ended.
-func (d *digester) runIncidents() {
-	for _, r := range d.s.Runs {
-		if r.ID == "" || r.ID == otherRuns {
-			continue
-		}
-		if r.Started != nil && d.inWindow(*r.Started) {
-			d.inc.add(Incident{Time: *r.Started, Kind: KindRunStart, Text: fmt.Sprintf("run %s started (pid %d, config %s)", r.ID, r.PID, r.Config)})
-		}
-		live := d.worker != nil && d.worker.PID == r.PID && r.PID != 0 && d.s.Worker.State != parse.WorkerDone &&
-			d.s.Worker.State != parse.WorkerStopped && d.s.Worker.State != parse.WorkerFailed
-		if r.Last != nil && !live && d.inWindow(*r.Last) {
-			d.inc.add(Incident{Time: *r.Last, Kind: KindRunEnd, Text: fmt.Sprintf("run %s: last record (%d records: %s)", r.ID, r.Records, byCategory(r.ByCategory))})
-		}
-	}
 }
 
 func byCategory(m map[string]int64) string {
@@ -121,4 +109,13 @@ func appendNote(notes []string, n string) []string {
 		return notes
 	}
 	return append(notes, n)
+}
+
+// settingText is a setting as a person reads it: JSON numbers come as
+// float64, and 1048576 must not read 1.048576e+06.
+func settingText(v any) string {
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
 }

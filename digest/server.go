@@ -1,7 +1,6 @@
 package digest
 
 import (
-	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,12 +20,18 @@ type tpAcc struct {
 
 // serverScan folds the server log.
 type serverScan struct {
-	d         *digester
-	tp        []map[int]*tpAcc // per interval, per DP rank (or vLLM engine)
-	lastTime  time.Time        // of the latest prefixed line: for records without one
-	lastCrash time.Time
-	ready     bool
-	stopping  bool // a graceful stop (SIGTERM) was logged: its teardown is no crash
+	d        *digester
+	tp       []map[int]*tpAcc // per interval, per DP rank (or vLLM engine)
+	lastTime time.Time        // of the latest prefixed line: for records without one
+	ready    bool
+	stopping bool // a graceful stop (SIGTERM) was logged: its teardown is no crash
+	// down is the outage under way (nil: none): from its first failed
+	// witness; lastAlive the latest line that showed the server working
+	down      *Incident
+	lastAlive time.Time
+	// fails are failed health checks since the server last worked: the
+	// start of an outage if one follows, incidents of their own if not
+	fails []Incident
 }
 
 func (d *digester) readServerLog() error {
@@ -38,6 +43,12 @@ func (d *digester) readServerLog() error {
 		log.Feed(string(line), sc.event)
 	})
 	log.Flush(sc.event)
+	sc.flushFails()
+	if sc.down != nil { // not ready again when the log ends
+		sc.down.Still = true
+		sc.down.Text += "; not ready again when the log ends"
+		sc.addOutage(*sc.down)
+	}
 	d.count(n, err)
 	for i, ranks := range sc.tp {
 		if len(ranks) == 0 {
@@ -102,38 +113,88 @@ func (sc *serverScan) event(ev parse.ServerEvent) {
 			d.s.Server.Retractions++
 		}
 	case ev.Kind == parse.SReady:
-		kind, text := KindStart, "server ready"
-		if sc.ready || !sc.lastCrash.IsZero() {
-			kind, text = KindRestart, "server ready again"
-			if !sc.lastCrash.IsZero() && !t.Before(sc.lastCrash) {
-				text += fmt.Sprintf(", %s after the crash at %s", span(t.Sub(sc.lastCrash)), sc.lastCrash.Format("15:04:05"))
-			}
-		}
-		sc.ready, sc.lastCrash, sc.stopping = true, time.Time{}, false
-		if slot >= 0 {
-			if kind == KindRestart {
-				d.s.Server.Restarts++
-			}
-			d.inc.add(Incident{Time: t, Kind: kind, Text: text})
-		}
+		sc.readyAt(t, slot)
 	case ev.Kind == parse.SStop:
 		sc.stopping = true
+		sc.goDown(t, "stopped (SIGTERM: a graceful stop)", false)
 	case ev.Fault() == parse.FaultCrash && (sc.stopping && (ev.Kind == parse.SSigquit || ev.Kind == parse.SChildDied || ev.Kind == parse.SCrashTail) ||
-		ev.Kind == parse.SCrashTail && !sc.lastCrash.IsZero()):
-		// a stop's teardown, or the cleanup a dying server prints after its cause (the same rule as pipeline's foldServerEvent)
+		sc.down != nil):
+		// a stop's teardown, or the cleanup a dying server prints after its
+		// cause (the rule of pipeline's foldServerEvent): one crash, once
 	case ev.Fault() == parse.FaultCrash:
-		if sc.lastCrash.IsZero() {
-			sc.lastCrash = t
+		from := t
+		if len(sc.fails) > 0 { // the first failed witness
+			from = sc.fails[0].Time
 		}
+		sc.fails = nil
+		sc.goDown(from, "crash: "+crashText(ev), true)
+	case ev.Kind == parse.SStartup && sc.ready && sc.down == nil && !sc.lastAlive.IsZero():
+		sc.goDown(sc.lastAlive, "no crash logged: the log went quiet, then the server started again", false)
+	case ev.Fault() == parse.FaultHang:
 		if slot >= 0 {
-			d.s.Server.Crashes++
-			d.inc.add(Incident{Time: t, Kind: KindCrash, Text: crashText(ev)})
+			d.inc.add(Incident{Time: t, Kind: KindHang, Text: clip("the server makes no progress: " + ev.Msg)})
 		}
 	case ev.Kind == parse.SHealthFail:
-		if slot >= 0 {
-			d.inc.add(Incident{Time: t, Kind: KindHealthFail, Text: clip(ev.Msg)})
+		if sc.down == nil && slot >= 0 {
+			sc.fails = append(sc.fails, Incident{Time: t, Kind: KindHealthFail, Text: clip(ev.Msg)})
 		}
 	}
+	if dated && sc.down == nil && (ev.Kind == parse.SBatch || ev.Kind == parse.SStats || ev.Kind == parse.SAccess) {
+		sc.lastAlive = t
+		sc.flushFails()
+	}
+}
+
+// goDown starts an outage at from unless one is under way.
+func (sc *serverScan) goDown(from time.Time, cause string, crash bool) {
+	if sc.down != nil || from.IsZero() {
+		return
+	}
+	sc.down = &Incident{Time: from, Kind: KindOutage, Text: clip("server down: " + cause)}
+	if crash && sc.d.inWindow(from) {
+		sc.d.s.Server.Crashes++
+	}
+}
+
+// readyAt is a ready line: the end of an outage, a restart, or the start.
+func (sc *serverScan) readyAt(t time.Time, slot int) {
+	d := sc.d
+	switch {
+	case sc.down != nil:
+		out := *sc.down
+		out.End = &t
+		out.Text += "; ready again at " + t.Format("15:04:05")
+		sc.addOutage(out)
+		if slot >= 0 {
+			d.s.Server.Restarts++
+		}
+	case slot < 0:
+	case sc.ready:
+		d.s.Server.Restarts++
+		d.inc.add(Incident{Time: t, Kind: KindRestart, Text: "server ready again"})
+	default:
+		d.inc.add(Incident{Time: t, Kind: KindStart, Text: "server ready"})
+	}
+	sc.ready, sc.down, sc.stopping, sc.lastAlive, sc.fails = true, nil, false, t, nil
+}
+
+// addOutage keeps an outage for the stalls it explains, and as an
+// incident when it touches the window.
+func (sc *serverScan) addOutage(out Incident) {
+	d := sc.d
+	d.outages = append(d.outages, out)
+	if out.Time.After(d.o.Now) || out.End != nil && out.End.Before(d.start) {
+		return
+	}
+	d.inc.add(out)
+}
+
+// flushFails keeps failed health checks that no outage followed.
+func (sc *serverScan) flushFails() {
+	for _, f := range sc.fails {
+		sc.d.inc.add(f)
+	}
+	sc.fails = nil
 }
 
 func (sc *serverScan) sample(slot, rank int, v float64) {

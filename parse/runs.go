@@ -7,17 +7,29 @@ import (
 
 // RunLine is one line of a category's runs.jsonl (RunsFile): the worker
 // appends one each time a run starts on the category, and the dashboard
-// reads the server configurations from them.
+// reads the server configurations from them. When a run ends on its own
+// terms it appends an end line (End set, StartedAt empty) to the runs.jsonl
+// of the category it worked on last; a run killed by SIGKILL writes none.
 type RunLine struct {
 	Run       string         `json:"run"`
 	PID       int            `json:"pid"`
-	StartedAt string         `json:"started_at"`
-	Version   string         `json:"version"`
-	Server    string         `json:"server"`
-	API       string         `json:"api"`
+	StartedAt string         `json:"started_at,omitempty"`
+	Version   string         `json:"version,omitempty"`
+	Server    string         `json:"server,omitempty"`
+	API       string         `json:"api,omitempty"`
 	Model     string         `json:"model,omitempty"`
-	Snapshot  ServerSnapshot `json:"server_info"`
+	Snapshot  ServerSnapshot `json:"server_info,omitzero"`
+	EndedAt   string         `json:"ended_at,omitempty"`
+	End       string         `json:"end,omitempty"`   // RunFinished, RunStopped or RunFailed
+	Cause     string         `json:"cause,omitempty"` // the signal that stopped it, or the error it failed with
 }
+
+// How a run ended, as its end line says.
+const (
+	RunFinished = "finished" // every category done
+	RunStopped  = "stopped"  // a stop signal (SIGTERM, SIGINT): the next start resumes
+	RunFailed   = "failed"   // an error ended it
+)
 
 // ServerSnapshot is what the server says about itself, kept in runs.jsonl.
 type ServerSnapshot struct {
@@ -36,6 +48,9 @@ const ConfigUnknown = "unknown"
 func (s ServerSnapshot) Known() bool {
 	return s.ConfigKey != "" && s.ConfigKey != ConfigUnknown && len(s.Info) > 0
 }
+
+// IsEnd says the line is a run's end line, not its start on a category.
+func (r RunLine) IsEnd() bool { return r.End != "" }
 
 // ParseRunLine reads one line of runs.jsonl.
 func ParseRunLine(b []byte) (RunLine, error) {

@@ -12,8 +12,11 @@ import (
 // finished, which run wrote it, and its completion tokens.
 type RecordStamp struct {
 	Finished    time.Time
-	HasFinished bool // finished_at was present and read as a time
-	Run         string
+	HasFinished bool // a time field was present and read as a time
+	// TimeField is the member Finished came from: "finished_at", else the
+	// first of TimeFields the record has that reads as a time.
+	TimeField string
+	Run       string
 	// CompletionTokens is read as RecordHead reads it (top level, then
 	// usage, then meta_info); HasTokens says whether one was found.
 	CompletionTokens int64
@@ -22,11 +25,19 @@ type RecordStamp struct {
 
 var finishedKey, ctKey = []byte(`"finished_at"`), []byte(`"completion_tokens"`) // runKey: recordfacts.go
 
-// ParseRecordStamp reads finished_at, run and the completion tokens of one
-// JSONL line, given without its '\n'; a BOM and a CRLF's '\r' are accepted.
-// A line that is not one JSON object is an error. A finished_at with no
-// zone (Python's datetime.isoformat()) is read in loc; a number is Unix
-// seconds (milliseconds when it is that large).
+// FinishedField is the worker's own time of a record.
+const FinishedField = "finished_at"
+
+// TimeFields are the top-level members other tools put a record's time in
+// (a Python script's time.time() or datetime.isoformat(), an OpenAI
+// response's created), read when a record has no finished_at, in this order.
+var TimeFields = []string{"timestamp", "created_at", "created", "time"}
+
+// ParseRecordStamp reads finished_at (else one of TimeFields), run and the
+// completion tokens of one JSONL line, given without its '\n'; a BOM and a
+// CRLF's '\r' are accepted. A line that is not one JSON object is an error.
+// A time with no zone (Python's datetime.isoformat()) is read in loc; a
+// number is Unix seconds (milliseconds when it is that large).
 //
 // A record sealed by SealRecord (the worker's) is read up to the members it
 // needs, which the worker writes before the long text; the seal proves the
@@ -36,8 +47,14 @@ func ParseRecordStamp(line []byte, loc *time.Location) (RecordStamp, error) {
 		return s, nil
 	}
 	var ct, usage, meta, fin, run []byte
+	var others map[string][]byte
 	ok, notObject := scanObject(bytes.TrimPrefix(line, bom), func(m member) {
-		switch decodeKey(m.key) { // the last of duplicates wins, as json.loads
+		switch k := decodeKey(m.key); k { // the last of duplicates wins, as json.loads
+		case TimeFields[0], TimeFields[1], TimeFields[2], TimeFields[3]:
+			if others == nil {
+				others = map[string][]byte{}
+			}
+			others[k] = m.value
 		case "completion_tokens":
 			ct = m.value
 		case "usage":
@@ -58,7 +75,17 @@ func ParseRecordStamp(line []byte, loc *time.Location) (RecordStamp, error) {
 	}
 	var s RecordStamp
 	s.CompletionTokens, s.HasTokens = recordTokens(ct, usage, meta)
-	s.Finished, s.HasFinished = stampTime(fin, loc)
+	if s.Finished, s.HasFinished = stampTime(fin, loc); s.HasFinished {
+		s.TimeField = FinishedField
+	}
+	for _, k := range TimeFields {
+		if s.HasFinished {
+			break
+		}
+		if s.Finished, s.HasFinished = stampTime(others[k], loc); s.HasFinished {
+			s.TimeField = k
+		}
+	}
 	s.Run = rawString(run)
 	return s, nil
 }
@@ -104,10 +131,12 @@ func sealedStamp(line []byte, loc *time.Location) (RecordStamp, bool) {
 		}
 		i = skipWS(body, i+1)
 	}
-	if !haveCT {
+	if !haveCT || fin == nil { // no finished_at: the slow path reads the other time fields
 		return RecordStamp{}, false
 	}
-	s.Finished, s.HasFinished = stampTime(fin, loc)
+	if s.Finished, s.HasFinished = stampTime(fin, loc); s.HasFinished {
+		s.TimeField = FinishedField
+	}
 	s.Run = rawString(run)
 	return s, true
 }

@@ -402,6 +402,9 @@ func (w *Watcher) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, d d
 func (w *Watcher) foldRuns(c *catState, up remote.TailUpdate) {
 	for _, l := range up.Lines {
 		r, err := parse.ParseRunLine([]byte(l.Text))
+		if err == nil && r.IsEnd() {
+			continue // how a run ended is the night report's, not a configuration
+		}
 		if err == nil && r.Run != "" {
 			c.noteRun(r)
 		}

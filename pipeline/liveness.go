@@ -288,14 +288,9 @@ func ourHelper(args []string) bool {
 	return false
 }
 
-// The kill note: before it signals, the kill action leaves one line in
-// ROOT/run/ (written to a temporary file, then renamed), naming the pid,
-// the process's start time (clock ticks after boot, /proc/PID/stat field
-// 22: with the pid it names one process for good) and the host's clock
-// (Unix seconds). No other process writes there, unlike the worker log,
-// where a writer holding it with ">" overwrites an appended marker. The
-// watcher reads it only while no worker is alive. The last kill wins.
-const killNoteFormat = "synthwatch stopped pid %d start %d at %d\n" // printf(1) and fmt.Sscanf; in parse.KillNotePath
+// killNoteFormat is the kill note's line (parse.KillNoteFormat); the watcher
+// reads it only while no worker is alive.
+const killNoteFormat = parse.KillNoteFormat
 
 // killNote is a parsed kill note.
 type killNote struct {
@@ -306,13 +301,8 @@ type killNote struct {
 
 // parseKillNote reads a kill note (ok false if it is none).
 func parseKillNote(b []byte) (killNote, bool) {
-	var n killNote
-	var at int64
-	if _, err := fmt.Sscanf(string(b), killNoteFormat, &n.pid, &n.start, &at); err != nil || n.pid <= 0 {
-		return killNote{}, false
-	}
-	n.at = time.Unix(at, 0)
-	return n, true
+	n, ok := parse.ParseKillNote(b)
+	return killNote{pid: n.PID, start: n.Start, at: n.At}, ok
 }
 
 // names: the note is about process pid started at start (0: unknown).

@@ -10,7 +10,8 @@ import (
 // TestProvenanceByConfig: records by server configuration from runs.jsonl
 // and each record's run, in the shapes other tools write (Python's
 // separators, other key orders, CRLF); records with no run, or a run
-// runs.jsonl does not know, are "unknown config", not hidden.
+// runs.jsonl does not know, are "unknown config", not hidden; a run's end
+// line is none of its runs.
 func TestProvenanceByConfig(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "prepared", "B1")
@@ -20,6 +21,8 @@ func TestProvenanceByConfig(t *testing.T) {
 		`{"run":"r1","pid":41,"started_at":"2026-03-01T01:00:00Z","version":"v1","server":"http://127.0.0.1:30000","server_info":{"info":{"kv_cache_dtype":"fp8_e4m3","model_path":"/m"},"config_key":"k1"}}`,
 		`{"pid": 42, "run": "r2", "started_at": "2026-03-02T01:00:00Z", "server_info": {"config_key": "k2", "info": {"kv_cache_dtype": "auto", "kv_cache_dtype_resolved": "bfloat16", "model_path": "/m"}}}`,
 		`{"run":"r3","server_info":{"config_key":"unknown","error":"server_info: connection refused"}}`,
+		// how runs ended (the night report's): no run, no configuration
+		`{"run":"r9","pid":49,"ended_at":"2026-03-02T03:00:00Z","end":"stopped","cause":"terminated signal received"}`,
 	}, "\r\n")+"\r\n")
 	var b strings.Builder
 	want := map[string]int64{}

@@ -20,7 +20,7 @@ const (
 var palette = []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
 
 var kindColour = map[string]string{
-	digest.KindCrash: "#d62728", digest.KindRestart: "#2ca02c", digest.KindStart: "#2ca02c",
+	digest.KindOutage: "#d62728", digest.KindHang: "#8c564b", digest.KindWait: "#bcbd22", digest.KindRestart: "#2ca02c", digest.KindStart: "#2ca02c",
 	digest.KindStall: "#ff7f0e", digest.KindHealthFail: "#9467bd", digest.KindRunStart: "#1f77b4", digest.KindRunEnd: "#7f7f7f",
 }
 
@@ -39,23 +39,31 @@ type marker struct {
 	Colour, Tip string
 }
 
+// band is an incident with a length (an outage, a stall) across the chart.
+type band struct {
+	X, W        float64
+	Colour, Tip string
+}
+
 type legend struct{ Colour, Name string }
 
 // chart is what the template draws: an x axis of intervals and either
 // stacked bars or a line.
 type chart struct {
 	W, H, Left, Right, Top, Bottom float64
+	Height                         float64 // Bottom - Top
 	Bars                           []rect
 	Line                           string // an SVG path
 	Dots                           []rect
 	XTicks, YTicks                 []tick
 	Markers                        []marker
+	Bands                          []band
 	Legend                         []legend
 	Empty                          string
 }
 
 func newChart() chart {
-	return chart{W: chartW, H: chartH, Left: padL, Right: chartW - padR, Top: padT, Bottom: chartH - padB}
+	return chart{W: chartW, H: chartH, Left: padL, Right: chartW - padR, Top: padT, Bottom: chartH - padB, Height: chartH - padB - padT}
 }
 
 // x is where time t stands on the window's axis.
@@ -95,7 +103,17 @@ func (c *chart) mark(s *digest.Summary) {
 		if !ok {
 			col = "#333"
 		}
-		c.Markers = append(c.Markers, marker{X: c.x(s, in.Time), Colour: col, Tip: stamp(in.Time, s.Now) + " " + clean(in.Kind, 20) + ": " + clean(in.Text, 300)})
+		tip := stamp(in.Time, s.Now) + " " + until(in, s.Now) + " " + length(in, s.Now) + " " + clean(in.Kind, 20) + ": " + clean(in.Text, 300) + lost(in)
+		if in.End == nil && !in.Still {
+			c.Markers = append(c.Markers, marker{X: c.x(s, in.Time), Colour: col, Tip: tip})
+			continue
+		}
+		end := s.Now
+		if in.End != nil {
+			end = *in.End
+		}
+		x0, x1 := max(c.x(s, in.Time), c.Left), min(c.x(s, end), c.Right)
+		c.Bands = append(c.Bands, band{X: x0, W: max(x1-x0, 2), Colour: col, Tip: tip})
 	}
 }
 
@@ -122,7 +140,7 @@ func recordsChart(s *digest.Summary) chart {
 			}
 			y0, y1 := c.y(base, top), c.y(base+float64(n.Records), top)
 			c.Bars = append(c.Bars, rect{X: x0 + 1, Y: y1, W: max(x1-x0-2, 1), H: y0 - y1, Fill: colour[cat.Name],
-				Tip: fmt.Sprintf("%s %s: %d records, %s", stamp(iv.Start, s.Now), clean(cat.Name, 80), n.Records, parse.TokenFigure(count(n.Tokens)+" tokens", n.TokensUnknown))})
+				Tip: fmt.Sprintf("%s %s: %s, %s", stamp(iv.Start, s.Now), clean(cat.Name, 80), parse.Plural(n.Records, "record"), parse.TokenFigure(count(n.Tokens)+" tokens", n.TokensUnknown))})
 			base += float64(n.Records)
 		}
 	}
@@ -160,7 +178,7 @@ func throughputChart(s *digest.Summary) chart {
 			fmt.Fprintf(&d, " M%.1f %.1f", x, y)
 		}
 		pen = true
-		c.Dots = append(c.Dots, rect{X: x, Y: y, Tip: fmt.Sprintf("%s: %.0f tok/s (max %.0f, %d lines)", stamp(iv.Start, s.Now), iv.Throughput.Mean, iv.Throughput.Max, iv.Throughput.Samples)})
+		c.Dots = append(c.Dots, rect{X: x, Y: y, Tip: fmt.Sprintf("%s: %s tok/s (max %s, %s)", stamp(iv.Start, s.Now), parse.Thousands(int64(iv.Throughput.Mean+0.5)), parse.Thousands(int64(iv.Throughput.Max+0.5)), parse.Plural(int64(iv.Throughput.Samples), "line"))})
 	}
 	c.Line = strings.TrimSpace(d.String())
 	if c.Line == "" {

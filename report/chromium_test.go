@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,8 +78,18 @@ func TestReportHTMLInChromium(t *testing.T) {
 	if path == nil || strings.Count(path[1], "L") < 5 {
 		t.Errorf("the throughput line is missing or trivial: %v", path)
 	}
-	if n := strings.Count(dom, `class="incident"`); n < 2*4 {
-		t.Errorf("%d incident marks, want the incidents on both charts", n)
+	if n := strings.Count(dom, `class="incident"`); n < 2*2 {
+		t.Errorf("%d incident marks, want the run start and end on both charts", n)
+	}
+	// the stall and the outage have a length: a band each, on both charts
+	bands := regexp.MustCompile(`<rect class="band" x="([0-9.]+)" y="[0-9.]+" width="([0-9.]+)"`).FindAllStringSubmatch(dom, -1)
+	if len(bands) != 2*2 {
+		t.Errorf("%d incident bands, want the stall and the outage on both charts", len(bands))
+	}
+	for _, m := range bands {
+		if w, _ := strconv.ParseFloat(m[2], 64); w < 10 { // 20 and 37 minutes of a 13-hour axis 832 units wide: 21 and 39
+			t.Errorf("a band %s units wide: %v", m[2], m)
+		}
 	}
 
 	shot := filepath.Join(dir, "shot.png")

@@ -21,14 +21,14 @@ var pageHTML string
 var page = template.Must(template.New("page").Parse(pageHTML))
 
 type runRow struct {
-	ID, Started, PID, Config, Settings, Records, ByCategory, Span string
+	ID, Started, PID, Ended, How, Config, Settings, Records, ByCategory, Span string
 }
 
 type catRow struct {
 	Name, Done, Tokens, Window, Rate, Left, ETA, State string
 }
 
-type incRow struct{ Time, Kind, Text, Colour string }
+type incRow struct{ Time, Until, Length, Kind, Text, Colour string }
 
 type view struct {
 	Title, Where, Window, Worker, Generated string
@@ -60,14 +60,15 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 		if c.Target > 0 && c.Left() == 0 {
 			state = "done"
 		}
-		v.Categories = append(v.Categories, catRow{Name: clean(c.Name, 80), Done: fmt.Sprintf("%d/%d", c.Records, c.Target),
-			Tokens: parse.TokenFigure(count(c.Tokens)+budget(c.TokenBudget), c.TokensUnknown), Window: fmt.Sprint(c.InWindow), Rate: rate(c.RatePerHour),
-			Left: fmt.Sprint(c.Left()), ETA: etaText(c), State: state})
+		v.Categories = append(v.Categories, catRow{Name: clean(c.Name, 80), Done: parse.Thousands(c.Records) + "/" + parse.Thousands(c.Target),
+			Tokens: parse.TokenFigure(count(c.Tokens)+budget(c.TokenBudget), c.TokensUnknown), Window: parse.Thousands(c.InWindow), Rate: rate(c.RatePerHour),
+			Left: parse.Thousands(c.Left()), ETA: etaText(c), State: state})
 		recs, toks, unk = recs+c.Records, toks+c.Tokens, unk+c.TokensUnknown
 	}
-	v.Totals = fmt.Sprintf("%d records, %s", recs, parse.TokenFigure(count(toks)+" completion tokens", unk))
+	v.Totals = fmt.Sprintf("%s, %s", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk))
 	for _, in := range s.Incidents {
-		v.Incidents = append(v.Incidents, incRow{Time: stamp(in.Time, s.Now), Kind: clean(in.Kind, 20), Text: clean(in.Text, 300), Colour: kindColour[in.Kind]})
+		v.Incidents = append(v.Incidents, incRow{Time: stamp(in.Time, s.Now), Until: strings.TrimPrefix(until(in, s.Now), "→ "), Length: length(in, s.Now),
+			Kind: clean(in.Kind, 20), Text: clean(in.Text, 300) + lost(in), Colour: kindColour[in.Kind]})
 	}
 	for _, r := range s.Runs {
 		v.Runs = append(v.Runs, runRowOf(s, r))
@@ -82,7 +83,11 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 }
 
 func runRowOf(s *digest.Summary, r digest.Run) runRow {
-	row := runRow{ID: clean(r.ID, 60), Config: clean(r.Config, 40), Records: fmt.Sprint(r.Records), ByCategory: clean(byCategory(r.ByCategory), 300)}
+	row := runRow{ID: clean(r.ID, 60), Config: clean(r.Config, 40), Records: parse.Thousands(r.Records), ByCategory: clean(byCategory(r.ByCategory), 300),
+		How: clean(digest.EndWords(r.End)+" — "+r.EndHow, 300)}
+	if r.EndAt != nil && r.End != digest.EndRunning {
+		row.Ended = stamp(*r.EndAt, s.Now)
+	}
 	if r.ID == "" {
 		row.ID = "(no run: an older tool)"
 	}
@@ -118,7 +123,7 @@ func byCategory(m map[string]int64) string {
 	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, n := range names {
-		parts[i] = fmt.Sprintf("%d %s", m[n], n)
+		parts[i] = parse.Thousands(m[n]) + " " + n
 	}
 	return strings.Join(parts, " · ")
 }

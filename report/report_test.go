@@ -112,3 +112,56 @@ func TestReportTokensUnknown(t *testing.T) {
 		t.Fatalf("the page does not say the tokens are partly unknown: %q", regexp.MustCompile(`.{0,40}records unknown.{0,10}`).FindAllString(page, -1))
 	}
 }
+
+// The Python-era root's hourly table: each hour's records where their own
+// time fields put them, the field named, a row for what carries no time,
+// no empty rows, and numbers with separators.
+func TestReportPythonEraGolden(t *testing.T) {
+	now := time.Date(2026, 12, 2, 4, 20, 0, 0, time.UTC)
+	root := t.TempDir()
+	digesttest.PythonNight(t, root, now)
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-12 * time.Hour), Now: now, Loc: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Read.Seconds = 0.1 // measured: fixed for the golden file
+	var b bytes.Buffer
+	if err := report.Text(&b, s, "gpu2:/data/py", -1); err != nil {
+		t.Fatal(err)
+	}
+	golden.RequireEqual(t, b.String())
+}
+
+// The review's first night as the report tells it: each run's end and by
+// whose word, the silent outage with its length, the zero-record hang.
+func TestReportRunEndsGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.Text(&b, endsNight(t), "gpu1:/data/night", -1); err != nil {
+		t.Fatal(err)
+	}
+	golden.RequireEqual(t, b.String())
+}
+
+// The same night's page: the runs' ends in the runs table, the outage and
+// the hang as bands on both charts.
+func TestReportRunEndsHTMLGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.HTML(&b, endsNight(t), "gpu1:/data/night"); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), `<rect class="band"`); n != 2*2 {
+		t.Errorf("%d bands, want the outage and the hang on both charts", n)
+	}
+	golden.RequireEqual(t, b.String())
+}
+
+func endsNight(t *testing.T) *digest.Summary {
+	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	r := digesttest.EndsNight(t)
+	s, err := digest.Build(digest.Options{Root: r.Dir, Since: now.Add(-3 * time.Hour), Now: now, Loc: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Read.Seconds = 0.1 // measured: fixed for the golden file
+	return s
+}

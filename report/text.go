@@ -7,6 +7,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -32,20 +33,21 @@ func Text(w io.Writer, s *digest.Summary, where string, wire int64) error {
 		if w.Category != "" {
 			line += " on " + clean(w.Category, 60)
 		}
-		fmt.Fprintf(&b, "%s (pid %d, state of %s)\n", line, w.PID, day(w.UpdatedAt))
+		fmt.Fprintf(&b, "%s (pid %d, state of %s)%s\n", line, w.PID, day(w.UpdatedAt), gone(s, w.PID))
 	} else {
 		b.WriteString("worker: no worker.json\n")
 	}
 	b.WriteString("\n")
 	writeCategories(&b, s)
+	writeRuns(&b, s, day)
 	writeIncidents(&b, s, day)
 	writeIntervals(&b, s)
 	for _, n := range s.Notes {
 		fmt.Fprintf(&b, "note: %s\n", clean(n, 200))
 	}
-	fmt.Fprintf(&b, "read %s in %d files on the host in %.1fs", bytesText(s.Read.Bytes), s.Read.Files, s.Read.Seconds)
+	fmt.Fprintf(&b, "read %s in %s on the host in %.1fs", parse.FormatBytes(s.Read.Bytes), parse.Plural(int64(s.Read.Files), "file"), s.Read.Seconds)
 	if wire >= 0 {
-		fmt.Fprintf(&b, "; %s crossed the link", bytesText(wire))
+		fmt.Fprintf(&b, "; %s crossed the link", parse.FormatBytes(wire))
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
@@ -53,17 +55,18 @@ func Text(w io.Writer, s *digest.Summary, where string, wire int64) error {
 }
 
 func writeCategories(b *strings.Builder, s *digest.Summary) {
-	fmt.Fprintf(b, "%-22s %15s %9s %8s %8s %8s  %s\n", "category", "done/target", "tokens", "window", "rate/h", "left", "ETA")
+	fmt.Fprintf(b, "%-22s %15s %9s %9s %8s %8s  %s\n", "category", "done/target", "tokens", "in window", "rate/h", "left", "ETA")
 	var recs, toks, unk, noTime, left int64
 	var eta float64
-	unknown := 0
+	unknown := int64(0)
 	for _, c := range s.Categories {
 		state := clean(c.State, 10)
 		if c.Target > 0 && c.Left() == 0 {
 			state = "done"
 		}
-		row := fmt.Sprintf("%-22s %15s %9s %8d %8s %8d  %s %s", clean(c.Name, 22), fmt.Sprintf("%d/%d", c.Records, c.Target),
-			parse.TokenLowerBound(count(c.Tokens), c.TokensUnknown)+budget(c.TokenBudget), c.InWindow, rate(c.RatePerHour), c.Left(), etaText(c), state)
+		row := fmt.Sprintf("%-22s %15s %9s %9s %8s %8s  %s %s", clean(c.Name, 22), parse.Thousands(c.Records)+"/"+parse.Thousands(c.Target),
+			parse.TokenLowerBound(count(c.Tokens), c.TokensUnknown)+budget(c.TokenBudget), parse.Thousands(c.InWindow), rate(c.RatePerHour),
+			parse.Thousands(c.Left()), etaText(c), state)
 		b.WriteString(strings.TrimRight(row, " ") + "\n")
 		recs, toks, unk, noTime, left = recs+c.Records, toks+c.Tokens, unk+c.TokensUnknown, noTime+c.NoTime, left+c.Left()
 		switch {
@@ -74,9 +77,9 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 			unknown++
 		}
 	}
-	fmt.Fprintf(b, "total: %d records, %s, %d left", recs, parse.TokenFigure(count(toks)+" completion tokens", unk), left)
+	fmt.Fprintf(b, "total: %s, %s, %s left", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk), parse.Thousands(left))
 	if noTime > 0 {
-		fmt.Fprintf(b, "; %d records with no finish time (counted, not placed in time)", noTime)
+		fmt.Fprintf(b, "; %s with no time of their own (the hourly table's \"not placed\" row)", parse.Plural(noTime, "record"))
 	}
 	b.WriteString("\n")
 	switch {
@@ -85,10 +88,57 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 	case unknown > 0 && eta == 0:
 		b.WriteString("ETA: unknown (no category left has a rate in the window)\n")
 	case unknown > 0:
-		fmt.Fprintf(b, "ETA: more than %s (%d categories left have no rate yet)\n", dur(eta), unknown)
+		fmt.Fprintf(b, "ETA: more than %s (%s left with no rate yet)\n", dur(eta), parse.Plural(unknown, "category"))
 	default:
 		fmt.Fprintf(b, "ETA: %s at the window's rates, one category after another\n", dur(eta))
 	}
+}
+
+// writeRuns says how each run of the window ended, and by whose word.
+func writeRuns(b *strings.Builder, s *digest.Summary, day func(time.Time) string) {
+	var rows []digest.Run
+	for _, r := range s.Runs {
+		if r.ID == "" || r.EndAt == nil || !r.EndAt.Before(s.Since) || r.End == digest.EndRunning {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nruns (%d)\n", len(rows))
+	for _, r := range rows {
+		id := clean(r.ID, 40)
+		if r.ID == "" {
+			id = "(no run id)"
+		}
+		last := "-"
+		if r.EndAt != nil {
+			last = day(*r.EndAt)
+		}
+		how := digest.EndWords(r.End)
+		if r.EndCause != "" && r.End != digest.EndByYou {
+			how += " (" + clean(r.EndCause, 60) + ")"
+		}
+		fmt.Fprintf(b, "  %-26s pid %-7s %-11s → %-11s %s, %s; %s\n", id, pid(r.PID), started(r, day), last,
+			how, parse.Plural(r.Records, "record"), clean(r.EndHow, 140))
+	}
+}
+
+func pid(p int) string {
+	if p == 0 {
+		return "-"
+	}
+	return fmt.Sprint(p)
+}
+
+func started(r digest.Run, day func(time.Time) string) string {
+	switch {
+	case r.Started != nil:
+		return day(*r.Started)
+	case r.First != nil:
+		return day(*r.First)
+	}
+	return "-"
 }
 
 func writeIncidents(b *strings.Builder, s *digest.Summary, day func(time.Time) string) {
@@ -103,16 +153,54 @@ func writeIncidents(b *strings.Builder, s *digest.Summary, day func(time.Time) s
 		list = list[len(list)-maxRows:]
 	}
 	for _, in := range list {
-		fmt.Fprintf(b, "  %-11s  %-11s %s\n", day(in.Time), clean(in.Kind, 11), clean(in.Text, 140))
+		fmt.Fprintf(b, "  %-11s %-13s %6s  %-9s %s\n", day(in.Time), until(in, s.Now), length(in, s.Now), clean(in.Kind, 11), clean(in.Text, 160)+lost(in))
 	}
 	if len(s.Incidents) == 0 {
 		b.WriteString("  none\n")
 	}
 }
 
+// until is an incident's end: "→ 02:47", "→ still", or nothing for a moment.
+func until(in digest.Incident, now time.Time) string {
+	switch {
+	case in.End != nil && in.End.YearDay() == in.Time.YearDay():
+		return "→ " + in.End.In(now.Location()).Format("15:04")
+	case in.End != nil:
+		return "→ " + stamp(*in.End, now)
+	case in.Still:
+		return "→ still"
+	}
+	return ""
+}
+
+func length(in digest.Incident, now time.Time) string {
+	if in.End == nil && !in.Still {
+		return ""
+	}
+	return dur(in.Span(now).Seconds())
+}
+
+func lost(in digest.Incident) string {
+	if in.Lost == nil || *in.Lost == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; ~%s lost against the baseline", parse.Plural(*in.Lost, "record"))
+}
+
 func writeIntervals(b *strings.Builder, s *digest.Summary) {
-	fmt.Fprintf(b, "\n%-11s %8s %9s %9s %8s\n", "interval", "records", "tokens", "tok/s", "retract")
+	fmt.Fprintf(b, "\n%-11s %8s %9s %9s %8s  %-20s  %s\n", "interval", "records", "tokens", "tok/s", "retract", "", "records' times from")
 	list := s.Intervals
+	first, last := 0, len(list)
+	for first < last && empty(s, list[first]) {
+		first++
+	}
+	for last > first && empty(s, list[last-1]) {
+		last--
+	}
+	if first > 0 {
+		fmt.Fprintf(b, "%s before %s\n", plainSpan("nothing", first, s.Every()), stamp(list[first%len(list)].Start, s.Now))
+	}
+	list = list[first:last]
 	if len(list) > maxRows {
 		fmt.Fprintf(b, "  … %d earlier intervals (see --json or --html)\n", len(list)-maxRows)
 		list = list[len(list)-maxRows:]
@@ -121,14 +209,67 @@ func writeIntervals(b *strings.Builder, s *digest.Summary) {
 	for _, iv := range s.Intervals {
 		peak = max(peak, total(iv).Records)
 	}
-	for _, iv := range list {
+	for i := 0; i < len(list); i++ {
+		iv := list[i]
+		if empty(s, iv) {
+			j := i
+			for j+1 < len(list) && empty(s, list[j+1]) {
+				j++
+			}
+			fmt.Fprintf(b, "%-11s %s\n", stamp(iv.Start, s.Now), plainSpan("nothing", j-i+1, s.Every())+" (no records, no server figures, no incidents)")
+			i = j
+			continue
+		}
 		t := total(iv)
 		tp := "-"
 		if iv.Throughput != nil {
-			tp = fmt.Sprintf("%.0f", iv.Throughput.Mean)
+			tp = parse.Thousands(int64(iv.Throughput.Mean + 0.5))
 		}
-		fmt.Fprintf(b, "%-11s %8d %9s %9s %8d  %s%s\n", stamp(iv.Start, s.Now), t.Records, parse.TokenLowerBound(count(t.Tokens), t.TokensUnknown), tp, iv.Retractions, bar(t.Records, peak), marks(s, iv))
+		row := fmt.Sprintf("%-11s %8s %9s %9s %8s  %-20s  %s%s", stamp(iv.Start, s.Now), parse.Thousands(t.Records), parse.TokenLowerBound(count(t.Tokens), t.TokensUnknown),
+			tp, parse.Thousands(int64(iv.Retractions)), bar(t.Records, peak), sources(iv), marks(s, iv))
+		b.WriteString(strings.TrimRight(row, " ") + "\n")
 	}
+	if len(list) == 0 {
+		b.WriteString("  no records, no server figures and no incidents in the window\n")
+	}
+	var noTime int64
+	for _, c := range s.Categories {
+		noTime += c.NoTime
+	}
+	if noTime > 0 {
+		fmt.Fprintf(b, "%-11s %8s %9s %9s %8s  %-20s  %s\n", "not placed", parse.Thousands(noTime), "", "", "", "", "no time field a record carries (any time, not only the window's)")
+	}
+}
+
+// plainSpan is "nothing for 3h00m".
+func plainSpan(what string, n int, every time.Duration) string {
+	return what + " for " + dur(float64(n)*every.Seconds())
+}
+
+// empty: an interval with nothing to say.
+func empty(s *digest.Summary, iv digest.Interval) bool {
+	return total(iv).Records == 0 && iv.Throughput == nil && iv.Retractions == 0 && marks(s, iv) == ""
+}
+
+// sources say where an interval's record times came from: the worker's
+// finished_at, or the field another tool wrote.
+func sources(iv digest.Interval) string {
+	if len(iv.Sources) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(iv.Sources))
+	for k := range iv.Sources {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if len(keys) == 1 {
+		return clean(keys[0], 20)
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = clean(k, 20) + " " + parse.Thousands(iv.Sources[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // marks names the incidents of an interval, so a dip has its cause beside it.
@@ -145,7 +286,7 @@ func marks(s *digest.Summary, iv digest.Interval) string {
 	if len(out) == 0 {
 		return ""
 	}
-	return " " + strings.Join(out, ",")
+	return " · " + strings.Join(out, ",")
 }
 
 func total(iv digest.Interval) digest.Counts {
@@ -182,7 +323,7 @@ func every(d time.Duration) string {
 	if d == time.Hour {
 		return "hour"
 	}
-	return strings.TrimSuffix(strings.TrimSuffix(d.String(), "0s"), "0m")
+	return parse.FormatDuration(d)
 }
 
 func count(n int64) string {
@@ -210,7 +351,7 @@ func rate(r float64) string {
 	if r <= 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.0f", r)
+	return parse.Thousands(int64(r + 0.5))
 }
 
 func etaText(c digest.Category) string {
@@ -223,26 +364,18 @@ func etaText(c digest.Category) string {
 	return dur(*c.ETASec)
 }
 
-// dur is an ETA: 45m, 3h10m, 2d4h.
+// dur is a duration in seconds as the dashboard writes it.
 func dur(sec float64) string {
-	d := time.Duration(sec * float64(time.Second)).Round(time.Minute)
-	switch {
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+	return parse.FormatDuration(time.Duration(sec * float64(time.Second)))
 }
 
-func bytesText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+// gone says when worker.json's run is known to have ended otherwise than
+// the file says: a worker that died leaves it at "running".
+func gone(s *digest.Summary, pid int) string {
+	for _, r := range s.Runs {
+		if r.PID == pid && r.End == digest.EndDied {
+			return "; but the process is gone: it " + digest.EndWords(r.End) + " (inferred)"
+		}
 	}
-	return fmt.Sprintf("%d B", n)
+	return ""
 }

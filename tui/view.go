@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -611,11 +610,5 @@ func doneLine(s pipeline.Snapshot) string {
 	return fmt.Sprintf("✓ pipeline done %s (%s records)", at.Local().Format("01-02 15:04"), thousands(n))
 }
 
-// thousands writes n with commas: 1,948.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+// thousands writes n with commas: 1,948 (parse.Thousands).
+func thousands(n int64) string { return parse.Thousands(n) }

@@ -220,6 +220,23 @@ func appendRun(dir string, l parse.RunLine) (cut int64, err error) {
 	return cut, a.Close()
 }
 
+// endRun appends the run's end line to the runs.jsonl of the category it
+// started last, so the night report says how the run ended rather than
+// guess it; cause is the stop signal or the error. A run that started no
+// category wrote no start line either and ends without one.
+func (w *Worker) endRun(end string, cause error) {
+	if w.lastRunDir == "" || w.lock.Held() != nil { // a root another worker took is its to write
+		return
+	}
+	l := parse.RunLine{Run: w.runID, PID: os.Getpid(), EndedAt: stamp(time.Now()), End: end}
+	if cause != nil {
+		l.Cause = cause.Error()
+	}
+	if _, err := appendRun(w.lastRunDir, l); err != nil {
+		w.logf("runs.jsonl: the run's end line: %s", parse.SanitizeString(err.Error()))
+	}
+}
+
 func newRunID(now time.Time) string {
 	return fmt.Sprintf("%s-%d", now.UTC().Format("20060102T150405Z"), os.Getpid())
 }

@@ -24,8 +24,11 @@ type Worker struct {
 	client *Client
 	gate   *gate
 	runID  string
-	rids   *ridSource
-	lock   *Lock
+	// lastRunDir is the category whose runs.jsonl got this run's latest
+	// start line: its end line goes there too
+	lastRunDir string
+	rids       *ridSource
+	lock       *Lock
 
 	systemic systemicGuard
 	stopMu   sync.Mutex
@@ -178,9 +181,11 @@ func (w *Worker) run(parent context.Context) error {
 	if ctx.Err() != nil {
 		w.logf("Stopped; the next start resumes where this one ended.")
 		w.setWorkerState(parse.WorkerStopped, "")
+		w.endRun(parse.RunStopped, context.Cause(parent))
 	} else {
 		w.logf("%s", parse.FinishedLine)
 		w.setWorkerState(parse.WorkerDone, "")
+		w.endRun(parse.RunFinished, nil)
 	}
 	w.writeState()
 	return nil
@@ -190,6 +195,7 @@ func (w *Worker) run(parent context.Context) error {
 func (w *Worker) failRun(err error) error {
 	w.logf("ERROR: %s", parse.SanitizeString(err.Error()))
 	w.setWorkerState(parse.WorkerFailed, err.Error())
+	w.endRun(parse.RunFailed, err)
 	w.writeState()
 	return err
 }
@@ -281,6 +287,7 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	if err != nil {
 		return cannot(fmt.Errorf("runs.jsonl: %w", err))
 	}
+	w.lastRunDir = c.Dir
 	if cut > 0 {
 		w.logf("%s: repaired torn tail of runs.jsonl: cut %d bytes", c.Name, cut)
 	}

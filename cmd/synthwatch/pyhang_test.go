@@ -15,6 +15,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -66,13 +67,7 @@ while True:
 // B3's header 15 minutes ago. Under CI a missing python3 fails.
 func pythonNight(t *testing.T, n int) string {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("python3 is needed for the old script's night under CI")
-		}
-		t.Skip("no python3")
-	}
+	py := testgate.Tool(t, "python3", "the old script's night")
 	root := t.TempDir()
 	for _, c := range []struct {
 		name string

@@ -27,6 +27,7 @@ func reportNight(t testing.TB, o digesttest.Options) (string, digesttest.Truth) 
 		time.Sleep(time.Duration(61-now.Second()) * time.Second)
 	}
 	root := t.TempDir()
+	o.WorkerPID = os.Getpid() // the running run's worker: alive on this host
 	return root, digesttest.Night(t, root, time.Now(), o)
 }
 
@@ -50,10 +51,17 @@ func checkNight(t *testing.T, s *digest.Summary, tr digesttest.Truth) {
 	}
 	crash := false
 	for _, in := range s.Incidents {
-		crash = crash || in.Kind == digest.KindCrash && in.Time.Equal(tr.Crash)
+		crash = crash || in.Kind == digest.KindOutage && in.Time.Equal(tr.Crash) && in.End != nil && in.End.Equal(tr.Ready)
 	}
 	if !crash {
-		t.Errorf("no crash at %v among %+v", tr.Crash, s.Incidents)
+		t.Errorf("no outage %v → %v among %+v", tr.Crash, tr.Ready, s.Incidents)
+	}
+	ends := map[string]string{}
+	for _, r := range s.Runs {
+		ends[r.ID] = r.End
+	}
+	if ends["r1"] != digest.EndByYou || ends["r2"] != digest.EndRunning {
+		t.Errorf("runs[] ends: %v", ends)
 	}
 }
 
@@ -99,7 +107,7 @@ func TestReportOverSSH(t *testing.T) {
 
 	out, code = execCLI(t, append(base, "--worker-bin", bin, target)...)
 	// the crash's clock, its date before it when the night spans midnight
-	crashLine := regexp.MustCompile(`(?m)^ +(\d\d-\d\d )?` + tr.Crash.Format("15:04") + ` +crash `)
+	crashLine := regexp.MustCompile(`(?m)^ +(\d\d-\d\d )?` + tr.Crash.Format("15:04") + ` +→ \S+ +20m +outage `)
 	if code != 0 || !crashLine.MatchString(out) || !strings.Contains(out, "crossed the link") {
 		t.Errorf("report: code %d: %s", code, out)
 	}

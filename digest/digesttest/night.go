@@ -28,6 +28,7 @@ type Truth struct {
 	Ready   time.Time           // the server ready again
 	Stall   time.Time           // B2's last record before its 35-minute gap
 	Run2    time.Time           // the second run's start
+	Run1End time.Time           // the first run's end line: stopped by synthwatch's kill
 	NoTime  map[string]int64    // records with no finished_at
 	Records map[string]int64    // every record, the night's and older ones
 	Tokens  map[string]int64
@@ -49,6 +50,10 @@ type Options struct {
 	Pad int
 	// Scale multiplies the record counts (default 1).
 	Scale int
+	// WorkerPID is the pid of the running run r2 and of worker.json
+	// (default 4200); a digest that asks the host whether it lives wants
+	// one that does, such as the test's own.
+	WorkerPID int
 }
 
 // Night writes the root at dir for a night ending at now (the hour that
@@ -62,6 +67,9 @@ func Night(t testing.TB, dir string, now time.Time, o Options) Truth {
 	if o.Scale <= 0 {
 		o.Scale = 1
 	}
+	if o.WorkerPID <= 0 {
+		o.WorkerPID = 4200
+	}
 	loc := now.Location()
 	hour := time.Date(now.Year(), now.Month(), now.Day(), now.Hour(), 0, 0, 0, loc)
 	start := hour.Add(-12 * time.Hour)
@@ -73,8 +81,9 @@ func Night(t testing.TB, dir string, now time.Time, o Options) Truth {
 	tr.Crash = start.Add(7*time.Hour + 13*time.Minute + 5*time.Second)
 	tr.Ready = tr.Crash.Add(20 * time.Minute)
 	tr.Run2 = tr.Ready.Add(5 * time.Minute)
+	tr.Run1End = tr.Run2.Add(-time.Minute)
 	gap := start.Add(5*time.Hour + 10*time.Minute)
-	run1 := start.Add(-90 * time.Minute)
+	run1 := start.Add(-time.Minute)
 
 	w := newWriter(t, dir, &tr)
 	defer w.close()
@@ -143,12 +152,13 @@ func Night(t testing.TB, dir string, now time.Time, o Options) Truth {
 		tr.Prompts[c] = prompts[c]
 	}
 	w.runLine("B1_glaive", "r0", 4000, start.Add(-3*time.Hour), "a1b2c3d4e5f6", "bfloat16")
-	for _, c := range Categories {
-		w.runLine(c, "r1", 4100, run1, "a1b2c3d4e5f6", "bfloat16")
-		if c != "B1_glaive" {
-			w.runLine(c, "r2", 4200, tr.Run2, "0f0f0f0f0f0f", "fp8_e4m3")
-		}
-	}
+	// each run takes its categories up one after another, as the worker does
+	w.runLine("B1_glaive", "r1", 4100, run1, "a1b2c3d4e5f6", "bfloat16")
+	w.runLine("B2_opencodeinstruct", "r1", 4100, start.Add(4*time.Hour), "a1b2c3d4e5f6", "bfloat16")
+	w.endLine("B2_opencodeinstruct", "r1", 4100, tr.Run1End, parse.RunStopped, "terminated signal received")
+	w.file(parse.WorkerLogPath, parse.FormatKill(4100, 45*time.Second)+"\n")
+	w.runLine("B2_opencodeinstruct", "r2", o.WorkerPID, tr.Run2, "0f0f0f0f0f0f", "fp8_e4m3")
+	w.runLine("B3_python", "r2", o.WorkerPID, start.Add(10*time.Hour), "0f0f0f0f0f0f", "fp8_e4m3")
 	w.serverLog(start, now, tr.Crash, tr.Ready, tr.TokS)
 	w.file(parse.ManifestPath, `[[categories]]
 name = "B1_glaive"
@@ -157,7 +167,7 @@ name = "B2_opencodeinstruct"
 [[categories]]
 name = "B3_python"
 `)
-	st, _ := json.Marshal(parse.WorkerState{Schema: 1, PID: 4200, State: parse.WorkerRunning, Category: "B3_python",
+	st, _ := json.Marshal(parse.WorkerState{Schema: 1, PID: o.WorkerPID, State: parse.WorkerRunning, Category: "B3_python",
 		StartedAt: tr.Run2.UTC(), UpdatedAt: now.UTC(), CategorySince: start.Add(10 * time.Hour).UTC()})
 	w.file(parse.WorkerStatePath, string(st))
 	return tr
@@ -231,7 +241,12 @@ func (w *writer) prompts(cat string, n int64) {
 func (w *writer) runLine(cat, run string, pid int, at time.Time, key, kv string) {
 	b, _ := json.Marshal(parse.RunLine{Run: run, PID: pid, StartedAt: at.UTC().Format(time.RFC3339Nano), Version: "v-test",
 		Server: parse.DefaultServerURL, API: "chat", Snapshot: parse.ServerSnapshot{ConfigKey: key,
-			Info: map[string]any{"kv_cache_dtype": kv, "model_path": "/shared/kimi-k2.5-int4", "tp_size": 8}}})
+			Info: map[string]any{"kv_cache_dtype": kv, "model_path": "/shared/kimi-k2.5-int4", "tp_size": 8, "max_total_num_tokens": 1048576}}})
+	w.write(parse.PreparedDir+"/"+cat+"/"+parse.RunsFile, string(b)+"\n")
+}
+
+func (w *writer) endLine(cat, run string, pid int, at time.Time, end, cause string) {
+	b, _ := json.Marshal(parse.RunLine{Run: run, PID: pid, EndedAt: at.UTC().Format(time.RFC3339Nano), End: end, Cause: cause})
 	w.write(parse.PreparedDir+"/"+cat+"/"+parse.RunsFile, string(b)+"\n")
 }
 

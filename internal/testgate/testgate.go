@@ -12,6 +12,7 @@ package testgate
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 )
@@ -73,4 +74,19 @@ func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Tool is the path of the program name a test needs (python3, chromium):
+// under CI=true a missing one fails t, elsewhere it skips t, saying why.
+func Tool(t testing.TB, name, why string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is needed for %s under CI", name, why)
+	}
+	t.Skipf("no %s (needed for %s); skipped outside CI", name, why)
+	return ""
 }

@@ -1,0 +1,254 @@
+package digest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// How a run ended (Run.End).
+const (
+	EndFinished = "finished"          // every category done
+	EndByYou    = "stopped_by_you"    // synthwatch's kill (the CLI's or the dashboard's) stopped it
+	EndSignal   = "stopped_by_signal" // a stop signal someone else sent
+	EndFailed   = "failed"            // an error ended it
+	EndDied     = "died"              // no end line and no later word from it: the process is gone
+	EndRunning  = "running"           // alive when the digest ran
+	EndUnknown  = "unknown"           // records with no run id: nothing to follow
+)
+
+// fresh is how recent worker.json must be for its worker to be alive: it
+// rewrites the file every 2 s while it lives.
+const fresh = time.Minute
+
+// endLine keeps a run's own end line.
+func (d *digester) endLine(r *Run, rl parse.RunLine) {
+	t, err := time.Parse(time.RFC3339Nano, rl.EndedAt)
+	if err != nil {
+		return
+	}
+	t = t.In(d.o.Loc)
+	r.ended, r.endLine = &t, rl
+}
+
+// killed reads which pids synthwatch's kill stopped: the markers it appends
+// to the worker log before it signals, and the kill note it leaves (the
+// last kill's, with its time). On the way it keeps the last two categories
+// the log says the worker took up, and when the log was last written.
+func (d *digester) killed() (map[int]bool, parse.KillNote) {
+	pids := map[int]bool{}
+	marker, processing := []byte(parse.KillMarker), []byte("Processing: ")
+	path := filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath))
+	n, _, err := eachLine(path, func(line []byte, _ bool) {
+		if bytes.Contains(line, marker) || bytes.HasPrefix(line, processing) {
+			switch w := parse.ParseWorkerLine(string(line)); w.Kind {
+			case parse.WKill:
+				pids[w.PID] = true
+			case parse.WProcessing:
+				d.took = append(d.took[max(len(d.took)-1, 0):], w.Category) // the last two
+			}
+		}
+	})
+	d.count(n, err)
+	if fi, err := os.Stat(path); err == nil {
+		d.logTime = fi.ModTime().In(d.o.Loc)
+	}
+	var note parse.KillNote
+	if b, err := parse.ReadRegular(filepath.Join(d.o.Root, filepath.FromSlash(parse.KillNotePath))); err == nil {
+		if kn, ok := parse.ParseKillNote(b); ok {
+			note = kn
+			pids[kn.PID] = true
+		}
+	}
+	return pids, note
+}
+
+// runEnds says how each run ended: from its own end line where it wrote
+// one, else inferred from worker.json, synthwatch's kill marks and the
+// absence of any later word; End.How says which.
+func (d *digester) runEnds() {
+	byYou, note := d.killed()
+	latest := map[int]*Run{} // per pid, the run that started last: worker.json's
+	for _, r := range d.runs {
+		if l := latest[r.PID]; l == nil || runOrder(*l).Before(runOrder(*r)) {
+			latest[r.PID] = r
+		}
+	}
+	took := map[string]time.Time{} // per run, its latest start on a category
+	for _, sg := range d.segs {
+		took[sg.run] = maxT(took[sg.run], sg.start)
+	}
+	for _, r := range d.runs {
+		r.EndAt = later(r.Started, r.Last)
+		if t, ok := took[r.ID]; ok {
+			r.EndAt = later(r.EndAt, &t)
+		}
+		if r.ID == "" || r.ID == otherRuns {
+			r.End, r.EndHow = EndUnknown, "records with no run id (an older tool): no run to follow"
+			continue
+		}
+		var ws *parse.WorkerState
+		if d.worker != nil && d.worker.PID == r.PID && latest[r.PID] == r {
+			ws = d.worker
+		}
+		mark := byYou[r.PID]
+		if note.PID == r.PID && note.PID != 0 {
+			r.EndAt = later(r.EndAt, ptr(note.At.In(d.o.Loc)))
+		}
+		switch {
+		case r.ended != nil:
+			r.EndAt = later(r.EndAt, r.ended)
+			r.End, r.EndHow, r.EndCause = fromEndLine(r.endLine, mark), "its end line", clip(r.endLine.Cause)
+			if r.End == EndByYou {
+				r.EndHow = "its end line and synthwatch's kill mark"
+			}
+		case ws != nil:
+			d.fromWorkerState(r, ws, mark)
+		case mark:
+			r.End, r.EndHow = EndByYou, "inferred: synthwatch's kill mark names its pid; it wrote no end line (killed after the grace, or an older worker)"
+		default:
+			r.End, r.EndHow = EndDied, "inferred: no end line, no kill mark, and no word from it since"
+		}
+	}
+}
+
+// fromEndLine is the end a run's own line says; a stop is ours when
+// synthwatch's kill marked its pid.
+func fromEndLine(l parse.RunLine, byYou bool) string {
+	switch l.End {
+	case parse.RunFinished:
+		return EndFinished
+	case parse.RunStopped:
+		if byYou {
+			return EndByYou
+		}
+		return EndSignal
+	case parse.RunFailed:
+		return EndFailed
+	}
+	return EndUnknown
+}
+
+// fromWorkerState infers the end of the run worker.json describes.
+func (d *digester) fromWorkerState(r *Run, ws *parse.WorkerState, byYou bool) {
+	upd := ws.UpdatedAt.In(d.o.Loc)
+	r.EndAt = later(r.EndAt, &upd)
+	switch ws.State {
+	case parse.WorkerDone:
+		r.End, r.EndHow = EndFinished, "inferred: worker.json says done"
+	case parse.WorkerFailed:
+		r.End, r.EndHow, r.EndCause = EndFailed, "inferred: worker.json says failed", clip(ws.Error)
+	case parse.WorkerStopped:
+		r.End, r.EndHow = EndSignal, "inferred: worker.json says stopped, and no kill mark names it"
+		if byYou {
+			r.End, r.EndHow = EndByYou, "inferred: worker.json says stopped, and synthwatch's kill mark names it"
+		}
+	default:
+		switch {
+		case d.o.Now.Sub(upd) <= fresh && d.gone(ws.PID):
+			r.End, r.EndHow = EndDied, fmt.Sprintf("inferred: worker.json says %s, written %s before the digest, but pid %d is not on the host", ws.State, parse.FormatDuration(d.o.Now.Sub(upd)), ws.PID)
+		case d.o.Now.Sub(upd) <= fresh:
+			r.End, r.EndHow = EndRunning, "worker.json, written "+parse.FormatDuration(d.o.Now.Sub(upd))+" before the digest"
+		case byYou:
+			r.End, r.EndHow = EndByYou, "inferred: synthwatch's kill mark names it, and worker.json stopped at "+ws.State
+		default:
+			r.End, r.EndHow = EndDied, fmt.Sprintf("inferred: worker.json still says %s but was last written at %s: the process is gone", ws.State, upd.Format("15:04:05"))
+		}
+	}
+}
+
+// gone: the host says pid is not alive (false when it cannot tell).
+func (d *digester) gone(pid int) bool {
+	if d.o.Alive == nil {
+		return false
+	}
+	alive, known := d.o.Alive(pid)
+	return known && !alive
+}
+
+// ProcAlive reads /proc: pid is alive when /proc/PID/stat exists and is
+// no zombie; known is false where there is no /proc.
+func ProcAlive(pid int) (alive, known bool) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		return false, false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false, true
+	}
+	// "PID (COMM) STATE ...": COMM may hold spaces and parentheses
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z', true
+}
+
+// endWords are how a run's end reads in a sentence.
+var endWords = map[string]string{
+	EndFinished: "finished", EndByYou: "stopped by you, through synthwatch kill", EndSignal: "stopped by a signal someone else sent",
+	EndFailed: "failed", EndDied: "died", EndRunning: "is running", EndUnknown: "ended unknown",
+}
+
+// EndWords is a run's end as the report writes it.
+func EndWords(end string) string {
+	if w, ok := endWords[end]; ok {
+		return w
+	}
+	return end
+}
+
+// runIncidents are the runs starting, from runs.jsonl, and ending, at the
+// time of their last evidence with how they ended.
+func (d *digester) runIncidents() {
+	for _, r := range d.s.Runs {
+		if r.ID == "" || r.ID == otherRuns {
+			continue
+		}
+		if r.Started != nil && d.inWindow(*r.Started) {
+			d.inc.add(Incident{Time: *r.Started, Kind: KindRunStart, Run: r.ID, Text: fmt.Sprintf("run %s started (pid %d, config %s)", r.ID, r.PID, r.Config)})
+		}
+		if r.End == EndRunning || r.EndAt == nil || !d.inWindow(*r.EndAt) {
+			continue
+		}
+		in := Incident{Time: *r.EndAt, Kind: KindRunEnd, Run: r.ID}
+		text := fmt.Sprintf("run %s (pid %d) %s", r.ID, r.PID, EndWords(r.End))
+		if r.End == EndDied { // the worker was down until the next run, if one came
+			if next := d.nextRun(r); next != nil {
+				in.End = next.Started
+				text += fmt.Sprintf(", down until run %s started", next.ID)
+			}
+		}
+		if r.EndCause != "" && r.End != EndByYou {
+			text += " (" + r.EndCause + ")"
+		}
+		if strings.HasPrefix(r.EndHow, "inferred") {
+			text += " (inferred)"
+		}
+		text += fmt.Sprintf("; %s: %s", parse.Plural(r.Records, "record"), byCategory(r.ByCategory))
+		in.Text = clip(text)
+		d.inc.add(in)
+	}
+}
+
+func later(p, q *time.Time) *time.Time {
+	if q == nil {
+		return p
+	}
+	return maxTime(p, *q)
+}
+
+func ptr(t time.Time) *time.Time { return &t }
+
+// nextRun is the first run that started after r's last evidence.
+func (d *digester) nextRun(r Run) *Run {
+	var next *Run
+	for i, o := range d.s.Runs {
+		if o.Started != nil && o.Started.After(*r.EndAt) && (next == nil || o.Started.Before(*next.Started)) {
+			next = &d.s.Runs[i]
+		}
+	}
+	return next
+}
