@@ -386,3 +386,16 @@ func TestNoActionWithoutContact(t *testing.T) {
 		}
 	}
 }
+
+// The help box on a short terminal (its compact columns) still names the
+// agent that reads the host, sanitised and cut to the box.
+func TestCompactHelpNamesTheReader(t *testing.T) {
+	m, _ := keysModel(t, Config{})
+	m = step(m, teaSize(100, 16))
+	m.conn.Reader = "go agent /opt/sw\x1b]0;x\x07"
+	m = step(m, press("?"))
+	sc := screen(m)
+	if !m.help || !strings.Contains(sc, "read by: go agent /opt/sw") || strings.Contains(sc, "\x1b]0") {
+		t.Fatalf("compact help without the reader:\n%s", sc)
+	}
+}

@@ -439,6 +439,9 @@ func (m Model) helpColumns(inner int) []string {
 	if m.cfg.ReadOnly {
 		rows = append(rows, m.st.Warn.Render("read-only: L K r R are off"))
 	}
+	if r := m.conn.Reader; r != "" { // which agent reads the host: the short box says it too
+		rows = append(rows, m.st.Dim.Render(fit("read by: "+parse.SanitizeString(r), inner)))
+	}
 	return rows
 }
 
