@@ -30,7 +30,7 @@ type keyMap struct {
 	Follow, Wrap               binding
 	Launch, Kill, Resume       binding
 	Restart, Reconnect, Stop   binding
-	Runs, Servers              binding
+	Runs, Servers, Notes       binding
 	Help, Redraw, Suspend      binding
 	Quit                       binding
 
@@ -60,6 +60,7 @@ func newKeyMap(readOnly bool) keyMap {
 		Runs:      bind("runs", "H", "run history of the selected category", "H"),
 		Servers:   bind("server", "s", "open / close the wide server panel (latency, replicas)", "s"),
 		Stop:      bind("stop", "esc", "cancel the running action (ctrl+c too, while it runs)", "esc", "ctrl+c"),
+		Notes:     bind("messages", "m", "the header's messages in full (a fix command the header cut)", "m"),
 		Help:      bind("help", "?", "this help", "?"),
 		Redraw:    bind("redraw", "ctrl+l", "repaint the whole screen", "ctrl+l"),
 		Suspend:   bind("suspend", "ctrl+z", "suspend to the shell (fg comes back, repainted; the worker goes on)", "ctrl+z"),
@@ -117,7 +118,7 @@ func (k keyMap) groups() [][]binding {
 		{k.Down, k.Up, k.PageDown, k.PageUp, k.Pane, k.Tabs, k.Runs, k.Servers},
 		{k.Search, k.Next, k.Prev, k.Error, k.Follow, k.Wrap},
 		{k.Launch, k.Kill, k.Resume, k.Restart, k.Reconnect, k.Stop},
-		{k.Help, k.Redraw, k.Suspend, k.Quit},
+		{k.Notes, k.Help, k.Redraw, k.Suspend, k.Quit},
 	}
 }
 
@@ -179,7 +180,7 @@ func (k fleetKeyMap) groups() [][]binding {
 	return [][]binding{
 		{k.Down, k.Up, k.Open, k.Number, k.Back},
 		{k.Launch, k.Kill, k.Resume, k.Restart, k.Reconnect, k.Stop},
-		{k.Help, k.Redraw, k.Suspend, k.Quit},
+		{k.Notes, k.Help, k.Redraw, k.Suspend, k.Quit},
 	}
 }
 

@@ -140,6 +140,16 @@ func TestEachBindingDoesItsAction(t *testing.T) {
 				t.Errorf("no help, or no reader:\n%s", sc)
 			}
 		}},
+		{km.Notes, func(m Model) Model {
+			m.result = "cannot connect: the host key changed; if you expect it, run: ssh-keygen -R '[127.0.0.1]:2222' -f /home/someone/.ssh/known_hosts_of_a_long_name then press C"
+			return m
+		}, func(t *testing.T, b, a Model, _ *fake) {
+			// the header cuts it and says m; the box has it whole, the command unsplit
+			sb, sa := screen(b), screen(a)
+			if !strings.Contains(sb, "… (m)") || !a.notesOpen || !strings.Contains(strings.Join(strings.Fields(sa), " "), "ssh-keygen -R '[127.0.0.1]:2222'") || !strings.Contains(sa, "known_hosts_of_a_long_name") {
+				t.Errorf("header:\n%s\nbox:\n%s", sb, sa)
+			}
+		}},
 		{km.Redraw, nil, unchanged},
 		{km.Suspend, nil, unchanged},
 		{km.Quit, nil, func(t *testing.T, b, a Model, _ *fake) {

@@ -75,6 +75,7 @@ type Model struct {
 	input       *lineInput
 	prompt      *PromptMsg
 	help        bool
+	notesOpen   bool // the header's messages, whole (m)
 	runs        bool // the selected category's run history is open (runs.go)
 	serverWide  bool // the server panel is open wide (serverpane.go)
 	away        []pipeline.Event
@@ -295,8 +296,8 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m.inputKey(k)
 	case m.dialog != nil:
 		return m.dialogKey(k)
-	case m.help || m.away != nil || m.runs:
-		m.help, m.away, m.runs = false, nil, false
+	case m.help || m.away != nil || m.runs || m.notesOpen:
+		m.help, m.away, m.runs, m.notesOpen = false, nil, false, false
 		if !key.Matches(k, km.Quit.Binding) || m.stopsTask(k) {
 			return m, nil // any key closes the box; only quit also acts
 		}
@@ -310,6 +311,8 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit // never waits for a poll or a task: they end with the process
 	case key.Matches(k, km.Help.Binding):
 		m.help = true
+	case key.Matches(k, km.Notes.Binding):
+		m.notesOpen = true
 	case key.Matches(k, km.Redraw.Binding):
 		return m, tea.ClearScreen
 	case key.Matches(k, km.Suspend.Binding):

@@ -57,6 +57,8 @@ func (m Model) render() string {
 		return overlay(body, m.awayBox(w), h)
 	case m.help:
 		return overlay(body, m.helpBox(w), h)
+	case m.notesOpen:
+		return overlay(body, m.notesBox(w), h)
 	case m.runs:
 		return overlay(body, m.runsBox(w), h)
 	}
@@ -149,8 +151,23 @@ func (m Model) header(w int) string {
 		parts = append(parts, st.Accent.Render(spin+" "+label))
 	}
 	line := flow(parts, w)
+	for _, n := range m.notes() {
+		if ansi.StringWidth(n) > w && w > 8 {
+			n = ansi.Truncate(n, w, "… (m)") // cut: m shows it whole
+		}
+		line += "\n" + fit(n, w)
+	}
+	return line
+}
+
+// notes are the header's lines under its first (the link's error, the
+// last action's result, the host's warnings), styled: the header cuts
+// each to the screen, the notes box (m) shows them whole.
+func (m Model) notes() []string {
+	st, s := m.st, m.snap
+	var out []string
 	if why := m.linkError(); why != "" {
-		line += "\n" + fit(st.Bad.Render(why), w)
+		out = append(out, st.Bad.Render(why))
 	}
 	if m.result != "" {
 		r := m.result
@@ -162,7 +179,7 @@ func (m Model) header(w int) string {
 		default:
 			r = st.Bad.Render("✖ " + r)
 		}
-		line += "\n" + fit(r, w)
+		out = append(out, r)
 	}
 	for _, warn := range s.Alerts {
 		switch warn.Kind {
@@ -172,14 +189,30 @@ func (m Model) header(w int) string {
 			}
 		case pipeline.WarnWorkerJSONStale, pipeline.WarnUnreadable:
 		case pipeline.WarnManifest:
-			line += "\n" + fit(st.Bad.Render("✖ "+parse.SanitizeString(warn.Text)), w)
+			out = append(out, st.Bad.Render("✖ "+parse.SanitizeString(warn.Text)))
 			continue
 		default:
 			continue // category warnings stand beside their rows; the root's in place of the table
 		}
-		line += "\n" + fit(st.Warn.Render("⚠ "+parse.SanitizeString(warn.Text)), w)
+		out = append(out, st.Warn.Render("⚠ "+parse.SanitizeString(warn.Text)))
 	}
-	return line
+	return out
+}
+
+// notesBox is the header's notes whole, each wrapped at word boundaries
+// (a fix command or a fingerprint is never split).
+func (m Model) notesBox(w int) string {
+	notes := m.notes()
+	body := "nothing to say"
+	if len(notes) > 0 {
+		inner := boxWidth(w, notes...)
+		var wrapped []string
+		for _, n := range notes {
+			wrapped = append(wrapped, ansi.Wrap(n, inner, ""))
+		}
+		body = strings.Join(wrapped, "\n\n")
+	}
+	return m.box(w, "Messages", body, "any key: close")
 }
 
 // StoppingText is what a live worker that was asked to stop does meanwhile
