@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -237,6 +238,15 @@ func (w *Worker) endRun(end string, cause error) {
 	}
 }
 
+// runsStarted counts the runs this process started: a second run in the
+// same second (a test, an embedding program) gets an id of its own.
+var runsStarted atomic.Int64
+
+// newRunID is "START-PID", and "-N" for the process's Nth run after its first.
 func newRunID(now time.Time) string {
-	return fmt.Sprintf("%s-%d", now.UTC().Format("20060102T150405Z"), os.Getpid())
+	id := fmt.Sprintf("%s-%d", now.UTC().Format("20060102T150405Z"), os.Getpid())
+	if n := runsStarted.Add(1); n > 1 {
+		id += fmt.Sprintf("-%d", n)
+	}
+	return id
 }
