@@ -102,6 +102,9 @@ func (s *Server) genThroughput() float64 {
 	if s.opts.Instant {
 		return 0
 	}
+	if s.sched != nil {
+		return s.sched.genThroughput()
+	}
 	return float64(s.running) * s.opts.TokPerSec * s.opts.Speed
 }
 

@@ -13,7 +13,7 @@ import (
 // series (vllm/v1/metrics/loggers.py, PrometheusStatLogger).
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	running, queued, used, c := s.running, s.queued, s.used, s.counts
+	running, queued, used, c, lastRetract := s.running, s.queued, s.used, s.counts, s.lastRetract
 	gen := s.genThroughput()
 	s.mu.Unlock()
 	var b strings.Builder
@@ -49,6 +49,10 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		counter("generation_tokens", "Number of generation tokens processed.", c.gen)
 		counter("num_requests", "Number of requests processed.", c.requests)
 		counter("num_aborted_requests", "Number of requests aborted.", c.aborted)
+		// metrics_collector.py: the old gauge (the last retraction's count)
+		// and the counter beside it
+		gauge("num_retracted_reqs", "The number of retracted requests.", float64(lastRetract))
+		counter("num_retracted_requests", "Total number of retracted requests.", c.retracted)
 	}
 	s.mu.Lock()
 	s.writeLatency(&b, prefix, lbl)
