@@ -18,7 +18,20 @@ type scheduler struct {
 	decodeSteps       int           // decode steps since the last Decode batch line
 	genTok, inTok     int
 	genSince, inSince time.Duration
-	gen               float64 // the last gen throughput (token/s)
+	gen               float64       // the last gen throughput (token/s)
+	lag               time.Duration // how far the loop runs behind real time, in the model's time
+}
+
+// SchedulerLag is how far the load model runs behind real time × Speed,
+// in the model's time (0 without Options.Load). A lag that grows means the
+// machine cannot keep up with the Speed asked: benchmarks report it.
+func (s *Server) SchedulerLag() time.Duration {
+	if s.sched == nil {
+		return 0
+	}
+	s.sched.mu.Lock()
+	defer s.sched.mu.Unlock()
+	return s.sched.lag
 }
 
 func (s *Server) startScheduler() {
@@ -93,7 +106,11 @@ func (sc *scheduler) loop() {
 		sc.vt += r.dur
 		// sleep to the step's virtual deadline: late wake-ups are caught up
 		// on the next steps instead of slowing the model down
-		if d := time.Until(t0.Add(time.Duration(float64(sc.vt) / sc.s.opts.Speed))); d > 0 {
+		d := time.Until(t0.Add(time.Duration(float64(sc.vt) / sc.s.opts.Speed)))
+		sc.mu.Lock()
+		sc.lag = time.Duration(float64(max(-d, 0)) * sc.s.opts.Speed)
+		sc.mu.Unlock()
+		if d > 0 {
 			t := time.NewTimer(d)
 			select {
 			case <-t.C:

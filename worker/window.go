@@ -29,9 +29,9 @@ type Gauges struct {
 // server takes all it is sent (its queue is empty), doubling until the
 // first sign that the server is full, then by an eighth. A full server
 // (a queue, retractions) gets no more: the window keeps a small queue
-// waiting so that the batch refills at once, and gives back what waits
-// beyond it; retractions give back what was retracted; failed attempts
-// cut it by a third. Without /metrics it climbs the delivered tokens/s
+// waiting so that the batch refills at once; a longer queue or a
+// retraction brings it back to what the server runs plus that queue;
+// failed attempts cut it by a third. Without /metrics it climbs the delivered tokens/s
 // instead: it keeps a step that paid at least 5 %, else goes back and holds,
 // and probes again every reprobeEvery decisions. It never leaves
 // [minWindow, max]. A fixed controller (--concurrency) never moves.
@@ -42,6 +42,7 @@ type Controller struct {
 	slowStart   bool
 	answered    bool // an answer has arrived: growth may start
 	cooldown    int  // decisions to hold after a cut
+	longQueue   int  // decisions in a row that saw a long queue
 
 	retracted0 float64 // the counter at the last decision (-1: not seen)
 
@@ -121,18 +122,24 @@ func (c *Controller) gauged(s Signals, retracted float64) {
 	g := s.Server
 	target := math.Max(4, math.Ceil(g.Running/16))
 	switch {
+	// A cut goes to what the server runs plus the small queue, whatever the
+	// window was: the requests out stay out until they end (minutes for
+	// LONG answers), so the same queue seen again must not cut again. One
+	// cut takes at most a quarter: a snapshot can catch the batch between
+	// a burst of answers and the next prefill. A long queue must be seen
+	// twice in a row.
 	case retracted > 0:
-		c.slowStart = false
-		floor := int(g.Running + target)
-		if c.window > floor {
-			c.set(maxInt(c.window-int(retracted), floor), fmt.Sprintf("↓ %.0f retracted", retracted), s)
-		}
+		c.slowStart, c.longQueue = false, 0
+		c.cut(int(g.Running+target), fmt.Sprintf("↓ %.0f retracted", retracted), s)
 	case g.Queued > 2*target:
 		c.slowStart = false
-		c.set(c.window-int(g.Queued-target), fmt.Sprintf("↓ queue %.0f waiting", g.Queued), s)
+		if c.longQueue++; c.longQueue >= 2 {
+			c.cut(int(g.Running+target), fmt.Sprintf("↓ queue %.0f waiting", g.Queued), s)
+		}
 	case g.Queued > 0:
-		c.slowStart = false // full: hold
+		c.slowStart, c.longQueue = false, 0 // full: hold
 	case c.answered && (s.Completions > 0 || g.Running > 0): // tokens are flowing
+		c.longQueue = 0
 		if s.InFlight < c.window*3/4 {
 			return // the window is not used (the prompts run out): no reason to grow
 		}
@@ -177,6 +184,13 @@ func (c *Controller) climb(s Signals) {
 		step, why = c.window, "↑ tokens/s rising"
 	}
 	c.set(c.window+step, fmt.Sprintf("%s %.0f tok/s", why, rate), s)
+}
+
+// cut lowers the window toward w, by a quarter at most.
+func (c *Controller) cut(w int, why string, s Signals) {
+	if w < c.window {
+		c.set(max(w, c.window*3/4), why, s)
+	}
 }
 
 // set moves the window within bounds and records why.
