@@ -29,9 +29,9 @@ type Gauges struct {
 // server takes all it is sent (its queue is empty), doubling until the
 // first sign that the server is full, then by an eighth. A full server
 // (a queue, retractions) gets no more: the window keeps a small queue
-// waiting so that the batch refills at once; a longer queue or a
-// retraction brings it back to what the server runs plus that queue;
-// failed attempts cut it by a third. Without /metrics it climbs the delivered tokens/s
+// waiting so that the batch refills at once; a longer queue brings it back
+// to what the server runs plus that queue; a retraction gives back what was
+// retracted; failed attempts cut it by a third. Without /metrics it climbs the delivered tokens/s
 // instead: it keeps a step that paid at least 5 %, else goes back and holds,
 // and probes again every reprobeEvery decisions. It never leaves
 // [minWindow, max]. A fixed controller (--concurrency) never moves.
@@ -40,9 +40,10 @@ type Controller struct {
 	fixed       bool
 	reason      string
 	slowStart   bool
-	answered    bool // an answer has arrived: growth may start
-	cooldown    int  // decisions to hold after a cut
-	longQueue   int  // decisions in a row that saw a long queue
+	answered    bool    // an answer has arrived: growth may start
+	cooldown    int     // decisions to hold after a cut
+	longQueue   int     // decisions in a row that saw a long queue
+	runPeak     float64 // the server's running batch, its recent peak (slow decay)
 
 	retracted0 float64 // the counter at the last decision (-1: not seen)
 
@@ -59,6 +60,7 @@ const (
 	minWindow    = 4
 	startWindow  = 8
 	reprobeEvery = 10
+	peakDecay    = 0.98 // per decision: the peak halves in ~35 decisions (3 minutes at 5 s)
 )
 
 // NewController is the adaptive default, capped at max.
@@ -120,21 +122,30 @@ func (c *Controller) Observe(s Signals) bool {
 // gauged steers by the server's queue: a few waiting means it is full.
 func (c *Controller) gauged(s Signals, retracted float64) {
 	g := s.Server
-	target := math.Max(4, math.Ceil(g.Running/16))
+	// The server's batch swings: after a retraction SGLang admits nothing
+	// until new_token_ratio decays, the batch shrinks, the queue grows, then
+	// it admits a burst. What it runs at its recent peak is what the
+	// window must feed, so cuts go there, not to the running count of the
+	// moment, and the queue kept beside it is an eighth of that.
+	c.runPeak = math.Max(g.Running, c.runPeak*peakDecay)
+	target := math.Max(4, math.Ceil(c.runPeak/8))
+	floor := int(c.runPeak + target)
 	switch {
-	// A cut goes to what the server runs plus the small queue, whatever the
-	// window was: the requests out stay out until they end (minutes for
-	// LONG answers), so the same queue seen again must not cut again. One
-	// cut takes at most a quarter: a snapshot can catch the batch between
-	// a burst of answers and the next prefill. A long queue must be seen
-	// twice in a row.
+	// A cut never goes below that floor, whatever the window was: the
+	// requests out stay out until they end (minutes for LONG answers), so
+	// the same queue seen again must not cut again. One cut takes at most
+	// a quarter, and a long queue must be seen twice in a row: a snapshot
+	// can catch the batch between a burst of answers and the next prefill.
 	case retracted > 0:
+		// the retracted wait in the queue to be computed again: give back
+		// as many, and hold a while
 		c.slowStart, c.longQueue = false, 0
-		c.cut(int(g.Running+target), fmt.Sprintf("↓ %.0f retracted", retracted), s)
+		c.cut(max(c.window-int(retracted), floor), fmt.Sprintf("↓ %.0f retracted", retracted), s)
+		c.cooldown = 2
 	case g.Queued > 2*target:
 		c.slowStart = false
 		if c.longQueue++; c.longQueue >= 2 {
-			c.cut(int(g.Running+target), fmt.Sprintf("↓ queue %.0f waiting", g.Queued), s)
+			c.cut(floor, fmt.Sprintf("↓ queue %.0f waiting", g.Queued), s)
 		}
 	case g.Queued > 0:
 		c.slowStart, c.longQueue = false, 0 // full: hold
