@@ -11,7 +11,8 @@ import (
 	"github.com/synthwatch/synthwatch/parse"
 )
 
-func loadMetrics(t *testing.T, s *Server) parse.ServerMetrics {
+// getMetrics is the server's /metrics, parsed.
+func getMetrics(t *testing.T, s *Server) parse.ServerMetrics {
 	t.Helper()
 	r, err := http.Get(s.URL() + "/metrics")
 	if err != nil {
@@ -58,7 +59,7 @@ func TestLoadModelRetractsAndAnswersEveryone(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	m := loadMetrics(t, s)
+	m := getMetrics(t, s)
 	if !m.Retracted.OK || m.Retracted.V == 0 {
 		t.Errorf("no retraction counted in /metrics: %+v", m.Retracted)
 	}

@@ -134,7 +134,9 @@ func (sc *scheduler) loop() {
 func (sc *scheduler) account(r stepResult) {
 	running, queued, used := sc.publish()
 	s := sc.s
-	usage := float64(used) / float64(s.opts.MaxTotal)
+	sc.mu.Lock()
+	usage := float64(used) / float64(sc.e.maxTotal)
+	sc.mu.Unlock()
 	if r.retracted > 0 {
 		sc.mu.Lock()
 		ratio := sc.e.ratio
@@ -195,4 +197,21 @@ func (sc *scheduler) genThroughput() float64 {
 		return 0
 	}
 	return sc.gen
+}
+
+// Resize changes the load model's KV pool and max running requests at once
+// (a server restarted with less memory, or sharing its GPUs): requests
+// beyond the new pool are retracted by the next decode step, as
+// retract_decode does. The gauges report the new max_total_num_tokens.
+func (s *Server) Resize(maxTotal, maxRunning int) {
+	s.mu.Lock()
+	s.opts.MaxTotal, s.opts.Capacity = maxTotal, maxRunning
+	s.mu.Unlock()
+	if s.sched == nil {
+		return
+	}
+	s.sched.mu.Lock()
+	s.sched.e.maxTotal, s.sched.e.maxRunning = maxTotal, maxRunning
+	s.sched.mu.Unlock()
+	s.sched.poke()
 }
