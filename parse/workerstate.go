@@ -73,6 +73,10 @@ type CategoryState struct {
 	// FailedPrompts is how many prompts' latest attempt failed (errors.jsonl
 	// ids with no record since), where Errors counts failed attempts.
 	FailedPrompts *int `json:"failed_prompts,omitempty"`
+	// Window is how many requests the worker keeps in flight, and
+	// WindowReason why it last changed ("↑ queue empty; KV 71 %", "fixed").
+	Window       int    `json:"window,omitempty"`
+	WindowReason string `json:"window_reason,omitempty"`
 }
 
 // ParseWorkerState reads worker.json.

@@ -373,6 +373,9 @@ func (w *Watcher) categoryView(c *catState, wk Worker, server string, now time.T
 	provenance(c, &v)
 	current := wk.Category == c.name
 	live := current && Alive(wk.State)
+	if live && js != nil {
+		v.Window, v.WindowReason = js.Window, js.WindowReason
+	}
 	switch {
 	case !live:
 		c.currentSince, c.currentKnown, c.currentWeak = time.Time{}, false, false

@@ -229,6 +229,11 @@ type Category struct {
 	ETASeconds       *float64   `json:"eta_s"`
 	LastGrowth       *time.Time `json:"last_growth"`
 	Warnings         []string   `json:"warnings,omitempty"`
+	// Window is how many requests the live worker keeps in flight for it,
+	// and WindowReason why that last changed (worker.json; "fixed" when
+	// --concurrency or the class set it)
+	Window       int    `json:"window,omitempty"`
+	WindowReason string `json:"window_reason,omitempty"`
 	// Configs is its records by server configuration (runs.jsonl and each
 	// record's run; "unknown config" for records no run accounts for), and
 	// Runs its run history (records null while the tally does not cover the file)

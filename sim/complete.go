@@ -53,6 +53,7 @@ type job struct {
 	chat, stream, usage bool
 	id, model           string
 	promptTok, n        int
+	maxNew              int    // max_new_tokens as the scheduler reads it
 	finish              string // stop or length, when it runs to the end
 	pieces              []piece
 	hang                bool   // never answered (HangRate): until the client goes away
@@ -136,6 +137,10 @@ func (s *Server) plan(req *request, chat bool, l *liveReq, body []byte) *job {
 		_ = json.Unmarshal(req.Sampling["max_new_tokens"], &maxTokens)
 	}
 	j.promptTok = max(len(req.Messages)+len(req.Text)+len(req.InputIDs), 4) / 4
+	j.maxNew = maxTokens
+	if j.maxNew <= 0 {
+		j.maxNew = clipMaxNew
+	}
 	j.n, j.finish = 2, "stop"
 	if !s.opts.Instant {
 		j.n, j.finish = s.completionLen(maxTokens)
@@ -169,18 +174,23 @@ func firstNonZero(a, b int) int {
 	return b
 }
 
-// run decodes the pieces over the completion time, streaming each one, and
-// answers; aborts, hangs and stream faults cut it short.
+// run decodes the pieces, streaming each one, and answers; aborts, hangs
+// and stream faults cut it short. The pace is the pacer's: a fixed rate per
+// request, or the load model's batch (Options.Load).
 func (s *Server) run(out *output, l *liveReq, j *job) {
-	kv := j.promptTok + j.n
 	clk := s.startClock()
-	if !s.admit(l, kv) {
+	p := s.pacer(l, j)
+	if !p.admit() {
+		s.count(0, 0, false)
 		out.finish(0, abortReason("Abort in waiting queue")) // Scheduler.abort_request
 		return
 	}
 	clk.admitted()
 	produced, ok := 0, false
-	defer func() { s.release(kv, j.promptTok, tokens(j.pieces[:produced]), ok) }()
+	defer func() {
+		p.release()
+		s.count(j.promptTok, tokens(j.pieces[:produced]), ok)
+	}()
 	// a wedged request holds its slot, as in a stuck scheduler; one held by
 	// StallMatch goes on once the fault is cleared
 	if j.hang {
@@ -190,12 +200,10 @@ func (s *Server) run(out *output, l *liveReq, j *job) {
 		out.finish(0, abortReason("Aborted by AbortReq."))
 		return
 	}
-	step := time.Duration(0)
-	if !s.opts.Instant {
-		step = s.scaled(time.Duration(float64(j.n)/s.opts.TokPerSec*float64(time.Second))) / time.Duration(len(j.pieces))
-	}
+	through := 0
 	for i := range j.pieces {
-		if !s.sleep(l, step) {
+		through += len(j.pieces[i].ids)
+		if !p.wait(through) {
 			out.finish(produced, abortReason("Aborted by AbortReq."))
 			return
 		}
@@ -220,6 +228,68 @@ func (s *Server) run(out *output, l *liveReq, j *job) {
 	clk.finished()
 	out.finish(produced, nil)
 }
+
+// pacer decides when a request runs and how fast its tokens come.
+type pacer interface {
+	admit() bool           // leave the waiting queue; false: aborted there
+	wait(through int) bool // until the output holds through tokens; false: aborted
+	release()
+}
+
+func (s *Server) pacer(l *liveReq, j *job) pacer {
+	if s.sched != nil {
+		return &loadPacer{s: s, l: l, j: j}
+	}
+	step := time.Duration(0)
+	if !s.opts.Instant {
+		step = s.scaled(time.Duration(float64(j.n)/s.opts.TokPerSec*float64(time.Second))) / time.Duration(len(j.pieces))
+	}
+	return &ratePacer{s: s, l: l, kv: j.promptTok + j.n, step: step}
+}
+
+// ratePacer: a slot among Capacity, then TokPerSec for each request.
+type ratePacer struct {
+	s    *Server
+	l    *liveReq
+	kv   int
+	step time.Duration
+}
+
+func (p *ratePacer) admit() bool   { return p.s.admit(p.l, p.kv) }
+func (p *ratePacer) wait(int) bool { return p.s.sleep(p.l, p.step) }
+func (p *ratePacer) release()      { p.s.release(p.kv) }
+
+// loadPacer: the request lives in the scheduler (sched.go) until it ends.
+type loadPacer struct {
+	s *Server
+	l *liveReq
+	j *job
+	q *sreq
+}
+
+func (p *loadPacer) admit() bool {
+	p.q = p.s.sched.submit(p.j.promptTok, p.j.maxNew, p.j.n)
+	if !p.wait(1) { // the first token comes with the prefill
+		p.s.sched.cancel(p.q)
+		return false
+	}
+	return true
+}
+
+func (p *loadPacer) wait(through int) bool {
+	for p.s.sched.output(p.q) < through {
+		select {
+		case <-p.q.wake:
+		case <-p.l.abort:
+			return false
+		case <-p.s.stop:
+			return false
+		}
+	}
+	return true
+}
+
+func (p *loadPacer) release() { p.s.sched.cancel(p.q) }
 
 // sleep waits d; false if the request was aborted (or the server closed).
 func (s *Server) sleep(l *liveReq, d time.Duration) bool {

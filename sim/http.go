@@ -69,11 +69,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (s *Server) serverInfo(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	maxTotal, maxRunning := s.opts.MaxTotal, s.opts.Capacity
+	s.mu.Unlock()
 	info := map[string]any{
 		"model_path": s.opts.Model, "tokenizer_path": s.opts.Model, "tp_size": 8, "dp_size": 1,
 		"kv_cache_dtype": s.opts.KVCacheDType, "quantization": nil, "dtype": "auto", "context_length": contextLen,
 		"reasoning_parser": "kimi_k2", "version": "0.5.6-sim",
-		"max_total_num_tokens": s.opts.MaxTotal, "max_running_requests": s.opts.Capacity,
+		"max_total_num_tokens": maxTotal, "max_running_requests": maxRunning,
 	}
 	for k, v := range s.opts.ServerInfo {
 		info[k] = v
@@ -101,6 +104,9 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) genThroughput() float64 {
 	if s.opts.Instant {
 		return 0
+	}
+	if s.sched != nil {
+		return s.sched.genThroughput()
 	}
 	return float64(s.running) * s.opts.TokPerSec * s.opts.Speed
 }

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"net/http"
 	"sync"
 	"testing"
 
@@ -31,15 +30,7 @@ func TestMetricsLatencyHistograms(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			r, err := http.Get(s.URL() + "/metrics")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Body.Close()
-			met, err := parse.ParseMetrics(r.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
+			met := getMetrics(t, s)
 			total := gen[0] + gen[1] + gen[2] + gen[3]
 			lat := met.Latency
 			for _, k := range []string{parse.LatQueue, parse.LatTTFT, parse.LatE2E} {

@@ -57,12 +57,12 @@ func (s *Server) logLoop() {
 		gen := s.genThroughput()
 		s.admitted, s.newTok = 0, 0
 		s.mu.Unlock()
-		if !up || s.opts.Instant {
+		if !up || s.opts.Instant || s.sched != nil { // the load model writes its own lines (sched.go)
 			continue
 		}
 		usage := float64(used) / float64(s.opts.MaxTotal)
 		if admitted > 0 {
-			s.prefillLine(admitted, newTok, usage, running, queued)
+			s.prefillLine(admitted, newTok, usage, running, queued, float64(newTok)/s.scaled(s.opts.LogInterval).Seconds())
 		}
 		if running > 0 {
 			s.decodeLines(running, used, usage, gen, queued)
@@ -70,7 +70,7 @@ func (s *Server) logLoop() {
 	}
 }
 
-func (s *Server) prefillLine(seqs, tokens int, usage float64, running, queued int) {
+func (s *Server) prefillLine(seqs, tokens int, usage float64, running, queued int, inThroughput float64) {
 	switch s.opts.Format {
 	case "v0.3":
 		s.logf(" TP0", "Prefill batch. #new-seq: %d, #new-token: %d, #cached-token: 0, cache hit rate: 0.00%%, token usage: %.2f, #running-req: %d, #queue-req: %d", seqs, tokens, usage, running, queued)
@@ -79,7 +79,7 @@ func (s *Server) prefillLine(seqs, tokens int, usage float64, running, queued in
 	case "v0.5":
 		s.logf(" TP0", "Prefill batch, #new-seq: %d, #new-token: %d, #cached-token: 0, token usage: %.2f, #running-req: %d, #queue-req: %d, ", seqs, tokens, usage, running, queued)
 	default:
-		s.logf(" TP0", "Prefill batch, #new-seq: %d, #new-token: %d, #cached-token: 0, token usage: %.2f, #running-req: %d, #queue-req: %d, #pending-token: 0, cuda graph: False, input throughput (token/s): %.2f", seqs, tokens, usage, running, queued, float64(tokens)/s.scaled(s.opts.LogInterval).Seconds())
+		s.logf(" TP0", "Prefill batch, #new-seq: %d, #new-token: %d, #cached-token: 0, token usage: %.2f, #running-req: %d, #queue-req: %d, #pending-token: 0, cuda graph: False, input throughput (token/s): %.2f", seqs, tokens, usage, running, queued, inThroughput)
 	}
 }
 

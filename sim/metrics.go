@@ -13,7 +13,8 @@ import (
 // series (vllm/v1/metrics/loggers.py, PrometheusStatLogger).
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	running, queued, used, c := s.running, s.queued, s.used, s.counts
+	running, queued, used, c, lastRetract := s.running, s.queued, s.used, s.counts, s.lastRetract
+	maxTotal := s.opts.MaxTotal // Resize changes it
 	gen := s.genThroughput()
 	s.mu.Unlock()
 	var b strings.Builder
@@ -27,7 +28,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	counter := func(name, help string, v float64) {
 		fmt.Fprintf(&b, "# HELP %[1]s%[2]s_total %[3]s\n# TYPE %[1]s%[2]s_total counter\n%[1]s%[2]s_total%[4]s %[5]g\n", prefix, name, help, lbl, v)
 	}
-	usage := float64(used) / float64(s.opts.MaxTotal)
+	usage := float64(used) / float64(maxTotal)
 	if s.vllm() {
 		s.cacheConfigInfo(&b)
 		gauge("num_requests_running", "Number of requests in model execution batches.", float64(running))
@@ -44,11 +45,15 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		gauge("gen_throughput", "The generation throughput (token/s).", gen)
 		gauge("num_queue_reqs", "The number of requests in the waiting queue.", float64(queued))
 		gauge("cache_hit_rate", "The prefix cache hit rate.", 0)
-		gauge("max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.", float64(s.opts.MaxTotal))
+		gauge("max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.", float64(maxTotal))
 		counter("prompt_tokens", "Number of prefill tokens processed.", c.prompt)
 		counter("generation_tokens", "Number of generation tokens processed.", c.gen)
 		counter("num_requests", "Number of requests processed.", c.requests)
 		counter("num_aborted_requests", "Number of requests aborted.", c.aborted)
+		// metrics_collector.py: the old gauge (the last retraction's count)
+		// and the counter beside it
+		gauge("num_retracted_reqs", "The number of retracted requests.", float64(lastRetract))
+		counter("num_retracted_requests", "Total number of retracted requests.", c.retracted)
 	}
 	s.mu.Lock()
 	s.writeLatency(&b, prefix, lbl)

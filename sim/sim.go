@@ -19,19 +19,34 @@ import (
 
 // Options shape the simulated server.
 type Options struct {
-	Model        string        // model path reported by the server
-	Speed        float64       // time compression: 10 makes everything 10x faster
-	Capacity     int           // max running requests; more queue (default 256)
-	TokPerSec    float64       // decode speed of one request at Speed 1 (default 40)
-	ShortMean    int           // mean completion tokens for short requests (default 250)
-	LongMean     int           // mean completion tokens for long requests (default 3800)
-	LongAbove    int           // max_tokens above this means a LONG request (default 16384)
-	MaxTotal     int           // KV pool size in tokens (default Capacity*4096)
-	Format       string        // log format: 2026 (default), v0.5, v0.4, v0.3, dp
-	DP           int           // ranks for the dp format (default 2)
-	LogInterval  time.Duration // scheduler log period at Speed 1 (default 2s)
-	Instant      bool          // answer at once with a tiny completion (benchmarks)
-	ContentBytes int           // if > 0, pad each completion's content to this size
+	Model       string        // model path reported by the server
+	Speed       float64       // time compression: 10 makes everything 10x faster
+	Capacity    int           // max running requests; more queue (default 256)
+	TokPerSec   float64       // decode speed of one request at Speed 1 (default 40)
+	ShortMean   int           // mean completion tokens for short requests (default 250)
+	LongMean    int           // mean completion tokens for long requests (default 3800)
+	LongAbove   int           // max_tokens above this means a LONG request (default 16384)
+	MaxTotal    int           // KV pool size in tokens (default Capacity*4096)
+	Format      string        // log format: 2026 (default), v0.5, v0.4, v0.3, dp
+	DP          int           // ranks for the dp format (default 2)
+	LogInterval time.Duration // scheduler log period at Speed 1 (default 2s)
+	Instant     bool          // answer at once with a tiny completion (benchmarks)
+	// Load models SGLang's scheduler under load (engine.go): a KV pool of
+	// MaxTotal tokens (default 190,000 then), admission by the prefill
+	// adder's budget, a decode step whose time grows with the batch and the
+	// tokens it reads, retraction when the pool runs out. TokPerSec is then
+	// unused: the batch sets the pace. Calibrated on the users' night
+	// (~930 tok/s with ~72 LONG requests at token usage 0.96): LONG work
+	// (prompts ~500 tokens, answers ~3,800, max 10,240) settles at ~68
+	// running, ~925 tok/s, usage 0.90 on average and >= 0.95 a quarter of
+	// the time, with retractions; SHORT work (~250 tokens) runs ~230 at once
+	// at ~1,740 tok/s; 16 LONG in flight give ~400 tok/s
+	// (TestEngineCalibration). Speed (--time-scale) compresses it.
+	Load bool
+	// LongShare makes that fraction of requests answer at LongMean whatever
+	// their max_tokens (a mixed category); the rest follow LongAbove.
+	LongShare    float64
+	ContentBytes int // if > 0, pad each completion's content to this size
 	ServerInfo   map[string]any
 	Log          io.Writer // the SGLang log (logs/sglang_inference.log); nil discards
 
@@ -83,30 +98,35 @@ type Server struct {
 	opts Options
 	addr string
 
-	mu       sync.Mutex
-	srv      *http.Server
-	ready    bool
-	faults   Faults
-	refault  chan struct{} // closed (and replaced) by SetFaults: requests held by a fault look again
-	running  int
-	queued   int
-	used     int // KV tokens held by running requests
-	admitted int // since the last prefill log line
-	newTok   int
-	counts   counters
-	lat      *latHists // request latency histograms (latency.go)
-	slots    chan struct{}
-	logMu    sync.Mutex
-	live     map[string]*liveReq // SGLang's TokenizerManager.rid_to_state
-	lastIDs  []int
-	stop     chan struct{}
-	stopOnce sync.Once
-	wg       sync.WaitGroup
+	mu          sync.Mutex
+	srv         *http.Server
+	ready       bool
+	faults      Faults
+	refault     chan struct{} // closed (and replaced) by SetFaults: requests held by a fault look again
+	running     int
+	queued      int
+	used        int // KV tokens held by running requests
+	admitted    int // since the last prefill log line
+	newTok      int
+	counts      counters
+	lat         *latHists // request latency histograms (latency.go)
+	slots       chan struct{}
+	sched       *scheduler // the load model (Options.Load), else nil
+	lastRetract int        // the last retraction's count (sglang:num_retracted_reqs)
+	logMu       sync.Mutex
+	live        map[string]*liveReq // SGLang's TokenizerManager.rid_to_state
+	lastIDs     []int
+	stop        chan struct{}
+	stopOnce    sync.Once
+	wg          sync.WaitGroup
 }
 
 type counters struct {
-	prompt, gen, requests, aborted float64
+	prompt, gen, requests, aborted, retracted float64
 }
+
+// LoadMaxTotal is the KV pool of a Load server unless MaxTotal says.
+const LoadMaxTotal = 190000
 
 // New returns a server; Start makes it listen.
 func New(o Options) *Server {
@@ -127,6 +147,9 @@ func New(o Options) *Server {
 	}
 	if o.LongAbove <= 0 {
 		o.LongAbove = 16384
+	}
+	if o.MaxTotal <= 0 && o.Load && !o.Instant {
+		o.MaxTotal = LoadMaxTotal
 	}
 	if o.MaxTotal <= 0 {
 		o.MaxTotal = o.Capacity * 4096
@@ -166,6 +189,9 @@ func (s *Server) Start(addr string) error {
 		return fmt.Errorf("sim listen: %w", err)
 	}
 	s.addr = ln.Addr().String()
+	if s.opts.Load && !s.opts.Instant {
+		s.startScheduler()
+	}
 	s.serve(ln)
 	s.wg.Add(1)
 	go s.logLoop()
@@ -223,6 +249,9 @@ func (s *Server) Down(d time.Duration) {
 	s.srv, s.ready = nil, false
 	s.mu.Unlock()
 	s.abortAll() // the process died: no request state survives
+	if s.sched != nil {
+		s.sched.reset()
+	}
 	if srv != nil {
 		_ = srv.Close()
 	}
@@ -283,7 +312,7 @@ func (s *Server) isReady() bool {
 // completionLen draws a completion length around the class mean.
 func (s *Server) completionLen(maxTokens int) (n int, finish string) {
 	mean := s.opts.ShortMean
-	if maxTokens > s.opts.LongAbove {
+	if maxTokens > s.opts.LongAbove || rand.Float64() < s.opts.LongShare {
 		mean = s.opts.LongMean
 	}
 	n = int(float64(mean) * (0.6 + 0.8*rand.Float64()))
@@ -304,7 +333,6 @@ func (s *Server) admit(l *liveReq, tokens int) bool {
 	case <-l.abort:
 		s.mu.Lock()
 		s.queued--
-		s.counts.aborted++
 		s.mu.Unlock()
 		return false
 	case <-s.stop:
@@ -323,11 +351,17 @@ func (s *Server) admit(l *liveReq, tokens int) bool {
 	return true
 }
 
-func (s *Server) release(tokens, promptTok, genTok int, ok bool) {
+func (s *Server) release(tokens int) {
 	<-s.slots
 	s.mu.Lock()
 	s.running--
 	s.used -= tokens
+	s.mu.Unlock()
+}
+
+// count adds a request that ended to the counters.
+func (s *Server) count(promptTok, genTok int, ok bool) {
+	s.mu.Lock()
 	if ok {
 		s.counts.requests++
 		s.counts.prompt += float64(promptTok)

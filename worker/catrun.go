@@ -38,6 +38,9 @@ type catRun struct {
 	written   int // records written by this run
 	inflight  int
 	landed    chan struct{} // closed when a request in flight lands (see next)
+	ctl       *Controller   // the window: how many may be in flight (window.go)
+	winMoved  chan struct{} // closed (and replaced) when the window changes
+	noMore    bool          // next found nothing more to send
 	errors    int
 	tokens    int64 // completion tokens, resumed included
 	runTokens int64 // completion tokens written by this run
@@ -107,15 +110,21 @@ func newCatRun(w *Worker, idx int, c Category, scan Scan, target, done int, toke
 		w: w, idx: idx, c: c, target: target, raw: raw, errs: errs, start: time.Now(),
 		src: bufio.NewReaderSize(f, 1<<20), srcFile: f, seen: seen,
 		resumed: done, done: done, tokens: tokens, lastProg: time.Now(), lastLand: time.Now(),
-		issued: map[uint64]time.Time{},
+		issued: map[uint64]time.Time{}, ctl: newWindow(c), winMoved: make(chan struct{}),
 	}, nil
 }
 
 // next hands out the next prompt not yet done, while the caps allow one
 // more request in flight.
-func (r *catRun) next(issue context.Context) (item, bool) {
+func (r *catRun) next(issue context.Context) (it item, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer func() {
+		if !ok && !r.noMore { // nothing more to send: the slots outside the window stop waiting
+			r.noMore = true
+			r.moveWindowLocked()
+		}
+	}()
 	for {
 		if issue.Err() != nil || r.failed != nil || r.srcDone || r.done+r.inflight >= r.target {
 			return item{}, false
@@ -127,16 +136,7 @@ func (r *catRun) next(issue context.Context) (item, bool) {
 			// the requests out may come back shorter than the average (a
 			// run once ended 30 tokens short of its budget, "done"): wait
 			// for one to land, then look again
-			if r.landed == nil {
-				r.landed = make(chan struct{})
-			}
-			ch := r.landed
-			r.mu.Unlock()
-			select {
-			case <-ch:
-			case <-issue.Done():
-			}
-			r.mu.Lock()
+			r.waitLocked(issue)
 			continue
 		}
 		line, err := r.src.ReadBytes('\n')
@@ -178,6 +178,50 @@ func (r *catRun) landOne(it item) {
 	}
 }
 
+// waitLocked waits (r.mu held, released meanwhile) for a landing or the end
+// of issuing.
+func (r *catRun) waitLocked(issue context.Context) {
+	if r.landed == nil {
+		r.landed = make(chan struct{})
+	}
+	ch := r.landed
+	r.mu.Unlock()
+	select {
+	case <-ch:
+	case <-issue.Done():
+	}
+	r.mu.Lock()
+}
+
+// moveWindowLocked wakes the slots waiting in slot (r.mu held).
+func (r *catRun) moveWindowLocked() {
+	close(r.winMoved)
+	r.winMoved = make(chan struct{})
+}
+
+// slot waits until slot i is inside the window; false when issuing ends.
+// Slot i's goroutine sends one request at a time, so a window of n keeps
+// at most n in flight, and a narrower one lets the slots beyond it finish
+// their request and wait.
+func (r *catRun) slot(i int, issue context.Context) bool {
+	for {
+		r.mu.Lock()
+		open, moved, noMore := i < r.ctl.Window(), r.winMoved, r.noMore
+		r.mu.Unlock()
+		if noMore {
+			return false
+		}
+		if open {
+			return true
+		}
+		select {
+		case <-moved:
+		case <-issue.Done():
+			return false
+		}
+	}
+}
+
 // inflightTokensLocked estimates the completion tokens of requests in flight
 // from this category's mean so far; with no data yet it counts none.
 func (r *catRun) inflightTokensLocked() int64 {
@@ -195,7 +239,7 @@ func (r *catRun) run(issue, reqCtx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
+			for r.slot(i, issue) {
 				it, ok := r.next(issue)
 				if !ok {
 					return
@@ -205,6 +249,9 @@ func (r *catRun) run(issue, reqCtx context.Context) error {
 		}()
 	}
 	go func() { wg.Wait(); close(results) }()
+	adaptCtx, stopAdapt := context.WithCancel(issue)
+	defer stopAdapt()
+	go r.adaptLoop(adaptCtx)
 
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -391,6 +438,7 @@ func (r *catRun) publish() {
 	done, errs, rps, _, eta, known := r.stats()
 	r.mu.Lock()
 	tokens, failed := r.tokens, len(r.failedKeys)
+	window, reason := r.ctl.Window(), r.ctl.Reason()
 	if _, ok := r.win.PerMin(time.Now()); !ok {
 		rps, known = 0, false // worker.json gives no figure from the first few records (the log line still does, as Python's did)
 	}
@@ -398,6 +446,7 @@ func (r *catRun) publish() {
 	r.w.updateCat(r.idx, func(s *parse.CategoryState) {
 		s.Done, s.Errors, s.CompletionTokens, s.Rate = done, errs, tokens, rps*60
 		s.FailedPrompts = &failed
+		s.Window, s.WindowReason = window, reason
 		s.ETASeconds = nil
 		if known {
 			v := eta.Seconds()
@@ -412,9 +461,10 @@ func (r *catRun) progress() {
 	r.lastProg = time.Now()
 	same := r.printed && r.printedAt == [2]int{done, errs}
 	r.printed, r.printedAt = true, [2]int{done, errs}
+	win := r.windowTextLocked()
 	r.mu.Unlock()
 	if !same { // the last line already says it (the 50th record and the end, say)
-		r.w.logf("%s", parse.FormatProgress(done, r.target, errs, rps, avg, eta, known))
+		r.w.logf("%s %s", parse.FormatProgress(done, r.target, errs, rps, avg, eta, known), win)
 	}
 	r.publish()
 }
@@ -496,6 +546,7 @@ func (w *Worker) complete(reqCtx context.Context, c Category, it item) outcome {
 			}
 		}
 		last = err
+		w.failedAttempts.Add(1)
 		if attempt >= w.cfg.MaxAttempts {
 			if herr := w.client.Healthy(reqCtx); herr != nil && reqCtx.Err() == nil {
 				w.gate.Down(reqCtx, herr) // the server is sick, not the prompt: wait, then start over

@@ -20,7 +20,11 @@ type Config struct {
 	API            string
 	Model          string
 	Only           []string
-	Concurrency    int
+	Concurrency    int // fixes the window of every class; 0: the class's, else adaptive
+	MaxConcurrency int // the adaptive window's cap (0: DefaultMaxConcurrency)
+	// AdaptEvery is how often the adaptive window is decided (0:
+	// DefaultAdaptEvery); tests and benchmarks on a time-scaled sim shorten it.
+	AdaptEvery     time.Duration
 	MaxTokens      int
 	MaxSamples     int
 	TokenBudget    int64
@@ -41,12 +45,13 @@ type Config struct {
 
 // Defaults when neither flags nor manifest say.
 const (
-	DefaultServer      = parse.DefaultServerURL
-	DefaultAPI         = "chat"
-	DefaultConcurrency = 64
-	DefaultMaxTokens   = 10240
-	DefaultGrace       = 30 * time.Second
-	DefaultAttempts    = 5
+	DefaultServer         = parse.DefaultServerURL
+	DefaultAPI            = "chat"
+	DefaultMaxConcurrency = 1024
+	DefaultAdaptEvery     = 5 * time.Second
+	DefaultMaxTokens      = 10240
+	DefaultGrace          = 30 * time.Second
+	DefaultAttempts       = 5
 )
 
 // Category is one category as this run will do it.
@@ -54,7 +59,8 @@ type Category struct {
 	Name        string
 	Class       string
 	Dir         string
-	Concurrency int
+	Concurrency int  // the fixed window, or the adaptive window's cap
+	Adaptive    bool // the window follows the server (window.go)
 	MaxTokens   int
 	Sampling    map[string]any
 	MaxSamples  int
@@ -90,6 +96,9 @@ func Plan(cfg *Config) ([]Category, error) {
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = DefaultAttempts
 	}
+	if cfg.AdaptEvery <= 0 {
+		cfg.AdaptEvery = DefaultAdaptEvery
+	}
 	specs := m.Categories
 	if len(specs) == 0 {
 		dirs, err := filepath.Glob(filepath.Join(globEscape(underRoot(cfg.Root, parse.PreparedDir)), "*", parse.PromptsFile))
@@ -122,7 +131,7 @@ func Plan(cfg *Config) ([]Category, error) {
 		cl := m.Classes[class]
 		c := Category{
 			Name: s.Name, Class: class, Dir: filepath.Join(underRoot(cfg.Root, parse.PreparedDir), s.Name),
-			Concurrency: firstInt(cfg.Concurrency, cl.Concurrency, DefaultConcurrency),
+			Concurrency: firstInt(cfg.Concurrency, cl.Concurrency),
 			MaxTokens:   firstInt(cfg.MaxTokens, cl.MaxTokens, DefaultMaxTokens),
 			Sampling:    cl.Sampling,
 			MaxSamples:  firstInt(cfg.MaxSamples, s.MaxSamples),
@@ -130,6 +139,9 @@ func Plan(cfg *Config) ([]Category, error) {
 		}
 		if cfg.TokenBudget > 0 {
 			c.TokenBudget = cfg.TokenBudget
+		}
+		if c.Concurrency == 0 {
+			c.Concurrency, c.Adaptive = firstInt(cfg.MaxConcurrency, DefaultMaxConcurrency), true
 		}
 		out = append(out, c)
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -30,10 +31,11 @@ type Worker struct {
 	rids       *ridSource
 	lock       *Lock
 
-	systemic systemicGuard
-	stopMu   sync.Mutex
-	stopErr  error              // why the run was stopped from inside
-	stopAll  context.CancelFunc // ends issuing and requests at once
+	systemic       systemicGuard
+	failedAttempts atomic.Int64 // attempts that failed, for the adaptive window
+	stopMu         sync.Mutex
+	stopErr        error              // why the run was stopped from inside
+	stopAll        context.CancelFunc // ends issuing and requests at once
 
 	outMu sync.Mutex
 	out   io.Writer
@@ -275,6 +277,9 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 		w.logf("%s", parse.FormatPrompts(c.Name, target))
 	}
 	w.logf("%s", parse.FormatRunning(target-done, c.Concurrency, c.MaxTokens))
+	if c.Adaptive {
+		w.logf("%s: adaptive window from %d to at most %d (--concurrency N fixes it)", c.Name, NewController(c.Concurrency).Window(), c.Concurrency)
+	}
 
 	snap := describeServer(reqCtx, w.client, w.cfg.ServerLog)
 	if err := w.lock.Held(); err != nil {

@@ -1,0 +1,88 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// newWindow is the category's controller: fixed when the flag or the class
+// says, else adaptive up to c.Concurrency.
+func newWindow(c Category) *Controller {
+	if c.Adaptive {
+		return NewController(c.Concurrency)
+	}
+	return FixedController(c.Concurrency)
+}
+
+// adaptLoop feeds the category's controller every cfg.AdaptEvery with what
+// the run delivered and what the server's /metrics say, until ctx ends.
+// A fixed window is left alone.
+func (r *catRun) adaptLoop(ctx context.Context) {
+	if r.ctl.Fixed() {
+		return
+	}
+	t := time.NewTicker(r.w.cfg.AdaptEvery)
+	defer t.Stop()
+	last := time.Now()
+	r.mu.Lock()
+	written, tokens := r.written, r.runTokens
+	r.mu.Unlock()
+	failures := r.w.failedAttempts.Load()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		g := r.w.serverGauges(ctx)
+		now := time.Now()
+		f := r.w.failedAttempts.Load()
+		r.mu.Lock()
+		s := Signals{
+			Seconds: now.Sub(last).Seconds(), Completions: r.written - written, Tokens: r.runTokens - tokens,
+			Failures: int(f - failures), InFlight: r.inflight, Server: g,
+		}
+		written, tokens, failures, last = r.written, r.runTokens, f, now
+		if r.ctl.Observe(s) {
+			r.moveWindowLocked()
+		}
+		r.mu.Unlock()
+		r.publish()
+	}
+}
+
+// serverGauges reads the server's /metrics; OK is false when it serves
+// none (not started with --enable-metrics, or down).
+func (w *Worker) serverGauges(ctx context.Context) Gauges {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	text, err := w.client.getText(ctx, "/metrics")
+	if err != nil {
+		return Gauges{}
+	}
+	m, err := parse.ParseMetrics(strings.NewReader(text))
+	if err != nil || !m.RunningReqs.OK || !m.QueueReqs.OK {
+		return Gauges{}
+	}
+	g := Gauges{OK: true, Running: m.RunningReqs.V, Queued: m.QueueReqs.V, Usage: m.TokenUsage.V}
+	switch {
+	case m.Retracted.OK:
+		g.Retracted = m.Retracted.V
+	case m.Preemptions.OK:
+		g.Retracted = m.Preemptions.V
+	}
+	return g
+}
+
+// windowText is the window for the progress line: "window 212 ↑ queue
+// empty; KV 71 %", or "window 150 (fixed)"; r.mu held.
+func (r *catRun) windowTextLocked() string {
+	if r.ctl.Fixed() {
+		return fmt.Sprintf("window %d (fixed)", r.ctl.Window())
+	}
+	return fmt.Sprintf("window %d %s", r.ctl.Window(), r.ctl.Reason())
+}

@@ -1,0 +1,218 @@
+package worker
+
+import (
+	"fmt"
+	"math"
+)
+
+// Signals are what the worker saw since the controller's last decision.
+type Signals struct {
+	Seconds     float64 // the interval
+	Completions int     // answers written
+	Tokens      int64   // their completion tokens
+	Failures    int     // attempts that failed: aborts, timeouts, errors
+	InFlight    int     // requests out at the end of the interval
+	Server      Gauges  // the server's /metrics, when it serves them
+}
+
+// Gauges are the server's view (SGLang's or vLLM's /metrics).
+type Gauges struct {
+	OK        bool
+	Running   float64
+	Queued    float64
+	Usage     float64 // 0–1
+	Retracted float64 // counter: retractions (SGLang) or preemptions (vLLM)
+}
+
+// Controller decides how many requests of one class are in flight: the
+// window. It starts small and grows only while answers arrive and the
+// server takes all it is sent (its queue is empty), doubling until the
+// first sign that the server is full, then by an eighth. A full server
+// (a queue, retractions) gets no more: the window keeps a small queue
+// waiting so that the batch refills at once; a longer queue brings it back
+// to what the server runs plus that queue; a retraction gives back what was
+// retracted; failed attempts cut it by a third. Without /metrics it climbs the delivered tokens/s
+// instead: it keeps a step that paid at least 5 %, else goes back and holds,
+// and probes again every reprobeEvery decisions. It never leaves
+// [minWindow, max]. A fixed controller (--concurrency) never moves.
+type Controller struct {
+	window, max int
+	fixed       bool
+	reason      string
+	slowStart   bool
+	answered    bool    // an answer has arrived: growth may start
+	cooldown    int     // decisions to hold after a cut
+	longQueue   int     // decisions in a row that saw a long queue
+	runPeak     float64 // the server's running batch, its recent peak (slow decay)
+
+	retracted0 float64 // the counter at the last decision (-1: not seen)
+
+	// hill climbing without gauges
+	prevWindow  int
+	prevRate    float64
+	probing     bool
+	holdFor     int
+	acc         Signals // answers since the last step, for a rate worth comparing
+	sinceChange int
+}
+
+const (
+	minWindow    = 4
+	startWindow  = 8
+	reprobeEvery = 10
+	peakDecay    = 0.98 // per decision: the peak halves in ~35 decisions (3 minutes at 5 s)
+)
+
+// NewController is the adaptive default, capped at max.
+func NewController(max int) *Controller {
+	max = maxInt(max, minWindow)
+	return &Controller{window: min(startWindow, max), max: max, slowStart: true, retracted0: -1, reason: "start"}
+}
+
+// FixedController holds n (--concurrency or the class's setting).
+func FixedController(n int) *Controller {
+	return &Controller{window: n, max: n, fixed: true, reason: "fixed"}
+}
+
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// Window is the number of requests to keep in flight.
+func (c *Controller) Window() int { return c.window }
+
+// Fixed reports a window set by hand.
+func (c *Controller) Fixed() bool { return c.fixed }
+
+// Reason is why the window last changed ("↑ queue empty; KV 71 %").
+func (c *Controller) Reason() string { return c.reason }
+
+// Observe takes one interval's signals and moves the window; it reports
+// whether the window changed.
+func (c *Controller) Observe(s Signals) bool {
+	if c.fixed {
+		return false
+	}
+	old := c.window
+	c.answered = c.answered || s.Completions > 0
+	retracted := 0.0
+	if s.Server.OK {
+		if c.retracted0 >= 0 && s.Server.Retracted >= c.retracted0 {
+			retracted = s.Server.Retracted - c.retracted0
+		}
+		c.retracted0 = s.Server.Retracted
+	}
+	switch {
+	case s.Failures > 0:
+		c.set(c.window-maxInt(c.window/3, 1), fmt.Sprintf("↓ %d failed", s.Failures), s)
+		c.slowStart, c.cooldown = false, 2
+	case c.cooldown > 0:
+		c.cooldown--
+	case s.Server.OK:
+		c.gauged(s, retracted)
+	default:
+		c.climb(s)
+	}
+	return c.window != old
+}
+
+// gauged steers by the server's queue: a few waiting means it is full.
+func (c *Controller) gauged(s Signals, retracted float64) {
+	g := s.Server
+	// The server's batch swings: after a retraction SGLang admits nothing
+	// until new_token_ratio decays, the batch shrinks, the queue grows, then
+	// it admits a burst. What it runs at its recent peak is what the
+	// window must feed, so cuts go there, not to the running count of the
+	// moment, and the queue kept beside it is an eighth of that.
+	c.runPeak = math.Max(g.Running, c.runPeak*peakDecay)
+	target := math.Max(4, math.Ceil(c.runPeak/8))
+	floor := int(c.runPeak + target)
+	switch {
+	// A cut never goes below that floor, whatever the window was: the
+	// requests out stay out until they end (minutes for LONG answers), so
+	// the same queue seen again must not cut again. One cut takes at most
+	// a quarter, and a long queue must be seen twice in a row: a snapshot
+	// can catch the batch between a burst of answers and the next prefill.
+	case retracted > 0:
+		// the retracted wait in the queue to be computed again: give back
+		// as many, and hold a while
+		c.slowStart, c.longQueue = false, 0
+		c.cut(max(c.window-int(retracted), floor), fmt.Sprintf("↓ %.0f retracted", retracted), s)
+		c.cooldown = 2
+	case g.Queued > 2*target:
+		c.slowStart = false
+		if c.longQueue++; c.longQueue >= 2 {
+			c.cut(floor, fmt.Sprintf("↓ queue %.0f waiting", g.Queued), s)
+		}
+	case g.Queued > 0:
+		c.slowStart, c.longQueue = false, 0 // full: hold
+	case c.answered && (s.Completions > 0 || g.Running > 0): // tokens are flowing
+		c.longQueue = 0
+		if s.InFlight < c.window*3/4 {
+			return // the window is not used (the prompts run out): no reason to grow
+		}
+		step := maxInt(c.window/8, 1)
+		if c.slowStart {
+			step = c.window
+		}
+		c.set(c.window+step, "↑ queue empty", s)
+	}
+}
+
+// climb is hill climbing on delivered tokens/s when the server shows no
+// gauges: compare the rate of each window over enough answers.
+func (c *Controller) climb(s Signals) {
+	c.acc.Seconds += s.Seconds
+	c.acc.Completions += s.Completions
+	c.acc.Tokens += s.Tokens
+	if c.acc.Completions < maxInt(4, c.window/4) || c.acc.Seconds <= 0 {
+		return // not enough answers to judge this window
+	}
+	rate := float64(c.acc.Tokens) / c.acc.Seconds
+	c.acc = Signals{}
+	c.sinceChange++
+	switch {
+	case c.probing && rate < c.prevRate*1.05:
+		// the step did not pay: back, and hold
+		w := c.prevWindow
+		c.probing, c.slowStart, c.holdFor = false, false, reprobeEvery
+		c.set(w, fmt.Sprintf("↓ plateau %.0f tok/s", c.prevRate), s)
+		return
+	case c.holdFor > 0:
+		c.holdFor--
+		c.prevRate = rate
+		return
+	case s.InFlight < c.window*3/4:
+		return
+	}
+	c.prevWindow, c.prevRate, c.probing = c.window, rate, true
+	step := maxInt(c.window/8, 1)
+	why := "↑ probe"
+	if c.slowStart {
+		step, why = c.window, "↑ tokens/s rising"
+	}
+	c.set(c.window+step, fmt.Sprintf("%s %.0f tok/s", why, rate), s)
+}
+
+// cut lowers the window toward w, by a quarter at most.
+func (c *Controller) cut(w int, why string, s Signals) {
+	if w < c.window {
+		c.set(max(w, c.window*3/4), why, s)
+	}
+}
+
+// set moves the window within bounds and records why.
+func (c *Controller) set(w int, why string, s Signals) {
+	w = min(maxInt(w, minWindow), c.max)
+	if w == c.window {
+		return
+	}
+	if s.Server.OK {
+		why += fmt.Sprintf("; KV %.0f %%", 100*s.Server.Usage)
+	}
+	c.window, c.reason = w, why
+	c.sinceChange = 0
+}

@@ -1,0 +1,153 @@
+package worker
+
+import (
+	"strings"
+	"testing"
+)
+
+// traceServer is a trace source: a server that runs up to capacity requests
+// and queues the rest, delivering perReq tok/s for each running one.
+type traceServer struct {
+	capacity int
+	perReq   float64
+}
+
+func (f traceServer) signals(window int, gauges bool) Signals {
+	running := min(window, f.capacity)
+	s := Signals{Seconds: 2, InFlight: window, Completions: running / 4, Tokens: int64(float64(running) * f.perReq * 2)}
+	if gauges {
+		s.Server = Gauges{OK: true, Running: float64(running), Queued: float64(window - running), Usage: float64(running) / float64(f.capacity)}
+	}
+	return s
+}
+
+func TestControllerFillsTheServerAndHolds(t *testing.T) {
+	t.Parallel()
+	c := NewController(1024)
+	if c.Window() != startWindow {
+		t.Fatalf("starts at %d", c.Window())
+	}
+	// no answer yet (the first ones still decoding): no growth
+	if c.Observe(Signals{Seconds: 2, InFlight: c.Window(), Server: Gauges{OK: true, Running: 8}}) {
+		t.Errorf("grew before any answer: %d", c.Window())
+	}
+	srv := traceServer{capacity: 200, perReq: 10}
+	var trace []int
+	for range 40 {
+		c.Observe(srv.signals(c.Window(), true))
+		trace = append(trace, c.Window())
+	}
+	final := c.Window()
+	if final < 200 || final > 240 {
+		t.Errorf("window %d for a server that runs 200 (trace %v)", final, trace)
+	}
+	for _, w := range trace[len(trace)-10:] {
+		if w != final {
+			t.Errorf("did not hold on a full server: %v", trace)
+			break
+		}
+	}
+	// slow start overshoots once, then gives back what waits
+	if r := c.Reason(); !strings.HasPrefix(r, "↑ queue empty; KV") && !strings.HasPrefix(r, "↓ queue") {
+		t.Errorf("reason %q", r)
+	}
+}
+
+func TestControllerFollowsCapacityDown(t *testing.T) {
+	t.Parallel()
+	c := NewController(1024)
+	for range 40 {
+		c.Observe(traceServer{capacity: 200, perReq: 10}.signals(c.Window(), true))
+	}
+	for range 60 { // five minutes at one decision every 5 s
+		c.Observe(traceServer{capacity: 100, perReq: 10}.signals(c.Window(), true))
+	}
+	if w := c.Window(); w < 100 || w > 130 { // 100 running and a queue of an eighth
+		t.Errorf("capacity halved to 100: window %d", w)
+	}
+	if !strings.HasPrefix(c.Reason(), "↓ queue") {
+		t.Errorf("reason %q", c.Reason())
+	}
+}
+
+func TestControllerBacksOffOnRetractionsAndFailures(t *testing.T) {
+	t.Parallel()
+	c := NewController(1024)
+	for range 40 {
+		c.Observe(traceServer{capacity: 200, perReq: 10}.signals(c.Window(), true))
+	}
+	before := c.Window()
+	s := traceServer{capacity: 150, perReq: 10}.signals(c.Window(), true)
+	s.Server.Queued = 3 // retracted back to the queue, little else waiting
+	c.Observe(s)        // the counter's first reading: a baseline
+	s.Server.Retracted = 12
+	c.Observe(s)
+	if c.Window() >= before || c.Window() < 150 || !strings.Contains(c.Reason(), "12 retracted") {
+		t.Errorf("12 retracted at 150 running: %d → %d (%s)", before, c.Window(), c.Reason())
+	}
+	w := c.Window()
+	c.Observe(Signals{Seconds: 2, Failures: 3, InFlight: w})
+	if c.Window() != w-w/3 || !strings.Contains(c.Reason(), "3 failed") {
+		t.Errorf("3 failed attempts: %d → %d (%s)", w, c.Window(), c.Reason())
+	}
+	// after a cut it holds for two decisions, then grows again
+	w = c.Window()
+	for range 2 {
+		c.Observe(traceServer{capacity: 1000, perReq: 10}.signals(c.Window(), true))
+	}
+	if c.Window() != w {
+		t.Errorf("no cooldown: %d → %d", w, c.Window())
+	}
+	c.Observe(traceServer{capacity: 1000, perReq: 10}.signals(c.Window(), true))
+	if c.Window() <= w {
+		t.Errorf("did not grow again after the cooldown: %d", c.Window())
+	}
+}
+
+func TestControllerNeverPassesItsCap(t *testing.T) {
+	t.Parallel()
+	c := NewController(50)
+	for range 40 {
+		c.Observe(traceServer{capacity: 1000, perReq: 10}.signals(c.Window(), true))
+		if c.Window() > 50 {
+			t.Fatalf("window %d past --max-concurrency 50", c.Window())
+		}
+	}
+	if c.Window() != 50 {
+		t.Errorf("window %d, want the cap", c.Window())
+	}
+	f := FixedController(150)
+	for range 5 {
+		if f.Observe(Signals{Seconds: 2, Failures: 9, InFlight: 150}) || f.Window() != 150 {
+			t.Fatalf("a fixed window moved: %d", f.Window())
+		}
+	}
+}
+
+// Without /metrics: climb tokens/s, hold on the plateau, probe again.
+func TestControllerClimbsThroughputWithoutGauges(t *testing.T) {
+	t.Parallel()
+	c := NewController(1024)
+	srv := traceServer{capacity: 100, perReq: 10}
+	var trace []int
+	for range 120 {
+		c.Observe(srv.signals(c.Window(), false))
+		trace = append(trace, c.Window())
+	}
+	final := c.Window()
+	if final < 100 || final > 130 {
+		t.Errorf("plateau at 100: window %d (trace %v)", final, trace)
+	}
+	probes := 0
+	for i := 60; i < len(trace); i++ {
+		if trace[i] > trace[i-1] {
+			probes++
+		}
+	}
+	if probes == 0 {
+		t.Errorf("never probed again on the plateau: %v", trace[60:])
+	}
+	if !strings.Contains(c.Reason(), "tok/s") {
+		t.Errorf("reason %q", c.Reason())
+	}
+}
