@@ -81,6 +81,7 @@ func chatStream(content, finish string) []string {
 }
 
 func TestRidsArePrefixFreeAndNewPerAttempt(t *testing.T) {
+	t.Parallel()
 	r := &ridSource{run: "run1"}
 	seen := map[string]bool{}
 	var all []string
@@ -102,6 +103,7 @@ func TestRidsArePrefixFreeAndNewPerAttempt(t *testing.T) {
 }
 
 func TestChatStreamIsJoinedWithUsage(t *testing.T) {
+	t.Parallel()
 	var got chatReq
 	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		readReq(t, r, &got)
@@ -121,6 +123,7 @@ func TestChatStreamIsJoinedWithUsage(t *testing.T) {
 }
 
 func TestVLLMReasoningFieldIsKept(t *testing.T) {
+	t.Parallel()
 	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		var req chatReq
 		readReq(t, r, &req)
@@ -141,6 +144,7 @@ func TestVLLMReasoningFieldIsKept(t *testing.T) {
 }
 
 func TestErrorClasses(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		err  error
 		want errClass
@@ -205,6 +209,7 @@ func attemptServer(t *testing.T, h func(w http.ResponseWriter, r *http.Request, 
 }
 
 func TestChatAbortAndDuplicateRIDAreRetried(t *testing.T) {
+	t.Parallel()
 	ts, _ := attemptServer(t, func(w http.ResponseWriter, r *http.Request, req chatReq, n int) {
 		switch n {
 		case 1: // HTTP 200 with finish_reason abort, as a weight update or a prefix fan-out gives
@@ -235,6 +240,7 @@ func TestChatAbortAndDuplicateRIDAreRetried(t *testing.T) {
 }
 
 func TestSystemicRefusalStopsTheRunWithOneError(t *testing.T) {
+	t.Parallel()
 	const key = "sk-very-secret-key"
 	var requests atomic.Int64
 	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -286,6 +292,7 @@ func TestSystemicRefusalStopsTheRunWithOneError(t *testing.T) {
 }
 
 func TestOnePromptRefusedIsThatPromptsError(t *testing.T) {
+	t.Parallel()
 	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		var req chatReq
 		readReq(t, r, &req)
@@ -310,6 +317,7 @@ func TestOnePromptRefusedIsThatPromptsError(t *testing.T) {
 // logged so (the corpus harness looks for that line), and the next start
 // redoes it.
 func TestAPromptThatKeepsFailingIsRedoneByTheNextStart(t *testing.T) {
+	t.Parallel()
 	var healed atomic.Bool
 	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		var req chatReq
@@ -339,6 +347,7 @@ func TestAPromptThatKeepsFailingIsRedoneByTheNextStart(t *testing.T) {
 }
 
 func TestSilentStreamIsRetriedSteadyStreamIsNot(t *testing.T) {
+	t.Parallel()
 	ts, tries := attemptServer(t, func(w http.ResponseWriter, r *http.Request, req chatReq, n int) {
 		q := req.Messages[0].Content
 		sse(w, `{"choices":[{"delta":{"role":"assistant"},"finish_reason":null}]}`)
@@ -369,6 +378,7 @@ func TestSilentStreamIsRetriedSteadyStreamIsNot(t *testing.T) {
 }
 
 func TestGenerateStreamCumulativeOrIncremental(t *testing.T) {
+	t.Parallel()
 	cum := []string{
 		`{"text":"ab","output_ids":[1,2],"meta_info":{"completion_tokens":2,"finish_reason":null}}`,
 		`{"text":"abcd","output_ids":[1,2,3,4],"meta_info":{"completion_tokens":4,"finish_reason":null}}`,
@@ -399,6 +409,7 @@ func TestGenerateStreamCumulativeOrIncremental(t *testing.T) {
 }
 
 func TestGenerateWithChatPromptsIsTemplatedByTheServer(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var gen []map[string]any
 	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -441,6 +452,7 @@ func TestGenerateWithChatPromptsIsTemplatedByTheServer(t *testing.T) {
 }
 
 func TestGenerateRefusedBeforeAnyRequest(t *testing.T) {
+	t.Parallel()
 	var gen atomic.Int64
 	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/generate" {
@@ -465,6 +477,7 @@ func TestGenerateRefusedBeforeAnyRequest(t *testing.T) {
 }
 
 func TestLegacyFinishReasons(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string]string{`"stop"`: "stop", `"FINISH_LENGTH: 128"`: "length", `"FINISH_ABORT: x"`: "abort",
 		`"FINISH_MATCHED_TOKEN: 2"`: "stop", `{"type":"abort","message":"m"}`: "abort", `null`: ""} {
 		if got := finishType(json.RawMessage(raw)); got != want {

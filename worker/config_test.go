@@ -9,6 +9,7 @@ import (
 // A root with glob characters is that directory: its sibling "synthf"
 // (which "synth[fp8]" matches as a pattern) is not read.
 func TestPlanEscapesRoot(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	for _, root := range []string{"synth[fp8]", "synth*", "synth?x", `synth\x`} {
 		t.Run(root, func(t *testing.T) {

@@ -36,6 +36,7 @@ import (
 
 func TestCorpusKill9ExactlyOnce(t *testing.T) {
 	testgate.E2E(t)
+	t.Parallel()
 	root, cats := corpusRoot(t)
 	runCorpus(t, root, cats, 50, 20261128)
 	failed := false
@@ -56,6 +57,7 @@ func TestCorpusKill9ExactlyOnce(t *testing.T) {
 // generator meant it), and must agree on the final state.
 func TestCorpusPythonChecker(t *testing.T) {
 	testgate.E2E(t)
+	t.Parallel()
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

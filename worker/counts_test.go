@@ -16,6 +16,7 @@ import (
 // records. failed_prompts counts prompts whose latest attempt failed, once
 // each however many starts re-send them (integrity #20, #21).
 func TestWorkerJSONLineFiguresAndFailedPrompts(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	var prompts, raw strings.Builder
 	for i := range 60 {

@@ -32,6 +32,7 @@ func runBounded(t *testing.T, cfg Config) (string, error) {
 // worker cut a file outside the root and append to it. Each output file
 // planted as a link is refused by name, and its target is left as it was.
 func TestOutputSymlinkIsNotFollowed(t *testing.T) {
+	t.Parallel()
 	s := startSim(t, sim.Options{Speed: 200})
 	for _, name := range []string{"errors.jsonl", "raw_responses.jsonl", "runs.jsonl"} {
 		t.Run(name, func(t *testing.T) {
@@ -58,6 +59,7 @@ func TestOutputSymlinkIsNotFollowed(t *testing.T) {
 // Integrity review finding 1: a FIFO where an output or input file should
 // be is refused by name at once, never waited on.
 func TestFIFOIsRefusedByName(t *testing.T) {
+	t.Parallel()
 	s := startSim(t, sim.Options{Speed: 200})
 	for _, rel := range []string{"prepared/A/raw_responses.jsonl", "prepared/A/errors.jsonl", "prepared/A/runs.jsonl", "prepared/A/prompts.jsonl", "pipeline.toml"} {
 		t.Run(rel, func(t *testing.T) {

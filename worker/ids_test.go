@@ -15,6 +15,7 @@ import (
 // escapes, surrogateescape ids, raw cp1252 bytes) all became U+FFFD, so
 // four prompts of twelve were skipped as duplicates and never sent.
 func TestSurrogateIdsAreAllSent(t *testing.T) {
+	t.Parallel()
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

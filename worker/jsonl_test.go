@@ -16,6 +16,7 @@ import (
 )
 
 func TestEachLine(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	var want []string
 	for i := range 200 {
@@ -116,6 +117,7 @@ func TestScanSectionsMatchOnePass(t *testing.T) {
 
 // A file cut short under the mapped scan is an error, not a crash.
 func TestMappedScanOfAShrinkingFileFails(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "raw.jsonl")
 	os.WriteFile(path, bytes.Repeat([]byte(strings.Repeat("x", 999)+"\n"), 100), 0o644)
 	f, err := os.Open(path)

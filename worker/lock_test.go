@@ -16,6 +16,7 @@ import (
 // Deleting run/worker.lock while a worker holds the lock must not admit a
 // second worker, and the refusal still names the holder.
 func TestLockSurvivesDeletedNote(t *testing.T) {
+	t.Parallel()
 	run := filepath.Join(t.TempDir(), "run")
 	l, err := AcquireLock(run)
 	if err != nil {
@@ -49,6 +50,7 @@ func TestLockSurvivesDeletedNote(t *testing.T) {
 
 // A note left by a dead worker is taken over.
 func TestLockStaleNoteTakenOver(t *testing.T) {
+	t.Parallel()
 	run := filepath.Join(t.TempDir(), "run")
 	os.MkdirAll(run, 0o755)
 	cmd := exec.Command("true")
@@ -72,6 +74,7 @@ func TestLockStaleNoteTakenOver(t *testing.T) {
 
 // An older binary flocks only worker.lock: a new worker must respect it.
 func TestLockRespectsOldStyleLock(t *testing.T) {
+	t.Parallel()
 	run := filepath.Join(t.TempDir(), "run")
 	os.MkdirAll(run, 0o755)
 	note := filepath.Join(run, "worker.lock")
@@ -92,6 +95,7 @@ func TestLockRespectsOldStyleLock(t *testing.T) {
 
 // Held notices run/ replaced under the lock (rm -rf run; mkdir run).
 func TestLockHeldNoticesReplacedDir(t *testing.T) {
+	t.Parallel()
 	run := filepath.Join(t.TempDir(), "run")
 	l, err := AcquireLock(run)
 	if err != nil {
@@ -110,6 +114,7 @@ const lockHelperEnv = "SW_TEST_LOCK_HELPER"
 // TestLockHelperProcess is a child of TestLockRace: it takes the lock,
 // prints the outcome, and holds a won lock until stdin closes.
 func TestLockHelperProcess(t *testing.T) {
+	t.Parallel()
 	run := os.Getenv(lockHelperEnv)
 	if run == "" {
 		t.Skip("helper process only")
@@ -127,6 +132,7 @@ func TestLockHelperProcess(t *testing.T) {
 // Processes started together: exactly one wins, and every refusal names
 // the winner's pid (never an empty pid).
 func TestLockRace(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(lockHelperEnv) != "" {
 		t.Skip("the helper process of TestLockRace runs only TestLockHelperProcess")
 	}
@@ -191,6 +197,7 @@ func TestLockRace(t *testing.T) {
 
 // Without the kernel's table, the note is read until it names a live pid.
 func TestReadPidNoteWaitsForLivePid(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "worker.lock")
 	os.WriteFile(path, nil, 0o644)
 	done := make(chan string)
@@ -209,6 +216,7 @@ func TestReadPidNoteWaitsForLivePid(t *testing.T) {
 // and held as usual; a second lock through the real path is refused (the
 // root's flock is on the directory, whatever the path).
 func TestLockThroughSymlinkedRoot(t *testing.T) {
+	t.Parallel()
 	real := t.TempDir()
 	link := filepath.Join(t.TempDir(), "job")
 	if err := os.Symlink(real, link); err != nil {

@@ -17,6 +17,7 @@ import (
 // terminal, and a newline in a name forged log lines the dashboard parses.
 // Hostile ids are in the same log.
 func TestWorkerLogIsSanitised(t *testing.T) {
+	t.Parallel()
 	names := map[string]int{
 		"osc52\x1b]52;c;cHduZWQ=\ax":            2,
 		"title\x1b]0;PWNED-TITLE\ay":            2,

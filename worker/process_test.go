@@ -35,6 +35,7 @@ func workerCmd(t testing.TB, root, server string, extra ...string) *exec.Cmd {
 // every line is whole JSON.
 func TestKill9AtRandomMomentsThenResume(t *testing.T) {
 	testgate.E2E(t)
+	t.Parallel()
 	kill9(t, 20)
 }
 
@@ -86,6 +87,7 @@ func kill9(t *testing.T, times int) {
 // with an error, and the next start finishes with every id once.
 func TestWriteFailureMidRunThenResume(t *testing.T) {
 	testgate.E2E(t)
+	t.Parallel()
 	const n, limitBlocks = 300, 200 // ulimit -f counts 512-byte blocks: 100 KiB
 	root := makeRoot(t, map[string]int{"B1": n})
 	s := startSim(t, sim.Options{Speed: 40, ContentBytes: 1500})
@@ -122,6 +124,7 @@ func TestWriteFailureMidRunThenResume(t *testing.T) {
 // writes them, and exits 0.
 func TestSIGTERMGrace(t *testing.T) {
 	testgate.E2E(t)
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 400})
 	// ~250 tokens at 40 tok/s and speed 1: each request takes ~6 s; the
 	// grace is long enough that a loaded machine cannot outlast it
@@ -162,6 +165,7 @@ func TestSIGTERMGrace(t *testing.T) {
 // written, and the exit is still clean.
 func TestSIGTERMGraceExpires(t *testing.T) {
 	testgate.E2E(t)
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 50})
 	s := startSim(t, sim.Options{Speed: 1})
 	cmd := workerCmd(t, root, s.URL(), "--concurrency", "8", "--grace", "300ms")
@@ -188,6 +192,7 @@ func TestSIGTERMGraceExpires(t *testing.T) {
 // in the file while it runs.
 func TestNohupLogIsNotBuffered(t *testing.T) {
 	testgate.E2E(t)
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 3000})
 	s := startSim(t, sim.Options{Speed: 20})
 	logPath := filepath.Join(root, "logs", "inference_all.log")

@@ -104,6 +104,7 @@ func ownRecord(t *testing.T, id string, tokens int) []byte {
 // separators, ensure_ascii escapes, another key order, CRLF, a BOM) resumes
 // with every prompt done exactly once by JSON value, none missing.
 func TestMigrationFromPythonRaw(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	var prompts, raw strings.Builder
 	var want []any
@@ -145,6 +146,7 @@ func TestMigrationFromPythonRaw(t *testing.T) {
 // Finding 2: records whose ids no prompt has any more do not take the place
 // of real prompts.
 func TestStaleRawIDsDoNotCount(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	var prompts strings.Builder
 	var raw []byte
@@ -175,6 +177,7 @@ func TestStaleRawIDsDoNotCount(t *testing.T) {
 // Finding 5: a glued line and a NUL-damaged line keep an intact head; their
 // ids are redone, and the log says so.
 func TestGluedAndNULLinesAreRedone(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	var prompts strings.Builder
 	var want []any
@@ -212,6 +215,7 @@ func TestGluedAndNULLinesAreRedone(t *testing.T) {
 // Finding 7: a dataset's own Id field never replaces id; finding 24: the
 // last of duplicate id keys wins, as in Python.
 func TestIdFieldDoesNotReplaceID(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	var prompts strings.Builder
 	var want []any
@@ -235,6 +239,7 @@ func TestIdFieldDoesNotReplaceID(t *testing.T) {
 // Finding 4 and 10: another tool's float and string completion_tokens, and
 // ones after a long field, count for the token budget.
 func TestForeignTokensCountForBudget(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	var prompts, raw strings.Builder
 	long := strings.Repeat("z", 5000)
@@ -267,6 +272,7 @@ func TestForeignTokensCountForBudget(t *testing.T) {
 // comma); an id that is not valid JSON is a bad prompt, and the worker goes
 // on with the rest and with the next category.
 func TestObjectIDsAndBadPromptIDs(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	var prompts strings.Builder
 	var want []any
@@ -305,6 +311,7 @@ func TestObjectIDsAndBadPromptIDs(t *testing.T) {
 
 // Finding 24: duplicate prompt ids are logged, and done once.
 func TestDuplicatePromptIDsLogged(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	p := `{"id":"a","messages":[{"role":"user","content":"q"}]}` + "\n"
 	dir := writeCat(t, root, "A", p+p+`{"id":"\u0061","messages":[]}`+"\n", nil)
@@ -319,6 +326,7 @@ func TestDuplicatePromptIDsLogged(t *testing.T) {
 
 // Finding 22: a category that cannot run is failed; the next one runs.
 func TestCategoryThatCannotRunFailsAlone(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"A": 3, "B": 3})
 	// raw_responses.jsonl that cannot be opened for repair
 	if err := os.Mkdir(filepath.Join(root, "prepared", "A", "raw_responses.jsonl"), 0o755); err != nil {
@@ -341,6 +349,7 @@ func TestCategoryThatCannotRunFailsAlone(t *testing.T) {
 
 // Finding 20: a category where every prompt failed ends failed, not done.
 func TestEveryPromptFailedIsFailed(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeCat(t, root, "A", `{"id":1,"messages":[{"role":"user","content":"long"}]}`+"\n"+`{"id":2,"messages":[{"role":"user","content":"long"}]}`+"\n", nil)
 	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) { // every prompt is too long for the model
@@ -359,6 +368,7 @@ func TestEveryPromptFailedIsFailed(t *testing.T) {
 // Finding 16: after a write failure, answers still arriving are neither
 // written nor counted.
 func TestNoCountAfterWriteFailure(t *testing.T) {
+	t.Parallel()
 	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -381,6 +391,7 @@ func TestNoCountAfterWriteFailure(t *testing.T) {
 
 // The worker's own records are sealed and read back on the fast path.
 func TestOwnRecordsAreSealed(t *testing.T) {
+	t.Parallel()
 	line := ownRecord(t, `{"b":1,"a":[2]}`, 9)
 	if !bytes.Contains(line, []byte(`,"sw_crc":"`)) || !json.Valid(line) {
 		t.Fatalf("record not sealed: %s", line)
@@ -393,6 +404,7 @@ func TestOwnRecordsAreSealed(t *testing.T) {
 
 // Findings 6, 7, 19, 24 on prompt lines.
 func TestParsePromptLine(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ line, key, id string }{
 		{"\xef\xbb\xbf{\"id\":\"p0\",\"messages\":[]}", `"p0"`, `"p0"`},
 		{"{\"id\": \"\\u00e9\", \"text\": \"x\"}\r", `"é"`, `"\u00e9"`},

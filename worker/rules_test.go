@@ -17,6 +17,7 @@ import (
 // and failing streams. Every prompt ends with exactly one whole record and
 // no aborted answer is kept.
 func TestServerRulesEveryPromptOnceNoAbortKept(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 300, "B2": 120})
 	s := startSim(t, sim.Options{Speed: 100})
 	s.SetFaults(sim.Faults{AbortRate: 0.1, HangRate: 0.02, StallMidStream: 0.03, StreamErrorRate: 0.03, ErrorRate: 0.05})
@@ -41,6 +42,7 @@ func TestServerRulesEveryPromptOnceNoAbortKept(t *testing.T) {
 }
 
 func TestGenerateTemplatesChatPromptsWithOneBOS(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"A": 5})
 	s := startSim(t, sim.Options{Speed: 100})
 	if err := Run(context.Background(), Config{Root: root, Server: s.URL(), API: "generate"}, &syncBuffer{}); err != nil {
@@ -90,6 +92,7 @@ func TestVLLMReasoningAndAPIKeyAgainstSim(t *testing.T) {
 // rm -rf run/ under a running worker would let a second worker lock a new
 // run/: the first one notices within a second and stops.
 func TestReplacedRunDirStopsTheWorker(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"A": 2000})
 	s := startSim(t, sim.Options{Speed: 5})
 	done := make(chan error, 1)
@@ -116,6 +119,7 @@ func TestReplacedRunDirStopsTheWorker(t *testing.T) {
 // errors.jsonl gets the tail repair raw_responses.jsonl gets: a torn line
 // from a killed worker is cut, not glued to the next error.
 func TestErrorsFileTornTailIsRepaired(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"A": 3})
 	dir := filepath.Join(root, "prepared", "A")
 	f, _ := os.OpenFile(filepath.Join(dir, "prompts.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
@@ -137,6 +141,7 @@ func TestErrorsFileTornTailIsRepaired(t *testing.T) {
 // Python's json.dumps writes NaN and Infinity by default: in fields other
 // than the id they hide nothing, in prompts and in old records.
 func TestPythonNaNAndInfinityHideNoID(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	dir := filepath.Join(root, "prepared", "N")
 	os.MkdirAll(dir, 0o755)
@@ -161,6 +166,7 @@ func TestPythonNaNAndInfinityHideNoID(t *testing.T) {
 }
 
 func TestChatWithoutMessagesFailsTheCategoryAtOnce(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	dir := filepath.Join(root, "prepared", "T")
 	os.MkdirAll(dir, 0o755)
@@ -179,6 +185,7 @@ func TestChatWithoutMessagesFailsTheCategoryAtOnce(t *testing.T) {
 }
 
 func TestAPIKeyMustBeOneLine(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "key")
 	os.WriteFile(p, []byte("sk-A\nsk-B\n"), 0o600)
 	if _, err := loadAPIKey(Config{APIKeyFile: p}); err == nil || !strings.Contains(err.Error(), "one key on one line") {

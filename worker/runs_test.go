@@ -66,6 +66,7 @@ func sglangInfo(kv string) string {
 const modelInfo = `{"model_path":"/models/m","tokenizer_path":"/models/m","is_generation":true,"weight_version":"default"}`
 
 func TestDescribeSGLang2026(t *testing.T) {
+	t.Parallel()
 	f := newFakeServer(t, map[string]string{"/server_info": sglangInfo("auto"), "/model_info": modelInfo})
 	s := f.describe()
 	if s.ConfigKey == ConfigUnknown || s.Error != "" {
@@ -99,6 +100,7 @@ func TestDescribeSGLang2026(t *testing.T) {
 // kv_cache_dtype "auto" with an FP8 pool (from the checkpoint) is told
 // apart by the scheduler's log line.
 func TestDescribeSGLangResolvesAutoKVFromLog(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	logWith := func(name, line string) string {
 		p := filepath.Join(dir, name)
@@ -136,6 +138,7 @@ vllm:num_requests_running{engine="0",model_name="m"} 0.0
 }
 
 func TestDescribeVLLM(t *testing.T) {
+	t.Parallel()
 	routes := func(dtype string) map[string]string {
 		return map[string]string{
 			"/metrics":   vllmMetrics(dtype),
@@ -172,6 +175,7 @@ func TestDescribeVLLM(t *testing.T) {
 }
 
 func TestDescribeFailedIsUnknown(t *testing.T) {
+	t.Parallel()
 	all500 := map[string]string{}
 	for _, p := range []string{"/server_info", "/get_server_info", "/model_info", "/get_model_info", "/metrics", "/version", "/v1/models"} {
 		all500[p] = "500"
@@ -197,6 +201,7 @@ func TestDescribeFailedIsUnknown(t *testing.T) {
 
 // runs.jsonl gets the same torn-tail repair as raw_responses.jsonl.
 func TestAppendRunRepairsTornTail(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "runs.jsonl")
 	os.WriteFile(path, []byte(`{"run":"a","server_info":{"config_key":"aaa"}}`+"\n"+`{"run":"b","server_inf`), 0o644)

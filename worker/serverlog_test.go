@@ -25,6 +25,7 @@ func refKVDtype(data []byte) string {
 }
 
 func TestScanKVCacheDtypeMatchesReference(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(1))
 	dtypes := []string{"bfloat16", "float8_e4m3fn", "float8_e5m2"}
 	for trial := 0; trial < 120; trial++ {
@@ -68,6 +69,7 @@ func TestScanKVCacheDtypeMatchesReference(t *testing.T) {
 // A second look reads only what the log gained; the newest line wins, and
 // a log without the line keeps what was found before.
 func TestLastKVCacheDtypeIncremental(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "sglang_inference.log")
 	if d, err := lastKVCacheDtype(path); d != "" || err != nil {
 		t.Fatalf("missing log: %q %v", d, err)

@@ -18,6 +18,7 @@ import (
 // root's flock), and the first stops before its next append (Lock.Held on
 // every write). A third start finishes the job: every id exactly once.
 func TestStolenLockWritesNoDuplicate(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"rm -rf run", "mv run run.old; mkdir run"} {
 		t.Run(how, func(t *testing.T) {
 			root := makeRoot(t, map[string]int{"A": 3000})

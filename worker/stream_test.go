@@ -20,6 +20,7 @@ import (
 // Integrity review finding 4: n = 2 interleaved two answers into one
 // record. It is refused at start, before any request, in words that say why.
 func TestNAboveOneIsRefusedAtStart(t *testing.T) {
+	t.Parallel()
 	var posts atomic.Int64
 	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) { posts.Add(1) })
 	root := promptsRoot(t, 2)
@@ -41,6 +42,7 @@ func TestNAboveOneIsRefusedAtStart(t *testing.T) {
 // after its first chunk is silent, and is cut after --idle-timeout and
 // retried; pings before that do not push the deadline back.
 func TestPingsAreNotProgress(t *testing.T) {
+	t.Parallel()
 	ts, tries := attemptServer(t, func(w http.ResponseWriter, r *http.Request, req chatReq, n int) {
 		sse(w, `{"choices":[{"index":0,"delta":{"role":"assistant","content":"x"},"finish_reason":null}]}`)
 		if n == 1 {
@@ -72,6 +74,7 @@ func TestPingsAreNotProgress(t *testing.T) {
 // (a JS gateway slicing UTF-16) is one character, as python3's json.loads
 // per chunk plus concatenation keeps it.
 func TestSplitSurrogatePairIsJoined(t *testing.T) {
+	t.Parallel()
 	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		sse(w, `{"choices":[{"index":0,"delta":{"content":"emoji:\ud83d"},"finish_reason":null}]}`,
 			`{"choices":[{"index":0,"delta":{"content":"\ude00!","reasoning_content":null},"finish_reason":"stop"}]}`,
@@ -91,6 +94,7 @@ func TestSplitSurrogatePairIsJoined(t *testing.T) {
 // the usage chunk, is kept, but its counts are unknown (null), not 0; the
 // log says so and the record reads back as having no count.
 func TestStreamWithoutUsageHasUnknownTokens(t *testing.T) {
+	t.Parallel()
 	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
 		sse(w, `{"choices":[{"index":0,"delta":{"content":"hello"},"finish_reason":null}]}`,
 			`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`) // then the connection ends
@@ -124,6 +128,7 @@ func TestStreamWithoutUsageHasUnknownTokens(t *testing.T) {
 // only the last delta (64 times too short) is caught, as are ids that do
 // not match completion_tokens.
 func TestGenerateStreamingRegimesThroughSim(t *testing.T) {
+	t.Parallel()
 	for name, o := range map[string]sim.Options{
 		"2026 cumulative":    {Speed: 200},
 		"2026 incremental":   {Speed: 200, IncrementalStreaming: true},

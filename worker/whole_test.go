@@ -96,6 +96,7 @@ func (c *countWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 // written from the stream; the worker log says it once, worker.json says
 // why.
 func TestWholeAnswersAfterPerTokenStream(t *testing.T) {
+	t.Parallel()
 	const n, prompts = 4000, 3
 	s := startSim(t, sim.Options{Speed: 2000, ShortMean: 3 * n, DropStreamInterval: true})
 	tap, server := tapServer(t, s.URL())
@@ -164,6 +165,7 @@ func TestWholeAnswersAfterPerTokenStream(t *testing.T) {
 // in 127 chunks is the interval asked), and so does one that streams per
 // token in deltas (--incremental-streaming-output): linear bytes already.
 func TestStreamsThatCostLinearBytesStayStreamed(t *testing.T) {
+	t.Parallel()
 	const n = 4000
 	for name, o := range map[string]sim.Options{
 		"interval honoured": {Speed: 2000, ShortMean: 3 * n},
@@ -192,6 +194,7 @@ func TestStreamsThatCostLinearBytesStayStreamed(t *testing.T) {
 // spaces) do not push it back. The decision is per server URL: another
 // server's does not make this one's requests whole.
 func TestWholeAnswerIsCutAtItsLimit(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var asked []bool
 	ts := streamServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -255,6 +258,7 @@ func textRoot(t testing.TB, n int) string {
 // the last: tokenizer_manager_components/output_processor.py @ 29ff63a5),
 // streamed one token a chunk when asked to stream, else as one JSON body.
 func TestWholeAnswerRecordEqualsStreamedRecord(t *testing.T) {
+	t.Parallel()
 	const n = 300
 	body := func(k int, rid string) string {
 		var text, ids strings.Builder

@@ -16,6 +16,7 @@ import (
 )
 
 func TestRunCompletesEveryCategory(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1_glaive": 60, "B2_code": 40})
 	s := startSim(t, sim.Options{Speed: 100})
 	var log syncBuffer
@@ -52,6 +53,7 @@ func TestRunCompletesEveryCategory(t *testing.T) {
 }
 
 func TestResumeAfterCleanStop(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 200})
 	s := startSim(t, sim.Options{Speed: 60})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -84,6 +86,7 @@ func TestResumeAfterCleanStop(t *testing.T) {
 }
 
 func TestTornTailIsRepaired(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 20})
 	s := startSim(t, sim.Options{Speed: 100})
 	out := filepath.Join(root, "prepared", "B1", "raw_responses.jsonl")
@@ -106,6 +109,7 @@ func TestTornTailIsRepaired(t *testing.T) {
 }
 
 func TestFlakyServerEverythingCompletes(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 300})
 	s := startSim(t, sim.Options{Speed: 200})
 	s.SetFaults(sim.Faults{ErrorRate: 0.2, ResetRate: 0.05, HangRate: 0.02})
@@ -128,6 +132,7 @@ func TestFlakyServerEverythingCompletes(t *testing.T) {
 }
 
 func TestPermanentErrorsGoToErrorsFile(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 5})
 	p := filepath.Join(root, "prepared", "B1", "prompts.jsonl")
 	f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
@@ -149,6 +154,7 @@ func TestPermanentErrorsGoToErrorsFile(t *testing.T) {
 }
 
 func TestServerDownAtStartThenUp(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 30})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -192,6 +198,7 @@ func TestServerDownAtStartThenUp(t *testing.T) {
 }
 
 func TestServerCrashMidRun(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 150})
 	s := startSim(t, sim.Options{Speed: 50})
 	go func() {
@@ -211,6 +218,7 @@ func TestServerCrashMidRun(t *testing.T) {
 }
 
 func TestCapsSamplesAndTokenBudget(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 100, "B2": 400})
 	manifest := `
 [classes.SHORT]
@@ -258,6 +266,7 @@ token_budget = 20000
 }
 
 func TestLockOneWorkerPerRoot(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 1})
 	l, err := AcquireLock(filepath.Join(root, "run"))
 	if err != nil {
@@ -271,6 +280,7 @@ func TestLockOneWorkerPerRoot(t *testing.T) {
 }
 
 func TestGenerateAPI(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	dir := filepath.Join(root, "prepared", "A")
 	os.MkdirAll(dir, 0o755)
@@ -286,6 +296,7 @@ func TestGenerateAPI(t *testing.T) {
 }
 
 func TestOnlyOrdersCategories(t *testing.T) {
+	t.Parallel()
 	root := makeRoot(t, map[string]int{"A": 1, "B": 1, "C": 1})
 	cfg := Config{Root: root, Only: []string{"C", "A", "B"}}
 	cats, err := Plan(&cfg)
@@ -303,6 +314,7 @@ func TestOnlyOrdersCategories(t *testing.T) {
 func TestAppenderRollsBackPartialWrite(t *testing.T) {
 	// /dev/full fails every write with ENOSPC: the appender must report it
 	// and leave no partial line behind (here: no line at all).
+	t.Parallel()
 	a := &Appender{path: "/dev/full"}
 	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
