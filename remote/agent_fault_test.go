@@ -19,6 +19,7 @@ import (
 // still counts as up: closing the channel alone waited for the peer, so the
 // poll was held until the keepalives gave the link up.
 func TestAgentBlackHoledReturnsWithItsContext(t *testing.T) {
+	t.Parallel()
 	s := sshdtest.Start(t)
 	p, o := viaProxy(t, s, "ServerAliveInterval=10", "ServerAliveCountMax=3") // given up after ~30 s
 	h := dial(t, o)
@@ -51,6 +52,7 @@ func TestAgentBlackHoledReturnsWithItsContext(t *testing.T) {
 // A start that outlives its context is closed when it comes, not left
 // waiting on stdin for the life of the link.
 func TestAgentLateStartLeavesNothing(t *testing.T) {
+	t.Parallel()
 	s := sshdtest.Start(t)
 	p, o := viaProxy(t, s)
 	h := dial(t, o)
@@ -104,6 +106,7 @@ func (j junkStreamer) Stream(ctx context.Context, stderr io.Writer, argv ...stri
 // What a login shell prints before the agent, with or without a newline,
 // even what looks like an answer, is skipped; the answers are whole.
 func TestAgentAfterLoginJunk(t *testing.T) {
+	t.Parallel()
 	f := filepath.Join(t.TempDir(), "raw.jsonl")
 	writeFile(t, f, strings.Repeat("{\"id\":1}\n", 100))
 	for _, junk := range []string{"Welcome\n", "Welcome", "\x1b]0;title\x07", "@O 0 3\n", "@H ~0\n"} {
@@ -130,6 +133,7 @@ func TestAgentAfterLoginJunk(t *testing.T) {
 // Over a real sshd whose shells print a line without a newline first (an
 // rc's printf), the agent and the one-shot both answer in full.
 func TestAgentAndBatchAfterRcJunkOverSSH(t *testing.T) {
+	t.Parallel()
 	rc := filepath.Join(t.TempDir(), "rc")
 	writeFile(t, rc, "printf 'Last login: somewhere'\n")
 	s := sshdtest.Start(t, sshdtest.WithConfig("SetEnv BASH_ENV="+rc, "SetEnv ENV="+rc))
@@ -162,6 +166,7 @@ func TestAgentAndBatchAfterRcJunkOverSSH(t *testing.T) {
 
 // An empty batch is an empty answer, and the agent stays usable.
 func TestAgentEmptyBatch(t *testing.T) {
+	t.Parallel()
 	ag := NewAgent(Local{})
 	t.Cleanup(ag.Close)
 	if _, err := ag.Run(context.Background(), &Batch{}); err != nil {
@@ -177,6 +182,7 @@ func TestAgentEmptyBatch(t *testing.T) {
 
 // A 20 MiB answer comes whole, then again as before (named, not sent).
 func TestAgentBigAnswer(t *testing.T) {
+	t.Parallel()
 	s := sshdtest.Start(t)
 	h := dial(t, opts(t, s))
 	ag := NewAgent(h)

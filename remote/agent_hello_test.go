@@ -11,6 +11,7 @@ import (
 // only a line with the session's nonce says which agent runs (from the
 // adversarial review of the cold poll through the agent).
 func TestAgentKindNotSpoofedByLoginJunk(t *testing.T) {
+	t.Parallel()
 	for _, junk := range []string{"@A go /evil\n", "@A mismatch x /evil\n", "@A ~000000000000 go /evil\n"} {
 		ag := &Agent{h: junkStreamer{junk}}
 		b := &Batch{}
@@ -36,6 +37,7 @@ func (diesMidAnswer) Stream(ctx context.Context, stderr io.Writer, argv ...strin
 // It failed that request; it is no host that cannot run an agent, so the
 // next poll tries one again (it was given up for the session).
 func TestAgentDiedMidAnswerIsNotNoAgent(t *testing.T) {
+	t.Parallel()
 	ag := &Agent{h: diesMidAnswer{}}
 	t.Cleanup(ag.Close)
 	b := &Batch{}

@@ -216,6 +216,7 @@ func TestAgentAnswersLikeTheOneShot(t *testing.T) {
 
 // A request whose answers did not change costs a line per op.
 func TestAgentSendsOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var ops []*Counter
 	for i := 0; i < 20; i++ {
@@ -270,6 +271,7 @@ func TestAgentWithoutStatC(t *testing.T) {
 // it by the time its stream is closed, every time (an agent that cannot run
 // is reported with its own words, not "it exited at once").
 func TestStreamKeepsWhatItsCommandSaidAsItEnded(t *testing.T) {
+	t.Parallel()
 	s := sshdtest.Start(t)
 	h := dial(t, opts(t, s))
 	for i := 0; i < 30; i++ {
@@ -308,6 +310,7 @@ func agentProcs(nonce string) []string {
 // shell (nothing is left running on the host), and the next request starts
 // one on the new session; closing the host ends it too.
 func TestAgentLivesWithTheLink(t *testing.T) {
+	t.Parallel()
 	s := sshdtest.Start(t)
 	h := dial(t, opts(t, s))
 	ag := NewAgent(h)
@@ -363,6 +366,7 @@ func waitGone(t *testing.T, nonce string) {
 // one-shot does through growth, deletion, creation, a new mtime and a
 // rewrite to the same size and mtime.
 func TestAgentIdleFilesAnswerAsTheyDid(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"sh", "go"} {
 		t.Run(kind, func(t *testing.T) {
 			ag := both(t)[kind]

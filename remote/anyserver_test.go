@@ -34,6 +34,7 @@ var servers = map[string]func(testing.TB, ...sshdtest.Option) *sshdtest.Server{
 // the requests it reads on stdin, the server's port forwarded, and the
 // host agent answering as the one-shot batch does.
 func TestAnySSHServer(t *testing.T) {
+	t.Parallel()
 	for name, start := range servers {
 		t.Run(name, func(t *testing.T) {
 			s := start(t)
@@ -125,6 +126,7 @@ func TestAnySSHServer(t *testing.T) {
 // files, /proc, a symlink, a missing path and a FIFO, which is never
 // opened.
 func TestFileReadsAnswerAlikeOnEveryServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := filepath.Join(dir, "with space.jsonl")
 	writeFile(t, f, strings.Repeat("{\"id\":1}\n", 500)+"tail\n\n")

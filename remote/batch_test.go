@@ -141,6 +141,7 @@ func mustReal(t *testing.T, p string) string {
 // header said (the file shrank between its stat and its read) ends the
 // parse: the answers before it stand, it and those after are not served.
 func TestBatchRecordCutShortIsRefused(t *testing.T) {
+	t.Parallel()
 	n := "~swNONCE"
 	out := "@S f 10 1700000000 0 2 0\n/a" + n + "\n" +
 		"@R ok 0 1 0 2 10\n/a01234" + n + "\n" + // 5 of 10 bytes

@@ -50,6 +50,7 @@ func pollCounts(t *testing.T, h Host, cs ...*Counter) []CountUpdate {
 // range held no newline when it was counted: the count must see the new
 // records there (integrity #9: 366/400 while wc -l said 400).
 func TestCounterNoticesACutTailThatRegrewPastItsSize(t *testing.T) {
+	t.Parallel()
 	allHosts(t, func(t *testing.T, h Host) {
 		dir := t.TempDir()
 		small, big := filepath.Join(dir, "small.jsonl"), filepath.Join(dir, "big.jsonl")
@@ -93,6 +94,7 @@ func TestCounterNoticesACutTailThatRegrewPastItsSize(t *testing.T) {
 // than were counted: counted again from zero. So is one rewritten at the
 // same size (its mtime moved).
 func TestCounterNoticesAReplacedFile(t *testing.T) {
+	t.Parallel()
 	allHosts(t, func(t *testing.T, h Host) {
 		dir := t.TempDir()
 		p := filepath.Join(dir, "raw_responses.jsonl")
@@ -141,6 +143,7 @@ func must(t testing.TB, err error) {
 // several between two polls; and rewrites at the same size. Two files get
 // the same changes: one counted over SFTP (or read), one on the host.
 func TestCounterMatchesAFullCountDifferential(t *testing.T) {
+	t.Parallel()
 	allHosts(t, func(t *testing.T, h Host) {
 		steps := 300 // SW_E2E=1 runs the full length; go test ./... a sample
 		if _, ok := h.(*SSH); ok {
@@ -269,6 +272,7 @@ func TestCounterMatchesAFullCountDifferential(t *testing.T) {
 // The host's count script says when it could not read a file, instead of
 // counting 0 lines (sh has no pipefail): one file's failure is that file's.
 func TestHostCountScriptReportsReadFailures(t *testing.T) {
+	t.Parallel()
 	hosts(t, func(t *testing.T, h Host) {
 		dir := t.TempDir()
 		good, gone, isDir := filepath.Join(dir, "good.jsonl"), filepath.Join(dir, "gone.jsonl"), filepath.Join(dir, "dir.jsonl")
@@ -317,6 +321,7 @@ func TestHostCountScriptReportsReadFailures(t *testing.T) {
 // A count that fails keeps the last good figure and says why; once the
 // file is back, the count is the file's again.
 func TestCounterFailureKeepsTheLastCountThenRecovers(t *testing.T) {
+	t.Parallel()
 	hosts(t, func(t *testing.T, h Host) {
 		dir := t.TempDir()
 		p := filepath.Join(dir, "raw_responses.jsonl")

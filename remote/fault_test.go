@@ -85,6 +85,7 @@ func (s *seqTail) catchUp(h Host) {
 }
 
 func TestBlackHoleDetectedThenReconnected(t *testing.T) {
+	t.Parallel()
 	s := sshdtest.Start(t)
 	p, o := viaProxy(t, s, fast...)
 	h := dial(t, o)
@@ -115,6 +116,7 @@ func TestBlackHoleDetectedThenReconnected(t *testing.T) {
 }
 
 func TestResetAndSSHDRestartReconnect(t *testing.T) {
+	t.Parallel()
 	s := sshdtest.Start(t)
 	p, o := viaProxy(t, s, fast...)
 	h := dial(t, o)

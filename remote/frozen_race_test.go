@@ -11,6 +11,7 @@ import (
 // by an adversarial trial: session() took the reading and the watchdog
 // then saw a one-second gap).
 func TestFrozenTickSeenAfterAnEarlierReader(t *testing.T) {
+	t.Parallel()
 	c := &fakeClock{}
 	d := newSleepDetector(c)
 	c.run(3*time.Minute, 3*time.Minute) // frozen 3 min: both clocks ran

@@ -15,12 +15,12 @@ import (
 // checking against the pinned known_hosts, and the test's key.
 func opts(t testing.TB, s *sshdtest.Server, extra ...string) Options {
 	t.Helper()
-	t.Setenv("SSH_AUTH_SOCK", "")
 	return Options{
 		Target:     s.User + "@" + s.Addr(),
 		Identities: []string{s.KeyPath},
-		Opts:       append([]string{"UserKnownHostsFile=" + s.KnownHosts, "StrictHostKeyChecking=yes"}, extra...),
-		Home:       t.TempDir(),
+		// no ssh-agent of the machine's: the option, not the environment, so tests can run in parallel
+		Opts: append([]string{"UserKnownHostsFile=" + s.KnownHosts, "StrictHostKeyChecking=yes", "IdentityAgent=none"}, extra...),
+		Home: t.TempDir(),
 	}
 }
 

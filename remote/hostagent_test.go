@@ -37,11 +37,8 @@ func TestMain(m *testing.M) {
 // protocol: the test binary (TestMain).
 func goAgent(t *testing.T) *Agent {
 	t.Helper()
-	self, err := os.Executable()
-	must(t, err)
-	t.Setenv("SW_TEST_AGENT", "1")
 	ag := NewAgent(Local{})
-	ag.UseBinary(self)
+	ag.UseBinary(selfAsBinary(t)) // the environment is the script's, not the test's: tests run in parallel
 	t.Cleanup(ag.Close)
 	return ag
 }
@@ -78,6 +75,7 @@ func goAgentRuns(t *testing.T, ag *Agent) bool {
 // The launcher runs the deployed binary when it speaks the protocol, and
 // the shell when it does not (an older build, another program, nothing).
 func TestAgentLauncherPicksTheBinary(t *testing.T) {
+	t.Parallel()
 	ag := goAgent(t)
 	b := &Batch{}
 	b.Cat("/proc/stat", 100)
@@ -129,6 +127,7 @@ func TestAgentLauncherPicksTheBinary(t *testing.T) {
 // the shell's redirection to a file does: the job holds up nothing (from
 // the adversarial trial: the Go agent waited for the job's pipes).
 func TestAgentExecLeavesItsJob(t *testing.T) {
+	t.Parallel()
 	for kind, ag := range both(t) {
 		pidFile := filepath.Join(t.TempDir(), "pid")
 		b := &Batch{}
@@ -153,6 +152,7 @@ func TestAgentExecLeavesItsJob(t *testing.T) {
 // A binary that hangs when asked its protocol is left for the shell once
 // timeout(1) ends the question: the agent answers, as the shell.
 func TestAgentLauncherHungBinary(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("timeout"); err != nil {
 		t.Fatal("timeout(1) not found (coreutils): the launcher asks without a limit")
 	}
@@ -176,6 +176,7 @@ func TestAgentLauncherHungBinary(t *testing.T) {
 // isWord and isNumber are the regexps they replace, on every short string
 // of a few interesting bytes and on long ones.
 func TestEncodeClassesMatchTheRegexps(t *testing.T) {
+	t.Parallel()
 	word := regexp.MustCompile(`^[A-Za-z0-9_.,:=+-]{1,64}$`)
 	number := regexp.MustCompile(`^-?[0-9]+$`)
 	alphabet := []string{"", "a", "Z", "0", "9", "-", "_", ".", ",", ":", "=", "+", "/", " ", "'", "$", "\n", "é", "\x00"}

@@ -102,6 +102,7 @@ func waitNoneNaming(t *testing.T, s string) {
 // blocked on the host (the adversarial trial: status hung 2 minutes, then
 // printed an empty table, and left a blocked head per poll).
 func TestHostileFilesAnswerLikeTheOneShot(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"sh", "go"} {
 		t.Run(kind, func(t *testing.T) {
 			ag := both(t)[kind]
@@ -119,6 +120,7 @@ func TestHostileFilesAnswerLikeTheOneShot(t *testing.T) {
 // The same over a real sshd: the one-shot batch by exec, and the agent on
 // its channel, answer at once and leave nothing running.
 func TestHostileFilesOverSSH(t *testing.T) {
+	t.Parallel()
 	s := sshdtest.Start(t)
 	h := dial(t, opts(t, s))
 	dir, _ := hostileDir(t)
@@ -145,6 +147,7 @@ func TestHostileFilesOverSSH(t *testing.T) {
 
 // A local root reads a FIFO as an error at once (status --local).
 func TestLocalReadAtRefusesAFIFO(t *testing.T) {
+	t.Parallel()
 	dir, fifos := hostileDir(t)
 	_ = dir
 	done := make(chan error, 1)

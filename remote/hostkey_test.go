@@ -8,6 +8,7 @@ import (
 // The advice in a host-key refusal must be commands that work: OpenSSH
 // writes [host]:port in known_hosts off port 22, and ssh takes -p.
 func TestHostKeyAdviceIsRealCommands(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		host, user, name, ssh, rm string
 	}{

@@ -112,6 +112,7 @@ func numbered(from, to int) string {
 // A file that grows is read with its stat, one round trip; a quiet one is
 // only stat'ed again after aheadPolls polls.
 func TestReadAheadGoesOutWithTheStats(t *testing.T) {
+	t.Parallel()
 	k := newKeptLocal()
 	ctx := context.Background()
 	p := filepath.Join(t.TempDir(), "inference_all.log")
@@ -144,6 +145,7 @@ func TestReadAheadGoesOutWithTheStats(t *testing.T) {
 // the kept handle still reads the old inode, but once it stops matching the
 // path the new file is read from its start, every line once.
 func TestReadAheadNoticesARenamedFile(t *testing.T) {
+	t.Parallel()
 	keepers(t, func(t *testing.T, h Host) {
 		ctx := context.Background()
 		p := filepath.Join(t.TempDir(), "sglang.log")
@@ -182,6 +184,7 @@ func TestReadAheadNoticesARenamedFile(t *testing.T) {
 // Counts read ahead stay exact: truncation (a torn tail repaired) counts
 // again from zero, a removed file forgets its handle.
 func TestReadAheadCountsStayExact(t *testing.T) {
+	t.Parallel()
 	keepers(t, func(t *testing.T, h Host) {
 		ctx := context.Background()
 		p := filepath.Join(t.TempDir(), "raw_responses.jsonl")
@@ -239,6 +242,7 @@ func TestReadAheadCountsStayExact(t *testing.T) {
 }
 
 func TestReadAheadSize(t *testing.T) {
+	t.Parallel()
 	var r readAhead
 	r.update(100, 1<<20)
 	if r.size != aheadMin || r.left != aheadPolls {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestParseProcStat(t *testing.T) {
+	t.Parallel()
 	st, err := ParseProcStat([]byte("4242 (py thon) (x)) S 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 3 0 987654 1000 10 18446744073709551615\n"))
 	if err != nil || st.State != 'S' || st.PPID != 17 || st.StartTime != 987654 {
 		t.Fatalf("%+v %v", st, err)
@@ -28,6 +29,7 @@ func TestParseProcStat(t *testing.T) {
 // flags; a reader of the same file is found without them. Also measures
 // the scan against a /proc read.
 func TestFindHoldersOverSSH(t *testing.T) {
+	t.Parallel()
 	s := sshdtest.Start(t)
 	h := dial(t, opts(t, s))
 	dir := t.TempDir()

@@ -70,6 +70,7 @@ func steadyOf(prep string, n int) *Batch {
 // cost N²: 1,000 categories took 37 s a poll, 300 took 2.4 s). Its first
 // request answers every file already at its offset without running an op.
 func TestShellAgentForksDoNotGrowWithCategories(t *testing.T) {
+	t.Parallel()
 	needStrace(t)
 	forks := map[int][2]int{}
 	for _, n := range []int{50, 1000} {

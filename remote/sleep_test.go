@@ -21,6 +21,7 @@ func (c *fakeClock) run(wall, mono time.Duration) {
 }
 
 func TestSleepDetector(t *testing.T) {
+	t.Parallel()
 	c := &fakeClock{}
 	c.wall.Store(time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC).UnixNano())
 	d := newSleepDetector(c)
@@ -66,6 +67,7 @@ func (c *skewClock) Mono() time.Duration { return time.Since(c.start) }
 // drop. OpenSSH's keepalive defaults (45 s) would not drop the old link
 // before the deadline's end without the wake.
 func TestWakeFoundByTick(t *testing.T) {
+	t.Parallel()
 	s := sshdtest.Start(t)
 	p, o := viaProxy(t, s, "ConnectTimeout=3")
 	clk := &skewClock{start: time.Now()}

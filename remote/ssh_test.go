@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 )
 
 func TestOperationsOverRealSSHD(t *testing.T) {
+	t.Parallel()
 	s := sshdtest.Start(t)
 	h := dial(t, opts(t, s))
 	ctx := context.Background()
@@ -69,6 +71,7 @@ func TestOperationsOverRealSSHD(t *testing.T) {
 }
 
 func TestUnknownHostKeyRefusedWithFingerprint(t *testing.T) {
+	t.Parallel()
 	s := sshdtest.Start(t)
 	o := opts(t, s)
 	empty := filepath.Join(t.TempDir(), "known_hosts")
@@ -103,6 +106,7 @@ func TestUnknownHostKeyRefusedWithFingerprint(t *testing.T) {
 }
 
 func TestChangedHostKeyAlwaysRefused(t *testing.T) {
+	t.Parallel()
 	s := sshdtest.Start(t)
 	other := sshdtest.Start(t)
 	o := opts(t, s)
@@ -140,6 +144,7 @@ func (a answer) ConfirmHostKey(string, string, string) (bool, error) { return a.
 func (a answer) Passphrase(string) ([]byte, error)                   { return []byte(a.pass), nil }
 
 func TestEncryptedKeyFile(t *testing.T) {
+	t.Parallel()
 	s := sshdtest.Start(t)
 	key := filepath.Join(t.TempDir(), "id_enc")
 	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "s3cret", "-f", key).CombinedOutput(); err != nil {
@@ -183,6 +188,7 @@ func TestAgentAuth(t *testing.T) {
 	}
 	o := opts(t, s)
 	o.Identities = nil // only the agent has the key
+	o.Opts = slices.DeleteFunc(o.Opts, func(v string) bool { return v == "IdentityAgent=none" })
 	t.Setenv("SSH_AUTH_SOCK", sock)
 	h := dial(t, o)
 	if r, err := h.Exec(context.Background(), "echo", "ok"); err != nil || string(r.Stdout) != "ok\n" {
@@ -242,6 +248,7 @@ func TestAliasWithIncludeAndMatchViaSSHG(t *testing.T) {
 }
 
 func TestResolveFlagsAndExpansion(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "config"), "Host box\n  HostName 127.0.0.9\n  IdentityFile ~/.ssh/id_%r_%h\n")
 	for _, bin := range []string{"", "none"} {
@@ -263,6 +270,7 @@ func TestResolveFlagsAndExpansion(t *testing.T) {
 }
 
 func TestProxyJumpThroughSecondSSHD(t *testing.T) {
+	t.Parallel()
 	jump := sshdtest.Start(t, sshdtest.WithConfig("LogLevel DEBUG1")) // logs each direct-tcpip target
 	target := sshdtest.Start(t)
 	kh := filepath.Join(t.TempDir(), "known_hosts")

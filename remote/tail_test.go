@@ -32,6 +32,7 @@ func texts(ls []Line) []string {
 }
 
 func TestTailFollowsTruncatesAndReplaces(t *testing.T) {
+	t.Parallel()
 	hosts(t, func(t *testing.T, h Host) {
 		ctx := context.Background()
 		p := filepath.Join(t.TempDir(), "inference_all.log")
@@ -77,6 +78,7 @@ func TestTailFollowsTruncatesAndReplaces(t *testing.T) {
 }
 
 func TestTailStartsNearTheEndAndCapsReads(t *testing.T) {
+	t.Parallel()
 	hosts(t, func(t *testing.T, h Host) {
 		ctx := context.Background()
 		p := filepath.Join(t.TempDir(), "big.log")
@@ -106,6 +108,7 @@ func TestTailStartsNearTheEndAndCapsReads(t *testing.T) {
 // Counts are exact (equal to wc -l at the size read) while a writer appends
 // partial lines, through both the SFTP path and the on-host path.
 func TestCountsExactWhileWriterAppends(t *testing.T) {
+	t.Parallel()
 	hosts(t, func(t *testing.T, h Host) {
 		ctx := context.Background()
 		dir := t.TempDir()
@@ -168,6 +171,7 @@ func TestCountsExactWhileWriterAppends(t *testing.T) {
 }
 
 func TestCountHostileFileNames(t *testing.T) {
+	t.Parallel()
 	hosts(t, func(t *testing.T, h Host) {
 		dir := filepath.Join(t.TempDir(), `$(touch /tmp/synthwatch-x); "B9 'x`)
 		os.MkdirAll(dir, 0o755)
