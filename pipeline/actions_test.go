@@ -11,6 +11,7 @@ import (
 // Restart puts the chosen category first and passes every category as its
 // own --only, so a name with a comma reaches the worker whole.
 func TestRestartPassesEachCategory(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	mkdir(t, filepath.Join(root, "prepared"))
 	argsFile := filepath.Join(root, "args")
@@ -39,6 +40,7 @@ func TestRestartPassesEachCategory(t *testing.T) {
 // creates nothing there: the same refusal for the CLI and the dashboard's L,
 // which both go through Actor.Launch.
 func TestLaunchRefusesARootWithoutPrepared(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "synht")
 	bin := filepath.Join(t.TempDir(), "fake-synthwatch")
 	write(t, bin, "#!/bin/sh\nsleep 5\n")

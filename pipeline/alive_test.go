@@ -13,6 +13,7 @@ import (
 )
 
 func TestWorkerStateTable(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		f     workerFacts
 		state string
@@ -44,6 +45,7 @@ func TestWorkerStateTable(t *testing.T) {
 }
 
 func TestServerStateTable(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		f      serverFacts
@@ -82,6 +84,7 @@ func TestServerStateTable(t *testing.T) {
 }
 
 func TestProbeKind(t *testing.T) {
+	t.Parallel()
 	for err, want := range map[error]string{
 		nil:         "ok",
 		errNoSeries: "no_metrics",
@@ -100,6 +103,7 @@ func TestProbeKind(t *testing.T) {
 // Every spelling of the root is the root (finding 13); relative ones need
 // the cwd, which isWorkerCmdline cannot know, so it says no.
 func TestWorkerRootSpellings(t *testing.T) {
+	t.Parallel()
 	for cmd, want := range map[string]bool{
 		"synthwatch\x00worker\x00--root\x00/data/r\x00":               true,
 		"synthwatch\x00worker\x00--root\x00/data/r/\x00":              true,
@@ -120,6 +124,7 @@ func TestWorkerRootSpellings(t *testing.T) {
 // A worker that started and ended between two polls leaves a start and an
 // exit; a pid change leaves an exit of the old pid and a start of the new.
 func TestWorkerEventsBetweenPolls(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	c.t = time.Now()
 	root, pid := runningRoot(t, c)
@@ -158,6 +163,7 @@ func hasEvent(s Snapshot, kind, text string) bool {
 
 // The kill note names one process: a reused pid (another start) is not it.
 func TestKillNote(t *testing.T) {
+	t.Parallel()
 	n, ok := parseKillNote([]byte(fmt.Sprintf(killNoteFormat, 42, 12345, 1700000000)))
 	if !ok || n.pid != 42 || n.start != 12345 || n.at.Unix() != 1700000000 {
 		t.Fatalf("parse: %+v %v", n, ok)

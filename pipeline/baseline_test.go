@@ -16,6 +16,7 @@ func run(key, kv string) parse.RunLine {
 // to 300 with each cause the poll can see; the drop is an event only once
 // it has lasted 10 minutes, and it names the cause.
 func TestThroughputDropNamesTheCause(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, want string
 		during     func(w *Watcher, s *Snapshot)
@@ -75,6 +76,7 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 // TestNoDropWhileTheWorkerIsStopped: a stopped worker's quiet server is
 // no drop, and idle minutes do not pull the median down.
 func TestNoDropWhileTheWorkerIsStopped(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	w := NewWatcher(localHost(), Options{Root: t.TempDir(), Now: c.now}, nil)
 	for i := 0; i < 120; i++ {

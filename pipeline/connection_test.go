@@ -27,6 +27,7 @@ func (d *neverHost) Glob(context.Context, string) ([]string, error) {
 // A link that never came up says so, and why, once per different error, in
 // the timeline; never "figures are from 00:00:00".
 func TestNeverConnectedSaysWhy(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	refused := "dial tcp 127.0.0.1:1: connect: connection refused"
 	h := &neverHost{linkedHost{Host: remote.Local{}, st: remote.ConnState{Phase: remote.Reconnecting, Attempt: 1, Err: refused, NextTry: c.now().Add(2 * time.Second)}}}

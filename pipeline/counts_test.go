@@ -25,6 +25,7 @@ func hasWarning(s Snapshot, sub string) bool {
 // root, permissions do not fail: a directory in place of the file, a
 // vanished file, and a tail that fails on the host are real failures.
 func TestFailedCountKeepsTheLastFigureAndSaysWhy(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	root := t.TempDir()
 	dir := filepath.Join(root, "prepared", "B1")
@@ -85,6 +86,7 @@ func (b *brokenTail) Exec(ctx context.Context, argv ...string) (remote.ExecResul
 // no pipefail) was 0 lines stored as good, and the figure stayed low for
 // good. Now it is an error, the figure stays, and the next count is exact.
 func TestFailedHostCountIsNotZeroLines(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	root := t.TempDir()
 	dir := filepath.Join(root, "prepared", "B1")
@@ -118,6 +120,7 @@ func TestFailedHostCountIsNotZeroLines(t *testing.T) {
 // With worker.json's extra_lines, DONE is unique records and a warning
 // says how many lines are not; without worker.json it is the line count.
 func TestDoneIsUniqueRecordsWhenWorkerJSONMeasuredThem(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	root := t.TempDir()
 	dir := filepath.Join(root, "prepared", "B2")
@@ -148,6 +151,7 @@ func TestDoneIsUniqueRecordsWhenWorkerJSONMeasuredThem(t *testing.T) {
 // worker.json's failed_prompts (prompts whose latest attempt failed) wins
 // over errors.jsonl lines, which a prompt failing on every start inflates.
 func TestErrorsFromTheProgressLineAndFailedPrompts(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	root := t.TempDir()
 	dir := filepath.Join(root, "prepared", "B1")

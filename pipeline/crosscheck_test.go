@@ -12,6 +12,7 @@ import (
 // worker.json 150 while the file holds 400; the row names the file as the
 // authority and why each other source lags, and each is one event.
 func TestCrossCheckSaysWhichSourceIsTrue(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	c.t = time.Now()
 	root, _ := runningRoot(t, c)

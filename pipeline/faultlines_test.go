@@ -15,6 +15,7 @@ import (
 // a soft watchdog only a warning. The lines are the servers' own format
 // strings (testdata/logs/faults/README.md names each source).
 func TestFaultLinesGiveTheirStateAndEvent(t *testing.T) {
+	t.Parallel()
 	ready := "[2026-11-29 02:59:00] The server is fired up and ready to roll!\n" +
 		"[2026-11-29 02:59:50 TP0] Decode batch, #running-req: 10, #token: 100, token usage: 0.30, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 1\n"
 	vllmReady := "(APIServer pid=4170) INFO:     Application startup complete.\n"
@@ -56,6 +57,7 @@ func TestFaultLinesGiveTheirStateAndEvent(t *testing.T) {
 // A log that ends with the fault is what a dead server leaves behind: the
 // first read of it (a one-shot status) already says so.
 func TestFaultAtTheEndOfTheLogOnFirstSight(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ line, state string }{
 		{"[2026-11-29 03:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n", ServerCrashed},
 		{"[2026-11-29 03:00:01 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n", ServerCrashed},
@@ -77,6 +79,7 @@ func TestFaultAtTheEndOfTheLogOnFirstSight(t *testing.T) {
 // launched while the dashboard is open, or renamed since): no panic, and it
 // is counted from the next poll on.
 func TestWorkerJSONNamesAnUndiscoveredCategory(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	c.t = time.Now()
 	root := t.TempDir()

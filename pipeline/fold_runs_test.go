@@ -18,6 +18,7 @@ func runsUpdate(lines ...string) remote.TailUpdate {
 // A failed snapshot ("unknown", or an old worker's hash of an empty info)
 // is not a server configuration of its own.
 func TestFoldRunsIgnoresUnknownConfig(t *testing.T) {
+	t.Parallel()
 	w := &Watcher{}
 	c := &catState{}
 	w.foldRuns(c, runsUpdate(

@@ -13,6 +13,7 @@ func opt(v float64) parse.Opt[float64] { return parse.Opt[float64]{V: v, OK: tru
 // requests generate, the counter stands still between polls and its delta
 // says 0 tok/s. The scheduler's gauge is then the figure.
 func TestGenThroughputFromTheGaugeWhileTheCounterStandsStill(t *testing.T) {
+	t.Parallel()
 	w := &Watcher{}
 	s := &srvWatch{st: serverState{probe: serverProbe{metrics: "ok"}}}
 	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
@@ -33,6 +34,7 @@ func TestGenThroughputFromTheGaugeWhileTheCounterStandsStill(t *testing.T) {
 // vLLM counts tokens every step: requests running and a counter that does
 // not move for several polls is a hang, with its reason and an event.
 func TestRunningRequestsWithoutTokensAreAHang(t *testing.T) {
+	t.Parallel()
 	w := &Watcher{timeline: NewTimeline(50, "")}
 	s := &srvWatch{st: serverState{probe: serverProbe{metrics: "ok"}}}
 	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)

@@ -108,6 +108,7 @@ func TestGoldenSnapshots(t *testing.T) {
 // gets it back byte for byte, each name after its own --only (a name may
 // hold a comma), and nothing runs.
 func TestLaunchQuotesHostileNames(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	mkdir(t, filepath.Join(root, "prepared")) // a pipeline root: a launch refuses any other
 	argsFile := filepath.Join(root, "args")

@@ -98,6 +98,7 @@ func TestReplayedDayOldLogKeepsItsTimesOnce(t *testing.T) {
 // The host zone is the host's: its offset, and its name when this machine
 // knows it with the same offset.
 func TestParseZone(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		out  string
@@ -133,6 +134,7 @@ func TestParseZone(t *testing.T) {
 // A vLLM time has no year and an old SGLang one no date: the year or the
 // day that puts it at or before the log's last change.
 func TestServerLineTimeWithoutYearOrDate(t *testing.T) {
+	t.Parallel()
 	zone := time.FixedZone("", -5*3600)
 	ref := time.Date(2027, 1, 1, 0, 30, 0, 0, zone) // just after New Year on the host
 	var l parse.ServerLog
@@ -231,6 +233,7 @@ func TestEndToEndDoneAndWorkerEvents(t *testing.T) {
 // The first connection of a session is no reconnection; a drop with no
 // reason reads as a drop, not "…host: ".
 func TestFirstConnectionIsNoReconnect(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	c.t = time.Now()
 	root, _ := runningRoot(t, c)

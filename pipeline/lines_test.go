@@ -12,6 +12,7 @@ import (
 // functions and constants, into the state they mean: the same functions on
 // both sides, so a reworded line changes both or neither.
 func TestWatcherFoldsTheLinesTheWorkerWrites(t *testing.T) {
+	t.Parallel()
 	w := NewWatcher(remote.Local{}, Options{Root: t.TempDir()}, nil)
 	w.cat("B1")
 	now := time.Now()
@@ -54,6 +55,7 @@ func TestWatcherFoldsTheLinesTheWorkerWrites(t *testing.T) {
 
 // The kill action writes the marker parse.FormatKill makes.
 func TestKillArgvWritesTheMarker(t *testing.T) {
+	t.Parallel()
 	argv := KillArgv(4242, 99, 30*time.Second, "/r/logs/inference_all.log", "/r/run/synthwatch-kill")
 	if got := argv[len(argv)-1]; got != parse.FormatKill(4242, 30*time.Second) {
 		t.Fatalf("marker argument %q", got)

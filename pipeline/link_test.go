@@ -11,6 +11,7 @@ import (
 // status --json's connection.state keeps its strings (schema 1): each of
 // remote's phases reads as it always did.
 func TestLinkPhaseKeepsTheJSONStrings(t *testing.T) {
+	t.Parallel()
 	for _, p := range []remote.Phase{remote.Connecting, remote.Connected, remote.Reconnecting, remote.Failed, remote.Closed} {
 		if got := linkPhase(p); string(got) != p.String() {
 			t.Errorf("%v reads as %q", p, got)
@@ -27,6 +28,7 @@ var _ remote.Linked = (*linkedHost)(nil) // watcher_test.go's host with a link
 // Link reads the host's state through remote.Linked; a host without it is
 // a local root.
 func TestLinkReadsTheHostThroughLinked(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	o := Options{Root: t.TempDir(), ServerURL: "http://127.0.0.1:1", Now: func() time.Time { return now }}
 	h := &linkedHost{Host: remote.Local{}, st: remote.ConnState{Phase: remote.Reconnecting, Attempt: 3, NextTry: now.Add(5 * time.Second),

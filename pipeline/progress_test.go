@@ -41,6 +41,7 @@ func workerOn(t *testing.T, root string, pid int, c *clock, started time.Time) {
 // and the ETA are within 20 % of the truth, and once the writer stops both
 // go (rate 0, no ETA, stalled) within one stall_after.
 func TestRateFollowsWriters(t *testing.T) {
+	t.Parallel()
 	for _, wr := range []struct {
 		name  string
 		every time.Duration // a burst every
@@ -111,6 +112,7 @@ func TestRateFollowsWriters(t *testing.T) {
 // while the log still takes retry lines, is stalled on the first poll:
 // with how long, no rate, no ETA.
 func TestFirstSightStalledPythonRoot(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	write(t, filepath.Join(root, "prepared", "B2", "prompts.jsonl"), prompts("B2", 1000))
 	raw := filepath.Join(root, "prepared", "B2", "raw_responses.jsonl")
@@ -144,6 +146,7 @@ func TestFirstSightStalledPythonRoot(t *testing.T) {
 // category whose file is old (worker.json's category_since, or a log that
 // ends with the category's header) is running, not stalled.
 func TestFirstSightJustSwitched(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"worker.json", "log header"} {
 		t.Run(how, func(t *testing.T) {
 			c := newClock()
@@ -192,6 +195,7 @@ func TestFirstSightJustSwitched(t *testing.T) {
 // come is timed at SHORT's own rate (from an earlier category_done), not
 // LONG's; with no SHORT rate known there is no figure.
 func TestPipelineETAUsesEachClassRate(t *testing.T) {
+	t.Parallel()
 	for _, known := range []bool{true, false} {
 		t.Run(fmt.Sprintf("short rate known %v", known), func(t *testing.T) {
 			c := newClock()
@@ -235,6 +239,7 @@ func TestPipelineETAUsesEachClassRate(t *testing.T) {
 // A stall seen by two sessions (a dashboard reopened during it) is one
 // stall_start, stamped when it became a stall, not when we looked.
 func TestStallRecordedOnceAcrossSessions(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	c.t = time.Now().Truncate(time.Second)
 	root, pid := writerRoot(t, c)
@@ -268,6 +273,7 @@ func TestStallRecordedOnceAcrossSessions(t *testing.T) {
 // not the new run's rate, and its 400/400 is no cross-check against the
 // file the new run resumes.
 func TestNewRunForgetsTheOldProgressLine(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	write(t, filepath.Join(root, "prepared", "B5", "prompts.jsonl"), prompts("B5", 400))
 	raw := filepath.Join(root, "prepared", "B5", "raw_responses.jsonl")
@@ -295,6 +301,7 @@ func TestNewRunForgetsTheOldProgressLine(t *testing.T) {
 // is rewritten (a hand dedup) they no longer apply, and DONE is the line
 // count again, with a word why.
 func TestRewrittenFileVoidsTheScanFigures(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	c.t = time.Now()
 	root, pid := writerRoot(t, c)
@@ -322,6 +329,7 @@ func TestRewrittenFileVoidsTheScanFigures(t *testing.T) {
 // ReadTimeline gives a one-shot status the history's class rates but
 // writes nothing back.
 func TestReadTimelineLeavesTheHistory(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "h.jsonl")
 	NewTimeline(10, p).Add(Event{Time: time.Now(), Kind: "category_done", Category: "B4", Class: "LONG", RatePerMin: 40, Key: "k"})
 	before, _ := os.ReadFile(p)

@@ -13,6 +13,7 @@ import (
 // runs.jsonl does not know, are "unknown config", not hidden; a run's end
 // line is none of its runs.
 func TestProvenanceByConfig(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	dir := filepath.Join(root, "prepared", "B1")
 	mkdir(t, dir)

@@ -71,6 +71,7 @@ func pyNight(t *testing.T, header time.Time) (root, log string) {
 // current, whenever the dashboard opens and whenever it first sees the
 // writer alive; the time-outs it logs meanwhile move nothing but ERR.
 func TestPythonHangStalledFromItsHeader(t *testing.T) {
+	t.Parallel()
 	for _, opened := range []time.Duration{0, 5 * time.Minute, 15 * time.Minute} {
 		t.Run(fmt.Sprintf("opened %s into the hang", opened), func(t *testing.T) {
 			c := newClock()

@@ -11,6 +11,7 @@ import (
 // The README's table of category states is the code's: every state
 // categoryView gives, in order, and no other.
 func TestReadmeListsEveryCategoryState(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -74,6 +74,7 @@ func sglangTTFT(running int, per map[float64]int) string {
 // forgets what is older than 5 minutes. A one-shot read says its figures
 // are the lifetime's.
 func TestLatencyWindowFromBucketDeltas(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	root := t.TempDir()
 	mkdir(t, filepath.Join(root, "prepared"))
@@ -117,6 +118,7 @@ func TestLatencyWindowFromBucketDeltas(t *testing.T) {
 // once), the slow rank named; when /metrics stops answering the rows are
 // shown STALE with their age, and DOWN when the server is.
 func TestReplicaRowsDPRanks(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../parse/testdata/metrics_sglang_2026_dp2_allsched_priority.prom")
 	must(t, err)
 	c := newClock()
@@ -157,6 +159,7 @@ func TestReplicaRowsDPRanks(t *testing.T) {
 // gateway's smg_engine_* re-export (smg model_gateway/src/observability/
 // metrics.rs), the fast and the slow one told apart.
 func TestReplicaRowsFromGateway(t *testing.T) {
+	t.Parallel()
 	a, b := closedURL(t), closedURL(t)
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -191,6 +194,7 @@ func TestReplicaRowsFromGateway(t *testing.T) {
 // The whole path: requests through the SGLang stand-in between two polls
 // show as the window's percentiles, one TTFT and one e2e each.
 func TestLatencyFromSim(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	mkdir(t, filepath.Join(root, "prepared"))
 	srv := simOn(t, filepath.Join(root, "logs", "sglang.log"))
@@ -223,6 +227,7 @@ func TestLatencyFromSim(t *testing.T) {
 // The KV cache dtype of the newest run the worker recorded, resolved when
 // the server said "auto" (runs.jsonl's server_info).
 func TestKVDtypeFromRuns(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	root := t.TempDir()
 	dir := filepath.Join(root, "prepared", "B1")
@@ -239,6 +244,7 @@ func TestKVDtypeFromRuns(t *testing.T) {
 // vLLM's acceptance is its counters' gain over the window; SGLang's is
 // its gauges'.
 func TestSpecDecodeWindow(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	o := func(v float64) parse.Opt[float64] { return parse.Opt[float64]{V: v, OK: true} }
 	lw := &latWindow{}
@@ -263,6 +269,7 @@ func TestSpecDecodeWindow(t *testing.T) {
 // A replica with nothing to do while the others queue is the imbalance;
 // replicas that are not up are never judged.
 func TestImbalanceIdleWhileOthersQueue(t *testing.T) {
+	t.Parallel()
 	g := func(v float64) *float64 { return &v }
 	rows := []ReplicaRow{
 		{Name: "a", State: RowUp, GenThroughput: g(900), RunningReqs: 64, QueueReqs: 12},
@@ -283,6 +290,7 @@ func TestImbalanceIdleWhileOthersQueue(t *testing.T) {
 // log's last batch line is old (figures_stale), never an up row with old
 // figures; the same server with fresh log figures is up.
 func TestReplicaRowFromStaleLogFigures(t *testing.T) {
+	t.Parallel()
 	fs := &figureState{rows: map[string]rowMemo{}}
 	age := 300.0
 	v := Server{URL: "http://127.0.0.1:30000", State: ServerReady, Source: "log", GenThroughput: 930, RunningReqs: 72, FiguresStale: true, FiguresAgeSeconds: &age}

@@ -13,11 +13,9 @@ import (
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
-// BenchmarkFirstScreen10k: the time from nothing to the first Snapshot
-// (the dashboard's first screen, status's answer) of a root with 10,000
-// categories (SW_SCALE_N to change), each with 3 prompts and 1 record,
-// over a real sshd: dial, the cold batch and the Snapshot.
-func BenchmarkFirstScreen10k(b *testing.B) {
+// scaleRoot is a root of 10,000 categories (SW_SCALE_N to change), each
+// with 3 prompts and 1 record, and a proxied sshd to read it through.
+func scaleRoot(b *testing.B) (int, string, *proxied) {
 	n := 10000
 	if v, err := strconv.Atoi(os.Getenv("SW_SCALE_N")); err == nil && v > 0 {
 		n = v
@@ -29,9 +27,16 @@ func BenchmarkFirstScreen10k(b *testing.B) {
 		must(b, os.WriteFile(filepath.Join(d, "prompts.jsonl"), []byte("{\"id\":1}\n{\"id\":2}\n{\"id\":3}\n"), 0o644))
 		must(b, os.WriteFile(filepath.Join(d, "raw_responses.jsonl"), []byte("{\"id\":1}\n"), 0o644))
 	}
-	s := sshdtest.Start(b)
-	p := newProxied(b, s)
 	b.Setenv("SSH_AUTH_SOCK", "")
+	return n, root, newProxied(b, sshdtest.Start(b))
+}
+
+// BenchmarkFirstScreen10k: the time from nothing to the first Snapshot
+// (the dashboard's first screen, status's answer) of a root with 10,000
+// categories (SW_SCALE_N to change), each with 3 prompts and 1 record,
+// over a real sshd: dial, the cold batch and the Snapshot.
+func BenchmarkFirstScreen10k(b *testing.B) {
+	n, root, p := scaleRoot(b)
 	// the shell agent (no synthwatch on the host) and the deployed binary
 	for _, c := range []struct{ name, bin string }{{"shell", filepath.Join(root, "absent")}, {"binary", testbin.Path(b)}} {
 		b.Run(c.name, func(b *testing.B) {
@@ -60,20 +65,7 @@ func BenchmarkFirstScreen10k(b *testing.B) {
 // first steady poll: by the shell agent (no synthwatch on the host) and
 // by the deployed binary.
 func BenchmarkSteadyPoll10k(b *testing.B) {
-	n := 10000
-	if v, err := strconv.Atoi(os.Getenv("SW_SCALE_N")); err == nil && v > 0 {
-		n = v
-	}
-	root := b.TempDir()
-	for i := 0; i < n; i++ {
-		d := filepath.Join(root, "prepared", fmt.Sprintf("C%05d", i))
-		must(b, os.MkdirAll(d, 0o755))
-		must(b, os.WriteFile(filepath.Join(d, "prompts.jsonl"), []byte("{\"id\":1}\n{\"id\":2}\n{\"id\":3}\n"), 0o644))
-		must(b, os.WriteFile(filepath.Join(d, "raw_responses.jsonl"), []byte("{\"id\":1}\n"), 0o644))
-	}
-	s := sshdtest.Start(b)
-	p := newProxied(b, s)
-	b.Setenv("SSH_AUTH_SOCK", "")
+	n, root, p := scaleRoot(b)
 	done := int64(1) // the records of C00000
 	for _, c := range []struct{ name, bin string }{{"shell", filepath.Join(root, "absent")}, {"binary", testbin.Path(b)}} {
 		b.Run(c.name, func(b *testing.B) {

@@ -12,6 +12,7 @@ import (
 // PP stages each log the same batch: one DP rank's stages are not summed;
 // DP ranks are. A Ray-wrapped, CRI-prefixed line counts like a plain one.
 func TestServerFromLogPPNotSummed(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	root := t.TempDir()
 	write(t, filepath.Join(root, "prepared", "B1", "prompts.jsonl"), prompts("B1", 1))
@@ -32,6 +33,7 @@ func TestServerFromLogPPNotSummed(t *testing.T) {
 }
 
 func TestMetricRatesFromCounterDeltas(t *testing.T) {
+	t.Parallel()
 	w, sv := &Watcher{}, &srvWatch{}
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	sg := func(gen, prompt, cached float64) parse.ServerMetrics {

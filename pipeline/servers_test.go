@@ -125,6 +125,7 @@ func routerSetup(t *testing.T, root string) (*sim.Router, *sim.Server, *sim.Serv
 // A configured router: its worker list and metrics give each replica's
 // health; one replica killed shows down, named by the router too.
 func TestRouterReplicaDown(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	r, _, b := routerSetup(t, root)
 	w := NewWatcher(localHost(), Options{Host: "local", Root: root,
@@ -164,6 +165,7 @@ func TestRouterReplicaDown(t *testing.T) {
 // A router nobody configured: the worker's one URL has no /metrics, its
 // /workers says it is the router; the replicas follow.
 func TestRouterDetected(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	r, _, _ := routerSetup(t, root)
 	w := NewWatcher(localHost(), Options{Host: "local", Root: root, ServerURL: r.URL()}, nil)
@@ -183,6 +185,7 @@ func TestRouterDetected(t *testing.T) {
 }
 
 func TestHostTotal(t *testing.T) {
+	t.Parallel()
 	h := 0.5
 	each := []Server{
 		{Name: "a", State: ServerBusy, GenThroughput: 100, RunningReqs: 3, TokenUsage: 0.4, CacheHitRate: &h, Source: "metrics"},

@@ -54,6 +54,7 @@ func eventKinds(s Snapshot) string {
 // and an event, through the watcher's one path (Snapshot: what the
 // dashboard, status and the fleet show).
 func TestEveryWayItDiesStopsOrHangs(t *testing.T) {
+	t.Parallel()
 	startup := "[2026-11-29 02:59:00 TP0] Load weight begin. avail mem=70.00 GB\n"
 	cases := []struct{ name, first, then, state, event, reason string }{
 		{"running-phase SIGQUIT", sgServing, "[2026-11-29 03:00:01] SIGQUIT received. signum=None, frame=None. It usually means one child failed.\n", ServerCrashed, "server_crash", "crash"},
@@ -97,6 +98,7 @@ func twoDigits(n int) string { return string([]byte{byte('0' + n/10), byte('0' +
 // A hang ends when tokens flow again; a vLLM waiting for its workers while
 // they compile (no ready yet) is starting, not hung.
 func TestHangClearsAndStartupWaitIsNoHang(t *testing.T) {
+	t.Parallel()
 	s := serverAfter(t, vlServing, fmtLines(vlStuck, 0, 10, 20)+strings.Replace(vlServing[strings.Index(vlServing, "\n")+1:], "02:59:50", "03:00:30", 1), Options{})
 	if s.Server.State != ServerBusy {
 		t.Fatalf("after progress: %+v", s.Server)
@@ -111,6 +113,7 @@ func TestHangClearsAndStartupWaitIsNoHang(t *testing.T) {
 // /health that does not answer (a server that accepts and says nothing)
 // is a state with its reason and an event.
 func TestHealthNotAnswering(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits for the 3 s probe deadline")
 	}
@@ -139,6 +142,7 @@ func TestHealthNotAnswering(t *testing.T) {
 // An idle vLLM prints one all-zero line and goes quiet: with /health
 // answering it is ready (idle), its figures stale with their age, not down.
 func TestIdleVLLMIsReadyNotDown(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/metrics" {
 			http.NotFound(w, r)
@@ -166,6 +170,7 @@ func TestIdleVLLMIsReadyNotDown(t *testing.T) {
 // line is at its very start, then decode lines. The first read starts far
 // after the ready line; the decode lines alone say it serves.
 func TestFirstSightOfALongLogIsServing(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	root := t.TempDir()
 	write(t, filepath.Join(root, "prepared", "B1", "prompts.jsonl"), prompts("B1", 1))
@@ -192,6 +197,7 @@ func TestFirstSightOfALongLogIsServing(t *testing.T) {
 // Periodic figures older than a few of their own intervals are stale, with
 // their age, however much else (warnings, access lines) grows the file.
 func TestOldDecodeFiguresStayStaleWhileTheLogGrows(t *testing.T) {
+	t.Parallel()
 	var then strings.Builder
 	for i := 0; i < 30; i++ {
 		then.WriteString("[2026-11-29 03:1" + string(byte('0'+i/10)) + ":" + twoDigits(i*2%60) + "] INFO:     127.0.0.1:5000 - \"GET /health HTTP/1.1\" 200 OK\n")
@@ -206,6 +212,7 @@ func TestOldDecodeFiguresStayStaleWhileTheLogGrows(t *testing.T) {
 // #bootstrap-req / #inflight-req) and a PD decode server whose requests wait
 // in #transfer-req are busy, not ready.
 func TestPrefillAndPDQueuesAreLoad(t *testing.T) {
+	t.Parallel()
 	for _, line := range []string{
 		"[2026-11-29 03:00:01 DP0 TP0] Prefill batch, #new-seq: 1, #new-token: 8192, #cached-token: 0, token usage: 0.05, #running-req: 0, #queue-req: 0, #pending-token: 0, #bootstrap-req: 2, #inflight-req: 3, cuda graph: False, input throughput (token/s): 6000.00\n",
 		"[2026-11-29 03:00:01 DP0 TP0] Prefill batch, #new-seq: 1, #new-token: 8192, #cached-token: 0, token usage: 0.05, #running-req: 0, #queue-req: 1, #pending-token: 90000, cuda graph: False, input throughput (token/s): 180.00\n",
@@ -220,6 +227,7 @@ func TestPrefillAndPDQueuesAreLoad(t *testing.T) {
 
 // The bracketed SGLANG_LOGGING_CONFIG_PATH format is read: ready, then busy.
 func TestBracketedLogFormatIsRead(t *testing.T) {
+	t.Parallel()
 	s := serverAfter(t, "[2026-11-29 02:59:00,120][http_server.py:1500][INFO]: The server is fired up and ready to roll!\n",
 		"[2026-11-29 03:00:01,003][scheduler_metrics_mixin.py:300][INFO]: Decode batch, #running-req: 5, #token: 800, token usage: 0.10, cuda graph: True, gen throughput (token/s): 250.00, #queue-req: 0\n", Options{})
 	if s.Server.State != ServerBusy || s.Server.GenThroughput != 250 {
@@ -231,6 +239,7 @@ func TestBracketedLogFormatIsRead(t *testing.T) {
 // is further back) is a hang, not a server still starting; a vLLM waiting
 // on compiling workers notes it once, however often it repeats.
 func TestHangOnFirstSightAndOneStartupNote(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	root := t.TempDir()
 	write(t, filepath.Join(root, "prepared", "B1", "prompts.jsonl"), prompts("B1", 1))

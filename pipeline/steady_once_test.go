@@ -16,6 +16,7 @@ import (
 // did not grow went to the host by itself (over SFTP, for each category,
 // for three polls after it last grew: 10,000 reads a poll at 10,000).
 func TestSteadyPollAsksTheHostOnlyItsRequest(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for i := range 5 {
 		d := filepath.Join(root, "prepared", fmt.Sprintf("C%d", i))

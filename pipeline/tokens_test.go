@@ -160,6 +160,7 @@ func TestTokenSumMatchesFullDecode(t *testing.T) {
 // TestTokenSumReadsEveryRecordFormat checks the host's awk alone against
 // the full decode over the same bytes, including a range cut mid-line.
 func TestTokenSumReadsEveryRecordFormat(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(9, 9))
 	dir := t.TempDir()
 	p := filepath.Join(dir, "raw.jsonl")

@@ -232,6 +232,7 @@ func TestTokensUnknownEveryPath(t *testing.T) {
 // known: 40 records of 100 tokens and 60 unknown at 60 records/min are
 // 100 tok/s, not the 40 that counting the unknown as 0 gives.
 func TestTokPerSecFromKnownRecords(t *testing.T) {
+	t.Parallel()
 	tok := int64(4000)
 	v := Category{Done: 100, TokensUnknown: 60, CompletionTokens: &tok, RatePerMin: 60}
 	if got := tokPerSec(v); got == nil || *got != 100 {

@@ -12,6 +12,7 @@ import (
 // (the worker waits for it) but shows no rate and no ETA, and says why;
 // the pipeline has no ETA either. Records flowing again bring the rate back.
 func TestServerCrashBlanksTheRunningRow(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	c.t = time.Now().Truncate(time.Second)
 	root, pid := writerRoot(t, c)

@@ -34,6 +34,7 @@ func doneRoot(t *testing.T) string {
 // from a job whose definition was not read (integrity 5: an empty table,
 // exit 0, and a false "pipeline done: 0 records").
 func TestUnreadableManifestIsNamed(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		make func(p string) error
 		why  string

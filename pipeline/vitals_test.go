@@ -341,6 +341,7 @@ func TestVitalsDiskFullPrediction(t *testing.T) {
 }
 
 func TestVitalsStaleWhenLinkDown(t *testing.T) {
+	t.Parallel()
 	w := &Watcher{}
 	w.lastSnap = Snapshot{Vitals: Vitals{Load1: new(float64)}}
 	w.thr = newSamples(4)

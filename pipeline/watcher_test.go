@@ -34,6 +34,7 @@ func runningRoot(t *testing.T, c *clock) (root string, pid int) {
 }
 
 func TestStallNeedsRealGrowthToClear(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	c.t = time.Now()
 	root, pid := runningRoot(t, c)
@@ -84,6 +85,7 @@ func TestStallNeedsRealGrowthToClear(t *testing.T) {
 }
 
 func TestOneShotStatusSeesStallFromMtime(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	c.t = time.Now()
 	root, _ := runningRoot(t, c)
@@ -140,6 +142,7 @@ func (d *downHost) Glob(ctx context.Context, p string) ([]string, error) {
 }
 
 func TestLinkDownIsUnknownNeverStalled(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	c.t = time.Now()
 	root, _ := runningRoot(t, c)
@@ -163,6 +166,7 @@ func TestLinkDownIsUnknownNeverStalled(t *testing.T) {
 }
 
 func TestETAByTokenBudget(t *testing.T) {
+	t.Parallel()
 	tok := int64(9_000_000)
 	tps := 1000.0
 	v := Category{State: StateRunning, Done: 1000, Target: 100000, RatePerMin: 60, TokenBudget: 10_000_000, CompletionTokens: &tok, TokPerSec: &tps}
@@ -181,6 +185,7 @@ func TestETAByTokenBudget(t *testing.T) {
 }
 
 func TestServerFromLogSumsDPRanks(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	root := t.TempDir()
 	write(t, filepath.Join(root, "prepared", "B1", "prompts.jsonl"), prompts("B1", 1))
@@ -208,6 +213,7 @@ func TestServerFromLogSumsDPRanks(t *testing.T) {
 }
 
 func TestCrossChecks(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	c.t = time.Now()
 	root, _ := runningRoot(t, c)
@@ -239,6 +245,7 @@ func readJSON(t *testing.T, root string) parse.WorkerState {
 }
 
 func TestTimelinePersists(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "state", "host.jsonl")
 	tl := NewTimeline(3, p)
 	for i := 0; i < 5; i++ {
@@ -282,6 +289,7 @@ func TestStatePathPerHostAndRoot(t *testing.T) {
 // An event with a key is kept once, in memory and across a reload; the
 // timeline stays in time order when an older event arrives late.
 func TestTimelineKeysAndOrder(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "h.jsonl")
 	tl := NewTimeline(10, p)
 	t1, t2 := time.Date(2026, 3, 1, 2, 0, 0, 0, time.UTC), time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
@@ -312,6 +320,7 @@ type linkedHost struct {
 func (l *linkedHost) State() remote.ConnState { return l.st }
 
 func TestTimelineRecordsDisconnectAndReconnect(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	c.t = time.Now()
 	root, _ := runningRoot(t, c)
@@ -342,6 +351,7 @@ func TestTimelineRecordsDisconnectAndReconnect(t *testing.T) {
 // its tails read are folded all the same: skipped, they would be lost, as
 // the tails have moved past them.
 func TestStalePollKeepsTheLinesItRead(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	c.t = time.Now()
 	root, _ := runningRoot(t, c)
@@ -426,6 +436,7 @@ func (b *backMidPoll) Glob(ctx context.Context, pat string) ([]string, error) {
 // wake doing this: the rows unknown under a "connected" header until the
 // next poll).
 func TestLinkBackDuringPollReadsAgain(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	c.t = time.Now()
 	root, _ := runningRoot(t, c)
