@@ -477,19 +477,19 @@ soh=$(printf '\001')
 planawk='` + planAwk + `'
 # runop KEY OP ARG...: one op; its spawns are r.(of+1)..r.ol
 runop() { ky=$1; shift; n0=$n; dispatch "$@"; eval "ok$nops=\$ky of$nops=\$n0 ol$nops=\$n"; nops=$((nops + 1)); }
-plan() { awk -v ph="$1" -v k="$k" -v fdt="$t/dt" -v ftp="$t/tp" -v fls="$t/ls" -v fin="$T/in" -v fce="$T/ce" -v fsq="$T/sq" -v fo="$T" "$planawk" "$t/dt" "$t/tp" "$t/ls" "$T/in" "$T/ce" "$T/sq"; }
+plan() { awk -v ph="$1" -v k="$k" -v fdt="$t/dt" -v ftp="$t/tp" -v fls="$t/ls" -v fin="$T/in" -v fce="$T/ce" -v fsq="$T/sq" -v fse="$T/se" -v fo="$T" "$planawk" "$t/dt" "$t/tp" "$t/ls" "$T/in" "$T/ce" "$T/sq" "$T/se"; }
 # req: the request in $T/in; planAwk says which ops run (plan's "R" lines)
 req() {
-  : >"$T/ce"; : >"$T/sq"
+  : >"$T/ce"; : >"$T/sq"; : >"$T/se"
   plan 1 >"$T/cand" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
   # its new strings, as A$N='TEXT' lines escaped for one printf %b
   if [ -s "$T/dn" ]; then s=$(cat "$T/dn"); printf '%b' "$s" >"$T/dn.sh"; . "$T/dn.sh"; fi
   if [ -s "$T/cand" ]; then
     # the names, NUL-ended for stat and a line each for awk; a name stat
-    # does not answer is gone (or a link to nothing: [ -e ] would say so too)
+    # does not answer is gone when stat said so of each (se), else its op runs
     c=$(cat "$T/cand"); printf '%b' "$c" >"$T/cx"
     tr '\000' '\n' <"$T/cx" >"$T/ce"
-    xargs -0 stat -L -c '%s %Y %f %n' -- <"$T/cx" >"$T/sq" 2>/dev/null
+    xargs -0 stat -L -c '%s %Y %f %n' -- <"$T/cx" >"$T/sq" 2>"$T/se"
   fi
   plan 2 >"$T/plan" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
   mv -f "$T/ls" "$t/ls"
@@ -543,10 +543,11 @@ done`
 // TOK…" (an op's shape), ls "KEY FLAG STATE" (the op's file state when it
 // last answered, FLAG 1 when that answer was made here and the op's kept
 // answer is older), in the request (its D and T lines, then its R line),
-// ce the candidates' names (a line each) and sq their stat, where a name
-// without a line is gone: its op's answer is the S record "noent" (a link
-// to nothing too: the one-shot's record says so with stat's message in
-// place of this one, which no reader reads). ph 1 adds the
+// ce the candidates' names (a line each), sq their stat and se stat's
+// errors. A name without a line in sq is gone when stat said "No such file"
+// once for each of them: its op's answer is the S record "noent" (a link to
+// nothing too: the one-shot's record says so with stat's message in place
+// of this one, which no reader reads); otherwise its op runs. ph 1 adds the
 // request's strings to dt and dn (as A$N='TEXT' lines for printf %b) and
 // its shapes to tp, and prints the candidates (the paths of the tail,
 // count and countthen ops asked from a number: the file's end when
@@ -573,6 +574,7 @@ FILENAME == fin && /^R/ { nr = split(substr($0, 2), w, " "); next }
 FILENAME == fin { bad = 1; exit 70 }
 FILENAME == fce { ce[++nce] = $0; next }
 FILENAME == fsq { sq[++nsq] = $0; next }
+FILENAME == fse { if (/No such file or directory$/) gone++; next }
 END {
 	if (bad) exit 70
 	soh = sprintf("%c", 1); em = "No such file or directory"
@@ -598,11 +600,14 @@ END {
 		}
 	}
 	if (ph == 1) { for (c = 1; c <= nc; c++) printf "%s%s", (c > 1 ? "\\0000" : ""), esc[cand[c]]; exit }
-	s = 1
+	s = 1; miss = 0
 	for (c = 1; c <= nc; c++) {
-		a = cand[c]; ex[a] = "N"
-		if (s <= nsq && after(sq[s], 3) == ce[c]) { split(sq[s++], f, " "); ex[a] = "E"; sz[a] = f[1]; mt[a] = f[2]; md[a] = f[3] }
+		a = cand[c]; ex[a] = ""
+		if (s <= nsq && after(sq[s], 3) == ce[c]) { split(sq[s++], f, " "); ex[a] = "E"; sz[a] = f[1]; mt[a] = f[2]; md[a] = f[3] } else miss++
 	}
+	# gone only when stat said "No such file" as often as names went unanswered
+	# (an xargs without -0, a stat that failed otherwise: those ops run)
+	for (c = 1; miss > 0 && miss == gone && c <= nc; c++) if (ex[cand[c]] == "") ex[cand[c]] = "N"
 	for (o = 1; o <= no; o++) {
 		key = K[o]; a = P[o]; now = ""
 		if (a != "" && ex[a] != "") now = ex[a] == "E" ? (O[o] ~ /^[0-9]+$/ && sz[a] == O[o] ? sz[a] " " mt[a] " " md[a] " " O[o] : "") : "noent"

@@ -151,3 +151,14 @@ func madeAnswers(t *testing.T, ag *Agent) {
 		}
 	}
 }
+
+// On a host whose xargs takes no -0 (or whose stat fails otherwise), the
+// shell agent's one stat answers nothing: no file is then called gone, the
+// ops run and answer as the one-shot does.
+func TestShellAgentWithoutXargsZeroRunsItsOps(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "xargs"), "#!/bin/sh\necho \"xargs: invalid option -- '0'\" >&2\nexit 1\n")
+	must(t, os.Chmod(filepath.Join(dir, "xargs"), 0o755))
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	madeAnswers(t, NewAgent(Local{}))
+}
