@@ -64,6 +64,22 @@ func (s *session) fs() (*sftp.Client, error) {
 	return s.sc, s.scErr
 }
 
+// beforeExec waits, on Dropbear, for the SFTP subsystem's answer (and the
+// probe after a refusal: settleAfterFailedSubsystem) before a command's
+// channel opens, or that channel may be the one Dropbear drops. Other
+// servers open commands beside it at once.
+func (s *session) beforeExec(ctx context.Context) error {
+	if !bytes.Contains(bytes.ToLower(s.link.client.ServerVersion()), []byte("dropbear")) {
+		return nil
+	}
+	select {
+	case <-s.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // noSFTP: the host refused the SFTP subsystem; read through its shell.
 func (s *session) noSFTP() bool {
 	_, err := s.fs()
@@ -591,6 +607,9 @@ func (s *SSH) run(ctx context.Context, stdin []byte, argv []string) (ExecResult,
 	}
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
+	if err := sess.beforeExec(ctx); err != nil {
+		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
+	}
 	ch, err := withTimeout(ctx, opTimeout(ctx), func() (*execChan, error) { return startExec(sess.link.client, argv) })
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)

@@ -57,6 +57,9 @@ func (s *SSH) Stream(ctx context.Context, stderr io.Writer, argv ...string) (Str
 	}
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
+	if err := sess.beforeExec(ctx); err != nil {
+		return nil, fmt.Errorf("stream %s: %w", argv[0], err)
+	}
 	type res struct {
 		st  *chanStream
 		err error
