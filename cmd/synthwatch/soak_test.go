@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,10 @@ func selfFDs() int {
 // docs/soak.png is drawn from it by tools/soakplot (its own module).
 func TestSoak(t *testing.T) {
 	d := testgate.Soak(t)
+	heap := os.Getenv("SW_SOAK_HEAP") // a heap profile at the soak's end, before anything is freed
+	if heap != "" {
+		runtime.MemProfileRate = 4096
+	}
 	bin := testbin.Path(t)
 	s := sshdtest.Start(t)
 	root := t.TempDir()
@@ -122,6 +127,13 @@ func TestSoak(t *testing.T) {
 		<-tick.C
 	}
 	t.Logf("%d polls, %d lines fed, %d samples", polls, fed, len(samples))
+	if heap != "" {
+		runtime.GC()
+		if f, err := os.Create(heap); err == nil {
+			pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
 	if len(samples) < 6 {
 		t.Fatalf("only %d samples", len(samples))
 	}
