@@ -334,8 +334,27 @@ func (w *Watcher) sumHolesNow(ctx context.Context) {
 	if len(jobs) == 0 {
 		return
 	}
-	sums, err := sumOnHost(ctx, w.rd, jobs)
-	w.foldTokens(remote.PollResult{}, jobs, sums, err)
+	sums := make([]tokResult, len(jobs))
+	done := w.coldSums(jobs)
+	var rest []*tokJob
+	for _, j := range jobs {
+		if r, ok := done[j]; ok {
+			sums[j.resIndex] = r
+		} else {
+			rest = append(rest, j)
+		}
+	}
+	if len(rest) > 0 {
+		more, err := sumOnHost(ctx, w.rd, rest)
+		for i, j := range rest {
+			if err != nil {
+				sums[j.resIndex] = tokResult{err: errText(err)}
+			} else {
+				sums[j.resIndex] = more[i]
+			}
+		}
+	}
+	w.foldTokens(remote.PollResult{}, jobs, sums, nil)
 }
 
 // dropTokenJobs forgets the sums of a poll that lost the link.

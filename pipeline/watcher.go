@@ -43,10 +43,14 @@ type Options struct {
 	DiskFloor  float64 // the free fraction of the root's filesystem under which it is low; default 0.05
 	// OnePoll: no poll follows the first (a one-shot status), so the tokens
 	// of the records its counts did not read (a file over the count's
-	// 256 KB read) are summed on the host at once, an exec more, rather
+	// 256 KB read) are summed on the host at once, in the cold batch
+	// (coldSumScript; an exec more after it for what that missed), rather
 	// than by the next poll's batch: its figure is whole, not partial.
 	OnePoll bool
-	Now     func() time.Time
+	// HintPath: where the servers pipeline.toml named are kept between
+	// runs (HintPath), so the first poll probes them beside its reads.
+	HintPath string
+	Now      func() time.Time
 }
 
 // DefaultRoot is where the pipeline lives unless --root says otherwise.
@@ -96,6 +100,8 @@ type Watcher struct {
 	readerLogged string
 	reader       atomic.Value       // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
 	thens        map[string]*tokJob // by category: the token sums the batch's counts on the host ran
+	hint         *ServersHint       // Options.HintPath's, as read at the start
+	coldSum      []string           // the cold batch's exec that summed the big files' tokens (OnePoll)
 	agentCounts  bool               // the counters count on the host above agentRemoteAbove
 	coldSession  int                // the link session that had its cold poll
 	o            Options
@@ -150,6 +156,9 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 		if w.agent = remote.NewAgent(h); w.agent != nil {
 			w.agent.UseBinary(o.WorkerBin)
 		}
+	}
+	if o.HintPath != "" {
+		w.hint = ReadServersHint(o.HintPath)
 	}
 	w.setServers(w.serverSpecs())
 	w.procs = newProcReader(w.rd, o.Root)
@@ -207,6 +216,7 @@ func (w *Watcher) discover(ctx context.Context) error {
 			}
 			w.manifest = m
 			w.haveMan = true
+			w.writeServersHint()
 		case errors.Is(err, fs.ErrNotExist):
 			w.haveMan = true
 		case remote.IsFileError(err):
