@@ -83,7 +83,9 @@ holds up no other's lines. The exit code is the worst (highest) host's.` + exitC
 
 // watcher reads the dashboard's history of this host and root without
 // writing to it (a class's last rate, for the pipeline ETA): status and the
-// dashboard give the same figures, and scripts leave no trace.
+// dashboard give the same figures, and scripts leave no trace in it. The
+// servers hint beside it (hintPath) is written when pipeline.toml's servers
+// change: a cache of what the host said, not history.
 func (f *hostFlags) watcher(h remote.Host, name string, onePoll bool) *pipeline.Watcher {
 	host := name
 	if f.local != "" {
