@@ -59,9 +59,10 @@ type Agent struct {
 	bin     string // its path: "" finds it as a launch does
 	noAgent error  // why this session's host cannot run it
 	noSess  int
-	kind    string // which agent said hello last (Kind)
-	lastReq int    // bytes of the last request (tests)
-	lastAns int    // bytes of the last answer (tests)
+	kind    string        // which agent said hello last (Kind)
+	feed    chan struct{} // closed when the script (and a first request not on the command line) is on stdin
+	lastReq int           // bytes of the last request (tests)
+	lastAns int           // bytes of the last answer (tests)
 
 	starts, requests atomic.Int64
 }
@@ -133,13 +134,16 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 		a.stop()
 	}
 	fresh := a.st == nil
+	var req []byte
 	if fresh {
-		if err := a.start(ctx, sess); err != nil {
+		var err error
+		if req, err = a.start(ctx, sess, b); err != nil {
 			return nil, err
 		}
+	} else {
+		b.nonce = a.nonce
+		req = a.encode(b)
 	}
-	b.nonce = a.nonce
-	req := a.encode(b)
 	a.lastReq = len(req)
 	a.requests.Add(1)
 	st := a.st
@@ -154,6 +158,9 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	helloLate := func() bool { return true }
 	if fresh {
 		helloLate = context.AfterFunc(helloCtx, func() { st.Close() })
+	}
+	if fresh {
+		req = nil // on its way: on the command line, or on stdin behind the script
 	}
 	out, err := a.exchange(req, fresh, helloLate)
 	if !closeLate() && err == nil {
@@ -242,23 +249,45 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-func (a *Agent) start(ctx context.Context, sess int) error {
+// start starts an agent for the session with b as its first request: on
+// the command line when the line fits (remote.MaxLine), so its answer
+// does not wait for the channel's window (OpenSSH opens a session's window
+// only once the exec is in: a round trip), else on stdin behind the shell
+// agent's script, which the launcher reads there when no binary serves. It
+// returns the request.
+func (a *Agent) start(ctx context.Context, sess int, b *Batch) ([]byte, error) {
 	var r [6]byte // 48 random bits a session: a record's end, which no file can know
 	crand.Read(r[:])
 	nonce := "~" + hex.EncodeToString(r[:])
 	a.errb = &lastBytes{max: 2048}
-	argv := []string{"sh", "-c", agentScript, "synthwatch-agent", nonce}
+	a.alias, a.keys, a.outs, a.names = map[string]int{}, map[string]int{}, map[int][]byte{}, nil
+	b.nonce = nonce
+	req := a.encode(b)
+	script := agentShell
 	if a.useBin {
-		argv = []string{"sh", "-c", agentLauncher, "synthwatch-agent", nonce, a.bin, AgentProto, agentScript}
+		script = agentLauncher
+	}
+	argv := []string{"sh", "-c", script, "synthwatch-agent", nonce, a.bin, AgentProto, strconv.Itoa(len(agentScript)), string(req)}
+	inline := OnTheLine(argv)
+	if !inline {
+		argv[len(argv)-1] = ""
 	}
 	st, err := a.h.Stream(ctx, a.errb, argv...)
 	if err != nil {
-		return fmt.Errorf("agent: %w", err)
+		return nil, fmt.Errorf("agent: %w", err)
 	}
 	a.starts.Add(1)
 	a.st, a.rd, a.sess, a.nonce = st, bufio.NewReaderSize(st, 64<<10), sess, nonce
-	a.alias, a.keys, a.outs, a.names = map[string]int{}, map[string]int{}, map[int][]byte{}, nil
-	return nil
+	// stdin waits for the channel's window: written beside the first answer
+	feed := make(chan struct{})
+	a.feed = feed
+	go func() {
+		defer close(feed)
+		if _, err := io.WriteString(st, agentScript); err == nil && !inline {
+			st.Write(req)
+		}
+	}()
+	return req, nil
 }
 
 func (a *Agent) stop() {
@@ -353,12 +382,17 @@ func (a *Agent) encode(b *Batch) []byte {
 	return append(fmt.Appendf(nil, "L %d\n", decl.Len()), decl.Bytes()...)
 }
 
-// printfEscape writes s for printf %b: every byte but [A-Za-z0-9/._-] as \0ooo.
+// printfEscape writes s for printf %b: every byte but printable ASCII
+// and the space as \0ooo, and of those the backslash (printf %b's escape)
+// and the single quote (the shell agent quotes each string in one:
+// planAwk's quoted). A "D N =TEXT" line's text is the rest of the line,
+// spaces and all. A script takes about its own length, not five times
+// it: the first request travels on the exec's command line when it fits.
 func printfEscape(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '/' || c == '.' || c == '_' || c == '-' {
+		if c >= ' ' && c < 0x7f && c != '\\' && c != '\'' {
 			b.WriteByte(c)
 		} else {
 			fmt.Fprintf(&b, `\0%03o`, c)
@@ -376,11 +410,14 @@ const maxAnswer = 256 << 20
 // says "@H NONCE": what came before it (a login rc's output, with or
 // without a newline) is skipped.
 func (a *Agent) exchange(req []byte, fresh bool, helloIn func() bool) ([]byte, error) {
-	if _, err := a.st.Write(req); err != nil {
-		if fresh && errors.Is(a.readHello(), io.EOF) {
-			return nil, io.EOF // it ended before it read a thing: an agent that cannot run here
+	if a.feed != nil && !fresh {
+		<-a.feed // the script and the first request went before this one
+		a.feed = nil
+	}
+	if req != nil {
+		if _, err := a.st.Write(req); err != nil {
+			return nil, fmt.Errorf("send: %w", err)
 		}
-		return nil, fmt.Errorf("send: %w", err)
 	}
 	if fresh {
 		if err := a.readHello(); err != nil {
@@ -519,7 +556,20 @@ answer() { # into one file, sent in one write: one packet on the link, not one p
   cat "$T/ans"
 }
 printf '@H %s\n' "$k" # what a login shell printed before this is cut here
+# firstreq REQUEST: the first request, when it came on the command line
+# ("L LEN", a newline, and its LEN bytes): answered before stdin is read
+firstreq() {
+  q=1; T=$t/q1 n=0 nops=0
+  mkdir "$T" || exit 71
+  printf %s "${1#*
+}" >"$T/in"
+  req
+  wait
+  answer
+  rm -rf "$T"
+}
 q=0
+[ -z "$1" ] || firstreq "$1"
 while IFS= read -r line; do
   case $line in
   'L '*)
@@ -565,7 +615,7 @@ FILENAME == fdt { p = index($0, " "); esc[substr($0, 1, p - 1)] = substr($0, p +
 FILENAME == ftp { tp[$2] = $0; next }
 FILENAME == fls { st[$1] = after($0, 2); fl[$1] = $2; next }
 FILENAME == fin && /^D / {
-	e = substr($3, 2); esc[$2] = e
+	e = substr($0, index(substr($0, 3), " ") + 4); esc[$2] = e
 	if (ph == 1) { print $2 " " e >> fdt; printf "A%s=\047%s\047\\0012", $2, quoted(e) > (fo "/dn") }
 	next
 }

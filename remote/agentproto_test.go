@@ -7,11 +7,11 @@ import (
 	"testing"
 )
 
-// agentScriptCode is agentScript without its comments and blank lines:
-// what a change of must bump AgentProto.
+// agentScriptCode is agentScript and its launcher without their comments
+// and blank lines: what a change of must bump AgentProto.
 func agentScriptCode() string {
 	var code []string
-	for _, l := range strings.Split(agentScript, "\n") {
+	for _, l := range strings.Split(agentLauncher+"\n"+agentScript, "\n") {
 		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
 			code = append(code, l)
 		}
@@ -26,7 +26,7 @@ func agentScriptCode() string {
 // until AgentProto is bumped and the new code's hash recorded with it.
 func TestAgentProtoFollowsTheScript(t *testing.T) {
 	t.Parallel()
-	const proto, code = "synthwatch-agent/5", "1a9098651fcc7301"
+	const proto, code = "synthwatch-agent/6", "239ad2984200ad01"
 	if got := agentScriptCode(); AgentProto != proto || got != code {
 		t.Fatalf("agentScript's code is %s under AgentProto %q: if the protocol or its answers changed, bump AgentProto; then record both here (proto %q, code %q)",
 			got, AgentProto, AgentProto, got)

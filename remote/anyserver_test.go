@@ -46,12 +46,12 @@ func TestAnySSHServer(t *testing.T) {
 			if err != nil || r.ExitCode != 0 || string(r.Stdout) != long+"|short|"+long {
 				t.Fatalf("long arguments: exit %d err %v, %d bytes back (want %d): %.80q", r.ExitCode, err, len(r.Stdout), 2*len(long)+7, r.Stdout)
 			}
-			r, err = h.Exec(ctx, "sh", "-c", "echo err >&2; exit 7"+strings.Repeat(" ", 3*LongArg))
+			r, err = h.Exec(ctx, "sh", "-c", "echo err >&2; exit 7"+strings.Repeat(" ", MaxLine))
 			if err != nil || r.ExitCode != 7 || string(r.Stderr) != "err\n" {
 				t.Fatalf("exit status of a long script: %+v %v", r, err)
 			}
 
-			st, err := h.Stream(ctx, io.Discard, "sh", "-c", "read -r a; echo \"got $a\""+strings.Repeat(" ", 3*LongArg))
+			st, err := h.Stream(ctx, io.Discard, "sh", "-c", "read -r a; echo \"got $a\""+strings.Repeat(" ", MaxLine))
 			if err != nil {
 				t.Fatal(err)
 			}

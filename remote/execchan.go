@@ -11,26 +11,35 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-// LongArg is the longest argument that travels on the exec request's
-// command line; a longer one (the batch and agent scripts, ~10 KB) travels
-// on stdin. Dropbear, the SSH server of minimal and container hosts, ends
-// the whole connection on any string over 9,000 bytes ("String too long",
+// LongArg is the longest argument that always travels on the exec
+// request's command line; a longer one (the batch and agent scripts,
+// ~10 KB) travels on stdin unless the whole line still fits in MaxLine
+// (an agent's first request, a few KB: on the line, it is answered
+// without waiting for the channel's window, a round trip on OpenSSH).
+// Dropbear, the SSH server of minimal and container hosts, ends the whole
+// connection on any string over 9,000 bytes ("String too long",
 // MAX_CMD_LEN in its sysoptions.h), and other servers have limits of their
 // own; the command line also shows in the host's ps.
-const LongArg = 2048
+const (
+	LongArg = 2048
+	MaxLine = 8000
+)
 
 // WireCommand is argv as an exec request carries it: the command line, and
-// what stdin must start with. Each argument longer than LongArg is read
-// back from stdin by head -c, which asks read(2) for no more than is left
-// (GNU's and busybox's alike), so not a byte of what follows is taken: a
-// stream's requests come right behind it. (dd bs=1 took a read a byte:
-// 1.3 s for the 10 KB batch script on a loaded host.)
+// what stdin must start with. A line within MaxLine carries every
+// argument. Past it, each argument longer than LongArg is read back from
+// stdin by head -c, which asks read(2) for no more than is left (GNU's and
+// busybox's alike), so not a byte of what follows is taken: a stream's
+// requests come right behind it. (dd bs=1 took a read a byte: 1.3 s for
+// the 10 KB batch script on a loaded host.)
 func WireCommand(argv []string) (line string, stdin []byte) {
+	words := quoted(argv)
+	if line = strings.Join(words, " "); len(line) <= MaxLine {
+		return line, nil
+	}
 	var long []string
-	words := make([]string, len(argv))
 	for i, a := range argv {
 		if len(a) <= LongArg {
-			words[i] = Quote(a)
 			continue
 		}
 		v := "a" + strconv.Itoa(len(long))
@@ -39,10 +48,28 @@ func WireCommand(argv []string) (line string, stdin []byte) {
 		stdin = append(stdin, a...)
 	}
 	if len(long) == 0 {
-		return strings.Join(words, " "), nil
+		return line, nil
 	}
 	// the trailing "." keeps the argument's own last newlines, which $( ) strips
 	return "sh -c " + Quote(strings.Join(long, "")+"exec "+strings.Join(words, " ")), stdin
+}
+
+func quoted(argv []string) []string {
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		words[i] = Quote(a)
+	}
+	return words
+}
+
+// OnTheLine says whether argv travels whole on the command line (no
+// argument of it on stdin).
+func OnTheLine(argv []string) bool {
+	n := len(argv) - 1
+	for _, w := range quoted(argv) {
+		n += len(w)
+	}
+	return n <= MaxLine
 }
 
 // execChan is a command on a session channel of its own. Its exec request

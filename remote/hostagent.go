@@ -27,26 +27,91 @@ import (
 // with any change to what agentScript or ServeAgent asks or answers;
 // TestAgentProtoFollowsTheScript fails on a change of agentScript's code
 // (not of its comments) that did not.
-const AgentProto = "synthwatch-agent/5"
+const AgentProto = "synthwatch-agent/6"
 
 // agentLauncher starts the agent: the deployed binary (--worker-bin, else
 // synthwatch on PATH, else ~/.local/bin/synthwatch, as a launch finds it)
 // when it speaks AgentProto, which forks nothing for a steady poll; else
-// the shell agent, which forks a few processes per op.
+// the shell agent (agentShell), which forks a few processes per op. Its
+// arguments: the nonce, the binary, the protocol, the length of the shell
+// agent's script, which comes first on stdin (the binary skips it), and
+// the first request when it fits on the command line (else it follows the
+// script on stdin).
 // A binary that hangs on the question (a hung mount, a wrapper that waits)
 // is given 10 s where timeout(1) is there, then left for the shell. A
 // binary that is there but speaks another protocol (older, newer, not
 // ours) is named before the shell's hello ("@A NONCE mismatch GOT PATH"), so
 // the dashboard says once why the shell reads (Agent.Kind).
-const agentLauncher = `k=$1 bin=$2 proto=$3 script=$4
+const agentLauncher = `k=$1 bin=$2 proto=$3
 if [ -z "$bin" ]; then bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"; fi
 to=; command -v timeout >/dev/null 2>&1 && to="timeout 10"
 if [ -f "$bin" ] && [ -x "$bin" ]; then
   got=$($to "$bin" agent --proto </dev/null 2>/dev/null)
-  [ "$got" = "$proto" ] && exec "$bin" agent "$k"
+  [ "$got" = "$proto" ] && exec "$bin" agent --serve "$proto" --skip "$4" "$k" "$5"
   printf '@A %s mismatch %.64s %s\n' "$k" "$(printf %s "$got" | tr -c 'A-Za-z0-9./_-' '?')" "$(printf %s "$bin" | tr '\n' '?')"
 fi
-exec sh -c "$script" synthwatch-agent "$k"`
+` + agentShell
+
+// agentShell runs the shell agent from the script on stdin (agentLauncher's
+// arguments), with the first request when it came on the command line.
+const agentShell = `script=$(head -c "$4"; echo .) && script=${script%.}
+exec sh -c "$script" synthwatch-agent "$1" "$5"`
+
+// AgentMain is "synthwatch agent ARGS" on the host: --proto prints the
+// protocol; --serve PROTO --skip N NONCE [FIRST] serves (ServeAgent) when
+// PROTO is AgentProto, first answering FIRST (a request from the command
+// line), then skipping N bytes of stdin (the shell agent's script), and
+// exits 0 when stdin ends, 70 on a bad request; another PROTO (a launcher
+// that did not ask) is named on stdout and exits 75, reading nothing. It
+// returns the exit status.
+func AgentMain(args []string, in io.Reader, out io.Writer) int {
+	if len(args) == 1 && args[0] == "--proto" {
+		fmt.Fprintln(out, AgentProto)
+		return 0
+	}
+	if len(args) < 5 || len(args) > 6 || args[0] != "--serve" || args[2] != "--skip" {
+		fmt.Fprintln(os.Stderr, "usage: synthwatch agent --proto | --serve PROTO --skip N NONCE [REQUEST]")
+		return 2
+	}
+	skip, err := strconv.ParseInt(args[3], 10, 64)
+	if err != nil || skip < 0 {
+		fmt.Fprintln(os.Stderr, "synthwatch agent: --skip wants a byte count")
+		return 2
+	}
+	nonce := args[4]
+	if args[1] != AgentProto {
+		exe, _ := os.Executable()
+		fmt.Fprintf(out, "@A %s mismatch %s %s\n", nonce, AgentProto, strings.ReplaceAll(exe, "\n", "?"))
+		return 75
+	}
+	first := ""
+	if len(args) == 6 {
+		first = args[5]
+	}
+	in = io.MultiReader(strings.NewReader(first), &skipReader{r: in, n: skip})
+	if err := ServeAgent(in, out, nonce); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 70
+	}
+	return 0
+}
+
+// skipReader reads r after discarding its first n bytes.
+type skipReader struct {
+	r io.Reader
+	n int64
+}
+
+func (s *skipReader) Read(p []byte) (int, error) {
+	if s.n > 0 {
+		k, err := io.CopyN(io.Discard, s.r, s.n)
+		s.n -= k
+		if err != nil {
+			return 0, err
+		}
+	}
+	return s.r.Read(p)
+}
 
 // ServeAgent is the agent in Go, run on the host as "synthwatch agent
 // NONCE": agentScript's requests on in, its answers on out, byte for byte
@@ -100,7 +165,9 @@ func ServeAgent(in io.Reader, out io.Writer, nonce string) error {
 		switch {
 		case strings.HasPrefix(line, "L "): // the request's length, for the shell; lines are enough here
 		case strings.HasPrefix(line, "D ") && len(f) >= 3:
-			s.alias[f[1]] = printfB(strings.TrimPrefix(f[2], "="))
+			// the text is the rest of the line after "=": spaces are its own
+			_, text, _ := strings.Cut(line[2:], " ")
+			s.alias[f[1]] = printfB(strings.TrimPrefix(text, "="))
 		case strings.HasPrefix(line, "T ") && len(f) >= 2:
 			s.tmpl[f[1]] = f[2:]
 		case line == "R" || strings.HasPrefix(line, "R "):

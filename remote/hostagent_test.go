@@ -17,18 +17,7 @@ import (
 // agent" is, so the launcher finds and probes it as it would the real one.
 func TestMain(m *testing.M) {
 	if os.Getenv("SW_TEST_AGENT") == "1" && len(os.Args) >= 2 && os.Args[1] == "agent" {
-		switch {
-		case len(os.Args) == 3 && os.Args[2] == "--proto":
-			os.Stdout.WriteString(AgentProto + "\n")
-		case len(os.Args) == 3:
-			if err := ServeAgent(os.Stdin, os.Stdout, os.Args[2]); err != nil {
-				os.Stderr.WriteString(err.Error() + "\n")
-				os.Exit(70)
-			}
-		default:
-			os.Exit(2)
-		}
-		os.Exit(0)
+		os.Exit(AgentMain(os.Args[2:], os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -9,29 +8,21 @@ import (
 )
 
 // newAgentCmd is the host agent in Go: a dashboard starts it over SSH
-// (remote.Agent) when the deployed binary speaks its protocol, and it
-// answers polls on stdin until the link ends. Not for people: hidden.
+// (remote.Agent's launcher) and it answers polls on stdin until the link
+// ends. Its arguments are the launcher's (remote.AgentMain), so an older
+// or newer binary answers a usage error or its own protocol, and the
+// launcher leaves the host to the shell. Not for people: hidden.
 func newAgentCmd() *cobra.Command {
-	var proto bool
-	cmd := &cobra.Command{
-		Use:    "agent NONCE",
-		Short:  "Answer a dashboard's polls on stdin (started by the dashboard over SSH)",
-		Hidden: true,
-		Args:   cobra.MaximumNArgs(1),
+	return &cobra.Command{
+		Use:                "agent --proto | --serve PROTO --skip N NONCE [REQUEST]",
+		Short:              "Answer a dashboard's polls on stdin (started by the dashboard over SSH)",
+		Hidden:             true,
+		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if proto {
-				fmt.Fprintln(cmd.OutOrStdout(), remote.AgentProto)
-				return nil
-			}
-			if len(args) != 1 {
-				return usageErr(fmt.Errorf("agent: want the nonce"))
-			}
-			if err := remote.ServeAgent(os.Stdin, os.Stdout, args[0]); err != nil {
-				return &exitError{70, err} // as the shell agent's bad request
+			if code := remote.AgentMain(args, os.Stdin, os.Stdout); code != 0 {
+				os.Exit(code) // the launcher reads the status: 75 and 2 leave the host to the shell
 			}
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&proto, "proto", false, "print the protocol this agent speaks and exit")
-	return cmd
 }

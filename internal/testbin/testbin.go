@@ -78,8 +78,8 @@ func RSSMB(pid string) float64 {
 }
 
 // AgentRuns says whether a Go host agent runs on this machine: a process
-// "BIN agent NONCE", with this bin ("" any) and this nonce ("" any), as
-// sshd (or a local launcher) started it.
+// "BIN agent --serve PROTO --skip N NONCE [REQUEST]", with this bin ("" any)
+// and this nonce ("" any), as sshd (or a local launcher) started it.
 func AgentRuns(bin, nonce string) bool {
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -88,7 +88,7 @@ func AgentRuns(bin, nonce string) bool {
 			continue
 		}
 		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		if len(args) == 3 && (bin == "" || args[0] == bin) && args[1] == "agent" && strings.HasPrefix(args[2], "~") && (nonce == "" || args[2] == nonce) {
+		if len(args) >= 7 && (bin == "" || args[0] == bin) && args[1] == "agent" && args[2] == "--serve" && strings.HasPrefix(args[6], "~") && (nonce == "" || args[6] == nonce) {
 			return true
 		}
 	}

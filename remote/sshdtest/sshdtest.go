@@ -227,6 +227,10 @@ func (s *Server) start() error {
 	log := &bytes.Buffer{}
 	w := &lockedWriter{mu: &s.mu, w: log}
 	cmd.Stdout, cmd.Stderr = w, w
+	// a session process that escaped the tree's kill (re-parented before
+	// Stop listed it) holds the log pipe: Wait gives up on it after this,
+	// so Stop is bounded (it waited 9 minutes once, under load)
+	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", filepath.Base(argv[0]), err)
 	}

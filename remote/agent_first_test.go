@@ -1,0 +1,84 @@
+package remote
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// heldStdin is a host whose streams take nothing on stdin until released:
+// an OpenSSH session channel before the server opens its window, which it
+// does only once the exec is in (a round trip).
+type heldStdin struct {
+	Local
+	release chan struct{}
+}
+
+type heldStream struct {
+	Stream
+	release chan struct{}
+}
+
+func (h heldStdin) Stream(ctx context.Context, stderr io.Writer, argv ...string) (Stream, error) {
+	st, err := h.Local.Stream(ctx, stderr, argv...)
+	if err != nil {
+		return nil, err
+	}
+	return heldStream{st, h.release}, nil
+}
+
+func (s heldStream) Write(p []byte) (int, error) {
+	<-s.release
+	return s.Stream.Write(p)
+}
+
+// The deployed binary answers the first request from the command line,
+// before anything reaches its stdin; the next ones come on stdin, behind
+// the shell agent's script, which it skips. A request too long for the
+// line waits for stdin (the shell agent's too).
+func TestAgentFirstRequestOnTheCommandLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.txt")
+	writeFile(t, f, "one\n")
+	h := heldStdin{release: make(chan struct{})}
+	ag := NewAgent(h)
+	ag.UseBinary(selfAsBinary(t))
+	t.Cleanup(ag.Close)
+	b := &Batch{}
+	b.Cat(f, 100)
+	a, err := ag.Run(context.Background(), b) // stdin held: only the command line reached the host
+	if err != nil || len(a.reads[f]) != 1 || string(a.reads[f][0].data) != "one\n" {
+		t.Fatalf("first request: %v %+v", err, a)
+	}
+	if !goAgentRuns(t, ag) {
+		t.Fatal("the binary did not answer")
+	}
+	close(h.release)
+	writeFile(t, f, "two\n")
+	if a, err = ag.Run(context.Background(), b); err != nil || string(a.reads[f][0].data) != "two\n" {
+		t.Fatalf("second request, on stdin after the script: %v %+v", err, a)
+	}
+
+	// a first request past the line's limit follows the script on stdin
+	long := &Batch{}
+	for i := range 200 {
+		p := filepath.Join(dir, strings.Repeat("d", 40)+strconv.Itoa(i))
+		long.Cat(p, 100)
+	}
+	long.Cat(f, 100)
+	if tmp := (&Agent{alias: map[string]int{}, keys: map[string]int{}}); OnTheLine([]string{string(tmp.encode(long))}) {
+		t.Fatal("the long request fits the line: make it longer")
+	}
+	for name, bin := range map[string]string{"go": selfAsBinary(t), "sh": filepath.Join(dir, "absent")} {
+		ag := NewAgent(Local{})
+		ag.UseBinary(bin)
+		t.Cleanup(ag.Close)
+		if a, err := ag.Run(context.Background(), long); err != nil || string(a.reads[f][0].data) != "two\n" {
+			t.Fatalf("%s: a long first request: %v", name, err)
+		}
+	}
+}
