@@ -358,7 +358,7 @@ func endText(v Worker) string {
 	case v.State == WorkerStopped:
 		return "stopped: " + v.Reason
 	}
-	return v.State + ": " + v.Reason
+	return string(v.State) + ": " + v.Reason
 }
 
 // serverProbe is what asking the server said this poll.
@@ -443,29 +443,6 @@ func (w *Watcher) foldProbe(s *srvWatch, pr serverProbe) {
 	s.st.probe = pr
 }
 
-// Server states (Snapshot.Server.State).
-const (
-	ServerStarting  = "starting"  // loading: startup lines, not answering yet
-	ServerReady     = "ready"     // answering, idle
-	ServerBusy      = "busy"      // answering, with requests running or queued
-	ServerUnhealthy = "unhealthy" // answering badly: timeouts, 5xx, a fault in the log
-	ServerHung      = "hung"      // alive but no progress: a collective timed out, workers wait, requests at 0 tok/s
-	ServerDown      = "down"      // nothing listens, the log is quiet, or the worker waits
-	ServerStopped   = "stopped"   // the log's last word is a graceful stop (SIGTERM, draining): not a crash
-	ServerCrashed   = "crashed"   // the log's last word is a crash
-	ServerUnknown   = "unknown"   // no witness at all
-)
-
-// ServerTrouble: a state every view names with its reason (the server is
-// not serving as it should, or not at all).
-func ServerTrouble(state string) bool {
-	switch state {
-	case ServerUnhealthy, ServerHung, ServerDown, ServerStopped, ServerCrashed:
-		return true
-	}
-	return false
-}
-
 // FiguresLabel says where a server's figures come from, as views print it:
 // "metrics", "log", or "log, 12m old" when they are not live.
 func FiguresLabel(v Server) string {
@@ -500,9 +477,9 @@ const quietAfter = 30 * time.Second
 // /health while the log did not grow since the last poll, is down. A
 // refusal with a fresh log and no waiting worker is judged by the log:
 // the URL may not be the server's (the reason says so).
-func serverStateFor(f serverFacts) (state, reason string) {
+func serverStateFor(f serverFacts) (state ServerState, reason string) {
 	answering := f.metrics == "ok" || f.health == "ok"
-	fromLog := func(why string) (string, string) {
+	fromLog := func(why string) (ServerState, string) {
 		switch f.phase {
 		case "crash":
 			return ServerCrashed, join(why, "last log record is a crash")
@@ -620,7 +597,7 @@ func (w *Watcher) serverEvents(s *srvWatch, v Server, now time.Time) {
 	case v.State == ServerDown:
 		w.event(now, "server_down", "", label+" down: "+v.Reason)
 	case was == ServerDown && v.State != ServerCrashed:
-		w.event(now, "server_up", "", label+" up again: "+v.State)
+		w.event(now, "server_up", "", label+" up again: "+string(v.State))
 	}
 	if v.State == ServerUnhealthy {
 		w.event(now, "server_unhealthy", "", label+" unhealthy: "+v.Reason)

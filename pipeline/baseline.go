@@ -188,7 +188,7 @@ func (w *Watcher) dropCause(se *series, s *Snapshot, cfg, cfgCat string) string 
 	case s.Server.Source != "" && s.Server.QueueReqs == 0:
 		return fmt.Sprintf("the server's queue is empty (%d running): the worker is the bottleneck", s.Server.RunningReqs)
 	case s.Server.Source == "":
-		return "no server figures (" + s.Server.State + ")"
+		return "no server figures (" + string(s.Server.State) + ")"
 	}
 	return "no cause the metrics show"
 }

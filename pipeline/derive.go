@@ -108,7 +108,7 @@ func (w *Watcher) workerStall(s *Snapshot, now time.Time) {
 }
 
 func (w *Watcher) serverView(s *srvWatch, met parse.ServerMetrics, metErr error, now time.Time) Server {
-	v := Server{URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Role: s.role, State: StateUnknown, Retractions: s.st.retractions, LastCrash: s.st.crash}
+	v := Server{URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Role: s.role, State: ServerUnknown, Retractions: s.st.retractions, LastCrash: s.st.crash}
 	if !s.st.crashAt.IsZero() {
 		t := s.st.crashAt.UTC()
 		v.LastCrashAt = &t
@@ -336,14 +336,10 @@ func (w *Watcher) metricRates(s *srvWatch, met parse.ServerMetrics, now time.Tim
 	return gen, hit, true
 }
 
-// CategoryStates are the states categoryView gives (and a stale poll's
-// unknown), in the README's order.
-var CategoryStates = []string{StatePending, StateRunning, StateStalled, StateDone, StateFailed, StateStopped, StateDied, StatePartial, StateUnknown}
-
 // categoryView decides a category's figures and state: the one place a
 // state is decided; status, --follow, the dashboard and the fleet row all
 // read it from the Snapshot.
-func (w *Watcher) categoryView(c *catState, wk Worker, server string, now time.Time) Category {
+func (w *Watcher) categoryView(c *catState, wk Worker, server ServerState, now time.Time) Category {
 	v := Category{Name: c.name, Class: c.class, Done: c.lines, Errors: c.errLines, TokenBudget: c.budget, Rates: c.rates.values()}
 	if !c.lastGrowth.IsZero() {
 		t := c.lastGrowth.UTC()
@@ -432,14 +428,14 @@ func (w *Watcher) categoryView(c *catState, wk Worker, server string, now time.T
 // the worker waits for the server (worker.json), or the server is down or
 // crashed and the file has not grown for 30 s (records still arriving mean
 // the server serves, whatever the probe of a wrong URL says).
-func unserved(v Category, c *catState, wk Worker, server string, now time.Time) string {
+func unserved(v Category, c *catState, wk Worker, server ServerState, now time.Time) string {
 	switch {
 	case v.State != StateRunning:
 		return ""
 	case wk.Phase == parse.WorkerWaitingServer:
 		return "the worker waits for the server"
 	case (server == ServerDown || server == ServerCrashed) && now.Sub(c.lastGrowth) > 30*time.Second:
-		return "the server is " + server
+		return "the server is " + string(server)
 	}
 	return ""
 }

@@ -44,9 +44,9 @@ type srvWatch struct {
 	st       serverState
 	tail     *remote.Tail // nil: no log
 	parser   parse.ServerLog
-	metFails int    // consecutive failures of the same kind: a missing /metrics is asked less often
-	was      string // the state last poll, for events
-	detectAt int    // the poll /workers was last asked, to find a router nobody configured
+	metFails int         // consecutive failures of the same kind: a missing /metrics is asked less often
+	was      ServerState // the state last poll, for events
+	detectAt int         // the poll /workers was last asked, to find a router nobody configured
 	rt       *routerWatch
 }
 
@@ -282,7 +282,7 @@ func (w *Watcher) serverByURL(u string) *srvWatch {
 func hostTotal(each []Server) Server {
 	t := Server{Role: "total", Metrics: "", LogAgeSeconds: nil}
 	var answering, failing []string
-	states := map[string]bool{}
+	states := map[ServerState]bool{}
 	var hits []float64
 	for _, v := range each {
 		if v.Role == RoleRouter {
@@ -294,7 +294,7 @@ func hostTotal(each []Server) Server {
 			answering = append(answering, v.Name)
 		case ServerUnknown:
 		default:
-			failing = append(failing, v.Name+" "+v.State)
+			failing = append(failing, v.Name+" "+string(v.State))
 		}
 		t.GenThroughput += v.GenThroughput
 		t.RunningReqs += v.RunningReqs
