@@ -42,6 +42,15 @@ type liveState struct {
 	seenStart time.Time //
 }
 
+// pid is the worker seen alive at the last poll (0: none): the one a
+// poll's vitals read.
+func (l *liveState) pid() int {
+	if l.cur != nil {
+		return l.cur.pid
+	}
+	return 0
+}
+
 // jsonID names the worker a worker.json is about.
 type jsonID struct {
 	pid   int

@@ -171,7 +171,7 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 		b.Exec("sh", "-c", zoneScript)
 	}
 	if vit {
-		b.Exec(w.vitalsArgv(vitPid, disk)...)
+		b.Exec(w.vit.argv(vitPid, disk)...)
 	}
 	if len(ask.tokJobs) > 0 {
 		b.Exec(tokenArgv(ask.tokJobs)...)

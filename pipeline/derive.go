@@ -36,7 +36,7 @@ func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, 
 	w.foldBaseline(s, now)
 	w.workerEvents(s.Worker, now)
 	w.doneEvents(s, now)
-	w.foldVitals(s, vr, now)
+	w.vit.fold(s, vr, now)
 	s.Events = w.timeline.Recent(50)
 }
 
@@ -553,6 +553,4 @@ func (w *Watcher) crossChecks(s *Snapshot, now time.Time) {
 	}
 }
 
-func (w *Watcher) event(t time.Time, kind, cat, text string) {
-	w.timeline.Add(Event{Time: t.UTC(), Kind: kind, Category: cat, Text: parse.SanitizeString(text)})
-}
+func (w *Watcher) event(t time.Time, kind, cat, text string) { w.timeline.note(t, kind, cat, text) }

@@ -273,3 +273,8 @@ func (w *Watcher) reportedRate(name string) float64 {
 	}
 	return 0
 }
+
+// note adds an event at t, its text sanitised.
+func (t *Timeline) note(at time.Time, kind, cat, text string) {
+	t.Add(Event{Time: at.UTC(), Kind: kind, Category: cat, Text: parse.SanitizeString(text)})
+}

@@ -227,7 +227,7 @@ func TestVitalsCadence(t *testing.T) {
 	setSMI(t, smi, g, a)
 	reads, disks := 0, 0
 	for i := 0; i < 60; i++ { // 2 min of 2 s polls
-		vr, disk := w.vitalsDue(c.now())
+		vr, disk := w.vit.due(c.now())
 		if vr {
 			reads++
 		}

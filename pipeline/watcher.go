@@ -127,7 +127,7 @@ type Watcher struct {
 	ServerLog  *Ring              // sanitised server log lines for display
 
 	ev   eventState    // the host's zone, and the baselines of derived events (events.go)
-	vit  vitalsState   // GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
+	vit  vitals        // the host's health: GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
 	base baselineState // throughput against the night's median (baseline.go)
 	slp  sleepState    // this machine's sleeps, and the wake being folded (sleep.go)
 	figs figureState   // latency windows, replica rows (latency.go, replicas.go)
@@ -153,6 +153,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	}
 	w.setServers(w.serverSpecs())
 	w.procs = newProcReader(w.rd, o.Root)
+	w.vit = vitals{root: o.Root, floor: o.DiskFloor, tl: tl}
 	w.live.killed = map[int]bool{}
 	w.wlog.StartBack = 1 << 20 // enough of the worker log to know where each category stands
 	return w
@@ -265,8 +266,8 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	var discErr error
 	full := w.polls%30 == 0 || len(w.cats) == 0 // prompts.jsonl and new categories change rarely
 	askZone := w.ev.zone == nil || w.ev.relearn // once per connection, in this batch
-	askVit, vitDisk := w.vitalsDue(now)         // at most every 10 s, in this batch
-	vitPid := w.vitalsPid()
+	askVit, vitDisk := w.vit.due(now)           // at most every 10 s, in this batch
+	vitPid := w.live.pid()
 	cold := w.cold()
 	viaAgent := w.viaAgent()
 	tokJobs := w.tokenJobs() // holes the counts left: summed on the host, in this batch
@@ -322,7 +323,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	wg.Add(2)
 	if askVit {
 		wg.Add(1)
-		go func() { defer wg.Done(); vr = w.readVitals(ctx, vitPid, vitDisk) }()
+		go func() { defer wg.Done(); vr = w.vit.read(ctx, w.rd, vitPid, vitDisk) }()
 	}
 	go func() { defer wg.Done(); res = p.Poll(ctx, w.rd) }()
 	go func() { defer wg.Done(); lr = w.readLive(ctx, now) }()
