@@ -166,7 +166,7 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 		b.Cat(dir+"/stat", 4096)
 	}
 	b.RealPath(w.o.Root)
-	b.Procs(l.WorkerJSON(), remote.HoldersArgv(w.procs.patternsAt(ctx, w.procs.knownReal(), w.o.WorkerLog, nil)))
+	b.Procs(l.WorkerJSON(), remote.HoldersArgv(w.live.procs.patternsAt(ctx, w.live.procs.knownReal(), w.o.WorkerLog, nil)))
 	if zone {
 		b.Exec("sh", "-c", zoneScript)
 	}

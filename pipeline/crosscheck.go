@@ -47,10 +47,10 @@ func (w *Watcher) sourceChecks(s *Snapshot, v *Category, c *catState, now time.T
 			w.addCheck(v, c, SourceCheck{Source: "log", Says: logDone, File: v.Done, Authority: parse.RawFile, Why: why}, msg, now)
 		}
 	}
-	if js := w.jsonCategory(v.Name); js != nil && w.wjson != nil && js.State == parse.CatRunning {
+	if js := w.jsonCategory(v.Name); js != nil && w.live.wjson != nil && js.State == parse.CatRunning {
 		if gap := v.Done - int64(js.Done); gap < -5 || gap > slack(v) {
 			why := "its worker is not running"
-			if age := now.Sub(w.wjson.UpdatedAt); Alive(s.Worker.State) && s.Worker.PID == w.wjson.PID {
+			if age := now.Sub(w.live.wjson.UpdatedAt); Alive(s.Worker.State) && s.Worker.PID == w.live.wjson.PID {
 				why = "worker.json last written " + FormatDuration(age) + " ago"
 			}
 			msg := fmt.Sprintf("%s: worker.json says %d done but raw_responses.jsonl has %d records; the file is authoritative: %s",
@@ -87,12 +87,12 @@ func hasCheck(cs []SourceCheck, src string) bool {
 }
 
 func (w *Watcher) jsonCategory(name string) *parse.CategoryState {
-	if w.wjson == nil {
+	if w.live.wjson == nil {
 		return nil
 	}
-	for i := range w.wjson.Categories {
-		if w.wjson.Categories[i].Name == name {
-			return &w.wjson.Categories[i]
+	for i := range w.live.wjson.Categories {
+		if w.live.wjson.Categories[i].Name == name {
+			return &w.live.wjson.Categories[i]
 		}
 	}
 	return nil

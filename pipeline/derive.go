@@ -10,7 +10,7 @@ import (
 )
 
 func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, now time.Time) {
-	s.Worker = w.workerView(now)
+	s.Worker = w.live.view(w.log.finished, w.log.current)
 	var each []Server
 	s.Server, each = w.serverViews(reads, now)
 	if len(each) > 1 || each[0].Role == RoleRouter {
@@ -28,83 +28,16 @@ func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, 
 	for _, n := range w.order {
 		s.Categories = append(s.Categories, w.categoryView(w.cats[n], s.Worker, s.Server.State, now))
 	}
-	w.workerStall(s, now)
+	w.live.stall(s, now, w.o.StallAfter)
 	w.noteClassRates(s.Categories)
 	s.ETASeconds, s.ETAPart = w.pipelineETA(s.Categories)
 	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = totalTokens(s.Categories)
 	w.crossChecks(s, now)
 	w.foldBaseline(s, now)
-	w.workerEvents(s.Worker, now)
+	w.live.events(s.Worker, now, w.lastSnap.Time)
 	w.doneEvents(s, now)
 	w.vit.fold(s, vr, now)
 	s.Events = w.timeline.Recent(50)
-}
-
-func (w *Watcher) workerView(now time.Time) Worker {
-	f := w.workerFacts()
-	v := Worker{PID: f.pid, Category: w.log.current, Source: "log"}
-	v.State, v.Reason, v.ByYou = workerStateFor(f)
-	st, p := w.wjson, w.live.cur
-	if p == nil && w.live.last != nil && w.live.last.pid == f.pid {
-		p = w.live.last // ended: its pid and command are still worth showing
-	}
-	if st != nil && (st.PID == f.pid || f.pid == 0) { // a stale worker.json says nothing of another process
-		up := st.UpdatedAt.UTC()
-		v.Category, v.Phase, v.UpdatedAt = st.Category, st.State, &up
-		if st.PID == f.pid {
-			v.Source = parse.WorkerStateFile
-			if !st.StartedAt.IsZero() {
-				t := st.StartedAt.UTC()
-				v.StartedAt = &t
-			}
-		}
-	}
-	if p != nil && p.pid == f.pid {
-		v.Command = p.command()
-		if p.writes != "" && v.Source != parse.WorkerStateFile {
-			v.Source = "proc"
-		}
-		if t := w.startedAt(p); v.StartedAt == nil && !t.IsZero() {
-			t = t.UTC()
-			v.StartedAt = &t
-		}
-	}
-	if v.State == WorkerNone {
-		v.Source = ""
-	}
-	return v
-}
-
-// workerStall marks a live worker stalled when its category is, or when
-// nothing has grown anywhere for StallAfter since it was first seen alive.
-func (w *Watcher) workerStall(s *Snapshot, now time.Time) {
-	if s.Worker.State != WorkerRunning {
-		return
-	}
-	var newest time.Time
-	for _, c := range s.Categories {
-		if c.State == StateStalled {
-			s.Worker.State, s.Worker.Reason = WorkerStalled, c.Name+": "+c.Reason // the row's own words
-		}
-		if c.LastGrowth != nil && c.LastGrowth.After(newest) {
-			newest = *c.LastGrowth
-		}
-		if c.State == StateRunning {
-			return // its category is judged on its own, with its own pace
-		}
-	}
-	if s.Worker.State == WorkerRunning {
-		since := w.live.aliveSince
-		if newest.After(since) {
-			since = newest
-		}
-		if !since.IsZero() && now.Sub(since) > w.o.StallAfter {
-			s.Worker.State, s.Worker.Reason = WorkerStalled, "no new records for "+FormatDuration(now.Sub(since))
-		}
-	}
-	if s.Worker.State == WorkerStalled && w.workerWaiting() {
-		s.Worker.Reason += "; waiting for the server (/health)"
-	}
 }
 
 func (w *Watcher) serverView(s *srvWatch, met parse.ServerMetrics, metErr error, now time.Time) Server {
@@ -167,7 +100,7 @@ func (w *Watcher) serverView(s *srvWatch, met parse.ServerMetrics, metErr error,
 func (w *Watcher) judgeServer(s *srvWatch, v Server, now time.Time) Server {
 	f := serverFacts{metrics: s.st.probe.metrics, health: s.st.probe.health, refused: s.st.refused,
 		phase: s.st.phase, fault: s.st.fault, hang: s.st.hang, stop: s.st.stop, logSeen: s.st.logSeen, logGrew: s.st.logGrew,
-		waiting: w.workerWaiting(), load: v.RunningReqs + v.QueueReqs, crash: s.st.crash, url: s.spec.URL}
+		waiting: w.live.waitingServer(), load: v.RunningReqs + v.QueueReqs, crash: s.st.crash, url: s.spec.URL}
 	if v.FiguresStale {
 		f.load = 0 // old figures say nothing of the load now
 	}
@@ -346,10 +279,10 @@ func (w *Watcher) categoryView(c *catState, wk Worker, server ServerState, now t
 		v.LastGrowth = &t
 	}
 	var js *parse.CategoryState
-	if w.wjson != nil {
-		for i := range w.wjson.Categories {
-			if w.wjson.Categories[i].Name == c.name {
-				js = &w.wjson.Categories[i]
+	if w.live.wjson != nil {
+		for i := range w.live.wjson.Categories {
+			if w.live.wjson.Categories[i].Name == c.name {
+				js = &w.live.wjson.Categories[i]
 			}
 		}
 	}
@@ -364,7 +297,7 @@ func (w *Watcher) categoryView(c *catState, wk Worker, server ServerState, now t
 			v.Target = int64(c.maxSamples)
 		}
 	}
-	countFigures(c, js, w.wjson != nil && c.scanVoidPID != 0 && c.scanVoidPID == w.wjson.PID, &v)
+	countFigures(c, js, w.live.wjson != nil && c.scanVoidPID != 0 && c.scanVoidPID == w.live.wjson.PID, &v)
 	tokenFigures(c, js, &v)
 	provenance(c, &v)
 	current := wk.Category == c.name

@@ -263,10 +263,10 @@ func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
 
 // reportedRate is the worker's own figure for a category (worker.json).
 func (w *Watcher) reportedRate(name string) float64 {
-	if w.wjson == nil {
+	if w.live.wjson == nil {
 		return 0
 	}
-	for _, c := range w.wjson.Categories {
+	for _, c := range w.live.wjson.Categories {
 		if c.Name == name {
 			return c.Rate
 		}

@@ -1,9 +1,7 @@
 package pipeline
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -429,26 +427,17 @@ func (w *Watcher) foldRuns(c *catState, up remote.TailUpdate) {
 	}
 }
 
-func (w *Watcher) foldWorkerJSON(data []byte, err error, now time.Time) {
-	switch {
-	case err == nil:
-		st, perr := parse.ParseWorkerState(data)
-		if perr != nil {
-			w.wjson = nil
-			return
+// noteWorkerJSON takes the categories worker.json names, with their class
+// and budget.
+func (w *Watcher) noteWorkerJSON(st *parse.WorkerState) {
+	for _, c := range st.Categories {
+		cs := w.cat(c.Name)
+		if c.Class != "" {
+			cs.class = c.Class
 		}
-		w.wjson = &st
-		for _, c := range st.Categories {
-			cs := w.cat(c.Name)
-			if c.Class != "" {
-				cs.class = c.Class
-			}
-			if c.TokenBudget > 0 {
-				cs.budget = c.TokenBudget
-			}
+		if c.TokenBudget > 0 {
+			cs.budget = c.TokenBudget
 		}
-	case errors.Is(err, fs.ErrNotExist):
-		w.wjson = nil
 	}
 }
 
@@ -470,8 +459,8 @@ func (w *Watcher) foldCounts(res remote.PollResult, now time.Time) {
 			prompts = remote.CountUpdate{Lines: c.promptLines}
 		}
 		c.countErr = countError(c, raw, errs, prompts)
-		if raw.Reset && c.known && w.wjson != nil {
-			c.scanVoidPID = w.wjson.PID // rewritten since this worker's resume scan: its extra_lines no longer apply
+		if raw.Reset && c.known && w.live.wjson != nil {
+			c.scanVoidPID = w.live.wjson.PID // rewritten since this worker's resume scan: its extra_lines no longer apply
 		}
 		if !keepsLastCount(c, raw) {
 			if !raw.Missing {

@@ -14,7 +14,7 @@ func (w *Watcher) rate(c *catState, js *parse.CategoryState, now time.Time) floa
 	if r, ok := c.win.PerMin(now); ok {
 		return r
 	}
-	if js != nil && js.Rate > 0 && w.wjson != nil && now.Sub(w.wjson.UpdatedAt) < 30*time.Second {
+	if js != nil && js.Rate > 0 && w.live.wjson != nil && now.Sub(w.live.wjson.UpdatedAt) < 30*time.Second {
 		return js.Rate
 	}
 	if p := c.logProgress; p.Kind == parse.WProgress && c.logProgressFresh && p.ReqPerSec > 0 && now.Sub(c.logProgressAt) < w.o.StallAfter {
@@ -43,7 +43,7 @@ func (w *Watcher) rate(c *catState, js *parse.CategoryState, now time.Time) floa
 //
 // Zero when the log has no header for it: the stall is judged by growth.
 func (w *Watcher) becameCurrent(c *catState, wk Worker) (t time.Time, weak bool) {
-	if st := w.wjson; st != nil && st.Category == c.name {
+	if st := w.live.wjson; st != nil && st.Category == c.name {
 		if !st.CategorySince.IsZero() {
 			return st.CategorySince, false
 		}

@@ -275,7 +275,7 @@ func (w *Watcher) routerViews(s *srvWatch, rr *routerRead, now time.Time) (Serve
 	}
 	v := Server{Role: RoleRouter, URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Retractions: 0, Replicas: len(rt.order), HealthyReplicas: healthy}
 	f := serverFacts{metrics: s.st.probe.metrics, phase: s.st.phase, logSeen: s.st.logSeen, logGrew: s.st.logGrew,
-		waiting: w.workerWaiting(), load: load, refused: s.st.refused}
+		waiting: w.live.waitingServer(), load: load, refused: s.st.refused}
 	if s.st.logSeen && !s.st.logGrewAt.IsZero() {
 		f.logAge = max(now.Sub(s.st.logGrewAt), 0)
 		age := f.logAge.Seconds()

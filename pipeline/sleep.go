@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -49,20 +48,4 @@ func (w *Watcher) noteSleep(now time.Time) (fold, back bool) {
 	w.slp.waking = false
 	back = st.Phase == remote.Connected
 	return back, back
-}
-
-// endedAt is when the worker pid, alive at the last fresh poll, ended, as
-// the host tells: worker.json's last update when it is that pid's final
-// state and came after that poll, so an exit while this machine slept keeps
-// its own time; else now.
-func (w *Watcher) endedAt(pid int, now time.Time) time.Time {
-	st := w.wjson
-	if st == nil || st.PID != pid || st.UpdatedAt.After(now) || !st.UpdatedAt.After(w.lastSnap.Time) {
-		return now
-	}
-	switch st.State {
-	case parse.WorkerDone, parse.WorkerFailed, parse.WorkerStopped:
-		return st.UpdatedAt
-	}
-	return now
 }

@@ -112,9 +112,7 @@ type Watcher struct {
 	srvSet     bool        // the server set has taken the manifest's list into account
 	log        logState
 	srv        *serverState // the first server's
-	wjson      *parse.WorkerState
-	procs      *procReader
-	live       liveState
+	live       liveness     // the worker: worker.json, its process, the kill note (live.go)
 	timeline   *Timeline
 	lastSnap   Snapshot
 	connWas    LinkPhase
@@ -152,11 +150,18 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 		}
 	}
 	w.setServers(w.serverSpecs())
-	w.procs = newProcReader(w.rd, o.Root)
 	w.vit = vitals{root: o.Root, floor: o.DiskFloor, tl: tl}
-	w.live.killed = map[int]bool{}
+	w.live = liveness{rd: w.rd, h: h, lay: w.layout(), workerLog: o.WorkerLog, procs: newProcReader(w.rd, o.Root), tl: tl, killed: map[int]bool{}}
 	w.wlog.StartBack = 1 << 20 // enough of the worker log to know where each category stands
 	return w
+}
+
+// Rescan makes the next poll scan the host's process table for a worker,
+// whatever it knows: call it after a launch, resume or restart.
+func (w *Watcher) Rescan() {
+	w.mu.Lock()
+	w.live.rescan = true
+	w.mu.Unlock()
 }
 
 // layout is the host layout under the watched root.
@@ -326,7 +331,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		go func() { defer wg.Done(); vr = w.vit.read(ctx, w.rd, vitPid, vitDisk) }()
 	}
 	go func() { defer wg.Done(); res = p.Poll(ctx, w.rd) }()
-	go func() { defer wg.Done(); lr = w.readLive(ctx, now) }()
+	go func() { defer wg.Done(); lr = w.live.read(ctx, now, w.polls) }()
 	if askZone {
 		wg.Add(1)
 		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.rd) }()
@@ -355,9 +360,11 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		return w.stale(snap), false
 	}
 	w.foldTails(res, now)
-	w.foldWorkerJSON(lr.wjson, lr.wjsonErr, now)
-	w.foldLive(lr, now)
-	w.noteGrowth(res)
+	if st := w.live.foldJSON(lr.wjson, lr.wjsonErr); st != nil {
+		w.noteWorkerJSON(st)
+	}
+	w.live.fold(lr, now)
+	w.live.noteGrowth(res, w.cats, w.polls)
 	w.foldCounts(res, now)
 	w.foldTokens(res, tokJobs, tokSums, tokErr)
 	if w.o.OnePoll {
