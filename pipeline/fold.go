@@ -3,7 +3,6 @@ package pipeline
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -45,17 +44,6 @@ type catState struct {
 	tok                 tokAcc          // tokens and runs of its records, from the bytes the count reads (tokens.go)
 	runLines            []parse.RunLine // runs.jsonl, one per run (provenance.go)
 	disagree            map[string]bool // sources that disagree with the file (crosscheck.go)
-}
-
-// logState is what the worker log says.
-type logState struct {
-	current    string    // category of the latest "Processing:" line
-	prev       string    // the category of the header before it ("" if none was read)
-	headerAt   time.Time // when that header was read as it was written (zero: history from a first read)
-	headerOnly bool      // only the lines written with the header since it: the worker just switched
-	lastLine   time.Time // when the log last grew
-	finished   bool      // "All categories finished."
-	fails      parse.FailureTally
 }
 
 // serverState is what the server log and the probes say.
@@ -150,7 +138,7 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 	wl := res.Tails[0]
 	recent := wl.Err == nil && now.Sub(wl.ModTime) < time.Minute
 	for i, l := range wl.Lines {
-		w.WorkerLog.Add(parse.SanitizeLine([]byte(l.Text), 4096))
+		w.log.worker.Add(parse.SanitizeLine([]byte(l.Text), 4096))
 		fresh := w.polls > 1 || recent && len(wl.Lines)-i <= 20
 		w.foldWorkerLine(parse.ParseWorkerLine(l.Text), now, fresh)
 	}
@@ -171,37 +159,31 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 	}
 }
 
-// foldWorkerLine folds one worker log line; fresh says it was written
-// about now (read live, or among the last lines of a log that just grew),
-// not history from a first read.
+// foldWorkerLine hands one worker log line to the parts it speaks of: the
+// log's own facts, the worker's liveness, the categories it names. fresh
+// says it was written about now (read live, or among the last lines of a
+// log that just grew), not history from a first read.
 func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time, fresh bool) {
-	if w.log.fails.Fold(l) {
-		if c, ok := w.cats[w.log.current]; ok {
-			c.logFailures++
-		}
-	}
-	switch l.Kind {
-	case parse.WSeparator, parse.WPrompts, parse.WResume, parse.WRunning, parse.WSkip:
-		// written with the header, at once: the log still "ends with" it
-	case parse.WOther:
-		if strings.TrimSpace(l.Text) != "" {
-			w.log.headerOnly = false
-		}
-	default:
-		w.log.headerOnly = false // progress, an error, a wait: time passed since the header
+	cur := w.log.current // a failure counts against the category it was logged under
+	watching := w.polls > 1
+	failed := w.log.fold(l, now, watching && w.cats[l.Category] != nil)
+	w.live.foldLogLine(l)
+	w.foldCatLine(l, cur, failed, now, watching, fresh)
+}
+
+// foldCatLine folds what a worker log line says of a category: its class,
+// when it became current, its target, skip and progress, its failures.
+func (w *Watcher) foldCatLine(l parse.WorkerLine, cur string, failed bool, now time.Time, watching, fresh bool) {
+	if c, ok := w.cats[cur]; ok && failed {
+		c.logFailures++
 	}
 	switch l.Kind {
 	case parse.WProcessing:
-		if w.log.current != l.Category {
-			w.log.prev = w.log.current
-		}
-		w.log.current, w.log.finished, w.log.headerOnly, w.log.headerAt = l.Category, false, true, time.Time{}
 		if c, ok := w.cats[l.Category]; ok {
 			if l.Class != "" {
 				c.class = l.Class
 			}
-			if w.polls > 1 {
-				w.log.headerAt = now
+			if watching {
 				c.currentSince, c.currentKnown = now, true // a (re)start reached it while we watch: the stall clock starts now
 			}
 			c.logProgress, c.logProgressFresh = parse.WorkerLine{}, false // the last run's figures are not this run's
@@ -219,17 +201,6 @@ func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time, fresh bool) 
 		if c, ok := w.cats[w.log.current]; ok {
 			c.logProgress, c.logProgressAt, c.logProgressFresh = l, now, fresh
 		}
-	case parse.WFinished:
-		w.log.finished = true
-	case parse.WKill:
-		w.live.killed[l.PID] = true
-	case parse.WWaiting:
-		w.live.waiting = true
-	case parse.WBack:
-		w.live.waiting = false
-	}
-	if l.Kind == parse.WProgress || l.Kind == parse.WProcessing {
-		w.live.waiting = false
 	}
 }
 

@@ -61,6 +61,19 @@ func (l *liveness) pid() int {
 	return 0
 }
 
+// foldLogLine folds what a worker log line says of the process: a kill
+// marker, a wait for the server and its end.
+func (l *liveness) foldLogLine(wl parse.WorkerLine) {
+	switch wl.Kind {
+	case parse.WKill:
+		l.killed[wl.PID] = true
+	case parse.WWaiting:
+		l.waiting = true
+	case parse.WBack, parse.WProgress, parse.WProcessing:
+		l.waiting = false
+	}
+}
+
 // jsonID names the worker a worker.json is about.
 type jsonID struct {
 	pid   int

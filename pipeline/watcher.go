@@ -107,10 +107,9 @@ type Watcher struct {
 	haveMan    bool
 	manErr     error // why pipeline.toml could not be read or parsed (nil: read, or none)
 	polls      int
-	wlog       *remote.Tail
-	servers    []*srvWatch // the host's servers (servers.go); never empty
-	srvSet     bool        // the server set has taken the manifest's list into account
-	log        logState
+	servers    []*srvWatch  // the host's servers (servers.go); never empty
+	srvSet     bool         // the server set has taken the manifest's list into account
+	log        logs         // the worker log: its tail, the display rings, what it says (logs.go)
 	srv        *serverState // the first server's
 	live       liveness     // the worker: worker.json, its process, the kill note (live.go)
 	timeline   *Timeline
@@ -121,8 +120,8 @@ type Watcher struct {
 	everUp     bool   // the link has been up in this session
 	thr        *samples
 	classRates map[string]float64 // newest measured rate per class (per minute)
-	WorkerLog  *Ring              // sanitised worker log lines for display
-	ServerLog  *Ring              // sanitised server log lines for display
+	WorkerLog  *Ring              // sanitised worker log lines for display (the logs part's)
+	ServerLog  *Ring              // sanitised server log lines for display (the logs part's)
 
 	ev   eventState    // the host's zone, and the baselines of derived events (events.go)
 	vit  vitals        // the host's health: GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
@@ -138,9 +137,9 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 		tl = NewTimeline(500, "")
 	}
 	w := &Watcher{h: h, o: o, cats: map[string]*catState{}, timeline: tl,
-		wlog:      remote.NewTail(o.WorkerLog),
-		WorkerLog: NewRing(o.LogLines), ServerLog: NewRing(o.LogLines), thr: newSamples(o.History),
+		log: newLogs(o), thr: newSamples(o.History),
 	}
+	w.WorkerLog, w.ServerLog = w.log.worker, w.log.server
 	w.rd = h
 	if _, linked := h.(remote.Linked); linked {
 		w.pre = remote.NewPrefetch(h)
@@ -152,7 +151,6 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	w.setServers(w.serverSpecs())
 	w.vit = vitals{root: o.Root, floor: o.DiskFloor, tl: tl}
 	w.live = liveness{rd: w.rd, h: h, lay: w.layout(), workerLog: o.WorkerLog, procs: newProcReader(w.rd, o.Root), tl: tl, killed: map[int]bool{}}
-	w.wlog.StartBack = 1 << 20 // enough of the worker log to know where each category stands
 	return w
 }
 
@@ -381,7 +379,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 // poller is this poll's batch of tails and counters. A full poll reads
 // what changes rarely too: prompts.jsonl and runs.jsonl.
 func (w *Watcher) poller(full bool) *remote.Poller {
-	p := &remote.Poller{Tails: append([]*remote.Tail{w.wlog}, w.serverTails()...)}
+	p := &remote.Poller{Tails: append([]*remote.Tail{w.log.tail}, w.serverTails()...)}
 	for _, n := range w.order {
 		c := w.cats[n]
 		p.Counters = append(p.Counters, c.raw, c.errs)
