@@ -211,7 +211,7 @@ func (w *Watcher) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Ti
 	if ev.HasPrefix && !ev.Prefix.Time.IsZero() && (ev.Prefix.Time.After(s.st.lastLogged) || !s.st.loggedSet) {
 		s.st.lastLogged, s.st.loggedSet = ev.Prefix.Time, true // vLLM's year-less times sort before the zero time
 	}
-	at := w.serverEventTime(s, ev, now) // the log's own time (events.go)
+	at := w.ev.serverTime(ev, s.st.logMtime, now) // the log's own time (events.go)
 	fc := ev.Fault()
 	if s.st.phase == "stop" && (fc == parse.FaultCrash && stopTeardown(ev.Kind) || fc == parse.FaultStop) {
 		return // a stop's own teardown: its children end, SIGQUIT, kill_process_tree
@@ -227,14 +227,14 @@ func (w *Watcher) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Ti
 			s.st.crash, s.st.crashAt = text, at // the cause, not the cleanup that follows it
 		}
 		if s.st.phase != "crash" {
-			w.logEvent(at, "server_crash", text, ev.Msg)
+			w.ev.logEvent(at, "server_crash", text, ev.Msg)
 		}
 		s.st.ready, s.st.phase, s.st.fault, s.st.hang = false, "crash", "", ""
 		s.st.endLogged, s.st.decode = ev.Prefix.Time, nil
 		return
 	case parse.FaultStop:
 		text := parse.SanitizeLine([]byte(ev.Msg), 300)
-		w.logEvent(at, "server_stop", "server stopping: "+text, ev.Msg)
+		w.ev.logEvent(at, "server_stop", "server stopping: "+text, ev.Msg)
 		s.st.ready, s.st.phase, s.st.fault, s.st.hang, s.st.stop = false, "stop", "", "", text
 		s.st.endLogged, s.st.decode = ev.Prefix.Time, nil
 		return
@@ -243,31 +243,31 @@ func (w *Watcher) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Ti
 		if s.st.phase == "startup" {
 			// vLLM waits on its workers while they compile: a note (once), not a hang
 			if !s.st.startWait {
-				w.logEvent(at, "server_warning", text, ev.Msg)
+				w.ev.logEvent(at, "server_warning", text, ev.Msg)
 			}
 			s.st.startWait = true
 			return
 		}
 		if s.st.hang == "" {
-			w.logEvent(at, "server_hang", text, ev.Msg)
+			w.ev.logEvent(at, "server_hang", text, ev.Msg)
 		}
 		s.st.hang = text
 		return
 	case parse.FaultFault:
 		text := parse.SanitizeLine([]byte(ev.Msg), 300)
 		if s.st.fault == "" {
-			w.logEvent(at, "server_fault", text, ev.Msg)
+			w.ev.logEvent(at, "server_fault", text, ev.Msg)
 		}
 		s.st.fault = text
 		return
 	case parse.FaultWarning:
-		w.logEvent(at, "server_warning", parse.SanitizeLine([]byte(ev.Msg), 300), ev.Msg)
+		w.ev.logEvent(at, "server_warning", parse.SanitizeLine([]byte(ev.Msg), 300), ev.Msg)
 		return
 	}
 	switch ev.Kind {
 	case parse.SReady:
 		if !s.st.ready {
-			w.logEvent(at, "server_ready", "server ready", ev.Msg)
+			w.ev.logEvent(at, "server_ready", "server ready", ev.Msg)
 		}
 		s.st.ready, s.st.phase, s.st.fault, s.st.hang = true, "ready", "", ""
 	case parse.SStartup:
@@ -363,7 +363,7 @@ func (w *Watcher) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, d d
 	case d.zero >= hangLines && s.st.hang == "":
 		text := fmt.Sprintf("%d requests running at 0 tok/s for %d lines in a row", d.running, d.zero)
 		s.st.hang = text
-		w.logEvent(at, "server_hang", text, ev.Msg)
+		w.ev.logEvent(at, "server_hang", text, ev.Msg)
 	}
 }
 

@@ -411,10 +411,10 @@ func (w *Watcher) foldRouterLine(s *srvWatch, l parse.RouterLine) {
 	case parse.RReady:
 		s.st.phase, s.st.ready = "ready", true
 	case parse.RWorkerDown:
-		w.logEvent(l.Time, "replica_unhealthy", "router: "+msg, l.Msg)
+		w.ev.logEvent(l.Time, "replica_unhealthy", "router: "+msg, l.Msg)
 	case parse.RWorkerUp:
-		w.logEvent(l.Time, "replica_healthy", "router: "+msg, l.Msg)
+		w.ev.logEvent(l.Time, "replica_healthy", "router: "+msg, l.Msg)
 	case parse.RError:
-		w.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
+		w.ev.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
 	}
 }

@@ -114,19 +114,14 @@ type Watcher struct {
 	live       liveness     // the worker: worker.json, its process, the kill note (live.go)
 	timeline   *Timeline
 	lastSnap   Snapshot
-	connWas    LinkPhase
-	dropsWas   int
-	errWas     string // the link error last written to the timeline
-	everUp     bool   // the link has been up in this session
 	thr        *samples
 	classRates map[string]float64 // newest measured rate per class (per minute)
 	WorkerLog  *Ring              // sanitised worker log lines for display (the logs part's)
 	ServerLog  *Ring              // sanitised server log lines for display (the logs part's)
 
-	ev   eventState    // the host's zone, and the baselines of derived events (events.go)
+	ev   events        // the timeline's part: the zone, the link's changes, sleeps, derived events' baselines (events.go)
 	vit  vitals        // the host's health: GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
 	base baselineState // throughput against the night's median (baseline.go)
-	slp  sleepState    // this machine's sleeps, and the wake being folded (sleep.go)
 	figs figureState   // latency windows, replica rows (latency.go, replicas.go)
 }
 
@@ -149,6 +144,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 		}
 	}
 	w.setServers(w.serverSpecs())
+	w.ev.tl = tl
 	w.vit = vitals{root: o.Root, floor: o.DiskFloor, tl: tl}
 	w.live = liveness{rd: w.rd, h: h, lay: w.layout(), workerLog: o.WorkerLog, procs: newProcReader(w.rd, o.Root), tl: tl, killed: map[int]bool{}}
 	return w
@@ -336,11 +332,11 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	}
 	wg.Wait()
 	pw.Wait()
-	w.foldZone(zone, zoneErr, askZone)
+	w.ev.foldZone(zone, zoneErr, askZone)
 
 	snap := Snapshot{Schema: 1, Time: now.UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}}
 	snap.Connection = w.Link()
-	w.noteConnection(snap.Connection, now)
+	w.ev.noteConnection(snap.Connection, now, w.h)
 	// a link that dropped during the batch fails its reads with the transport's error, not ErrDisconnected
 	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected) || !snap.Connection.State.Up()
 	if down {
@@ -391,73 +387,6 @@ func (w *Watcher) poller(full bool) *remote.Poller {
 	return p
 }
 
-// noteConnection records disconnections and reconnections in the timeline.
-// The host counts drops, so one that came and went between two polls is
-// recorded too. The first connection of a session is no reconnection. A
-// sleep is one "slept" event: the drops, reconnection and connection errors
-// of its wake are folded into it.
-func (w *Watcher) noteConnection(c Connection, now time.Time) {
-	if fold, back := w.noteSleep(now); fold {
-		if c.State.Up() || back {
-			w.everUp, w.errWas = true, ""
-		}
-		w.connWas, w.dropsWas = c.State, c.Drops
-		if back {
-			w.connWas = LinkConnected // this poll's view may predate the link's return
-		}
-		return
-	}
-	up := c.State == LinkConnected
-	newDrops := c.Drops - w.dropsWas
-	wasUp := w.everUp || w.dropsWas > 0
-	// a link we last saw down has come back (at least before any new drop)
-	if wasUp && w.connWas != "" && w.connWas != LinkConnected && (newDrops > 0 || up) {
-		w.event(now, "reconnect", "", "connected again")
-		w.ev.relearn = true
-	}
-	for i := 0; i < newDrops; i++ {
-		back := i < newDrops-1 || up
-		w.event(now, "disconnect", "", dropText(c.Error, back))
-		if back {
-			w.event(now, "reconnect", "", "connected again")
-			w.ev.relearn = true
-		}
-	}
-	if up || c.Drops > 0 {
-		w.everUp = true
-	}
-	if up {
-		w.errWas = ""
-	} else if newDrops > 0 {
-		w.errWas = c.Error // already in the disconnect event
-	}
-	// why it cannot connect (a dial, handshake or auth error): once per
-	// different error, not once per attempt
-	if !up && c.State != LinkLocal && c.Error != "" && c.Error != w.errWas {
-		w.errWas = c.Error
-		kind, text := "connect_error", "cannot connect: "+c.Error
-		if c.State == LinkFailed {
-			kind, text = "connect_failed", text+" (not retried: fix it, then press C or start again)"
-		} else if c.NextTry != nil {
-			text += ", next try " + c.NextTry.Local().Format("15:04:05")
-		}
-		w.event(now, kind, "", text)
-	}
-	w.connWas, w.dropsWas = c.State, c.Drops
-}
-
-// dropText is a disconnect event's text; back: the link came back before
-// this poll (the reason then is not known).
-func dropText(reason string, back bool) string {
-	switch {
-	case reason != "" && !back:
-		return "lost the link to the host: " + reason
-	case back:
-		return "lost the link to the host (back before the next poll)"
-	}
-	return "lost the link to the host"
-}
-
 // stale is the last snapshot with the link down: figures kept, every
 // category unknown, no ETA. Stale data never looks live.
 func (w *Watcher) stale(snap Snapshot) Snapshot {
@@ -470,7 +399,7 @@ func (w *Watcher) stale(snap Snapshot) Snapshot {
 		snap.Warn(WarnNoContact, "no contact with the host: never connected")
 	case prev.Time.IsZero():
 		snap.Warn(WarnNoContact, "no contact with the host: nothing read yet")
-	case w.slp.waking:
+	case w.ev.slp.waking:
 		snap.Warn(WarnNoContact, "no contact with the host since this machine woke: figures are from "+prev.Time.Local().Format("15:04:05")+", before the sleep")
 	default:
 		snap.Warn(WarnNoContact, "no contact with the host: figures are from "+prev.Time.Local().Format("15:04:05"))
