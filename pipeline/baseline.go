@@ -195,7 +195,7 @@ func (w *Watcher) dropCause(se *series, s *Snapshot, cfg, cfgCat string) string 
 
 // currentConfig is the config key of the latest run of the worker's category.
 func (w *Watcher) currentConfig(cat string) (key, category string) {
-	c, ok := w.cats[cat]
+	c, ok := w.cnt.cats[cat]
 	if !ok {
 		return "", cat
 	}
@@ -208,7 +208,7 @@ func (w *Watcher) currentConfig(cat string) (key, category string) {
 }
 
 func (w *Watcher) configName(cat, key string) string {
-	c, ok := w.cats[cat]
+	c, ok := w.cnt.cats[cat]
 	if !ok {
 		return key
 	}

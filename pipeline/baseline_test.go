@@ -25,7 +25,7 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 		{"kv saturated", "KV cache saturated (98% used)", func(w *Watcher, s *Snapshot) { s.Server.TokenUsage = 0.98 }},
 		{"retractions", "retractions rising", func(w *Watcher, s *Snapshot) { w.srv.retractions++ }},
 		{"restarted", "different arguments (fp8-kv now, bf16 before)", func(w *Watcher, s *Snapshot) {
-			if c := w.cat("B1"); len(c.runLines) == 1 {
+			if c := w.cnt.cat("B1"); len(c.runLines) == 1 {
 				c.runLines = append(c.runLines, run("k2", "fp8_e4m3"))
 			}
 		}},
@@ -34,7 +34,7 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClock()
 			w := NewWatcher(localHost(), Options{Root: t.TempDir(), Now: c.now}, nil)
-			w.cat("B1").runLines = []parse.RunLine{run("k1", "bfloat16")}
+			w.cnt.cat("B1").runLines = []parse.RunLine{run("k1", "bfloat16")}
 			snap := func(gen float64) *Snapshot {
 				return &Snapshot{Worker: Worker{State: WorkerRunning, Category: "B1"},
 					Server: Server{Source: "metrics", GenThroughput: gen, QueueReqs: 12, RunningReqs: 150, TokenUsage: 0.6}}

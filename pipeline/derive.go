@@ -25,11 +25,11 @@ func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, 
 	}
 	s.Server.Throughput = w.thr.values()
 	w.serverFigures(s, each, reads, now)
-	for _, n := range w.order {
-		s.Categories = append(s.Categories, w.categoryView(w.cats[n], s.Worker, s.Server.State, now))
+	for _, n := range w.cnt.order {
+		s.Categories = append(s.Categories, w.categoryView(w.cnt.cats[n], s.Worker, s.Server.State, now))
 	}
 	w.live.stall(s, now, w.o.StallAfter)
-	w.noteClassRates(s.Categories)
+	w.cnt.noteClassRates(s.Categories)
 	s.ETASeconds, s.ETAPart = w.pipelineETA(s.Categories)
 	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = totalTokens(s.Categories)
 	w.crossChecks(s, now)
@@ -346,7 +346,7 @@ func (w *Watcher) categoryView(c *catState, wk Worker, server ServerState, now t
 	if why := unserved(v, c, wk, server, now); why != "" {
 		v.Reason = why // no rate and no ETA until it is back; the stall clock runs on
 	} else if v.State == StateRunning {
-		v.RatePerMin = w.rate(c, js, now)
+		v.RatePerMin = w.cnt.rate(c, js, w.live.wjson, now)
 		v.TokPerSec = tokPerSec(v)
 		v.ETASeconds = eta(v)
 	}
@@ -441,7 +441,7 @@ func (w *Watcher) pipelineETA(cats []Category) (*float64, *ETAPart) {
 			return nil, nil // the server is down: nothing moves
 		case c.State == StateRunning || c.State == StatePending || c.State == StatePartial || c.State == StateStopped || c.State == StateDied:
 			running = running || c.State == StateRunning
-			if r := w.classRate(c.Class); r > 0 {
+			if r := w.cnt.classRate(c.Class); r > 0 {
 				total += float64(c.Target-c.Done) / r * 60
 			} else if !slices.Contains(unmeasured, c.Class) {
 				unmeasured = append(unmeasured, c.Class)
@@ -475,7 +475,7 @@ func eta(v Category) *float64 {
 func (w *Watcher) crossChecks(s *Snapshot, now time.Time) {
 	for i := range s.Categories {
 		cv := &s.Categories[i]
-		c := w.cats[cv.Name]
+		c := w.cnt.cats[cv.Name]
 		w.sourceChecks(s, cv, c, now)
 		for _, wmsg := range cv.Warnings {
 			s.Warn(WarnCategory, wmsg)

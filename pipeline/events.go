@@ -261,7 +261,7 @@ func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
 	}
 	allFinal, records, last := len(s.Categories) > 0, int64(0), time.Time{}
 	for _, v := range s.Categories {
-		c := w.cats[v.Name]
+		c := w.cnt.cats[v.Name]
 		ce := w.ev.cats[v.Name]
 		if ce == nil {
 			ce = &catEvents{}
@@ -315,7 +315,7 @@ func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
 	}
 	finished := allFinal && s.Worker.State == WorkerExited || w.log.finished && !Alive(s.Worker.State)
 	// a job whose manifest could not be read is not known to be done
-	finished = finished && w.manErr == nil
+	finished = finished && w.cnt.manErr == nil
 	if !finished || Alive(s.Worker.State) {
 		w.ev.pipeDone = false
 		return

@@ -148,13 +148,13 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 	if len(res.Tails) < 2 {
 		return
 	}
-	byRuns := make(map[string]*catState, len(w.cats)) // not a scan of the categories per tail: 10,000 of each is 10^8
-	for _, c := range w.cats {
+	byRuns := make(map[string]*catState, len(w.cnt.cats)) // not a scan of the categories per tail: 10,000 of each is 10^8
+	for _, c := range w.cnt.cats {
 		byRuns[c.runs.Path] = c
 	}
 	for _, up := range res.Tails[1:] { // after the server logs: runs.jsonl
 		if c := byRuns[up.Path]; c != nil {
-			w.foldRuns(c, up)
+			c.foldRuns(up)
 		}
 	}
 }
@@ -166,20 +166,20 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time, fresh bool) {
 	cur := w.log.current // a failure counts against the category it was logged under
 	watching := w.polls > 1
-	failed := w.log.fold(l, now, watching && w.cats[l.Category] != nil)
+	failed := w.log.fold(l, now, watching && w.cnt.cats[l.Category] != nil)
 	w.live.foldLogLine(l)
-	w.foldCatLine(l, cur, failed, now, watching, fresh)
+	w.cnt.foldLogLine(l, cur, failed, now, watching, fresh)
 }
 
-// foldCatLine folds what a worker log line says of a category: its class,
+// foldLogLine folds what a worker log line says of a category: its class,
 // when it became current, its target, skip and progress, its failures.
-func (w *Watcher) foldCatLine(l parse.WorkerLine, cur string, failed bool, now time.Time, watching, fresh bool) {
-	if c, ok := w.cats[cur]; ok && failed {
+func (k *counts) foldLogLine(l parse.WorkerLine, cur string, failed bool, now time.Time, watching, fresh bool) {
+	if c, ok := k.cats[cur]; ok && failed {
 		c.logFailures++
 	}
 	switch l.Kind {
 	case parse.WProcessing:
-		if c, ok := w.cats[l.Category]; ok {
+		if c, ok := k.cats[l.Category]; ok {
 			if l.Class != "" {
 				c.class = l.Class
 			}
@@ -190,15 +190,15 @@ func (w *Watcher) foldCatLine(l parse.WorkerLine, cur string, failed bool, now t
 			c.logFailures = 0
 		}
 	case parse.WPrompts, parse.WResume:
-		if c, ok := w.cats[l.Category]; ok {
+		if c, ok := k.cats[l.Category]; ok {
 			c.logTarget, c.logResumed, c.logToGo = l.Prompts, l.Resumed, l.ToGo
 		}
 	case parse.WSkip:
-		if c, ok := w.cats[l.Category]; ok {
+		if c, ok := k.cats[l.Category]; ok {
 			c.logSkipped = true
 		}
 	case parse.WProgress:
-		if c, ok := w.cats[w.log.current]; ok {
+		if c, ok := k.cats[cur]; ok {
 			c.logProgress, c.logProgressAt, c.logProgressFresh = l, now, fresh
 		}
 	}
@@ -368,7 +368,7 @@ func (w *Watcher) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, d d
 }
 
 // foldRuns reads new runs.jsonl lines and notes each server configuration.
-func (w *Watcher) foldRuns(c *catState, up remote.TailUpdate) {
+func (c *catState) foldRuns(up remote.TailUpdate) {
 	for _, l := range up.Lines {
 		r, err := parse.ParseRunLine([]byte(l.Text))
 		if err == nil && r.IsEnd() {
@@ -400,9 +400,9 @@ func (w *Watcher) foldRuns(c *catState, up remote.TailUpdate) {
 
 // noteWorkerJSON takes the categories worker.json names, with their class
 // and budget.
-func (w *Watcher) noteWorkerJSON(st *parse.WorkerState) {
+func (k *counts) noteWorkerJSON(st *parse.WorkerState) {
 	for _, c := range st.Categories {
-		cs := w.cat(c.Name)
+		cs := k.cat(c.Name)
 		if c.Class != "" {
 			cs.class = c.Class
 		}
@@ -412,11 +412,11 @@ func (w *Watcher) noteWorkerJSON(st *parse.WorkerState) {
 	}
 }
 
-// foldCounts takes the new line counts and updates growth, rates and stalls.
-func (w *Watcher) foldCounts(res remote.PollResult, now time.Time) {
+// fold takes the new line counts and updates growth, rates and stalls.
+func (ct *counts) fold(res remote.PollResult, now time.Time, wjson *parse.WorkerState) {
 	k := 0
-	for _, n := range w.order {
-		c := w.cats[n]
+	for _, n := range ct.order {
+		c := ct.cats[n]
 		if k+1 >= len(res.Counts) || res.Counts[k].Path != c.raw.Path {
 			break // named by worker.json after this poll was built: counted from the next one
 		}
@@ -430,8 +430,8 @@ func (w *Watcher) foldCounts(res remote.PollResult, now time.Time) {
 			prompts = remote.CountUpdate{Lines: c.promptLines}
 		}
 		c.countErr = countError(c, raw, errs, prompts)
-		if raw.Reset && c.known && w.live.wjson != nil {
-			c.scanVoidPID = w.live.wjson.PID // rewritten since this worker's resume scan: its extra_lines no longer apply
+		if raw.Reset && c.known && wjson != nil {
+			c.scanVoidPID = wjson.PID // rewritten since this worker's resume scan: its extra_lines no longer apply
 		}
 		if !keepsLastCount(c, raw) {
 			if !raw.Missing {
@@ -441,7 +441,7 @@ func (w *Watcher) foldCounts(res remote.PollResult, now time.Time) {
 			if !c.known {
 				c.known, c.lastGrowth = true, c.mtime // one-shot: the file's own time
 			} else {
-				w.sample(c, grew, now)
+				ct.sample(c, grew, now)
 			}
 			c.lines = raw.Lines
 		}
@@ -457,7 +457,7 @@ func (w *Watcher) foldCounts(res remote.PollResult, now time.Time) {
 // sample folds one poll's growth: the rate window (growths only: the first
 // poll's count is history, its time unknown), the sparkline's per-poll
 // rate, and the usual gap between records for the stall limit.
-func (w *Watcher) sample(c *catState, grew int64, now time.Time) {
+func (k *counts) sample(c *catState, grew int64, now time.Time) {
 	if grew != 0 {
 		c.win.Add(now, c.lines+grew)
 	}

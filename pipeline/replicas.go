@@ -317,7 +317,7 @@ func median(xs []float64) float64 {
 // (runs.jsonl's server_info: kv_cache_dtype, resolved when "auto").
 func (w *Watcher) runKVDtype() string {
 	var newest parse.RunLine
-	for _, c := range w.cats {
+	for _, c := range w.cnt.cats {
 		for _, r := range c.runLines {
 			if r.Snapshot.Known() && r.StartedAt >= newest.StartedAt {
 				newest = r

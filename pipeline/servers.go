@@ -94,9 +94,9 @@ func (w *Watcher) serverSpecs() []ServerSpec {
 	if from != "" && from != "default" {
 		return []ServerSpec{{URL: w.o.ServerURL, Log: w.o.ServerLog, rooted: true, From: from}}
 	}
-	if len(w.manifest.Servers) > 0 {
+	if len(w.cnt.manifest.Servers) > 0 {
 		var out []ServerSpec
-		for i, e := range w.manifest.Servers {
+		for i, e := range w.cnt.manifest.Servers {
 			log, rooted := e.Log, false
 			if log == "" {
 				log = parse.ServerLogFor(i, e.URL)
@@ -108,7 +108,7 @@ func (w *Watcher) serverSpecs() []ServerSpec {
 		}
 		return out
 	}
-	if u := w.manifest.Server; u != "" {
+	if u := w.cnt.manifest.Server; u != "" {
 		return []ServerSpec{{URL: u, Log: w.o.ServerLog, rooted: true, From: "pipeline.toml server"}}
 	}
 	if from == "" {

@@ -94,30 +94,23 @@ type Watcher struct {
 	agent        *remote.Agent // answers steady polls in one request (a host with a link that can stream)
 	agentErr     string        // the agent's last error, logged once
 	readerLogged string
-	reader       atomic.Value       // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
-	thens        map[string]*tokJob // by category: the token sums the batch's counts on the host ran
-	agentCounts  bool               // the counters count on the host above agentRemoteAbove
-	coldSession  int                // the link session that had its cold poll
+	reader       atomic.Value // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
+	coldSession  int          // the link session that had its cold poll
 	o            Options
 
-	mu         sync.Mutex
-	cats       map[string]*catState
-	order      []string
-	manifest   parse.Manifest
-	haveMan    bool
-	manErr     error // why pipeline.toml could not be read or parsed (nil: read, or none)
-	polls      int
-	servers    []*srvWatch  // the host's servers (servers.go); never empty
-	srvSet     bool         // the server set has taken the manifest's list into account
-	log        logs         // the worker log: its tail, the display rings, what it says (logs.go)
-	srv        *serverState // the first server's
-	live       liveness     // the worker: worker.json, its process, the kill note (live.go)
-	timeline   *Timeline
-	lastSnap   Snapshot
-	thr        *samples
-	classRates map[string]float64 // newest measured rate per class (per minute)
-	WorkerLog  *Ring              // sanitised worker log lines for display (the logs part's)
-	ServerLog  *Ring              // sanitised server log lines for display (the logs part's)
+	mu        sync.Mutex
+	cnt       counts // the categories: their counts and tokens, the manifest (categories.go)
+	polls     int
+	servers   []*srvWatch  // the host's servers (servers.go); never empty
+	srvSet    bool         // the server set has taken the manifest's list into account
+	log       logs         // the worker log: its tail, the display rings, what it says (logs.go)
+	srv       *serverState // the first server's
+	live      liveness     // the worker: worker.json, its process, the kill note (live.go)
+	timeline  *Timeline
+	lastSnap  Snapshot
+	thr       *samples
+	WorkerLog *Ring // sanitised worker log lines for display (the logs part's)
+	ServerLog *Ring // sanitised server log lines for display (the logs part's)
 
 	ev   events        // the timeline's part: the zone, the link's changes, sleeps, derived events' baselines (events.go)
 	vit  vitals        // the host's health: GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
@@ -131,7 +124,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	if tl == nil {
 		tl = NewTimeline(500, "")
 	}
-	w := &Watcher{h: h, o: o, cats: map[string]*catState{}, timeline: tl,
+	w := &Watcher{h: h, o: o, timeline: tl,
 		log: newLogs(o), thr: newSamples(o.History),
 	}
 	w.WorkerLog, w.ServerLog = w.log.worker, w.log.server
@@ -145,6 +138,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	}
 	w.setServers(w.serverSpecs())
 	w.ev.tl = tl
+	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, tl: tl, cats: map[string]*catState{}}
 	w.vit = vitals{root: o.Root, floor: o.DiskFloor, tl: tl}
 	w.live = liveness{rd: w.rd, h: h, lay: w.layout(), workerLog: o.WorkerLog, procs: newProcReader(w.rd, o.Root), tl: tl, killed: map[int]bool{}}
 	return w
@@ -167,68 +161,68 @@ func (w *Watcher) Options() Options { return w.o }
 // Timeline is the event timeline.
 func (w *Watcher) Timeline() *Timeline { return w.timeline }
 
-func (w *Watcher) cat(name string) *catState {
-	c, ok := w.cats[name]
+func (k *counts) cat(name string) *catState {
+	c, ok := k.cats[name]
 	if !ok {
-		c = w.newCat(name)
-		w.cats[name] = c
-		w.order = append(w.order, name)
+		c = k.newCat(name)
+		k.cats[name] = c
+		k.order = append(k.order, name)
 	}
 	return c
 }
 
 // newCat is a category's state before its first poll.
-func (w *Watcher) newCat(name string) *catState {
-	l := w.layout()
+func (k *counts) newCat(name string) *catState {
+	l := k.lay
 	c := &catState{name: name, class: "SHORT",
 		raw:     remote.NewCounter(l.Raw(name)),
 		errs:    remote.NewCounter(l.Errors(name)),
 		prompts: remote.NewCounter(l.Prompts(name)),
 		runs:    remote.NewTail(l.Runs(name)),
-		rates:   newSamples(w.o.History)}
+		rates:   newSamples(k.history)}
 	c.runs.StartBack = 16 << 20
 	c.raw.OnRead = c.tok.onRead // tokens from the bytes the count reads anyway
 	return c
 }
 
 // discover finds categories from the manifest and prepared/*/ folders.
-func (w *Watcher) discover(ctx context.Context) error {
-	if !w.haveMan {
-		mp := w.layout().Manifest()
-		data, err := w.rd.ReadAt(ctx, mp, 0, 1<<20)
-		w.manErr = nil
+func (k *counts) discover(ctx context.Context, rd remote.Host) error {
+	if !k.haveMan {
+		mp := k.lay.Manifest()
+		data, err := rd.ReadAt(ctx, mp, 0, 1<<20)
+		k.manErr = nil
 		switch {
 		case err == nil:
 			m, perr := parse.ParseManifest(data)
 			if perr != nil {
 				// read again on every full poll, until it parses: a fix is seen
-				w.manErr = fmt.Errorf("%s: %w", mp, perr)
+				k.manErr = fmt.Errorf("%s: %w", mp, perr)
 				break
 			}
-			w.manifest = m
-			w.haveMan = true
+			k.manifest = m
+			k.haveMan = true
 		case errors.Is(err, fs.ErrNotExist):
-			w.haveMan = true
+			k.haveMan = true
 		case remote.IsFileError(err):
 			// the host answered and the file is bad (EACCES, a FIFO, a
 			// directory): said in every view, and the categories are
 			// still found from prepared/*/
-			w.manErr = fmt.Errorf("%s", remote.FileErrText(mp, err))
+			k.manErr = fmt.Errorf("%s", remote.FileErrText(mp, err))
 		default:
 			return err
 		}
 	}
-	for _, s := range w.manifest.Categories {
-		c := w.cat(s.Name)
+	for _, s := range k.manifest.Categories {
+		c := k.cat(s.Name)
 		if s.Class != "" {
 			c.class = s.Class
 		}
 		c.budget, c.maxSamples = s.TokenBudget, s.MaxSamples
 	}
 	var found []string
-	glob := parse.Layout{Root: remote.GlobEscape(w.o.Root)}
+	glob := parse.Layout{Root: remote.GlobEscape(k.lay.Root)}
 	for _, pat := range []string{glob.Prompts("*"), glob.Raw("*")} {
-		m, err := w.rd.Glob(ctx, pat)
+		m, err := rd.Glob(ctx, pat)
 		if err != nil {
 			return err
 		}
@@ -238,7 +232,7 @@ func (w *Watcher) discover(ctx context.Context) error {
 	}
 	sort.Strings(found)
 	for _, n := range found {
-		w.cat(n)
+		k.cat(n)
 	}
 	return nil
 }
@@ -263,13 +257,13 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	now := w.o.Now()
 	var discErr error
-	full := w.polls%30 == 0 || len(w.cats) == 0 // prompts.jsonl and new categories change rarely
-	askZone := w.ev.zone == nil || w.ev.relearn // once per connection, in this batch
-	askVit, vitDisk := w.vit.due(now)           // at most every 10 s, in this batch
+	full := w.polls%30 == 0 || len(w.cnt.cats) == 0 // prompts.jsonl and new categories change rarely
+	askZone := w.ev.zone == nil || w.ev.relearn     // once per connection, in this batch
+	askVit, vitDisk := w.vit.due(now)               // at most every 10 s, in this batch
 	vitPid := w.live.pid()
 	cold := w.cold()
 	viaAgent := w.viaAgent()
-	tokJobs := w.tokenJobs() // holes the counts left: summed on the host, in this batch
+	tokJobs := w.cnt.tokenJobs() // holes the counts left: summed on the host, in this batch
 	w.polls++
 	var wg, pw sync.WaitGroup // pw: the servers' probes
 	var reads []serverRead
@@ -295,11 +289,11 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		slog.Info("the host's reads", "host", w.o.Host, "by", reader)
 	}
 	if full {
-		discErr = w.discover(ctx)
+		discErr = w.cnt.discover(ctx, w.rd)
 	}
 	if !w.srvSet {
 		// the first poll: pipeline.toml may list other servers; probe those
-		w.srvSet = w.haveMan || w.manErr != nil // a bad manifest lists no servers: those configured stand
+		w.srvSet = w.cnt.haveMan || w.cnt.manErr != nil // a bad manifest lists no servers: those configured stand
 		if specs := w.serverSpecs(); !w.serversAre(specs) {
 			pw.Wait()
 			w.setServers(specs)
@@ -342,7 +336,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	if down {
 		w.vit.lastRead = time.Time{} // read the vitals again as soon as the link is back
 		w.foldTailLines(res, now, false)
-		w.dropTokenJobs()
+		w.cnt.dropTokenJobs()
 		if !last && ctx.Err() == nil && w.Link().State == LinkConnected {
 			return Snapshot{}, true
 		}
@@ -355,14 +349,14 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	}
 	w.foldTails(res, now)
 	if st := w.live.foldJSON(lr.wjson, lr.wjsonErr); st != nil {
-		w.noteWorkerJSON(st)
+		w.cnt.noteWorkerJSON(st)
 	}
 	w.live.fold(lr, now)
-	w.live.noteGrowth(res, w.cats, w.polls)
-	w.foldCounts(res, now)
-	w.foldTokens(res, tokJobs, tokSums, tokErr)
+	w.live.noteGrowth(res, w.cnt.cats, w.polls)
+	w.cnt.fold(res, now, w.live.wjson)
+	w.cnt.foldTokens(w.pre, res, tokJobs, tokSums, tokErr)
 	if w.o.OnePoll {
-		w.sumHolesNow(ctx)
+		w.cnt.sumHolesNow(ctx, w.rd, w.pre)
 	}
 	w.buildSnapshot(&snap, reads, vr, now)
 	w.warnFiles(&snap, lr)
@@ -376,8 +370,8 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 // what changes rarely too: prompts.jsonl and runs.jsonl.
 func (w *Watcher) poller(full bool) *remote.Poller {
 	p := &remote.Poller{Tails: append([]*remote.Tail{w.log.tail}, w.serverTails()...)}
-	for _, n := range w.order {
-		c := w.cats[n]
+	for _, n := range w.cnt.order {
+		c := w.cnt.cats[n]
 		p.Counters = append(p.Counters, c.raw, c.errs)
 		if full {
 			p.Counters = append(p.Counters, c.prompts)
