@@ -135,6 +135,10 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 	if len(w.cnt.cats) == 0 {
 		c := w.cnt.newCat("")
 		b.Each(l.Prepared(), []*remote.Tail{c.runs}, []*remote.Counter{c.raw, c.errs, c.prompts})
+		if w.o.OnePoll {
+			w.coldSum = w.coldSumArgv(c.raw.RemoteAbove) // the holes this count leaves, summed in the same answer
+			b.Exec(w.coldSum...)
+		}
 	}
 	for _, t := range p.Tails {
 		b.Tail(t)

@@ -94,9 +94,10 @@ func (w *Watcher) serverSpecs() []ServerSpec {
 	if from != "" && from != "default" {
 		return []ServerSpec{{URL: w.o.ServerURL, Log: w.o.ServerLog, rooted: true, From: from}}
 	}
-	if len(w.cnt.manifest.Servers) > 0 {
+	man := w.serverManifest()
+	if len(man.Servers) > 0 {
 		var out []ServerSpec
-		for i, e := range w.cnt.manifest.Servers {
+		for i, e := range man.Servers {
 			log, rooted := e.Log, false
 			if log == "" {
 				log = parse.ServerLogFor(i, e.URL)
@@ -108,7 +109,7 @@ func (w *Watcher) serverSpecs() []ServerSpec {
 		}
 		return out
 	}
-	if u := w.cnt.manifest.Server; u != "" {
+	if u := man.Server; u != "" {
 		return []ServerSpec{{URL: u, Log: w.o.ServerLog, rooted: true, From: "pipeline.toml server"}}
 	}
 	if from == "" {

@@ -329,13 +329,32 @@ func (a *tokAcc) late(job *tokJob, res *tokResult, end []byte) {
 
 // sumHolesNow sums on the host, now, the records the counts left unread,
 // for a poll that no other follows (Options.OnePoll).
-func (k *counts) sumHolesNow(ctx context.Context, rd remote.Host, pre *remote.Prefetch) {
+func (k *counts) sumHolesNow(ctx context.Context, rd remote.Host, pre *remote.Prefetch, cold func([]*tokJob) map[*tokJob]tokResult) {
 	jobs := k.tokenJobs()
 	if len(jobs) == 0 {
 		return
 	}
-	sums, err := sumOnHost(ctx, rd, jobs)
-	k.foldTokens(pre, remote.PollResult{}, jobs, sums, err)
+	sums := make([]tokResult, len(jobs))
+	done := cold(jobs)
+	var rest []*tokJob
+	for _, j := range jobs {
+		if r, ok := done[j]; ok {
+			sums[j.resIndex] = r
+		} else {
+			rest = append(rest, j)
+		}
+	}
+	if len(rest) > 0 {
+		more, err := sumOnHost(ctx, rd, rest)
+		for i, j := range rest {
+			if err != nil {
+				sums[j.resIndex] = tokResult{err: errText(err)}
+			} else {
+				sums[j.resIndex] = more[i]
+			}
+		}
+	}
+	k.foldTokens(pre, remote.PollResult{}, jobs, sums, nil)
 }
 
 // dropTokenJobs forgets the sums of a poll that lost the link.

@@ -3,15 +3,11 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"math"
 	"net"
 	"net/http"
-	"path"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,10 +39,14 @@ type Options struct {
 	DiskFloor  float64 // the free fraction of the root's filesystem under which it is low; default 0.05
 	// OnePoll: no poll follows the first (a one-shot status), so the tokens
 	// of the records its counts did not read (a file over the count's
-	// 256 KB read) are summed on the host at once, an exec more, rather
+	// 256 KB read) are summed on the host at once, in the cold batch
+	// (coldSumScript; an exec more after it for what that missed), rather
 	// than by the next poll's batch: its figure is whole, not partial.
 	OnePoll bool
-	Now     func() time.Time
+	// HintPath: where the servers pipeline.toml named are kept between
+	// runs (HintPath), so the first poll probes them beside its reads.
+	HintPath string
+	Now      func() time.Time
 }
 
 // DefaultRoot is where the pipeline lives unless --root says otherwise.
@@ -95,6 +95,8 @@ type Watcher struct {
 	agentErr     string        // the agent's last error, logged once
 	readerLogged string
 	reader       atomic.Value // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
+	hint         *ServersHint // Options.HintPath's, as read at the start
+	coldSum      []string     // the cold batch's exec that summed the big files' tokens (OnePoll)
 	coldSession  int          // the link session that had its cold poll
 	o            Options
 
@@ -136,6 +138,9 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 			w.agent.UseBinary(o.WorkerBin)
 		}
 	}
+	if o.HintPath != "" {
+		w.hint = ReadServersHint(o.HintPath)
+	}
 	w.setServers(w.serverSpecs())
 	w.ev.tl = tl
 	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, tl: tl, cats: map[string]*catState{}}
@@ -160,82 +165,6 @@ func (w *Watcher) Options() Options { return w.o }
 
 // Timeline is the event timeline.
 func (w *Watcher) Timeline() *Timeline { return w.timeline }
-
-func (k *counts) cat(name string) *catState {
-	c, ok := k.cats[name]
-	if !ok {
-		c = k.newCat(name)
-		k.cats[name] = c
-		k.order = append(k.order, name)
-	}
-	return c
-}
-
-// newCat is a category's state before its first poll.
-func (k *counts) newCat(name string) *catState {
-	l := k.lay
-	c := &catState{name: name, class: "SHORT",
-		raw:     remote.NewCounter(l.Raw(name)),
-		errs:    remote.NewCounter(l.Errors(name)),
-		prompts: remote.NewCounter(l.Prompts(name)),
-		runs:    remote.NewTail(l.Runs(name)),
-		rates:   newSamples(k.history)}
-	c.runs.StartBack = 16 << 20
-	c.raw.OnRead = c.tok.onRead // tokens from the bytes the count reads anyway
-	return c
-}
-
-// discover finds categories from the manifest and prepared/*/ folders.
-func (k *counts) discover(ctx context.Context, rd remote.Host) error {
-	if !k.haveMan {
-		mp := k.lay.Manifest()
-		data, err := rd.ReadAt(ctx, mp, 0, 1<<20)
-		k.manErr = nil
-		switch {
-		case err == nil:
-			m, perr := parse.ParseManifest(data)
-			if perr != nil {
-				// read again on every full poll, until it parses: a fix is seen
-				k.manErr = fmt.Errorf("%s: %w", mp, perr)
-				break
-			}
-			k.manifest = m
-			k.haveMan = true
-		case errors.Is(err, fs.ErrNotExist):
-			k.haveMan = true
-		case remote.IsFileError(err):
-			// the host answered and the file is bad (EACCES, a FIFO, a
-			// directory): said in every view, and the categories are
-			// still found from prepared/*/
-			k.manErr = fmt.Errorf("%s", remote.FileErrText(mp, err))
-		default:
-			return err
-		}
-	}
-	for _, s := range k.manifest.Categories {
-		c := k.cat(s.Name)
-		if s.Class != "" {
-			c.class = s.Class
-		}
-		c.budget, c.maxSamples = s.TokenBudget, s.MaxSamples
-	}
-	var found []string
-	glob := parse.Layout{Root: remote.GlobEscape(k.lay.Root)}
-	for _, pat := range []string{glob.Prompts("*"), glob.Raw("*")} {
-		m, err := rd.Glob(ctx, pat)
-		if err != nil {
-			return err
-		}
-		for _, p := range m {
-			found = append(found, path.Base(path.Dir(p)))
-		}
-	}
-	sort.Strings(found)
-	for _, n := range found {
-		k.cat(n)
-	}
-	return nil
-}
 
 // Poll reads the host once (one concurrent batch) and returns the Snapshot.
 // When the link came back while the reads failed on its loss (a wake, a
@@ -289,7 +218,10 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		slog.Info("the host's reads", "host", w.o.Host, "by", reader)
 	}
 	if full {
-		discErr = w.cnt.discover(ctx, w.rd)
+		var parsed bool
+		if parsed, discErr = w.cnt.discover(ctx, w.rd); parsed {
+			w.writeServersHint()
+		}
 	}
 	if !w.srvSet {
 		// the first poll: pipeline.toml may list other servers; probe those
@@ -356,7 +288,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	w.cnt.fold(res, now, w.live.wjson)
 	w.cnt.foldTokens(w.pre, res, tokJobs, tokSums, tokErr)
 	if w.o.OnePoll {
-		w.cnt.sumHolesNow(ctx, w.rd, w.pre)
+		w.cnt.sumHolesNow(ctx, w.rd, w.pre, w.coldSums)
 	}
 	w.buildSnapshot(&snap, reads, vr, now)
 	w.warnFiles(&snap, lr)

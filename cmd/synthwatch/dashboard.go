@@ -128,7 +128,7 @@ func (f dashFlags) openLive(ctx context.Context, name string, o *remote.Options,
 	}
 	live.RootCheck = func(ctx context.Context) error { return f.checkRoot(ctx, live.Remote, rootHost) }
 	tl := pipeline.NewTimeline(2000, f.historyPath(rootHost))
-	live.Watcher = pipeline.NewWatcher(live.Remote, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, ServerURLFrom: f.set.Get("server_url").Origin, WorkerBin: f.workerBin, StallAfter: f.stallAfter, DiskFloor: f.set.DiskFloor}, tl)
+	live.Watcher = pipeline.NewWatcher(live.Remote, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, ServerURLFrom: f.set.Get("server_url").Origin, WorkerBin: f.workerBin, StallAfter: f.stallAfter, DiskFloor: f.set.DiskFloor, HintPath: f.hintPath(rootHost)}, tl)
 	live.Actor = f.actor(live.Remote)
 	slog.Info("dashboard start", "host", name, "root", f.root, "root_from", f.set.Get("root").Origin)
 	return live, closeLive, nil
@@ -210,6 +210,19 @@ func (f *hostFlags) historyPath(host string) string {
 		root = pipeline.DefaultRoot
 	}
 	return pipeline.StatePath(host, root)
+}
+
+// hintPath is where the servers pipeline.toml named are kept (beside the
+// history): the first poll probes them beside its reads.
+func (f *hostFlags) hintPath(host string) string {
+	if f.stateDir != "" {
+		return filepath.Join(f.stateDir, "servers.json")
+	}
+	root := f.root
+	if root == "" {
+		root = pipeline.DefaultRoot
+	}
+	return pipeline.HintPath(host, root)
 }
 
 // linkWatcher is the part of remote.SSH that logLink follows.

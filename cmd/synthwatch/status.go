@@ -83,14 +83,16 @@ holds up no other's lines. The exit code is the worst (highest) host's.` + exitC
 
 // watcher reads the dashboard's history of this host and root without
 // writing to it (a class's last rate, for the pipeline ETA): status and the
-// dashboard give the same figures, and scripts leave no trace.
+// dashboard give the same figures, and scripts leave no trace in it. The
+// servers hint beside it (hintPath) is written when pipeline.toml's servers
+// change: a cache of what the host said, not history.
 func (f *hostFlags) watcher(h remote.Host, name string, onePoll bool) *pipeline.Watcher {
 	host := name
 	if f.local != "" {
 		host = "local"
 	}
 	tl := pipeline.ReadTimeline(2000, f.historyPath(host))
-	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, ServerURLFrom: f.set.Get("server_url").Origin, WorkerBin: f.workerBin, StallAfter: f.set.StallAfter, DiskFloor: f.set.DiskFloor, OnePoll: onePoll}, tl)
+	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, ServerURLFrom: f.set.Get("server_url").Origin, WorkerBin: f.workerBin, StallAfter: f.set.StallAfter, DiskFloor: f.set.DiskFloor, OnePoll: onePoll, HintPath: f.hintPath(host)}, tl)
 }
 
 // statusOnce is plain status: one poll, one Snapshot.

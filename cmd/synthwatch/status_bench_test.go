@@ -19,7 +19,7 @@ import (
 // statusRoot is a running job's root as `status` meets it cold: five
 // categories (2,900 records), a 1 MB worker log, a 1 MB server log, and
 // pipeline.toml naming a live server (sim, on the host's loopback).
-func statusRoot(b *testing.B) string {
+func statusRoot(b testing.TB) string {
 	srv := sim.New(sim.Options{})
 	if err := srv.Start("127.0.0.1:0"); err != nil {
 		b.Fatal(err)

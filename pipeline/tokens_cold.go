@@ -1,0 +1,84 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// coldSumScript sums, in the cold batch of a poll no other follows
+// (Options.OnePoll), the tokens of every category's raw_responses.jsonl
+// the cold count leaves to the host (bigger than ABOVE): what sumHolesNow
+// would otherwise ask in an exec of its own after the answer, two round
+// trips more for a `status`. One stat (through xargs) gives the sizes;
+// tokenSumScript sums each file from 0 to its size then. Its stderr lists
+// "I SIZE PATH" per range, so each sum is matched to the count's hole by
+// path and size (a file that grew between the stat and the count is summed
+// again after, as before). A host without xargs -0 sums nothing here.
+const coldSumScript = `d=$1 name=$2 above=$3 sum=$4
+for f in "$d"/*/"$name" "$d"/.[!.]*/"$name" "$d"/..?*/"$name"; do
+  [ -f "$f" ] && printf '%s\0' "$f"
+done | xargs -0 stat -L -c '%s %n' 2>/dev/null | {
+  set --
+  i=0
+  while read -r sz f; do
+    case $sz in ''|*[!0-9]*) continue;; esac
+    [ "$sz" -gt "$above" ] || continue
+    i=$((i+1)); printf '%s %s %s\n' "$i" "$sz" "$f" >&2
+    set -- "$@" "$f" 1 "$sz"
+  done
+  [ $# -eq 0 ] || sh -c "$sum" synthwatch-tokens "$@"
+}
+exit 0`
+
+// coldSumArgv is the cold batch's exec of coldSumScript over the prepared
+// folder, for files above the cold count's threshold.
+func (w *Watcher) coldSumArgv(above int64) []string {
+	return []string{"sh", "-c", coldSumScript, "synthwatch-tokens-cold", w.layout().Prepared(), parse.RawFile, strconv.FormatInt(above, 10), tokenSumScript}
+}
+
+// coldSums are the sums the cold batch ran, by path: those whose range is
+// exactly a job's stand for it (served: nil when the batch ran none).
+func (w *Watcher) coldSums(jobs []*tokJob) map[*tokJob]tokResult {
+	if w.coldSum == nil {
+		return nil
+	}
+	r, ok := w.pre.Served(w.coldSum...)
+	if !ok || r.ExitCode != 0 {
+		return nil
+	}
+	type key struct {
+		path string
+		n    int64
+	}
+	idx := map[key]int{}
+	sc := bufio.NewScanner(bytes.NewReader(r.Stderr))
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), " ", 3)
+		if len(f) != 3 {
+			continue
+		}
+		i, err1 := strconv.Atoi(f[0])
+		n, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 == nil && err2 == nil {
+			idx[key{f[2], n}] = i
+		}
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	sums, err := parseTokenSums(r.Stdout, len(idx))
+	if err != nil {
+		return nil
+	}
+	out := map[*tokJob]tokResult{}
+	for _, j := range jobs {
+		if i, ok := idx[key{j.path, j.n}]; ok && j.from == 0 && i >= 1 && i <= len(sums) && sums[i-1].err == "" {
+			out[j] = sums[i-1]
+		}
+	}
+	return out
+}
