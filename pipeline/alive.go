@@ -72,7 +72,7 @@ func (w *Watcher) probeServer(ctx context.Context, s *srvWatch) (parse.ServerMet
 	return met, pr, err
 }
 
-func (w *Watcher) foldProbe(s *srvWatch, pr serverProbe) {
+func (s *srvWatch) foldProbe(pr serverProbe) {
 	if pr.skipped {
 		pr.err = s.st.probe.err
 	}
@@ -233,11 +233,11 @@ func join(a, b string) string {
 }
 
 // serverEvents records down, up and unhealthy transitions.
-func (w *Watcher) serverEvents(s *srvWatch, v Server, now time.Time) {
+func (sv *serverSet) serverEvents(s *srvWatch, v Server, now time.Time) {
 	was := s.was
 	s.was = v.State
 	label := "server"
-	if n := w.named(s.name); n != "" {
+	if n := sv.named(s.name); n != "" {
 		label = s.role + " " + n
 	}
 	if was == "" || was == v.State || v.State == ServerUnknown {
@@ -245,15 +245,15 @@ func (w *Watcher) serverEvents(s *srvWatch, v Server, now time.Time) {
 	}
 	switch {
 	case v.State == ServerDown:
-		w.event(now, "server_down", "", label+" down: "+v.Reason)
+		sv.ev.tl.note(now, "server_down", "", label+" down: "+v.Reason)
 	case was == ServerDown && v.State != ServerCrashed:
-		w.event(now, "server_up", "", label+" up again: "+string(v.State))
+		sv.ev.tl.note(now, "server_up", "", label+" up again: "+string(v.State))
 	}
 	if v.State == ServerUnhealthy {
-		w.event(now, "server_unhealthy", "", label+" unhealthy: "+v.Reason)
+		sv.ev.tl.note(now, "server_unhealthy", "", label+" unhealthy: "+v.Reason)
 	}
 	if v.State == ServerHung && s.st.hang == "" {
 		// a hang only the probes saw (the log's own hang lines are events already)
-		w.event(now, "server_hang", "", label+" hung: "+v.Reason)
+		sv.ev.tl.note(now, "server_hang", "", label+" hung: "+v.Reason)
 	}
 }

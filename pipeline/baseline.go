@@ -148,7 +148,7 @@ func (w *Watcher) judge(se *series, v float64, live bool, s *Snapshot, cfg, cfgC
 	switch {
 	case live && v < dropBelow*med:
 		if se.dropSince.IsZero() {
-			se.dropSince, se.retrAt = now, w.srv.retractions
+			se.dropSince, se.retrAt = now, w.sv.first.retractions
 		}
 	case !live || v >= recoverAbove*med:
 		if se.announced && live {
@@ -183,8 +183,8 @@ func (w *Watcher) dropCause(se *series, s *Snapshot, cfg, cfgCat string) string 
 			w.configName(cfgCat, cfg), w.configName(cfgCat, usual))
 	case s.Server.TokenUsage >= 0.95:
 		return fmt.Sprintf("KV cache saturated (%.0f%% used)", 100*s.Server.TokenUsage)
-	case w.srv.retractions > se.retrAt:
-		return fmt.Sprintf("retractions rising (%d since the drop began)", w.srv.retractions-se.retrAt)
+	case w.sv.first.retractions > se.retrAt:
+		return fmt.Sprintf("retractions rising (%d since the drop began)", w.sv.first.retractions-se.retrAt)
 	case s.Server.Source != "" && s.Server.QueueReqs == 0:
 		return fmt.Sprintf("the server's queue is empty (%d running): the worker is the bottleneck", s.Server.RunningReqs)
 	case s.Server.Source == "":

@@ -23,7 +23,7 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 	}{
 		{"queue empty", "worker is the bottleneck", func(w *Watcher, s *Snapshot) { s.Server.QueueReqs = 0 }},
 		{"kv saturated", "KV cache saturated (98% used)", func(w *Watcher, s *Snapshot) { s.Server.TokenUsage = 0.98 }},
-		{"retractions", "retractions rising", func(w *Watcher, s *Snapshot) { w.srv.retractions++ }},
+		{"retractions", "retractions rising", func(w *Watcher, s *Snapshot) { w.sv.first.retractions++ }},
 		{"restarted", "different arguments (fp8-kv now, bf16 before)", func(w *Watcher, s *Snapshot) {
 			if c := w.cnt.cat("B1"); len(c.runLines) == 1 {
 				c.runLines = append(c.runLines, run("k2", "fp8_e4m3"))

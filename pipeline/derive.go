@@ -12,18 +12,18 @@ import (
 func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, now time.Time) {
 	s.Worker = w.live.view(w.log.finished, w.log.current)
 	var each []Server
-	s.Server, each = w.serverViews(reads, now)
+	s.Server, each = w.sv.serverViews(reads, now, w.live.waitingServer())
 	if len(each) > 1 || each[0].Role == RoleRouter {
 		s.Servers = each
 	} else {
 		s.Server.Name, s.Server.Role = "", "" // one server: the object as it always was, with the URL it probed
 	}
 	if s.Server.Source != "" && !s.Server.FiguresStale {
-		w.thr.add(s.Server.GenThroughput)
+		w.sv.thr.add(s.Server.GenThroughput)
 	} else {
-		w.thr.add(math.NaN())
+		w.sv.thr.add(math.NaN())
 	}
-	s.Server.Throughput = w.thr.values()
+	s.Server.Throughput = w.sv.thr.values()
 	w.serverFigures(s, each, reads, now)
 	for _, n := range w.cnt.order {
 		s.Categories = append(s.Categories, w.categoryView(w.cnt.cats[n], s.Worker, s.Server.State, now))
@@ -40,7 +40,7 @@ func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, 
 	s.Events = w.timeline.Recent(50)
 }
 
-func (w *Watcher) serverView(s *srvWatch, met parse.ServerMetrics, metErr error, now time.Time) Server {
+func (sv *serverSet) serverView(s *srvWatch, met parse.ServerMetrics, metErr error, now time.Time, waiting bool) Server {
 	v := Server{URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Role: s.role, State: ServerUnknown, Retractions: s.st.retractions, LastCrash: s.st.crash}
 	if !s.st.crashAt.IsZero() {
 		t := s.st.crashAt.UTC()
@@ -52,13 +52,13 @@ func (w *Watcher) serverView(s *srvWatch, met parse.ServerMetrics, metErr error,
 	case parse.DialectVLLM:
 		v.Dialect = "vllm"
 	}
-	logFig, logAge, logStale, logOK := w.logFigures(s, now)
+	logFig, logAge, logStale, logOK := s.logFigures(now)
 	logLive := logOK && !logStale
-	logHit := w.logHitRate(s)
+	logHit := s.logHitRate()
 	if metErr == nil {
 		v.Source = "metrics"
 		v.RunningReqs, v.QueueReqs, v.TokenUsage = int(met.RunningReqs.V), int(met.QueueReqs.V), met.TokenUsage.V
-		gen, hit, havePrev := w.metricRates(s, met, now)
+		gen, hit, havePrev := s.metricRates(met, now)
 		gauge := met.GenThroughput.OK && met.GenThroughput.V > 0 && met.RunningReqs.V > 0
 		switch {
 		case gen != nil && *gen > 0:
@@ -84,7 +84,7 @@ func (w *Watcher) serverView(s *srvWatch, met parse.ServerMetrics, metErr error,
 		if met.Dialect == parse.DialectVLLM {
 			v.Dialect = "vllm"
 		}
-		return w.judgeServer(s, v, now)
+		return sv.judgeServer(s, v, now, waiting)
 	}
 	if logOK {
 		v.Source = "log"
@@ -93,14 +93,14 @@ func (w *Watcher) serverView(s *srvWatch, met parse.ServerMetrics, metErr error,
 		a := logAge.Seconds()
 		v.FiguresAgeSeconds, v.FiguresStale = &a, logStale
 	}
-	return w.judgeServer(s, v, now)
+	return sv.judgeServer(s, v, now, waiting)
 }
 
 // judgeServer sets the state and its reason from this poll's witnesses.
-func (w *Watcher) judgeServer(s *srvWatch, v Server, now time.Time) Server {
+func (sv *serverSet) judgeServer(s *srvWatch, v Server, now time.Time, waiting bool) Server {
 	f := serverFacts{metrics: s.st.probe.metrics, health: s.st.probe.health, refused: s.st.refused,
 		phase: s.st.phase, fault: s.st.fault, hang: s.st.hang, stop: s.st.stop, logSeen: s.st.logSeen, logGrew: s.st.logGrew,
-		waiting: w.live.waitingServer(), load: v.RunningReqs + v.QueueReqs, crash: s.st.crash, url: s.spec.URL}
+		waiting: waiting, load: v.RunningReqs + v.QueueReqs, crash: s.st.crash, url: s.spec.URL}
 	if v.FiguresStale {
 		f.load = 0 // old figures say nothing of the load now
 	}
@@ -134,7 +134,7 @@ func (w *Watcher) judgeServer(s *srvWatch, v Server, now time.Time) Server {
 // its own interval; whatever else grows the file does not make it younger.
 // With no live line, the newest lines' figures come back with stale set and
 // their age; ok is false when the log gave no periodic line at all.
-func (w *Watcher) logFigures(s *srvWatch, now time.Time) (v Server, age time.Duration, stale, ok bool) {
+func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale, ok bool) {
 	if len(s.st.decode) == 0 {
 		return v, 0, false, false
 	}
@@ -204,7 +204,7 @@ func staleAfter(d decodeSample) time.Duration {
 // since the last snapshot (#cached-token over #cached-token + #new-token),
 // else the last rate a line printed (vLLM stats, old SGLang). The tallies
 // start again at each snapshot.
-func (w *Watcher) logHitRate(s *srvWatch) *float64 {
+func (s *srvWatch) logHitRate() *float64 {
 	if total := s.st.prefillCached + s.st.prefillNew; total > 0 {
 		h := float64(s.st.prefillCached) / float64(total)
 		s.st.logHitRate = &h
@@ -219,7 +219,7 @@ func (w *Watcher) logHitRate(s *srvWatch) *float64 {
 // prefix-cache hits over queries (vLLM). A counter that went down means the
 // server restarted: no figure this poll. havePrev is false on the first
 // sample. The sample is kept for the next poll.
-func (w *Watcher) metricRates(s *srvWatch, met parse.ServerMetrics, now time.Time) (gen, hit *float64, havePrev bool) {
+func (s *srvWatch) metricRates(met parse.ServerMetrics, now time.Time) (gen, hit *float64, havePrev bool) {
 	prev, at := s.st.prevMet, s.st.prevMetAt
 	s.st.prevMet, s.st.prevMetAt = met, now
 	if at.IsZero() || prev.Dialect != met.Dialect {

@@ -119,8 +119,8 @@ const hangLines = 3
 
 func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 	wl := res.Tails[0]
-	for _, sv := range w.servers {
-		w.foldServerTail(sv, res, now)
+	for _, sv := range w.sv.list {
+		w.sv.foldServerTail(sv, res, now, w.polls)
 	}
 	if len(wl.Lines) > 0 {
 		w.live.logLines = true
@@ -142,8 +142,8 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 		fresh := w.polls > 1 || recent && len(wl.Lines)-i <= 20
 		w.foldWorkerLine(parse.ParseWorkerLine(l.Text), now, fresh)
 	}
-	for _, sv := range w.servers {
-		w.foldServerLines(sv, res, now, flush)
+	for _, sv := range w.sv.list {
+		w.sv.foldServerLines(sv, res, now, flush, w.polls)
 	}
 	if len(res.Tails) < 2 {
 		return
@@ -204,14 +204,14 @@ func (k *counts) foldLogLine(l parse.WorkerLine, cur string, failed bool, now ti
 	}
 }
 
-func (w *Watcher) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Time) {
+func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Time) {
 	if ev.Dialect != parse.DialectUnknown {
 		s.st.dialect = ev.Dialect
 	}
 	if ev.HasPrefix && !ev.Prefix.Time.IsZero() && (ev.Prefix.Time.After(s.st.lastLogged) || !s.st.loggedSet) {
 		s.st.lastLogged, s.st.loggedSet = ev.Prefix.Time, true // vLLM's year-less times sort before the zero time
 	}
-	at := w.ev.serverTime(ev, s.st.logMtime, now) // the log's own time (events.go)
+	at := sv.ev.serverTime(ev, s.st.logMtime, now) // the log's own time (events.go)
 	fc := ev.Fault()
 	if s.st.phase == "stop" && (fc == parse.FaultCrash && stopTeardown(ev.Kind) || fc == parse.FaultStop) {
 		return // a stop's own teardown: its children end, SIGQUIT, kill_process_tree
@@ -227,14 +227,14 @@ func (w *Watcher) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Ti
 			s.st.crash, s.st.crashAt = text, at // the cause, not the cleanup that follows it
 		}
 		if s.st.phase != "crash" {
-			w.ev.logEvent(at, "server_crash", text, ev.Msg)
+			sv.ev.logEvent(at, "server_crash", text, ev.Msg)
 		}
 		s.st.ready, s.st.phase, s.st.fault, s.st.hang = false, "crash", "", ""
 		s.st.endLogged, s.st.decode = ev.Prefix.Time, nil
 		return
 	case parse.FaultStop:
 		text := parse.SanitizeLine([]byte(ev.Msg), 300)
-		w.ev.logEvent(at, "server_stop", "server stopping: "+text, ev.Msg)
+		sv.ev.logEvent(at, "server_stop", "server stopping: "+text, ev.Msg)
 		s.st.ready, s.st.phase, s.st.fault, s.st.hang, s.st.stop = false, "stop", "", "", text
 		s.st.endLogged, s.st.decode = ev.Prefix.Time, nil
 		return
@@ -243,31 +243,31 @@ func (w *Watcher) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Ti
 		if s.st.phase == "startup" {
 			// vLLM waits on its workers while they compile: a note (once), not a hang
 			if !s.st.startWait {
-				w.ev.logEvent(at, "server_warning", text, ev.Msg)
+				sv.ev.logEvent(at, "server_warning", text, ev.Msg)
 			}
 			s.st.startWait = true
 			return
 		}
 		if s.st.hang == "" {
-			w.ev.logEvent(at, "server_hang", text, ev.Msg)
+			sv.ev.logEvent(at, "server_hang", text, ev.Msg)
 		}
 		s.st.hang = text
 		return
 	case parse.FaultFault:
 		text := parse.SanitizeLine([]byte(ev.Msg), 300)
 		if s.st.fault == "" {
-			w.ev.logEvent(at, "server_fault", text, ev.Msg)
+			sv.ev.logEvent(at, "server_fault", text, ev.Msg)
 		}
 		s.st.fault = text
 		return
 	case parse.FaultWarning:
-		w.ev.logEvent(at, "server_warning", parse.SanitizeLine([]byte(ev.Msg), 300), ev.Msg)
+		sv.ev.logEvent(at, "server_warning", parse.SanitizeLine([]byte(ev.Msg), 300), ev.Msg)
 		return
 	}
 	switch ev.Kind {
 	case parse.SReady:
 		if !s.st.ready {
-			w.ev.logEvent(at, "server_ready", "server ready", ev.Msg)
+			sv.ev.logEvent(at, "server_ready", "server ready", ev.Msg)
 		}
 		s.st.ready, s.st.phase, s.st.fault, s.st.hang = true, "ready", "", ""
 	case parse.SStartup:
@@ -287,7 +287,7 @@ func (w *Watcher) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Ti
 				s.st.logHitRate = &h
 			}
 		}
-		if !b.RunningReqs.OK || !w.serving(s, ev) {
+		if !b.RunningReqs.OK || !s.serving(ev) {
 			return
 		}
 		pd := 0
@@ -296,7 +296,7 @@ func (w *Watcher) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Ti
 				pd += int(n)
 			}
 		}
-		w.foldSample(s, rankKey{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP, b.Phase}, ev, decodeSample{running: b.RunningReqs.V,
+		sv.foldSample(s, rankKey{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP, b.Phase}, ev, decodeSample{running: b.RunningReqs.V,
 			queue: b.QueueReqs.V, pd: pd, usage: b.TokenUsage.V, gen: b.GenThroughput.V, input: b.InputThroughput.V}, at)
 	case parse.SStats:
 		vs := ev.Stats
@@ -304,14 +304,14 @@ func (w *Watcher) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Ti
 			h := vs.PrefixHitPct.V / 100
 			s.st.logHitRate = &h
 		}
-		if !vs.GenTokS.OK || !w.serving(s, ev) {
+		if !vs.GenTokS.OK || !s.serving(ev) {
 			return // the V0 "Prefix cache hit rate: GPU: …" line carries nothing else
 		}
 		key := rankKey{aggregatedKey, -1, parse.Decode}
 		if n, err := strconv.Atoi(vs.Engine); err == nil {
 			key.dp = engineKeyBase + n
 		}
-		w.foldSample(s, key, ev, decodeSample{running: vs.Running.V, queue: vs.Waiting.V,
+		sv.foldSample(s, key, ev, decodeSample{running: vs.Running.V, queue: vs.Waiting.V,
 			usage: vs.KVUsagePct.V / 100, gen: vs.GenTokS.V, input: vs.PromptTokS.V}, at)
 	}
 }
@@ -325,7 +325,7 @@ func stopTeardown(k parse.ServerKind) bool {
 // word that it serves, however far back its ready line is: the phase
 // becomes ready. A line printed within seconds of a crash or stop is a
 // rank finishing its step, not a revival.
-func (w *Watcher) serving(s *srvWatch, ev parse.ServerEvent) bool {
+func (s *srvWatch) serving(ev parse.ServerEvent) bool {
 	if (s.st.phase == "crash" || s.st.phase == "stop") && ev.Prefix.Time.Sub(s.st.endLogged) < 10*time.Second {
 		return false
 	}
@@ -336,7 +336,7 @@ func (w *Watcher) serving(s *srvWatch, ev parse.ServerEvent) bool {
 // foldSample keeps a rank's newest periodic line, with the usual gap
 // between its lines (for staleness) and the run of lines with requests
 // running and no progress (a hang). Progress clears a fault and a hang.
-func (w *Watcher) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, d decodeSample, at time.Time) {
+func (sv *serverSet) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, d decodeSample, at time.Time) {
 	if s.st.decode == nil {
 		s.st.decode = map[rankKey]decodeSample{}
 	}
@@ -363,7 +363,7 @@ func (w *Watcher) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, d d
 	case d.zero >= hangLines && s.st.hang == "":
 		text := fmt.Sprintf("%d requests running at 0 tok/s for %d lines in a row", d.running, d.zero)
 		s.st.hang = text
-		w.ev.logEvent(at, "server_hang", text, ev.Msg)
+		sv.ev.logEvent(at, "server_hang", text, ev.Msg)
 	}
 }
 

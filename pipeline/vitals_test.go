@@ -344,7 +344,7 @@ func TestVitalsStaleWhenLinkDown(t *testing.T) {
 	t.Parallel()
 	w := &Watcher{}
 	w.lastSnap = Snapshot{Vitals: Vitals{Load1: new(float64)}}
-	w.thr = newSamples(4)
+	w.sv.thr = newSamples(4)
 	w.timeline = NewTimeline(10, "")
 	s := w.stale(Snapshot{Connection: Connection{State: LinkReconnecting}})
 	data, err := json.Marshal(s.Vitals)

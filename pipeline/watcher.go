@@ -103,21 +103,17 @@ type Watcher struct {
 	mu        sync.Mutex
 	cnt       counts // the categories: their counts and tokens, the manifest (categories.go)
 	polls     int
-	servers   []*srvWatch  // the host's servers (servers.go); never empty
-	srvSet    bool         // the server set has taken the manifest's list into account
-	log       logs         // the worker log: its tail, the display rings, what it says (logs.go)
-	srv       *serverState // the first server's
-	live      liveness     // the worker: worker.json, its process, the kill note (live.go)
+	sv        serverSet // the host's servers: their logs, probes and states (serverset.go)
+	log       logs      // the worker log: its tail, the display rings, what it says (logs.go)
+	live      liveness  // the worker: worker.json, its process, the kill note (live.go)
 	timeline  *Timeline
 	lastSnap  Snapshot
-	thr       *samples
 	WorkerLog *Ring // sanitised worker log lines for display (the logs part's)
 	ServerLog *Ring // sanitised server log lines for display (the logs part's)
 
 	ev   events        // the timeline's part: the zone, the link's changes, sleeps, derived events' baselines (events.go)
 	vit  vitals        // the host's health: GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
 	base baselineState // throughput against the night's median (baseline.go)
-	figs figureState   // latency windows, replica rows (latency.go, replicas.go)
 }
 
 // NewWatcher watches the pipeline at o.Root on h.
@@ -127,7 +123,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 		tl = NewTimeline(500, "")
 	}
 	w := &Watcher{h: h, o: o, timeline: tl,
-		log: newLogs(o), thr: newSamples(o.History),
+		log: newLogs(o),
 	}
 	w.WorkerLog, w.ServerLog = w.log.worker, w.log.server
 	w.rd = h
@@ -141,6 +137,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	if o.HintPath != "" {
 		w.hint = ReadServersHint(o.HintPath)
 	}
+	w.sv = serverSet{thr: newSamples(o.History), ev: &w.ev, root: o.Root, now: o.Now, lines: w.log.server}
 	w.setServers(w.serverSpecs())
 	w.ev.tl = tl
 	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, tl: tl, cats: map[string]*catState{}}
@@ -198,7 +195,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	var reads []serverRead
 	probe := func() { pw.Add(1); go func() { defer pw.Done(); reads = w.probeServers(ctx) }() }
 	defer pw.Wait()
-	if !w.srvSet {
+	if !w.sv.set {
 		w.setServers(w.serverSpecs()) // as configured, until pipeline.toml is read (below)
 	}
 	probe() // beside the reads, never after them: a cold start waits for the slower of the two
@@ -223,9 +220,9 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 			w.writeServersHint()
 		}
 	}
-	if !w.srvSet {
+	if !w.sv.set {
 		// the first poll: pipeline.toml may list other servers; probe those
-		w.srvSet = w.cnt.haveMan || w.cnt.manErr != nil // a bad manifest lists no servers: those configured stand
+		w.sv.set = w.cnt.haveMan || w.cnt.manErr != nil // a bad manifest lists no servers: those configured stand
 		if specs := w.serverSpecs(); !w.serversAre(specs) {
 			pw.Wait()
 			w.setServers(specs)
@@ -301,7 +298,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 // poller is this poll's batch of tails and counters. A full poll reads
 // what changes rarely too: prompts.jsonl and runs.jsonl.
 func (w *Watcher) poller(full bool) *remote.Poller {
-	p := &remote.Poller{Tails: append([]*remote.Tail{w.log.tail}, w.serverTails()...)}
+	p := &remote.Poller{Tails: append([]*remote.Tail{w.log.tail}, w.sv.serverTails()...)}
 	for _, n := range w.cnt.order {
 		c := w.cnt.cats[n]
 		p.Counters = append(p.Counters, c.raw, c.errs)
@@ -318,8 +315,8 @@ func (w *Watcher) poller(full bool) *remote.Poller {
 func (w *Watcher) stale(snap Snapshot) Snapshot {
 	prev := w.lastSnap
 	staleFigures(prev, &snap)
-	w.thr.add(math.NaN()) // no sample: a gap in the sparkline, not a zero
-	snap.Server.Throughput = w.thr.values()
+	w.sv.thr.add(math.NaN()) // no sample: a gap in the sparkline, not a zero
+	snap.Server.Throughput = w.sv.thr.values()
 	switch {
 	case snap.Connection.LastContact == nil:
 		snap.Warn(WarnNoContact, "no contact with the host: never connected")
