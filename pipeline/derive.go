@@ -26,11 +26,11 @@ func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, 
 	s.Server.Throughput = w.sv.thr.values()
 	w.serverFigures(s, each, reads, now)
 	for _, n := range w.cnt.order {
-		s.Categories = append(s.Categories, w.categoryView(w.cnt.cats[n], s.Worker, s.Server.State, now))
+		s.Categories = append(s.Categories, w.cnt.view(w.cnt.cats[n], s.Worker, s.Server.State, now, w.live.wjson, &w.log))
 	}
 	w.live.stall(s, now, w.o.StallAfter)
 	w.cnt.noteClassRates(s.Categories)
-	s.ETASeconds, s.ETAPart = w.pipelineETA(s.Categories)
+	s.ETASeconds, s.ETAPart = w.cnt.pipelineETA(s.Categories)
 	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = totalTokens(s.Categories)
 	w.crossChecks(s, now)
 	w.foldBaseline(s, now)
@@ -269,20 +269,20 @@ func (s *srvWatch) metricRates(met parse.ServerMetrics, now time.Time) (gen, hit
 	return gen, hit, true
 }
 
-// categoryView decides a category's figures and state: the one place a
+// view decides a category's figures and state: the one place a
 // state is decided; status, --follow, the dashboard and the fleet row all
 // read it from the Snapshot.
-func (w *Watcher) categoryView(c *catState, wk Worker, server ServerState, now time.Time) Category {
+func (k *counts) view(c *catState, wk Worker, server ServerState, now time.Time, wjson *parse.WorkerState, lg *logs) Category {
 	v := Category{Name: c.name, Class: c.class, Done: c.lines, Errors: c.errLines, TokenBudget: c.budget, Rates: c.rates.values()}
 	if !c.lastGrowth.IsZero() {
 		t := c.lastGrowth.UTC()
 		v.LastGrowth = &t
 	}
 	var js *parse.CategoryState
-	if w.live.wjson != nil {
-		for i := range w.live.wjson.Categories {
-			if w.live.wjson.Categories[i].Name == c.name {
-				js = &w.live.wjson.Categories[i]
+	if wjson != nil {
+		for i := range wjson.Categories {
+			if wjson.Categories[i].Name == c.name {
+				js = &wjson.Categories[i]
 			}
 		}
 	}
@@ -297,7 +297,7 @@ func (w *Watcher) categoryView(c *catState, wk Worker, server ServerState, now t
 			v.Target = int64(c.maxSamples)
 		}
 	}
-	countFigures(c, js, w.live.wjson != nil && c.scanVoidPID != 0 && c.scanVoidPID == w.live.wjson.PID, &v)
+	countFigures(c, js, wjson != nil && c.scanVoidPID != 0 && c.scanVoidPID == wjson.PID, &v)
 	tokenFigures(c, js, &v)
 	provenance(c, &v)
 	current := wk.Category == c.name
@@ -311,7 +311,7 @@ func (w *Watcher) categoryView(c *catState, wk Worker, server ServerState, now t
 		c.win.Reset() // a later run is measured on its own
 	case !c.currentKnown || c.currentWeak:
 		// judged on the evidence at whatever poll the worker is first seen on it
-		t, weak := w.becameCurrent(c, wk)
+		t, weak := k.becameCurrent(c, wk, wjson, lg)
 		if weak && c.currentWeak && c.currentSince.Before(t) {
 			t = c.currentSince // at least as old as the log's last line when first seen
 		}
@@ -342,11 +342,11 @@ func (w *Watcher) categoryView(c *catState, wk Worker, server ServerState, now t
 	default:
 		v.State = StatePending
 	}
-	w.stall(c, &v, now)
+	k.stall(c, &v, now)
 	if why := unserved(v, c, wk, server, now); why != "" {
 		v.Reason = why // no rate and no ETA until it is back; the stall clock runs on
 	} else if v.State == StateRunning {
-		v.RatePerMin = w.cnt.rate(c, js, w.live.wjson, now)
+		v.RatePerMin = k.rate(c, js, wjson, now)
 		v.TokPerSec = tokPerSec(v)
 		v.ETASeconds = eta(v)
 	}
@@ -376,12 +376,12 @@ func unserved(v Category, c *catState, wk Worker, server ServerState, now time.T
 // stall marks the category being worked on as stalled when its JSONL has
 // not grown for longer than StallAfter, or 5× its usual gap between lines if
 // that is longer. Only growth clears a stall; log lines do not count.
-func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
+func (k *counts) stall(c *catState, v *Category, now time.Time) {
 	if v.State != StateRunning {
 		c.stalled = false // not being worked on: nothing to stall
 		return
 	}
-	limit := w.o.StallAfter
+	limit := k.stallAfter
 	if g := 5 * c.meanGap; g > limit {
 		limit = g
 	}
@@ -403,13 +403,13 @@ func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
 		// stamped when it became a stall and keyed by the last growth, so a
 		// dashboard opened during the stall records the same stall once
 		at := last.Add(limit)
-		w.timeline.Add(Event{Time: at.UTC(), Kind: "stall_start", Category: c.name,
+		k.tl.Add(Event{Time: at.UTC(), Kind: "stall_start", Category: c.name,
 			Text: parse.SanitizeString(fmt.Sprintf("%s: no new records for %s (since %s)", c.name, FormatDuration(limit), last.Local().Format("01-02 15:04:05"))),
 			Key:  fmt.Sprintf("stall_start|%s|%d", c.name, last.UnixNano())})
 	case c.stalled && since <= limit:
 		c.stalled = false
 		c.win.Reset() // the pace from before the stall is not today's
-		w.event(now, "stall_end", c.name, fmt.Sprintf("%s: records flow again", c.name))
+		k.tl.note(now, "stall_end", c.name, fmt.Sprintf("%s: records flow again", c.name))
 	}
 	if c.stalled {
 		v.State, v.Reason = StateStalled, "no new records for "+FormatDuration(since)
@@ -427,7 +427,7 @@ func (w *Watcher) stall(c *catState, v *Category, now time.Time) {
 // known and the classes that are not (ETAPart: "≥12m + LONG unmeasured").
 // A stalled or unknown category, a server that is down, or no category
 // running give nothing: the screen shows "?".
-func (w *Watcher) pipelineETA(cats []Category) (*float64, *ETAPart) {
+func (k *counts) pipelineETA(cats []Category) (*float64, *ETAPart) {
 	var total float64
 	var unmeasured []string
 	running := false
@@ -441,7 +441,7 @@ func (w *Watcher) pipelineETA(cats []Category) (*float64, *ETAPart) {
 			return nil, nil // the server is down: nothing moves
 		case c.State == StateRunning || c.State == StatePending || c.State == StatePartial || c.State == StateStopped || c.State == StateDied:
 			running = running || c.State == StateRunning
-			if r := w.cnt.classRate(c.Class); r > 0 {
+			if r := k.classRate(c.Class); r > 0 {
 				total += float64(c.Target-c.Done) / r * 60
 			} else if !slices.Contains(unmeasured, c.Class) {
 				unmeasured = append(unmeasured, c.Class)

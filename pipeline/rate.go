@@ -42,14 +42,14 @@ func (k *counts) rate(c *catState, js *parse.CategoryState, wjson *parse.WorkerS
 //     category never grew).
 //
 // Zero when the log has no header for it: the stall is judged by growth.
-func (w *Watcher) becameCurrent(c *catState, wk Worker) (t time.Time, weak bool) {
-	if st := w.live.wjson; st != nil && st.Category == c.name {
+func (k *counts) becameCurrent(c *catState, wk Worker, wjson *parse.WorkerState, lg *logs) (t time.Time, weak bool) {
+	if st := wjson; st != nil && st.Category == c.name {
 		if !st.CategorySince.IsZero() {
 			return st.CategorySince, false
 		}
 		return st.StartedAt, false
 	}
-	l := &w.log
+	l := lg
 	if l.current != c.name || l.lastLine.IsZero() {
 		return time.Time{}, false
 	}
@@ -59,7 +59,7 @@ func (w *Watcher) becameCurrent(c *catState, wk Worker) (t time.Time, weak bool)
 	case l.headerOnly:
 		return l.lastLine, false
 	}
-	if p, ok := w.cnt.cats[l.prev]; ok && p.known && !p.logSkipped && !p.mtime.IsZero() {
+	if p, ok := k.cats[l.prev]; ok && p.known && !p.logSkipped && !p.mtime.IsZero() {
 		t = p.mtime // the header follows the previous category's last record
 	} else if wk.StartedAt != nil && wk.StartedAt.Add(2*time.Second).Before(l.lastLine) {
 		// no category worked on before it: the writer's start, if it has

@@ -69,12 +69,12 @@ const (
 	StateFailed  CategoryState = "failed"
 	StateUnknown CategoryState = "unknown"
 	// StateSkipped is worker.json's word for a category a later run found
-	// done; categoryView gives done for it, so no Snapshot of this version
+	// done; counts.view gives done for it, so no Snapshot of this version
 	// carries it. Views still read it as final.
 	StateSkipped CategoryState = "skipped"
 )
 
-// CategoryStates are the states categoryView gives (and a stale poll's
+// CategoryStates are the states counts.view gives (and a stale poll's
 // unknown), in the README's order.
 var CategoryStates = []CategoryState{StatePending, StateRunning, StateStalled, StateDone, StateFailed, StateStopped, StateDied, StatePartial, StateUnknown}
 
