@@ -41,14 +41,14 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 			}
 			for i := 0; i < 60; i++ {
 				s := snap(930)
-				w.foldBaseline(s, c.now())
+				w.base.fold(s, c.now(), w.cnt.cats, w.sv.first.retractions)
 				c.advance(time.Minute)
 			}
 			var s *Snapshot
 			for i := 0; i <= 12; i++ {
 				s = snap(300)
 				tc.during(w, s)
-				w.foldBaseline(s, c.now())
+				w.base.fold(s, c.now(), w.cnt.cats, w.sv.first.retractions)
 				drops := kinds(w.timeline.Recent(50), "throughput_drop")
 				if i < 10 && len(drops) > 0 {
 					t.Fatalf("a drop of %d min is already an event: %+v", i, drops)
@@ -63,7 +63,7 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 				t.Fatalf("baseline %+v", tr)
 			}
 			for i := 0; i < 3; i++ { // recovery ends it
-				w.foldBaseline(snap(900), c.now())
+				w.base.fold(snap(900), c.now(), w.cnt.cats, w.sv.first.retractions)
 				c.advance(time.Minute)
 			}
 			if len(kinds(w.timeline.Recent(50), "throughput_recovered")) != 1 {
@@ -85,7 +85,7 @@ func TestNoDropWhileTheWorkerIsStopped(t *testing.T) {
 			st, gen = WorkerStopped, 0
 		}
 		s := &Snapshot{Worker: Worker{State: st}, Server: Server{Source: "metrics", GenThroughput: gen}}
-		w.foldBaseline(s, c.now())
+		w.base.fold(s, c.now(), w.cnt.cats, w.sv.first.retractions)
 		c.advance(time.Minute)
 		if i == 119 && (s.Baseline.Server == nil || s.Baseline.Server.Median != 930 || s.Baseline.Server.DropSince != nil) {
 			t.Fatalf("baseline %+v", s.Baseline.Server)

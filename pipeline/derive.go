@@ -32,8 +32,8 @@ func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, 
 	w.cnt.noteClassRates(s.Categories)
 	s.ETASeconds, s.ETAPart = w.cnt.pipelineETA(s.Categories)
 	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = totalTokens(s.Categories)
-	w.crossChecks(s, now)
-	w.foldBaseline(s, now)
+	w.cnt.crossChecks(s, now, w.live.wjson, w.log.lastLine)
+	w.base.fold(s, now, w.cnt.cats, w.sv.first.retractions)
 	w.live.events(s.Worker, now, w.lastSnap.Time)
 	w.doneEvents(s, now)
 	w.vit.fold(s, vr, now)
@@ -472,11 +472,11 @@ func eta(v Category) *float64 {
 }
 
 // crossChecks are the checks users make by eye.
-func (w *Watcher) crossChecks(s *Snapshot, now time.Time) {
+func (k *counts) crossChecks(s *Snapshot, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
 	for i := range s.Categories {
 		cv := &s.Categories[i]
-		c := w.cnt.cats[cv.Name]
-		w.sourceChecks(s, cv, c, now)
+		c := k.cats[cv.Name]
+		k.sourceChecks(s, cv, c, now, wjson, logLast)
 		for _, wmsg := range cv.Warnings {
 			s.Warn(WarnCategory, wmsg)
 		}
@@ -485,5 +485,3 @@ func (w *Watcher) crossChecks(s *Snapshot, now time.Time) {
 		s.Warn(WarnWorkerJSONStale, fmt.Sprintf("worker.json is %s old while pid %d is alive", now.Sub(*s.Worker.UpdatedAt).Round(time.Second), s.Worker.PID))
 	}
 }
-
-func (w *Watcher) event(t time.Time, kind, cat, text string) { w.timeline.note(t, kind, cat, text) }
