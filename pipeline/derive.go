@@ -36,7 +36,8 @@ func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, 
 	w.base.fold(s, now, w.cnt.cats, w.sv.first.retractions)
 	w.live.events(s.Worker, now, w.lastSnap.Time)
 	w.doneEvents(s, now)
-	w.vit.fold(s, vr, now)
+	w.vit.fold(vr, s.Worker, now) // gpu_idle needs the worker judged
+	s.Vitals = w.vit.view()
 	s.Events = w.timeline.Recent(50)
 }
 

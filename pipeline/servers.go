@@ -217,9 +217,9 @@ func (w *Watcher) probeServers(ctx context.Context) []serverRead {
 	return out
 }
 
-// serverViews folds this poll's answers into one Server per server (and
-// replica), then the host's total.
-func (sv *serverSet) serverViews(reads []serverRead, now time.Time, waiting bool) (total Server, each []Server) {
+// foldReads folds this poll's probes (and a router's lists) into each
+// server's state.
+func (sv *serverSet) foldReads(reads []serverRead) {
 	for i, s := range sv.list {
 		r := reads[i]
 		if r.router != nil {
@@ -227,12 +227,23 @@ func (sv *serverSet) serverViews(reads []serverRead, now time.Time, waiting bool
 		}
 		if s.role == RoleRouter {
 			s.foldProbe(routerProbe(r.router))
+		} else {
+			s.foldProbe(r.probe)
+		}
+	}
+}
+
+// serverViews is one Server per server (and replica), then the host's
+// total, from the reads foldReads folded.
+func (sv *serverSet) serverViews(reads []serverRead, now time.Time, waiting bool) (total Server, each []Server) {
+	for i, s := range sv.list {
+		r := reads[i]
+		if s.role == RoleRouter {
 			v, reps := sv.routerViews(s, r.router, now, waiting)
 			each = append(each, v)
 			each = append(each, reps...)
 			continue
 		}
-		s.foldProbe(r.probe)
 		v := sv.serverView(s, r.met, r.metErr, now, waiting)
 		each = append(each, v)
 	}

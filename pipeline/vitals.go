@@ -121,7 +121,8 @@ type vitals struct {
 	cpu       cpuSample
 	last      Vitals
 	haveLast  bool
-	fails     int // vitals reads failed in a row
+	fails     int    // vitals reads failed in a row
+	shown     Vitals // what this poll shows (fold)
 }
 
 type diskPoint struct {
@@ -177,12 +178,14 @@ func (vs *vitals) due(now time.Time) (read, disk bool) {
 	return true, disk
 }
 
-// fold folds one vitals read into s.Vitals and records gpu_lost,
-// gpu_idle and disk_low. It runs after the worker's state is known.
-func (vs *vitals) fold(s *Snapshot, vr vitalsRead, now time.Time) {
+// fold folds one vitals read and records gpu_lost, gpu_idle and disk_low;
+// wk is the worker as this poll judges it (alive or not: its stall is no
+// matter here).
+func (vs *vitals) fold(vr vitalsRead, wk Worker, now time.Time) {
+	vs.shown = Vitals{}
 	if !vr.asked { // between two reads: the last read's figures
 		if vs.haveLast && vs.fails == 0 {
-			s.Vitals = vs.last
+			vs.shown = vs.last
 		}
 		return
 	}
@@ -190,13 +193,13 @@ func (vs *vitals) fold(s *Snapshot, vr vitalsRead, now time.Time) {
 		vs.fails++
 		vs.lastRead = time.Time{}         // try again at the next poll
 		if vs.haveLast && vs.fails == 1 { // one failed read keeps the last figures, not two
-			s.Vitals = vs.last
+			vs.shown = vs.last
 		}
 		return
 	}
 	vs.fails = 0
 	var v Vitals
-	vs.foldGPUs(&v, vr.secs, s.Worker, now)
+	vs.foldGPUs(&v, vr.secs, wk, now)
 	if sec, ok := vr.secs["load"]; ok && sec.Code == 0 {
 		if l, err := parse.ParseLoadAvg(sec.Out); err == nil {
 			v.Load1 = &l
@@ -210,8 +213,11 @@ func (vs *vitals) fold(s *Snapshot, vr vitalsRead, now time.Time) {
 	vs.foldDisk(&v, vr, now)
 	vs.foldWorkerProc(&v, vr)
 	vs.last, vs.haveLast = v, true
-	s.Vitals = v
+	vs.shown = v
 }
+
+// view is the vitals this poll shows.
+func (vs *vitals) view() Vitals { return vs.shown }
 
 func (vs *vitals) foldGPUs(v *Vitals, secs map[string]parse.VitalsSection, wk Worker, now time.Time) {
 	sec, ok := secs["gpu"]

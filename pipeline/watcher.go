@@ -288,6 +288,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	if w.o.OnePoll {
 		w.cnt.sumHolesNow(ctx, w.rd, w.pre, w.coldSums)
 	}
+	w.sv.foldReads(reads)
 	w.buildSnapshot(&snap, reads, vr, now)
 	w.warnFiles(&snap, lr)
 	w.warnSlowReader(&snap)
