@@ -130,7 +130,7 @@ func tallyTrial(t *testing.T, p *proxied, bin string) {
 				cat := snap.Categories[0]
 				if snap.TokensPartial || cat.Lines != wantLines || snap.CompletionTokens != wantTok {
 					t.Fatalf("step %d (%s): lines %d tokens %d partial %v; the file: lines %d tokens %d (agent err %q, steady %v)",
-						step, what, cat.Lines, snap.CompletionTokens, snap.TokensPartial, wantLines, wantTok, w.agentErr, w.agentCounts)
+						step, what, cat.Lines, snap.CompletionTokens, snap.TokensPartial, wantLines, wantTok, w.agentErr, w.cnt.agentCounts)
 				}
 			}
 			if st, rq := w.agent.Stats(); rq == 0 {

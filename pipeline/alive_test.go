@@ -16,7 +16,7 @@ func TestWorkerStateTable(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		f     workerFacts
-		state string
+		state WorkerState
 		byYou bool
 	}{
 		{workerFacts{known: false}, WorkerUnknown, false},
@@ -49,7 +49,7 @@ func TestServerStateTable(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		f      serverFacts
-		state  string
+		state  ServerState
 		reason string
 	}{
 		{"metrics idle", serverFacts{metrics: "ok", phase: "ready"}, ServerReady, ""},

@@ -95,23 +95,23 @@ func (s *series) usualConfig() string {
 }
 
 type baselineState struct {
+	tl      *Timeline // where a drop and its recovery go
 	server  series
 	classes map[string]*series
 }
 
-// foldBaseline samples this poll's figures and judges drops; a sustained
+// fold samples this poll's figures and judges drops; a sustained
 // drop is an event naming the likely cause.
-func (w *Watcher) foldBaseline(s *Snapshot, now time.Time) {
-	b := &w.base
+func (b *baselineState) fold(s *Snapshot, now time.Time, cats map[string]*catState, retr int) {
 	if b.classes == nil {
 		b.classes = map[string]*series{}
 	}
 	running := s.Worker.State == WorkerRunning
-	cfg, cfgCat := w.currentConfig(s.Worker.Category)
+	cfg, cfgCat := currentConfig(cats, s.Worker.Category)
 	if running && s.Server.Source != "" {
 		b.server.add(now, s.Server.GenThroughput, cfg)
 	}
-	if t, ok := w.judge(&b.server, s.Server.GenThroughput, running && s.Server.Source != "", s, cfg, cfgCat, "", now); ok {
+	if t, ok := b.judge(&b.server, s.Server.GenThroughput, running && s.Server.Source != "", s, cfg, cfgCat, "", now, cats, retr); ok {
 		s.Baseline.Server = &t
 	}
 	for _, c := range s.Categories {
@@ -126,7 +126,7 @@ func (w *Watcher) foldBaseline(s *Snapshot, now time.Time) {
 		if running {
 			cs.add(now, c.RatePerMin, cfg)
 		}
-		if t, ok := w.judge(cs, c.RatePerMin, running, s, cfg, cfgCat, c.Class, now); ok {
+		if t, ok := b.judge(cs, c.RatePerMin, running, s, cfg, cfgCat, c.Class, now, cats, retr); ok {
 			t.Class = c.Class
 			s.Baseline.Classes = append(s.Baseline.Classes, t)
 		}
@@ -134,7 +134,7 @@ func (w *Watcher) foldBaseline(s *Snapshot, now time.Time) {
 }
 
 // judge compares v with the series' median; ok is false with no median yet.
-func (w *Watcher) judge(se *series, v float64, live bool, s *Snapshot, cfg, cfgCat, class string, now time.Time) (Trend, bool) {
+func (b *baselineState) judge(se *series, v float64, live bool, s *Snapshot, cfg, cfgCat, class string, now time.Time, cats map[string]*catState, retr int) (Trend, bool) {
 	med, n := se.median()
 	if n < baselineMin || med <= 0 {
 		return Trend{}, false
@@ -148,11 +148,11 @@ func (w *Watcher) judge(se *series, v float64, live bool, s *Snapshot, cfg, cfgC
 	switch {
 	case live && v < dropBelow*med:
 		if se.dropSince.IsZero() {
-			se.dropSince, se.retrAt = now, w.srv.retractions
+			se.dropSince, se.retrAt = now, retr
 		}
 	case !live || v >= recoverAbove*med:
 		if se.announced && live {
-			w.timeline.Add(Event{Time: now.UTC(), Kind: "throughput_recovered",
+			b.tl.Add(Event{Time: now.UTC(), Kind: "throughput_recovered",
 				Text: fmt.Sprintf("%s back to %.0f %s (median %.0f)", what, v, unit, med)})
 		}
 		se.dropSince, se.announced = time.Time{}, false
@@ -161,10 +161,10 @@ func (w *Watcher) judge(se *series, v float64, live bool, s *Snapshot, cfg, cfgC
 		d := se.dropSince.UTC()
 		t.DropSince = &d
 		if now.Sub(se.dropSince) >= dropFor {
-			t.Cause = w.dropCause(se, s, cfg, cfgCat)
+			t.Cause = dropCause(se, s, cfg, cfgCat, cats, retr)
 			if !se.announced {
 				se.announced = true
-				w.timeline.Add(Event{Time: now.UTC(), Kind: "throughput_drop",
+				b.tl.Add(Event{Time: now.UTC(), Kind: "throughput_drop",
 					Text: fmt.Sprintf("%s %.0f %s, under %.0f%% of its median %.0f for %s: %s",
 						what, v, unit, 100*dropBelow, med, FormatDuration(now.Sub(se.dropSince)), t.Cause),
 					Key: fmt.Sprintf("throughput_drop|%s|%d", class, se.dropSince.UnixNano())})
@@ -175,27 +175,27 @@ func (w *Watcher) judge(se *series, v float64, live bool, s *Snapshot, cfg, cfgC
 }
 
 // dropCause names the likely cause from what this poll already has.
-func (w *Watcher) dropCause(se *series, s *Snapshot, cfg, cfgCat string) string {
+func dropCause(se *series, s *Snapshot, cfg, cfgCat string, cats map[string]*catState, retr int) string {
 	usual := se.usualConfig()
 	switch {
 	case cfg != "" && usual != "" && cfg != usual:
 		return fmt.Sprintf("the server restarted with different arguments (%s now, %s before)",
-			w.configName(cfgCat, cfg), w.configName(cfgCat, usual))
+			configName(cats, cfgCat, cfg), configName(cats, cfgCat, usual))
 	case s.Server.TokenUsage >= 0.95:
 		return fmt.Sprintf("KV cache saturated (%.0f%% used)", 100*s.Server.TokenUsage)
-	case w.srv.retractions > se.retrAt:
-		return fmt.Sprintf("retractions rising (%d since the drop began)", w.srv.retractions-se.retrAt)
+	case retr > se.retrAt:
+		return fmt.Sprintf("retractions rising (%d since the drop began)", retr-se.retrAt)
 	case s.Server.Source != "" && s.Server.QueueReqs == 0:
 		return fmt.Sprintf("the server's queue is empty (%d running): the worker is the bottleneck", s.Server.RunningReqs)
 	case s.Server.Source == "":
-		return "no server figures (" + s.Server.State + ")"
+		return "no server figures (" + string(s.Server.State) + ")"
 	}
 	return "no cause the metrics show"
 }
 
 // currentConfig is the config key of the latest run of the worker's category.
-func (w *Watcher) currentConfig(cat string) (key, category string) {
-	c, ok := w.cats[cat]
+func currentConfig(cats map[string]*catState, cat string) (key, category string) {
+	c, ok := cats[cat]
 	if !ok {
 		return "", cat
 	}
@@ -207,8 +207,8 @@ func (w *Watcher) currentConfig(cat string) (key, category string) {
 	return "", cat
 }
 
-func (w *Watcher) configName(cat, key string) string {
-	c, ok := w.cats[cat]
+func configName(cats map[string]*catState, cat, key string) string {
+	c, ok := cats[cat]
 	if !ok {
 		return key
 	}

@@ -23,9 +23,9 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 	}{
 		{"queue empty", "worker is the bottleneck", func(w *Watcher, s *Snapshot) { s.Server.QueueReqs = 0 }},
 		{"kv saturated", "KV cache saturated (98% used)", func(w *Watcher, s *Snapshot) { s.Server.TokenUsage = 0.98 }},
-		{"retractions", "retractions rising", func(w *Watcher, s *Snapshot) { w.srv.retractions++ }},
+		{"retractions", "retractions rising", func(w *Watcher, s *Snapshot) { w.sv.first.retractions++ }},
 		{"restarted", "different arguments (fp8-kv now, bf16 before)", func(w *Watcher, s *Snapshot) {
-			if c := w.cat("B1"); len(c.runLines) == 1 {
+			if c := w.cnt.cat("B1"); len(c.runLines) == 1 {
 				c.runLines = append(c.runLines, run("k2", "fp8_e4m3"))
 			}
 		}},
@@ -34,21 +34,21 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClock()
 			w := NewWatcher(localHost(), Options{Root: t.TempDir(), Now: c.now}, nil)
-			w.cat("B1").runLines = []parse.RunLine{run("k1", "bfloat16")}
+			w.cnt.cat("B1").runLines = []parse.RunLine{run("k1", "bfloat16")}
 			snap := func(gen float64) *Snapshot {
 				return &Snapshot{Worker: Worker{State: WorkerRunning, Category: "B1"},
 					Server: Server{Source: "metrics", GenThroughput: gen, QueueReqs: 12, RunningReqs: 150, TokenUsage: 0.6}}
 			}
 			for i := 0; i < 60; i++ {
 				s := snap(930)
-				w.foldBaseline(s, c.now())
+				w.base.fold(s, c.now(), w.cnt.cats, w.sv.first.retractions)
 				c.advance(time.Minute)
 			}
 			var s *Snapshot
 			for i := 0; i <= 12; i++ {
 				s = snap(300)
 				tc.during(w, s)
-				w.foldBaseline(s, c.now())
+				w.base.fold(s, c.now(), w.cnt.cats, w.sv.first.retractions)
 				drops := kinds(w.timeline.Recent(50), "throughput_drop")
 				if i < 10 && len(drops) > 0 {
 					t.Fatalf("a drop of %d min is already an event: %+v", i, drops)
@@ -63,7 +63,7 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 				t.Fatalf("baseline %+v", tr)
 			}
 			for i := 0; i < 3; i++ { // recovery ends it
-				w.foldBaseline(snap(900), c.now())
+				w.base.fold(snap(900), c.now(), w.cnt.cats, w.sv.first.retractions)
 				c.advance(time.Minute)
 			}
 			if len(kinds(w.timeline.Recent(50), "throughput_recovered")) != 1 {
@@ -85,7 +85,7 @@ func TestNoDropWhileTheWorkerIsStopped(t *testing.T) {
 			st, gen = WorkerStopped, 0
 		}
 		s := &Snapshot{Worker: Worker{State: st}, Server: Server{Source: "metrics", GenThroughput: gen}}
-		w.foldBaseline(s, c.now())
+		w.base.fold(s, c.now(), w.cnt.cats, w.sv.first.retractions)
 		c.advance(time.Minute)
 		if i == 119 && (s.Baseline.Server == nil || s.Baseline.Server.Median != 930 || s.Baseline.Server.DropSince != nil) {
 			t.Fatalf("baseline %+v", s.Baseline.Server)

@@ -103,15 +103,15 @@ const agentRemoteAbove = 1 << 10
 // new bytes when the agent answers this poll, else above the Counter's
 // default (a count on the host then costs an exec of its own).
 func (w *Watcher) countOnHost(steady bool) {
-	if !steady && !w.agentCounts {
+	if !steady && !w.cnt.agentCounts {
 		return // as they are (a test may have set them)
 	}
-	w.agentCounts = steady
+	w.cnt.agentCounts = steady
 	above := remote.NewCounter("").RemoteAbove
 	if steady {
 		above = agentRemoteAbove
 	}
-	for _, c := range w.cats {
+	for _, c := range w.cnt.cats {
 		for _, k := range []*remote.Counter{c.raw, c.errs, c.prompts} {
 			k.RemoteAbove = above
 		}
@@ -123,7 +123,7 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 	full, zone, vit, vitPid, disk := ask.full, ask.zone, ask.vit, ask.vitPid, ask.disk
 	b := &remote.Batch{}
 	l := w.layout()
-	if !w.haveMan {
+	if !w.cnt.haveMan {
 		b.Cat(l.Manifest(), 1<<20)
 	}
 	if full {
@@ -132,8 +132,8 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 		b.Glob(g.Raw("*"), l.Prepared(), parse.RawFile)
 	}
 	p := w.poller(full)
-	if len(w.cats) == 0 {
-		c := w.newCat("")
+	if len(w.cnt.cats) == 0 {
+		c := w.cnt.newCat("")
 		b.Each(l.Prepared(), []*remote.Tail{c.runs}, []*remote.Counter{c.raw, c.errs, c.prompts})
 		if w.o.OnePoll {
 			w.coldSum = w.coldSumArgv(c.raw.RemoteAbove) // the holes this count leaves, summed in the same answer
@@ -145,8 +145,8 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 	}
 	then := map[*remote.Counter]*catState{}
 	if ask.steady {
-		w.thens = map[string]*tokJob{}
-		for _, c := range w.cats {
+		w.cnt.thens = map[string]*tokJob{}
+		for _, c := range w.cnt.cats {
 			then[c.raw] = c // from the tally's start: through any hole too
 		}
 	}
@@ -154,7 +154,7 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 		if c := then[k]; c != nil {
 			// a count on the host sums the counted records' tokens there too
 			b.CountThen(k, c.tok.start, tokenArgv(nil)...)
-			w.thens[c.name] = &tokJob{path: k.Path, from: c.tok.start, gen: c.tok.gen}
+			w.cnt.thens[c.name] = &tokJob{path: k.Path, from: c.tok.start, gen: c.tok.gen}
 			continue
 		}
 		b.Count(k)
@@ -170,12 +170,12 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 		b.Cat(dir+"/stat", 4096)
 	}
 	b.RealPath(w.o.Root)
-	b.Procs(l.WorkerJSON(), remote.HoldersArgv(w.procs.patternsAt(ctx, w.procs.knownReal(), w.o.WorkerLog, nil)))
+	b.Procs(l.WorkerJSON(), remote.HoldersArgv(w.live.procs.patternsAt(ctx, w.live.procs.knownReal(), w.o.WorkerLog, nil)))
 	if zone {
 		b.Exec("sh", "-c", zoneScript)
 	}
 	if vit {
-		b.Exec(w.vitalsArgv(vitPid, disk)...)
+		b.Exec(w.vit.argv(vitPid, disk)...)
 	}
 	if len(ask.tokJobs) > 0 {
 		b.Exec(tokenArgv(ask.tokJobs)...)
@@ -205,9 +205,9 @@ const slowReaderAt = 500
 // ours: the answer to a slow first screen is to deploy it.
 func (w *Watcher) warnSlowReader(snap *Snapshot) {
 	r := snap.Connection.Reader
-	if len(w.cats) < slowReaderAt || r == "" || strings.HasPrefix(r, "go agent") {
+	if len(w.cnt.cats) < slowReaderAt || r == "" || strings.HasPrefix(r, "go agent") {
 		return
 	}
 	snap.Warn(WarnSlowReader, fmt.Sprintf("%d categories read by the %s (no synthwatch on the host): each poll forks a few processes per category; `synthwatch deploy %s` installs the Go agent, which reads them in one process",
-		len(w.cats), r, w.o.Host))
+		len(w.cnt.cats), r, w.o.Host))
 }

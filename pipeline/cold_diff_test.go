@@ -24,7 +24,7 @@ import (
 func plainWatcher(h remote.Host, o Options) *Watcher {
 	w := NewWatcher(h, o, nil)
 	w.pre, w.rd, w.agent = nil, h, nil
-	w.procs = newProcReader(h, w.o.Root)
+	w.live.rd, w.live.procs = h, newProcReader(h, w.o.Root)
 	return w
 }
 

@@ -28,7 +28,7 @@ func slack(v *Category) int64 { return logEvery + int64(2*v.RatePerMin) }
 // sourceChecks compares the worker log's and worker.json's counts with the
 // file, adds a row warning and a check for each that disagrees, and records
 // each new disagreement as an event.
-func (w *Watcher) sourceChecks(s *Snapshot, v *Category, c *catState, now time.Time) {
+func (k *counts) sourceChecks(s *Snapshot, v *Category, c *catState, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
 	if p := c.logProgress; p.Kind == parse.WProgress && v.Name == s.Worker.Category && Alive(s.Worker.State) {
 		logDone := int64(p.Done)
 		if c.logResumed > 0 && p.Total == c.logToGo {
@@ -36,7 +36,7 @@ func (w *Watcher) sourceChecks(s *Snapshot, v *Category, c *catState, now time.T
 		}
 		if gap := v.Done - logDone; gap < -5 || gap > slack(v) {
 			why := "the worker logs every 50 records"
-			if age := now.Sub(w.log.lastLine); !w.log.lastLine.IsZero() && age > time.Minute {
+			if age := now.Sub(logLast); !logLast.IsZero() && age > time.Minute {
 				why = "log last written " + FormatDuration(age) + " ago (buffered, or another log)"
 			}
 			if gap < 0 {
@@ -44,18 +44,18 @@ func (w *Watcher) sourceChecks(s *Snapshot, v *Category, c *catState, now time.T
 			}
 			msg := fmt.Sprintf("%s: the worker log says %d/%d but raw_responses.jsonl has %d records; the file is authoritative: %s",
 				v.Name, p.Done, p.Total, v.Done, why)
-			w.addCheck(v, c, SourceCheck{Source: "log", Says: logDone, File: v.Done, Authority: parse.RawFile, Why: why}, msg, now)
+			k.addCheck(v, c, SourceCheck{Source: "log", Says: logDone, File: v.Done, Authority: parse.RawFile, Why: why}, msg, now)
 		}
 	}
-	if js := w.jsonCategory(v.Name); js != nil && w.wjson != nil && js.State == parse.CatRunning {
+	if js := jsonCategory(wjson, v.Name); js != nil && wjson != nil && js.State == parse.CatRunning {
 		if gap := v.Done - int64(js.Done); gap < -5 || gap > slack(v) {
 			why := "its worker is not running"
-			if age := now.Sub(w.wjson.UpdatedAt); Alive(s.Worker.State) && s.Worker.PID == w.wjson.PID {
+			if age := now.Sub(wjson.UpdatedAt); Alive(s.Worker.State) && s.Worker.PID == wjson.PID {
 				why = "worker.json last written " + FormatDuration(age) + " ago"
 			}
 			msg := fmt.Sprintf("%s: worker.json says %d done but raw_responses.jsonl has %d records; the file is authoritative: %s",
 				v.Name, js.Done, v.Done, why)
-			w.addCheck(v, c, SourceCheck{Source: parse.WorkerStateFile, Says: int64(js.Done), File: v.Done, Authority: parse.RawFile, Why: why}, msg, now)
+			k.addCheck(v, c, SourceCheck{Source: parse.WorkerStateFile, Says: int64(js.Done), File: v.Done, Authority: parse.RawFile, Why: why}, msg, now)
 		}
 	}
 	for src := range c.disagree {
@@ -65,7 +65,7 @@ func (w *Watcher) sourceChecks(s *Snapshot, v *Category, c *catState, now time.T
 	}
 }
 
-func (w *Watcher) addCheck(v *Category, c *catState, chk SourceCheck, msg string, now time.Time) {
+func (k *counts) addCheck(v *Category, c *catState, chk SourceCheck, msg string, now time.Time) {
 	v.Checks = append(v.Checks, chk)
 	v.Warnings = append(v.Warnings, msg)
 	if c.disagree == nil {
@@ -73,7 +73,7 @@ func (w *Watcher) addCheck(v *Category, c *catState, chk SourceCheck, msg string
 	}
 	if !c.disagree[chk.Source] {
 		c.disagree[chk.Source] = true
-		w.event(now, "cross_check", v.Name, msg)
+		k.tl.note(now, "cross_check", v.Name, msg)
 	}
 }
 
@@ -86,13 +86,13 @@ func hasCheck(cs []SourceCheck, src string) bool {
 	return false
 }
 
-func (w *Watcher) jsonCategory(name string) *parse.CategoryState {
-	if w.wjson == nil {
+func jsonCategory(wjson *parse.WorkerState, name string) *parse.CategoryState {
+	if wjson == nil {
 		return nil
 	}
-	for i := range w.wjson.Categories {
-		if w.wjson.Categories[i].Name == name {
-			return &w.wjson.Categories[i]
+	for i := range wjson.Categories {
+		if wjson.Categories[i].Name == name {
+			return &wjson.Categories[i]
 		}
 	}
 	return nil

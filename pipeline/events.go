@@ -17,8 +17,16 @@ import (
 // read of the same log, or a later session, would make again carries a key,
 // so the Timeline keeps it once.
 
-// eventState is what the watcher keeps for the events it derives.
-type eventState struct {
+// events is the timeline's part of a poll: the host's zone (its part of
+// the batch), the link's changes and this machine's sleeps, and the
+// baselines of the events it derives, written to the timeline.
+type events struct {
+	tl       *Timeline
+	connWas  LinkPhase // the link at the last poll
+	dropsWas int
+	errWas   string // the link error last written to the timeline
+	everUp   bool   // the link has been up in this session
+	slp      sleepState
 	zone     *time.Location // the host's time zone (nil: not learnt yet)
 	relearn  bool           // the link came back: learn the zone again
 	readOnce bool           // the logs have been read once: what follows is news
@@ -33,6 +41,73 @@ type catEvents struct {
 	runAt    time.Time // when it was first seen being worked on in this session
 	runLines int64     // its records then
 	lastRate float64   // its rate at the last poll it ran
+}
+
+// noteConnection records disconnections and reconnections in the timeline.
+// The host counts drops, so one that came and went between two polls is
+// recorded too. The first connection of a session is no reconnection. A
+// sleep is one "slept" event: the drops, reconnection and connection errors
+// of its wake are folded into it.
+func (e *events) noteConnection(c Connection, now time.Time, h remote.Host) {
+	if fold, back := e.noteSleep(h, now); fold {
+		if c.State.Up() || back {
+			e.everUp, e.errWas = true, ""
+		}
+		e.connWas, e.dropsWas = c.State, c.Drops
+		if back {
+			e.connWas = LinkConnected // this poll's view may predate the link's return
+		}
+		return
+	}
+	up := c.State == LinkConnected
+	newDrops := c.Drops - e.dropsWas
+	wasUp := e.everUp || e.dropsWas > 0
+	// a link we last saw down has come back (at least before any new drop)
+	if wasUp && e.connWas != "" && e.connWas != LinkConnected && (newDrops > 0 || up) {
+		e.tl.note(now, "reconnect", "", "connected again")
+		e.relearn = true
+	}
+	for i := 0; i < newDrops; i++ {
+		back := i < newDrops-1 || up
+		e.tl.note(now, "disconnect", "", dropText(c.Error, back))
+		if back {
+			e.tl.note(now, "reconnect", "", "connected again")
+			e.relearn = true
+		}
+	}
+	if up || c.Drops > 0 {
+		e.everUp = true
+	}
+	if up {
+		e.errWas = ""
+	} else if newDrops > 0 {
+		e.errWas = c.Error // already in the disconnect event
+	}
+	// why it cannot connect (a dial, handshake or auth error): once per
+	// different error, not once per attempt
+	if !up && c.State != LinkLocal && c.Error != "" && c.Error != e.errWas {
+		e.errWas = c.Error
+		kind, text := "connect_error", "cannot connect: "+c.Error
+		if c.State == LinkFailed {
+			kind, text = "connect_failed", text+" (not retried: fix it, then press C or start again)"
+		} else if c.NextTry != nil {
+			text += ", next try " + c.NextTry.Local().Format("15:04:05")
+		}
+		e.tl.note(now, kind, "", text)
+	}
+	e.connWas, e.dropsWas = c.State, c.Drops
+}
+
+// dropText is a disconnect event's text; back: the link came back before
+// this poll (the reason then is not known).
+func dropText(reason string, back bool) string {
+	switch {
+	case reason != "" && !back:
+		return "lost the link to the host: " + reason
+	case back:
+		return "lost the link to the host (back before the next poll)"
+	}
+	return "lost the link to the host"
 }
 
 // zoneScript prints the host's UTC offset and, where it has one, the name
@@ -93,21 +168,21 @@ func parseZone(out string, now time.Time) (*time.Location, error) {
 // foldZone takes what the zone read gave. A link that was down is asked
 // again at the next poll; a host that cannot tell is read as this
 // machine's zone.
-func (w *Watcher) foldZone(loc *time.Location, err error, asked bool) {
+func (e *events) foldZone(loc *time.Location, err error, asked bool) {
 	switch {
 	case !asked:
 	case loc != nil:
-		w.ev.zone, w.ev.relearn = loc, false
+		e.zone, e.relearn = loc, false
 	case errors.Is(err, remote.ErrDisconnected) || errors.Is(err, context.Canceled):
-	case w.ev.zone == nil:
-		w.ev.zone = time.Local
+	case e.zone == nil:
+		e.zone = time.Local
 	}
 }
 
 // hostZone is the host's zone, this machine's until it is known.
-func (w *Watcher) hostZone() *time.Location {
-	if w.ev.zone != nil {
-		return w.ev.zone
+func (e *events) hostZone() *time.Location {
+	if e.zone != nil {
+		return e.zone
 	}
 	return time.Local
 }
@@ -148,20 +223,19 @@ func serverLineTime(ev parse.ServerEvent, loc *time.Location, ref time.Time) (ti
 	return t, true
 }
 
-// serverEventTime stamps a server log record: its own time; a record
-// without one gets the time of the line before it on a first read (or the
+// serverTime stamps a server log record: its own time; a record without
+// one gets the time of the line before it on a first read (or ref, the
 // log's mtime), and now when it is news.
-func (w *Watcher) serverEventTime(s *srvWatch, ev parse.ServerEvent, now time.Time) time.Time {
-	ref := s.st.logMtime
-	if t, ok := serverLineTime(ev, w.hostZone(), ref); ok {
-		w.ev.srvLast = t
+func (e *events) serverTime(ev parse.ServerEvent, ref, now time.Time) time.Time {
+	if t, ok := serverLineTime(ev, e.hostZone(), ref); ok {
+		e.srvLast = t
 		return t
 	}
 	switch {
-	case w.ev.readOnce:
+	case e.readOnce:
 		return now
-	case !w.ev.srvLast.IsZero():
-		return w.ev.srvLast
+	case !e.srvLast.IsZero():
+		return e.srvLast
 	case !ref.IsZero():
 		return ref
 	}
@@ -170,8 +244,8 @@ func (w *Watcher) serverEventTime(s *srvWatch, ev parse.ServerEvent, now time.Ti
 
 // logEvent records an event read from a log, at its log time, keyed so that
 // reading the same line again (this session or the next) adds nothing.
-func (w *Watcher) logEvent(at time.Time, kind, text, msg string) {
-	w.timeline.Add(Event{Time: at.UTC(), Kind: kind, Text: parse.SanitizeString(text),
+func (e *events) logEvent(at time.Time, kind, text, msg string) {
+	e.tl.Add(Event{Time: at.UTC(), Kind: kind, Text: parse.SanitizeString(text),
 		Key: kind + "|" + at.UTC().Format(time.RFC3339Nano) + "|" + parse.SanitizeString(msg)})
 }
 
@@ -187,7 +261,7 @@ func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
 	}
 	allFinal, records, last := len(s.Categories) > 0, int64(0), time.Time{}
 	for _, v := range s.Categories {
-		c := w.cats[v.Name]
+		c := w.cnt.cats[v.Name]
 		ce := w.ev.cats[v.Name]
 		if ce == nil {
 			ce = &catEvents{}
@@ -241,7 +315,7 @@ func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
 	}
 	finished := allFinal && s.Worker.State == WorkerExited || w.log.finished && !Alive(s.Worker.State)
 	// a job whose manifest could not be read is not known to be done
-	finished = finished && w.manErr == nil
+	finished = finished && w.cnt.manErr == nil
 	if !finished || Alive(s.Worker.State) {
 		w.ev.pipeDone = false
 		return
@@ -263,13 +337,18 @@ func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
 
 // reportedRate is the worker's own figure for a category (worker.json).
 func (w *Watcher) reportedRate(name string) float64 {
-	if w.wjson == nil {
+	if w.live.wjson == nil {
 		return 0
 	}
-	for _, c := range w.wjson.Categories {
+	for _, c := range w.live.wjson.Categories {
 		if c.Name == name {
 			return c.Rate
 		}
 	}
 	return 0
+}
+
+// note adds an event at t, its text sanitised.
+func (t *Timeline) note(at time.Time, kind, cat, text string) {
+	t.Add(Event{Time: at.UTC(), Kind: kind, Category: cat, Text: parse.SanitizeString(text)})
 }

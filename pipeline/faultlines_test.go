@@ -19,7 +19,11 @@ func TestFaultLinesGiveTheirStateAndEvent(t *testing.T) {
 	ready := "[2026-11-29 02:59:00] The server is fired up and ready to roll!\n" +
 		"[2026-11-29 02:59:50 TP0] Decode batch, #running-req: 10, #token: 100, token usage: 0.30, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 1\n"
 	vllmReady := "(APIServer pid=4170) INFO:     Application startup complete.\n"
-	cases := []struct{ name, ready, line, state, event string }{
+	cases := []struct {
+		name, ready, line string
+		state             ServerState
+		event             string
+	}{
 		{"scheduler exception", ready, "[2026-11-29 03:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n  File \"scheduler.py\", line 1\nRuntimeError: boom\n", ServerCrashed, "server_crash"},
 		{"hard watchdog", ready, "[2026-11-29 03:00:01 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n", ServerCrashed, "server_crash"},
 		{"health check", ready, "[2026-11-29 03:00:01] Health check failed. Server couldn't get a response from detokenizer for last 20 seconds. tic start time: 03:00:00. last_heartbeat time: 02:59:40\n", ServerUnhealthy, "server_fault"},
@@ -58,7 +62,10 @@ func TestFaultLinesGiveTheirStateAndEvent(t *testing.T) {
 // first read of it (a one-shot status) already says so.
 func TestFaultAtTheEndOfTheLogOnFirstSight(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ line, state string }{
+	for _, tc := range []struct {
+		line  string
+		state ServerState
+	}{
 		{"[2026-11-29 03:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n", ServerCrashed},
 		{"[2026-11-29 03:00:01 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n", ServerCrashed},
 		{"(EngineCore_DP0 pid=77) ERROR 11-29 03:00:01 [core.py:710] EngineCore encountered a fatal error.\n", ServerCrashed},

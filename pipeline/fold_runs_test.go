@@ -19,9 +19,8 @@ func runsUpdate(lines ...string) remote.TailUpdate {
 // is not a server configuration of its own.
 func TestFoldRunsIgnoresUnknownConfig(t *testing.T) {
 	t.Parallel()
-	w := &Watcher{}
 	c := &catState{}
-	w.foldRuns(c, runsUpdate(
+	c.foldRuns(runsUpdate(
 		`{"run":"a","server_info":{"info":{"kv_cache_dtype":"auto","model_path":"/m"},"config_key":"aaa"}}`,
 		`{"run":"b","server_info":{"config_key":"unknown","error":"server_info: connection refused"}}`,
 		`{"run":"c","server_info":{"config_key":"44136fa355b3","error":"[server_info: EOF]"}}`,
@@ -30,7 +29,7 @@ func TestFoldRunsIgnoresUnknownConfig(t *testing.T) {
 	if len(c.configs) != 1 {
 		t.Fatalf("configs %v", c.configs)
 	}
-	w.foldRuns(c, runsUpdate(
+	c.foldRuns(runsUpdate(
 		`{"run":"e","server_info":{"info":{"kv_cache_dtype":"auto","kv_cache_dtype_resolved":"float8_e4m3fn","model_path":"/m"},"config_key":"bbb"}}`,
 	))
 	if len(c.configs) != 2 || !strings.Contains(c.configDesc["bbb"], "kv_cache_dtype=auto(float8_e4m3fn)") || c.configDesc["aaa"] != "kv_cache_dtype=auto quantization=<nil> model=/m" {

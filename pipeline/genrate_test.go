@@ -14,18 +14,18 @@ func opt(v float64) parse.Opt[float64] { return parse.Opt[float64]{V: v, OK: tru
 // says 0 tok/s. The scheduler's gauge is then the figure.
 func TestGenThroughputFromTheGaugeWhileTheCounterStandsStill(t *testing.T) {
 	t.Parallel()
-	w := &Watcher{}
+	sv := &serverSet{}
 	s := &srvWatch{st: serverState{probe: serverProbe{metrics: "ok"}}}
 	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	met := func(counter, gauge float64) parse.ServerMetrics {
 		return parse.ServerMetrics{Dialect: parse.DialectSGLang, GenTokens: opt(counter), GenThroughput: opt(gauge), RunningReqs: opt(8)}
 	}
-	w.serverView(s, met(1000, 1200), nil, t0)
-	v := w.serverView(s, met(1000, 1250), nil, t0.Add(2*time.Second))
+	sv.serverView(s, met(1000, 1200), nil, t0, false)
+	v := sv.serverView(s, met(1000, 1250), nil, t0.Add(2*time.Second), false)
 	if v.GenThroughput != 1250 || v.State != ServerBusy {
 		t.Fatalf("counter still, gauge 1250: %+v", v)
 	}
-	v = w.serverView(s, met(3000, 1250), nil, t0.Add(4*time.Second))
+	v = sv.serverView(s, met(3000, 1250), nil, t0.Add(4*time.Second), false)
 	if v.GenThroughput != 1000 {
 		t.Fatalf("counter moved 2000 in 2 s: %+v", v)
 	}
@@ -35,23 +35,24 @@ func TestGenThroughputFromTheGaugeWhileTheCounterStandsStill(t *testing.T) {
 // not move for several polls is a hang, with its reason and an event.
 func TestRunningRequestsWithoutTokensAreAHang(t *testing.T) {
 	t.Parallel()
-	w := &Watcher{timeline: NewTimeline(50, "")}
+	tl := NewTimeline(50, "")
+	sv := &serverSet{ev: &events{tl: tl}}
 	s := &srvWatch{st: serverState{probe: serverProbe{metrics: "ok"}}}
 	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	met := parse.ServerMetrics{Dialect: parse.DialectVLLM, GenTokens: opt(5000), RunningReqs: opt(3)}
 	var v Server
 	for i := 0; i <= hangLines; i++ {
-		v = w.serverView(s, met, nil, t0.Add(time.Duration(i)*2*time.Second))
-		w.serverEvents(s, v, t0.Add(time.Duration(i)*2*time.Second))
+		v = sv.serverView(s, met, nil, t0.Add(time.Duration(i)*2*time.Second), false)
+		sv.serverEvents(s, v, t0.Add(time.Duration(i)*2*time.Second))
 	}
 	if v.State != ServerHung || v.GenThroughput != 0 {
 		t.Fatalf("server %+v", v)
 	}
 	found := false
-	for _, e := range w.timeline.Recent(50) {
+	for _, e := range tl.Recent(50) {
 		found = found || e.Kind == "server_hang"
 	}
 	if !found {
-		t.Fatalf("no server_hang event: %+v", w.timeline.Recent(50))
+		t.Fatalf("no server_hang event: %+v", tl.Recent(50))
 	}
 }

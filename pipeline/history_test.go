@@ -55,7 +55,7 @@ func TestReplayedDayOldLogKeepsItsTimesOnce(t *testing.T) {
 		w := NewWatcher(remote.Local{}, Options{Host: "local", Root: root, ServerURL: url}, NewTimeline(500, hist))
 		s := poll(w)
 		s = poll(w)
-		if _, off := time.Now().In(w.hostZone()).Zone(); off != 5*3600+30*60 {
+		if _, off := time.Now().In(w.ev.hostZone()).Zone(); off != 5*3600+30*60 {
 			t.Fatalf("session %d: host zone offset %d", session, off)
 		}
 		if s.Server.LastCrashAt == nil || !s.Server.LastCrashAt.Equal(crashAt) {

@@ -14,21 +14,21 @@ import (
 func TestWatcherFoldsTheLinesTheWorkerWrites(t *testing.T) {
 	t.Parallel()
 	w := NewWatcher(remote.Local{}, Options{Root: t.TempDir()}, nil)
-	w.cat("B1")
+	w.cnt.cat("B1")
 	now := time.Now()
 	fold := func(line string) { w.foldWorkerLine(parse.ParseWorkerLine(line), now, true) }
 
 	fold(parse.FormatProcessing("B1", "LONG"))
-	if w.log.current != "B1" || w.cats["B1"].class != "LONG" {
-		t.Fatalf("processing: current %q class %q", w.log.current, w.cats["B1"].class)
+	if w.log.current != "B1" || w.cnt.cats["B1"].class != "LONG" {
+		t.Fatalf("processing: current %q class %q", w.log.current, w.cnt.cats["B1"].class)
 	}
 	fold(parse.FormatResume("B1", 100, 40, 60))
-	if c := w.cats["B1"]; c.logTarget != 100 || c.logResumed != 40 || c.logToGo != 60 {
+	if c := w.cnt.cats["B1"]; c.logTarget != 100 || c.logResumed != 40 || c.logToGo != 60 {
 		t.Fatalf("resume: %d %d %d", c.logTarget, c.logResumed, c.logToGo)
 	}
 	fold(parse.FormatRunning(60, 16, 2048))
 	fold(parse.FormatProgress(50, 100, 1, 2.0, 200, time.Minute, true))
-	if p := w.cats["B1"].logProgress; p.Kind != parse.WProgress || p.Done != 50 {
+	if p := w.cnt.cats["B1"].logProgress; p.Kind != parse.WProgress || p.Done != 50 {
 		t.Fatalf("progress: %+v", p)
 	}
 	fold(parse.FormatWaiting(parse.DefaultServerURL, "Get /health: connection refused (ConnectionError)"))
@@ -44,7 +44,7 @@ func TestWatcherFoldsTheLinesTheWorkerWrites(t *testing.T) {
 		t.Fatal("the kill marker did not name pid 4242")
 	}
 	fold(parse.FormatSkip("B1", 100))
-	if !w.cats["B1"].logSkipped {
+	if !w.cnt.cats["B1"].logSkipped {
 		t.Fatal("skip")
 	}
 	fold(parse.FinishedLine)

@@ -310,20 +310,6 @@ func (n *killNote) names(pid int, start uint64) bool {
 	return n != nil && n.pid == pid && (start == 0 || n.start == 0 || n.start == start)
 }
 
-// Worker states (Snapshot.Worker.State).
-const (
-	WorkerRunning = "running" // a live process, records arriving
-	WorkerStalled = "stalled" // alive, but no new records lately
-	WorkerStopped = "stopped" // ended on a stop request; by_you when our kill did it
-	WorkerExited  = "exited"  // ended with the job done
-	WorkerDied    = "died"    // gone, not done, not stopped by us
-	WorkerNone    = "none"    // nothing has run here
-	WorkerUnknown = "unknown" // the host could not tell (link down, /proc unreadable)
-)
-
-// Alive says whether a worker state is a live process.
-func Alive(state string) bool { return state == WorkerRunning || state == WorkerStalled }
-
 // workerFacts are the witnesses of one poll, for workerStateFor.
 type workerFacts struct {
 	known     bool   // false: the process table could not be read
@@ -338,7 +324,7 @@ type workerFacts struct {
 
 // workerStateFor is the state table: what a person would call the worker.
 // Stalled is decided later, from the categories.
-func workerStateFor(f workerFacts) (state, reason string, byYou bool) {
+func workerStateFor(f workerFacts) (state WorkerState, reason string, byYou bool) {
 	switch {
 	case !f.known:
 		return WorkerUnknown, "the host's /proc could not be read", false

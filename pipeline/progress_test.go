@@ -337,7 +337,7 @@ func TestReadTimelineLeavesTheHistory(t *testing.T) {
 	tl.Add(Event{Time: time.Now(), Kind: "stall_start", Category: "B5", Text: "x"})
 	after, _ := os.ReadFile(p)
 	w := NewWatcher(localHost(), Options{Root: t.TempDir()}, tl)
-	if r := w.classRate("LONG"); r != 40 || string(before) != string(after) || len(before) == 0 {
+	if r := w.cnt.classRate("LONG"); r != 40 || string(before) != string(after) || len(before) == 0 {
 		t.Fatalf("class rate %v; history changed: %v", r, string(before) != string(after))
 	}
 }

@@ -10,14 +10,14 @@ import (
 // session (parse.RateWindow, the worker's own estimator); before two, the
 // worker's figure if it is fresh. A rate read from an old log line is no
 // rate.
-func (w *Watcher) rate(c *catState, js *parse.CategoryState, now time.Time) float64 {
+func (k *counts) rate(c *catState, js *parse.CategoryState, wjson *parse.WorkerState, now time.Time) float64 {
 	if r, ok := c.win.PerMin(now); ok {
 		return r
 	}
-	if js != nil && js.Rate > 0 && w.wjson != nil && now.Sub(w.wjson.UpdatedAt) < 30*time.Second {
+	if js != nil && js.Rate > 0 && wjson != nil && now.Sub(wjson.UpdatedAt) < 30*time.Second {
 		return js.Rate
 	}
-	if p := c.logProgress; p.Kind == parse.WProgress && c.logProgressFresh && p.ReqPerSec > 0 && now.Sub(c.logProgressAt) < w.o.StallAfter {
+	if p := c.logProgress; p.Kind == parse.WProgress && c.logProgressFresh && p.ReqPerSec > 0 && now.Sub(c.logProgressAt) < k.stallAfter {
 		return p.ReqPerSec * 60
 	}
 	return 0
@@ -42,14 +42,14 @@ func (w *Watcher) rate(c *catState, js *parse.CategoryState, now time.Time) floa
 //     category never grew).
 //
 // Zero when the log has no header for it: the stall is judged by growth.
-func (w *Watcher) becameCurrent(c *catState, wk Worker) (t time.Time, weak bool) {
-	if st := w.wjson; st != nil && st.Category == c.name {
+func (k *counts) becameCurrent(c *catState, wk Worker, wjson *parse.WorkerState, lg *logs) (t time.Time, weak bool) {
+	if st := wjson; st != nil && st.Category == c.name {
 		if !st.CategorySince.IsZero() {
 			return st.CategorySince, false
 		}
 		return st.StartedAt, false
 	}
-	l := &w.log
+	l := lg
 	if l.current != c.name || l.lastLine.IsZero() {
 		return time.Time{}, false
 	}
@@ -59,7 +59,7 @@ func (w *Watcher) becameCurrent(c *catState, wk Worker) (t time.Time, weak bool)
 	case l.headerOnly:
 		return l.lastLine, false
 	}
-	if p, ok := w.cats[l.prev]; ok && p.known && !p.logSkipped && !p.mtime.IsZero() {
+	if p, ok := k.cats[l.prev]; ok && p.known && !p.logSkipped && !p.mtime.IsZero() {
 		t = p.mtime // the header follows the previous category's last record
 	} else if wk.StartedAt != nil && wk.StartedAt.Add(2*time.Second).Before(l.lastLine) {
 		// no category worked on before it: the writer's start, if it has
@@ -82,24 +82,24 @@ func minTime(a, b time.Time) time.Time {
 
 // noteClassRates keeps each class's newest measured rate, for the ETA of the
 // categories of that class still to come.
-func (w *Watcher) noteClassRates(cats []Category) {
+func (k *counts) noteClassRates(cats []Category) {
 	for _, c := range cats {
 		if c.State == StateRunning && c.RatePerMin > 0 {
-			if w.classRates == nil {
-				w.classRates = map[string]float64{}
+			if k.classRates == nil {
+				k.classRates = map[string]float64{}
 			}
-			w.classRates[c.Class] = c.RatePerMin
+			k.classRates[c.Class] = c.RatePerMin
 		}
 	}
 }
 
 // classRate is the class's rate measured this session, else the rate it last
 // finished a category at (category_done in the timeline), else 0.
-func (w *Watcher) classRate(class string) float64 {
-	if r := w.classRates[class]; r > 0 {
+func (k *counts) classRate(class string) float64 {
+	if r := k.classRates[class]; r > 0 {
 		return r
 	}
-	ev := w.timeline.Recent(1 << 30)
+	ev := k.tl.Recent(1 << 30)
 	for i := len(ev) - 1; i >= 0; i-- {
 		if e := ev[i]; e.Kind == "category_done" && e.Class == class && e.RatePerMin > 0 {
 			return e.RatePerMin

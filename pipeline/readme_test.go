@@ -1,32 +1,103 @@
 package pipeline
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// The README's table of category states is the code's: every state
-// categoryView gives, in order, and no other.
-func TestReadmeListsEveryCategoryState(t *testing.T) {
+// The README's state tables are the code's: each lists, in order, exactly
+// the states of its list (WorkerStates, ServerStates, CategoryStates), and
+// each list holds every constant of its named type (StateSkipped aside: no
+// Snapshot carries it, see states.go).
+func TestReadmeStateTables(t *testing.T) {
 	t.Parallel()
 	data, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const open, end = "<!-- category states: from pipeline.CategoryStates, checked by TestReadmeListsEveryCategoryState -->\n", "<!-- /category states -->"
-	_, rest, ok := strings.Cut(string(data), open)
-	table, _, ok2 := strings.Cut(rest, end)
-	if !ok || !ok2 {
-		t.Fatalf("README.md has no category state table between %q and %q", open, end)
+	consts := stateConsts(t)
+	for _, tc := range []struct {
+		name, typ string
+		list      []string
+	}{
+		{"worker", "WorkerState", strs(WorkerStates)},
+		{"server", "ServerState", strs(ServerStates)},
+		{"category", "CategoryState", strs(CategoryStates)},
+	} {
+		open, end := "<!-- "+tc.name+" states: from pipeline."+tc.typ+"s, checked by TestReadmeStateTables -->\n", "<!-- /"+tc.name+" states -->"
+		_, rest, ok := strings.Cut(string(data), open)
+		table, _, ok2 := strings.Cut(rest, end)
+		if !ok || !ok2 {
+			t.Errorf("README.md has no %s state table between %q and %q", tc.name, open, end)
+			continue
+		}
+		var got []string
+		for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|").FindAllStringSubmatch(table, -1) {
+			got = append(got, m[1])
+		}
+		if !slices.Equal(got, tc.list) {
+			t.Errorf("README's %s states %q, the code's %q", tc.name, got, tc.list)
+		}
+		named := slices.DeleteFunc(consts[tc.typ], func(v string) bool { return tc.typ == "CategoryState" && v == string(StateSkipped) })
+		slices.Sort(named)
+		if listed := slices.Sorted(slices.Values(tc.list)); !slices.Equal(named, listed) {
+			t.Errorf("the %s constants %q, its list %q", tc.typ, named, listed)
+		}
 	}
-	var got []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z]+)` \\|").FindAllStringSubmatch(table, -1) {
-		got = append(got, m[1])
+}
+
+func strs[S ~string](l []S) []string {
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = string(s)
 	}
-	if !slices.Equal(got, CategoryStates) {
-		t.Fatalf("README's category states %q, the code's %q", got, CategoryStates)
+	return out
+}
+
+// stateConsts are the values of the package's constants by their named
+// type, read from its source: a state added without its list is caught.
+func stateConsts(t *testing.T) map[string][]string {
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
 	}
+	out := map[string][]string{}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			d, ok := n.(*ast.GenDecl)
+			if !ok || d.Tok != token.CONST {
+				return true
+			}
+			for _, sp := range d.Specs {
+				vs := sp.(*ast.ValueSpec)
+				id, ok := vs.Type.(*ast.Ident)
+				if !ok || !strings.HasSuffix(id.Name, "State") {
+					continue
+				}
+				for _, v := range vs.Values {
+					if lit, ok := v.(*ast.BasicLit); ok {
+						s, _ := strconv.Unquote(lit.Value)
+						out[id.Name] = append(out[id.Name], s)
+					}
+				}
+			}
+			return false
+		})
+	}
+	return out
 }

@@ -70,7 +70,7 @@ type genSample struct {
 // acceptance, KV cache dtype, replica rows and imbalance from this poll's
 // reads; each figure is set in this one place for every view.
 func (w *Watcher) serverFigures(s *Snapshot, each []Server, reads []serverRead, now time.Time) {
-	fs := &w.figs
+	fs := &w.sv.figs
 	if fs.lat == nil {
 		fs.lat, fs.rows, fs.gen = map[string]*latWindow{}, map[string]rowMemo{}, map[string]genSample{}
 	}
@@ -95,7 +95,7 @@ func (w *Watcher) serverFigures(s *Snapshot, each []Server, reads []serverRead, 
 		wins = append(wins, lw)
 		rows = append(rows, fs.rowsOf(name, viewOf(each, url), rd, eng, now)...)
 	}
-	for i, sw := range w.servers {
+	for i, sw := range w.sv.list {
 		if i >= len(reads) {
 			break
 		}
@@ -317,7 +317,7 @@ func median(xs []float64) float64 {
 // (runs.jsonl's server_info: kv_cache_dtype, resolved when "auto").
 func (w *Watcher) runKVDtype() string {
 	var newest parse.RunLine
-	for _, c := range w.cats {
+	for _, c := range w.cnt.cats {
 		for _, r := range c.runLines {
 			if r.Snapshot.Known() && r.StartedAt >= newest.StartedAt {
 				newest = r

@@ -174,12 +174,12 @@ func routerProbe(rr *routerRead) serverProbe {
 
 // foldRouter takes a router's answers: a server found to answer /workers
 // becomes a router; the replicas follow the list.
-func (w *Watcher) foldRouter(s *srvWatch, rr *routerRead) {
+func (sv *serverSet) foldRouter(s *srvWatch, rr *routerRead) {
 	rt := s.rt
 	if s.role != RoleRouter {
 		if rr.listed {
 			s.becomeRouter()
-			w.event(w.o.Now(), "router_found", "", fmt.Sprintf("%s is SGLang's router: %d replicas behind it", s.name, len(rr.workers)))
+			sv.ev.tl.note(sv.now(), "router_found", "", fmt.Sprintf("%s is SGLang's router: %d replicas behind it", s.name, len(rr.workers)))
 		}
 		return
 	}
@@ -193,7 +193,7 @@ func (w *Watcher) foldRouter(s *srvWatch, rr *routerRead) {
 	}
 	for u, r := range rr.reps {
 		if rep, ok := rt.replicas[u]; ok {
-			w.foldProbe(rep, r.probe)
+			rep.foldProbe(r.probe)
 		}
 	}
 	if !rr.listed {
@@ -208,7 +208,7 @@ func (w *Watcher) foldRouter(s *srvWatch, rr *routerRead) {
 		seen[wk.URL] = true
 		rt.order = append(rt.order, wk.URL)
 		if _, ok := rt.replicas[wk.URL]; !ok {
-			rep := newSrvWatch(ServerSpec{URL: wk.URL}, w.o.Root)
+			rep := newSrvWatch(ServerSpec{URL: wk.URL}, sv.root)
 			rep.role = RoleReplica
 			rt.replicas[wk.URL] = rep
 		}
@@ -216,7 +216,7 @@ func (w *Watcher) foldRouter(s *srvWatch, rr *routerRead) {
 	for u := range rt.replicas {
 		if !seen[u] {
 			delete(rt.replicas, u)
-			w.event(w.o.Now(), "replica_removed", "", "replica "+shortURL(u)+" left the router's worker list")
+			sv.ev.tl.note(sv.now(), "replica_removed", "", "replica "+shortURL(u)+" left the router's worker list")
 		}
 	}
 }
@@ -225,7 +225,7 @@ func (w *Watcher) foldRouter(s *srvWatch, rr *routerRead) {
 // is its own /metrics, read through the host, checked against the
 // router's health checks (its list, else its metrics); a replica the host
 // cannot reach itself is judged by the router alone, and says so.
-func (w *Watcher) routerViews(s *srvWatch, rr *routerRead, now time.Time) (Server, []Server) {
+func (sv *serverSet) routerViews(s *srvWatch, rr *routerRead, now time.Time, waiting bool) (Server, []Server) {
 	rt := s.rt
 	byURL := map[string]parse.RouterWorker{}
 	if rr != nil {
@@ -244,7 +244,7 @@ func (w *Watcher) routerViews(s *srvWatch, rr *routerRead, now time.Time) (Serve
 		if !asked {
 			r = serverRead{metErr: errNotRead}
 		}
-		v := w.serverView(rep, r.met, r.metErr, now)
+		v := sv.serverView(rep, r.met, r.metErr, now, waiting)
 		v.Via = s.spec.URL
 		var h *bool
 		var l *int
@@ -275,7 +275,7 @@ func (w *Watcher) routerViews(s *srvWatch, rr *routerRead, now time.Time) (Serve
 	}
 	v := Server{Role: RoleRouter, URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Retractions: 0, Replicas: len(rt.order), HealthyReplicas: healthy}
 	f := serverFacts{metrics: s.st.probe.metrics, phase: s.st.phase, logSeen: s.st.logSeen, logGrew: s.st.logGrew,
-		waiting: w.workerWaiting(), load: load, refused: s.st.refused}
+		waiting: waiting, load: load, refused: s.st.refused}
 	if s.st.logSeen && !s.st.logGrewAt.IsZero() {
 		f.logAge = max(now.Sub(s.st.logGrewAt), 0)
 		age := f.logAge.Seconds()

@@ -44,9 +44,9 @@ type srvWatch struct {
 	st       serverState
 	tail     *remote.Tail // nil: no log
 	parser   parse.ServerLog
-	metFails int    // consecutive failures of the same kind: a missing /metrics is asked less often
-	was      string // the state last poll, for events
-	detectAt int    // the poll /workers was last asked, to find a router nobody configured
+	metFails int         // consecutive failures of the same kind: a missing /metrics is asked less often
+	was      ServerState // the state last poll, for events
+	detectAt int         // the poll /workers was last asked, to find a router nobody configured
 	rt       *routerWatch
 }
 
@@ -125,7 +125,7 @@ func (w *Watcher) serverSpecs() []ServerSpec {
 // server already watched under the same URL.
 func (w *Watcher) setServers(specs []ServerSpec) {
 	old := map[string]*srvWatch{}
-	for _, s := range w.servers {
+	for _, s := range w.sv.list {
 		old[s.spec.URL] = s
 	}
 	var next []*srvWatch
@@ -137,17 +137,17 @@ func (w *Watcher) setServers(specs []ServerSpec) {
 		}
 		next = append(next, newSrvWatch(sp, w.o.Root))
 	}
-	w.servers = next
-	w.srv = &w.servers[0].st
+	w.sv.list = next
+	w.sv.first = &w.sv.list[0].st
 }
 
 // serversAre says whether the watched servers are specs, in order.
 func (w *Watcher) serversAre(specs []ServerSpec) bool {
-	if len(specs) != len(w.servers) {
+	if len(specs) != len(w.sv.list) {
 		return false
 	}
 	for i, sp := range specs {
-		s := w.servers[i]
+		s := w.sv.list[i]
 		if s.spec.URL != sp.URL || s.spec.Router != sp.Router || s.spec.Metrics != sp.Metrics || s.spec.From != sp.From || !sameLog(s, sp, w.o.Root) {
 			return false
 		}
@@ -164,9 +164,9 @@ func sameLog(s *srvWatch, sp ServerSpec, root string) bool {
 }
 
 // serverTails are the server logs a poll reads, in server order.
-func (w *Watcher) serverTails() []*remote.Tail {
+func (sv *serverSet) serverTails() []*remote.Tail {
 	var out []*remote.Tail
-	for _, s := range w.servers {
+	for _, s := range sv.list {
 		if s.tail != nil {
 			out = append(out, s.tail)
 		}
@@ -196,9 +196,9 @@ type serverRead struct {
 // probeServers asks every server at once; a router's worker list, its
 // metrics and its replicas go in the same batch.
 func (w *Watcher) probeServers(ctx context.Context) []serverRead {
-	out := make([]serverRead, len(w.servers))
+	out := make([]serverRead, len(w.sv.list))
 	var wg sync.WaitGroup
-	for i, s := range w.servers {
+	for i, s := range w.sv.list {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -217,27 +217,38 @@ func (w *Watcher) probeServers(ctx context.Context) []serverRead {
 	return out
 }
 
-// serverViews folds this poll's answers into one Server per server (and
-// replica), then the host's total.
-func (w *Watcher) serverViews(reads []serverRead, now time.Time) (total Server, each []Server) {
-	for i, s := range w.servers {
+// foldReads folds this poll's probes (and a router's lists) into each
+// server's state.
+func (sv *serverSet) foldReads(reads []serverRead) {
+	for i, s := range sv.list {
 		r := reads[i]
 		if r.router != nil {
-			w.foldRouter(s, r.router)
+			sv.foldRouter(s, r.router)
 		}
 		if s.role == RoleRouter {
-			w.foldProbe(s, routerProbe(r.router))
-			v, reps := w.routerViews(s, r.router, now)
+			s.foldProbe(routerProbe(r.router))
+		} else {
+			s.foldProbe(r.probe)
+		}
+	}
+}
+
+// serverViews is one Server per server (and replica), then the host's
+// total, from the reads foldReads folded.
+func (sv *serverSet) serverViews(reads []serverRead, now time.Time, waiting bool) (total Server, each []Server) {
+	for i, s := range sv.list {
+		r := reads[i]
+		if s.role == RoleRouter {
+			v, reps := sv.routerViews(s, r.router, now, waiting)
 			each = append(each, v)
 			each = append(each, reps...)
 			continue
 		}
-		w.foldProbe(s, r.probe)
-		v := w.serverView(s, r.met, r.metErr, now)
+		v := sv.serverView(s, r.met, r.metErr, now, waiting)
 		each = append(each, v)
 	}
 	for i := range each {
-		w.noteServerEvents(&each[i], now)
+		sv.noteServerEvents(&each[i], now)
 	}
 	if len(each) == 1 {
 		return each[0], each
@@ -246,24 +257,24 @@ func (w *Watcher) serverViews(reads []serverRead, now time.Time) (total Server, 
 }
 
 // named: a server's events carry its name when the host has several.
-func (w *Watcher) named(name string) string {
-	if len(w.servers) == 1 && w.servers[0].role != RoleRouter {
+func (sv *serverSet) named(name string) string {
+	if len(sv.list) == 1 && sv.list[0].role != RoleRouter {
 		return ""
 	}
 	return name
 }
 
 // noteServerEvents records the state changes of one server or replica.
-func (w *Watcher) noteServerEvents(v *Server, now time.Time) {
-	s := w.serverByURL(v.URL)
+func (sv *serverSet) noteServerEvents(v *Server, now time.Time) {
+	s := sv.serverByURL(v.URL)
 	if s == nil {
 		return
 	}
-	w.serverEvents(s, *v, now)
+	sv.serverEvents(s, *v, now)
 }
 
-func (w *Watcher) serverByURL(u string) *srvWatch {
-	for _, s := range w.servers {
+func (sv *serverSet) serverByURL(u string) *srvWatch {
+	for _, s := range sv.list {
 		if s.spec.URL == u {
 			return s
 		}
@@ -283,7 +294,7 @@ func (w *Watcher) serverByURL(u string) *srvWatch {
 func hostTotal(each []Server) Server {
 	t := Server{Role: "total", Metrics: "", LogAgeSeconds: nil}
 	var answering, failing []string
-	states := map[string]bool{}
+	states := map[ServerState]bool{}
 	var hits []float64
 	for _, v := range each {
 		if v.Role == RoleRouter {
@@ -295,7 +306,7 @@ func hostTotal(each []Server) Server {
 			answering = append(answering, v.Name)
 		case ServerUnknown:
 		default:
-			failing = append(failing, v.Name+" "+v.State)
+			failing = append(failing, v.Name+" "+string(v.State))
 		}
 		t.GenThroughput += v.GenThroughput
 		t.RunningReqs += v.RunningReqs
@@ -355,7 +366,7 @@ func hostTotal(each []Server) Server {
 }
 
 // foldServerTail notes whether a server's log exists and grew.
-func (w *Watcher) foldServerTail(s *srvWatch, res remote.PollResult, now time.Time) {
+func (sv *serverSet) foldServerTail(s *srvWatch, res remote.PollResult, now time.Time, polls int) {
 	if s.tail == nil {
 		return
 	}
@@ -363,11 +374,11 @@ func (w *Watcher) foldServerTail(s *srvWatch, res remote.PollResult, now time.Ti
 	st := &s.st
 	st.logMtime = sl.ModTime
 	st.logSeen = sl.Err == nil && !sl.ModTime.IsZero()
-	st.logGrew = w.polls > 1 && len(sl.Lines) > 0
+	st.logGrew = polls > 1 && len(sl.Lines) > 0
 	switch {
 	case st.logGrew:
 		st.logGrewAt = now
-	case st.logGrewAt.IsZero() || sl.ModTime.After(st.logGrewAt) && w.polls <= 1:
+	case st.logGrewAt.IsZero() || sl.ModTime.After(st.logGrewAt) && polls <= 1:
 		st.logGrewAt = sl.ModTime // the host's clock: a first read is not fresh activity
 	}
 }
@@ -375,27 +386,27 @@ func (w *Watcher) foldServerTail(s *srvWatch, res remote.PollResult, now time.Ti
 // foldServerLines folds a server log's new lines: the display ring (each
 // line tagged with its server when the host has several) and the events.
 // A router's log is Rust tracing output, read by its own parser.
-func (w *Watcher) foldServerLines(s *srvWatch, res remote.PollResult, now time.Time, flush bool) {
+func (sv *serverSet) foldServerLines(s *srvWatch, res remote.PollResult, now time.Time, flush bool, polls int) {
 	if s.tail == nil {
 		return
 	}
 	sl := tailUpdate(res, s.tail)
 	tag := ""
-	if len(w.servers) > 1 {
+	if len(sv.list) > 1 {
 		tag = s.name + " │ "
 	}
-	emit := func(ev parse.ServerEvent) { w.foldServerEvent(s, ev, now) }
+	emit := func(ev parse.ServerEvent) { sv.foldServerEvent(s, ev, now) }
 	for _, l := range sl.Lines {
-		w.ServerLog.Add(tag + parse.SanitizeLine([]byte(l.Text), 4096))
+		sv.lines.Add(tag + parse.SanitizeLine([]byte(l.Text), 4096))
 		if s.role == RoleRouter {
 			if rl, ok := parse.ParseRouterLine(l.Text); ok {
-				w.foldRouterLine(s, rl)
+				sv.foldRouterLine(s, rl)
 			}
 			continue
 		}
 		s.parser.Feed(l.Text, emit)
 	}
-	if flush && (len(sl.Lines) == 0 || w.polls <= 1) && s.role != RoleRouter {
+	if flush && (len(sl.Lines) == 0 || polls <= 1) && s.role != RoleRouter {
 		// the log went quiet, or this is its first read (history: what it
 		// ends with has been there since before we looked): a crash at its
 		// end is complete
@@ -404,7 +415,7 @@ func (w *Watcher) foldServerLines(s *srvWatch, res remote.PollResult, now time.T
 }
 
 // foldRouterLine takes the router's lifecycle and its health-check news.
-func (w *Watcher) foldRouterLine(s *srvWatch, l parse.RouterLine) {
+func (sv *serverSet) foldRouterLine(s *srvWatch, l parse.RouterLine) {
 	msg := parse.SanitizeLine([]byte(l.Msg), 300)
 	switch l.Kind {
 	case parse.RStarting:
@@ -412,10 +423,10 @@ func (w *Watcher) foldRouterLine(s *srvWatch, l parse.RouterLine) {
 	case parse.RReady:
 		s.st.phase, s.st.ready = "ready", true
 	case parse.RWorkerDown:
-		w.logEvent(l.Time, "replica_unhealthy", "router: "+msg, l.Msg)
+		sv.ev.logEvent(l.Time, "replica_unhealthy", "router: "+msg, l.Msg)
 	case parse.RWorkerUp:
-		w.logEvent(l.Time, "replica_healthy", "router: "+msg, l.Msg)
+		sv.ev.logEvent(l.Time, "replica_healthy", "router: "+msg, l.Msg)
 	case parse.RError:
-		w.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
+		sv.ev.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
 	}
 }

@@ -43,7 +43,7 @@ func ReadServersHint(path string) *ServersHint {
 // differ from the hint read at the start (most runs write nothing).
 // Errors are ignored: a hint only saves round trips.
 func (w *Watcher) writeServersHint() {
-	have := ServersHint{Server: w.manifest.Server, Servers: w.manifest.Servers}
+	have := ServersHint{Server: w.cnt.manifest.Server, Servers: w.cnt.manifest.Servers}
 	if w.o.HintPath == "" || (w.hint == nil && have.Server == "" && len(have.Servers) == 0) {
 		return
 	}
@@ -63,8 +63,8 @@ func (w *Watcher) writeServersHint() {
 // serverManifest is the manifest serverSpecs reads: pipeline.toml once
 // read, else the hint.
 func (w *Watcher) serverManifest() parse.Manifest {
-	if !w.haveMan && w.hint != nil {
+	if !w.cnt.haveMan && w.hint != nil {
 		return parse.Manifest{Server: w.hint.Server, Servers: w.hint.Servers}
 	}
-	return w.manifest
+	return w.cnt.manifest
 }

@@ -56,7 +56,11 @@ func eventKinds(s Snapshot) string {
 func TestEveryWayItDiesStopsOrHangs(t *testing.T) {
 	t.Parallel()
 	startup := "[2026-11-29 02:59:00 TP0] Load weight begin. avail mem=70.00 GB\n"
-	cases := []struct{ name, first, then, state, event, reason string }{
+	cases := []struct {
+		name, first, then string
+		state             ServerState
+		event, reason     string
+	}{
 		{"running-phase SIGQUIT", sgServing, "[2026-11-29 03:00:01] SIGQUIT received. signum=None, frame=None. It usually means one child failed.\n", ServerCrashed, "server_crash", "crash"},
 		{"child crashed natively", sgServing, "[2026-11-29 03:00:01] Subprocess scheduler_0 (pid=7391) crashed with exit code -6. Triggering SIGQUIT for cleanup...\n", ServerCrashed, "server_crash", "crash"},
 		{"no live scheduler", sgServing, "[2026-11-29 03:00:01] No live scheduler processes found; skipping py-spy and CUDA coredump.\n", ServerCrashed, "server_crash", "crash"},

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -19,13 +18,13 @@ type sleepState struct {
 // noteSleep records a sleep the link found since the last poll, and says
 // whether the link's changes are the wake's (fold: they are the event's),
 // and whether the wake ended with the link back (back).
-func (w *Watcher) noteSleep(now time.Time) (fold, back bool) {
-	l, ok := w.h.(remote.Linked)
+func (e *events) noteSleep(h remote.Host, now time.Time) (fold, back bool) {
+	l, ok := h.(remote.Linked)
 	if !ok {
 		return false, false
 	}
 	st := l.State()
-	if n := st.Sleeps - w.slp.seen; n > 0 {
+	if n := st.Sleeps - e.slp.seen; n > 0 {
 		at := st.WokeAt
 		if at.IsZero() || at.After(now) {
 			at = now
@@ -34,11 +33,11 @@ func (w *Watcher) noteSleep(now time.Time) (fold, back bool) {
 		if n > 1 {
 			text += fmt.Sprintf(" (the last of %d sleeps)", n)
 		}
-		w.timeline.Add(Event{Time: at.UTC(), Kind: "slept", Text: text,
+		e.tl.Add(Event{Time: at.UTC(), Kind: "slept", Text: text,
 			Key: "slept|" + at.UTC().Format(time.RFC3339Nano)})
-		w.slp.seen, w.slp.waking = st.Sleeps, true // the host's zone is not asked again: our sleep did not change it
+		e.slp.seen, e.slp.waking = st.Sleeps, true // the host's zone is not asked again: our sleep did not change it
 	}
-	if !w.slp.waking {
+	if !e.slp.waking {
 		return false, false
 	}
 	if st.Waking {
@@ -46,23 +45,7 @@ func (w *Watcher) noteSleep(now time.Time) (fold, back bool) {
 	}
 	// the wake is over: with a link (its reconnection is folded too), or
 	// with its window past, when the ordinary reconnection's news is news
-	w.slp.waking = false
+	e.slp.waking = false
 	back = st.Phase == remote.Connected
 	return back, back
-}
-
-// endedAt is when the worker pid, alive at the last fresh poll, ended, as
-// the host tells: worker.json's last update when it is that pid's final
-// state and came after that poll, so an exit while this machine slept keeps
-// its own time; else now.
-func (w *Watcher) endedAt(pid int, now time.Time) time.Time {
-	st := w.wjson
-	if st == nil || st.PID != pid || st.UpdatedAt.After(now) || !st.UpdatedAt.After(w.lastSnap.Time) {
-		return now
-	}
-	switch st.State {
-	case parse.WorkerDone, parse.WorkerFailed, parse.WorkerStopped:
-		return st.UpdatedAt
-	}
-	return now
 }

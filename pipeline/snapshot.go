@@ -131,16 +131,16 @@ type Worker struct {
 	//   unknown  the host could not tell (link down, /proc unreadable)
 	// (Before: running | stopped | dead | unknown; dead is now died, a
 	// finished stopped is exited, a fresh root's unknown is none.)
-	State     string     `json:"state"`
-	PID       int        `json:"pid,omitempty"`
-	Command   string     `json:"command,omitempty"` // its /proc cmdline, sanitised
-	Category  string     `json:"category,omitempty"`
-	Source    string     `json:"source,omitempty"` // worker.json | proc (found writing the files) | log
-	Phase     string     `json:"phase,omitempty"`  // worker.json's own state: waiting_server, stopping, ...
-	Reason    string     `json:"reason,omitempty"` // why stalled, stopped, exited or died
-	ByYou     bool       `json:"by_you,omitempty"` // stopped by synthwatch's kill (not a crash)
-	StartedAt *time.Time `json:"started_at,omitempty"`
-	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+	State     WorkerState `json:"state"`
+	PID       int         `json:"pid,omitempty"`
+	Command   string      `json:"command,omitempty"` // its /proc cmdline, sanitised
+	Category  string      `json:"category,omitempty"`
+	Source    string      `json:"source,omitempty"` // worker.json | proc (found writing the files) | log
+	Phase     string      `json:"phase,omitempty"`  // worker.json's own state: waiting_server, stopping, ...
+	Reason    string      `json:"reason,omitempty"` // why stalled, stopped, exited or died
+	ByYou     bool        `json:"by_you,omitempty"` // stopped by synthwatch's kill (not a crash)
+	StartedAt *time.Time  `json:"started_at,omitempty"`
+	UpdatedAt *time.Time  `json:"updated_at,omitempty"`
 }
 
 // Server is the SGLang (or vLLM) server, judged from several witnesses:
@@ -157,18 +157,18 @@ type Server struct {
 	//   crashed    the log's last record is a crash
 	//   stopped    the log's last record is a graceful stop (SIGTERM, draining)
 	//   hung       alive but no progress: NCCL watchdog, vLLM shm broadcast wait, requests at 0 tok/s
-	State         string   `json:"state"`
-	Reason        string   `json:"reason,omitempty"`  // e.g. "/metrics refused, log quiet 2m, worker waiting for /health"
-	Metrics       string   `json:"metrics,omitempty"` // how /metrics answered: ok | refused | timeout | no_metrics | http NNN | error
-	Health        string   `json:"health,omitempty"`  // how /health answered, when it was asked (no /metrics)
-	LogAgeSeconds *float64 `json:"log_age_s"`         // since the server log last grew; null without a log
-	WorkerWaiting bool     `json:"worker_waiting,omitempty"`
-	GenThroughput float64  `json:"gen_throughput_tok_s"`
-	RunningReqs   int      `json:"running_reqs"`
-	QueueReqs     int      `json:"queue_reqs"`
-	TokenUsage    float64  `json:"token_usage"`
-	CacheHitRate  *float64 `json:"cache_hit_rate"`
-	Source        string   `json:"source"` // metrics | log | ""
+	State         ServerState `json:"state"`
+	Reason        string      `json:"reason,omitempty"`  // e.g. "/metrics refused, log quiet 2m, worker waiting for /health"
+	Metrics       string      `json:"metrics,omitempty"` // how /metrics answered: ok | refused | timeout | no_metrics | http NNN | error
+	Health        string      `json:"health,omitempty"`  // how /health answered, when it was asked (no /metrics)
+	LogAgeSeconds *float64    `json:"log_age_s"`         // since the server log last grew; null without a log
+	WorkerWaiting bool        `json:"worker_waiting,omitempty"`
+	GenThroughput float64     `json:"gen_throughput_tok_s"`
+	RunningReqs   int         `json:"running_reqs"`
+	QueueReqs     int         `json:"queue_reqs"`
+	TokenUsage    float64     `json:"token_usage"`
+	CacheHitRate  *float64    `json:"cache_hit_rate"`
+	Source        string      `json:"source"` // metrics | log | ""
 	// FiguresAgeSeconds: the log's figures are this old (from the newest
 	// line of the log and the time since it last changed); FiguresStale:
 	// older than a few of the line's own intervals, so not live.
@@ -208,27 +208,27 @@ type Server struct {
 
 // Category is one dataset category.
 type Category struct {
-	Name             string     `json:"name"`
-	Class            string     `json:"class"`
-	Done             int64      `json:"done"`                  // unique records when worker.json measured the extra lines, else lines
-	Lines            int64      `json:"lines"`                 // physical lines in raw_responses.jsonl (wc -l)
-	CountError       string     `json:"count_error,omitempty"` // why the last count failed: done and lines are the last good figures
-	Target           int64      `json:"target"`
-	TargetSource     string     `json:"target_source,omitempty"` // worker.json | log | prompts
-	Errors           int64      `json:"errors"`
-	CompletionTokens *int64     `json:"completion_tokens"`
-	TokensUnknown    int64      `json:"tokens_unknown_records,omitempty"` // records with completion_tokens null, missing or not a count: not in completion_tokens
-	TokensFrom       string     `json:"tokens_from,omitempty"`            // records (added up from the file) | worker.json
-	TokenBudget      int64      `json:"token_budget,omitempty"`
-	Progress         float64    `json:"progress"`            // 0–1, by the cap that comes first
-	CappedBy         string     `json:"capped_by,omitempty"` // records | tokens: the cap that comes first
-	State            string     `json:"state"`
-	Reason           string     `json:"reason,omitempty"` // why it is stalled, stopped or died, in the words every view shows
-	RatePerMin       float64    `json:"rate_per_min"`
-	TokPerSec        *float64   `json:"tok_per_s"`
-	ETASeconds       *float64   `json:"eta_s"`
-	LastGrowth       *time.Time `json:"last_growth"`
-	Warnings         []string   `json:"warnings,omitempty"`
+	Name             string        `json:"name"`
+	Class            string        `json:"class"`
+	Done             int64         `json:"done"`                  // unique records when worker.json measured the extra lines, else lines
+	Lines            int64         `json:"lines"`                 // physical lines in raw_responses.jsonl (wc -l)
+	CountError       string        `json:"count_error,omitempty"` // why the last count failed: done and lines are the last good figures
+	Target           int64         `json:"target"`
+	TargetSource     string        `json:"target_source,omitempty"` // worker.json | log | prompts
+	Errors           int64         `json:"errors"`
+	CompletionTokens *int64        `json:"completion_tokens"`
+	TokensUnknown    int64         `json:"tokens_unknown_records,omitempty"` // records with completion_tokens null, missing or not a count: not in completion_tokens
+	TokensFrom       string        `json:"tokens_from,omitempty"`            // records (added up from the file) | worker.json
+	TokenBudget      int64         `json:"token_budget,omitempty"`
+	Progress         float64       `json:"progress"`            // 0–1, by the cap that comes first
+	CappedBy         string        `json:"capped_by,omitempty"` // records | tokens: the cap that comes first
+	State            CategoryState `json:"state"`
+	Reason           string        `json:"reason,omitempty"` // why it is stalled, stopped or died, in the words every view shows
+	RatePerMin       float64       `json:"rate_per_min"`
+	TokPerSec        *float64      `json:"tok_per_s"`
+	ETASeconds       *float64      `json:"eta_s"`
+	LastGrowth       *time.Time    `json:"last_growth"`
+	Warnings         []string      `json:"warnings,omitempty"`
 	// Window is how many requests the live worker keeps in flight for it,
 	// and WindowReason why that last changed (worker.json; "fixed" when
 	// --concurrency or the class set it)
@@ -258,23 +258,4 @@ type Event struct {
 	// Key names an event that reading the same log again would make again
 	// (its kind, log time and message): the Timeline keeps one of each.
 	Key string `json:"key,omitempty"`
-}
-
-// Category states.
-const (
-	StatePending = "pending"
-	StateRunning = "running"
-	StateStalled = "stalled"
-	StateDone    = "done"
-	StateSkipped = "skipped"
-	StateStopped = "stopped" // the worker was stopped (by you, or a stop request) while on it
-	StateDied    = "died"    // the worker died while on it
-	StatePartial = "partial" // some records, and no worker on it (an earlier run's, or another's)
-	StateFailed  = "failed"
-	StateUnknown = "unknown"
-)
-
-// Final says whether a state gets no ETA and no stall.
-func Final(state string) bool {
-	return state == StateDone || state == StateSkipped || state == StateFailed
 }

@@ -243,10 +243,10 @@ func (a *tokAcc) answer(job *tokJob, res *tokResult) {
 func (a *tokAcc) complete() bool { return !a.hole }
 
 // tokenJobs are the holes to sum on the host in this poll's batch.
-func (w *Watcher) tokenJobs() []*tokJob {
+func (k *counts) tokenJobs() []*tokJob {
 	var jobs []*tokJob
-	for _, n := range w.order {
-		c := w.cats[n]
+	for _, n := range k.order {
+		c := k.cats[n]
 		if j := c.tok.nextJob(c.raw.Path); j != nil {
 			j.resIndex = len(jobs)
 			jobs = append(jobs, j)
@@ -257,13 +257,13 @@ func (w *Watcher) tokenJobs() []*tokJob {
 
 // foldTokens folds the counts' reads and the host's sums into each
 // category's tally. A poll that failed its sums sends them again next time.
-func (w *Watcher) foldTokens(res remote.PollResult, jobs []*tokJob, sums []tokResult, sumErr error) {
+func (k *counts) foldTokens(pre *remote.Prefetch, res remote.PollResult, jobs []*tokJob, sums []tokResult, sumErr error) {
 	byPath := map[string]remote.CountUpdate{}
 	for _, u := range res.Counts {
 		byPath[u.Path] = u
 	}
-	for _, n := range w.order {
-		c := w.cats[n]
+	for _, n := range k.order {
+		c := k.cats[n]
 		var r *tokResult
 		if j := c.tok.job; j != nil {
 			switch {
@@ -279,8 +279,8 @@ func (w *Watcher) foldTokens(res remote.PollResult, jobs []*tokJob, sums []tokRe
 		}
 		var lj *tokJob
 		var lr *tokResult
-		if j := w.thens[n]; j != nil && up.Err == nil && up.Size > j.from && j.gen == c.tok.gen && j.from == c.tok.start {
-			lj, lr = w.lateSum(j, up.Size)
+		if j := k.thens[n]; j != nil && up.Err == nil && up.Size > j.from && j.gen == c.tok.gen && j.from == c.tok.start {
+			lj, lr = lateSum(pre, j, up.Size)
 		}
 		if lj != nil {
 			c.tok.job = nil // the late sum covers the hole's job and what this count added
@@ -289,14 +289,14 @@ func (w *Watcher) foldTokens(res remote.PollResult, jobs []*tokJob, sums []tokRe
 		c.tok.job = nil
 		c.tok.late(lj, lr, up.End)
 	}
-	w.thens = nil
+	k.thens = nil
 }
 
 // lateSum is the sum the agent ran beside its count on the host of
 // [j.from, size), if it ran one: a question to the batch only.
-func (w *Watcher) lateSum(j *tokJob, size int64) (*tokJob, *tokResult) {
+func lateSum(pre *remote.Prefetch, j *tokJob, size int64) (*tokJob, *tokResult) {
 	job := &tokJob{path: j.path, from: j.from, n: size - j.from, gen: j.gen}
-	r, ok := w.pre.Served(tokenArgv([]*tokJob{job})...)
+	r, ok := pre.Served(tokenArgv([]*tokJob{job})...)
 	if !ok {
 		return nil, nil // read over the link (its reads were tallied), or not counted
 	}
@@ -329,13 +329,13 @@ func (a *tokAcc) late(job *tokJob, res *tokResult, end []byte) {
 
 // sumHolesNow sums on the host, now, the records the counts left unread,
 // for a poll that no other follows (Options.OnePoll).
-func (w *Watcher) sumHolesNow(ctx context.Context) {
-	jobs := w.tokenJobs()
+func (k *counts) sumHolesNow(ctx context.Context, rd remote.Host, pre *remote.Prefetch, cold func([]*tokJob) map[*tokJob]tokResult) {
+	jobs := k.tokenJobs()
 	if len(jobs) == 0 {
 		return
 	}
 	sums := make([]tokResult, len(jobs))
-	done := w.coldSums(jobs)
+	done := cold(jobs)
 	var rest []*tokJob
 	for _, j := range jobs {
 		if r, ok := done[j]; ok {
@@ -345,7 +345,7 @@ func (w *Watcher) sumHolesNow(ctx context.Context) {
 		}
 	}
 	if len(rest) > 0 {
-		more, err := sumOnHost(ctx, w.rd, rest)
+		more, err := sumOnHost(ctx, rd, rest)
 		for i, j := range rest {
 			if err != nil {
 				sums[j.resIndex] = tokResult{err: errText(err)}
@@ -354,13 +354,13 @@ func (w *Watcher) sumHolesNow(ctx context.Context) {
 			}
 		}
 	}
-	w.foldTokens(remote.PollResult{}, jobs, sums, nil)
+	k.foldTokens(pre, remote.PollResult{}, jobs, sums, nil)
 }
 
 // dropTokenJobs forgets the sums of a poll that lost the link.
-func (w *Watcher) dropTokenJobs() {
-	w.thens = nil
-	for _, c := range w.cats {
+func (k *counts) dropTokenJobs() {
+	k.thens = nil
+	for _, c := range k.cats {
 		c.tok.job = nil
 	}
 }

@@ -117,8 +117,8 @@ func TestTokenSumMatchesFullDecode(t *testing.T) {
 					return
 				}
 				want := fullDecode(t, raw)
-				if got := w.cats["B1"].tok.sum; !equalTally(got, want) {
-					t.Fatalf("after %d bytes: tally %+v, full decode %+v", w.cats["B1"].tok.cur, got, want)
+				if got := w.cnt.cats["B1"].tok.sum; !equalTally(got, want) {
+					t.Fatalf("after %d bytes: tally %+v, full decode %+v", w.cnt.cats["B1"].tok.cur, got, want)
 				}
 				if *v.CompletionTokens != want.tokens {
 					t.Fatalf("snapshot says %d tokens, full decode %d", *v.CompletionTokens, want.tokens)
@@ -126,7 +126,7 @@ func TestTokenSumMatchesFullDecode(t *testing.T) {
 				checked++
 			}
 			s := poll(w)
-			w.cats["B1"].raw.RemoteAbove = 8 << 10 // bursts over 8 KiB go to the host, as 256 KiB do in real life
+			w.cnt.cats["B1"].raw.RemoteAbove = 8 << 10 // bursts over 8 KiB go to the host, as 256 KiB do in real life
 			for off := cold; off < len(all); {
 				n := rng.IntN(6 << 10) // read over the link
 				if rng.IntN(5) == 0 {
@@ -136,7 +136,7 @@ func TestTokenSumMatchesFullDecode(t *testing.T) {
 				appendTo(t, raw, all[off:end])
 				off = end
 				c.advance(2e9)
-				if w.cats["B1"].tok.hole {
+				if w.cnt.cats["B1"].tok.hole {
 					hostSums++ // this poll sums on the host
 				}
 				s = poll(w)
@@ -148,7 +148,7 @@ func TestTokenSumMatchesFullDecode(t *testing.T) {
 				check(s)
 			}
 			if v := catByName(t, s, "B1"); v.TokensFrom != TokensFromRecords {
-				t.Fatalf("the tally never caught up: %+v (err %q)", v, w.cats["B1"].tok.err)
+				t.Fatalf("the tally never caught up: %+v (err %q)", v, w.cnt.cats["B1"].tok.err)
 			}
 			if checked < 5 || hostSums == 0 {
 				t.Fatalf("checked %d polls, %d with host sums: the test did not exercise both paths", checked, hostSums)

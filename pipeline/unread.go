@@ -33,8 +33,8 @@ func ManifestError(s Snapshot) string {
 
 // warnFiles says which of the job's own files this poll could not read.
 func (w *Watcher) warnFiles(s *Snapshot, lr liveRead) {
-	if w.manErr != nil {
-		t := strings.Replace(w.manErr.Error(), ": "+parse.ManifestPath+": ", ": ", 1) // the parser names the file too
+	if w.cnt.manErr != nil {
+		t := strings.Replace(w.cnt.manErr.Error(), ": "+parse.ManifestPath+": ", ": ", 1) // the parser names the file too
 		s.Warn(WarnManifest, "cannot use the manifest "+t+" (categories found from prepared/*/)")
 	}
 	if err := lr.wjsonErr; err != nil && !errors.Is(err, fs.ErrNotExist) && remote.IsFileError(err) {

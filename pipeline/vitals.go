@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
 )
 
 // The host's vitals are read by one shell line, run in the poll's batch
@@ -99,8 +100,13 @@ type vitalsRead struct {
 	err   error
 }
 
-// vitalsState is what the watcher keeps between polls for the vitals.
-type vitalsState struct {
+// vitals is the host's health: its part of a poll's answer (vitalsScript's
+// sections) folded into the GPUs seen, the disk's points and the worker's
+// CPU sample, with gpu_lost, gpu_idle and disk_low in the timeline.
+type vitals struct {
+	root      string        // the pipeline root: its filesystem is the disk read
+	floor     float64       // Options.DiskFloor
+	tl        *Timeline     // where its events go
 	reads     int           // vitals reads so far
 	every     int           // reads between two disk reads (diskEvery; tests set 1)
 	gap       time.Duration // the least time between two reads (vitalsGap; tests set -1: every poll)
@@ -115,7 +121,8 @@ type vitalsState struct {
 	cpu       cpuSample
 	last      Vitals
 	haveLast  bool
-	fails     int // vitals reads failed in a row
+	fails     int    // vitals reads failed in a row
+	shown     Vitals // what this poll shows (fold)
 }
 
 type diskPoint struct {
@@ -131,11 +138,11 @@ type cpuSample struct {
 }
 
 // readVitals runs vitalsScript once, within 5 s.
-func (w *Watcher) readVitals(ctx context.Context, pid int, disk bool) vitalsRead {
+func (vs *vitals) read(ctx context.Context, rd remote.Host, pid int, disk bool) vitalsRead {
 	vr := vitalsRead{asked: true, pid: pid, disk: disk}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	res, err := w.rd.Exec(ctx, w.vitalsArgv(pid, disk)...)
+	res, err := rd.Exec(ctx, vs.argv(pid, disk)...)
 	if err != nil {
 		vr.err = err
 		return vr
@@ -144,18 +151,17 @@ func (w *Watcher) readVitals(ctx context.Context, pid int, disk bool) vitalsRead
 	return vr
 }
 
-// vitalsArgv is the one exec of a vitals read.
-func (w *Watcher) vitalsArgv(pid int, disk bool) []string {
+// argv is the one exec of a vitals read.
+func (vs *vitals) argv(pid int, disk bool) []string {
 	d := "0"
 	if disk {
 		d = "1"
 	}
-	return []string{"sh", "-c", vitalsScript, "sh", w.o.Root, strconv.Itoa(pid), d}
+	return []string{"sh", "-c", vitalsScript, "sh", vs.root, strconv.Itoa(pid), d}
 }
 
-// vitalsDue says whether this poll reads the vitals, and the disk with them.
-func (w *Watcher) vitalsDue(now time.Time) (read, disk bool) {
-	vs := &w.vit
+// due says whether this poll reads the vitals, and the disk with them.
+func (vs *vitals) due(now time.Time) (read, disk bool) {
 	if vs.every <= 0 {
 		vs.every = diskEvery
 	}
@@ -172,21 +178,14 @@ func (w *Watcher) vitalsDue(now time.Time) (read, disk bool) {
 	return true, disk
 }
 
-// vitalsPid is the worker pid to read in this poll: the one alive at the last.
-func (w *Watcher) vitalsPid() int {
-	if w.live.cur != nil {
-		return w.live.cur.pid
-	}
-	return 0
-}
-
-// foldVitals folds one vitals read into s.Vitals and records gpu_lost,
-// gpu_idle and disk_low. It runs after the worker's state is known.
-func (w *Watcher) foldVitals(s *Snapshot, vr vitalsRead, now time.Time) {
-	vs := &w.vit
+// fold folds one vitals read and records gpu_lost, gpu_idle and disk_low;
+// wk is the worker as this poll judges it (alive or not: its stall is no
+// matter here).
+func (vs *vitals) fold(vr vitalsRead, wk Worker, now time.Time) {
+	vs.shown = Vitals{}
 	if !vr.asked { // between two reads: the last read's figures
 		if vs.haveLast && vs.fails == 0 {
-			s.Vitals = vs.last
+			vs.shown = vs.last
 		}
 		return
 	}
@@ -194,13 +193,13 @@ func (w *Watcher) foldVitals(s *Snapshot, vr vitalsRead, now time.Time) {
 		vs.fails++
 		vs.lastRead = time.Time{}         // try again at the next poll
 		if vs.haveLast && vs.fails == 1 { // one failed read keeps the last figures, not two
-			s.Vitals = vs.last
+			vs.shown = vs.last
 		}
 		return
 	}
 	vs.fails = 0
 	var v Vitals
-	w.foldGPUs(&v, vr.secs, s.Worker, now)
+	vs.foldGPUs(&v, vr.secs, wk, now)
 	if sec, ok := vr.secs["load"]; ok && sec.Code == 0 {
 		if l, err := parse.ParseLoadAvg(sec.Out); err == nil {
 			v.Load1 = &l
@@ -211,14 +210,16 @@ func (w *Watcher) foldVitals(s *Snapshot, vr vitalsRead, now time.Time) {
 			v.MemAvailBytes, v.MemTotalBytes = &a, &t
 		}
 	}
-	w.foldDisk(&v, vr, now)
-	w.foldWorkerProc(&v, vr)
+	vs.foldDisk(&v, vr, now)
+	vs.foldWorkerProc(&v, vr)
 	vs.last, vs.haveLast = v, true
-	s.Vitals = v
+	vs.shown = v
 }
 
-func (w *Watcher) foldGPUs(v *Vitals, secs map[string]parse.VitalsSection, wk Worker, now time.Time) {
-	vs := &w.vit
+// view is the vitals this poll shows.
+func (vs *vitals) view() Vitals { return vs.shown }
+
+func (vs *vitals) foldGPUs(v *Vitals, secs map[string]parse.VitalsSection, wk Worker, now time.Time) {
 	sec, ok := secs["gpu"]
 	if !ok && len(vs.gpusSeen) == 0 {
 		return // no nvidia-smi: no GPU panel
@@ -290,7 +291,7 @@ func (w *Watcher) foldGPUs(v *Vitals, secs map[string]parse.VitalsSection, wk Wo
 		if v.GPUError != "" {
 			text += " (" + v.GPUError + ")"
 		}
-		w.event(now, "gpu_lost", "", text)
+		vs.tl.note(now, "gpu_lost", "", text)
 	}
 	// every GPU idle while the worker runs
 	if !allIdle || !Alive(wk.State) {
@@ -304,7 +305,7 @@ func (w *Watcher) foldGPUs(v *Vitals, secs map[string]parse.VitalsSection, wk Wo
 		v.GPUsIdle = true
 		if !vs.idleSent {
 			vs.idleSent = true
-			w.event(now, "gpu_idle", "", fmt.Sprintf("every GPU idle for %s while the worker runs (pid %d)", FormatDuration(now.Sub(vs.idleSince)), wk.PID))
+			vs.tl.note(now, "gpu_idle", "", fmt.Sprintf("every GPU idle for %s while the worker runs (pid %d)", FormatDuration(now.Sub(vs.idleSince)), wk.PID))
 		}
 	}
 }
@@ -320,8 +321,7 @@ func firstLine(s string) string {
 	return strings.TrimSpace(s)
 }
 
-func (w *Watcher) foldDisk(v *Vitals, vr vitalsRead, now time.Time) {
-	vs := &w.vit
+func (vs *vitals) foldDisk(v *Vitals, vr vitalsRead, now time.Time) {
 	if sec, ok := vr.secs["df"]; ok && sec.Code == 0 {
 		if free, total, err := parse.ParseDF(sec.Out); err == nil && total > 0 {
 			vs.diskPts = append(vs.diskPts, diskPoint{now, free})
@@ -331,7 +331,7 @@ func (w *Watcher) foldDisk(v *Vitals, vr vitalsRead, now time.Time) {
 			d := &Disk{FreeBytes: free, TotalBytes: total, FullInS: fullIn(vs.diskPts)}
 			// low is left a fifth above the marks only, so free space
 			// hovering at the floor is one disk_low, not one a minute
-			floor, within := w.o.DiskFloor, diskSoon.Seconds()
+			floor, within := vs.floor, diskSoon.Seconds()
 			if vs.diskLow {
 				floor, within = floor*1.2, within*1.2
 			}
@@ -343,7 +343,7 @@ func (w *Watcher) foldDisk(v *Vitals, vr vitalsRead, now time.Time) {
 				if soon {
 					text += ", full in " + FormatDuration(time.Duration(*d.FullInS*float64(time.Second)))
 				}
-				w.event(now, "disk_low", "", text)
+				vs.tl.note(now, "disk_low", "", text)
 			}
 			vs.diskLow = d.Low
 			vs.disk = d
@@ -384,8 +384,7 @@ func fullIn(pts []diskPoint) *float64 {
 	return &s
 }
 
-func (w *Watcher) foldWorkerProc(v *Vitals, vr vitalsRead) {
-	vs := &w.vit
+func (vs *vitals) foldWorkerProc(v *Vitals, vr vitalsRead) {
 	if vr.pid <= 0 {
 		vs.cpu = cpuSample{}
 		return

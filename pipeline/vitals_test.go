@@ -227,7 +227,7 @@ func TestVitalsCadence(t *testing.T) {
 	setSMI(t, smi, g, a)
 	reads, disks := 0, 0
 	for i := 0; i < 60; i++ { // 2 min of 2 s polls
-		vr, disk := w.vitalsDue(c.now())
+		vr, disk := w.vit.due(c.now())
 		if vr {
 			reads++
 		}
@@ -344,7 +344,7 @@ func TestVitalsStaleWhenLinkDown(t *testing.T) {
 	t.Parallel()
 	w := &Watcher{}
 	w.lastSnap = Snapshot{Vitals: Vitals{Load1: new(float64)}}
-	w.thr = newSamples(4)
+	w.sv.thr = newSamples(4)
 	w.timeline = NewTimeline(10, "")
 	s := w.stale(Snapshot{Connection: Connection{State: LinkReconnecting}})
 	data, err := json.Marshal(s.Vitals)

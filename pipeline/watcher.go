@@ -3,15 +3,11 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"math"
 	"net"
 	"net/http"
-	"path"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -98,45 +94,26 @@ type Watcher struct {
 	agent        *remote.Agent // answers steady polls in one request (a host with a link that can stream)
 	agentErr     string        // the agent's last error, logged once
 	readerLogged string
-	reader       atomic.Value       // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
-	thens        map[string]*tokJob // by category: the token sums the batch's counts on the host ran
-	hint         *ServersHint       // Options.HintPath's, as read at the start
-	coldSum      []string           // the cold batch's exec that summed the big files' tokens (OnePoll)
-	agentCounts  bool               // the counters count on the host above agentRemoteAbove
-	coldSession  int                // the link session that had its cold poll
+	reader       atomic.Value // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
+	hint         *ServersHint // Options.HintPath's, as read at the start
+	coldSum      []string     // the cold batch's exec that summed the big files' tokens (OnePoll)
+	coldSession  int          // the link session that had its cold poll
 	o            Options
 
-	mu         sync.Mutex
-	cats       map[string]*catState
-	order      []string
-	manifest   parse.Manifest
-	haveMan    bool
-	manErr     error // why pipeline.toml could not be read or parsed (nil: read, or none)
-	polls      int
-	wlog       *remote.Tail
-	servers    []*srvWatch // the host's servers (servers.go); never empty
-	srvSet     bool        // the server set has taken the manifest's list into account
-	log        logState
-	srv        *serverState // the first server's
-	wjson      *parse.WorkerState
-	procs      *procReader
-	live       liveState
-	timeline   *Timeline
-	lastSnap   Snapshot
-	connWas    LinkPhase
-	dropsWas   int
-	errWas     string // the link error last written to the timeline
-	everUp     bool   // the link has been up in this session
-	thr        *samples
-	classRates map[string]float64 // newest measured rate per class (per minute)
-	WorkerLog  *Ring              // sanitised worker log lines for display
-	ServerLog  *Ring              // sanitised server log lines for display
+	mu        sync.Mutex
+	cnt       counts // the categories: their counts and tokens, the manifest (categories.go)
+	polls     int
+	sv        serverSet // the host's servers: their logs, probes and states (serverset.go)
+	log       logs      // the worker log: its tail, the display rings, what it says (logs.go)
+	live      liveness  // the worker: worker.json, its process, the kill note (live.go)
+	timeline  *Timeline
+	lastSnap  Snapshot
+	WorkerLog *Ring // sanitised worker log lines for display (the logs part's)
+	ServerLog *Ring // sanitised server log lines for display (the logs part's)
 
-	ev   eventState    // the host's zone, and the baselines of derived events (events.go)
-	vit  vitalsState   // GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
+	ev   events        // the timeline's part: the zone, the link's changes, sleeps, derived events' baselines (events.go)
+	vit  vitals        // the host's health: GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
 	base baselineState // throughput against the night's median (baseline.go)
-	slp  sleepState    // this machine's sleeps, and the wake being folded (sleep.go)
-	figs figureState   // latency windows, replica rows (latency.go, replicas.go)
 }
 
 // NewWatcher watches the pipeline at o.Root on h.
@@ -145,10 +122,10 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	if tl == nil {
 		tl = NewTimeline(500, "")
 	}
-	w := &Watcher{h: h, o: o, cats: map[string]*catState{}, timeline: tl,
-		wlog:      remote.NewTail(o.WorkerLog),
-		WorkerLog: NewRing(o.LogLines), ServerLog: NewRing(o.LogLines), thr: newSamples(o.History),
+	w := &Watcher{h: h, o: o, timeline: tl,
+		log: newLogs(o),
 	}
+	w.WorkerLog, w.ServerLog = w.log.worker, w.log.server
 	w.rd = h
 	if _, linked := h.(remote.Linked); linked {
 		w.pre = remote.NewPrefetch(h)
@@ -160,11 +137,22 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	if o.HintPath != "" {
 		w.hint = ReadServersHint(o.HintPath)
 	}
+	w.sv = serverSet{thr: newSamples(o.History), ev: &w.ev, root: o.Root, now: o.Now, lines: w.log.server}
 	w.setServers(w.serverSpecs())
-	w.procs = newProcReader(w.rd, o.Root)
-	w.live.killed = map[int]bool{}
-	w.wlog.StartBack = 1 << 20 // enough of the worker log to know where each category stands
+	w.ev.tl = tl
+	w.base.tl = tl
+	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, tl: tl, cats: map[string]*catState{}}
+	w.vit = vitals{root: o.Root, floor: o.DiskFloor, tl: tl}
+	w.live = liveness{rd: w.rd, h: h, lay: w.layout(), workerLog: o.WorkerLog, procs: newProcReader(w.rd, o.Root), tl: tl, killed: map[int]bool{}}
 	return w
+}
+
+// Rescan makes the next poll scan the host's process table for a worker,
+// whatever it knows: call it after a launch, resume or restart.
+func (w *Watcher) Rescan() {
+	w.mu.Lock()
+	w.live.rescan = true
+	w.mu.Unlock()
 }
 
 // layout is the host layout under the watched root.
@@ -175,83 +163,6 @@ func (w *Watcher) Options() Options { return w.o }
 
 // Timeline is the event timeline.
 func (w *Watcher) Timeline() *Timeline { return w.timeline }
-
-func (w *Watcher) cat(name string) *catState {
-	c, ok := w.cats[name]
-	if !ok {
-		c = w.newCat(name)
-		w.cats[name] = c
-		w.order = append(w.order, name)
-	}
-	return c
-}
-
-// newCat is a category's state before its first poll.
-func (w *Watcher) newCat(name string) *catState {
-	l := w.layout()
-	c := &catState{name: name, class: "SHORT",
-		raw:     remote.NewCounter(l.Raw(name)),
-		errs:    remote.NewCounter(l.Errors(name)),
-		prompts: remote.NewCounter(l.Prompts(name)),
-		runs:    remote.NewTail(l.Runs(name)),
-		rates:   newSamples(w.o.History)}
-	c.runs.StartBack = 16 << 20
-	c.raw.OnRead = c.tok.onRead // tokens from the bytes the count reads anyway
-	return c
-}
-
-// discover finds categories from the manifest and prepared/*/ folders.
-func (w *Watcher) discover(ctx context.Context) error {
-	if !w.haveMan {
-		mp := w.layout().Manifest()
-		data, err := w.rd.ReadAt(ctx, mp, 0, 1<<20)
-		w.manErr = nil
-		switch {
-		case err == nil:
-			m, perr := parse.ParseManifest(data)
-			if perr != nil {
-				// read again on every full poll, until it parses: a fix is seen
-				w.manErr = fmt.Errorf("%s: %w", mp, perr)
-				break
-			}
-			w.manifest = m
-			w.haveMan = true
-			w.writeServersHint()
-		case errors.Is(err, fs.ErrNotExist):
-			w.haveMan = true
-		case remote.IsFileError(err):
-			// the host answered and the file is bad (EACCES, a FIFO, a
-			// directory): said in every view, and the categories are
-			// still found from prepared/*/
-			w.manErr = fmt.Errorf("%s", remote.FileErrText(mp, err))
-		default:
-			return err
-		}
-	}
-	for _, s := range w.manifest.Categories {
-		c := w.cat(s.Name)
-		if s.Class != "" {
-			c.class = s.Class
-		}
-		c.budget, c.maxSamples = s.TokenBudget, s.MaxSamples
-	}
-	var found []string
-	glob := parse.Layout{Root: remote.GlobEscape(w.o.Root)}
-	for _, pat := range []string{glob.Prompts("*"), glob.Raw("*")} {
-		m, err := w.rd.Glob(ctx, pat)
-		if err != nil {
-			return err
-		}
-		for _, p := range m {
-			found = append(found, path.Base(path.Dir(p)))
-		}
-	}
-	sort.Strings(found)
-	for _, n := range found {
-		w.cat(n)
-	}
-	return nil
-}
 
 // Poll reads the host once (one concurrent batch) and returns the Snapshot.
 // When the link came back while the reads failed on its loss (a wake, a
@@ -273,19 +184,19 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	now := w.o.Now()
 	var discErr error
-	full := w.polls%30 == 0 || len(w.cats) == 0 // prompts.jsonl and new categories change rarely
-	askZone := w.ev.zone == nil || w.ev.relearn // once per connection, in this batch
-	askVit, vitDisk := w.vitalsDue(now)         // at most every 10 s, in this batch
-	vitPid := w.vitalsPid()
+	full := w.polls%30 == 0 || len(w.cnt.cats) == 0 // prompts.jsonl and new categories change rarely
+	askZone := w.ev.zone == nil || w.ev.relearn     // once per connection, in this batch
+	askVit, vitDisk := w.vit.due(now)               // at most every 10 s, in this batch
+	vitPid := w.live.pid()
 	cold := w.cold()
 	viaAgent := w.viaAgent()
-	tokJobs := w.tokenJobs() // holes the counts left: summed on the host, in this batch
+	tokJobs := w.cnt.tokenJobs() // holes the counts left: summed on the host, in this batch
 	w.polls++
 	var wg, pw sync.WaitGroup // pw: the servers' probes
 	var reads []serverRead
 	probe := func() { pw.Add(1); go func() { defer pw.Done(); reads = w.probeServers(ctx) }() }
 	defer pw.Wait()
-	if !w.srvSet {
+	if !w.sv.set {
 		w.setServers(w.serverSpecs()) // as configured, until pipeline.toml is read (below)
 	}
 	probe() // beside the reads, never after them: a cold start waits for the slower of the two
@@ -305,11 +216,14 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		slog.Info("the host's reads", "host", w.o.Host, "by", reader)
 	}
 	if full {
-		discErr = w.discover(ctx)
+		var parsed bool
+		if parsed, discErr = w.cnt.discover(ctx, w.rd); parsed {
+			w.writeServersHint()
+		}
 	}
-	if !w.srvSet {
+	if !w.sv.set {
 		// the first poll: pipeline.toml may list other servers; probe those
-		w.srvSet = w.haveMan || w.manErr != nil // a bad manifest lists no servers: those configured stand
+		w.sv.set = w.cnt.haveMan || w.cnt.manErr != nil // a bad manifest lists no servers: those configured stand
 		if specs := w.serverSpecs(); !w.serversAre(specs) {
 			pw.Wait()
 			w.setServers(specs)
@@ -332,27 +246,27 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	wg.Add(2)
 	if askVit {
 		wg.Add(1)
-		go func() { defer wg.Done(); vr = w.readVitals(ctx, vitPid, vitDisk) }()
+		go func() { defer wg.Done(); vr = w.vit.read(ctx, w.rd, vitPid, vitDisk) }()
 	}
 	go func() { defer wg.Done(); res = p.Poll(ctx, w.rd) }()
-	go func() { defer wg.Done(); lr = w.readLive(ctx, now) }()
+	go func() { defer wg.Done(); lr = w.live.read(ctx, now, w.polls) }()
 	if askZone {
 		wg.Add(1)
 		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.rd) }()
 	}
 	wg.Wait()
 	pw.Wait()
-	w.foldZone(zone, zoneErr, askZone)
+	w.ev.foldZone(zone, zoneErr, askZone)
 
 	snap := Snapshot{Schema: 1, Time: now.UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}}
 	snap.Connection = w.Link()
-	w.noteConnection(snap.Connection, now)
+	w.ev.noteConnection(snap.Connection, now, w.h)
 	// a link that dropped during the batch fails its reads with the transport's error, not ErrDisconnected
 	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected) || !snap.Connection.State.Up()
 	if down {
 		w.vit.lastRead = time.Time{} // read the vitals again as soon as the link is back
 		w.foldTailLines(res, now, false)
-		w.dropTokenJobs()
+		w.cnt.dropTokenJobs()
 		if !last && ctx.Err() == nil && w.Link().State == LinkConnected {
 			return Snapshot{}, true
 		}
@@ -364,14 +278,17 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		return w.stale(snap), false
 	}
 	w.foldTails(res, now)
-	w.foldWorkerJSON(lr.wjson, lr.wjsonErr, now)
-	w.foldLive(lr, now)
-	w.noteGrowth(res)
-	w.foldCounts(res, now)
-	w.foldTokens(res, tokJobs, tokSums, tokErr)
-	if w.o.OnePoll {
-		w.sumHolesNow(ctx)
+	if st := w.live.foldJSON(lr.wjson, lr.wjsonErr); st != nil {
+		w.cnt.noteWorkerJSON(st)
 	}
+	w.live.fold(lr, now)
+	w.live.noteGrowth(res, w.cnt.cats, w.polls)
+	w.cnt.fold(res, now, w.live.wjson)
+	w.cnt.foldTokens(w.pre, res, tokJobs, tokSums, tokErr)
+	if w.o.OnePoll {
+		w.cnt.sumHolesNow(ctx, w.rd, w.pre, w.coldSums)
+	}
+	w.sv.foldReads(reads)
 	w.buildSnapshot(&snap, reads, vr, now)
 	w.warnFiles(&snap, lr)
 	w.warnSlowReader(&snap)
@@ -383,9 +300,9 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 // poller is this poll's batch of tails and counters. A full poll reads
 // what changes rarely too: prompts.jsonl and runs.jsonl.
 func (w *Watcher) poller(full bool) *remote.Poller {
-	p := &remote.Poller{Tails: append([]*remote.Tail{w.wlog}, w.serverTails()...)}
-	for _, n := range w.order {
-		c := w.cats[n]
+	p := &remote.Poller{Tails: append([]*remote.Tail{w.log.tail}, w.sv.serverTails()...)}
+	for _, n := range w.cnt.order {
+		c := w.cnt.cats[n]
 		p.Counters = append(p.Counters, c.raw, c.errs)
 		if full {
 			p.Counters = append(p.Counters, c.prompts)
@@ -395,86 +312,19 @@ func (w *Watcher) poller(full bool) *remote.Poller {
 	return p
 }
 
-// noteConnection records disconnections and reconnections in the timeline.
-// The host counts drops, so one that came and went between two polls is
-// recorded too. The first connection of a session is no reconnection. A
-// sleep is one "slept" event: the drops, reconnection and connection errors
-// of its wake are folded into it.
-func (w *Watcher) noteConnection(c Connection, now time.Time) {
-	if fold, back := w.noteSleep(now); fold {
-		if c.State.Up() || back {
-			w.everUp, w.errWas = true, ""
-		}
-		w.connWas, w.dropsWas = c.State, c.Drops
-		if back {
-			w.connWas = LinkConnected // this poll's view may predate the link's return
-		}
-		return
-	}
-	up := c.State == LinkConnected
-	newDrops := c.Drops - w.dropsWas
-	wasUp := w.everUp || w.dropsWas > 0
-	// a link we last saw down has come back (at least before any new drop)
-	if wasUp && w.connWas != "" && w.connWas != LinkConnected && (newDrops > 0 || up) {
-		w.event(now, "reconnect", "", "connected again")
-		w.ev.relearn = true
-	}
-	for i := 0; i < newDrops; i++ {
-		back := i < newDrops-1 || up
-		w.event(now, "disconnect", "", dropText(c.Error, back))
-		if back {
-			w.event(now, "reconnect", "", "connected again")
-			w.ev.relearn = true
-		}
-	}
-	if up || c.Drops > 0 {
-		w.everUp = true
-	}
-	if up {
-		w.errWas = ""
-	} else if newDrops > 0 {
-		w.errWas = c.Error // already in the disconnect event
-	}
-	// why it cannot connect (a dial, handshake or auth error): once per
-	// different error, not once per attempt
-	if !up && c.State != LinkLocal && c.Error != "" && c.Error != w.errWas {
-		w.errWas = c.Error
-		kind, text := "connect_error", "cannot connect: "+c.Error
-		if c.State == LinkFailed {
-			kind, text = "connect_failed", text+" (not retried: fix it, then press C or start again)"
-		} else if c.NextTry != nil {
-			text += ", next try " + c.NextTry.Local().Format("15:04:05")
-		}
-		w.event(now, kind, "", text)
-	}
-	w.connWas, w.dropsWas = c.State, c.Drops
-}
-
-// dropText is a disconnect event's text; back: the link came back before
-// this poll (the reason then is not known).
-func dropText(reason string, back bool) string {
-	switch {
-	case reason != "" && !back:
-		return "lost the link to the host: " + reason
-	case back:
-		return "lost the link to the host (back before the next poll)"
-	}
-	return "lost the link to the host"
-}
-
 // stale is the last snapshot with the link down: figures kept, every
 // category unknown, no ETA. Stale data never looks live.
 func (w *Watcher) stale(snap Snapshot) Snapshot {
 	prev := w.lastSnap
 	staleFigures(prev, &snap)
-	w.thr.add(math.NaN()) // no sample: a gap in the sparkline, not a zero
-	snap.Server.Throughput = w.thr.values()
+	w.sv.thr.add(math.NaN()) // no sample: a gap in the sparkline, not a zero
+	snap.Server.Throughput = w.sv.thr.values()
 	switch {
 	case snap.Connection.LastContact == nil:
 		snap.Warn(WarnNoContact, "no contact with the host: never connected")
 	case prev.Time.IsZero():
 		snap.Warn(WarnNoContact, "no contact with the host: nothing read yet")
-	case w.slp.waking:
+	case w.ev.slp.waking:
 		snap.Warn(WarnNoContact, "no contact with the host since this machine woke: figures are from "+prev.Time.Local().Format("15:04:05")+", before the sleep")
 	default:
 		snap.Warn(WarnNoContact, "no contact with the host: figures are from "+prev.Time.Local().Format("15:04:05"))

@@ -362,7 +362,7 @@ func TestStalePollKeepsTheLinesItRead(t *testing.T) {
 	poll(w)
 	appendTo(t, log, "three\nfour\n")
 	h.st = remote.ConnState{Phase: remote.Reconnecting, Err: "no answer to keepalives", Drops: 1}
-	if s := poll(w); s.Worker.State != StateUnknown {
+	if s := poll(w); s.Worker.State != WorkerUnknown {
 		t.Fatalf("a poll with the link down: worker %s", s.Worker.State)
 	}
 	appendTo(t, log, "five\n")

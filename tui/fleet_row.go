@@ -78,7 +78,7 @@ func alerts(s pipeline.Snapshot) []string {
 	}
 	switch s.Server.State {
 	case pipeline.ServerDown, pipeline.ServerCrashed, pipeline.ServerUnhealthy, pipeline.ServerHung, pipeline.ServerStopped:
-		out = append(out, "server "+s.Server.State)
+		out = append(out, "server "+string(s.Server.State))
 	}
 	if d := s.Vitals.Disk; d != nil && d.Low {
 		out = append(out, "disk low")

@@ -140,7 +140,7 @@ func (f Fleet) rowLines(i int, r fleetRow, w int, lay fleetLayout) []string {
 	link := linkCell(m, r)
 	worker := "-"
 	if r.have {
-		worker = m.snap.Worker.State
+		worker = string(m.snap.Worker.State)
 		if m.snap.Worker.Category != "" {
 			worker += " " + sanitizeName(m.snap.Worker.Category)
 		}

@@ -448,7 +448,7 @@ func (m Model) quitMessage() string {
 	if workerAlive(w.State) {
 		return "synthwatch: the worker keeps running on " + host + name
 	}
-	return "synthwatch: no worker is running on " + host + " (worker " + w.State + ")"
+	return "synthwatch: no worker is running on " + host + " (worker " + string(w.State) + ")"
 }
 
 // unfinished is what quitting left unconfirmed: each task still running,
@@ -468,8 +468,8 @@ func (m Model) unfinished() string {
 }
 
 // workerAlive says whether a worker state is a live process.
-func workerAlive(state string) bool {
-	return pipeline.Alive(state) || strings.HasPrefix(state, pipeline.WorkerRunning) // "running (…)" from an older pipeline
+func workerAlive(state pipeline.WorkerState) bool {
+	return pipeline.Alive(state) || strings.HasPrefix(string(state), string(pipeline.WorkerRunning)) // "running (…)" from an older pipeline
 }
 
 // QuitMessage is what to print once the program ends.

@@ -260,7 +260,7 @@ func TestQuitStatesTheWorkersRealState(t *testing.T) {
 		want string
 	}{
 		{"running", up, running, "synthwatch: the worker keeps running on root@10.1.230.174 (pid 4242, B3_magicoder)"},
-		{"stalled", up, func() pipeline.Snapshot { s := running(); s.Worker.State = pipeline.StateStalled; return s },
+		{"stalled", up, func() pipeline.Snapshot { s := running(); s.Worker.State = pipeline.WorkerStalled; return s },
 			"synthwatch: the worker keeps running on root@10.1.230.174 (pid 4242, B3_magicoder)"},
 		{"none", up, func() pipeline.Snapshot {
 			s := running()
@@ -295,7 +295,7 @@ func TestQuitWhileTheLinkIsDown(t *testing.T) {
 	m, _ := newModel(f, 80, 24, Config{})
 	f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 2, LastContact: tp(t0), Error: "no answer to keepalives for 45s"}
 	stale := running()
-	stale.Connection.State, stale.Worker.State = "reconnecting", pipeline.StateUnknown
+	stale.Connection.State, stale.Worker.State = "reconnecting", pipeline.WorkerUnknown
 	m = step(m, pollMsg{gen: m.gen, snap: stale})
 	m = step(m, press("q"))
 	want := "synthwatch: root@10.1.230.174 is out of reach now; the worker was running there at " + t0.Local().Format("15:04:05") + " (pid 4242, B3_magicoder)"
@@ -506,7 +506,7 @@ func TestNotifications(t *testing.T) {
 // (alive, generating nothing), stopped (a SIGTERM's drain); its kind is
 // what a notify_command is told.
 func TestNotifyServerStates(t *testing.T) {
-	for st, kind := range map[string]string{pipeline.ServerDown: "server_down", pipeline.ServerCrashed: "server_crash", pipeline.ServerHung: "server_hang", pipeline.ServerStopped: "server_stop"} {
+	for st, kind := range map[pipeline.ServerState]string{pipeline.ServerDown: "server_down", pipeline.ServerCrashed: "server_crash", pipeline.ServerHung: "server_hang", pipeline.ServerStopped: "server_stop"} {
 		c := &clock{t: t0}
 		n := newNotifier(NotifyConfig{}, "gpu", c.now)
 		var kinds []string

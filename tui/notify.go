@@ -78,7 +78,7 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 			out = append(out, cmd)
 		}
 	}
-	prev := map[string]string{}
+	prev := map[string]pipeline.CategoryState{}
 	for _, c := range old.Categories {
 		prev[c.Name] = c.State
 	}
@@ -98,7 +98,7 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 	}
 	if pipeline.Alive(old.Worker.State) && !pipeline.Alive(cur.Worker.State) && cur.Worker.State != pipeline.WorkerUnknown &&
 		!cur.Worker.ByYou && cur.Worker.State != pipeline.WorkerExited {
-		add("worker_exit", "", "worker "+cur.Worker.State) // our own kill, or the job's end (pipeline_done), rings no worker bell
+		add("worker_exit", "", "worker "+string(cur.Worker.State)) // our own kill, or the job's end (pipeline_done), rings no worker bell
 	}
 	if st := cur.Server.State; st != old.Server.State && old.Server.State != "" {
 		switch st {

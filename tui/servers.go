@@ -61,19 +61,19 @@ func (m Model) serverLines(w int) []string {
 }
 
 // stateWord is a server state as the panel shows it.
-func (m Model) stateWord(state string) string {
+func (m Model) stateWord(state pipeline.ServerState) string {
 	st := m.st
 	switch state {
 	case pipeline.ServerReady, pipeline.ServerBusy:
-		return st.OK.Render(state)
+		return st.OK.Render(string(state))
 	case pipeline.ServerCrashed:
 		return st.Bad.Render("CRASHED")
 	case pipeline.ServerDown:
 		return st.Bad.Render("DOWN")
 	case pipeline.ServerUnhealthy, pipeline.ServerHung, pipeline.ServerStopped:
-		return st.Bad.Render(state)
+		return st.Bad.Render(string(state))
 	}
-	return state
+	return string(state)
 }
 
 // probedURL names the URL a server's state is about and why that one.

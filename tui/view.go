@@ -108,7 +108,7 @@ func (m Model) header(w int) string {
 	} else {
 		parts = append(parts, st.Dim.Render("local"))
 	}
-	wk := "worker " + s.Worker.State
+	wk := "worker " + string(s.Worker.State)
 	if s.Worker.State == pipeline.WorkerNone {
 		wk = "worker never ran here" // no worker.json, no log, no writer: not "stopped", not "died"
 	}
@@ -260,7 +260,7 @@ func (m Model) table(w int, wide bool) string {
 		if stale {
 			eta = "-"
 		}
-		state := c.State
+		state := string(c.State)
 		row := cols(sanitizeName(c.Name), c.Class, fmt.Sprintf("%d/%d", c.Done, c.Target), tokenCell(c), full+empty, rate, spark(c.Rates, sparkW), eta, fmt.Sprint(c.Errors), state)
 		if extra := w - ansi.StringWidth(row) - 3; len(c.Configs) > 1 && extra > 10 {
 			row += " " + st.Dim.Render(ansi.Truncate(pipeline.ConfigLine(c.Configs), extra, "…"))
@@ -375,7 +375,7 @@ func (m Model) serverPanel(w int, wide bool) string {
 		out += "\n" + vl
 	}
 	if sv.Reason != "" && pipeline.ServerTrouble(sv.State) && sv.State != pipeline.ServerCrashed {
-		out += "\n" + fit(st.Bad.Render(sv.State+": "+parse1(sv.Reason)+probedURL(sv)), w)
+		out += "\n" + fit(st.Bad.Render(string(sv.State)+": "+parse1(sv.Reason)+probedURL(sv)), w)
 	} else if wide && sv.URL != "" {
 		out += "\n" + fit(st.Dim.Render("probed"+probedURL(sv)), w)
 	}

@@ -227,7 +227,7 @@ func TestFollowJSONOverSSH(t *testing.T) {
 	for {
 		s := f.next(60 * time.Second)
 		if s.Connection.State != "connected" {
-			if len(s.Categories) != 1 || s.Categories[0].State != pipeline.StateUnknown || s.Worker.State != pipeline.StateUnknown {
+			if len(s.Categories) != 1 || s.Categories[0].State != pipeline.StateUnknown || s.Worker.State != pipeline.WorkerUnknown {
 				t.Fatalf("a snapshot with the link %s is not stale: worker %s, categories %+v", s.Connection.State, s.Worker.State, s.Categories)
 			}
 			break

@@ -1,0 +1,266 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// counts is the categories' part of a poll: the manifest and prepared/*/
+// that name them, the line counts of their files with the tokens of the
+// bytes those counts read (and the sums the host ran for the rest), and
+// their runs.jsonl; with what each category's log lines and worker.json
+// say of it, kept per category (catState) between polls. Tokens fold in
+// tokens.go, rates in rate.go; a category's view is judged in catview.go.
+type counts struct {
+	lay        parse.Layout
+	history    int           // samples kept per category
+	stallAfter time.Duration // Options.StallAfter: a log rate older than it is none
+	tl         *Timeline     // category_done events give a class its rate
+
+	cats        map[string]*catState
+	order       []string
+	manifest    parse.Manifest
+	haveMan     bool
+	manErr      error              // why pipeline.toml could not be read or parsed (nil: read, or none)
+	thens       map[string]*tokJob // by category: the token sums the batch's counts on the host ran
+	agentCounts bool               // the counters count on the host above agentRemoteAbove
+	classRates  map[string]float64 // newest measured rate per class (per minute)
+}
+
+func (k *counts) cat(name string) *catState {
+	c, ok := k.cats[name]
+	if !ok {
+		c = k.newCat(name)
+		k.cats[name] = c
+		k.order = append(k.order, name)
+	}
+	return c
+}
+
+// newCat is a category's state before its first poll.
+func (k *counts) newCat(name string) *catState {
+	l := k.lay
+	c := &catState{name: name, class: "SHORT",
+		raw:     remote.NewCounter(l.Raw(name)),
+		errs:    remote.NewCounter(l.Errors(name)),
+		prompts: remote.NewCounter(l.Prompts(name)),
+		runs:    remote.NewTail(l.Runs(name)),
+		rates:   newSamples(k.history)}
+	c.runs.StartBack = 16 << 20
+	c.raw.OnRead = c.tok.onRead // tokens from the bytes the count reads anyway
+	return c
+}
+
+// discover finds categories from the manifest and prepared/*/ folders;
+// parsed: pipeline.toml was read and parsed by this call.
+func (k *counts) discover(ctx context.Context, rd remote.Host) (parsed bool, err error) {
+	if !k.haveMan {
+		mp := k.lay.Manifest()
+		data, err := rd.ReadAt(ctx, mp, 0, 1<<20)
+		k.manErr = nil
+		switch {
+		case err == nil:
+			m, perr := parse.ParseManifest(data)
+			if perr != nil {
+				// read again on every full poll, until it parses: a fix is seen
+				k.manErr = fmt.Errorf("%s: %w", mp, perr)
+				break
+			}
+			k.manifest = m
+			k.haveMan = true
+			parsed = true
+		case errors.Is(err, fs.ErrNotExist):
+			k.haveMan = true
+		case remote.IsFileError(err):
+			// the host answered and the file is bad (EACCES, a FIFO, a
+			// directory): said in every view, and the categories are
+			// still found from prepared/*/
+			k.manErr = fmt.Errorf("%s", remote.FileErrText(mp, err))
+		default:
+			return false, err
+		}
+	}
+	for _, s := range k.manifest.Categories {
+		c := k.cat(s.Name)
+		if s.Class != "" {
+			c.class = s.Class
+		}
+		c.budget, c.maxSamples = s.TokenBudget, s.MaxSamples
+	}
+	var found []string
+	glob := parse.Layout{Root: remote.GlobEscape(k.lay.Root)}
+	for _, pat := range []string{glob.Prompts("*"), glob.Raw("*")} {
+		m, err := rd.Glob(ctx, pat)
+		if err != nil {
+			return false, err
+		}
+		for _, p := range m {
+			found = append(found, path.Base(path.Dir(p)))
+		}
+	}
+	sort.Strings(found)
+	for _, n := range found {
+		k.cat(n)
+	}
+	return parsed, nil
+}
+
+// catState is what the watcher knows of one category between polls.
+type catState struct {
+	name, class         string
+	budget              int64
+	maxSamples          int
+	raw, errs, prompts  *remote.Counter
+	runs                *remote.Tail
+	lines, errLines     int64
+	promptLines         int64
+	known               bool
+	lastGrowth          time.Time
+	mtime               time.Time
+	win                 parse.RateWindow // growths seen while it is worked on: the rate
+	lastSample          time.Time
+	meanGap             time.Duration // EWMA of the time between lines
+	rates               *samples
+	stalled             bool
+	currentSince        time.Time // when it became the category being worked on (zero: unknown, judge by growth)
+	currentKnown        bool      // currentSince has been judged for this spell of work
+	currentWeak         bool      // currentSince is only the log's last line: the category is at least that old
+	quietFrom           time.Time // the stall clock's start: the last growth, or currentSince if later
+	configs             []string  // distinct server config keys, in order seen
+	configDesc          map[string]string
+	logTarget           int
+	logResumed, logToGo int
+	logProgress         parse.WorkerLine
+	logProgressAt       time.Time
+	logProgressFresh    bool // read as it was written (not history from a first read)
+	logSkipped          bool
+	logFailures         int64           // failures the log reported since its header (parse.FailureTally)
+	countErr            string          // why the last count failed (countError)
+	scanVoidPID         int             // the worker whose resume-scan figures the file outgrew (rewritten since)
+	tok                 tokAcc          // tokens and runs of its records, from the bytes the count reads (tokens.go)
+	runLines            []parse.RunLine // runs.jsonl, one per run (provenance.go)
+	disagree            map[string]bool // sources that disagree with the file (crosscheck.go)
+}
+
+// noteWorkerJSON takes the categories worker.json names, with their class
+// and budget.
+func (k *counts) noteWorkerJSON(st *parse.WorkerState) {
+	for _, c := range st.Categories {
+		cs := k.cat(c.Name)
+		if c.Class != "" {
+			cs.class = c.Class
+		}
+		if c.TokenBudget > 0 {
+			cs.budget = c.TokenBudget
+		}
+	}
+}
+
+// foldLogLine folds what a worker log line says of a category: its class,
+// when it became current, its target, skip and progress, its failures.
+func (k *counts) foldLogLine(l parse.WorkerLine, cur string, failed bool, now time.Time, watching, fresh bool) {
+	if c, ok := k.cats[cur]; ok && failed {
+		c.logFailures++
+	}
+	switch l.Kind {
+	case parse.WProcessing:
+		if c, ok := k.cats[l.Category]; ok {
+			if l.Class != "" {
+				c.class = l.Class
+			}
+			if watching {
+				c.currentSince, c.currentKnown = now, true // a (re)start reached it while we watch: the stall clock starts now
+			}
+			c.logProgress, c.logProgressFresh = parse.WorkerLine{}, false // the last run's figures are not this run's
+			c.logFailures = 0
+		}
+	case parse.WPrompts, parse.WResume:
+		if c, ok := k.cats[l.Category]; ok {
+			c.logTarget, c.logResumed, c.logToGo = l.Prompts, l.Resumed, l.ToGo
+		}
+	case parse.WSkip:
+		if c, ok := k.cats[l.Category]; ok {
+			c.logSkipped = true
+		}
+	case parse.WProgress:
+		if c, ok := k.cats[cur]; ok {
+			c.logProgress, c.logProgressAt, c.logProgressFresh = l, now, fresh
+		}
+	}
+}
+
+// fold takes the new line counts and updates growth, rates and stalls.
+func (ct *counts) fold(res remote.PollResult, now time.Time, wjson *parse.WorkerState) {
+	k := 0
+	for _, n := range ct.order {
+		c := ct.cats[n]
+		if k+1 >= len(res.Counts) || res.Counts[k].Path != c.raw.Path {
+			break // named by worker.json after this poll was built: counted from the next one
+		}
+		raw, errs := res.Counts[k], res.Counts[k+1]
+		k += 2
+		var prompts remote.CountUpdate
+		if k < len(res.Counts) && res.Counts[k].Path == c.prompts.Path {
+			prompts = res.Counts[k]
+			k++
+		} else {
+			prompts = remote.CountUpdate{Lines: c.promptLines}
+		}
+		c.countErr = countError(c, raw, errs, prompts)
+		if raw.Reset && c.known && wjson != nil {
+			c.scanVoidPID = wjson.PID // rewritten since this worker's resume scan: its extra_lines no longer apply
+		}
+		if !keepsLastCount(c, raw) {
+			if !raw.Missing {
+				c.mtime = raw.Info.ModTime
+			}
+			grew := raw.Lines - c.lines
+			if !c.known {
+				c.known, c.lastGrowth = true, c.mtime // one-shot: the file's own time
+			} else {
+				ct.sample(c, grew, now)
+			}
+			c.lines = raw.Lines
+		}
+		if errs.Err == nil {
+			c.errLines = errs.Lines
+		}
+		if prompts.Err == nil {
+			c.promptLines = prompts.Lines
+		}
+	}
+}
+
+// sample folds one poll's growth: the rate window (growths only: the first
+// poll's count is history, its time unknown), the sparkline's per-poll
+// rate, and the usual gap between records for the stall limit.
+func (k *counts) sample(c *catState, grew int64, now time.Time) {
+	if grew != 0 {
+		c.win.Add(now, c.lines+grew)
+	}
+	if !c.lastSample.IsZero() {
+		if dt := now.Sub(c.lastSample); dt > 0 {
+			c.rates.add(float64(max(grew, 0)) / dt.Minutes())
+		}
+	}
+	c.lastSample = now
+	if grew > 0 {
+		if !c.lastGrowth.IsZero() {
+			gap := now.Sub(c.lastGrowth) / time.Duration(grew)
+			if c.meanGap == 0 {
+				c.meanGap = gap
+			} else {
+				c.meanGap += (gap - c.meanGap) / 5
+			}
+		}
+		c.lastGrowth = now
+	}
+}

@@ -1,0 +1,227 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// view decides a category's figures and state: the one place a
+// state is decided; status, --follow, the dashboard and the fleet row all
+// read it from the Snapshot.
+func (k *counts) view(c *catState, wk Worker, server ServerState, now time.Time, wjson *parse.WorkerState, lg *logs) Category {
+	v := Category{Name: c.name, Class: c.class, Done: c.lines, Errors: c.errLines, TokenBudget: c.budget, Rates: c.rates.values()}
+	if !c.lastGrowth.IsZero() {
+		t := c.lastGrowth.UTC()
+		v.LastGrowth = &t
+	}
+	var js *parse.CategoryState
+	if wjson != nil {
+		for i := range wjson.Categories {
+			if wjson.Categories[i].Name == c.name {
+				js = &wjson.Categories[i]
+			}
+		}
+	}
+	switch {
+	case js != nil && js.Target > 0:
+		v.Target, v.TargetSource = int64(js.Target), parse.WorkerStateFile
+	case c.logTarget > 0:
+		v.Target, v.TargetSource = int64(c.logTarget), "log"
+	default:
+		v.Target, v.TargetSource = c.promptLines, "prompts"
+		if c.maxSamples > 0 && int64(c.maxSamples) < v.Target {
+			v.Target = int64(c.maxSamples)
+		}
+	}
+	countFigures(c, js, wjson != nil && c.scanVoidPID != 0 && c.scanVoidPID == wjson.PID, &v)
+	tokenFigures(c, js, &v)
+	provenance(c, &v)
+	current := wk.Category == c.name
+	live := current && Alive(wk.State)
+	if live && js != nil {
+		v.Window, v.WindowReason = js.Window, js.WindowReason
+	}
+	switch {
+	case !live:
+		c.currentSince, c.currentKnown, c.currentWeak = time.Time{}, false, false
+		c.win.Reset() // a later run is measured on its own
+	case !c.currentKnown || c.currentWeak:
+		// judged on the evidence at whatever poll the worker is first seen on it
+		t, weak := k.becameCurrent(c, wk, wjson, lg)
+		if weak && c.currentWeak && c.currentSince.Before(t) {
+			t = c.currentSince // at least as old as the log's last line when first seen
+		}
+		c.currentSince, c.currentWeak, c.currentKnown = t, weak, !t.IsZero()
+	}
+	switch {
+	case js != nil && (js.State == parse.CatSkipped || js.State == parse.CatDone), v.Target > 0 && v.Done >= v.Target,
+		budgetReached(v) && !live:
+		v.State = StateDone // "skipped" is a later run finding it done: one final state
+	case js == nil && c.logSkipped:
+		v.State = StateDone
+	case js != nil && js.State == parse.CatFailed:
+		v.State = StateFailed
+	case live:
+		v.State = StateRunning
+	case current && wk.State == WorkerDied:
+		v.State, v.Reason = StateDied, "the worker died on it"
+		if wk.Reason != "" {
+			v.Reason += ": " + wk.Reason
+		}
+	case current && wk.State == WorkerStopped, js != nil && js.State == parse.CatStopped:
+		v.State, v.Reason = StateStopped, "the worker was stopped on it"
+		if current && wk.ByYou {
+			v.State, v.Reason = StateStopped, "stopped by you"
+		}
+	case v.Done > 0:
+		v.State = StatePartial // some records, and no worker on it
+	default:
+		v.State = StatePending
+	}
+	k.stall(c, &v, now)
+	if why := unserved(v, c, wk, server, now); why != "" {
+		v.Reason = why // no rate and no ETA until it is back; the stall clock runs on
+	} else if v.State == StateRunning {
+		v.RatePerMin = k.rate(c, js, wjson, now)
+		v.TokPerSec = tokPerSec(v)
+		v.ETASeconds = eta(v)
+	}
+	if len(c.configs) > 1 {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("records from %d server configurations: %s → %s",
+			len(c.configs), c.configDesc[c.configs[0]], c.configDesc[c.configs[len(c.configs)-1]]))
+	}
+	return v
+}
+
+// unserved says why a running category is not being served, "" if it is:
+// the worker waits for the server (worker.json), or the server is down or
+// crashed and the file has not grown for 30 s (records still arriving mean
+// the server serves, whatever the probe of a wrong URL says).
+func unserved(v Category, c *catState, wk Worker, server ServerState, now time.Time) string {
+	switch {
+	case v.State != StateRunning:
+		return ""
+	case wk.Phase == parse.WorkerWaitingServer:
+		return "the worker waits for the server"
+	case (server == ServerDown || server == ServerCrashed) && now.Sub(c.lastGrowth) > 30*time.Second:
+		return "the server is " + string(server)
+	}
+	return ""
+}
+
+// stall marks the category being worked on as stalled when its JSONL has
+// not grown for longer than StallAfter, or 5× its usual gap between lines if
+// that is longer. Only growth clears a stall; log lines do not count.
+func (k *counts) stall(c *catState, v *Category, now time.Time) {
+	if v.State != StateRunning {
+		c.stalled = false // not being worked on: nothing to stall
+		return
+	}
+	limit := k.stallAfter
+	if g := 5 * c.meanGap; g > limit {
+		limit = g
+	}
+	// quiet since the last record, or since the category became current
+	// (its file may hold records from an earlier run); a weak start (only
+	// the log's last line) counts when nothing else does
+	last := c.lastGrowth
+	if c.currentSince.After(last) && (!c.currentWeak || last.IsZero()) {
+		last = c.currentSince
+	}
+	c.quietFrom = last
+	since := now.Sub(last)
+	if last.IsZero() {
+		since = 0 // no witness of when it began: no claim
+	}
+	switch {
+	case !c.stalled && since > limit:
+		c.stalled = true
+		// stamped when it became a stall and keyed by the last growth, so a
+		// dashboard opened during the stall records the same stall once
+		at := last.Add(limit)
+		k.tl.Add(Event{Time: at.UTC(), Kind: "stall_start", Category: c.name,
+			Text: parse.SanitizeString(fmt.Sprintf("%s: no new records for %s (since %s)", c.name, FormatDuration(limit), last.Local().Format("01-02 15:04:05"))),
+			Key:  fmt.Sprintf("stall_start|%s|%d", c.name, last.UnixNano())})
+	case c.stalled && since <= limit:
+		c.stalled = false
+		c.win.Reset() // the pace from before the stall is not today's
+		k.tl.note(now, "stall_end", c.name, fmt.Sprintf("%s: records flow again", c.name))
+	}
+	if c.stalled {
+		v.State, v.Reason = StateStalled, "no new records for "+FormatDuration(since)
+		if v.Errors > 0 {
+			v.Reason += fmt.Sprintf(", %d errors", v.Errors)
+		}
+	}
+}
+
+// pipelineETA adds the running category's ETA and, for the categories
+// still to come (and a running one with no rate of its own yet), their
+// remaining records at their own class's rate: measured this session, else
+// the rate the class last finished at (the timeline's category_done). A
+// class with neither makes no guess: the figure is then the part that is
+// known and the classes that are not (ETAPart: "≥12m + LONG unmeasured").
+// A stalled or unknown category, a server that is down, or no category
+// running give nothing: the screen shows "?".
+func (k *counts) pipelineETA(cats []Category) (*float64, *ETAPart) {
+	var total float64
+	var unmeasured []string
+	running := false
+	for _, c := range cats {
+		switch {
+		case Final(c.State) || c.Done >= c.Target:
+		case c.State == StateRunning && c.ETASeconds != nil:
+			total += *c.ETASeconds
+			running = true
+		case c.State == StateRunning && c.Reason != "":
+			return nil, nil // the server is down: nothing moves
+		case c.State == StateRunning || c.State == StatePending || c.State == StatePartial || c.State == StateStopped || c.State == StateDied:
+			running = running || c.State == StateRunning
+			if r := k.classRate(c.Class); r > 0 {
+				total += float64(c.Target-c.Done) / r * 60
+			} else if !slices.Contains(unmeasured, c.Class) {
+				unmeasured = append(unmeasured, c.Class)
+			}
+		default:
+			return nil, nil // stalled, unknown
+		}
+	}
+	switch {
+	case !running:
+		return nil, nil
+	case len(unmeasured) > 0:
+		return nil, &ETAPart{Seconds: total, Unmeasured: unmeasured}
+	}
+	return &total, nil
+}
+
+// eta is the time to the sample cap or the token budget, whichever is first.
+func eta(v Category) *float64 {
+	if v.State != StateRunning || v.RatePerMin <= 0 || v.Target <= v.Done {
+		return nil
+	}
+	secs := float64(v.Target-v.Done) / v.RatePerMin * 60
+	if v.TokenBudget > 0 && v.CompletionTokens != nil && v.TokPerSec != nil && *v.TokPerSec > 0 {
+		secs = math.Min(secs, math.Max(0, float64(v.TokenBudget-*v.CompletionTokens) / *v.TokPerSec))
+	}
+	return &secs
+}
+
+// crossChecks are the checks users make by eye.
+func (k *counts) crossChecks(s *Snapshot, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
+	for i := range s.Categories {
+		cv := &s.Categories[i]
+		c := k.cats[cv.Name]
+		k.sourceChecks(s, cv, c, now, wjson, logLast)
+		for _, wmsg := range cv.Warnings {
+			s.Warn(WarnCategory, wmsg)
+		}
+	}
+	if s.Worker.Source == parse.WorkerStateFile && Alive(s.Worker.State) && s.Worker.UpdatedAt != nil && now.Sub(*s.Worker.UpdatedAt) > 30*time.Second {
+		s.Warn(WarnWorkerJSONStale, fmt.Sprintf("worker.json is %s old while pid %d is alive", now.Sub(*s.Worker.UpdatedAt).Round(time.Second), s.Worker.PID))
+	}
+}

@@ -1,0 +1,487 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// liveness is the worker's part of a poll: worker.json, the process it
+// names (or the one found writing the worker's files) and the kill note,
+// read in the poll's batch and folded into what it knows of the worker
+// between polls; it judges the worker's state and records its starts and
+// exits.
+type liveness struct {
+	rd, h     remote.Host // rd: the poll's reads; h: the host itself (a read past the batch)
+	lay       parse.Layout
+	workerLog string
+	procs     *procReader
+	tl        *Timeline
+	wjson     *parse.WorkerState // worker.json as last read (nil: none, or unparsable)
+
+	cur        *proc     // the worker process seen alive in the last poll
+	last       *proc     // the last one ever seen alive (for the pid and command after it ended)
+	lastJSON   jsonID    // worker.json when last was last seen alive: a change means a newer worker ran
+	note       *killNote // the kill note, read while no worker is alive (nil: none)
+	aliveSince time.Time // when cur was first seen alive (or its start, when the host said)
+	lastScan   time.Time
+	scanNext   bool // evidence of a writer we do not know: scan in the next poll
+	rescan     bool
+	killed     map[int]bool // pids our kill stopped (kill markers in the worker log)
+	waiting    bool         // the worker log's last gate line is "waiting for /health"
+	logLines   bool         // the worker log has ever held a line
+	bootTime   time.Time    // the host's boot time, from /proc/stat (zero: unknown)
+	bootRead   bool
+	procErr    error // the last poll could not read the process table
+	reread     int   // the pid whose worker.json was read again once it was gone (readLive)
+
+	// the baseline for events
+	polled    bool
+	wasAlive  bool
+	wasPID    int
+	seenPID   int       // worker.json's pid and start last seen
+	seenStart time.Time //
+}
+
+// pid is the worker seen alive at the last poll (0: none): the one a
+// poll's vitals read.
+func (l *liveness) pid() int {
+	if l.cur != nil {
+		return l.cur.pid
+	}
+	return 0
+}
+
+// foldLogLine folds what a worker log line says of the process: a kill
+// marker, a wait for the server and its end.
+func (l *liveness) foldLogLine(wl parse.WorkerLine) {
+	switch wl.Kind {
+	case parse.WKill:
+		l.killed[wl.PID] = true
+	case parse.WWaiting:
+		l.waiting = true
+	case parse.WBack, parse.WProgress, parse.WProcessing:
+		l.waiting = false
+	}
+}
+
+// jsonID names the worker a worker.json is about.
+type jsonID struct {
+	pid   int
+	start time.Time
+}
+
+func idOf(st *parse.WorkerState) jsonID {
+	if st == nil {
+		return jsonID{}
+	}
+	return jsonID{st.PID, st.StartedAt}
+}
+
+// liveRead is what one poll read of the worker.
+type liveRead struct {
+	wjson    []byte
+	wjsonErr error
+	p        *proc // the live worker process; nil: none
+	err      error // the process table could not be read
+	scanned  bool
+	scanErr  error
+	boot     time.Time
+	note     []byte // the kill note (read only when no live worker was found)
+	noteRead bool
+}
+
+// readLive reads worker.json and, in the same round trip, re-checks the
+// process seen alive last time. A pid that changed is read in a second
+// round; a scan of the process table only when no live worker is known.
+func (l *liveness) read(ctx context.Context, now time.Time, polls int) liveRead {
+	var lr liveRead
+	prev := l.cur
+	var prevP *proc
+	var prevErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		lr.wjson, lr.wjsonErr = l.rd.ReadAt(ctx, l.lay.WorkerJSON(), 0, 4<<20)
+	}()
+	if prev != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); prevP, prevErr = l.procs.read(ctx, prev.pid) }()
+	}
+	if !l.bootRead {
+		wg.Add(1)
+		go func() { defer wg.Done(); lr.boot = readBootTime(ctx, l.rd) }()
+	}
+	wg.Wait()
+	if prevP != nil && prevP.start != prev.start {
+		prevP = nil // the pid now names another process
+	}
+	if prevP != nil {
+		prevP.writes = prev.writes
+	}
+	jsonPID := 0
+	if lr.wjsonErr == nil {
+		if st, err := parse.ParseWorkerState(lr.wjson); err == nil {
+			jsonPID = st.PID
+		}
+	}
+	// 1. the pid worker.json names, if it is our worker
+	if jsonPID > 0 {
+		var p *proc
+		var err error
+		if prev != nil && prev.pid == jsonPID {
+			p, err = prevP, prevErr
+		} else {
+			p, err = l.procs.read(ctx, jsonPID)
+		}
+		switch {
+		case err != nil:
+			lr.err = err
+		case p != nil && p.worker:
+			lr.p = p
+			return lr
+		}
+	}
+	// 2. the process found writing last time, still the same one
+	if prevP != nil && (prevP.worker || prevP.writes != "") {
+		lr.p = prevP
+		return lr
+	}
+	if prevErr != nil {
+		lr.err = prevErr
+	}
+	// 3. whoever writes the worker's files
+	if polls <= 1 || l.scanNext || l.rescan || now.Sub(l.lastScan) >= scanEvery {
+		lr.scanned = true
+		ws, err := l.procs.writers(ctx, l.workerLog)
+		lr.scanErr = err
+		if len(ws) > 0 {
+			lr.p, lr.err = ws[0], nil
+		}
+	}
+	if lr.p == nil && lr.err == nil && jsonPID > 0 && l.reread != jsonPID && liveJSON(lr.wjson) {
+		// worker.json says it runs but its pid is gone: it may have ended
+		// between the two reads of this poll (read while it ran, /proc after
+		// it exited with worker.json done). Read worker.json again, past the
+		// poll's batch, once for that pid: a clean end is no death.
+		l.reread = jsonPID
+		if b, err := l.h.ReadAt(ctx, l.lay.WorkerJSON(), 0, 4<<20); err == nil {
+			lr.wjson, lr.wjsonErr = b, nil
+		}
+	}
+	if lr.p == nil && lr.err == nil {
+		// none alive: whether our kill stopped the last one is in the note
+		b, err := l.rd.ReadAt(ctx, l.lay.KillNote(), 0, 4096)
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			lr.note, lr.noteRead = b, true
+		}
+	}
+	return lr
+}
+
+// liveJSON says whether worker.json says its worker runs (not done, stopped
+// or failed).
+func liveJSON(b []byte) bool {
+	st, err := parse.ParseWorkerState(b)
+	if err != nil {
+		return false
+	}
+	switch st.State {
+	case parse.WorkerDone, parse.WorkerStopped, parse.WorkerFailed:
+		return false
+	}
+	return true
+}
+
+// readBootTime reads btime from the host's /proc/stat.
+func readBootTime(ctx context.Context, rd remote.Host) time.Time {
+	b, err := rd.ReadAt(ctx, "/proc/stat", 0, 64<<10)
+	if err != nil {
+		return time.Time{}
+	}
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if f := strings.Fields(string(l)); len(f) == 2 && f[0] == "btime" {
+			if n, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				return time.Unix(n, 0)
+			}
+		}
+	}
+	return time.Time{}
+}
+
+// startedAt is when p started on the host (USER_HZ is 100 on Linux).
+func (l *liveness) startedAt(p *proc) time.Time {
+	if l.bootTime.IsZero() || p == nil {
+		return time.Time{}
+	}
+	return l.bootTime.Add(time.Duration(p.start) * 10 * time.Millisecond)
+}
+
+func (l *liveness) fold(lr liveRead, now time.Time) {
+	if !l.bootRead && !lr.boot.IsZero() {
+		l.bootTime, l.bootRead = lr.boot, true
+	}
+	if lr.scanned {
+		l.lastScan, l.scanNext, l.rescan = now, false, false
+	}
+	if lr.p != nil && (l.cur == nil || l.cur.pid != lr.p.pid || l.cur.start != lr.p.start) {
+		l.aliveSince = now
+		if t := l.startedAt(lr.p); !t.IsZero() && t.Before(now) {
+			l.aliveSince = t
+		}
+	}
+	if lr.err == nil || lr.p != nil {
+		l.cur = lr.p
+	}
+	l.procErr = nil
+	if lr.p == nil {
+		l.procErr = lr.err
+	}
+	if lr.p != nil {
+		l.last, l.lastJSON = lr.p, idOf(l.wjson)
+	}
+	if lr.noteRead {
+		l.note = nil
+		if n, ok := parseKillNote(lr.note); ok {
+			l.note = &n
+		}
+	}
+}
+
+// noteGrowth: a worker log or category file that grew while no live
+// writer is known means one exists: scan for it in the next poll.
+// Call it before foldCounts.
+func (l *liveness) noteGrowth(res remote.PollResult, cats map[string]*catState, polls int) {
+	if l.cur != nil || polls <= 1 {
+		return
+	}
+	grew := len(res.Tails[0].Lines) > 0
+	raw := make(map[string]int64, len(cats)) // a map, not a scan per count: 10,000 categories made it 10^8 compares a poll
+	for _, c := range cats {
+		raw[c.raw.Path] = c.lines
+	}
+	for _, up := range res.Counts {
+		if lines, ok := raw[up.Path]; ok && up.Err == nil && up.Lines > lines {
+			grew = true
+		}
+	}
+	if grew {
+		l.scanNext = true
+	}
+}
+
+// workerFacts gathers this poll's witnesses. With no live worker, the one
+// judged is the last seen alive (unless worker.json has moved on since),
+// else worker.json's, else the one the kill note names, whichever is the
+// latest.
+func (l *liveness) facts(finished bool) workerFacts {
+	st := l.wjson
+	f := workerFacts{known: l.cur != nil || l.procErr == nil, alive: l.cur != nil, finished: finished,
+		ran: st != nil || l.logLines || l.last != nil || l.note != nil}
+	var start uint64
+	fromJSON := false
+	switch {
+	case l.cur != nil:
+		f.pid, fromJSON = l.cur.pid, st != nil && st.PID == l.cur.pid
+	case l.last != nil && (st == nil || st.PID == l.last.pid || idOf(st) == l.lastJSON):
+		f.pid, start, fromJSON = l.last.pid, l.last.start, st != nil && st.PID == l.last.pid
+	case st != nil && st.PID > 0 && !(l.note != nil && l.note.pid != st.PID && st.UpdatedAt.Unix() < l.note.at.Unix()):
+		f.pid, fromJSON = st.PID, true
+	case l.note != nil:
+		f.pid, start = l.note.pid, l.note.start
+	case st != nil:
+		fromJSON = true
+	}
+	if fromJSON {
+		f.phase, f.jsonError = st.State, st.Error
+	}
+	f.killed = f.pid > 0 && (l.note.names(f.pid, start) || l.killed[f.pid])
+	return f
+}
+
+// waitingServer: a live worker says it waits for the server's /health.
+func (l *liveness) waitingServer() bool {
+	if l.cur == nil {
+		return false
+	}
+	if st := l.wjson; st != nil && st.PID == l.cur.pid {
+		return st.State == parse.WorkerWaitingServer
+	}
+	return l.waiting
+}
+
+// events records starts, exits and pid changes, including a worker
+// that started and ended between two polls (worker.json moved on).
+func (l *liveness) events(v Worker, now, lastSnap time.Time) {
+	alive := Alive(v.State)
+	if v.State == WorkerUnknown {
+		return
+	}
+	if l.polled {
+		switch {
+		case alive && !l.wasAlive:
+			l.tl.note(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d): %s", v.PID, v.Command))
+		case alive && v.PID != l.wasPID:
+			// another worker took over between two polls (a restart): the
+			// old one ended, a new one started
+			l.tl.note(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, l.goneText(l.wasPID)))
+			l.tl.note(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d, after pid %d): %s", v.PID, l.wasPID, v.Command))
+		case !alive && l.wasAlive && v.PID == l.wasPID:
+			l.tl.note(l.endedAt(v.PID, now, lastSnap), "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, endText(v)))
+		case !alive && l.wasAlive:
+			l.tl.note(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, l.goneText(l.wasPID)))
+		}
+		if st := l.wjson; st != nil && st.PID > 0 && !(alive && st.PID == v.PID) && st.PID != l.wasPID &&
+			(st.PID != l.seenPID || !st.StartedAt.Equal(l.seenStart)) {
+			// ran between two polls: it is neither the one alive now nor the one before
+			start, end := st.StartedAt, st.UpdatedAt
+			if start.IsZero() || start.After(now) {
+				start = now
+			}
+			if end.Before(start) || end.After(now) {
+				end = start
+			}
+			l.tl.note(start, "worker_started", "", fmt.Sprintf("worker started (pid %d) between two polls", st.PID))
+			l.tl.note(end, "worker_exited", "", fmt.Sprintf("worker pid %d ended between two polls (worker.json: %s)", st.PID, st.State))
+		}
+	}
+	l.polled, l.wasAlive, l.wasPID = true, alive, v.PID
+	if st := l.wjson; st != nil {
+		l.seenPID, l.seenStart = st.PID, st.StartedAt
+	}
+}
+
+// goneText says how a worker that is no longer the one judged ended, as
+// far as the host tells: our kill, or just ended.
+func (l *liveness) goneText(pid int) string {
+	if l.killed[pid] || l.note.names(pid, 0) {
+		return "stopped by you"
+	}
+	return "ended"
+}
+
+func endText(v Worker) string {
+	switch {
+	case v.ByYou:
+		return "stopped by you"
+	case v.State == WorkerExited:
+		return "exited: " + v.Reason
+	case v.State == WorkerStopped:
+		return "stopped: " + v.Reason
+	}
+	return string(v.State) + ": " + v.Reason
+}
+
+// view is the worker as the Snapshot shows it; finished and category are
+// the worker log's ("All categories finished.", its last header).
+func (l *liveness) view(finished bool, category string) Worker {
+	f := l.facts(finished)
+	v := Worker{PID: f.pid, Category: category, Source: "log"}
+	v.State, v.Reason, v.ByYou = workerStateFor(f)
+	st, p := l.wjson, l.cur
+	if p == nil && l.last != nil && l.last.pid == f.pid {
+		p = l.last // ended: its pid and command are still worth showing
+	}
+	if st != nil && (st.PID == f.pid || f.pid == 0) { // a stale worker.json says nothing of another process
+		up := st.UpdatedAt.UTC()
+		v.Category, v.Phase, v.UpdatedAt = st.Category, st.State, &up
+		if st.PID == f.pid {
+			v.Source = parse.WorkerStateFile
+			if !st.StartedAt.IsZero() {
+				t := st.StartedAt.UTC()
+				v.StartedAt = &t
+			}
+		}
+	}
+	if p != nil && p.pid == f.pid {
+		v.Command = p.command()
+		if p.writes != "" && v.Source != parse.WorkerStateFile {
+			v.Source = "proc"
+		}
+		if t := l.startedAt(p); v.StartedAt == nil && !t.IsZero() {
+			t = t.UTC()
+			v.StartedAt = &t
+		}
+	}
+	if v.State == WorkerNone {
+		v.Source = ""
+	}
+	return v
+}
+
+// stall marks a live worker stalled when its category is, or when
+// nothing has grown anywhere for StallAfter since it was first seen alive.
+func (l *liveness) stall(s *Snapshot, now time.Time, after time.Duration) {
+	if s.Worker.State != WorkerRunning {
+		return
+	}
+	var newest time.Time
+	for _, c := range s.Categories {
+		if c.State == StateStalled {
+			s.Worker.State, s.Worker.Reason = WorkerStalled, c.Name+": "+c.Reason // the row's own words
+		}
+		if c.LastGrowth != nil && c.LastGrowth.After(newest) {
+			newest = *c.LastGrowth
+		}
+		if c.State == StateRunning {
+			return // its category is judged on its own, with its own pace
+		}
+	}
+	if s.Worker.State == WorkerRunning {
+		since := l.aliveSince
+		if newest.After(since) {
+			since = newest
+		}
+		if !since.IsZero() && now.Sub(since) > after {
+			s.Worker.State, s.Worker.Reason = WorkerStalled, "no new records for "+FormatDuration(now.Sub(since))
+		}
+	}
+	if s.Worker.State == WorkerStalled && l.waitingServer() {
+		s.Worker.Reason += "; waiting for the server (/health)"
+	}
+}
+
+// endedAt is when the worker pid, alive at the last fresh poll, ended, as
+// the host tells: worker.json's last update when it is that pid's final
+// state and came after that poll, so an exit while this machine slept keeps
+// its own time; else now.
+func (l *liveness) endedAt(pid int, now, lastSnap time.Time) time.Time {
+	st := l.wjson
+	if st == nil || st.PID != pid || st.UpdatedAt.After(now) || !st.UpdatedAt.After(lastSnap) {
+		return now
+	}
+	switch st.State {
+	case parse.WorkerDone, parse.WorkerFailed, parse.WorkerStopped:
+		return st.UpdatedAt
+	}
+	return now
+}
+
+// foldJSON folds this poll's read of worker.json: a missing or unparsable
+// one is none, a read that failed otherwise keeps the last. It returns the
+// state when one was read, for the categories it names.
+func (l *liveness) foldJSON(data []byte, err error) *parse.WorkerState {
+	switch {
+	case err == nil:
+		st, perr := parse.ParseWorkerState(data)
+		if perr != nil {
+			l.wjson = nil
+			return nil
+		}
+		l.wjson = &st
+		return l.wjson
+	case errors.Is(err, fs.ErrNotExist):
+		l.wjson = nil
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+package pipeline
+
+import (
+	"strings"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// logs is the worker log's part of a poll: its tail, the lines kept for
+// display (the servers' too), and what the lines say of the job: the
+// category being worked on, a header just written, the job finished, the
+// failures tallied.
+type logs struct {
+	tail           *remote.Tail // the worker log
+	worker, server *Ring        // sanitised lines for display (Watcher.WorkerLog, Watcher.ServerLog)
+
+	current    string    // category of the latest "Processing:" line
+	prev       string    // the category of the header before it ("" if none was read)
+	headerAt   time.Time // when that header was read as it was written (zero: history from a first read)
+	headerOnly bool      // only the lines written with the header since it: the worker just switched
+	lastLine   time.Time // when the log last grew
+	finished   bool      // "All categories finished."
+	fails      parse.FailureTally
+}
+
+func newLogs(o Options) logs {
+	l := logs{tail: remote.NewTail(o.WorkerLog), worker: NewRing(o.LogLines), server: NewRing(o.LogLines)}
+	l.tail.StartBack = 1 << 20 // enough of the worker log to know where each category stands
+	return l
+}
+
+// fold folds one worker log line into what the log says; watched: a header
+// for a known category read while we watch (its time is now). It says
+// whether the line is a failure the tally counts.
+func (lg *logs) fold(l parse.WorkerLine, now time.Time, watched bool) (failed bool) {
+	failed = lg.fails.Fold(l)
+	switch l.Kind {
+	case parse.WSeparator, parse.WPrompts, parse.WResume, parse.WRunning, parse.WSkip:
+		// written with the header, at once: the log still "ends with" it
+	case parse.WOther:
+		if strings.TrimSpace(l.Text) != "" {
+			lg.headerOnly = false
+		}
+	default:
+		lg.headerOnly = false // progress, an error, a wait: time passed since the header
+	}
+	switch l.Kind {
+	case parse.WProcessing:
+		if lg.current != l.Category {
+			lg.prev = lg.current
+		}
+		lg.current, lg.finished, lg.headerOnly, lg.headerAt = l.Category, false, true, time.Time{}
+		if watched {
+			lg.headerAt = now
+		}
+	case parse.WFinished:
+		lg.finished = true
+	}
+	return failed
+}

@@ -1,0 +1,243 @@
+package pipeline
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// serverState is what the server log and the probes say.
+type serverState struct {
+	ready       bool
+	phase       string // the log's lifecycle: "", startup, ready, crash, stop
+	fault       string // a fault logged since the server last made progress
+	hang        string // a hang logged (or 0 tok/s seen) since the server last made progress
+	probe       serverProbe
+	refused     int       // polls in a row /metrics was refused
+	logSeen     bool      // the server log exists
+	logGrew     bool      // it grew in this poll
+	logGrewAt   time.Time // when it last grew (the first poll: its mtime)
+	logMtime    time.Time // when the server log last changed
+	crash       string
+	crashAt     time.Time
+	stop        string    // the graceful stop's line, while phase is stop
+	startWait   bool      // a hang line was noted while starting (vLLM workers compiling)
+	endLogged   time.Time // the crash's or stop's own log time: a batch line printed in the same breath is not a revival
+	lastLogged  time.Time // the newest own time of any line: periodic lines' ages are measured from it
+	loggedSet   bool
+	retractions int
+	dialect     parse.Dialect
+	decode      map[rankKey]decodeSample // newest periodic line per DP rank, PP stage and phase (or vLLM engine)
+
+	// prefill tallies from the log since the last snapshot: the log's
+	// cache hit rate when /metrics gives none
+	prefillCached, prefillNew int
+	logHitRate                *float64 // the last hit rate the log gave
+
+	// the previous /metrics sample, for rates from counter deltas
+	prevMet   parse.ServerMetrics
+	prevMetAt time.Time
+	metStill  int // polls in a row /metrics showed running requests and no token generated
+}
+
+// rankKey is a rank that logs its own periodic lines. DP ranks (and vLLM
+// engines) serve different requests and are summed; PP stages of one DP rank
+// each log the same batch and are not (TP and EP ranks don't log at all, or
+// log the same batch). Prefill and decode lines of one rank are kept apart
+// (a PD prefill server prints only prefill lines). vLLM: dp is
+// engineKeyBase+N for "Engine 00N" and aggregatedKey for "N Engines
+// Aggregated" or the V0 line.
+type rankKey struct {
+	dp, pp int
+	phase  parse.Phase
+}
+
+const (
+	aggregatedKey = -2
+	engineKeyBase = 1000
+)
+
+type decodeSample struct {
+	logged         time.Time     // its own timestamp
+	interval       time.Duration // the usual gap between this rank's lines (0: one line seen)
+	running, queue int
+	pd             int     // PD queues: #bootstrap-req, #inflight-req, #prealloc-req, #unbootstrapped-req, #transfer-req
+	usage, gen     float64 // gen: generated tokens/s (a prefill line: 0)
+	input          float64 // prompt tokens/s: progress too
+	zero           int     // lines in a row with requests running and no token made
+}
+
+// pdQueueKeys are the PD-disaggregation queues of SGLang's batch lines
+// (metrics_reporter.py): prefill #bootstrap-req and #inflight-req (older
+// #prealloc-req, #unbootstrapped-req), decode #prealloc-req and
+// #transfer-req. Requests in them are load: the server works on them.
+var pdQueueKeys = []string{"#bootstrap-req", "#inflight-req", "#prealloc-req", "#unbootstrapped-req", "#transfer-req"}
+
+// hangLines: this many periodic lines in a row with requests running and
+// no token made (vLLM prints one every 10 s) are a hang.
+const hangLines = 3
+
+func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Time) {
+	if ev.Dialect != parse.DialectUnknown {
+		s.st.dialect = ev.Dialect
+	}
+	if ev.HasPrefix && !ev.Prefix.Time.IsZero() && (ev.Prefix.Time.After(s.st.lastLogged) || !s.st.loggedSet) {
+		s.st.lastLogged, s.st.loggedSet = ev.Prefix.Time, true // vLLM's year-less times sort before the zero time
+	}
+	at := sv.ev.serverTime(ev, s.st.logMtime, now) // the log's own time (events.go)
+	fc := ev.Fault()
+	if s.st.phase == "stop" && (fc == parse.FaultCrash && stopTeardown(ev.Kind) || fc == parse.FaultStop) {
+		return // a stop's own teardown: its children end, SIGQUIT, kill_process_tree
+	}
+	switch fc {
+	case parse.FaultCrash:
+		text := ev.Msg
+		if len(ev.Lines) > 0 {
+			text += " … " + ev.Lines[len(ev.Lines)-1]
+		}
+		text = parse.SanitizeLine([]byte(text), 300)
+		if (ev.Kind != parse.SSigquit && ev.Kind != parse.SCrashTail) || s.st.crash == "" || s.st.phase != "crash" {
+			s.st.crash, s.st.crashAt = text, at // the cause, not the cleanup that follows it
+		}
+		if s.st.phase != "crash" {
+			sv.ev.logEvent(at, "server_crash", text, ev.Msg)
+		}
+		s.st.ready, s.st.phase, s.st.fault, s.st.hang = false, "crash", "", ""
+		s.st.endLogged, s.st.decode = ev.Prefix.Time, nil
+		return
+	case parse.FaultStop:
+		text := parse.SanitizeLine([]byte(ev.Msg), 300)
+		sv.ev.logEvent(at, "server_stop", "server stopping: "+text, ev.Msg)
+		s.st.ready, s.st.phase, s.st.fault, s.st.hang, s.st.stop = false, "stop", "", "", text
+		s.st.endLogged, s.st.decode = ev.Prefix.Time, nil
+		return
+	case parse.FaultHang:
+		text := parse.SanitizeLine([]byte(ev.Msg), 300)
+		if s.st.phase == "startup" {
+			// vLLM waits on its workers while they compile: a note (once), not a hang
+			if !s.st.startWait {
+				sv.ev.logEvent(at, "server_warning", text, ev.Msg)
+			}
+			s.st.startWait = true
+			return
+		}
+		if s.st.hang == "" {
+			sv.ev.logEvent(at, "server_hang", text, ev.Msg)
+		}
+		s.st.hang = text
+		return
+	case parse.FaultFault:
+		text := parse.SanitizeLine([]byte(ev.Msg), 300)
+		if s.st.fault == "" {
+			sv.ev.logEvent(at, "server_fault", text, ev.Msg)
+		}
+		s.st.fault = text
+		return
+	case parse.FaultWarning:
+		sv.ev.logEvent(at, "server_warning", parse.SanitizeLine([]byte(ev.Msg), 300), ev.Msg)
+		return
+	}
+	switch ev.Kind {
+	case parse.SReady:
+		if !s.st.ready {
+			sv.ev.logEvent(at, "server_ready", "server ready", ev.Msg)
+		}
+		s.st.ready, s.st.phase, s.st.fault, s.st.hang = true, "ready", "", ""
+	case parse.SStartup:
+		if s.st.phase != "startup" {
+			s.st.startWait = false
+		}
+		s.st.ready, s.st.phase, s.st.hang = false, "startup", ""
+	case parse.SRetract:
+		s.st.retractions += max(ev.Retract.Requests, 1)
+	case parse.SBatch:
+		b := ev.Batch
+		if b.Phase == parse.Prefill {
+			s.st.prefillCached += b.CachedTokens.V
+			s.st.prefillNew += b.NewTokens.V
+			if !b.CachedTokens.OK && b.CacheHitPct.OK { // v0.3–v0.4.1: a lifetime rate in the line
+				h := b.CacheHitPct.V / 100
+				s.st.logHitRate = &h
+			}
+		}
+		if !b.RunningReqs.OK || !s.serving(ev) {
+			return
+		}
+		pd := 0
+		for _, k := range pdQueueKeys {
+			if n, ok := b.Num(k); ok {
+				pd += int(n)
+			}
+		}
+		sv.foldSample(s, rankKey{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP, b.Phase}, ev, decodeSample{running: b.RunningReqs.V,
+			queue: b.QueueReqs.V, pd: pd, usage: b.TokenUsage.V, gen: b.GenThroughput.V, input: b.InputThroughput.V}, at)
+	case parse.SStats:
+		vs := ev.Stats
+		if vs.PrefixHitPct.OK {
+			h := vs.PrefixHitPct.V / 100
+			s.st.logHitRate = &h
+		}
+		if !vs.GenTokS.OK || !s.serving(ev) {
+			return // the V0 "Prefix cache hit rate: GPU: …" line carries nothing else
+		}
+		key := rankKey{aggregatedKey, -1, parse.Decode}
+		if n, err := strconv.Atoi(vs.Engine); err == nil {
+			key.dp = engineKeyBase + n
+		}
+		sv.foldSample(s, key, ev, decodeSample{running: vs.Running.V, queue: vs.Waiting.V,
+			usage: vs.KVUsagePct.V / 100, gen: vs.GenTokS.V, input: vs.PromptTokS.V}, at)
+	}
+}
+
+// stopTeardown: what a server prints while a graceful stop takes it down.
+func stopTeardown(k parse.ServerKind) bool {
+	return k == parse.SSigquit || k == parse.SCrashTail || k == parse.SChildDied
+}
+
+// serving takes a periodic line (a batch or stats line) as the server's
+// word that it serves, however far back its ready line is: the phase
+// becomes ready. A line printed within seconds of a crash or stop is a
+// rank finishing its step, not a revival.
+func (s *srvWatch) serving(ev parse.ServerEvent) bool {
+	if (s.st.phase == "crash" || s.st.phase == "stop") && ev.Prefix.Time.Sub(s.st.endLogged) < 10*time.Second {
+		return false
+	}
+	s.st.phase = "ready" // ready (the flag) stays the ready line's: it keeps the server_ready event
+	return true
+}
+
+// foldSample keeps a rank's newest periodic line, with the usual gap
+// between its lines (for staleness) and the run of lines with requests
+// running and no progress (a hang). Progress clears a fault and a hang.
+func (sv *serverSet) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, d decodeSample, at time.Time) {
+	if s.st.decode == nil {
+		s.st.decode = map[rankKey]decodeSample{}
+	}
+	d.logged = ev.Prefix.Time
+	if old, ok := s.st.decode[key]; ok {
+		d.interval = old.interval
+		if gap := d.logged.Sub(old.logged); gap > 0 {
+			if d.interval == 0 {
+				d.interval = gap
+			} else {
+				d.interval += (gap - d.interval) / 4
+			}
+		}
+		if d.running > 0 && d.gen+d.input == 0 {
+			d.zero = old.zero + 1
+		}
+	} else if d.running > 0 && d.gen+d.input == 0 {
+		d.zero = 1
+	}
+	s.st.decode[key] = d
+	switch {
+	case d.gen+d.input > 0:
+		s.st.fault, s.st.hang = "", "" // the scheduler makes progress again
+	case d.zero >= hangLines && s.st.hang == "":
+		text := fmt.Sprintf("%d requests running at 0 tok/s for %d lines in a row", d.running, d.zero)
+		s.st.hang = text
+		sv.ev.logEvent(at, "server_hang", text, ev.Msg)
+	}
+}

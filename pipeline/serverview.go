@@ -1,0 +1,238 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+func (sv *serverSet) serverView(s *srvWatch, met parse.ServerMetrics, metErr error, now time.Time, waiting bool) Server {
+	v := Server{URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Role: s.role, State: ServerUnknown, Retractions: s.st.retractions, LastCrash: s.st.crash}
+	if !s.st.crashAt.IsZero() {
+		t := s.st.crashAt.UTC()
+		v.LastCrashAt = &t
+	}
+	switch s.st.dialect {
+	case parse.DialectSGLang:
+		v.Dialect = "sglang"
+	case parse.DialectVLLM:
+		v.Dialect = "vllm"
+	}
+	logFig, logAge, logStale, logOK := s.logFigures(now)
+	logLive := logOK && !logStale
+	logHit := s.logHitRate()
+	if metErr == nil {
+		v.Source = "metrics"
+		v.RunningReqs, v.QueueReqs, v.TokenUsage = int(met.RunningReqs.V), int(met.QueueReqs.V), met.TokenUsage.V
+		gen, hit, havePrev := s.metricRates(met, now)
+		gauge := met.GenThroughput.OK && met.GenThroughput.V > 0 && met.RunningReqs.V > 0
+		switch {
+		case gen != nil && *gen > 0:
+			v.GenThroughput = *gen
+		case gauge:
+			// SGLang counts generated tokens when a request finishes: long
+			// requests leave the counter still while they generate. The
+			// gauge is the scheduler's last decode figure.
+			v.GenThroughput = met.GenThroughput.V
+		case logLive:
+			v.GenThroughput = logFig.GenThroughput // no previous sample, or the counters were reset
+		case gen != nil:
+			v.GenThroughput = *gen
+		case !havePrev && met.GenThroughput.OK:
+			v.GenThroughput = met.GenThroughput.V
+		}
+		switch {
+		case hit != nil:
+			v.CacheHitRate = hit
+		case logHit != nil:
+			v.CacheHitRate = logHit
+		}
+		if met.Dialect == parse.DialectVLLM {
+			v.Dialect = "vllm"
+		}
+		return sv.judgeServer(s, v, now, waiting)
+	}
+	if logOK {
+		v.Source = "log"
+		v.RunningReqs, v.QueueReqs, v.GenThroughput, v.TokenUsage = logFig.RunningReqs, logFig.QueueReqs, logFig.GenThroughput, logFig.TokenUsage
+		v.CacheHitRate = logHit
+		a := logAge.Seconds()
+		v.FiguresAgeSeconds, v.FiguresStale = &a, logStale
+	}
+	return sv.judgeServer(s, v, now, waiting)
+}
+
+// judgeServer sets the state and its reason from this poll's witnesses.
+func (sv *serverSet) judgeServer(s *srvWatch, v Server, now time.Time, waiting bool) Server {
+	f := serverFacts{metrics: s.st.probe.metrics, health: s.st.probe.health, refused: s.st.refused,
+		phase: s.st.phase, fault: s.st.fault, hang: s.st.hang, stop: s.st.stop, logSeen: s.st.logSeen, logGrew: s.st.logGrew,
+		waiting: waiting, load: v.RunningReqs + v.QueueReqs, crash: s.st.crash, url: s.spec.URL}
+	if v.FiguresStale {
+		f.load = 0 // old figures say nothing of the load now
+	}
+	if f.hang == "" && v.Source == "metrics" && s.st.metStill >= hangLines {
+		f.hang = fmt.Sprintf("%d requests running, no token generated for %d polls", v.RunningReqs, s.st.metStill)
+	}
+	if f.phase == "" && s.st.ready {
+		f.phase = "ready"
+	}
+	if s.st.logSeen && !s.st.logGrewAt.IsZero() {
+		f.logAge = max(now.Sub(s.st.logGrewAt), 0)
+		age := f.logAge.Seconds()
+		v.LogAgeSeconds = &age
+	}
+	v.State, v.Reason = serverStateFor(f)
+	v.Metrics, v.Health, v.WorkerWaiting = f.metrics, f.health, f.waiting
+	if v.State == ServerDown || v.State == ServerCrashed || v.State == ServerStopped {
+		// a dead server serves nothing: its last log line's figures are history
+		v.Source, v.RunningReqs, v.QueueReqs, v.GenThroughput, v.TokenUsage, v.CacheHitRate = "", 0, 0, 0, 0, nil
+		v.FiguresAgeSeconds, v.FiguresStale = nil, false
+	}
+	return v
+}
+
+// logFigures sums the newest periodic line of each DP rank (or vLLM
+// engine). The PP stages of one DP rank log the same batch: they are not
+// summed, each figure is the stage's highest (usage: the fullest stage's
+// pool); a rank's prefill and decode lines are merged the same way. TP/EP
+// ranks don't print. A line is live while its age (from the newest line of
+// the log, plus the time since the log last changed) is within staleAfter of
+// its own interval; whatever else grows the file does not make it younger.
+// With no live line, the newest lines' figures come back with stale set and
+// their age; ok is false when the log gave no periodic line at all.
+func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale, ok bool) {
+	if len(s.st.decode) == 0 {
+		return v, 0, false, false
+	}
+	sinceWrite := time.Duration(0)
+	if !s.st.logMtime.IsZero() {
+		sinceWrite = max(now.Sub(s.st.logMtime), 0)
+	}
+	ageOf := func(d decodeSample) time.Duration {
+		return max(s.st.lastLogged.Sub(d.logged), 0) + sinceWrite
+	}
+	var newest time.Time
+	first := true
+	live := false
+	for _, d := range s.st.decode {
+		if first || d.logged.After(newest) { // vLLM's year-less times sort before the zero time
+			newest, first = d.logged, false
+		}
+		if ageOf(d) <= staleAfter(d) {
+			live = true
+		}
+	}
+	aggregated := false
+	for k, d := range s.st.decode {
+		if k.dp == aggregatedKey && newest.Sub(d.logged) <= 15*time.Second {
+			aggregated = true
+		}
+	}
+	perDP := map[int]decodeSample{}
+	for k, d := range s.st.decode {
+		if live && ageOf(d) > staleAfter(d) || !live && newest.Sub(d.logged) > 15*time.Second {
+			continue // SGLang logs no batch line when idle: an old one is not live
+		}
+		if aggregated && k.dp >= engineKeyBase {
+			continue // vLLM's aggregated line already sums its engines
+		}
+		cur, seen := perDP[k.dp]
+		if !seen {
+			perDP[k.dp] = d
+			continue
+		}
+		cur.running, cur.queue, cur.pd = max(cur.running, d.running), max(cur.queue, d.queue), max(cur.pd, d.pd)
+		cur.gen, cur.usage = math.Max(cur.gen, d.gen), math.Max(cur.usage, d.usage)
+		perDP[k.dp] = cur
+	}
+	for _, d := range perDP {
+		v.RunningReqs += d.running
+		v.QueueReqs += d.queue + d.pd
+		v.GenThroughput += d.gen
+		v.TokenUsage = math.Max(v.TokenUsage, d.usage)
+	}
+	for _, d := range s.st.decode {
+		if d.logged.Equal(newest) {
+			age = ageOf(d)
+		}
+	}
+	return v, age, !live, true
+}
+
+// staleAfter: a periodic line is stale after a few of its own intervals,
+// and never before 30 s (vLLM prints every 10 s; SGLang every 40 decode
+// steps, or once per prefill chunk).
+func staleAfter(d decodeSample) time.Duration {
+	return max(3*d.interval, 30*time.Second)
+}
+
+// logHitRate is the log's prefix-cache hit rate: SGLang's prefill lines
+// since the last snapshot (#cached-token over #cached-token + #new-token),
+// else the last rate a line printed (vLLM stats, old SGLang). The tallies
+// start again at each snapshot.
+func (s *srvWatch) logHitRate() *float64 {
+	if total := s.st.prefillCached + s.st.prefillNew; total > 0 {
+		h := float64(s.st.prefillCached) / float64(total)
+		s.st.logHitRate = &h
+	}
+	s.st.prefillCached, s.st.prefillNew = 0, 0
+	return s.st.logHitRate
+}
+
+// metricRates computes throughput and hit rate from the counters' deltas
+// since the previous /metrics sample: generation tokens per second of the
+// time between the two polls, and cached over prompt tokens (SGLang) or
+// prefix-cache hits over queries (vLLM). A counter that went down means the
+// server restarted: no figure this poll. havePrev is false on the first
+// sample. The sample is kept for the next poll.
+func (s *srvWatch) metricRates(met parse.ServerMetrics, now time.Time) (gen, hit *float64, havePrev bool) {
+	prev, at := s.st.prevMet, s.st.prevMetAt
+	s.st.prevMet, s.st.prevMetAt = met, now
+	if at.IsZero() || prev.Dialect != met.Dialect {
+		return nil, nil, false
+	}
+	dt := now.Sub(at).Seconds()
+	if dt <= 0 {
+		return nil, nil, false
+	}
+	delta := func(cur, old parse.Opt[float64]) (float64, bool) {
+		if !cur.OK || !old.OK || cur.V < old.V {
+			return 0, false
+		}
+		return cur.V - old.V, true
+	}
+	restarted := false
+	for _, c := range [][2]parse.Opt[float64]{{met.GenTokens, prev.GenTokens}, {met.PromptTokens, prev.PromptTokens},
+		{met.CachedTokens, prev.CachedTokens}, {met.PrefixQueries, prev.PrefixQueries}, {met.PrefixHits, prev.PrefixHits}} {
+		if c[0].OK && c[1].OK && c[0].V < c[1].V {
+			restarted = true
+		}
+	}
+	if restarted {
+		return nil, nil, true
+	}
+	if d, ok := delta(met.GenTokens, prev.GenTokens); ok {
+		g := d / dt
+		gen = &g
+		// a hang: requests running, no token counted, and no gauge (vLLM) or a zero one
+		if d == 0 && met.RunningReqs.V > 0 && (!met.GenThroughput.OK || met.GenThroughput.V == 0) {
+			s.st.metStill++
+		} else {
+			s.st.metStill = 0
+		}
+	}
+	if dc, ok := delta(met.CachedTokens, prev.CachedTokens); ok {
+		if dp, ok := delta(met.PromptTokens, prev.PromptTokens); ok && dp > 0 {
+			h := math.Min(1, dc/dp)
+			hit = &h
+		}
+	} else if dh, ok := delta(met.PrefixHits, prev.PrefixHits); ok {
+		if dq, ok := delta(met.PrefixQueries, prev.PrefixQueries); ok && dq > 0 {
+			h := math.Min(1, dh/dq)
+			hit = &h
+		}
+	}
+	return gen, hit, true
+}
