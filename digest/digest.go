@@ -247,6 +247,7 @@ func Build(o Options) (*Summary, error) {
 	}
 	d := &digester{o: o, s: s, start: start, inc: newIncidents(), runs: map[string]*Run{}}
 	d.readWorker()
+	d.readWorkerLog()
 	if err := d.readCategories(); err != nil {
 		return nil, err
 	}
@@ -274,6 +275,11 @@ type digester struct {
 	// and logTime when that log was last written: an old script's hang
 	took    []string
 	logTime time.Time
+	byYou   map[int]bool   // pids synthwatch's kill stopped
+	note    parse.KillNote // the last kill's note
+	waits   []*logWait     // the waits on the server the worker log tells
+	// waitTracks follow the runs' records on categories to place them
+	waitTracks map[runCat]*waitTrack
 }
 
 // slot is the interval of t, or -1 outside the window.
@@ -332,7 +338,7 @@ func (d *digester) finish() {
 	}
 	d.runEnds()
 	d.segmentStalls()
-	d.workerWait()
+	d.placeWaits()
 	for _, r := range d.runs {
 		s.Runs = append(s.Runs, *r)
 	}

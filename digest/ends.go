@@ -36,43 +36,46 @@ func (d *digester) endLine(r *Run, rl parse.RunLine) {
 	r.ended, r.endLine = &t, rl
 }
 
-// killed reads which pids synthwatch's kill stopped: the markers it appends
-// to the worker log before it signals, and the kill note it leaves (the
-// last kill's, with its time). On the way it keeps the last two categories
-// the log says the worker took up, and when the log was last written.
-func (d *digester) killed() (map[int]bool, parse.KillNote) {
-	pids := map[int]bool{}
+// readWorkerLog reads the worker log once, before the records: which pids
+// synthwatch's kill stopped (the markers it appends before it signals, and
+// the kill note it leaves: the last kill's, with its time), the last two
+// categories the log says the worker took up, when the log was last
+// written, and the waits on the server it tells (placed later by the
+// records, as the log has no times).
+func (d *digester) readWorkerLog() {
+	d.byYou = map[int]bool{}
 	marker, processing := []byte(parse.KillMarker), []byte("Processing: ")
 	path := filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath))
+	var wl waitLog
 	n, _, err := eachLine(path, func(line []byte, _ bool) {
 		if bytes.Contains(line, marker) || bytes.HasPrefix(line, processing) {
 			switch w := parse.ParseWorkerLine(string(line)); w.Kind {
 			case parse.WKill:
-				pids[w.PID] = true
+				d.byYou[w.PID] = true
 			case parse.WProcessing:
 				d.took = append(d.took[max(len(d.took)-1, 0):], w.Category) // the last two
 			}
 		}
+		wl.feed(line)
 	})
 	d.count(n, err)
+	d.waits = wl.close()
 	if fi, err := os.Stat(path); err == nil {
 		d.logTime = fi.ModTime().In(d.o.Loc)
 	}
-	var note parse.KillNote
 	if b, err := parse.ReadRegular(filepath.Join(d.o.Root, filepath.FromSlash(parse.KillNotePath))); err == nil {
 		if kn, ok := parse.ParseKillNote(b); ok {
-			note = kn
-			pids[kn.PID] = true
+			d.note = kn
+			d.byYou[kn.PID] = true
 		}
 	}
-	return pids, note
 }
 
 // runEnds says how each run ended: from its own end line where it wrote
 // one, else inferred from worker.json, synthwatch's kill marks and the
 // absence of any later word; End.How says which.
 func (d *digester) runEnds() {
-	byYou, note := d.killed()
+	byYou, note := d.byYou, d.note
 	latest := map[int]*Run{} // per pid, the run that started last: worker.json's
 	for _, r := range d.runs {
 		if l := latest[r.PID]; l == nil || runOrder(*l).Before(runOrder(*r)) {

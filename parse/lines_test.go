@@ -110,3 +110,19 @@ func TestLayoutPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestBannerRoundTrip: the run's banner gives back its run id and, from
+// it, the run's start, the worker log's only clock.
+func TestBannerRoundTrip(t *testing.T) {
+	t.Parallel()
+	line := FormatBanner("v1.2", 4242, "20261202T011500Z-4242-2", DefaultServerURL, "chat", 3)
+	run, start, ok := ParseBanner(line)
+	if !ok || run != "20261202T011500Z-4242-2" || !start.Equal(time.Date(2026, 12, 2, 1, 15, 0, 0, time.UTC)) {
+		t.Fatalf("ParseBanner(%q) = %q %v %v", line, run, start, ok)
+	}
+	for _, l := range []string{"Processing: B1 (SHORT)", "synthwatch worker v1 (pid 1): server x", FormatKill(4242, time.Second)} {
+		if _, _, ok := ParseBanner(l); ok {
+			t.Errorf("ParseBanner(%q) took it for a banner", l)
+		}
+	}
+}

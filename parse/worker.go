@@ -84,6 +84,7 @@ const (
 	KillMarker = "synthwatch kill: stopping pid "
 
 	finishedHead  = "All categories finished"
+	bannerHead    = "synthwatch worker "
 	waitingSuffix = "): waiting for /health"
 	backInfix     = " is back after "
 )
@@ -112,6 +113,32 @@ func FormatWaiting(server, reason string) string {
 // FormatBack is the worker's line when the server answers again after down.
 func FormatBack(server string, down time.Duration) string {
 	return "Server " + server + backInfix + down.Round(time.Second).String()
+}
+
+// FormatBanner is the line a worker run starts with. Its run id begins
+// with the run's start (UTC, 20060102T150405Z): the log's only clock.
+func FormatBanner(version string, pid int, run, server, api string, categories int) string {
+	return fmt.Sprintf("%s%s (pid %d, run %s): server %s, api %s, %d categories", bannerHead, version, pid, run, server, api, categories)
+}
+
+// ParseBanner reads a run's banner line back: its run id and, from the id,
+// its start (ok false for another line; start zero for an id of another form).
+func ParseBanner(line string) (run string, start time.Time, ok bool) {
+	s := strings.TrimSpace(line)
+	if !strings.HasPrefix(s, bannerHead) {
+		return "", time.Time{}, false
+	}
+	_, rest, ok := strings.Cut(s, ", run ")
+	if !ok {
+		return "", time.Time{}, false
+	}
+	run, _, ok = strings.Cut(rest, "): ")
+	if !ok || run == "" || strings.ContainsAny(run, " ()") {
+		return "", time.Time{}, false
+	}
+	head, _, _ := strings.Cut(run, "-")
+	start, _ = time.Parse("20060102T150405Z", head)
+	return run, start, true
 }
 
 // FormatKill is the kill marker line for pid, stopped with SIGTERM and
