@@ -44,24 +44,27 @@ type Options struct {
 
 // Summary is the digest of one window, as `synthwatch digest` prints it.
 type Summary struct {
-	Schema     int                `json:"schema"`
-	Host       string             `json:"host,omitempty"`
-	Root       string             `json:"root"`
-	Zone       string             `json:"zone"`
-	Now        time.Time          `json:"now"`
-	Since      time.Time          `json:"since"`
-	EverySec   int64              `json:"every_s"`
-	Categories []Category         `json:"categories"`
-	Intervals  []Interval         `json:"intervals"`
-	Incidents  []Incident         `json:"incidents"`
-	Dropped    int                `json:"incidents_dropped,omitempty"`
-	Runs       []Run              `json:"runs"`
-	Configs    map[string]Config  `json:"configs,omitempty"`
-	Worker     *Worker            `json:"worker,omitempty"`
-	Server     ServerTotals       `json:"server"`
-	Read       ReadStats          `json:"read"`
-	Notes      []string           `json:"notes,omitempty"`
-	byName     map[string]*catAcc `json:"-"`
+	Schema     int               `json:"schema"`
+	Host       string            `json:"host,omitempty"`
+	Root       string            `json:"root"`
+	Zone       string            `json:"zone"`
+	Now        time.Time         `json:"now"`
+	Since      time.Time         `json:"since"`
+	EverySec   int64             `json:"every_s"`
+	Categories []Category        `json:"categories"`
+	Intervals  []Interval        `json:"intervals"`
+	Incidents  []Incident        `json:"incidents"`
+	Dropped    int               `json:"incidents_dropped,omitempty"`
+	Runs       []Run             `json:"runs"`
+	Configs    map[string]Config `json:"configs,omitempty"`
+	Worker     *Worker           `json:"worker,omitempty"`
+	Server     ServerTotals      `json:"server"`
+	Read       ReadStats         `json:"read"`
+	Notes      []string          `json:"notes,omitempty"`
+	// UntimedPlaced is how many records with no time the intervals'
+	// Untimed estimates place, from the server's answers.
+	UntimedPlaced int64              `json:"untimed_placed,omitempty"`
+	byName        map[string]*catAcc `json:"-"`
 }
 
 // Every is the interval length.
@@ -101,6 +104,12 @@ type Interval struct {
 	// Sources say where its records' times came from: records per field
 	// (parse.FinishedField, or one of parse.TimeFields).
 	Sources map[string]int64 `json:"sources,omitempty"`
+	// Answers are the server log's 200 answers to completion requests
+	// (its access lines); Untimed the estimate of the records with no time
+	// of their own that belong here: Answers less the records placed by
+	// their own times (see untimed).
+	Answers int64 `json:"server_answers,omitempty"`
+	Untimed int64 `json:"untimed_estimate,omitempty"`
 }
 
 // Counts are one category's records and completion tokens in an interval.
@@ -346,6 +355,7 @@ func (d *digester) finish() {
 	d.runIncidents()
 	s.Incidents, s.Dropped = d.inc.sorted()
 	d.lost(s.Incidents)
+	d.untimed()
 	var sum float64
 	var n int
 	for _, iv := range s.Intervals {
