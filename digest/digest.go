@@ -40,6 +40,10 @@ type Options struct {
 	// it cannot tell). Nil: not asked, as for a digest of another time;
 	// `synthwatch digest` passes ProcAlive.
 	Alive func(pid int) (alive, known bool)
+	// Writers are the processes that have a file open for writing (known
+	// false: it cannot tell), for the old script's run, which writes no
+	// worker.json. Nil: not asked; `synthwatch digest` passes ProcWriters.
+	Writers func(path string) (pids []int, known bool)
 }
 
 // Summary is the digest of one window, as `synthwatch digest` prints it.
@@ -287,6 +291,7 @@ type digester struct {
 	byYou   map[int]bool   // pids synthwatch's kill stopped
 	note    parse.KillNote // the last kill's note
 	waits   []*logWait     // the waits on the server the worker log tells
+	script  scriptTail     // the worker log's last words, for the old script
 	// waitTracks follow the runs' records on categories to place them
 	waitTracks map[runCat]*waitTrack
 }

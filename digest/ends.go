@@ -57,6 +57,7 @@ func (d *digester) readWorkerLog() {
 			}
 		}
 		wl.feed(line)
+		d.script.feed(line)
 	})
 	d.count(n, err)
 	d.waits = wl.close()
@@ -90,6 +91,9 @@ func (d *digester) runEnds() {
 		r.EndAt = later(r.Started, r.Last)
 		if t, ok := took[r.ID]; ok {
 			r.EndAt = later(r.EndAt, &t)
+		}
+		if r.ID == "" && d.scriptEnd(r) {
+			continue
 		}
 		if r.ID == "" || r.ID == otherRuns {
 			r.End, r.EndHow = EndUnknown, "records with no run id (an older tool): no run to follow"
@@ -207,7 +211,7 @@ func EndWords(end string) string {
 // time of their last evidence with how they ended.
 func (d *digester) runIncidents() {
 	for _, r := range d.s.Runs {
-		if r.ID == "" || r.ID == otherRuns {
+		if r.ID == otherRuns || r.ID == "" && r.End == EndUnknown {
 			continue
 		}
 		if r.Started != nil && d.inWindow(*r.Started) {
@@ -218,6 +222,12 @@ func (d *digester) runIncidents() {
 		}
 		in := Incident{Time: *r.EndAt, Kind: KindRunEnd, Run: r.ID}
 		text := fmt.Sprintf("run %s (pid %d) %s", r.ID, r.PID, EndWords(r.End))
+		if r.ID == "" {
+			text = "the old script's run " + EndWords(r.End)
+			if r.PID != 0 {
+				text = fmt.Sprintf("the old script's run (pid %d) %s", r.PID, EndWords(r.End))
+			}
+		}
 		if r.End == EndDied { // the worker was down until the next run, if one came
 			if next := d.nextRun(r); next != nil {
 				in.End = next.Started
