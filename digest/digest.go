@@ -141,8 +141,12 @@ const (
 	KindHang       = "hang"        // the server alive but making no progress (a watchdog's word)
 	KindStall      = "stall"       // a category with no records for more than StallAfter while current
 	KindWait       = "wait"        // the worker waiting on a server that does not answer
-	KindRunStart   = "run_start"
-	KindRunEnd     = "run_end"
+	// the laptop asleep and the link down: only the dashboard on the laptop
+	// sees them; `synthwatch report` adds them from its history there
+	KindSlept    = "slept"
+	KindLinkDown = "link_down"
+	KindRunStart = "run_start"
+	KindRunEnd   = "run_end"
 )
 
 // Incident is one thing worth a line in the report, at the time its own

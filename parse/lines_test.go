@@ -126,3 +126,21 @@ func TestBannerRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestParseFormattedDurationRoundTrip: what FormatDuration writes reads
+// back to itself (the report reads the dashboard's "laptop slept 7h02m").
+func TestParseFormattedDurationRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, d := range []time.Duration{0, 45 * time.Second, 5*time.Minute + 3*time.Second, 12 * time.Minute, 7*time.Hour + 2*time.Minute, 51 * time.Hour} {
+		s := FormatDuration(d)
+		got, ok := ParseFormattedDuration(s)
+		if !ok || FormatDuration(got) != s {
+			t.Errorf("ParseFormattedDuration(%q) = %v %v, want what formats as %q", s, got, ok, s)
+		}
+	}
+	for _, s := range []string{"", "-", "slept", "-5m", "3dx"} {
+		if _, ok := ParseFormattedDuration(s); ok {
+			t.Errorf("ParseFormattedDuration(%q) read a duration", s)
+		}
+	}
+}
