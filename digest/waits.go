@@ -213,6 +213,9 @@ func shortReason(s string) string {
 	if i := strings.LastIndex(s, ": "); i >= 0 && i+2 < len(s) {
 		s = s[i+2:]
 	}
+	if i := strings.Index(s, " to GET "); i > 0 { // "server answered 503 Service Unavailable to GET URL"
+		s = s[:i]
+	}
 	return parse.SanitizeLine([]byte(s), 60)
 }
 
