@@ -181,29 +181,29 @@ func (d *digester) waitIncident(w *logWait) (Incident, bool) {
 	from = from.In(d.o.Loc)
 	switch {
 	case w.cat == "":
-		where = "before it took a category up, from the run's start"
+		where = "at the run's start, before any category"
 	case from.Equal(d.segStart(w.run, w.cat)):
 		where = "from the run's start on " + w.cat
 	default:
-		where = "after its last record on " + w.cat + " at " + from.Format("15:04:05")
+		where = "after its last record on " + w.cat + ", " + from.Format("15:04:05")
 	}
 	in := Incident{Time: from, Kind: KindWait, Category: w.cat, Run: w.run}
-	text := fmt.Sprintf("the worker waited for the server to answer (%s)", shortReason(w.reason))
+	text := fmt.Sprintf("the worker waited on the server (%s)", shortReason(w.reason))
 	switch {
 	case w.back:
 		end := from.Add(w.down)
 		in.End = &end
-		text += "; back after " + parse.FormatDuration(w.down)
+		text += ", back after " + parse.FormatDuration(w.down)
 	case w.last && r != nil && r.End == EndRunning:
 		in.Still = true
-		text = fmt.Sprintf("the worker is waiting for the server to answer (%s)", shortReason(w.reason))
+		text = fmt.Sprintf("the worker is waiting on the server (%s)", shortReason(w.reason))
 	case r != nil && r.EndAt != nil && r.EndAt.After(from):
 		in.End = r.EndAt
-		text += fmt.Sprintf("; until run %s ended (%s)", w.run, EndWords(r.End))
+		text += fmt.Sprintf(" until its run ended (%s)", EndWords(r.End))
 	default:
 		return Incident{}, false
 	}
-	in.Text = clip(text + "; placed " + where + " (the worker log has no times)")
+	in.Text = clip(text + "; placed " + where + " (its log has no times)")
 	return in, true
 }
 

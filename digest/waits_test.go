@@ -63,10 +63,10 @@ func TestDigestWorkerWaits(t *testing.T) {
 		text      string
 	}
 	wants := []want{
-		{time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), hm(0, 0, 45), "back after 45s; placed before it took a category up"},
-		{hm(0, 25), hm(0, 31), "back after 6m; placed after its last record on A at 00:25:00"},
-		{hm(0, 40), hm(0, 50), "until run " + runA + " ended (stopped by a signal someone else sent)"},
-		{hm(1, 10), time.Time{}, "the worker is waiting for the server to answer (status 503)"},
+		{time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), hm(0, 0, 45), "back after 45s; placed at the run's start, before any category"},
+		{hm(0, 25), hm(0, 31), "back after 6m; placed after its last record on A, 00:25:00"},
+		{hm(0, 40), hm(0, 50), "until its run ended (stopped by a signal someone else sent)"},
+		{hm(1, 10), time.Time{}, "the worker is waiting on the server (status 503)"},
 	}
 	if len(waits) != len(wants) {
 		for _, w := range waits {
@@ -76,7 +76,7 @@ func TestDigestWorkerWaits(t *testing.T) {
 	}
 	for i, w := range wants {
 		got := waits[i]
-		if !got.Time.Equal(w.from) || !strings.Contains(got.Text, w.text) || !strings.Contains(got.Text, "(the worker log has no times)") {
+		if !got.Time.Equal(w.from) || !strings.Contains(got.Text, w.text) || !strings.Contains(got.Text, "(its log has no times)") {
 			t.Errorf("wait %d: %s %q, want from %s with %q", i, got.Time, got.Text, w.from, w.text)
 		}
 		switch {
