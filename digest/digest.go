@@ -296,8 +296,10 @@ type digester struct {
 	note    parse.KillNote // the last kill's note
 	waits   []*logWait     // the waits on the server the worker log tells
 	script  scriptTail     // the worker log's last words, for the old script
-	// waitTracks follow the runs' records on categories to place them
+	// waitTracks follow the runs' records on categories to place them;
+	// waited are the placed waits, for the stalls they explain
 	waitTracks map[runCat]*waitTrack
+	waited     []Incident
 }
 
 // slot is the interval of t, or -1 outside the window.
@@ -355,8 +357,8 @@ func (d *digester) finish() {
 		}
 	}
 	d.runEnds()
+	d.placeWaits() // before the stalls: a wait explains the stall within it
 	d.segmentStalls()
-	d.placeWaits()
 	for _, r := range d.runs {
 		s.Runs = append(s.Runs, *r)
 	}

@@ -93,10 +93,16 @@ func (d *digester) segmentStalls() {
 	}
 }
 
-// explained says a stall lies within a server outage (give or take
-// StallAfter): the outage's line says it already.
+// explained says a stall lies within a server outage, or a wait of its
+// run on the server (give or take StallAfter): that line says it already.
 func (d *digester) explained(st Incident) bool {
-	for _, o := range d.outages {
+	by := d.outages
+	for _, w := range d.waited {
+		if w.Run == st.Run {
+			by = append(by[:len(by):len(by)], w)
+		}
+	}
+	for _, o := range by {
 		oEnd := d.o.Now
 		if o.End != nil {
 			oEnd = *o.End

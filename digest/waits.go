@@ -26,6 +26,12 @@ type logWait struct {
 	back     bool          // a back line closed it
 	server   string
 	reason   string
+	// unanswered: the worker's heartbeat ("waiting: N requests in flight,
+	// oldest D"): the server took its requests and answered none for a
+	// minute or more; closed by the next progress line (answers again)
+	unanswered bool
+	inflight   int
+	oldest     time.Duration
 	// placed by the records: the last one before the gap, the first after
 	from, next time.Time
 	placed     bool
@@ -38,8 +44,18 @@ type waitLog struct {
 	runStart      time.Time
 	cat           string
 	resumed, done int64
-	open          *logWait
+	open          *logWait // a gate wait under way
+	hb            *logWait // an unanswered spell under way
 	waits         []*logWait
+}
+
+// add keeps a new wait, within bounds.
+func (wl *waitLog) add(w *logWait) *logWait {
+	if len(wl.waits) >= maxWaits {
+		return nil
+	}
+	wl.waits = append(wl.waits, w)
+	return w
 }
 
 func (wl *waitLog) feed(line []byte) {
@@ -47,24 +63,38 @@ func (wl *waitLog) feed(line []byte) {
 		return
 	}
 	s := string(line)
+	if n, oldest, ok := parse.ParseHeartbeat(s); ok {
+		if wl.open == nil && wl.hb == nil && wl.run != "" {
+			wl.hb = wl.add(&logWait{run: wl.run, cat: wl.cat, runStart: wl.runStart, after: max(wl.done-wl.resumed, 0), unanswered: true})
+		}
+		if wl.open == nil && wl.hb != nil {
+			wl.hb.inflight, wl.hb.oldest = n, max(wl.hb.oldest, oldest)
+		}
+		return
+	}
 	if run, start, ok := parse.ParseBanner(s); ok {
-		wl.open = nil // the run ended while it waited: no back line
+		wl.open, wl.hb = nil, nil // the run ended while it waited: no back line
 		wl.run, wl.runStart, wl.cat, wl.resumed, wl.done = run, start, "", 0, 0
 		return
 	}
 	switch w := parse.ParseWorkerLine(s); w.Kind {
 	case parse.WProcessing:
-		wl.cat, wl.resumed, wl.done = w.Category, 0, 0
+		wl.cat, wl.resumed, wl.done, wl.hb = w.Category, 0, 0, nil
 	case parse.WResume:
 		wl.resumed, wl.done = int64(w.Resumed), int64(w.Resumed)
 	case parse.WProgress:
 		wl.done = int64(w.Done)
+		if wl.hb != nil { // answers landed: the spell is over
+			wl.hb.back, wl.hb = true, nil
+		}
 	case parse.WWaiting:
-		if wl.open != nil || wl.run == "" || len(wl.waits) >= maxWaits {
+		if wl.hb != nil { // the server stopped taking requests: the gate's wait says the rest
+			wl.hb.back, wl.hb = true, nil
+		}
+		if wl.open != nil || wl.run == "" {
 			return
 		}
-		wl.open = &logWait{run: wl.run, cat: wl.cat, runStart: wl.runStart, after: max(wl.done-wl.resumed, 0), server: w.Server, reason: w.Reason}
-		wl.waits = append(wl.waits, wl.open)
+		wl.open = wl.add(&logWait{run: wl.run, cat: wl.cat, runStart: wl.runStart, after: max(wl.done-wl.resumed, 0), server: w.Server, reason: w.Reason})
 	case parse.WBack:
 		if wl.open != nil {
 			wl.open.down, wl.open.back = w.Down, true
@@ -77,7 +107,19 @@ func (wl *waitLog) close() []*logWait {
 	if wl.open != nil {
 		wl.open.last = true
 	}
+	if wl.hb != nil {
+		wl.hb.last = true
+	}
 	return wl.waits
+}
+
+// need is the least gap in the run's records a closed wait lies in: its
+// back line's length (less its rounding), or the heartbeat's minute.
+func (w *logWait) need() time.Duration {
+	if w.unanswered {
+		return 50 * time.Second // worker.HeartbeatAfter, a minute since the last answer
+	}
+	return max(w.down-2*time.Second, time.Second)
 }
 
 // waitTrack follows one run's records on one category for its waits.
@@ -116,7 +158,7 @@ func (d *digester) waitRecord(cat, run string, t time.Time) {
 	}
 	if tr.i < len(tr.waits) {
 		w := tr.waits[tr.i]
-		if w.back && tr.seen >= w.after && !tr.prev.IsZero() && t.Sub(tr.prev) >= max(w.down-2*time.Second, time.Second) {
+		if w.back && tr.seen >= w.after && !tr.prev.IsZero() && t.Sub(tr.prev) >= w.need() {
 			w.from, w.next, w.placed = tr.prev, t, true
 			tr.i++
 		}
@@ -148,6 +190,7 @@ func (d *digester) placeWaits() {
 			continue
 		}
 		still = still || in.Still
+		d.waited = append(d.waited, in)
 		if (in.End == nil || in.End.After(d.start)) && !in.Time.After(d.o.Now) {
 			d.inc.add(in)
 		}
@@ -189,14 +232,25 @@ func (d *digester) waitIncident(w *logWait) (Incident, bool) {
 	}
 	in := Incident{Time: from, Kind: KindWait, Category: w.cat, Run: w.run}
 	text := fmt.Sprintf("the worker waited on the server (%s)", shortReason(w.reason))
+	now := fmt.Sprintf("the worker is waiting on the server (%s)", shortReason(w.reason))
+	if w.unanswered {
+		text = fmt.Sprintf("the server answered none of the worker's %d requests in flight (the oldest %s old at the log's last word on it)",
+			w.inflight, parse.FormatDuration(w.oldest))
+		now = text
+	}
 	switch {
+	case w.unanswered && w.back && w.placed: // answers came again: up to the next record
+		next := w.next.In(d.o.Loc)
+		in.End = &next
+		text += ", until its next record"
+	case w.unanswered && w.back:
+		return Incident{}, false // no gap of a minute in its records: nothing to place
 	case w.back:
 		end := from.Add(w.down)
 		in.End = &end
 		text += ", back after " + parse.FormatDuration(w.down)
 	case w.last && r != nil && r.End == EndRunning:
-		in.Still = true
-		text = fmt.Sprintf("the worker is waiting on the server (%s)", shortReason(w.reason))
+		in.Still, text = true, now
 	case r != nil && r.EndAt != nil && r.EndAt.After(from):
 		in.End = r.EndAt
 		text += fmt.Sprintf(" until its run ended (%s)", EndWords(r.End))

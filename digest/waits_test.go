@@ -99,3 +99,52 @@ func fmtLost(l *int64) any {
 	}
 	return *l
 }
+
+// The server that takes the worker's requests and answers none: the
+// worker's heartbeat ("waiting: N requests in flight, oldest D") opens a
+// spell that the next progress line closes; it is placed from the run's
+// last record before it to its next one, and one still going is still.
+// The stalls the spells explain are not listed twice.
+func TestDigestUnansweredRequests(t *testing.T) {
+	t.Parallel()
+	r := digesttest.NewRoot(t)
+	log := func(l string) { r.Add(parse.WorkerLogPath, l) }
+	const run = "20261202T000000Z-301"
+	log(parse.FormatBanner("dev", 301, run, parse.DefaultServerURL, "chat", 1))
+	r.Start("H", run, 301, hm(0, 0))
+	log(parse.FormatProcessing("H", "LONG"))
+	log(parse.FormatPrompts("H", 100))
+	r.Records("H", run, hm(0, 1), hm(0, 10))
+	log(parse.FormatProgress(10, 100, 0, 1, 200, time.Hour, true))
+	for m := 1; m <= 14; m++ {
+		log(parse.FormatHeartbeat(16, time.Duration(m)*time.Minute))
+	}
+	log(parse.FormatProgress(11, 100, 0, 1, 200, time.Hour, true))
+	r.Records("H", run, hm(0, 25), hm(0, 30))
+	log(parse.FormatProgress(16, 100, 0, 1, 200, time.Hour, true))
+	for m := 1; m <= 19; m++ {
+		log(parse.FormatHeartbeat(16, time.Duration(m)*time.Minute))
+	}
+	r.WorkerJSON(301, parse.WorkerRunning, "H", hm(0, 50))
+
+	s := digestAt(t, r, hm(0, 50, 10))
+	var waits []digest.Incident
+	for _, in := range s.Incidents {
+		switch in.Kind {
+		case digest.KindWait:
+			waits = append(waits, in)
+		case digest.KindStall:
+			t.Errorf("a stall the unanswered requests explain: %+v", in)
+		}
+	}
+	if len(waits) != 2 {
+		t.Fatalf("waits %+v, want two", waits)
+	}
+	if w := waits[0]; !w.Time.Equal(hm(0, 10)) || w.End == nil || !w.End.Equal(hm(0, 25)) ||
+		!strings.Contains(w.Text, "answered none of the worker's 16 requests in flight (the oldest 14m old") {
+		t.Errorf("the first spell: %+v, want 00:10 → 00:25", w)
+	}
+	if w := waits[1]; !w.Time.Equal(hm(0, 30)) || !w.Still || !strings.Contains(w.Text, "the oldest 19m old") {
+		t.Errorf("the spell still going: %+v, want from 00:30, still", w)
+	}
+}

@@ -144,3 +144,18 @@ func TestParseFormattedDurationRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestHeartbeatRoundTrip: the worker's "no answer" line reads back.
+func TestHeartbeatRoundTrip(t *testing.T) {
+	t.Parallel()
+	n, d, ok := ParseHeartbeat(FormatHeartbeat(64, 5*time.Minute+12*time.Second+300*time.Millisecond))
+	if !ok || n != 64 || d != 5*time.Minute+12*time.Second {
+		t.Fatalf("ParseHeartbeat: %d %v %v", n, d, ok)
+	}
+	if _, _, ok := ParseHeartbeat("waiting: for Godot"); ok {
+		t.Error("read a line that is no heartbeat")
+	}
+	if k := ParseWorkerLine(FormatHeartbeat(3, time.Minute)).Kind; k != WOther {
+		t.Errorf("ParseWorkerLine reads the heartbeat as %v, want an ordinary line", k)
+	}
+}

@@ -85,6 +85,7 @@ const (
 
 	finishedHead  = "All categories finished"
 	bannerHead    = "synthwatch worker "
+	heartbeatHead = "waiting: "
 	waitingSuffix = "): waiting for /health"
 	backInfix     = " is back after "
 )
@@ -139,6 +140,31 @@ func ParseBanner(line string) (run string, start time.Time, ok bool) {
 	head, _, _ := strings.Cut(run, "-")
 	start, _ = time.Parse("20060102T150405Z", head)
 	return run, start, true
+}
+
+// FormatHeartbeat is the worker's line when no answer has come for a while
+// (worker.HeartbeatAfter): n requests in flight, the oldest sent oldest ago.
+// ParseWorkerLine reads it as an ordinary line; ParseHeartbeat reads it.
+func FormatHeartbeat(n int, oldest time.Duration) string {
+	return fmt.Sprintf("%s%d requests in flight, oldest %s", heartbeatHead, n, oldest.Round(time.Second))
+}
+
+// ParseHeartbeat reads a FormatHeartbeat line back.
+func ParseHeartbeat(line string) (n int, oldest time.Duration, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimSpace(line), heartbeatHead)
+	if !found {
+		return 0, 0, false
+	}
+	num, age, found := strings.Cut(rest, " requests in flight, oldest ")
+	if !found {
+		return 0, 0, false
+	}
+	n, err := strconv.Atoi(num)
+	d, derr := time.ParseDuration(age)
+	if err != nil || derr != nil || n < 0 || d < 0 {
+		return 0, 0, false
+	}
+	return n, d, true
 }
 
 // FormatKill is the kill marker line for pid, stopped with SIGTERM and
