@@ -44,20 +44,26 @@ func (d *digester) endLine(r *Run, rl parse.RunLine) {
 // records, as the log has no times).
 func (d *digester) readWorkerLog() {
 	d.byYou = map[int]bool{}
-	marker, processing := []byte(parse.KillMarker), []byte("Processing: ")
 	path := filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath))
 	var wl waitLog
 	n, _, err := eachLine(path, func(line []byte, _ bool) {
-		if bytes.Contains(line, marker) || bytes.HasPrefix(line, processing) {
-			switch w := parse.ParseWorkerLine(string(line)); w.Kind {
-			case parse.WKill:
-				d.byYou[w.PID] = true
-			case parse.WProcessing:
-				d.took = append(d.took[max(len(d.took)-1, 0):], w.Category) // the last two
-			}
+		line = bytes.TrimRight(line, "\r")
+		if !read(line, d.script.tb) {
+			return
 		}
-		wl.feed(line)
-		d.script.feed(line)
+		s := string(line)
+		w := parse.WorkerLine{Kind: parse.WOther, Text: s}
+		if told(line) {
+			w = parse.ParseWorkerLine(s) // once a line, for every reader below
+		}
+		switch w.Kind {
+		case parse.WKill:
+			d.byYou[w.PID] = true
+		case parse.WProcessing:
+			d.took = append(d.took[max(len(d.took)-1, 0):], w.Category) // the last two
+		}
+		wl.feed(s, w)
+		d.script.feed(s, w)
 	})
 	d.count(n, err)
 	d.waits = wl.close()
@@ -70,6 +76,26 @@ func (d *digester) readWorkerLog() {
 			d.byYou[kn.PID] = true
 		}
 	}
+}
+
+// told: a worker log line that may be one of the kinds the digest reads
+// (a category taken up or resumed, progress, the gate, the end, a kill
+// mark). The rest, a long night's failures, are not parsed: a category
+// line's scan costs most of a log's reading.
+func told(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	return b[0] >= '0' && b[0] <= '9' || bytes.HasPrefix(b, []byte("Processing: ")) || bytes.HasPrefix(b, []byte("Server ")) ||
+		bytes.HasPrefix(b, []byte(parse.KillMarker)) || bytes.HasPrefix(b, []byte("All categories finished")) || bytes.Contains(b, []byte(" resumed, "))
+}
+
+// read: a line some reader of the worker log wants: one told, a run's
+// banner, the worker's heartbeat, a traceback's start (and every line of
+// one, while in it). Others are skipped without a copy.
+func read(b []byte, inTraceback bool) bool {
+	return inTraceback || told(b) || bytes.HasPrefix(b, []byte("synthwatch worker ")) || bytes.HasPrefix(b, []byte("waiting: ")) ||
+		bytes.HasPrefix(b, []byte("Traceback "))
 }
 
 // runEnds says how each run ended: from its own end line where it wrote

@@ -1,7 +1,6 @@
 package digest
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,8 +28,7 @@ type scriptTail struct {
 	exc   string // the traceback's exception line, while nothing follows it
 }
 
-func (st *scriptTail) feed(line []byte) {
-	s := string(bytes.TrimRight(line, "\r"))
+func (st *scriptTail) feed(s string, w parse.WorkerLine) {
 	if strings.TrimSpace(s) == "" {
 		return
 	}
@@ -56,7 +54,7 @@ func (st *scriptTail) feed(line []byte) {
 	if _, _, ok := parse.ParseBanner(s); ok {
 		st.goWorker = true
 	}
-	switch w := parse.ParseWorkerLine(s); w.Kind {
+	switch w.Kind {
 	case parse.WProcessing:
 		st.took, st.finished, st.killed = true, false, false
 	case parse.WFinished:

@@ -58,11 +58,10 @@ func (wl *waitLog) add(w *logWait) *logWait {
 	return w
 }
 
-func (wl *waitLog) feed(line []byte) {
-	if len(line) == 0 || line[0] == ' ' {
+func (wl *waitLog) feed(s string, w parse.WorkerLine) {
+	if s == "" || s[0] == ' ' || s[0] == '\t' {
 		return
 	}
-	s := string(line)
 	if n, oldest, ok := parse.ParseHeartbeat(s); ok {
 		if wl.open == nil && wl.hb == nil && wl.run != "" {
 			wl.hb = wl.add(&logWait{run: wl.run, cat: wl.cat, runStart: wl.runStart, after: max(wl.done-wl.resumed, 0), unanswered: true})
@@ -77,7 +76,7 @@ func (wl *waitLog) feed(line []byte) {
 		wl.run, wl.runStart, wl.cat, wl.resumed, wl.done = run, start, "", 0, 0
 		return
 	}
-	switch w := parse.ParseWorkerLine(s); w.Kind {
+	switch w.Kind {
 	case parse.WProcessing:
 		wl.cat, wl.resumed, wl.done, wl.hb = w.Category, 0, 0, nil
 	case parse.WResume:
