@@ -24,7 +24,6 @@ type logWait struct {
 	after    int64         // the run's records on cat before it
 	down     time.Duration // from the back line
 	back     bool          // a back line closed it
-	server   string
 	reason   string
 	// unanswered: the worker's heartbeat ("waiting: N requests in flight,
 	// oldest D"): the server took its requests and answered none for a
@@ -49,10 +48,11 @@ type waitLog struct {
 	waits         []*logWait
 }
 
-// add keeps a new wait, within bounds.
+// add keeps a new wait: the latest maxWaits, as the incidents keep the
+// latest of each kind.
 func (wl *waitLog) add(w *logWait) *logWait {
 	if len(wl.waits) >= maxWaits {
-		return nil
+		wl.waits = append(wl.waits[:0], wl.waits[1:]...)
 	}
 	wl.waits = append(wl.waits, w)
 	return w
@@ -93,7 +93,7 @@ func (wl *waitLog) feed(s string, w parse.WorkerLine) {
 		if wl.open != nil || wl.run == "" {
 			return
 		}
-		wl.open = wl.add(&logWait{run: wl.run, cat: wl.cat, runStart: wl.runStart, after: max(wl.done-wl.resumed, 0), server: w.Server, reason: w.Reason})
+		wl.open = wl.add(&logWait{run: wl.run, cat: wl.cat, runStart: wl.runStart, after: max(wl.done-wl.resumed, 0), reason: w.Reason})
 	case parse.WBack:
 		if wl.open != nil {
 			wl.open.down, wl.open.back = w.Down, true
