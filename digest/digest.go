@@ -40,28 +40,35 @@ type Options struct {
 	// it cannot tell). Nil: not asked, as for a digest of another time;
 	// `synthwatch digest` passes ProcAlive.
 	Alive func(pid int) (alive, known bool)
+	// Writers are the processes that have a file open for writing (known
+	// false: it cannot tell), for the old script's run, which writes no
+	// worker.json. Nil: not asked; `synthwatch digest` passes ProcWriters.
+	Writers func(path string) (pids []int, known bool)
 }
 
 // Summary is the digest of one window, as `synthwatch digest` prints it.
 type Summary struct {
-	Schema     int                `json:"schema"`
-	Host       string             `json:"host,omitempty"`
-	Root       string             `json:"root"`
-	Zone       string             `json:"zone"`
-	Now        time.Time          `json:"now"`
-	Since      time.Time          `json:"since"`
-	EverySec   int64              `json:"every_s"`
-	Categories []Category         `json:"categories"`
-	Intervals  []Interval         `json:"intervals"`
-	Incidents  []Incident         `json:"incidents"`
-	Dropped    int                `json:"incidents_dropped,omitempty"`
-	Runs       []Run              `json:"runs"`
-	Configs    map[string]Config  `json:"configs,omitempty"`
-	Worker     *Worker            `json:"worker,omitempty"`
-	Server     ServerTotals       `json:"server"`
-	Read       ReadStats          `json:"read"`
-	Notes      []string           `json:"notes,omitempty"`
-	byName     map[string]*catAcc `json:"-"`
+	Schema     int               `json:"schema"`
+	Host       string            `json:"host,omitempty"`
+	Root       string            `json:"root"`
+	Zone       string            `json:"zone"`
+	Now        time.Time         `json:"now"`
+	Since      time.Time         `json:"since"`
+	EverySec   int64             `json:"every_s"`
+	Categories []Category        `json:"categories"`
+	Intervals  []Interval        `json:"intervals"`
+	Incidents  []Incident        `json:"incidents"`
+	Dropped    int               `json:"incidents_dropped,omitempty"`
+	Runs       []Run             `json:"runs"`
+	Configs    map[string]Config `json:"configs,omitempty"`
+	Worker     *Worker           `json:"worker,omitempty"`
+	Server     ServerTotals      `json:"server"`
+	Read       ReadStats         `json:"read"`
+	Notes      []string          `json:"notes,omitempty"`
+	// UntimedPlaced is how many records with no time the intervals'
+	// Untimed estimates place, from the server's answers.
+	UntimedPlaced int64              `json:"untimed_placed,omitempty"`
+	byName        map[string]*catAcc `json:"-"`
 }
 
 // Every is the interval length.
@@ -101,6 +108,12 @@ type Interval struct {
 	// Sources say where its records' times came from: records per field
 	// (parse.FinishedField, or one of parse.TimeFields).
 	Sources map[string]int64 `json:"sources,omitempty"`
+	// Answers are the server log's 200 answers to completion requests
+	// (its access lines); Untimed the estimate of the records with no time
+	// of their own that belong here: Answers less the records placed by
+	// their own times (see untimed).
+	Answers int64 `json:"server_answers,omitempty"`
+	Untimed int64 `json:"untimed_estimate,omitempty"`
 }
 
 // Counts are one category's records and completion tokens in an interval.
@@ -128,8 +141,12 @@ const (
 	KindHang       = "hang"        // the server alive but making no progress (a watchdog's word)
 	KindStall      = "stall"       // a category with no records for more than StallAfter while current
 	KindWait       = "wait"        // the worker waiting on a server that does not answer
-	KindRunStart   = "run_start"
-	KindRunEnd     = "run_end"
+	// the laptop asleep and the link down: only the dashboard on the laptop
+	// sees them; `synthwatch report` adds them from its history there
+	KindSlept    = "slept"
+	KindLinkDown = "link_down"
+	KindRunStart = "run_start"
+	KindRunEnd   = "run_end"
 )
 
 // Incident is one thing worth a line in the report, at the time its own
@@ -247,6 +264,7 @@ func Build(o Options) (*Summary, error) {
 	}
 	d := &digester{o: o, s: s, start: start, inc: newIncidents(), runs: map[string]*Run{}}
 	d.readWorker()
+	d.readWorkerLog()
 	if err := d.readCategories(); err != nil {
 		return nil, err
 	}
@@ -274,6 +292,14 @@ type digester struct {
 	// and logTime when that log was last written: an old script's hang
 	took    []string
 	logTime time.Time
+	byYou   map[int]bool   // pids synthwatch's kill stopped
+	note    parse.KillNote // the last kill's note
+	waits   []*logWait     // the waits on the server the worker log tells
+	script  scriptTail     // the worker log's last words, for the old script
+	// waitTracks follow the runs' records on categories to place them;
+	// waited are the placed waits, for the stalls they explain
+	waitTracks map[runCat]*waitTrack
+	waited     []Incident
 }
 
 // slot is the interval of t, or -1 outside the window.
@@ -331,8 +357,8 @@ func (d *digester) finish() {
 		}
 	}
 	d.runEnds()
+	d.placeWaits() // before the stalls: a wait explains the stall within it
 	d.segmentStalls()
-	d.workerWait()
 	for _, r := range d.runs {
 		s.Runs = append(s.Runs, *r)
 	}
@@ -340,6 +366,7 @@ func (d *digester) finish() {
 	d.runIncidents()
 	s.Incidents, s.Dropped = d.inc.sorted()
 	d.lost(s.Incidents)
+	d.untimed()
 	var sum float64
 	var n int
 	for _, iv := range s.Intervals {

@@ -244,6 +244,9 @@ func TestDigestPythonEraRecordsPlacedInTime(t *testing.T) {
 				t.Errorf("hour %s %s: %d records, want %d", iv.Start.Format("15:04"), c, got, want)
 			}
 		}
+		if iv.Untimed != tr.Untimed[h] {
+			t.Errorf("hour %s: %d records with no time by the server's answers, want %d", iv.Start.Format("15:04"), iv.Untimed, tr.Untimed[h])
+		}
 		for _, f := range []string{"timestamp", "created_at", parse.FinishedField} {
 			if got, want := iv.Sources[f], int64(tr.Fields[h][f]); got != want {
 				t.Errorf("hour %s: %d records placed by %s, want %d", iv.Start.Format("15:04"), got, f, want)
@@ -254,6 +257,9 @@ func TestDigestPythonEraRecordsPlacedInTime(t *testing.T) {
 	for _, c := range s.Categories {
 		noTime += c.NoTime
 		all += c.Records
+	}
+	if s.UntimedPlaced != tr.NoTime {
+		t.Errorf("the server's answers placed %d records with no time, want %d", s.UntimedPlaced, tr.NoTime)
 	}
 	if noTime != tr.NoTime || all != tr.Records {
 		t.Errorf("%d records, %d with no time; want %d, %d", all, noTime, tr.Records, tr.NoTime)

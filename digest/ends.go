@@ -36,43 +36,73 @@ func (d *digester) endLine(r *Run, rl parse.RunLine) {
 	r.ended, r.endLine = &t, rl
 }
 
-// killed reads which pids synthwatch's kill stopped: the markers it appends
-// to the worker log before it signals, and the kill note it leaves (the
-// last kill's, with its time). On the way it keeps the last two categories
-// the log says the worker took up, and when the log was last written.
-func (d *digester) killed() (map[int]bool, parse.KillNote) {
-	pids := map[int]bool{}
-	marker, processing := []byte(parse.KillMarker), []byte("Processing: ")
+// readWorkerLog reads the worker log once, before the records: which pids
+// synthwatch's kill stopped (the markers it appends before it signals, and
+// the kill note it leaves: the last kill's, with its time), the last two
+// categories the log says the worker took up, when the log was last
+// written, and the waits on the server it tells (placed later by the
+// records, as the log has no times).
+func (d *digester) readWorkerLog() {
+	d.byYou = map[int]bool{}
 	path := filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath))
+	var wl waitLog
 	n, _, err := eachLine(path, func(line []byte, _ bool) {
-		if bytes.Contains(line, marker) || bytes.HasPrefix(line, processing) {
-			switch w := parse.ParseWorkerLine(string(line)); w.Kind {
-			case parse.WKill:
-				pids[w.PID] = true
-			case parse.WProcessing:
-				d.took = append(d.took[max(len(d.took)-1, 0):], w.Category) // the last two
-			}
+		line = bytes.TrimRight(line, "\r")
+		if !read(line, d.script.tb) {
+			return
 		}
+		s := string(line)
+		w := parse.WorkerLine{Kind: parse.WOther, Text: s}
+		if told(line) {
+			w = parse.ParseWorkerLine(s) // once a line, for every reader below
+		}
+		switch w.Kind {
+		case parse.WKill:
+			d.byYou[w.PID] = true
+		case parse.WProcessing:
+			d.took = append(d.took[max(len(d.took)-1, 0):], w.Category) // the last two
+		}
+		wl.feed(s, w)
+		d.script.feed(s, w)
 	})
 	d.count(n, err)
+	d.waits = wl.close()
 	if fi, err := os.Stat(path); err == nil {
 		d.logTime = fi.ModTime().In(d.o.Loc)
 	}
-	var note parse.KillNote
 	if b, err := parse.ReadRegular(filepath.Join(d.o.Root, filepath.FromSlash(parse.KillNotePath))); err == nil {
 		if kn, ok := parse.ParseKillNote(b); ok {
-			note = kn
-			pids[kn.PID] = true
+			d.note = kn
+			d.byYou[kn.PID] = true
 		}
 	}
-	return pids, note
+}
+
+// told: a worker log line that may be one of the kinds the digest reads
+// (a category taken up or resumed, progress, the gate, the end, a kill
+// mark). The rest, a long night's failures, are not parsed: a category
+// line's scan costs most of a log's reading.
+func told(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	return b[0] >= '0' && b[0] <= '9' || bytes.HasPrefix(b, []byte("Processing: ")) || bytes.HasPrefix(b, []byte("Server ")) ||
+		bytes.HasPrefix(b, []byte(parse.KillMarker)) || bytes.HasPrefix(b, []byte("All categories finished")) || bytes.Contains(b, []byte(" resumed, "))
+}
+
+// read: a line some reader of the worker log wants: one told, a run's
+// banner, the worker's heartbeat, a traceback's start (and every line of
+// one, while in it). Others are skipped without a copy.
+func read(b []byte, inTraceback bool) bool {
+	return inTraceback || told(b) || bytes.HasPrefix(b, []byte("synthwatch worker ")) || bytes.HasPrefix(b, []byte("waiting: ")) ||
+		bytes.HasPrefix(b, []byte("Traceback "))
 }
 
 // runEnds says how each run ended: from its own end line where it wrote
 // one, else inferred from worker.json, synthwatch's kill marks and the
 // absence of any later word; End.How says which.
 func (d *digester) runEnds() {
-	byYou, note := d.killed()
+	byYou, note := d.byYou, d.note
 	latest := map[int]*Run{} // per pid, the run that started last: worker.json's
 	for _, r := range d.runs {
 		if l := latest[r.PID]; l == nil || runOrder(*l).Before(runOrder(*r)) {
@@ -87,6 +117,9 @@ func (d *digester) runEnds() {
 		r.EndAt = later(r.Started, r.Last)
 		if t, ok := took[r.ID]; ok {
 			r.EndAt = later(r.EndAt, &t)
+		}
+		if r.ID == "" && d.scriptEnd(r) {
+			continue
 		}
 		if r.ID == "" || r.ID == otherRuns {
 			r.End, r.EndHow = EndUnknown, "records with no run id (an older tool): no run to follow"
@@ -204,7 +237,7 @@ func EndWords(end string) string {
 // time of their last evidence with how they ended.
 func (d *digester) runIncidents() {
 	for _, r := range d.s.Runs {
-		if r.ID == "" || r.ID == otherRuns {
+		if r.ID == otherRuns || r.ID == "" && r.End == EndUnknown {
 			continue
 		}
 		if r.Started != nil && d.inWindow(*r.Started) {
@@ -215,6 +248,12 @@ func (d *digester) runIncidents() {
 		}
 		in := Incident{Time: *r.EndAt, Kind: KindRunEnd, Run: r.ID}
 		text := fmt.Sprintf("run %s (pid %d) %s", r.ID, r.PID, EndWords(r.End))
+		if r.ID == "" {
+			text = "the old script's run " + EndWords(r.End)
+			if r.PID != 0 {
+				text = fmt.Sprintf("the old script's run (pid %d) %s", r.PID, EndWords(r.End))
+			}
+		}
 		if r.End == EndDied { // the worker was down until the next run, if one came
 			if next := d.nextRun(r); next != nil {
 				in.End = next.Started

@@ -155,6 +155,7 @@ func (d *digester) record(acc *catAcc, line []byte, complete bool) {
 		return
 	}
 	t := st.Finished.In(d.o.Loc)
+	d.waitRecord(c.Name, st.Run, t)
 	run.First, run.Last = minTime(run.First, t), maxTime(run.Last, t)
 	c.First, c.Last = minTime(c.First, t), maxTime(c.Last, t)
 	if acc.spans == nil {

@@ -107,6 +107,8 @@ func (sc *serverScan) event(ev parse.ServerEvent) {
 			rank = e
 		}
 		sc.sample(slot, rank, ev.Stats.GenTokS.V)
+	case ev.Kind == parse.SAccess && dated && slot >= 0 && isAnswer(ev.Access):
+		d.s.Intervals[slot].Answers++
 	case ev.Kind == parse.SRetract:
 		if slot >= 0 {
 			d.s.Intervals[slot].Retractions++

@@ -1,11 +1,8 @@
 package digest
 
 import (
-	"fmt"
 	"sort"
 	"time"
-
-	"github.com/synthwatch/synthwatch/parse"
 )
 
 // segment is a run's time on one category: from its start line in the
@@ -96,10 +93,16 @@ func (d *digester) segmentStalls() {
 	}
 }
 
-// explained says a stall lies within a server outage (give or take
-// StallAfter): the outage's line says it already.
+// explained says a stall lies within a server outage, or a wait of its
+// run on the server (give or take StallAfter): that line says it already.
 func (d *digester) explained(st Incident) bool {
-	for _, o := range d.outages {
+	by := d.outages
+	for _, w := range d.waited {
+		if w.Run == st.Run {
+			by = append(by[:len(by):len(by)], w)
+		}
+	}
+	for _, o := range by {
 		oEnd := d.o.Now
 		if o.End != nil {
 			oEnd = *o.End
@@ -113,24 +116,6 @@ func (d *digester) explained(st Incident) bool {
 		}
 	}
 	return false
-}
-
-// workerWait is the worker waiting on a server that does not answer, as
-// its fresh worker.json says now; the worker log, which tells the past
-// waits, has no times.
-func (d *digester) workerWait() {
-	w := d.worker
-	if w == nil || w.State != parse.WorkerWaitingServer || d.o.Now.Sub(w.UpdatedAt) > fresh {
-		return
-	}
-	from := w.UpdatedAt.In(d.o.Loc)
-	for _, r := range d.runs { // it waits since its last record at most
-		if r.End == EndRunning && r.PID == w.PID && r.Last != nil {
-			from = *r.Last
-		}
-	}
-	d.inc.add(Incident{Time: from, Kind: KindWait, Still: true,
-		Text: clip(fmt.Sprintf("the worker (pid %d) is waiting for the server %s to answer (since its last record at the latest)", w.PID, w.Server))})
 }
 
 // scriptStall finds the hang of a worker that writes no runs.jsonl (the old

@@ -3,6 +3,7 @@ package parse
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -32,6 +33,21 @@ func FormatDuration(d time.Duration) string {
 	}
 	h := (s + 1800) / 3600
 	return fmt.Sprintf("%dd%dh", h/24, h%24)
+}
+
+// ParseFormattedDuration reads back what FormatDuration wrote ("45s",
+// "5m03s", "7h02m", "2d3h"); false for anything else.
+func ParseFormattedDuration(s string) (time.Duration, bool) {
+	if days, rest, ok := strings.Cut(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		h, herr := time.ParseDuration(rest)
+		if err != nil || herr != nil || n < 0 || h < 0 {
+			return 0, false
+		}
+		return time.Duration(n)*24*time.Hour + h, true
+	}
+	d, err := time.ParseDuration(s)
+	return d, err == nil && d >= 0 && s != "" && s[0] >= '0' && s[0] <= '9'
 }
 
 // Thousands writes n with commas: 1,948.

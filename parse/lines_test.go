@@ -110,3 +110,52 @@ func TestLayoutPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestBannerRoundTrip: the run's banner gives back its run id and, from
+// it, the run's start, the worker log's only clock.
+func TestBannerRoundTrip(t *testing.T) {
+	t.Parallel()
+	line := FormatBanner("v1.2", 4242, "20261202T011500Z-4242-2", DefaultServerURL, "chat", 3)
+	run, start, ok := ParseBanner(line)
+	if !ok || run != "20261202T011500Z-4242-2" || !start.Equal(time.Date(2026, 12, 2, 1, 15, 0, 0, time.UTC)) {
+		t.Fatalf("ParseBanner(%q) = %q %v %v", line, run, start, ok)
+	}
+	for _, l := range []string{"Processing: B1 (SHORT)", "synthwatch worker v1 (pid 1): server x", FormatKill(4242, time.Second)} {
+		if _, _, ok := ParseBanner(l); ok {
+			t.Errorf("ParseBanner(%q) took it for a banner", l)
+		}
+	}
+}
+
+// TestParseFormattedDurationRoundTrip: what FormatDuration writes reads
+// back to itself (the report reads the dashboard's "laptop slept 7h02m").
+func TestParseFormattedDurationRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, d := range []time.Duration{0, 45 * time.Second, 5*time.Minute + 3*time.Second, 12 * time.Minute, 7*time.Hour + 2*time.Minute, 51 * time.Hour} {
+		s := FormatDuration(d)
+		got, ok := ParseFormattedDuration(s)
+		if !ok || FormatDuration(got) != s {
+			t.Errorf("ParseFormattedDuration(%q) = %v %v, want what formats as %q", s, got, ok, s)
+		}
+	}
+	for _, s := range []string{"", "-", "slept", "-5m", "3dx"} {
+		if _, ok := ParseFormattedDuration(s); ok {
+			t.Errorf("ParseFormattedDuration(%q) read a duration", s)
+		}
+	}
+}
+
+// TestHeartbeatRoundTrip: the worker's "no answer" line reads back.
+func TestHeartbeatRoundTrip(t *testing.T) {
+	t.Parallel()
+	n, d, ok := ParseHeartbeat(FormatHeartbeat(64, 5*time.Minute+12*time.Second+300*time.Millisecond))
+	if !ok || n != 64 || d != 5*time.Minute+12*time.Second {
+		t.Fatalf("ParseHeartbeat: %d %v %v", n, d, ok)
+	}
+	if _, _, ok := ParseHeartbeat("waiting: for Godot"); ok {
+		t.Error("read a line that is no heartbeat")
+	}
+	if k := ParseWorkerLine(FormatHeartbeat(3, time.Minute)).Kind; k != WOther {
+		t.Errorf("ParseWorkerLine reads the heartbeat as %v, want an ordinary line", k)
+	}
+}

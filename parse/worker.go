@@ -84,6 +84,8 @@ const (
 	KillMarker = "synthwatch kill: stopping pid "
 
 	finishedHead  = "All categories finished"
+	bannerHead    = "synthwatch worker "
+	heartbeatHead = "waiting: "
 	waitingSuffix = "): waiting for /health"
 	backInfix     = " is back after "
 )
@@ -112,6 +114,57 @@ func FormatWaiting(server, reason string) string {
 // FormatBack is the worker's line when the server answers again after down.
 func FormatBack(server string, down time.Duration) string {
 	return "Server " + server + backInfix + down.Round(time.Second).String()
+}
+
+// FormatBanner is the line a worker run starts with. Its run id begins
+// with the run's start (UTC, 20060102T150405Z): the log's only clock.
+func FormatBanner(version string, pid int, run, server, api string, categories int) string {
+	return fmt.Sprintf("%s%s (pid %d, run %s): server %s, api %s, %d categories", bannerHead, version, pid, run, server, api, categories)
+}
+
+// ParseBanner reads a run's banner line back: its run id and, from the id,
+// its start (ok false for another line; start zero for an id of another form).
+func ParseBanner(line string) (run string, start time.Time, ok bool) {
+	s := strings.TrimSpace(line)
+	if !strings.HasPrefix(s, bannerHead) {
+		return "", time.Time{}, false
+	}
+	_, rest, ok := strings.Cut(s, ", run ")
+	if !ok {
+		return "", time.Time{}, false
+	}
+	run, _, ok = strings.Cut(rest, "): ")
+	if !ok || run == "" || strings.ContainsAny(run, " ()") {
+		return "", time.Time{}, false
+	}
+	head, _, _ := strings.Cut(run, "-")
+	start, _ = time.Parse("20060102T150405Z", head)
+	return run, start, true
+}
+
+// FormatHeartbeat is the worker's line when no answer has come for a while
+// (worker.HeartbeatAfter): n requests in flight, the oldest sent oldest ago.
+// ParseWorkerLine reads it as an ordinary line; ParseHeartbeat reads it.
+func FormatHeartbeat(n int, oldest time.Duration) string {
+	return fmt.Sprintf("%s%d requests in flight, oldest %s", heartbeatHead, n, oldest.Round(time.Second))
+}
+
+// ParseHeartbeat reads a FormatHeartbeat line back.
+func ParseHeartbeat(line string) (n int, oldest time.Duration, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimSpace(line), heartbeatHead)
+	if !found {
+		return 0, 0, false
+	}
+	num, age, found := strings.Cut(rest, " requests in flight, oldest ")
+	if !found {
+		return 0, 0, false
+	}
+	n, err := strconv.Atoi(num)
+	d, derr := time.ParseDuration(age)
+	if err != nil || derr != nil || n < 0 || d < 0 {
+		return 0, 0, false
+	}
+	return n, d, true
 }
 
 // FormatKill is the kill marker line for pid, stopped with SIGTERM and

@@ -22,6 +22,7 @@ var palette = []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#
 var kindColour = map[string]string{
 	digest.KindOutage: "#d62728", digest.KindHang: "#8c564b", digest.KindWait: "#bcbd22", digest.KindRestart: "#2ca02c", digest.KindStart: "#2ca02c",
 	digest.KindStall: "#ff7f0e", digest.KindHealthFail: "#9467bd", digest.KindRunStart: "#1f77b4", digest.KindRunEnd: "#7f7f7f",
+	digest.KindSlept: "#17becf", digest.KindLinkDown: "#c7c7c7",
 }
 
 type rect struct {

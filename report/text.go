@@ -237,7 +237,11 @@ func writeIntervals(b *strings.Builder, s *digest.Summary) {
 		noTime += c.NoTime
 	}
 	if noTime > 0 {
-		fmt.Fprintf(b, "%-11s %8s %9s %9s %8s  %-20s  %s\n", "not placed", parse.Thousands(noTime), "", "", "", "", "no time field a record carries (any time, not only the window's)")
+		why := "no time field a record carries (any time, not only the window's)"
+		if s.UntimedPlaced > 0 {
+			why = fmt.Sprintf("no time field a record carries; %s of them counted in the hours above by the server's 200 answers", parse.Thousands(s.UntimedPlaced))
+		}
+		fmt.Fprintf(b, "%-11s %8s %9s %9s %8s  %-20s  %s\n", "not placed", parse.Thousands(noTime), "", "", "", "", why)
 	}
 }
 
@@ -248,12 +252,25 @@ func plainSpan(what string, n int, every time.Duration) string {
 
 // empty: an interval with nothing to say.
 func empty(s *digest.Summary, iv digest.Interval) bool {
-	return total(iv).Records == 0 && iv.Throughput == nil && iv.Retractions == 0 && marks(s, iv) == ""
+	return total(iv).Records == 0 && iv.Untimed == 0 && iv.Throughput == nil && iv.Retractions == 0 && marks(s, iv) == ""
 }
 
 // sources say where an interval's record times came from: the worker's
 // finished_at, or the field another tool wrote.
 func sources(iv digest.Interval) string {
+	if iv.Untimed > 0 {
+		// the server's answers less the records placed by their own times
+		s := "+" + parse.Thousands(iv.Untimed) + " with no time, by the server's 200 answers"
+		if own := ownSources(iv); own != "" {
+			s = own + "; " + s
+		}
+		return s
+	}
+	return ownSources(iv)
+}
+
+// ownSources are the fields that placed an interval's records.
+func ownSources(iv digest.Interval) string {
 	if len(iv.Sources) == 0 {
 		return ""
 	}

@@ -359,7 +359,7 @@ func (r *catRun) heartbeat() {
 	}
 	n := r.inflight
 	r.mu.Unlock()
-	r.w.logf("waiting: %d requests in flight, oldest %s", n, now.Sub(oldest).Round(time.Second))
+	r.w.logf("%s", parse.FormatHeartbeat(n, now.Sub(oldest)))
 }
 
 func (r *catRun) writeError(res outcome) {

@@ -159,8 +159,7 @@ func (w *Worker) run(parent context.Context) error {
 			w.setWorkerState(parse.WorkerRunning, "")
 			w.logf("%s", parse.FormatBack(w.cfg.Server, d))
 		})
-	w.logf("synthwatch worker %s (pid %d, run %s): server %s, api %s, %d categories",
-		w.cfg.Version, os.Getpid(), w.runID, w.cfg.Server, w.cfg.API, len(w.cats))
+	w.logf("%s", parse.FormatBanner(w.cfg.Version, os.Getpid(), w.runID, w.cfg.Server, w.cfg.API, len(w.cats)))
 	w.gate.Probe(reqCtx)
 	if err := w.gate.Wait(ctx); err == nil {
 		w.setWorkerState(parse.WorkerRunning, "")

@@ -132,20 +132,34 @@ func TestReportTellsTheNightAsItWas(t *testing.T) {
 		}
 	}
 	beat := 2 * time.Second / speed // the sim's log interval: the outage's edges are known to it
-	var outages, stalls []digest.Incident
+	const warmUp = 3 * time.Second / speed
+	var outages, stalls, waits []digest.Incident
 	for _, in := range r.Incidents {
 		switch in.Kind {
 		case digest.KindOutage:
 			outages = append(outages, in)
 		case digest.KindStall:
 			stalls = append(stalls, in)
+		case digest.KindWait: // the third run's; the first may wait on the sim's warm-up too
+			if len(r.Runs) == 4 && in.Run == r.Runs[2].ID {
+				waits = append(waits, in)
+			}
 		}
+	}
+	// the worker's side of the outage, from its log's waiting and back
+	// lines, placed after its last record before it: the server was down
+	// for down, then warmed up
+	if len(waits) != 1 || waits[0].End == nil {
+		t.Errorf("waits %+v, want one of run 3, ended", waits)
+	} else if w := waits[0]; w.Time.After(downAt.Add(time.Second)) || downAt.Sub(w.Time) > 3*time.Second ||
+		w.Span(r.Now) < down-2*time.Second || w.Span(r.Now) > down+warmUp+3*time.Second {
+		t.Errorf("the worker's wait %v for %s; the server went down at %v for %s", w.Time, w.Span(r.Now), downAt, down)
 	}
 	if len(outages) != 1 || outages[0].End == nil {
 		t.Fatalf("outages %+v, want one of %s from %v", outages, down, downAt)
 	}
 	o := outages[0]
-	warm := 3 * time.Second / speed
+	warm := warmUp
 	if d := o.Span(r.Now) - (down + warm); o.Time.After(downAt) || downAt.Sub(o.Time) > beat+time.Second || d < -beat-time.Second || d > beat+2*time.Second {
 		t.Errorf("outage %v for %s; the server went down at %v for %s (+%s warm-up)", o.Time, o.Span(r.Now), downAt, down, warm)
 	}

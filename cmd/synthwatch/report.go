@@ -55,6 +55,9 @@ func newReportCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if path := f.historyPath(name); historyIncidents(s, path) > 0 {
+					s.Notes = append(s.Notes, "the laptop asleep and the link down come from this machine's dashboard history ("+path+"): the host cannot see them")
+				}
 				where := name + ":" + f.root
 				out := cmd.OutOrStdout()
 				switch {

@@ -1,9 +1,11 @@
 package digesttest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +41,10 @@ type PythonTruth struct {
 	Fields  []map[string]int // records per hour per time field
 	NoTime  int64            // records with no time at all
 	Records int64
+	// Untimed are the records with no time answered in each hour: the
+	// server log's 200 answers to them (its access lines) are all that
+	// places them.
+	Untimed []int64
 }
 
 // PythonNight writes a root as the Python script left it, ending at now:
@@ -52,7 +58,7 @@ func PythonNight(t testing.TB, dir string, now time.Time) PythonTruth {
 	t.Helper()
 	py := testgate.Tool(t, "python3", "the Python-era root")
 	hour := time.Date(now.Year(), now.Month(), now.Day(), now.Hour(), 0, 0, 0, now.Location())
-	tr := PythonTruth{Start: hour.Add(-4 * time.Hour), Hours: make([]map[string]int, 5), Fields: make([]map[string]int, 5)}
+	tr := PythonTruth{Start: hour.Add(-4 * time.Hour), Hours: make([]map[string]int, 5), Fields: make([]map[string]int, 5), Untimed: make([]int64, 5)}
 	for i := range tr.Hours {
 		tr.Hours[i], tr.Fields[i] = map[string]int{}, map[string]int{}
 	}
@@ -65,8 +71,8 @@ func PythonNight(t testing.TB, dir string, now time.Time) PythonTruth {
 		times["B1_glaive"] = append(times["B1_glaive"], tr.Start.Add(time.Duration(m)*time.Minute+17*time.Second))
 		times["B2_code"] = append(times["B2_code"], tr.Start.Add(time.Duration(m)*time.Minute+40*time.Second))
 	}
-	for i := 0; i < 25; i++ {
-		times["B3_python"] = append(times["B3_python"], tr.Start.Add(time.Duration(i)*time.Minute))
+	for i := 0; i < 25; i++ { // 15 in the first hour, 10 in the second
+		times["B3_python"] = append(times["B3_python"], tr.Start.Add(time.Duration(i)*4*time.Minute))
 	}
 	forms := map[string]string{"B1_glaive": "epoch", "B2_code": "iso", "B3_python": "none"}
 	fields := map[string]string{"epoch": "timestamp", "iso": "created_at"}
@@ -79,11 +85,12 @@ func PythonNight(t testing.TB, dir string, now time.Time) PythonTruth {
 		for _, at := range ts {
 			in.WriteString(strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 6, 64) + "\n")
 			tr.Records++
+			h := int(at.Sub(tr.Start) / time.Hour)
 			if forms[cat] == "none" {
 				tr.NoTime++
+				tr.Untimed[h]++
 				continue
 			}
-			h := int(at.Sub(tr.Start) / time.Hour)
 			tr.Hours[h][cat]++
 			tr.Fields[h][fields[forms[cat]]]++
 		}
@@ -101,5 +108,36 @@ func PythonNight(t testing.TB, dir string, now time.Time) PythonTruth {
 			t.Fatalf("python3: %v: %s", err, out)
 		}
 	}
+	accessLog(t, dir, times)
 	return tr
+}
+
+// accessLog writes the server log SGLang's uvicorn leaves for the night:
+// a 200 access line for each answer (the old script's requests are not
+// streamed, so the line comes as its answer is ready), among lines that
+// are no answer: health checks and a refused request.
+func accessLog(t testing.TB, dir string, times map[string][]time.Time) {
+	var all []time.Time
+	for _, ts := range times {
+		all = append(all, ts...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Before(all[j]) })
+	var b strings.Builder
+	line := func(at time.Time, req, status string) {
+		fmt.Fprintf(&b, "[%s] INFO:     127.0.0.1:%d - \"%s HTTP/1.1\" %s\n", at.Format("2006-01-02 15:04:05"), 40000+b.Len()%20000, req, status)
+	}
+	for i, at := range all {
+		if i%50 == 0 {
+			line(at, "GET /health", "200 OK")
+			line(at, "POST /v1/chat/completions", "503 Service Unavailable")
+		}
+		line(at, "POST /v1/chat/completions", "200 OK")
+	}
+	p := filepath.Join(dir, filepath.FromSlash(parse.ServerLogPath))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

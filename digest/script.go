@@ -1,0 +1,151 @@
+package digest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// scriptTail is what the end of a log the old Python script wrote says
+// (its stdout and stderr, `nohup python run_inference.py >
+// logs/inference_all.log 2>&1`): it writes no runs.jsonl and no
+// worker.json, so its log's last words are all there is.
+type scriptTail struct {
+	took     bool // it took a category up ("Processing: NAME")
+	goWorker bool // a synthwatch worker's banner: the log is not the script's
+	finished bool // its last word is "All categories finished"
+	killed   bool // synthwatch's kill marked a pid after its last category
+	tb       bool // inside a traceback
+	frames   int  // its frames so far
+	// fatal: its outermost frame is the script's own top level ("in
+	// <module>"), an exception nothing caught, which ends the script; a
+	// thread's or traceback.print_exc's is not
+	fatal bool
+	exc   string // the traceback's exception line, while nothing follows it
+}
+
+func (st *scriptTail) feed(s string, w parse.WorkerLine) {
+	if strings.TrimSpace(s) == "" {
+		return
+	}
+	switch {
+	case strings.HasPrefix(s, "Traceback (most recent call last)"):
+		st.tb, st.exc, st.frames, st.fatal = true, "", 0, false
+		return
+	case st.tb && (s[0] == ' ' || s[0] == '\t'):
+		if f := strings.TrimSpace(s); strings.HasPrefix(f, "File ") {
+			if st.frames == 0 {
+				st.fatal = strings.HasSuffix(f, "in <module>")
+			}
+			st.frames++
+		}
+		return // its frames
+	case st.tb && st.exc == "":
+		st.exc = s // the exception's own line ends it
+		return
+	case st.exc != "" && (strings.HasPrefix(s, "During handling of the above exception") || strings.HasPrefix(s, "The above exception was the direct cause")):
+		return // a chained traceback follows
+	}
+	st.tb, st.exc = false, ""
+	if _, _, ok := parse.ParseBanner(s); ok {
+		st.goWorker = true
+	}
+	switch w.Kind {
+	case parse.WProcessing:
+		st.took, st.finished, st.killed = true, false, false
+	case parse.WFinished:
+		st.finished = true
+	case parse.WKill:
+		st.killed = true
+	case parse.WSeparator, parse.WOther:
+	default:
+		st.finished = false
+	}
+}
+
+// scriptEnd says how the old script's run ended (the records with no run
+// id), from its log's last words and whether a process writes the log now.
+// It returns false when the log is no script's.
+func (d *digester) scriptEnd(r *Run) bool {
+	st := d.script
+	if !st.took || st.goWorker || d.logTime.IsZero() {
+		return false
+	}
+	r.EndAt = later(r.EndAt, &d.logTime)
+	pids, known := []int(nil), false
+	if d.o.Writers != nil {
+		pids, known = d.o.Writers(filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath)))
+	}
+	if len(pids) > 0 {
+		r.PID = pids[0]
+	}
+	since := parse.FormatDuration(d.o.Now.Sub(d.logTime))
+	switch {
+	case st.finished:
+		r.End, r.EndHow = EndFinished, "inferred: the script's log ends in \"All categories finished\""
+	case len(pids) > 0:
+		r.End, r.EndHow = EndRunning, fmt.Sprintf("inferred: pid %d has the script's log open (last written %s before the digest)", pids[0], since)
+	case !known && d.o.Now.Sub(d.logTime) <= fresh:
+		r.End, r.EndHow = EndRunning, "inferred: the script's log was written "+since+" before the digest"
+	case st.killed:
+		r.End, r.EndHow = EndByYou, "inferred: synthwatch's kill mark follows the script's last category in its log"
+	case st.fatal && st.exc == "KeyboardInterrupt":
+		r.End, r.EndCause, r.EndHow = EndSignal, "SIGINT (KeyboardInterrupt)", "inferred: the script's log ends in the traceback of a KeyboardInterrupt"
+	case st.fatal && st.exc != "":
+		r.End, r.EndCause = EndDied, clip(st.exc)
+		r.EndHow = "inferred: the script's log ends in the traceback of an exception its top level did not catch"
+	default:
+		r.End, r.EndHow = EndDied, "inferred: the script's log ends with no word of an end (no \"All categories finished\", no fatal traceback)"
+		if known {
+			r.EndHow += ", and no process writes it: killed, or the machine went down"
+		}
+	}
+	return true
+}
+
+// ProcWriters are the host's processes that have path open for writing,
+// read from /proc/PID/fd and fdinfo; known is false where there is no
+// /proc. Processes of other users are not seen (their fd is not readable).
+func ProcWriters(path string) (pids []int, known bool) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		return nil, false
+	}
+	want, err := filepath.Abs(path)
+	if err != nil {
+		return nil, true
+	}
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		fds, _ := os.ReadDir("/proc/" + p.Name() + "/fd")
+		for _, fd := range fds {
+			link, err := os.Readlink("/proc/" + p.Name() + "/fd/" + fd.Name())
+			if err != nil || link != want {
+				continue
+			}
+			if info, err := os.ReadFile("/proc/" + p.Name() + "/fdinfo/" + fd.Name()); err == nil && writable(info) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids, true
+}
+
+// writable reads fdinfo's octal "flags:": open for writing or both.
+func writable(info []byte) bool {
+	for _, l := range strings.Split(string(info), "\n") {
+		if v, ok := strings.CutPrefix(l, "flags:"); ok {
+			f, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+			return err == nil && f&3 != 0 // O_WRONLY 1, O_RDWR 2
+		}
+	}
+	return false
+}
