@@ -33,9 +33,11 @@ type Gauges struct {
 // (a queue, retractions) gets no more: the window keeps a small queue
 // waiting so that the batch refills at once; a longer queue brings it back
 // to what the server runs plus that queue; a retraction gives back what was
-// retracted; failed attempts cut it by a third. Without /metrics it climbs the delivered tokens/s
-// instead: it keeps a step that paid at least 5 %, else goes back and holds,
-// and probes again every reprobeEvery decisions. It never leaves
+// retracted; failed attempts cut it by a third. The gauges come from
+// /metrics, else from the server's log (loggauges.go); without either it
+// climbs the delivered tokens/s instead: it keeps a step that paid at least
+// 5 %, else goes back and holds, and probes again every reprobeEvery
+// decisions. It never leaves
 // [minWindow, max]. A fixed controller (--concurrency) never moves.
 type Controller struct {
 	window, max int
