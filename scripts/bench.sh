@@ -2,7 +2,7 @@
 # Whole-process and side-by-side figures for docs/BENCHMARKS.md. Every
 # benchmark runs COUNT times (default 5) and the median is reported, with the
 # machine and the date. Long ones run fewer times (dead link with defaults,
-# 45 s: once; idle CPU, 60 s: 3 times). Usage: scripts/bench.sh [COUNT]
+# 45 s: once; idle CPU, 60 s: 3 times; the load sim's: once). Usage: scripts/bench.sh [COUNT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin:/usr/sbin"
@@ -25,7 +25,12 @@ bench() { # package, pattern, benchtime, count
 bench ./parse 'Split|Sanitize|ParseSGLangLog$' 1s "$COUNT"
 bench ./parse ParseVsGrep 1x "$COUNT"
 bench ./parse RecordHead 1s "$COUNT"
-bench ./worker . 1x "$COUNT"
+bench ./worker 'WorkerVsHey|ResumeScan|WorkerPeakRSS|Generate' 1x "$COUNT"
+# the load sim's benchmarks run in sim time (about 45 s a run): once, and the
+# adaptive window against the best fixed window of each shape only (the full
+# sweep of the issue, 16 to 512, is 20 minutes: see docs/BENCHMARKS.md)
+SW_BENCH_WINDOWS=128,150,512 bench ./worker AdaptiveWindow 1x 1
+bench ./worker WorkerInvisible 1x 1
 bench ./remote 'IdlePoll|GrownPoll' 20x "$COUNT"
 bench ./remote 'ColdStart2GB|PollVsHabit' 1x "$COUNT"
 bench ./remote DeadLink 1x 1

@@ -11,7 +11,12 @@ import (
 func (s *Server) mux() http.Handler {
 	m := http.NewServeMux()
 	m.HandleFunc("/health", s.health)
-	m.HandleFunc("/metrics", s.metrics)
+	if !s.opts.NoMetrics {
+		// launch_server mounts /metrics only with --enable-metrics
+		// (http_server.py, add_prometheus_middleware); without it FastAPI
+		// answers 404 {"detail":"Not Found"}, as the mux's 404 does here
+		m.HandleFunc("/metrics", s.metrics)
+	}
 	m.HandleFunc("/v1/models", s.models)
 	m.HandleFunc("/v1/chat/completions", s.complete)
 	if s.vllm() { // vllm/entrypoints/openai/api_server.py: no SGLang-native routes

@@ -24,7 +24,7 @@ func (s *Server) raw(text string) {
 
 func (s *Server) startupLines() {
 	o := s.opts
-	s.logf("", "server_args=ServerArgs(model_path='%s', tp_size=8, max_running_requests=%d, enable_metrics=True)", o.Model, o.Capacity)
+	s.logf("", "server_args=ServerArgs(model_path='%s', tp_size=8, max_running_requests=%d, enable_metrics=%s)", o.Model, o.Capacity, pyBool(!o.NoMetrics))
 	s.logf(" TP0", "Load weight begin. avail mem=77.12 GB")
 	s.raw("Loading safetensors checkpoint shards: 100% Completed | 64/64 [00:38<00:00, 1.66it/s]\n")
 	s.logf(" TP0", "Load weight end. elapsed=38.12 s, type=DeepseekV3ForCausalLM, avail mem=12.50 GB, mem usage=64.62 GB.")
@@ -107,4 +107,12 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// pyBool is a bool as Python prints it.
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
 }

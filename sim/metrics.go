@@ -12,6 +12,22 @@ import (
 // (python/sglang/srt/observability/metrics_collector.py) or vLLM's vllm:*
 // series (vllm/v1/metrics/loggers.py, PrometheusStatLogger).
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	text := s.MetricsText()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	if gzipAccepted(r.Header.Get("Accept-Encoding")) {
+		w.Header().Set("Content-Encoding", "gzip")
+		z := gzip.NewWriter(w)
+		_, _ = io.WriteString(z, text)
+		_ = z.Close()
+		return
+	}
+	_, _ = io.WriteString(w, text)
+}
+
+// MetricsText is what /metrics serves, whether it is served or not
+// (NoMetrics): a benchmark measures the server by its counters while the
+// client under test sees only the log.
+func (s *Server) MetricsText() string {
 	s.mu.Lock()
 	running, queued, used, c, lastRetract := s.running, s.queued, s.used, s.counts, s.lastRetract
 	maxTotal := s.opts.MaxTotal // Resize changes it
@@ -58,15 +74,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.writeLatency(&b, prefix, lbl)
 	s.mu.Unlock()
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	if gzipAccepted(r.Header.Get("Accept-Encoding")) {
-		w.Header().Set("Content-Encoding", "gzip")
-		z := gzip.NewWriter(w)
-		_, _ = io.WriteString(z, b.String())
-		_ = z.Close()
-		return
-	}
-	_, _ = io.WriteString(w, b.String())
+	return b.String()
 }
 
 // gzipAccepted is prometheus_client's gzip_accepted (exposition.py): both

@@ -72,8 +72,11 @@ type Options struct {
 	// NoTokenizeMessages makes /v1/tokenize take only "prompt", as 2025 builds.
 	NoTokenizeMessages bool
 	APIKey             string // if set, Authorization: Bearer <key> is required
-	KVCacheDType       string // --kv-cache-dtype (default auto)
-	ResolvedKVDType    string // if set, log "Using KV cache dtype: <this>" at startup
+	// NoMetrics serves no /metrics, as SGLang started without
+	// --enable-metrics: the scheduler's state is then only in its log.
+	NoMetrics       bool
+	KVCacheDType    string // --kv-cache-dtype (default auto)
+	ResolvedKVDType string // if set, log "Using KV cache dtype: <this>" at startup
 }
 
 // Faults are injected per request; the zero value injects none.

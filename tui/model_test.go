@@ -600,6 +600,10 @@ func TestGoldenViews(t *testing.T) {
 			f.snap.Worker = pipeline.Worker{State: "stopped", PID: 4242, Source: "worker.json"}
 			f.snap.ETASeconds = nil
 		},
+		"adaptive_window": func(f *fake) {
+			// the worker's adaptive window on its category (worker.json)
+			f.snap.Categories[2].Window, f.snap.Categories[2].WindowReason = 212, "↑ queue empty; KV 71 %"
+		},
 		"vitals": func(f *fake) { f.snap.Vitals = vitals8() },
 		"gpu_lost_disk_low": func(f *fake) {
 			v := vitals8()

@@ -131,6 +131,9 @@ func (m Model) header(w int) string {
 		wk = st.Bad.Render(wk)
 	}
 	parts = append(parts, wk)
+	if win := windowText(s); win != "" {
+		parts = append(parts, win)
+	}
 	eta := "-"
 	if !m.stale() {
 		eta = pipeline.ETAText(s) // "?" or what is known: work is left but no whole figure
@@ -158,6 +161,23 @@ func (m Model) header(w int) string {
 		line += "\n" + fit(n, w)
 	}
 	return line
+}
+
+// windowText is the live worker's window on its category and why it last
+// moved, in the progress line's words: "window 212 ↑ queue empty; KV 71 %",
+// "window 150 (fixed)"; "" when no worker keeps one.
+func windowText(s pipeline.Snapshot) string {
+	for _, c := range s.Categories {
+		if c.Name != s.Worker.Category || c.Window <= 0 {
+			continue
+		}
+		why := sanitizeName(c.WindowReason) // the host's worker.json
+		if why == "fixed" {
+			why = "(fixed)"
+		}
+		return strings.TrimSpace(fmt.Sprintf("window %d %s", c.Window, why))
+	}
+	return ""
 }
 
 // notes are the header's lines under its first (the link's error, the

@@ -19,7 +19,7 @@ func newWindow(c Category) *Controller {
 }
 
 // adaptLoop feeds the category's controller every cfg.AdaptEvery with what
-// the run delivered and what the server's /metrics say, until ctx ends.
+// the run delivered and what the server's /metrics or log say, until ctx ends.
 // A fixed window is left alone.
 func (r *catRun) adaptLoop(ctx context.Context) {
 	if r.ctl.Fixed() {
@@ -55,18 +55,27 @@ func (r *catRun) adaptLoop(ctx context.Context) {
 	}
 }
 
-// serverGauges reads the server's /metrics; OK is false when it serves
-// none (not started with --enable-metrics, or down).
+// serverGauges reads the server's /metrics, else (not started with
+// --enable-metrics) its log; OK is false when neither says (down, or a log
+// out of reach).
 func (w *Worker) serverGauges(ctx context.Context) Gauges {
+	if g, ok := w.metricsGauges(ctx); ok {
+		return g
+	}
+	// two decisions' worth: SGLang logs a Decode batch line every 40 steps
+	return w.srvLog.read(time.Now(), 2*w.cfg.AdaptEvery)
+}
+
+func (w *Worker) metricsGauges(ctx context.Context) (Gauges, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	text, err := w.client.getText(ctx, "/metrics")
 	if err != nil {
-		return Gauges{}
+		return Gauges{}, false
 	}
 	m, err := parse.ParseMetrics(strings.NewReader(text))
 	if err != nil || !m.RunningReqs.OK || !m.QueueReqs.OK {
-		return Gauges{}
+		return Gauges{}, false
 	}
 	g := Gauges{OK: true, Running: m.RunningReqs.V, Queued: m.QueueReqs.V, Usage: m.TokenUsage.V}
 	switch {
@@ -75,7 +84,7 @@ func (w *Worker) serverGauges(ctx context.Context) Gauges {
 	case m.Preemptions.OK:
 		g.Retracted = m.Preemptions.V
 	}
-	return g
+	return g, true
 }
 
 // windowText is the window for the progress line: "window 212 ↑ queue

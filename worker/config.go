@@ -37,8 +37,10 @@ type Config struct {
 	// key itself is kept out of argv, logs, runs.jsonl and worker.json.
 	APIKeyFile string
 	IdleGap    time.Duration // a streamed answer silent this long is retried (0: DefaultIdleGap)
-	// ServerLog is the SGLang server's log, read for the KV cache dtype the
-	// scheduler resolved when the server info says "auto". Default
+	// ServerLog is the server's log (--server-log), read for the KV cache
+	// dtype the scheduler resolved when the server info says "auto", and
+	// for the adaptive window's gauges when /metrics is not served. Default:
+	// the log pipeline.toml's servers list gives the server, else
 	// <root>/logs/sglang_inference.log; a missing file is not an error.
 	ServerLog string
 }
@@ -88,7 +90,9 @@ func Plan(cfg *Config) ([]Category, error) {
 		return nil, fmt.Errorf("--api must be chat or generate, not %q", cfg.API)
 	}
 	if cfg.ServerLog == "" {
-		cfg.ServerLog = underRoot(cfg.Root, parse.ServerLogPath)
+		if cfg.ServerLog = serverLogOf(m.Servers, cfg.Server); !filepath.IsAbs(cfg.ServerLog) {
+			cfg.ServerLog = underRoot(cfg.Root, cfg.ServerLog)
+		}
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = DefaultGrace
@@ -156,6 +160,17 @@ func Plan(cfg *Config) ([]Category, error) {
 func globEscape(s string) string { return globEscaper.Replace(s) }
 
 var globEscaper = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
+
+// serverLogOf is the log of the server at url as the manifest's servers
+// list names it (or the dashboard's default for its place in the list).
+func serverLogOf(servers []parse.ServerEntry, url string) string {
+	for i, e := range servers {
+		if strings.TrimRight(e.URL, "/") == strings.TrimRight(url, "/") {
+			return first(e.Log, parse.ServerLogFor(i, e.URL))
+		}
+	}
+	return parse.ServerLogPath
+}
 
 func first(vals ...string) string {
 	for _, v := range vals {

@@ -31,3 +31,29 @@ func TestPlanEscapesRoot(t *testing.T) {
 		})
 	}
 }
+
+// The server's log is the one pipeline.toml's servers list gives the server
+// the worker talks to (named, or the dashboard's default for its place);
+// --server-log wins; else the usual one.
+func TestPlanFindsTheServerLog(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "prepared", "A"), 0o755)
+	os.WriteFile(filepath.Join(root, "prepared", "A", "prompts.jsonl"), []byte(`{"id":1}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "pipeline.toml"), []byte(`servers = ["http://127.0.0.1:30000", {url = "http://127.0.0.1:30001/", log = "logs/b.log"}, "http://127.0.0.1:30002"]`+"\n"), 0o644)
+	for _, c := range []struct{ server, flag, want string }{
+		{"http://127.0.0.1:30001", "", filepath.Join(root, "logs", "b.log")},
+		{"http://127.0.0.1:30002", "", filepath.Join(root, "logs", "sglang_inference.30002.log")},
+		{"http://127.0.0.1:30000", "", filepath.Join(root, "logs", "sglang_inference.log")},
+		{"http://127.0.0.1:39999", "", filepath.Join(root, "logs", "sglang_inference.log")},
+		{"http://127.0.0.1:30001", "/var/log/s.log", "/var/log/s.log"},
+	} {
+		cfg := Config{Root: root, Server: c.server, ServerLog: c.flag}
+		if _, err := Plan(&cfg); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.ServerLog != c.want {
+			t.Errorf("server %s, flag %q: log %s, want %s", c.server, c.flag, cfg.ServerLog, c.want)
+		}
+	}
+}

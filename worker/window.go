@@ -12,12 +12,14 @@ type Signals struct {
 	Tokens      int64   // their completion tokens
 	Failures    int     // attempts that failed: aborts, timeouts, errors
 	InFlight    int     // requests out at the end of the interval
-	Server      Gauges  // the server's /metrics, when it serves them
+	Server      Gauges  // the server's /metrics, else its log
 }
 
-// Gauges are the server's view (SGLang's or vLLM's /metrics).
+// Gauges are the server's view: SGLang's or vLLM's /metrics, or the batch
+// and retraction lines of its log (loggauges.go).
 type Gauges struct {
 	OK        bool
+	FromLog   bool // read from the log: its retraction count is its own
 	Running   float64
 	Queued    float64
 	Usage     float64 // 0–1
@@ -31,9 +33,11 @@ type Gauges struct {
 // (a queue, retractions) gets no more: the window keeps a small queue
 // waiting so that the batch refills at once; a longer queue brings it back
 // to what the server runs plus that queue; a retraction gives back what was
-// retracted; failed attempts cut it by a third. Without /metrics it climbs the delivered tokens/s
-// instead: it keeps a step that paid at least 5 %, else goes back and holds,
-// and probes again every reprobeEvery decisions. It never leaves
+// retracted; failed attempts cut it by a third. The gauges come from
+// /metrics, else from the server's log (loggauges.go); without either it
+// climbs the delivered tokens/s instead: it keeps a step that paid at least
+// 5 %, else goes back and holds, and probes again every reprobeEvery
+// decisions. It never leaves
 // [minWindow, max]. A fixed controller (--concurrency) never moves.
 type Controller struct {
 	window, max int
@@ -46,6 +50,7 @@ type Controller struct {
 	runPeak     float64 // the server's running batch, its recent peak (slow decay)
 
 	retracted0 float64 // the counter at the last decision (-1: not seen)
+	fromLog    bool    // where retracted0 came from
 
 	// hill climbing without gauges
 	prevWindow  int
@@ -100,10 +105,10 @@ func (c *Controller) Observe(s Signals) bool {
 	c.answered = c.answered || s.Completions > 0
 	retracted := 0.0
 	if s.Server.OK {
-		if c.retracted0 >= 0 && s.Server.Retracted >= c.retracted0 {
+		if c.retracted0 >= 0 && s.Server.Retracted >= c.retracted0 && s.Server.FromLog == c.fromLog {
 			retracted = s.Server.Retracted - c.retracted0
 		}
-		c.retracted0 = s.Server.Retracted
+		c.retracted0, c.fromLog = s.Server.Retracted, s.Server.FromLog
 	}
 	switch {
 	case s.Failures > 0:

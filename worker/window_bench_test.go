@@ -44,12 +44,29 @@ type loadResult struct {
 }
 
 // runLoad runs the worker against a fresh load sim for sh.span (sim time),
-// with a fixed window, or the adaptive default when window is 0.
-func runLoad(b *testing.B, sh benchShape, window int) loadResult {
+// with a fixed window, or the adaptive default when window is 0. fromLog
+// serves no /metrics: the worker reads the server's log (the benchmark
+// still reads the server's counters, through MetricsText).
+func runLoad(b *testing.B, sh benchShape, window int, fromLog bool) loadResult {
 	o := sh.opts
 	o.Load = true
-	s := startSim(b, o)
 	root := makeLoadRoot(b, "B1", 20000, 500)
+	if fromLog {
+		f, err := os.Create(filepath.Join(root, filepath.FromSlash(parse.ServerLogPath)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		o.NoMetrics, o.Log = true, f
+	}
+	s := startSim(b, o)
+	counters := func() parse.ServerMetrics {
+		m, err := parse.ParseMetrics(strings.NewReader(s.MetricsText()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}
 	speed := o.Speed
 	real := func(d time.Duration) time.Duration { return time.Duration(float64(d) / speed) }
 	ctx, cancel := context.WithCancel(context.Background())
@@ -73,17 +90,17 @@ func runLoad(b *testing.B, sh benchShape, window int) loadResult {
 	for time.Since(start) < real(sh.span) {
 		time.Sleep(100 * time.Millisecond)
 		if t0.IsZero() && time.Since(start) >= real(sh.span/3) {
-			m0, t0 = simMetrics(b, s), time.Now()
+			m0, t0 = counters(), time.Now()
 		}
 		if w, why := stateWindow(root); w > 0 {
 			if os.Getenv("SW_BENCH_TRACE") != "" && (len(trace) == 0 || trace[len(trace)-1].window != w) {
-				m := simMetrics(b, s)
+				m := counters()
 				fmt.Printf("  %5.1f sim min: window %d %s (server running %.0f, queue %.0f)\n", time.Since(start).Minutes()*speed, w, why, m.RunningReqs.V, m.QueueReqs.V)
 			}
 			trace = append(trace, windowSample{time.Since(start), w})
 		}
 	}
-	m1 := simMetrics(b, s)
+	m1 := counters()
 	simSecs := time.Since(t0).Seconds() * speed
 	r0 := loadResult{lag: s.SchedulerLag()}
 	cancel()
@@ -148,7 +165,9 @@ func stateWindow(root string) (int, string) {
 // and the adaptive default, one after another on fresh servers; with the
 // server's retractions per hour and the adaptive window's settle time (sim
 // minutes). The goal: adaptive within 5 % of the best fixed window on every
-// shape. Each shape runs span of sim time at its Speed (--time-scale).
+// shape. Each shape runs span of sim time at its Speed (--time-scale). The
+// adaptive default runs twice: with /metrics, and with none (SGLang without
+// --enable-metrics), its gauges read from the server's log.
 // SW_BENCH_SHAPES (LONG,SHORT) and SW_BENCH_WINDOWS (64,128) narrow it.
 func BenchmarkAdaptiveWindow(b *testing.B) {
 	windows := []int{16, 32, 64, 72, 128, 150, 256, 512}
@@ -166,17 +185,23 @@ func BenchmarkAdaptiveWindow(b *testing.B) {
 			}
 			best, bestW := 0.0, 0
 			for _, w := range windows {
-				r := runLoad(b, sh, w)
+				r := runLoad(b, sh, w, false)
 				fmt.Printf("%-5s fixed %4d: %6.0f tok/s, %5.0f retractions/h (sim lag %.0f s)\n", sh.name, w, r.tokPerSec, r.retractPerHour, r.lag.Seconds())
 				if r.tokPerSec > best {
 					best, bestW = r.tokPerSec, w
 				}
 			}
-			r := runLoad(b, sh, 0)
 			best = max(best, 1)
-			fmt.Printf("%-5s adaptive: %6.0f tok/s, %5.0f retractions/h, window %d–%d, settled after %.1f sim min (sim lag %.0f s); %.1f %% of the best fixed (%d)\n",
-				sh.name, r.tokPerSec, r.retractPerHour, r.lo, r.hi, r.settle.Minutes(), r.lag.Seconds(), 100*r.tokPerSec/best, bestW)
-			b.ReportMetric(100*r.tokPerSec/best, "%_of_best_"+sh.name)
+			for _, fromLog := range []bool{false, true} {
+				r := runLoad(b, sh, 0, fromLog)
+				name, metric := "adaptive", "%_of_best_"+sh.name
+				if fromLog {
+					name, metric = "adaptive, gauges from the log", "%_of_best_log_"+sh.name
+				}
+				fmt.Printf("%-5s %s: %6.0f tok/s, %5.0f retractions/h, window %d–%d, settled after %.1f sim min (sim lag %.0f s); %.1f %% of the best fixed (%d)\n",
+					sh.name, name, r.tokPerSec, r.retractPerHour, r.lo, r.hi, r.settle.Minutes(), r.lag.Seconds(), 100*r.tokPerSec/best, bestW)
+				b.ReportMetric(100*r.tokPerSec/best, metric)
+			}
 		}
 	}
 }

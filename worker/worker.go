@@ -33,6 +33,7 @@ type Worker struct {
 
 	systemic       systemicGuard
 	failedAttempts atomic.Int64 // attempts that failed, for the adaptive window
+	srvLog         *logGauges   // the server's gauges from its log, without /metrics
 	stopMu         sync.Mutex
 	stopErr        error              // why the run was stopped from inside
 	stopAll        context.CancelFunc // ends issuing and requests at once
@@ -79,6 +80,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		cfg: cfg, cats: cats, out: out, client: client, lock: lock,
 		runID:     newRunID(time.Now()),
 		statePath: underRoot(cfg.Root, parse.WorkerStatePath),
+		srvLog:    newLogGauges(cfg.ServerLog),
 	}
 	w.rids = &ridSource{run: w.runID}
 	client.OnWhole = w.wholeAnswers

@@ -62,6 +62,7 @@ vllm answers like vLLM instead.`,
 	fl.Float64Var(&o.Speed, "speed", 1, "time compression factor")
 	fl.Float64Var(&o.Speed, "time-scale", 1, "the same as --speed: 60 runs an hour of the server's dynamics in a minute")
 	fl.BoolVar(&o.Load, "load", false, "model SGLang's scheduler under load: KV pool, admission, batch-dependent decode, retraction")
+	fl.BoolVar(&o.NoMetrics, "no-metrics", false, "serve no /metrics (SGLang without --enable-metrics): the scheduler's state only in the log")
 	fl.IntVar(&o.MaxTotal, "max-total-tokens", 0, "KV pool in tokens (default 190000 with --load)")
 	fl.Float64Var(&o.LongShare, "long-share", 0, "fraction of requests answering at LONG length (a mixed category)")
 	fl.IntVar(&o.Capacity, "capacity", 256, "max running requests (more queue)")

@@ -54,6 +54,7 @@ writes them and exits 0. The log goes to stdout, unbuffered, one line a write.`,
 	f.DurationVar(&cfg.RequestTimeout, "request-timeout", 0, "total limit per request (default none: answers are streamed and cut only after --idle-timeout of silence)")
 	f.DurationVar(&cfg.IdleGap, "idle-timeout", worker.DefaultIdleGap, "retry a streamed answer that sends nothing for this long")
 	f.StringVar(&cfg.APIKeyFile, "api-key-file", "", "file holding the server's API key (else $"+worker.APIKeyEnv+"); the key is never logged or stored")
+	f.StringVar(&cfg.ServerLog, "server-log", "", "the server's log, for its KV cache dtype and, without /metrics, the adaptive window's gauges (default from pipeline.toml's servers, else ROOT/logs/sglang_inference.log)")
 	f.IntVar(&cfg.MaxAttempts, "attempts", worker.DefaultAttempts, "attempts per prompt for retryable errors")
 	_ = cmd.MarkFlagRequired("root")
 	return cmd
