@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -117,6 +118,7 @@ func TestHangClearsAndStartupWaitIsNoHang(t *testing.T) {
 // /health that does not answer (a server that accepts and says nothing)
 // is a state with its reason and an event.
 func TestHealthNotAnswering(t *testing.T) {
+	testgate.E2E(t) // a long trial: CI's end-to-end run, not the quick suite
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits for the 3 s probe deadline")

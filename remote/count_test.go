@@ -143,6 +143,7 @@ func must(t testing.TB, err error) {
 // several between two polls; and rewrites at the same size. Two files get
 // the same changes: one counted over SFTP (or read), one on the host.
 func TestCounterMatchesAFullCountDifferential(t *testing.T) {
+	testgate.E2E(t) // a long trial: CI's end-to-end run, not the quick suite
 	t.Parallel()
 	allHosts(t, func(t *testing.T, h Host) {
 		steps := 300 // SW_E2E=1 runs the full length; go test ./... a sample

@@ -116,6 +116,7 @@ func TestBlackHoleDetectedThenReconnected(t *testing.T) {
 }
 
 func TestResetAndSSHDRestartReconnect(t *testing.T) {
+	testgate.E2E(t) // 16 s: CI's end-to-end run, not the quick suite
 	t.Parallel()
 	s := sshdtest.Start(t)
 	p, o := viaProxy(t, s, fast...)

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,6 +142,7 @@ func TestAgentExecLeavesItsJob(t *testing.T) {
 // A binary that hangs when asked its protocol is left for the shell once
 // timeout(1) ends the question: the agent answers, as the shell.
 func TestAgentLauncherHungBinary(t *testing.T) {
+	testgate.E2E(t) // it waits out timeout(1)'s 10 s: CI's end-to-end run
 	t.Parallel()
 	if _, err := exec.LookPath("timeout"); err != nil {
 		t.Fatal("timeout(1) not found (coreutils): the launcher asks without a limit")

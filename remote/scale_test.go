@@ -143,6 +143,7 @@ func TestColdPollOfManyCategoriesForksBounded(t *testing.T) {
 // runs a handful of processes on the host, whatever their number: sshd's,
 // the launcher's shell and its probe of the binary, the agent.
 func TestColdPollThroughTheBinaryForksAHandful(t *testing.T) {
+	testgate.E2E(t) // a long trial: CI's end-to-end run, not the quick suite
 	t.Parallel()
 	const n = 2000
 	prep := manyCategories(t, n)

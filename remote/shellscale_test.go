@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"io"
 	"os"
 	"os/exec"
@@ -70,6 +71,7 @@ func steadyOf(prep string, n int) *Batch {
 // cost N²: 1,000 categories took 37 s a poll, 300 took 2.4 s). Its first
 // request answers every file already at its offset without running an op.
 func TestShellAgentForksDoNotGrowWithCategories(t *testing.T) {
+	testgate.E2E(t) // a long trial: CI's end-to-end run, not the quick suite
 	t.Parallel()
 	needStrace(t)
 	forks := map[int][2]int{}

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 // and failing streams. Every prompt ends with exactly one whole record and
 // no aborted answer is kept.
 func TestServerRulesEveryPromptOnceNoAbortKept(t *testing.T) {
+	testgate.E2E(t) // 21 s: CI's end-to-end run, not the quick suite
 	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 300, "B2": 120})
 	s := startSim(t, sim.Options{Speed: 100})

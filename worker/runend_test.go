@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,6 +37,7 @@ func runLines(t *testing.T, root, cat string) []parse.RunLine {
 // A run says how it ended, in the runs.jsonl of the category it worked on
 // last: stopped, with the signal's word, then finished.
 func TestRunWritesItsEnd(t *testing.T) {
+	testgate.E2E(t) // a long trial: CI's end-to-end run, not the quick suite
 	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 200})
 	s := startSim(t, sim.Options{Speed: 60})

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,6 +19,7 @@ import (
 // root's flock), and the first stops before its next append (Lock.Held on
 // every write). A third start finishes the job: every id exactly once.
 func TestStolenLockWritesNoDuplicate(t *testing.T) {
+	testgate.E2E(t) // 25 s: CI's end-to-end run, not the quick suite
 	t.Parallel()
 	for _, how := range []string{"rm -rf run", "mv run run.old; mkdir run"} {
 		t.Run(how, func(t *testing.T) {

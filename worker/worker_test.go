@@ -109,6 +109,7 @@ func TestTornTailIsRepaired(t *testing.T) {
 }
 
 func TestFlakyServerEverythingCompletes(t *testing.T) {
+	testgate.E2E(t) // a long trial: CI's end-to-end run, not the quick suite
 	t.Parallel()
 	root := makeRoot(t, map[string]int{"B1": 300})
 	s := startSim(t, sim.Options{Speed: 200})
