@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	crand "crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -267,10 +268,10 @@ func (a *Agent) start(ctx context.Context, sess int, b *Batch) ([]byte, error) {
 	if a.useBin {
 		script = agentLauncher
 	}
-	argv := []string{"sh", "-c", script, "synthwatch-agent", nonce, a.bin, AgentProto, strconv.Itoa(len(agentScript)), string(req)}
+	argv := []string{"sh", "-c", script, "synthwatch-agent", nonce, a.bin, AgentProto, strconv.Itoa(len(agentScript)), string(req), agentScriptHash}
 	inline := OnTheLine(argv)
 	if !inline {
-		argv[len(argv)-1] = ""
+		argv[len(argv)-2] = ""
 	}
 	st, err := a.h.Stream(ctx, a.errb, argv...)
 	if err != nil {
@@ -492,6 +493,12 @@ func (l *lastBytes) String() string {
 	return string(l.b)
 }
 
+// agentScriptHash names the shell agent's script in the host's cache.
+var agentScriptHash = func() string {
+	h := sha256.Sum256([]byte(agentScript))
+	return hex.EncodeToString(h[:8])
+}()
+
 // agentScript is batchFuncs reading requests on stdin (see encode and
 // exchange). The shell keeps no variable per op and reads no request a
 // byte at a time: dash and busybox sh keep their variables in 39 hash
@@ -570,6 +577,8 @@ firstreq() {
 }
 q=0
 [ -z "$1" ] || firstreq "$1"
+# run from the user's cache: the script that came on stdin behind the first request is not read
+[ "${2:-0}" = 0 ] || head -c "$2" >/dev/null || exit 0
 while IFS= read -r line; do
   case $line in
   'L '*)

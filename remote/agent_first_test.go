@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -80,5 +81,41 @@ func TestAgentFirstRequestOnTheCommandLine(t *testing.T) {
 		if a, err := ag.Run(context.Background(), long); err != nil || string(a.reads[f][0].data) != "two\n" {
 			t.Fatalf("%s: a long first request: %v", name, err)
 		}
+	}
+}
+
+// The shell agent keeps its script in the user's cache: the next start
+// answers its first request from the command line before stdin opens, as
+// the binary does, then skips the script that came on stdin anyway. A
+// host with no cache (no HOME) reads the script from stdin every time.
+func TestShellAgentRunsFromItsCachedScript(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.txt")
+	writeFile(t, f, "one\n")
+	b := &Batch{}
+	b.Cat(f, 100)
+	first := NewAgent(Local{})
+	first.UseBinary(filepath.Join(dir, "absent"))
+	t.Cleanup(first.Close)
+	if a, err := first.Run(context.Background(), b); err != nil || string(a.reads[f][0].data) != "one\n" {
+		t.Fatalf("first start: %v", err)
+	}
+	kept := filepath.Join(cache, "synthwatch", "synthwatch-agent-"+agentScriptHash+".sh")
+	if got, err := os.ReadFile(kept); err != nil || string(got) != agentScript {
+		t.Fatalf("the script was not kept whole at %s: %v (%d bytes)", kept, err, len(got))
+	}
+	h := heldStdin{release: make(chan struct{})}
+	next := NewAgent(h)
+	next.UseBinary(filepath.Join(dir, "absent"))
+	t.Cleanup(next.Close)
+	if a, err := next.Run(context.Background(), b); err != nil || string(a.reads[f][0].data) != "one\n" {
+		t.Fatalf("a start from the cache, stdin held: %v", err)
+	}
+	close(h.release)
+	writeFile(t, f, "two\n")
+	if a, err := next.Run(context.Background(), b); err != nil || string(a.reads[f][0].data) != "two\n" {
+		t.Fatalf("the next request, behind the script on stdin: %v", err)
 	}
 }

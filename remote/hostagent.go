@@ -52,10 +52,19 @@ if [ -f "$bin" ] && [ -x "$bin" ]; then
 fi
 ` + agentShell
 
-// agentShell runs the shell agent from the script on stdin (agentLauncher's
-// arguments), with the first request when it came on the command line.
-const agentShell = `script=$(head -c "$4"; echo .) && script=${script%.}
-exec sh -c "$script" synthwatch-agent "$1" "$5"`
+// agentShell runs the shell agent (agentLauncher's arguments, and $6 the
+// script's hash): from the copy kept in the user's cache when there is one
+// (~/.cache/synthwatch/synthwatch-agent-HASH.sh), which answers the first
+// request without waiting for stdin (OpenSSH opens the channel's window a
+// round trip after the exec) and then skips the script on stdin; else from
+// the script on stdin, keeping a copy (written whole, then renamed: a
+// partial write is never taken for it) for the next start.
+const agentShell = `cd=${XDG_CACHE_HOME:-${HOME:+$HOME/.cache}}
+c=; [ -n "$cd" ] && c=$cd/synthwatch/synthwatch-agent-$6.sh
+if [ -n "$c" ] && [ -f "$c" ]; then exec sh "$c" "$1" "$5" "$4"; fi
+script=$(head -c "$4"; echo .) && script=${script%.}
+[ -z "$c" ] || { mkdir -p "${c%/*}" && printf %s "$script" >"$c.$$" && mv -f "$c.$$" "$c"; } 2>/dev/null
+exec sh -c "$script" synthwatch-agent "$1" "$5" 0`
 
 // AgentMain is "synthwatch agent ARGS" on the host: --proto prints the
 // protocol; --serve PROTO --skip N NONCE [FIRST] serves (ServeAgent) when
