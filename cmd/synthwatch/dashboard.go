@@ -202,27 +202,26 @@ func closeWithin(c io.Closer, d time.Duration) error {
 // historyPath is the event history of this host (name, or "local") and
 // root: one per host and root, or the demo's own file.
 func (f *hostFlags) historyPath(host string) string {
-	if f.stateDir != "" {
-		return filepath.Join(f.stateDir, "events.jsonl")
-	}
-	root := f.root
-	if root == "" {
-		root = pipeline.DefaultRoot
-	}
-	return pipeline.StatePath(host, root)
+	return f.statePath(host, "events.jsonl", pipeline.StatePath)
 }
 
 // hintPath is where the servers pipeline.toml named are kept (beside the
 // history): the first poll probes them beside its reads.
 func (f *hostFlags) hintPath(host string) string {
+	return f.statePath(host, "servers.json", pipeline.HintPath)
+}
+
+// statePath is a file of this host and root in the state directory, or
+// the demo's own (name, in its directory).
+func (f *hostFlags) statePath(host, name string, of func(host, root string) string) string {
 	if f.stateDir != "" {
-		return filepath.Join(f.stateDir, "servers.json")
+		return filepath.Join(f.stateDir, name)
 	}
 	root := f.root
 	if root == "" {
 		root = pipeline.DefaultRoot
 	}
-	return pipeline.HintPath(host, root)
+	return of(host, root)
 }
 
 // linkWatcher is the part of remote.SSH that logLink follows.
