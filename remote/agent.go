@@ -554,7 +554,7 @@ answer() { # into one file, sent in one write: one packet on the link, not one p
         f=$T/k; : >"$f"; j=$a
         while [ "$j" -lt "$z" ]; do j=$((j + 1)); cat "$T/r.$j" >>"$f"; done
       fi
-      if [ "$fl" = 0 ] && cmp -s "$f" "$t/o.$ky"; then printf '@= %s\n' "$ky"
+      if [ "$fl" = 0 ] && [ -f "$t/o.$ky" ] && cmp -s "$f" "$t/o.$ky"; then printf '@= %s\n' "$ky"
       else printf '@O %s %s\n' "$ky" "$(($(wc -c <"$f")))"; cat "$f"; mv -f "$f" "$t/o.$ky"; fi
       i=$((i + 1));;
     esac
