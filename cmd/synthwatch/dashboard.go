@@ -148,23 +148,9 @@ func (f dashFlags) tuiConfig() tui.Config {
 func runProgram(ctx context.Context, cmd *cobra.Command, m tea.Model, prompter *tui.Prompter, quitNote func() string) error {
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(10)) // a dashboard needs no 60 fps: idle CPU
 	prompter.Attach(p.Send)
-	// a stop the program did not ask for (the terminal's own ^Z while it
-	// was busy, kill -STOP, a debugger) resumes as ctrl+z's does: the
-	// screen repainted and a poll, not a blank screen until a resize
-	cont := make(chan os.Signal, 1)
-	signal.Notify(cont, syscall.SIGCONT)
 	done := make(chan struct{})
-	defer func() { signal.Stop(cont); close(done) }()
-	go func() {
-		for {
-			select {
-			case <-cont:
-				p.Send(tea.ResumeMsg{})
-			case <-done:
-				return
-			}
-		}
-	}()
+	defer close(done)
+	followStops(p, done)
 	final, err := p.Run()
 	// Refuse a question still open (a host key, a passphrase): the link's
 	// supervisor waits on it, and the deferred h.Close waits on the supervisor.

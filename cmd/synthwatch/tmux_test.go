@@ -175,15 +175,15 @@ func TestDashboardInTmuxEndToEnd(t *testing.T) {
 	}
 }
 
-// ctrl+z in the real terminal: the shell gets its prompt back, fg brings the
-// dashboard back repainted and in raw mode (a plain q quits it, with no
-// enter). (A stop sent from outside, kill -TSTP, now repaints on fg too,
-// but the terminal is left in cooked mode: not yet handled.)
+// ctrl+z in the real terminal, or a stop sent from outside (kill -TSTP):
+// the shell gets its prompt back in a terminal it can use (its own echo of
+// what is typed), fg brings the dashboard back repainted and in raw mode
+// (a plain q quits it, with no enter).
 func TestSuspendAndResumeInTmux(t *testing.T) {
 	testgate.E2E(t)
 	needTmux(t)
 	bin := testbin.Path(t)
-	for _, how := range []string{"ctrl+z"} {
+	for _, how := range []string{"ctrl+z", "kill -TSTP"} {
 		t.Run(how, func(t *testing.T) {
 			root := t.TempDir()
 			os.MkdirAll(filepath.Join(root, "prepared", "B1"), 0o755)
@@ -194,11 +194,25 @@ func TestSuspendAndResumeInTmux(t *testing.T) {
 			x.waitText("READY$", 20*time.Second)
 			x.keys(bin+" --local "+root+" --poll 500ms", "Enter")
 			x.waitFor("the dashboard", 30*time.Second, func(scr string) bool { return strings.Contains(scr, "B1") && strings.Contains(scr, "? help") })
-			x.keys("C-z")
+			if how == "ctrl+z" {
+				x.keys("C-z")
+			} else {
+				out, err := exec.Command("pgrep", "-f", "^"+bin+" --local "+root).Output()
+				pid := strings.Fields(string(out))
+				if err != nil || len(pid) != 1 {
+					t.Fatalf("the dashboard's pid: %q %v", out, err)
+				}
+				if err := exec.Command("kill", "-TSTP", pid[0]).Run(); err != nil {
+					t.Fatal(err)
+				}
+			}
 			x.waitFor("the shell's prompt after the stop", 20*time.Second, func(scr string) bool {
 				return strings.Contains(scr, "Stopped")
 			})
-			x.keys("clear; fg", "Enter")
+			// a cooked terminal echoes what is typed before Enter
+			x.keys("echo typed-here")
+			x.waitText("echo typed-here", 10*time.Second)
+			x.keys("C-u", "clear; fg", "Enter")
 			x.waitFor("the dashboard repainted after fg", 30*time.Second, func(scr string) bool {
 				return strings.Contains(scr, "B1") && strings.Contains(scr, "? help") && !strings.Contains(scr, "READY$")
 			})
