@@ -53,8 +53,8 @@ func TestReaderSteadyBesidePolls(t *testing.T) {
 	h := p.dial(t)
 	t.Cleanup(func() { h.Close() })
 	w := NewWatcher(h, Options{Host: "beside", Root: root, ServerURL: url, WorkerBin: filepath.Join(root, "absent")}, nil)
-	if snap := w.Poll(context.Background()); snap.Connection.Reader != "shell agent" {
-		t.Fatalf("cold poll read by %q", snap.Connection.Reader)
+	if snap := w.Poll(context.Background()); snap.Connection.Reader != "shell agent" || snap.Connection.AgentProtocol != remote.AgentProto {
+		t.Fatalf("cold poll read by %q, protocol %q", snap.Connection.Reader, snap.Connection.AgentProtocol)
 	}
 	var stop atomic.Bool
 	var mu sync.Mutex

@@ -89,6 +89,14 @@ func agentReader(kind string) string {
 	return kind + " agent"
 }
 
+// agentProtocol is the protocol of the agent a Reader names, if one read.
+func agentProtocol(reader string) string {
+	if strings.HasPrefix(reader, "go agent") || strings.HasPrefix(reader, "shell agent") {
+		return remote.AgentProto
+	}
+	return ""
+}
+
 // viaAgent: this poll goes to the agent, cold or steady.
 func (w *Watcher) viaAgent() bool {
 	l, ok := w.h.(remote.Linked)

@@ -86,6 +86,18 @@ type Connection struct {
 	// PATH" (the deployed binary: no process per file), "shell agent",
 	// "one-shot batch", or "file by file" (a request each); "" for a local root.
 	Reader string `json:"reader,omitempty"`
+	// AgentProtocol is the protocol the agent that read spoke (the Go and
+	// the shell agent speak the same one; a binary speaking another is
+	// left for the shell): "synthwatch-agent/6".
+	AgentProtocol string `json:"agent_protocol,omitempty"`
+}
+
+// ReaderText is Reader with the agent's protocol, for people.
+func (c Connection) ReaderText() string {
+	if c.AgentProtocol == "" {
+		return c.Reader
+	}
+	return c.Reader + " · " + c.AgentProtocol
 }
 
 // LinkPhase is where the link to the host stands. Its strings are

@@ -213,7 +213,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	w.reader.Store(reader) // once a poll: Link, read beside it, never sees a guess
 	if reader != w.readerLogged {
 		w.readerLogged = reader
-		slog.Info("the host's reads", "host", w.o.Host, "by", reader)
+		slog.Info("the host's reads", "host", w.o.Host, "by", Connection{Reader: reader, AgentProtocol: agentProtocol(reader)}.ReaderText())
 	}
 	if full {
 		var parsed bool
@@ -346,6 +346,7 @@ func (w *Watcher) Link() Connection {
 	st := l.State()
 	c := Connection{State: linkPhase(st.Phase), RTTms: float64(st.RTT.Microseconds()) / 1000, Error: st.Err, Drops: st.Drops}
 	c.Reader, _ = w.reader.Load().(string)
+	c.AgentProtocol = agentProtocol(c.Reader)
 	if st.Phase != remote.Connected {
 		c.Attempt = st.Attempt
 		if !st.NextTry.IsZero() && st.NextTry.After(w.o.Now()) {

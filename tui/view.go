@@ -466,7 +466,7 @@ func (m Model) helpBox(w int) string {
 		}
 		rows = append(rows, "", m.st.Warn.Render("read-only session: "+strings.Join(off, " ")+" (launch, kill, resume, restart) are off"))
 	}
-	if r := m.conn.Reader; r != "" {
+	if r := m.conn.ReaderText(); r != "" {
 		rows = append(rows, "", m.st.Dim.Render("host read by: "+parse.SanitizeString(r)))
 	}
 	const chrome = 6 // border, title, blank lines, hint
@@ -492,7 +492,7 @@ func (m Model) helpColumns(inner int) []string {
 	if m.cfg.ReadOnly {
 		rows = append(rows, m.st.Warn.Render("read-only: L K r R are off"))
 	}
-	if r := m.conn.Reader; r != "" { // which agent reads the host: the short box says it too
+	if r := m.conn.ReaderText(); r != "" { // which agent reads the host: the short box says it too
 		rows = append(rows, m.st.Dim.Render(fit("read by: "+parse.SanitizeString(r), inner)))
 	}
 	return rows

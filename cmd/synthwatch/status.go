@@ -240,7 +240,7 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	if c := s.Connection; c.Stale() && c.LastContact != nil && !s.Time.IsZero() {
 		fmt.Fprintf(out, " (last contact %s ago)", s.Time.Sub(*c.LastContact).Round(time.Second))
 	}
-	if r := s.Connection.Reader; r != "" {
+	if r := s.Connection.ReaderText(); r != "" {
 		fmt.Fprintf(out, "  read by: %s", safe(r))
 	}
 	fmt.Fprintln(out)
