@@ -244,3 +244,45 @@ func killNaming(t *testing.T, s string) {
 		}
 	}
 }
+
+// A second request while the first one's feed (the script on stdin) is
+// still held by the channel's window waits for it, and comes after it on
+// stdin: its answer is the file's then, and the agent is the same.
+func TestReviewSecondRequestRacesTheFeed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a b's.txt")
+	writeFile(t, f, "one\n")
+	h := heldStdin{release: make(chan struct{})}
+	ag := NewAgent(h)
+	ag.UseBinary(selfAsBinary(t))
+	t.Cleanup(ag.Close)
+	b := func() *Batch { b := &Batch{}; b.Cat(f, 100); return b }
+	if a, err := ag.Run(context.Background(), b()); err != nil || string(a.reads[f][0].data) != "one\n" {
+		t.Fatalf("first: %v", err)
+	}
+	writeFile(t, f, "two\n")
+	type res struct {
+		a   *answers
+		err error
+	}
+	got := make(chan res, 3)
+	for range 3 { // three more, racing one another and the feed
+		go func() { a, err := ag.Run(context.Background(), b()); got <- res{a, err} }()
+	}
+	select {
+	case r := <-got:
+		t.Fatalf("a request answered while the script was still held: %+v", r)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(h.release)
+	for range 3 {
+		r := <-got
+		if r.err != nil || string(r.a.reads[f][0].data) != "two\n" {
+			t.Fatalf("after the feed: %v %+v", r.err, r.a)
+		}
+	}
+	if s, n := ag.Stats(); s != 1 || n != 4 {
+		t.Fatalf("starts %d requests %d", s, n)
+	}
+}
