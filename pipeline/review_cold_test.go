@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -71,5 +72,28 @@ func TestColdSumOfAFileThatGrows(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// coldSumScript sums under a root whose name starts with a dash (a
+// relative --root, read from the login's home): stat takes no path for
+// an option.
+func TestColdSumScriptUnderADashRoot(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	w := &Watcher{o: Options{Root: "-L dash root"}}
+	raw := filepath.Join(home, w.layout().Prepared(), "B1", parse.RawFile)
+	must(t, os.MkdirAll(filepath.Dir(raw), 0o755))
+	write(t, raw, pyTokenRecords("B1", 0, 20, rand.New(rand.NewPCG(1, 2))))
+	argv := append([]string{"sh", "-c", `cd "$1" && shift && exec "$@"`, "in-home", home}, w.coldSumArgv(0)...)
+	r, err := remote.Local{}.Exec(context.Background(), argv...)
+	must(t, err)
+	fi, _ := os.Stat(raw)
+	want := fmt.Sprintf("1 %d %s\n", fi.Size(), filepath.Join(w.layout().Prepared(), "B1", parse.RawFile))
+	if string(r.Stderr) != want {
+		t.Fatalf("stderr %q, want %q (exit %d)", r.Stderr, want, r.ExitCode)
+	}
+	if sums, err := parseTokenSums(r.Stdout, 1); err != nil || sums[0].err != "" {
+		t.Fatalf("sums %+v %v", sums, err)
 	}
 }
