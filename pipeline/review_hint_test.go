@@ -80,3 +80,22 @@ func BenchmarkFirstPollWedgedHint(bm *testing.B) {
 		}
 	}
 }
+
+// A pipeline.toml that does not parse lists no servers: those configured
+// stand, as without a hint; the hint is not taken for the manifest.
+func TestHintIsNotTakenForABrokenManifest(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	write(t, filepath.Join(root, "pipeline.toml"), "server = \n[[[\n")
+	hint := filepath.Join(t.TempDir(), "h.servers.json")
+	a, c := closedURL(t), closedURL(t)
+	write(t, hint, `{"server":"`+a+`"}`)
+	w := localWatcher(t, root, newClock(), Options{HintPath: hint, ServerURL: c})
+	s := w.Poll(context.Background())
+	if w.cnt.manErr == nil {
+		t.Fatal("the manifest parsed")
+	}
+	if s.Server.URL != c || s.Server.URLFrom == "pipeline.toml server" {
+		t.Fatalf("server %q from %q under a broken pipeline.toml, want the configured %s", s.Server.URL, s.Server.URLFrom, c)
+	}
+}
