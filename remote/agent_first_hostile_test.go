@@ -47,7 +47,7 @@ func hostileNamesTree(t *testing.T) string {
 // The first request, on the command line, answers hostile names as the
 // one-shot does under every shell and awk, and the Go agent; so do the
 // next ones, on stdin.
-func TestReviewHostileFirstRequestOnTheLine(t *testing.T) {
+func TestAgentFirstRequestHostileNames(t *testing.T) {
 	testgate.E2E(t)
 	path := os.Getenv("PATH")
 	run := func(t *testing.T, ag *Agent) {
@@ -121,7 +121,7 @@ func padBatch(t *testing.T, ag *Agent, dir string, over int) func() *Batch {
 // A first request just within MaxLine travels on the line, one just past
 // it on stdin; both answer as the one-shot does, locally and through
 // each SSH server (Dropbear ends a connection on a line over 9,000).
-func TestReviewFirstRequestAtMaxLine(t *testing.T) {
+func TestAgentFirstRequestAtMaxLine(t *testing.T) {
 	testgate.E2E(t)
 	dir := hostileNamesTree(t)
 	check := func(t *testing.T, mk func() *Agent) {
@@ -188,7 +188,7 @@ func fakeBinary(t *testing.T, body string) string {
 
 // An agent that ends, or hangs, before it reads stdin, while the feed
 // writes the script: Run answers an error, and nothing is left behind.
-func TestReviewAgentDiesBeforeStdin(t *testing.T) {
+func TestAgentEndsOrHangsBeforeStdin(t *testing.T) {
 	testgate.E2E(t)
 	bodies := map[string]string{"exits": "exit 0", "fails": "exit 70", "hangs": "exec sleep 601",
 		"hangs-quiet": "exec 0<&- 1>&- 2>&-; exec sleep 601"}
@@ -248,7 +248,7 @@ func killNaming(t *testing.T, s string) {
 // A second request while the first one's feed (the script on stdin) is
 // still held by the channel's window waits for it, and comes after it on
 // stdin: its answer is the file's then, and the agent is the same.
-func TestReviewSecondRequestRacesTheFeed(t *testing.T) {
+func TestAgentRequestsRaceTheFeed(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	f := filepath.Join(dir, "a b's.txt")
