@@ -61,9 +61,10 @@ func (w *Watcher) writeServersHint() {
 }
 
 // serverManifest is the manifest serverSpecs reads: pipeline.toml once
-// read, else the hint.
+// read, else the hint; one that does not parse lists none (those
+// configured stand).
 func (w *Watcher) serverManifest() parse.Manifest {
-	if !w.cnt.haveMan && w.hint != nil {
+	if !w.cnt.haveMan && w.cnt.manErr == nil && w.hint != nil {
 		return parse.Manifest{Server: w.hint.Server, Servers: w.hint.Servers}
 	}
 	return w.cnt.manifest

@@ -21,7 +21,7 @@ import (
 const coldSumScript = `d=$1 name=$2 above=$3 sum=$4
 for f in "$d"/*/"$name" "$d"/.[!.]*/"$name" "$d"/..?*/"$name"; do
   [ -f "$f" ] && printf '%s\0' "$f"
-done | xargs -0 stat -L -c '%s %n' 2>/dev/null | {
+done | xargs -0 stat -L -c '%s %n' -- 2>/dev/null | {
   set --
   i=0
   while read -r sz f; do

@@ -194,12 +194,14 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	w.polls++
 	var wg, pw sync.WaitGroup // pw: the servers' probes
 	var reads []serverRead
-	probe := func() { pw.Add(1); go func() { defer pw.Done(); reads = w.probeServers(ctx) }() }
+	probe := func(ctx context.Context) { pw.Add(1); go func() { defer pw.Done(); reads = w.probeServers(ctx) }() }
 	defer pw.Wait()
 	if !w.sv.set {
 		w.setServers(w.serverSpecs()) // as configured, until pipeline.toml is read (below)
 	}
-	probe() // beside the reads, never after them: a cold start waits for the slower of the two
+	guess, dropGuess := context.WithCancel(ctx)
+	defer dropGuess()
+	probe(guess) // beside the reads, never after them: a cold start waits for the slower of the two
 	w.countOnHost(viaAgent)
 	reader := "file by file" // unless the agent or the batch answers
 	if cold || viaAgent {
@@ -225,9 +227,10 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		// the first poll: pipeline.toml may list other servers; probe those
 		w.sv.set = w.cnt.haveMan || w.cnt.manErr != nil // a bad manifest lists no servers: those configured stand
 		if specs := w.serverSpecs(); !w.serversAre(specs) {
+			dropGuess() // pipeline.toml names others: a wedged guess (a stale hint) is not waited for (3 s)
 			pw.Wait()
 			w.setServers(specs)
-			probe()
+			probe(ctx)
 		}
 	}
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -129,7 +130,7 @@ func (p *procStream) Close() error {
 	var err error
 	p.once.Do(func() {
 		p.in.Close()
-		p.cmd.Process.Kill()
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // its group: sh -c forks the command, which outlived a kill of sh, holding stderr (Wait's copy) open
 		err = p.cmd.Wait()
 	})
 	return err
@@ -144,6 +145,8 @@ func (Local) Stream(_ context.Context, stderr io.Writer, argv ...string) (Stream
 		return nil, fmt.Errorf("stream %s: pipes: %v %v", argv[0], err1, err2)
 	}
 	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = time.Second // a process that left the group still does not hold Close
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("stream %s: %w", argv[0], err)
 	}

@@ -1,0 +1,288 @@
+package remote
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/synthwatch/synthwatch/internal/testawk"
+	"github.com/synthwatch/synthwatch/internal/testgate"
+)
+
+// hostileNames mean something to sh, printf, awk or the agent protocol.
+var hostileNames = []string{"$(touch PWNED)", "`touch PWNED2`", `back\slash`, `%s%b%n%%`, `\0047`, `\0134x`, `\c`, "it's", `"dq"`,
+	"new\nline", "\xff\xfe non-utf8", "-n", "-e", " lead", "trail ", "tab\there", "a  two  spaces", "=eq", "D 3 =x", "L 5", "R | 0", "#1", "%"}
+
+// hostileNamesBatch reads, counts and tails a file in each hostile directory.
+func hostileNamesBatch(dir string) func() *Batch {
+	return func() *Batch {
+		b := &Batch{}
+		for _, n := range hostileNames {
+			p := filepath.Join(dir, n, "raw.jsonl")
+			b.Count(NewCounter(p))
+			b.Tail(NewTail(p))
+			b.Cat(p, 100)
+		}
+		b.Glob(filepath.Join(dir, "*", "raw.jsonl"), dir, "raw.jsonl")
+		return b
+	}
+}
+
+func hostileNamesTree(t *testing.T) string {
+	dir := t.TempDir()
+	for i, n := range hostileNames {
+		must(t, os.MkdirAll(filepath.Join(dir, n), 0o755))
+		writeFile(t, filepath.Join(dir, n, "raw.jsonl"), strings.Repeat("{\"id\":1}\n", i+1))
+	}
+	return dir
+}
+
+// The first request, on the command line, answers hostile names as the
+// one-shot does under every shell and awk, and the Go agent; so do the
+// next ones, on stdin.
+func TestAgentFirstRequestHostileNames(t *testing.T) {
+	testgate.E2E(t)
+	path := os.Getenv("PATH")
+	run := func(t *testing.T, ag *Agent) {
+		dir := hostileNamesTree(t)
+		cwd, _ := os.Getwd()
+		for round := 0; round < 3; round++ {
+			sameAsOneShot(t, ag, hostileNamesBatch(dir), round)
+			if round == 0 {
+				ag.mu.Lock()
+				n := ag.lastReq
+				ag.mu.Unlock()
+				if n == 0 || n > MaxLine-1500 {
+					t.Fatalf("first request %d bytes: not on the line", n)
+				}
+			}
+			appendFile(t, filepath.Join(dir, hostileNames[round], "raw.jsonl"), "{\"id\":2}\n")
+		}
+		for _, p := range []string{"PWNED", "PWNED2"} {
+			if _, err := os.Stat(filepath.Join(cwd, p)); err == nil {
+				t.Fatalf("a name ran: %s", p)
+			}
+		}
+	}
+	for name, d := range testawk.Dirs(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("PATH", d+string(os.PathListSeparator)+path)
+			ag := NewAgent(Local{})
+			t.Cleanup(ag.Close)
+			run(t, ag)
+		})
+	}
+	t.Run("go", func(t *testing.T) { run(t, goAgent(t)) })
+	_ = context.Background
+}
+
+// lineOf is the length past MaxLine (negative: within) of ag's first
+// command line for b, as start builds it.
+func lineOf(ag *Agent, b *Batch) int {
+	tmp := &Agent{alias: map[string]int{}, keys: map[string]int{}}
+	b.nonce = "~000000000000"
+	req := tmp.encode(b)
+	script := agentShell
+	if ag.useBin {
+		script = agentLauncher
+	}
+	argv := []string{"sh", "-c", script, "synthwatch-agent", b.nonce, ag.bin, AgentProto, "10000", string(req)}
+	n := len(argv) - 1
+	for _, w := range quoted(argv) {
+		n += len(w)
+	}
+	return n - MaxLine
+}
+
+// padBatch is a batch whose first command line is MaxLine+over bytes.
+func padBatch(t *testing.T, ag *Agent, dir string, over int) func() *Batch {
+	mk := func(pad int) *Batch {
+		b := &Batch{}
+		b.Cat(filepath.Join(dir, "it's $x `y` \\ %"+strings.Repeat("p", pad)), 100)
+		for _, n := range hostileNames {
+			b.Cat(filepath.Join(dir, n, "raw.jsonl"), 100)
+		}
+		return b
+	}
+	pad := 7000 - lineOf(ag, mk(7000)) + over
+	if got := lineOf(ag, mk(pad)); got != over {
+		t.Fatalf("pad %d: line %d past MaxLine, want %d", pad, got, over)
+	}
+	return func() *Batch { return mk(pad) }
+}
+
+// A first request just within MaxLine travels on the line, one just past
+// it on stdin; both answer as the one-shot does, locally and through
+// each SSH server (Dropbear ends a connection on a line over 9,000).
+func TestAgentFirstRequestAtMaxLine(t *testing.T) {
+	testgate.E2E(t)
+	dir := hostileNamesTree(t)
+	check := func(t *testing.T, mk func() *Agent) {
+		for _, over := range []int{-1, 0, 1, 2} {
+			ag := mk()
+			b := padBatch(t, ag, dir, over)
+			for round := 0; round < 2; round++ {
+				sameAsOneShotOn(t, ag, b, round)
+				if round == 0 {
+					if got := firstOnTheLine(ag); got != (over <= 0) {
+						t.Fatalf("%d past MaxLine: the first request on the line %v", over, got)
+					}
+				}
+			}
+			ag.Close()
+		}
+	}
+	t.Run("local-sh", func(t *testing.T) { check(t, func() *Agent { return NewAgent(Local{}) }) })
+	t.Run("local-go", func(t *testing.T) { check(t, func() *Agent { return goAgent(t) }) })
+	for name, start := range servers {
+		t.Run(name, func(t *testing.T) {
+			h := dial(t, opts(t, start(t)))
+			bin := selfAsBinary(t)
+			t.Run("sh", func(t *testing.T) { check(t, func() *Agent { return NewAgent(h) }) })
+			t.Run("go", func(t *testing.T) {
+				check(t, func() *Agent { a := NewAgent(h); a.UseBinary(bin); return a })
+			})
+		})
+	}
+}
+
+// sameAsOneShotOn is sameAsOneShot with the agent's own answers checked
+// to come from a live agent (one start for every round).
+func sameAsOneShotOn(t *testing.T, ag *Agent, batch func() *Batch, round int) {
+	t.Helper()
+	sameAsOneShot(t, ag, batch, round)
+	if s, r := ag.Stats(); s != 1 || r != int64(round+1) {
+		t.Fatalf("round %d: starts %d requests %d", round, s, r)
+	}
+}
+
+// firstOnTheLine says whether a live agent of ag got a request on its
+// command line.
+func firstOnTheLine(ag *Agent) bool {
+	ag.mu.Lock()
+	nonce := ag.nonce
+	ag.mu.Unlock()
+	for _, p := range agentProcs(nonce) {
+		b, _ := os.ReadFile(filepath.Join("/proc", p, "cmdline"))
+		if strings.Contains(string(b), "\nR | ") {
+			return true
+		}
+	}
+	return false
+}
+
+// fakeBinary speaks the protocol on --proto and serves as body says.
+func fakeBinary(t *testing.T, body string) string {
+	p := filepath.Join(t.TempDir(), "synthwatch")
+	writeFile(t, p, "#!/bin/sh\n[ \"$2\" = --proto ] && { echo "+AgentProto+"; exit 0; }\n"+body+"\n")
+	must(t, os.Chmod(p, 0o755))
+	return p
+}
+
+// An agent that ends, or hangs, before it reads stdin, while the feed
+// writes the script: Run answers an error, and nothing is left behind.
+func TestAgentEndsOrHangsBeforeStdin(t *testing.T) {
+	testgate.E2E(t)
+	bodies := map[string]string{"exits": "exit 0", "fails": "exit 70", "hangs": "exec sleep 601",
+		"hangs-quiet": "exec 0<&- 1>&- 2>&-; exec sleep 601"}
+	for _, srv := range []string{"local", "openssh", "dropbear"} {
+		var h Host = Local{}
+		var hc *SSH
+		if srv != "local" {
+			hc = dial(t, opts(t, servers[srv](t)))
+			h = hc
+			warm := NewAgent(h) // the link's own goroutines (sftp, keepalive) start before the trial
+			b := &Batch{}
+			b.Cat("/proc/stat", 100)
+			if _, err := warm.Run(context.Background(), b); err != nil {
+				t.Fatal(err)
+			}
+			warm.Close()
+		}
+		ignore := goleak.IgnoreCurrent()
+		for name, body := range bodies {
+			ag := NewAgent(h)
+			ag.UseBinary(fakeBinary(t, body))
+			b := &Batch{}
+			b.Cat("/proc/stat", 100)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			done := make(chan error, 1)
+			go func() { _, err := ag.Run(ctx, b); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Errorf("%s %s: no error from an agent that never answered", srv, name)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatalf("%s %s: Run still waits after a minute", srv, name)
+			}
+			cancel()
+			ag.Close()
+			if name != "exits" && name != "fails" && srv != "local" {
+				killNaming(t, "sleep\x00601") // an SSH server leaves a command that ignores its stdin's end
+			}
+		}
+		goleak.VerifyNone(t, ignore)
+		if hc != nil {
+			hc.Close()
+		}
+	}
+}
+
+// killNaming ends this test's processes whose command line holds s.
+func killNaming(t *testing.T, s string) {
+	for _, p := range agentProcs(s) {
+		if pid, err := strconv.Atoi(p); err == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// A second request while the first one's feed (the script on stdin) is
+// still held by the channel's window waits for it, and comes after it on
+// stdin: its answer is the file's then, and the agent is the same.
+func TestAgentRequestsRaceTheFeed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a b's.txt")
+	writeFile(t, f, "one\n")
+	h := heldStdin{release: make(chan struct{})}
+	ag := NewAgent(h)
+	ag.UseBinary(selfAsBinary(t))
+	t.Cleanup(ag.Close)
+	b := func() *Batch { b := &Batch{}; b.Cat(f, 100); return b }
+	if a, err := ag.Run(context.Background(), b()); err != nil || string(a.reads[f][0].data) != "one\n" {
+		t.Fatalf("first: %v", err)
+	}
+	writeFile(t, f, "two\n")
+	type res struct {
+		a   *answers
+		err error
+	}
+	got := make(chan res, 3)
+	for range 3 { // three more, racing one another and the feed
+		go func() { a, err := ag.Run(context.Background(), b()); got <- res{a, err} }()
+	}
+	select {
+	case r := <-got:
+		t.Fatalf("a request answered while the script was still held: %+v", r)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(h.release)
+	for range 3 {
+		r := <-got
+		if r.err != nil || string(r.a.reads[f][0].data) != "two\n" {
+			t.Fatalf("after the feed: %v %+v", r.err, r.a)
+		}
+	}
+	if s, n := ag.Stats(); s != 1 || n != 4 {
+		t.Fatalf("starts %d requests %d", s, n)
+	}
+}
