@@ -256,6 +256,16 @@ func firstNonEmpty(s ...string) string {
 // only once the exec is in: a round trip), else on stdin behind the shell
 // agent's script, which the launcher reads there when no binary serves. It
 // returns the request.
+// startArgv is the agent's command: the launcher (or, with no binary to
+// try, the shell's start) and its arguments, the first request included.
+func (a *Agent) startArgv(nonce string, req []byte) []string {
+	script := agentShell
+	if a.useBin {
+		script = agentLauncher
+	}
+	return []string{"sh", "-c", script, "synthwatch-agent", nonce, a.bin, AgentProto, strconv.Itoa(len(agentScript)), string(req), agentScriptHash}
+}
+
 func (a *Agent) start(ctx context.Context, sess int, b *Batch) ([]byte, error) {
 	var r [6]byte // 48 random bits a session: a record's end, which no file can know
 	crand.Read(r[:])
@@ -264,14 +274,10 @@ func (a *Agent) start(ctx context.Context, sess int, b *Batch) ([]byte, error) {
 	a.alias, a.keys, a.outs, a.names = map[string]int{}, map[string]int{}, map[int][]byte{}, nil
 	b.nonce = nonce
 	req := a.encode(b)
-	script := agentShell
-	if a.useBin {
-		script = agentLauncher
-	}
-	argv := []string{"sh", "-c", script, "synthwatch-agent", nonce, a.bin, AgentProto, strconv.Itoa(len(agentScript)), string(req), agentScriptHash}
+	argv := a.startArgv(nonce, req)
 	inline := OnTheLine(argv)
 	if !inline {
-		argv[len(argv)-2] = ""
+		argv = a.startArgv(nonce, nil) // it follows the script on stdin
 	}
 	st, err := a.h.Stream(ctx, a.errb, argv...)
 	if err != nil {

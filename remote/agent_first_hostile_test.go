@@ -88,12 +88,7 @@ func TestAgentFirstRequestHostileNames(t *testing.T) {
 func lineOf(ag *Agent, b *Batch) int {
 	tmp := &Agent{alias: map[string]int{}, keys: map[string]int{}}
 	b.nonce = "~000000000000"
-	req := tmp.encode(b)
-	script := agentShell
-	if ag.useBin {
-		script = agentLauncher
-	}
-	argv := []string{"sh", "-c", script, "synthwatch-agent", b.nonce, ag.bin, AgentProto, "10000", string(req)}
+	argv := ag.startArgv(b.nonce, tmp.encode(b))
 	n := len(argv) - 1
 	for _, w := range quoted(argv) {
 		n += len(w)
