@@ -120,9 +120,6 @@ func TestHangClearsAndStartupWaitIsNoHang(t *testing.T) {
 func TestHealthNotAnswering(t *testing.T) {
 	testgate.E2E(t) // a long trial: CI's end-to-end run, not the quick suite
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("waits for the 3 s probe deadline")
-	}
 	hold := make(chan struct{})
 	var asked atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -248,10 +248,7 @@ func TestAgentRequestsRaceTheFeed(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "a b's.txt")
 	writeFile(t, f, "one\n")
-	h := heldStdin{release: make(chan struct{})}
-	ag := NewAgent(h)
-	ag.UseBinary(selfAsBinary(t))
-	t.Cleanup(ag.Close)
+	ag, h := heldBinaryAgent(t)
 	b := func() *Batch { b := &Batch{}; b.Cat(f, 100); return b }
 	if a, err := ag.Run(context.Background(), b()); err != nil || string(a.reads[f][0].data) != "one\n" {
 		t.Fatalf("first: %v", err)

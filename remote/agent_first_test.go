@@ -36,6 +36,16 @@ func (s heldStream) Write(p []byte) (int, error) {
 	return s.Stream.Write(p)
 }
 
+// heldBinaryAgent is the deployed binary's agent on a host whose stdin is
+// held shut until h.release closes.
+func heldBinaryAgent(t *testing.T) (*Agent, heldStdin) {
+	h := heldStdin{release: make(chan struct{})}
+	ag := NewAgent(h)
+	ag.UseBinary(selfAsBinary(t))
+	t.Cleanup(ag.Close)
+	return ag, h
+}
+
 // The deployed binary answers the first request from the command line,
 // before anything reaches its stdin; the next ones come on stdin, behind
 // the shell agent's script, which it skips. A request too long for the
@@ -45,10 +55,7 @@ func TestAgentFirstRequestOnTheCommandLine(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "a.txt")
 	writeFile(t, f, "one\n")
-	h := heldStdin{release: make(chan struct{})}
-	ag := NewAgent(h)
-	ag.UseBinary(selfAsBinary(t))
-	t.Cleanup(ag.Close)
+	ag, h := heldBinaryAgent(t)
 	b := &Batch{}
 	b.Cat(f, 100)
 	a, err := ag.Run(context.Background(), b) // stdin held: only the command line reached the host

@@ -134,9 +134,12 @@ func TestEachBindingDoesItsAction(t *testing.T) {
 				t.Errorf("action %d, busy %d, quit %q:\n%s", b.actionID, len(a.busy), a.quitMsg, screen(a))
 			}
 		}},
-		{km.Help, func(m Model) Model { m.conn.Reader = "go agent /opt/sw\x1b]0;x\x07"; return m }, func(t *testing.T, b, a Model, _ *fake) {
+		{km.Help, func(m Model) Model {
+			m.conn.Reader, m.conn.AgentProtocol = "go agent /opt/sw\x1b]0;x\x07", "synthwatch-agent/6"
+			return m
+		}, func(t *testing.T, b, a Model, _ *fake) {
 			// which agent reads the host, sanitised (its path is the host's text)
-			if sc := screen(a); !a.help || !strings.Contains(sc, "Keys") || !strings.Contains(sc, "host read by: go agent /opt/sw") || strings.Contains(sc, "\x1b]0") {
+			if sc := screen(a); !a.help || !strings.Contains(sc, "Keys") || !strings.Contains(sc, "host read by: go agent /opt/sw") || !strings.Contains(sc, " · synthwatch-agent/6") || strings.Contains(sc, "\x1b]0") {
 				t.Errorf("no help, or no reader:\n%s", sc)
 			}
 		}},

@@ -13,14 +13,14 @@ import (
 // sequence and no tab of theirs.
 func TestTextStatusIsSanitised(t *testing.T) {
 	var b bytes.Buffer
-	printStatus(&b, pipeline.Snapshot{Host: "h", Root: "/r\x1b]0;TITLE\a", Connection: pipeline.Connection{State: pipeline.LinkConnected, Reader: "go agent /opt/sw\x1b]0;x\a"},
+	printStatus(&b, pipeline.Snapshot{Host: "h", Root: "/r\x1b]0;TITLE\a", Connection: pipeline.Connection{State: pipeline.LinkConnected, Reader: "go agent /opt/sw\x1b]0;x\a", AgentProtocol: "synthwatch-agent/6"},
 		Categories: []pipeline.Category{{Name: "B\x1b]0;TITLE-HIJACK\a\x1b[2J\tx", Class: "SHORT"}},
 		Warnings:   []string{"runs.jsonl model \x1b[5mblink\x1b[0m"}})
 	out := b.String()
 	if strings.ContainsRune(out, 0x1b) || strings.Contains(out, "\a") || strings.Contains(out, "B\t") {
 		t.Fatalf("raw control bytes in:\n%q", out)
 	}
-	if !strings.Contains(out, "B x") || !strings.Contains(out, "blink") || !strings.Contains(out, "read by: go agent /opt/sw") {
+	if !strings.Contains(out, "B x") || !strings.Contains(out, "blink") || !strings.Contains(out, "read by: go agent /opt/sw") || !strings.Contains(out, " · synthwatch-agent/6") {
 		t.Fatalf("the text itself is lost:\n%q", out)
 	}
 }
