@@ -103,10 +103,10 @@ func projectsOnly(t *testing.T, w *Watcher, s Snapshot, what string) {
 	a := w.project()
 	b := w.project()
 	if got, want := stateText(a), stateText(s); got != want {
-		t.Fatalf("%s: the projection is not the poll's snapshot:\n%s\nwant\n%s", what, got, want)
+		t.Fatalf("%s: the projection is not the poll's snapshot: %s", what, firstDiff(want, got))
 	}
 	if got, want := stateText(b), stateText(a); got != want {
-		t.Fatalf("%s: a second projection differs:\n%s\nwant\n%s", what, got, want)
+		t.Fatalf("%s: a second projection differs: %s", what, firstDiff(want, got))
 	}
 	if after := partsText(w); after != before {
 		t.Fatalf("%s: projecting changed the watcher's parts:\n%s", what, firstDiff(before, after))
@@ -146,8 +146,8 @@ func waitZombie(t *testing.T, pid int) {
 func firstDiff(a, b string) string {
 	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
 	for i := range min(len(al), len(bl)) {
-		if al[i] != bl[i] {
-			return fmt.Sprintf("line %d:\n- %s\n+ %s", i, al[i], bl[i])
+		if al[i] != bl[i] { // with the lines before it, which name the field
+			return fmt.Sprintf("line %d:\n%s\n- %s\n+ %s", i, strings.Join(al[max(0, i-8):i], "\n"), al[i], bl[i])
 		}
 	}
 	return fmt.Sprintf("lengths %d and %d", len(al), len(bl))
