@@ -30,7 +30,7 @@ type serverSet struct {
 // judge folds this poll's probes and logs into each server's state and
 // figures, their events and the throughput history, and keeps them for view.
 func (sv *serverSet) judge(reads []serverRead, now time.Time, waiting bool) {
-	total, each := sv.serverViews(reads, now, waiting)
+	total, each := sv.judgeEach(reads, now, waiting)
 	sv.several = len(each) > 1 || each[0].Role == RoleRouter
 	if !sv.several {
 		total.Name, total.Role = "", "" // one server: the object as it always was, with the URL it probed
