@@ -19,7 +19,8 @@ func (w *Watcher) judge(reads []serverRead, vr vitalsRead, now time.Time) {
 	w.cnt.noteClassRates()
 	w.cnt.judgeETA()
 	w.cnt.crossChecks(w.live.shown, now, w.live.wjson, w.log.lastLine)
-	w.base.fold(&Snapshot{Worker: w.live.shown, Server: w.sv.shown, Categories: w.cnt.shown}, now, w.cnt.cats, w.sv.first.retractions)
+	judged := Snapshot{Worker: w.live.shown, Server: w.sv.shown, Categories: w.cnt.shown} // what the baseline reads
+	w.base.fold(&judged, now, w.cnt.cats, w.sv.first.retractions)
 	w.live.events(w.live.shown, now, w.lastSnap.Time)
 	w.ev.foldDone(w.cnt.shown, w.live.shown, &w.cnt, &w.log, w.live.wjson, now)
 	w.vit.fold(vr, w.live.shown, now)
