@@ -98,11 +98,14 @@ type baselineState struct {
 	tl      *Timeline // where a drop and its recovery go
 	server  series
 	classes map[string]*series
+	shown   Baseline // this poll's judgement, which the Snapshot shows
 }
 
-// fold samples this poll's figures and judges drops; a sustained
-// drop is an event naming the likely cause.
+// fold samples this poll's figures (s's worker, server and categories, as
+// judged) and judges drops into s.Baseline, kept for the Snapshot; a
+// sustained drop is an event naming the likely cause.
 func (b *baselineState) fold(s *Snapshot, now time.Time, cats map[string]*catState, retr int) {
+	defer func() { b.shown = s.Baseline }()
 	if b.classes == nil {
 		b.classes = map[string]*series{}
 	}

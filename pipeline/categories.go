@@ -33,6 +33,11 @@ type counts struct {
 	thens       map[string]*tokJob // by category: the token sums the batch's counts on the host ran
 	agentCounts bool               // the counters count on the host above agentRemoteAbove
 	classRates  map[string]float64 // newest measured rate per class (per minute)
+
+	// this poll's judgement (judge, crossChecks, judgeETA), which view reads
+	shown   []Category // each category, in order
+	eta     *float64
+	etaPart *ETAPart
 }
 
 func (k *counts) cat(name string) *catState {

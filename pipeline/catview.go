@@ -9,10 +9,23 @@ import (
 	"github.com/synthwatch/synthwatch/parse"
 )
 
-// view decides a category's figures and state: the one place a
+// judge judges every category, in order, on the worker (before its stall)
+// and the server as this poll judged them, and keeps them for view.
+func (k *counts) judge(wk Worker, server ServerState, now time.Time, wjson *parse.WorkerState, lg *logs) {
+	k.shown = nil
+	for _, n := range k.order {
+		k.shown = append(k.shown, k.judgeCat(k.cats[n], wk, server, now, wjson, lg))
+	}
+}
+
+// view is the categories as this poll judged them.
+func (k *counts) view() []Category { return append([]Category(nil), k.shown...) }
+
+// judgeCat decides a category's figures and state: the one place a
 // state is decided; status, --follow, the dashboard and the fleet row all
-// read it from the Snapshot.
-func (k *counts) view(c *catState, wk Worker, server ServerState, now time.Time, wjson *parse.WorkerState, lg *logs) Category {
+// read it from the Snapshot. It keeps what the next poll's judgement
+// needs (when it became current, its stall).
+func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.Time, wjson *parse.WorkerState, lg *logs) Category {
 	v := Category{Name: c.name, Class: c.class, Done: c.lines, Errors: c.errLines, TokenBudget: c.budget, Rates: c.rates.values()}
 	if !c.lastGrowth.IsZero() {
 		t := c.lastGrowth.UTC()
@@ -167,6 +180,10 @@ func (k *counts) stall(c *catState, v *Category, now time.Time) {
 // known and the classes that are not (ETAPart: "≥12m + LONG unmeasured").
 // A stalled or unknown category, a server that is down, or no category
 // running give nothing: the screen shows "?".
+func (k *counts) judgeETA() {
+	k.eta, k.etaPart = k.pipelineETA(k.shown)
+}
+
 func (k *counts) pipelineETA(cats []Category) (*float64, *ETAPart) {
 	var total float64
 	var unmeasured []string
@@ -211,12 +228,20 @@ func eta(v Category) *float64 {
 	return &secs
 }
 
-// crossChecks are the checks users make by eye.
-func (k *counts) crossChecks(s *Snapshot, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
-	for i := range s.Categories {
-		cv := &s.Categories[i]
-		c := k.cats[cv.Name]
-		k.sourceChecks(s, cv, c, now, wjson, logLast)
+// crossChecks are the checks users make by eye, on the categories judged
+// and the worker wk (its stall judged): each disagreement is kept on its
+// category, and an event when it is new.
+func (k *counts) crossChecks(wk Worker, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
+	for i := range k.shown {
+		cv := &k.shown[i]
+		k.sourceChecks(wk, cv, k.cats[cv.Name], now, wjson, logLast)
+	}
+}
+
+// warnChecks adds the categories' warnings to s, and the worker's when its
+// worker.json is old while it lives (now: the poll's time).
+func warnChecks(s *Snapshot, now time.Time) {
+	for _, cv := range s.Categories {
 		for _, wmsg := range cv.Warnings {
 			s.Warn(WarnCategory, wmsg)
 		}

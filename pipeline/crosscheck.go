@@ -28,8 +28,8 @@ func slack(v *Category) int64 { return logEvery + int64(2*v.RatePerMin) }
 // sourceChecks compares the worker log's and worker.json's counts with the
 // file, adds a row warning and a check for each that disagrees, and records
 // each new disagreement as an event.
-func (k *counts) sourceChecks(s *Snapshot, v *Category, c *catState, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
-	if p := c.logProgress; p.Kind == parse.WProgress && v.Name == s.Worker.Category && Alive(s.Worker.State) {
+func (k *counts) sourceChecks(wk Worker, v *Category, c *catState, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
+	if p := c.logProgress; p.Kind == parse.WProgress && v.Name == wk.Category && Alive(wk.State) {
 		logDone := int64(p.Done)
 		if c.logResumed > 0 && p.Total == c.logToGo {
 			logDone += int64(c.logResumed) // the old script counts this run only
@@ -50,7 +50,7 @@ func (k *counts) sourceChecks(s *Snapshot, v *Category, c *catState, now time.Ti
 	if js := jsonCategory(wjson, v.Name); js != nil && wjson != nil && js.State == parse.CatRunning {
 		if gap := v.Done - int64(js.Done); gap < -5 || gap > slack(v) {
 			why := "its worker is not running"
-			if age := now.Sub(wjson.UpdatedAt); Alive(s.Worker.State) && s.Worker.PID == wjson.PID {
+			if age := now.Sub(wjson.UpdatedAt); Alive(wk.State) && wk.PID == wjson.PID {
 				why = "worker.json last written " + FormatDuration(age) + " ago"
 			}
 			msg := fmt.Sprintf("%s: worker.json says %d done but raw_responses.jsonl has %d records; the file is authoritative: %s",

@@ -1,44 +1,45 @@
 package pipeline
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
-// buildSnapshot asks each part for its view, in the order the judgements
-// need: the worker (its liveness and the log), the servers, each category
-// (which needs both), the worker's stall (which needs the categories), the
-// ETA, cross-checks and baseline, the worker's and the job's events, the
-// vitals, the timeline. A view keeps what its judgement needs next poll (a
-// stall's start, the last /metrics sample, the baseline's series).
-func (w *Watcher) buildSnapshot(s *Snapshot, reads []serverRead, vr vitalsRead, now time.Time) {
-	s.Worker = w.live.view(w.log.finished, w.log.current)
-	var each []Server
-	s.Server, each = w.sv.serverViews(reads, now, w.live.waitingServer())
-	if len(each) > 1 || each[0].Role == RoleRouter {
-		s.Servers = each
-	} else {
-		s.Server.Name, s.Server.Role = "", "" // one server: the object as it always was, with the URL it probed
-	}
-	if s.Server.Source != "" && !s.Server.FiguresStale {
-		w.sv.thr.add(s.Server.GenThroughput)
-	} else {
-		w.sv.thr.add(math.NaN())
-	}
-	s.Server.Throughput = w.sv.thr.values()
-	w.serverFigures(s, each, reads, now)
-	for _, n := range w.cnt.order {
-		s.Categories = append(s.Categories, w.cnt.view(w.cnt.cats[n], s.Worker, s.Server.State, now, w.live.wjson, &w.log))
-	}
-	w.live.stall(s, now, w.o.StallAfter)
-	w.cnt.noteClassRates(s.Categories)
-	s.ETASeconds, s.ETAPart = w.cnt.pipelineETA(s.Categories)
+// judge is a poll's last fold step: each part judges what it folded and
+// keeps its judgement, in the order the judgements need each other: the
+// worker (its liveness and the log), the servers and their figures, each
+// category (which needs both), the worker's stall (which needs the
+// categories), the class rates and the ETA, the cross-checks, the
+// baseline, the worker's and the job's events, the vitals (gpu_idle needs
+// the worker judged). What a judgement needs next poll (a stall's start,
+// the last /metrics sample, the baseline's series) is kept here too.
+func (w *Watcher) judge(reads []serverRead, vr vitalsRead, now time.Time) {
+	w.live.judge(w.log.finished, w.log.current)
+	w.sv.judge(reads, now, w.live.waitingServer())
+	w.serverFigures(&w.sv.shown, w.sv.each, reads, now)
+	w.cnt.judge(w.live.shown, w.sv.shown.State, now, w.live.wjson, &w.log)
+	w.live.stall(w.cnt.shown, now, w.o.StallAfter)
+	w.cnt.noteClassRates()
+	w.cnt.judgeETA()
+	w.cnt.crossChecks(w.live.shown, now, w.live.wjson, w.log.lastLine)
+	judged := Snapshot{Worker: w.live.shown, Server: w.sv.shown, Categories: w.cnt.shown} // what the baseline reads
+	w.base.fold(&judged, now, w.cnt.cats, w.sv.first.retractions)
+	w.live.events(w.live.shown, now, w.lastSnap.Time)
+	w.ev.foldDone(w.cnt.shown, w.live.shown, &w.cnt, &w.log, w.live.wjson, now)
+	w.vit.fold(vr, w.live.shown, now)
+}
+
+// project is the Snapshot of the last poll the host answered: the parts'
+// judgements as they stand, read and never changed (twice gives the same).
+func (w *Watcher) project() Snapshot {
+	s := Snapshot{Schema: 1, Time: w.polledAt.UTC(), Host: w.o.Host, Root: w.o.Root, Connection: w.ev.conn, Warnings: []string{}}
+	s.Worker = w.live.shown
+	s.Server, s.Servers = w.sv.view()
+	s.Categories = w.cnt.view()
+	s.ETASeconds, s.ETAPart = w.cnt.eta, w.cnt.etaPart
 	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = totalTokens(s.Categories)
-	w.cnt.crossChecks(s, now, w.live.wjson, w.log.lastLine)
-	w.base.fold(s, now, w.cnt.cats, w.sv.first.retractions)
-	w.live.events(s.Worker, now, w.lastSnap.Time)
-	w.doneEvents(s, now)
-	w.vit.fold(vr, s.Worker, now) // gpu_idle needs the worker judged
+	warnChecks(&s, w.polledAt)
+	s.Baseline = w.base.shown
 	s.Vitals = w.vit.view()
 	s.Events = w.timeline.Recent(50)
+	w.warnFiles(&s)
+	w.warnSlowReader(&s)
+	return s
 }

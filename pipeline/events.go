@@ -22,7 +22,8 @@ import (
 // baselines of the events it derives, written to the timeline.
 type events struct {
 	tl       *Timeline
-	connWas  LinkPhase // the link at the last poll
+	conn     Connection // the link as the last poll the host answered found it
+	connWas  LinkPhase  // the link at the last poll
 	dropsWas int
 	errWas   string // the link error last written to the timeline
 	everUp   bool   // the link has been up in this session
@@ -249,23 +250,24 @@ func (e *events) logEvent(at time.Time, kind, text, msg string) {
 		Key: kind + "|" + at.UTC().Format(time.RFC3339Nano) + "|" + parse.SanitizeString(msg)})
 }
 
-// doneEvents records category_done when a category reaches done and
+// foldDone records category_done when a category reaches done and
 // pipeline_done when the job has: every category final and the worker
 // exited with the job done, or the log's "All categories finished.". A
 // category found done, or a job found finished, on a first read is stamped
 // with its file's mtime; either way the key is the file's mtime, so that
-// the next session finds the event already there.
-func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
-	if w.ev.cats == nil {
-		w.ev.cats = map[string]*catEvents{}
+// the next session finds the event already there. cats and wk are the
+// categories and the worker as this poll judged them.
+func (e *events) foldDone(cats []Category, wk Worker, k *counts, lg *logs, wjson *parse.WorkerState, now time.Time) {
+	if e.cats == nil {
+		e.cats = map[string]*catEvents{}
 	}
-	allFinal, records, last := len(s.Categories) > 0, int64(0), time.Time{}
-	for _, v := range s.Categories {
-		c := w.cnt.cats[v.Name]
-		ce := w.ev.cats[v.Name]
+	allFinal, records, last := len(cats) > 0, int64(0), time.Time{}
+	for _, v := range cats {
+		c := k.cats[v.Name]
+		ce := e.cats[v.Name]
 		if ce == nil {
 			ce = &catEvents{}
-			w.ev.cats[v.Name] = ce
+			e.cats[v.Name] = ce
 		}
 		allFinal = allFinal && Final(v.State)
 		if c == nil {
@@ -301,51 +303,38 @@ func (w *Watcher) doneEvents(s *Snapshot, now time.Time) {
 			if mins := now.Sub(ce.runAt).Minutes(); rate == 0 && !ce.runAt.IsZero() && v.Done-ce.runLines >= 10 && mins > 0 {
 				rate = float64(v.Done-ce.runLines) / mins
 			}
-			if rate == 0 {
-				rate = w.reportedRate(v.Name)
+			if js := jsonCategory(wjson, v.Name); rate == 0 && js != nil {
+				rate = js.Rate // the worker's own figure
 			}
 			text := fmt.Sprintf("%s done: %d records", v.Name, v.Done)
 			if rate > 0 {
 				text += fmt.Sprintf(" (%s, %.1f/min)", v.Class, rate)
 			}
-			w.timeline.Add(Event{Time: at.UTC(), Kind: "category_done", Category: v.Name, Text: parse.SanitizeString(text),
+			e.tl.Add(Event{Time: at.UTC(), Kind: "category_done", Category: v.Name, Text: parse.SanitizeString(text),
 				Class: v.Class, RatePerMin: rate, Key: fmt.Sprintf("category_done|%s|%d|%d", v.Name, v.Done, c.mtime.UnixNano())})
 			ce.runAt = time.Time{}
 		}
 	}
-	finished := allFinal && s.Worker.State == WorkerExited || w.log.finished && !Alive(s.Worker.State)
+	finished := allFinal && wk.State == WorkerExited || lg.finished && !Alive(wk.State)
 	// a job whose manifest could not be read is not known to be done
-	finished = finished && w.cnt.manErr == nil
-	if !finished || Alive(s.Worker.State) {
-		w.ev.pipeDone = false
+	finished = finished && k.manErr == nil
+	if !finished || Alive(wk.State) {
+		e.pipeDone = false
 		return
 	}
-	if w.ev.pipeDone {
+	if e.pipeDone {
 		return
 	}
-	w.ev.pipeDone = true
+	e.pipeDone = true
 	at := last
 	if at.IsZero() {
-		at = w.log.lastLine
+		at = lg.lastLine
 	}
 	if at.IsZero() || at.After(now) {
 		at = now
 	}
-	w.timeline.Add(Event{Time: at.UTC(), Kind: "pipeline_done", Text: fmt.Sprintf("pipeline done: %d records", records),
+	e.tl.Add(Event{Time: at.UTC(), Kind: "pipeline_done", Text: fmt.Sprintf("pipeline done: %d records", records),
 		Key: fmt.Sprintf("pipeline_done|%d", last.UnixNano())})
-}
-
-// reportedRate is the worker's own figure for a category (worker.json).
-func (w *Watcher) reportedRate(name string) float64 {
-	if w.live.wjson == nil {
-		return 0
-	}
-	for _, c := range w.live.wjson.Categories {
-		if c.Name == name {
-			return c.Rate
-		}
-	}
-	return 0
 }
 
 // note adds an event at t, its text sanitised.

@@ -43,6 +43,9 @@ type liveness struct {
 	bootRead   bool
 	procErr    error // the last poll could not read the process table
 	reread     int   // the pid whose worker.json was read again once it was gone (readLive)
+	jsonErr    error // this poll's read of worker.json failed so (nil: read, or none)
+
+	shown Worker // the worker as this poll judged it (judge, then stall)
 
 	// the baseline for events
 	polled    bool
@@ -419,16 +422,23 @@ func (l *liveness) view(finished bool, category string) Worker {
 	return v
 }
 
-// stall marks a live worker stalled when its category is, or when
+// judge judges the worker from what the poll folded, before its stall
+// (which needs the categories judged).
+func (l *liveness) judge(finished bool, category string) {
+	l.shown = l.view(finished, category)
+}
+
+// stall marks the judged worker stalled when its category is, or when
 // nothing has grown anywhere for StallAfter since it was first seen alive.
-func (l *liveness) stall(s *Snapshot, now time.Time, after time.Duration) {
-	if s.Worker.State != WorkerRunning {
+func (l *liveness) stall(cats []Category, now time.Time, after time.Duration) {
+	wk := &l.shown
+	if wk.State != WorkerRunning {
 		return
 	}
 	var newest time.Time
-	for _, c := range s.Categories {
+	for _, c := range cats {
 		if c.State == StateStalled {
-			s.Worker.State, s.Worker.Reason = WorkerStalled, c.Name+": "+c.Reason // the row's own words
+			wk.State, wk.Reason = WorkerStalled, c.Name+": "+c.Reason // the row's own words
 		}
 		if c.LastGrowth != nil && c.LastGrowth.After(newest) {
 			newest = *c.LastGrowth
@@ -437,17 +447,17 @@ func (l *liveness) stall(s *Snapshot, now time.Time, after time.Duration) {
 			return // its category is judged on its own, with its own pace
 		}
 	}
-	if s.Worker.State == WorkerRunning {
+	if wk.State == WorkerRunning {
 		since := l.aliveSince
 		if newest.After(since) {
 			since = newest
 		}
 		if !since.IsZero() && now.Sub(since) > after {
-			s.Worker.State, s.Worker.Reason = WorkerStalled, "no new records for "+FormatDuration(now.Sub(since))
+			wk.State, wk.Reason = WorkerStalled, "no new records for "+FormatDuration(now.Sub(since))
 		}
 	}
-	if s.Worker.State == WorkerStalled && l.waitingServer() {
-		s.Worker.Reason += "; waiting for the server (/health)"
+	if wk.State == WorkerStalled && l.waitingServer() {
+		wk.Reason += "; waiting for the server (/health)"
 	}
 }
 
@@ -471,6 +481,7 @@ func (l *liveness) endedAt(pid int, now, lastSnap time.Time) time.Time {
 // one is none, a read that failed otherwise keeps the last. It returns the
 // state when one was read, for the categories it names.
 func (l *liveness) foldJSON(data []byte, err error) *parse.WorkerState {
+	l.jsonErr = err
 	switch {
 	case err == nil:
 		st, perr := parse.ParseWorkerState(data)

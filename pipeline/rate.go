@@ -82,8 +82,8 @@ func minTime(a, b time.Time) time.Time {
 
 // noteClassRates keeps each class's newest measured rate, for the ETA of the
 // categories of that class still to come.
-func (k *counts) noteClassRates(cats []Category) {
-	for _, c := range cats {
+func (k *counts) noteClassRates() {
+	for _, c := range k.shown {
 		if c.State == StateRunning && c.RatePerMin > 0 {
 			if k.classRates == nil {
 				k.classRates = map[string]float64{}

@@ -67,9 +67,10 @@ type genSample struct {
 }
 
 // serverFigures sets the host's latency percentiles, speculative
-// acceptance, KV cache dtype, replica rows and imbalance from this poll's
-// reads; each figure is set in this one place for every view.
-func (w *Watcher) serverFigures(s *Snapshot, each []Server, reads []serverRead, now time.Time) {
+// acceptance, KV cache dtype, replica rows and imbalance (on sv, the
+// host's server) from this poll's reads; each figure is set in this one
+// place for every view.
+func (w *Watcher) serverFigures(sv *Server, each []Server, reads []serverRead, now time.Time) {
 	fs := &w.sv.figs
 	if fs.lat == nil {
 		fs.lat, fs.rows, fs.gen = map[string]*latWindow{}, map[string]rowMemo{}, map[string]genSample{}
@@ -126,7 +127,6 @@ func (w *Watcher) serverFigures(s *Snapshot, each []Server, reads []serverRead, 
 			delete(fs.rows, u)
 		}
 	}
-	sv := &s.Server
 	sv.Latency = latencyOf(wins, now)
 	sv.Spec = specOf(wins)
 	if dtype == "" {

@@ -221,11 +221,11 @@ func (sv *serverSet) foldRouter(s *srvWatch, rr *routerRead) {
 	}
 }
 
-// routerViews are the router's line and one per replica. A replica's state
+// judgeRouter judges the router's line and one per replica. A replica's state
 // is its own /metrics, read through the host, checked against the
 // router's health checks (its list, else its metrics); a replica the host
 // cannot reach itself is judged by the router alone, and says so.
-func (sv *serverSet) routerViews(s *srvWatch, rr *routerRead, now time.Time, waiting bool) (Server, []Server) {
+func (sv *serverSet) judgeRouter(s *srvWatch, rr *routerRead, now time.Time, waiting bool) (Server, []Server) {
 	rt := s.rt
 	byURL := map[string]parse.RouterWorker{}
 	if rr != nil {

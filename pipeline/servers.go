@@ -233,13 +233,15 @@ func (sv *serverSet) foldReads(reads []serverRead) {
 	}
 }
 
-// serverViews is one Server per server (and replica), then the host's
-// total, from the reads foldReads folded.
-func (sv *serverSet) serverViews(reads []serverRead, now time.Time, waiting bool) (total Server, each []Server) {
+// judgeEach judges one Server per server (and replica), then the host's
+// total, from the reads foldReads folded; each keeps what its next
+// judgement needs (the /metrics sample, the log's tallies) and records its
+// state changes.
+func (sv *serverSet) judgeEach(reads []serverRead, now time.Time, waiting bool) (total Server, each []Server) {
 	for i, s := range sv.list {
 		r := reads[i]
 		if s.role == RoleRouter {
-			v, reps := sv.routerViews(s, r.router, now, waiting)
+			v, reps := sv.judgeRouter(s, r.router, now, waiting)
 			each = append(each, v)
 			each = append(each, reps...)
 			continue

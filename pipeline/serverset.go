@@ -1,12 +1,15 @@
 package pipeline
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // serverSet is the servers' part of a poll: each server's log tail and the
 // probes' answers (/metrics, /health, a router's /workers), folded into
 // each server's state (srvWatch) and judged into its state and figures,
 // with their events in the timeline. Its log lines fold in serverlog.go,
-// its probes in servers.go and router.go, its views in serverview.go.
+// its probes in servers.go and router.go, its judgements in serverview.go.
 type serverSet struct {
 	list  []*srvWatch // the host's servers (servers.go); never empty
 	set   bool        // the set has taken the manifest's list into account
@@ -17,4 +20,35 @@ type serverSet struct {
 	ev    *events
 	root  string
 	now   func() time.Time
+
+	// this poll's judgement (judge, then serverFigures), which view reads
+	shown   Server   // the one server, or the host's total
+	each    []Server // each server, a router's replicas after it
+	several bool     // several servers or a router: each is shown too
+}
+
+// judge folds this poll's probes and logs into each server's state and
+// figures, their events and the throughput history, and keeps them for view.
+func (sv *serverSet) judge(reads []serverRead, now time.Time, waiting bool) {
+	total, each := sv.judgeEach(reads, now, waiting)
+	sv.several = len(each) > 1 || each[0].Role == RoleRouter
+	if !sv.several {
+		total.Name, total.Role = "", "" // one server: the object as it always was, with the URL it probed
+	}
+	if total.Source != "" && !total.FiguresStale {
+		sv.thr.add(total.GenThroughput)
+	} else {
+		sv.thr.add(math.NaN())
+	}
+	total.Throughput = sv.thr.values()
+	sv.shown, sv.each = total, each
+}
+
+// view is the servers as this poll judged them: the Snapshot's server and,
+// with several, its servers.
+func (sv *serverSet) view() (Server, []Server) {
+	if !sv.several {
+		return sv.shown, nil
+	}
+	return sv.shown, append([]Server(nil), sv.each...)
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/synthwatch/synthwatch/parse"
 )
 
+// serverView judges one server from its probe and log: a fold step, as
+// it keeps the /metrics sample and the log's tallies for the next poll.
 func (sv *serverSet) serverView(s *srvWatch, met parse.ServerMetrics, metErr error, now time.Time, waiting bool) Server {
 	v := Server{URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Role: s.role, State: ServerUnknown, Retractions: s.st.retractions, LastCrash: s.st.crash}
 	if !s.st.crashAt.IsZero() {

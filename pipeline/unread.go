@@ -31,13 +31,13 @@ func ManifestError(s Snapshot) string {
 	return ""
 }
 
-// warnFiles says which of the job's own files this poll could not read.
-func (w *Watcher) warnFiles(s *Snapshot, lr liveRead) {
+// warnFiles says which of the job's own files the last poll could not read.
+func (w *Watcher) warnFiles(s *Snapshot) {
 	if w.cnt.manErr != nil {
 		t := strings.Replace(w.cnt.manErr.Error(), ": "+parse.ManifestPath+": ", ": ", 1) // the parser names the file too
 		s.Warn(WarnManifest, "cannot use the manifest "+t+" (categories found from prepared/*/)")
 	}
-	if err := lr.wjsonErr; err != nil && !errors.Is(err, fs.ErrNotExist) && remote.IsFileError(err) {
+	if err := w.live.jsonErr; err != nil && !errors.Is(err, fs.ErrNotExist) && remote.IsFileError(err) {
 		s.Warn(WarnUnreadable, "cannot read "+remote.FileErrText(w.layout().WorkerJSON(), err))
 	}
 }

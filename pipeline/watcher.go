@@ -103,6 +103,7 @@ type Watcher struct {
 	mu        sync.Mutex
 	cnt       counts // the categories: their counts and tokens, the manifest (categories.go)
 	polls     int
+	polledAt  time.Time // the last poll the host answered: the time its Snapshot is of
 	sv        serverSet // the host's servers: their logs, probes and states (serverset.go)
 	log       logs      // the worker log: its tail, the display rings, what it says (logs.go)
 	live      liveness  // the worker: worker.json, its process, the kill note (live.go)
@@ -261,11 +262,10 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	pw.Wait()
 	w.ev.foldZone(zone, zoneErr, askZone)
 
-	snap := Snapshot{Schema: 1, Time: now.UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}}
-	snap.Connection = w.Link()
-	w.ev.noteConnection(snap.Connection, now, w.h)
+	conn := w.Link()
+	w.ev.noteConnection(conn, now, w.h)
 	// a link that dropped during the batch fails its reads with the transport's error, not ErrDisconnected
-	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected) || !snap.Connection.State.Up()
+	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected) || !conn.State.Up()
 	if down {
 		w.vit.lastRead = time.Time{} // read the vitals again as soon as the link is back
 		w.foldTailLines(res, now, false)
@@ -273,13 +273,15 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		if !last && ctx.Err() == nil && w.Link().State == LinkConnected {
 			return Snapshot{}, true
 		}
-		snap.Connection = w.Link()
-		snap.Time = w.o.Now().UTC()                 // stamped when made: a poll held by a black hole started long ago
+		w.sv.thr.add(math.NaN()) // no sample: a gap in the sparkline, not a zero
+		// stamped when made: a poll held by a black hole started long ago
+		snap := Snapshot{Schema: 1, Time: w.o.Now().UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}, Connection: w.Link()}
 		if snap.Connection.State == LinkConnected { // back since: these figures still predate it
 			snap.Connection.State = LinkReconnecting
 		}
 		return w.stale(snap), false
 	}
+	w.polledAt, w.ev.conn = now, conn
 	w.foldTails(res, now)
 	if st := w.live.foldJSON(lr.wjson, lr.wjsonErr); st != nil {
 		w.cnt.noteWorkerJSON(st)
@@ -292,12 +294,10 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		w.cnt.sumHolesNow(ctx, w.rd, w.pre, w.coldSums)
 	}
 	w.sv.foldReads(reads)
-	w.buildSnapshot(&snap, reads, vr, now)
-	w.warnFiles(&snap, lr)
-	w.warnSlowReader(&snap)
+	w.judge(reads, vr, now)
 	w.ev.readOnce = true
-	w.lastSnap = snap
-	return snap, false
+	w.lastSnap = w.project()
+	return w.lastSnap, false
 }
 
 // poller is this poll's batch of tails and counters. A full poll reads
@@ -316,11 +316,11 @@ func (w *Watcher) poller(full bool) *remote.Poller {
 }
 
 // stale is the last snapshot with the link down: figures kept, every
-// category unknown, no ETA. Stale data never looks live.
+// category unknown, no ETA. Stale data never looks live. It projects: the
+// poll folded the gap in the throughput before.
 func (w *Watcher) stale(snap Snapshot) Snapshot {
 	prev := w.lastSnap
 	staleFigures(prev, &snap)
-	w.sv.thr.add(math.NaN()) // no sample: a gap in the sparkline, not a zero
 	snap.Server.Throughput = w.sv.thr.values()
 	switch {
 	case snap.Connection.LastContact == nil:
