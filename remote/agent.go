@@ -525,8 +525,9 @@ const agentScript = batchFuncs + `
 soh=$(printf '\001')
 : >"$t/dt"; : >"$t/tp"; : >"$t/ls"
 planawk='` + planAwk + `'
-# runop KEY OP ARG...: one op; its spawns are r.(of+1)..r.ol
-runop() { ky=$1; shift; n0=$n; dispatch "$@"; eval "ok$nops=\$ky of$nops=\$n0 ol$nops=\$n"; nops=$((nops + 1)); }
+# runop KEY OP ARG...: one op; its spawns are (of+1)..ol, their records
+# in $T/$so when the plan named it (os), else in r.(of+1)..r.ol
+runop() { ky=$1; shift; n0=$n; dispatch "$@"; eval "ok$nops=\$ky of$nops=\$n0 ol$nops=\$n os$nops=\$so"; so=; nops=$((nops + 1)); }
 plan() { awk -v ph="$1" -v k="$k" -v fdt="$t/dt" -v ftp="$t/tp" -v fls="$t/ls" -v fin="$T/in" -v fce="$T/ce" -v fsq="$T/sq" -v fse="$T/se" -v fo="$T" "$planawk" "$t/dt" "$t/tp" "$t/ls" "$T/in" "$T/ce" "$T/sq" "$T/se"; }
 # req: the request in $T/in; planAwk says which ops run (plan's "R" lines)
 req() {
@@ -542,31 +543,66 @@ req() {
     xargs -0 stat -L -c '%s %Y %f %n' -- <"$T/cx" >"$T/sq" 2>"$T/se"
   fi
   plan 2 >"$T/plan" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
-  mv -f "$T/ls" "$t/ls"
   while IFS= read -r pl; do
-    case $pl in 'R '*) r_=${pl#R * }; eval "${r_#* }";; esac
+    case $pl in 'R '*) r_=${pl#R * * }; eval "${r_#* }";; esac
   done <"$T/plan"
 }
-answer() { # into one file, sent in one write: one packet on the link, not one per op
+# answer: every op's records in one file (o.KEY, or j.I for a key asked
+# again in one request), their sizes from one stat, the answer's parts
+# (a list of names: a string grown a name at a time costs N² in sh)
+# joined by one cat into one file sent in one write (one packet on the
+# link, not one per op), and the answers kept for the next request's cmp
+# by one mv: the processes of a request do not grow with its ops (cmp
+# aside, for an op that ran again). A key asked again is compared with
+# its answer before in this request, as the dashboard keeps it.
+answer() {
   i=0
   while IFS= read -r pl; do
-    case $pl in
-    'B '*) cat "$T/b.${pl#B }";;
-    'R '*)
-      fl=${pl#R }; fl=${fl%% *}
-      eval "ky=\$ok$i a=\$of$i z=\$ol$i"
-      f=$T/r.$((a + 1))
-      if [ $((z - a)) != 1 ]; then
-        f=$T/k; : >"$f"; j=$a
-        while [ "$j" -lt "$z" ]; do j=$((j + 1)); cat "$T/r.$j" >>"$f"; done
+    case $pl in 'R '*)
+      du=${pl#R * }; du=${du%% *}
+      eval "ky=\$ok$i a=\$of$i z=\$ol$i s_=\$os$i"; i=$((i + 1))
+      f=o.$ky; [ "$du" = 0 ] || f=j.$i
+      if [ "$s_" != "$f" ]; then
+        set --; j=$a
+        while [ "$j" -lt "$z" ]; do j=$((j + 1)); set -- "$@" "$T/r.$j"; done
+        if [ $# = 0 ]; then : >"$T/$f"; else cat "$@" >"$T/$f"; fi
       fi
-      if [ "$fl" = 0 ] && [ -f "$t/o.$ky" ] && cmp -s "$f" "$t/o.$ky"; then printf '@= %s\n' "$ky"
-      else printf '@O %s %s\n' "$ky" "$(($(wc -c <"$f")))"; cat "$f"; mv -f "$f" "$t/o.$ky"; fi
-      i=$((i + 1));;
+      echo "$f";;
     esac
-  done <"$T/plan" >"$T/ans"
-  printf '@E %s\n' "$k" >>"$T/ans"
-  cat "$T/ans"
+  done <"$T/plan" >"$T/fl"
+  : >"$T/sz"
+  # the names are words of ours: split, not globbed (and no xargs: a host's may fail)
+  set -f; set -- $(cat "$T/fl"); set +f
+  [ $# = 0 ] || (cd "$T" && exec stat -L -c '%s %n' -- "$@" >sz 2>/dev/null)
+  # a size stat did not give (its line missing) is counted by wc
+  exec 4<"$T/sz"; i=0 h=0 rn=; : >"$T/h.0"; : >"$T/dl"
+  while IFS= read -r pl; do
+    case $pl in
+    'B '*) printf 'h.%s\nb.%s\n' "$h" "${pl#B }"; h=$((h + 1)); : >"$T/h.$h";;
+    'R '*)
+      fl=${pl#R }; fl=${fl%% *}; du=${pl#R * }; du=${du%% *}
+      eval "ky=\$ok$i"; i=$((i + 1))
+      f=o.$ky c=$t/o.$ky
+      [ "$du" = 0 ] || { f=j.$i; eval "c=\$T/\$cf$ky"; echo "$f $ky" >>"$T/dl"; }
+      eval "cf$ky=\$f"
+      [ -n "$rn" ] || { IFS=' ' read -r rs rn <&4 || rn=/; }
+      s_=; [ "$rn" = "$f" ] && { s_=$rs rn=; case $s_ in *[!0-9]*) s_=;; esac; }
+      if [ "$fl" = 0 ] && [ -f "$c" ] && cmp -s "$T/$f" "$c"; then printf '@= %s\n' "$ky" >>"$T/h.$h"
+      else
+        [ -n "$s_" ] || s_=$(($(wc -c <"$T/$f")))
+        printf '@O %s %s\n' "$ky" "$s_" >>"$T/h.$h"; printf 'h.%s\n%s\n' "$h" "$f"; h=$((h + 1)); : >"$T/h.$h"
+      fi;;
+    esac
+  done <"$T/plan" >"$T/cl"
+  exec 4<&-
+  printf '@E %s\n' "$k" >>"$T/h.$h"; echo "h.$h" >>"$T/cl"
+  set -f; set -- $(cat "$T/cl"); set +f
+  (cd "$T" && exec cat "$@" >ans) && cat "$T/ans"
+}
+# keep: this request's answers, for the next one's cmp
+keep() {
+  [ "$i" = 0 ] || (cd "$T" && exec mv -f o.* .. 2>/dev/null)
+  [ ! -s "$T/dl" ] || while read -r jf jk; do mv -f "$T/$jf" "$t/o.$jk"; done <"$T/dl"
 }
 printf '@H %s\n' "$k" # what a login shell printed before this is cut here
 # firstreq REQUEST: the first request, when it came on the command line
@@ -579,6 +615,7 @@ firstreq() {
   req
   wait
   answer
+  keep
   rm -rf "$T"
 }
 q=0
@@ -598,6 +635,7 @@ while IFS= read -r line; do
     req
     wait
     answer
+    keep
     rm -rf "$T";;
   *) echo "synthwatch-agent: bad request" >&2; exit 70;;
   esac
@@ -617,9 +655,9 @@ done`
 // its shapes to tp, and prints the candidates (the paths of the tail,
 // count and countthen ops asked from a number: the file's end when
 // nothing is new), joined by an escaped NUL for printf %b; ph 2 prints the
-// plan ("B N" the block file b.N of "@=" and made answers, "R FLAG KEY
-// CMD" an op to run) and writes the new ls. No single quote: it is one in
-// agentScript.
+// plan ("B N" the block file b.N of "@=" and made answers, "R FLAG DUP
+// KEY CMD" an op to run, DUP 1 when its key ran before in this request)
+// and writes the new ls. No single quote: it is one in agentScript.
 const planAwk = `
 function hexv(s,  i, v) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
 function after(s, n,  j, p) { for (j = 0; j < n; j++) { p = index(s, " "); if (!p) return ""; s = substr(s, p + 1) } return s }
@@ -658,7 +696,7 @@ END {
 				if (j == 4) { pre = "ap=\"$A" a "\" an=\"${soh}" a "\";"; qp = a }
 			} else cmd = cmd " " t
 		}
-		no++; K[no] = key; C[no] = pre " " cmd; P[no] = ""
+		no++; K[no] = key; C[no] = pre " " cmd; P[no] = ""; N[no] = qn
 		if ((qn == "tail" || qn == "count" || qn == "countthen") && qo ~ /^-?[0-9]+$/ && qp != "" && (qp in esc) && !index(esc[qp], "\\0012")) {
 			P[no] = qp; O[no] = qo
 			if (!(qp in seen)) { seen[qp] = 1; cand[++nc] = qp }
@@ -686,10 +724,12 @@ END {
 			}
 			blk("@O " key " " length(b) "\n" b); fl[key] = 1; continue
 		}
-		shut(); print "R " (fl[key] == 1 ? 1 : 0) " " key " " C[o]; fl[key] = 0
+		# its first run in the request writes o.KEY itself (an each joins the files of its spawns there)
+		du = (key in ran); ran[key] = 1
+		shut(); print "R " (fl[key] == 1 ? 1 : 0) " " du " " key " so=" (du || N[o] == "each" ? "" : "o." key) " " C[o]; fl[key] = 0
 	}
 	shut()
-	for (key in st) print key " " (fl[key] == 1 ? 1 : 0) " " st[key] > (fo "/ls")
+	for (key in st) print key " " (fl[key] == 1 ? 1 : 0) " " st[key] > fls
 }`
 
 // LastSizes: the bytes of the last request and of its answer.
