@@ -333,6 +333,13 @@ trap 'rm -rf "$t"' EXIT
 hdr() { hp=$6; [ -n "$ap" ] && [ "$hp" = "$ap" ] && hp=$an; printf '@%s %s %s %s %s %s %s\n%s' "$1" "$2" "$3" "$4" "$5" "${#hp}" "$7" "$hp"; }
 fin() { printf '%s\n' "$k"; }
 recf() { rn=0; [ -s "$7" ] && rn=$(wc -c <"$7"); hdr "$1" "$2" "$3" "$4" "$5" "$6" "$rn"; [ "$rn" = 0 ] || cat "$7"; fin; } # ... PATH FILE
+# recout KIND CODE C INDEX: a command's record from its stdout ($t.o, on
+# its bytes) and stderr ($t.x), sized by one wc and written by one cat
+recout() {
+  wc -c "$t.o" "$t.x" >"$t.w" 2>/dev/null; { read -r on _ && read -r xn _; } <"$t.w"
+  case $on$xn in *[!0-9]*|'') on=0 xn=0;; esac
+  hdr "$1" ok "$2" "$on" "$3" "$4" "$((on + xn))"; [ "$((on + xn))" = 0 ] || cat "$t.o" "$t.x"; fin
+}
 gone() { if [ -e "$1" ]; then echo err; else echo noent; fi; }
 styp() { case $1 in *[!0-9a-f]*|'') return 1;; esac; sty=o; case $((0x$1 & 61440)) in 32768) sty=f;; 16384) sty=d;; esac; }
 # stats PATH...: their S records, from one stat for all; sets yN (f, d, o; empty when gone) and zN (size), N from 1
@@ -367,6 +374,11 @@ tailat() { # PATH SIZE OFF MAXPER (OFF -N: N bytes before the end)
   rd "$1" "$off" "$n" "$e"
   if [ "$off" -gt 0 ]; then if [ "$sz" -lt 64 ]; then rd "$1" 0 "$sz" 1; else rd "$1" 0 64 0; fi; fi
 }
+# wcsplit: wc -lc's "LINES BYTES" (in wcl) as wl and wb (empty when not
+# numbers), split without set: the arguments after PATH are still to come
+wcsplit() { wcl=${wcl#"${wcl%%[! ]*}"}; wl=${wcl%% *}; wb=${wcl##* }; case $wl$wb in *[!0-9]*|'') wb=;; esac; }
+nl='
+'
 cnt() { # PATH SIZE OFF K ABOVE [FROM INDEX N ARGV...: run ARGV PATH FROM+1 SIZE-FROM after a count here]
   sz=$2 off=$3 ck=$4
   [ "$sz" -lt "$off" ] && { off=0; ck=0; }
@@ -375,12 +387,10 @@ cnt() { # PATH SIZE OFF K ABOVE [FROM INDEX N ARGV...: run ARGV PATH FROM+1 SIZE
   if [ "$n" -le "$5" ]; then rd "$1" "$((off - ck))" "$((n + ck))" 1; return 0; fi
   [ "$ck" -gt 0 ] && rd "$1" "$((off - ck))" "$ck" 0
   l=
-  if [ "$off" = 0 ]; then l=$(wc -l <"$1") && s2=$(stat -L -c %s -- "$1") && [ "$s2" = "$sz" ] || l=; fi
+  # from 0, the file's own count when it still holds the bytes stated; else those bytes' count
+  if [ "$off" = 0 ]; then wcl=$(wc -lc <"$1"); wcsplit; [ "$wb" = "$n" ] && l=$wl; fi
   if [ -z "$l" ]; then
-    # "LINES BYTES", split without set: the arguments after PATH are still to come
-    wcl=$(tail -c +"$((off + 1))" -- "$1" 2>/dev/null | head -c "$n" | wc -lc)
-    wcl=${wcl#"${wcl%%[! ]*}"}; wl=${wcl%% *}; wb=${wcl##* }
-    case $wl$wb in *[!0-9]*|'') wb=;; esac
+    wcl=$(tail -c +"$((off + 1))" -- "$1" 2>/dev/null | head -c "$n" | wc -lc); wcsplit
     if [ "$wb" = "$n" ]; then l=$wl; else
       echo "read ${wb:-0} of $n bytes from byte $((off + 1))" >"$t.e"; recf N err "$((off + 1))" "$n" 0 "$1" "$t.e"; return 0
     fi
@@ -390,13 +400,12 @@ cnt() { # PATH SIZE OFF K ABOVE [FROM INDEX N ARGV...: run ARGV PATH FROM+1 SIZE
     cp=$1 sf=$6 xk=$7 nn=$8; shift 8
     _c=; _i=1; while [ "$_i" -le "$nn" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done # ARGV: the ops after it follow
     (eval "$to ${to:+100} $_c \"\$cp\" \"\$((sf + 1))\" \"\$((sz - sf))\"") >"$t.o" 2>"$t.x"; code=$?
-    on=0; [ -s "$t.o" ] && on=$(wc -c <"$t.o")
-    cat "$t.x" >>"$t.o"
-    recf Y ok "$code" "$on" "$((sz - sf))" "$xk" "$t.o"
+    recout Y "$code" "$((sz - sf))" "$xk"
     set -- "$cp"
   fi
   # the end for the next overlap: its last 129 bytes when they end a line, else 4096 (hostCounts reads alike)
-  b=4096; [ "$(($(tail -c +"$sz" -- "$1" 2>/dev/null | head -c 1 | wc -l)))" = 1 ] && b=129
+  lb=$(tail -c +"$sz" -- "$1" 2>/dev/null | head -c 1; echo .) # the "." keeps a newline
+  b=4096; [ "$lb" = "$nl." ] && b=129
   [ "$sz" -lt "$b" ] && b=$sz
   rd "$1" "$((sz - b))" "$b" 1
 }
@@ -430,9 +439,7 @@ runn() { _n=$1; shift; _c=; _i=1; while [ "$_i" -le "$_n" ]; do _c="$_c \"\${$_i
 doexec() { # INDEX N ARGV...
   xk=$1; shift
   (runn "$@") >"$t.o" 2>"$t.x"; code=$?
-  on=0; [ -s "$t.o" ] && on=$(wc -c <"$t.o")
-  cat "$t.x" >>"$t.o"
-  recf X ok "$code" "$on" 0 "$xk" "$t.o"
+  recout X "$code" 0 "$xk"
 }
 doproc() { # PID
   docat "/proc/$1/cmdline" 65536; docat "/proc/$1/stat" 4096
