@@ -532,16 +532,18 @@ plan() { awk -v ph="$1" -v k="$k" -v fdt="$t/dt" -v ftp="$t/tp" -v fls="$t/ls" -
 # req: the request in $T/in; planAwk says which ops run (plan's "R" lines)
 req() {
   : >"$T/ce"; : >"$T/sq"; : >"$T/se"
-  plan 1 >"$T/cand" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
-  # its new strings, as A$N='TEXT' lines escaped for one printf %b
-  if [ -s "$T/dn" ]; then s=$(cat "$T/dn"); printf '%b' "$s" >"$T/dn.sh"; . "$T/dn.sh"; fi
-  if [ -s "$T/cand" ]; then
-    # the names, NUL-ended for stat and a line each for awk; a name stat
-    # does not answer is gone when stat said so of each (se), else its op runs
-    c=$(cat "$T/cand"); printf '%b' "$c" >"$T/cx"
-    tr '\000' '\n' <"$T/cx" >"$T/ce"
+  plan 1 || { echo "synthwatch-agent: bad request" >&2; exit 70; }
+  # p1.sh sets sn, its new strings as A$N='TEXT' lines, and sc and sl, the
+  # candidates joined by NUL (for stat) and by newline (for awk), all
+  # escaped for printf %b: read without a process
+  . "$T/p1.sh"
+  if [ -n "$sn" ]; then printf '%b' "$sn" >"$T/dn.sh"; . "$T/dn.sh"; fi
+  if [ -n "$sc" ]; then
+    # a name stat does not answer is gone when stat said so of each (se), else its op runs
+    printf '%b' "$sc" >"$T/cx"; printf '%b' "$sl" >"$T/ce"
     xargs -0 stat -L -c '%s %Y %f %n' -- <"$T/cx" >"$T/sq" 2>"$T/se"
   fi
+  sn= sc= sl=
   plan 2 >"$T/plan" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
   while IFS= read -r pl; do
     case $pl in 'R '*) r_=${pl#R * * }; eval "${r_#* }";; esac
@@ -620,8 +622,10 @@ firstreq() {
 }
 q=0
 [ -z "$1" ] || firstreq "$1"
-# run from the user's cache: the script that came on stdin behind the first request is not read
-[ "${2:-0}" = 0 ] || head -c "$2" >/dev/null || exit 0
+# run from the user's cache: the script that came on stdin behind the first request is
+# skipped, a byte a read: busybox's head -c reads a buffer, and the next
+# request may be behind the script already (it was lost, and the agent hung)
+[ "${2:-0}" = 0 ] || dd bs=1 count="$2" of=/dev/null 2>/dev/null || exit 0
 while IFS= read -r line; do
   case $line in
   'L '*)
@@ -651,10 +655,11 @@ done`
 // once for each of them: its op's answer is the S record "noent" (a link to
 // nothing too: the one-shot's record says so with stat's message in place
 // of this one, which no reader reads); otherwise its op runs. ph 1 adds the
-// request's strings to dt and dn (as A$N='TEXT' lines for printf %b) and
-// its shapes to tp, and prints the candidates (the paths of the tail,
-// count and countthen ops asked from a number: the file's end when
-// nothing is new), joined by an escaped NUL for printf %b; ph 2 prints the
+// request's strings to dt and its shapes to tp, and writes p1.sh, which
+// sets sn (the new strings as A$N='TEXT' lines), sc and sl (the
+// candidates, the paths of the tail, count and countthen ops asked from
+// a number: the file's end when nothing is new, joined by NUL and by
+// newline), all escaped for printf %b; ph 2 prints the
 // plan ("B N" the block file b.N of "@=" and made answers, "R FLAG DUP
 // KEY CMD" an op to run, DUP 1 when its key ran before in this request)
 // and writes the new ls. No single quote: it is one in agentScript.
@@ -662,6 +667,7 @@ const planAwk = `
 function hexv(s,  i, v) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
 function after(s, n,  j, p) { for (j = 0; j < n; j++) { p = index(s, " "); if (!p) return ""; s = substr(s, p + 1) } return s }
 function blk(s) { if (!bo) { nb++; bf = fo "/b." nb; bo = 1; print "B " nb } printf "%s", s > bf }
+function p1open() { if (!p1) { fp1 = fo "/p1.sh"; printf "sn=\047" > fp1; p1 = 1 } }
 function shut() { if (bo) { close(bf); bo = 0 } }
 function quoted(e,  q, r, p) { q = "\\0047"; r = ""; while (p = index(e, q)) { r = r substr(e, 1, p - 1) q "\\0134" q q; e = substr(e, p + 5) } return r e }
 FILENAME == fdt { p = index($0, " "); esc[substr($0, 1, p - 1)] = substr($0, p + 1); next }
@@ -669,7 +675,7 @@ FILENAME == ftp { tp[$2] = $0; next }
 FILENAME == fls { st[$1] = after($0, 2); fl[$1] = $2; next }
 FILENAME == fin && /^D / {
 	e = substr($0, index(substr($0, 3), " ") + 4); esc[$2] = e
-	if (ph == 1) { print $2 " " e >> fdt; printf "A%s=\047%s\047\\0012", $2, quoted(e) > (fo "/dn") }
+	if (ph == 1) { print $2 " " e >> fdt; p1open(); printf "A%s=\\0047%s\\0047\\0012", $2, quoted(e) > fp1 }
 	next
 }
 FILENAME == fin && /^T / { tp[$2] = $0; if (ph == 1) print $0 >> ftp; next }
@@ -702,7 +708,13 @@ END {
 			if (!(qp in seen)) { seen[qp] = 1; cand[++nc] = qp }
 		}
 	}
-	if (ph == 1) { for (c = 1; c <= nc; c++) printf "%s%s", (c > 1 ? "\\0000" : ""), esc[cand[c]]; exit }
+	if (ph == 1) {
+		p1open(); printf "\047\nsc=\047" > fp1
+		for (c = 1; c <= nc; c++) printf "%s%s", (c > 1 ? "\\0000" : ""), esc[cand[c]] > fp1
+		printf "\047\nsl=\047" > fp1
+		for (c = 1; c <= nc; c++) printf "%s%s", (c > 1 ? "\\0012" : ""), esc[cand[c]] > fp1
+		printf "\047\n" > fp1; close(fp1); exit
+	}
 	s = 1; miss = 0
 	for (c = 1; c <= nc; c++) {
 		a = cand[c]; ex[a] = ""

@@ -5,10 +5,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/internal/testawk"
 )
 
 // procTraced runs the agent under strace -ff, a log per process: the
@@ -81,4 +86,58 @@ func TestShellAgentColdRequestProcsDoNotGrowWithOps(t *testing.T) {
 	if f100 > f10+90+5 {
 		t.Errorf("100 ops fork %d processes against %d for 10: more than the op's own subshell each", f100, f10)
 	}
+}
+
+// The shell agent run from the user's cache answers its first request
+// from the command line, then skips the script on stdin: exactly, though
+// the next request is behind it already (a client quick to ask again, a
+// slow host). busybox's head -c reads a buffer, not the bytes asked: the
+// next request was skipped with the script, and the agent hung.
+func TestShellAgentFromCacheKeepsTheRequestBehindTheScript(t *testing.T) {
+	t.Parallel()
+	dirs := testawk.Dirs(t)
+	for _, name := range []string{"awk", "busybox"} {
+		dir, ok := dirs[name]
+		if !ok {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("no %s here", name)
+			}
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			script := filepath.Join(t.TempDir(), "agent.sh")
+			writeFile(t, script, agentScript)
+			a := &Agent{alias: map[string]int{}, keys: map[string]int{}, outs: map[int][]byte{}}
+			first, second := &Batch{nonce: "~n"}, &Batch{nonce: "~n"}
+			first.Cat("/proc/loadavg", 100)
+			second.Cat("/proc/uptime", 100)
+			req1, req2 := a.encode(first), a.encode(second)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "sh", script, "~n", string(req1), strconv.Itoa(len(agentScript)))
+			cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+			// the script and the next request wait on stdin before the agent starts
+			cmd.Stdin = io.MultiReader(strings.NewReader(agentScript+string(req2)), &blockUntil{ctx})
+			out := &lastBytes{max: 1 << 20}
+			cmd.Stdout = out
+			must(t, cmd.Start())
+			for strings.Count(out.String(), "@E ~n\n") < 2 && ctx.Err() == nil {
+				time.Sleep(20 * time.Millisecond)
+			}
+			cancel()
+			cmd.Wait()
+			// the second answer is op 1's, /proc/uptime
+			if n := strings.Count(out.String(), "@E ~n\n"); n != 2 || !strings.Contains(out.String(), "@O 1 ") {
+				t.Fatalf("%d answers of 2, the second request lost:\n%s", n, out.String())
+			}
+		})
+	}
+}
+
+// blockUntil is a stdin that stays open until ctx ends.
+type blockUntil struct{ ctx context.Context }
+
+func (b *blockUntil) Read([]byte) (int, error) {
+	<-b.ctx.Done()
+	return 0, io.EOF
 }
