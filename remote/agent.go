@@ -551,14 +551,14 @@ req() {
 }
 # answer: every op's records in one file (o.KEY, or j.I for a key asked
 # again in one request), their sizes from one stat, the answer's parts
-# (a list of names: a string grown a name at a time costs N² in sh)
-# joined by one cat into one file sent in one write (one packet on the
+# (a list of names in a file: a string grown a name at a time costs N² in
+# sh) joined by one cat into one file sent in one write (one packet on the
 # link, not one per op), and the answers kept for the next request's cmp
 # by one mv: the processes of a request do not grow with its ops (cmp
 # aside, for an op that ran again). A key asked again is compared with
 # its answer before in this request, as the dashboard keeps it.
 answer() {
-  i=0
+  i=0; printf 'set --' >"$T/fl"
   while IFS= read -r pl; do
     case $pl in 'R '*)
       du=${pl#R * }; du=${du%% *}
@@ -569,18 +569,19 @@ answer() {
         while [ "$j" -lt "$z" ]; do j=$((j + 1)); set -- "$@" "$T/r.$j"; done
         if [ $# = 0 ]; then : >"$T/$f"; else cat "$@" >"$T/$f"; fi
       fi
-      echo "$f";;
+      printf ' %s' "$f";;
     esac
-  done <"$T/plan" >"$T/fl"
+  done <"$T/plan" >>"$T/fl"
   : >"$T/sz"
-  # the names are words of ours: split, not globbed (and no xargs: a host's may fail)
-  set -f; set -- $(cat "$T/fl"); set +f
+  # the lists of names (words of ours) are "set --" lines sourced, not read by
+  # a process (and no xargs: a host's may fail)
+  set --; . "$T/fl"
   [ $# = 0 ] || (cd "$T" && exec stat -L -c '%s %n' -- "$@" >sz 2>/dev/null)
   # a size stat did not give (its line missing) is counted by wc
-  exec 4<"$T/sz"; i=0 h=0 rn=; : >"$T/h.0"; : >"$T/dl"
+  exec 4<"$T/sz"; i=0 h=0 rn=; : >"$T/h.0"; : >"$T/dl"; printf 'set --' >"$T/cl"
   while IFS= read -r pl; do
     case $pl in
-    'B '*) printf 'h.%s\nb.%s\n' "$h" "${pl#B }"; h=$((h + 1)); : >"$T/h.$h";;
+    'B '*) printf ' h.%s b.%s' "$h" "${pl#B }"; h=$((h + 1)); : >"$T/h.$h";;
     'R '*)
       fl=${pl#R }; fl=${fl%% *}; du=${pl#R * }; du=${du%% *}
       eval "ky=\$ok$i"; i=$((i + 1))
@@ -592,13 +593,13 @@ answer() {
       if [ "$fl" = 0 ] && [ -f "$c" ] && cmp -s "$T/$f" "$c"; then printf '@= %s\n' "$ky" >>"$T/h.$h"
       else
         [ -n "$s_" ] || s_=$(($(wc -c <"$T/$f")))
-        printf '@O %s %s\n' "$ky" "$s_" >>"$T/h.$h"; printf 'h.%s\n%s\n' "$h" "$f"; h=$((h + 1)); : >"$T/h.$h"
+        printf '@O %s %s\n' "$ky" "$s_" >>"$T/h.$h"; printf ' h.%s %s' "$h" "$f"; h=$((h + 1)); : >"$T/h.$h"
       fi;;
     esac
-  done <"$T/plan" >"$T/cl"
+  done <"$T/plan" >>"$T/cl"
   exec 4<&-
-  printf '@E %s\n' "$k" >>"$T/h.$h"; echo "h.$h" >>"$T/cl"
-  set -f; set -- $(cat "$T/cl"); set +f
+  printf '@E %s\n' "$k" >>"$T/h.$h"; echo " h.$h" >>"$T/cl"
+  . "$T/cl"
   (cd "$T" && exec cat "$@" >ans) && cat "$T/ans"
 }
 # keep: this request's answers, for the next one's cmp
