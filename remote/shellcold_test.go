@@ -49,7 +49,8 @@ func procsIn(t *testing.T, prefix string) (execs, forks int) {
 // agent's own work: its answers are measured by one stat, joined by one
 // cat and kept by one mv, and an op's scratch files need no dir made.
 // What an op reads itself is its own (a glob of an empty folder reads
-// nothing): 100 such ops exec as many programs as 10, and fork one
+// nothing): 100 such ops exec as many programs as 10 (but the few that
+// take a request too long for the command line from stdin), and fork one
 // subshell each (they run at once). It was 4 programs an op (mkdir, wc,
 // cat, mv): a cold status of 14 ops forked 233 processes on the host.
 func TestShellAgentColdRequestProcsDoNotGrowWithOps(t *testing.T) {
