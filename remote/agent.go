@@ -525,48 +525,87 @@ const agentScript = batchFuncs + `
 soh=$(printf '\001')
 : >"$t/dt"; : >"$t/tp"; : >"$t/ls"
 planawk='` + planAwk + `'
-# runop KEY OP ARG...: one op; its spawns are r.(of+1)..r.ol
-runop() { ky=$1; shift; n0=$n; dispatch "$@"; eval "ok$nops=\$ky of$nops=\$n0 ol$nops=\$n"; nops=$((nops + 1)); }
+# runop KEY OP ARG...: one op; its spawns are (of+1)..ol, their records
+# in $T/$so when the plan named it (os), else in r.(of+1)..r.ol
+runop() { ky=$1; shift; n0=$n; dispatch "$@"; eval "ok$nops=\$ky of$nops=\$n0 ol$nops=\$n os$nops=\$so"; so=; nops=$((nops + 1)); }
 plan() { awk -v ph="$1" -v k="$k" -v fdt="$t/dt" -v ftp="$t/tp" -v fls="$t/ls" -v fin="$T/in" -v fce="$T/ce" -v fsq="$T/sq" -v fse="$T/se" -v fo="$T" "$planawk" "$t/dt" "$t/tp" "$t/ls" "$T/in" "$T/ce" "$T/sq" "$T/se"; }
 # req: the request in $T/in; planAwk says which ops run (plan's "R" lines)
 req() {
   : >"$T/ce"; : >"$T/sq"; : >"$T/se"
-  plan 1 >"$T/cand" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
-  # its new strings, as A$N='TEXT' lines escaped for one printf %b
-  if [ -s "$T/dn" ]; then s=$(cat "$T/dn"); printf '%b' "$s" >"$T/dn.sh"; . "$T/dn.sh"; fi
-  if [ -s "$T/cand" ]; then
-    # the names, NUL-ended for stat and a line each for awk; a name stat
-    # does not answer is gone when stat said so of each (se), else its op runs
-    c=$(cat "$T/cand"); printf '%b' "$c" >"$T/cx"
-    tr '\000' '\n' <"$T/cx" >"$T/ce"
+  plan 1 || { echo "synthwatch-agent: bad request" >&2; exit 70; }
+  # p1.sh sets sn, its new strings as A$N='TEXT' lines, and sc and sl, the
+  # candidates joined by NUL (for stat) and by newline (for awk), all
+  # escaped for printf %b: read without a process
+  . "$T/p1.sh"
+  if [ -n "$sn" ]; then printf '%b' "$sn" >"$T/dn.sh"; . "$T/dn.sh"; fi
+  if [ -n "$sc" ]; then
+    # a name stat does not answer is gone when stat said so of each (se), else its op runs
+    printf '%b' "$sc" >"$T/cx"; printf '%b' "$sl" >"$T/ce"
     xargs -0 stat -L -c '%s %Y %f %n' -- <"$T/cx" >"$T/sq" 2>"$T/se"
   fi
+  sn= sc= sl=
   plan 2 >"$T/plan" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
-  mv -f "$T/ls" "$t/ls"
   while IFS= read -r pl; do
-    case $pl in 'R '*) r_=${pl#R * }; eval "${r_#* }";; esac
+    case $pl in 'R '*) r_=${pl#R * * }; eval "${r_#* }";; esac
   done <"$T/plan"
 }
-answer() { # into one file, sent in one write: one packet on the link, not one per op
-  i=0
+# answer: every op's records in one file (o.KEY, or j.I for a key asked
+# again in one request), their sizes from one stat, the answer's parts
+# (a list of names in a file: a string grown a name at a time costs N² in
+# sh) joined by one cat into one file sent in one write (one packet on the
+# link, not one per op), and the answers kept for the next request's cmp
+# by one mv: the processes of a request do not grow with its ops (cmp
+# aside, for an op that ran again). A key asked again is compared with
+# its answer before in this request, as the dashboard keeps it.
+answer() {
+  i=0; printf 'set --' >"$T/fl"
+  while IFS= read -r pl; do
+    case $pl in 'R '*)
+      du=${pl#R * }; du=${du%% *}
+      eval "ky=\$ok$i a=\$of$i z=\$ol$i s_=\$os$i"; i=$((i + 1))
+      f=o.$ky; [ "$du" = 0 ] || f=j.$i
+      if [ "$s_" != "$f" ]; then
+        set --; j=$a
+        while [ "$j" -lt "$z" ]; do j=$((j + 1)); set -- "$@" "$T/r.$j"; done
+        if [ $# = 0 ]; then : >"$T/$f"; else cat "$@" >"$T/$f"; fi
+      fi
+      printf ' %s' "$f";;
+    esac
+  done <"$T/plan" >>"$T/fl"
+  : >"$T/sz"
+  # the lists of names (words of ours) are "set --" lines sourced, not read by
+  # a process (and no xargs: a host's may fail)
+  set --; . "$T/fl"
+  [ $# = 0 ] || (cd "$T" && exec stat -L -c '%s %n' -- "$@" >sz 2>/dev/null)
+  # a size stat did not give (its line missing) is counted by wc
+  exec 4<"$T/sz"; i=0 h=0 rn=; : >"$T/h.0"; : >"$T/dl"; printf 'set --' >"$T/cl"
   while IFS= read -r pl; do
     case $pl in
-    'B '*) cat "$T/b.${pl#B }";;
+    'B '*) printf ' h.%s b.%s' "$h" "${pl#B }"; h=$((h + 1)); : >"$T/h.$h";;
     'R '*)
-      fl=${pl#R }; fl=${fl%% *}
-      eval "ky=\$ok$i a=\$of$i z=\$ol$i"
-      f=$T/r.$((a + 1))
-      if [ $((z - a)) != 1 ]; then
-        f=$T/k; : >"$f"; j=$a
-        while [ "$j" -lt "$z" ]; do j=$((j + 1)); cat "$T/r.$j" >>"$f"; done
-      fi
-      if [ "$fl" = 0 ] && [ -f "$t/o.$ky" ] && cmp -s "$f" "$t/o.$ky"; then printf '@= %s\n' "$ky"
-      else printf '@O %s %s\n' "$ky" "$(($(wc -c <"$f")))"; cat "$f"; mv -f "$f" "$t/o.$ky"; fi
-      i=$((i + 1));;
+      fl=${pl#R }; fl=${fl%% *}; du=${pl#R * }; du=${du%% *}
+      eval "ky=\$ok$i"; i=$((i + 1))
+      f=o.$ky c=$t/o.$ky
+      [ "$du" = 0 ] || { f=j.$i; eval "c=\$T/\$cf$ky"; echo "$f $ky" >>"$T/dl"; }
+      eval "cf$ky=\$f"
+      [ -n "$rn" ] || { IFS=' ' read -r rs rn <&4 || rn=/; }
+      s_=; [ "$rn" = "$f" ] && { s_=$rs rn=; case $s_ in *[!0-9]*) s_=;; esac; }
+      if [ "$fl" = 0 ] && [ -f "$c" ] && cmp -s "$T/$f" "$c"; then printf '@= %s\n' "$ky" >>"$T/h.$h"
+      else
+        [ -n "$s_" ] || s_=$(($(wc -c <"$T/$f")))
+        printf '@O %s %s\n' "$ky" "$s_" >>"$T/h.$h"; printf ' h.%s %s' "$h" "$f"; h=$((h + 1)); : >"$T/h.$h"
+      fi;;
     esac
-  done <"$T/plan" >"$T/ans"
-  printf '@E %s\n' "$k" >>"$T/ans"
-  cat "$T/ans"
+  done <"$T/plan" >>"$T/cl"
+  exec 4<&-
+  printf '@E %s\n' "$k" >>"$T/h.$h"; echo " h.$h" >>"$T/cl"
+  . "$T/cl"
+  (cd "$T" && exec cat "$@" >ans) && cat "$T/ans"
+}
+# keep: this request's answers, for the next one's cmp
+keep() {
+  [ "$i" = 0 ] || (cd "$T" && exec mv -f o.* .. 2>/dev/null)
+  [ ! -s "$T/dl" ] || while read -r jf jk; do mv -f "$T/$jf" "$t/o.$jk"; done <"$T/dl"
 }
 printf '@H %s\n' "$k" # what a login shell printed before this is cut here
 # firstreq REQUEST: the first request, when it came on the command line
@@ -579,12 +618,15 @@ firstreq() {
   req
   wait
   answer
+  keep
   rm -rf "$T"
 }
 q=0
 [ -z "$1" ] || firstreq "$1"
-# run from the user's cache: the script that came on stdin behind the first request is not read
-[ "${2:-0}" = 0 ] || head -c "$2" >/dev/null || exit 0
+# run from the user's cache: the script that came on stdin behind the first request is
+# skipped, a byte a read: busybox's head -c reads a buffer, and the next
+# request may be behind the script already (it was lost, and the agent hung)
+[ "${2:-0}" = 0 ] || dd bs=1 count="$2" of=/dev/null 2>/dev/null || exit 0
 while IFS= read -r line; do
   case $line in
   'L '*)
@@ -598,6 +640,7 @@ while IFS= read -r line; do
     req
     wait
     answer
+    keep
     rm -rf "$T";;
   *) echo "synthwatch-agent: bad request" >&2; exit 70;;
   esac
@@ -613,17 +656,19 @@ done`
 // once for each of them: its op's answer is the S record "noent" (a link to
 // nothing too: the one-shot's record says so with stat's message in place
 // of this one, which no reader reads); otherwise its op runs. ph 1 adds the
-// request's strings to dt and dn (as A$N='TEXT' lines for printf %b) and
-// its shapes to tp, and prints the candidates (the paths of the tail,
-// count and countthen ops asked from a number: the file's end when
-// nothing is new), joined by an escaped NUL for printf %b; ph 2 prints the
-// plan ("B N" the block file b.N of "@=" and made answers, "R FLAG KEY
-// CMD" an op to run) and writes the new ls. No single quote: it is one in
-// agentScript.
+// request's strings to dt and its shapes to tp, and writes p1.sh, which
+// sets sn (the new strings as A$N='TEXT' lines), sc and sl (the
+// candidates, the paths of the tail, count and countthen ops asked from
+// a number: the file's end when nothing is new, joined by NUL and by
+// newline), all escaped for printf %b; ph 2 prints the
+// plan ("B N" the block file b.N of "@=" and made answers, "R FLAG DUP
+// KEY CMD" an op to run, DUP 1 when its key ran before in this request)
+// and writes the new ls. No single quote: it is one in agentScript.
 const planAwk = `
 function hexv(s,  i, v) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
 function after(s, n,  j, p) { for (j = 0; j < n; j++) { p = index(s, " "); if (!p) return ""; s = substr(s, p + 1) } return s }
 function blk(s) { if (!bo) { nb++; bf = fo "/b." nb; bo = 1; print "B " nb } printf "%s", s > bf }
+function p1open() { if (!p1) { fp1 = fo "/p1.sh"; printf "sn=\047" > fp1; p1 = 1 } }
 function shut() { if (bo) { close(bf); bo = 0 } }
 function quoted(e,  q, r, p) { q = "\\0047"; r = ""; while (p = index(e, q)) { r = r substr(e, 1, p - 1) q "\\0134" q q; e = substr(e, p + 5) } return r e }
 FILENAME == fdt { p = index($0, " "); esc[substr($0, 1, p - 1)] = substr($0, p + 1); next }
@@ -631,7 +676,7 @@ FILENAME == ftp { tp[$2] = $0; next }
 FILENAME == fls { st[$1] = after($0, 2); fl[$1] = $2; next }
 FILENAME == fin && /^D / {
 	e = substr($0, index(substr($0, 3), " ") + 4); esc[$2] = e
-	if (ph == 1) { print $2 " " e >> fdt; printf "A%s=\047%s\047\\0012", $2, quoted(e) > (fo "/dn") }
+	if (ph == 1) { print $2 " " e >> fdt; p1open(); printf "A%s=\\0047%s\\0047\\0012", $2, quoted(e) > fp1 }
 	next
 }
 FILENAME == fin && /^T / { tp[$2] = $0; if (ph == 1) print $0 >> ftp; next }
@@ -658,13 +703,19 @@ END {
 				if (j == 4) { pre = "ap=\"$A" a "\" an=\"${soh}" a "\";"; qp = a }
 			} else cmd = cmd " " t
 		}
-		no++; K[no] = key; C[no] = pre " " cmd; P[no] = ""
+		no++; K[no] = key; C[no] = pre " " cmd; P[no] = ""; N[no] = qn
 		if ((qn == "tail" || qn == "count" || qn == "countthen") && qo ~ /^-?[0-9]+$/ && qp != "" && (qp in esc) && !index(esc[qp], "\\0012")) {
 			P[no] = qp; O[no] = qo
 			if (!(qp in seen)) { seen[qp] = 1; cand[++nc] = qp }
 		}
 	}
-	if (ph == 1) { for (c = 1; c <= nc; c++) printf "%s%s", (c > 1 ? "\\0000" : ""), esc[cand[c]]; exit }
+	if (ph == 1) {
+		p1open(); printf "\047\nsc=\047" > fp1
+		for (c = 1; c <= nc; c++) printf "%s%s", (c > 1 ? "\\0000" : ""), esc[cand[c]] > fp1
+		printf "\047\nsl=\047" > fp1
+		for (c = 1; c <= nc; c++) printf "%s%s", (c > 1 ? "\\0012" : ""), esc[cand[c]] > fp1
+		printf "\047\n" > fp1; close(fp1); exit
+	}
 	s = 1; miss = 0
 	for (c = 1; c <= nc; c++) {
 		a = cand[c]; ex[a] = ""
@@ -686,10 +737,12 @@ END {
 			}
 			blk("@O " key " " length(b) "\n" b); fl[key] = 1; continue
 		}
-		shut(); print "R " (fl[key] == 1 ? 1 : 0) " " key " " C[o]; fl[key] = 0
+		# its first run in the request writes o.KEY itself (an each joins the files of its spawns there)
+		du = (key in ran); ran[key] = 1
+		shut(); print "R " (fl[key] == 1 ? 1 : 0) " " du " " key " so=" (du || N[o] == "each" ? "" : "o." key) " " C[o]; fl[key] = 0
 	}
 	shut()
-	for (key in st) print key " " (fl[key] == 1 ? 1 : 0) " " st[key] > (fo "/ls")
+	for (key in st) print key " " (fl[key] == 1 ? 1 : 0) " " st[key] > fls
 }`
 
 // LastSizes: the bytes of the last request and of its answer.

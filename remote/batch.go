@@ -333,27 +333,34 @@ trap 'rm -rf "$t"' EXIT
 hdr() { hp=$6; [ -n "$ap" ] && [ "$hp" = "$ap" ] && hp=$an; printf '@%s %s %s %s %s %s %s\n%s' "$1" "$2" "$3" "$4" "$5" "${#hp}" "$7" "$hp"; }
 fin() { printf '%s\n' "$k"; }
 recf() { rn=0; [ -s "$7" ] && rn=$(wc -c <"$7"); hdr "$1" "$2" "$3" "$4" "$5" "$6" "$rn"; [ "$rn" = 0 ] || cat "$7"; fin; } # ... PATH FILE
+# recout KIND CODE C INDEX: a command's record from its stdout ($t.o, on
+# its bytes) and stderr ($t.x), sized by one wc and written by one cat
+recout() {
+  wc -c "$t.o" "$t.x" >"$t.w" 2>/dev/null; { read -r on _ && read -r xn _; } <"$t.w"
+  case $on$xn in *[!0-9]*|'') on=0 xn=0;; esac
+  hdr "$1" ok "$2" "$on" "$3" "$4" "$((on + xn))"; [ "$((on + xn))" = 0 ] || cat "$t.o" "$t.x"; fin
+}
 gone() { if [ -e "$1" ]; then echo err; else echo noent; fi; }
 styp() { case $1 in *[!0-9a-f]*|'') return 1;; esac; sty=o; case $((0x$1 & 61440)) in 32768) sty=f;; 16384) sty=d;; esac; }
 # stats PATH...: their S records, from one stat for all; sets yN (f, d, o; empty when gone) and zN (size), N from 1
 stats() {
-  stat -L -c '%s %Y %f %n' -- "$@" >"$t/s" 2>/dev/null
-  exec 3<"$t/s"; have= i=0
+  stat -L -c '%s %Y %f %n' -- "$@" >"$t.s" 2>/dev/null
+  exec 3<"$t.s"; have= i=0
   for f do
     i=$((i + 1)); eval "y$i= z$i=0"
     [ -n "$have" ] || { IFS=' ' read -r lz lm lf ln <&3 && have=1; }
     if [ -n "$have" ] && [ "$ln" = "$f" ] && styp "$lf"; then have=
     elif [ ! -e "$f" ] && [ ! -L "$f" ]; then # gone: its record without a fork (LC_ALL=C: ${#} counts bytes)
       em="No such file or directory"; hdr S noent 0 0 0 "$f" "$((${#em} + 1))"; printf '%s\n' "$em"; fin; continue
-    elif s=$(stat -L -c '%s %Y %f' -- "$f" 2>"$t/e") && set -- $s && styp "$3"; then lz=$1 lm=$2
-    else recf S "$(gone "$f")" 0 0 0 "$f" "$t/e"; continue; fi
+    elif s=$(stat -L -c '%s %Y %f' -- "$f" 2>"$t.e") && set -- $s && styp "$3"; then lz=$1 lm=$2
+    else recf S "$(gone "$f")" 0 0 0 "$f" "$t.e"; continue; fi
     eval "y$i=$sty z$i=$lz"; hdr S "$sty" "$lz" "$lm" 0 "$f" 0; fin
   done
   exec 3<&-
 }
 rd() { # PATH OFF N EOF: the bytes [OFF, OFF+N), known to be there
   # a file it may stat but not read is an answer, not a record cut short
-  if [ ! -r "$1" ]; then echo "$1: Permission denied" >"$t/e"; recf R err "$2" 0 0 "$1" "$t/e"; return; fi
+  if [ ! -r "$1" ]; then echo "$1: Permission denied" >"$t.e"; recf R err "$2" 0 0 "$1" "$t.e"; return; fi
   hdr R ok "$2" "$4" 0 "$1" "$3"
   if [ "$2" = 0 ]; then head -c "$3" -- "$1"; else tail -c +"$(($2 + 1))" -- "$1" | head -c "$3"; fi 2>/dev/null
   fin
@@ -367,6 +374,11 @@ tailat() { # PATH SIZE OFF MAXPER (OFF -N: N bytes before the end)
   rd "$1" "$off" "$n" "$e"
   if [ "$off" -gt 0 ]; then if [ "$sz" -lt 64 ]; then rd "$1" 0 "$sz" 1; else rd "$1" 0 64 0; fi; fi
 }
+# wcsplit: wc -lc's "LINES BYTES" (in wcl) as wl and wb (empty when not
+# numbers), split without set: the arguments after PATH are still to come
+wcsplit() { wcl=${wcl#"${wcl%%[! ]*}"}; wl=${wcl%% *}; wb=${wcl##* }; case $wl$wb in *[!0-9]*|'') wb=;; esac; }
+nl='
+'
 cnt() { # PATH SIZE OFF K ABOVE [FROM INDEX N ARGV...: run ARGV PATH FROM+1 SIZE-FROM after a count here]
   sz=$2 off=$3 ck=$4
   [ "$sz" -lt "$off" ] && { off=0; ck=0; }
@@ -375,28 +387,25 @@ cnt() { # PATH SIZE OFF K ABOVE [FROM INDEX N ARGV...: run ARGV PATH FROM+1 SIZE
   if [ "$n" -le "$5" ]; then rd "$1" "$((off - ck))" "$((n + ck))" 1; return 0; fi
   [ "$ck" -gt 0 ] && rd "$1" "$((off - ck))" "$ck" 0
   l=
-  if [ "$off" = 0 ]; then l=$(wc -l <"$1") && s2=$(stat -L -c %s -- "$1") && [ "$s2" = "$sz" ] || l=; fi
+  # from 0, the file's own count when it still holds the bytes stated; else those bytes' count
+  if [ "$off" = 0 ]; then wcl=$(wc -lc <"$1"); wcsplit; [ "$wb" = "$n" ] && l=$wl; fi
   if [ -z "$l" ]; then
-    # "LINES BYTES", split without set: the arguments after PATH are still to come
-    wcl=$(tail -c +"$((off + 1))" -- "$1" 2>/dev/null | head -c "$n" | wc -lc)
-    wcl=${wcl#"${wcl%%[! ]*}"}; wl=${wcl%% *}; wb=${wcl##* }
-    case $wl$wb in *[!0-9]*|'') wb=;; esac
+    wcl=$(tail -c +"$((off + 1))" -- "$1" 2>/dev/null | head -c "$n" | wc -lc); wcsplit
     if [ "$wb" = "$n" ]; then l=$wl; else
-      echo "read ${wb:-0} of $n bytes from byte $((off + 1))" >"$t/e"; recf N err "$((off + 1))" "$n" 0 "$1" "$t/e"; return 0
+      echo "read ${wb:-0} of $n bytes from byte $((off + 1))" >"$t.e"; recf N err "$((off + 1))" "$n" 0 "$1" "$t.e"; return 0
     fi
   fi
   hdr N ok "$((off + 1))" "$n" "$l" "$1" 0; fin
   if [ $# -ge 7 ]; then # what the counted bytes hold, read here too
     cp=$1 sf=$6 xk=$7 nn=$8; shift 8
     _c=; _i=1; while [ "$_i" -le "$nn" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done # ARGV: the ops after it follow
-    (eval "$to ${to:+100} $_c \"\$cp\" \"\$((sf + 1))\" \"\$((sz - sf))\"") >"$t/o" 2>"$t/x"; code=$?
-    on=0; [ -s "$t/o" ] && on=$(wc -c <"$t/o")
-    cat "$t/x" >>"$t/o"
-    recf Y ok "$code" "$on" "$((sz - sf))" "$xk" "$t/o"
+    (eval "$to ${to:+100} $_c \"\$cp\" \"\$((sf + 1))\" \"\$((sz - sf))\"") >"$t.o" 2>"$t.x"; code=$?
+    recout Y "$code" "$((sz - sf))" "$xk"
     set -- "$cp"
   fi
   # the end for the next overlap: its last 129 bytes when they end a line, else 4096 (hostCounts reads alike)
-  b=4096; [ "$(($(tail -c +"$sz" -- "$1" 2>/dev/null | head -c 1 | wc -l)))" = 1 ] && b=129
+  lb=$(tail -c +"$sz" -- "$1" 2>/dev/null | head -c 1; echo .) # the "." keeps a newline
+  b=4096; [ "$lb" = "$nl." ] && b=129
   [ "$sz" -lt "$b" ] && b=$sz
   rd "$1" "$((sz - b))" "$b" 1
 }
@@ -405,46 +414,44 @@ isreg() {
   [ -f "$1" ] && return 0
   if [ -e "$1" ]; then
     ik="special file"; if [ -p "$1" ]; then ik=FIFO; elif [ -d "$1" ]; then ik=directory; elif [ -S "$1" ]; then ik=socket; elif [ -b "$1" ] || [ -c "$1" ]; then ik=device; fi
-    echo "not a regular file (a $ik)" >"$t/e"; recf R err 0 0 0 "$1" "$t/e"
-  else echo "$1: No such file or directory" >"$t/e"; recf R noent 0 0 0 "$1" "$t/e"; fi
+    echo "not a regular file (a $ik)" >"$t.e"; recf R err 0 0 0 "$1" "$t.e"
+  else echo "$1: No such file or directory" >"$t.e"; recf R noent 0 0 0 "$1" "$t.e"; fi
   return 1
 }
 docat() { # PATH MAX: a whole small file, of unknown length (/proc)
   isreg "$1" || return 0
-  if $to ${to:+10} head -c "$2" -- "$1" >"$t/d" 2>"$t/e"; then
-    dn=0; [ -s "$t/d" ] && dn=$(wc -c <"$t/d")
-    hdr R ok 0 "$((dn < $2))" 0 "$1" "$dn"; [ "$dn" = 0 ] || cat "$t/d"; fin
-  else recf R "$(gone "$1")" 0 0 0 "$1" "$t/e"; fi
+  if $to ${to:+10} head -c "$2" -- "$1" >"$t.d" 2>"$t.e"; then
+    dn=0; [ -s "$t.d" ] && dn=$(wc -c <"$t.d")
+    hdr R ok 0 "$((dn < $2))" 0 "$1" "$dn"; [ "$dn" = 0 ] || cat "$t.d"; fin
+  else recf R "$(gone "$1")" 0 0 0 "$1" "$t.e"; fi
 }
 # the folders of a dir: a for over the glob, never lines (a name may hold a newline)
 doglob() { # PATTERN DIR NAME
-  : >"$t/g"
+  : >"$t.g"
   for d in "$2"/*/ "$2"/.[!.]*/ "$2"/..?*/; do
     [ -d "$d" ] || continue
     d=${d%/}; f="$2/${d##*/}/$3"
-    { [ -e "$f" ] || [ -L "$f" ]; } && printf '%s\0' "$f" >>"$t/g"
+    { [ -e "$f" ] || [ -L "$f" ]; } && printf '%s\0' "$f" >>"$t.g"
   done
-  recf G ok 0 0 0 "$1" "$t/g"
+  recf G ok 0 0 0 "$1" "$t.g"
 }
 runn() { _n=$1; shift; _c=; _i=1; while [ "$_i" -le "$_n" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done; eval "$to ${to:+100} $_c"; }
 doexec() { # INDEX N ARGV...
   xk=$1; shift
-  (runn "$@") >"$t/o" 2>"$t/x"; code=$?
-  on=0; [ -s "$t/o" ] && on=$(wc -c <"$t/o")
-  cat "$t/x" >>"$t/o"
-  recf X ok "$code" "$on" 0 "$xk" "$t/o"
+  (runn "$@") >"$t.o" 2>"$t.x"; code=$?
+  recout X "$code" 0 "$xk"
 }
 doproc() { # PID
   docat "/proc/$1/cmdline" 65536; docat "/proc/$1/stat" 4096
-  if l=$(readlink "/proc/$1/cwd" 2>/dev/null); then printf %s "$l" >"$t/d"; recf L ok 0 0 0 "/proc/$1/cwd" "$t/d"; fi
+  if l=$(readlink "/proc/$1/cwd" 2>/dev/null); then printf %s "$l" >"$t.d"; recf L ok 0 0 0 "/proc/$1/cwd" "$t.d"; fi
 }
 opstat1() { stats "$1"; [ "$y1" = f ]; }
 optail() { opstat1 "$1" && tailat "$1" "$z1" "$2" "$3"; } # PATH OFF MAXPER
 opcount() { opstat1 "$1" && cnt "$1" "$z1" "$2" "$3" "$4"; } # PATH OFF K ABOVE
 opcountthen() { f=$1; shift; opstat1 "$f" && cnt "$f" "$z1" "$@"; } # PATH OFF K ABOVE FROM INDEX N ARGV...
 oprealpath() {
-  if r=$(cd -P -- "$1" 2>"$t/e" && pwd -P); then printf %s "$r" >"$t/d"; recf P ok 0 0 0 "$1" "$t/d"
-  else recf P "$(gone "$1")" 0 0 0 "$1" "$t/e"; fi
+  if r=$(cd -P -- "$1" 2>"$t.e" && pwd -P); then printf %s "$r" >"$t.d"; recf P ok 0 0 0 "$1" "$t.d"
+  else recf P "$(gone "$1")" 0 0 0 "$1" "$t.e"; fi
 }
 eachdir() { # DIR NAME SPECS: a category's files, stated at once
   dir=$1 c=$2 sp=$3; set -f; set -- $sp; set +f
@@ -475,17 +482,26 @@ doprocs() { # STATEFILE INDEX N SCAN...
   if [ -n "$pid" ]; then doproc "$pid"; fi
   if [ -z "$pid" ] || ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q ' worker '; then
     doexec "$pk" "$pn" "$@"
-    head -c "$on" "$t/o" | cut -d' ' -f1 | sort -u | while read -r p; do [ "$p" != "$pid" ] && doproc "$p"; done
+    head -c "$on" "$t.o" | cut -d' ' -f1 | sort -u | while read -r p; do [ "$p" != "$pid" ] && doproc "$p"; done
   fi
 }
-# Every op runs in a subshell of its own (its variables and temp dir its
-# own), its records in a file of its own, printed in order at the end: a
+# Every op runs in a subshell of its own (its variables and scratch files
+# its own), its records in a file of its own, printed in order at the end: a
 # host with many cores answers in the time of the slowest op. At most
 # spawnmax run at once (a poll of 10,000 files must not fork 10,000 at a
 # time on a GPU host: the trial's 2,000 took its load to 63). An op reads
 # nothing from stdin: an agent's requests come on it.
 spawnmax=16 eachmax=8
-spawn() { n=$((n + 1)); (t=$T/$n; mkdir "$t" && : >"$t/none" && "$@") </dev/null >"$T/r.$n" 2>/dev/null & if [ $((n % spawnmax)) = 0 ]; then wait; fi; }
+# A spawn's scratch files are $T/N.X (no dir to make: a fork less an op);
+# its records go to $T/$so when the caller names the file, else $T/r.N.
+# Past spawnmax, a spawn waits for the one spawnmax before it, not for all
+# of them: one slow op holds up only its own slot.
+spawn() {
+  n=$((n + 1))
+  [ "$n" -gt "$spawnmax" ] && eval "wait \$w$((n % spawnmax))"
+  (t=$T/$n; "$@") </dev/null >"$T/${so:-r.$n}" 2>/dev/null &
+  eval "w$((n % spawnmax))=\$!"
+}
 dispatch() {
   while [ $# -gt 0 ]; do
     op=$1; shift
