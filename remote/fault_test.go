@@ -125,20 +125,23 @@ func TestResetAndSSHDRestartReconnect(t *testing.T) {
 	st.write(5)
 	st.catchUp(h)
 
+	drops := h.State().Drops
 	p.Reset()
-	waitPhase(t, h, Reconnecting, 10*time.Second)
+	waitDropped(t, h, drops, 10*time.Second)
 	st.write(5)
 	waitPhase(t, h, Connected, 30*time.Second)
 	st.catchUp(h)
 
+	drops = h.State().Drops
 	s.Restart()
-	waitPhase(t, h, Reconnecting, 10*time.Second)
+	waitDropped(t, h, drops, 10*time.Second)
 	st.write(5)
 	waitPhase(t, h, Connected, 10*time.Second)
 	st.catchUp(h)
 
+	drops = h.State().Drops
 	h.ReconnectNow() // the "C" key: drop and redial at once
-	waitPhase(t, h, Reconnecting, 30*time.Second)
+	waitDropped(t, h, drops, 30*time.Second)
 	waitPhase(t, h, Connected, 30*time.Second)
 	if r, err := h.Exec(context.Background(), "echo", "ok"); err != nil || string(r.Stdout) != "ok\n" {
 		t.Fatalf("after reconnects: %v", err)
@@ -172,8 +175,9 @@ func TestTenFaultCyclesLeakNothing(t *testing.T) {
 			waitPhase(t, h, Reconnecting, 10*time.Second)
 			p.SetMode(faultproxy.Forward)
 		} else {
+			drops := h.State().Drops
 			p.Reset()
-			waitPhase(t, h, Reconnecting, 10*time.Second)
+			waitDropped(t, h, drops, 10*time.Second)
 		}
 		waitPhase(t, h, Connected, 10*time.Second)
 		st.write(3)

@@ -54,6 +54,22 @@ func waitPhase(t testing.TB, h *SSH, phase Phase, d time.Duration) time.Duration
 	}
 }
 
+// waitDropped waits until h has lost a live link more than drops times,
+// or fails after d. A reset link is redialled at once: its Reconnecting
+// phase can be over before a waiter looks, its count of drops cannot.
+func waitDropped(t testing.TB, h *SSH, drops int, d time.Duration) {
+	t.Helper()
+	deadline := time.After(d)
+	for h.State().Drops <= drops {
+		select {
+		case <-h.Changed():
+		case <-time.After(50 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("state %v after %s: still %d drops, want more", h.State(), d, h.State().Drops)
+		}
+	}
+}
+
 func wcL(t testing.TB, path string) int64 {
 	t.Helper()
 	out, err := exec.Command("sh", "-c", "wc -l < "+Quote(path)).Output()
