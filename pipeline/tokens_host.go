@@ -41,7 +41,8 @@ type tokResult struct {
 const tokenSumScript = `i=0
 while [ $# -ge 3 ]; do
   i=$((i+1))
-  tail -c +"$2" -- "$1" | head -c "$3" | LC_ALL=C awk -v i="$i" -v n="$3" '
+  # from the first byte, head alone: a tail in front copies every byte once more
+  { if [ "$2" = 1 ]; then head -c "$3" -- "$1"; else tail -c +"$2" -- "$1" | head -c "$3"; fi; } | LC_ALL=C awk -v i="$i" -v n="$3" '
 function take(s, re,   v) { if (match(s, re)) return substr(s, RSTART, RLENGTH); return "" }
 {
   lb = length($0) + 1; b += lb; line = $0
