@@ -142,3 +142,51 @@ func (b *blockUntil) Read([]byte) (int, error) {
 	<-b.ctx.Done()
 	return 0, io.EOF
 }
+
+// A launcher with no copy in the cache reads the script from stdin and
+// keeps it: the first request, when it did not fit on the command line,
+// waits behind the script there. busybox's head -c reads a buffer, not
+// the bytes asked: it took the request with the script (the agent hung)
+// and kept both as the cached script.
+func TestShellAgentFromStdinKeepsTheRequestBehindTheScript(t *testing.T) {
+	t.Parallel()
+	dirs := testawk.Dirs(t)
+	for _, name := range []string{"awk", "busybox"} {
+		dir, ok := dirs[name]
+		if !ok {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("no %s here", name)
+			}
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			cache := t.TempDir()
+			a := &Agent{alias: map[string]int{}, keys: map[string]int{}, outs: map[int][]byte{}}
+			first := &Batch{nonce: "~n"}
+			first.Cat("/proc/loadavg", 100)
+			req := a.encode(first)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			// no request on the line: the script and the request wait on stdin before the agent starts
+			cmd := exec.CommandContext(ctx, "sh", "-c", agentShell, "synthwatch-agent", "~n", "", AgentProto, strconv.Itoa(len(agentScript)), "", agentScriptHash)
+			cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), "XDG_CACHE_HOME="+cache)
+			cmd.Stdin = io.MultiReader(strings.NewReader(agentScript+string(req)), &blockUntil{ctx})
+			out := &lastBytes{max: 1 << 20}
+			cmd.Stdout = out
+			must(t, cmd.Start())
+			for !strings.Contains(out.String(), "@E ~n\n") && ctx.Err() == nil {
+				time.Sleep(20 * time.Millisecond)
+			}
+			cancel()
+			cmd.Wait()
+			if !strings.Contains(out.String(), "@O 0 ") || !strings.Contains(out.String(), "@E ~n\n") {
+				t.Fatalf("no answer, the request behind the script lost:\n%s", out.String())
+			}
+			kept, err := os.ReadFile(filepath.Join(cache, "synthwatch", "synthwatch-agent-"+agentScriptHash+".sh"))
+			must(t, err)
+			if string(kept) != agentScript {
+				t.Fatalf("the cached script is %d bytes, not the script's %d", len(kept), len(agentScript))
+			}
+		})
+	}
+}
