@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -98,4 +99,37 @@ func TestShellAgentSlotsAndKeptAnswers(t *testing.T) {
 		})
 	}
 	t.Run("go", func(t *testing.T) { run(t, goAgent(t)) })
+}
+
+// The one-shot batch owns its variables: a host's login exporting so
+// (where a spawn's records go) or ap (the path an agent's op names by
+// alias) changes none of its answers.
+func TestBatchOnceIgnoresTheHostsVariables(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "raw.jsonl")
+	writeFile(t, f, "{\"id\":1}\n{\"id\":2}\n")
+	batch := func() *Batch {
+		b := &Batch{}
+		b.Cat(f, 100)
+		b.Count(NewCounter(f))
+		b.Exec("echo", "hi")
+		return b
+	}
+	run := func() string {
+		b := batch()
+		res, err := Local{}.Exec(context.Background(), b.Argv()...)
+		must(t, err)
+		a, err := parseBatchOf(res.Stdout, b, nil)
+		if err != nil {
+			t.Fatalf("%v:\n%s", err, res.Stdout)
+		}
+		return answersText(a)
+	}
+	want := run()
+	t.Setenv("so", "taken")
+	t.Setenv("ap", f)
+	t.Setenv("an", "elsewhere")
+	if got := run(); got != want {
+		t.Fatalf("with so and ap in the environment:\n%s\nwant\n%s", got, want)
+	}
 }
