@@ -151,7 +151,15 @@ func (b *blockUntil) Read([]byte) (int, error) {
 func TestShellAgentFromStdinKeepsTheRequestBehindTheScript(t *testing.T) {
 	t.Parallel()
 	dirs := testawk.Dirs(t)
-	for _, name := range []string{"awk", "busybox"} {
+	// a host without dd: a PATH of this one's tools but dd, and only it
+	noDD := t.TempDir()
+	for _, c := range []string{"sh", "awk", "head", "tail", "stat", "xargs", "cat", "cmp", "wc", "mv", "mkdir", "mktemp", "rm", "timeout", "tr"} {
+		p, err := exec.LookPath(c)
+		must(t, err)
+		must(t, os.Symlink(p, filepath.Join(noDD, c)))
+	}
+	dirs["no dd"] = noDD
+	for _, name := range []string{"awk", "busybox", "no dd"} {
 		dir, ok := dirs[name]
 		if !ok {
 			if os.Getenv("CI") == "true" {
@@ -168,8 +176,12 @@ func TestShellAgentFromStdinKeepsTheRequestBehindTheScript(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			// no request on the line: the script and the request wait on stdin before the agent starts
-			cmd := exec.CommandContext(ctx, "sh", "-c", agentShell, "synthwatch-agent", "~n", "", AgentProto, strconv.Itoa(len(agentScript)), "", agentScriptHash)
-			cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), "XDG_CACHE_HOME="+cache)
+			path := dir + string(os.PathListSeparator) + os.Getenv("PATH")
+			if dir == noDD {
+				path = noDD
+			}
+			cmd := exec.CommandContext(ctx, filepath.Join(noDD, "sh"), "-c", agentShell, "synthwatch-agent", "~n", "", AgentProto, strconv.Itoa(len(agentScript)), "", agentScriptHash)
+			cmd.Env = append(os.Environ(), "PATH="+path, "XDG_CACHE_HOME="+cache)
 			cmd.Stdin = io.MultiReader(strings.NewReader(agentScript+string(req)), &blockUntil{ctx})
 			out := &lastBytes{max: 1 << 20}
 			cmd.Stdout = out
