@@ -97,7 +97,8 @@ func TestShellAgentColdRequestProcsDoNotGrowWithOps(t *testing.T) {
 func TestShellAgentFromCacheKeepsTheRequestBehindTheScript(t *testing.T) {
 	t.Parallel()
 	dirs := testawk.Dirs(t)
-	for _, name := range []string{"awk", "busybox"} {
+	dirs["no dd"] = noDDPath(t)
+	for _, name := range []string{"awk", "busybox", "no dd"} {
 		dir, ok := dirs[name]
 		if !ok {
 			if os.Getenv("CI") == "true" {
@@ -116,7 +117,11 @@ func TestShellAgentFromCacheKeepsTheRequestBehindTheScript(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "sh", script, "~n", string(req1), strconv.Itoa(len(agentScript)))
-			cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+			path := dir + string(os.PathListSeparator) + os.Getenv("PATH")
+			if name == "no dd" {
+				path = dir
+			}
+			cmd.Env = append(os.Environ(), "PATH="+path)
 			// the script and the next request wait on stdin before the agent starts
 			cmd.Stdin = io.MultiReader(strings.NewReader(agentScript+string(req2)), &blockUntil{ctx})
 			out := &lastBytes{max: 1 << 20}
@@ -151,13 +156,7 @@ func (b *blockUntil) Read([]byte) (int, error) {
 func TestShellAgentFromStdinKeepsTheRequestBehindTheScript(t *testing.T) {
 	t.Parallel()
 	dirs := testawk.Dirs(t)
-	// a host without dd: a PATH of this one's tools but dd, and only it
-	noDD := t.TempDir()
-	for _, c := range []string{"sh", "awk", "head", "tail", "stat", "xargs", "cat", "cmp", "wc", "mv", "mkdir", "mktemp", "rm", "timeout", "tr"} {
-		p, err := exec.LookPath(c)
-		must(t, err)
-		must(t, os.Symlink(p, filepath.Join(noDD, c)))
-	}
+	noDD := noDDPath(t)
 	dirs["no dd"] = noDD
 	for _, name := range []string{"awk", "busybox", "no dd"} {
 		dir, ok := dirs[name]
@@ -201,4 +200,16 @@ func TestShellAgentFromStdinKeepsTheRequestBehindTheScript(t *testing.T) {
 			}
 		})
 	}
+}
+
+// noDDPath is a PATH of this machine's tools the shell agent uses, but
+// dd: a host without it.
+func noDDPath(t *testing.T) string {
+	dir := t.TempDir()
+	for _, c := range []string{"sh", "awk", "head", "tail", "stat", "xargs", "cat", "cmp", "wc", "mv", "mkdir", "mktemp", "rm", "timeout", "tr"} {
+		p, err := exec.LookPath(c)
+		must(t, err)
+		must(t, os.Symlink(p, filepath.Join(dir, c)))
+	}
+	return dir
 }
