@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/synthwatch/synthwatch/internal/testawk"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 )
 
@@ -71,15 +70,8 @@ func TestShellAgentSlotsAndKeptAnswers(t *testing.T) {
 			}
 		}
 	}
-	dirs := testawk.Dirs(t) // the awks are TestAgentFirstRequestHostileNames's: here the machine's and busybox's
-	for _, name := range []string{"awk", "busybox"} {
-		d, ok := dirs[name]
-		if !ok {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("no %s here", name)
-			}
-			continue
-		}
+	// every awk is TestAgentFirstRequestHostileNames's: here the machine's and busybox's
+	for name, d := range awkAndBusybox(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("PATH", d+string(os.PathListSeparator)+path)
 			ag := NewAgent(Local{})
