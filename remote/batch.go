@@ -532,7 +532,7 @@ dispatch() {
 // first: what a login shell printed before it, newline or not, is cut there.
 const batchOnce = batchFuncs + `
 printf '@H %s\n' "$k"
-T=$t n=0
+T=$t n=0 so= ap= an= # its own, not a login's exports
 dispatch "$@"
 wait
 j=1; outs=; while [ "$j" -le "$n" ]; do outs="$outs r.$j"; j=$((j + 1)); done

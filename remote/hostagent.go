@@ -58,11 +58,16 @@ fi
 // request without waiting for stdin (OpenSSH opens the channel's window a
 // round trip after the exec) and then skips the script on stdin; else from
 // the script on stdin, keeping a copy (written whole, then renamed: a
-// partial write is never taken for it) for the next start.
+// partial write is never taken for it) for the next start. The script is
+// read a byte a read (dd bs=1), as the cached agent skips it: busybox's
+// head -c reads a buffer, and took a first request waiting behind the
+// script with it (the agent hung, and the cache kept both as the script).
+// A host without dd reads it by head -c, as before.
 const agentShell = `cd=${XDG_CACHE_HOME:-${HOME:+$HOME/.cache}}
 c=; [ -n "$cd" ] && c=$cd/synthwatch/synthwatch-agent-$6.sh
 if [ -n "$c" ] && [ -f "$c" ]; then exec sh "$c" "$1" "$5" "$4"; fi
-script=$(head -c "$4"; echo .) && script=${script%.}
+sk="dd bs=1 count=$4"; command -v dd >/dev/null 2>&1 || sk="head -c $4"
+script=$($sk 2>/dev/null; echo .) && script=${script%.}
 [ -z "$c" ] || { mkdir -p "${c%/*}" && printf %s "$script" >"$c.$$" && mv -f "$c.$$" "$c"; } 2>/dev/null
 exec sh -c "$script" synthwatch-agent "$1" "$5" 0`
 

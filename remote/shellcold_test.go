@@ -96,15 +96,9 @@ func TestShellAgentColdRequestProcsDoNotGrowWithOps(t *testing.T) {
 // next request was skipped with the script, and the agent hung.
 func TestShellAgentFromCacheKeepsTheRequestBehindTheScript(t *testing.T) {
 	t.Parallel()
-	dirs := testawk.Dirs(t)
-	for _, name := range []string{"awk", "busybox"} {
-		dir, ok := dirs[name]
-		if !ok {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("no %s here", name)
-			}
-			continue
-		}
+	dirs := awkAndBusybox(t)
+	dirs["no dd"] = noDDPath(t)
+	for name, dir := range dirs {
 		t.Run(name, func(t *testing.T) {
 			script := filepath.Join(t.TempDir(), "agent.sh")
 			writeFile(t, script, agentScript)
@@ -116,7 +110,11 @@ func TestShellAgentFromCacheKeepsTheRequestBehindTheScript(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "sh", script, "~n", string(req1), strconv.Itoa(len(agentScript)))
-			cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+			path := dir + string(os.PathListSeparator) + os.Getenv("PATH")
+			if name == "no dd" {
+				path = dir
+			}
+			cmd.Env = append(os.Environ(), "PATH="+path)
 			// the script and the next request wait on stdin before the agent starts
 			cmd.Stdin = io.MultiReader(strings.NewReader(agentScript+string(req2)), &blockUntil{ctx})
 			out := &lastBytes{max: 1 << 20}
@@ -141,4 +139,77 @@ type blockUntil struct{ ctx context.Context }
 func (b *blockUntil) Read([]byte) (int, error) {
 	<-b.ctx.Done()
 	return 0, io.EOF
+}
+
+// A launcher with no copy in the cache reads the script from stdin and
+// keeps it: the first request, when it did not fit on the command line,
+// waits behind the script there. busybox's head -c reads a buffer, not
+// the bytes asked: it took the request with the script (the agent hung)
+// and kept both as the cached script.
+func TestShellAgentFromStdinKeepsTheRequestBehindTheScript(t *testing.T) {
+	t.Parallel()
+	dirs := awkAndBusybox(t)
+	noDD := noDDPath(t)
+	dirs["no dd"] = noDD
+	for name, dir := range dirs {
+		t.Run(name, func(t *testing.T) {
+			cache := t.TempDir()
+			a := &Agent{alias: map[string]int{}, keys: map[string]int{}, outs: map[int][]byte{}}
+			first := &Batch{nonce: "~n"}
+			first.Cat("/proc/loadavg", 100)
+			req := a.encode(first)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			// no request on the line: the script and the request wait on stdin before the agent starts
+			path := dir + string(os.PathListSeparator) + os.Getenv("PATH")
+			if dir == noDD {
+				path = noDD
+			}
+			cmd := exec.CommandContext(ctx, filepath.Join(noDD, "sh"), "-c", agentShell, "synthwatch-agent", "~n", "", AgentProto, strconv.Itoa(len(agentScript)), "", agentScriptHash)
+			cmd.Env = append(os.Environ(), "PATH="+path, "XDG_CACHE_HOME="+cache)
+			cmd.Stdin = io.MultiReader(strings.NewReader(agentScript+string(req)), &blockUntil{ctx})
+			out := &lastBytes{max: 1 << 20}
+			cmd.Stdout = out
+			must(t, cmd.Start())
+			for !strings.Contains(out.String(), "@E ~n\n") && ctx.Err() == nil {
+				time.Sleep(20 * time.Millisecond)
+			}
+			cancel()
+			cmd.Wait()
+			if !strings.Contains(out.String(), "@O 0 ") || !strings.Contains(out.String(), "@E ~n\n") {
+				t.Fatalf("no answer, the request behind the script lost:\n%s", out.String())
+			}
+			kept, err := os.ReadFile(filepath.Join(cache, "synthwatch", "synthwatch-agent-"+agentScriptHash+".sh"))
+			must(t, err)
+			if string(kept) != agentScript {
+				t.Fatalf("the cached script is %d bytes, not the script's %d", len(kept), len(agentScript))
+			}
+		})
+	}
+}
+
+// noDDPath is a PATH of this machine's tools the shell agent uses, but
+// dd: a host without it.
+func noDDPath(t *testing.T) string {
+	dir := t.TempDir()
+	for _, c := range []string{"sh", "awk", "head", "tail", "stat", "xargs", "cat", "cmp", "wc", "mv", "mkdir", "mktemp", "rm", "timeout", "tr"} {
+		p, err := exec.LookPath(c)
+		must(t, err)
+		must(t, os.Symlink(p, filepath.Join(dir, c)))
+	}
+	return dir
+}
+
+// awkAndBusybox is testawk.Dirs's machine awk and busybox: without
+// busybox the test goes on (CI fails without it).
+func awkAndBusybox(t *testing.T) map[string]string {
+	all, out := testawk.Dirs(t), map[string]string{}
+	for _, name := range []string{"awk", "busybox"} {
+		if d, ok := all[name]; ok {
+			out[name] = d
+		} else if os.Getenv("CI") == "true" {
+			t.Fatalf("no %s here", name)
+		}
+	}
+	return out
 }
