@@ -636,7 +636,7 @@ while IFS= read -r line; do
     case $ln in ''|*[!0-9]*) echo "synthwatch-agent: bad request" >&2; exit 70;; esac
     q=$((q + 1)); T=$t/q$q n=0 nops=0
     mkdir "$T" || exit 71
-    # head -c reads no more than it is asked (GNU, busybox): the next request stays on stdin
+    # busybox's head -c may read past LEN; nothing is lost, as the client sends a request only after the last one's answer
     head -c "$ln" >"$T/in"
     [ "$(($(wc -c <"$T/in")))" = "$ln" ] || exit 0 # stdin ended mid-request: the link went
     req

@@ -262,7 +262,7 @@ func endsOrHangsTrials(t *testing.T, srv string, h Host, hc *SSH, bodies map[str
 			killNaming(t, "sleep\x00601") // an SSH server leaves a command that ignores its stdin's end
 		}
 	}
-	leak = goleak.Find(ignore)
+	leak = leftAfter(20*time.Second, ignore)
 	return leak, hc != nil && hc.State().Sessions != sessions
 }
 

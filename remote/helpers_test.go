@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
@@ -67,6 +69,20 @@ func waitDropped(t testing.TB, h *SSH, drops int, d time.Duration) {
 		case <-deadline:
 			t.Fatalf("state %v after %s: still %d drops, want more", h.State(), d, h.State().Drops)
 		}
+	}
+}
+
+// leftAfter is what goleak still finds after d, asked until it finds
+// nothing: its own retries end within about half a second, and a loaded
+// host can take longer to send a killed command's exit status.
+func leftAfter(d time.Duration, opts ...goleak.Option) error {
+	deadline := time.Now().Add(d)
+	for {
+		err := goleak.Find(opts...)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
