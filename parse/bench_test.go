@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -292,5 +293,27 @@ func BenchmarkRecordHead(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkParseWorkerLog: ParseWorkerLine over a worker log as a first
+// read meets it (the 1 MB a status reads back): mostly progress lines,
+// with the headers, category lines and an error among them.
+func BenchmarkParseWorkerLog(b *testing.B) {
+	var sb strings.Builder
+	for c := 0; c < 5; c++ {
+		fmt.Fprintf(&sb, "==========\nProcessing: B%d_glaive (SHORT)\n==========\nB%d_glaive: 6000 prompts, 2400 resumed, 3600 to go\nRunning 3600 requests (concurrency=150, max_tokens=10240)...\n", c, c)
+		for k := 0; k < 4000; k++ {
+			fmt.Fprintf(&sb, "%d/6000 (%d err) 9.8 req/s avg_comp=248tok ETA=6m\n", k, k/1000)
+		}
+		sb.WriteString("  ERROR request 17 failed: HTTP 503\n")
+	}
+	lines := strings.Split(strings.TrimSuffix(sb.String(), "\n"), "\n")
+	b.SetBytes(int64(sb.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, l := range lines {
+			ParseWorkerLine(l)
+		}
 	}
 }

@@ -35,6 +35,15 @@ func SanitizeLine(src []byte, max int) string {
 	return string(Truncate(out, max))
 }
 
+// SanitizeLineString is SanitizeLine for a string: a clean line within max
+// is returned as it is, with no copy.
+func SanitizeLineString(s string, max int) string {
+	if cleanString(s) && (max <= 0 || len(s) <= max) {
+		return s
+	}
+	return SanitizeLine([]byte(s), max)
+}
+
 // Truncate cuts b to at most max bytes without splitting a UTF-8 rune.
 func Truncate(b []byte, max int) []byte {
 	if max <= 0 || len(b) <= max {

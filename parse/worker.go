@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // WorkerKind says what a worker log line is.
@@ -323,7 +325,8 @@ func parseModel(w *WorkerLine, s string) {
 
 // "50/10000 (0 err) 1.1 req/s avg_comp=217tok ETA=2.4h"
 func parseProgress(w *WorkerLine, s string) bool {
-	f := strings.Fields(s)
+	var buf [12]string // a progress line has 7 fields: no allocation per line
+	f := fieldsInto(buf[:0], s)
 	if len(f) < 3 {
 		return false
 	}
@@ -355,6 +358,36 @@ func parseProgress(w *WorkerLine, s string) bool {
 	}
 	return true
 }
+
+// fieldsInto is strings.Fields appending to dst: a caller's array keeps a
+// first read's 20,000 progress lines from allocating a slice each.
+func fieldsInto(dst []string, s string) []string {
+	start := -1
+	for i := 0; i < len(s); {
+		c, size, space := s[i], 1, false
+		if c < utf8.RuneSelf {
+			space = asciiSpace[c]
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
+		}
+		if space {
+			if start >= 0 {
+				dst, start = append(dst, s[start:i]), -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+		i += size
+	}
+	if start >= 0 {
+		dst = append(dst, s[start:])
+	}
+	return dst
+}
+
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 func parseETA(s string) (time.Duration, bool) {
 	if s == "" || s == "?" {

@@ -207,3 +207,15 @@ func TestFailureTallyInterleavedTracebacks(t *testing.T) {
 		t.Fatalf("%d failures from %d interleaved tracebacks", got, n)
 	}
 }
+
+// fieldsInto splits as strings.Fields does, Unicode spaces and invalid
+// UTF-8 included: a progress line parses as it did before it.
+func TestFieldsIntoIsFields(t *testing.T) {
+	for _, s := range []string{"", " ", "a", " a  b\tc\n", "50/100 (0 err) 1.1 req/s avg_comp=217tok ETA=2.4h",
+		"x\u00a0y\u0085z\u2003w", "\xff a\xfe\x80 b", "a\u3000b ", strings.Repeat("f ", 30)} {
+		var buf [4]string
+		if got, want := fieldsInto(buf[:0], s), strings.Fields(s); strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("fieldsInto(%q) = %q, want %q", s, got, want)
+		}
+	}
+}

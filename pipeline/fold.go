@@ -28,8 +28,8 @@ func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool) {
 	wl := res.Tails[0]
 	recent := wl.Err == nil && now.Sub(wl.ModTime) < time.Minute
+	w.log.worker.AddEach(len(wl.Lines), func(i int) string { return parse.SanitizeLineString(wl.Lines[i].Text, 4096) })
 	for i, l := range wl.Lines {
-		w.log.worker.Add(parse.SanitizeLine([]byte(l.Text), 4096))
 		fresh := w.polls > 1 || recent && len(wl.Lines)-i <= 20
 		w.foldWorkerLine(parse.ParseWorkerLine(l.Text), now, fresh)
 	}

@@ -398,8 +398,8 @@ func (sv *serverSet) foldServerLines(s *srvWatch, res remote.PollResult, now tim
 		tag = s.name + " │ "
 	}
 	emit := func(ev parse.ServerEvent) { sv.foldServerEvent(s, ev, now) }
+	sv.lines.AddEach(len(sl.Lines), func(i int) string { return tag + parse.SanitizeLineString(sl.Lines[i].Text, 4096) })
 	for _, l := range sl.Lines {
-		sv.lines.Add(tag + parse.SanitizeLine([]byte(l.Text), 4096))
 		if s.role == RoleRouter {
 			if rl, ok := parse.ParseRouterLine(l.Text); ok {
 				sv.foldRouterLine(s, rl)

@@ -209,6 +209,18 @@ func (r *Ring) Add(s string) {
 	r.start = (r.start + 1) % r.max
 }
 
+// AddEach adds n lines, asking line(i) only for those the ring keeps: a
+// first read of 20,000 log lines makes the newest max of them, not all.
+func (r *Ring) AddEach(n int, line func(i int) string) {
+	skip := max(0, n-r.max)
+	r.mu.Lock()
+	r.total += int64(skip)
+	r.mu.Unlock()
+	for i := skip; i < n; i++ {
+		r.Add(line(i))
+	}
+}
+
 // Lines returns the kept lines, oldest first.
 func (r *Ring) Lines() []string {
 	r.mu.Lock()
