@@ -80,12 +80,13 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 o=$($t nvidia-smi --query-gpu=` + parse.GPUQuery + ` --format=csv,noheader,nounits 2>&1); s gpu $? "$o"
 o=$($t nvidia-smi --query-compute-apps=` + parse.GPUAppsQuery + ` --format=csv,noheader,nounits 2>&1); s apps $? "$o"
 fi
-o=$(cat /proc/loadavg 2>&1); s load $? "$o"
+r1() { o=; { IFS= read -r o <"$1"; } 2>/dev/null; } # a one-line /proc file, read by the shell: no cat
+r1 /proc/loadavg; s load $? "$o"
 o=$(grep -E '^Mem(Total|Available):' /proc/meminfo 2>&1); s mem $? "$o"
 if [ "$d" = 1 ]; then o=$($t df -P -B1 -- "$r" 2>/dev/null || $t df -Pk -- "$r" 2>&1); s df $? "$o"; fi
 if [ "$p" -gt 0 ] 2>/dev/null; then
-o=$(cat /proc/uptime 2>&1); s uptime $? "$o"
-o=$(cat "/proc/$p/stat" 2>&1); s stat $? "$o"
+r1 /proc/uptime; s uptime $? "$o"
+r1 "/proc/$p/stat"; s stat $? "$o"
 o=$(grep '^VmRSS:' "/proc/$p/status" 2>&1); s status $? "$o"
 o=$(getconf CLK_TCK 2>&1); s clk $? "$o"
 fi

@@ -612,7 +612,7 @@ printf '@H %s\n' "$k" # what a login shell printed before this is cut here
 # ("L LEN", a newline, and its LEN bytes): answered before stdin is read
 firstreq() {
   q=1; T=$t/q1 n=0 nops=0
-  mkdir "$T" || exit 71
+  [ -d "$T" ] || mkdir "$T" || exit 71 # made with $t where the nonce named it
   printf %s "${1#*
 }" >"$T/in"
   req
@@ -635,7 +635,7 @@ while IFS= read -r line; do
     ln=${line#L }
     case $ln in ''|*[!0-9]*) echo "synthwatch-agent: bad request" >&2; exit 70;; esac
     q=$((q + 1)); T=$t/q$q n=0 nops=0
-    mkdir "$T" || exit 71
+    [ -d "$T" ] || mkdir "$T" || exit 71 # q1 may be made already
     # busybox's head -c may read past LEN; nothing is lost, as the client sends a request only after the last one's answer
     head -c "$ln" >"$T/in"
     [ "$(($(wc -c <"$T/in")))" = "$ln" ] || exit 0 # stdin ended mid-request: the link went

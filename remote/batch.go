@@ -322,16 +322,28 @@ func (a *answers) add(kind, status string, num []int64, p string, data []byte, b
 // it proves it was whole: a file that shrank in between ends the parse.
 const batchFuncs = `export LC_ALL=C
 unset CDPATH # else cd prints where it went, and a realpath reads it twice
-# GNU or busybox stat, or nothing: another stat would make every answer an error
-stat -L -c %s / >/dev/null 2>&1 || { echo "synthwatch-batch: no stat -c here" >&2; exit 72; }
-# timeout(1), where it works (GNU, busybox), bounds every read of a file whose kind is not known and every command
-to=; timeout -k 1 5 true >/dev/null 2>&1 && to="timeout -k 5"
+# GNU or busybox stat, or nothing: another stat would make every answer an
+# error; timeout(1), where it works (GNU, busybox), bounds every read of a
+# file whose kind is not known and every command. One program asks both.
+to=
+if timeout -k 1 5 stat -L -c %s / >/dev/null 2>&1; then to="timeout -k 5"
+else
+  stat -L -c %s / >/dev/null 2>&1 || { echo "synthwatch-batch: no stat -c here" >&2; exit 72; }
+  timeout -k 1 5 true >/dev/null 2>&1 && to="timeout -k 5"
+fi
+dd=; command -v dd >/dev/null 2>&1 && dd=1
 k=$1; shift
-t=$(mktemp -d 2>/dev/null) || t=$(mktemp -d -t synthwatch.XXXXXX) || exit 71
+# the temp dir (and q1, an agent's first request's) by one mkdir: the
+# nonce is not known before the exec, and mkdir fails on a name already
+# there (then mktemp makes it)
+t=; case $k in *[!~0-9a-z]*|'') ;; *) t=${TMPDIR:-/tmp}/synthwatch.$$.$k; mkdir -m 700 "$t" "$t/q1" 2>/dev/null || t=;; esac
+[ -n "$t" ] || t=$(mktemp -d 2>/dev/null) || t=$(mktemp -d -t synthwatch.XXXXXX) || exit 71
 trap 'rm -rf "$t"' EXIT
 # KIND STATUS A B C PATH DLEN; an agent's op names its own path by alias ($ap, $an)
 hdr() { hp=$6; [ -n "$ap" ] && [ "$hp" = "$ap" ] && hp=$an; printf '@%s %s %s %s %s %s %s\n%s' "$1" "$2" "$3" "$4" "$5" "${#hp}" "$7" "$hp"; }
 fin() { printf '%s\n' "$k"; }
+# recm KIND STATUS A B C PATH MSG: a record of MSG and a newline, sized by the shell (no program)
+recm() { hdr "$1" "$2" "$3" "$4" "$5" "$6" "$((${#7} + 1))"; printf '%s\n' "$7"; fin; }
 recf() { rn=0; [ -s "$7" ] && rn=$(wc -c <"$7"); hdr "$1" "$2" "$3" "$4" "$5" "$6" "$rn"; [ "$rn" = 0 ] || cat "$7"; fin; } # ... PATH FILE
 # recout KIND CODE C INDEX: a command's record from its stdout ($t.o, on
 # its bytes) and stderr ($t.x), sized by one wc and written by one cat
@@ -358,9 +370,18 @@ stats() {
   done
   exec 3<&-
 }
+# rdf PATH OFF N FILE: the bytes [OFF, OFF+N) into FILE, by one program where dd is (a byte a read: for a few)
+rdf() { if [ "$2" = 0 ]; then head -c "$3" -- "$1"; elif [ -n "$dd" ]; then dd if="$1" bs=1 skip="$2" count="$3"; else tail -c +"$(($2 + 1))" -- "$1" | head -c "$3"; fi >"$4" 2>/dev/null; }
+# lastnl FILE N: FILE holds N bytes, no NUL among them, that end a line;
+# they are in ln_, read by the shell (its read drops a NUL: the sizes differ)
+lastnl() {
+  ln_= _s=0 _x=
+  while IFS= read -r _x; do ln_=$ln_$_x$nl _s=$((_s + ${#_x} + 1)); done <"$1"
+  [ -z "$_x" ] && [ "$_s" = "$2" ]
+}
 rd() { # PATH OFF N EOF: the bytes [OFF, OFF+N), known to be there
   # a file it may stat but not read is an answer, not a record cut short
-  if [ ! -r "$1" ]; then echo "$1: Permission denied" >"$t.e"; recf R err "$2" 0 0 "$1" "$t.e"; return; fi
+  if [ ! -r "$1" ]; then recm R err "$2" 0 0 "$1" "$1: Permission denied"; return; fi
   hdr R ok "$2" "$4" 0 "$1" "$3"
   if [ "$2" = 0 ]; then head -c "$3" -- "$1"; else tail -c +"$(($2 + 1))" -- "$1" | head -c "$3"; fi 2>/dev/null
   fin
@@ -392,7 +413,7 @@ cnt() { # PATH SIZE OFF K ABOVE [FROM INDEX N ARGV...: run ARGV PATH FROM+1 SIZE
   if [ -z "$l" ]; then
     wcl=$(tail -c +"$((off + 1))" -- "$1" 2>/dev/null | head -c "$n" | wc -lc); wcsplit
     if [ "$wb" = "$n" ]; then l=$wl; else
-      echo "read ${wb:-0} of $n bytes from byte $((off + 1))" >"$t.e"; recf N err "$((off + 1))" "$n" 0 "$1" "$t.e"; return 0
+      recm N err "$((off + 1))" "$n" 0 "$1" "read ${wb:-0} of $n bytes from byte $((off + 1))"; return 0
     fi
   fi
   hdr N ok "$((off + 1))" "$n" "$l" "$1" 0; fin
@@ -403,7 +424,11 @@ cnt() { # PATH SIZE OFF K ABOVE [FROM INDEX N ARGV...: run ARGV PATH FROM+1 SIZE
     recout Y "$code" "$((sz - sf))" "$xk"
     set -- "$cp"
   fi
-  # the end for the next overlap: its last 129 bytes when they end a line, else 4096 (hostCounts reads alike)
+  # the end for the next overlap: its last 129 bytes when they end a line,
+  # else 4096 (hostCounts reads alike); the 129 are read first by one
+  # program, and the shell tells whether they end a line
+  b=129; [ "$sz" -lt "$b" ] && b=$sz
+  if rdf "$1" "$((sz - b))" "$b" "$t.l" && lastnl "$t.l" "$b"; then hdr R ok "$((sz - b))" 1 0 "$1" "$b"; printf %s "$ln_"; fin; return 0; fi
   lb=$(tail -c +"$sz" -- "$1" 2>/dev/null | head -c 1; echo .) # the "." keeps a newline
   b=4096; [ "$lb" = "$nl." ] && b=129
   [ "$sz" -lt "$b" ] && b=$sz
@@ -414,8 +439,8 @@ isreg() {
   [ -f "$1" ] && return 0
   if [ -e "$1" ]; then
     ik="special file"; if [ -p "$1" ]; then ik=FIFO; elif [ -d "$1" ]; then ik=directory; elif [ -S "$1" ]; then ik=socket; elif [ -b "$1" ] || [ -c "$1" ]; then ik=device; fi
-    echo "not a regular file (a $ik)" >"$t.e"; recf R err 0 0 0 "$1" "$t.e"
-  else echo "$1: No such file or directory" >"$t.e"; recf R noent 0 0 0 "$1" "$t.e"; fi
+    recm R err 0 0 0 "$1" "not a regular file (a $ik)"
+  else recm R noent 0 0 0 "$1" "$1: No such file or directory"; fi
   return 1
 }
 docat() { # PATH MAX: a whole small file, of unknown length (/proc)
@@ -427,13 +452,13 @@ docat() { # PATH MAX: a whole small file, of unknown length (/proc)
 }
 # the folders of a dir: a for over the glob, never lines (a name may hold a newline)
 doglob() { # PATTERN DIR NAME
-  : >"$t.g"
+  : >"$t.g"; gn=0 # its size, summed here (LC_ALL=C: ${#} counts bytes)
   for d in "$2"/*/ "$2"/.[!.]*/ "$2"/..?*/; do
     [ -d "$d" ] || continue
     d=${d%/}; f="$2/${d##*/}/$3"
-    { [ -e "$f" ] || [ -L "$f" ]; } && printf '%s\0' "$f" >>"$t.g"
+    { [ -e "$f" ] || [ -L "$f" ]; } && { printf '%s\0' "$f" >>"$t.g"; gn=$((gn + ${#f} + 1)); }
   done
-  recf G ok 0 0 0 "$1" "$t.g"
+  hdr G ok 0 0 0 "$1" "$gn"; [ "$gn" = 0 ] || cat "$t.g"; fin
 }
 runn() { _n=$1; shift; _c=; _i=1; while [ "$_i" -le "$_n" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done; eval "$to ${to:+100} $_c"; }
 doexec() { # INDEX N ARGV...
@@ -443,14 +468,14 @@ doexec() { # INDEX N ARGV...
 }
 doproc() { # PID
   docat "/proc/$1/cmdline" 65536; docat "/proc/$1/stat" 4096
-  if l=$(readlink "/proc/$1/cwd" 2>/dev/null); then printf %s "$l" >"$t.d"; recf L ok 0 0 0 "/proc/$1/cwd" "$t.d"; fi
+  if l=$(readlink "/proc/$1/cwd" 2>/dev/null); then hdr L ok 0 0 0 "/proc/$1/cwd" "${#l}"; printf %s "$l"; fin; fi
 }
 opstat1() { stats "$1"; [ "$y1" = f ]; }
 optail() { opstat1 "$1" && tailat "$1" "$z1" "$2" "$3"; } # PATH OFF MAXPER
 opcount() { opstat1 "$1" && cnt "$1" "$z1" "$2" "$3" "$4"; } # PATH OFF K ABOVE
 opcountthen() { f=$1; shift; opstat1 "$f" && cnt "$f" "$z1" "$@"; } # PATH OFF K ABOVE FROM INDEX N ARGV...
 oprealpath() {
-  if r=$(cd -P -- "$1" 2>"$t.e" && pwd -P); then printf %s "$r" >"$t.d"; recf P ok 0 0 0 "$1" "$t.d"
+  if r=$(cd -P -- "$1" 2>"$t.e" && pwd -P); then hdr P ok 0 0 0 "$1" "${#r}"; printf %s "$r"; fin
   else recf P "$(gone "$1")" 0 0 0 "$1" "$t.e"; fi
 }
 eachdir() { # DIR NAME SPECS: a category's files, stated at once
@@ -482,7 +507,7 @@ doprocs() { # STATEFILE INDEX N SCAN...
   if [ -n "$pid" ]; then doproc "$pid"; fi
   if [ -z "$pid" ] || ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q ' worker '; then
     doexec "$pk" "$pn" "$@"
-    head -c "$on" "$t.o" | cut -d' ' -f1 | sort -u | while read -r p; do [ "$p" != "$pid" ] && doproc "$p"; done
+    [ "$on" = 0 ] || head -c "$on" "$t.o" | cut -d' ' -f1 | sort -u | while read -r p; do [ "$p" != "$pid" ] && doproc "$p"; done
   fi
 }
 # Every op runs in a subshell of its own (its variables and scratch files
