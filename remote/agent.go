@@ -541,7 +541,12 @@ req() {
   if [ -n "$sc" ]; then
     # a name stat does not answer is gone when stat said so of each (se), else its op runs
     printf '%b' "$sc" >"$T/cx"; printf '%b' "$sl" >"$T/ce"
-    xargs -0 stat -L -c '%s %Y %f %n' -- <"$T/cx" >"$T/sq" 2>"$T/se"
+    # a few names (a newline ends none) stat takes itself, a program less;
+    # more go through xargs, which keeps each command line short
+    set --; f_=
+    while [ $# -le 64 ] && IFS= read -r f_ || [ -n "$f_" ]; do set -- "$@" "$f_"; f_=; done <"$T/ce"
+    if [ $# -le 64 ]; then stat -L -c '%s %Y %f %n' -- "$@" >"$T/sq" 2>"$T/se"
+    else xargs -0 stat -L -c '%s %Y %f %n' -- <"$T/cx" >"$T/sq" 2>"$T/se"; fi
   fi
   sn= sc= sl=
   plan 2 >"$T/plan" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
@@ -578,7 +583,7 @@ answer() {
   set --; . "$T/fl"
   [ $# = 0 ] || (cd "$T" && exec stat -L -c '%s %n' -- "$@" >sz 2>/dev/null)
   # a size stat did not give (its line missing) is counted by wc
-  exec 4<"$T/sz"; i=0 h=0 rn=; : >"$T/h.0"; : >"$T/dl"; printf 'set --' >"$T/cl"
+  exec 4<"$T/sz"; i=0 h=0 rn= tot=0; : >"$T/h.0"; : >"$T/dl"; printf 'set --' >"$T/cl"
   while IFS= read -r pl; do
     case $pl in
     'B '*) printf ' h.%s b.%s' "$h" "${pl#B }"; h=$((h + 1)); : >"$T/h.$h";;
@@ -593,14 +598,17 @@ answer() {
       if [ "$fl" = 0 ] && [ -f "$c" ] && cmp -s "$T/$f" "$c"; then printf '@= %s\n' "$ky" >>"$T/h.$h"
       else
         [ -n "$s_" ] || s_=$(($(wc -c <"$T/$f")))
-        printf '@O %s %s\n' "$ky" "$s_" >>"$T/h.$h"; printf ' h.%s %s' "$h" "$f"; h=$((h + 1)); : >"$T/h.$h"
+        printf '@O %s %s\n' "$ky" "$s_" >>"$T/h.$h"; tot=$((tot + s_)); printf ' h.%s %s' "$h" "$f"; h=$((h + 1)); : >"$T/h.$h"
       fi;;
     esac
   done <"$T/plan" >>"$T/cl"
   exec 4<&-
   printf '@E %s\n' "$k" >>"$T/h.$h"; echo " h.$h" >>"$T/cl"
   . "$T/cl"
-  (cd "$T" && exec cat "$@" >ans) && cat "$T/ans"
+  # a big answer is written by cat itself (a program and a copy less: its
+  # parts are big writes anyway); a small one is joined first and sent in one write
+  if [ "$tot" -gt 65536 ]; then (cd "$T" && exec cat "$@")
+  else (cd "$T" && exec cat "$@" >ans) && cat "$T/ans"; fi
 }
 # keep: this request's answers, for the next one's cmp
 keep() {
