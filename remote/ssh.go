@@ -101,11 +101,13 @@ func (s *session) close() {
 // supervisor running. A failed first connection is returned as an error
 // (status exits on it); use Open to keep trying in the background.
 func Dial(ctx context.Context, o Options) (*SSH, error) {
+	pre := startPreDial(ctx, o) // beside ssh -G
+	defer pre.drop()
 	s, err := newSSH(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	sess, err := s.connect(ctx)
+	sess, err := s.connectVia(ctx, pre)
 	if err != nil {
 		return nil, err
 	}
@@ -192,8 +194,14 @@ func (s *SSH) setState(f func(*ConnState)) {
 	}
 }
 
-func (s *SSH) connect(ctx context.Context) (*session, error) {
+func (s *SSH) connect(ctx context.Context) (*session, error) { return s.connectVia(ctx, nil) }
+
+// connectVia is connect taking pre's connection for a first hop to its address.
+func (s *SSH) connectVia(ctx context.Context, pre *preDial) (*session, error) {
 	l, err := dialLink(ctx, s.cfg, s.opts, func(ctx context.Context, addr string) (net.Conn, error) {
+		if c := pre.take(ctx, addr); c != nil {
+			return c, nil
+		}
 		var d net.Dialer
 		return d.DialContext(ctx, "tcp", addr)
 	})

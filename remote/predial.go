@@ -1,0 +1,146 @@
+package remote
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// preDial is the TCP connect to the target as typed (an IP address: the
+// usual `synthwatch root@10.1.230.174`), started beside `ssh -G`. ssh -G
+// costs a process and its libraries (16 ms of a status here); the connect
+// costs a round trip; the one hides in the other. The resolved config
+// decides: a first hop to the same address takes the connection, anything
+// else closes it unused. A config that can send the link elsewhere
+// (ProxyJump, ProxyCommand, in the files ssh reads or the flags) gets no
+// pre-dial: a host reached through a jump is never knocked on directly.
+type preDial struct {
+	addr  string
+	done  chan struct{}
+	conn  net.Conn
+	err   error
+	taken bool
+}
+
+// preDialLimit bounds a pre-dial nobody waits for (its answer is dropped).
+const preDialLimit = 30 * time.Second
+
+func startPreDial(ctx context.Context, o Options) *preDial {
+	_, host, port, err := splitTarget(o.Target)
+	if err != nil || net.ParseIP(host) == nil || o.Jump != "" || mayProxy(o) {
+		return nil
+	}
+	if o.Port > 0 {
+		port = o.Port // -p wins over host:port, as Resolve has it
+	}
+	if port == 0 {
+		port = 22
+	}
+	p := &preDial{addr: net.JoinHostPort(host, strconv.Itoa(port)), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), preDialLimit)
+		defer cancel()
+		var d net.Dialer
+		p.conn, p.err = d.DialContext(ctx, "tcp", p.addr)
+	}()
+	return p
+}
+
+// take is the pre-dialled connection when addr is its address, waited for
+// within ctx; nil when there is none to take (the caller dials, and gets
+// the dial's own error if it fails again).
+func (p *preDial) take(ctx context.Context, addr string) net.Conn {
+	if p == nil || p.taken || addr != p.addr {
+		return nil
+	}
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return nil
+	}
+	if p.err != nil {
+		return nil
+	}
+	p.taken = true
+	return p.conn
+}
+
+// drop closes the connection if nobody took it, when it is made.
+func (p *preDial) drop() {
+	if p == nil || p.taken {
+		return
+	}
+	go func() {
+		<-p.done
+		if p.conn != nil {
+			p.conn.Close()
+		}
+	}()
+}
+
+// mayProxy says whether the flags or the config files ssh reads (the -F
+// file or ~/.ssh/config, /etc/ssh/ssh_config, and the files they include)
+// name a ProxyJump or a ProxyCommand anywhere: read as words, not applied.
+func mayProxy(o Options) bool {
+	for _, kv := range o.Opts {
+		if proxyWord(kv) {
+			return true
+		}
+	}
+	home := o.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	user := o.ConfigFile
+	if user == "" {
+		user = filepath.Join(home, ".ssh", "config")
+	}
+	return configMayProxy(user, filepath.Join(home, ".ssh"), home, 0) || configMayProxy("/etc/ssh/ssh_config", "/etc/ssh", home, 0)
+}
+
+func configMayProxy(path, dir, home string, depth int) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false // no file: nothing in it sends the link elsewhere
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); strings.HasPrefix(line, "#") {
+			continue // Debian's ssh_config shows a ProxyCommand in a comment
+		}
+		if proxyWord(line) {
+			return true
+		}
+		f := strings.Fields(strings.ReplaceAll(line, "=", " "))
+		if len(f) < 2 || !strings.EqualFold(f[0], "include") {
+			continue
+		}
+		if depth > 2 {
+			return true // deeper than ssh goes in practice: assume the worst
+		}
+		for _, pat := range f[1:] {
+			pat = strings.Trim(pat, `"`)
+			if strings.HasPrefix(pat, "~/") {
+				pat = filepath.Join(home, pat[2:])
+			} else if !filepath.IsAbs(pat) {
+				pat = filepath.Join(dir, pat)
+			}
+			m, _ := filepath.Glob(pat)
+			for _, inc := range m {
+				if configMayProxy(inc, dir, home, depth+1) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func proxyWord(s string) bool {
+	s = strings.ToLower(s)
+	return strings.Contains(s, "proxyjump") || strings.Contains(s, "proxycommand")
+}

@@ -1,0 +1,186 @@
+package remote
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+)
+
+// countAccepts listens on addr and counts the connections it is given;
+// silent counts those the dialler closed without a byte (a pre-dial
+// dropped unused).
+type countAccepts struct {
+	ln              net.Listener
+	accepts, silent atomic.Int32
+}
+
+func listenCounting(t *testing.T, addr string) *countAccepts {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &countAccepts{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.accepts.Add(1)
+			go func() {
+				defer conn.Close()
+				var b [1]byte
+				if n, _ := conn.Read(b[:]); n == 0 {
+					c.silent.Add(1)
+				}
+			}()
+		}
+	}()
+	return c
+}
+
+// forward forwards what c's listener accepts to target.
+func (c *countAccepts) forward(t *testing.T, target string) {
+	c.ln.Close()
+	ln, err := net.Listen("tcp", c.ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.accepts.Add(1)
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				conn.Close()
+				continue
+			}
+			go func() { defer up.Close(); copyAll(up, conn) }()
+			go func() { defer conn.Close(); copyAll(conn, up) }()
+		}
+	}()
+}
+
+func copyAll(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// The connection to the address typed goes out beside ssh -G, and is the
+// one the link runs on: the host sees one connection, not two.
+func TestPreDialIsTheLinksConnection(t *testing.T) {
+	t.Parallel()
+	s := sshdtest.Start(t)
+	c := listenCounting(t, "127.0.0.1:0")
+	c.forward(t, s.Addr())
+	port := c.ln.Addr().(*net.TCPAddr).Port
+	kh := filepath.Join(t.TempDir(), "known_hosts") // the host's key, pinned at the proxy's port
+	b, err := os.ReadFile(s.KnownHosts)
+	must(t, err)
+	writeFile(t, kh, strings.ReplaceAll(string(b), strconv.Itoa(s.Port), strconv.Itoa(port)))
+	o := opts(t, s)
+	o.Opts[0] = "UserKnownHostsFile=" + kh
+	o.Target = s.User + "@127.0.0.1:" + strconv.Itoa(port)
+	o.ConfigFile = filepath.Join(t.TempDir(), "config")
+	writeFile(t, o.ConfigFile, "Host *\n  ServerAliveInterval 15\n")
+	if p := startPreDial(t.Context(), o); p == nil {
+		t.Fatal("no pre-dial for an IP and port typed")
+	} else {
+		p.drop()
+		for deadline := time.Now().Add(10 * time.Second); c.accepts.Load() == 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond) // counted before the link's
+		}
+	}
+	before := c.accepts.Load()
+	h := dial(t, o)
+	if r, err := h.Exec(t.Context(), "echo", "ok"); err != nil || string(r.Stdout) != "ok\n" {
+		t.Fatalf("exec over the pre-dialled link: %v %q", err, r.Stdout)
+	}
+	time.Sleep(200 * time.Millisecond) // a second connection, had there been one, is in by now
+	if n := c.accepts.Load() - before; n != 1 {
+		t.Fatalf("the host got %d connections, want 1", n)
+	}
+}
+
+// A config that sends the typed address elsewhere (a HostName of its own)
+// gets its own connection, and the pre-dial is closed without a byte.
+func TestPreDialDroppedWhenTheConfigGoesElsewhere(t *testing.T) {
+	t.Parallel()
+	s := sshdtest.Start(t)
+	decoy := listenCounting(t, net.JoinHostPort("127.0.0.3", strconv.Itoa(s.Port)))
+	o := opts(t, s)
+	o.Target = s.User + "@127.0.0.3:" + strconv.Itoa(s.Port)
+	o.ConfigFile = filepath.Join(t.TempDir(), "config")
+	writeFile(t, o.ConfigFile, "Host 127.0.0.3\n  HostName 127.0.0.1\n")
+	h := dial(t, o)
+	if r, err := h.Exec(t.Context(), "echo", "ok"); err != nil || string(r.Stdout) != "ok\n" {
+		t.Fatalf("exec: %v %q", err, r.Stdout)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for decoy.silent.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if a, q := decoy.accepts.Load(), decoy.silent.Load(); a != 1 || q != 1 {
+		t.Fatalf("the typed address got %d connections, %d closed without a byte; want 1 and 1", a, q)
+	}
+}
+
+// A jump or a proxy named in the flags or in any config file ssh reads
+// (included ones too) means no pre-dial: the typed address may be one the
+// laptop must not knock on.
+func TestPreDialNotWhenAProxyIsNamed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	writeFile(t, plain, "Host gpu\n  HostName 10.1.2.3\n#  ProxyCommand nc %h %p (a comment)\n")
+	jump := filepath.Join(dir, "jump")
+	writeFile(t, jump, "Host *\n  ProxyJump bastion\n")
+	inc := filepath.Join(dir, "inc")
+	writeFile(t, inc, "Include "+filepath.Join(dir, "j*")+"\n")
+	rel := filepath.Join(dir, "rel")
+	writeFile(t, rel, "Include jump\n") // relative to ~/.ssh
+	home := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
+	writeFile(t, filepath.Join(home, ".ssh", "jump"), "ProxyCommand nc %h %p\n")
+	for _, c := range []struct {
+		name string
+		o    Options
+		want bool
+	}{
+		{"plain config", Options{Target: "root@127.0.0.1", ConfigFile: plain, Home: home}, true},
+		{"an alias", Options{Target: "gpu", ConfigFile: plain, Home: home}, false},
+		{"ProxyJump", Options{Target: "root@127.0.0.1", ConfigFile: jump, Home: home}, false},
+		{"included", Options{Target: "root@127.0.0.1", ConfigFile: inc, Home: home}, false},
+		{"included from ~/.ssh", Options{Target: "root@127.0.0.1", ConfigFile: rel, Home: home}, false},
+		{"-J", Options{Target: "root@127.0.0.1", ConfigFile: plain, Home: home, Jump: "bastion"}, false},
+		{"-o ProxyCommand", Options{Target: "root@127.0.0.1", ConfigFile: plain, Home: home, Opts: []string{"ProxyCommand=nc %h %p"}}, false},
+	} {
+		p := startPreDial(t.Context(), c.o)
+		if (p != nil) != c.want {
+			t.Errorf("%s: pre-dial %v, want %v", c.name, p != nil, c.want)
+		}
+		p.drop()
+	}
+}
