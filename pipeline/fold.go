@@ -2,8 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -31,14 +29,9 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 	wl := res.Tails[0]
 	recent := wl.Err == nil && now.Sub(wl.ModTime) < time.Minute
 	w.log.worker.AddEach(len(wl.Lines), func(i int) string { return parse.SanitizeLineString(wl.Lines[i].Text, 4096) })
-	parsed := parseWorkerLines(wl.Lines)
 	for i, l := range wl.Lines {
 		fresh := w.polls > 1 || recent && len(wl.Lines)-i <= 20
-		if parsed != nil {
-			w.foldWorkerLine(parsed[i], now, fresh)
-		} else {
-			w.foldWorkerLine(parse.ParseWorkerLine(l.Text), now, fresh)
-		}
+		w.foldWorkerLine(parse.ParseWorkerLine(l.Text), now, fresh)
 	}
 	for _, sv := range w.sv.list {
 		w.sv.foldServerLines(sv, res, now, flush, w.polls)
@@ -55,28 +48,6 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 			c.foldRuns(up)
 		}
 	}
-}
-
-// parseWorkerLines parses a first read's thousands of lines (the log's
-// last MB: a `status` waits for them) on every core, as each line parses
-// alone; nil for a poll's few, parsed as they are folded.
-func parseWorkerLines(ls []remote.Line) []parse.WorkerLine {
-	cores := runtime.GOMAXPROCS(0)
-	if len(ls) < 4096 || cores < 2 {
-		return nil
-	}
-	out := make([]parse.WorkerLine, len(ls))
-	per := (len(ls) + cores - 1) / cores
-	var wg sync.WaitGroup
-	for from := 0; from < len(ls); from += per {
-		wg.Go(func() {
-			for i := from; i < min(from+per, len(ls)); i++ {
-				out[i] = parse.ParseWorkerLine(ls[i].Text)
-			}
-		})
-	}
-	wg.Wait()
-	return out
 }
 
 // foldWorkerLine hands one worker log line to the parts it speaks of: the
