@@ -531,14 +531,15 @@ runop() { ky=$1; shift; n0=$n; dispatch "$@"; eval "ok$nops=\$ky of$nops=\$n0 ol
 plan() { awk -v ph="$1" -v k="$k" -v fdt="$t/dt" -v ftp="$t/tp" -v fls="$t/ls" -v fin="$T/in" -v fce="$T/ce" -v fsq="$T/sq" -v fse="$T/se" -v fo="$T" "$planawk" "$t/dt" "$t/tp" "$t/ls" "$T/in" "$T/ce" "$T/sq" "$T/se"; }
 # req: the request in $T/in; planAwk says which ops run (plan's "R" lines)
 req() {
-  : >"$T/ce"; : >"$T/sq"; : >"$T/se"
-  plan 1 || { echo "synthwatch-agent: bad request" >&2; exit 70; }
+  : >"$T/ce"; : >"$T/sq"; : >"$T/se"; pd=
+  plan 1 >"$T/plan" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
   # p1.sh sets sn, its new strings as A$N='TEXT' lines, and sc and sl, the
   # candidates joined by NUL (for stat) and by newline (for awk), all
-  # escaped for printf %b: read without a process
+  # escaped for printf %b: read without a process; and pd when there was
+  # no candidate, and the plan is made (a first request's: one awk, no stat)
   . "$T/p1.sh"
   if [ -n "$sn" ]; then printf '%b' "$sn" >"$T/dn.sh"; . "$T/dn.sh"; fi
-  if [ -n "$sc" ]; then
+  if [ -z "$pd" ] && [ -n "$sc" ]; then
     # a name stat does not answer is gone when stat said so of each (se), else its op runs
     printf '%b' "$sc" >"$T/cx"; printf '%b' "$sl" >"$T/ce"
     # a few names (a newline ends none) stat takes itself, a program less;
@@ -549,7 +550,7 @@ req() {
     else xargs -0 stat -L -c '%s %Y %f %n' -- <"$T/cx" >"$T/sq" 2>"$T/se"; fi
   fi
   sn= sc= sl=
-  plan 2 >"$T/plan" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
+  [ -n "$pd" ] || plan 2 >"$T/plan" || { echo "synthwatch-agent: bad request" >&2; exit 70; }
   while IFS= read -r pl; do
     case $pl in 'R '*) r_=${pl#R * * }; eval "${r_#* }";; esac
   done <"$T/plan"
@@ -668,12 +669,15 @@ done`
 // of this one, which no reader reads); otherwise its op runs. ph 1 adds the
 // request's strings to dt and its shapes to tp, and writes p1.sh, which
 // sets sn (the new strings as A$N='TEXT' lines), sc and sl (the
-// candidates, the paths of the tail, count and countthen ops asked from
-// a number: the file's end when nothing is new, joined by NUL and by
-// newline), all escaped for printf %b; ph 2 prints the
-// plan ("B N" the block file b.N of "@=" and made answers, "R FLAG DUP
-// KEY CMD" an op to run, DUP 1 when its key ran before in this request)
-// and writes the new ls. No single quote: it is one in agentScript.
+// candidates, the paths of the tail, count and countthen ops asked from a
+// number, but an attach's -N of a key not asked before: the file's end
+// when nothing is new, joined by NUL and by newline), all
+// escaped for printf %b; ph 2 prints the plan ("B N" the block file b.N
+// of "@=" and made answers, "R FLAG DUP KEY CMD" an op to run, DUP 1 when
+// its key ran before in this request) and writes the new ls. With no
+// candidate, ph 1 prints the plan itself (and pd=1 in p1.sh): nothing is
+// stated, so a first request costs one awk. No single quote: it is one in
+// agentScript.
 const planAwk = `
 function hexv(s,  i, v) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
 function after(s, n,  j, p) { for (j = 0; j < n; j++) { p = index(s, " "); if (!p) return ""; s = substr(s, p + 1) } return s }
@@ -715,8 +719,10 @@ END {
 		}
 		no++; K[no] = key; C[no] = pre " " cmd; P[no] = ""; N[no] = qn
 		if ((qn == "tail" || qn == "count" || qn == "countthen") && qo ~ /^-?[0-9]+$/ && qp != "" && (qp in esc) && !index(esc[qp], "\\0012")) {
-			P[no] = qp; O[no] = qo
-			if (!(qp in seen)) { seen[qp] = 1; cand[++nc] = qp }
+			# an attach (-N) of a key never asked runs, and says itself whether its
+			# file is gone: a first request states nothing (its key is "?" after)
+			if (qo ~ /^-/ && !(key in st)) Q[no] = 1
+			else { P[no] = qp; O[no] = qo; if (!(qp in seen)) { seen[qp] = 1; cand[++nc] = qp } }
 		}
 	}
 	if (ph == 1) {
@@ -724,7 +730,9 @@ END {
 		for (c = 1; c <= nc; c++) printf "%s%s", (c > 1 ? "\\0000" : ""), esc[cand[c]] > fp1
 		printf "\047\nsl=\047" > fp1
 		for (c = 1; c <= nc; c++) printf "%s%s", (c > 1 ? "\\0012" : ""), esc[cand[c]] > fp1
-		printf "\047\n" > fp1; close(fp1); exit
+		printf "\047\n" > fp1
+		if (nc) { close(fp1); exit }
+		printf "pd=1\n" > fp1; close(fp1) # nothing to stat: planned in this pass
 	}
 	s = 1; miss = 0
 	for (c = 1; c <= nc; c++) {
@@ -737,7 +745,7 @@ END {
 	for (o = 1; o <= no; o++) {
 		key = K[o]; a = P[o]; now = ""
 		if (a != "" && ex[a] != "") now = ex[a] == "E" ? (O[o] ~ /^[0-9]+$/ && sz[a] == O[o] ? sz[a] " " mt[a] " " md[a] " " O[o] : "") : "noent"
-		was = (key in st) ? st[key] : ""; st[key] = now
+		was = (key in st) ? st[key] : ""; st[key] = Q[o] ? "?" : now
 		if (now != "" && now == was) { blk("@= " key "\n"); continue }
 		if (now != "") {
 			if (now == "noent") b = "@S noent 0 0 0 " (length(a) + 1) " " (length(em) + 1) "\n" soh a em "\n" k "\n"
