@@ -13,21 +13,32 @@ import (
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
-// countAccepts listens on addr and counts the connections it is given;
-// silent counts those the dialler closed without a byte (a pre-dial
-// dropped unused).
+// countAccepts counts the connections its listener is given; silent
+// counts those the dialler closed without a byte (a pre-dial dropped
+// unused).
 type countAccepts struct {
 	ln              net.Listener
 	accepts, silent atomic.Int32
 }
 
-func listenCounting(t *testing.T, addr string) *countAccepts {
+// listenCounting listens on addr; serve (nil: read until the dialler
+// closes) takes each connection.
+func listenCounting(t *testing.T, addr string, serve func(c *countAccepts, conn net.Conn)) *countAccepts {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &countAccepts{ln: ln}
 	t.Cleanup(func() { ln.Close() })
+	if serve == nil {
+		serve = func(c *countAccepts, conn net.Conn) {
+			defer conn.Close()
+			var b [1]byte
+			if n, _ := conn.Read(b[:]); n == 0 {
+				c.silent.Add(1)
+			}
+		}
+	}
 	go func() {
 		for {
 			conn, err := ln.Accept()
@@ -35,42 +46,24 @@ func listenCounting(t *testing.T, addr string) *countAccepts {
 				return
 			}
 			c.accepts.Add(1)
-			go func() {
-				defer conn.Close()
-				var b [1]byte
-				if n, _ := conn.Read(b[:]); n == 0 {
-					c.silent.Add(1)
-				}
-			}()
+			go serve(c, conn)
 		}
 	}()
 	return c
 }
 
-// forward forwards what c's listener accepts to target.
-func (c *countAccepts) forward(t *testing.T, target string) {
-	c.ln.Close()
-	ln, err := net.Listen("tcp", c.ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.accepts.Add(1)
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				conn.Close()
-				continue
-			}
-			go func() { defer up.Close(); copyAll(up, conn) }()
-			go func() { defer conn.Close(); copyAll(conn, up) }()
+// forwardTo serves a connection by copying it to and from target.
+func forwardTo(target string) func(*countAccepts, net.Conn) {
+	return func(_ *countAccepts, conn net.Conn) {
+		up, err := net.Dial("tcp", target)
+		if err != nil {
+			conn.Close()
+			return
 		}
-	}()
+		go func() { defer up.Close(); copyAll(up, conn) }()
+		defer conn.Close()
+		copyAll(conn, up)
+	}
 }
 
 func copyAll(dst, src net.Conn) {
@@ -93,8 +86,7 @@ func copyAll(dst, src net.Conn) {
 func TestPreDialIsTheLinksConnection(t *testing.T) {
 	t.Parallel()
 	s := sshdtest.Start(t)
-	c := listenCounting(t, "127.0.0.1:0")
-	c.forward(t, s.Addr())
+	c := listenCounting(t, "127.0.0.1:0", forwardTo(s.Addr()))
 	port := c.ln.Addr().(*net.TCPAddr).Port
 	kh := filepath.Join(t.TempDir(), "known_hosts") // the host's key, pinned at the proxy's port
 	b, err := os.ReadFile(s.KnownHosts)
@@ -129,7 +121,7 @@ func TestPreDialIsTheLinksConnection(t *testing.T) {
 func TestPreDialDroppedWhenTheConfigGoesElsewhere(t *testing.T) {
 	t.Parallel()
 	s := sshdtest.Start(t)
-	decoy := listenCounting(t, net.JoinHostPort("127.0.0.3", strconv.Itoa(s.Port)))
+	decoy := listenCounting(t, net.JoinHostPort("127.0.0.3", strconv.Itoa(s.Port)), nil)
 	o := opts(t, s)
 	o.Target = s.User + "@127.0.0.3:" + strconv.Itoa(s.Port)
 	o.ConfigFile = filepath.Join(t.TempDir(), "config")

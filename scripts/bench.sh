@@ -22,7 +22,7 @@ trap 'rm -f "$raw"' EXIT
 bench() { # package, pattern, benchtime, count
   go test "$1" -run '^$' -bench "$2" -benchtime "$3" -count "$4" -timeout 90m | grep '^Benchmark' | tee -a "$raw"
 }
-bench ./parse 'Split|Sanitize|ParseSGLangLog$' 1s "$COUNT"
+bench ./parse 'Split|Sanitize|ParseSGLangLog$|ParseWorkerLog' 1s "$COUNT"
 bench ./parse ParseVsGrep 1x "$COUNT"
 bench ./parse RecordHead 1s "$COUNT"
 bench ./worker 'WorkerVsHey|ResumeScan|WorkerPeakRSS|Generate' 1x "$COUNT"
