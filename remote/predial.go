@@ -43,7 +43,7 @@ func startPreDial(ctx context.Context, o Options) *preDial {
 	p := &preDial{addr: net.JoinHostPort(host, strconv.Itoa(port)), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), preDialLimit)
+		ctx, cancel := context.WithTimeout(ctx, preDialLimit) // the dial's end ends it too
 		defer cancel()
 		var d net.Dialer
 		p.conn, p.err = d.DialContext(ctx, "tcp", p.addr)
