@@ -27,8 +27,8 @@ type tokResult struct {
 }
 
 // tokenSumScript sums the records' completion tokens and counts them per
-// run over byte ranges of files, all files in one exec (side by side when
-// there are several), in awk (POSIX: no gawk extensions). It prints, per range, "i T records tokens bytes unknown"
+// run over byte ranges of files, all files in one exec, in awk (POSIX: no
+// gawk extensions). It prints, per range, "i T records tokens bytes unknown"
 // and "i R records tokens unknown run" per run; bytes reach the end of the
 // last whole line. A record is a line that starts with '{', ends with '}'
 // and has an "id" key (parse.ParseRecordHead decides for bytes read here);
@@ -38,7 +38,11 @@ type tokResult struct {
 // TestTokenSumMatchesFullDecode). A record with no such key (null, missing,
 // "n/a", 12.5) is unknown: counted apart, as parse's HasTokens false is.
 // Files and numbers are arguments, never inside the script.
-const tokenSumScript = `p='
+const tokenSumScript = `i=0
+while [ $# -ge 3 ]; do
+  i=$((i+1))
+  # from the first byte, head alone: a tail in front copies every byte once more
+  { if [ "$2" = 1 ]; then head -c "$3" -- "$1"; else tail -c +"$2" -- "$1" | head -c "$3"; fi; } | LC_ALL=C awk -v i="$i" -v n="$3" '
 function take(s, re,   v) { if (match(s, re)) return substr(s, RSTART, RLENGTH); return "" }
 {
   lb = length($0) + 1; b += lb; line = $0
@@ -54,7 +58,6 @@ function take(s, re,   v) { if (match(s, re)) return substr(s, RSTART, RLENGTH);
     recs++; toks += tok; unks += unk; rr[run]++; rt[run] += tok; ru[run] += unk
   }
   lastrec = isrec; lasttok = tok; lastunk = unk; lastrun = run; lastb = lb
-  if (b >= n) exit # the range ends in or after this line: the rest is not asked
 }
 END {
   if (b > n) {
@@ -63,28 +66,9 @@ END {
   }
   printf "%d T %d %.0f %d %d\n", i, recs, toks, b, unks
   for (r in rr) if (rr[r] > 0) printf "%d R %d %.0f %d %s\n", i, rr[r], rt[r], ru[r], r
-}'
-# one I PATH FROM N: range I's sums; awk stops at N bytes itself, and from
-# the first byte reads the file itself (no head in front: a program less)
-one() { if [ "$3" = 1 ]; then LC_ALL=C awk -v i="$1" -v n="$4" "$p" <"$2"; else tail -c +"$3" -- "$2" | LC_ALL=C awk -v i="$1" -v n="$4" "$p"; fi || echo "$1 ! sum failed"; }
-i=0
-if [ $# -le 3 ] || ! d=$(mktemp -d 2>/dev/null); then
-  while [ $# -ge 3 ]; do i=$((i+1)); one "$i" "$1" "$2" "$3"; shift 3; done
-  exit 0
-fi
-# several ranges (a first status sums every big file) run side by side, at
-# most 8 at a time, each into a file of its own: a range's lines stay
-# together, and the reader takes them in any order
-trap 'rm -rf "$d"' EXIT
-while [ $# -ge 3 ]; do
-  i=$((i+1))
-  [ "$i" -gt 8 ] && eval "wait \$w$((i % 8))"
-  one "$i" "$1" "$2" "$3" >"$d/$i" &
-  eval "w$((i % 8))=\$!"
+}' || echo "$i ! sum failed"
   shift 3
-done
-wait
-cat "$d"/*`
+done`
 
 // sumOnHost runs the jobs in one exec.
 func sumOnHost(ctx context.Context, h remote.Host, jobs []*tokJob) ([]tokResult, error) {
