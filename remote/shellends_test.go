@@ -49,10 +49,17 @@ func TestShellAgentCountEndsAndAttachesLikeTheOneShot(t *testing.T) {
 		files = append(files, comes)
 		big := filepath.Join(dir, "answer near 64K")
 		prev := map[string]int64{} // each file's size at the last request: where a poll reads from
+		cur := 0
 		batch := func() *Batch {
 			b := &Batch{}
 			b.Cat(big, 1<<20) // an answer just under, at or over 64 KB
-			for _, f := range files {
+			for i, f := range files {
+				if (cur+i)%2 == 0 { // keys asked every other request: an attach after a request without it
+					ta := NewTail(f)
+					ta.StartBack = 7
+					b.Tail(ta)
+					b.Cat(f, 50)
+				}
 				at := NewTail(f)
 				at.attached, at.off = true, prev[f] // the key an attach asked, now from a number
 				b.Tail(at)
@@ -73,6 +80,7 @@ func TestShellAgentCountEndsAndAttachesLikeTheOneShot(t *testing.T) {
 		}
 		for round := 0; round < 5; round++ {
 			writeFile(t, big, strings.Repeat("b\x00\n", (65536-120+round*40)/3))
+			cur = round
 			sameAsOneShotOn(t, ag, batch, round)
 			for _, f := range files {
 				prev[f] = 0
