@@ -2,7 +2,6 @@ package remote
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,7 +17,6 @@ import (
 // does, under dash, busybox, bash and without dd, and the Go agent.
 func TestShellAgentCountEndsAndAttachesLikeTheOneShot(t *testing.T) {
 	testgate.E2E(t)
-	path := os.Getenv("PATH")
 	ends := map[string]string{
 		"nul":     strings.Repeat("{\"id\":1}\n", 30) + "ab\x00c\n",
 		"nul-ln":  strings.Repeat("y", 200) + "\n\x00\n",
@@ -111,31 +109,5 @@ func TestShellAgentCountEndsAndAttachesLikeTheOneShot(t *testing.T) {
 			}
 		}
 	}
-	dirs := awkAndBusybox(t)
-	for name, d := range dirs {
-		t.Run(name, func(t *testing.T) {
-			t.Setenv("PATH", d+string(os.PathListSeparator)+path)
-			ag := NewAgent(Local{})
-			t.Cleanup(ag.Close)
-			run(t, ag)
-		})
-	}
-	t.Run("no dd", func(t *testing.T) {
-		t.Setenv("PATH", noDDPath(t))
-		ag := NewAgent(Local{})
-		t.Cleanup(ag.Close)
-		run(t, ag)
-	})
-	if bash, err := exec.LookPath("bash"); err == nil {
-		t.Run("bash", func(t *testing.T) {
-			d := t.TempDir()
-			writeFile(t, filepath.Join(d, "sh"), "#!/bin/sh\nexec "+bash+" \"$@\"\n")
-			must(t, os.Chmod(filepath.Join(d, "sh"), 0o755))
-			t.Setenv("PATH", d+string(os.PathListSeparator)+path)
-			ag := NewAgent(Local{})
-			t.Cleanup(ag.Close)
-			run(t, ag)
-		})
-	}
-	t.Run("go", func(t *testing.T) { run(t, goAgent(t)) })
+	everyAgent(t, map[string]string{"no dd": noDDPath(t)}, run)
 }
