@@ -115,7 +115,7 @@ func configMayProxy(path, dir, home string, depth int) bool {
 		if proxyWord(line) {
 			return true
 		}
-		f := strings.Fields(strings.ReplaceAll(line, "=", " "))
+		f := configArgs(line)
 		if len(f) < 2 || !strings.EqualFold(f[0], "include") {
 			continue
 		}
@@ -123,7 +123,9 @@ func configMayProxy(path, dir, home string, depth int) bool {
 			return true // deeper than ssh goes in practice: assume the worst
 		}
 		for _, pat := range f[1:] {
-			pat = strings.Trim(pat, `"`)
+			if strings.ContainsAny(pat, "$%") {
+				return true // a name ssh may expand and this does not: assume the worst
+			}
 			if strings.HasPrefix(pat, "~/") {
 				pat = filepath.Join(home, pat[2:])
 			} else if !filepath.IsAbs(pat) {
@@ -138,6 +140,43 @@ func configMayProxy(path, dir, home string, depth int) bool {
 		}
 	}
 	return false
+}
+
+// configArgs splits a config line into its keyword and arguments as ssh
+// does (argv_split): at blanks, or the first '=', outside quotes; a quoted
+// name keeps its spaces (Include "~/my hosts/*" is one pattern).
+func configArgs(line string) []string {
+	var out []string
+	var cur strings.Builder
+	in, q, eq := false, byte(0), false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case q != 0 && c == q:
+			q = 0
+		case q != 0:
+			cur.WriteByte(c)
+		case c == '"' || c == '\'':
+			q, in = c, true
+		case c == '\\' && i+1 < len(line):
+			i++
+			cur.WriteByte(line[i])
+			in = true
+		case c == ' ' || c == '\t' || c == '=' && !eq && (len(out) == 0 || len(out) == 1 && !in):
+			eq = eq || c == '='
+			if in {
+				out, in = append(out, cur.String()), false
+				cur.Reset()
+			}
+		default:
+			cur.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out
 }
 
 func proxyWord(s string) bool {

@@ -156,6 +156,15 @@ func TestPreDialNotWhenAProxyIsNamed(t *testing.T) {
 	home := t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
 	writeFile(t, filepath.Join(home, ".ssh", "jump"), "ProxyCommand nc %h %p\n")
+	spaced := filepath.Join(dir, "my hosts")
+	must(t, os.MkdirAll(spaced, 0o700))
+	writeFile(t, filepath.Join(spaced, "jump"), "Host *\n  ProxyJump bastion\n")
+	eq := filepath.Join(dir, "eq")
+	writeFile(t, eq, "Include = "+jump+"\nInclude="+plain+"\n")
+	envInc := filepath.Join(dir, "env")
+	writeFile(t, envInc, "Include ${SSH_CONF_DIR}/jump\n") // a name this does not expand
+	quoted := filepath.Join(dir, "quoted")
+	writeFile(t, quoted, "Include \""+filepath.Join(spaced, "j*")+"\"\n") // ssh reads a quoted name with a space as one
 	for _, c := range []struct {
 		name string
 		o    Options
@@ -166,6 +175,9 @@ func TestPreDialNotWhenAProxyIsNamed(t *testing.T) {
 		{"ProxyJump", Options{Target: "root@127.0.0.1", ConfigFile: jump, Home: home}, false},
 		{"included", Options{Target: "root@127.0.0.1", ConfigFile: inc, Home: home}, false},
 		{"included from ~/.ssh", Options{Target: "root@127.0.0.1", ConfigFile: rel, Home: home}, false},
+		{"Include = NAME", Options{Target: "root@127.0.0.1", ConfigFile: eq, Home: home}, false},
+		{"Include ${VAR}", Options{Target: "root@127.0.0.1", ConfigFile: envInc, Home: home}, false},
+		{"included by a quoted name with a space", Options{Target: "root@127.0.0.1", ConfigFile: quoted, Home: home}, false},
 		{"-J", Options{Target: "root@127.0.0.1", ConfigFile: plain, Home: home, Jump: "bastion"}, false},
 		{"-o ProxyCommand", Options{Target: "root@127.0.0.1", ConfigFile: plain, Home: home, Opts: []string{"ProxyCommand=nc %h %p"}}, false},
 	} {

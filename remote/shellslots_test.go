@@ -18,7 +18,6 @@ import (
 // does, under dash, busybox and bash as sh, and the Go agent.
 func TestShellAgentSlotsAndKeptAnswers(t *testing.T) {
 	testgate.E2E(t)
-	path := os.Getenv("PATH")
 	run := func(t *testing.T, ag *Agent) {
 		dir := t.TempDir()
 		empty := filepath.Join(dir, "empty")
@@ -70,25 +69,34 @@ func TestShellAgentSlotsAndKeptAnswers(t *testing.T) {
 			}
 		}
 	}
-	// every awk is TestAgentFirstRequestHostileNames's: here the machine's and busybox's
-	for name, d := range awkAndBusybox(t) {
+	everyAgent(t, nil, run)
+}
+
+// everyAgent runs run with a local shell agent under the machine's sh and
+// awk, busybox's, bash as sh, each PATH of paths (replacing the test's),
+// and the Go agent. Every awk is TestAgentFirstRequestHostileNames's: here
+// the machine's and busybox's.
+func everyAgent(t *testing.T, paths map[string]string, run func(t *testing.T, ag *Agent)) {
+	path := os.Getenv("PATH")
+	shell := func(name, p string) {
 		t.Run(name, func(t *testing.T) {
-			t.Setenv("PATH", d+string(os.PathListSeparator)+path)
+			t.Setenv("PATH", p)
 			ag := NewAgent(Local{})
 			t.Cleanup(ag.Close)
 			run(t, ag)
 		})
 	}
+	for name, d := range awkAndBusybox(t) {
+		shell(name, d+string(os.PathListSeparator)+path)
+	}
+	for name, p := range paths {
+		shell(name, p)
+	}
 	if bash, err := exec.LookPath("bash"); err == nil {
-		t.Run("bash", func(t *testing.T) {
-			d := t.TempDir()
-			writeFile(t, filepath.Join(d, "sh"), "#!/bin/sh\nexec "+bash+" \"$@\"\n")
-			must(t, os.Chmod(filepath.Join(d, "sh"), 0o755))
-			t.Setenv("PATH", d+string(os.PathListSeparator)+path)
-			ag := NewAgent(Local{})
-			t.Cleanup(ag.Close)
-			run(t, ag)
-		})
+		d := t.TempDir()
+		writeFile(t, filepath.Join(d, "sh"), "#!/bin/sh\nexec "+bash+" \"$@\"\n")
+		must(t, os.Chmod(filepath.Join(d, "sh"), 0o755))
+		shell("bash", d+string(os.PathListSeparator)+path)
 	}
 	t.Run("go", func(t *testing.T) { run(t, goAgent(t)) })
 }

@@ -1,0 +1,60 @@
+package remote
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/internal/testgate"
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+)
+
+// The temp dir a shell agent and the one-shot name by the nonce, under a
+// TMPDIR whose name holds a space (sshd's session sets it): both answer
+// alike over requests, and nothing is left in it once the agent is closed
+// (its shell sees stdin end, and its trap removes the dir).
+func TestShellAgentUnderAnOddTMPDIR(t *testing.T) {
+	testgate.E2E(t)
+	t.Parallel()
+	tmp := filepath.Join(t.TempDir(), "with space")
+	must(t, os.MkdirAll(tmp, 0o755))
+	s := sshdtest.Start(t, sshdtest.WithConfig(`SetEnv "TMPDIR=`+tmp+`"`))
+	h := dial(t, opts(t, s))
+	dir := t.TempDir()
+	f := filepath.Join(dir, "raw.jsonl")
+	writeFile(t, f, recs(0, 50))
+	batch := func() *Batch {
+		b := &Batch{}
+		c := NewCounter(f)
+		c.RemoteAbove = 0
+		b.Count(c)
+		b.Tail(NewTail(f))
+		b.Cat(f, 1<<20)
+		return b
+	}
+	ag := NewAgent(h)
+	seen := false
+	for round := 0; round < 3; round++ {
+		if _, err := ag.Run(t.Context(), batch()); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if e, _ := os.ReadDir(tmp); len(e) > 0 {
+			seen = true
+		}
+		appendFile(t, f, recs(50*round+50, 50*round+100))
+	}
+	if !seen {
+		t.Fatal("the agent made nothing under TMPDIR: the test did not reach it")
+	}
+	ag.Close()
+	var left []os.DirEntry
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if left, _ = os.ReadDir(tmp); len(left) == 0 {
+			break
+		}
+	}
+	if len(left) != 0 {
+		t.Fatalf("left in TMPDIR: %v", left)
+	}
+}
