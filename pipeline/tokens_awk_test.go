@@ -60,3 +60,47 @@ func TestTokenSumEveryAwk(t *testing.T) {
 		})
 	}
 }
+
+// A range that reaches past the file's end (the file was cut and written
+// again between the count and the sum) ends, as every range does, at the
+// last newline it read: an unterminated last line is a record still being
+// written, under every awk, wherever the range stops.
+func TestTokenSumPastTheEndLeavesAnUnterminatedLine(t *testing.T) {
+	dir := t.TempDir()
+	whole := `{"id": "a", "completion_tokens": 7}` + "\n"
+	torn := `{"id": "b", "completion_tokens": 9}`
+	cases := map[string]string{
+		"torn":        whole + torn,
+		"only torn":   torn,
+		"whole":       whole,
+		"empty":       "",
+		"torn spaces": whole + "   ",
+	}
+	var jobs []*tokJob
+	var names []string
+	for name, data := range cases {
+		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
+		write(t, p, data)
+		jobs = append(jobs, &tokJob{path: p, n: int64(len(data)) + 100})
+		names = append(names, name)
+	}
+	path := os.Getenv("PATH")
+	for name, awkDir := range testawk.Dirs(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("PATH", awkDir+string(os.PathListSeparator)+path)
+			res, err := sumOnHost(t.Context(), localHost(), jobs)
+			must(t, err)
+			for i, c := range names {
+				data := cases[c]
+				var want tally
+				wantBytes := int64(strings.LastIndexByte(data, '\n') + 1)
+				if wantBytes > 0 {
+					tallyLine(&want, []byte(strings.TrimSuffix(data[:wantBytes], "\n")))
+				}
+				if res[i].err != "" || !equalTally(res[i].t, want) || res[i].bytes != wantBytes {
+					t.Errorf("%s: %s says %+v over %d bytes (%q); want %+v over %d", c, name, res[i].t, res[i].bytes, res[i].err, want, wantBytes)
+				}
+			}
+		})
+	}
+}

@@ -41,31 +41,27 @@ type tokResult struct {
 const tokenSumScript = `i=0
 while [ $# -ge 3 ]; do
   i=$((i+1))
-  # from the first byte, head alone: a tail in front copies every byte once more
-  { if [ "$2" = 1 ]; then head -c "$3" -- "$1"; else tail -c +"$2" -- "$1" | head -c "$3"; fi; } | LC_ALL=C awk -v i="$i" -v n="$3" '
-function take(s, re,   v) { if (match(s, re)) return substr(s, RSTART, RLENGTH); return "" }
-{
-  lb = length($0) + 1; b += lb; line = $0
+  # from the first byte, head alone: a tail in front copies every byte once more.
+  # A "." follows the range: the last line awk reads is never a whole line of it
+  # (the "." alone, or an unterminated line with the "." on its end) and is left.
+  { if [ "$2" = 1 ]; then head -c "$3" -- "$1"; else tail -c +"$2" -- "$1" | head -c "$3"; fi; printf .; } | LC_ALL=C awk -v i="$i" '
+function take(s, re) { if (match(s, re)) return substr(s, RSTART, RLENGTH); return "" }
+function one(line,   tok, unk, run, v, x) {
+  b += length(line) + 1
   sub(/\r$/, "", line)
-  isrec = (line ~ /^[ \t]*(\357\273\277)?[ \t]*\{.*\}[ \t]*$/) && (line ~ /"id"[ \t]*:/) && (line !~ /"id"[ \t]*:[ \t]*null/)
-  tok = 0; unk = 0; run = ""
-  if (isrec) {
-    unk = 1
-    v = take(line, "\"completion_tokens\"[ \t]*:[ \t]*(\"[0-9][0-9.eE+]*\"|[0-9][0-9.eE+]*[ \t]*[,}])")
-    if (v != "") { sub(/^"completion_tokens"[ \t]*:[ \t]*"?/, "", v); x = v + 0; if (x == int(x) && x < 1e18) { tok = x; unk = 0 } }
-    v = take(line, "\"run\"[ \t]*:[ \t]*\"[^\"\\\\]*\"")
-    if (v != "") { sub(/^"run"[ \t]*:[ \t]*"/, "", v); run = substr(v, 1, length(v) - 1) }
-    recs++; toks += tok; unks += unk; rr[run]++; rt[run] += tok; ru[run] += unk
-  }
-  lastrec = isrec; lasttok = tok; lastunk = unk; lastrun = run; lastb = lb
+  if (line !~ /^[ \t]*(\357\273\277)?[ \t]*\{.*\}[ \t]*$/ || line !~ /"id"[ \t]*:/ || line ~ /"id"[ \t]*:[ \t]*null/) return
+  tok = 0; unk = 1; run = ""
+  v = take(line, "\"completion_tokens\"[ \t]*:[ \t]*(\"[0-9][0-9.eE+]*\"|[0-9][0-9.eE+]*[ \t]*[,}])")
+  if (v != "") { sub(/^"completion_tokens"[ \t]*:[ \t]*"?/, "", v); x = v + 0; if (x == int(x) && x < 1e18) { tok = x; unk = 0 } }
+  v = take(line, "\"run\"[ \t]*:[ \t]*\"[^\"\\\\]*\"")
+  if (v != "") { sub(/^"run"[ \t]*:[ \t]*"/, "", v); run = substr(v, 1, length(v) - 1) }
+  recs++; toks += tok; unks += unk; rr[run]++; rt[run] += tok; ru[run] += unk
 }
+NR > 1 { one(prev) }
+{ prev = $0 }
 END {
-  if (b > n) {
-    b -= lastb
-    if (lastrec) { recs--; toks -= lasttok; unks -= lastunk; rr[lastrun]--; rt[lastrun] -= lasttok; ru[lastrun] -= lastunk }
-  }
   printf "%d T %d %.0f %d %d\n", i, recs, toks, b, unks
-  for (r in rr) if (rr[r] > 0) printf "%d R %d %.0f %d %s\n", i, rr[r], rt[r], ru[r], r
+  for (r in rr) printf "%d R %d %.0f %d %s\n", i, rr[r], rt[r], ru[r], r
 }' || echo "$i ! sum failed"
   shift 3
 done`
