@@ -58,3 +58,31 @@ func TestShellAgentUnderAnOddTMPDIR(t *testing.T) {
 		t.Fatalf("left in TMPDIR: %v", left)
 	}
 }
+
+// The same for an agent on this machine (--local): Close ends its stdin and
+// lets its shell's trap remove the temp dir before anything is killed.
+func TestLocalShellAgentLeavesNoTempDir(t *testing.T) {
+	tmp := filepath.Join(t.TempDir(), "tmp")
+	must(t, os.MkdirAll(tmp, 0o755))
+	t.Setenv("TMPDIR", tmp)
+	f := filepath.Join(t.TempDir(), "raw.jsonl")
+	writeFile(t, f, recs(0, 50))
+	for round := 0; round < 3; round++ {
+		ag := NewAgent(Local{})
+		b := &Batch{}
+		c := NewCounter(f)
+		c.RemoteAbove = 0
+		b.Count(c)
+		b.Tail(NewTail(f))
+		if _, err := ag.Run(t.Context(), b); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if e, _ := os.ReadDir(tmp); len(e) == 0 {
+			t.Fatalf("round %d: the agent made nothing under TMPDIR: the test did not reach it", round)
+		}
+		ag.Close()
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Fatalf("round %d: left in TMPDIR after Close: %v", round, left)
+		}
+	}
+}

@@ -126,12 +126,23 @@ type procStream struct {
 func (p *procStream) Write(b []byte) (int, error) { return p.in.Write(b) }
 func (p *procStream) Read(b []byte) (int, error)  { return p.out.Read(b) }
 
+// procStreamGrace is how long Close waits for the process to end on its
+// stdin's end (a shell agent's trap removes its temp dir then) before it
+// kills it: a SIGKILL runs no trap.
+const procStreamGrace = 2 * time.Second
+
 func (p *procStream) Close() error {
 	var err error
 	p.once.Do(func() {
 		p.in.Close()
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // its group: sh -c forks the command, which outlived a kill of sh, holding stderr (Wait's copy) open
-		err = p.cmd.Wait()
+		done := make(chan error, 1)
+		go func() { done <- p.cmd.Wait() }()
+		select {
+		case err = <-done:
+		case <-time.After(procStreamGrace):
+			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // its group: sh -c forks the command, which outlived a kill of sh, holding stderr (Wait's copy) open
+			err = <-done
+		}
 	})
 	return err
 }
