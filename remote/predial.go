@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	sshconfig "github.com/kevinburke/ssh_config"
 )
 
 // preDial is the TCP connect to the target as typed (an IP address: the
@@ -16,8 +18,11 @@ import (
 // costs a round trip; the one hides in the other. The resolved config
 // decides: a first hop to the same address takes the connection, anything
 // else closes it unused. A config that can send the link elsewhere
-// (ProxyJump, ProxyCommand, in the files ssh reads or the flags) gets no
-// pre-dial: a host reached through a jump is never knocked on directly.
+// (ProxyJump, ProxyCommand, or a Port or HostName that may apply to the
+// address typed, in the files ssh reads or the flags) gets no pre-dial: a
+// host reached through a jump is never knocked on directly, and a port
+// the config moves is not knocked on for nothing (a connect closed
+// without a byte is what a host's fail2ban may count).
 type preDial struct {
 	addr  string
 	done  chan struct{}
@@ -31,7 +36,7 @@ const preDialLimit = 30 * time.Second
 
 func startPreDial(ctx context.Context, o Options) *preDial {
 	_, host, port, err := splitTarget(o.Target)
-	if err != nil || net.ParseIP(host) == nil || o.Jump != "" || mayProxy(o) {
+	if err != nil || net.ParseIP(host) == nil || o.Jump != "" || mayGoElsewhere(o, host) {
 		return nil
 	}
 	if o.Port > 0 {
@@ -83,12 +88,15 @@ func (p *preDial) drop() {
 	}()
 }
 
-// mayProxy says whether the flags or the config files ssh reads (the -F
-// file or ~/.ssh/config, /etc/ssh/ssh_config, and the files they include)
-// name a ProxyJump or a ProxyCommand anywhere: read as words, not applied.
-func mayProxy(o Options) bool {
+// mayGoElsewhere says whether the flags or the config files ssh reads (the
+// -F file or ~/.ssh/config, /etc/ssh/ssh_config, and the files they
+// include) name a ProxyJump or a ProxyCommand anywhere, or a Port or
+// HostName where it may apply to host: before the first Host, in a Host
+// block that matches it, or in any Match block. Read as words, not
+// applied: a doubt means no pre-dial.
+func mayGoElsewhere(o Options, host string) bool {
 	for _, kv := range o.Opts {
-		if proxyWord(kv) {
+		if proxyWord(kv) || movesAddr(configArgs(kv)) {
 			return true
 		}
 	}
@@ -100,14 +108,24 @@ func mayProxy(o Options) bool {
 	if user == "" {
 		user = filepath.Join(home, ".ssh", "config")
 	}
-	return configMayProxy(user, filepath.Join(home, ".ssh"), home, 0) || configMayProxy("/etc/ssh/ssh_config", "/etc/ssh", home, 0)
+	sc := configScan{host: host, home: home}
+	return sc.file(user, filepath.Join(home, ".ssh"), 0) || sc.file("/etc/ssh/ssh_config", "/etc/ssh", 0)
 }
 
-func configMayProxy(path, dir, home string, depth int) bool {
+// configScan reads config files for mayGoElsewhere.
+type configScan struct {
+	host, home string
+}
+
+// file scans one file; each file starts outside any block, as ssh reads
+// it (an included file's lines before its first Host apply where the
+// Include stands: taken to apply, a doubt).
+func (sc configScan) file(path, dir string, depth int) bool {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return false // no file: nothing in it sends the link elsewhere
 	}
+	applies := true
 	for _, line := range strings.Split(string(b), "\n") {
 		if line = strings.TrimSpace(line); strings.HasPrefix(line, "#") {
 			continue // Debian's ssh_config shows a ProxyCommand in a comment
@@ -116,30 +134,68 @@ func configMayProxy(path, dir, home string, depth int) bool {
 			return true
 		}
 		f := configArgs(line)
-		if len(f) < 2 || !strings.EqualFold(f[0], "include") {
+		if len(f) == 0 {
 			continue
 		}
-		if depth > 2 {
-			return true // deeper than ssh goes in practice: assume the worst
-		}
-		for _, pat := range f[1:] {
-			if strings.ContainsAny(pat, "$%") {
-				return true // a name ssh may expand and this does not: assume the worst
+		switch strings.ToLower(f[0]) {
+		case "host":
+			applies = hostMatches(f[1:], sc.host)
+		case "match":
+			applies = true // its criteria are not evaluated here
+		case "include":
+			if sc.include(f[1:], dir, depth) {
+				return true
 			}
-			if strings.HasPrefix(pat, "~/") {
-				pat = filepath.Join(home, pat[2:])
-			} else if !filepath.IsAbs(pat) {
-				pat = filepath.Join(dir, pat)
-			}
-			m, _ := filepath.Glob(pat)
-			for _, inc := range m {
-				if configMayProxy(inc, dir, home, depth+1) {
-					return true
-				}
+		default:
+			if applies && movesAddr(f) {
+				return true
 			}
 		}
 	}
 	return false
+}
+
+func (sc configScan) include(pats []string, dir string, depth int) bool {
+	if depth > 2 {
+		return true // deeper than ssh goes in practice: assume the worst
+	}
+	for _, pat := range pats {
+		if strings.ContainsAny(pat, "$%") {
+			return true // a name ssh may expand and this does not: assume the worst
+		}
+		if strings.HasPrefix(pat, "~/") {
+			pat = filepath.Join(sc.home, pat[2:])
+		} else if !filepath.IsAbs(pat) {
+			pat = filepath.Join(dir, pat)
+		}
+		m, _ := filepath.Glob(pat)
+		for _, inc := range m {
+			if sc.file(inc, dir, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hostMatches applies a Host line's patterns to host as ssh does (a
+// negated match rules the block out); a pattern it cannot read matches.
+func hostMatches(pats []string, host string) bool {
+	h := &sshconfig.Host{}
+	for _, p := range pats {
+		pat, err := sshconfig.NewPattern(strings.ToLower(p))
+		if err != nil {
+			return true
+		}
+		h.Patterns = append(h.Patterns, pat)
+	}
+	return h.Matches(strings.ToLower(host))
+}
+
+// movesAddr says whether a config line (keyword and arguments) sets the
+// address ssh connects to.
+func movesAddr(f []string) bool {
+	return len(f) > 0 && (strings.EqualFold(f[0], "port") || strings.EqualFold(f[0], "hostname"))
 }
 
 // configArgs splits a config line into its keyword and arguments as ssh

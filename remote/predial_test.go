@@ -117,8 +117,8 @@ func TestPreDialIsTheLinksConnection(t *testing.T) {
 }
 
 // A config that sends the typed address elsewhere (a HostName of its own)
-// gets its own connection, and the pre-dial is closed without a byte.
-func TestPreDialDroppedWhenTheConfigGoesElsewhere(t *testing.T) {
+// gets no pre-dial: the typed address is never knocked on for nothing.
+func TestNoPreDialWhenTheConfigGoesElsewhere(t *testing.T) {
 	t.Parallel()
 	s := sshdtest.Start(t)
 	decoy := listenCounting(t, net.JoinHostPort("127.0.0.3", strconv.Itoa(s.Port)), nil)
@@ -130,18 +130,16 @@ func TestPreDialDroppedWhenTheConfigGoesElsewhere(t *testing.T) {
 	if r, err := h.Exec(t.Context(), "echo", "ok"); err != nil || string(r.Stdout) != "ok\n" {
 		t.Fatalf("exec: %v %q", err, r.Stdout)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for decoy.silent.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if a, q := decoy.accepts.Load(), decoy.silent.Load(); a != 1 || q != 1 {
-		t.Fatalf("the typed address got %d connections, %d closed without a byte; want 1 and 1", a, q)
+	time.Sleep(200 * time.Millisecond) // a stray connection, had there been one, is in by now
+	if a := decoy.accepts.Load(); a != 0 {
+		t.Fatalf("the typed address got %d connections, want 0", a)
 	}
 }
 
 // A jump or a proxy named in the flags or in any config file ssh reads
-// (included ones too) means no pre-dial: the typed address may be one the
-// laptop must not knock on.
+// (included ones too), or a Port or HostName that may apply to the address
+// typed, means no pre-dial: the typed address may be one the laptop must
+// not knock on, or one the link will not use.
 func TestPreDialNotWhenAProxyIsNamed(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -165,6 +163,18 @@ func TestPreDialNotWhenAProxyIsNamed(t *testing.T) {
 	writeFile(t, envInc, "Include ${SSH_CONF_DIR}/jump\n") // a name this does not expand
 	quoted := filepath.Join(dir, "quoted")
 	writeFile(t, quoted, "Include \""+filepath.Join(spaced, "j*")+"\"\n") // ssh reads a quoted name with a space as one
+	port := filepath.Join(dir, "port")
+	writeFile(t, port, "Host gpu\n  HostName 10.1.2.3\nHost 127.0.0.1\n  Port 2222\n")
+	wild := filepath.Join(dir, "wild")
+	writeFile(t, wild, "Host 127.0.0.* *.lab\n  HostName gpu.lab\n")
+	global := filepath.Join(dir, "global")
+	writeFile(t, global, "Port 2222\nHost gpu\n  User root\n")
+	match := filepath.Join(dir, "match")
+	writeFile(t, match, "Match user root\n  HostName gpu.lab\n")
+	incPort := filepath.Join(dir, "incport")
+	writeFile(t, incPort, "Host gpu\n  User root\nInclude "+port+"\n")
+	negated := filepath.Join(dir, "negated")
+	writeFile(t, negated, "Host * !127.0.0.1\n  Port 2222\n")
 	for _, c := range []struct {
 		name string
 		o    Options
@@ -180,6 +190,15 @@ func TestPreDialNotWhenAProxyIsNamed(t *testing.T) {
 		{"included by a quoted name with a space", Options{Target: "root@127.0.0.1", ConfigFile: quoted, Home: home}, false},
 		{"-J", Options{Target: "root@127.0.0.1", ConfigFile: plain, Home: home, Jump: "bastion"}, false},
 		{"-o ProxyCommand", Options{Target: "root@127.0.0.1", ConfigFile: plain, Home: home, Opts: []string{"ProxyCommand=nc %h %p"}}, false},
+		{"a Port for the address", Options{Target: "root@127.0.0.1", ConfigFile: port, Home: home}, false},
+		{"a HostName for a pattern of it", Options{Target: "root@127.0.0.1", ConfigFile: wild, Home: home}, false},
+		{"a Port for every host", Options{Target: "root@127.0.0.1", ConfigFile: global, Home: home}, false},
+		{"a HostName in a Match block", Options{Target: "root@127.0.0.1", ConfigFile: match, Home: home}, false},
+		{"a Port for the address, included", Options{Target: "root@127.0.0.1", ConfigFile: incPort, Home: home}, false},
+		{"a Port for another address", Options{Target: "root@127.0.0.2", ConfigFile: port, Home: home}, true},
+		{"a Port for all but the address", Options{Target: "root@127.0.0.1", ConfigFile: negated, Home: home}, true},
+		{"-o Port", Options{Target: "root@127.0.0.1", ConfigFile: plain, Home: home, Opts: []string{"Port=2222"}}, false},
+		{"-o HostName", Options{Target: "root@127.0.0.1", ConfigFile: plain, Home: home, Opts: []string{"HostName 10.0.0.1"}}, false},
 	} {
 		p := startPreDial(t.Context(), c.o)
 		if (p != nil) != c.want {
