@@ -137,10 +137,14 @@ func (p *procStream) Close() error {
 		p.in.Close()
 		done := make(chan error, 1)
 		go func() { done <- p.cmd.Wait() }()
+		// its group: sh -c forks the command, which outlived a kill of sh,
+		// holding stderr (Wait's copy) open; after a clean end, anything it left
+		kill := func() { syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) }
 		select {
 		case err = <-done:
+			kill()
 		case <-time.After(procStreamGrace):
-			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // its group: sh -c forks the command, which outlived a kill of sh, holding stderr (Wait's copy) open
+			kill()
 			err = <-done
 		}
 	})
