@@ -149,7 +149,7 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	a.requests.Add(1)
 	st := a.st
 	// a request past its time ends the agent: its answer would come out of turn
-	closeLate := context.AfterFunc(ctx, func() { st.Close() })
+	closeLate := context.AfterFunc(ctx, func() { abort(st) })
 	// a fresh agent says hello within helloLimit, whatever the poll's own
 	// time (a first read may have minutes): a binary that hangs after it
 	// answered --proto, or on a host without timeout(1), is given up
@@ -158,7 +158,7 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	defer cancelHello()
 	helloLate := func() bool { return true }
 	if fresh {
-		helloLate = context.AfterFunc(helloCtx, func() { st.Close() })
+		helloLate = context.AfterFunc(helloCtx, func() { abort(st) })
 	}
 	if fresh {
 		req = nil // on its way: on the command line, or on stdin behind the script
@@ -302,6 +302,16 @@ func (a *Agent) stop() {
 		a.st.Close()
 	}
 	a.st, a.rd = nil, nil
+}
+
+// abort ends st at once: a request past its time, whose answer would come
+// out of turn. A local process is killed, not given Close's grace.
+func abort(st Stream) {
+	if k, ok := st.(interface{ Kill() }); ok {
+		k.Kill()
+		return
+	}
+	st.Close()
 }
 
 // Close ends the agent (the host's shell sees its stdin end).

@@ -1,8 +1,11 @@
 package remote
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,5 +87,52 @@ func TestLocalShellAgentLeavesNoTempDir(t *testing.T) {
 		if left, _ := os.ReadDir(tmp); len(left) != 0 {
 			t.Fatalf("round %d: left in TMPDIR after Close: %v", round, left)
 		}
+	}
+}
+
+// graceStreamer gives its local streams a grace of an hour: a Close that
+// waited on a busy agent would hold the test to its deadline.
+type graceStreamer struct{}
+
+func (graceStreamer) Stream(ctx context.Context, stderr io.Writer, argv ...string) (Stream, error) {
+	st, err := Local{}.Stream(ctx, stderr, argv...)
+	if err == nil {
+		st.(*procStream).grace = time.Hour
+	}
+	return st, err
+}
+
+// A request past its time ends a local agent at once: it is killed (its
+// answer would come out of turn), not given the grace an idle one has to
+// end on its stdin's end (an hour here). The agent reads a FIFO no one
+// writes; Run returns within a minute of its 2 s, and a second Run starts
+// anew.
+func TestLocalAgentPastItsTimeIsKilledNotWaitedOn(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	must(t, syscall.Mkfifo(fifo, 0o644))
+	f := filepath.Join(dir, "raw.jsonl")
+	writeFile(t, f, recs(0, 5))
+	ag := &Agent{h: graceStreamer{}}
+	t.Cleanup(ag.Close)
+	b := &Batch{}
+	b.Exec("cat", fifo)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, err := ag.Run(ctx, b); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a read of a FIFO no one writes answered")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Run still waits a minute after its time: the agent was given Close's grace, not killed")
+	}
+	b = &Batch{}
+	b.Count(NewCounter(f))
+	if _, err := ag.Run(t.Context(), b); err != nil {
+		t.Fatalf("the next request: %v", err)
 	}
 }

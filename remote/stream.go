@@ -117,10 +117,11 @@ func (s *SSH) startStream(sess *session, stderr io.Writer, argv []string) (*chan
 
 // procStream is a Stream over a local process.
 type procStream struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  io.Reader
-	once sync.Once
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   io.Reader
+	grace time.Duration // procStreamGrace (tests make it longer)
+	once  sync.Once
 }
 
 func (p *procStream) Write(b []byte) (int, error) { return p.in.Write(b) }
@@ -128,8 +129,15 @@ func (p *procStream) Read(b []byte) (int, error)  { return p.out.Read(b) }
 
 // procStreamGrace is how long Close waits for the process to end on its
 // stdin's end (a shell agent's trap removes its temp dir then) before it
-// kills it: a SIGKILL runs no trap.
+// kills it: a SIGKILL runs no trap. An idle agent ends in a few ms; a busy
+// one is ended by Kill (abort), not waited on.
 const procStreamGrace = 2 * time.Second
+
+// Kill ends the process and its group now, then closes the stream.
+func (p *procStream) Kill() {
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	p.Close()
+}
 
 func (p *procStream) Close() error {
 	var err error
@@ -143,7 +151,7 @@ func (p *procStream) Close() error {
 		select {
 		case err = <-done:
 			kill()
-		case <-time.After(procStreamGrace):
+		case <-time.After(p.grace):
 			kill()
 			err = <-done
 		}
@@ -165,5 +173,5 @@ func (Local) Stream(_ context.Context, stderr io.Writer, argv ...string) (Stream
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("stream %s: %w", argv[0], err)
 	}
-	return &procStream{cmd: cmd, in: in, out: out}, nil
+	return &procStream{cmd: cmd, in: in, out: out, grace: procStreamGrace}, nil
 }
