@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -76,7 +77,8 @@ func TestAgentLateStartLeavesNothing(t *testing.T) {
 	waitGone(t, cs.nonce()) // the link is still up: only closing the late start ends it
 }
 
-// capturing is a Streamer that keeps the last argv's nonce (its last word).
+// capturing is a Streamer that keeps the last start's nonce (the word after
+// "synthwatch-agent").
 type capturing struct {
 	Streamer
 	mu   sync.Mutex
@@ -85,7 +87,10 @@ type capturing struct {
 
 func (c *capturing) Stream(ctx context.Context, stderr io.Writer, argv ...string) (Stream, error) {
 	c.mu.Lock()
-	c.last = argv[len(argv)-1]
+	c.last = ""
+	if i := slices.Index(argv, "synthwatch-agent"); i >= 0 && i+1 < len(argv) && strings.HasPrefix(argv[i+1], "~") {
+		c.last = argv[i+1] // the nonce, this start's alone (the script's hash after it is every agent's)
+	}
 	c.mu.Unlock()
 	return c.Streamer.Stream(ctx, stderr, argv...)
 }
