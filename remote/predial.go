@@ -4,12 +4,11 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	sshconfig "github.com/kevinburke/ssh_config"
 )
 
 // preDial is the TCP connect to the target as typed (an IP address: the
@@ -102,14 +101,24 @@ func mayGoElsewhere(o Options, host string) bool {
 	}
 	home := o.Home
 	if home == "" {
-		home, _ = os.UserHomeDir()
+		home = loginHome() // ssh reads the passwd entry's ~/.ssh, not $HOME's
 	}
-	user := o.ConfigFile
-	if user == "" {
-		user = filepath.Join(home, ".ssh", "config")
+	cfg := o.ConfigFile
+	if cfg == "" {
+		cfg = filepath.Join(home, ".ssh", "config")
 	}
 	sc := configScan{host: host, home: home}
-	return sc.file(user, filepath.Join(home, ".ssh"), 0) || sc.file("/etc/ssh/ssh_config", "/etc/ssh", 0)
+	return sc.file(cfg, filepath.Join(home, ".ssh"), 0) || sc.file("/etc/ssh/ssh_config", "/etc/ssh", 0)
+}
+
+// loginHome is the user's home as ssh finds it: the passwd entry's, else
+// $HOME.
+func loginHome() string {
+	if u, err := user.Current(); err == nil && u.HomeDir != "" {
+		return u.HomeDir
+	}
+	home, _ := os.UserHomeDir()
+	return home
 }
 
 // configScan reads config files for mayGoElsewhere.
@@ -178,18 +187,48 @@ func (sc configScan) include(pats []string, dir string, depth int) bool {
 	return false
 }
 
-// hostMatches applies a Host line's patterns to host as ssh does (a
-// negated match rules the block out); a pattern it cannot read matches.
+// hostMatches applies a Host line's patterns to host as ssh does: to the
+// name as typed, case and all (ssh -G -F: "Host fd00::1" is not FD00::1's);
+// a negated match rules the block out.
 func hostMatches(pats []string, host string) bool {
-	h := &sshconfig.Host{}
+	found := false
 	for _, p := range pats {
-		pat, err := sshconfig.NewPattern(strings.ToLower(p))
-		if err != nil {
-			return true
+		neg := strings.HasPrefix(p, "!")
+		if !sshMatch(strings.TrimPrefix(p, "!"), host) {
+			continue
 		}
-		h.Patterns = append(h.Patterns, pat)
+		if neg {
+			return false
+		}
+		found = true
 	}
-	return h.Matches(strings.ToLower(host))
+	return found
+}
+
+// sshMatch is OpenSSH's match_pattern: '*' any run of bytes, '?' exactly
+// one, everything else itself.
+func sshMatch(pat, s string) bool {
+	for len(pat) > 0 {
+		switch pat[0] {
+		case '*':
+			for i := 0; i <= len(s); i++ {
+				if sshMatch(pat[1:], s[i:]) {
+					return true
+				}
+			}
+			return false
+		case '?':
+			if s == "" {
+				return false
+			}
+		default:
+			if s == "" || s[0] != pat[0] {
+				return false
+			}
+		}
+		pat, s = pat[1:], s[1:]
+	}
+	return s == ""
 }
 
 // movesAddr says whether a config line (keyword and arguments) sets the

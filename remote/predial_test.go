@@ -207,3 +207,33 @@ func TestPreDialNotWhenAProxyIsNamed(t *testing.T) {
 		p.drop()
 	}
 }
+
+// Host patterns match as OpenSSH's match_pattern does, on the name and
+// the pattern as written (checked against ssh -G -F, OpenSSH 9.2): '?' is
+// one byte, case counts, a negation rules the block out.
+func TestHostPatternsMatchAsSSHDoes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		pats []string
+		host string
+		want bool
+	}{
+		{[]string{"*"}, "10.0.0.1", true},
+		{[]string{"10.0.0.?"}, "10.0.0.1", true},
+		{[]string{"10.0.0.?"}, "10.0.0.12", false},
+		{[]string{"10.0.0.1?"}, "10.0.0.1", false},
+		{[]string{"*", "!10.0.0.1?"}, "10.0.0.1", true},
+		{[]string{"*", "!10.0.0.*"}, "10.0.0.1", false},
+		{[]string{"*", "!FD00::1"}, "fd00::1", true},
+		{[]string{"FD00::1"}, "FD00::1", true},
+		{[]string{"fd00::1"}, "FD00::1", false},
+		{[]string{"FD00::1"}, "fd00::1", false},
+		{[]string{"10.*.1"}, "10.0.0.1", true},
+		{[]string{"gpu,10.0.0.1"}, "10.0.0.1", false},
+		{nil, "10.0.0.1", false},
+	} {
+		if got := hostMatches(c.pats, c.host); got != c.want {
+			t.Errorf("Host %v for %s: %v, want %v", c.pats, c.host, got, c.want)
+		}
+	}
+}
