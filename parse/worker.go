@@ -92,6 +92,12 @@ const (
 	backInfix     = " is back after "
 )
 
+// FormatFinishedFailed ends a run that went through every category and
+// could not do some (named): not FinishedLine, which says the job is done.
+func FormatFinishedFailed(failed []string) string {
+	return fmt.Sprintf("Went through every category; %d failed: %s.", len(failed), strings.Join(failed, ", "))
+}
+
 // FormatProcessing is the line that starts a category.
 func FormatProcessing(cat, class string) string {
 	return fmt.Sprintf("Processing: %s (%s)", cat, class)

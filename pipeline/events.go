@@ -251,8 +251,9 @@ func (e *events) logEvent(at time.Time, kind, text, msg string) {
 }
 
 // foldDone records category_done when a category reaches done and
-// pipeline_done when the job has: every category final and the worker
-// exited with the job done, or the log's "All categories finished.". A
+// pipeline_done when the job has: every category done (none failed) and
+// the worker exited with the job done, or the log's "All categories
+// finished." (our worker writes it only when none failed). A
 // category found done, or a job found finished, on a first read is stamped
 // with its file's mtime; either way the key is the file's mtime, so that
 // the next session finds the event already there. cats and wk are the
@@ -269,7 +270,7 @@ func (e *events) foldDone(cats []Category, wk Worker, k *counts, lg *logs, wjson
 			ce = &catEvents{}
 			e.cats[v.Name] = ce
 		}
-		allFinal = allFinal && Final(v.State)
+		allFinal = allFinal && Final(v.State) && v.State != StateFailed // a failed category is no job done
 		if c == nil {
 			continue
 		}

@@ -307,6 +307,11 @@ func (l *liveness) facts(finished bool) workerFacts {
 	}
 	if fromJSON {
 		f.phase, f.jsonError = st.State, st.Error
+		for _, c := range st.Categories {
+			if c.State == parse.CatFailed {
+				f.failed = append(f.failed, c.Name)
+			}
+		}
 	}
 	f.killed = f.pid > 0 && (l.note.names(f.pid, start) || l.killed[f.pid])
 	return f

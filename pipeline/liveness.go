@@ -320,6 +320,7 @@ type workerFacts struct {
 	killed    bool   // our kill stopped this pid
 	ran       bool   // something ran here: worker.json, a log, a pid seen
 	pid       int
+	failed    []string // worker.json's categories it could not do
 }
 
 // workerStateFor is the state table: what a person would call the worker.
@@ -332,6 +333,8 @@ func workerStateFor(f workerFacts) (state WorkerState, reason string, byYou bool
 		return WorkerRunning, "", false
 	case f.killed && f.phase != parse.WorkerDone:
 		return WorkerStopped, fmt.Sprintf("pid %d stopped by synthwatch kill", f.pid), true
+	case f.phase == parse.WorkerDone && len(f.failed) > 0:
+		return WorkerExited, fmt.Sprintf("went through every category; %d failed: %s", len(f.failed), strings.Join(f.failed, ", ")), false
 	case f.phase == parse.WorkerDone:
 		return WorkerExited, "every category done", false
 	case f.phase == "" && f.finished:

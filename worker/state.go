@@ -88,6 +88,19 @@ func (w *Worker) updateCat(idx int, f func(*parse.CategoryState)) {
 	f(&w.state.Categories[idx])
 }
 
+// failedCats are the categories this run could not do, in order.
+func (w *Worker) failedCats() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, c := range w.state.Categories {
+		if c.State == parse.CatFailed {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
 // wholeAnswers logs, once, that the server now gets asked for whole
 // answers, and says so in worker.json.
 func (w *Worker) wholeAnswers(why string) {

@@ -186,7 +186,11 @@ func (w *Worker) run(parent context.Context) error {
 		w.setWorkerState(parse.WorkerStopped, "")
 		w.endRun(parse.RunStopped, context.Cause(parent))
 	} else {
-		w.logf("%s", parse.FinishedLine)
+		if failed := w.failedCats(); len(failed) > 0 {
+			w.logf("%s", parse.FormatFinishedFailed(failed))
+		} else {
+			w.logf("%s", parse.FinishedLine)
+		}
 		w.setWorkerState(parse.WorkerDone, "")
 		w.endRun(parse.RunFinished, nil)
 	}
