@@ -152,6 +152,7 @@ type catState struct {
 	scanVoidPID         int             // the worker whose resume-scan figures the file outgrew (rewritten since)
 	tok                 tokAcc          // tokens and runs of its records, from the bytes the count reads (tokens.go)
 	runLines            []parse.RunLine // runs.jsonl, one per run (provenance.go)
+	runsAsked           map[string]bool // runs its records name that runs.jsonl was read again for (newRun)
 	disagree            map[string]bool // sources that disagree with the file (crosscheck.go)
 }
 

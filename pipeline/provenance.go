@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,6 +49,37 @@ func (c *catState) noteRun(r parse.RunLine) {
 		}
 	}
 	c.runLines = append(c.runLines, r)
+}
+
+// newRuns are the categories whose tally holds records of a run their
+// runs.jsonl has not shown (a worker started since it was read): this poll
+// reads it again, once per such run, not a minute later at the next full
+// poll.
+func (k *counts) newRuns() map[*catState]bool {
+	var due map[*catState]bool
+	for _, c := range k.cats {
+		if c.newRun() {
+			if due == nil {
+				due = map[*catState]bool{}
+			}
+			due[c] = true
+		}
+	}
+	return due
+}
+
+func (c *catState) newRun() bool {
+	due := false
+	for run := range c.tok.sum.byRun {
+		if run == "" || c.runsAsked[run] || slices.ContainsFunc(c.runLines, func(r parse.RunLine) bool { return r.Run == run }) {
+			continue
+		}
+		if c.runsAsked == nil {
+			c.runsAsked = map[string]bool{}
+		}
+		c.runsAsked[run], due = true, true
+	}
+	return due
 }
 
 // provenance sets v's Configs and Runs from runs.jsonl and the tally,

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
 // TestProvenanceByConfig: records by server configuration from runs.jsonl
@@ -61,5 +63,59 @@ func TestProvenanceByConfig(t *testing.T) {
 	}
 	if !strings.Contains(v.Runs[0].Args, "kv_cache_dtype=fp8_e4m3") {
 		t.Fatalf("server args %q", v.Runs[0].Args)
+	}
+}
+
+// A run that starts while the dashboard watches (a restart from the
+// dashboard) is named by its configuration on the poll after its first
+// records are counted, as a fresh `status` names it: runs.jsonl is read
+// again for a run the tally has not met, not only on the next full poll.
+// Read here, and over sshd through the shell agent (whose request the
+// cold batch's prefetch builds from the same poller).
+func TestProvenanceOfARunStartedWhileWatching(t *testing.T) {
+	t.Parallel()
+	t.Run("local", func(t *testing.T) {
+		t.Parallel()
+		root := t.TempDir()
+		runStartedWhileWatching(t, root, localWatcher(t, root, newClock(), Options{}))
+	})
+	t.Run("ssh", func(t *testing.T) {
+		t.Parallel()
+		root := t.TempDir()
+		h := newProxied(t, sshdtest.Start(t)).dial(t)
+		t.Cleanup(func() { h.Close() })
+		bin := filepath.Join(t.TempDir(), "no-synthwatch") // the shell agent
+		runStartedWhileWatching(t, root, NewWatcher(h, Options{Host: "p", Root: root, ServerURL: closedURL(t), WorkerBin: bin}, nil))
+	})
+}
+
+func runStartedWhileWatching(t *testing.T, root string, w *Watcher) {
+	dir := filepath.Join(root, "prepared", "B1")
+	mkdir(t, dir)
+	write(t, filepath.Join(dir, "prompts.jsonl"), prompts("B1", 40))
+	runs := filepath.Join(dir, "runs.jsonl")
+	raw := filepath.Join(dir, "raw_responses.jsonl")
+	write(t, runs, `{"run":"r1","pid":41,"server_info":{"info":{"kv_cache_dtype":"fp8_e4m3"},"config_key":"k1"}}`+"\n")
+	rec := func(from, to int, run string) string {
+		var b strings.Builder
+		for i := from; i < to; i++ {
+			fmt.Fprintf(&b, `{"id":"B1-%d","run":%q,"completion_tokens":10}`+"\n", i, run)
+		}
+		return b.String()
+	}
+	write(t, raw, rec(0, 10, "r1"))
+	poll(w)
+	poll(w) // no longer the first, full, poll
+	appendTo(t, runs, `{"run":"r2","pid":42,"server_info":{"info":{"kv_cache_dtype":"auto"},"config_key":"k2"}}`+"\n")
+	appendTo(t, raw, rec(10, 25, "r2"))
+	poll(w) // counts r2's records
+	s := poll(w)
+	v := catByName(t, s, "B1")
+	got := map[string]int64{}
+	for _, c := range v.Configs {
+		got[c.Config] = c.Records
+	}
+	if want := map[string]int64{"fp8-kv": 10, "auto-kv": 15}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("configs %v (line %q, read %s), want %v", got, ConfigLine(v.Configs), s.Connection.Reader, want)
 	}
 }

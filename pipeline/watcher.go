@@ -103,10 +103,11 @@ type Watcher struct {
 	mu        sync.Mutex
 	cnt       counts // the categories: their counts and tokens, the manifest (categories.go)
 	polls     int
-	polledAt  time.Time // the last poll the host answered: the time its Snapshot is of
-	sv        serverSet // the host's servers: their logs, probes and states (serverset.go)
-	log       logs      // the worker log: its tail, the display rings, what it says (logs.go)
-	live      liveness  // the worker: worker.json, its process, the kill note (live.go)
+	runsDue   map[*catState]bool // runs.jsonl to read in this poll though it is not full (newRuns)
+	polledAt  time.Time          // the last poll the host answered: the time its Snapshot is of
+	sv        serverSet          // the host's servers: their logs, probes and states (serverset.go)
+	log       logs               // the worker log: its tail, the display rings, what it says (logs.go)
+	live      liveness           // the worker: worker.json, its process, the kill note (live.go)
 	timeline  *Timeline
 	lastSnap  Snapshot
 	WorkerLog *Ring // sanitised worker log lines for display (the logs part's)
@@ -186,6 +187,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	now := w.o.Now()
 	var discErr error
 	full := w.polls%30 == 0 || len(w.cnt.cats) == 0 // prompts.jsonl and new categories change rarely
+	w.runsDue = w.cnt.newRuns()                     // this poll's, for its prefetch and its reads alike
 	askZone := w.ev.zone == nil || w.ev.relearn     // once per connection, in this batch
 	askVit, vitDisk := w.vit.due(now)               // at most every 10 s, in this batch
 	vitPid := w.live.pid()
@@ -301,7 +303,8 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 }
 
 // poller is this poll's batch of tails and counters. A full poll reads
-// what changes rarely too: prompts.jsonl and runs.jsonl.
+// what changes rarely too: prompts.jsonl and runs.jsonl (and runs.jsonl
+// of a category whose records name a run it has not shown).
 func (w *Watcher) poller(full bool) *remote.Poller {
 	p := &remote.Poller{Tails: append([]*remote.Tail{w.log.tail}, w.sv.serverTails()...)}
 	for _, n := range w.cnt.order {
@@ -309,6 +312,8 @@ func (w *Watcher) poller(full bool) *remote.Poller {
 		p.Counters = append(p.Counters, c.raw, c.errs)
 		if full {
 			p.Counters = append(p.Counters, c.prompts)
+		}
+		if full || w.runsDue[c] {
 			p.Tails = append(p.Tails, c.runs) // written once per worker start
 		}
 	}
