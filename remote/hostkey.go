@@ -30,6 +30,9 @@ type HostKeyError struct {
 	Changed     bool
 	KnownHosts  string // where the old key is (changed) or would be added (unknown)
 	User        string // the login, for the ssh command in the advice
+	// OwnFile: KnownHosts is not ssh's default (~/.ssh/known_hosts), so the
+	// ssh line names it, or ssh would add the key elsewhere
+	OwnFile bool
 }
 
 // KnownHostsName is the host as OpenSSH writes it in known_hosts: the plain
@@ -47,10 +50,14 @@ func (e *HostKeyError) SSHCommand() string {
 	if e.User != "" {
 		target = e.User + "@" + host
 	}
-	if port == "22" {
-		return "ssh " + Quote(target)
+	cmd := "ssh "
+	if e.OwnFile {
+		cmd += "-o " + Quote("UserKnownHostsFile="+e.KnownHosts) + " "
 	}
-	return "ssh -p " + port + " " + Quote(target)
+	if port != "22" {
+		cmd += "-p " + port + " "
+	}
+	return cmd + Quote(target)
 }
 
 // RemoveCommand is the ssh-keygen line that removes the old key.
@@ -77,6 +84,8 @@ type hostKeys struct {
 	strict string
 	user   string
 	prompt Prompter
+	// ownFile: files[0], where a key is added, is not ssh's default
+	ownFile bool
 }
 
 func newHostKeys(c Config, p Prompter) (*hostKeys, error) {
@@ -87,6 +96,7 @@ func newHostKeys(c Config, p Prompter) (*hostKeys, error) {
 		}
 	}
 	h := &hostKeys{files: c.KnownHostsFiles, strict: c.StrictHostKey, user: c.User, prompt: p}
+	h.ownFile = len(h.files) > 0 && filepath.Clean(h.files[0]) != filepath.Join(loginHome(), ".ssh", "known_hosts")
 	if len(existing) > 0 {
 		db, err := knownhosts.NewDB(existing...)
 		if err != nil {
@@ -119,13 +129,13 @@ func (h *hostKeys) callback(hostname string, remote net.Addr, key ssh.PublicKey)
 			if errors.As(err, &ke) && len(ke.Want) > 0 {
 				file = ke.Want[0].Filename
 			}
-			return &HostKeyError{Host: hostname, Fingerprint: fp, KeyType: key.Type(), Changed: true, KnownHosts: file, User: h.user}
+			return &HostKeyError{Host: hostname, Fingerprint: fp, KeyType: key.Type(), Changed: true, KnownHosts: file, User: h.user, OwnFile: h.ownFile}
 		}
 		if !knownhosts.IsHostUnknown(err) {
 			return fmt.Errorf("host key check: %w", err)
 		}
 	}
-	refused := &HostKeyError{Host: hostname, Fingerprint: fp, KeyType: key.Type(), KnownHosts: h.files[0], User: h.user}
+	refused := &HostKeyError{Host: hostname, Fingerprint: fp, KeyType: key.Type(), KnownHosts: h.files[0], User: h.user, OwnFile: h.ownFile}
 	switch h.strict {
 	case "accept-new", "no":
 		// "no" is treated as accept-new: a new host is added, a changed key is still refused

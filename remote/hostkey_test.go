@@ -6,7 +6,9 @@ import (
 )
 
 // The advice in a host-key refusal must be commands that work: OpenSSH
-// writes [host]:port in known_hosts off port 22, and ssh takes -p.
+// writes [host]:port in known_hosts off port 22, and ssh takes -p; a
+// known_hosts of the user's own choosing is named, or ssh would add the
+// key to ~/.ssh/known_hosts, where synthwatch does not look.
 func TestHostKeyAdviceIsRealCommands(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -23,6 +25,11 @@ func TestHostKeyAdviceIsRealCommands(t *testing.T) {
 		}
 		if got := e.SSHCommand(); got != c.ssh {
 			t.Errorf("%s: ssh line %q, want %q", c.host, got, c.ssh)
+		}
+		own := *e
+		own.OwnFile, own.KnownHosts = true, "/tmp/my kh"
+		if got, want := own.SSHCommand(), strings.Replace(c.ssh, "ssh ", "ssh -o 'UserKnownHostsFile=/tmp/my kh' ", 1); got != want {
+			t.Errorf("%s, own known_hosts: ssh line %q, want %q", c.host, got, want)
 		}
 		if got := e.RemoveCommand(); got != c.rm {
 			t.Errorf("%s: remove line %q, want %q", c.host, got, c.rm)
