@@ -91,6 +91,9 @@ func Resolve(ctx context.Context, o Options) (Config, error) {
 	if err != nil {
 		return Config{}, &ConfigError{err}
 	}
+	if o.Port > 0 && port > 0 && o.Port != port {
+		return Config{}, &ConfigError{fmt.Errorf("two ports for %s: -p %d and :%d in the host; give one", host, o.Port, port)}
+	}
 	if o.Port == 0 {
 		o.Port = port
 	}

@@ -38,8 +38,11 @@ func startPreDial(ctx context.Context, o Options) *preDial {
 	if err != nil || net.ParseIP(host) == nil || o.Jump != "" || mayGoElsewhere(o, host) {
 		return nil
 	}
+	if o.Port > 0 && port > 0 && o.Port != port {
+		return nil // Resolve refuses two ports
+	}
 	if o.Port > 0 {
-		port = o.Port // -p wins over host:port, as Resolve has it
+		port = o.Port
 	}
 	if port == 0 {
 		port = 22

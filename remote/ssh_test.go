@@ -267,6 +267,13 @@ func TestResolveFlagsAndExpansion(t *testing.T) {
 	if _, err := Resolve(context.Background(), Options{Target: "-oProxyCommand=x"}); err == nil {
 		t.Fatal("a target starting with - was accepted")
 	}
+	// -p and HOST:PORT that disagree: which one was meant is not guessed
+	if _, err := Resolve(context.Background(), Options{Target: "root@127.0.0.1:1", Port: 2200, SSHBinary: "none"}); err == nil || !strings.Contains(err.Error(), "-p 2200 and :1") {
+		t.Fatalf("two ports: %v", err)
+	}
+	if c, err := Resolve(context.Background(), Options{Target: "root@127.0.0.1:2200", Port: 2200, SSHBinary: "none", Home: dir}); err != nil || c.Port != 2200 {
+		t.Fatalf("one port twice: %+v %v", c, err)
+	}
 }
 
 func TestProxyJumpThroughSecondSSHD(t *testing.T) {
