@@ -31,6 +31,25 @@ func TestGenThroughputFromTheGaugeWhileTheCounterStandsStill(t *testing.T) {
 	}
 }
 
+// SGLang's gen_throughput gauge keeps its last decode batch's figure when
+// the server falls idle (after a kill): a first look at an idle server
+// says 0 tok/s, not the night's last 480.
+func TestIdleServersGaugeIsNotItsThroughput(t *testing.T) {
+	t.Parallel()
+	sv := &serverSet{}
+	s := &srvWatch{st: serverState{probe: serverProbe{metrics: "ok"}}}
+	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	idle := parse.ServerMetrics{Dialect: parse.DialectSGLang, GenTokens: opt(90000), GenThroughput: opt(480), RunningReqs: opt(0), QueueReqs: opt(0)}
+	if v := sv.serverView(s, idle, nil, t0, false); v.GenThroughput != 0 {
+		t.Fatalf("an idle server's first look: %+v", v)
+	}
+	busy := &srvWatch{st: serverState{probe: serverProbe{metrics: "ok"}}}
+	idle.RunningReqs = opt(6)
+	if v := sv.serverView(busy, idle, nil, t0, false); v.GenThroughput != 480 {
+		t.Fatalf("a busy server's first look is its gauge: %+v", v)
+	}
+}
+
 // vLLM counts tokens every step: requests running and a counter that does
 // not move for several polls is a hang, with its reason and an event.
 func TestRunningRequestsWithoutTokensAreAHang(t *testing.T) {

@@ -42,8 +42,8 @@ func (sv *serverSet) serverView(s *srvWatch, met parse.ServerMetrics, metErr err
 			v.GenThroughput = logFig.GenThroughput // no previous sample, or the counters were reset
 		case gen != nil:
 			v.GenThroughput = *gen
-		case !havePrev && met.GenThroughput.OK:
-			v.GenThroughput = met.GenThroughput.V
+		case !havePrev && met.GenThroughput.OK && met.RunningReqs.V > 0:
+			v.GenThroughput = met.GenThroughput.V // an idle server's gauge is its last batch's, not now's
 		}
 		switch {
 		case hit != nil:

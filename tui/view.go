@@ -372,6 +372,9 @@ func (m Model) serverPanel(w int, wide bool) string {
 	}
 	line := fmt.Sprintf("%s %s  gen %.0f tok/s %s  running %d  queued %d  KV %s%s %.0f%%", label, state, sv.GenThroughput, spark(sv.Throughput, sparkW),
 		sv.RunningReqs, sv.QueueReqs, st.Bar.Render(full), st.BarEmpty.Render(empty), 100*sv.TokenUsage)
+	if sv.Source == "" { // no metrics and no log figures: unknowns, not zeros
+		line = fmt.Sprintf("%s %s  gen - tok/s %s  running -  queued -  KV -", label, state, spark(sv.Throughput, sparkW))
+	}
 	if sv.CacheHitRate != nil {
 		line += fmt.Sprintf("  hit %.0f%%", 100**sv.CacheHitRate)
 	}
