@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -19,6 +20,7 @@ func FleetPollResult(f tea.Model, i int, snap pipeline.Snapshot, be Backend) tea
 type fleetRow struct {
 	name     string
 	have     bool // a Snapshot has come
+	reached  bool // the host answered once: a Snapshot, or a contact
 	stale    bool // the figures may be old: no live link, or no contact for two polls
 	age      time.Duration
 	done     int64
@@ -36,6 +38,7 @@ func (m Model) row(now time.Time) fleetRow {
 	if lc := lastContact(m.conn); !lc.IsZero() {
 		r.age = now.Sub(lc)
 	}
+	r.reached = m.haveSnap || r.age > 0
 	r.stale = !m.haveSnap || m.conn.Quiet(now, m.cfg.PollEvery) // the header's test
 	s := m.snap
 	for _, c := range s.Categories {
@@ -119,6 +122,7 @@ type fleetTotal struct {
 	eta          *float64
 	last         string // the host that finishes last
 	unknown      int    // hosts with work left and no figure
+	unreached    int    // hosts never reached: their work is not known
 	up, n        int
 	note         string // why the ETA is what it is
 }
@@ -127,7 +131,7 @@ type fleetTotal struct {
 // left has no figure, "done" when every host is.
 func (t fleetTotal) etaText() string {
 	switch {
-	case t.unknown > 0:
+	case t.unknown > 0 || t.unreached > 0:
 		return "?"
 	case t.eta != nil:
 		return etaText(t.eta)
@@ -135,6 +139,16 @@ func (t fleetTotal) etaText() string {
 		return "done"
 	}
 	return "-"
+}
+
+// liveText is the header's count of the hosts by link: live, stale (once
+// reached, no fresh poll) and never reached.
+func (t fleetTotal) liveText() string {
+	s := fmt.Sprintf("  %d live, %d stale", t.up, t.n-t.up-t.unreached)
+	if t.unreached > 0 {
+		s += fmt.Sprintf(", %d never reached", t.unreached)
+	}
+	return s
 }
 
 func total(rows []fleetRow) fleetTotal {
@@ -149,6 +163,8 @@ func total(rows []fleetRow) fleetTotal {
 			t.up++
 		}
 		switch {
+		case !r.reached:
+			t.unreached++
 		case r.finished:
 		case r.eta == nil:
 			t.unknown++
@@ -157,11 +173,16 @@ func total(rows []fleetRow) fleetTotal {
 			t.eta, t.last = &e, r.name
 		}
 	}
+	var notes []string
+	if t.unreached > 0 {
+		notes = append(notes, fmt.Sprintf("%d host(s) never reached", t.unreached))
+	}
 	switch {
 	case t.unknown > 0:
-		t.note = fmt.Sprintf("%d host(s) with work left and no ETA", t.unknown)
+		notes = append(notes, fmt.Sprintf("%d host(s) with work left and no ETA", t.unknown))
 	case t.eta != nil:
-		t.note = "last to finish: " + t.last
+		notes = append(notes, "last to finish: "+t.last)
 	}
+	t.note = strings.Join(notes, "; ")
 	return t
 }

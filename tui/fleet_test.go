@@ -391,3 +391,30 @@ func TestFitMiddle(t *testing.T) {
 		}
 	}
 }
+
+// A host never reached is neither stale (it has no old figures) nor a host
+// with work left and no ETA (its work is not known): the header and the
+// total row say it was never reached, and the fleet's ETA is unknown.
+func TestFleetTotalsAHostNeverReached(t *testing.T) {
+	t.Parallel()
+	eta := 600.0
+	rows := []fleetRow{
+		{name: "a", have: true, reached: true, done: 10, target: 20, eta: &eta},
+		{name: "b", have: true, reached: true, stale: true, done: 5, target: 20, age: time.Minute},
+		{name: "c", stale: true},
+	}
+	tot := total(rows)
+	if got, want := tot.liveText(), "  1 live, 1 stale, 1 never reached"; got != want {
+		t.Errorf("header %q, want %q", got, want)
+	}
+	if got, want := tot.note, "1 host(s) never reached; 1 host(s) with work left and no ETA"; got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+	if tot.etaText() != "?" {
+		t.Errorf("ETA %q with a host never reached", tot.etaText())
+	}
+	tot = total(rows[:1])
+	if tot.liveText() != "  1 live, 0 stale" || tot.note != "last to finish: a" {
+		t.Errorf("one live host: %q, %q", tot.liveText(), tot.note)
+	}
+}

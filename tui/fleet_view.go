@@ -46,7 +46,7 @@ func (f Fleet) render() string {
 		names[i] = sanitizeName(r.name)
 	}
 	lay := newFleetLayout(w, names)
-	out := []string{fit(f.st.Title.Render("synthwatch fleet")+"  "+f.st.Bold.Render(fmt.Sprintf("%d hosts", t.n))+f.st.Dim.Render(fmt.Sprintf("  %d live, %d stale", t.up, t.n-t.up)), w), ""}
+	out := []string{fit(f.st.Title.Render("synthwatch fleet")+"  "+f.st.Bold.Render(fmt.Sprintf("%d hosts", t.n))+f.st.Dim.Render(t.liveText()), w), ""}
 	out = append(out, fit(f.st.Dim.Render(fleetCols(lay, "#", "HOST", "LINK", "WORKER", "DONE/TARGET", "REC/MIN", "TOK/S", "ETA", map[bool]string{true: "ALERTS"}[lay.inline])), w))
 	for i, r := range rows {
 		out = append(out, f.rowLines(i, r, w, lay)...)
