@@ -162,10 +162,18 @@ func (a Actor) launch(ctx context.Context, only []string) (int, error) {
 		if !alive {
 			if data, err := a.H.ReadAt(ctx, a.layout().WorkerJSON(), 0, 4<<20); err == nil {
 				if st, err := parse.ParseWorkerState(data); err == nil && st.PID == pid && st.State == parse.WorkerDone {
+					if failed := failedCats(st); len(failed) > 0 {
+						return pid, fmt.Errorf("launch: the worker (pid %d) went through every category at once; %d failed: %s; see %s",
+							pid, len(failed), strings.Join(failed, ", "), a.workerLog())
+					}
 					return pid, ErrNothingLeft
 				}
 			}
-			return pid, fmt.Errorf("launch: the worker (pid %d) exited at once; see %s", pid, a.workerLog())
+			why := ""
+			if l := a.lastLogLine(ctx); l != "" {
+				why = ": " + l
+			}
+			return pid, fmt.Errorf("launch: the worker (pid %d) exited at once%s; see %s", pid, why, a.workerLog())
 		}
 		if time.Now().After(deadline) {
 			return pid, nil
@@ -178,6 +186,33 @@ func (a Actor) procs() *procReader { return newProcReader(a.H, a.Root) }
 func (a Actor) layout() parse.Layout { return parse.Layout{Root: a.Root} }
 
 func (a Actor) workerLog() string { return a.layout().WorkerLog() }
+
+// lastLogLine is the worker log's last line (why a worker that exited at
+// once did), sanitised and cut; "" when it cannot be read.
+func (a Actor) lastLogLine(ctx context.Context) string {
+	fi, err := a.H.Stat(ctx, a.workerLog())
+	if err != nil {
+		return ""
+	}
+	const back = 8 << 10
+	data, err := a.H.ReadAt(ctx, a.workerLog(), max(fi.Size-back, 0), back)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\r\n"), "\n")
+	return parse.SanitizeLineString(lines[len(lines)-1], 300)
+}
+
+// failedCats are the categories worker.json says failed, in its order.
+func failedCats(st parse.WorkerState) []string {
+	var out []string
+	for _, c := range st.Categories {
+		if c.State == parse.CatFailed {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
 
 // refuseWriters fails, naming the process, while a worker runs or any
 // process other than except writes the worker's files.

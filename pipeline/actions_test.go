@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/internal/testbin"
 )
 
 // Restart puts the chosen category first and passes every category as its
@@ -56,5 +58,22 @@ func TestLaunchRefusesARootWithoutPrepared(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(r, "logs")); !os.IsNotExist(err) {
 			t.Fatalf("the refused launch made %s/logs (%v)", r, err)
 		}
+	}
+}
+
+// A worker that exits at once says why in the launch's error (its log's
+// last line), as the user would find it there: an empty prepared/ is no
+// bare "exited at once; see LOG".
+func TestLaunchSaysWhyTheWorkerExitedAtOnce(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	mkdir(t, filepath.Join(root, "prepared"))
+	pid, err := Actor{H: localHost(), Root: root, WorkerBin: testbin.Path(t)}.Launch(t.Context(), nil)
+	if err == nil {
+		stopLaunched(pid)
+		t.Fatal("a worker with no categories stayed up")
+	}
+	if !strings.Contains(err.Error(), "exited at once: ") || !strings.Contains(err.Error(), "no categories under "+root) {
+		t.Fatalf("launch: %v", err)
 	}
 }

@@ -306,12 +306,7 @@ func (l *liveness) facts(finished bool) workerFacts {
 		fromJSON = true
 	}
 	if fromJSON {
-		f.phase, f.jsonError = st.State, st.Error
-		for _, c := range st.Categories {
-			if c.State == parse.CatFailed {
-				f.failed = append(f.failed, c.Name)
-			}
-		}
+		f.phase, f.jsonError, f.failed = st.State, st.Error, failedCats(*st)
 	}
 	f.killed = f.pid > 0 && (l.note.names(f.pid, start) || l.killed[f.pid])
 	return f
