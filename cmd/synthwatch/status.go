@@ -101,13 +101,11 @@ func statusOnce(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool) er
 		ctx, cancel := context.WithTimeout(ctx, tui.FirstReadLimit) // the first read of thousands of categories by the shell takes minutes
 		defer cancel()
 		snap := f.watcher(h, name, true).Poll(ctx)
-		if len(snap.Categories) == 0 {
-			// the root is checked when the poll found nothing in it: checked
-			// first, its round trips (an SFTP session and a stat) came before
-			// the poll's on every run
-			if err := f.checkRoot(ctx, h, name); err != nil {
-				return err
+		if err := f.checkFound(ctx, h, name, snap); err != nil {
+			if asJSON {
+				writeJSONError(cmd.OutOrStdout(), err)
 			}
+			return err
 		}
 		if asJSON {
 			enc := json.NewEncoder(cmd.OutOrStdout())
