@@ -469,6 +469,8 @@ func (r *recorder) stats(paths ...string) []*fileStat {
 			st.sty = "f"
 		case syscall.S_IFDIR:
 			st.sty = "d"
+		case syscall.S_IFIFO:
+			st.sty = "p"
 		}
 		out[i] = st
 		r.rec("S", st.sty, st.size, st.mtime, 0, p, nil)

@@ -514,7 +514,7 @@ func (s *SSH) Stat(ctx context.Context, p string) (FileInfo, error) {
 		return FileInfo{}, mapNotExist(err)
 	}
 	s.contact()
-	return FileInfo{Name: fi.Name(), Size: fi.Size(), ModTime: fi.ModTime(), IsDir: fi.IsDir()}, nil
+	return FileInfo{Name: fi.Name(), Size: fi.Size(), ModTime: fi.ModTime(), IsDir: fi.IsDir(), Mode: fi.Mode().Type()}, nil
 }
 
 func (s *SSH) ReadAt(ctx context.Context, p string, off int64, n int) ([]byte, error) {

@@ -292,7 +292,7 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	// tokens and provenance below the table: its eight columns stay as scripts read them
 	partial := ""
 	if s.TokensPartial {
-		partial = " (some categories not added up yet)"
+		partial = " (" + partialText(s.Categories) + ")"
 	}
 	fmt.Fprintf(out, "completion tokens: %s%s\n", parse.TokenFigure(fmt.Sprint(s.CompletionTokens), s.TokensUnknown), partial)
 	for _, c := range s.Categories {
@@ -318,6 +318,29 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	for _, w := range s.Warnings {
 		fmt.Fprintln(out, "warning:", safe(w))
 	}
+}
+
+// partialText says why categories are missing from the tokens' sum: not
+// added up yet (it comes), or their records cannot be counted (it does not
+// come by waiting; the warnings say why).
+func partialText(cats []pipeline.Category) string {
+	var yet, unread bool
+	for _, c := range cats {
+		switch {
+		case c.CompletionTokens != nil:
+		case c.CountError != "" && c.State == pipeline.StateUnknown:
+			unread = true
+		default:
+			yet = true
+		}
+	}
+	switch {
+	case yet && unread:
+		return "some categories not added up yet, some cannot be read"
+	case unread:
+		return "some categories cannot be read"
+	}
+	return "some categories not added up yet"
 }
 
 // tokensText is a row's completion tokens, against its budget and with
