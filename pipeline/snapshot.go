@@ -79,6 +79,7 @@ type Connection struct {
 	RTTms       float64    `json:"rtt_ms"`
 	LastContact *time.Time `json:"last_contact"`
 	Error       string     `json:"error,omitempty"`    // why the link is down: the last dial, handshake or auth error
+	Cause       error      `json:"-"`                  // that error itself, when the link keeps it (its kind: a refused host key…)
 	Drops       int        `json:"drops"`              // links lost since the dashboard connected
 	Attempt     int        `json:"attempt,omitempty"`  // connection attempts so far while down
 	NextTry     *time.Time `json:"next_try,omitempty"` // when the next attempt starts, while down

@@ -55,6 +55,37 @@ func connectErr(err error) error {
 	return &exitError{exitConnect, err}
 }
 
+// linkErr is how a link ends a command, by the README's exit codes: nil
+// while it reached its host and has not failed for good; else connectErr
+// of its last failure (4 for a host key unknown or changed, 3 for the
+// rest). status --follow and the dashboards (one host, or the fleet) exit
+// by it, as one-shot status exits by connectErr of its dial.
+func linkErr(name string, c pipeline.Connection) error {
+	never := c.Linked() && c.LastContact == nil
+	if c.State != pipeline.LinkFailed && !never {
+		return nil
+	}
+	cause := c.Cause
+	switch {
+	case cause != nil:
+	case c.Error != "":
+		cause = errors.New(c.Error)
+	default:
+		cause = errors.New("no answer yet")
+	}
+	if c.State == pipeline.LinkFailed {
+		return connectErr(fmt.Errorf("the link to %s failed for good: %w", name, cause))
+	}
+	return connectErr(fmt.Errorf("%s was never reached: %w", name, cause))
+}
+
+// quietError is an error the command has already told (the dashboard's
+// quit message): main gives its exit code and prints nothing more.
+type quietError struct{ error }
+
+func (q quietError) Unwrap() error { return q.error }
+func (quietError) Quiet() bool     { return true }
+
 // hostFlags are OpenSSH's flags plus the pipeline root. The settings
 // (root, server URL, ...) are resolved from them, the environment and
 // config.toml by resolve.
