@@ -37,7 +37,7 @@ as soon as it is made, so a pipe sees it at once. Rates are measured across
 the polls. A lost link does not end it: while the host reconnects the
 Snapshots are stale (connection "reconnecting", every category "unknown");
 only a link that cannot come back (a changed host key, auth refused) ends it,
-with exit 3. SIGINT or SIGTERM ends it with exit 0, never in the middle of a
+with exit 4 for the host key, else 3. SIGINT or SIGTERM ends it with exit 0, never in the middle of a
 line. --count N stops after N Snapshots.
 
 Several hosts (or --fleet NAME, config.toml's [fleets.NAME] hosts) are
@@ -207,7 +207,7 @@ func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, na
 			n++
 			last = snap
 			if snap.Connection.State == pipeline.LinkFailed {
-				return connectErr(fmt.Errorf("the link to %s failed for good: %s", name, snap.Connection.Error))
+				return linkErr(name, snap.Connection) // 4 for a host key, as one-shot status
 			}
 			t.Reset(max(0, every-time.Since(start))) // a poll every interval, not interval + poll time
 		case <-t.C:
