@@ -89,7 +89,7 @@ type Connection struct {
 	Reader string `json:"reader,omitempty"`
 	// AgentProtocol is the protocol the agent that read spoke (the Go and
 	// the shell agent speak the same one; a binary speaking another is
-	// left for the shell): "synthwatch-agent/6".
+	// left for the shell): "synthwatch-agent/7".
 	AgentProtocol string `json:"agent_protocol,omitempty"`
 }
 

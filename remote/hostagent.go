@@ -27,7 +27,7 @@ import (
 // with any change to what agentScript or ServeAgent asks or answers;
 // TestAgentProtoFollowsTheScript fails on a change of agentScript's code
 // (not of its comments) that did not.
-const AgentProto = "synthwatch-agent/6"
+const AgentProto = "synthwatch-agent/7"
 
 // agentLauncher starts the agent: the deployed binary (--worker-bin, else
 // synthwatch on PATH, else ~/.local/bin/synthwatch, as a launch finds it)
