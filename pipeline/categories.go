@@ -149,6 +149,7 @@ type catState struct {
 	logSkipped          bool
 	logFailures         int64           // failures the log reported since its header (parse.FailureTally)
 	countErr            string          // why the last count failed (countError)
+	rawFailed           bool            // raw_responses.jsonl's last count failed (keepsLastCount)
 	scanVoidPID         int             // the worker whose resume-scan figures the file outgrew (rewritten since)
 	tok                 tokAcc          // tokens and runs of its records, from the bytes the count reads (tokens.go)
 	runLines            []parse.RunLine // runs.jsonl, one per run (provenance.go)
@@ -221,6 +222,7 @@ func (ct *counts) fold(res remote.PollResult, now time.Time, wjson *parse.Worker
 			prompts = remote.CountUpdate{Lines: c.promptLines}
 		}
 		c.countErr = countError(c, raw, errs, prompts)
+		c.rawFailed = keepsLastCount(c, raw)
 		if raw.Reset && c.known && wjson != nil {
 			c.scanVoidPID = wjson.PID // rewritten since this worker's resume scan: its extra_lines no longer apply
 		}

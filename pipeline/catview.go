@@ -78,6 +78,8 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 		v.State = StateDone
 	case js != nil && js.State == parse.CatFailed:
 		v.State = StateFailed
+	case unread(c):
+		v.State, v.Reason = StateUnknown, c.countErr // never counted: neither pending nor running is known
 	case live:
 		v.State = StateRunning
 	case current && wk.State == WorkerDied:

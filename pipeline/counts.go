@@ -34,6 +34,11 @@ func keepsLastCount(c *catState, raw remote.CountUpdate) bool {
 	return raw.Err != nil || raw.Missing && c.lines > 0
 }
 
+// unread is true when raw_responses.jsonl has never been counted and its
+// last count failed (not readable, a FIFO, a directory): no figure of it
+// is known, so its row claims none and its state is unknown.
+func unread(c *catState) bool { return c.rawFailed && !c.known }
+
 func errText(err error) string {
 	s := parse.SanitizeString(err.Error())
 	if len(s) > 240 {
@@ -65,7 +70,11 @@ func errText(err error) string {
 // line count again.
 func countFigures(c *catState, js *parse.CategoryState, scanVoid bool, v *Category) {
 	v.Lines, v.Done = c.lines, c.lines
-	if c.countErr != "" {
+	switch {
+	case c.countErr != "" && unread(c):
+		v.CountError = c.countErr // no good figure ever: none is claimed
+		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: its records cannot be counted: %s", c.name, c.countErr))
+	case c.countErr != "":
 		v.CountError = c.countErr
 		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: count failed, showing the last good figure (%d lines): %s", c.name, c.lines, c.countErr))
 	}

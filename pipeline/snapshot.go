@@ -79,6 +79,7 @@ type Connection struct {
 	RTTms       float64    `json:"rtt_ms"`
 	LastContact *time.Time `json:"last_contact"`
 	Error       string     `json:"error,omitempty"`    // why the link is down: the last dial, handshake or auth error
+	Cause       error      `json:"-"`                  // that error itself, when the link keeps it (its kind: a refused host key…)
 	Drops       int        `json:"drops"`              // links lost since the dashboard connected
 	Attempt     int        `json:"attempt,omitempty"`  // connection attempts so far while down
 	NextTry     *time.Time `json:"next_try,omitempty"` // when the next attempt starts, while down
@@ -88,7 +89,7 @@ type Connection struct {
 	Reader string `json:"reader,omitempty"`
 	// AgentProtocol is the protocol the agent that read spoke (the Go and
 	// the shell agent speak the same one; a binary speaking another is
-	// left for the shell): "synthwatch-agent/6".
+	// left for the shell): "synthwatch-agent/7".
 	AgentProtocol string `json:"agent_protocol,omitempty"`
 }
 

@@ -352,7 +352,7 @@ func (w *Watcher) Link() Connection {
 		return Connection{State: LinkLocal, LastContact: &now}
 	}
 	st := l.State()
-	c := Connection{State: linkPhase(st.Phase), RTTms: float64(st.RTT.Microseconds()) / 1000, Error: st.Err, Drops: st.Drops}
+	c := Connection{State: linkPhase(st.Phase), RTTms: float64(st.RTT.Microseconds()) / 1000, Error: st.Err, Cause: st.Cause, Drops: st.Drops}
 	c.Reader, _ = w.reader.Load().(string)
 	c.AgentProtocol = agentProtocol(c.Reader)
 	if st.Phase != remote.Connected {

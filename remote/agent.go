@@ -760,7 +760,7 @@ END {
 		if (now != "") {
 			if (now == "noent") b = "@S noent 0 0 0 " (length(a) + 1) " " (length(em) + 1) "\n" soh a em "\n" k "\n"
 			else {
-				ty = int(hexv(md[a]) / 4096) % 16; ty = ty == 8 ? "f" : ty == 4 ? "d" : "o"
+				ty = int(hexv(md[a]) / 4096) % 16; ty = ty == 8 ? "f" : ty == 4 ? "d" : ty == 1 ? "p" : "o"
 				b = "@S " ty " " sz[a] " " mt[a] " 0 " (length(a) + 1) " 0\n" soh a k "\n"
 			}
 			blk("@O " key " " length(b) "\n" b); fl[key] = 1; continue

@@ -26,7 +26,7 @@ func agentScriptCode() string {
 // until AgentProto is bumped and the new code's hash recorded with it.
 func TestAgentProtoFollowsTheScript(t *testing.T) {
 	t.Parallel()
-	const proto, code = "synthwatch-agent/6", "78378c47b36460d0"
+	const proto, code = "synthwatch-agent/7", "9eb03a1ec8cc624c"
 	if got := agentScriptCode(); AgentProto != proto || got != code {
 		t.Fatalf("agentScript's code is %s under AgentProto %q: if the protocol or its answers changed, bump AgentProto; then record both here (proto %q, code %q)",
 			got, AgentProto, AgentProto, got)

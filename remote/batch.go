@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"path"
 	"strconv"
 	"time"
@@ -136,11 +137,11 @@ func (b *Batch) Argv() []string {
 
 // The answers. Every record is a header line "@K STATUS A B C PLEN DLEN",
 // then PLEN bytes of path and DLEN bytes of data, then the nonce and a newline. K is S
-// (stat: STATUS f, d or o, A size, B mtime), R (read: A offset, B 1 when
+// (stat: STATUS f, d, p or o, A size, B mtime), R (read: A offset, B 1 when
 // the bytes reach the end of the file), G (glob: data the matches, NUL
 // ended), N (count: A from, B bytes, C lines), X (exec: path its index,
 // A exit code, B stdout bytes; data stdout then stderr), L and P (readlink
-// and realpath: data the target). STATUS is ok, f, d, o, noent or err
+// and realpath: data the target). STATUS is ok, f, d, p (a FIFO), o, noent or err
 // (data the message).
 type answers struct {
 	stats  map[string]statAns
@@ -275,6 +276,14 @@ func (a *answers) add(kind, status string, num []int64, p string, data []byte, b
 	switch kind {
 	case "S":
 		fi := FileInfo{Name: path.Base(p), Size: num[0], ModTime: time.Unix(num[1], 0), IsDir: status == "d"}
+		switch status {
+		case "d":
+			fi.Mode = fs.ModeDir
+		case "p":
+			fi.Mode = fs.ModeNamedPipe
+		case "o": // none of those: the answer does not say what it is
+			fi.Mode = fs.ModeIrregular
+		}
 		a.stats[p] = statAns{fi: fi, err: err}
 	case "R":
 		a.reads[p] = append(a.reads[p], readAns{off: num[0], data: data, eof: num[1] == 1, err: err})
@@ -353,8 +362,8 @@ recout() {
   hdr "$1" ok "$2" "$on" "$3" "$4" "$((on + xn))"; [ "$((on + xn))" = 0 ] || cat "$t.o" "$t.x"; fin
 }
 gone() { if [ -e "$1" ]; then echo err; else echo noent; fi; }
-styp() { case $1 in *[!0-9a-f]*|'') return 1;; esac; sty=o; case $((0x$1 & 61440)) in 32768) sty=f;; 16384) sty=d;; esac; }
-# stats PATH...: their S records, from one stat for all; sets yN (f, d, o; empty when gone) and zN (size), N from 1
+styp() { case $1 in *[!0-9a-f]*|'') return 1;; esac; sty=o; case $((0x$1 & 61440)) in 32768) sty=f;; 16384) sty=d;; 4096) sty=p;; esac; }
+# stats PATH...: their S records, from one stat for all; sets yN (f, d, p a FIFO, o; empty when gone) and zN (size), N from 1
 stats() {
   stat -L -c '%s %Y %f %n' -- "$@" >"$t.s" 2>/dev/null
   exec 3<"$t.s"; have= i=0

@@ -90,8 +90,14 @@ func (pl countPlan) from(c *Counter) int64 { return c.off - int64(pl.k) }
 // and whether to count it on the host.
 func (c *Counter) plan(fi FileInfo, statErr error, up *CountUpdate) (pl countPlan) {
 	up.Path, up.Info = c.Path, fi
-	if statErr == nil && fi.IsDir {
-		statErr = fmt.Errorf("%s is a directory", c.Path)
+	if statErr == nil && (fi.IsDir || fi.Mode.Type() != 0) {
+		// a FIFO or a directory where the records go holds no count: it
+		// is said, never taken for an empty file (no read waits on a FIFO)
+		m := fi.Mode.Type()
+		if fi.IsDir {
+			m = fs.ModeDir
+		}
+		statErr = notRegular(c.Path, m)
 	}
 	if statErr != nil {
 		if !errors.Is(statErr, fs.ErrNotExist) {

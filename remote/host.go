@@ -8,6 +8,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net"
 	"strings"
 	"time"
@@ -38,6 +39,10 @@ type FileInfo struct {
 	Size    int64
 	ModTime time.Time
 	IsDir   bool
+	// Mode is the file's type (fs.ModeType bits): 0 for a regular file;
+	// fs.ModeIrregular for one the host's answer says only is neither a
+	// regular file nor a directory.
+	Mode fs.FileMode
 }
 
 // ExecResult is what a command printed and how it ended.

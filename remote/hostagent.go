@@ -27,7 +27,7 @@ import (
 // with any change to what agentScript or ServeAgent asks or answers;
 // TestAgentProtoFollowsTheScript fails on a change of agentScript's code
 // (not of its comments) that did not.
-const AgentProto = "synthwatch-agent/6"
+const AgentProto = "synthwatch-agent/7"
 
 // agentLauncher starts the agent: the deployed binary (--worker-bin, else
 // synthwatch on PATH, else ~/.local/bin/synthwatch, as a launch finds it)
@@ -469,6 +469,8 @@ func (r *recorder) stats(paths ...string) []*fileStat {
 			st.sty = "f"
 		case syscall.S_IFDIR:
 			st.sty = "d"
+		case syscall.S_IFIFO:
+			st.sty = "p"
 		}
 		out[i] = st
 		r.rec("S", st.sty, st.size, st.mtime, 0, p, nil)

@@ -21,7 +21,7 @@ func (Local) Stat(_ context.Context, path string) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, err
 	}
-	return FileInfo{Name: st.Name(), Size: st.Size(), ModTime: st.ModTime(), IsDir: st.IsDir()}, nil
+	return FileInfo{Name: st.Name(), Size: st.Size(), ModTime: st.ModTime(), IsDir: st.IsDir(), Mode: st.Mode().Type()}, nil
 }
 
 func (Local) ReadAt(_ context.Context, path string, off int64, n int) ([]byte, error) {

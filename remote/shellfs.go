@@ -60,7 +60,28 @@ func (s *SSH) shStat(ctx context.Context, p string) (FileInfo, error) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return FileInfo{}, fmt.Errorf("stat %s: %q", p, out)
 	}
-	return FileInfo{Name: path.Base(p), Size: size, ModTime: time.Unix(mtime, 0), IsDir: mode&0o170000 == 0o040000}, nil
+	return FileInfo{Name: path.Base(p), Size: size, ModTime: time.Unix(mtime, 0), IsDir: mode&0o170000 == 0o040000, Mode: modeType(mode)}, nil
+}
+
+// modeType is the fs.ModeType bits of stat's %f (st_mode).
+func modeType(m uint64) fs.FileMode {
+	switch m & 0o170000 {
+	case 0o100000:
+		return 0
+	case 0o040000:
+		return fs.ModeDir
+	case 0o010000:
+		return fs.ModeNamedPipe
+	case 0o140000:
+		return fs.ModeSocket
+	case 0o020000:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case 0o060000:
+		return fs.ModeDevice
+	case 0o120000:
+		return fs.ModeSymlink
+	}
+	return fs.ModeIrregular
 }
 
 func (s *SSH) shReadAt(ctx context.Context, p string, off int64, n int) ([]byte, error) {

@@ -104,7 +104,7 @@ func (s *SSH) noteWake(slept time.Duration, at time.Time) {
 	s.mu.Unlock()
 	s.setState(func(st *ConnState) {
 		st.Phase, st.Attempt, st.NextTry = Reconnecting, 0, time.Time{}
-		st.Err = fmt.Sprintf("woke from a sleep of %s: checking the link", slept.Round(time.Second))
+		st.Err, st.Cause = fmt.Sprintf("woke from a sleep of %s: checking the link", slept.Round(time.Second)), nil
 		st.Slept, st.Waking, st.Sleeps, st.SleptFor, st.WokeAt = true, true, st.Sleeps+1, slept, at
 	})
 	select {
@@ -206,7 +206,7 @@ func (s *SSH) wake(old *session) (*session, error) {
 				return nil, r.err
 			default:
 				lastErr = r.err
-				s.setState(func(st *ConnState) { st.Err = r.err.Error() })
+				s.setState(func(st *ConnState) { st.Err, st.Cause = r.err.Error(), r.err })
 			}
 		case <-window.C:
 			drop()

@@ -257,7 +257,7 @@ func (s *SSH) setSession(sess *session) {
 	s.last = sess
 	s.mu.Unlock()
 	s.setState(func(st *ConnState) {
-		st.Phase, st.Err, st.Attempt, st.LastContact, st.Waking = Connected, "", 0, time.Now(), false
+		st.Phase, st.Err, st.Cause, st.Attempt, st.LastContact, st.Waking = Connected, "", nil, 0, time.Now(), false
 		if renewed {
 			st.Sessions++
 		}
@@ -279,7 +279,7 @@ func (s *SSH) retire(sess *session) {
 // dropSession retires a live link that was lost.
 func (s *SSH) dropSession(sess *session, why string) {
 	s.retire(sess)
-	s.setState(func(st *ConnState) { st.Phase, st.Err, st.Drops = Reconnecting, why, st.Drops+1 })
+	s.setState(func(st *ConnState) { st.Phase, st.Err, st.Cause, st.Drops = Reconnecting, why, nil, st.Drops+1 })
 }
 
 // supervise watches the live session, and redials after it dies. After a
@@ -315,11 +315,11 @@ func (s *SSH) supervise(sess *session) {
 			case errors.Is(err, errClosed):
 				return
 			case Fatal(err):
-				s.setState(func(st *ConnState) { st.Phase, st.Err, st.Waking = Failed, err.Error(), false })
+				s.setState(func(st *ConnState) { st.Phase, st.Err, st.Cause, st.Waking = Failed, err.Error(), err, false })
 				return
 			}
 			// no link within the wake's window: the ordinary backoff from here
-			s.setState(func(st *ConnState) { st.Err, st.Waking = err.Error(), false })
+			s.setState(func(st *ConnState) { st.Err, st.Cause, st.Waking = err.Error(), err, false })
 			attempt = 1
 		}
 		if attempt > 0 {
@@ -353,10 +353,10 @@ func (s *SSH) supervise(sess *session) {
 			continue
 		}
 		if Fatal(err) {
-			s.setState(func(st *ConnState) { st.Phase, st.Err = Failed, err.Error() })
+			s.setState(func(st *ConnState) { st.Phase, st.Err, st.Cause = Failed, err.Error(), err })
 			return
 		}
-		s.setState(func(st *ConnState) { st.Phase, st.Err, st.Attempt = Reconnecting, err.Error(), attempt })
+		s.setState(func(st *ConnState) { st.Phase, st.Err, st.Cause, st.Attempt = Reconnecting, err.Error(), err, attempt })
 		if s.isClosed() {
 			return
 		}
@@ -514,7 +514,7 @@ func (s *SSH) Stat(ctx context.Context, p string) (FileInfo, error) {
 		return FileInfo{}, mapNotExist(err)
 	}
 	s.contact()
-	return FileInfo{Name: fi.Name(), Size: fi.Size(), ModTime: fi.ModTime(), IsDir: fi.IsDir()}, nil
+	return FileInfo{Name: fi.Name(), Size: fi.Size(), ModTime: fi.ModTime(), IsDir: fi.IsDir(), Mode: fi.Mode().Type()}, nil
 }
 
 func (s *SSH) ReadAt(ctx context.Context, p string, off int64, n int) ([]byte, error) {

@@ -29,6 +29,7 @@ type ConnState struct {
 	Attempt     int           // reconnect attempts so far (Reconnecting)
 	NextTry     time.Time     // when the next attempt starts (Reconnecting)
 	Err         string        // why the link dropped or the last attempt failed
+	Cause       error         // the last attempt's failure itself, when Err is its text (its kind: a *HostKeyError, an *AuthError…)
 	Slept       bool          // a wall-clock gap showed that this machine slept
 	Drops       int           // how many times a live link was lost: a watcher polling now and then misses none
 	Sleeps      int           // how many sleeps this machine woke from; a wake is no drop, whatever it did to the link

@@ -37,7 +37,8 @@ func TestExitCodes(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", "")
 	empty := filepath.Join(t.TempDir(), "known_hosts")
 	root := t.TempDir()
-	os.Mkdir(filepath.Join(root, "prepared"), 0o755)
+	os.MkdirAll(filepath.Join(root, "prepared", "A"), 0o755) // one category: an empty prepared/ is exit 1
+	os.WriteFile(filepath.Join(root, "prepared", "A", "prompts.jsonl"), []byte("{\"id\": 0}\n"), 0o644)
 	base := []string{"status", "-i", s.KeyPath, "-o", "StrictHostKeyChecking=yes", "--root", root}
 
 	out, code := execCLI(t, append(base, "-o", "UserKnownHostsFile="+empty, s.User+"@"+s.Addr())...)

@@ -96,7 +96,27 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 		return err
 	}
 	defer closeLive()
-	return runProgram(ctx, cmd, tui.New(live, f.tuiConfig()), prompter, f.quitNote)
+	if err := runProgram(ctx, cmd, tui.New(live, f.tuiConfig()), prompter, f.quitNote); err != nil || f.quitNote != nil || ctx.Err() != nil {
+		return err // the demo's own host, or a signal (exit 0, as status --follow's)
+	}
+	return linksExit([]*Live{live})
+}
+
+// linksExit is the dashboard's exit once it quit: a host it never reached,
+// or whose link failed for good, exits as status would (linkErr: 4 for a
+// host key, 3 for the rest); a fleet's is the worst host's. The quit
+// message has said it: nothing more is printed.
+func linksExit(lives []*Live) error {
+	var worst error
+	for _, l := range lives {
+		if err := linkErr(l.Name, l.Watcher.Link()); exitCode(err) > exitCode(worst) {
+			worst = err
+		}
+	}
+	if worst == nil {
+		return nil
+	}
+	return quietError{worst}
 }
 
 // openLive opens the host (o nil: a local root) and its watcher, as f's

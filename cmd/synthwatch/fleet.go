@@ -79,6 +79,7 @@ func runFleet(cmd *cobra.Command, hosts []string, f dashFlags) error {
 	defer stop()
 	prompter := tui.NewPrompter() // one for all: the fleet asks one question at a time
 	var bes []tui.Backend
+	var lives []*Live
 	var closers []func()
 	defer func() { // in parallel: each black-holed link may take closeWithin's 2 s
 		var wg sync.WaitGroup
@@ -105,8 +106,12 @@ func runFleet(cmd *cobra.Command, hosts []string, f dashFlags) error {
 		}
 		closers = append(closers, closeLive)
 		bes = append(bes, live)
+		lives = append(lives, live)
 	}
 	cfg := f.tuiConfig()
 	cfg.Repaint = fleetRepaint
-	return runProgram(ctx, cmd, tui.NewFleet(bes, cfg), prompter, f.quitNote)
+	if err := runProgram(ctx, cmd, tui.NewFleet(bes, cfg), prompter, f.quitNote); err != nil || ctx.Err() != nil {
+		return err // a signal: exit 0, as status --follow's
+	}
+	return linksExit(lives)
 }

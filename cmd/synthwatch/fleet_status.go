@@ -62,6 +62,9 @@ func statusFleet(cmd *cobra.Command, hosts []string, f *hostFlags, asJSON bool) 
 				ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 				defer cancel()
 				s := hf.watcher(h, name, true).Poll(ctx)
+				if err := hf.checkFound(ctx, h, name, s); err != nil {
+					return err
+				}
 				res[i].snap = &s
 				return nil
 			})

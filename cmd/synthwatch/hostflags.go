@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/synthwatch/synthwatch/parse"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -52,6 +54,37 @@ func connectErr(err error) error {
 	}
 	return &exitError{exitConnect, err}
 }
+
+// linkErr is how a link ends a command, by the README's exit codes: nil
+// while it reached its host and has not failed for good; else connectErr
+// of its last failure (4 for a host key unknown or changed, 3 for the
+// rest). status --follow and the dashboards (one host, or the fleet) exit
+// by it, as one-shot status exits by connectErr of its dial.
+func linkErr(name string, c pipeline.Connection) error {
+	never := c.Linked() && c.LastContact == nil
+	if c.State != pipeline.LinkFailed && !never {
+		return nil
+	}
+	cause := c.Cause
+	switch {
+	case cause != nil:
+	case c.Error != "":
+		cause = errors.New(c.Error)
+	default:
+		cause = errors.New("no answer yet")
+	}
+	if c.State == pipeline.LinkFailed {
+		return connectErr(fmt.Errorf("the link to %s failed for good: %w", name, cause))
+	}
+	return connectErr(fmt.Errorf("%s was never reached: %w", name, cause))
+}
+
+// quietError is an error the command has already told (the dashboard's
+// quit message): main gives its exit code and prints nothing more.
+type quietError struct{ error }
+
+func (q quietError) Unwrap() error { return q.error }
+func (quietError) Quiet() bool     { return true }
 
 // hostFlags are OpenSSH's flags plus the pipeline root. The settings
 // (root, server URL, ...) are resolved from them, the environment and
@@ -190,6 +223,50 @@ func (f *hostFlags) checkRoot(ctx context.Context, h remote.Host, name string) e
 		return connectErr(err)
 	}
 	return nil
+}
+
+// checkFound is what a poll that found no category says: the root is no
+// pipeline root (no prepared/, a rootError), or prepared/ holds no category
+// (a noCategoriesError); both exit 1, never an empty table with exit 0.
+// The root is checked only when the poll found nothing in it: checked
+// first, its round trips (an SFTP session and a stat) came before the
+// poll's on every run. A poll the link failed under says nothing of the
+// root.
+func (f *hostFlags) checkFound(ctx context.Context, h remote.Host, name string, snap pipeline.Snapshot) error {
+	if len(snap.Categories) > 0 {
+		return nil
+	}
+	if err := f.checkRoot(ctx, h, name); err != nil {
+		return err
+	}
+	if snap.Connection.Stale() {
+		return nil
+	}
+	return actionErr(&noCategoriesError{root: f.root, host: name})
+}
+
+// noCategoriesError is a pipeline root whose prepared/ names no category
+// (and no pipeline.toml or worker.json does): nothing to watch yet.
+type noCategoriesError struct {
+	root, host string
+}
+
+func (e *noCategoriesError) Error() string {
+	where := "on " + e.host
+	if e.host == "local" || e.host == "" {
+		where = "on this machine"
+	}
+	lay := parse.Layout{Root: e.root}
+	return fmt.Sprintf("no categories in %s %s: expected a folder per category there, each with its prompts (%s)",
+		lay.Prepared(), where, lay.Prompts("<category>"))
+}
+
+// writeJSONError is status --json's answer when there is no Snapshot:
+// {"error", "exit_code"}, as a fleet's host gives it, never an empty list.
+func writeJSONError(out io.Writer, err error) {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(hostError{Error: err.Error(), ExitCode: exitCode(err)})
 }
 
 // rootError is a root with no prepared/ directory: a mistyped --root, or

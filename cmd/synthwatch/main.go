@@ -24,7 +24,10 @@ func main() {
 	if err == nil {
 		return
 	}
-	fmt.Fprintln(os.Stderr, "synthwatch:", err)
+	var q interface{ Quiet() bool }
+	if !errors.As(err, &q) {
+		fmt.Fprintln(os.Stderr, "synthwatch:", err)
+	}
 	pprof.StopCPUProfile()
 	var ec exitCoder
 	if errors.As(err, &ec) {

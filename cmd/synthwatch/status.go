@@ -37,7 +37,7 @@ as soon as it is made, so a pipe sees it at once. Rates are measured across
 the polls. A lost link does not end it: while the host reconnects the
 Snapshots are stale (connection "reconnecting", every category "unknown");
 only a link that cannot come back (a changed host key, auth refused) ends it,
-with exit 3. SIGINT or SIGTERM ends it with exit 0, never in the middle of a
+with exit 4 for the host key, else 3. SIGINT or SIGTERM ends it with exit 0, never in the middle of a
 line. --count N stops after N Snapshots.
 
 Several hosts (or --fleet NAME, config.toml's [fleets.NAME] hosts) are
@@ -101,13 +101,11 @@ func statusOnce(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool) er
 		ctx, cancel := context.WithTimeout(ctx, tui.FirstReadLimit) // the first read of thousands of categories by the shell takes minutes
 		defer cancel()
 		snap := f.watcher(h, name, true).Poll(ctx)
-		if len(snap.Categories) == 0 {
-			// the root is checked when the poll found nothing in it: checked
-			// first, its round trips (an SFTP session and a stat) came before
-			// the poll's on every run
-			if err := f.checkRoot(ctx, h, name); err != nil {
-				return err
+		if err := f.checkFound(ctx, h, name, snap); err != nil {
+			if asJSON {
+				writeJSONError(cmd.OutOrStdout(), err)
 			}
+			return err
 		}
 		if asJSON {
 			enc := json.NewEncoder(cmd.OutOrStdout())
@@ -209,7 +207,7 @@ func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, na
 			n++
 			last = snap
 			if snap.Connection.State == pipeline.LinkFailed {
-				return connectErr(fmt.Errorf("the link to %s failed for good: %s", name, snap.Connection.Error))
+				return linkErr(name, snap.Connection) // 4 for a host key, as one-shot status
 			}
 			t.Reset(max(0, every-time.Since(start))) // a poll every interval, not interval + poll time
 		case <-t.C:
@@ -294,7 +292,7 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	// tokens and provenance below the table: its eight columns stay as scripts read them
 	partial := ""
 	if s.TokensPartial {
-		partial = " (some categories not added up yet)"
+		partial = " (" + partialText(s.Categories) + ")"
 	}
 	fmt.Fprintf(out, "completion tokens: %s%s\n", parse.TokenFigure(fmt.Sprint(s.CompletionTokens), s.TokensUnknown), partial)
 	for _, c := range s.Categories {
@@ -320,6 +318,29 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	for _, w := range s.Warnings {
 		fmt.Fprintln(out, "warning:", safe(w))
 	}
+}
+
+// partialText says why categories are missing from the tokens' sum: not
+// added up yet (it comes), or their records cannot be counted (it does not
+// come by waiting; the warnings say why).
+func partialText(cats []pipeline.Category) string {
+	var yet, unread bool
+	for _, c := range cats {
+		switch {
+		case c.CompletionTokens != nil:
+		case c.CountError != "" && c.State == pipeline.StateUnknown:
+			unread = true
+		default:
+			yet = true
+		}
+	}
+	switch {
+	case yet && unread:
+		return "some categories not added up yet, some cannot be read"
+	case unread:
+		return "some categories cannot be read"
+	}
+	return "some categories not added up yet"
 }
 
 // tokensText is a row's completion tokens, against its budget and with

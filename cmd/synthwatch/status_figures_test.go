@@ -48,7 +48,8 @@ func TestStatusServerFigures(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "prepared"), 0o755)
+	os.MkdirAll(filepath.Join(root, "prepared", "A"), 0o755) // one category: an empty prepared/ is exit 1
+	os.WriteFile(filepath.Join(root, "prepared", "A", "prompts.jsonl"), []byte("{\"id\": 0}\n"), 0o644)
 	bin := testbin.Path(t)
 	env := append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
 	status := func(args ...string) []byte {
