@@ -2,10 +2,13 @@ package digest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -76,10 +79,21 @@ func (d *digester) readCategories() error {
 		acc := &catAcc{c: c}
 		d.s.byName[name] = acc
 		if err := d.readCategory(acc); err != nil {
-			return err
+			// one bad file costs its category only, as in status
+			*c = Category{Name: name, Error: fileError(err)}
 		}
 	}
 	return nil
+}
+
+// fileError is a category's read error as the report shows it: the file's
+// name and what is wrong, without the root's path.
+func fileError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return filepath.Base(pe.Path) + ": " + pe.Err.Error()
+	}
+	return strings.TrimPrefix(err.Error(), "digest: ")
 }
 
 // readCategory counts prompts, reads the runs and streams the records.

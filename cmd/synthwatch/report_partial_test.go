@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/digest"
+	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+)
+
+// trialRoot is the new-user trial's root as the old Python script left
+// it: no worker.json, no runs.jsonl, records by json.dumps with a float
+// "timestamp", its log with its banners and progress. Categories B, C and
+// D_dir have prompts; records per category as given.
+func trialRoot(t *testing.T, records map[string]int) string {
+	t.Helper()
+	root := t.TempDir()
+	now := time.Now()
+	var log strings.Builder
+	log.WriteString("Loading tokenizer from /shared/kimi-k2.5-int4... Vocab size: 163840 Model: /shared/kimi-k2.5-int4\n")
+	for _, cat := range []string{"B", "C", "D_dir", "G_linked"} {
+		n, ok := records[cat]
+		if !ok {
+			continue
+		}
+		dir := filepath.Join(root, "prepared", cat)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var p, r strings.Builder
+		for i := 0; i < 80; i++ {
+			fmt.Fprintf(&p, "{\"id\": \"%s-%d\", \"messages\": [{\"role\": \"user\", \"content\": \"q\"}]}\n", cat, i)
+		}
+		for i := 0; i < n; i++ {
+			at := float64(now.Add(-time.Duration(n-i)*time.Second).UnixNano()) / 1e9
+			fmt.Fprintf(&r, "{\"id\": \"%s-%d\", \"response\": \"ok\", \"usage\": {\"completion_tokens\": 120}, \"timestamp\": %.6f}\n", cat, i, at)
+		}
+		os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(p.String()), 0o644)
+		os.WriteFile(filepath.Join(dir, "raw_responses.jsonl"), []byte(r.String()), 0o644)
+		fmt.Fprintf(&log, "%s\nProcessing: %s (SHORT)\n%s\nRunning %d requests (concurrency=8, max_tokens=2048)...\n%d/%d (0 err) 1.3 req/s avg_comp=120tok ETA=0s\n",
+			strings.Repeat("=", 60), cat, strings.Repeat("=", 60), n, n, n)
+	}
+	os.MkdirAll(filepath.Join(root, "logs"), 0o755)
+	os.WriteFile(filepath.Join(root, "logs", "inference_all.log"), []byte(log.String()), 0o644)
+	return root
+}
+
+func reportLocalJSON(t *testing.T, root string) reportJSON {
+	t.Helper()
+	out, code := execCLI(t, "report", "--local", root, "--json")
+	var s reportJSON
+	if err := json.Unmarshal([]byte(out), &s); code != 0 || err != nil {
+		t.Fatalf("report --local --json: code %d, %v: %s", code, err, out)
+	}
+	return s
+}
+
+func category(s *digest.Summary, name string) *digest.Category {
+	for i := range s.Categories {
+		if s.Categories[i].Name == name {
+			return &s.Categories[i]
+		}
+	}
+	return nil
+}
+
+// One category that cannot be read (its raw_responses.jsonl a directory, a
+// FIFO) costs the report that category only: the others are counted, the
+// bad one is named with what is wrong and its figures are unknown, in the
+// text, the JSON and the HTML, over SSH as with --local; exit 0 (the
+// README's exit codes say nothing of a partial read).
+func TestReportOneBadCategory(t *testing.T) {
+	s := sshdtest.Start(t)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	bin := testbin.Path(t)
+	for _, tc := range []struct {
+		name, want string
+		spoil      func(t *testing.T, p string)
+	}{
+		{"directory", "not a regular file (a directory)", func(t *testing.T, p string) { os.Remove(p); os.Mkdir(p, 0o755) }},
+		{"fifo", "a FIFO", func(t *testing.T, p string) { mkfifoAt(t, filepath.Dir(p), filepath.Base(p)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := trialRoot(t, map[string]int{"B": 180, "C": 60, "D_dir": 40})
+			tc.spoil(t, filepath.Join(root, "prepared", "D_dir", "raw_responses.jsonl"))
+			check := func(how string, args ...string) {
+				out, code := execCLI(t, append([]string{"report"}, args...)...)
+				if code != 0 || !strings.Contains(out, "D_dir") || !strings.Contains(out, tc.want) || !strings.Contains(out, "180") {
+					t.Errorf("%s: code %d: %s", how, code, out)
+				}
+			}
+			check("--local", "--local", root)
+			ssh := append(sshArgs(t, s), "--root", root, "--worker-bin", bin)
+			target := s.User + "@" + s.Addr()
+			check("over SSH", append(ssh, target)...)
+			sum := reportLocalJSON(t, root)
+			d := category(&sum.Summary, "D_dir")
+			if b := category(&sum.Summary, "B"); b == nil || b.Records != 180 || d == nil || !strings.Contains(d.Error, tc.want) {
+				t.Errorf("--json: B %+v, D_dir %+v", b, d)
+			}
+			page := filepath.Join(t.TempDir(), "night.html")
+			out, code := execCLI(t, append(append([]string{"report"}, ssh...), "--html", page, target)...)
+			html, _ := os.ReadFile(page)
+			if code != 0 || !strings.Contains(string(html), "D_dir") || !strings.Contains(string(html), tc.want) {
+				t.Errorf("--html: code %d: %s", code, out)
+			}
+		})
+	}
+}
