@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,18 +33,13 @@ type catAcc struct {
 	minutes map[int32]int64
 }
 
-// categoryNames lists the categories: the manifest's order, then any other
-// folder under prepared/ by name.
+// categoryNames lists the categories: those status finds under prepared/
+// (parse.FindCategories: a symlinked folder too), the manifest's first in
+// its order, then the others by name.
 func (d *digester) categoryNames() ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(d.o.Root, parse.PreparedDir))
+	dirs, err := parse.FindCategories(d.o.Root, filepath.Glob)
 	if err != nil {
 		return nil, fmt.Errorf("digest: %w", err)
-	}
-	var dirs []string
-	for _, e := range ents {
-		if e.IsDir() && parse.CheckCategoryName(e.Name()) == nil {
-			dirs = append(dirs, e.Name())
-		}
 	}
 	var names []string
 	if data, err := parse.ReadRegular(filepath.Join(d.o.Root, parse.ManifestPath)); err == nil {

@@ -34,7 +34,7 @@ func trialRoot(t *testing.T, records map[string]int) string {
 			t.Fatal(err)
 		}
 		var p, r strings.Builder
-		for i := 0; i < 80; i++ {
+		for i := 0; i < max(n, 80); i++ {
 			fmt.Fprintf(&p, "{\"id\": \"%s-%d\", \"messages\": [{\"role\": \"user\", \"content\": \"q\"}]}\n", cat, i)
 		}
 		for i := 0; i < n; i++ {
@@ -112,5 +112,30 @@ func TestReportOneBadCategory(t *testing.T) {
 				t.Errorf("--html: code %d: %s", code, out)
 			}
 		})
+	}
+}
+
+// A category whose folder under prepared/ is a symlink to a folder is a
+// category, as status counts it: its row, and its records in the totals
+// and the run's end line.
+func TestReportSymlinkedCategory(t *testing.T) {
+	root := trialRoot(t, map[string]int{"B": 180, "C": 60, "G_linked": 80})
+	real := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Rename(filepath.Join(root, "prepared", "G_linked"), real); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(root, "prepared", "G_linked")); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := execCLI(t, "status", "--local", root); code != 0 || !strings.Contains(out, "G_linked") {
+		t.Fatalf("status: code %d: %s", code, out)
+	}
+	s := reportLocalJSON(t, root)
+	if g := category(&s.Summary, "G_linked"); g == nil || g.Records != 80 {
+		t.Errorf("G_linked: %+v among %+v", g, s.Categories)
+	}
+	out, code := execCLI(t, "report", "--local", root)
+	if code != 0 || !strings.Contains(out, "320 records") || !strings.Contains(out, "80 G_linked") {
+		t.Errorf("report: code %d: %s", code, out)
 	}
 }
