@@ -4,13 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/synthwatch/synthwatch/digest"
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
@@ -137,5 +140,83 @@ func TestReportSymlinkedCategory(t *testing.T) {
 	out, code := execCLI(t, "report", "--local", root)
 	if code != 0 || !strings.Contains(out, "320 records") || !strings.Contains(out, "80 G_linked") {
 		t.Errorf("report: code %d: %s", code, out)
+	}
+}
+
+// bufferedScript is run_inference.py as users run it (nohup python3
+// run_inference.py > logs/inference_all.log): print() without flush, so
+// stdout is block-buffered and a SIGTERM loses what the buffer held; the
+// records, written to their own files, are flushed. Argument 2 is how many
+// progress lines it prints before it waits on a hung server: few leave the
+// log with the kill's marker alone, many flush the banners and lose the
+// last lines.
+const bufferedScript = `import json, os, sys, time
+root, lines = sys.argv[1], int(sys.argv[2])
+print("Loading tokenizer from /shared/kimi-k2.5-int4... Vocab size: 163840 Model: /shared/kimi-k2.5-int4")
+for name in ("B", "C"):
+    print("=" * 60)
+    print("Processing: %s (SHORT)" % name)
+    print("=" * 60)
+    print("Running 80 requests (concurrency=8, max_tokens=2048)...")
+    with open(os.path.join(root, "prepared", name, "raw_responses.jsonl"), "a") as f:
+        for i in range(40):
+            f.write(json.dumps({"id": "%s-%d" % (name, i), "response": "ok", "usage": {"completion_tokens": 120}, "timestamp": time.time()}) + "\n")
+            f.flush()
+    for i in range(lines):
+        print("%d/80 (0 err) 1.3 req/s avg_comp=120tok ETA=%ds" % (i % 80, 80 - i % 80))
+open(os.path.join(root, "ready"), "w").close()
+time.sleep(3600)
+`
+
+// The trial's own state: the old script (no worker.json, no run id), its
+// stdout block-buffered into its log, stopped with `synthwatch kill`. The
+// report says "stopped by you", as status does, whether its log lost all
+// its lines (the kill's marker alone: "ended unknown" before) or its tail.
+func TestReportTrialScriptKilledByYou(t *testing.T) {
+	py := testgate.Tool(t, "python3", "the old script")
+	for _, tc := range []struct {
+		name  string
+		lines int
+	}{{"empty-log", 1}, {"lost-tail", 500}} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := trialRoot(t, map[string]int{"B": 0, "C": 0})
+			script := filepath.Join(root, "run_inference.py")
+			os.WriteFile(script, []byte(bufferedScript), 0o644)
+			log, err := os.OpenFile(filepath.Join(root, "logs", "inference_all.log"), os.O_WRONLY|os.O_TRUNC, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(py, script, root, strconv.Itoa(tc.lines))
+			cmd.Stdout, cmd.Stderr = log, log
+			cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=") // as on the host: block-buffered
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			log.Close()
+			reaped := make(chan struct{}) // reaped at once: a zombie would hold kill to its grace
+			go func() { _ = cmd.Wait(); close(reaped) }()
+			t.Cleanup(func() { _ = cmd.Process.Kill(); <-reaped })
+			testgate.Eventually(t, time.Minute, "the script's records", func() bool {
+				_, err := os.Stat(filepath.Join(root, "ready"))
+				return err == nil
+			})
+			if out, code := execCLI(t, "kill", "--local", root, "--grace", "5s", "--pid", strconv.Itoa(cmd.Process.Pid)); code != 0 {
+				t.Fatalf("kill: code %d: %s", code, out)
+			}
+			<-reaped
+			out, code := execCLI(t, "status", "--local", root)
+			if code != 0 || !strings.Contains(out, "stopped (by you)") {
+				t.Fatalf("status after kill: code %d: %s", code, out)
+			}
+			s := reportLocalJSON(t, root)
+			if len(s.Runs) != 1 || s.Runs[0].End != digest.EndByYou || s.Runs[0].Records != 80 {
+				b, _ := os.ReadFile(filepath.Join(root, "logs", "inference_all.log"))
+				t.Errorf("runs: %+v, want one of 80 records stopped by you; log's end: %q", s.Runs, b[max(len(b)-300, 0):])
+			}
+			out, code = execCLI(t, "report", "--local", root)
+			if code != 0 || !strings.Contains(out, "stopped by you") || strings.Contains(out, "ended unknown") {
+				t.Errorf("report: code %d: %s", code, out)
+			}
+		})
 	}
 }
