@@ -73,49 +73,75 @@ func category(s *digest.Summary, name string) *digest.Category {
 	return nil
 }
 
+// badCategories are the trial's unreadable raw_responses.jsonl: each spoils
+// D_dir's and gives what the report must say of it.
+var badCategories = []struct {
+	name, want string
+	spoil      func(t *testing.T, p string)
+}{
+	{"directory", "raw_responses.jsonl: not a regular file (a directory)", func(t *testing.T, p string) { os.Remove(p); os.Mkdir(p, 0o755) }},
+	{"fifo", "raw_responses.jsonl: not a regular file (a FIFO)", func(t *testing.T, p string) { mkfifoAt(t, filepath.Dir(p), filepath.Base(p)) }},
+	{"unreadable", "raw_responses.jsonl: permission denied", func(t *testing.T, p string) {
+		if os.Geteuid() == 0 {
+			t.Skip("root reads a file of mode 000")
+		}
+		os.Chmod(p, 0)
+	}},
+}
+
+// checkBadCategory runs report (args, then the form's flags) on a root
+// with D_dir spoiled: exit 0; B and C counted; D_dir named with its error
+// in the text, the JSON and the HTML, its figures unknown.
+func checkBadCategory(t *testing.T, args func(root string) []string) {
+	for _, tc := range badCategories {
+		t.Run(tc.name, func(t *testing.T) {
+			root := trialRoot(t, map[string]int{"B": 180, "C": 60, "D_dir": 40})
+			tc.spoil(t, filepath.Join(root, "prepared", "D_dir", "raw_responses.jsonl"))
+			report := func(flags ...string) string {
+				out, code := execCLI(t, append(append([]string{"report"}, flags...), args(root)...)...)
+				if code != 0 {
+					t.Fatalf("report %q: code %d: %s", flags, code, out)
+				}
+				return out
+			}
+			if out := report(); !strings.Contains(out, "D_dir") || !strings.Contains(out, "unknown") || !strings.Contains(out, tc.want) ||
+				!strings.Contains(out, "total: 240 records") {
+				t.Errorf("text: %s", out)
+			}
+			var sum reportJSON
+			if err := json.Unmarshal([]byte(report("--json")), &sum); err != nil {
+				t.Fatal(err)
+			}
+			b, d := category(&sum.Summary, "B"), category(&sum.Summary, "D_dir")
+			if b == nil || b.Records != 180 || b.Error != "" || d == nil || d.Error != tc.want || d.Records != 0 {
+				t.Errorf("--json: B %+v, D_dir %+v", b, d)
+			}
+			page := filepath.Join(t.TempDir(), "night.html")
+			report("--html", page)
+			if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), "D_dir") || !strings.Contains(string(html), tc.want) {
+				t.Errorf("--html: %v: %s", err, html)
+			}
+		})
+	}
+}
+
 // One category that cannot be read (its raw_responses.jsonl a directory, a
-// FIFO) costs the report that category only: the others are counted, the
-// bad one is named with what is wrong and its figures are unknown, in the
-// text, the JSON and the HTML, over SSH as with --local; exit 0 (the
-// README's exit codes say nothing of a partial read).
+// FIFO, a file the user may not read) costs the report that category only
+// (the trial's report exited 1 with no report); exit 0, as the README's
+// exit codes say nothing of a partial read.
 func TestReportOneBadCategory(t *testing.T) {
+	checkBadCategory(t, func(root string) []string { return []string{"--local", root} })
+}
+
+// The same over SSH (a real sshd on loopback), as the trial ran it.
+func TestReportOneBadCategoryOverSSH(t *testing.T) {
 	s := sshdtest.Start(t)
 	t.Setenv("SSH_AUTH_SOCK", "")
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	bin := testbin.Path(t)
-	for _, tc := range []struct {
-		name, want string
-		spoil      func(t *testing.T, p string)
-	}{
-		{"directory", "not a regular file (a directory)", func(t *testing.T, p string) { os.Remove(p); os.Mkdir(p, 0o755) }},
-		{"fifo", "a FIFO", func(t *testing.T, p string) { mkfifoAt(t, filepath.Dir(p), filepath.Base(p)) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			root := trialRoot(t, map[string]int{"B": 180, "C": 60, "D_dir": 40})
-			tc.spoil(t, filepath.Join(root, "prepared", "D_dir", "raw_responses.jsonl"))
-			check := func(how string, args ...string) {
-				out, code := execCLI(t, append([]string{"report"}, args...)...)
-				if code != 0 || !strings.Contains(out, "D_dir") || !strings.Contains(out, tc.want) || !strings.Contains(out, "180") {
-					t.Errorf("%s: code %d: %s", how, code, out)
-				}
-			}
-			check("--local", "--local", root)
-			ssh := append(sshArgs(t, s), "--root", root, "--worker-bin", bin)
-			target := s.User + "@" + s.Addr()
-			check("over SSH", append(ssh, target)...)
-			sum := reportLocalJSON(t, root)
-			d := category(&sum.Summary, "D_dir")
-			if b := category(&sum.Summary, "B"); b == nil || b.Records != 180 || d == nil || !strings.Contains(d.Error, tc.want) {
-				t.Errorf("--json: B %+v, D_dir %+v", b, d)
-			}
-			page := filepath.Join(t.TempDir(), "night.html")
-			out, code := execCLI(t, append(append([]string{"report"}, ssh...), "--html", page, target)...)
-			html, _ := os.ReadFile(page)
-			if code != 0 || !strings.Contains(string(html), "D_dir") || !strings.Contains(string(html), tc.want) {
-				t.Errorf("--html: code %d: %s", code, out)
-			}
-		})
-	}
+	checkBadCategory(t, func(root string) []string {
+		return append(sshArgs(t, s), "--root", root, "--worker-bin", bin, s.User+"@"+s.Addr())
+	})
 }
 
 // A category whose folder under prepared/ is a symlink to a folder is a
