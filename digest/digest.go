@@ -87,6 +87,10 @@ type Category struct {
 	Target        int64  `json:"target"` // the worker's target, else the prompt count
 	TokenBudget   int64  `json:"token_budget,omitempty"`
 	State         string `json:"state,omitempty"` // from worker.json
+	// Error is why a file of the category could not be read (a directory,
+	// a FIFO, permission denied): its figures are then unknown, and the
+	// rest of the report stands.
+	Error string `json:"error,omitempty"`
 	// InWindow are the window's records; RatePerHour is their rate over the
 	// span they cover (first to last), 0 with fewer than two.
 	InWindow    int64      `json:"in_window"`
@@ -347,6 +351,9 @@ func (d *digester) finish() {
 	for i := range s.Categories {
 		c := &s.Categories[i]
 		acc := s.byName[c.Name]
+		if c.Error != "" {
+			continue // unknown: a partial read's figures would mislead
+		}
 		c.InWindow = acc.inWindow
 		if acc.wFirst.Before(acc.wLast) && acc.inWindow >= 2 {
 			c.RatePerHour = float64(acc.inWindow-1) / acc.wLast.Sub(acc.wFirst).Hours()

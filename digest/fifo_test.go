@@ -1,9 +1,9 @@
 package digest_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -12,9 +12,9 @@ import (
 	"github.com/synthwatch/synthwatch/digest/digesttest"
 )
 
-// A FIFO at a category's runs.jsonl, worker.json or pipeline.toml is an
-// error naming it or a file left out, at once: the digest never waits on
-// it (the trial's `report` hung on a FIFO runs.jsonl until killed).
+// A FIFO at a category's runs.jsonl, worker.json or pipeline.toml is that
+// category's error naming it or a file left out, at once: the digest never
+// waits on it (the trial's `report` hung on a FIFO runs.jsonl until killed).
 func TestDigestNeverWaitsOnAFIFO(t *testing.T) {
 	root := t.TempDir()
 	now := time.Now()
@@ -35,15 +35,24 @@ func TestDigestNeverWaitsOnAFIFO(t *testing.T) {
 			}
 		})
 	}
+	cat := filepath.Base(filepath.Dir(runs[0]))
 	done := make(chan error, 1)
 	go func() {
-		_, err := digest.Build(digest.Options{Root: root, Since: now.Add(-12 * time.Hour), Now: now})
+		s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-12 * time.Hour), Now: now})
+		if err == nil {
+			err = errors.New("no category " + cat)
+			for _, c := range s.Categories {
+				if c.Name == cat {
+					err = errors.New(c.Error)
+				}
+			}
+		}
 		done <- err
 	}()
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "not a regular file") || !strings.Contains(err.Error(), runs[0]) {
-			t.Fatalf("err %v, want one naming %s as no regular file", err, runs[0])
+		if err == nil || err.Error() != "runs.jsonl: not a regular file (a FIFO)" {
+			t.Fatalf("err %v, want %s's error naming runs.jsonl as no regular file", err, cat)
 		}
 	case <-time.After(60 * time.Second): // bounds a hang; measures nothing
 		t.Fatal("the digest waits on a FIFO")

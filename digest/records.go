@@ -2,10 +2,12 @@ package digest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -31,18 +33,13 @@ type catAcc struct {
 	minutes map[int32]int64
 }
 
-// categoryNames lists the categories: the manifest's order, then any other
-// folder under prepared/ by name.
+// categoryNames lists the categories: those status finds under prepared/
+// (parse.FindCategories: a symlinked folder too), the manifest's first in
+// its order, then the others by name.
 func (d *digester) categoryNames() ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(d.o.Root, parse.PreparedDir))
+	dirs, err := parse.FindCategories(d.o.Root, filepath.Glob)
 	if err != nil {
 		return nil, fmt.Errorf("digest: %w", err)
-	}
-	var dirs []string
-	for _, e := range ents {
-		if e.IsDir() && parse.CheckCategoryName(e.Name()) == nil {
-			dirs = append(dirs, e.Name())
-		}
 	}
 	var names []string
 	if data, err := parse.ReadRegular(filepath.Join(d.o.Root, parse.ManifestPath)); err == nil {
@@ -76,10 +73,21 @@ func (d *digester) readCategories() error {
 		acc := &catAcc{c: c}
 		d.s.byName[name] = acc
 		if err := d.readCategory(acc); err != nil {
-			return err
+			// one bad file costs its category only, as in status
+			*c = Category{Name: name, Error: fileError(err)}
 		}
 	}
 	return nil
+}
+
+// fileError is a category's read error as the report shows it: the file's
+// name and what is wrong, without the root's path.
+func fileError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return filepath.Base(pe.Path) + ": " + pe.Err.Error()
+	}
+	return strings.TrimPrefix(err.Error(), "digest: ")
 }
 
 // readCategory counts prompts, reads the runs and streams the records.

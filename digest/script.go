@@ -68,31 +68,52 @@ func (st *scriptTail) feed(s string, w parse.WorkerLine) {
 }
 
 // scriptEnd says how the old script's run ended (the records with no run
-// id), from its log's last words and whether a process writes the log now.
-// It returns false when the log is no script's.
+// id), from its log's last words, whether a process writes the log now, and
+// synthwatch's kill note and marks, judged as status judges them
+// (parse.JudgeWorker). It returns false when the log is no script's.
 func (d *digester) scriptEnd(r *Run) bool {
 	st := d.script
-	if !st.took || st.goWorker || d.logTime.IsZero() {
-		return false
-	}
-	r.EndAt = later(r.EndAt, &d.logTime)
 	pids, known := []int(nil), false
 	if d.o.Writers != nil {
 		pids, known = d.o.Writers(filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath)))
 	}
-	if len(pids) > 0 {
-		r.PID = pids[0]
+	// the pid as status takes it with no worker.json: the live writer, else
+	// the kill note's
+	f := parse.WorkerFacts{Known: known, Alive: len(pids) > 0, Finished: st.finished, Ran: true}
+	if !d.workerPID(d.note.PID) { // a note naming a worker's run is that run's
+		f.PID = d.note.PID
 	}
-	since := parse.FormatDuration(d.o.Now.Sub(d.logTime))
+	if f.Alive {
+		f.PID = pids[0]
+	}
+	// the marker after its last category counts too: the note may be gone
+	f.Killed = st.took && st.killed || f.PID > 0 && (d.note.PID == f.PID || d.byYou[f.PID])
+	// a log a buffered stdout lost on SIGTERM holds the kill's marker alone
+	if st.goWorker || !st.took && !f.Killed || d.logTime.IsZero() && !f.Killed {
+		return false
+	}
+	r.PID = f.PID
+	if f.Killed && d.note.PID == f.PID && f.PID > 0 {
+		r.EndAt = later(r.EndAt, ptr(d.note.At.In(d.o.Loc)))
+	}
+	since := "?"
+	if !d.logTime.IsZero() {
+		r.EndAt = later(r.EndAt, &d.logTime)
+		since = parse.FormatDuration(d.o.Now.Sub(d.logTime))
+	}
+	state, _, byYou := parse.JudgeWorker(f)
 	switch {
-	case st.finished:
-		r.End, r.EndHow = EndFinished, "inferred: the script's log ends in \"All categories finished\""
-	case len(pids) > 0:
-		r.End, r.EndHow = EndRunning, fmt.Sprintf("inferred: pid %d has the script's log open (last written %s before the digest)", pids[0], since)
-	case !known && d.o.Now.Sub(d.logTime) <= fresh:
-		r.End, r.EndHow = EndRunning, "inferred: the script's log was written "+since+" before the digest"
-	case st.killed:
+	case state == parse.JudgedRunning:
+		r.End, r.EndHow = EndRunning, fmt.Sprintf("inferred: pid %d has the script's log open (last written %s before the digest)", f.PID, since)
+	case state == parse.JudgedStopped && byYou:
 		r.End, r.EndHow = EndByYou, "inferred: synthwatch's kill mark follows the script's last category in its log"
+		if !st.took || !st.killed {
+			r.EndHow = fmt.Sprintf("inferred: synthwatch's kill note names pid %d, and no process writes the script's log", f.PID)
+		}
+	case state == parse.JudgedExited:
+		r.End, r.EndHow = EndFinished, "inferred: the script's log ends in \"All categories finished\""
+	case !known && !d.logTime.IsZero() && d.o.Now.Sub(d.logTime) <= fresh:
+		r.End, r.EndHow = EndRunning, "inferred: the script's log was written "+since+" before the digest"
 	case st.fatal && st.exc == "KeyboardInterrupt":
 		r.End, r.EndCause, r.EndHow = EndSignal, "SIGINT (KeyboardInterrupt)", "inferred: the script's log ends in the traceback of a KeyboardInterrupt"
 	case st.fatal && st.exc != "":
@@ -105,6 +126,16 @@ func (d *digester) scriptEnd(r *Run) bool {
 		}
 	}
 	return true
+}
+
+// workerPID: a run of the worker (one with a run id) had pid.
+func (d *digester) workerPID(pid int) bool {
+	for _, r := range d.runs {
+		if r.ID != "" && r.PID == pid {
+			return true
+		}
+	}
+	return false
 }
 
 // ProcWriters are the host's processes that have path open for writing,

@@ -1,6 +1,10 @@
 package parse
 
-import "path"
+import (
+	"path"
+	"sort"
+	"strings"
+)
 
 // The host layout under a pipeline root, as slash paths relative to it.
 // The worker writes these files and the dashboard reads them; each name is
@@ -66,3 +70,32 @@ func (l Layout) Prompts(name string) string { return l.at(PreparedDir, name, Pro
 func (l Layout) Raw(name string) string     { return l.at(PreparedDir, name, RawFile) }
 func (l Layout) Errors(name string) string  { return l.at(PreparedDir, name, ErrorsFile) }
 func (l Layout) Runs(name string) string    { return l.at(PreparedDir, name, RunsFile) }
+
+// FindCategories lists the categories found under root's prepared/: each
+// folder, or symlink to one, that holds prompts.jsonl or
+// raw_responses.jsonl (whatever kind of file it is there), by name, once
+// each, sorted. glob is the host's (remote.Host.Glob, or filepath.Glob on
+// the host itself): the watcher, status and the digest find them alike.
+func FindCategories(root string, glob func(pattern string) ([]string, error)) ([]string, error) {
+	g := Layout{Root: GlobEscape(root)}
+	seen := map[string]bool{}
+	var names []string
+	for _, pat := range []string{g.Prompts("*"), g.Raw("*")} {
+		m, err := glob(pat)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range m {
+			if n := path.Base(path.Dir(p)); !seen[n] {
+				seen[n], names = true, append(names, n)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// GlobEscape escapes s's glob characters, for a literal path in a pattern.
+func GlobEscape(s string) string { return globEscaper.Replace(s) }
+
+var globEscaper = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`) // built once

@@ -19,20 +19,20 @@ func TestWorkerStateTable(t *testing.T) {
 		state WorkerState
 		byYou bool
 	}{
-		{workerFacts{known: false}, WorkerUnknown, false},
-		{workerFacts{known: true, alive: true, phase: parse.WorkerRunning, pid: 7}, WorkerRunning, false},
-		{workerFacts{known: true, alive: true, killed: true, pid: 7}, WorkerRunning, false}, // a kill that has not landed yet
-		{workerFacts{known: true, killed: true, phase: parse.WorkerStopped, pid: 7, ran: true}, WorkerStopped, true},
-		{workerFacts{known: true, killed: true, pid: 7, ran: true}, WorkerStopped, true}, // the Python script: no worker.json
-		{workerFacts{known: true, killed: true, phase: parse.WorkerDone, pid: 7, ran: true}, WorkerExited, false},
-		{workerFacts{known: true, phase: parse.WorkerDone, ran: true}, WorkerExited, false},
-		{workerFacts{known: true, finished: true, ran: true}, WorkerExited, false},
-		{workerFacts{known: true, phase: parse.WorkerStopped, ran: true}, WorkerStopped, false},
-		{workerFacts{known: true, phase: parse.WorkerFailed, jsonError: "boom", ran: true}, WorkerDied, false},
-		{workerFacts{known: true, phase: parse.WorkerRunning, pid: 9, ran: true}, WorkerDied, false},
-		{workerFacts{known: true, phase: parse.WorkerWaitingServer, pid: 9, ran: true}, WorkerDied, false},
-		{workerFacts{known: true, ran: true}, WorkerDied, false},
-		{workerFacts{known: true}, WorkerNone, false},
+		{workerFacts{Known: false}, WorkerUnknown, false},
+		{workerFacts{Known: true, Alive: true, Phase: parse.WorkerRunning, PID: 7}, WorkerRunning, false},
+		{workerFacts{Known: true, Alive: true, Killed: true, PID: 7}, WorkerRunning, false}, // a kill that has not landed yet
+		{workerFacts{Known: true, Killed: true, Phase: parse.WorkerStopped, PID: 7, Ran: true}, WorkerStopped, true},
+		{workerFacts{Known: true, Killed: true, PID: 7, Ran: true}, WorkerStopped, true}, // the Python script: no worker.json
+		{workerFacts{Known: true, Killed: true, Phase: parse.WorkerDone, PID: 7, Ran: true}, WorkerExited, false},
+		{workerFacts{Known: true, Phase: parse.WorkerDone, Ran: true}, WorkerExited, false},
+		{workerFacts{Known: true, Finished: true, Ran: true}, WorkerExited, false},
+		{workerFacts{Known: true, Phase: parse.WorkerStopped, Ran: true}, WorkerStopped, false},
+		{workerFacts{Known: true, Phase: parse.WorkerFailed, JSONError: "boom", Ran: true}, WorkerDied, false},
+		{workerFacts{Known: true, Phase: parse.WorkerRunning, PID: 9, Ran: true}, WorkerDied, false},
+		{workerFacts{Known: true, Phase: parse.WorkerWaitingServer, PID: 9, Ran: true}, WorkerDied, false},
+		{workerFacts{Known: true, Ran: true}, WorkerDied, false},
+		{workerFacts{Known: true}, WorkerNone, false},
 	} {
 		state, reason, byYou := workerStateFor(c.f)
 		if state != c.state || byYou != c.byYou {

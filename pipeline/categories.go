@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
-	"sort"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -100,18 +98,10 @@ func (k *counts) discover(ctx context.Context, rd remote.Host) (parsed bool, err
 		}
 		c.budget, c.maxSamples = s.TokenBudget, s.MaxSamples
 	}
-	var found []string
-	glob := parse.Layout{Root: remote.GlobEscape(k.lay.Root)}
-	for _, pat := range []string{glob.Prompts("*"), glob.Raw("*")} {
-		m, err := rd.Glob(ctx, pat)
-		if err != nil {
-			return false, err
-		}
-		for _, p := range m {
-			found = append(found, path.Base(path.Dir(p)))
-		}
+	found, err := parse.FindCategories(k.lay.Root, func(pat string) ([]string, error) { return rd.Glob(ctx, pat) })
+	if err != nil {
+		return false, err
 	}
-	sort.Strings(found)
 	for _, n := range found {
 		k.cat(n)
 	}

@@ -289,26 +289,26 @@ func (l *liveness) noteGrowth(res remote.PollResult, cats map[string]*catState, 
 // latest.
 func (l *liveness) facts(finished bool) workerFacts {
 	st := l.wjson
-	f := workerFacts{known: l.cur != nil || l.procErr == nil, alive: l.cur != nil, finished: finished,
-		ran: st != nil || l.logLines || l.last != nil || l.note != nil}
+	f := workerFacts{Known: l.cur != nil || l.procErr == nil, Alive: l.cur != nil, Finished: finished,
+		Ran: st != nil || l.logLines || l.last != nil || l.note != nil}
 	var start uint64
 	fromJSON := false
 	switch {
 	case l.cur != nil:
-		f.pid, fromJSON = l.cur.pid, st != nil && st.PID == l.cur.pid
+		f.PID, fromJSON = l.cur.pid, st != nil && st.PID == l.cur.pid
 	case l.last != nil && (st == nil || st.PID == l.last.pid || idOf(st) == l.lastJSON):
-		f.pid, start, fromJSON = l.last.pid, l.last.start, st != nil && st.PID == l.last.pid
+		f.PID, start, fromJSON = l.last.pid, l.last.start, st != nil && st.PID == l.last.pid
 	case st != nil && st.PID > 0 && !(l.note != nil && l.note.pid != st.PID && st.UpdatedAt.Unix() < l.note.at.Unix()):
-		f.pid, fromJSON = st.PID, true
+		f.PID, fromJSON = st.PID, true
 	case l.note != nil:
-		f.pid, start = l.note.pid, l.note.start
+		f.PID, start = l.note.pid, l.note.start
 	case st != nil:
 		fromJSON = true
 	}
 	if fromJSON {
-		f.phase, f.jsonError, f.failed = st.State, st.Error, failedCats(*st)
+		f.Phase, f.JSONError, f.Failed = st.State, st.Error, failedCats(*st)
 	}
-	f.killed = f.pid > 0 && (l.note.names(f.pid, start) || l.killed[f.pid])
+	f.Killed = f.PID > 0 && (l.note.names(f.PID, start) || l.killed[f.PID])
 	return f
 }
 
@@ -389,16 +389,16 @@ func endText(v Worker) string {
 // the worker log's ("All categories finished.", its last header).
 func (l *liveness) view(finished bool, category string) Worker {
 	f := l.facts(finished)
-	v := Worker{PID: f.pid, Category: category, Source: "log"}
+	v := Worker{PID: f.PID, Category: category, Source: "log"}
 	v.State, v.Reason, v.ByYou = workerStateFor(f)
 	st, p := l.wjson, l.cur
-	if p == nil && l.last != nil && l.last.pid == f.pid {
+	if p == nil && l.last != nil && l.last.pid == f.PID {
 		p = l.last // ended: its pid and command are still worth showing
 	}
-	if st != nil && (st.PID == f.pid || f.pid == 0) { // a stale worker.json says nothing of another process
+	if st != nil && (st.PID == f.PID || f.PID == 0) { // a stale worker.json says nothing of another process
 		up := st.UpdatedAt.UTC()
 		v.Category, v.Phase, v.UpdatedAt = st.Category, st.State, &up
-		if st.PID == f.pid {
+		if st.PID == f.PID {
 			v.Source = parse.WorkerStateFile
 			if !st.StartedAt.IsZero() {
 				t := st.StartedAt.UTC()
@@ -406,7 +406,7 @@ func (l *liveness) view(finished bool, category string) Worker {
 			}
 		}
 	}
-	if p != nil && p.pid == f.pid {
+	if p != nil && p.pid == f.PID {
 		v.Command = p.command()
 		if p.writes != "" && v.Source != parse.WorkerStateFile {
 			v.Source = "proc"

@@ -311,48 +311,12 @@ func (n *killNote) names(pid int, start uint64) bool {
 }
 
 // workerFacts are the witnesses of one poll, for workerStateFor.
-type workerFacts struct {
-	known     bool   // false: the process table could not be read
-	alive     bool   // a live process: worker.json's pid, or a writer found
-	phase     string // worker.json's state, "" without one
-	jsonError string // worker.json's error
-	finished  bool   // the log ends with "All categories finished."
-	killed    bool   // our kill stopped this pid
-	ran       bool   // something ran here: worker.json, a log, a pid seen
-	pid       int
-	failed    []string // worker.json's categories it could not do
-}
+type workerFacts = parse.WorkerFacts
 
-// workerStateFor is the state table: what a person would call the worker.
-// Stalled is decided later, from the categories.
+// workerStateFor is the state table (parse.JudgeWorker, the report's too):
+// what a person would call the worker. Stalled is decided later, from the
+// categories.
 func workerStateFor(f workerFacts) (state WorkerState, reason string, byYou bool) {
-	switch {
-	case !f.known:
-		return WorkerUnknown, "the host's /proc could not be read", false
-	case f.alive:
-		return WorkerRunning, "", false
-	case f.killed && f.phase != parse.WorkerDone:
-		return WorkerStopped, fmt.Sprintf("pid %d stopped by synthwatch kill", f.pid), true
-	case f.phase == parse.WorkerDone && len(f.failed) > 0:
-		return WorkerExited, fmt.Sprintf("went through every category; %d failed: %s", len(f.failed), strings.Join(f.failed, ", ")), false
-	case f.phase == parse.WorkerDone:
-		return WorkerExited, "every category done", false
-	case f.phase == "" && f.finished:
-		return WorkerExited, "the log says all categories finished", false
-	case f.phase == parse.WorkerStopped:
-		return WorkerStopped, "ended on a stop signal (not from this synthwatch)", false
-	case f.phase == parse.WorkerFailed:
-		r := "worker.json says failed"
-		if f.jsonError != "" {
-			r += ": " + f.jsonError
-		}
-		return WorkerDied, r, false
-	case f.phase != "":
-		return WorkerDied, fmt.Sprintf("pid %d is gone while worker.json says %s", f.pid, f.phase), false
-	case f.ran && f.pid > 0:
-		return WorkerDied, fmt.Sprintf("pid %d is gone: not stopped by synthwatch, and the log does not say finished", f.pid), false
-	case f.ran:
-		return WorkerDied, "no process writes the worker log or the category files, and the log does not say finished", false
-	}
-	return WorkerNone, "", false
+	s, reason, byYou := parse.JudgeWorker(f)
+	return WorkerState(s), reason, byYou
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // Linker is a Host that reads symlinks and resolves paths without exec:
@@ -147,9 +149,7 @@ func parseHolders(out []byte) []Holder {
 }
 
 // GlobEscape makes s match itself in a glob or fnmatch pattern.
-func GlobEscape(s string) string { return globEscaper.Replace(s) }
-
-var globEscaper = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`) // built once: a poll escapes a few paths
+func GlobEscape(s string) string { return parse.GlobEscape(s) }
 
 // ProcStat is what /proc/PID/stat says that a watcher needs.
 type ProcStat struct {

@@ -55,7 +55,14 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 		v.Worker = fmt.Sprintf("worker %s %s (pid %d)", clean(wk.State, 20), clean(wk.Category, 60), wk.PID)
 	}
 	var recs, toks, unk int64
+	var unread []string
 	for _, c := range s.Categories {
+		if c.Error != "" { // figures unknown: out of the totals, its error on the row
+			v.Categories = append(v.Categories, catRow{Name: clean(c.Name, 80), Done: "unknown", Tokens: "?", Window: "?", Rate: "?", Left: "?", ETA: "?",
+				State: "unreadable: " + clean(c.Error, 200)})
+			unread = append(unread, clean(c.Name, 80))
+			continue
+		}
 		state := clean(c.State, 20)
 		if c.Target > 0 && c.Left() == 0 {
 			state = "done"
@@ -66,6 +73,9 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 		recs, toks, unk = recs+c.Records, toks+c.Tokens, unk+c.TokensUnknown
 	}
 	v.Totals = fmt.Sprintf("%s, %s", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk))
+	if len(unread) > 0 {
+		v.Totals += "; not counting " + strings.Join(unread, ", ") + " (unreadable)"
+	}
 	for _, in := range s.Incidents {
 		v.Incidents = append(v.Incidents, incRow{Time: stamp(in.Time, s.Now), Until: strings.TrimPrefix(until(in, s.Now), "→ "), Length: length(in, s.Now),
 			Kind: clean(in.Kind, 20), Text: clean(in.Text, 300) + lost(in), Colour: kindColour[in.Kind]})

@@ -59,7 +59,14 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 	var recs, toks, unk, noTime, left int64
 	var eta float64
 	unknown := int64(0)
+	var unread []string
 	for _, c := range s.Categories {
+		if c.Error != "" { // figures unknown: out of the totals, its error on the row
+			row := fmt.Sprintf("%-22s %15s %9s %9s %8s %8s  %s  %s", clean(c.Name, 22), "unknown", "?", "?", "?", "?", "?", "unreadable: "+clean(c.Error, 120))
+			b.WriteString(row + "\n")
+			unread = append(unread, clean(c.Name, 22))
+			continue
+		}
 		state := clean(c.State, 10)
 		if c.Target > 0 && c.Left() == 0 {
 			state = "done"
@@ -81,8 +88,13 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 	if noTime > 0 {
 		fmt.Fprintf(b, "; %s with no time of their own (the hourly table's \"not placed\" row)", parse.Plural(noTime, "record"))
 	}
+	if len(unread) > 0 {
+		fmt.Fprintf(b, "; not counting %s (unreadable)", strings.Join(unread, ", "))
+	}
 	b.WriteString("\n")
 	switch {
+	case left == 0 && len(unread) > 0:
+		fmt.Fprintf(b, "ETA: unknown (%s unreadable)\n", strings.Join(unread, ", "))
 	case left == 0:
 		b.WriteString("ETA: nothing left\n")
 	case unknown > 0 && eta == 0:

@@ -99,6 +99,11 @@ func EndsNight(t testing.TB) Root {
 	r.Start("A", "c", 103, hm(1, 5))
 	r.Records("A", "c", hm(1, 6), hm(1, 30))
 	r.Start("B", "c", 103, hm(1, 31)) // B hangs: no record at all
+	// B is a category by its prompts.jsonl, as status finds one (left
+	// empty: the figures stay as they were)
+	if err := os.WriteFile(filepath.Join(r.Dir, parse.PreparedDir, "B", parse.PromptsFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r.WorkerJSON(103, parse.WorkerRunning, "B", hm(1, 50))
 	r.Server(hm(0, 5), "The server is fired up and ready to roll!")
 	for m := 6; m <= 58; m += 2 {
