@@ -26,10 +26,10 @@ func TestRunWithAFailedCategoryIsNotPipelineDone(t *testing.T) {
 	e.w.Poll(ctx)
 	pid, err := e.act.Launch(ctx, nil)
 	must(t, err)
-	s := e.until("the worker ends", 90*time.Second, func(s Snapshot) bool {
+	e.until("the worker ends", 90*time.Second, func(s Snapshot) bool {
 		return s.Worker.PID == pid && s.Worker.State == WorkerExited && catByName(t, s, "B1").State == StateDone
 	})
-	s = e.w.Poll(ctx) // one more: the timeline has folded the end
+	s := e.w.Poll(ctx) // one more: the timeline has folded the end
 	if b2 := catByName(t, s, "B2"); b2.State != StateFailed {
 		t.Errorf("B2 %s, want failed", b2.State)
 	}
