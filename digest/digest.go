@@ -345,6 +345,10 @@ func (d *digester) readWorker() {
 	d.s.Notes = append(d.s.Notes, "worker.json unreadable: "+err.Error())
 }
 
+// minRateSpan is the least time between a window's first and last record
+// that gives a category a rate (and an ETA).
+const minRateSpan = time.Minute
+
 // finish sorts what was gathered and derives rates and ETAs.
 func (d *digester) finish() {
 	s := d.s
@@ -355,7 +359,9 @@ func (d *digester) finish() {
 			continue // unknown: a partial read's figures would mislead
 		}
 		c.InWindow = acc.inWindow
-		if acc.wFirst.Before(acc.wLast) && acc.inWindow >= 2 {
+		// a rate over less than minRateSpan is noise: 50 records that ended
+		// within a second are no 180,000/h
+		if acc.wLast.Sub(acc.wFirst) >= minRateSpan && acc.inWindow >= 2 {
 			c.RatePerHour = float64(acc.inWindow-1) / acc.wLast.Sub(acc.wFirst).Hours()
 			if left := c.Left(); left > 0 {
 				eta := float64(left) / c.RatePerHour * 3600

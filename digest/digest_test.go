@@ -2,6 +2,7 @@ package digest_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -264,4 +265,44 @@ func TestDigestPythonEraRecordsPlacedInTime(t *testing.T) {
 	if noTime != tr.NoTime || all != tr.Records {
 		t.Errorf("%d records, %d with no time; want %d, %d", all, noTime, tr.Records, tr.NoTime)
 	}
+}
+
+// A category whose records of the window all ended within a second (a
+// small category a fast server finished at once) has no rate and no ETA:
+// 50 records over 20 ms are no 9,000,000/h.
+func TestDigestNoRateOverAMoment(t *testing.T) {
+	t.Parallel()
+	loc := time.UTC
+	now := time.Date(2026, 3, 4, 6, 20, 0, 0, loc)
+	root := t.TempDir()
+	dir := filepath.Join(root, "prepared", "Z_quick")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var prompts, recs strings.Builder
+	for i := range 80 {
+		fmt.Fprintf(&prompts, `{"id": "z%d", "messages": [{"role": "user", "content": "q"}]}`+"\n", i)
+	}
+	for i := range 50 {
+		fmt.Fprintf(&recs, `{"id": "z%d", "completion_tokens": 9, "finished_at": "2026-03-04T06:10:00.%06dZ"}`+"\n", i, i*400)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(prompts.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "raw_responses.jsonl"), []byte(recs.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-12 * time.Hour), Now: now, Loc: loc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range s.Categories {
+		if c.Name == "Z_quick" {
+			if c.Records != 50 || c.InWindow != 50 || c.RatePerHour != 0 || c.ETASec != nil {
+				t.Fatalf("Z_quick: %d records, %d in window, rate %.0f/h, ETA %v", c.Records, c.InWindow, c.RatePerHour, c.ETASec)
+			}
+			return
+		}
+	}
+	t.Fatal("no Z_quick")
 }
