@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -112,6 +113,31 @@ func (f *hostFlags) add(cmd *cobra.Command) {
 	fl.StringArrayVarP(&f.opts, "option", "o", nil, "ssh option Key=Value (repeatable)")
 	f.addSettings(cmd)
 	fl.StringVar(&f.local, "local", "", "read a pipeline root on this machine instead of over SSH")
+}
+
+// command is "synthwatch SUB" with the flags that reached this host (and
+// --worker-bin), then name: advice the user can paste as it is.
+func (f *hostFlags) command(sub, name string) string {
+	out := []string{"synthwatch", sub}
+	if f.port > 0 {
+		out = append(out, "-p", strconv.Itoa(f.port))
+	}
+	for _, i := range f.identities {
+		out = append(out, "-i", remote.Quote(i))
+	}
+	if f.config != "" {
+		out = append(out, "-F", remote.Quote(f.config))
+	}
+	if f.jump != "" {
+		out = append(out, "-J", remote.Quote(f.jump))
+	}
+	for _, o := range f.opts {
+		out = append(out, "-o", remote.Quote(o))
+	}
+	if f.workerBin != "" {
+		out = append(out, "--worker-bin", remote.Quote(f.workerBin))
+	}
+	return strings.Join(append(out, remote.Quote(name)), " ")
 }
 
 // addSettings adds the flags that outrank config.toml.

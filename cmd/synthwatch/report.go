@@ -128,10 +128,10 @@ func fetchDigest(ctx context.Context, h remote.Host, name string, f *hostFlags, 
 	stderr := parse.SanitizeLine(bytes.TrimSpace(r.Stderr), 600)
 	switch {
 	case r.ExitCode == 127 && strings.Contains(stderr, noBinary):
-		return nil, nil, fmt.Errorf("report: %s: deploy it with:  synthwatch deploy %s  (or point --worker-bin at it)",
-			strings.TrimPrefix(stderr, "synthwatch-report: "), name)
+		return nil, nil, fmt.Errorf("report: %s: deploy it with:  %s  (or point --worker-bin at it)",
+			strings.TrimPrefix(stderr, "synthwatch-report: "), f.command("deploy", name))
 	case r.ExitCode != 0 && strings.Contains(stderr, `unknown command "digest"`):
-		return nil, nil, fmt.Errorf("report: the synthwatch on %s is older and has no digest: update it with:  synthwatch deploy %s", name, name)
+		return nil, nil, fmt.Errorf("report: the synthwatch on %s is older and has no digest: update it with:  %s", name, f.command("deploy", name))
 	case r.ExitCode != 0:
 		return nil, nil, fmt.Errorf("report: the digest on %s failed (exit %d): %s", name, r.ExitCode, stderr)
 	}
@@ -140,7 +140,7 @@ func fetchDigest(ctx context.Context, h remote.Host, name string, f *hostFlags, 
 		return nil, nil, fmt.Errorf("report: the digest on %s printed no summary (%d bytes): %w", name, len(r.Stdout), err)
 	}
 	if s.Schema != digest.Schema {
-		return nil, nil, fmt.Errorf("report: the digest on %s speaks schema %d, this build %d: update it with:  synthwatch deploy %s", name, s.Schema, digest.Schema, name)
+		return nil, nil, fmt.Errorf("report: the digest on %s speaks schema %d, this build %d: update it with:  %s", name, s.Schema, digest.Schema, f.command("deploy", name))
 	}
 	var wire *int64
 	if counts {

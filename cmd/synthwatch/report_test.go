@@ -118,7 +118,10 @@ func TestReportOverSSH(t *testing.T) {
 	}
 
 	out, code = execCLI(t, append(base, "--worker-bin", filepath.Join(root, "no-such-binary"), target)...)
-	if code != exitFailed || !strings.Contains(out, "no synthwatch binary on the host") || !strings.Contains(out, "synthwatch deploy "+target) {
+	// the advice is a command to paste: the flags that reached the host go with it
+	deploy := "synthwatch deploy -i " + remote.Quote(s.KeyPath) + " -o " + remote.Quote("UserKnownHostsFile="+s.KnownHosts) +
+		" -o StrictHostKeyChecking=yes --worker-bin " + remote.Quote(filepath.Join(root, "no-such-binary")) + " " + target
+	if code != exitFailed || !strings.Contains(out, "no synthwatch binary on the host") || !strings.Contains(out, deploy) {
 		t.Errorf("no deployed binary: code %d: %s", code, out)
 	}
 }
