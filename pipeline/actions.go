@@ -152,7 +152,16 @@ func (a Actor) launch(ctx context.Context, only []string) (int, error) {
 			return pid, fmt.Errorf("launch: started pid %d, then stopped waiting to see it alive: %w", pid, ctx.Err())
 		case <-time.After(300 * time.Millisecond):
 		}
-		alive, err := a.isWorker(ctx, pid)
+		p, err := a.procs().read(ctx, pid)
+		if errors.Is(err, errUnknown) && !errors.Is(err, remote.ErrDisconnected) {
+			// a read of /proc that failed (a loaded host's exec) tells
+			// nothing of the worker: asked again, not taken for its end
+			if time.Now().After(deadline) {
+				return pid, fmt.Errorf("launch: started pid %d, but the host's /proc could not be read to see it alive: %w", pid, err)
+			}
+			continue
+		}
+		alive := p != nil && p.worker
 		if err == nil && ctx.Err() != nil {
 			err = fmt.Errorf("launch: started pid %d, then stopped waiting to see it alive: %w", pid, ctx.Err())
 		}

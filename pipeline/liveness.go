@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,10 +97,13 @@ func (r *procReader) read(ctx context.Context, pid int) (*proc, error) {
 	if st.State == 'Z' || st.State == 'X' || len(cmd) == 0 {
 		return nil, nil // a zombie is gone; kernel threads have no cmdline
 	}
+	args := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
 	r.mu.Lock()
 	p := r.cache[pid]
-	if p == nil || p.start != st.StartTime {
-		p = &proc{pid: pid, start: st.StartTime, ppid: st.PPID, args: strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")}
+	// an exec keeps the pid and its start: a launch's shell seen before it
+	// became the worker is judged again once its arguments are the worker's
+	if p == nil || p.start != st.StartTime || !slices.Equal(p.args, args) {
+		p = &proc{pid: pid, start: st.StartTime, ppid: st.PPID, args: args}
 		r.cache[pid] = p
 		if len(r.cache) > 256 {
 			for k := range r.cache {

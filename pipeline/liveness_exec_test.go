@@ -1,0 +1,43 @@
+package pipeline
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A launch's shell read before it has exec'd the worker (a loaded host) is
+// judged again once its arguments are the worker's: an exec keeps the pid
+// and its start time, and the first judgement was kept for both, so launch
+// said "exited at once" of a worker that ran (TestActionsOverDropbear, CI).
+func TestProcJudgedAgainAfterExec(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "synthwatch")
+	write(t, bin, "#!/bin/sh\nsleep 300\n")
+	must(t, os.Chmod(bin, 0o755))
+	cmd := exec.Command("sh", "-c", `read -r _; exec "$0" worker --root "$1"`, bin, root)
+	in, err := cmd.StdinPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	r := newProcReader(localHost(), root)
+	ctx := context.Background()
+	p, err := r.read(ctx, cmd.Process.Pid)
+	if err != nil || p == nil || p.worker {
+		t.Fatalf("the shell before its exec: %+v %v", p, err)
+	}
+	in.Write([]byte("go\n"))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		p, err = r.read(ctx, cmd.Process.Pid)
+		if err == nil && p != nil && p.worker {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after its exec: %+v %v", p, err)
+		}
+	}
+}
