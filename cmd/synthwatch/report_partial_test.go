@@ -81,12 +81,46 @@ var badCategories = []struct {
 }{
 	{"directory", "raw_responses.jsonl: not a regular file (a directory)", func(t *testing.T, p string) { os.Remove(p); os.Mkdir(p, 0o755) }},
 	{"fifo", "raw_responses.jsonl: not a regular file (a FIFO)", func(t *testing.T, p string) { mkfifoAt(t, filepath.Dir(p), filepath.Base(p)) }},
-	{"unreadable", "raw_responses.jsonl: permission denied", func(t *testing.T, p string) {
-		if os.Geteuid() == 0 {
-			t.Skip("root reads a file of mode 000")
+}
+
+// A category whose raw_responses.jsonl its reader may not read (root's
+// 0600 file read by nobody, as the trial had it; the user's mode-0 file
+// when the test does not run as root) costs the report that category
+// only: the built binary's report --local, text and JSON.
+func TestReportUnreadableCategory(t *testing.T) {
+	testgate.E2E(t)
+	bin := testbin.Path(t)
+	root := trialRoot(t, map[string]int{"B": 180, "C": 60, "D_dir": 40})
+	raw := filepath.Join(root, "prepared", "D_dir", "raw_responses.jsonl")
+	mode := os.FileMode(0o600)
+	if os.Geteuid() != 0 {
+		mode = 0
+	}
+	if err := os.Chmod(raw, mode); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	report := func(args ...string) string {
+		cmd := exec.Command(bin, append([]string{"report", "--local", root}, args...)...)
+		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+state, "XDG_STATE_HOME="+state)
+		asNobody(t, cmd, root, filepath.Join(root, "logs"), state)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("report %q: %v: %s", args, err, out)
 		}
-		os.Chmod(p, 0)
-	}},
+		return string(out)
+	}
+	const want = "raw_responses.jsonl: permission denied"
+	if out := report(); !strings.Contains(out, "D_dir") || !strings.Contains(out, want) || !strings.Contains(out, "total: 240 records") {
+		t.Errorf("text: %s", out)
+	}
+	var sum reportJSON
+	if out := report("--json"); json.Unmarshal([]byte(out), &sum) != nil {
+		t.Fatalf("--json: %s", out)
+	}
+	if b, d := category(&sum.Summary, "B"), category(&sum.Summary, "D_dir"); b == nil || b.Records != 180 || d == nil || d.Error != want || d.Records != 0 {
+		t.Errorf("--json: B %+v, D_dir %+v", b, d)
+	}
 }
 
 // checkBadCategory runs report (args, then the form's flags) on a root

@@ -55,6 +55,31 @@ func unreadRawRoot(t *testing.T, perm bool) string {
 	return root
 }
 
+// asNobody makes cmd (the built binary) run as nobody when the test runs
+// as root, so that root's 0600 file is one its reader may not read, as the
+// trial had it: a copy of the binary nobody can run, and dirs (with their
+// parents) open to it. Not root, cmd runs as the user, whose mode-0 file
+// is unreadable alike.
+func asNobody(t *testing.T, cmd *exec.Cmd, dirs ...string) {
+	if os.Geteuid() != 0 {
+		return
+	}
+	dir := t.TempDir()
+	b, err := os.ReadFile(cmd.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Path = filepath.Join(dir, "synthwatch")
+	if err := os.WriteFile(cmd.Path, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range append(dirs, dir) {
+		os.Chmod(d, 0o777)
+		os.Chmod(filepath.Dir(d), 0o777)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+}
+
 // checkUnreadRows checks status --json's rows: each unreadable file is
 // named with what is wrong with it, in count_error and a warning; its
 // state is unknown, not pending; no "last good figure" is claimed.
@@ -97,16 +122,7 @@ func TestStatusUnreadableRawLocal(t *testing.T) {
 	run := func(args ...string) []byte {
 		cmd := exec.Command(bin, append(argv, args...)...)
 		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+state, "XDG_STATE_HOME="+state)
-		if os.Geteuid() == 0 { // the trial's: root's 0600 file, read by nobody
-			dir := t.TempDir()
-			b, _ := os.ReadFile(bin)
-			cmd.Path = filepath.Join(dir, "synthwatch")
-			os.WriteFile(cmd.Path, b, 0o755)
-			for _, d := range []string{dir, filepath.Dir(dir), root, filepath.Dir(root), state, filepath.Dir(state)} {
-				os.Chmod(d, 0o777)
-			}
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-		}
+		asNobody(t, cmd, root, state)
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("status %v: %v: %s", args, err, out)
