@@ -141,7 +141,9 @@ func TestEndToEndLaunchKillResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = e.until("all done", 90*time.Second, func(s Snapshot) bool {
-		return s.Worker.Phase == "done" && catByName(t, s, "B1").State == StateDone && catByName(t, s, "B2").State == StateDone
+		// worker.json may say done a poll before the count has the last line
+		return s.Worker.Phase == "done" && catByName(t, s, "B1").State == StateDone && catByName(t, s, "B2").State == StateDone &&
+			catByName(t, s, "B1").Lines == 300 && catByName(t, s, "B2").Lines == 200
 	})
 	if e.checkIDs("B1", s) != 300 || e.checkIDs("B2", s) != 200 {
 		t.Fatal("final counts")

@@ -26,9 +26,18 @@ func TestProcJudgedAgainAfterExec(t *testing.T) {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	r := newProcReader(localHost(), root)
 	ctx := context.Background()
-	p, err := r.read(ctx, cmd.Process.Pid)
-	if err != nil || p == nil || p.worker {
-		t.Fatalf("the shell before its exec: %+v %v", p, err)
+	var p *proc
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		// right after the fork, the child is not yet the shell (no cmdline)
+		if p, err = r.read(ctx, cmd.Process.Pid); err == nil && p != nil && p.args[0] == "sh" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the shell never read: %+v %v", p, err)
+		}
+	}
+	if p.worker {
+		t.Fatalf("the shell before its exec: %+v", p)
 	}
 	in.Write([]byte("go\n"))
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
