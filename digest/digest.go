@@ -84,9 +84,14 @@ type Category struct {
 	NoTime        int64  `json:"no_time,omitempty"`   // records without a readable finished_at
 	BadLines      int64  `json:"bad_lines,omitempty"` // lines that are not one JSON object
 	Prompts       int64  `json:"prompts"`
-	Target        int64  `json:"target"` // the worker's target, else the prompt count
+	Target        int64  `json:"target"` // parse.JudgeTarget's, as status's
+	TargetSource  string `json:"target_source,omitempty"`
+	TargetNote    string `json:"target_note,omitempty"` // the worker log's figure, where it disagrees
 	TokenBudget   int64  `json:"token_budget,omitempty"`
-	State         string `json:"state,omitempty"` // from worker.json
+	// State and Reason are status's words for it (parse.JudgeCategory and
+	// the stall, judge.go)
+	State  string `json:"state,omitempty"`
+	Reason string `json:"reason,omitempty"`
 	// Error is why a file of the category could not be read (a directory,
 	// a FIFO, permission denied): its figures are then unknown, and the
 	// rest of the report stands.
@@ -101,7 +106,7 @@ type Category struct {
 }
 
 // Left is what the category still has to do (0 when done or over).
-func (c Category) Left() int64 { return max(c.Target-c.Records, 0) }
+func (c Category) Left() int64 { return parse.Left(c.Records, c.Target, c.State) }
 
 // Interval is one step of the window, from Start for Every.
 type Interval struct {
@@ -288,8 +293,9 @@ type digester struct {
 	inc    *incidents
 	runs   map[string]*Run
 	worker *parse.WorkerState
-	segs   []segment  // the runs' starts on categories, from runs.jsonl
-	stalls []Incident // gaps in categories' records, before the outages are known
+	specs  map[string]parse.CategorySpec // pipeline.toml's categories (nil: none)
+	segs   []segment                     // the runs' starts on categories, from runs.jsonl
+	stalls []Incident                    // gaps in categories' records, before the outages are known
 	// outages are the server's down times, for the stalls they explain
 	outages []Incident
 	// took are the last two categories the worker log says were taken up,
@@ -363,12 +369,9 @@ func (d *digester) finish() {
 		// within a second are no 180,000/h
 		if acc.wLast.Sub(acc.wFirst) >= minRateSpan && acc.inWindow >= 2 {
 			c.RatePerHour = float64(acc.inWindow-1) / acc.wLast.Sub(acc.wFirst).Hours()
-			if left := c.Left(); left > 0 {
-				eta := float64(left) / c.RatePerHour * 3600
-				c.ETASec = &eta
-			}
 		}
 	}
+	d.judgeCategories() // its state, and an ETA only when it runs
 	d.runEnds()
 	d.placeWaits() // before the stalls: a wait explains the stall within it
 	d.segmentStalls()

@@ -307,7 +307,7 @@ func (l *liveness) facts(finished bool) workerFacts {
 		fromJSON = true
 	}
 	if fromJSON {
-		f.Phase, f.JSONError, f.Failed = st.State, st.Error, failedCats(*st)
+		f.Phase, f.JSONError, f.Failed = st.State, st.Error, st.FailedCategories()
 	}
 	f.Killed = f.PID > 0 && (l.note.names(f.PID, start) || l.killed[f.PID])
 	return f
