@@ -121,3 +121,35 @@ func TestReportJudgesCategoriesAsStatus(t *testing.T) {
 		t.Errorf("B1 with 20 prompts appended after its worker read 20: %+v", b1)
 	}
 }
+
+// Records written after a logged crash end the outage at the first of
+// them (inferred): the server came back with its log elsewhere. Before,
+// the report listed "14:10 → still" over 250 records.
+func TestRecordsAfterACrashEndTheOutage(t *testing.T) {
+	loc := time.UTC
+	now := time.Date(2026, 11, 29, 19, 0, 0, 0, loc)
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "logs", "sglang_inference.log"),
+		"[2026-11-29 13:00:00] The server is fired up and ready to roll!\n"+
+			"[2026-11-29 14:10:00] Subprocess scheduler_0 (pid=7391) crashed with exit code -6. Triggering SIGQUIT for cleanup...\n", now)
+	p := filepath.Join(root, "prepared", "A")
+	writeFile(t, filepath.Join(p, "prompts.jsonl"), lines(300, func(i int) string { return fmt.Sprintf(`{"id": "A-%d"}`, i) }), now)
+	back := time.Date(2026, 11, 29, 14, 40, 0, 0, loc)
+	writeFile(t, filepath.Join(p, "raw_responses.jsonl"), lines(250, func(i int) string {
+		return fmt.Sprintf(`{"id": "A-%d", "usage": {"completion_tokens": 10}, "finished_at": %q}`, i, back.Add(time.Duration(i)*time.Minute).Format(time.RFC3339))
+	}), now)
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-8 * time.Hour), Now: now, Loc: loc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs []digest.Incident
+	for _, in := range s.Incidents {
+		if in.Kind == digest.KindOutage {
+			outs = append(outs, in)
+		}
+	}
+	if len(outs) != 1 || outs[0].Still || outs[0].End == nil || !outs[0].End.Equal(back) || !strings.Contains(outs[0].Text, "250 records written after it") ||
+		!strings.Contains(outs[0].Text, "(inferred)") {
+		t.Fatalf("outages %+v", outs)
+	}
+}
