@@ -91,7 +91,7 @@ func (d *digester) judgeCategories() {
 			}
 		}
 		c.ETASec = nil
-		if left := c.Left(); c.State == parse.CatRunning && left > 0 && c.RatePerHour > 0 {
+		if left := c.Left(); parse.ClaimsRate(c.State) && left > 0 && c.RatePerHour > 0 {
 			eta := float64(left) / c.RatePerHour * 3600
 			c.ETASec = &eta
 		}

@@ -113,6 +113,11 @@ func JudgeCategory(f CategoryFacts) (state, reason string) {
 	return CatPending, ""
 }
 
+// ClaimsRate says whether a category in state may show a rate and an ETA:
+// only one worked on and not stalled. One nobody works on, or stalled,
+// has work left and no time to it; an old log line's rate is none.
+func ClaimsRate(state string) bool { return state == CatRunning }
+
 // QuietSince is when a worked-on category last showed life: its last
 // record (the file's growth, or its mtime at a first read), or when it
 // became current if that is later; a weak start (only the log's last line)

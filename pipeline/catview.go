@@ -85,7 +85,7 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 	k.stall(c, &v, now)
 	if why := unserved(v, c, wk, server, now); why != "" {
 		v.Reason = why // no rate and no ETA until it is back; the stall clock runs on
-	} else if v.State == StateRunning {
+	} else if parse.ClaimsRate(string(v.State)) {
 		v.RatePerMin = k.rate(c, js, wjson, now)
 		v.TokPerSec = tokPerSec(v)
 		v.ETASeconds = eta(v)
