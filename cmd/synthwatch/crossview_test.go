@@ -237,6 +237,80 @@ with open(sys.argv[1], "a") as f:
 	return root
 }
 
+// stoppedRoot: the Go worker on A against a slow server, SIGSTOPped (a
+// Ctrl-Z, a freezer) after its first records and left so for longer than
+// the stall limit the views are given (stall).
+func stoppedRoot(t *testing.T, bin string, stall time.Duration) string {
+	srv := sim.New(sim.Options{Speed: 1})
+	if err := srv.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	root := t.TempDir()
+	dir := filepath.Join(root, "prepared", "A")
+	os.MkdirAll(dir, 0o755)
+	var p strings.Builder
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&p, `{"id": "A-%04d", "messages": [{"role": "user", "content": "q"}]}`+"\n", i)
+	}
+	os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(p.String()), 0o644)
+	os.MkdirAll(filepath.Join(root, "logs"), 0o755)
+	log, err := os.Create(filepath.Join(root, "logs", "inference_all.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd := exec.Command(bin, "worker", "--root", root, "--server", srv.URL())
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); <-exited })
+	testgate.Eventually(t, time.Minute, "the worker's first records", func() bool {
+		return countFileLines(filepath.Join(dir, "raw_responses.jsonl")) >= 20
+	})
+	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(stall + 5*time.Second)
+	return root
+}
+
+// crashRoot: the server's log ends in a crash 5 h ago, and 250 records
+// (Python's json.dumps, ISO finished_at) were written after it, the last
+// 30 minutes ago: it came back with its log elsewhere. Nobody works now.
+func crashRoot(t *testing.T) string {
+	py := testgate.Tool(t, "python3", "records after a crash")
+	root := t.TempDir()
+	now := time.Now()
+	stamp := func(d time.Duration) string { return now.Add(-d).Local().Format("2006-01-02 15:04:05") }
+	os.MkdirAll(filepath.Join(root, "logs"), 0o755)
+	os.WriteFile(filepath.Join(root, filepath.FromSlash(parse.ServerLogPath)), []byte(
+		"["+stamp(6*time.Hour)+"] The server is fired up and ready to roll!\n"+
+			"["+stamp(5*time.Hour)+"] Subprocess scheduler_0 (pid=7391) crashed with exit code -6. Triggering SIGQUIT for cleanup...\n"), 0o644)
+	ageRoot(t, root, map[string]time.Duration{parse.ServerLogPath: 5 * time.Hour})
+	dir := filepath.Join(root, "prepared", "A")
+	os.MkdirAll(dir, 0o755)
+	gen := `import json, sys, time
+d, now = sys.argv[1], time.time()
+with open(d + "/prompts.jsonl", "w") as f:
+    for i in range(300):
+        f.write(json.dumps({"id": "A-%03d" % i, "messages": [{"role": "user", "content": "q"}]}) + "\n")
+with open(d + "/raw_responses.jsonl", "w") as f:
+    for i in range(250):
+        t = now - 4.5 * 3600 + i * 60
+        f.write(json.dumps({"id": "A-%03d" % i, "response": "a", "usage": {"completion_tokens": 100},
+                            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))}) + "\n")`
+	if out, err := exec.Command(py, "-c", gen, dir).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	ageRoot(t, root, map[string]time.Duration{"prepared/A/raw_responses.jsonl": 30 * time.Minute, "prepared/A/prompts.jsonl": 6 * time.Hour})
+	return root
+}
+
 // Every view of the same roots, at the same moment, says the same: the
 // one-shot status (text and --json), --follow's first line, the fleet's
 // status, the report's JSON (the digest on the host) and the dashboard's
@@ -266,13 +340,18 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 	ageRoot(t, hang, map[string]time.Duration{
 		"prepared/B1_glaive/raw_responses.jsonl": 100 * time.Minute, "prepared/B2_opencodeinstruct/raw_responses.jsonl": time.Hour,
 		"prepared/B3_magicoder/raw_responses.jsonl": time.Hour, "logs/inference_all.log": time.Hour})
+	const stall = 20 * time.Second
+	stallFlags := []string{"--stall-after", stall.String()}
 	roots := []struct {
 		name, root string
 		want       map[string]string
+		status     []string // the stall limit for status and the dashboard
 	}{
-		{"the old script's hang an hour old", hang, map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "stalled"}},
-		{"the buffered relaunch", bufferedRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "running"}},
-		{"prompts appended after the worker read them", appendedRoot(t, bin), map[string]string{"A": "partial"}},
+		{"the old script's hang an hour old", hang, map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "stalled"}, nil},
+		{"the buffered relaunch", bufferedRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "running"}, nil},
+		{"prompts appended after the worker read them", appendedRoot(t, bin), map[string]string{"A": "partial"}, nil},
+		{"records after a logged crash", crashRoot(t), map[string]string{"A": "partial"}, nil},
+		{"a SIGSTOPped worker past the stall limit", stoppedRoot(t, bin, stall), map[string]string{"A": "stalled"}, stallFlags},
 	}
 	run := func(args ...string) string {
 		t.Helper()
@@ -286,7 +365,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 	}
 	for _, r := range roots {
 		t.Run(r.name, func(t *testing.T) {
-			common := append(append([]string{}, ssh...), "--root", r.root, "--server-url", "http://127.0.0.1:1")
+			common := append(append(append([]string{}, ssh...), "--root", r.root, "--server-url", "http://127.0.0.1:1"), r.status...)
 			views := map[string]map[string]look{}
 			lines := func() map[string]int64 {
 				n := map[string]int64{}
@@ -329,8 +408,17 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				views["fleet status "+h] = snapLooks(fs)
 			}
 			var rep digest.Summary
-			if err := json.Unmarshal([]byte(run(append(append([]string{"report", "--json", "--worker-bin", bin}, ssh...), "--root", r.root, target)...)), &rep); err != nil {
+			repArgs := append(append([]string{"report", "--json", "--worker-bin", bin}, ssh...), "--root", r.root)
+			if r.status != nil {
+				repArgs = append(repArgs, "--stall", stall.String())
+			}
+			if err := json.Unmarshal([]byte(run(append(repArgs, target)...)), &rep); err != nil {
 				t.Fatal(err)
+			}
+			for _, in := range rep.Incidents {
+				if in.Kind == digest.KindOutage && in.Still && rep.Categories[0].Last != nil && rep.Categories[0].Last.After(in.Time) {
+					t.Errorf("%s: the outage from %s is still under way, with records written after it: %s", r.name, in.Time, in.Text)
+				}
 			}
 			views["report --json"] = reportLooks(rep)
 			grew := lines()
