@@ -44,6 +44,10 @@ type Options struct {
 	// false: it cannot tell), for the old script's run, which writes no
 	// worker.json. Nil: not asked; `synthwatch digest` passes ProcWriters.
 	Writers func(path string) (pids []int, known bool)
+	// Frozen says whether process pid is stopped (SIGSTOP, Ctrl-Z): alive,
+	// and writing nothing. Nil: not asked; `synthwatch digest` passes
+	// ProcFrozen.
+	Frozen func(pid int) bool
 }
 
 // Summary is the digest of one window, as `synthwatch digest` prints it.

@@ -1,6 +1,9 @@
 package digest
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -44,6 +47,17 @@ func (d *digester) workerNow() (cat string, f parse.WorkerFacts) {
 	}
 	f.Killed = f.PID > 0 && (d.byYou[f.PID] || d.note.PID == f.PID) || d.script.took && d.script.killed
 	return cat, f
+}
+
+// ProcFrozen reads /proc/PID/stat: the process is stopped (T) or traced
+// (t).
+func ProcFrozen(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')') // COMM may hold spaces and parentheses
+	return i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't')
 }
 
 // rawWriter is a process that has a category's raw_responses.jsonl open
@@ -90,8 +104,11 @@ func (d *digester) judgeCategories() {
 				c.State, c.Reason = parse.JudgedStalled, parse.StallReason(quiet, 0)
 			}
 		}
+		if c.State == parse.CatRunning && d.o.Frozen != nil && d.o.Frozen(f.PID) {
+			c.Reason = parse.FrozenReason
+		}
 		c.ETASec = nil
-		if left := c.Left(); parse.ClaimsRate(c.State) && left > 0 && c.RatePerHour > 0 {
+		if left := c.Left(); parse.ClaimsRate(c.State) && c.Reason == "" && left > 0 && c.RatePerHour > 0 {
 			eta := float64(left) / c.RatePerHour * 3600
 			c.ETASec = &eta
 		}

@@ -113,6 +113,10 @@ func JudgeCategory(f CategoryFacts) (state, reason string) {
 	return CatPending, ""
 }
 
+// FrozenReason is a running category's reason while its worker's process
+// is stopped (SIGSTOP, Ctrl-Z): no rate and no ETA until it is continued.
+const FrozenReason = "the worker's process is stopped (SIGSTOP or Ctrl-Z): nothing is written until it is continued"
+
 // ClaimsRate says whether a category in state may show a rate and an ETA:
 // only one worked on and not stalled. One nobody works on, or stalled,
 // has work left and no time to it; an old log line's rate is none.

@@ -105,6 +105,8 @@ func unserved(v Category, c *catState, wk Worker, server ServerState, now time.T
 	switch {
 	case v.State != StateRunning:
 		return ""
+	case wk.Frozen:
+		return parse.FrozenReason
 	case wk.Phase == parse.WorkerWaitingServer:
 		return "the worker waits for the server"
 	case (server == ServerDown || server == ServerCrashed) && now.Sub(c.lastGrowth) > 30*time.Second:

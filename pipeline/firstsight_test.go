@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -148,5 +150,45 @@ func TestWriterOfACategoryFileWorksOnIt(t *testing.T) {
 	b3 := catByName(t, s, "B3_magicoder")
 	if b3.State != StateRunning || b3.RatePerMin < 10 || b3.RatePerMin > 20 || b3.ETASeconds == nil {
 		t.Fatalf("after 8 records 4 s apart: B3 %s rate %.1f/min ETA %v", b3.State, b3.RatePerMin, b3.ETASeconds)
+	}
+}
+
+// A worker whose process is stopped (SIGSTOP, Ctrl-Z: /proc says T) is
+// alive and writes nothing: its category is running with the reason and no
+// rate or ETA at once, not a rate kept from before (the review's cold
+// status at +50 s said "running … ETA 2m23s").
+func TestFrozenWorkerClaimsNoRate(t *testing.T) {
+	t.Parallel()
+	c := newClock()
+	c.t = time.Now().Truncate(time.Second)
+	root, log := pyNight(t, c.now().Add(-time.Hour))
+	raw := filepath.Join(root, "prepared", "B3_magicoder", "raw_responses.jsonl")
+	appendTo(t, log, "150/300 (0 err) 20.4 req/s avg_comp=236tok ETA=7s\n") // the last progress line, just written
+	appendTo(t, raw, pyRecords("B3_magicoder", 150, c.now()))
+	touch(t, raw, c.now())
+	pid := startIn(t, root, "exec 3>>prepared/B3_magicoder/raw_responses.jsonl 1>>logs/inference_all.log; while :; do sleep 1; done", "python3", "run_inference.py")
+	w := localWatcher(t, root, c, Options{StallAfter: 10 * time.Minute})
+	var s Snapshot
+	deadline := time.Now().Add(30 * time.Second)
+	for s = poll(w); !Alive(s.Worker.State) && time.Now().Before(deadline); s = poll(w) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	must(t, syscall.Kill(pid, syscall.SIGSTOP))
+	defer syscall.Kill(pid, syscall.SIGCONT)
+	deadline = time.Now().Add(10 * time.Second)
+	for s = poll(w); !s.Worker.Frozen && time.Now().Before(deadline); s = poll(w) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	b3 := catByName(t, s, "B3_magicoder")
+	if !s.Worker.Frozen || b3.State != StateRunning || b3.Reason != parse.FrozenReason || b3.RatePerMin != 0 || b3.ETASeconds != nil || s.ETASeconds != nil {
+		t.Fatalf("stopped: worker %+v; B3 %s (%q) rate %.1f ETA %v", s.Worker, b3.State, b3.Reason, b3.RatePerMin, b3.ETASeconds)
+	}
+	must(t, syscall.Kill(pid, syscall.SIGCONT))
+	deadline = time.Now().Add(10 * time.Second)
+	for s = poll(w); s.Worker.Frozen && time.Now().Before(deadline); s = poll(w) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if b3 := catByName(t, s, "B3_magicoder"); s.Worker.Frozen || b3.Reason == parse.FrozenReason {
+		t.Fatalf("continued: worker %+v; B3 %s (%q)", s.Worker, b3.State, b3.Reason)
 	}
 }

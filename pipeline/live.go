@@ -410,6 +410,7 @@ func (l *liveness) view(finished bool, category string, logLast time.Time) Worke
 	}
 	if p != nil && p.pid == f.PID {
 		v.Command = p.command()
+		v.Frozen = f.Alive && p.frozen
 		if p.writes != "" && v.Source != parse.WorkerStateFile {
 			v.Source = "proc"
 			if c := writerCategory(p.writes); c != "" && (v.Category == "" || logLast.Before(l.startedAt(p))) {

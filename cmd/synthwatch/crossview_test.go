@@ -238,9 +238,8 @@ with open(sys.argv[1], "a") as f:
 }
 
 // stoppedRoot: the Go worker on A against a slow server, SIGSTOPped (a
-// Ctrl-Z, a freezer) after its first records and left so for longer than
-// the stall limit the views are given (stall).
-func stoppedRoot(t *testing.T, bin string, stall time.Duration) string {
+// Ctrl-Z, a freezer) after its first records and left so for wait.
+func stoppedRoot(t *testing.T, bin string, wait time.Duration) string {
 	srv := sim.New(sim.Options{Speed: 1})
 	if err := srv.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
@@ -275,7 +274,7 @@ func stoppedRoot(t *testing.T, bin string, stall time.Duration) string {
 	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(stall + 5*time.Second)
+	time.Sleep(wait)
 	return root
 }
 
@@ -346,12 +345,14 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 		name, root string
 		want       map[string]string
 		status     []string // the stall limit for status and the dashboard
+		noClaims   bool     // no view may claim a rate or an ETA, running or not
 	}{
-		{"the old script's hang an hour old", hang, map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "stalled"}, nil},
-		{"the buffered relaunch", bufferedRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "running"}, nil},
-		{"prompts appended after the worker read them", appendedRoot(t, bin), map[string]string{"A": "partial"}, nil},
-		{"records after a logged crash", crashRoot(t), map[string]string{"A": "partial"}, nil},
-		{"a SIGSTOPped worker past the stall limit", stoppedRoot(t, bin, stall), map[string]string{"A": "stalled"}, stallFlags},
+		{"the old script's hang an hour old", hang, map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "stalled"}, nil, true},
+		{"the buffered relaunch", bufferedRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "running"}, nil, false},
+		{"prompts appended after the worker read them", appendedRoot(t, bin), map[string]string{"A": "partial"}, nil, true},
+		{"records after a logged crash", crashRoot(t), map[string]string{"A": "partial"}, nil, true},
+		{"a SIGSTOPped worker past the stall limit", stoppedRoot(t, bin, stall+5*time.Second), map[string]string{"A": "stalled"}, stallFlags, true},
+		{"a SIGSTOPped worker within the stall limit", stoppedRoot(t, bin, time.Second), map[string]string{"A": "running"}, nil, true},
 	}
 	run := func(args ...string) string {
 		t.Helper()
@@ -426,6 +427,13 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				grew[cat] -= n
 			}
 			agree(t, r.name, views, r.want, grew)
+			for v, looks := range views {
+				for cat, l := range looks {
+					if r.noClaims && l.Claims {
+						t.Errorf("%s: %s claims a rate or an ETA for %s (%v)", r.name, v, cat, l)
+					}
+				}
+			}
 		})
 	}
 }
