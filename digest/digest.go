@@ -298,8 +298,10 @@ type digester struct {
 	runs   map[string]*Run
 	worker *parse.WorkerState
 	specs  map[string]parse.CategorySpec // pipeline.toml's categories (nil: none)
-	segs   []segment                     // the runs' starts on categories, from runs.jsonl
-	stalls []Incident                    // gaps in categories' records, before the outages are known
+	// logTarget is each category's "NAME: N prompts" in the worker log
+	logTarget map[string]int
+	segs      []segment  // the runs' starts on categories, from runs.jsonl
+	stalls    []Incident // gaps in categories' records, before the outages are known
 	// outages are the server's down times, for the stalls they explain
 	outages []Incident
 	// took are the last two categories the worker log says were taken up,

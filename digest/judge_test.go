@@ -74,7 +74,7 @@ func holder(t *testing.T, path string) int {
 // the buffered relaunch (an empty log, a live process appending to B2) is
 // running, its run too; B1, whose prompts grew after the worker read them,
 // has a target of 40, not the worker's 20, and work left; B3's old log
-// figure (7 prompts) is a note beside the prompts' 10; a category nobody
+// figure (7 prompts, its --max-samples) is a note beside the prompts' 10; a category nobody
 // works on has no ETA, whatever its window's rate.
 func TestReportJudgesCategoriesAsStatus(t *testing.T) {
 	root := t.TempDir()
@@ -112,10 +112,14 @@ func TestReportJudgesCategoriesAsStatus(t *testing.T) {
 	ws := parse.WorkerState{Schema: 1, PID: 999999, State: parse.WorkerDone, StartedAt: started, UpdatedAt: started.Add(time.Minute),
 		Categories: []parse.CategoryState{{Name: "B1", Class: "SHORT", Target: 20, Done: 20, State: parse.CatDone}}}
 	b, _ := json.Marshal(ws)
+	writeFile(t, filepath.Join(root, "logs", "inference_all.log"), "Processing: B3 (SHORT)\nB3: 7 prompts\n", now.Add(-time.Hour)) // the old script's --max-samples 7
 	writeFile(t, filepath.Join(root, "run", "worker.json"), string(b), started.Add(time.Minute))
 	s, err = digest.Build(digest.Options{Root: root, Since: now.Add(-3 * time.Hour), Now: now, Alive: digest.ProcAlive, Writers: digest.ProcWriters})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if b3 := catOf(t, s, "B3"); b3.Target != 10 || !strings.HasPrefix(b3.TargetNote, "the worker log says 7 prompts; the target is 10") {
+		t.Errorf("B3 with the log's 7 prompts: %+v", b3)
 	}
 	if b1 := catOf(t, s, "B1"); b1.Target != 40 || b1.TargetSource != parse.TargetPrompts || b1.State != parse.JudgedPartial || b1.Left() != 20 {
 		t.Errorf("B1 with 20 prompts appended after its worker read 20: %+v", b1)

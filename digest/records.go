@@ -121,7 +121,7 @@ func (d *digester) readCategory(acc *catAcc) error {
 	if fi, err := os.Stat(filepath.Join(dir, parse.RawFile)); err == nil {
 		acc.rawAt = fi.ModTime()
 	}
-	tf := parse.TargetFacts{Prompts: c.Prompts, PromptsAt: acc.promptsAt}
+	tf := parse.TargetFacts{Prompts: c.Prompts, PromptsAt: acc.promptsAt, Log: d.logTarget[c.Name]}
 	if spec, ok := d.specs[c.Name]; ok {
 		tf.MaxSamples, c.TokenBudget = spec.MaxSamples, spec.TokenBudget
 	}

@@ -81,6 +81,11 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 			unknown++
 		}
 	}
+	for _, c := range s.Categories {
+		if c.TargetNote != "" { // the old script's --max-samples, or a prompts file changed since
+			fmt.Fprintf(b, "  %s: %s\n", clean(c.Name, 22), clean(c.TargetNote, 200))
+		}
+	}
 	fmt.Fprintf(b, "total: %s, %s, %s left", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk), parse.Thousands(left))
 	if noTime > 0 {
 		fmt.Fprintf(b, "; %s with no time of their own (the hourly table's \"not placed\" row)", parse.Plural(noTime, "record"))
