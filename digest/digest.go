@@ -66,6 +66,11 @@ type Summary struct {
 	Runs       []Run             `json:"runs"`
 	Configs    map[string]Config `json:"configs,omitempty"`
 	Worker     *Worker           `json:"worker,omitempty"`
+	// WorkerState is the worker as status calls it (parse.JudgeWorker on
+	// what the host holds now, stalled when the category it is on is), and
+	// WorkerCategory the category it is or was last on
+	WorkerState    string `json:"worker_state,omitempty"`
+	WorkerCategory string `json:"worker_category,omitempty"`
 	Server     ServerTotals      `json:"server"`
 	Read       ReadStats         `json:"read"`
 	Notes      []string          `json:"notes,omitempty"`

@@ -85,6 +85,7 @@ func finalPhase(p string) bool {
 func (d *digester) judgeCategories() {
 	cat, f := d.workerNow()
 	worker, reason, byYou := parse.JudgeWorker(f)
+	d.s.WorkerState, d.s.WorkerCategory = worker, cat
 	for i := range d.s.Categories {
 		c := &d.s.Categories[i]
 		if c.Error != "" {
@@ -102,6 +103,7 @@ func (d *digester) judgeCategories() {
 			}
 			if quiet, over := parse.Stalled(d.o.Now, parse.QuietSince(acc.rawAt, since, false), d.o.StallAfter); over {
 				c.State, c.Reason = parse.JudgedStalled, parse.StallReason(quiet, 0)
+				d.s.WorkerState = parse.JudgedStalled // the worker is stalled when its category is, as status says
 			}
 		}
 		if c.State == parse.CatRunning && d.o.Frozen != nil && d.o.Frozen(f.PID) {

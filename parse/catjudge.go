@@ -40,7 +40,9 @@ func JudgeTarget(f TargetFacts) (target int64, source, note string) {
 	if f.MaxSamples > 0 && int64(f.MaxSamples) < target {
 		target, source = int64(f.MaxSamples), TargetManifest
 	}
-	grown := target > int64(f.Worker) && !f.PromptsAt.IsZero() && f.PromptsAt.After(f.WorkerRead)
+	// a host's mtime may be whole seconds (stat -c %Y): a file changed in the
+	// second the worker started counts as changed after it
+	grown := target > int64(f.Worker) && !f.PromptsAt.IsZero() && !f.PromptsAt.Before(f.WorkerRead.Truncate(time.Second))
 	switch {
 	case f.Worker > 0 && !grown:
 		target, source = int64(f.Worker), TargetWorker

@@ -24,6 +24,7 @@ func TestJudgeTarget(t *testing.T) {
 		{"the worker's own count (duplicate ids)", TargetFacts{Prompts: 105, PromptsAt: start.Add(-time.Hour), Worker: 100, WorkerRead: start}, 100, TargetWorker, ""},
 		{"prompts appended after the worker read them", TargetFacts{Prompts: 40, PromptsAt: start.Add(time.Hour), Worker: 20, WorkerRead: start}, 40, TargetPrompts, ""},
 		{"appended, under the manifest's cap", TargetFacts{Prompts: 40, PromptsAt: start.Add(time.Hour), MaxSamples: 20, Worker: 20, WorkerRead: start}, 20, TargetWorker, ""},
+		{"appended in the second the worker started (an mtime in whole seconds)", TargetFacts{Prompts: 40, PromptsAt: start, Worker: 20, WorkerRead: start.Add(300 * time.Millisecond)}, 40, TargetPrompts, ""},
 		{"no prompts file", TargetFacts{Log: 300}, 300, TargetLog, ""},
 		{"nothing", TargetFacts{}, 0, TargetPrompts, ""},
 	} {

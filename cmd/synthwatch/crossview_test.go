@@ -75,6 +75,19 @@ func screenLooks(scr string) map[string]look {
 	return res
 }
 
+var fleetWorker = regexp.MustCompile(`● up\s.*?\b(running|stalled|stopped|exited|died|none|unknown)\b`)
+
+// headerWorker is the dashboard header's worker state ("worker stalled pid …").
+func headerWorker(scr string) string {
+	if strings.Contains(scr, "worker never ran here") {
+		return string(pipeline.WorkerNone)
+	}
+	if m := regexp.MustCompile(`worker (\S+)`).FindStringSubmatch(scr); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 func reportLooks(s digest.Summary) map[string]look {
 	out := map[string]look{}
 	for _, c := range s.Categories {
@@ -383,13 +396,40 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				return strings.Contains(scr, "● connected") && len(screenLooks(scr)) == len(r.want) && !strings.Contains(scr, " unknown ")
 			})
 			views["dashboard (tmux)"] = screenLooks(scr)
+			workers := map[string]string{"dashboard (tmux)": headerWorker(scr)}
 			x.keys("q")
+			// the fleet screen, the same host under two names
+			fx := startTmux(t, 200, 20, []string{"XDG_STATE_HOME=" + cfg, "XDG_CONFIG_HOME=" + cfg, "SSH_AUTH_SOCK="},
+				append(append([]string{bin}, common...), "--poll", "1h", target, "gpu2")...)
+			fscr := fx.waitFor("the fleet's first screen", 30*time.Second, func(scr string) bool {
+				return strings.Contains(rowLine(scr, "gpu2"), "up") && rowDone(scr, "gpu2") >= 0 && !strings.Contains(rowLine(scr, "gpu2"), " unknown")
+			})
+			fleetRow := rowLine(fscr, "gpu2")
+			if m := fleetWorker.FindStringSubmatch(fleetRow); m != nil {
+				workers["fleet row"] = m[1] // #, HOST, ● up [rtt], WORKER
+			} else {
+				t.Errorf("%s: the fleet row %q", r.name, fleetRow)
+			}
+			fx.keys("q")
 
 			var s pipeline.Snapshot
 			if err := json.Unmarshal([]byte(run(append(append([]string{"status", "--json"}, common...), target)...)), &s); err != nil {
 				t.Fatal(err)
 			}
 			views["status --json"] = snapLooks(s)
+			workers["status --json"] = string(s.Worker.State)
+			var done, total int64
+			stalled := false
+			for _, c := range s.Categories {
+				done, total = done+c.Done, total+c.Target
+				stalled = stalled || c.State == pipeline.StateStalled
+			}
+			if m := regexp.MustCompile(`([\d,]+)/([\d,]+)`).FindStringSubmatch(fleetRow); m == nil || strings.ReplaceAll(m[2], ",", "") != fmt.Sprint(total) {
+				t.Errorf("%s: the fleet row says %q, status's targets add up to %d", r.name, fleetRow, total)
+			}
+			if strings.Contains(fleetRow, "stalled") != stalled {
+				t.Errorf("%s: the fleet row %q, status's categories stalled: %v", r.name, fleetRow, stalled)
+			}
 			views["status"] = textLooks(run(append(append([]string{"status"}, common...), target)...))
 			line := run(append(append([]string{"status", "--follow", "--json", "--count", "1"}, common...), target)...)
 			var f pipeline.Snapshot
@@ -397,6 +437,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				t.Fatalf("--follow: %v: %s", err, line)
 			}
 			views["status --follow, line 1"] = snapLooks(f)
+			workers["status --follow, line 1"] = string(f.Worker.State)
 			var fleet map[string]json.RawMessage
 			if err := json.Unmarshal([]byte(run(append(append([]string{"status", "--json"}, common...), target, "gpu2")...)), &fleet); err != nil {
 				t.Fatal(err)
@@ -407,6 +448,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 					t.Fatal(err)
 				}
 				views["fleet status "+h] = snapLooks(fs)
+				workers["fleet status "+h] = string(fs.Worker.State)
 			}
 			var rep digest.Summary
 			repArgs := append(append([]string{"report", "--json", "--worker-bin", bin}, ssh...), "--root", r.root)
@@ -422,6 +464,12 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				}
 			}
 			views["report --json"] = reportLooks(rep)
+			workers["report --json"] = rep.WorkerState
+			for v, w := range workers {
+				if w != workers["status --json"] {
+					t.Errorf("%s: the worker is %q in %s, %q in status --json: %v", r.name, w, v, workers["status --json"], workers)
+				}
+			}
 			grew := lines()
 			for cat, n := range before {
 				grew[cat] -= n
