@@ -69,11 +69,11 @@ type Summary struct {
 	// WorkerState is the worker as status calls it (parse.JudgeWorker on
 	// what the host holds now, stalled when the category it is on is), and
 	// WorkerCategory the category it is or was last on
-	WorkerState    string `json:"worker_state,omitempty"`
-	WorkerCategory string `json:"worker_category,omitempty"`
-	Server     ServerTotals      `json:"server"`
-	Read       ReadStats         `json:"read"`
-	Notes      []string          `json:"notes,omitempty"`
+	WorkerState    string       `json:"worker_state,omitempty"`
+	WorkerCategory string       `json:"worker_category,omitempty"`
+	Server         ServerTotals `json:"server"`
+	Read           ReadStats    `json:"read"`
+	Notes          []string     `json:"notes,omitempty"`
 	// UntimedPlaced is how many records with no time the intervals'
 	// Untimed estimates place, from the server's answers.
 	UntimedPlaced int64              `json:"untimed_placed,omitempty"`
