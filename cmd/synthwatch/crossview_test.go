@@ -359,13 +359,14 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 		want       map[string]string
 		status     []string // the stall limit for status and the dashboard
 		noClaims   bool     // no view may claim a rate or an ETA, running or not
+		reason     string   // the stalled category's reason begins so, on the dashboard's row, in status and the report
 	}{
-		{"the old script's hang an hour old", hang, map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "stalled"}, nil, true},
-		{"the buffered relaunch", bufferedRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "running"}, nil, false},
-		{"prompts appended after the worker read them", appendedRoot(t, bin), map[string]string{"A": "partial"}, nil, true},
-		{"records after a logged crash", crashRoot(t), map[string]string{"A": "partial"}, nil, true},
-		{"a SIGSTOPped worker past the stall limit", stoppedRoot(t, bin, stall+5*time.Second), map[string]string{"A": "stalled"}, stallFlags, true},
-		{"a SIGSTOPped worker within the stall limit", stoppedRoot(t, bin, time.Second), map[string]string{"A": "running"}, nil, true},
+		{"the old script's hang an hour old", hang, map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "stalled"}, nil, true, "no new records for 1h0"},
+		{"the buffered relaunch", bufferedRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "running"}, nil, false, ""},
+		{"prompts appended after the worker read them", appendedRoot(t, bin), map[string]string{"A": "partial"}, nil, true, ""},
+		{"records after a logged crash", crashRoot(t), map[string]string{"A": "partial"}, nil, true, ""},
+		{"a SIGSTOPped worker past the stall limit", stoppedRoot(t, bin, stall+5*time.Second), map[string]string{"A": "stalled"}, stallFlags, true, ""},
+		{"a SIGSTOPped worker within the stall limit", stoppedRoot(t, bin, time.Second), map[string]string{"A": "running"}, nil, true, ""},
 	}
 	run := func(args ...string) string {
 		t.Helper()
@@ -475,6 +476,26 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				grew[cat] -= n
 			}
 			agree(t, r.name, views, r.want, grew)
+			for cat, st := range r.want {
+				if st != "stalled" || r.reason == "" {
+					continue
+				}
+				// timed from the stall's real start, read from the host: the
+				// same in the first screen as in a one-shot status
+				if !rowSays(scr, cat, r.reason) {
+					t.Errorf("%s: the dashboard's row of %s does not say %q:\n%s", r.name, cat, r.reason, scr)
+				}
+				for _, c := range s.Categories {
+					if c.Name == cat && !strings.HasPrefix(c.Reason, r.reason) {
+						t.Errorf("%s: status says %s %q, want %q…", r.name, cat, c.Reason, r.reason)
+					}
+				}
+				for _, c := range rep.Categories {
+					if c.Name == cat && !strings.HasPrefix(c.Reason, r.reason) {
+						t.Errorf("%s: the report says %s %q, want %q…", r.name, cat, c.Reason, r.reason)
+					}
+				}
+			}
 			for v, looks := range views {
 				for cat, l := range looks {
 					if r.noClaims && l.Claims {
