@@ -44,6 +44,10 @@ type Options struct {
 	// false: it cannot tell), for the old script's run, which writes no
 	// worker.json. Nil: not asked; `synthwatch digest` passes ProcWriters.
 	Writers func(path string) (pids []int, known bool)
+	// Frozen says whether process pid is stopped (SIGSTOP, Ctrl-Z): alive,
+	// and writing nothing. Nil: not asked; `synthwatch digest` passes
+	// ProcFrozen.
+	Frozen func(pid int) bool
 }
 
 // Summary is the digest of one window, as `synthwatch digest` prints it.
@@ -62,9 +66,14 @@ type Summary struct {
 	Runs       []Run             `json:"runs"`
 	Configs    map[string]Config `json:"configs,omitempty"`
 	Worker     *Worker           `json:"worker,omitempty"`
-	Server     ServerTotals      `json:"server"`
-	Read       ReadStats         `json:"read"`
-	Notes      []string          `json:"notes,omitempty"`
+	// WorkerState is the worker as status calls it (parse.JudgeWorker on
+	// what the host holds now, stalled when the category it is on is), and
+	// WorkerCategory the category it is or was last on
+	WorkerState    string       `json:"worker_state,omitempty"`
+	WorkerCategory string       `json:"worker_category,omitempty"`
+	Server         ServerTotals `json:"server"`
+	Read           ReadStats    `json:"read"`
+	Notes          []string     `json:"notes,omitempty"`
 	// UntimedPlaced is how many records with no time the intervals'
 	// Untimed estimates place, from the server's answers.
 	UntimedPlaced int64              `json:"untimed_placed,omitempty"`
@@ -84,9 +93,14 @@ type Category struct {
 	NoTime        int64  `json:"no_time,omitempty"`   // records without a readable finished_at
 	BadLines      int64  `json:"bad_lines,omitempty"` // lines that are not one JSON object
 	Prompts       int64  `json:"prompts"`
-	Target        int64  `json:"target"` // the worker's target, else the prompt count
+	Target        int64  `json:"target"` // parse.JudgeTarget's, as status's
+	TargetSource  string `json:"target_source,omitempty"`
+	TargetNote    string `json:"target_note,omitempty"` // the worker log's figure, where it disagrees
 	TokenBudget   int64  `json:"token_budget,omitempty"`
-	State         string `json:"state,omitempty"` // from worker.json
+	// State and Reason are status's words for it (parse.JudgeCategory and
+	// the stall, judge.go)
+	State  string `json:"state,omitempty"`
+	Reason string `json:"reason,omitempty"`
 	// Error is why a file of the category could not be read (a directory,
 	// a FIFO, permission denied): its figures are then unknown, and the
 	// rest of the report stands.
@@ -101,7 +115,7 @@ type Category struct {
 }
 
 // Left is what the category still has to do (0 when done or over).
-func (c Category) Left() int64 { return max(c.Target-c.Records, 0) }
+func (c Category) Left() int64 { return parse.Left(c.Records, c.Target, c.State) }
 
 // Interval is one step of the window, from Start for Every.
 type Interval struct {
@@ -288,8 +302,11 @@ type digester struct {
 	inc    *incidents
 	runs   map[string]*Run
 	worker *parse.WorkerState
-	segs   []segment  // the runs' starts on categories, from runs.jsonl
-	stalls []Incident // gaps in categories' records, before the outages are known
+	specs  map[string]parse.CategorySpec // pipeline.toml's categories (nil: none)
+	// logTarget is each category's "NAME: N prompts" in the worker log
+	logTarget map[string]int
+	segs      []segment  // the runs' starts on categories, from runs.jsonl
+	stalls    []Incident // gaps in categories' records, before the outages are known
 	// outages are the server's down times, for the stalls they explain
 	outages []Incident
 	// took are the last two categories the worker log says were taken up,
@@ -363,12 +380,9 @@ func (d *digester) finish() {
 		// within a second are no 180,000/h
 		if acc.wLast.Sub(acc.wFirst) >= minRateSpan && acc.inWindow >= 2 {
 			c.RatePerHour = float64(acc.inWindow-1) / acc.wLast.Sub(acc.wFirst).Hours()
-			if left := c.Left(); left > 0 {
-				eta := float64(left) / c.RatePerHour * 3600
-				c.ETASec = &eta
-			}
 		}
 	}
+	d.judgeCategories() // its state, and an ETA only when it runs
 	d.runEnds()
 	d.placeWaits() // before the stalls: a wait explains the stall within it
 	d.segmentStalls()

@@ -61,6 +61,11 @@ func (d *digester) readWorkerLog() {
 			d.byYou[w.PID] = true
 		case parse.WProcessing:
 			d.took = append(d.took[max(len(d.took)-1, 0):], w.Category) // the last two
+		case parse.WPrompts, parse.WResume:
+			if d.logTarget == nil {
+				d.logTarget = map[string]int{}
+			}
+			d.logTarget[w.Category] = w.Prompts // evidence for the target's cross-check, the last one the log says
 		}
 		wl.feed(s, w)
 		d.script.feed(s, w)
@@ -86,7 +91,7 @@ func told(b []byte) bool {
 	if len(b) == 0 {
 		return false
 	}
-	return b[0] >= '0' && b[0] <= '9' || bytes.HasPrefix(b, []byte("Processing: ")) || bytes.HasPrefix(b, []byte("Server ")) ||
+	return b[0] >= '0' && b[0] <= '9' || bytes.HasPrefix(b, []byte("Processing: ")) || bytes.HasSuffix(b, []byte(" prompts")) || bytes.HasPrefix(b, []byte("Server ")) ||
 		bytes.HasPrefix(b, []byte(parse.KillMarker)) || bytes.HasPrefix(b, []byte("All categories finished")) || bytes.Contains(b, []byte(" resumed, "))
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,6 +26,12 @@ type catAcc struct {
 	prevT         time.Time // the latest finish time so far, in file order
 	prevRun       string
 	seen          bool
+	// the witnesses of its state (judge.go): prompts.jsonl's and
+	// raw_responses.jsonl's mtimes, worker.json's word for it, and whether
+	// prompts appended since worker.json's worker read them raised its target
+	promptsAt, rawAt time.Time
+	jsonState        string
+	raised           bool
 	// spans are each run's first and last record here, for the gaps at a
 	// run's start and end on the category
 	spans map[string]*[2]time.Time
@@ -44,7 +51,9 @@ func (d *digester) categoryNames() ([]string, error) {
 	var names []string
 	if data, err := parse.ReadRegular(filepath.Join(d.o.Root, parse.ManifestPath)); err == nil {
 		if m, err := parse.ParseManifest(data); err == nil {
+			d.specs = map[string]parse.CategorySpec{}
 			for _, c := range m.Categories {
+				d.specs[c.Name] = c
 				if slices.Contains(dirs, c.Name) {
 					names = append(names, c.Name)
 				}
@@ -106,17 +115,28 @@ func (d *digester) readCategory(acc *catAcc) error {
 	if err := d.readRuns(c.Name, filepath.Join(dir, parse.RunsFile)); err != nil {
 		return err
 	}
-	c.Target = c.Prompts
+	if fi, err := os.Stat(filepath.Join(dir, parse.PromptsFile)); err == nil {
+		acc.promptsAt = fi.ModTime()
+	}
+	if fi, err := os.Stat(filepath.Join(dir, parse.RawFile)); err == nil {
+		acc.rawAt = fi.ModTime()
+	}
+	tf := parse.TargetFacts{Prompts: c.Prompts, PromptsAt: acc.promptsAt, Log: d.logTarget[c.Name]}
+	if spec, ok := d.specs[c.Name]; ok {
+		tf.MaxSamples, c.TokenBudget = spec.MaxSamples, spec.TokenBudget
+	}
 	if d.worker != nil {
 		for _, ws := range d.worker.Categories {
 			if ws.Name == c.Name {
-				c.State, c.TokenBudget = ws.State, ws.TokenBudget
-				if ws.Target > 0 {
-					c.Target = int64(ws.Target)
+				acc.jsonState, tf.Worker, tf.WorkerRead = ws.State, ws.Target, d.worker.StartedAt
+				if ws.TokenBudget > 0 {
+					c.TokenBudget = ws.TokenBudget
 				}
 			}
 		}
 	}
+	c.Target, c.TargetSource, c.TargetNote = parse.JudgeTarget(tf)
+	acc.raised = tf.Worker > 0 && c.Target > int64(tf.Worker)
 	n, long, err := eachLine(filepath.Join(dir, parse.RawFile), func(line []byte, complete bool) {
 		d.record(acc, line, complete)
 	})

@@ -77,6 +77,11 @@ func (d *digester) scriptEnd(r *Run) bool {
 	if d.o.Writers != nil {
 		pids, known = d.o.Writers(filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath)))
 	}
+	holds := "the script's log"
+	if pid, cat := d.rawWriter(); len(pids) == 0 && pid > 0 && !d.workerPID(pid) && (d.worker == nil || d.worker.PID != pid) {
+		// its stdout still in its buffer (an empty log): the category file it appends to says it runs
+		pids, known, holds = []int{pid}, true, cat+"'s "+parse.RawFile
+	}
 	// the pid as status takes it with no worker.json: the live writer, else
 	// the kill note's
 	f := parse.WorkerFacts{Known: known, Alive: len(pids) > 0, Finished: st.finished, Ran: true}
@@ -89,7 +94,7 @@ func (d *digester) scriptEnd(r *Run) bool {
 	// the marker after its last category counts too: the note may be gone
 	f.Killed = st.took && st.killed || f.PID > 0 && (d.note.PID == f.PID || d.byYou[f.PID])
 	// a log a buffered stdout lost on SIGTERM holds the kill's marker alone
-	if st.goWorker || !st.took && !f.Killed || d.logTime.IsZero() && !f.Killed {
+	if st.goWorker || !st.took && !f.Killed && !f.Alive || d.logTime.IsZero() && !f.Killed && !f.Alive {
 		return false
 	}
 	r.PID = f.PID
@@ -104,7 +109,7 @@ func (d *digester) scriptEnd(r *Run) bool {
 	state, _, byYou := parse.JudgeWorker(f)
 	switch {
 	case state == parse.JudgedRunning:
-		r.End, r.EndHow = EndRunning, fmt.Sprintf("inferred: pid %d has the script's log open (last written %s before the digest)", f.PID, since)
+		r.End, r.EndHow = EndRunning, fmt.Sprintf("inferred: pid %d has %s open for writing (the log last written %s before the digest)", f.PID, holds, since)
 	case state == parse.JudgedStopped && byYou:
 		r.End, r.EndHow = EndByYou, "inferred: synthwatch's kill mark follows the script's last category in its log"
 		if !st.took || !st.killed {

@@ -1,6 +1,7 @@
 package digest
 
 import (
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -45,8 +46,15 @@ func (d *digester) readServerLog() error {
 	log.Flush(sc.event)
 	sc.flushFails()
 	if sc.down != nil { // not ready again when the log ends
-		sc.down.Still = true
-		sc.down.Text += "; not ready again when the log ends"
+		if at, n := d.recordsAfter(sc.down.Time); n > 0 {
+			// records say the server served again (its log elsewhere, or a
+			// restart that logged no ready line): the outage ended at the first
+			sc.down.End = &at
+			sc.down.Text += fmt.Sprintf("; no ready line since, but %s written after it, the first in the minute of %s (inferred)", parse.Plural(n, "record"), at.Format("15:04"))
+		} else {
+			sc.down.Still = true
+			sc.down.Text += "; not ready again when the log ends"
+		}
 		sc.addOutage(*sc.down)
 	}
 	d.count(n, err)
@@ -63,6 +71,28 @@ func (d *digester) readServerLog() error {
 		d.s.Intervals[i].Throughput = t
 	}
 	return err
+}
+
+// recordsAfter is the start of the first minute wholly after t that holds
+// records of the window, and how many records the window holds from it on
+// (0: none).
+func (d *digester) recordsAfter(t time.Time) (first time.Time, n int64) {
+	from := int32(t.Sub(d.start)/time.Minute) + 1
+	firstM := int32(-1)
+	for _, acc := range d.s.byName {
+		for m, k := range acc.minutes {
+			if m >= from && k > 0 {
+				n += k
+				if firstM < 0 || m < firstM {
+					firstM = m
+				}
+			}
+		}
+	}
+	if n == 0 {
+		return time.Time{}, 0
+	}
+	return d.start.Add(time.Duration(firstM) * time.Minute), n
 }
 
 // when is a line's time in the host's zone; ok is false for a line with

@@ -87,3 +87,15 @@ func ParseWorkerState(data []byte) (WorkerState, error) {
 	}
 	return s, nil
 }
+
+// FailedCategories are the categories worker.json says failed, in its
+// order (the worker's state and the report's say which).
+func (st WorkerState) FailedCategories() []string {
+	var out []string
+	for _, c := range st.Categories {
+		if c.State == CatFailed {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}

@@ -171,7 +171,7 @@ func (a Actor) launch(ctx context.Context, only []string) (int, error) {
 		if !alive {
 			if data, err := a.H.ReadAt(ctx, a.layout().WorkerJSON(), 0, 4<<20); err == nil {
 				if st, err := parse.ParseWorkerState(data); err == nil && st.PID == pid && st.State == parse.WorkerDone {
-					if failed := failedCats(st); len(failed) > 0 {
+					if failed := st.FailedCategories(); len(failed) > 0 {
 						return pid, fmt.Errorf("launch: the worker (pid %d) went through every category at once; %d failed: %s; see %s",
 							pid, len(failed), strings.Join(failed, ", "), a.workerLog())
 					}
@@ -210,17 +210,6 @@ func (a Actor) lastLogLine(ctx context.Context) string {
 	}
 	lines := strings.Split(strings.TrimRight(string(data), "\r\n"), "\n")
 	return parse.SanitizeLineString(lines[len(lines)-1], 300)
-}
-
-// failedCats are the categories worker.json says failed, in its order.
-func failedCats(st parse.WorkerState) []string {
-	var out []string
-	for _, c := range st.Categories {
-		if c.State == parse.CatFailed {
-			out = append(out, c.Name)
-		}
-	}
-	return out
 }
 
 // refuseWriters fails, naming the process, while a worker runs or any

@@ -117,6 +117,7 @@ type catState struct {
 	runs                *remote.Tail
 	lines, errLines     int64
 	promptLines         int64
+	promptsAt           time.Time // prompts.jsonl's mtime (appended after the worker read it: JudgeTarget)
 	known               bool
 	lastGrowth          time.Time
 	mtime               time.Time
@@ -233,6 +234,9 @@ func (ct *counts) fold(res remote.PollResult, now time.Time, wjson *parse.Worker
 		}
 		if prompts.Err == nil {
 			c.promptLines = prompts.Lines
+			if !prompts.Missing && !prompts.Info.ModTime.IsZero() {
+				c.promptsAt = prompts.Info.ModTime
+			}
 		}
 	}
 }

@@ -39,16 +39,14 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 			}
 		}
 	}
-	switch {
-	case js != nil && js.Target > 0:
-		v.Target, v.TargetSource = int64(js.Target), parse.WorkerStateFile
-	case c.logTarget > 0:
-		v.Target, v.TargetSource = int64(c.logTarget), "log"
-	default:
-		v.Target, v.TargetSource = c.promptLines, "prompts"
-		if c.maxSamples > 0 && int64(c.maxSamples) < v.Target {
-			v.Target = int64(c.maxSamples)
-		}
+	tf := parse.TargetFacts{Prompts: c.promptLines, PromptsAt: c.promptsAt, MaxSamples: c.maxSamples, Log: c.logTarget}
+	if js != nil {
+		tf.Worker, tf.WorkerRead = js.Target, wjson.StartedAt
+	}
+	var targetNote string
+	v.Target, v.TargetSource, targetNote = parse.JudgeTarget(tf)
+	if targetNote != "" {
+		v.Warnings = append(v.Warnings, c.name+": "+targetNote)
 	}
 	countFigures(c, js, wjson != nil && c.scanVoidPID != 0 && c.scanVoidPID == wjson.PID, &v)
 	tokenFigures(c, js, &v)
@@ -70,37 +68,24 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 		}
 		c.currentSince, c.currentWeak, c.currentKnown = t, weak, !t.IsZero()
 	}
-	switch {
-	case js != nil && (js.State == parse.CatSkipped || js.State == parse.CatDone), v.Target > 0 && v.Done >= v.Target,
-		budgetReached(v) && !live:
-		v.State = StateDone // "skipped" is a later run finding it done: one final state
-	case js == nil && c.logSkipped:
-		v.State = StateDone
-	case js != nil && js.State == parse.CatFailed:
-		v.State = StateFailed
-	case unread(c):
-		v.State, v.Reason = StateUnknown, c.countErr // never counted: neither pending nor running is known
-	case live:
-		v.State = StateRunning
-	case current && wk.State == WorkerDied:
-		v.State, v.Reason = StateDied, "the worker died on it"
-		if wk.Reason != "" {
-			v.Reason += ": " + wk.Reason
-		}
-	case current && wk.State == WorkerStopped, js != nil && js.State == parse.CatStopped:
-		v.State, v.Reason = StateStopped, "the worker was stopped on it"
-		if current && wk.ByYou {
-			v.State, v.Reason = StateStopped, "stopped by you"
-		}
-	case v.Done > 0:
-		v.State = StatePartial // some records, and no worker on it
-	default:
-		v.State = StatePending
+	f := parse.CategoryFacts{Done: v.Done, Target: v.Target, TargetRaised: js != nil && v.Target > int64(js.Target),
+		BudgetReached: budgetReached(v), LogSkipped: c.logSkipped, Unread: unread(c), Current: current,
+		Worker: string(wk.State), WorkerReason: wk.Reason, ByYou: wk.ByYou}
+	if js != nil {
+		f.JSONState = js.State
+	}
+	if wk.State == WorkerStalled {
+		f.Worker = parse.JudgedRunning // judged before its stall: stalled is alive
+	}
+	st, reason := parse.JudgeCategory(f)
+	v.State, v.Reason = CategoryState(st), reason
+	if v.State == StateUnknown {
+		v.Reason = c.countErr // never counted: neither pending nor running is known
 	}
 	k.stall(c, &v, now)
 	if why := unserved(v, c, wk, server, now); why != "" {
 		v.Reason = why // no rate and no ETA until it is back; the stall clock runs on
-	} else if v.State == StateRunning {
+	} else if parse.ClaimsRate(string(v.State)) {
 		v.RatePerMin = k.rate(c, js, wjson, now)
 		v.TokPerSec = tokPerSec(v)
 		v.ETASeconds = eta(v)
@@ -120,6 +105,8 @@ func unserved(v Category, c *catState, wk Worker, server ServerState, now time.T
 	switch {
 	case v.State != StateRunning:
 		return ""
+	case wk.Frozen:
+		return parse.FrozenReason
 	case wk.Phase == parse.WorkerWaitingServer:
 		return "the worker waits for the server"
 	case (server == ServerDown || server == ServerCrashed) && now.Sub(c.lastGrowth) > 30*time.Second:
@@ -141,19 +128,12 @@ func (k *counts) stall(c *catState, v *Category, now time.Time) {
 		limit = g
 	}
 	// quiet since the last record, or since the category became current
-	// (its file may hold records from an earlier run); a weak start (only
-	// the log's last line) counts when nothing else does
-	last := c.lastGrowth
-	if c.currentSince.After(last) && (!c.currentWeak || last.IsZero()) {
-		last = c.currentSince
-	}
+	// (its file may hold records from an earlier run)
+	last := parse.QuietSince(c.lastGrowth, c.currentSince, c.currentWeak)
 	c.quietFrom = last
-	since := now.Sub(last)
-	if last.IsZero() {
-		since = 0 // no witness of when it began: no claim
-	}
+	since, over := parse.Stalled(now, last, limit)
 	switch {
-	case !c.stalled && since > limit:
+	case !c.stalled && over:
 		c.stalled = true
 		// stamped when it became a stall and keyed by the last growth, so a
 		// dashboard opened during the stall records the same stall once
@@ -161,16 +141,13 @@ func (k *counts) stall(c *catState, v *Category, now time.Time) {
 		k.tl.Add(Event{Time: at.UTC(), Kind: "stall_start", Category: c.name,
 			Text: parse.SanitizeString(fmt.Sprintf("%s: no new records for %s (since %s)", c.name, FormatDuration(limit), last.Local().Format("01-02 15:04:05"))),
 			Key:  fmt.Sprintf("stall_start|%s|%d", c.name, last.UnixNano())})
-	case c.stalled && since <= limit:
+	case c.stalled && !over:
 		c.stalled = false
 		c.win.Reset() // the pace from before the stall is not today's
 		k.tl.note(now, "stall_end", c.name, fmt.Sprintf("%s: records flow again", c.name))
 	}
 	if c.stalled {
-		v.State, v.Reason = StateStalled, "no new records for "+FormatDuration(since)
-		if v.Errors > 0 {
-			v.Reason += fmt.Sprintf(", %d errors", v.Errors)
-		}
+		v.State, v.Reason = StateStalled, parse.StallReason(since, v.Errors)
 	}
 }
 

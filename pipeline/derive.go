@@ -11,7 +11,7 @@ import "time"
 // the worker judged). What a judgement needs next poll (a stall's start,
 // the last /metrics sample, the baseline's series) is kept here too.
 func (w *Watcher) judge(reads []serverRead, vr vitalsRead, now time.Time) {
-	w.live.judge(w.log.finished, w.log.current)
+	w.live.judge(w.log.finished, w.log.current, w.log.lastLine)
 	w.sv.judge(reads, now, w.live.waitingServer())
 	w.serverFigures(&w.sv.shown, w.sv.each, reads, now)
 	w.cnt.judge(w.live.shown, w.sv.shown.State, now, w.live.wjson, &w.log)

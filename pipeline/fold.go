@@ -11,7 +11,7 @@ import (
 func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 	wl := res.Tails[0]
 	for _, sv := range w.sv.list {
-		w.sv.foldServerTail(sv, res, now, w.polls)
+		w.sv.foldServerTail(sv, res, now, w.nth())
 	}
 	if len(wl.Lines) > 0 {
 		w.live.logLines = true
@@ -29,12 +29,16 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 	wl := res.Tails[0]
 	recent := wl.Err == nil && now.Sub(wl.ModTime) < time.Minute
 	w.log.worker.AddEach(len(wl.Lines), func(i int) string { return parse.SanitizeLineString(wl.Lines[i].Text, 4096) })
+	at := now // when the lines were written, as far as the host says: a first read's are at most as new as the log
+	if w.nth() <= 1 && wl.Err == nil && !wl.ModTime.IsZero() && wl.ModTime.Before(now) {
+		at = wl.ModTime
+	}
 	for i, l := range wl.Lines {
-		fresh := w.polls > 1 || recent && len(wl.Lines)-i <= 20
-		w.foldWorkerLine(parse.ParseWorkerLine(l.Text), now, fresh)
+		fresh := w.nth() > 1 || recent && len(wl.Lines)-i <= 20
+		w.foldWorkerLine(parse.ParseWorkerLine(l.Text), now, at, fresh)
 	}
 	for _, sv := range w.sv.list {
-		w.sv.foldServerLines(sv, res, now, flush, w.polls)
+		w.sv.foldServerLines(sv, res, now, flush, w.nth())
 	}
 	if len(res.Tails) < 2 {
 		return
@@ -53,13 +57,15 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 // foldWorkerLine hands one worker log line to the parts it speaks of: the
 // log's own facts, the worker's liveness, the categories it names. fresh
 // says it was written about now (read live, or among the last lines of a
-// log that just grew), not history from a first read.
-func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now time.Time, fresh bool) {
+// log that just grew), not history from a first read; at is when it was
+// written as the host tells (now, or a first read's log time: a progress
+// line's rate is as old as the log).
+func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now, at time.Time, fresh bool) {
 	cur := w.log.current // a failure counts against the category it was logged under
-	watching := w.polls > 1
+	watching := w.nth() > 1
 	failed := w.log.fold(l, now, watching && w.cnt.cats[l.Category] != nil)
 	w.live.foldLogLine(l)
-	w.cnt.foldLogLine(l, cur, failed, now, watching, fresh)
+	w.cnt.foldLogLine(l, cur, failed, at, watching, fresh)
 }
 
 // foldRuns reads new runs.jsonl lines and notes each server configuration.

@@ -16,7 +16,7 @@ func TestWatcherFoldsTheLinesTheWorkerWrites(t *testing.T) {
 	w := NewWatcher(remote.Local{}, Options{Root: t.TempDir()}, nil)
 	w.cnt.cat("B1")
 	now := time.Now()
-	fold := func(line string) { w.foldWorkerLine(parse.ParseWorkerLine(line), now, true) }
+	fold := func(line string) { w.foldWorkerLine(parse.ParseWorkerLine(line), now, now, true) }
 
 	fold(parse.FormatProcessing("B1", "LONG"))
 	if w.log.current != "B1" || w.cnt.cats["B1"].class != "LONG" {

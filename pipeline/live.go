@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -306,7 +307,7 @@ func (l *liveness) facts(finished bool) workerFacts {
 		fromJSON = true
 	}
 	if fromJSON {
-		f.Phase, f.JSONError, f.Failed = st.State, st.Error, failedCats(*st)
+		f.Phase, f.JSONError, f.Failed = st.State, st.Error, st.FailedCategories()
 	}
 	f.Killed = f.PID > 0 && (l.note.names(f.PID, start) || l.killed[f.PID])
 	return f
@@ -385,9 +386,10 @@ func endText(v Worker) string {
 	return string(v.State) + ": " + v.Reason
 }
 
-// view is the worker as the Snapshot shows it; finished and category are
-// the worker log's ("All categories finished.", its last header).
-func (l *liveness) view(finished bool, category string) Worker {
+// view is the worker as the Snapshot shows it; finished, category and
+// logLast are the worker log's ("All categories finished.", its last
+// header, when it was last written).
+func (l *liveness) view(finished bool, category string, logLast time.Time) Worker {
 	f := l.facts(finished)
 	v := Worker{PID: f.PID, Category: category, Source: "log"}
 	v.State, v.Reason, v.ByYou = workerStateFor(f)
@@ -408,8 +410,12 @@ func (l *liveness) view(finished bool, category string) Worker {
 	}
 	if p != nil && p.pid == f.PID {
 		v.Command = p.command()
+		v.Frozen = f.Alive && p.frozen
 		if p.writes != "" && v.Source != parse.WorkerStateFile {
 			v.Source = "proc"
+			if c := writerCategory(p.writes); c != "" && (v.Category == "" || logLast.Before(l.startedAt(p))) {
+				v.Category = c // the file it holds open says what it works on: a log that names none, or only an older process's
+			}
 		}
 		if t := l.startedAt(p); v.StartedAt == nil && !t.IsZero() {
 			t = t.UTC()
@@ -424,8 +430,23 @@ func (l *liveness) view(finished bool, category string) Worker {
 
 // judge judges the worker from what the poll folded, before its stall
 // (which needs the categories judged).
-func (l *liveness) judge(finished bool, category string) {
-	l.shown = l.view(finished, category)
+func (l *liveness) judge(finished bool, category string, logLast time.Time) {
+	l.shown = l.view(finished, category, logLast)
+}
+
+// writerCategory is the category whose raw_responses.jsonl a writer holds
+// open ("" for the worker log): prepared/NAME/raw_responses.jsonl. A
+// symlinked category's real path names its target's folder, which is then
+// no category, and the log alone tells.
+func writerCategory(writes string) string {
+	if path.Base(writes) != parse.RawFile {
+		return ""
+	}
+	dir := path.Dir(writes)
+	if path.Base(path.Dir(dir)) != parse.PreparedDir {
+		return ""
+	}
+	return path.Base(dir)
 }
 
 // stall marks the judged worker stalled when its category is, or when

@@ -39,6 +39,7 @@ type proc struct {
 	worker  bool   // a synthwatch worker for this root
 	writes  string // the file it was found writing; "" when worker.json named it
 	checked bool   // worker-ness decided (cwd and realpath read if needed)
+	frozen  bool   // /proc/PID/stat said T (stopped) or t (traced) at its last read
 }
 
 // command is the process's command line for display: sanitised, capped.
@@ -114,6 +115,7 @@ func (r *procReader) read(ctx context.Context, pid int) (*proc, error) {
 			}
 		}
 	}
+	p.frozen = st.State == 'T' || st.State == 't'
 	r.mu.Unlock()
 	if !p.checked {
 		p.worker = r.isWorker(ctx, p)

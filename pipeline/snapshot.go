@@ -144,16 +144,19 @@ type Worker struct {
 	//   unknown  the host could not tell (link down, /proc unreadable)
 	// (Before: running | stopped | dead | unknown; dead is now died, a
 	// finished stopped is exited, a fresh root's unknown is none.)
-	State     WorkerState `json:"state"`
-	PID       int         `json:"pid,omitempty"`
-	Command   string      `json:"command,omitempty"` // its /proc cmdline, sanitised
-	Category  string      `json:"category,omitempty"`
-	Source    string      `json:"source,omitempty"` // worker.json | proc (found writing the files) | log
-	Phase     string      `json:"phase,omitempty"`  // worker.json's own state: waiting_server, stopping, ...
-	Reason    string      `json:"reason,omitempty"` // why stalled, stopped, exited or died
-	ByYou     bool        `json:"by_you,omitempty"` // stopped by synthwatch's kill (not a crash)
-	StartedAt *time.Time  `json:"started_at,omitempty"`
-	UpdatedAt *time.Time  `json:"updated_at,omitempty"`
+	State    WorkerState `json:"state"`
+	PID      int         `json:"pid,omitempty"`
+	Command  string      `json:"command,omitempty"` // its /proc cmdline, sanitised
+	Category string      `json:"category,omitempty"`
+	Source   string      `json:"source,omitempty"` // worker.json | proc (found writing the files) | log
+	Phase    string      `json:"phase,omitempty"`  // worker.json's own state: waiting_server, stopping, ...
+	Reason   string      `json:"reason,omitempty"` // why stalled, stopped, exited or died
+	ByYou    bool        `json:"by_you,omitempty"` // stopped by synthwatch's kill (not a crash)
+	// Frozen: its process is stopped (SIGSTOP, Ctrl-Z: /proc says T): alive,
+	// and writing nothing until it is continued
+	Frozen    bool       `json:"frozen,omitempty"`
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 }
 
 // Server is the SGLang (or vLLM) server, judged from several witnesses:

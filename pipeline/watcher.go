@@ -103,6 +103,7 @@ type Watcher struct {
 	mu        sync.Mutex
 	cnt       counts // the categories: their counts and tokens, the manifest (categories.go)
 	polls     int
+	answered  int                // polls the host answered: a failed first poll read nothing, so the next is still a first read
 	runsDue   map[*catState]bool // runs.jsonl to read in this poll though it is not full (newRuns)
 	polledAt  time.Time          // the last poll the host answered: the time its Snapshot is of
 	sv        serverSet          // the host's servers: their logs, probes and states (serverset.go)
@@ -255,7 +256,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		go func() { defer wg.Done(); vr = w.vit.read(ctx, w.rd, vitPid, vitDisk) }()
 	}
 	go func() { defer wg.Done(); res = p.Poll(ctx, w.rd) }()
-	go func() { defer wg.Done(); lr = w.live.read(ctx, now, w.polls) }()
+	go func() { defer wg.Done(); lr = w.live.read(ctx, now, w.nth()) }()
 	if askZone {
 		wg.Add(1)
 		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.rd) }()
@@ -289,7 +290,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		w.cnt.noteWorkerJSON(st)
 	}
 	w.live.fold(lr, now)
-	w.live.noteGrowth(res, w.cnt.cats, w.polls)
+	w.live.noteGrowth(res, w.cnt.cats, w.nth())
 	w.cnt.fold(res, now, w.live.wjson)
 	w.cnt.foldTokens(w.pre, res, tokJobs, tokSums, tokErr)
 	if w.o.OnePoll {
@@ -298,9 +299,15 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	w.sv.foldReads(reads)
 	w.judge(reads, vr, now)
 	w.ev.readOnce = true
+	w.answered++
 	w.lastSnap = w.project()
 	return w.lastSnap, false
 }
+
+// nth is this poll's number among those the host answered (1: the first
+// read of the host, whose lines are history, however many polls failed
+// before it: a dashboard polls while its link still dials).
+func (w *Watcher) nth() int { return w.answered + 1 }
 
 // poller is this poll's batch of tails and counters. A full poll reads
 // what changes rarely too: prompts.jsonl and runs.jsonl (and runs.jsonl

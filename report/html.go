@@ -64,9 +64,6 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 			continue
 		}
 		state := clean(c.State, 20)
-		if c.Target > 0 && c.Left() == 0 {
-			state = "done"
-		}
 		v.Categories = append(v.Categories, catRow{Name: clean(c.Name, 80), Done: parse.Thousands(c.Records) + "/" + parse.Thousands(c.Target),
 			Tokens: parse.TokenFigure(count(c.Tokens)+budget(c.TokenBudget), c.TokensUnknown), Window: parse.Thousands(c.InWindow), Rate: rate(c.RatePerHour),
 			Left: parse.Thousands(c.Left()), ETA: etaText(c), State: state})

@@ -68,9 +68,6 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 			continue
 		}
 		state := clean(c.State, 10)
-		if c.Target > 0 && c.Left() == 0 {
-			state = "done"
-		}
 		row := fmt.Sprintf("%-22s %15s %9s %9s %8s %8s  %s %s", clean(c.Name, 22), parse.Thousands(c.Records)+"/"+parse.Thousands(c.Target),
 			parse.TokenLowerBound(count(c.Tokens), c.TokensUnknown)+budget(c.TokenBudget), parse.Thousands(c.InWindow), rate(c.RatePerHour),
 			parse.Thousands(c.Left()), etaText(c), state)
@@ -82,6 +79,11 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 			eta += *c.ETASec
 		default:
 			unknown++
+		}
+	}
+	for _, c := range s.Categories {
+		if c.TargetNote != "" { // the old script's --max-samples, or a prompts file changed since
+			fmt.Fprintf(b, "  %s: %s\n", clean(c.Name, 22), clean(c.TargetNote, 200))
 		}
 	}
 	fmt.Fprintf(b, "total: %s, %s, %s left", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk), parse.Thousands(left))
@@ -98,9 +100,9 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 	case left == 0:
 		b.WriteString("ETA: nothing left\n")
 	case unknown > 0 && eta == 0:
-		b.WriteString("ETA: unknown (no category left has a rate in the window)\n")
+		b.WriteString("ETA: unknown (no category left runs with a rate in the window)\n")
 	case unknown > 0:
-		fmt.Fprintf(b, "ETA: more than %s (%s left with no rate yet)\n", dur(eta), parse.Plural(unknown, "category"))
+		fmt.Fprintf(b, "ETA: more than %s (%s left that runs with no rate, or that nobody works on)\n", dur(eta), parse.Plural(unknown, "category"))
 	default:
 		fmt.Fprintf(b, "ETA: %s at the window's rates, one category after another\n", dur(eta))
 	}

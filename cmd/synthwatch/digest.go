@@ -73,7 +73,7 @@ func (o *digestFlags) options(now time.Time) (digest.Options, error) {
 	if o.every < time.Minute {
 		return digest.Options{}, fmt.Errorf("--every %s: at least 1m", o.every)
 	}
-	return digest.Options{Root: o.root, Since: since, Now: now, Every: o.every, StallAfter: o.stall, Alive: digest.ProcAlive, Writers: digest.ProcWriters}, nil
+	return digest.Options{Root: o.root, Since: since, Now: now, Every: o.every, StallAfter: o.stall, Alive: digest.ProcAlive, Writers: digest.ProcWriters, Frozen: digest.ProcFrozen}, nil
 }
 
 func parseSince(s string, now time.Time) (time.Time, error) {

@@ -1,0 +1,508 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/digest"
+	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+	"github.com/synthwatch/synthwatch/sim"
+)
+
+// look is what one view says of one category: the four things every view
+// must agree on.
+type look struct {
+	State  string
+	Target int64
+	Left   int64
+	Claims bool // a rate or an ETA
+}
+
+func (l look) String() string {
+	return fmt.Sprintf("%s target %d left %d claims %v", l.State, l.Target, l.Left, l.Claims)
+}
+
+func snapLooks(s pipeline.Snapshot) map[string]look {
+	out := map[string]look{}
+	for _, c := range s.Categories {
+		out[c.Name] = look{string(c.State), c.Target, parse.Left(c.Done, c.Target, string(c.State)), c.RatePerMin > 0 || c.ETASeconds != nil}
+	}
+	return out
+}
+
+// statusRow: NAME CLASS DONE TARGET ERR RATE ETA STATE (status's table).
+var statusRow = regexp.MustCompile(`^(\S+)\s+\S+\s+(\d+)\s+(\d+)\s+\d+\s+(\d+\.\d)\s+(\S+)\s+(\S+)\s*$`)
+
+func textLooks(out string) map[string]look {
+	res := map[string]look{}
+	for _, l := range strings.Split(out, "\n") {
+		if m := statusRow.FindStringSubmatch(l); m != nil {
+			done, _ := strconv.ParseInt(m[2], 10, 64)
+			target, _ := strconv.ParseInt(m[3], 10, 64)
+			res[m[1]] = look{m[6], target, parse.Left(done, target, m[6]), m[4] != "0.0" || m[5] != "-"}
+		}
+	}
+	return res
+}
+
+// screenRow: the dashboard's row, NAME CLASS DONE/TARGET … RATE/m …
+// ETA ERR STATE.
+var screenRow = regexp.MustCompile(`^\s*(\S+)\s+\S+\s+(\d+)/(\d+)\s.*?\s(\d+\.\d)\s.*?(\S+)\s+(\d+)\s+(pending|running|stalled|done|failed|stopped|died|partial|unknown)\b`)
+
+func screenLooks(scr string) map[string]look {
+	res := map[string]look{}
+	for _, l := range strings.Split(scr, "\n") {
+		if m := screenRow.FindStringSubmatch(l); m != nil {
+			done, _ := strconv.ParseInt(m[2], 10, 64)
+			target, _ := strconv.ParseInt(m[3], 10, 64)
+			res[m[1]] = look{m[7], target, parse.Left(done, target, m[7]), m[4] != "0.0" || (m[5] != "-" && m[5] != "?")}
+		}
+	}
+	return res
+}
+
+var fleetWorker = regexp.MustCompile(`● up\s.*?\b(running|stalled|stopped|exited|died|none|unknown)\b`)
+
+// headerWorker is the dashboard header's worker state ("worker stalled pid …").
+func headerWorker(scr string) string {
+	if strings.Contains(scr, "worker never ran here") {
+		return string(pipeline.WorkerNone)
+	}
+	if m := regexp.MustCompile(`worker (\S+)`).FindStringSubmatch(scr); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func reportLooks(s digest.Summary) map[string]look {
+	out := map[string]look{}
+	for _, c := range s.Categories {
+		out[c.Name] = look{c.State, c.Target, c.Left(), c.ETASec != nil}
+	}
+	return out
+}
+
+// agree fails t on any disagreement between the views' looks: the same
+// categories, states, targets and work left in each. A rate or an ETA is
+// claimed only for a category every view calls running: a view that
+// has not measured a rate yet (a first poll) makes no claim, but none
+// claims one for a category another calls stalled, done or idle.
+// A category written to while the views look may have grown between
+// them: grew is by how much (its lines after the last view less before
+// the first), the slack its work left is allowed.
+func agree(t *testing.T, root string, views map[string]map[string]look, want map[string]string, grew map[string]int64) {
+	t.Helper()
+	var names []string
+	for v := range views {
+		names = append(names, v)
+	}
+	sort.Strings(names)
+	table := func() string {
+		var b strings.Builder
+		for _, v := range names {
+			fmt.Fprintf(&b, "  %-24s %v\n", v, views[v])
+		}
+		return b.String()
+	}
+	ref := views[names[0]]
+	for cat, st := range want {
+		if ref[cat].State != st {
+			t.Errorf("%s: %s is %s in %s, want %s:\n%s", root, cat, ref[cat].State, names[0], st, table())
+		}
+	}
+	for _, v := range names {
+		got := views[v]
+		if len(got) != len(ref) {
+			t.Errorf("%s: %s shows %d categories, %s %d:\n%s", root, v, len(got), names[0], len(ref), table())
+		}
+		for cat, r := range ref {
+			g := got[cat]
+			if g.State != r.State || g.Target != r.Target || max(g.Left-r.Left, r.Left-g.Left) > grew[cat] {
+				t.Errorf("%s: %s says %s: %v; %s says %v:\n%s", root, v, cat, g, names[0], r, table())
+			}
+			if g.Claims && g.State != string(pipeline.StateRunning) {
+				t.Errorf("%s: %s claims a rate or an ETA for %s, %s:\n%s", root, v, cat, g.State, table())
+			}
+		}
+	}
+}
+
+// ageRoot sets the mtimes of the files named (relative to root) to ago
+// before now.
+func ageRoot(t *testing.T, root string, ago map[string]time.Duration) {
+	t.Helper()
+	now := time.Now()
+	for rel, d := range ago {
+		if err := os.Chtimes(filepath.Join(root, rel), now.Add(-d), now.Add(-d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// relaunchScript is the old script relaunched without PYTHONUNBUFFERED,
+// its stdout sent to the log with ">": its banner and progress lines sit
+// in its buffer, while it appends one record every 2 s to the file it
+// holds open (json.dumps, a float timestamp).
+const relaunchScript = `
+import json, sys, time
+path, cat, start = sys.argv[1], sys.argv[2], int(sys.argv[3])
+print("Processing: %s (SHORT)" % cat)
+with open(path, "a") as f:
+    i = start
+    while True:
+        f.write(json.dumps({"id": "%s-%05d" % (cat, i), "response": "a", "usage": {"completion_tokens": 236}, "timestamp": time.time()}) + "\n")
+        f.flush()
+        print("%d/100 (0 err) 1.0 req/s" % (i + 1))
+        i += 1
+        time.sleep(2)
+`
+
+// bufferedRoot: B1 done (50 of 50), B2 at 30 of 100 with the relaunched
+// script appending to it and an empty log.
+func bufferedRoot(t *testing.T) string {
+	py := testgate.Tool(t, "python3", "the buffered relaunch")
+	root := t.TempDir()
+	for name, n := range map[string]int{"B1_glaive": 50, "B2_opencodeinstruct": 100} {
+		dir := filepath.Join(root, "prepared", name)
+		os.MkdirAll(dir, 0o755)
+		var p, r strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&p, `{"id": "%s-%05d", "messages": [{"role": "user", "content": "q"}]}`+"\n", name, i)
+		}
+		done := n
+		if name == "B2_opencodeinstruct" {
+			done = 30
+		}
+		for i := 0; i < done; i++ {
+			fmt.Fprintf(&r, `{"id": "%s-%05d", "response": "a", "usage": {"completion_tokens": 236}, "timestamp": %.3f}`+"\n", name, i, float64(time.Now().Add(-time.Hour).Unix()))
+		}
+		os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(p.String()), 0o644)
+		os.WriteFile(filepath.Join(dir, "raw_responses.jsonl"), []byte(r.String()), 0o644)
+	}
+	os.MkdirAll(filepath.Join(root, "logs"), 0o755)
+	script := filepath.Join(root, "run_inference.py")
+	os.WriteFile(script, []byte(relaunchScript), 0o644)
+	log, err := os.Create(filepath.Join(root, "logs", "inference_all.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd := exec.Command(py, script, filepath.Join(root, "prepared", "B2_opencodeinstruct", "raw_responses.jsonl"), "B2_opencodeinstruct", "30")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, log, log
+	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-exited })
+	ageRoot(t, root, map[string]time.Duration{"prepared/B1_glaive/raw_responses.jsonl": time.Hour})
+	testgate.Eventually(t, 30*time.Second, "the relaunched script appends", func() bool {
+		return countFileLines(filepath.Join(root, "prepared", "B2_opencodeinstruct", "raw_responses.jsonl")) >= 31
+	})
+	return root
+}
+
+// appendedRoot: the worker answered A's 20 prompts and exited done; then
+// 20 more prompts were appended (by Python, as a generator would).
+func appendedRoot(t *testing.T, bin string) string {
+	py := testgate.Tool(t, "python3", "prompts appended after the worker read them")
+	srv := sim.New(sim.Options{Speed: 50})
+	if err := srv.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	root := t.TempDir()
+	dir := filepath.Join(root, "prepared", "A")
+	os.MkdirAll(dir, 0o755)
+	var p strings.Builder
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&p, `{"id": "A-%02d", "messages": [{"role": "user", "content": "q"}]}`+"\n", i)
+	}
+	os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(p.String()), 0o644)
+	if out, err := exec.Command(bin, "worker", "--root", root, "--server", srv.URL()).CombinedOutput(); err != nil {
+		t.Fatalf("worker: %v\n%s", err, out)
+	}
+	add := `import json,sys
+with open(sys.argv[1], "a") as f:
+    for i in range(20, 40):
+        f.write(json.dumps({"id": "A-%02d" % i, "messages": [{"role": "user", "content": "q"}]}) + "\n")`
+	if out, err := exec.Command(py, "-c", add, filepath.Join(dir, "prompts.jsonl")).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	// the worker read them a minute ago; the generator wrote since
+	ageRoot(t, root, map[string]time.Duration{"run/worker.json": time.Minute, "prepared/A/raw_responses.jsonl": time.Minute})
+	return root
+}
+
+// stoppedRoot: the Go worker on A against a slow server, SIGSTOPped (a
+// Ctrl-Z, a freezer) after its first records and left so for wait.
+func stoppedRoot(t *testing.T, bin string, wait time.Duration) string {
+	srv := sim.New(sim.Options{Speed: 1})
+	if err := srv.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	root := t.TempDir()
+	dir := filepath.Join(root, "prepared", "A")
+	os.MkdirAll(dir, 0o755)
+	var p strings.Builder
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&p, `{"id": "A-%04d", "messages": [{"role": "user", "content": "q"}]}`+"\n", i)
+	}
+	os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(p.String()), 0o644)
+	os.MkdirAll(filepath.Join(root, "logs"), 0o755)
+	log, err := os.Create(filepath.Join(root, "logs", "inference_all.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd := exec.Command(bin, "worker", "--root", root, "--server", srv.URL())
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); <-exited })
+	testgate.Eventually(t, time.Minute, "the worker's first records", func() bool {
+		return countFileLines(filepath.Join(dir, "raw_responses.jsonl")) >= 20
+	})
+	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(wait)
+	return root
+}
+
+// crashRoot: the server's log ends in a crash 5 h ago, and 250 records
+// (Python's json.dumps, ISO finished_at) were written after it, the last
+// 30 minutes ago: it came back with its log elsewhere. Nobody works now.
+func crashRoot(t *testing.T) string {
+	py := testgate.Tool(t, "python3", "records after a crash")
+	root := t.TempDir()
+	now := time.Now()
+	stamp := func(d time.Duration) string { return now.Add(-d).Local().Format("2006-01-02 15:04:05") }
+	os.MkdirAll(filepath.Join(root, "logs"), 0o755)
+	os.WriteFile(filepath.Join(root, filepath.FromSlash(parse.ServerLogPath)), []byte(
+		"["+stamp(6*time.Hour)+"] The server is fired up and ready to roll!\n"+
+			"["+stamp(5*time.Hour)+"] Subprocess scheduler_0 (pid=7391) crashed with exit code -6. Triggering SIGQUIT for cleanup...\n"), 0o644)
+	ageRoot(t, root, map[string]time.Duration{parse.ServerLogPath: 5 * time.Hour})
+	dir := filepath.Join(root, "prepared", "A")
+	os.MkdirAll(dir, 0o755)
+	gen := `import json, sys, time
+d, now = sys.argv[1], time.time()
+with open(d + "/prompts.jsonl", "w") as f:
+    for i in range(300):
+        f.write(json.dumps({"id": "A-%03d" % i, "messages": [{"role": "user", "content": "q"}]}) + "\n")
+with open(d + "/raw_responses.jsonl", "w") as f:
+    for i in range(250):
+        t = now - 4.5 * 3600 + i * 60
+        f.write(json.dumps({"id": "A-%03d" % i, "response": "a", "usage": {"completion_tokens": 100},
+                            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))}) + "\n")`
+	if out, err := exec.Command(py, "-c", gen, dir).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	ageRoot(t, root, map[string]time.Duration{"prepared/A/raw_responses.jsonl": 30 * time.Minute, "prepared/A/prompts.jsonl": 6 * time.Hour})
+	return root
+}
+
+// Every view of the same roots, at the same moment, says the same: the
+// one-shot status (text and --json), --follow's first line, the fleet's
+// status, the report's JSON (the digest on the host) and the dashboard's
+// first screen (the built binary in tmux), all over a real sshd, on
+// roots other tools made: the old script's hang that began an hour before
+// (Python-written records), the buffered relaunch (an empty log, a live
+// python appending), and prompts appended after the worker read them.
+// Before, the dashboard over SSH called the hang running at 66/min, every
+// view called the relaunch partial and the report "ended unknown", and
+// the appended prompts were 20/20 done everywhere.
+func TestEveryViewSaysTheSame(t *testing.T) {
+	testgate.E2E(t)
+	needTmux(t)
+	bin := testbin.Path(t)
+	sd := sshdtest.Start(t)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	t.Setenv("XDG_STATE_HOME", cfg)
+	target := sd.User + "@" + sd.Addr()
+	host, port, _ := strings.Cut(sd.Addr(), ":")
+	sshCfg := filepath.Join(t.TempDir(), "ssh_config") // a second name of the host, for the fleet
+	os.WriteFile(sshCfg, []byte(fmt.Sprintf("Host gpu2\n  HostName %s\n  Port %s\n  User %s\n", host, port, sd.User)), 0o600)
+	ssh := []string{"-F", sshCfg, "-i", sd.KeyPath, "-o", "UserKnownHostsFile=" + sd.KnownHosts, "-o", "StrictHostKeyChecking=yes"}
+
+	hang := pythonNight(t, 2)
+	ageRoot(t, hang, map[string]time.Duration{
+		"prepared/B1_glaive/raw_responses.jsonl": 100 * time.Minute, "prepared/B2_opencodeinstruct/raw_responses.jsonl": time.Hour,
+		"prepared/B3_magicoder/raw_responses.jsonl": time.Hour, "logs/inference_all.log": time.Hour})
+	const stall = 20 * time.Second
+	stallFlags := []string{"--stall-after", stall.String()}
+	roots := []struct {
+		name, root string
+		want       map[string]string
+		status     []string // the stall limit for status and the dashboard
+		noClaims   bool     // no view may claim a rate or an ETA, running or not
+		reason     string   // the stalled category's reason begins so, on the dashboard's row, in status and the report
+	}{
+		{"the old script's hang an hour old", hang, map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "stalled"}, nil, true, "no new records for 1h0"},
+		{"the buffered relaunch", bufferedRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "running"}, nil, false, ""},
+		{"prompts appended after the worker read them", appendedRoot(t, bin), map[string]string{"A": "partial"}, nil, true, ""},
+		{"records after a logged crash", crashRoot(t), map[string]string{"A": "partial"}, nil, true, ""},
+		{"a SIGSTOPped worker past the stall limit", stoppedRoot(t, bin, stall+5*time.Second), map[string]string{"A": "stalled"}, stallFlags, true, ""},
+		{"a SIGSTOPped worker within the stall limit", stoppedRoot(t, bin, time.Second), map[string]string{"A": "running"}, nil, true, ""},
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK=")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("synthwatch %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	for _, r := range roots {
+		t.Run(r.name, func(t *testing.T) {
+			common := append(append(append([]string{}, ssh...), "--root", r.root, "--server-url", "http://127.0.0.1:1"), r.status...)
+			views := map[string]map[string]look{}
+			lines := func() map[string]int64 {
+				n := map[string]int64{}
+				for cat := range r.want {
+					n[cat] = int64(countFileLines(filepath.Join(r.root, "prepared", cat, "raw_responses.jsonl")))
+				}
+				return n
+			}
+			before := lines()
+			// the dashboard first: its first screen is the one under test
+			x := startTmux(t, 200, 30, []string{"XDG_STATE_HOME=" + cfg, "XDG_CONFIG_HOME=" + cfg, "SSH_AUTH_SOCK="},
+				append(append([]string{bin}, common...), "--poll", "1h", target)...)
+			scr := x.waitFor("the first screen with every category", 30*time.Second, func(scr string) bool {
+				return strings.Contains(scr, "● connected") && len(screenLooks(scr)) == len(r.want) && !strings.Contains(scr, " unknown ")
+			})
+			views["dashboard (tmux)"] = screenLooks(scr)
+			workers := map[string]string{"dashboard (tmux)": headerWorker(scr)}
+			x.keys("q")
+			// the fleet screen, the same host under two names
+			fx := startTmux(t, 200, 20, []string{"XDG_STATE_HOME=" + cfg, "XDG_CONFIG_HOME=" + cfg, "SSH_AUTH_SOCK="},
+				append(append([]string{bin}, common...), "--poll", "1h", target, "gpu2")...)
+			fscr := fx.waitFor("the fleet's first screen", 30*time.Second, func(scr string) bool {
+				return strings.Contains(rowLine(scr, "gpu2"), "up") && rowDone(scr, "gpu2") >= 0 && !strings.Contains(rowLine(scr, "gpu2"), " unknown")
+			})
+			fleetRow := rowLine(fscr, "gpu2")
+			if m := fleetWorker.FindStringSubmatch(fleetRow); m != nil {
+				workers["fleet row"] = m[1] // #, HOST, ● up [rtt], WORKER
+			} else {
+				t.Errorf("%s: the fleet row %q", r.name, fleetRow)
+			}
+			fx.keys("q")
+
+			var s pipeline.Snapshot
+			if err := json.Unmarshal([]byte(run(append(append([]string{"status", "--json"}, common...), target)...)), &s); err != nil {
+				t.Fatal(err)
+			}
+			views["status --json"] = snapLooks(s)
+			workers["status --json"] = string(s.Worker.State)
+			var done, total int64
+			stalled := false
+			for _, c := range s.Categories {
+				done, total = done+c.Done, total+c.Target
+				stalled = stalled || c.State == pipeline.StateStalled
+			}
+			if m := regexp.MustCompile(`([\d,]+)/([\d,]+)`).FindStringSubmatch(fleetRow); m == nil || strings.ReplaceAll(m[2], ",", "") != fmt.Sprint(total) {
+				t.Errorf("%s: the fleet row says %q, status's targets add up to %d", r.name, fleetRow, total)
+			}
+			if strings.Contains(fleetRow, "stalled") != stalled {
+				t.Errorf("%s: the fleet row %q, status's categories stalled: %v", r.name, fleetRow, stalled)
+			}
+			views["status"] = textLooks(run(append(append([]string{"status"}, common...), target)...))
+			line := run(append(append([]string{"status", "--follow", "--json", "--count", "1"}, common...), target)...)
+			var f pipeline.Snapshot
+			if err := json.NewDecoder(strings.NewReader(line)).Decode(&f); err != nil {
+				t.Fatalf("--follow: %v: %s", err, line)
+			}
+			views["status --follow, line 1"] = snapLooks(f)
+			workers["status --follow, line 1"] = string(f.Worker.State)
+			var fleet map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(run(append(append([]string{"status", "--json"}, common...), target, "gpu2")...)), &fleet); err != nil {
+				t.Fatal(err)
+			}
+			for h, raw := range fleet {
+				var fs pipeline.Snapshot
+				if err := json.Unmarshal(raw, &fs); err != nil {
+					t.Fatal(err)
+				}
+				views["fleet status "+h] = snapLooks(fs)
+				workers["fleet status "+h] = string(fs.Worker.State)
+			}
+			var rep digest.Summary
+			repArgs := append(append([]string{"report", "--json", "--worker-bin", bin}, ssh...), "--root", r.root)
+			if r.status != nil {
+				repArgs = append(repArgs, "--stall", stall.String())
+			}
+			if err := json.Unmarshal([]byte(run(append(repArgs, target)...)), &rep); err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range rep.Incidents {
+				if in.Kind == digest.KindOutage && in.Still && rep.Categories[0].Last != nil && rep.Categories[0].Last.After(in.Time) {
+					t.Errorf("%s: the outage from %s is still under way, with records written after it: %s", r.name, in.Time, in.Text)
+				}
+			}
+			views["report --json"] = reportLooks(rep)
+			workers["report --json"] = rep.WorkerState
+			for v, w := range workers {
+				if w != workers["status --json"] {
+					t.Errorf("%s: the worker is %q in %s, %q in status --json: %v", r.name, w, v, workers["status --json"], workers)
+				}
+			}
+			grew := lines()
+			for cat, n := range before {
+				grew[cat] -= n
+			}
+			agree(t, r.name, views, r.want, grew)
+			for cat, st := range r.want {
+				if st != "stalled" || r.reason == "" {
+					continue
+				}
+				// timed from the stall's real start, read from the host: the
+				// same in the first screen as in a one-shot status
+				if !rowSays(scr, cat, r.reason) {
+					t.Errorf("%s: the dashboard's row of %s does not say %q:\n%s", r.name, cat, r.reason, scr)
+				}
+				for _, c := range s.Categories {
+					if c.Name == cat && !strings.HasPrefix(c.Reason, r.reason) {
+						t.Errorf("%s: status says %s %q, want %q…", r.name, cat, c.Reason, r.reason)
+					}
+				}
+				for _, c := range rep.Categories {
+					if c.Name == cat && !strings.HasPrefix(c.Reason, r.reason) {
+						t.Errorf("%s: the report says %s %q, want %q…", r.name, cat, c.Reason, r.reason)
+					}
+				}
+			}
+			for v, looks := range views {
+				for cat, l := range looks {
+					if r.noClaims && l.Claims {
+						t.Errorf("%s: %s claims a rate or an ETA for %s (%v)", r.name, v, cat, l)
+					}
+				}
+			}
+		})
+	}
+}

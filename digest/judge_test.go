@@ -1,0 +1,159 @@
+package digest_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/digest"
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+func writeFile(t *testing.T, p, s string, at time.Time) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(p, at, at)
+}
+
+func lines(n int, f func(i int) string) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		b.WriteString(f(i) + "\n")
+	}
+	return b.String()
+}
+
+func pyRecord(cat string, at time.Time) func(int) string {
+	return func(i int) string {
+		return fmt.Sprintf(`{"id": "%s-%d", "response": "a", "usage": {"completion_tokens": 100}, "timestamp": %.3f}`, cat, i, float64(at.Add(time.Duration(i)*4*time.Second).UnixNano())/1e9)
+	}
+}
+
+func catOf(t *testing.T, s *digest.Summary, name string) digest.Category {
+	t.Helper()
+	for _, c := range s.Categories {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no %s in %+v", name, s.Categories)
+	return digest.Category{}
+}
+
+// holder starts a process that holds path open for appending, as the old
+// script holds its category's file, and ends it with the test.
+func holder(t *testing.T, path string) int {
+	t.Helper()
+	c := exec.Command("sh", "-c", `exec 3>>"$1"; while :; do sleep 1; done`, "sh", path)
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { c.Wait(); close(done) }()
+	t.Cleanup(func() { syscall.Kill(-c.Process.Pid, syscall.SIGKILL); <-done })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if pids, _ := digest.ProcWriters(path); len(pids) > 0 || time.Now().After(deadline) {
+			return c.Process.Pid
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The report judges each category as status does (parse.JudgeCategory):
+// the buffered relaunch (an empty log, a live process appending to B2) is
+// running, its run too; B1, whose prompts grew after the worker read them,
+// has a target of 40, not the worker's 20, and work left; B3's old log
+// figure (7 prompts, its --max-samples) is a note beside the prompts' 10; a category nobody
+// works on has no ETA, whatever its window's rate.
+func TestReportJudgesCategoriesAsStatus(t *testing.T) {
+	root := t.TempDir()
+	now := time.Now()
+	started := now.Add(-2 * time.Hour)
+	p := func(cat, f string) string { return filepath.Join(root, "prepared", cat, f) }
+	writeFile(t, p("B1", "prompts.jsonl"), lines(40, func(i int) string { return fmt.Sprintf(`{"id": "B1-%d"}`, i) }), now.Add(-time.Hour))
+	writeFile(t, p("B1", "raw_responses.jsonl"), lines(20, pyRecord("B1", started)), started.Add(time.Minute))
+	writeFile(t, p("B2", "prompts.jsonl"), lines(100, func(i int) string { return fmt.Sprintf(`{"id": "B2-%d"}`, i) }), started)
+	writeFile(t, p("B2", "raw_responses.jsonl"), lines(30, pyRecord("B2", now.Add(-2*time.Minute))), now)
+	writeFile(t, p("B3", "prompts.jsonl"), lines(10, func(i int) string { return fmt.Sprintf(`{"id": "B3-%d"}`, i) }), started)
+	writeFile(t, p("B3", "raw_responses.jsonl"), lines(5, pyRecord("B3", now.Add(-time.Hour))), now.Add(-time.Hour))
+	writeFile(t, filepath.Join(root, "logs", "inference_all.log"), "", now.Add(-5*time.Minute)) // > log, stdout buffered
+	pid := holder(t, p("B2", "raw_responses.jsonl"))
+
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-3 * time.Hour), Now: now, Alive: digest.ProcAlive, Writers: digest.ProcWriters})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b2 := catOf(t, s, "B2"); b2.State != parse.CatRunning || b2.Left() != 70 || b2.ETASec == nil {
+		t.Errorf("B2, written by pid %d: %+v", pid, b2)
+	}
+	if b3 := catOf(t, s, "B3"); b3.State != parse.JudgedPartial || b3.ETASec != nil || b3.Target != 10 {
+		t.Errorf("B3, nobody on it: %+v", b3)
+	}
+	var ends []string
+	for _, r := range s.Runs {
+		ends = append(ends, r.End+": "+r.EndHow)
+	}
+	if len(s.Runs) != 1 || s.Runs[0].End != digest.EndRunning || !strings.Contains(s.Runs[0].EndHow, "B2's raw_responses.jsonl") {
+		t.Errorf("runs %q", ends)
+	}
+
+	// the Go worker read B1's 20 prompts and finished; 20 more were appended since
+	ws := parse.WorkerState{Schema: 1, PID: 999999, State: parse.WorkerDone, StartedAt: started, UpdatedAt: started.Add(time.Minute),
+		Categories: []parse.CategoryState{{Name: "B1", Class: "SHORT", Target: 20, Done: 20, State: parse.CatDone}}}
+	b, _ := json.Marshal(ws)
+	writeFile(t, filepath.Join(root, "logs", "inference_all.log"), "Processing: B3 (SHORT)\nB3: 7 prompts\n", now.Add(-time.Hour)) // the old script's --max-samples 7
+	writeFile(t, filepath.Join(root, "run", "worker.json"), string(b), started.Add(time.Minute))
+	s, err = digest.Build(digest.Options{Root: root, Since: now.Add(-3 * time.Hour), Now: now, Alive: digest.ProcAlive, Writers: digest.ProcWriters})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b3 := catOf(t, s, "B3"); b3.Target != 10 || !strings.HasPrefix(b3.TargetNote, "the worker log says 7 prompts; the target is 10") {
+		t.Errorf("B3 with the log's 7 prompts: %+v", b3)
+	}
+	if b1 := catOf(t, s, "B1"); b1.Target != 40 || b1.TargetSource != parse.TargetPrompts || b1.State != parse.JudgedPartial || b1.Left() != 20 {
+		t.Errorf("B1 with 20 prompts appended after its worker read 20: %+v", b1)
+	}
+}
+
+// Records written after a logged crash end the outage at the first of
+// them (inferred): the server came back with its log elsewhere. Before,
+// the report listed "14:10 → still" over 250 records.
+func TestRecordsAfterACrashEndTheOutage(t *testing.T) {
+	loc := time.UTC
+	now := time.Date(2026, 11, 29, 19, 0, 0, 0, loc)
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "logs", "sglang_inference.log"),
+		"[2026-11-29 13:00:00] The server is fired up and ready to roll!\n"+
+			"[2026-11-29 14:10:00] Subprocess scheduler_0 (pid=7391) crashed with exit code -6. Triggering SIGQUIT for cleanup...\n", now)
+	p := filepath.Join(root, "prepared", "A")
+	writeFile(t, filepath.Join(p, "prompts.jsonl"), lines(300, func(i int) string { return fmt.Sprintf(`{"id": "A-%d"}`, i) }), now)
+	back := time.Date(2026, 11, 29, 14, 40, 0, 0, loc)
+	writeFile(t, filepath.Join(p, "raw_responses.jsonl"), lines(250, func(i int) string {
+		return fmt.Sprintf(`{"id": "A-%d", "usage": {"completion_tokens": 10}, "finished_at": %q}`, i, back.Add(time.Duration(i)*time.Minute).Format(time.RFC3339))
+	}), now)
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-8 * time.Hour), Now: now, Loc: loc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs []digest.Incident
+	for _, in := range s.Incidents {
+		if in.Kind == digest.KindOutage {
+			outs = append(outs, in)
+		}
+	}
+	if len(outs) != 1 || outs[0].Still || outs[0].End == nil || !outs[0].End.Equal(back) || !strings.Contains(outs[0].Text, "250 records written after it") ||
+		!strings.Contains(outs[0].Text, "(inferred)") {
+		t.Fatalf("outages %+v", outs)
+	}
+}
