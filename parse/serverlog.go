@@ -27,7 +27,7 @@ type ServerLog struct {
 // error record is held until a line that is not its continuation arrives,
 // or until Flush.
 func (r *ServerLog) Feed(line string, emit func(ServerEvent)) {
-	inner, w := Unwrap(line)
+	inner, w := unwrapOuter(line)
 	if w.Partial {
 		if r.partial.Len() == 0 {
 			r.partWrap = w
@@ -45,6 +45,7 @@ func (r *ServerLog) Feed(line string, emit func(ServerEvent)) {
 		w.Partial = false
 		r.partial.Reset()
 	}
+	inner = unwrapInner(inner, &w)
 	if r.pending != nil && isContinuation(inner) {
 		if strings.TrimSpace(inner) == "" {
 			return // blank lines inside a traceback carry nothing
