@@ -188,6 +188,10 @@ func (fs *figureState) rowsOf(name string, v Server, rd serverRead, eng *parse.E
 		r.Source, r.GenThroughput, r.RunningReqs, r.QueueReqs, r.TokenUsage, r.CacheHitRate = v.Source, &g, v.RunningReqs, v.QueueReqs, &u, v.CacheHitRate
 		if v.Source == "log" && v.FiguresStale { // the log's last figures are old: shown with their age, never as live
 			r.State, r.AgeSeconds = RowStale, v.FiguresAgeSeconds
+			if lb := v.LastBatch; lb != nil {
+				g, u := lb.GenThroughput, lb.TokenUsage
+				r.GenThroughput, r.RunningReqs, r.QueueReqs, r.TokenUsage = &g, lb.RunningReqs, lb.QueueReqs, &u
+			}
 		}
 		fs.rows[v.URL] = rowMemo{rows: []ReplicaRow{r}, at: now}
 		return []ReplicaRow{r}

@@ -1,0 +1,159 @@
+package pipeline
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// The lines are those of testdata/logs/faults/round2_2026.log and
+// lifecycle_2026.log (their README names each upstream source), stamped
+// after the serving log they follow.
+const (
+	vlWorkerDied = "(EngineCore_DP0 pid=413) ERROR 11-29 03:00:01 [multiproc_executor.py:231] Worker proc VllmWorker-0 died unexpectedly, shutting down executor.\n" +
+		"(EngineCore_DP0 pid=413) Process EngineCore_DP0:\n" +
+		"(EngineCore_DP0 pid=413) Traceback (most recent call last):\n" +
+		"(APIServer pid=4170) ERROR 11-29 03:00:02 [async_llm.py:546] AsyncLLM output_handler failed.\n" +
+		"(APIServer pid=4170) ERROR 11-29 03:00:02 [async_llm.py:546] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n"
+	uvicornShutdown = "(APIServer pid=4170) INFO:     Shutting down\n" +
+		"(APIServer pid=4170) INFO:     Waiting for application shutdown.\n" +
+		"(APIServer pid=4170) INFO:     Application shutdown complete.\n" +
+		"(APIServer pid=4170) INFO:     Finished server process [4170]\n"
+	vlLauncherStop = "(APIServer pid=4170) INFO 11-29 03:00:09 [launcher.py:110] Shutting down FastAPI HTTP server.\n"
+	sgException    = "[2026-11-29 03:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n" +
+		"  File \"/sgl/python/sglang/srt/managers/scheduler.py\", line 2700, in run_scheduler_process\n" +
+		"RuntimeError: CUDA error: an illegal memory access was encountered\n"
+	sgSigterm = "[2026-11-29 03:00:01] SIGTERM received. signum=15 frame=None. Draining requests and shutting down...\n"
+)
+
+// The ladder of endings (docs/SERVER-STATES.md): a fatal line followed by
+// a shutdown is a crash; a stop is a stop only when nothing fatal precedes
+// it; a stop's teardown stays a stop, a fatal error of its own after it is
+// a crash; a new run's startup line ends either.
+func TestEndingsByPrecedence(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, first, then string
+		state             ServerState
+		stopEvent         bool
+	}{
+		{"rung 1: vLLM worker death, then uvicorn's shutdown", vlServing, vlWorkerDied + vlLauncherStop + uvicornShutdown, ServerCrashed, false},
+		{"rung 1: AsyncLLMEngine has failed, then shutdown", vlServing,
+			"CRITICAL 11-29 03:00:01 [launcher.py:72] AsyncLLMEngine has failed, terminating server process\n" + uvicornShutdown, ServerCrashed, false},
+		{"rung 1: Ray worker death, then shutdown", vlServing,
+			"(EngineCore_DP0 pid=413) ERROR 11-29 03:00:01 [ray_executor_v2.py:464] RayWorkerProc rank=[3] died unexpectedly, shutting down executor.\n" + uvicornShutdown, ServerCrashed, false},
+		{"rung 1: SGLang scheduler crash, then SIGTERM and uvicorn", sgServing,
+			sgException + "[2026-11-29 03:00:02] SIGQUIT received. signum=None, frame=None. It usually means one child failed.\n" + sgSigterm +
+				"[2026-11-29 03:00:03] INFO:     Shutting down\n", ServerCrashed, false},
+		{"rung 2: a stop with nothing fatal before it", vlServing, vlLauncherStop + uvicornShutdown, ServerStopped, true},
+		{"rung 2: a stop's teardown stays a stop", sgServing, sgSigterm +
+			"[2026-11-29 03:00:03] Subprocess detokenizer (pid=12) crashed with exit code -15. Triggering SIGQUIT for cleanup...\n" +
+			"[2026-11-29 03:00:03] kill_process_tree called: parent_pid=59, include_parent=True, pid=59\n", ServerStopped, true},
+		{"rung 2: a fatal error of its own after a stop is a crash", sgServing, sgSigterm + sgException, ServerCrashed, true},
+		{"rung 3: a new run's startup ends a crash", vlServing, vlWorkerDied + uvicornShutdown +
+			"(EngineCore_DP0 pid=199) INFO 11-29 03:10:20 [core.py:109] Initializing a V1 LLM engine (v0.20.2) with config: model='m'\n", ServerStarting, false},
+		{"rung 3: a new run's startup ends a stop", sgServing, sgSigterm +
+			"[2026-11-29 03:10:00 TP0] Load weight begin. avail mem=70.00 GB\n", ServerStarting, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := serverAfter(t, tc.first, tc.then, Options{})
+			ev := eventKinds(s)
+			if s.Server.State != tc.state || strings.Contains(ev, "server_stop") != tc.stopEvent {
+				t.Fatalf("state %q (reason %q), events %v; want %s, a stop event %v", s.Server.State, s.Server.Reason, ev, tc.state, tc.stopEvent)
+			}
+			if tc.state == ServerCrashed && (s.Server.LastCrash == "" || strings.Contains(s.Server.Reason, "stopped on request")) {
+				t.Fatalf("crash %q, reason %q", s.Server.LastCrash, s.Server.Reason)
+			}
+			if s.Server.Source != "" || s.Server.LastBatch != nil {
+				t.Fatalf("an ended or restarting server shows figures: %+v", s.Server)
+			}
+		})
+	}
+}
+
+// healthOnly answers /health and has no /metrics (SGLang without
+// --enable-metrics).
+func healthOnly(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// sgDecodeRun is SGLang decoding fast (several lines a second, one stamp
+// per second) from 02:59:50 to 02:59:55, the last figure 930 tok/s.
+func sgDecodeRun() string {
+	var b strings.Builder
+	b.WriteString("[2026-11-29 02:59:00] The server is fired up and ready to roll!\n")
+	for sec := 50; sec <= 55; sec++ {
+		for i := 0; i < 5; i++ {
+			b.WriteString("[2026-11-29 02:59:" + twoDigits(sec) + " TP0] Decode batch, #running-req: 24, #token: 9000, token usage: 0.30, cuda graph: True, gen throughput (token/s): 930.00, #queue-req: 0\n")
+		}
+	}
+	return b.String()
+}
+
+func accessLines(from, to int, path string) string {
+	var b strings.Builder
+	for sec := from; sec <= to; sec++ {
+		b.WriteString("[2026-11-29 03:00:" + twoDigits(sec) + "] INFO:     127.0.0.1:5000 - \"" + path + " HTTP/1.1\" 200 OK\n")
+	}
+	return b.String()
+}
+
+// Idle is a state with evidence: no batch line for a few of its own
+// intervals while /health answers and only health checks arrive. The last
+// batch's figures are shown as that, with their time and age, not as now's.
+func TestIdleWithLastBatch(t *testing.T) {
+	t.Parallel()
+	url := healthOnly(t)
+	s := serverAfter(t, sgDecodeRun(), accessLines(0, 20, "GET /health"), Options{ServerURL: url})
+	v := s.Server
+	lb := v.LastBatch
+	if v.State != ServerReady || v.GenThroughput != 0 || v.RunningReqs != 0 || lb == nil || lb.GenThroughput != 930 || lb.RunningReqs != 24 ||
+		lb.At == nil || lb.At.Format("15:04:05") != "02:59:55" || lb.AgeSeconds < 20 {
+		t.Fatalf("server %+v, last batch %+v", v, lb)
+	}
+	// the same silence with requests arriving is no evidence of idleness yet
+	s = serverAfter(t, sgDecodeRun(), accessLines(0, 20, "POST /generate"), Options{ServerURL: url})
+	if s.Server.State != ServerBusy || s.Server.LastBatch != nil {
+		t.Fatalf("with requests arriving: %+v", s.Server)
+	}
+}
+
+// A vLLM V1 restart appended to a long log, nothing listening yet: the
+// old run's figures end with its startup lines.
+func TestRestartInAnAppendedLogIsStarting(t *testing.T) {
+	t.Parallel()
+	var old strings.Builder
+	old.WriteString(vlServing)
+	for m := 0; m < 50; m++ {
+		old.WriteString(strings.Replace(vlServing[strings.Index(vlServing, "\n")+1:], "02:59:50", "01:"+twoDigits(m)+":00", 1))
+	}
+	restart := "(EngineCore_DP0 pid=199) INFO 11-29 03:00:20 [core.py:109] Initializing a V1 LLM engine (v0.20.2) with config: model='m', speculative_config=None\n" +
+		"(EngineCore_DP0 pid=199) INFO 11-29 03:00:41 [gpu_model_runner.py:2653] Model loading took 15.2 GiB and 20.1 seconds\n" +
+		"(EngineCore_DP0 pid=199) INFO 11-29 03:00:55 [backends.py:548] Dynamo bytecode transform time: 7.42 s\n"
+	s := serverAfter(t, old.String(), restart, Options{})
+	if s.Server.State != ServerStarting || s.Server.Source != "" || s.Server.LastBatch != nil {
+		t.Fatalf("server %+v", s.Server)
+	}
+}
+
+// A prefill-only server chunk-prefilling one long prompt (#new-seq 1,
+// #running-req 0, lines tens of seconds apart) is busy.
+func TestChunkedPrefillOfOnePromptIsBusy(t *testing.T) {
+	t.Parallel()
+	chunk := "[2026-11-29 03:00:%02d DP0 TP0] Prefill batch, #new-seq: 1, #new-token: 8192, #cached-token: 0, token usage: 0.05, #running-req: 0, #queue-req: 0, #pending-token: 0, cuda graph: False, input throughput (token/s): 410.00\n"
+	s := serverAfter(t, "[2026-11-29 02:59:00] The server is fired up and ready to roll!\n"+fmtLines(chunk, 0, 30)+accessLines(31, 55, "GET /health"),
+		"", Options{ServerURL: healthOnly(t)})
+	if s.Server.State != ServerBusy || s.Server.RunningReqs != 1 {
+		t.Fatalf("server %+v", s.Server)
+	}
+}
