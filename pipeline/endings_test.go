@@ -1,10 +1,14 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/golden"
 )
 
 // The lines are those of testdata/logs/faults/round2_2026.log and
@@ -155,5 +159,47 @@ func TestChunkedPrefillOfOnePromptIsBusy(t *testing.T) {
 		"", Options{ServerURL: healthOnly(t)})
 	if s.Server.State != ServerBusy || s.Server.RunningReqs != 1 {
 		t.Fatalf("server %+v", s.Server)
+	}
+}
+
+// Golden judgements, through the watcher's one path: an idle server with
+// its last batch's age, and a vLLM crash that uvicorn's stop followed.
+// testdata/TestGoldenServerEndings/NAME.golden; -update rewrites them.
+func TestGoldenServerEndings(t *testing.T) {
+	t.Parallel()
+	url := healthOnly(t)
+	for name, s := range map[string]Snapshot{
+		"idle_last_batch":          serverAfter(t, sgDecodeRun(), accessLines(0, 20, "GET /health"), Options{ServerURL: url}),
+		"crash_then_stop":          serverAfter(t, vlServing, vlWorkerDied+vlLauncherStop+uvicornShutdown, Options{}),
+		"stop_with_nothing_before": serverAfter(t, vlServing, vlLauncherStop+uvicornShutdown, Options{}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			v := s.Server
+			if v.LastBatch != nil && v.LastBatch.At != nil {
+				at := time.Date(v.LastBatch.At.Year(), v.LastBatch.At.Month(), v.LastBatch.At.Day(), v.LastBatch.At.Hour(),
+					v.LastBatch.At.Minute(), v.LastBatch.At.Second(), 0, time.UTC) // the host's clock, whatever this machine's zone
+				v.LastBatch.At = &at
+			}
+			shown := struct {
+				State     ServerState `json:"state"`
+				Reason    string      `json:"reason"`
+				Shown     string      `json:"shown"`
+				Gen       float64     `json:"gen_throughput_tok_s"`
+				Running   int         `json:"running_reqs"`
+				Source    string      `json:"source"`
+				Stale     bool        `json:"figures_stale"`
+				LastBatch *LastBatch  `json:"last_batch"`
+				LastCrash string      `json:"last_crash"`
+				Events    []string    `json:"events"`
+			}{v.State, strings.ReplaceAll(v.Reason, url, "URL"), IdleText(v), v.GenThroughput, v.RunningReqs, v.Source, v.FiguresStale, v.LastBatch, v.LastCrash, nil}
+			for _, e := range s.Events {
+				if strings.HasPrefix(e.Kind, "server_") {
+					shown.Events = append(shown.Events, e.Kind+": "+e.Text)
+				}
+			}
+			b, err := json.MarshalIndent(shown, "", "  ")
+			must(t, err)
+			golden.RequireEqual(t, append(b, '\n'))
+		})
 	}
 }

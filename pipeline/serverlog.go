@@ -11,26 +11,27 @@ import (
 
 // serverState is what the server log and the probes say.
 type serverState struct {
-	ready       bool
-	phase       string // the log's lifecycle: "", startup, ready, crash, stop
-	fault       string // a fault logged since the server last made progress
-	hang        string // a hang logged (or 0 tok/s seen) since the server last made progress
-	probe       serverProbe
-	refused     int       // polls in a row /metrics was refused
-	logSeen     bool      // the server log exists
-	logGrew     bool      // it grew in this poll
-	logGrewAt   time.Time // when it last grew (the first poll: its mtime)
-	logMtime    time.Time // when the server log last changed
-	crash       string
-	crashAt     time.Time
-	stop        string    // the graceful stop's line, while phase is stop
-	startWait   bool      // a hang line was noted while starting (vLLM workers compiling)
-	endLogged   time.Time // the crash's or stop's own log time: a batch line printed in the same breath is not a revival
-	lastLogged  time.Time // the newest own time of any line: periodic lines' ages are measured from it
-	loggedSet   bool
-	retractions int
-	dialect     parse.Dialect
-	decode      map[rankKey]decodeSample // newest periodic line per DP rank, PP stage and phase (or vLLM engine)
+	ready        bool
+	phase        string // the log's lifecycle: "", startup, ready, crash, stop
+	fault        string // a fault logged since the server last made progress
+	hang         string // a hang logged (or 0 tok/s seen) since the server last made progress
+	probe        serverProbe
+	refused      int       // polls in a row /metrics was refused
+	logSeen      bool      // the server log exists
+	logGrew      bool      // it grew in this poll
+	logGrewAt    time.Time // when it last grew (the first poll: its mtime)
+	logMtime     time.Time // when the server log last changed
+	crash        string
+	crashAt      time.Time
+	crashGeneric bool      // the cause kept is a bare "Traceback (most recent call last)" head
+	stop         string    // the graceful stop's line, while phase is stop
+	startWait    bool      // a hang line was noted while starting (vLLM workers compiling)
+	endLogged    time.Time // the crash's or stop's own log time: a batch line printed in the same breath is not a revival
+	lastLogged   time.Time // the newest own time of any line: periodic lines' ages are measured from it
+	loggedSet    bool
+	retractions  int
+	dialect      parse.Dialect
+	decode       map[rankKey]decodeSample // newest periodic line per DP rank, PP stage and phase (or vLLM engine)
 
 	// prefill tallies from the log since the last snapshot: the log's
 	// cache hit rate when /metrics gives none
@@ -108,8 +109,12 @@ func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time
 			text += " … " + ev.Lines[len(ev.Lines)-1]
 		}
 		text = parse.SanitizeLine([]byte(text), 300)
-		if (ev.Kind != parse.SSigquit && ev.Kind != parse.SCrashTail) || s.st.crash == "" || s.st.phase != "crash" {
-			s.st.crash, s.st.crashAt = text, at // the cause, not the cleanup that follows it
+		generic := strings.HasPrefix(ev.Msg, "Traceback (most recent call last)")
+		if s.st.phase != "crash" || s.st.crash == "" || s.st.crashGeneric && !generic && ev.Kind != parse.SSigquit && ev.Kind != parse.SCrashTail {
+			// the first fatal line is the cause (a worker's death), not what
+			// it brings down after it (EngineDeadError, SIGQUIT, cleanup);
+			// a bare traceback head gives way to the line that names it
+			s.st.crash, s.st.crashAt, s.st.crashGeneric = text, at, generic
 		}
 		if s.st.phase != "crash" {
 			sv.ev.logEvent(at, "server_crash", text, ev.Msg)

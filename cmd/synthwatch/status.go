@@ -262,7 +262,9 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 		fmt.Fprintf(out, " %s", d)
 	}
 	fmt.Fprintf(out, "   server: %s", s.Server.State)
-	if s.Server.Source != "" {
+	if idle := pipeline.IdleText(s.Server); idle != "" {
+		fmt.Fprintf(out, " (%s; %s)", idle, pipeline.FiguresLabel(s.Server))
+	} else if s.Server.Source != "" {
 		fmt.Fprintf(out, " %.0f tok/s, %d running, %d queued, KV %.0f%% (%s)", s.Server.GenThroughput, s.Server.RunningReqs, s.Server.QueueReqs, 100*s.Server.TokenUsage, pipeline.FiguresLabel(s.Server))
 	}
 	if s.Server.Reason != "" && pipeline.ServerTrouble(s.Server.State) {
