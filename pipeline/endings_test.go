@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -200,6 +202,65 @@ func TestGoldenServerEndings(t *testing.T) {
 			b, err := json.MarshalIndent(shown, "", "  ")
 			must(t, err)
 			golden.RequireEqual(t, append(b, '\n'))
+		})
+	}
+}
+
+// smg's 2026 health lines (testdata/router/smg_f8daa883_health.log, text
+// and --json-log, the URL a field in "Health probe failed") raise the
+// replica alert, and the replica the gateway calls unhealthy is a DOWN row
+// though its own /health answers.
+func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
+	t.Parallel()
+	a, b := healthOnly(t), healthOnly(t)
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/workers":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"workers":[{"url":"` + a + `","model_id":"m","worker_type":"regular"},{"url":"` + b + `","model_id":"m","worker_type":"regular"}],"total":2}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(gw.Close)
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "router", "smg_f8daa883_health.log"))
+	must(t, err)
+	for _, style := range []string{"text", "json"} {
+		t.Run(style, func(t *testing.T) {
+			var lines []string
+			for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				if strings.HasPrefix(l, "{") == (style == "json") && strings.Contains(l, "10.0.0.2") {
+					lines = append(lines, strings.ReplaceAll(l, "http://10.0.0.2:30000", b))
+				}
+			}
+			root := t.TempDir()
+			write(t, filepath.Join(root, "prepared", "B1", "prompts.jsonl"), prompts("B1", 1))
+			write(t, filepath.Join(root, "logs", "router.log"), "")
+			c := newClock()
+			c.t = time.Now()
+			w := localWatcher(t, root, c, Options{Servers: []ServerSpec{{URL: gw.URL, Router: true, Metrics: closedURL(t), Log: "logs/router.log"}}})
+			poll(w)
+			appendTo(t, filepath.Join(root, "logs", "router.log"), strings.Join(lines, "\n")+"\n")
+			c.advance(2 * time.Second)
+			poll(w) // the replicas are asked once the list named them
+			c.advance(2 * time.Second)
+			s := poll(w)
+			var alert bool
+			for _, e := range s.Events {
+				alert = alert || e.Kind == "replica_unhealthy" && strings.Contains(e.Text, b)
+			}
+			var rowA, rowB ReplicaRow
+			for _, r := range s.Server.Rows {
+				switch r.Name {
+				case shortURL(a):
+					rowA = r
+				case shortURL(b):
+					rowB = r
+				}
+			}
+			if !alert || rowB.State != RowDown || rowA.State == RowDown || rowA.Name == "" || !strings.Contains(rowB.Reason, "gateway") {
+				t.Fatalf("alert %v, rows %+v, events %v", alert, s.Server.Rows, eventKinds(s))
+			}
 		})
 	}
 }
