@@ -264,3 +264,48 @@ func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 		})
 	}
 }
+
+// A one-shot status of a busy vLLM (one /metrics sample; vLLM has no
+// throughput gauge, its token counter needs two) gives an estimate, said
+// to be one, not 0 tok/s; its spec-decode counters give the lifetime
+// acceptance on that first poll. Series names: vllm/v1/metrics/loggers.py
+// @ a6f0308c (PrometheusStatLogger), vllm/v1/spec_decode/metrics.py.
+func TestOneSampleOfABusyVLLM(t *testing.T) {
+	t.Parallel()
+	exposition := `# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 12
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="m"} 3
+# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.42
+# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total{engine="0",model_name="m"} 91234
+# TYPE vllm:inter_token_latency_seconds histogram
+vllm:inter_token_latency_seconds_bucket{engine="0",model_name="m",le="0.01"} 0
+vllm:inter_token_latency_seconds_bucket{engine="0",model_name="m",le="0.025"} 900
+vllm:inter_token_latency_seconds_bucket{engine="0",model_name="m",le="+Inf"} 1000
+vllm:inter_token_latency_seconds_sum{engine="0",model_name="m"} 20
+vllm:inter_token_latency_seconds_count{engine="0",model_name="m"} 1000
+# TYPE vllm:spec_decode_num_drafts_total counter
+vllm:spec_decode_num_drafts_total{engine="0",model_name="m"} 100
+# TYPE vllm:spec_decode_num_draft_tokens_total counter
+vllm:spec_decode_num_draft_tokens_total{engine="0",model_name="m"} 300
+# TYPE vllm:spec_decode_num_accepted_tokens_total counter
+vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="m"} 210
+`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(exposition))
+	}))
+	t.Cleanup(srv.Close)
+	root := t.TempDir()
+	write(t, filepath.Join(root, "prepared", "B1", "prompts.jsonl"), prompts("B1", 1))
+	c := newClock()
+	s := poll(localWatcher(t, root, c, Options{ServerURL: srv.URL}))
+	v := s.Server
+	if v.State != ServerBusy || v.RunningReqs != 12 || v.GenThroughput != 600 || !strings.Contains(v.GenThroughputNote, "one sample") {
+		t.Fatalf("server %+v", v)
+	}
+	if v.Spec == nil || v.Spec.Scope != "lifetime" || v.Spec.AcceptRate == nil || *v.Spec.AcceptRate != 0.7 || v.Spec.AcceptLength == nil || *v.Spec.AcceptLength != 3.1 {
+		t.Fatalf("spec %+v", v.Spec)
+	}
+}

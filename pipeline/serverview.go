@@ -44,6 +44,8 @@ func (sv *serverSet) serverView(s *srvWatch, met parse.ServerMetrics, metErr err
 			v.GenThroughput = *gen
 		case !havePrev && met.GenThroughput.OK && met.RunningReqs.V > 0:
 			v.GenThroughput = met.GenThroughput.V // an idle server's gauge is its last batch's, not now's
+		case !havePrev && met.RunningReqs.V > 0:
+			v.GenThroughput, v.GenThroughputNote = oneSampleGen(met)
 		}
 		switch {
 		case hit != nil:
@@ -282,4 +284,17 @@ func (s *srvWatch) metricRates(met parse.ServerMetrics, now time.Time) (gen, hit
 		}
 	}
 	return gen, hit, true
+}
+
+// oneSampleGen is a busy vLLM's generation rate from one /metrics sample
+// (a one-shot status; vLLM has no throughput gauge and its token counter
+// needs two): each running request makes a token per inter-token
+// latency, so running ÷ the mean ITL (the histogram's sum over its count,
+// the server's lifetime). Without the histogram it says so instead of 0.
+func oneSampleGen(met parse.ServerMetrics) (float64, string) {
+	h := met.Latency[parse.LatITL]
+	if h.Count() > 0 && h.Sum > 0 {
+		return met.RunningReqs.V * h.Count() / h.Sum, "estimate from one sample: running ÷ mean inter-token latency"
+	}
+	return 0, "needs two samples"
 }

@@ -177,11 +177,15 @@ type Server struct {
 	LogAgeSeconds *float64    `json:"log_age_s"`         // since the server log last grew; null without a log
 	WorkerWaiting bool        `json:"worker_waiting,omitempty"`
 	GenThroughput float64     `json:"gen_throughput_tok_s"`
-	RunningReqs   int         `json:"running_reqs"`
-	QueueReqs     int         `json:"queue_reqs"`
-	TokenUsage    float64     `json:"token_usage"`
-	CacheHitRate  *float64    `json:"cache_hit_rate"`
-	Source        string      `json:"source"` // metrics | log | ""
+	// GenThroughputNote says when GenThroughput is not a measured rate:
+	// "needs two samples" (0: a first /metrics sample of a server without a
+	// throughput gauge) or how one sample's estimate was made.
+	GenThroughputNote string   `json:"gen_throughput_note,omitempty"`
+	RunningReqs       int      `json:"running_reqs"`
+	QueueReqs         int      `json:"queue_reqs"`
+	TokenUsage        float64  `json:"token_usage"`
+	CacheHitRate      *float64 `json:"cache_hit_rate"`
+	Source            string   `json:"source"` // metrics | log | ""
 	// FiguresAgeSeconds: the log's figures are this old (from the newest
 	// line of the log and the time since it last changed); FiguresStale:
 	// older than a few of the line's own intervals, so not live.
