@@ -303,3 +303,15 @@ func FuzzUnwrap(f *testing.F) {
 		r.Flush(func(ServerEvent) {})
 	})
 }
+
+// A vLLM warning logged with its traceback (exc_info=True: every line under
+// the same prefix) is one record, not a crash; the interleaving generator
+// (pipeline/interleave_test.go) found it read as one.
+func TestVLLMWarningWithTracebackIsNoCrash(t *testing.T) {
+	p := "(APIServer pid=4170) WARNING 11-29 02:58:02 [tool_parsers.py:88] "
+	evs := feedLog([]string{p + "Tool parser could not parse the output; returning it as text.", p + "Traceback (most recent call last):",
+		p + `  File "/vllm/entrypoints/openai/tool_parsers/x.py", line 88, in extract`, p + "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+		"(APIServer pid=4170) INFO 11-29 02:58:09 [loggers.py:257] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%",
+		"(APIServer pid=4170) INFO 11-29 02:58:09 [loggers.py:257] Engine 001: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%"})
+	checkEvents(t, evs, []wantEv{{SOther, FaultNone, nil}, {SStats, FaultNone, nil}, {SStats, FaultNone, nil}})
+}

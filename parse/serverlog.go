@@ -21,6 +21,8 @@ type ServerLog struct {
 	pendingBuf ServerEvent
 	partial    strings.Builder
 	partWrap   Wrap
+	last       ServerEvent // the newest record's dialect and prefix (a vLLM message's next lines share it)
+	lastSet    bool
 }
 
 // Feed parses one line and calls emit for each record completed by it. An
@@ -60,7 +62,13 @@ func (r *ServerLog) Feed(line string, emit func(ServerEvent)) {
 		r.attach(ev.Msg)
 		return
 	}
+	if r.pending == nil && r.lastSet && tracebackLine(ev.Msg) && vllmContinuation(&r.last, &ev) {
+		// the next line of a message already emitted (a warning logged with
+		// its traceback, exc_info=True): its "Traceback …" is not a crash
+		return
+	}
 	r.Flush(emit)
+	r.last, r.lastSet = ServerEvent{Dialect: ev.Dialect, Prefix: ev.Prefix}, true
 	if ev.Dialect != DialectUnknown {
 		r.Dialect = ev.Dialect
 	}
@@ -125,4 +133,14 @@ func isContinuation(line string) bool {
 	}
 	_, isBar := parseBar(line)
 	return !isBar
+}
+
+// tracebackLine: a line of a Python traceback (its head, a frame, the
+// exception), as a multi-line message's next line shows it.
+func tracebackLine(m string) bool {
+	if strings.HasPrefix(m, "Traceback (most recent call last)") || strings.HasPrefix(m, " ") || strings.HasPrefix(m, "\t") {
+		return true
+	}
+	name, _, ok := strings.Cut(m, ": ")
+	return ok && !strings.ContainsAny(name, " ([") && (strings.HasSuffix(name, "Error") || strings.HasSuffix(name, "Exception"))
 }

@@ -167,7 +167,7 @@ func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time
 		}
 		s.st.ready, s.st.phase, s.st.hang = false, "startup", ""
 	case parse.SAccess:
-		if !probePath(ev.Access.Path) {
+		if !probePath(ev.Access.Path) && ev.Access.Status < 400 { // a rejected request did no work
 			s.st.workSince = true
 		}
 	case parse.SRetract:
