@@ -94,7 +94,9 @@ func TestFaultLinesFromFormatStrings(t *testing.T) {
 // startup steps, and the load lines a restart or a long prompt gives.
 func TestRound2Lines(t *testing.T) {
 	comp := func(c string) func(ServerEvent) bool { return func(e ServerEvent) bool { return e.Component == c } }
-	stage := func(st string) func(ServerEvent) bool { return func(e ServerEvent) bool { return e.Startup.Stage == st } }
+	stage := func(st string) func(ServerEvent) bool {
+		return func(e ServerEvent) bool { return e.Startup.Stage == st }
+	}
 	checkEvents(t, feedLog(fixtureLines(t, "faults/round2_2026.log")), []wantEv{
 		{SCrash, FaultCrash, comp("Worker")},
 		{SCrash, FaultCrash, comp("RayWorkerProc")},
@@ -167,7 +169,9 @@ var wrappers = map[string]func(string) []string{
 	"ts-s":             func(l string) []string { return []string{"00:12:05.123456 " + l} },
 	"stamp":            func(l string) []string { return []string{"2026-04-19 12:09:51.205 | " + l} },
 	"ray-pid":          func(l string) []string { return []string{"(pid=77) " + l} },
-	"ray-pid-ip":       func(l string) []string { return []string{"(pid=77, ip=10.0.0.7) " + l + " [repeated 3x across cluster]"} },
+	"ray-pid-ip": func(l string) []string {
+		return []string{"(pid=77, ip=10.0.0.7) " + l + " [repeated 3x across cluster]"}
+	},
 	"ts+compose-t+ray": func(l string) []string {
 		return []string{"Mar 01 02:03:04 vllm-1  | 2026-03-01T02:03:04Z (SGLangEngine pid=5) " + l}
 	},
