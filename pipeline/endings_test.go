@@ -217,19 +217,26 @@ func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 		switch r.URL.Path {
 		case "/workers":
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"workers":[{"url":"` + a + `","model_id":"m","worker_type":"regular"},{"url":"` + b + `","model_id":"m","worker_type":"regular"}],"total":2}`))
+			_, _ = w.Write([]byte(`{"workers":[{"url":"` + a + `","model_id":"m","worker_type":"regular","load":5},{"url":"` + b + `","model_id":"m","worker_type":"regular"}],"total":2}`))
 		default:
 			http.NotFound(w, r)
 		}
 	}))
 	t.Cleanup(gw.Close)
+	// the gateway's Prometheus listener: smg_worker_* per worker
+	// (model_gateway/src/observability/metrics.rs @ f8daa883); B's breaker open
+	gwMetrics := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("# TYPE smg_worker_cb_state gauge\nsmg_worker_cb_state{worker=\"" + a + "\"} 0\nsmg_worker_cb_state{worker=\"" + b + "\"} 1\n" +
+			"# TYPE smg_worker_requests_active gauge\nsmg_worker_requests_active{worker=\"" + a + "\"} 5\n"))
+	}))
+	t.Cleanup(gwMetrics.Close)
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "router", "smg_f8daa883_health.log"))
 	must(t, err)
-	for _, style := range []string{"text", "json"} {
+	for _, style := range []string{"text", "json", "metrics"} {
 		t.Run(style, func(t *testing.T) {
 			var lines []string
 			for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-				if strings.HasPrefix(l, "{") == (style == "json") && strings.Contains(l, "10.0.0.2") {
+				if style != "metrics" && strings.HasPrefix(l, "{") == (style == "json") && strings.Contains(l, "10.0.0.2") {
 					lines = append(lines, strings.ReplaceAll(l, "http://10.0.0.2:30000", b))
 				}
 			}
@@ -238,7 +245,11 @@ func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 			write(t, filepath.Join(root, "logs", "router.log"), "")
 			c := newClock()
 			c.t = time.Now()
-			w := localWatcher(t, root, c, Options{Servers: []ServerSpec{{URL: gw.URL, Router: true, Metrics: closedURL(t), Log: "logs/router.log"}}})
+			met := closedURL(t)
+			if style == "metrics" {
+				met = gwMetrics.URL
+			}
+			w := localWatcher(t, root, c, Options{Servers: []ServerSpec{{URL: gw.URL, Router: true, Metrics: met, Log: "logs/router.log"}}})
 			poll(w)
 			appendTo(t, filepath.Join(root, "logs", "router.log"), strings.Join(lines, "\n")+"\n")
 			c.advance(2 * time.Second)
@@ -258,7 +269,10 @@ func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 					rowB = r
 				}
 			}
-			if !alert || rowB.State != RowDown || rowA.State == RowDown || rowA.Name == "" || !strings.Contains(rowB.Reason, "gateway") {
+			if style == "metrics" {
+				alert = true // no log line: the series alone
+			}
+			if !alert || rowB.State != RowDown || rowA.State != RowUp || rowA.Source != "gateway" || rowA.RunningReqs != 5 || !strings.Contains(rowB.Reason, "gateway") {
 				t.Fatalf("alert %v, rows %+v, events %v", alert, s.Server.Rows, eventKinds(s))
 			}
 		})
@@ -307,5 +321,19 @@ vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="m"} 210
 	}
 	if v.Spec == nil || v.Spec.Scope != "lifetime" || v.Spec.AcceptRate == nil || *v.Spec.AcceptRate != 0.7 || v.Spec.AcceptLength == nil || *v.Spec.AcceptLength != 3.1 {
 		t.Fatalf("spec %+v", v.Spec)
+	}
+}
+
+// `docker compose logs` output (every line behind "SERVICE-1  | ", with
+// and without -t) reads as the server it is: busy, 29 running, 108
+// waiting, not an idle server of zeros.
+func TestComposeLogIsRead(t *testing.T) {
+	t.Parallel()
+	stats := "(APIServer pid=15) INFO 11-29 03:00:01 [loggers.py:257] Engine 000: Avg prompt throughput: 812.4 tokens/s, Avg generation throughput: 930.2 tokens/s, Running: 29 reqs, Waiting: 108 reqs, GPU KV cache usage: 91.3%, Prefix cache hit rate: 12.0%\n"
+	for name, prefix := range map[string]string{"compose": "vllm-1  | ", "compose -t": "vllm-1  | 2026-11-29T03:00:01.123456789Z "} {
+		s := serverAfter(t, wrapAll(vlServing, func(l string) string { return prefix + l }), prefix+stats, Options{})
+		if v := s.Server; v.State != ServerBusy || v.RunningReqs != 29 || v.QueueReqs != 108 || v.GenThroughput != 930.2 {
+			t.Errorf("%s: %+v", name, v)
+		}
 	}
 }

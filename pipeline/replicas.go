@@ -217,6 +217,10 @@ func (fs *figureState) rowsOf(name string, v Server, rd serverRead, eng *parse.E
 		return out
 	}
 	r := base
+	if v.RouterLoad != nil { // the gateway's own count (smg_worker_requests_active, or its list's load)
+		r.Source, r.RunningReqs, r.Reason = "gateway", *v.RouterLoad, "requests in flight, from the gateway"
+		return []ReplicaRow{r}
+	}
 	r.State, r.Reason = RowUnknown, v.Reason
 	return []ReplicaRow{r}
 }
