@@ -113,6 +113,8 @@ func TestRound2Lines(t *testing.T) {
 		{SStats, FaultNone, func(e ServerEvent) bool { return e.Stats.Running.V == 29 && e.Stats.Waiting.V == 108 }},
 		{SBatch, FaultNone, func(e ServerEvent) bool { return e.Batch.NewSeq.V == 1 && e.Batch.InputThroughput.V == 410 }},
 		{SAccess, FaultNone, func(e ServerEvent) bool { return e.Access.Path == "/health" }},
+		{SStartup, FaultNone, stage("launch")},
+		{SStartup, FaultNone, stage("launch")},
 	})
 }
 

@@ -398,6 +398,10 @@ var startupHeads = []struct{ head, stage string }{
 	// compilation "Dynamo bytecode transform time: %.2f s"; core.py "init engine (profile,
 	// create kv cache, warmup model) took %.2f seconds"; kv_cache_utils "GPU KV cache size: %s tokens".
 	{"Initializing a V1 LLM engine", "engine_init"},
+	// a launch's first line: SGLang's engine.py logger.info(f"{server_args=}") (every
+	// stored copy of _launch_subprocesses), vLLM's log_non_default_args "non-default args: %s"
+	{"server_args=ServerArgs(", "launch"},
+	{"non-default args: ", "launch"},
 	{"vLLM API server version", "api_server_version"},
 	{"Loading weights took", "load_weight_end"},
 	{"Model loading took", "load_weight_end"},
