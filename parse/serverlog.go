@@ -21,8 +21,9 @@ type ServerLog struct {
 	pendingBuf ServerEvent
 	partial    strings.Builder
 	partWrap   Wrap
-	last       ServerEvent // the newest record's dialect and prefix (a vLLM message's next lines share it)
-	lastSet    bool
+	// the newest record's dialect and prefix: a vLLM message's next lines share it
+	lastDialect Dialect
+	lastPrefix  Prefix
 }
 
 // Feed parses one line and calls emit for each record completed by it. An
@@ -62,13 +63,14 @@ func (r *ServerLog) Feed(line string, emit func(ServerEvent)) {
 		r.attach(ev.Msg)
 		return
 	}
-	if r.pending == nil && r.lastSet && tracebackLine(ev.Msg) && vllmContinuation(&r.last, &ev) {
+	if r.pending == nil && r.lastDialect == DialectVLLM && ev.Dialect == DialectVLLM && tracebackLine(ev.Msg) &&
+		vllmContinuation(&ServerEvent{Dialect: r.lastDialect, Prefix: r.lastPrefix}, &ev) {
 		// the next line of a message already emitted (a warning logged with
 		// its traceback, exc_info=True): its "Traceback …" is not a crash
 		return
 	}
 	r.Flush(emit)
-	r.last, r.lastSet = ServerEvent{Dialect: ev.Dialect, Prefix: ev.Prefix}, true
+	r.lastDialect, r.lastPrefix = ev.Dialect, ev.Prefix
 	if ev.Dialect != DialectUnknown {
 		r.Dialect = ev.Dialect
 	}

@@ -109,8 +109,8 @@ func stripEscapes(line string, w *Wrap) string {
 // peelLayer removes the outermost wrapper it knows from line.
 func peelLayer(line string, w *Wrap) (string, bool) {
 	switch {
-	case line == "":
-		return line, false
+	case line == "" || line[0] == '[' || line[0] == '(' || line[0] == ' ':
+		return line, false // a server's own prefix, a process tag or a traceback line: no wrapper starts so
 	case strings.HasPrefix(line, `{"log":`):
 		return unwrapDockerJSON(line, w)
 	case len(line) >= 20 && line[4] == '-' && line[10] == 'T' && isDigit(line[0]):
@@ -300,7 +300,7 @@ func letters(s string) bool {
 // padded with spaces then "| " (compose's presenter: fmt "%-Ns | "), and
 // supervisor_stdout's "program | stdout | ".
 func unwrapService(line string, w *Wrap) (string, bool) {
-	i := strings.Index(line, " | ")
+	i := strings.Index(line[:min(len(line), 131)], " | ")
 	if i <= 0 || i > 128 {
 		return line, false
 	}
