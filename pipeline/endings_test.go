@@ -127,7 +127,14 @@ func TestIdleWithLastBatch(t *testing.T) {
 		lb.At == nil || lb.At.Format("15:04:05") != "02:59:55" || lb.AgeSeconds < 20 {
 		t.Fatalf("server %+v, last batch %+v", v, lb)
 	}
-	// the same silence with requests arriving is no evidence of idleness yet
+	// the last requests' completions right after the last decode line, then
+	// only health checks: idle (the review's F5)
+	done := "[2026-11-29 02:59:55] INFO:     127.0.0.1:5000 - \"POST /generate HTTP/1.1\" 200 OK\n" +
+		"[2026-11-29 02:59:56] INFO:     127.0.0.1:5001 - \"POST /generate HTTP/1.1\" 200 OK\n"
+	if s = serverAfter(t, sgDecodeRun()+done, accessLines(0, 20, "GET /health"), Options{ServerURL: url}); s.Server.State != ServerReady || s.Server.LastBatch == nil {
+		t.Fatalf("after the last completions: %+v", s.Server)
+	}
+	// requests completing long after the last line ran without one: no evidence of idleness yet
 	s = serverAfter(t, sgDecodeRun(), accessLines(0, 20, "POST /generate"), Options{ServerURL: url})
 	if s.Server.State != ServerBusy || s.Server.LastBatch != nil {
 		t.Fatalf("with requests arriving: %+v", s.Server)

@@ -43,12 +43,13 @@ type serverState struct {
 	prevMetAt time.Time
 	metStill  int // polls in a row /metrics showed running requests and no token generated
 
-	// idleness: whether requests other than health checks reached the
-	// server since its last periodic line, the newest line's host time,
-	// and the last line that made tokens (for "last batch 14:02: 930 tok/s")
-	workSince bool
-	newestAt  time.Time
-	lastWork  decodeSample
+	// idleness: the own time of the newest request other than a health
+	// check that completed (its access line), the newest periodic line's
+	// host time, and the last line that made tokens (for "last batch
+	// 14:02: 930 tok/s")
+	workAt   time.Time
+	newestAt time.Time
+	lastWork decodeSample
 }
 
 // rankKey is a rank that logs its own periodic lines. DP ranks (and vLLM
@@ -167,8 +168,8 @@ func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time
 		}
 		s.st.ready, s.st.phase, s.st.hang = false, "startup", ""
 	case parse.SAccess:
-		if !probePath(ev.Access.Path) && ev.Access.Status < 400 { // a rejected request did no work
-			s.st.workSince = true
+		if !probePath(ev.Access.Path) && ev.Access.Status < 400 && ev.HasPrefix && ev.Prefix.Time.After(s.st.workAt) {
+			s.st.workAt = ev.Prefix.Time // a rejected request did no work
 		}
 	case parse.SRetract:
 		s.st.retractions += max(ev.Retract.Requests, 1)
@@ -278,7 +279,6 @@ func (sv *serverSet) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, 
 		d.zero = 1
 	}
 	s.st.decode[key] = d
-	s.st.workSince = false
 	if d.gen > 0 {
 		s.st.lastWork = d
 	}

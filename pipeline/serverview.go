@@ -194,16 +194,18 @@ func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale
 }
 
 // staleAfter: a periodic line is stale after a few of its own intervals.
-// While its rank's interval is unknown (one line seen), or requests other
-// than health checks reached the server since (short requests that never
-// reach SGLang's 40th decode step print no decode line), not before 30 s
-// (vLLM prints every 10 s). With only health checks arriving, a few
-// intervals are evidence enough of idleness, but not less than idleAfter.
-// A prefill line that takes in new requests (one chunk of a long prompt)
-// is work in hand until prefillAfter: the next chunk may be that far.
+// While its rank's interval is unknown (one line seen), or a request
+// completed well after the line (idleAfter later: it ran without a line of
+// its own, as a short request that never reaches SGLang's 40th decode step
+// may), not before 30 s (vLLM prints every 10 s). With only health checks
+// arriving (and the last requests' completions right after the line), a
+// few intervals are evidence enough of idleness, but not less than
+// idleAfter. A prefill line that takes in new requests (one chunk of a
+// long prompt) is work in hand until prefillAfter: the next chunk may be
+// that far.
 func (s *srvWatch) staleAfter(d decodeSample) time.Duration {
 	floor := 30 * time.Second
-	if d.interval > 0 && !s.st.workSince {
+	if d.interval > 0 && s.st.workAt.Sub(d.logged) <= idleAfter {
 		floor = idleAfter
 	}
 	if d.prefilling > 0 {
