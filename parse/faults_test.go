@@ -90,6 +90,34 @@ func TestFaultLinesFromFormatStrings(t *testing.T) {
 	})
 }
 
+// issue 39: vLLM's engine deaths, its launcher's stop, a V1 engine's
+// startup steps, and the load lines a restart or a long prompt gives.
+func TestRound2Lines(t *testing.T) {
+	comp := func(c string) func(ServerEvent) bool { return func(e ServerEvent) bool { return e.Component == c } }
+	stage := func(st string) func(ServerEvent) bool {
+		return func(e ServerEvent) bool { return e.Startup.Stage == st }
+	}
+	checkEvents(t, feedLog(fixtureLines(t, "faults/round2_2026.log")), []wantEv{
+		{SCrash, FaultCrash, comp("Worker")},
+		{SCrash, FaultCrash, comp("RayWorkerProc")},
+		{SCrash, FaultCrash, func(e ServerEvent) bool { return e.Component == "AsyncLLM" && len(e.Lines) == 1 }},
+		{SCrash, FaultCrash, func(e ServerEvent) bool { return e.Component == "AsyncLLMEngine" && e.Prefix.Level == "CRITICAL" }},
+		{SStop, FaultStop, nil},
+		{SStop, FaultStop, nil},
+		{SStartup, FaultNone, stage("engine_init")},
+		{SStartup, FaultNone, stage("load_weight_end")},
+		{SStartup, FaultNone, stage("compile")},
+		{SStartup, FaultNone, stage("kv_cache")},
+		{SStartup, FaultNone, stage("cuda_graph_end")},
+		{SStartup, FaultNone, stage("engine_ready")},
+		{SStats, FaultNone, func(e ServerEvent) bool { return e.Stats.Running.V == 29 && e.Stats.Waiting.V == 108 }},
+		{SBatch, FaultNone, func(e ServerEvent) bool { return e.Batch.NewSeq.V == 1 && e.Batch.InputThroughput.V == 410 }},
+		{SAccess, FaultNone, func(e ServerEvent) bool { return e.Access.Path == "/health" }},
+		{SStartup, FaultNone, stage("launch")},
+		{SStartup, FaultNone, stage("launch")},
+	})
+}
+
 func TestFaultLinesAsUsersPostedThem(t *testing.T) {
 	checkEvents(t, feedLog(fixtureLines(t, "faults/user_posted.log")), []wantEv{
 		{SWatchdog, FaultCrash, func(e ServerEvent) bool { return e.Prefix.Ranks.TP == 4 }},
@@ -100,7 +128,9 @@ func TestFaultLinesAsUsersPostedThem(t *testing.T) {
 		{SCrash, FaultCrash, func(e ServerEvent) bool { return len(e.Lines) == 1 }},
 		{SCrash, FaultCrash, func(e ServerEvent) bool { return e.Prefix.Process == "EngineCore_DP0 pid=595868" && len(e.Lines) == 3 }},
 		{SCrash, FaultCrash, func(e ServerEvent) bool { return e.Component == "EngineCore" }},
-		{SOther, FaultNone, func(e ServerEvent) bool { return e.Prefix.Process == "VllmWorker TP1 pid=675229" }},
+		{SStartup, FaultNone, func(e ServerEvent) bool {
+			return e.Prefix.Process == "VllmWorker TP1 pid=675229" && e.Startup.Stage == "load_weight_end"
+		}},
 		{SOther, FaultNone, nil},
 		{SOther, FaultNone, nil},
 		{SOther, FaultNone, func(e ServerEvent) bool {
@@ -128,6 +158,34 @@ var wrappers = map[string]func(string) []string{
 		return []string{"2026-03-01T02:03:04.123456789Z stderr F \x1b[36m(SGLangEngine pid=5)\x1b[0m " + l}
 	},
 	"docker+ray": func(l string) []string { return []string{"2026-03-01T02:03:04Z (SGLangEngine pid=5) " + l} },
+	// issue 39: compose, supervisord, the journal, ts, a collector's stamp, Ray's unnamed tags
+	"compose":          func(l string) []string { return []string{"vllm-1  | " + l} },
+	"compose-color":    func(l string) []string { return []string{"\x1b[36mvllm-1  | \x1b[0m" + l} },
+	"compose-t":        func(l string) []string { return []string{"sglang_server  | 2026-03-01T02:03:04.123456789Z " + l} },
+	"supervisor":       func(l string) []string { return []string{"vllm | stderr | " + l} },
+	"journald-iso":     func(l string) []string { return []string{"2026-03-01T02:03:04+0000 gpu1 python3[28059]: " + l} },
+	"journald-precise": func(l string) []string { return []string{"2026-03-01T02:03:04.123456+01:00 gpu1 vllm[28059]: " + l} },
+	"journald-short":   func(l string) []string { return []string{"Mar 01 02:03:04 gpu1 python3[28059]: " + l} },
+	"journald-locale":  func(l string) []string { return []string{"авг 18 14:15:04 llm python3[28059]: " + l} },
+	"ts":               func(l string) []string { return []string{"Mar 01 02:03:04 " + l} },
+	"ts-s":             func(l string) []string { return []string{"00:12:05.123456 " + l} },
+	"stamp":            func(l string) []string { return []string{"2026-04-19 12:09:51.205 | " + l} },
+	"ray-pid":          func(l string) []string { return []string{"(pid=77) " + l} },
+	"ray-pid-ip": func(l string) []string {
+		return []string{"(pid=77, ip=10.0.0.7) " + l + " [repeated 3x across cluster]"}
+	},
+	"ts+compose-t+ray": func(l string) []string {
+		return []string{"Mar 01 02:03:04 vllm-1  | 2026-03-01T02:03:04Z (SGLangEngine pid=5) " + l}
+	},
+	"journald+compose": func(l string) []string { return []string{"2026-03-01T02:03:04+0000 gpu1 dockerd[9]: vllm-1  | " + l} },
+	"cri+supervisor+ray": func(l string) []string {
+		return []string{"2026-03-01T02:03:04.1Z stdout F vllm | stdout | (pid=77) " + l}
+	},
+	"cri-split+compose": func(l string) []string {
+		l = "vllm-1  | " + l
+		cut := len(l) / 3
+		return []string{"2026-03-01T02:03:04.1Z stdout P " + l[:cut], "2026-03-01T02:03:04.2Z stdout F " + l[cut:]}
+	},
 }
 
 func stripWrap(evs []ServerEvent) []ServerEvent {
@@ -142,7 +200,7 @@ func stripWrap(evs []ServerEvent) []ServerEvent {
 // Every fixture line, wrapped in each wrapper and combinations, parses to
 // the same event as the bare line, alone and as a whole log.
 func TestWrappedLinesParseTheSame(t *testing.T) {
-	for _, file := range []string{"faults/format_strings.log", "faults/user_posted.log", "sglang_mixed.log", "sglang_v046.log", "vllm_v1.log"} {
+	for _, file := range []string{"faults/format_strings.log", "faults/user_posted.log", "faults/lifecycle_2026.log", "faults/round2_2026.log", "sglang_mixed.log", "sglang_v046.log", "vllm_v1.log"} {
 		var lines []string
 		for _, l := range fixtureLines(t, file) {
 			if !strings.HasPrefix(l, `{"log":`) { // already wrapped
@@ -197,6 +255,21 @@ func TestUnwrap(t *testing.T) {
 		{"2026-13-01T02:03:04Z x", "2026-13-01T02:03:04Z x", func(w Wrap) bool { return w.Runtime == "" }},
 		{`{"log":"abc\n","stream":"stdout","time":"2026-03-01T02:03:04Z"}`, "abc", func(w Wrap) bool { return w.Runtime == "docker-json" && w.Time.Year() == 2026 }},
 		{`{"log":1}`, `{"log":1}`, nil},
+		{"vllm-1  | 2026-03-01T02:03:04.5Z x", "x", func(w Wrap) bool {
+			return w.Runtime == "compose" && w.Service == "vllm-1" && w.Time.Nanosecond() == 5e8
+		}},
+		{"vllm | stderr | x", "x", func(w Wrap) bool { return w.Runtime == "supervisor" && w.Stream == "stderr" && w.Service == "vllm" }},
+		{"2026-03-01T02:03:04+0100 gpu1 python3[28059]: x", "x", func(w Wrap) bool {
+			return w.Runtime == "journald" && w.Service == "python3" && w.Time.Hour() == 1
+		}},
+		{"Mar 01 02:03:04 gpu1 python3[28059]: x", "x", func(w Wrap) bool { return w.Runtime == "journald" && w.Time.IsZero() }},
+		{"Mar 01 02:03:04 x", "x", func(w Wrap) bool { return w.Runtime == "ts" }},
+		{"(pid=77, ip=10.0.0.7) x [repeated 3x across cluster]", "x", func(w Wrap) bool { return w.Actor == "pid=77, ip=10.0.0.7" }},
+		// lines that only look like wrappers stay whole
+		{"Loading safetensors checkpoint shards:  50% Completed | 32/64 [00:10<00:10, 3.2it/s]", "Loading safetensors checkpoint shards:  50% Completed | 32/64 [00:10<00:10, 3.2it/s]", nil},
+		{"2026-02-26 13:55:38  INFO smg::server: src/server.rs:794: Starting router on 0.0.0.0:8000 | mode: Regular", "2026-02-26 13:55:38  INFO smg::server: src/server.rs:794: Starting router on 0.0.0.0:8000 | mode: Regular", nil},
+		{"INFO 08-14 10:22:31 metrics.py:341] x", "INFO 08-14 10:22:31 metrics.py:341] x", nil},
+		{"x | y", "y", func(w Wrap) bool { return w.Runtime == "compose" }}, // compose pads a one-letter service to "x "
 	}
 	for _, c := range cases {
 		inner, w := Unwrap(c.line)
@@ -235,4 +308,16 @@ func FuzzUnwrap(f *testing.F) {
 		r.Feed(line, func(ServerEvent) {})
 		r.Flush(func(ServerEvent) {})
 	})
+}
+
+// A vLLM warning logged with its traceback (exc_info=True: every line under
+// the same prefix) is one record, not a crash; the interleaving generator
+// (pipeline/interleave_test.go) found it read as one.
+func TestVLLMWarningWithTracebackIsNoCrash(t *testing.T) {
+	p := "(APIServer pid=4170) WARNING 11-29 02:58:02 [tool_parsers.py:88] "
+	evs := feedLog([]string{p + "Tool parser could not parse the output; returning it as text.", p + "Traceback (most recent call last):",
+		p + `  File "/vllm/entrypoints/openai/tool_parsers/x.py", line 88, in extract`, p + "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+		"(APIServer pid=4170) INFO 11-29 02:58:09 [loggers.py:257] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%",
+		"(APIServer pid=4170) INFO 11-29 02:58:09 [loggers.py:257] Engine 001: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%"})
+	checkEvents(t, evs, []wantEv{{SOther, FaultNone, nil}, {SStats, FaultNone, nil}, {SStats, FaultNone, nil}})
 }

@@ -150,8 +150,8 @@ func ParseRouterMetrics(r io.Reader) (RouterMetrics, error) {
 		for _, mt := range fam.GetMetric() {
 			v, ok := value(fam.GetType(), mt)
 			url := labelOf(mt.GetLabel(), "worker")
-			if !ok || url == "" {
-				continue
+			if !ok || url == "" || v < 0 && (field == "health" || field == "cb") {
+				continue // -1: the gateway's sentinel for a removed worker (metrics.rs @ f8daa883 remove_worker_metrics)
 			}
 			wm := m.Workers[url]
 			switch field {

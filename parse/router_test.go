@@ -168,3 +168,33 @@ func TestParseSMGHealthLines(t *testing.T) {
 		t.Error("a JSON line without a level read as a router line")
 	}
 }
+
+// smg's 2026 health, circuit-breaker and retry lines, text and --json-log
+// (testdata/router/README.md names each source): each names its worker,
+// from the text or from a structured field.
+func TestSmgHealthLines2026(t *testing.T) {
+	want := []struct {
+		kind           RouterKind
+		worker, detail string
+	}{
+		{RWorkerDown, "http://10.0.0.2:30000", "503 Service Unavailable"},
+		{RWorkerDown, "http://10.0.0.2:30000", "Health check failed for worker http://10.0.0.2:30000: HTTP 503"},
+		{RWorkerDown, "grpc://10.0.0.3:30001", `Status { code: Unavailable, message: "tcp connect error" }`},
+		{RCircuitOpen, "http://10.0.0.2:30000", "closed -> open"},
+		{RRetry, "", ""},
+		{RWorkerDown, "http://10.0.0.2:30000", "503 Service Unavailable"},
+		{RWorkerDown, "http://10.0.0.2:30000", "Health check failed for worker http://10.0.0.2:30000: HTTP 503"},
+		{RCircuitOpen, "http://10.0.0.3:30001", "closed -> open"},
+	}
+	lines := strings.Split(strings.TrimSpace(string(readFixture(t, "smg_f8daa883_health.log"))), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d", len(lines), len(want))
+	}
+	for i, line := range lines {
+		l, ok := ParseRouterLine(line)
+		w := want[i]
+		if !ok || l.Kind != w.kind || l.Worker != w.worker || l.Detail != w.detail || l.Time.Year() != 2026 {
+			t.Errorf("line %d: %+v, want %+v", i+1, l, w)
+		}
+	}
+}

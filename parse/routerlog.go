@@ -42,6 +42,8 @@ const (
 	RWorkerDown             // "Worker URL health check failed: …"
 	RWorkerUp               // "Worker URL is now healthy"
 	RError                  // any other ERROR line
+	RCircuitOpen            // "Circuit breaker state transition: closed -> open": the gateway stops routing to a worker
+	RRetry                  // a request retried on another worker ("PD retry attempt …", "Retry backoff")
 )
 
 // RouterLine is one router log line.
@@ -55,6 +57,10 @@ type RouterLine struct {
 	Detail  string // RWorkerDown: the error
 	Total   int    // RWorkersInit
 	Healthy int    // RWorkersInit
+	// Fields are the structured fields that name a worker (worker_url,
+	// worker, url) and its error, from the text form's " key=value" or the
+	// --json-log object.
+	Fields map[string]string
 }
 
 // ParseRouterLine reads one router log line; ok is false for a line that
@@ -91,10 +97,42 @@ func ParseRouterLine(line string) (l RouterLine, ok bool) {
 	if i := strings.Index(rest, ": "); i > 0 && strings.Contains(rest[:i], ".rs:") && !strings.Contains(rest[:i], " ") {
 		rest = rest[i+2:]
 	}
-	l.Msg = rest
+	l.Msg, l.Fields = splitTextFields(rest)
 	classifyRouter(&l)
 	return l, true
 }
+
+// splitTextFields separates tracing's fmt fields ("Health probe failed
+// worker_url=http://a:1 error=…") from the message: the fields follow it,
+// each " key=value" (a Display value unquoted, a Debug string quoted).
+// Only the fields the gateway names a worker by are looked for.
+func splitTextFields(rest string) (msg string, fields map[string]string) {
+	cut := len(rest)
+	for _, k := range workerFieldKeys {
+		i := strings.Index(rest, " "+k+"=")
+		if i < 0 {
+			continue
+		}
+		if fields == nil {
+			fields = map[string]string{}
+		}
+		v := rest[i+len(k)+2:]
+		if j := strings.IndexByte(v, ' '); j >= 0 {
+			v = v[:j]
+		}
+		fields[k] = strings.Trim(v, `"`)
+		cut = min(cut, i)
+	}
+	if e := strings.Index(rest, " error="); e >= 0 && fields != nil {
+		fields["error"] = strings.Trim(rest[e+len(" error="):], `"`)
+		cut = min(cut, e)
+	}
+	return rest[:cut], fields
+}
+
+// workerFieldKeys are the structured fields smg names a worker by
+// (model_gateway/src/worker/manager.rs @ f8daa883: worker_url = %worker.url()).
+var workerFieldKeys = []string{"worker_url", "worker", "url"}
 
 func classifyRouter(l *RouterLine) {
 	m := l.Msg
@@ -118,6 +156,22 @@ func classifyRouter(l *RouterLine) {
 		l.Kind, l.Worker, l.Detail = RWorkerDown, strings.TrimSuffix(w, "/health"), d
 	case strings.HasPrefix(m, "gRPC health timed out for "):
 		l.Kind, l.Worker, l.Detail = RWorkerDown, strings.TrimPrefix(m, "gRPC health timed out for "), "timed out"
+	case strings.HasPrefix(m, "HTTP health check returned non-success status for "):
+		w, d := cutLastColon(strings.TrimPrefix(m, "HTTP health check returned non-success status for "))
+		l.Kind, l.Worker, l.Detail = RWorkerDown, baseURL(w), d
+	case strings.HasPrefix(m, "gRPC health RPC error for "):
+		w, d := cutLastColon(strings.TrimPrefix(m, "gRPC health RPC error for "))
+		l.Kind, l.Worker, l.Detail = RWorkerDown, baseURL(w), d
+	case m == "Health probe failed" || strings.HasPrefix(m, "Health check failed for worker "):
+		l.Kind, l.Worker, l.Detail = RWorkerDown, baseURL(l.field()), l.Fields["error"]
+		if l.Worker == "" && strings.HasPrefix(m, "Health check failed for worker ") {
+			w, d := cutLastColon(strings.TrimPrefix(m, "Health check failed for worker "))
+			l.Worker, l.Detail = baseURL(w), d
+		}
+	case strings.HasPrefix(m, "Circuit breaker state transition: ") && strings.HasSuffix(m, "-> open"):
+		l.Kind, l.Worker, l.Detail = RCircuitOpen, baseURL(l.field()), strings.TrimPrefix(m, "Circuit breaker state transition: ")
+	case strings.HasPrefix(m, "PD retry attempt "), m == "Retry backoff":
+		l.Kind, l.Worker = RRetry, baseURL(l.field())
 	case strings.HasPrefix(m, "Worker ") && strings.HasSuffix(m, " is now healthy"):
 		l.Kind, l.Worker = RWorkerUp, strings.TrimSuffix(strings.TrimPrefix(m, "Worker "), " is now healthy")
 	case l.Level == "ERROR":
@@ -129,22 +183,35 @@ func classifyRouter(l *RouterLine) {
 // "fields" (tracing's JSON layer without flatten_event).
 func parseRouterJSON(line string) (l RouterLine, ok bool) {
 	var rec struct {
-		Timestamp string `json:"timestamp"`
-		Level     string `json:"level"`
-		Message   string `json:"message"`
-		Target    string `json:"target"`
-		Fields    struct {
-			Message string `json:"message"`
-		} `json:"fields"`
+		Timestamp string         `json:"timestamp"`
+		Level     string         `json:"level"`
+		Message   string         `json:"message"`
+		Target    string         `json:"target"`
+		Fields    map[string]any `json:"fields"`
+		Span      map[string]any `json:"span"`
 	}
 	if json.Unmarshal([]byte(line), &rec) != nil || rec.Level == "" {
 		return l, false
 	}
+	var flat map[string]any // flatten_event(true): the fields stand beside "message"
+	_ = json.Unmarshal([]byte(line), &flat)
 	msg := rec.Message
-	if msg == "" {
-		msg = rec.Fields.Message
+	if m, ok := rec.Fields["message"].(string); ok && msg == "" {
+		msg = m
 	}
 	l = RouterLine{Level: strings.ToUpper(rec.Level), Target: rec.Target, Msg: msg}
+	for _, src := range []map[string]any{flat, rec.Fields, rec.Span} {
+		for _, k := range append([]string{"error"}, workerFieldKeys...) {
+			if v, ok := src[k].(string); ok && v != "" {
+				if l.Fields == nil {
+					l.Fields = map[string]string{}
+				}
+				if l.Fields[k] == "" {
+					l.Fields[k] = v
+				}
+			}
+		}
+	}
 	for _, layout := range []string{"2006-01-02 15:04:05", time.RFC3339Nano} {
 		if t, err := time.Parse(layout, rec.Timestamp); err == nil {
 			l.Time = t.UTC()
@@ -153,4 +220,34 @@ func parseRouterJSON(line string) (l RouterLine, ok bool) {
 	}
 	classifyRouter(&l)
 	return l, true
+}
+
+// field is the worker a line's structured fields name.
+func (l *RouterLine) field() string {
+	for _, k := range workerFieldKeys {
+		if v := l.Fields[k]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// cutLastColon splits "URL: detail" where URL has colons of its own: at
+// the first ": " (a URL holds none).
+func cutLastColon(s string) (string, string) {
+	a, b, _ := strings.Cut(s, ": ")
+	return a, b
+}
+
+// baseURL is a worker's URL without the health path the gateway probed
+// (its health_endpoint may be any path): scheme://host:port.
+func baseURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		rest = rest[:i]
+	}
+	return scheme + "://" + rest
 }

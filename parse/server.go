@@ -229,6 +229,8 @@ func classify(ev *ServerEvent) {
 	case strings.HasPrefix(m, "EngineCore encountered a fatal error") || strings.HasPrefix(m, "EngineCore failed to start") ||
 		strings.Contains(m, "EngineDeadError") || strings.HasPrefix(m, "Engine core proc ") && strings.Contains(m, " died unexpectedly"):
 		ev.Kind, ev.Component = SCrash, "EngineCore"
+	case isEngineDeath(m):
+		ev.Kind, ev.Component = SCrash, engineDeathComponent(m)
 	case strings.Contains(m, "Received sigquit from a child proces"), // launch phase; "proces." in 2025 builds
 		strings.HasPrefix(m, "SIGQUIT received."): // running phase (tokenizer_manager.py running_phase_sigquit_handler)
 		ev.Kind = SSigquit
@@ -237,7 +239,8 @@ func classify(ev *ServerEvent) {
 	case strings.HasPrefix(m, "kill_process_tree called"), strings.HasPrefix(m, "No live scheduler processes found"),
 		strings.Contains(m, "but crash dump already performed"):
 		ev.Kind = SCrashTail
-	case strings.HasPrefix(m, "SIGTERM received."), strings.HasPrefix(m, "Gracefully exiting..."):
+	case strings.HasPrefix(m, "SIGTERM received."), strings.HasPrefix(m, "Gracefully exiting..."),
+		strings.HasPrefix(m, "Shutting down FastAPI HTTP server"): // vLLM launcher.py, after SIGINT/SIGTERM
 		ev.Kind = SStop
 	case strings.Contains(m, "scheduler died during initialization"):
 		ev.Kind, ev.Component = SCrash, "Scheduler"
@@ -388,6 +391,26 @@ var startupHeads = []struct{ head, stage string }{
 	{"Capture cuda graph end", "cuda_graph_end"},
 	{"max_total_num_tokens=", "scheduler_config"},
 	{"Starting vLLM API server", "api_server"},
+	// vLLM V1 engine start (a restart appended to an old log begins here):
+	// vllm/v1/engine/core.py @ ac3cb2e2 "Initializing a V1 LLM engine (v%s) with config: %s";
+	// model_loader "Loading weights took %.2f seconds"; vllm/v1/worker/gpu_model_runner.py
+	// @ 000fc94b "Model loading took %.4f GiB and %.6f seconds", "Graph capturing finished in …";
+	// compilation "Dynamo bytecode transform time: %.2f s"; core.py "init engine (profile,
+	// create kv cache, warmup model) took %.2f seconds"; kv_cache_utils "GPU KV cache size: %s tokens".
+	{"Initializing a V1 LLM engine", "engine_init"},
+	// a launch's first line: SGLang's engine.py logger.info(f"{server_args=}") (every
+	// stored copy of _launch_subprocesses), vLLM's log_non_default_args "non-default args: %s"
+	{"server_args=ServerArgs(", "launch"},
+	{"non-default args: ", "launch"},
+	{"vLLM API server version", "api_server_version"},
+	{"Loading weights took", "load_weight_end"},
+	{"Model loading took", "load_weight_end"},
+	{"Dynamo bytecode transform time", "compile"},
+	{"Capturing CUDA graphs", "cuda_graph_begin"},
+	{"Graph capturing finished", "cuda_graph_end"},
+	{"init engine (profile, create kv cache, warmup model) took", "engine_ready"},
+	{"GPU KV cache size:", "kv_cache"},
+	{"Available KV cache memory:", "kv_cache"},
 }
 
 // kvDtypeHead starts SGLang's scheduler line
@@ -523,4 +546,37 @@ func leadingNumber(s string) string {
 		i++
 	}
 	return strings.TrimRight(s[:i], ".")
+}
+
+// isEngineDeath: vLLM lines that say the engine is gone while the API
+// server lives on, which vLLM then stops with uvicorn's ordinary shutdown
+// (launcher.py terminate_if_errored sets server.should_exit):
+//   - vllm/v1/executor/multiproc_executor.py @ c5c40ab2:
+//     "Worker proc %s died unexpectedly, shutting down executor.";
+//   - vllm/v1/executor/ray_executor_v2.py @ a76acc98:
+//     "RayWorkerProc rank=%s died unexpectedly, shutting down executor.";
+//   - vllm/v1/engine/async_llm.py: "AsyncLLM output_handler failed." (the
+//     engine client's output loop, with EngineDeadError);
+//   - vllm/entrypoints/launcher.py (V0 and early V1, CRITICAL):
+//     "AsyncLLMEngine has failed, terminating server process",
+//     "AsyncLLMEngine is already dead, terminating server process",
+//     "MQLLMEngine is already dead, terminating server process".
+func isEngineDeath(m string) bool {
+	return (strings.HasPrefix(m, "Worker proc ") || strings.HasPrefix(m, "RayWorkerProc ")) && strings.Contains(m, " died unexpectedly") ||
+		strings.HasPrefix(m, "AsyncLLM output_handler failed") ||
+		strings.Contains(m, "Engine has failed, terminating server process") ||
+		strings.Contains(m, "Engine is already dead, terminating server process")
+}
+
+func engineDeathComponent(m string) string {
+	name, _, _ := strings.Cut(m, " ")
+	switch name {
+	case "Worker":
+		return "Worker"
+	case "RayWorkerProc":
+		return "RayWorkerProc"
+	case "AsyncLLM":
+		return "AsyncLLM"
+	}
+	return name // AsyncLLMEngine, MQLLMEngine
 }

@@ -21,13 +21,16 @@ type ServerLog struct {
 	pendingBuf ServerEvent
 	partial    strings.Builder
 	partWrap   Wrap
+	// the newest record's dialect and prefix: a vLLM message's next lines share it
+	lastDialect Dialect
+	lastPrefix  Prefix
 }
 
 // Feed parses one line and calls emit for each record completed by it. An
 // error record is held until a line that is not its continuation arrives,
 // or until Flush.
 func (r *ServerLog) Feed(line string, emit func(ServerEvent)) {
-	inner, w := Unwrap(line)
+	inner, w := unwrapOuter(line)
 	if w.Partial {
 		if r.partial.Len() == 0 {
 			r.partWrap = w
@@ -45,6 +48,7 @@ func (r *ServerLog) Feed(line string, emit func(ServerEvent)) {
 		w.Partial = false
 		r.partial.Reset()
 	}
+	inner = unwrapInner(inner, &w)
 	if r.pending != nil && isContinuation(inner) {
 		if strings.TrimSpace(inner) == "" {
 			return // blank lines inside a traceback carry nothing
@@ -59,7 +63,14 @@ func (r *ServerLog) Feed(line string, emit func(ServerEvent)) {
 		r.attach(ev.Msg)
 		return
 	}
+	if r.pending == nil && r.lastDialect == DialectVLLM && ev.Dialect == DialectVLLM && tracebackLine(ev.Msg) &&
+		vllmContinuation(&ServerEvent{Dialect: r.lastDialect, Prefix: r.lastPrefix}, &ev) {
+		// the next line of a message already emitted (a warning logged with
+		// its traceback, exc_info=True): its "Traceback …" is not a crash
+		return
+	}
 	r.Flush(emit)
+	r.lastDialect, r.lastPrefix = ev.Dialect, ev.Prefix
 	if ev.Dialect != DialectUnknown {
 		r.Dialect = ev.Dialect
 	}
@@ -124,4 +135,14 @@ func isContinuation(line string) bool {
 	}
 	_, isBar := parseBar(line)
 	return !isBar
+}
+
+// tracebackLine: a line of a Python traceback (its head, a frame, the
+// exception), as a multi-line message's next line shows it.
+func tracebackLine(m string) bool {
+	if strings.HasPrefix(m, "Traceback (most recent call last)") || strings.HasPrefix(m, " ") || strings.HasPrefix(m, "\t") {
+		return true
+	}
+	name, _, ok := strings.Cut(m, ": ")
+	return ok && !strings.ContainsAny(name, " ([") && (strings.HasSuffix(name, "Error") || strings.HasSuffix(name, "Exception"))
 }

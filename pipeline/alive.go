@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -100,6 +101,21 @@ func FiguresLabel(v Server) string {
 		return v.Source + ", " + FormatDuration(time.Duration(*v.FiguresAgeSeconds*float64(time.Second))) + " old"
 	}
 	return v.Source
+}
+
+// IdleText is how views show a server whose last periodic line is stale
+// while it answers: "idle · last batch 14:02: 930 tok/s" (the host's
+// clock), never those figures as current. "" when it does not apply.
+func IdleText(v Server) string {
+	lb := v.LastBatch
+	if lb == nil || v.State != ServerReady {
+		return ""
+	}
+	when := FormatDuration(time.Duration(lb.AgeSeconds*float64(time.Second))) + " ago"
+	if lb.At != nil {
+		when = lb.At.Format("15:04")
+	}
+	return fmt.Sprintf("idle · last batch %s: %.0f tok/s", when, lb.GenThroughput)
 }
 
 // serverFacts are one poll's witnesses of the server, for serverStateFor.

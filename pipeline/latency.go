@@ -47,6 +47,7 @@ type Percentiles struct {
 type SpecDecode struct {
 	AcceptLength *float64 `json:"accept_length"`
 	AcceptRate   *float64 `json:"accept_rate"`
+	Scope        string   `json:"scope,omitempty"` // "lifetime": from the counters of a first read
 }
 
 // latStep is the gain of a server's histograms and spec counters over the
@@ -220,6 +221,33 @@ func specOf(ws []*latWindow) *SpecDecode {
 		if len(rates) > 0 {
 			out.AcceptRate = mean(rates)
 		}
+	}
+	if out.AcceptLength == nil && out.AcceptRate == nil {
+		return lifetimeSpec(ws)
+	}
+	return out
+}
+
+// lifetimeSpec is vLLM's acceptance over the server's lifetime, from its
+// counters as first read: on a first poll (a one-shot status) the window
+// holds no delta yet, but the counters themselves give the figures
+// (accepted ÷ drafted tokens, 1 + accepted ÷ drafts).
+func lifetimeSpec(ws []*latWindow) *SpecDecode {
+	var acc, drafted, drafts float64
+	for _, lw := range ws {
+		if lw.reads > 1 {
+			return nil // read twice or more: nothing drafted in the window
+		}
+		acc, drafted, drafts = acc+lw.lastSpec[0].V, drafted+lw.lastSpec[1].V, drafts+lw.lastSpec[2].V
+	}
+	out := &SpecDecode{Scope: "lifetime"}
+	if drafts > 0 {
+		l := 1 + acc/drafts
+		out.AcceptLength = &l
+	}
+	if drafted > 0 {
+		r := acc / drafted
+		out.AcceptRate = &r
 	}
 	if out.AcceptLength == nil && out.AcceptRate == nil {
 		return nil

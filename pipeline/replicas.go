@@ -162,11 +162,13 @@ func viewOf(each []Server, url string) Server {
 // read it; its last rows, STALE, when nothing was read this poll.
 func (fs *figureState) rowsOf(name string, v Server, rd serverRead, eng *parse.EngineMetrics, now time.Time) []ReplicaRow {
 	dead := v.State == ServerDown || v.State == ServerCrashed
-	if v.RouterHealthy != nil && !*v.RouterHealthy && rd.metErr != nil {
-		dead = true
+	if v.RouterHealthy != nil && !*v.RouterHealthy {
+		dead = true // the gateway routes nothing to it: DOWN for the serving, whatever its own /metrics says
 	}
 	base := ReplicaRow{Name: name, Server: name, State: RowUp}
 	switch {
+	case dead:
+		return fs.downRows(name, v, base)
 	case rd.metErr == nil && len(rd.met.Ranks) > 1:
 		var out []ReplicaRow
 		for _, rk := range rd.met.Ranks {
@@ -188,6 +190,10 @@ func (fs *figureState) rowsOf(name string, v Server, rd serverRead, eng *parse.E
 		r.Source, r.GenThroughput, r.RunningReqs, r.QueueReqs, r.TokenUsage, r.CacheHitRate = v.Source, &g, v.RunningReqs, v.QueueReqs, &u, v.CacheHitRate
 		if v.Source == "log" && v.FiguresStale { // the log's last figures are old: shown with their age, never as live
 			r.State, r.AgeSeconds = RowStale, v.FiguresAgeSeconds
+			if lb := v.LastBatch; lb != nil {
+				g, u := lb.GenThroughput, lb.TokenUsage
+				r.GenThroughput, r.RunningReqs, r.QueueReqs, r.TokenUsage = &g, lb.RunningReqs, lb.QueueReqs, &u
+			}
 		}
 		fs.rows[v.URL] = rowMemo{rows: []ReplicaRow{r}, at: now}
 		return []ReplicaRow{r}
@@ -200,21 +206,6 @@ func (fs *figureState) rowsOf(name string, v Server, rd serverRead, eng *parse.E
 			r.Name = fmt.Sprintf("%s (%d DP)", name, eng.Ranks)
 		}
 		return []ReplicaRow{r}
-	case dead:
-		names := []string{name}
-		if m, ok := fs.rows[v.URL]; ok { // each rank it had is down
-			names = names[:0]
-			for _, r := range m.rows {
-				names = append(names, r.Name)
-			}
-		}
-		var out []ReplicaRow
-		for _, n := range names {
-			r := base
-			r.Name, r.State, r.Reason = n, RowDown, v.Reason
-			out = append(out, r)
-		}
-		return out
 	}
 	if m, ok := fs.rows[v.URL]; ok {
 		age := now.Sub(m.at).Seconds()
@@ -226,8 +217,34 @@ func (fs *figureState) rowsOf(name string, v Server, rd serverRead, eng *parse.E
 		return out
 	}
 	r := base
+	if v.RouterLoad != nil { // the gateway's own count (smg_worker_requests_active, or its list's load)
+		r.Source, r.RunningReqs, r.Reason = "gateway", *v.RouterLoad, "requests in flight, from the gateway"
+		return []ReplicaRow{r}
+	}
 	r.State, r.Reason = RowUnknown, v.Reason
 	return []ReplicaRow{r}
+}
+
+// downRows are a dead server's rows: each rank it had, DOWN, no figures.
+func (fs *figureState) downRows(name string, v Server, base ReplicaRow) []ReplicaRow {
+	names := []string{name}
+	if m, ok := fs.rows[v.URL]; ok { // each rank it had is down
+		names = names[:0]
+		for _, r := range m.rows {
+			names = append(names, r.Name)
+		}
+	}
+	reason := v.Reason
+	if v.RouterHealthy != nil && !*v.RouterHealthy && !strings.Contains(reason, "gateway") && !strings.Contains(reason, "router") {
+		reason = join(reason, "the gateway marks it unhealthy")
+	}
+	var out []ReplicaRow
+	for _, n := range names {
+		r := base
+		r.Name, r.State, r.Reason = n, RowDown, reason
+		out = append(out, r)
+	}
+	return out
 }
 
 // rate is a counter's per-second gain since its last read (nil on the

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ type routerWatch struct {
 	legacy   bool     // no /workers: ask /list_workers
 	metFails int      // the Prometheus listener failed this many polls in a row
 	metKind  string
+	logDown  map[string]string // worker URL → why the gateway's log last called it unhealthy
 }
 
 // routerRead is one poll's answers of a router.
@@ -263,7 +265,11 @@ func (sv *serverSet) judgeRouter(s *srvWatch, rr *routerRead, now time.Time, wai
 				l = &n
 			}
 		}
+		h, why := rt.gatewayHealth(u, byURL, rr, h)
 		v.RouterHealthy, v.RouterLoad = h, l
+		if why != "" {
+			v.Reason = join(v.Reason, why)
+		}
 		judgeReplica(&v, asked)
 		if h != nil && *h {
 			healthy++
@@ -290,6 +296,26 @@ func (sv *serverSet) judgeRouter(s *srvWatch, rr *routerRead, now time.Time, wai
 		}
 	}
 	return v, reps
+}
+
+// gatewayHealth adds to the gateway's health verdict of a worker (its
+// list, else its smg_worker_health) what else the gateway says: an open
+// circuit breaker (smg_worker_cb_state 1: it routes nothing there) is
+// unhealthy whatever the list says; with no verdict from the list or the
+// metrics, its log's last health line of the worker stands.
+func (rt *routerWatch) gatewayHealth(u string, byURL map[string]parse.RouterWorker, rr *routerRead, h *bool) (*bool, string) {
+	no := false
+	if rr != nil && rr.met != nil {
+		if m, ok := rr.met.Workers[u]; ok && m.CBState.OK && m.CBState.V == 1 {
+			return &no, "the gateway's circuit breaker is open"
+		}
+	}
+	if h == nil {
+		if why, ok := rt.logDown[strings.TrimSuffix(u, "/")]; ok {
+			return &no, "the gateway's log: " + why
+		}
+	}
+	return h, ""
 }
 
 func anyKnown(reps []Server) bool {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -10,26 +11,27 @@ import (
 
 // serverState is what the server log and the probes say.
 type serverState struct {
-	ready       bool
-	phase       string // the log's lifecycle: "", startup, ready, crash, stop
-	fault       string // a fault logged since the server last made progress
-	hang        string // a hang logged (or 0 tok/s seen) since the server last made progress
-	probe       serverProbe
-	refused     int       // polls in a row /metrics was refused
-	logSeen     bool      // the server log exists
-	logGrew     bool      // it grew in this poll
-	logGrewAt   time.Time // when it last grew (the first poll: its mtime)
-	logMtime    time.Time // when the server log last changed
-	crash       string
-	crashAt     time.Time
-	stop        string    // the graceful stop's line, while phase is stop
-	startWait   bool      // a hang line was noted while starting (vLLM workers compiling)
-	endLogged   time.Time // the crash's or stop's own log time: a batch line printed in the same breath is not a revival
-	lastLogged  time.Time // the newest own time of any line: periodic lines' ages are measured from it
-	loggedSet   bool
-	retractions int
-	dialect     parse.Dialect
-	decode      map[rankKey]decodeSample // newest periodic line per DP rank, PP stage and phase (or vLLM engine)
+	ready        bool
+	phase        string // the log's lifecycle: "", startup, ready, crash, stop
+	fault        string // a fault logged since the server last made progress
+	hang         string // a hang logged (or 0 tok/s seen) since the server last made progress
+	probe        serverProbe
+	refused      int       // polls in a row /metrics was refused
+	logSeen      bool      // the server log exists
+	logGrew      bool      // it grew in this poll
+	logGrewAt    time.Time // when it last grew (the first poll: its mtime)
+	logMtime     time.Time // when the server log last changed
+	crash        string
+	crashAt      time.Time
+	crashGeneric bool      // the cause kept is a bare "Traceback (most recent call last)" head
+	stop         string    // the graceful stop's line, while phase is stop
+	startWait    bool      // a hang line was noted while starting (vLLM workers compiling)
+	endLogged    time.Time // the crash's or stop's own log time: a batch line printed in the same breath is not a revival
+	lastLogged   time.Time // the newest own time of any line: periodic lines' ages are measured from it
+	loggedSet    bool
+	retractions  int
+	dialect      parse.Dialect
+	decode       map[rankKey]decodeSample // newest periodic line per DP rank, PP stage and phase (or vLLM engine)
 
 	// prefill tallies from the log since the last snapshot: the log's
 	// cache hit rate when /metrics gives none
@@ -40,6 +42,14 @@ type serverState struct {
 	prevMet   parse.ServerMetrics
 	prevMetAt time.Time
 	metStill  int // polls in a row /metrics showed running requests and no token generated
+
+	// idleness: the own time of the newest request other than a health
+	// check that completed (its access line), the newest periodic line's
+	// host time, and the last line that made tokens (for "last batch
+	// 14:02: 930 tok/s")
+	workAt   time.Time
+	newestAt time.Time
+	lastWork decodeSample
 }
 
 // rankKey is a rank that logs its own periodic lines. DP ranks (and vLLM
@@ -63,10 +73,12 @@ type decodeSample struct {
 	logged         time.Time     // its own timestamp
 	interval       time.Duration // the usual gap between this rank's lines (0: one line seen)
 	running, queue int
-	pd             int     // PD queues: #bootstrap-req, #inflight-req, #prealloc-req, #unbootstrapped-req, #transfer-req
-	usage, gen     float64 // gen: generated tokens/s (a prefill line: 0)
-	input          float64 // prompt tokens/s: progress too
-	zero           int     // lines in a row with requests running and no token made
+	pd             int       // PD queues: #bootstrap-req, #inflight-req, #prealloc-req, #unbootstrapped-req, #transfer-req
+	usage, gen     float64   // gen: generated tokens/s (a prefill line: 0)
+	input          float64   // prompt tokens/s: progress too
+	zero           int       // lines in a row with requests running and no token made
+	prefilling     int       // a prefill line's #new-seq: requests being prefilled, load like running ones
+	at             time.Time // when it was written, in the host's zone (for "last batch 14:02")
 }
 
 // pdQueueKeys are the PD-disaggregation queues of SGLang's batch lines
@@ -88,8 +100,8 @@ func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time
 	}
 	at := sv.ev.serverTime(ev, s.st.logMtime, now) // the log's own time (events.go)
 	fc := ev.Fault()
-	if s.st.phase == "stop" && (fc == parse.FaultCrash && stopTeardown(ev.Kind) || fc == parse.FaultStop) {
-		return // a stop's own teardown: its children end, SIGQUIT, kill_process_tree
+	if endsAlready(s.st.phase, ev, fc) {
+		return
 	}
 	switch fc {
 	case parse.FaultCrash:
@@ -98,8 +110,12 @@ func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time
 			text += " … " + ev.Lines[len(ev.Lines)-1]
 		}
 		text = parse.SanitizeLine([]byte(text), 300)
-		if (ev.Kind != parse.SSigquit && ev.Kind != parse.SCrashTail) || s.st.crash == "" || s.st.phase != "crash" {
-			s.st.crash, s.st.crashAt = text, at // the cause, not the cleanup that follows it
+		generic := strings.HasPrefix(ev.Msg, "Traceback (most recent call last)")
+		if s.st.phase != "crash" || s.st.crash == "" || s.st.crashGeneric && !generic && ev.Kind != parse.SSigquit && ev.Kind != parse.SCrashTail {
+			// the first fatal line is the cause (a worker's death), not what
+			// it brings down after it (EngineDeadError, SIGQUIT, cleanup);
+			// a bare traceback head gives way to the line that names it
+			s.st.crash, s.st.crashAt, s.st.crashGeneric = text, at, generic
 		}
 		if s.st.phase != "crash" {
 			sv.ev.logEvent(at, "server_crash", text, ev.Msg)
@@ -147,9 +163,14 @@ func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time
 		s.st.ready, s.st.phase, s.st.fault, s.st.hang = true, "ready", "", ""
 	case parse.SStartup:
 		if s.st.phase != "startup" {
-			s.st.startWait = false
+			// a new run: what the old one's periodic lines said is not this one's
+			s.st.startWait, s.st.decode, s.st.lastWork = false, nil, decodeSample{}
 		}
 		s.st.ready, s.st.phase, s.st.hang = false, "startup", ""
+	case parse.SAccess:
+		if !probePath(ev.Access.Path) && ev.Access.Status < 400 && ev.HasPrefix && ev.Prefix.Time.After(s.st.workAt) {
+			s.st.workAt = ev.Prefix.Time // a rejected request did no work
+		}
 	case parse.SRetract:
 		s.st.retractions += max(ev.Retract.Requests, 1)
 	case parse.SBatch:
@@ -171,8 +192,15 @@ func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time
 				pd += int(n)
 			}
 		}
-		sv.foldSample(s, rankKey{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP, b.Phase}, ev, decodeSample{running: b.RunningReqs.V,
-			queue: b.QueueReqs.V, pd: pd, usage: b.TokenUsage.V, gen: b.GenThroughput.V, input: b.InputThroughput.V}, at)
+		d := decodeSample{running: b.RunningReqs.V, queue: b.QueueReqs.V, pd: pd, usage: b.TokenUsage.V,
+			gen: b.GenThroughput.V, input: b.InputThroughput.V}
+		if b.Phase == parse.Prefill && b.NewSeq.V > 0 {
+			// the requests this prefill batch takes in are work in hand: a
+			// prefill-only server chunk-prefilling one long prompt shows
+			// them under #new-seq only (#running-req 0) for the whole prompt
+			d.prefilling = b.NewSeq.V
+		}
+		sv.foldSample(s, rankKey{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP, b.Phase}, ev, d, at)
 	case parse.SStats:
 		vs := ev.Stats
 		if vs.PrefixHitPct.OK {
@@ -189,6 +217,25 @@ func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time
 		sv.foldSample(s, key, ev, decodeSample{running: vs.Running.V, queue: vs.Waiting.V,
 			usage: vs.KVUsagePct.V / 100, gen: vs.GenTokS.V, input: vs.PromptTokS.V}, at)
 	}
+}
+
+// endsAlready is the ladder of endings (docs/SERVER-STATES.md): an ending
+// is decided by precedence, not by which line came last. Once a run has
+// crashed, a stop that follows is the crash's own teardown (vLLM's
+// launcher stops uvicorn the ordinary way when its engine died:
+// launcher.py terminate_if_errored), so the crash stands. Once a run was
+// stopped, the teardown it causes (children ending, SIGQUIT,
+// kill_process_tree) and further stop lines change nothing. Only a new
+// run (a startup or ready line) or, after a stop, a fatal error of its own
+// (an exception while draining) moves on.
+func endsAlready(phase string, ev parse.ServerEvent, fc parse.Fault) bool {
+	switch phase {
+	case "crash":
+		return fc == parse.FaultStop
+	case "stop":
+		return fc == parse.FaultStop || fc == parse.FaultCrash && stopTeardown(ev.Kind)
+	}
+	return false
 }
 
 // stopTeardown: what a server prints while a graceful stop takes it down.
@@ -215,7 +262,7 @@ func (sv *serverSet) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, 
 	if s.st.decode == nil {
 		s.st.decode = map[rankKey]decodeSample{}
 	}
-	d.logged = ev.Prefix.Time
+	d.logged, d.at = ev.Prefix.Time, at
 	if old, ok := s.st.decode[key]; ok {
 		d.interval = old.interval
 		if gap := d.logged.Sub(old.logged); gap > 0 {
@@ -232,6 +279,9 @@ func (sv *serverSet) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, 
 		d.zero = 1
 	}
 	s.st.decode[key] = d
+	if d.gen > 0 {
+		s.st.lastWork = d
+	}
 	switch {
 	case d.gen+d.input > 0:
 		s.st.fault, s.st.hang = "", "" // the scheduler makes progress again
@@ -240,4 +290,16 @@ func (sv *serverSet) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, 
 		s.st.hang = text
 		sv.ev.logEvent(at, "server_hang", text, ev.Msg)
 	}
+}
+
+// probePath: the paths monitors, load balancers and the worker's own
+// readiness wait ask; a request to one of them is no work for the server.
+func probePath(p string) bool {
+	p, _, _ = strings.Cut(p, "?")
+	switch p {
+	case "/health", "/health_generate", "/healthz", "/ping", "/metrics", "/v1/models", "/get_model_info", "/model_info",
+		"/get_server_info", "/server_info", "/version", "/liveness", "/readiness", "/load":
+		return true
+	}
+	return false
 }

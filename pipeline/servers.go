@@ -425,10 +425,50 @@ func (sv *serverSet) foldRouterLine(s *srvWatch, l parse.RouterLine) {
 	case parse.RReady:
 		s.st.phase, s.st.ready = "ready", true
 	case parse.RWorkerDown:
-		sv.ev.logEvent(l.Time, "replica_unhealthy", "router: "+msg, l.Msg)
+		sv.ev.logEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
+		s.routerSays(l.Worker, msg)
+	case parse.RCircuitOpen:
+		if l.Worker == "" { // the breaker's line names no worker unless a field does
+			sv.ev.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
+			return
+		}
+		sv.ev.logEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
+		s.routerSays(l.Worker, msg)
+	case parse.RRetry:
+		sv.ev.logEvent(l.Time, "router_retry", "router: "+msg, l.Msg)
 	case parse.RWorkerUp:
 		sv.ev.logEvent(l.Time, "replica_healthy", "router: "+msg, l.Msg)
+		s.routerSays(l.Worker, "")
 	case parse.RError:
 		sv.ev.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
 	}
+}
+
+// workerNote names the worker a line gives only as a field (smg's
+// "Health probe failed" carries worker_url beside the message).
+func workerNote(l parse.RouterLine) string {
+	if l.Worker == "" || strings.Contains(l.Msg, l.Worker) {
+		return ""
+	}
+	return " (" + parse.SanitizeString(l.Worker) + ")"
+}
+
+// routerSays keeps what the gateway's log last said of a worker: why it
+// is unhealthy, or "" once it is healthy again.
+func (s *srvWatch) routerSays(worker, why string) {
+	if worker == "" {
+		return
+	}
+	if s.rt == nil {
+		s.rt = &routerWatch{replicas: map[string]*srvWatch{}}
+	}
+	if s.rt.logDown == nil {
+		s.rt.logDown = map[string]string{}
+	}
+	u := strings.TrimSuffix(worker, "/")
+	if why == "" {
+		delete(s.rt.logDown, u)
+		return
+	}
+	s.rt.logDown[u] = why
 }

@@ -44,6 +44,8 @@ func (sv *serverSet) serverView(s *srvWatch, met parse.ServerMetrics, metErr err
 			v.GenThroughput = *gen
 		case !havePrev && met.GenThroughput.OK && met.RunningReqs.V > 0:
 			v.GenThroughput = met.GenThroughput.V // an idle server's gauge is its last batch's, not now's
+		case !havePrev && met.RunningReqs.V > 0:
+			v.GenThroughput, v.GenThroughputNote = oneSampleGen(met)
 		}
 		switch {
 		case hit != nil:
@@ -62,8 +64,35 @@ func (sv *serverSet) serverView(s *srvWatch, met parse.ServerMetrics, metErr err
 		v.CacheHitRate = logHit
 		a := logAge.Seconds()
 		v.FiguresAgeSeconds, v.FiguresStale = &a, logStale
+		if logStale {
+			s.lastBatch(&v, logFig, a)
+		}
 	}
 	return sv.judgeServer(s, v, now, waiting)
+}
+
+// lastBatch moves stale log figures out of the current ones: an idle
+// server (no periodic line for a few of its own intervals) runs nothing
+// now, and what its last batch line said is shown as that, with its time
+// and age ("idle · last batch 14:02: 930 tok/s"), never as current. When
+// the newest lines made no token (vLLM's one all-zero line before it goes
+// quiet), the last line that did is the last batch.
+func (s *srvWatch) lastBatch(v *Server, fig Server, age float64) {
+	lb := &LastBatch{GenThroughput: fig.GenThroughput, RunningReqs: fig.RunningReqs, QueueReqs: fig.QueueReqs, TokenUsage: fig.TokenUsage, AgeSeconds: age}
+	if !s.st.newestAt.IsZero() {
+		t := s.st.newestAt
+		lb.At = &t
+	}
+	if fig.GenThroughput == 0 && s.st.lastWork.gen > 0 {
+		w := s.st.lastWork
+		t := w.at
+		lb.At, lb.GenThroughput, lb.RunningReqs, lb.QueueReqs, lb.TokenUsage = &t, w.gen, w.running, w.queue, w.usage
+		if !s.st.logMtime.IsZero() && !t.IsZero() {
+			lb.AgeSeconds = max(age, s.st.logMtime.Sub(t).Seconds())
+		}
+	}
+	v.LastBatch = lb
+	v.RunningReqs, v.QueueReqs, v.GenThroughput, v.TokenUsage = 0, 0, 0, 0
 }
 
 // judgeServer sets the state and its reason from this poll's witnesses.
@@ -90,7 +119,7 @@ func (sv *serverSet) judgeServer(s *srvWatch, v Server, now time.Time, waiting b
 	if v.State == ServerDown || v.State == ServerCrashed || v.State == ServerStopped {
 		// a dead server serves nothing: its last log line's figures are history
 		v.Source, v.RunningReqs, v.QueueReqs, v.GenThroughput, v.TokenUsage, v.CacheHitRate = "", 0, 0, 0, 0, nil
-		v.FiguresAgeSeconds, v.FiguresStale = nil, false
+		v.FiguresAgeSeconds, v.FiguresStale, v.LastBatch = nil, false, nil
 	}
 	return v
 }
@@ -122,7 +151,7 @@ func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale
 		if first || d.logged.After(newest) { // vLLM's year-less times sort before the zero time
 			newest, first = d.logged, false
 		}
-		if ageOf(d) <= staleAfter(d) {
+		if ageOf(d) <= s.staleAfter(d) {
 			live = true
 		}
 	}
@@ -134,12 +163,13 @@ func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale
 	}
 	perDP := map[int]decodeSample{}
 	for k, d := range s.st.decode {
-		if live && ageOf(d) > staleAfter(d) || !live && newest.Sub(d.logged) > 15*time.Second {
+		if live && ageOf(d) > s.staleAfter(d) || !live && newest.Sub(d.logged) > 15*time.Second {
 			continue // SGLang logs no batch line when idle: an old one is not live
 		}
 		if aggregated && k.dp >= engineKeyBase {
 			continue // vLLM's aggregated line already sums its engines
 		}
+		d.running += d.prefilling
 		cur, seen := perDP[k.dp]
 		if !seen {
 			perDP[k.dp] = d
@@ -157,18 +187,37 @@ func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale
 	}
 	for _, d := range s.st.decode {
 		if d.logged.Equal(newest) {
-			age = ageOf(d)
+			age, s.st.newestAt = ageOf(d), d.at
 		}
 	}
 	return v, age, !live, true
 }
 
-// staleAfter: a periodic line is stale after a few of its own intervals,
-// and never before 30 s (vLLM prints every 10 s; SGLang every 40 decode
-// steps, or once per prefill chunk).
-func staleAfter(d decodeSample) time.Duration {
-	return max(3*d.interval, 30*time.Second)
+// staleAfter: a periodic line is stale after a few of its own intervals.
+// While its rank's interval is unknown (one line seen), or a request
+// completed well after the line (idleAfter later: it ran without a line of
+// its own, as a short request that never reaches SGLang's 40th decode step
+// may), not before 30 s (vLLM prints every 10 s). With only health checks
+// arriving (and the last requests' completions right after the line), a
+// few intervals are evidence enough of idleness, but not less than
+// idleAfter. A prefill line that takes in new requests (one chunk of a
+// long prompt) is work in hand until prefillAfter: the next chunk may be
+// that far.
+func (s *srvWatch) staleAfter(d decodeSample) time.Duration {
+	floor := 30 * time.Second
+	if d.interval > 0 && s.st.workAt.Sub(d.logged) <= idleAfter {
+		floor = idleAfter
+	}
+	if d.prefilling > 0 {
+		floor = prefillAfter
+	}
+	return max(3*d.interval, floor)
 }
+
+const (
+	idleAfter    = 5 * time.Second
+	prefillAfter = 90 * time.Second
+)
 
 // logHitRate is the log's prefix-cache hit rate: SGLang's prefill lines
 // since the last snapshot (#cached-token over #cached-token + #new-token),
@@ -237,4 +286,17 @@ func (s *srvWatch) metricRates(met parse.ServerMetrics, now time.Time) (gen, hit
 		}
 	}
 	return gen, hit, true
+}
+
+// oneSampleGen is a busy vLLM's generation rate from one /metrics sample
+// (a one-shot status; vLLM has no throughput gauge and its token counter
+// needs two): each running request makes a token per inter-token
+// latency, so running ÷ the mean ITL (the histogram's sum over its count,
+// the server's lifetime). Without the histogram it says so instead of 0.
+func oneSampleGen(met parse.ServerMetrics) (float64, string) {
+	h := met.Latency[parse.LatITL]
+	if h.Count() > 0 && h.Sum > 0 {
+		return met.RunningReqs.V * h.Count() / h.Sum, "estimate from one sample: running ÷ mean inter-token latency"
+	}
+	return 0, "needs two samples"
 }

@@ -180,21 +180,29 @@ type Server struct {
 	LogAgeSeconds *float64    `json:"log_age_s"`         // since the server log last grew; null without a log
 	WorkerWaiting bool        `json:"worker_waiting,omitempty"`
 	GenThroughput float64     `json:"gen_throughput_tok_s"`
-	RunningReqs   int         `json:"running_reqs"`
-	QueueReqs     int         `json:"queue_reqs"`
-	TokenUsage    float64     `json:"token_usage"`
-	CacheHitRate  *float64    `json:"cache_hit_rate"`
-	Source        string      `json:"source"` // metrics | log | ""
+	// GenThroughputNote says when GenThroughput is not a measured rate:
+	// "needs two samples" (0: a first /metrics sample of a server without a
+	// throughput gauge) or how one sample's estimate was made.
+	GenThroughputNote string   `json:"gen_throughput_note,omitempty"`
+	RunningReqs       int      `json:"running_reqs"`
+	QueueReqs         int      `json:"queue_reqs"`
+	TokenUsage        float64  `json:"token_usage"`
+	CacheHitRate      *float64 `json:"cache_hit_rate"`
+	Source            string   `json:"source"` // metrics | log | ""
 	// FiguresAgeSeconds: the log's figures are this old (from the newest
 	// line of the log and the time since it last changed); FiguresStale:
 	// older than a few of the line's own intervals, so not live.
-	FiguresAgeSeconds *float64   `json:"figures_age_s,omitempty"`
-	FiguresStale      bool       `json:"figures_stale,omitempty"`
-	Dialect           string     `json:"dialect,omitempty"`
-	LastCrash         string     `json:"last_crash,omitempty"`
-	LastCrashAt       *time.Time `json:"last_crash_at,omitempty"`
-	Retractions       int        `json:"retractions"`
-	Throughput        []float64  `json:"-"` // recent gen throughput for a sparkline; NaN = no sample
+	FiguresAgeSeconds *float64 `json:"figures_age_s,omitempty"`
+	FiguresStale      bool     `json:"figures_stale,omitempty"`
+	// LastBatch is what the log's last periodic line said, when that line
+	// is stale: the current figures are then zero (an idle server runs
+	// nothing), and these are shown with their time and age.
+	LastBatch   *LastBatch `json:"last_batch,omitempty"`
+	Dialect     string     `json:"dialect,omitempty"`
+	LastCrash   string     `json:"last_crash,omitempty"`
+	LastCrashAt *time.Time `json:"last_crash_at,omitempty"`
+	Retractions int        `json:"retractions"`
+	Throughput  []float64  `json:"-"` // recent gen throughput for a sparkline; NaN = no sample
 
 	// URL is the server probed (as seen from the host) and URLFrom why that
 	// one: "flag --server-url", "env SYNTHWATCH_SERVER_URL", "config.toml",
@@ -220,6 +228,17 @@ type Server struct {
 	KVCacheDType string       `json:"kv_cache_dtype,omitempty"`
 	Rows         []ReplicaRow `json:"replica_rows,omitempty"`
 	Imbalance    *Imbalance   `json:"imbalance,omitempty"`
+}
+
+// LastBatch is an idle (or silent) server's last periodic log line: when
+// it was written (the host's clock) and what it said.
+type LastBatch struct {
+	At            *time.Time `json:"at,omitempty"`
+	AgeSeconds    float64    `json:"age_s"`
+	GenThroughput float64    `json:"gen_throughput_tok_s"`
+	RunningReqs   int        `json:"running_reqs"`
+	QueueReqs     int        `json:"queue_reqs"`
+	TokenUsage    float64    `json:"token_usage"`
 }
 
 // Category is one dataset category.

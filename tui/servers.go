@@ -33,7 +33,9 @@ func (m Model) serverLines(w int) []string {
 			}
 		default:
 			parts = append(parts, name, m.stateWord(sv.State))
-			if sv.Source != "" {
+			if idle := pipeline.IdleText(sv); idle != "" {
+				parts[len(parts)-1] = st.OK.Render(idle)
+			} else if sv.Source != "" {
 				parts = append(parts, fmt.Sprintf("gen %.0f tok/s", sv.GenThroughput), fmt.Sprintf("running %d", sv.RunningReqs),
 					fmt.Sprintf("queued %d", sv.QueueReqs), fmt.Sprintf("KV %.0f%%", 100*sv.TokenUsage))
 			}

@@ -62,3 +62,31 @@ func TestGoldenServerViews(t *testing.T) {
 		}
 	}
 }
+
+// Golden screens of the two endings issue 39 names, with the Server as
+// the pipeline judges it (pipeline/testdata/TestGoldenServerEndings): an
+// idle server shows its last batch with its time, not as current figures;
+// a vLLM crash that uvicorn's stop followed is CRASHED with its cause.
+func TestGoldenServerEndings(t *testing.T) {
+	at := time.Date(2026, 11, 29, 2, 59, 55, 0, time.UTC)
+	idle := pipeline.Server{State: pipeline.ServerReady, Source: "log", FiguresStale: true, FiguresAgeSeconds: fp(27),
+		LastBatch: &pipeline.LastBatch{At: &at, AgeSeconds: 27, GenThroughput: 930, RunningReqs: 24, TokenUsage: 0.3}}
+	crash := pipeline.Server{State: pipeline.ServerCrashed, Reason: "/metrics refused; last log record is a crash",
+		LastCrash: "Worker proc VllmWorker-0 died unexpectedly, shutting down executor.", LastCrashAt: &at}
+	for name, sv := range map[string]pipeline.Server{"idle_last_batch": idle, "crash_then_stop": crash} {
+		t.Run(name, func(t *testing.T) {
+			f := newFake()
+			f.snap = running()
+			f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+			sv.Throughput = f.snap.Server.Throughput
+			f.snap.Server = sv
+			m, _ := newModel(f, 100, 30, Config{PollEvery: 2 * time.Second, Plain: true})
+			got := screen(m)
+			want := map[string]string{"idle_last_batch": "idle · last batch 02:59: 930 tok/s", "crash_then_stop": "last crash: Worker proc VllmWorker-0 died"}[name]
+			if !strings.Contains(got, want) || strings.Contains(got, "stopped") || name == "idle_last_batch" && strings.Contains(got, "gen 930") {
+				t.Fatalf("screen:\n%s", got)
+			}
+			golden.RequireEqual(t, got) // testdata/TestGoldenServerEndings/NAME.golden; -update rewrites it
+		})
+	}
+}

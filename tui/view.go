@@ -375,6 +375,9 @@ func (m Model) serverPanel(w int, wide bool) string {
 	if sv.Source == "" { // no metrics and no log figures: unknowns, not zeros
 		line = fmt.Sprintf("%s %s  gen - tok/s %s  running -  queued -  KV -", label, state, spark(sv.Throughput, sparkW))
 	}
+	if idle := pipeline.IdleText(sv); idle != "" { // the last batch's figures, with their time: not now's
+		line = fmt.Sprintf("%s %s %s", label, st.OK.Render(idle), spark(sv.Throughput, sparkW))
+	}
 	if sv.CacheHitRate != nil {
 		line += fmt.Sprintf("  hit %.0f%%", 100**sv.CacheHitRate)
 	}

@@ -262,8 +262,17 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 		fmt.Fprintf(out, " %s", d)
 	}
 	fmt.Fprintf(out, "   server: %s", s.Server.State)
-	if s.Server.Source != "" {
-		fmt.Fprintf(out, " %.0f tok/s, %d running, %d queued, KV %.0f%% (%s)", s.Server.GenThroughput, s.Server.RunningReqs, s.Server.QueueReqs, 100*s.Server.TokenUsage, pipeline.FiguresLabel(s.Server))
+	if idle := pipeline.IdleText(s.Server); idle != "" {
+		fmt.Fprintf(out, " (%s; %s)", idle, pipeline.FiguresLabel(s.Server))
+	} else if s.Server.Source != "" {
+		gen := fmt.Sprintf("%.0f tok/s", s.Server.GenThroughput)
+		switch {
+		case s.Server.GenThroughputNote == "needs two samples":
+			gen = "? tok/s (needs two samples)"
+		case s.Server.GenThroughputNote != "":
+			gen = "~" + gen
+		}
+		fmt.Fprintf(out, " %s, %d running, %d queued, KV %.0f%% (%s)", gen, s.Server.RunningReqs, s.Server.QueueReqs, 100*s.Server.TokenUsage, pipeline.FiguresLabel(s.Server))
 	}
 	if s.Server.Reason != "" && pipeline.ServerTrouble(s.Server.State) {
 		fmt.Fprintf(out, " (%s)", safe(s.Server.Reason))

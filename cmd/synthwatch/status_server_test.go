@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,5 +100,50 @@ func TestStatusProbesTheManifestsServer(t *testing.T) {
 	t.Setenv("SYNTHWATCH_SERVER_URL", envURL)
 	if s = statusJSON(t, "--local", "trial"); s.Server.URL != envURL || s.Server.URLFrom != "env SYNTHWATCH_SERVER_URL" {
 		t.Fatalf("env: server %+v", s.Server)
+	}
+}
+
+// issue 39, through the binary's one-shot status: a vLLM whose worker died
+// and which uvicorn then stopped says crashed, not stopped; a server
+// whose decode lines stopped 20 s ago while only health checks arrive says
+// idle with its last batch's time, not those figures as now's.
+func TestStatusEndingsAndIdle(t *testing.T) {
+	crash := "(APIServer pid=4170) INFO:     Application startup complete.\n" +
+		"(APIServer pid=4170) INFO 11-29 02:59:50 [loggers.py:273] Engine 000: Avg prompt throughput: 10.0 tokens/s, Avg generation throughput: 500.0 tokens/s, Running: 3 reqs, Waiting: 0 reqs, GPU KV cache usage: 5.0%, Prefix cache hit rate: 0.0%\n" +
+		"(EngineCore_DP0 pid=413) ERROR 11-29 03:00:01 [multiproc_executor.py:231] Worker proc VllmWorker-0 died unexpectedly, shutting down executor.\n" +
+		"(APIServer pid=4170) INFO 11-29 03:00:09 [launcher.py:110] Shutting down FastAPI HTTP server.\n" +
+		"(APIServer pid=4170) INFO:     Shutting down\n(APIServer pid=4170) INFO:     Finished server process [4170]\n"
+	root := serverRoot(t, t.TempDir(), crash)
+	url := deadURL(t)
+	if s := statusJSON(t, "--local", root, "--server-url", url); s.Server.State != pipeline.ServerCrashed || !strings.Contains(s.Server.LastCrash, "Worker proc") {
+		t.Fatalf("server %+v", s.Server)
+	}
+	if out, _ := execCLI(t, "status", "--local", root, "--server-url", url); !strings.Contains(out, "server: crashed") {
+		t.Fatalf("status text:\n%s", out)
+	}
+
+	var idle strings.Builder
+	idle.WriteString("[2026-11-29 02:59:00] The server is fired up and ready to roll!\n")
+	for sec := 50; sec <= 55; sec++ {
+		for i := 0; i < 3; i++ {
+			fmt.Fprintf(&idle, "[2026-11-29 02:59:%02d TP0] Decode batch, #running-req: 24, #token: 9000, token usage: 0.30, cuda graph: True, gen throughput (token/s): 930.00, #queue-req: 0\n", sec)
+		}
+	}
+	for sec := 0; sec <= 20; sec++ {
+		fmt.Fprintf(&idle, "[2026-11-29 03:00:%02d] INFO:     127.0.0.1:5000 - \"GET /health HTTP/1.1\" 200 OK\n", sec)
+	}
+	health := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(health.Close)
+	root = serverRoot(t, t.TempDir(), idle.String())
+	s := statusJSON(t, "--local", root, "--server-url", health.URL)
+	if s.Server.State != pipeline.ServerReady || s.Server.GenThroughput != 0 || s.Server.LastBatch == nil || s.Server.LastBatch.GenThroughput != 930 {
+		t.Fatalf("server %+v", s.Server)
+	}
+	if out, _ := execCLI(t, "status", "--local", root, "--server-url", health.URL); !strings.Contains(out, "server: ready (idle · last batch 02:59: 930 tok/s; log, ") {
+		t.Fatalf("status text:\n%s", out)
 	}
 }
