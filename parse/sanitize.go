@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -8,6 +9,10 @@ import (
 //   - C0 controls (but tab), DEL and C1 controls are removed;
 //   - escape sequences (CSI, OSC, DCS, APC, PM, SOS, and short ESC forms) are
 //     removed whole, in their 7-bit and 8-bit (C1) spellings, terminated or not;
+//   - format characters (Unicode Cf: the bidi embeddings, overrides and
+//     isolates U+202A–202E and U+2066–2069, the zero-width U+200B–200F and
+//     U+2060, the BOM…) are removed: a U+202E in a name would otherwise
+//     display the rest of the terminal line right to left;
 //   - a carriage return collapses a `\r` progress line to its last state;
 //   - invalid UTF-8 becomes U+FFFD.
 //
@@ -165,6 +170,8 @@ func sanitizeSlow(dst, src []byte) []byte {
 			// other C0, DEL, other C1: dropped
 		case r == utf8.RuneError && size == 1:
 			dst = emitRune(dst, start, &pendingCR, utf8.RuneError, 0, nil)
+		case r >= 0xad && unicode.Is(unicode.Cf, r):
+			// a format character: invisible, or it reorders what follows
 		default:
 			dst = emitRune(dst, start, &pendingCR, r, size, src[i-size:i])
 		}
