@@ -43,6 +43,8 @@ func TestSanitize(t *testing.T) {
 		{"a\u202ab\u202bc\u202cd\u202de\u2066f\u2067g\u2068h\u2069i", "abcdefghi"},
 		{"zw\u200b\u200c\u200d\u200e\u200f\u2060j\ufeff", "zwj"},
 		{"soft\u00adhyphen tag\U000E0041s", "softhyphen tags"},
+		{"server http://admin:hunter2@h:1 é", "server http://admin:***@h:1 é"},
+		{"server http://admin:hunter2@h:1", "server http://admin:***@h:1"},
 		{"", ""},
 	}
 	for _, c := range cases {

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // ridSource makes request ids. SGLang aborts by rid prefix
@@ -76,7 +78,7 @@ func systemicError(err error, keySent bool) error {
 			hint = " (check --server and --api)"
 		}
 		return fmt.Errorf("%w: %d %s from %s %s on %d requests in a row%s: %s",
-			ErrSystemic, h.Status, http.StatusText(h.Status), h.Method, h.URL, SystemicLimit, hint, h.Body)
+			ErrSystemic, h.Status, http.StatusText(h.Status), h.Method, parse.Redact(h.URL), SystemicLimit, hint, h.Body)
 	}
 	return fmt.Errorf("%w: %v", ErrSystemic, err)
 }

@@ -292,7 +292,7 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	}
 	cut, err := appendRun(c.Dir, parse.RunLine{
 		Run: w.runID, PID: os.Getpid(), StartedAt: stamp(time.Now()), Version: w.cfg.Version,
-		Server: w.cfg.Server, API: w.cfg.API, Model: w.cfg.Model, Snapshot: snap,
+		Server: parse.Redact(w.cfg.Server), API: w.cfg.API, Model: w.cfg.Model, Snapshot: snap,
 	})
 	if err != nil {
 		return cannot(fmt.Errorf("runs.jsonl: %w", err))
