@@ -25,8 +25,9 @@ type hostUser struct {
 
 // addUser creates a local account for a two-user finding (root only: CI
 // runs as root; elsewhere the test is skipped) and removes it, its home
-// and its processes when the test ends.
-func addUser(t *testing.T, role string) hostUser {
+// and its processes when the test ends. opts replace useradd's -m (a home
+// made for it), e.g. "-M", "-d", "/nonexistent".
+func addUser(t *testing.T, role string, opts ...string) hostUser {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {
@@ -36,7 +37,10 @@ func addUser(t *testing.T, role string) hostUser {
 	}
 	name := fmt.Sprintf("sw%s%d", role, os.Getpid()%100000)
 	// "*": no password, yet not locked (sshd refuses a locked account)
-	if out, err := exec.Command("useradd", "-m", "-s", "/bin/sh", "-p", "*", name).CombinedOutput(); err != nil {
+	if len(opts) == 0 {
+		opts = []string{"-m"}
+	}
+	if out, err := exec.Command("useradd", append(opts, "-s", "/bin/sh", "-p", "*", name)...).CombinedOutput(); err != nil {
 		t.Fatalf("useradd %s: %v %s", name, err, out)
 	}
 	t.Cleanup(func() {
