@@ -82,7 +82,7 @@ func obeyable(m parse.Manifest, cfg Config, untrusted error) error {
 	if m.Server != "" && cfg.Server == "" {
 		keys, flags = append(keys, "server"), append(flags, "--server")
 	}
-	if len(m.Servers) > 0 && cfg.Server == "" && cfg.ServerLog == "" {
+	if len(m.Servers) > 0 && cfg.ServerLog == "" { // a server's log path is read from them
 		keys, flags = append(keys, "servers"), append(flags, "--server-log")
 	}
 	if m.APIKeyFile != "" && cfg.APIKeyFile == "" {

@@ -47,3 +47,20 @@ func TestAPIKeyFileOthersCanRead(t *testing.T) {
 		t.Fatalf("a 0600 key: %q %v", k, err)
 	}
 }
+
+// An untrusted servers list names the server log the worker reads, even
+// with --server given: --server-log instead is what leaves nothing to it.
+func TestPlanRefusesServersOthersCanWrite(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "prepared", "A"), 0o755)
+	os.WriteFile(filepath.Join(root, "prepared", "A", "prompts.jsonl"), []byte(`{"id":1}`+"\n"), 0o644)
+	man := filepath.Join(root, "pipeline.toml")
+	os.WriteFile(man, []byte("[[servers]]\nurl = \"http://127.0.0.1:30000\"\nlog = \"/etc/shadow\"\n"), 0o666)
+	os.Chmod(man, 0o666)
+	if _, err := Plan(&Config{Root: root, Server: "http://127.0.0.1:30000"}); err == nil || !strings.Contains(err.Error(), "refusing pipeline.toml's servers") || !strings.Contains(err.Error(), "give --server-log, or chmod go-w") {
+		t.Fatalf("Plan: %v", err)
+	}
+	if _, err := Plan(&Config{Root: root, Server: "http://127.0.0.1:30000", ServerLog: filepath.Join(root, "s.log")}); err != nil {
+		t.Fatalf("with --server-log: %v", err)
+	}
+}
