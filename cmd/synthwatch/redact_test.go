@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,5 +86,16 @@ func TestURLPasswordNeverShownOrStored(t *testing.T) {
 		if !strings.Contains(string(out), "admin:***@") && args[0] == "status" {
 			t.Errorf("%s does not show the server:\n%s", args, out)
 		}
+	}
+}
+
+// The dashboard's log file and a command's stderr get what slog writes:
+// a message or an error naming a URL with a password is redacted.
+func TestLogRedactsURLPassword(t *testing.T) {
+	var b strings.Builder
+	l := slog.New(slog.NewTextHandler(&b, logOpts(slog.LevelInfo)))
+	l.Warn("probe of http://admin:hunter2pass@h:1 failed", "err", errors.New(`Get "http://admin:hunter2pass@h:1/metrics": refused`), "url", "http://admin:hunter2pass@h:1")
+	if out := b.String(); strings.Contains(out, "hunter2pass") || strings.Count(out, "admin:***@h:1") != 3 {
+		t.Fatalf("logged %s", out)
 	}
 }
