@@ -77,13 +77,22 @@ func judgeTrust(p string, fi fs.FileInfo, others fs.FileMode, verb string) error
 		return nil // no owner to judge (not a Unix file system)
 	}
 	me := uint32(os.Geteuid())
-	e := &UntrustedError{Path: p, Owner: userName(st.Uid), Mode: fi.Mode()}
+	return JudgeOwner(p, st.Uid, userName(st.Uid), me, userName(me), fi.Mode(), others, verb)
+}
+
+// JudgeOwner is the rule on a file's owner and mode however they were
+// learnt (here by fstat, on a host by its stat): nil when it is me's (or
+// root's, but for a secret, whose others are 0o077) and its mode has none
+// of the bits in others; else an *UntrustedError. verb names those bits
+// ("writable by").
+func JudgeOwner(p string, uid uint32, owner string, me uint32, meName string, mode fs.FileMode, others fs.FileMode, verb string) error {
+	e := &UntrustedError{Path: p, Owner: owner, Mode: mode}
 	rootOK := others == 0o022 // root's config is trusted; a secret must be the user's own
 	switch {
-	case st.Uid != me && !(rootOK && st.Uid == 0):
-		e.Why = "not yours (" + userName(me) + ")"
+	case uid != me && !(rootOK && uid == 0):
+		e.Why = "not yours (" + meName + ")"
 		e.Fix = "if you trust it, copy it to a file of yours and move that over it"
-	case fi.Mode().Perm()&others != 0:
+	case mode.Perm()&others != 0:
 		e.Why = verb + " others"
 		e.Fix = fmt.Sprintf("chmod go-%s %s", map[bool]string{true: "rw", false: "w"}[others == 0o077], p)
 	default:

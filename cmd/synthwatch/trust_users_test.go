@@ -18,8 +18,9 @@ import (
 // The review's major finding, on a real sshd with two accounts: mallory
 // writes the team root's pipeline.toml naming his own server and alice's
 // 0600 Hugging Face token as api_key_file; alice launches. Her worker
-// refuses the file (naming it, its owner and mode, and the fix), and
-// mallory's server hears nothing. Then alice writes the same keys in a
+// refuses the file (naming it, its owner and mode, and the fix), her
+// status refuses its server for the probes, and mallory's server hears
+// nothing. Then alice writes the same keys in a
 // pipeline.toml of her own: the worker runs, and the key reaches the
 // server she named, which requires it.
 func TestForeignManifestGetsNoSecret(t *testing.T) {
@@ -47,6 +48,13 @@ func TestForeignManifestGetsNoSecret(t *testing.T) {
 	for _, want := range []string{"refusing pipeline.toml's server, api_key_file (where requests and the key go): " + man + " (owner " + mallory.Name + ", mode 0644) is not yours (" + alice.Name + "); fix: give --server --api-key-file, or if you trust it"} {
 		if code == 0 || !strings.Contains(out, want) {
 			t.Errorf("launch as %s: code %d: %s\nwant %q", alice.Name, code, out, want)
+		}
+	}
+	// alice's status refuses the file's servers too: it probes none of them
+	out, code = lab.cli(t, alice, "status", "--root", root)
+	for _, want := range []string{man + ": refusing its server and servers (where the probes go, which logs are read): " + man + " (owner " + mallory.Name + ", mode 0644) is not yours (" + alice.Name + ")"} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("status as %s: code %d: %s\nwant %q", alice.Name, code, out, want)
 		}
 	}
 	time.Sleep(time.Second) // a worker that went on would have asked /health by now
