@@ -54,7 +54,7 @@ func (d *digester) readRuns(cat, path string) error {
 			r.Started = minTime(r.Started, t)
 			d.segs = append(d.segs, segment{run: r.ID, cat: cat, start: t})
 		}
-		r.PID, r.Version, r.Server = rl.PID, rl.Version, rl.Server
+		r.PID, r.Version, r.Server = rl.PID, rl.Version, parse.Redact(rl.Server) // a runs.jsonl older than the redaction
 		if rl.Snapshot.Known() {
 			r.Config = rl.Snapshot.ConfigKey
 			d.config(rl.Snapshot)

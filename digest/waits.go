@@ -286,5 +286,5 @@ func (d *digester) workerWait() {
 		}
 	}
 	d.inc.add(Incident{Time: from, Kind: KindWait, Still: true,
-		Text: clip(fmt.Sprintf("the worker (pid %d) is waiting for the server %s to answer (since its last record at the latest)", w.PID, w.Server))})
+		Text: clip(fmt.Sprintf("the worker (pid %d) is waiting for the server %s to answer (since its last record at the latest)", w.PID, parse.Redact(w.Server)))})
 }

@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"bytes"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -8,24 +10,42 @@ import (
 //   - C0 controls (but tab), DEL and C1 controls are removed;
 //   - escape sequences (CSI, OSC, DCS, APC, PM, SOS, and short ESC forms) are
 //     removed whole, in their 7-bit and 8-bit (C1) spellings, terminated or not;
+//   - format characters (Unicode Cf: the bidi embeddings, overrides and
+//     isolates U+202A–202E and U+2066–2069, the zero-width U+200B–200F and
+//     U+2060, the BOM…) are removed: a U+202E in a name would otherwise
+//     display the rest of the terminal line right to left;
 //   - a carriage return collapses a `\r` progress line to its last state;
-//   - invalid UTF-8 becomes U+FFFD.
+//   - invalid UTF-8 becomes U+FFFD;
+//   - a URL's password becomes "***" (Redact): whatever a terminal shows
+//     passed here.
 //
 // The output holds no byte below 0x20 except tab, and Sanitize(Sanitize(x))
 // equals Sanitize(x). Clean ASCII takes a fast path and is copied as is.
 func Sanitize(dst, src []byte) []byte {
+	start := len(dst)
 	if clean(src) {
-		return append(dst, src...)
+		dst = append(dst, src...)
+	} else {
+		dst = sanitizeSlow(dst, src)
 	}
-	return sanitizeSlow(dst, src)
+	return redactFrom(dst, start)
 }
 
 // SanitizeString is Sanitize for strings; clean input is returned unchanged.
 func SanitizeString(s string) string {
 	if cleanString(s) {
-		return s
+		return Redact(s)
 	}
-	return string(sanitizeSlow(make([]byte, 0, len(s)), []byte(s)))
+	return string(redactFrom(sanitizeSlow(make([]byte, 0, len(s)), []byte(s)), 0))
+}
+
+// redactFrom redacts the URLs' passwords in dst[start:].
+func redactFrom(dst []byte, start int) []byte {
+	s := dst[start:]
+	if bytes.IndexByte(s, '@') < 0 || !bytes.Contains(s, []byte("://")) {
+		return dst
+	}
+	return append(dst[:start], redact(nil, s)...)
 }
 
 // SanitizeLine sanitises one line and then caps it at max bytes (if max > 0)
@@ -39,7 +59,7 @@ func SanitizeLine(src []byte, max int) string {
 // is returned as it is, with no copy.
 func SanitizeLineString(s string, max int) string {
 	if cleanString(s) && (max <= 0 || len(s) <= max) {
-		return s
+		return Redact(s)
 	}
 	return SanitizeLine([]byte(s), max)
 }
@@ -165,6 +185,8 @@ func sanitizeSlow(dst, src []byte) []byte {
 			// other C0, DEL, other C1: dropped
 		case r == utf8.RuneError && size == 1:
 			dst = emitRune(dst, start, &pendingCR, utf8.RuneError, 0, nil)
+		case r >= 0xad && unicode.Is(unicode.Cf, r):
+			// a format character: invisible, or it reorders what follows
 		default:
 			dst = emitRune(dst, start, &pendingCR, r, size, src[i-size:i])
 		}

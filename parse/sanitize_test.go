@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -38,6 +39,12 @@ func TestSanitize(t *testing.T) {
 		{"ok é ✓ 漢字", "ok é ✓ 漢字"},
 		{"broken csi \x1b[31\xffx", "broken csi \ufffdx"},
 		{"csi then esc \x1b[1\x1b[2mx", "csi then esc x"},
+		{"\u202eevil-bidi-gpj.exe", "evil-bidi-gpj.exe"},
+		{"a\u202ab\u202bc\u202cd\u202de\u2066f\u2067g\u2068h\u2069i", "abcdefghi"},
+		{"zw\u200b\u200c\u200d\u200e\u200f\u2060j\ufeff", "zwj"},
+		{"soft\u00adhyphen tag\U000E0041s", "softhyphen tags"},
+		{"server http://admin:hunter2@h:1 é", "server http://admin:***@h:1 é"},
+		{"server http://admin:hunter2@h:1", "server http://admin:***@h:1"},
 		{"", ""},
 	}
 	for _, c := range cases {
@@ -64,7 +71,7 @@ func TestSanitizeLineTruncatesAfterStripping(t *testing.T) {
 func checkSanitized(t *testing.T, in string, out []byte) {
 	t.Helper()
 	for _, r := range string(out) {
-		if (r < 0x20 && r != '\t') || (r >= 0x7f && r <= 0x9f) {
+		if (r < 0x20 && r != '\t') || (r >= 0x7f && r <= 0x9f) || unicode.Is(unicode.Cf, r) {
 			t.Fatalf("Sanitize(%q) kept control %U", in, r)
 		}
 	}

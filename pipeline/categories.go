@@ -77,6 +77,9 @@ func (k *counts) discover(ctx context.Context, rd remote.Host) (parsed bool, err
 				k.manErr = fmt.Errorf("%s: %w", mp, perr)
 				break
 			}
+			if m.Server != "" || len(m.Servers) > 0 {
+				k.manErr = k.distrust(ctx, rd, mp, &m)
+			}
 			k.manifest = m
 			k.haveMan = true
 			parsed = true

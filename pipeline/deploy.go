@@ -66,10 +66,10 @@ func (a Actor) Deploy(ctx context.Context, dest string) (string, error) {
 		return "", fmt.Errorf("deploy: %w", err)
 	}
 	if r, err := a.H.Exec(ctx, "mkdir", "-p", "--", path.Dir(dest)); err != nil || r.ExitCode != 0 {
-		return "", fmt.Errorf("deploy: mkdir %s: %v %s", path.Dir(dest), err, r.Stderr)
+		return "", a.WhyNotWritten(ctx, "deploy: mkdir "+path.Dir(dest), path.Dir(dest), int64(len(data)), err, r.Stderr)
 	}
 	if err := a.H.WriteFile(ctx, dest, data, 0o755); err != nil {
-		return "", fmt.Errorf("deploy to %s: %w", dest, err)
+		return "", a.WhyNotWritten(ctx, "deploy to "+dest, path.Dir(dest), int64(len(data)), err, nil)
 	}
 	return dest, nil
 }

@@ -41,5 +41,6 @@ func (w *Watcher) project() Snapshot {
 	s.Events = w.timeline.Recent(50)
 	w.warnFiles(&s)
 	w.warnSlowReader(&s)
+	redact(&s)
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -416,5 +417,30 @@ func TestFleetTotalsAHostNeverReached(t *testing.T) {
 	tot = total(rows[:1])
 	if tot.liveText() != "  1 live, 0 stale" || tot.note != "last to finish: a" {
 		t.Errorf("one live host: %q, %q", tot.liveText(), tot.note)
+	}
+}
+
+// A name with a right-to-left override or zero-width characters (the
+// worker's category, a category's row) reaches the fleet's and the
+// dashboard's screens without them: U+202E would show the rest of the line
+// reversed.
+func TestFormatCharactersLeaveNoScreen(t *testing.T) {
+	hosts := threeHosts()
+	s := &hosts[0].snap
+	s.Worker.Category = "\u202eevil-bidi-gpj.exe"
+	s.Categories[0].Name = "zw\u200b\u200d\u2060j"
+	fl, _ := newFleet(hosts, 160, 50, Config{})
+	m, _ := newModel(hosts[0].fake, 160, 50, Config{})
+	m.lastWorker, m.lastWorkerAt = s.Worker, t0
+	quit := m.quitMessage()
+	for what, scr := range map[string]string{"fleet": fl.View().Content, "dashboard": m.View().Content, "quit message": quit} {
+		for _, r := range scr {
+			if unicode.Is(unicode.Cf, r) {
+				t.Errorf("the %s drew %U", what, r)
+			}
+		}
+		if !strings.Contains(scr, "evil-bidi-g") {
+			t.Errorf("the %s lost the worker's category:\n%s", what, ansi.Strip(scr))
+		}
 	}
 }

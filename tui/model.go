@@ -434,7 +434,7 @@ func (m Model) quitMessage() string {
 	if w.PID > 0 {
 		name = fmt.Sprintf(" (pid %d", w.PID)
 		if w.Category != "" {
-			name += ", " + w.Category
+			name += ", " + sanitizeName(w.Category)
 		}
 		name += ")"
 	}

@@ -764,3 +764,21 @@ func TestHeaderSaysStoppingWhileTheWorkerDrains(t *testing.T) {
 		t.Fatalf("a worker not stopping: %q", got)
 	}
 }
+
+// A notice quoting a server URL with a password (a crash line naming it)
+// tells the notify_command (and the terminal's OSC 9) the URL redacted.
+func TestNoticeRedactsURLPassword(t *testing.T) {
+	var ran []string
+	n := newNotifier(NotifyConfig{Command: "notify", Run: func(_ string, stdin []byte) error {
+		ran = append(ran, string(stdin))
+		return nil
+	}}, "gpu", (&clock{t: t0}).now)
+	old, cur := running(), running()
+	cur.Server.State, cur.Server.LastCrash = "crashed", "connection to http://admin:hunter2pass@10.0.0.1:8080 lost"
+	for _, cmd := range n.changes(old, cur) {
+		runAll(cmd)
+	}
+	if len(ran) != 1 || strings.Contains(ran[0], "hunter2pass") || !strings.Contains(ran[0], "http://admin:***@10.0.0.1:8080") {
+		t.Fatalf("notify_command got %q", ran)
+	}
+}

@@ -116,7 +116,7 @@ func (m Model) header(w int) string {
 		wk += fmt.Sprintf(" pid %d", s.Worker.PID)
 	}
 	if s.Worker.Category != "" {
-		wk += " " + s.Worker.Category
+		wk += " " + sanitizeName(s.Worker.Category)
 	}
 	if s.Worker.ByYou {
 		wk += " (by you)"

@@ -69,14 +69,46 @@ type Category struct {
 	TokenBudget int64
 }
 
+// obeyable refuses a manifest another user can change (untrusted, from
+// parse.ReadTrusted) when this run would take from it where requests and
+// the API key go: its server, servers (their logs) or api_key_file. Its
+// categories and classes are still read. A flag given instead of the
+// manifest's key leaves nothing to refuse.
+func obeyable(m parse.Manifest, cfg Config, untrusted error) error {
+	if untrusted == nil {
+		return nil
+	}
+	var keys, flags []string
+	if m.Server != "" && cfg.Server == "" {
+		keys, flags = append(keys, "server"), append(flags, "--server")
+	}
+	if len(m.Servers) > 0 && cfg.ServerLog == "" { // a server's log path is read from them
+		keys, flags = append(keys, "servers"), append(flags, "--server-log")
+	}
+	if m.APIKeyFile != "" && cfg.APIKeyFile == "" {
+		keys, flags = append(keys, "api_key_file"), append(flags, "--api-key-file")
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	var ue *parse.UntrustedError
+	if errors.As(untrusted, &ue) {
+		ue.Fix = "give " + strings.Join(flags, " ") + ", or " + ue.Fix
+	}
+	return fmt.Errorf("refusing pipeline.toml's %s (where requests and the key go): %w", strings.Join(keys, ", "), untrusted)
+}
+
 // Plan resolves the manifest (if any), the prepared/ folders and the flags
 // into the ordered list of categories to run.
 func Plan(cfg *Config) ([]Category, error) {
 	var m parse.Manifest
-	data, err := readInput(underRoot(cfg.Root, parse.ManifestPath))
+	data, untrusted, err := parse.ReadTrusted(underRoot(cfg.Root, parse.ManifestPath))
 	switch {
 	case err == nil:
 		if m, err = parse.ParseManifest(data); err != nil {
+			return nil, err
+		}
+		if err = obeyable(m, *cfg, untrusted); err != nil {
 			return nil, err
 		}
 	case !errors.Is(err, os.ErrNotExist):

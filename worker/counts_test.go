@@ -42,7 +42,11 @@ func TestWorkerJSONLineFiguresAndFailedPrompts(t *testing.T) {
 	physical := countLines(t, rawPath) // 30 + 5 + 3 + 1 + 2
 	s := startSim(t, sim.Options{Speed: 200})
 	for run := 1; run <= 2; run++ {
-		runWorker(t, Config{Root: root, Server: s.URL(), Concurrency: 4})
+		if cfg := (Config{Root: root, Server: s.URL(), Concurrency: 4}); run == 1 {
+			runWorker(t, cfg) // p40 is redone: not every prompt sent failed
+		} else {
+			runWorkerFailed(t, cfg, "A") // only the 2 that fail are left
+		}
 		cat := readState(t, root)["categories"].([]any)[0].(map[string]any)
 		lines, extra, failed := cat["lines"], cat["extra_lines"], cat["failed_prompts"]
 		now := countLines(t, rawPath)

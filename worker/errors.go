@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"syscall"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // HTTPError is a non-2xx answer.
@@ -18,7 +20,7 @@ type HTTPError struct {
 
 func (e *HTTPError) Error() string {
 	if e.Body == "" {
-		return fmt.Sprintf("server answered %d %s to %s %s", e.Status, http.StatusText(e.Status), e.Method, e.URL)
+		return fmt.Sprintf("server answered %d %s to %s %s", e.Status, http.StatusText(e.Status), e.Method, parse.Redact(e.URL))
 	}
 	return fmt.Sprintf("server answered %d: %s", e.Status, e.Body)
 }

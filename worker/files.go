@@ -21,10 +21,6 @@ import (
 // (prompts kept elsewhere), anything else that is not a regular file is not.
 func openInput(path string) (*os.File, error) { return parse.OpenRegular(path) }
 
-// readInput reads a whole input file (the manifest, the api key file)
-// the way openInput opens it.
-func readInput(path string) ([]byte, error) { return parse.ReadRegular(path) }
-
 // openOutput opens path to write (flag as os.OpenFile's), never through a
 // symlink.
 func openOutput(path string, flag int, perm os.FileMode) (*os.File, error) {

@@ -29,7 +29,7 @@ func loadAPIKey(cfg Config) (string, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(cfg.Root, path)
 	}
-	data, err := readInput(path)
+	data, err := parse.ReadSecret(path) // the user's own, unreadable by others
 	if err != nil {
 		return "", fmt.Errorf("api key: %w", err)
 	}

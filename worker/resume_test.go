@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -86,6 +87,17 @@ func runWorker(t *testing.T, cfg Config) string {
 	var log syncBuffer
 	if err := Run(context.Background(), cfg, &log); err != nil {
 		t.Fatalf("worker: %v\n%s", err, log.String())
+	}
+	return log.String()
+}
+
+// runWorkerFailed is runWorker for a run that goes through every category
+// and fails those named (the error a non-zero exit is made of).
+func runWorkerFailed(t *testing.T, cfg Config, failed string) string {
+	t.Helper()
+	var log syncBuffer
+	if err := Run(context.Background(), cfg, &log); !errors.Is(err, ErrCategoriesFailed) || err.Error() != "categories failed: "+failed {
+		t.Fatalf("worker: %v, want categories failed: %s\n%s", err, failed, log.String())
 	}
 	return log.String()
 }
@@ -333,7 +345,7 @@ func TestCategoryThatCannotRunFailsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startSim(t, sim.Options{Speed: 200})
-	log := runWorker(t, Config{Root: root, Server: s.URL(), Only: []string{"A", "B"}})
+	log := runWorkerFailed(t, Config{Root: root, Server: s.URL(), Only: []string{"A", "B"}}, "A")
 	if !strings.Contains(log, "ERROR: A: repair ") {
 		t.Errorf("no error for A:\n%s", log)
 	}
@@ -356,7 +368,7 @@ func TestEveryPromptFailedIsFailed(t *testing.T) {
 		w.WriteHeader(400)
 		io.WriteString(w, `{"object":"error","message":"The input (300000 tokens) is longer than the model's context length (262144 tokens).","code":400}`)
 	})
-	log := runWorker(t, Config{Root: root, Server: ts.URL})
+	log := runWorkerFailed(t, Config{Root: root, Server: ts.URL}, "A")
 	if st := readState(t, root)["categories"].([]any)[0].(map[string]any)["state"]; st != parse.CatFailed {
 		t.Errorf("state %v:\n%s", st, log)
 	}

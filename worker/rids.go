@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // ridSource makes request ids. SGLang aborts by rid prefix
@@ -65,18 +67,36 @@ var ErrSystemic = errors.New("the server refuses every request")
 func systemicError(err error, keySent bool) error {
 	var h *HTTPError
 	if errors.As(err, &h) {
-		hint := ""
-		switch h.Status {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			hint = " (the server wants an API key: --api-key-file PATH or SYNTHWATCH_API_KEY)"
-			if keySent {
-				hint = " (the server refused the API key that was sent)"
-			}
-		case http.StatusNotFound, http.StatusMethodNotAllowed:
+		hint := authHint(h.Status, keySent)
+		if h.Status == http.StatusNotFound || h.Status == http.StatusMethodNotAllowed {
 			hint = " (check --server and --api)"
 		}
 		return fmt.Errorf("%w: %d %s from %s %s on %d requests in a row%s: %s",
-			ErrSystemic, h.Status, http.StatusText(h.Status), h.Method, h.URL, SystemicLimit, hint, h.Body)
+			ErrSystemic, h.Status, http.StatusText(h.Status), h.Method, parse.Redact(h.URL), SystemicLimit, hint, h.Body)
 	}
 	return fmt.Errorf("%w: %v", ErrSystemic, err)
+}
+
+// authHint says what a 401 or 403 asks for ("" for another status).
+func authHint(status int, keySent bool) string {
+	switch {
+	case status != http.StatusUnauthorized && status != http.StatusForbidden:
+		return ""
+	case keySent:
+		return " (the server refused the API key that was sent)"
+	}
+	return " (the server wants an API key: --api-key-file PATH or SYNTHWATCH_API_KEY)"
+}
+
+// ErrAuth is a server that refuses /health for want of the right key:
+// waiting for it to come up would wait for ever.
+var ErrAuth = errors.New("the server refuses the worker")
+
+// authRefusal is ErrAuth for a 401 or 403 from /health, else nil.
+func authRefusal(err error, keySent bool) error {
+	var h *HTTPError
+	if !errors.As(err, &h) || authHint(h.Status, keySent) == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %d %s from %s %s%s", ErrAuth, h.Status, http.StatusText(h.Status), h.Method, parse.Redact(h.URL), authHint(h.Status, keySent))
 }

@@ -174,12 +174,9 @@ func TestChatWithoutMessagesFailsTheCategoryAtOnce(t *testing.T) {
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(`{"id":1,"text":"a"}`+"\n"+`{"id":2,"input_ids":[1,2]}`+"\n"), 0o644)
 	s := startSim(t, sim.Options{Speed: 100})
-	var log syncBuffer
-	if err := Run(context.Background(), Config{Root: root, Server: s.URL()}, &log); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(log.String(), `ERROR: T: no prompt has "messages"`) || countLines(t, filepath.Join(dir, "errors.jsonl")) != 0 {
-		t.Fatalf("log:\n%s", log.String())
+	log := runWorkerFailed(t, Config{Root: root, Server: s.URL()}, "T")
+	if !strings.Contains(log, `ERROR: T: no prompt has "messages"`) || countLines(t, filepath.Join(dir, "errors.jsonl")) != 0 {
+		t.Fatalf("log:\n%s", log)
 	}
 	if st := readState(t, root); st["categories"].([]any)[0].(map[string]any)["state"] != "failed" {
 		t.Fatalf("state %v", st["categories"])

@@ -12,7 +12,7 @@ import (
 func (w *Worker) initState() {
 	now := time.Now()
 	w.state = parse.WorkerState{
-		Schema: 1, PID: os.Getpid(), Args: w.cfg.Args, Version: w.cfg.Version, Server: w.cfg.Server,
+		Schema: 1, PID: os.Getpid(), Args: redactAll(w.cfg.Args), Version: w.cfg.Version, Server: parse.Redact(w.cfg.Server),
 		StartedAt: now, UpdatedAt: now, State: parse.WorkerStarting,
 	}
 	for _, c := range w.cats {
@@ -21,6 +21,16 @@ func (w *Worker) initState() {
 		})
 	}
 	w.writeState()
+}
+
+// redactAll is args with each URL's password hidden: worker.json is read by
+// anyone who can read the root (a --server with a password in it).
+func redactAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = parse.Redact(a)
+	}
+	return out
 }
 
 // stateLoop rewrites worker.json every second, so it is never older than 2 s

@@ -6,6 +6,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -152,7 +153,15 @@ func (w *Worker) run(parent context.Context) error {
 	defer stopState()
 	go w.stateLoop(stateCtx)
 
-	w.gate = newGate(w.client.Healthy,
+	// a 401 or 403 on /health is no server that is down: it stops the run
+	health := func(ctx context.Context) error {
+		err := w.client.Healthy(ctx)
+		if a := authRefusal(err, w.client.apiKey != ""); a != nil {
+			w.stopRun(a)
+		}
+		return err
+	}
+	w.gate = newGate(health,
 		func(err error) {
 			w.setWorkerState(parse.WorkerWaitingServer, "")
 			w.logf("%s", parse.FormatWaiting(w.cfg.Server, err.Error()))
@@ -165,6 +174,9 @@ func (w *Worker) run(parent context.Context) error {
 	w.gate.Probe(reqCtx)
 	if err := w.gate.Wait(ctx); err == nil {
 		w.setWorkerState(parse.WorkerRunning, "")
+	}
+	if err := w.stoppedBy(); err != nil {
+		return w.failRun(err)
 	}
 	if err := w.preflight(ctx); err != nil {
 		return w.failRun(err)
@@ -185,18 +197,27 @@ func (w *Worker) run(parent context.Context) error {
 		w.logf("Stopped; the next start resumes where this one ended.")
 		w.setWorkerState(parse.WorkerStopped, "")
 		w.endRun(parse.RunStopped, context.Cause(parent))
-	} else {
-		if failed := w.failedCats(); len(failed) > 0 {
-			w.logf("%s", parse.FormatFinishedFailed(failed))
-		} else {
-			w.logf("%s", parse.FinishedLine)
-		}
-		w.setWorkerState(parse.WorkerDone, "")
-		w.endRun(parse.RunFinished, nil)
+		w.writeState()
+		return nil
 	}
+	failed := w.failedCats()
+	if len(failed) > 0 {
+		w.logf("%s", parse.FormatFinishedFailed(failed))
+	} else {
+		w.logf("%s", parse.FinishedLine)
+	}
+	w.setWorkerState(parse.WorkerDone, "")
+	w.endRun(parse.RunFinished, nil)
 	w.writeState()
+	if len(failed) > 0 { // a job script's `worker && upload` must not go on
+		return fmt.Errorf("%w: %s", ErrCategoriesFailed, strings.Join(failed, ", "))
+	}
 	return nil
 }
+
+// ErrCategoriesFailed ends a run that went through every category and
+// failed some (their names follow); the log has said so already.
+var ErrCategoriesFailed = errors.New("categories failed")
 
 // failRun logs why the run ends in failure and records it in worker.json.
 func (w *Worker) failRun(err error) error {
@@ -292,7 +313,7 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	}
 	cut, err := appendRun(c.Dir, parse.RunLine{
 		Run: w.runID, PID: os.Getpid(), StartedAt: stamp(time.Now()), Version: w.cfg.Version,
-		Server: w.cfg.Server, API: w.cfg.API, Model: w.cfg.Model, Snapshot: snap,
+		Server: parse.Redact(w.cfg.Server), API: w.cfg.API, Model: w.cfg.Model, Snapshot: snap,
 	})
 	if err != nil {
 		return cannot(fmt.Errorf("runs.jsonl: %w", err))

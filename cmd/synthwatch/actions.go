@@ -170,6 +170,9 @@ func newDeployCmd() *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "deployed to %s\n", dest)
+				if w := f.actor(h).Shadowed(ctx, dest); w != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), w)
+				}
 				return nil
 			})
 		},

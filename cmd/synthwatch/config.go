@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // fileConfig is ~/.config/synthwatch/config.toml ($XDG_CONFIG_HOME honoured,
@@ -103,8 +105,11 @@ func configPath() string {
 }
 
 // loadConfig reads the file at p; a missing file is an empty config.
+// A file another user can change (parse.ReadTrusted) is refused when it
+// says what runs or where the probes go: worker_bin, server_url, the
+// notify command.
 func loadConfig(p string) (c fileConfig, found bool, err error) {
-	data, err := os.ReadFile(p)
+	data, untrusted, err := parse.ReadTrusted(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return c, false, nil
 	}
@@ -118,5 +123,26 @@ func loadConfig(p string) (c fileConfig, found bool, err error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return c, true, fmt.Errorf("%s: unknown key %q", p, und[0].String())
 	}
+	if keys := c.decisive(); untrusted != nil && len(keys) > 0 {
+		return c, true, fmt.Errorf("refusing %s (what runs and where): %w", strings.Join(keys, ", "), untrusted)
+	}
 	return c, true, nil
+}
+
+// decisive lists the keys c sets that decide what runs or where.
+func (c fileConfig) decisive() []string {
+	var keys []string
+	add := func(set bool, key string) {
+		if set && !slices.Contains(keys, key) {
+			keys = append(keys, key)
+		}
+	}
+	add(c.WorkerBin != "", "worker_bin")
+	add(c.ServerURL != "", "server_url")
+	add(c.Notify.Command != "", "notify.command")
+	for _, h := range c.Hosts {
+		add(h.WorkerBin != "", "worker_bin")
+		add(h.ServerURL != "", "server_url")
+	}
+	return keys
 }

@@ -86,7 +86,7 @@ func runDashboard(cmd *cobra.Command, args []string, f dashFlags) error {
 func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) error {
 	logf := openLog(f.stateDir)
 	defer logf.Close()
-	slog.SetDefault(slog.New(slog.NewTextHandler(logf, nil)))
+	slog.SetDefault(slog.New(slog.NewTextHandler(logf, logOpts(slog.LevelInfo))))
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGHUP, syscall.SIGTERM)
 	defer stop()

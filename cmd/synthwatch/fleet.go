@@ -66,7 +66,7 @@ func runFleet(cmd *cobra.Command, hosts []string, f dashFlags) error {
 	}
 	logf := openLog(f.stateDir)
 	defer logf.Close()
-	slog.SetDefault(slog.New(slog.NewTextHandler(logf, nil)))
+	slog.SetDefault(slog.New(slog.NewTextHandler(logf, logOpts(slog.LevelInfo))))
 	if os.Getenv("GOMAXPROCS") == "" {
 		// The fleet waits on its links: their answers wake the runtime some
 		// hundred times a second, and with a P to spare each wake-up also

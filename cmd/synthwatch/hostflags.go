@@ -29,6 +29,9 @@ const (
 	exitUsage   = 2
 	exitConnect = 3
 	exitHostKey = 4
+	// exitCategoriesFailed: the worker went through every category and
+	// some failed (its log names them)
+	exitCategoriesFailed = 5
 )
 
 const exitCodesHelp = `

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 func main() {
@@ -19,7 +21,7 @@ func main() {
 	}
 	// a one-shot command's stderr carries warnings, not the log's notes
 	// (the dashboard and the fleet log to a file, at info)
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, logOpts(slog.LevelWarn))))
 	err := newRoot().Execute()
 	if err == nil {
 		return
@@ -38,3 +40,24 @@ func main() {
 
 // exitCoder lets a subcommand choose its exit status (see the README).
 type exitCoder interface{ ExitCode() int }
+
+// logOpts is every slog handler's options: each message and value logged
+// is redacted (parse.Redact), so a server URL's password in an error never
+// reaches stderr or the dashboard's log file.
+func logOpts(level slog.Leveler) *slog.HandlerOptions {
+	return &slog.HandlerOptions{Level: level, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		var s string
+		switch v := a.Value.Any().(type) {
+		case string:
+			s = v
+		case error:
+			s = v.Error()
+		default:
+			return a
+		}
+		if r := parse.Redact(s); r != s {
+			return slog.String(a.Key, r)
+		}
+		return a
+	}}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,7 +23,11 @@ and as a whole line. It resumes by itself: ids already present are skipped and
 a torn last line is repaired. Defaults come from ROOT/pipeline.toml; flags win.
 
 SIGTERM or SIGINT stops issuing, waits up to --grace for requests in flight,
-writes them and exits 0. The log goes to stdout, unbuffered, one line a write.`,
+writes them and exits 0. The log goes to stdout, unbuffered, one line a write.
+
+Exit codes: 0 every category done, or stopped by a signal; 1 the run failed
+(the server refuses it, a write failed, a refused pipeline.toml); 5 it went
+through every category and some failed (the log's last line names them).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.APIKeyFile != "" { // a flag's path is the shell's; the manifest's is the root's
@@ -36,7 +41,11 @@ writes them and exits 0. The log goes to stdout, unbuffered, one line a write.`,
 			cfg.Version = buildVersion()
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return worker.Run(ctx, cfg, os.Stdout)
+			err := worker.Run(ctx, cfg, os.Stdout)
+			if errors.Is(err, worker.ErrCategoriesFailed) { // the log said which
+				return &exitError{exitCategoriesFailed, quietError{err}}
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()

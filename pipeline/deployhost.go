@@ -1,0 +1,128 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// What the host makes of a deploy: which binary it will run for
+// `synthwatch`, and why a directory could not take the binary. Deploy
+// (deploy.go) and the deploy command each call these with one line.
+
+// shadowScript prints what a launch without --worker-bin runs (findBin's
+// choice, in the exec's PATH: launch, the agent and report find it so),
+// what the user's login shell runs by hand, and the deployed file, each
+// with the file it resolves to.
+const shadowScript = `real() { readlink -f -- "$1" 2>/dev/null || printf '%s\n' "$1"; }
+p=$(command -v synthwatch 2>/dev/null) || p="$HOME/.local/bin/synthwatch"
+printf '@exec\t%s\t%s\n' "$p" "$(real "$p")"
+l=$("${SHELL:-sh}" -lc 'command -v synthwatch' </dev/null 2>/dev/null | tail -n 1)
+case $l in /*) printf '@login\t%s\t%s\n' "$l" "$(real "$l")";; esac
+printf '@dest\t%s\n' "$(real "$1")"`
+
+// Shadowed says which other binary the host runs for `synthwatch` instead
+// of dest, the file deploy just wrote ("" when none does). With
+// --worker-bin (workerBin) the launch runs that file; the login shell's
+// PATH may still name another one, which the user runs by hand.
+func (a Actor) Shadowed(ctx context.Context, dest string) string {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second) // a login shell's rc may hang
+	defer cancel()
+	r, err := a.H.Exec(ctx, "sh", "-c", shadowScript, "synthwatch-deploy", dest)
+	if err != nil {
+		return ""
+	}
+	got := map[string][2]string{}
+	for _, l := range strings.Split(string(r.Stdout), "\n") {
+		if f := strings.Split(l, "\t"); len(f) >= 2 && strings.HasPrefix(f[0], "@") {
+			got[f[0]] = [2]string{f[1], f[len(f)-1]}
+		}
+	}
+	real := got["@dest"][1]
+	if real == "" {
+		return ""
+	}
+	var say []string
+	if e := got["@exec"]; a.WorkerBin == "" && e[1] != "" && e[1] != real {
+		say = append(say, fmt.Sprintf("launch, the agent and report run %s (first on the PATH of an SSH command)", e[0]))
+	}
+	if l := got["@login"]; l[1] != "" && l[1] != real {
+		say = append(say, fmt.Sprintf("your login shell runs %s", l[0]))
+	}
+	if len(say) == 0 {
+		return ""
+	}
+	return parse.SanitizeString(fmt.Sprintf("warning: on the host, `synthwatch` is not the file just deployed (%s): %s. Remove the other one, put %s first on PATH, or pass --worker-bin %s (worker_bin in config.toml)",
+		dest, strings.Join(say, "; "), path.Dir(dest), dest))
+}
+
+// writableScript tells why a directory cannot take a file: the nearest
+// directory that exists, whether the user may write it, whether its file
+// system is mounted read-only, and the space left there.
+const writableScript = `d=$1
+while [ ! -d "$d" ]; do d=$(dirname -- "$d"); done
+printf '@dir\t%s\n' "$d"
+[ -w "$d" ] || printf '@nowrite\t%s\t%s\n' "$(id -un)" "$(ls -ld -- "$d" 2>/dev/null)"
+awk -v d="$d" '{ m = $2; if ((index(d "/", m "/") == 1 || m == "/") && length(m) >= length(best)) { best = m; o = $4 } }
+END { if (("," o ",") ~ /,ro,/) printf "@ro\t%s\n", best }' /proc/mounts 2>/dev/null
+df -Pk -- "$d" 2>/dev/null | awk 'NR == 2 { printf "@df\t%s\t%s\n", $4, $2 }'`
+
+// WhyNotWritten turns a failed write of size bytes under dir into an
+// error that says why: a full disk, a read-only file system, a directory
+// the user may not write (an unwritable or missing HOME), in place of an
+// SFTP "Failure" or a mkdir's bare exit. err (wrapped) and stderr stay as
+// the detail.
+func (a Actor) WhyNotWritten(ctx context.Context, what, dir string, size int64, err error, stderr []byte) error {
+	if err == nil {
+		lines := strings.Split(strings.TrimSpace(string(stderr)), "\n") // a login notice, then mkdir's
+		err = errors.New(parse.SanitizeString(strings.Join(lines, "; ")))
+	}
+	why := a.whyNotWritable(ctx, dir, size)
+	if why == "" {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %s; pass --worker-bin PATH in a directory you can write (%w)", what, why, err)
+}
+
+// whyNotWritable asks the host what stops dir from taking size bytes
+// ("" when it cannot tell).
+func (a Actor) whyNotWritable(ctx context.Context, dir string, size int64) string {
+	r, err := a.H.Exec(ctx, "sh", "-c", writableScript, "synthwatch-deploy", dir)
+	if err != nil {
+		return ""
+	}
+	why := ""
+	for _, l := range strings.Split(string(r.Stdout), "\n") {
+		f := strings.Split(l, "\t")
+		switch {
+		case f[0] == "@ro" && len(f) == 2:
+			why = fmt.Sprintf("%s is on a read-only file system (mounted at %s)", dir, f[1])
+		case f[0] == "@nowrite" && len(f) == 3 && why == "":
+			why = fmt.Sprintf("%s cannot be written by %s (%s)", existing(r.Stdout, dir), f[1], f[2])
+		case f[0] == "@df" && len(f) == 3 && why == "":
+			free, _ := strconv.ParseInt(f[1], 10, 64)
+			total, _ := strconv.ParseInt(f[2], 10, 64)
+			if free*1024 < size+1<<20 {
+				why = fmt.Sprintf("the file system holding %s has no room for the binary: %d KB free of %d KB, and it needs %d KB (df -k)", dir, free, total, (size+1023)/1024)
+			}
+		}
+	}
+	return parse.SanitizeString(why)
+}
+
+// existing is the nearest existing directory writableScript found, said
+// as what it is to dir (dir itself, or the ancestor where it stops).
+func existing(out []byte, dir string) string {
+	for _, l := range strings.Split(string(out), "\n") {
+		if d, ok := strings.CutPrefix(l, "@dir\t"); ok && d != dir {
+			return fmt.Sprintf("%s does not exist, and %s", dir, d)
+		}
+	}
+	return dir
+}
