@@ -270,7 +270,12 @@ func (m Model) table(w int, wide bool) string {
 	}
 	out := []string{st.Dim.Render(cols("CATEGORY", "CLASS", "DONE/TARGET", "TOKENS", "PROGRESS", "RATE/m", "RATE", "ETA", "ERR", "STATE"))}
 	stale := m.stale()
-	for i, c := range m.snap.Categories {
+	all := m.snap.Categories
+	_, h := max(m.width, 20), max(m.height, 8)
+	top := min(m.top, len(all)) // layout clamped it; a model never laid out has 0
+	shown := all[top:min(len(all), top+tableRows(len(all), h))]
+	for j, c := range shown {
+		i := top + j
 		frac := c.Progress // by the cap that comes first: records or tokens
 		if frac == 0 && c.Target > 0 {
 			frac = float64(c.Done) / float64(c.Target) // a snapshot from before progress was sent
@@ -304,6 +309,10 @@ func (m Model) table(w int, wide bool) string {
 			row = st.Dim.Render(row)
 		}
 		out = append(out, fit(row, w))
+	}
+	if len(shown) < len(all) {
+		out = append(out, st.Dim.Render(fit(fmt.Sprintf("  %s–%s of %s categories (j/k to scroll)",
+			thousands(int64(top+1)), thousands(int64(top+len(shown))), thousands(int64(len(all)))), w)))
 	}
 	if len(m.snap.Categories) == 0 {
 		msg := "no categories found yet"
