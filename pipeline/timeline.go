@@ -242,20 +242,42 @@ type samples struct {
 	v []float64
 	i int
 	n int
+	// run counts the newest samples equal to the newest; out is the last
+	// values(), kept while a full ring of one value (an idle category's
+	// zeros) only rotates: 50,000 idle categories allocated 48 MB of
+	// identical sparklines a poll. Nothing writes to a values() slice.
+	run int
+	out []float64
 }
 
 func newSamples(n int) *samples { return &samples{v: make([]float64, n)} }
 
 func (s *samples) add(x float64) {
+	if s.n > 0 && s.v[(s.i-1+len(s.v))%len(s.v)] == x {
+		s.run++
+	} else {
+		s.run = 1
+	}
 	s.v[s.i] = x
 	s.i = (s.i + 1) % len(s.v)
 	if s.n < len(s.v) {
 		s.n++
 	}
+	if s.run <= len(s.v) { // the ring holds more than one value: it changed
+		s.out = nil
+	}
 }
 
 // values is oldest first; slots never filled are NaN (a gap, not a zero).
 func (s *samples) values() []float64 {
+	if s.out != nil {
+		return s.out
+	}
+	s.out = s.fill()
+	return s.out
+}
+
+func (s *samples) fill() []float64 {
 	out := make([]float64, len(s.v))
 	for k := range out {
 		out[k] = math.NaN()
