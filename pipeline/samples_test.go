@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -21,7 +22,7 @@ func TestSamplesValuesKeptOnlyWhileTheSame(t *testing.T) {
 		before := s.out
 		s.add(x)
 		got := s.values()
-		if want := s.fill(); !slices.EqualFunc(got, want, func(a, b float64) bool { return a == b || a != a && b != b }) {
+		if want := s.fill(); !same(got, want) {
 			t.Fatalf("after %d adds: values %v, want %v", i+1, got, want)
 		}
 		if before != nil && &got[0] == &before[0] {
@@ -31,4 +32,34 @@ func TestSamplesValuesKeptOnlyWhileTheSame(t *testing.T) {
 	if kept == 0 {
 		t.Fatalf("no values() was kept across an add of the same value")
 	}
+}
+
+// TestSamplesOfAnIdleCategory: a ring that only ever had zeros holds no
+// ring of its own, and its values, NaN then zeros, are one slice shared
+// by every ring of its size and count; its first other value starts the
+// ring with the zeros before it.
+func TestSamplesOfAnIdleCategory(t *testing.T) {
+	a, b := newSamples(4), newSamples(4)
+	for i := 0; i < 3; i++ {
+		a.add(0)
+		b.add(0)
+	}
+	nan := math.NaN()
+	if got := a.values(); a.v != nil || !same(got, []float64{nan, 0, 0, 0}) || &got[0] != &b.values()[0] {
+		t.Fatalf("idle: ring %v, values %v", a.v, got)
+	}
+	a.add(2)
+	if got := a.values(); !same(got, []float64{0, 0, 0, 2}) {
+		t.Fatalf("after a first rate: %v", got)
+	}
+	for i := 0; i < 5; i++ {
+		b.add(0)
+	}
+	if got := b.values(); b.v != nil || !same(got, []float64{0, 0, 0, 0}) {
+		t.Fatalf("idle past its size: ring %v, values %v", b.v, got)
+	}
+}
+
+func same(a, b []float64) bool {
+	return slices.EqualFunc(a, b, func(x, y float64) bool { return x == y || x != x && y != y })
 }
