@@ -193,3 +193,26 @@ func TestTailCutsAnEndlessLine(t *testing.T) {
 		}
 	})
 }
+
+// TestLocalExecLeavesADetachedChild: a command that starts a child in a
+// session of its own (setsid, as launch starts the worker) which keeps
+// the output open is answered when the command ends, with what it said,
+// not an error, and the child is not killed.
+func TestLocalExecLeavesADetachedChild(t *testing.T) {
+	t.Parallel()
+	mark := filepath.Join(t.TempDir(), "child-ran")
+	r, err := Local{}.Exec(context.Background(), "sh", "-c", "setsid sh -c 'sleep 2; touch \"$1\"' _ "+Quote(mark)+" & echo started")
+	if err != nil || string(r.Stdout) != "started\n" || r.ExitCode != 0 {
+		t.Fatalf("exec: %q, %d, %v", r.Stdout, r.ExitCode, err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(mark); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the detached child did not run to its end")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -65,6 +65,9 @@ func (Local) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
 		}
 	}()
 	err := cmd.Wait()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil // sh ended well; a child that left its group (setsid) still held the output
+	}
 	stdout, cut := out.bytes()
 	if cut != nil {
 		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], cut)
