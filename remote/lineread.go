@@ -94,3 +94,14 @@ func (c *capBuffer) bytes() ([]byte, error) {
 	}
 	return c.buf.Bytes(), nil
 }
+
+// captured is what a command printed, or the error naming the cut when its
+// stdout went past the bound.
+func captured(argv0 string, out, errb *capBuffer) (ExecResult, error) {
+	stdout, cut := out.bytes()
+	if cut != nil {
+		return ExecResult{}, fmt.Errorf("exec %s: %w", argv0, cut)
+	}
+	stderr, _ := errb.bytes()
+	return ExecResult{Stdout: stdout, Stderr: stderr}, nil
+}

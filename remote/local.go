@@ -68,12 +68,10 @@ func (Local) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
 	if errors.Is(err, exec.ErrWaitDelay) {
 		err = nil // sh ended well; a child that left its group (setsid) still held the output
 	}
-	stdout, cut := out.bytes()
-	if cut != nil {
-		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], cut)
+	res, cutErr := captured(argv[0], out, errb)
+	if cutErr != nil {
+		return res, cutErr
 	}
-	stderr, _ := errb.bytes()
-	res := ExecResult{Stdout: stdout, Stderr: stderr}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		res.ExitCode = ee.ExitCode()

@@ -642,16 +642,12 @@ func (s *SSH) run(ctx context.Context, stdin []byte, argv []string) (ExecResult,
 	case <-out.over:
 		ch.kill() // an answer past the bound is not one: end it rather than drain it
 		ch.ch.Close()
-		_, cut := out.bytes()
-		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], cut)
 	}
 	s.contact()
-	stdout, cut := out.bytes()
-	if cut != nil { // it ended just as it went past the bound
-		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], cut)
+	res, cutErr := captured(argv[0], out, errb) // past the bound, or it ended just as it went past
+	if cutErr != nil {
+		return res, cutErr
 	}
-	stderr, _ := errb.bytes()
-	res := ExecResult{Stdout: stdout, Stderr: stderr}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		res.ExitCode = ee.code

@@ -1,5 +1,11 @@
 package tui
 
+import (
+	"fmt"
+
+	"github.com/synthwatch/synthwatch/pipeline"
+)
+
 // layout sizes the panes for the screen and for what is drawn above and
 // below the log pane (header lines, the category table, the server panel,
 // the footer). Update runs it after every message, so the keys that scroll
@@ -30,4 +36,16 @@ func (m *Model) scrollTable(h int) {
 		m.top = m.sel - rows + 1
 	}
 	m.top = max(0, min(m.top, n-rows))
+}
+
+// tableWindow is the rows the table draws and the index of the first.
+func (m Model) tableWindow() (top int, shown []pipeline.Category) {
+	all := m.snap.Categories
+	top = min(m.top, len(all)) // layout clamped it; a model never laid out has 0
+	return top, all[top:min(len(all), top+tableRows(len(all), max(m.height, 8)))]
+}
+
+// windowLine says which rows of how many the table shows.
+func windowLine(top, shown, n int) string {
+	return fmt.Sprintf("  %s–%s of %s categories (j/k to scroll)", thousands(int64(top+1)), thousands(int64(top+shown)), thousands(int64(n)))
 }

@@ -270,10 +270,7 @@ func (m Model) table(w int, wide bool) string {
 	}
 	out := []string{st.Dim.Render(cols("CATEGORY", "CLASS", "DONE/TARGET", "TOKENS", "PROGRESS", "RATE/m", "RATE", "ETA", "ERR", "STATE"))}
 	stale := m.stale()
-	all := m.snap.Categories
-	_, h := max(m.width, 20), max(m.height, 8)
-	top := min(m.top, len(all)) // layout clamped it; a model never laid out has 0
-	shown := all[top:min(len(all), top+tableRows(len(all), h))]
+	top, shown := m.tableWindow()
 	for j, c := range shown {
 		i := top + j
 		frac := c.Progress // by the cap that comes first: records or tokens
@@ -310,9 +307,8 @@ func (m Model) table(w int, wide bool) string {
 		}
 		out = append(out, fit(row, w))
 	}
-	if len(shown) < len(all) {
-		out = append(out, st.Dim.Render(fit(fmt.Sprintf("  %s–%s of %s categories (j/k to scroll)",
-			thousands(int64(top+1)), thousands(int64(top+len(shown))), thousands(int64(len(all)))), w)))
+	if n := len(m.snap.Categories); len(shown) < n {
+		out = append(out, st.Dim.Render(fit(windowLine(top, len(shown), n), w)))
 	}
 	if len(m.snap.Categories) == 0 {
 		msg := "no categories found yet"
