@@ -33,9 +33,11 @@ type counts struct {
 	classRates  map[string]float64 // newest measured rate per class (per minute)
 
 	// this poll's judgement (judge, crossChecks, judgeETA), which view reads
-	shown   []Category // each category, in order
-	eta     *float64
-	etaPart *ETAPart
+	shown []Category // each category, in order
+	// worker.json's categories by name, for this judgement
+	jsByName map[string]*parse.CategoryState
+	eta      *float64
+	etaPart  *ETAPart
 }
 
 func (k *counts) cat(name string) *catState {

@@ -12,7 +12,14 @@ import (
 // judge judges every category, in order, on the worker (before its stall)
 // and the server as this poll judged them, and keeps them for view.
 func (k *counts) judge(wk Worker, server ServerState, now time.Time, wjson *parse.WorkerState, lg *logs) {
-	k.shown = nil
+	k.shown = make([]Category, 0, len(k.order))
+	k.jsByName = nil
+	if wjson != nil { // by name, once: a scan of worker.json per category was n² (50,000 of each)
+		k.jsByName = make(map[string]*parse.CategoryState, len(wjson.Categories))
+		for i := range wjson.Categories {
+			k.jsByName[wjson.Categories[i].Name] = &wjson.Categories[i] // the last of a name, as the scan found
+		}
+	}
 	for _, n := range k.order {
 		k.shown = append(k.shown, k.judgeCat(k.cats[n], wk, server, now, wjson, lg))
 	}
@@ -31,14 +38,7 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 		t := c.lastGrowth.UTC()
 		v.LastGrowth = &t
 	}
-	var js *parse.CategoryState
-	if wjson != nil {
-		for i := range wjson.Categories {
-			if wjson.Categories[i].Name == c.name {
-				js = &wjson.Categories[i]
-			}
-		}
-	}
+	js := k.jsByName[c.name]
 	tf := parse.TargetFacts{Prompts: c.promptLines, PromptsAt: c.promptsAt, MaxSamples: c.maxSamples, Log: c.logTarget}
 	if js != nil {
 		tf.Worker, tf.WorkerRead = js.Target, wjson.StartedAt

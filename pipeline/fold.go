@@ -28,7 +28,7 @@ func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool) {
 	wl := res.Tails[0]
 	recent := wl.Err == nil && now.Sub(wl.ModTime) < time.Minute
-	w.log.worker.AddEach(len(wl.Lines), func(i int) string { return parse.SanitizeLineString(wl.Lines[i].Text, 4096) })
+	addShown(w.log.worker, wl, "")
 	at := now // when the lines were written, as far as the host says: a first read's are at most as new as the log
 	if w.nth() <= 1 && wl.Err == nil && !wl.ModTime.IsZero() && wl.ModTime.Before(now) {
 		at = wl.ModTime
@@ -96,5 +96,23 @@ func (c *catState) foldRuns(up remote.TailUpdate) {
 			c.configDesc[snap.ConfigKey] = fmt.Sprintf("kv_cache_dtype=%s quantization=%v model=%v",
 				kv, snap.Info["quantization"], snap.Info["model_path"])
 		}
+	}
+}
+
+// addShown adds a log tail's lines to its pane's ring, sanitised, each
+// prefixed by tag. A line the splitter cut says so at its end. After the
+// lines of a poll that jumped past a burst comes a line saying so: after
+// them, not before, so that the pane, which shows the ring's end, shows it.
+func addShown(r *Ring, up remote.TailUpdate, tag string) {
+	r.AddEach(len(up.Lines), func(i int) string {
+		l := up.Lines[i]
+		s := tag + parse.SanitizeLineString(l.Text, 4096)
+		if l.Truncated {
+			s += fmt.Sprintf(" … line cut at %d bytes", len(l.Text))
+		}
+		return s
+	})
+	if up.Skipped > 0 {
+		r.Add(fmt.Sprintf("%s… skipped %s: the log grew faster than a poll reads; the lines above are its newest", tag, FormatBytes(up.Skipped)))
 	}
 }

@@ -28,6 +28,7 @@ type logs struct {
 func newLogs(o Options) logs {
 	l := logs{tail: remote.NewTail(o.WorkerLog), worker: NewRing(o.LogLines), server: NewRing(o.LogLines)}
 	l.tail.StartBack = 1 << 20 // enough of the worker log to know where each category stands
+	l.tail.Jump = true         // a burst skips to its newest lines, said in the pane
 	return l
 }
 

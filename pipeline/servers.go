@@ -59,6 +59,7 @@ func newSrvWatch(sp ServerSpec, root string) *srvWatch {
 			s.spec.Log = sp.Log
 		}
 		s.tail = remote.NewTail(sp.Log)
+		s.tail.Jump = true // a burst skips to its newest lines, said in the pane
 	}
 	if sp.Router {
 		s.becomeRouter()
@@ -398,7 +399,7 @@ func (sv *serverSet) foldServerLines(s *srvWatch, res remote.PollResult, now tim
 		tag = s.name + " │ "
 	}
 	emit := func(ev parse.ServerEvent) { sv.foldServerEvent(s, ev, now) }
-	sv.lines.AddEach(len(sl.Lines), func(i int) string { return tag + parse.SanitizeLineString(sl.Lines[i].Text, 4096) })
+	addShown(sv.lines, sl, tag)
 	for _, l := range sl.Lines {
 		if s.role == RoleRouter {
 			if rl, ok := parse.ParseRouterLine(l.Text); ok {

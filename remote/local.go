@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
+	"time"
 )
 
 // Local is a Host on this machine: for --local ROOT, for running on the host
@@ -47,10 +48,30 @@ func (Local) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
 	defer cancel()
 	// the same shell line the SSH host would send, so quoting is exercised alike
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", CommandLine(argv...))
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	res := ExecResult{Stdout: out.Bytes(), Stderr: errb.Bytes()}
+	out, errb := newCapBuffer(MaxExecOutput), newCapBuffer(maxExecStderr)
+	cmd.Stdout, cmd.Stderr = out, errb
+	// past the bound the command's group is ended (sh's children hold the pipe too)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
+	}
+	go func() {
+		select {
+		case <-out.over:
+			_ = cmd.Cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := cmd.Wait()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil // sh ended well; a child that left its group (setsid) still held the output
+	}
+	res, cutErr := captured(argv[0], out, errb)
+	if cutErr != nil {
+		return res, cutErr
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		res.ExitCode = ee.ExitCode()

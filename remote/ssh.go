@@ -623,8 +623,8 @@ func (s *SSH) run(ctx context.Context, stdin []byte, argv []string) (ExecResult,
 		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
 	}
 	defer ch.ch.Close()
-	var out, errb bytes.Buffer
-	copied := ch.copyOut(&out, &errb)
+	out, errb := newCapBuffer(MaxExecOutput), newCapBuffer(maxExecStderr)
+	copied := ch.copyOut(out, errb)
 	go func() { // stdin ends after what WireCommand put there, and stdin
 		if len(stdin) > 0 {
 			_, _ = ch.ch.Write(stdin)
@@ -639,9 +639,15 @@ func (s *SSH) run(ctx context.Context, stdin []byte, argv []string) (ExecResult,
 		ch.kill() // leave nothing running on the host
 		ch.ch.Close()
 		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], ctx.Err())
+	case <-out.over:
+		ch.kill() // an answer past the bound is not one: end it rather than drain it
+		ch.ch.Close()
 	}
 	s.contact()
-	res := ExecResult{Stdout: out.Bytes(), Stderr: errb.Bytes()}
+	res, cutErr := captured(argv[0], out, errb) // past the bound, or it ended just as it went past
+	if cutErr != nil {
+		return res, cutErr
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		res.ExitCode = ee.code

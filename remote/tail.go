@@ -39,6 +39,12 @@ type Tail struct {
 	StartBack  int64 // on first attach, start this many bytes before the end
 	MaxPerPoll int64 // read at most this many bytes per poll
 	MaxLine    int   // cap one line (parse.DefaultMaxLine if 0)
+	// Jump: when more is new than a poll reads, skip to the newest bytes
+	// (TailUpdate.Skipped says how many were passed), as tail -f does,
+	// rather than crawl MaxPerPoll a poll behind a burst (1 GB written at
+	// once was half an hour behind). For a log on screen, not for a file
+	// whose every line counts.
+	Jump bool
 
 	off       int64
 	head      []byte // the file's first bytes, to notice a replacement
@@ -66,6 +72,7 @@ type TailUpdate struct {
 	Size    int64
 	ModTime time.Time
 	Behind  int64 // bytes on the host not read yet (the per-poll cap)
+	Skipped int64 // bytes jumped over, never read (Tail.Jump)
 	Err     error
 }
 
@@ -104,8 +111,20 @@ func (t *Tail) plan(fi FileInfo, statErr error, up *TailUpdate) (off int64, n in
 	if fi.Size == t.off {
 		return 0, 0, false
 	}
+	if t.Jump && fi.Size-t.off > t.MaxPerPoll && len(t.head) > 0 {
+		t.jump(fi.Size-t.MaxPerPoll, up)
+	}
 	n = min(fi.Size-t.off, t.MaxPerPoll)
 	return t.off, n, t.off > 0 || len(t.head) > 0
+}
+
+// jump moves t to off, past bytes it will never read: the partial line it
+// carried and the one off falls in are dropped with them. Only a file
+// whose head is known jumps, so a replacement is still noticed.
+func (t *Tail) jump(off int64, up *TailUpdate) {
+	up.Skipped = off - t.off + int64(t.split.Pending())
+	t.off, t.skipFirst = off, true
+	t.split.Reset()
 }
 
 // apply folds the bytes read into lines. head is the file's first bytes

@@ -68,6 +68,7 @@ type Model struct {
 	polling  bool
 
 	sel   int
+	top   int // the first category row the table shows (layout keeps sel in view)
 	focus int
 	logs  logPane
 

@@ -270,7 +270,9 @@ func (m Model) table(w int, wide bool) string {
 	}
 	out := []string{st.Dim.Render(cols("CATEGORY", "CLASS", "DONE/TARGET", "TOKENS", "PROGRESS", "RATE/m", "RATE", "ETA", "ERR", "STATE"))}
 	stale := m.stale()
-	for i, c := range m.snap.Categories {
+	top, shown := m.tableWindow()
+	for j, c := range shown {
+		i := top + j
 		frac := c.Progress // by the cap that comes first: records or tokens
 		if frac == 0 && c.Target > 0 {
 			frac = float64(c.Done) / float64(c.Target) // a snapshot from before progress was sent
@@ -304,6 +306,9 @@ func (m Model) table(w int, wide bool) string {
 			row = st.Dim.Render(row)
 		}
 		out = append(out, fit(row, w))
+	}
+	if n := len(m.snap.Categories); len(shown) < n {
+		out = append(out, st.Dim.Render(fit(windowLine(top, len(shown), n), w)))
 	}
 	if len(m.snap.Categories) == 0 {
 		msg := "no categories found yet"
