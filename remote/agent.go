@@ -6,6 +6,7 @@ import (
 	"context"
 	crand "crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/synthwatch/synthwatch/remote/agentproto"
 )
 
 // A Stream is a command on the host that keeps running: what is written
@@ -60,10 +63,16 @@ type Agent struct {
 	bin     string // its path: "" finds it as a launch does
 	noAgent error  // why this session's host cannot run it
 	noSess  int
-	kind    string        // which agent said hello last (Kind)
-	feed    chan struct{} // closed when the script (and a first request not on the command line) is on stdin
-	lastReq int           // bytes of the last request (tests)
-	lastAns int           // bytes of the last answer (tests)
+	kind    string // which agent said hello last (Kind)
+	hello   agentproto.Hello
+	feed    chan struct{} // closed when the shell agent's script is on stdin
+	// the Go agent's frames: gw writes the session's frames, fw is gw once
+	// the Go agent said hello (nil: the shell agent reads), fr reads its
+	gw, fw              *agentproto.Writer
+	fr                  *agentproto.Reader
+	pendText, pendFrame []byte // a first request not on the command line
+	lastReq             int    // bytes of the last request (tests)
+	lastAns             int    // bytes of the last answer (tests)
 
 	starts, requests atomic.Int64
 }
@@ -137,15 +146,16 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	fresh := a.st == nil
 	var req []byte
 	if fresh {
-		var err error
-		if req, err = a.start(ctx, sess, b); err != nil {
+		if err := a.start(ctx, sess, b); err != nil {
 			return nil, err
 		}
 	} else {
 		b.nonce = a.nonce
 		req = a.encode(b)
 	}
-	a.lastReq = len(req)
+	if !fresh {
+		a.lastReq = len(req)
+	}
 	a.requests.Add(1)
 	st := a.st
 	// a request past its time ends the agent: its answer would come out of turn
@@ -159,9 +169,6 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	helloLate := func() bool { return true }
 	if fresh {
 		helloLate = context.AfterFunc(helloCtx, func() { abort(st) })
-	}
-	if fresh {
-		req = nil // on its way: on the command line, or on stdin behind the script
 	}
 	out, err := a.exchange(req, fresh, helloLate)
 	if !closeLate() && err == nil {
@@ -190,28 +197,40 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	return parseBatchOf(out, b, a.names)
 }
 
-// readHello skips to the fresh agent's "@H NONCE" line. The Go agent
-// says "@A NONCE go PATH" just before it, the launcher "@A NONCE mismatch
-// GOT PATH" before the shell's.
+// readHello skips to the fresh agent's hello: the shell agent's "@H
+// NONCE" line, or the Go agent's marker and its Hello frame. What came
+// before (a login rc's output, with or without a newline) is skipped, up
+// to agentproto.MaxSkip bytes; the launcher's "@A NONCE mismatch GOT
+// PATH" before the shell's hello says why the binary does not serve.
 func (a *Agent) readHello() error {
 	hello := "@H " + a.nonce + "\n"
+	mark := agentproto.Marker(a.nonce)[1:]
 	kind := "shell"
+	skipped := 0
 	for {
-		line, err := a.rd.ReadString('\n')
+		b, err := a.rd.ReadSlice('\n')
+		skipped += len(b)
+		if skipped > agentproto.MaxSkip {
+			return fmt.Errorf("%d bytes before the agent's hello", skipped)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
 		if err != nil {
 			if err == io.EOF {
 				return io.EOF // it ended before its hello
 			}
 			return fmt.Errorf("read: %w", err)
 		}
+		line := string(b)
+		if strings.HasSuffix(line, mark) {
+			return a.goHello()
+		}
 		if strings.HasSuffix(line, hello) {
-			a.kind = kind
+			a.kind, a.fw = kind, nil
 			return nil
 		}
-		// the nonce proves the agent said it, not a login rc
-		if p, ok := strings.CutPrefix(line, "@A "+a.nonce+" go "); ok {
-			kind = "go " + cut(strings.TrimSuffix(p, "\n"), 256)
-		}
+		// the nonce proves the launcher said it, not a login rc
 		if m, ok := strings.CutPrefix(line, "@A "+a.nonce+" mismatch "); ok {
 			got, path, _ := strings.Cut(strings.TrimSuffix(m, "\n"), " ")
 			path = cut(path, 256)
@@ -221,6 +240,25 @@ func (a *Agent) readHello() error {
 			kind = fmt.Sprintf("shell (%s answers %s to agent --proto, not %s)", path, got, AgentProto)
 		}
 	}
+}
+
+// goHello reads the Go agent's Hello frame, after its marker: from here
+// on the session speaks agentproto's frames.
+func (a *Agent) goHello() error {
+	a.fr = agentproto.NewReader(a.rd)
+	var h agentproto.Hello
+	if err := a.fr.Recv(&h); err != nil {
+		if errors.Is(err, io.EOF) {
+			return io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	if h.Nonce != a.nonce || h.Proto != AgentProto {
+		return fmt.Errorf("the agent's hello: nonce %q, protocol %q, want %s", cut(h.Nonce, 64), cut(h.Proto, 64), AgentProto)
+	}
+	a.kind, a.fw = "go "+cut(h.Exe, 256), a.gw
+	a.hello = h
+	return nil
 }
 
 // cut keeps the first n bytes of s.
@@ -253,35 +291,44 @@ func firstNonEmpty(s ...string) string {
 // start starts an agent for the session with b as its first request: on
 // the command line when the line fits (remote.MaxLine), so its answer
 // does not wait for the channel's window (OpenSSH opens a session's window
-// only once the exec is in: a round trip), else on stdin behind the shell
-// agent's script, which the launcher reads there when no binary serves. It
-// returns the request.
+// only once the exec is in: a round trip), in both spellings (the Go
+// agent's frame and the shell agent's text: the launcher picks the agent);
+// else on stdin, behind the shell agent's script, once the hello said
+// which agent runs.
 // startArgv is the agent's command: the launcher (or, with no binary to
 // try, the shell's start) and its arguments, the first request included.
-func (a *Agent) startArgv(nonce string, req []byte) []string {
+func (a *Agent) startArgv(nonce string, text, frame []byte) []string {
 	script := agentShell
 	if a.useBin {
 		script = agentLauncher
 	}
-	return []string{"sh", "-c", script, "synthwatch-agent", nonce, a.bin, AgentProto, strconv.Itoa(len(agentScript)), string(req), agentScriptHash}
+	return []string{"sh", "-c", script, "synthwatch-agent", nonce, a.bin, AgentProto, strconv.Itoa(len(agentScript)), string(text), agentScriptHash, base64.StdEncoding.EncodeToString(frame)}
 }
 
-func (a *Agent) start(ctx context.Context, sess int, b *Batch) ([]byte, error) {
+func (a *Agent) start(ctx context.Context, sess int, b *Batch) error {
 	var r [6]byte // 48 random bits a session: a record's end, which no file can know
 	crand.Read(r[:])
 	nonce := "~" + hex.EncodeToString(r[:])
 	a.errb = &lastBytes{max: 2048}
 	a.alias, a.keys, a.outs, a.names = map[string]int{}, map[string]int{}, map[int][]byte{}, nil
+	a.gw, a.fw, a.fr = agentproto.NewWriter(nil), nil, nil
 	b.nonce = nonce
-	req := a.encode(b)
-	argv := a.startArgv(nonce, req)
-	inline := OnTheLine(argv)
-	if !inline {
-		argv = a.startArgv(nonce, nil) // it follows the script on stdin
+	req := a.plan(b)
+	text := shellText(req, 0)
+	frame, err := a.gw.Frame(req)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
 	}
+	argv := a.startArgv(nonce, text, frame)
+	a.pendText, a.pendFrame = nil, nil
+	if !OnTheLine(argv) {
+		argv = a.startArgv(nonce, nil, nil) // it follows the hello on stdin
+		a.pendText, a.pendFrame = text, frame
+	}
+	a.lastReq = len(frame)
 	st, err := a.h.Stream(ctx, a.errb, argv...)
 	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
+		return fmt.Errorf("agent: %w", err)
 	}
 	a.starts.Add(1)
 	a.st, a.rd, a.sess, a.nonce = st, bufio.NewReaderSize(st, 64<<10), sess, nonce
@@ -290,11 +337,9 @@ func (a *Agent) start(ctx context.Context, sess int, b *Batch) ([]byte, error) {
 	a.feed = feed
 	go func() {
 		defer close(feed)
-		if _, err := io.WriteString(st, agentScript); err == nil && !inline {
-			st.Write(req)
-		}
+		io.WriteString(st, agentScript)
 	}()
-	return req, nil
+	return nil
 }
 
 func (a *Agent) stop() {
@@ -343,15 +388,12 @@ func isNumber(s string) bool {
 	return allDigits(strings.TrimPrefix(s, "-"))
 }
 
-// encode writes b as the agent's request: a "D N =TEXT" line for each
-// string not sent before (TEXT escaped for printf %b), a "T KEY OP TOK…"
-// line for each op shape not sent before (TOK a word, #N or %, a number
-// to come), then one "R | KEY NUM… | KEY NUM…" line: a steady poll's
-// request is its ops' numbers. An "L LEN" line comes first: LEN the bytes
-// of the rest.
-func (a *Agent) encode(b *Batch) []byte {
-	var decl, req bytes.Buffer
-	req.WriteString("R")
+// plan writes b as the agent's next request: each string that is not a
+// plain word is sent once a session (Strings) and named by number after
+// that, each op shape once (Shapes), and a steady poll's request is its
+// ops' numbers (Calls).
+func (a *Agent) plan(b *Batch) agentproto.Request {
+	var req agentproto.Request
 	var tmpl strings.Builder
 	for i, start := range b.ops {
 		end := len(b.args)
@@ -361,6 +403,7 @@ func (a *Agent) encode(b *Batch) []byte {
 		op := b.args[start:end]
 		tmpl.Reset()
 		tmpl.WriteString(op[0])
+		sh := agentproto.Shape{Name: op[0]}
 		var nums []string
 		for _, s := range op[1:] {
 			tmpl.WriteByte(' ')
@@ -368,35 +411,83 @@ func (a *Agent) encode(b *Batch) []byte {
 			case isNumber(s):
 				tmpl.WriteByte('%')
 				nums = append(nums, s)
+				sh.Args = append(sh.Args, agentproto.Arg{Num: true})
 			case isWord(s):
 				tmpl.WriteString(s)
+				sh.Args = append(sh.Args, agentproto.Arg{Lit: s})
 			default:
 				n, ok := a.alias[s]
 				if !ok {
 					n = len(a.alias)
 					a.alias[s] = n
 					a.names = append(a.names, s)
-					fmt.Fprintf(&decl, "D %d =%s\n", n, printfEscape(s))
+					req.Strings = append(req.Strings, s)
 				}
 				fmt.Fprintf(&tmpl, "#%d", n)
+				sh.Args = append(sh.Args, agentproto.Arg{Ref: n + 1})
 			}
 		}
 		k, ok := a.keys[tmpl.String()]
 		if !ok {
 			k = len(a.keys)
 			a.keys[tmpl.String()] = k
-			fmt.Fprintf(&decl, "T %d %s\n", k, tmpl.String())
+			sh.Key = k
+			req.Shapes = append(req.Shapes, sh)
 		}
-		fmt.Fprintf(&req, " | %d", k)
-		for _, n := range nums {
-			req.WriteByte(' ')
-			req.WriteString(n)
+		req.Calls = append(req.Calls, agentproto.Call{Key: k, Nums: nums})
+	}
+	return req
+}
+
+// shellText writes req as the shell agent reads it: a "D N =TEXT" line
+// for each new string (TEXT escaped for printf %b), a "T KEY OP TOK…"
+// line for each new shape (TOK a word, #N or %, a number to come), then
+// one "R | KEY NUM… | KEY NUM…" line; an "L LEN" line first, LEN the
+// bytes of the rest. base is the number of the first new string.
+func shellText(req agentproto.Request, base int) []byte {
+	var decl bytes.Buffer
+	for i, s := range req.Strings {
+		fmt.Fprintf(&decl, "D %d =%s\n", base+i, printfEscape(s))
+	}
+	for _, sh := range req.Shapes {
+		fmt.Fprintf(&decl, "T %d %s", sh.Key, sh.Name)
+		for _, x := range sh.Args {
+			switch {
+			case x.Num:
+				decl.WriteString(" %")
+			case x.Ref > 0:
+				fmt.Fprintf(&decl, " #%d", x.Ref-1)
+			default:
+				decl.WriteString(" " + x.Lit)
+			}
+		}
+		decl.WriteByte('\n')
+	}
+	decl.WriteString("R")
+	for _, c := range req.Calls {
+		fmt.Fprintf(&decl, " | %d", c.Key)
+		for _, n := range c.Nums {
+			decl.WriteString(" " + n)
 		}
 	}
-	req.WriteByte('\n')
-	decl.Write(req.Bytes())
+	decl.WriteByte('\n')
 	// framed by its length: the shell takes it whole (head -c), not a byte a read
 	return append(fmt.Appendf(nil, "L %d\n", decl.Len()), decl.Bytes()...)
+}
+
+// encode is plan written for the agent that runs: a frame for the Go
+// agent, the shell agent's text otherwise.
+func (a *Agent) encode(b *Batch) []byte {
+	base := len(a.names)
+	req := a.plan(b)
+	if a.fw != nil {
+		f, err := a.fw.Frame(req)
+		if err != nil {
+			return nil // over the bound: the exchange fails on the empty request
+		}
+		return f
+	}
+	return shellText(req, base)
 }
 
 // printfEscape writes s for printf %b: every byte but printable ASCII
@@ -422,10 +513,9 @@ func printfEscape(s string) string {
 // MaxPerPoll; this only keeps a broken host from filling memory).
 const maxAnswer = 256 << 20
 
-// exchange sends req and reads the answer: per op "@= KEY" (as last time)
-// or "@O KEY LEN" and LEN bytes, then "@E NONCE". A fresh agent first
-// says "@H NONCE": what came before it (a login rc's output, with or
-// without a newline) is skipped.
+// exchange sends req and reads the answer. A fresh agent first says
+// hello (readHello); its first request, when it did not ride on the
+// command line, goes once the hello said which agent reads it.
 func (a *Agent) exchange(req []byte, fresh bool, helloIn func() bool) ([]byte, error) {
 	if a.feed != nil && !fresh {
 		<-a.feed // the script and the first request went before this one
@@ -443,7 +533,70 @@ func (a *Agent) exchange(req []byte, fresh bool, helloIn func() bool) ([]byte, e
 		if !helloIn() {
 			return nil, errors.New("hello past its time")
 		}
+		if err := a.sendPending(); err != nil {
+			return nil, err
+		}
 	}
+	if a.fw != nil {
+		return a.readFrame()
+	}
+	return a.readText(fresh)
+}
+
+// sendPending sends a fresh agent's first request, when it did not ride
+// on the command line: behind the script, in the spelling of the agent
+// that said hello.
+func (a *Agent) sendPending() error {
+	req := a.pendText
+	if a.fw != nil {
+		req = a.pendFrame
+	}
+	a.pendText, a.pendFrame = nil, nil
+	if req == nil {
+		return nil
+	}
+	<-a.feed
+	a.feed = nil
+	if _, err := a.st.Write(req); err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	return nil
+}
+
+// readFrame reads the Go agent's Answer: each op's records, or "as last
+// time" for a key whose answer did not change.
+func (a *Agent) readFrame() ([]byte, error) {
+	var ans agentproto.Answer
+	if err := a.fr.Recv(&ans); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // after its hello, an end is a death mid-answer
+		}
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	if ans.Err != "" {
+		return nil, fmt.Errorf("the agent refused the request: %s", cut(ans.Err, 512))
+	}
+	var out []byte
+	a.lastAns = 0
+	for _, op := range ans.Ops {
+		a.lastAns += len(op.Data) + 8
+		if op.Same {
+			prev, ok := a.outs[op.Key]
+			if !ok {
+				return nil, fmt.Errorf("answer %d names nothing sent before", op.Key)
+			}
+			out = append(out, prev...)
+			continue
+		}
+		a.outs[op.Key] = op.Data
+		out = append(out, op.Data...)
+	}
+	return out, nil
+}
+
+// readText reads the shell agent's answer: per op "@= KEY" (as last time)
+// or "@O KEY LEN" and LEN bytes, then "@E NONCE".
+func (a *Agent) readText(fresh bool) ([]byte, error) {
 	var out []byte
 	a.lastAns = 0
 	for {
