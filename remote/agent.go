@@ -71,8 +71,17 @@ type Agent struct {
 	gw, fw              *agentproto.Writer
 	fr                  *agentproto.Reader
 	pendText, pendFrame []byte // a first request not on the command line
-	lastReq             int    // bytes of the last request (tests)
-	lastAns             int    // bytes of the last answer (tests)
+
+	// the installed agent (install.go): what the launcher said of it this
+	// session, and the copy
+	autoInstall bool
+	place       *AgentPlace // "missing": where it goes
+	refused     string      // "refused": MODE UID PATH
+	inst        *installing
+	stopInstall func()
+	swap        bool // installed: the next request starts the Go agent
+	lastReq     int  // bytes of the last request (tests)
+	lastAns     int  // bytes of the last answer (tests)
 
 	starts, requests atomic.Int64
 }
@@ -140,9 +149,10 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	if a.noAgent != nil && a.noSess == sess {
 		return nil, a.noAgent
 	}
-	if a.st != nil && (a.sess != sess || len(a.alias) > aliasBound(len(b.ops))) {
+	if a.st != nil && (a.sess != sess || len(a.alias) > aliasBound(len(b.ops)) || a.swap) {
 		a.stop()
 	}
+	a.swap = false
 	fresh := a.st == nil
 	var req []byte
 	if fresh {
@@ -194,6 +204,9 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 		}
 		return nil, fmt.Errorf("agent: %w", err)
 	}
+	if fresh {
+		a.maybeInstall()
+	}
 	return parseBatchOf(out, b, a.names)
 }
 
@@ -231,6 +244,14 @@ func (a *Agent) readHello() error {
 			return nil
 		}
 		// the nonce proves the launcher said it, not a login rc
+		if m, ok := strings.CutPrefix(line, "@A "+a.nonce+" missing "); ok {
+			if p, ok := parsePlace(m); ok {
+				a.place = &p
+			}
+		}
+		if m, ok := strings.CutPrefix(line, "@A "+a.nonce+" refused "); ok {
+			a.refused = strings.TrimSuffix(m, "\n")
+		}
 		if m, ok := strings.CutPrefix(line, "@A "+a.nonce+" mismatch "); ok {
 			got, path, _ := strings.Cut(strings.TrimSuffix(m, "\n"), " ")
 			path = cut(path, 256)
@@ -276,6 +297,14 @@ func cut(s string, n int) string {
 func (a *Agent) Kind() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.fw == nil && a.kind != "" {
+		if why := a.installKind(); why != "" {
+			if k, ok := strings.CutSuffix(a.kind, ")"); ok {
+				return k + "; " + why + ")"
+			}
+			return a.kind + " (" + why + ")"
+		}
+	}
 	return a.kind
 }
 
@@ -312,6 +341,7 @@ func (a *Agent) start(ctx context.Context, sess int, b *Batch) error {
 	a.errb = &lastBytes{max: 2048}
 	a.alias, a.keys, a.outs, a.names = map[string]int{}, map[string]int{}, map[int][]byte{}, nil
 	a.gw, a.fw, a.fr = agentproto.NewWriter(nil), nil, nil
+	a.place, a.refused = nil, ""
 	b.nonce = nonce
 	req := a.plan(b)
 	text := shellText(req, 0)
@@ -363,6 +393,9 @@ func abort(st Stream) {
 func (a *Agent) Close() {
 	a.mu.Lock()
 	a.stop()
+	if a.stopInstall != nil {
+		a.stopInstall()
+	}
 	a.mu.Unlock()
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/synthwatch/synthwatch/remote"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// the test binary is synthwatch: a status installs it as the host agent,
+	// and the host runs it so ("agent" is never a test flag)
+	if len(os.Args) >= 2 && os.Args[1] == "agent" {
+		os.Exit(remote.AgentMain(os.Args[2:], os.Stdin, os.Stdout))
+	}
 	code := m.Run()
 	tmuxCmd("kill-server").Run()
 	dir := os.Getenv("TMUX_TMPDIR")

@@ -36,6 +36,7 @@ type Server struct {
 	KnownHosts string // a known_hosts file that pins HostKey for Host:Port
 	HostKey    ssh.PublicKey
 	Dir        string // the temp dir with the config, keys and pid file
+	home       string // the sessions' home when it is a temp dir (Home)
 
 	t       testing.TB
 	bin     string
@@ -55,6 +56,59 @@ type Option func(*options)
 type options struct {
 	extra  []string
 	noSFTP bool
+	shell  string
+}
+
+// WithLoginShell makes path the user's login shell in the server's
+// namespace (its /etc/passwd is a copy with that shell), as a user whose
+// shell is zsh or fish has it: every exec's command line is that shell's.
+// It needs root, as the clean home does (Home).
+func WithLoginShell(path string) Option { return func(o *options) { o.shell = path } }
+
+// Home is the home the server's sessions see: a temp dir bound over the
+// user's (a test writes rc files there), or "" without root, where the
+// sessions get the real one.
+func (s *Server) Home() string { return s.home }
+
+// needRoot fails (under CI) or skips a test that needs the server's own
+// namespace.
+func needRoot(t testing.TB, what string) {
+	if u, err := user.Current(); err == nil && u.Uid == "0" {
+		if _, err := exec.LookPath("unshare"); err == nil {
+			return
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s needs root and unshare (a mount namespace)", what)
+	}
+	t.Skipf("%s needs root and unshare (a mount namespace); skipped outside CI", what)
+}
+
+// shellPre is the namespace step that gives the user login shell sh: a
+// copy of /etc/passwd bound over it.
+func shellPre(t testing.TB, u *user.User, dir, sh string) []string {
+	if sh == "" {
+		return nil
+	}
+	needRoot(t, "WithLoginShell")
+	pw, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(string(pw), "\n"), "\n") {
+		f := strings.Split(l, ":")
+		if len(f) == 7 && f[0] == u.Username {
+			f[6] = sh
+			l = strings.Join(f, ":")
+		}
+		out = append(out, l)
+	}
+	p := filepath.Join(dir, "passwd")
+	if err := os.WriteFile(p, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"mount --bind " + p + " /etc/passwd"}
 }
 
 // WithoutSFTP starts Dropbear with no SFTP server, as a minimal host runs
@@ -109,8 +163,10 @@ func Start(t testing.TB, opts ...Option) *Server {
 		t.Fatal(err)
 	}
 	s.cfgPath = filepath.Join(dir, "sshd_config")
+	pre := shellPre(t, u, dir, o.shell)
+	s.home = cleanedHome(u, filepath.Join(dir, "home"))
 	s.argv = func() []string {
-		return cleanHome(t, u, filepath.Join(dir, "home"), []string{s.bin, "-D", "-e", "-f", s.cfgPath})
+		return cleanHome(t, u, filepath.Join(dir, "home"), []string{s.bin, "-D", "-e", "-f", s.cfgPath}, pre...)
 	}
 	s.listen(func() error {
 		if err := os.WriteFile(s.cfgPath, []byte(s.config(o.extra)), 0o600); err != nil {
@@ -130,6 +186,17 @@ func Start(t testing.TB, opts ...Option) *Server {
 // test, on this machine or a user's. It needs root (a mount namespace of
 // the server's own, where a temp dir is bound over the home); without it
 // the sessions get the real home.
+// cleanedHome is home when cleanHome binds it, else "".
+func cleanedHome(u *user.User, home string) string {
+	if u.Uid != "0" || u.HomeDir == "" || u.HomeDir == "/" {
+		return ""
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		return ""
+	}
+	return home
+}
+
 func cleanHome(t testing.TB, u *user.User, home string, argv []string, pre ...string) []string {
 	if u.Uid != "0" || u.HomeDir == "" || u.HomeDir == "/" {
 		return argv
