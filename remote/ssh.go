@@ -612,8 +612,17 @@ func (s *SSH) ExecInput(ctx context.Context, in io.Reader, argv ...string) (Exec
 	return s.run(ctx, in, argv)
 }
 
-// run is Exec with what the command reads on stdin.
+// run is Exec with what the command reads on stdin: framed (framedArgv),
+// so what the login shell printed before the command is not its output.
 func (s *SSH) run(ctx context.Context, stdin io.Reader, argv []string) (ExecResult, error) {
+	mark := execMark()
+	res, err := s.runRaw(ctx, stdin, argv, framedArgv(mark, argv))
+	res.Stdout, res.Stderr = afterMark(res.Stdout, mark), afterMark(res.Stderr, mark)
+	return res, err
+}
+
+// runRaw runs wire, the line that carries argv.
+func (s *SSH) runRaw(ctx context.Context, stdin io.Reader, argv, wire []string) (ExecResult, error) {
 	sess, err := s.session()
 	if err != nil {
 		return ExecResult{}, err
@@ -623,7 +632,7 @@ func (s *SSH) run(ctx context.Context, stdin io.Reader, argv []string) (ExecResu
 	if err := sess.beforeExec(ctx); err != nil {
 		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
 	}
-	ch, err := withTimeout(ctx, opTimeout(ctx), func() (*execChan, error) { return startExec(sess.link.client, argv) })
+	ch, err := withTimeout(ctx, opTimeout(ctx), func() (*execChan, error) { return startExec(sess.link.client, wire) })
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
 	}

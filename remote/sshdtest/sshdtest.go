@@ -485,3 +485,33 @@ func (s *Server) Authorize(line []byte) {
 		s.t.Fatal(err)
 	}
 }
+
+// Banners are login shells whose rc files print on both streams before
+// any command, as shared GPU hosts' do (a MOTD, a conda or module
+// notice, one line without a newline): each shell's path and the rc
+// files it reads for an exec's command, relative to the home.
+var Banners = []struct {
+	Name, Shell string
+	RC          map[string]string
+}{
+	{"bash", "/bin/bash", map[string]string{".bashrc": "echo 'Welcome to gpu-box: bashrc'\necho 'bashrc: module loaded cuda/12' >&2\nprintf '*** {no newline} ***'\nprintf '*** err, no newline' >&2\n"}},
+	{"zsh", "/usr/bin/zsh", map[string]string{".zshenv": "echo 'Welcome to gpu-box: zshenv'\necho 'zshenv: (base) conda activated' >&2\nprintf '*** {no newline} ***'\nprintf '*** err, no newline' >&2\n"}},
+	{"fish", "/usr/bin/fish", map[string]string{".config/fish/config.fish": "echo 'Welcome to gpu-box: config.fish'\necho 'fish: module loaded cuda/12' >&2\nprintf '*** {no newline} ***'\nprintf '*** err, no newline' >&2\n"}},
+}
+
+// WriteRC writes rc files (paths relative to the sessions' home).
+func (s *Server) WriteRC(t testing.TB, rc map[string]string) {
+	t.Helper()
+	if s.home == "" {
+		needRoot(t, "WriteRC")
+	}
+	for p, body := range rc {
+		full := filepath.Join(s.home, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
