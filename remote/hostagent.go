@@ -44,7 +44,7 @@ const AgentProto = agentproto.Proto
 // binary that is there but speaks another protocol (older, newer, not
 // ours) is named before the shell's hello ("@A NONCE mismatch GOT PATH"), so
 // the dashboard says once why the shell reads (Agent.Kind).
-var agentLauncher = whereScript + installedScript + `k=$1 bin=$2 proto=$3
+var agentLauncher = whereScript + looseScript + installedScript + `k=$1 bin=$2 proto=$3
 if [ -z "$bin" ]; then bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"; fi
 to=; command -v timeout >/dev/null 2>&1 && to="timeout 10"
 if [ -f "$bin" ] && [ -x "$bin" ]; then

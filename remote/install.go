@@ -28,11 +28,20 @@ var (
 	whereSrc string
 	//go:embed host/installed.sh
 	installedSrc string
+	//go:embed host/loose.sh
+	looseSrc string
 	//go:embed host/install.sh
 	installSrc string
 
-	whereScript, installedScript, installScript = shCode(whereSrc), shCode(installedSrc), shCode(installSrc)
+	whereScript, looseScript, installedScript, installScript = shCode(whereSrc), shCode(looseSrc), shCode(installedSrc), shCode(installSrc)
 )
+
+// InstalledAgentSh is sh that sets ia to the installed agent's path when
+// it is there and safe to run (loose.sh), else to "": a command that needs
+// synthwatch on the host (report's digest) runs it when none is deployed.
+var InstalledAgentSh = `ia=$(set -- "" "" ` + Quote(AgentProto) + "\n" + whereScript + looseScript +
+	`if [ -f "$ab" ] && [ -x "$ab" ] && ! loose "$ab" >/dev/null; then printf %s "$ab"; fi)
+`
 
 // shCode is a script without its comment lines and indents: the launcher
 // rides on every agent's command line, beside the first request.
