@@ -38,7 +38,8 @@ const Proto = "synthwatch-agent/8"
 const MaxFrame = 256 << 20
 
 // MaxSkip bounds what may come before the marker (a login shell's
-// banners): past it the agent is taken as absent, not waited for.
+// banners): past it the agent is taken as absent, not waited for (the
+// dashboard's readHello).
 const MaxSkip = 1 << 20
 
 // Marker is what the agent writes before its first frame.
@@ -223,41 +224,3 @@ func (f *frames) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// SkipToMarker reads rd up to and including Marker(nonce), discarding
-// what came before (a login shell's output, with or without a newline).
-// It calls saw for each nonce-tagged line before the marker ("@A NONCE
-// …", the launcher's notes) and gives up past MaxSkip bytes.
-func SkipToMarker(rd *bufio.Reader, nonce string, saw func(note string)) error {
-	mark := Marker(nonce)[1:] // the leading newline may be eaten by a banner without one
-	tag := "@A " + nonce + " "
-	skipped := 0
-	for {
-		line, err := rd.ReadSlice('\n')
-		skipped += len(line)
-		if err == bufio.ErrBufferFull {
-			if skipped > MaxSkip {
-				return fmt.Errorf("agentproto: %d bytes before the agent's hello", skipped)
-			}
-			continue
-		}
-		if err != nil {
-			if err == io.EOF {
-				return io.EOF
-			}
-			return fmt.Errorf("read: %w", err)
-		}
-		s := string(line)
-		if len(s) >= len(mark) && s[len(s)-len(mark):] == mark {
-			return nil
-		}
-		if i := indexOf(s, tag); i >= 0 && saw != nil {
-			saw(s[i+len(tag) : len(s)-1])
-		}
-		if skipped > MaxSkip {
-			return fmt.Errorf("agentproto: %d bytes before the agent's hello", skipped)
-		}
-	}
-}
-
-func indexOf(s, sub string) int { return bytes.Index([]byte(s), []byte(sub)) }

@@ -1,7 +1,6 @@
 package agentproto
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -61,37 +60,4 @@ func TestFrameOverTheBound(t *testing.T) {
 	if err := r.Recv(&a); !errors.Is(err, ErrTooBig) {
 		t.Fatalf("got %v, want ErrTooBig", err)
 	}
-}
-
-// What a login shell prints before the marker is skipped, with or
-// without a newline; a marker with another nonce is a banner too; notes
-// tagged with the nonce are seen.
-func TestSkipToMarker(t *testing.T) {
-	in := "Welcome!\n\x1b[1mno newline" + Marker("~other") + "@A ~n1 mismatch 7 /x\nbanner" + Marker("~n1") + "rest"
-	rd := bufio.NewReader(strings.NewReader(in))
-	var notes []string
-	if err := SkipToMarker(rd, "~n1", func(n string) { notes = append(notes, n) }); err != nil {
-		t.Fatal(err)
-	}
-	rest, _ := io.ReadAll(rd)
-	if string(rest) != "rest" || len(notes) != 1 || notes[0] != "mismatch 7 /x" {
-		t.Fatalf("rest %q, notes %q", rest, notes)
-	}
-	// an endless banner with no newline is given up on, not buffered
-	endless := bufio.NewReader(io.LimitReader(repeat('y'), 8<<20))
-	if err := SkipToMarker(endless, "~n1", nil); err == nil || err == io.EOF {
-		t.Fatalf("an endless banner: %v", err)
-	}
-	if err := SkipToMarker(bufio.NewReader(strings.NewReader("motd\n")), "~n1", nil); err != io.EOF {
-		t.Fatalf("no marker: %v, want EOF", err)
-	}
-}
-
-type repeat byte
-
-func (c repeat) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = byte(c)
-	}
-	return len(p), nil
 }
