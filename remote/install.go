@@ -264,7 +264,8 @@ func (a *Agent) maybeInstall() {
 
 // installKind is what an install adds to Kind's "shell (…)" (a.mu held).
 func (a *Agent) installKind() string {
-	switch in := a.inst; {
+	in := a.inst
+	switch {
 	case a.refused != "":
 		mode, rest, _ := strings.Cut(a.refused, " ")
 		uid, p, _ := strings.Cut(rest, " ")
@@ -280,5 +281,5 @@ func (a *Agent) installKind() string {
 	case in.err != nil:
 		return "the agent was not installed: " + cut(in.err.Error(), 512)
 	}
-	return ""
+	return "the agent is installed at " + cut(in.res.Path, 256) + "; the next poll reads through it"
 }
