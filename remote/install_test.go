@@ -169,3 +169,69 @@ func TestAgentBuildForTheHost(t *testing.T) {
 		t.Error("a folder was made for a build that was not there")
 	}
 }
+
+// Over Dropbear with no SFTP server the copy goes the same way (stdin of
+// one exec); with install off nothing is copied and no folder made; where
+// the cache cannot be written the fallback goes on reading and the kind
+// says why the agent is not there.
+func TestAgentInstallDropbearOffAndUnwritable(t *testing.T) {
+	t.Parallel()
+	t.Run("dropbear", func(t *testing.T) {
+		t.Parallel()
+		s := sshdtest.StartDropbear(t, sshdtest.WithoutSFTP())
+		h := dial(t, opts(t, s))
+		ag := NewAgent(h)
+		ag.UseBinary("/nonexistent/synthwatch")
+		ag.AutoInstall(true)
+		t.Cleanup(ag.Close)
+		if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err, _ := ag.WaitInstall(context.Background()); err != nil {
+			t.Fatalf("install over dropbear: %v", err)
+		}
+		if _, err := ag.Run(context.Background(), loadBatch()); err != nil || !strings.HasPrefix(ag.Kind(), "go ") {
+			t.Fatalf("after the install over dropbear: %q %v", ag.Kind(), err)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		t.Parallel()
+		_, h, home := sshdHome(t)
+		ag := NewAgent(h)
+		ag.UseBinary("/nonexistent/synthwatch")
+		t.Cleanup(ag.Close)
+		for range 2 {
+			if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, _, started := ag.WaitInstall(context.Background()); started || ag.Kind() != "shell" {
+			t.Fatalf("install off: started %v, kind %q", started, ag.Kind())
+		}
+		if _, err := os.Stat(filepath.Join(home, ".cache", "synthwatch", "agent")); err == nil {
+			t.Fatal("install off made the agent's folder")
+		}
+	})
+	t.Run("unwritable", func(t *testing.T) {
+		t.Parallel()
+		_, h, home := sshdHome(t)
+		writeFile(t, filepath.Join(home, ".cache"), "a file where the cache folder goes\n") // mkdir fails, even for root
+		ag := NewAgent(h)
+		ag.UseBinary("/nonexistent/synthwatch")
+		ag.AutoInstall(true)
+		t.Cleanup(ag.Close)
+		if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err, _ := ag.WaitInstall(context.Background()); err == nil {
+			t.Fatal("an install into a cache that cannot be made succeeded")
+		}
+		a, err := ag.Run(context.Background(), loadBatch())
+		if err != nil || len(a.reads["/proc/loadavg"]) == 0 {
+			t.Fatalf("the fallback after a failed install: %v", err)
+		}
+		if k := ag.Kind(); !strings.Contains(k, "the agent was not installed") {
+			t.Fatalf("kind %q: the failure is not said", k)
+		}
+	})
+}
