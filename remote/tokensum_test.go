@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func sumRecs(from, n int, run string) string {
@@ -105,4 +106,58 @@ func TestTokenSumsLooseFileIgnored(t *testing.T) {
 	if again := newTokenSums(); len(again.files) != 0 {
 		t.Fatalf("sums from a world-writable file were believed: %+v", again.files)
 	}
+}
+
+// The cold sums cover exactly the size their stat said ("I SIZE PATH"),
+// while a writer appends whole records: never a byte past it, so the
+// pipeline can match each sum to the count's hole by its size.
+func TestColdSumsCoverTheirStat(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	p := filepath.Join(dir, "B1", "raw_responses.jsonl")
+	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	writeFile(t, p, sumRecs(0, 2000, "r"))
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		for i := 2000; i < 6000; i++ { // bounded: a few hundred KB
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			f.WriteString(sumRecs(i, 1, "r"))
+			if i%50 == 0 {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}()
+	for round := range 30 {
+		ts := &tokenSums{files: map[string]*sumState{}} // nothing kept: each round sums from 0
+		if round%2 == 1 {
+			ts = newTokenSums() // and from what was kept
+		}
+		out, errb := ts.cold(dir, "raw_responses.jsonl", 0)
+		var i int
+		var size int64
+		var path string
+		if _, err := fmt.Sscanf(string(errb), "%d %d %s", &i, &size, &path); err != nil {
+			t.Fatalf("round %d: stderr %q", round, errb)
+		}
+		var recs, toks, got, unk int64
+		if _, err := fmt.Sscanf(string(out), "1 T %d %d %d %d", &recs, &toks, &got, &unk); err != nil {
+			t.Fatalf("round %d: %q", round, out)
+		}
+		if got != size {
+			t.Fatalf("round %d: the sum covers %d bytes, its stat said %d", round, got, size)
+		}
+	}
+	close(stop)
+	<-done
 }
