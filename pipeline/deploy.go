@@ -6,70 +6,50 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"runtime"
-	"strings"
+
+	"github.com/synthwatch/synthwatch/remote"
 )
 
-// unameToGo maps `uname -sm` to Go's GOOS/GOARCH.
-func unameToGo(uname string) (goos, goarch string) {
-	f := strings.Fields(uname)
-	if len(f) != 2 {
-		return "", ""
-	}
-	goos = strings.ToLower(f[0])
-	switch f[1] {
-	case "x86_64", "amd64":
-		goarch = "amd64"
-	case "aarch64", "arm64":
-		goarch = "arm64"
-	case "armv7l":
-		goarch = "arm"
-	case "ppc64le", "s390x", "riscv64":
-		goarch = f[1]
-	default:
-		goarch = f[1]
-	}
-	return goos, goarch
-}
-
-// ErrPlatform means the host runs another OS or CPU than this build.
+// ErrPlatform means the host runs another OS or CPU than this build, and
+// no build for it lies beside this one.
 var ErrPlatform = errors.New("platform mismatch")
 
-// Deploy uploads this executable to the host (dest, or ~/.local/bin/synthwatch
-// there) when the host's `uname -sm` matches this build: a temp file, made
-// executable, then renamed over the old one.
-func (a Actor) Deploy(ctx context.Context, dest string) (string, error) {
-	r, err := a.H.Exec(ctx, "sh", "-c", `uname -sm; printf '%s\n' "$HOME"`)
+// Deployed is what a deploy put on the host.
+type Deployed struct {
+	Worker string               // the worker binary (dest, or ~/.local/bin/synthwatch)
+	Agent  remote.InstallResult // the host agent, at its version's path
+}
+
+// Deploy uploads the build for the host's platform (this executable, or
+// synthwatch-OS-ARCH beside it: remote.AgentBuild) to dest (or
+// ~/.local/bin/synthwatch there), a temp file made executable then
+// renamed over the old one, and installs it as the host agent now, at its
+// version's path in the host's cache, as a poll would when it finds none.
+func (a Actor) Deploy(ctx context.Context, dest string) (Deployed, error) {
+	place, err := remote.ProbeAgentPlace(ctx, a.H)
 	if err != nil {
-		return "", fmt.Errorf("deploy: %w", err)
+		return Deployed{}, fmt.Errorf("deploy: %w", err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(r.Stdout)), "\n")
-	if r.ExitCode != 0 || len(lines) < 2 {
-		return "", fmt.Errorf("deploy: uname failed: %s", r.Stderr)
-	}
-	goos, goarch := unameToGo(lines[0])
-	if goos != runtime.GOOS || goarch != runtime.GOARCH {
-		return "", fmt.Errorf("%w: the host is %s/%s (%s), this binary is %s/%s; build one for it with:\n"+
-			"  GOOS=%s GOARCH=%s CGO_ENABLED=0 go build -o synthwatch-%s-%s ./cmd/synthwatch\n"+
-			"then copy it to the host as ~/.local/bin/synthwatch (or pass --worker-bin)",
-			ErrPlatform, goos, goarch, lines[0], runtime.GOOS, runtime.GOARCH, goos, goarch, goos, goarch)
+	bin, err := remote.AgentBuild(place.OS, place.Arch)
+	if err != nil {
+		return Deployed{}, fmt.Errorf("%w: %v", ErrPlatform, err)
 	}
 	if dest == "" {
-		dest = path.Join(lines[1], ".local", "bin", "synthwatch")
+		dest = path.Join(place.Home, ".local", "bin", "synthwatch")
 	}
-	self, err := os.Executable()
+	data, err := os.ReadFile(bin)
 	if err != nil {
-		return "", fmt.Errorf("deploy: %w", err)
-	}
-	data, err := os.ReadFile(self)
-	if err != nil {
-		return "", fmt.Errorf("deploy: %w", err)
+		return Deployed{}, fmt.Errorf("deploy: %w", err)
 	}
 	if r, err := a.H.Exec(ctx, "mkdir", "-p", "--", path.Dir(dest)); err != nil || r.ExitCode != 0 {
-		return "", a.WhyNotWritten(ctx, "deploy: mkdir "+path.Dir(dest), path.Dir(dest), int64(len(data)), err, r.Stderr)
+		return Deployed{}, a.WhyNotWritten(ctx, "deploy: mkdir "+path.Dir(dest), path.Dir(dest), int64(len(data)), err, r.Stderr)
 	}
 	if err := a.H.WriteFile(ctx, dest, data, 0o755); err != nil {
-		return "", a.WhyNotWritten(ctx, "deploy to "+dest, path.Dir(dest), int64(len(data)), err, nil)
+		return Deployed{}, a.WhyNotWritten(ctx, "deploy to "+dest, path.Dir(dest), int64(len(data)), err, nil)
 	}
-	return dest, nil
+	res, err := remote.InstallAgent(ctx, a.H, place, nil, nil)
+	if err != nil {
+		return Deployed{Worker: dest}, fmt.Errorf("deploy: the worker is at %s, but %w", dest, err)
+	}
+	return Deployed{Worker: dest, Agent: res}, nil
 }

@@ -23,7 +23,13 @@ import (
 	"github.com/synthwatch/synthwatch/sim"
 )
 
-func TestMain(m *testing.M) { testbin.Main(m) }
+func TestMain(m *testing.M) {
+	// the test binary is what Deploy installs as the host agent: the host runs it so
+	if len(os.Args) >= 2 && os.Args[1] == "agent" {
+		os.Exit(remote.AgentMain(os.Args[2:], os.Stdin, os.Stdout))
+	}
+	testbin.Main(m)
+}
 
 type e2e struct {
 	t    *testing.T
@@ -198,10 +204,11 @@ func TestDeployOverSSH(t *testing.T) {
 	e := newE2E(t, map[string]int{"B1": 1}, 100)
 	dest := filepath.Join(t.TempDir(), "bin", "synthwatch")
 	// the test binary is the executable here: deploy copies whatever runs
-	got, err := e.act.Deploy(context.Background(), dest)
+	dep, err := e.act.Deploy(context.Background(), dest)
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := dep.Worker
 	self, _ := os.Executable()
 	a, _ := os.ReadFile(self)
 	b, _ := os.ReadFile(got)
@@ -209,8 +216,9 @@ func TestDeployOverSSH(t *testing.T) {
 	if got != dest || !bytes.Equal(a, b) || st.Mode().Perm() != 0o755 {
 		t.Fatalf("deployed %s: %d bytes vs %d, mode %v", got, len(b), len(a), st.Mode())
 	}
-	if goos, goarch := unameToGo("Linux aarch64"); goos != "linux" || goarch != "arm64" {
-		t.Fatalf("uname map %s/%s", goos, goarch)
+	// install now: the agent at its version's path, the same build
+	if !strings.Contains(dep.Agent.Path, "/.cache/synthwatch/agent/"+strings.TrimPrefix(remote.AgentProto, "synthwatch-agent/")+"-") || dep.Agent.Size != int64(len(a)) {
+		t.Fatalf("the agent installed: %+v", dep.Agent)
 	}
 }
 

@@ -27,6 +27,7 @@ type Options struct {
 	// pipeline.toml's server and servers. "" or "default": those come first.
 	ServerURLFrom string
 	WorkerBin     string // the deployed binary (--worker-bin; "" as a launch finds it), the host's agent where it can be
+	InstallAgent  bool   // copy the agent to the host's cache when it has none (not --no-install)
 	WorkerLog     string // default <root>/logs/inference_all.log
 	ServerLog     string // default <root>/logs/sglang_inference.log
 	// Servers, when set, are every server on the host (ServerURL and
@@ -135,6 +136,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 		w.rd = w.pre
 		if w.agent = remote.NewAgent(h); w.agent != nil {
 			w.agent.UseBinary(o.WorkerBin)
+			w.agent.AutoInstall(o.InstallAgent)
 		}
 	}
 	if o.HintPath != "" {
@@ -148,6 +150,16 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	w.vit = vitals{root: o.Root, floor: o.DiskFloor, tl: tl}
 	w.live = liveness{rd: w.rd, h: h, lay: w.layout(), workerLog: o.WorkerLog, procs: newProcReader(w.rd, o.Root), tl: tl, killed: map[int]bool{}}
 	return w
+}
+
+// WaitInstall waits for the host agent's install that a poll started
+// (a one-shot command's, so that the next finds the agent): its result,
+// and whether one was started.
+func (w *Watcher) WaitInstall(ctx context.Context) (remote.InstallResult, error, bool) {
+	if w.agent == nil {
+		return remote.InstallResult{}, nil, false
+	}
+	return w.agent.WaitInstall(ctx)
 }
 
 // Rescan makes the next poll scan the host's process table for a worker,

@@ -2,10 +2,10 @@ package remote
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	crand "crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/synthwatch/synthwatch/remote/agentproto"
 )
 
 // A Stream is a command on the host that keeps running: what is written
@@ -60,10 +62,25 @@ type Agent struct {
 	bin     string // its path: "" finds it as a launch does
 	noAgent error  // why this session's host cannot run it
 	noSess  int
-	kind    string        // which agent said hello last (Kind)
-	feed    chan struct{} // closed when the script (and a first request not on the command line) is on stdin
-	lastReq int           // bytes of the last request (tests)
-	lastAns int           // bytes of the last answer (tests)
+	kind    string // which agent said hello last (Kind)
+	hello   agentproto.Hello
+	feed    chan struct{} // closed when the shell agent's script is on stdin
+	// the Go agent's frames: gw writes the session's frames, fw is gw once
+	// the Go agent said hello (nil: the shell agent reads), fr reads its
+	gw, fw              *agentproto.Writer
+	fr                  *agentproto.Reader
+	pendText, pendFrame []byte // a first request not on the command line
+
+	// the installed agent (install.go): what the launcher said of it this
+	// session, and the copy
+	autoInstall bool
+	place       *AgentPlace // "missing": where it goes
+	refused     string      // "refused": MODE UID PATH
+	inst        *installing
+	stopInstall func()
+	swap        bool // installed: the next request starts the Go agent
+	lastReq     int  // bytes of the last request (tests)
+	lastAns     int  // bytes of the last answer (tests)
 
 	starts, requests atomic.Int64
 }
@@ -131,21 +148,23 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	if a.noAgent != nil && a.noSess == sess {
 		return nil, a.noAgent
 	}
-	if a.st != nil && (a.sess != sess || len(a.alias) > aliasBound(len(b.ops))) {
+	if a.st != nil && (a.sess != sess || len(a.alias) > aliasBound(len(b.ops)) || a.swap) {
 		a.stop()
 	}
+	a.swap = false
 	fresh := a.st == nil
 	var req []byte
 	if fresh {
-		var err error
-		if req, err = a.start(ctx, sess, b); err != nil {
+		if err := a.start(ctx, sess, b); err != nil {
 			return nil, err
 		}
 	} else {
 		b.nonce = a.nonce
 		req = a.encode(b)
 	}
-	a.lastReq = len(req)
+	if !fresh {
+		a.lastReq = len(req)
+	}
 	a.requests.Add(1)
 	st := a.st
 	// a request past its time ends the agent: its answer would come out of turn
@@ -159,9 +178,6 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	helloLate := func() bool { return true }
 	if fresh {
 		helloLate = context.AfterFunc(helloCtx, func() { abort(st) })
-	}
-	if fresh {
-		req = nil // on its way: on the command line, or on stdin behind the script
 	}
 	out, err := a.exchange(req, fresh, helloLate)
 	if !closeLate() && err == nil {
@@ -187,40 +203,10 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 		}
 		return nil, fmt.Errorf("agent: %w", err)
 	}
-	return parseBatchOf(out, b, a.names)
-}
-
-// readHello skips to the fresh agent's "@H NONCE" line. The Go agent
-// says "@A NONCE go PATH" just before it, the launcher "@A NONCE mismatch
-// GOT PATH" before the shell's.
-func (a *Agent) readHello() error {
-	hello := "@H " + a.nonce + "\n"
-	kind := "shell"
-	for {
-		line, err := a.rd.ReadString('\n')
-		if err != nil {
-			if err == io.EOF {
-				return io.EOF // it ended before its hello
-			}
-			return fmt.Errorf("read: %w", err)
-		}
-		if strings.HasSuffix(line, hello) {
-			a.kind = kind
-			return nil
-		}
-		// the nonce proves the agent said it, not a login rc
-		if p, ok := strings.CutPrefix(line, "@A "+a.nonce+" go "); ok {
-			kind = "go " + cut(strings.TrimSuffix(p, "\n"), 256)
-		}
-		if m, ok := strings.CutPrefix(line, "@A "+a.nonce+" mismatch "); ok {
-			got, path, _ := strings.Cut(strings.TrimSuffix(m, "\n"), " ")
-			path = cut(path, 256)
-			if got == "" {
-				got = "nothing"
-			}
-			kind = fmt.Sprintf("shell (%s answers %s to agent --proto, not %s)", path, got, AgentProto)
-		}
+	if fresh {
+		a.maybeInstall()
 	}
+	return parseBatchOf(out, b, a.names)
 }
 
 // cut keeps the first n bytes of s.
@@ -238,6 +224,14 @@ func cut(s string, n int) string {
 func (a *Agent) Kind() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.fw == nil && a.kind != "" {
+		if why := a.installKind(); why != "" {
+			if k, ok := strings.CutSuffix(a.kind, ")"); ok {
+				return k + "; " + why + ")"
+			}
+			return a.kind + " (" + why + ")"
+		}
+	}
 	return a.kind
 }
 
@@ -253,35 +247,45 @@ func firstNonEmpty(s ...string) string {
 // start starts an agent for the session with b as its first request: on
 // the command line when the line fits (remote.MaxLine), so its answer
 // does not wait for the channel's window (OpenSSH opens a session's window
-// only once the exec is in: a round trip), else on stdin behind the shell
-// agent's script, which the launcher reads there when no binary serves. It
-// returns the request.
+// only once the exec is in: a round trip), in both spellings (the Go
+// agent's frame and the shell agent's text: the launcher picks the agent);
+// else on stdin, behind the shell agent's script, once the hello said
+// which agent runs.
 // startArgv is the agent's command: the launcher (or, with no binary to
 // try, the shell's start) and its arguments, the first request included.
-func (a *Agent) startArgv(nonce string, req []byte) []string {
+func (a *Agent) startArgv(nonce string, text, frame []byte) []string {
 	script := agentShell
 	if a.useBin {
 		script = agentLauncher
 	}
-	return []string{"sh", "-c", script, "synthwatch-agent", nonce, a.bin, AgentProto, strconv.Itoa(len(agentScript)), string(req), agentScriptHash}
+	return []string{"sh", "-c", script, "synthwatch-agent", nonce, a.bin, AgentProto, strconv.Itoa(len(agentScript)), string(text), agentScriptHash, base64.StdEncoding.EncodeToString(frame)}
 }
 
-func (a *Agent) start(ctx context.Context, sess int, b *Batch) ([]byte, error) {
+func (a *Agent) start(ctx context.Context, sess int, b *Batch) error {
 	var r [6]byte // 48 random bits a session: a record's end, which no file can know
 	crand.Read(r[:])
 	nonce := "~" + hex.EncodeToString(r[:])
 	a.errb = &lastBytes{max: 2048}
 	a.alias, a.keys, a.outs, a.names = map[string]int{}, map[string]int{}, map[int][]byte{}, nil
+	a.gw, a.fw, a.fr = agentproto.NewWriter(nil), nil, nil
+	a.place, a.refused = nil, ""
 	b.nonce = nonce
-	req := a.encode(b)
-	argv := a.startArgv(nonce, req)
-	inline := OnTheLine(argv)
-	if !inline {
-		argv = a.startArgv(nonce, nil) // it follows the script on stdin
+	req := a.plan(b)
+	text := shellText(req, 0)
+	frame, err := a.gw.Frame(req)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
 	}
+	argv := a.startArgv(nonce, text, frame)
+	a.pendText, a.pendFrame = nil, nil
+	if !OnTheLine(argv) {
+		argv = a.startArgv(nonce, nil, nil) // it follows the hello on stdin
+		a.pendText, a.pendFrame = text, frame
+	}
+	a.lastReq = len(frame)
 	st, err := a.h.Stream(ctx, a.errb, argv...)
 	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
+		return fmt.Errorf("agent: %w", err)
 	}
 	a.starts.Add(1)
 	a.st, a.rd, a.sess, a.nonce = st, bufio.NewReaderSize(st, 64<<10), sess, nonce
@@ -290,11 +294,9 @@ func (a *Agent) start(ctx context.Context, sess int, b *Batch) ([]byte, error) {
 	a.feed = feed
 	go func() {
 		defer close(feed)
-		if _, err := io.WriteString(st, agentScript); err == nil && !inline {
-			st.Write(req)
-		}
+		io.WriteString(st, agentScript)
 	}()
-	return req, nil
+	return nil
 }
 
 func (a *Agent) stop() {
@@ -318,172 +320,10 @@ func abort(st Stream) {
 func (a *Agent) Close() {
 	a.mu.Lock()
 	a.stop()
+	if a.stopInstall != nil {
+		a.stopInstall()
+	}
 	a.mu.Unlock()
-}
-
-// isWord says whether an argument is sent as itself: 1 to 64 of
-// [A-Za-z0-9_.,:=+-], nothing in it means anything to sh. (A loop, not a
-// regexp: every argument of every poll passes here.)
-func isWord(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_.,:=+-", c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
-
-// isNumber says whether an argument changes from poll to poll (an offset,
-// a size, -?[0-9]+): an op's answer is kept under its other arguments.
-func isNumber(s string) bool {
-	return allDigits(strings.TrimPrefix(s, "-"))
-}
-
-// encode writes b as the agent's request: a "D N =TEXT" line for each
-// string not sent before (TEXT escaped for printf %b), a "T KEY OP TOK…"
-// line for each op shape not sent before (TOK a word, #N or %, a number
-// to come), then one "R | KEY NUM… | KEY NUM…" line: a steady poll's
-// request is its ops' numbers. An "L LEN" line comes first: LEN the bytes
-// of the rest.
-func (a *Agent) encode(b *Batch) []byte {
-	var decl, req bytes.Buffer
-	req.WriteString("R")
-	var tmpl strings.Builder
-	for i, start := range b.ops {
-		end := len(b.args)
-		if i+1 < len(b.ops) {
-			end = b.ops[i+1]
-		}
-		op := b.args[start:end]
-		tmpl.Reset()
-		tmpl.WriteString(op[0])
-		var nums []string
-		for _, s := range op[1:] {
-			tmpl.WriteByte(' ')
-			switch {
-			case isNumber(s):
-				tmpl.WriteByte('%')
-				nums = append(nums, s)
-			case isWord(s):
-				tmpl.WriteString(s)
-			default:
-				n, ok := a.alias[s]
-				if !ok {
-					n = len(a.alias)
-					a.alias[s] = n
-					a.names = append(a.names, s)
-					fmt.Fprintf(&decl, "D %d =%s\n", n, printfEscape(s))
-				}
-				fmt.Fprintf(&tmpl, "#%d", n)
-			}
-		}
-		k, ok := a.keys[tmpl.String()]
-		if !ok {
-			k = len(a.keys)
-			a.keys[tmpl.String()] = k
-			fmt.Fprintf(&decl, "T %d %s\n", k, tmpl.String())
-		}
-		fmt.Fprintf(&req, " | %d", k)
-		for _, n := range nums {
-			req.WriteByte(' ')
-			req.WriteString(n)
-		}
-	}
-	req.WriteByte('\n')
-	decl.Write(req.Bytes())
-	// framed by its length: the shell takes it whole (head -c), not a byte a read
-	return append(fmt.Appendf(nil, "L %d\n", decl.Len()), decl.Bytes()...)
-}
-
-// printfEscape writes s for printf %b: every byte but printable ASCII
-// and the space as \0ooo, and of those the backslash (printf %b's escape)
-// and the single quote (the shell agent quotes each string in one:
-// planAwk's quoted). A "D N =TEXT" line's text is the rest of the line,
-// spaces and all. A script takes about its own length, not five times
-// it: the first request travels on the exec's command line when it fits.
-func printfEscape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= ' ' && c < 0x7f && c != '\\' && c != '\'' {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, `\0%03o`, c)
-		}
-	}
-	return b.String()
-}
-
-// maxAnswer bounds one op's answer (its reads are bounded by the caller's
-// MaxPerPoll; this only keeps a broken host from filling memory).
-const maxAnswer = 256 << 20
-
-// exchange sends req and reads the answer: per op "@= KEY" (as last time)
-// or "@O KEY LEN" and LEN bytes, then "@E NONCE". A fresh agent first
-// says "@H NONCE": what came before it (a login rc's output, with or
-// without a newline) is skipped.
-func (a *Agent) exchange(req []byte, fresh bool, helloIn func() bool) ([]byte, error) {
-	if a.feed != nil && !fresh {
-		<-a.feed // the script and the first request went before this one
-		a.feed = nil
-	}
-	if req != nil {
-		if _, err := a.st.Write(req); err != nil {
-			return nil, fmt.Errorf("send: %w", err)
-		}
-	}
-	if fresh {
-		if err := a.readHello(); err != nil {
-			return nil, err
-		}
-		if !helloIn() {
-			return nil, errors.New("hello past its time")
-		}
-	}
-	var out []byte
-	a.lastAns = 0
-	for {
-		line, err := a.rd.ReadString('\n')
-		a.lastAns += len(line)
-		if err != nil {
-			if err == io.EOF && line == "" && !fresh {
-				return nil, io.EOF
-			}
-			// after its hello, an end is a death mid-answer, not a host that cannot run it
-			return nil, fmt.Errorf("read: %w", io.ErrUnexpectedEOF)
-		}
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 2 && f[0] == "@E" && f[1] == a.nonce:
-			return out, nil
-		case len(f) == 2 && f[0] == "@=":
-			k, err := strconv.Atoi(f[1])
-			prev, ok := a.outs[k]
-			if err != nil || !ok {
-				return nil, fmt.Errorf("answer %q names nothing sent before", strings.TrimSpace(line))
-			}
-			out = append(out, prev...)
-		case len(f) == 3 && f[0] == "@O":
-			k, err1 := strconv.Atoi(f[1])
-			n, err2 := strconv.Atoi(f[2])
-			if err1 != nil || err2 != nil || n < 0 || n > maxAnswer {
-				return nil, fmt.Errorf("bad answer %q", strings.TrimSpace(line))
-			}
-			data := make([]byte, n)
-			if _, err := io.ReadFull(a.rd, data); err != nil {
-				return nil, fmt.Errorf("read: %w", err)
-			}
-			a.lastAns += n
-			a.outs[k] = data
-			out = append(out, data...)
-		default:
-			return nil, fmt.Errorf("bad answer %q", head([]byte(line)))
-		}
-	}
 }
 
 // lastBytes keeps the last max bytes written (a stream's stderr).

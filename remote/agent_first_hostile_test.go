@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"github.com/synthwatch/synthwatch/remote/agentproto"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -88,7 +89,12 @@ func TestAgentFirstRequestHostileNames(t *testing.T) {
 func lineOf(ag *Agent, b *Batch) int {
 	tmp := &Agent{alias: map[string]int{}, keys: map[string]int{}}
 	b.nonce = "~000000000000"
-	argv := ag.startArgv(b.nonce, tmp.encode(b))
+	req := tmp.plan(b)
+	frame, err := agentproto.NewWriter(nil).Frame(req)
+	if err != nil {
+		panic(err)
+	}
+	argv := ag.startArgv(b.nonce, shellText(req, 0), frame)
 	n := len(argv) - 1
 	for _, w := range quoted(argv) {
 		n += len(w)

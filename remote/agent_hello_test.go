@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -46,5 +47,35 @@ func TestAgentDiedMidAnswerIsNotNoAgent(t *testing.T) {
 	_, err := ag.Run(context.Background(), b)
 	if err == nil || errors.Is(err, ErrNoAgent) || !ag.Usable() {
 		t.Errorf("an agent that said hello and died mid-answer: usable %v, %v", ag.Usable(), err)
+	}
+}
+
+// endlessBanner is a login shell that prints without end and no newline.
+type endlessBanner struct{}
+
+func (endlessBanner) Stream(ctx context.Context, stderr io.Writer, argv ...string) (Stream, error) {
+	return Local{}.Stream(ctx, stderr, "sh", "-c", `yes y | tr -d '\n'`)
+}
+
+// The Go agent reads through banners that mimic its own marker with
+// another nonce; an endless banner is given up on past MaxSkip, with the
+// laptop's memory bounded, not buffered until the host stops.
+func TestGoAgentHelloThroughJunk(t *testing.T) {
+	t.Parallel()
+	for _, junk := range []string{"\n@SWAGENT ~000000000000\n", "@SWAGENT ~abc\n\x01\x02hello", "@A ~000000000000 refused - 0 /x\n"} {
+		ag := &Agent{h: junkStreamer{junk}}
+		ag.UseBinary(selfAsBinary(t))
+		if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+			t.Fatalf("junk %q: %v", junk, err)
+		}
+		if k := ag.Kind(); !strings.HasPrefix(k, "go ") {
+			t.Errorf("junk %q: kind %q, want the Go agent", junk, k)
+		}
+		ag.Close()
+	}
+	ag := &Agent{h: endlessBanner{}}
+	t.Cleanup(ag.Close)
+	if _, err := ag.Run(context.Background(), loadBatch()); err == nil || !strings.Contains(err.Error(), "before the agent's hello") {
+		t.Fatalf("an endless banner: %v", err)
 	}
 }

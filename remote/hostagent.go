@@ -1,9 +1,9 @@
 package remote
 
 import (
-	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -12,22 +12,24 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/synthwatch/synthwatch/remote/agentproto"
 )
 
 // AgentProto is the version of the agent's protocol and answers: a
 // deployed synthwatch serves as the agent (ServeAgent) only when it speaks
 // the same one, so a dashboard never talks to an agent that answers
-// otherwise; an older or newer binary leaves the host to the shell. Bump it
-// with any change to what agentScript or ServeAgent asks or answers;
-// TestAgentProtoFollowsTheScript fails on a change of agentScript's code
-// (not of its comments) that did not.
-const AgentProto = "synthwatch-agent/7"
+// otherwise; an older or newer binary leaves the host to the shell. It is
+// agentproto.Version's: decided in code, bumped with any change to the
+// typed requests, answers or the launcher's arguments.
+const AgentProto = agentproto.Proto
 
 // agentLauncher starts the agent: the deployed binary (--worker-bin, else
 // synthwatch on PATH, else ~/.local/bin/synthwatch, as a launch finds it)
@@ -42,12 +44,12 @@ const AgentProto = "synthwatch-agent/7"
 // binary that is there but speaks another protocol (older, newer, not
 // ours) is named before the shell's hello ("@A NONCE mismatch GOT PATH"), so
 // the dashboard says once why the shell reads (Agent.Kind).
-const agentLauncher = `k=$1 bin=$2 proto=$3
+var agentLauncher = whereScript + looseScript + installedScript + `k=$1 bin=$2 proto=$3
 if [ -z "$bin" ]; then bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"; fi
 to=; command -v timeout >/dev/null 2>&1 && to="timeout 10"
 if [ -f "$bin" ] && [ -x "$bin" ]; then
   got=$($to "$bin" agent --proto </dev/null 2>/dev/null)
-  [ "$got" = "$proto" ] && exec "$bin" agent --serve "$proto" --skip "$4" "$k" "$5"
+  [ "$got" = "$proto" ] && exec "$bin" agent --serve "$proto" --skip "$4" "$k" "$7"
   printf '@A %s mismatch %.64s %s\n' "$k" "$(printf %s "$got" | tr -c 'A-Za-z0-9./_-' '?')" "$(printf %s "$bin" | tr '\n' '?')"
 fi
 ` + agentShell
@@ -98,11 +100,14 @@ func AgentMain(args []string, in io.Reader, out io.Writer) int {
 		fmt.Fprintf(out, "@A %s mismatch %s %s\n", nonce, AgentProto, strings.ReplaceAll(exe, "\n", "?"))
 		return 75
 	}
-	first := ""
+	var first []byte
 	if len(args) == 6 {
-		first = args[5]
+		if first, err = base64.StdEncoding.DecodeString(args[5]); err != nil {
+			fmt.Fprintln(os.Stderr, "synthwatch agent: the first request is not base64")
+			return 2
+		}
 	}
-	in = io.MultiReader(strings.NewReader(first), &skipReader{r: in, n: skip})
+	in = io.MultiReader(bytes.NewReader(first), &skipReader{r: in, n: skip})
 	if err := ServeAgent(in, out, nonce); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 70
@@ -127,19 +132,22 @@ func (s *skipReader) Read(p []byte) (int, error) {
 	return s.r.Read(p)
 }
 
-// ServeAgent is the agent in Go, run on the host as "synthwatch agent
-// NONCE": agentScript's requests on in, its answers on out, byte for byte
-// what the shell would answer but without a process per op. Files are
-// read in place; only an op that runs a command (exec, procs' scan, a
-// countthen's sum) starts one.
+// ServeAgent is the agent in Go, run on the host as "synthwatch agent":
+// agentproto's Requests on in, its Answers on out, after the marker and
+// the Hello. Each op's records are what the one-shot batch would print
+// for it (parseBatchOf reads them), made here without a process per op:
+// files are read in place; only an op that runs a command (exec, procs'
+// scan, a countthen's sum) starts one.
 func ServeAgent(in io.Reader, out io.Writer, nonce string) error {
 	os.Setenv("LC_ALL", "C") // the commands it runs see what the shell's would
 	os.Unsetenv("CDPATH")
-	s := &hostAgent{nonce: nonce, alias: map[string]string{}, tmpl: map[string][]string{}, last: map[string]string{}, outs: map[string][]byte{}}
+	s := &hostAgent{nonce: nonce, shapes: map[int]agentproto.Shape{}, last: map[int]string{}, outs: map[int][]byte{}, sums: newTokenSums()}
 	exe, _ := os.Executable()
-	// "@A NONCE go PATH" names this agent to the dashboard (Agent.Kind); an older
-	// one skips it as it skips a login rc's output
-	if _, err := fmt.Fprintf(out, "@A %s go %s\n@H %s\n", nonce, strings.ReplaceAll(exe, "\n", "?"), nonce); err != nil {
+	if _, err := io.WriteString(out, agentproto.Marker(nonce)); err != nil {
+		return err
+	}
+	fw := agentproto.NewWriter(out)
+	if err := fw.Send(agentproto.Hello{Proto: agentproto.Proto, Nonce: nonce, Exe: exe, OS: runtime.GOOS, Arch: runtime.GOARCH}); err != nil {
 		return err
 	}
 	// stdin is read apart from the requests: when it ends (the dashboard
@@ -147,130 +155,110 @@ func ServeAgent(in io.Reader, out io.Writer, nonce string) error {
 	// request started ends with it, not when it is done
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	type lineErr struct {
-		line string
-		err  error
+	type reqErr struct {
+		req agentproto.Request
+		err error
 	}
-	lines := make(chan lineErr, 16)
+	reqs := make(chan reqErr, 16)
 	go func() {
-		rd := bufio.NewReaderSize(in, 64<<10)
+		fr := agentproto.NewReader(in)
 		for {
-			line, err := rd.ReadString('\n')
+			var r agentproto.Request
+			err := fr.Recv(&r)
 			if err != nil {
 				cancel()
 			}
-			lines <- lineErr{line, err} // the loop reads it after the request in hand
+			reqs <- reqErr{r, err} // the loop reads it after the request in hand
 			if err != nil {
 				return
 			}
 		}
 	}()
 	for {
-		le := <-lines
-		line, err := le.line, le.err
-		if err == io.EOF && line == "" {
+		re := <-reqs
+		if re.err == io.EOF {
 			return nil // the link ended: so does the agent
 		}
-		if err != nil && err != io.EOF {
+		if re.err != nil {
+			return re.err
+		}
+		ans, err := s.request(ctx, re.req)
+		if err != nil {
+			fw.Send(agentproto.Answer{Err: err.Error()})
 			return err
 		}
-		line = strings.TrimSuffix(line, "\n")
-		f := strings.Fields(line)
-		switch {
-		case strings.HasPrefix(line, "L "): // the request's length, for the shell; lines are enough here
-		case strings.HasPrefix(line, "D ") && len(f) >= 3:
-			// the text is the rest of the line after "=": spaces are its own
-			_, text, _ := strings.Cut(line[2:], " ")
-			s.alias[f[1]] = printfB(strings.TrimPrefix(text, "="))
-		case strings.HasPrefix(line, "T ") && len(f) >= 2:
-			s.tmpl[f[1]] = f[2:]
-		case line == "R" || strings.HasPrefix(line, "R "):
-			ans, err := s.request(ctx, f[1:])
-			if err != nil {
-				return err
-			}
-			if ctx.Err() != nil {
-				return nil // nobody waits for this answer
-			}
-			if _, err := out.Write(ans); err != nil {
-				return err
-			}
-		default:
-			return errors.New("synthwatch-agent: bad request")
+		if ctx.Err() != nil {
+			return nil // nobody waits for this answer
+		}
+		if err := fw.Send(ans); err != nil {
+			return err
 		}
 	}
-}
-
-// printfB decodes printf %b's \0ooo escapes, the only ones encode writes.
-func printfB(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && s[i+1] == '0' {
-			j, v := i+2, 0
-			for ; j < len(s) && j < i+5 && s[j] >= '0' && s[j] <= '7'; j++ {
-				v = v*8 + int(s[j]-'0')
-			}
-			b.WriteByte(byte(v))
-			i = j - 1
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 type hostAgent struct {
-	nonce string
-	alias map[string]string   // D lines
-	tmpl  map[string][]string // T lines
-	last  map[string]string   // an op's file state when it last ran from the file's end ("" none)
-	outs  map[string][]byte   // an op's last answer
+	nonce   string
+	strings []string                 // the session's strings (Request.Strings), Ref-1
+	shapes  map[int]agentproto.Shape // the session's op shapes
+	last    map[int]string           // an op's file state when it last ran from the file's end ("" none)
+	outs    map[int][]byte           // an op's last answer
+	sums    *tokenSums               // the token sums, kept (tokensum.go)
 }
 
 // agentOp is one op of a request, its arguments filled in.
 type agentOp struct {
-	key, name string
-	args      []string // after the name
-	ap, an    string   // its own path and the alias that names it in records
-	fast      bool     // answered as last time, unrun
+	key    int
+	name   string
+	args   []string // after the name
+	ap, an string   // its own path and the alias that names it in records
+	fast   bool     // answered as last time, unrun
 }
 
-// request answers one "R | KEY NUM… | …" line, as agentScript's req and answer.
-func (s *hostAgent) request(ctx context.Context, f []string) ([]byte, error) {
-	var ops []*agentOp
-	for len(f) > 0 {
-		if f[0] != "|" || len(f) < 2 {
-			return nil, errors.New("synthwatch-agent: bad request")
-		}
-		key := f[1]
-		f = f[2:]
-		tp, ok := s.tmpl[key]
-		if !ok {
-			return nil, fmt.Errorf("synthwatch-agent: no op %s", key)
-		}
-		op := &agentOp{key: key}
-		for pos, x := range tp {
-			if x == "%" {
-				if len(f) == 0 || f[0] == "|" {
-					return nil, errors.New("synthwatch-agent: bad request")
-				}
-				x, f = f[0], f[1:]
+// resolve fills in a Call's shape: its strings and its numbers.
+func (s *hostAgent) resolve(c agentproto.Call) (*agentOp, error) {
+	sh, ok := s.shapes[c.Key]
+	if !ok {
+		return nil, fmt.Errorf("synthwatch-agent: no op %d", c.Key)
+	}
+	op := &agentOp{key: c.Key, name: sh.Name}
+	nums := c.Nums
+	for pos, a := range sh.Args {
+		x := a.Lit
+		switch {
+		case a.Num:
+			if len(nums) == 0 {
+				return nil, errors.New("synthwatch-agent: bad request: a number missing")
 			}
-			if strings.HasPrefix(x, "#") {
-				n := x[1:]
-				if pos == 1 {
-					op.an = "\x01" + n
-				}
-				x = s.alias[n]
-				if pos == 1 {
-					op.ap = x
-				}
+			x, nums = nums[0], nums[1:]
+		case a.Ref > 0:
+			if a.Ref > len(s.strings) {
+				return nil, fmt.Errorf("synthwatch-agent: bad request: string %d not sent", a.Ref)
 			}
+			x = s.strings[a.Ref-1]
 			if pos == 0 {
-				op.name = x
-			} else {
-				op.args = append(op.args, x)
+				op.ap, op.an = x, "\x01"+strconv.Itoa(a.Ref-1)
 			}
+		}
+		op.args = append(op.args, x)
+	}
+	if len(nums) != 0 {
+		return nil, errors.New("synthwatch-agent: bad request: numbers left over")
+	}
+	return op, nil
+}
+
+// request answers one Request: its ops run at once, each answered as its
+// last answer (Same) when nothing changed.
+func (s *hostAgent) request(ctx context.Context, req agentproto.Request) (agentproto.Answer, error) {
+	s.strings = append(s.strings, req.Strings...)
+	for _, sh := range req.Shapes {
+		s.shapes[sh.Key] = sh
+	}
+	var ops []*agentOp
+	for _, c := range req.Calls {
+		op, err := s.resolve(c)
+		if err != nil {
+			return agentproto.Answer{}, err
 		}
 		ops = append(ops, op)
 	}
@@ -288,31 +276,29 @@ func (s *hostAgent) request(ctx context.Context, f []string) ([]byte, error) {
 			continue
 		}
 		wg.Add(1)
-		go func() { // ops run at once, as the shell's spawns: a slow command holds up only its own
+		go func() { // ops run at once: a slow command holds up only its own
 			defer wg.Done()
 			var b bytes.Buffer
-			r := &recorder{ctx: ctx, w: &b, nonce: s.nonce, ap: op.ap, an: op.an}
+			r := &recorder{ctx: ctx, w: &b, nonce: s.nonce, ap: op.ap, an: op.an, sums: s.sums}
 			errs[i] = r.dispatch(op.name, op.args)
 			outs[i] = b.Bytes()
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return agentproto.Answer{}, err
 	}
-	var ans bytes.Buffer
+	ans := agentproto.Answer{Ops: make([]agentproto.OpAnswer, len(ops))}
 	for i, op := range ops {
 		prev, had := s.outs[op.key]
 		if op.fast || had && bytes.Equal(prev, outs[i]) {
-			fmt.Fprintf(&ans, "@= %s\n", op.key)
+			ans.Ops[i] = agentproto.OpAnswer{Key: op.key, Same: true}
 			continue
 		}
-		fmt.Fprintf(&ans, "@O %s %d\n", op.key, len(outs[i]))
-		ans.Write(outs[i])
+		ans.Ops[i] = agentproto.OpAnswer{Key: op.key, Data: outs[i]}
 		s.outs[op.key] = outs[i]
 	}
-	fmt.Fprintf(&ans, "@E %s\n", s.nonce)
-	return ans.Bytes(), nil
+	return ans, nil
 }
 
 // fileState is what lets an op asked from its file's end answer as it did
@@ -364,6 +350,17 @@ type recorder struct {
 	w      *bytes.Buffer
 	nonce  string
 	ap, an string
+	sums   *tokenSums
+}
+
+// run runs argv, or answers it in Go when it is a token sum.
+func (r *recorder) run(argv []string) (int, []byte, []byte) {
+	if r.sums != nil {
+		if out, errb, ok := r.sums.answerSums(argv); ok {
+			return 0, out, errb
+		}
+	}
+	return run(r.ctx, argv)
 }
 
 func (r *recorder) hdr(kind, status string, a, b, c int64, p string, dlen int) {
@@ -562,7 +559,7 @@ func (r *recorder) count(p string, size, off, k, above int64, th *thenArgs) {
 	r.rec("N", "ok", off+1, n, lines, p, nil)
 	if th != nil {
 		argv := append(append([]string(nil), th.argv...), p, strconv.FormatInt(th.from+1, 10), strconv.FormatInt(size-th.from, 10))
-		code, stdout, stderr := run(r.ctx, argv)
+		code, stdout, stderr := r.run(argv)
 		r.rec("Y", "ok", int64(code), int64(len(stdout)), size-th.from, th.index, append(stdout, stderr...))
 	}
 	b := int64(4096)
@@ -831,7 +828,7 @@ func unlinkedTemp() (*os.File, error) {
 
 // exec is doexec: argv's X record under its index.
 func (r *recorder) exec(index string, argv []string) ([]byte, int) {
-	code, stdout, stderr := run(r.ctx, argv)
+	code, stdout, stderr := r.run(argv)
 	r.rec("X", "ok", int64(code), int64(len(stdout)), 0, index, append(stdout, stderr...))
 	return stdout, code
 }

@@ -17,7 +17,9 @@ import (
 // SW_TEST_AGENT=1 and "agent ...", it is the Go agent, as "synthwatch
 // agent" is, so the launcher finds and probes it as it would the real one.
 func TestMain(m *testing.M) {
-	if os.Getenv("SW_TEST_AGENT") == "1" && len(os.Args) >= 2 && os.Args[1] == "agent" {
+	// "agent" as the first argument is never a test flag: an installed copy
+	// of this binary (install_test.go) is run so, with no environment of ours
+	if len(os.Args) >= 2 && os.Args[1] == "agent" {
 		os.Exit(AgentMain(os.Args[2:], os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())

@@ -43,11 +43,17 @@ func (Local) Glob(_ context.Context, pattern string) ([]string, error) {
 	return filepath.Glob(pattern)
 }
 
-func (Local) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
+func (l Local) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
+	return l.ExecInput(ctx, nil, argv...)
+}
+
+// ExecInput is Exec with stdin read from in.
+func (Local) ExecInput(ctx context.Context, in io.Reader, argv ...string) (ExecResult, error) {
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
 	// the same shell line the SSH host would send, so quoting is exercised alike
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", CommandLine(argv...))
+	cmd.Stdin = in
 	out, errb := newCapBuffer(MaxExecOutput), newCapBuffer(maxExecStderr)
 	cmd.Stdout, cmd.Stderr = out, errb
 	// past the bound the command's group is ended (sh's children hold the pipe too)

@@ -607,8 +607,22 @@ func (s *SSH) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
 	return s.run(ctx, nil, argv)
 }
 
-// run is Exec with what the command reads on stdin.
-func (s *SSH) run(ctx context.Context, stdin []byte, argv []string) (ExecResult, error) {
+// ExecInput is Exec with stdin read from in.
+func (s *SSH) ExecInput(ctx context.Context, in io.Reader, argv ...string) (ExecResult, error) {
+	return s.run(ctx, in, argv)
+}
+
+// run is Exec with what the command reads on stdin: framed (framedArgv),
+// so what the login shell printed before the command is not its output.
+func (s *SSH) run(ctx context.Context, stdin io.Reader, argv []string) (ExecResult, error) {
+	mark := execMark()
+	res, err := s.runRaw(ctx, stdin, argv, framedArgv(mark, argv))
+	res.Stdout, res.Stderr = afterMark(res.Stdout, mark), afterMark(res.Stderr, mark)
+	return res, err
+}
+
+// runRaw runs wire, the line that carries argv.
+func (s *SSH) runRaw(ctx context.Context, stdin io.Reader, argv, wire []string) (ExecResult, error) {
 	sess, err := s.session()
 	if err != nil {
 		return ExecResult{}, err
@@ -618,7 +632,7 @@ func (s *SSH) run(ctx context.Context, stdin []byte, argv []string) (ExecResult,
 	if err := sess.beforeExec(ctx); err != nil {
 		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
 	}
-	ch, err := withTimeout(ctx, opTimeout(ctx), func() (*execChan, error) { return startExec(sess.link.client, argv) })
+	ch, err := withTimeout(ctx, opTimeout(ctx), func() (*execChan, error) { return startExec(sess.link.client, wire) })
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
 	}
@@ -626,8 +640,8 @@ func (s *SSH) run(ctx context.Context, stdin []byte, argv []string) (ExecResult,
 	out, errb := newCapBuffer(MaxExecOutput), newCapBuffer(maxExecStderr)
 	copied := ch.copyOut(out, errb)
 	go func() { // stdin ends after what WireCommand put there, and stdin
-		if len(stdin) > 0 {
-			_, _ = ch.ch.Write(stdin)
+		if stdin != nil {
+			_, _ = io.Copy(ch.ch, stdin)
 		}
 		_ = ch.ch.CloseWrite()
 	}()
@@ -712,7 +726,7 @@ func (s *SSH) WriteFile(ctx context.Context, p string, data []byte, mode uint32)
 // writeByExec is WriteFile through a shell: data on stdin to a temp file
 // beside p, its mode set, renamed over p, as the SFTP way does.
 func (s *SSH) writeByExec(ctx context.Context, p string, data []byte, mode uint32) error {
-	r, err := s.run(ctx, data, []string{"sh", "-c", `t="$(dirname -- "$1")/.$(basename -- "$1").tmp-$$" && cat > "$t" && chmod "$2" "$t" && mv -f "$t" "$1" || { rm -f "$t"; exit 1; }`,
+	r, err := s.run(ctx, bytes.NewReader(data), []string{"sh", "-c", `t="$(dirname -- "$1")/.$(basename -- "$1").tmp-$$" && cat > "$t" && chmod "$2" "$t" && mv -f "$t" "$1" || { rm -f "$t"; exit 1; }`,
 		"synthwatch-write", p, strconv.FormatUint(uint64(mode), 8)})
 	if err == nil && r.ExitCode != 0 {
 		err = fmt.Errorf("write %s: %s", p, bytes.TrimSpace(r.Stderr))

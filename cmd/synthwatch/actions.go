@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/synthwatch/synthwatch/parse"
 	"io"
 	"os"
 	"os/signal"
@@ -157,20 +158,21 @@ func newDeployCmd() *cobra.Command {
 	var f hostFlags
 	cmd := &cobra.Command{
 		Use:   "deploy [flags] [user@]host[:port]",
-		Short: "Copy this binary to the host (~/.local/bin/synthwatch, or --worker-bin)",
-		Long:  "deploy uploads this executable (over SFTP, or through the host's shell where it has no SFTP server) when the host's `uname -sm` matches this build, and otherwise says how to cross-build." + exitCodesHelp,
+		Short: "Copy this binary to the host (~/.local/bin/synthwatch, or --worker-bin) and install it as the host agent now",
+		Long:  "deploy uploads the build for the host's `uname -sm` (this executable, or synthwatch-OS-ARCH beside it; otherwise it says how to cross-build) as the worker (over SFTP, or through the host's shell where it has no SFTP server), and installs it as the host agent at ~/.cache/synthwatch/agent/VERSION-OS-ARCH/synthwatch, which a poll would otherwise do when it finds none." + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.onHost(cmd, args, false, func(ctx context.Context, h remote.Host, _ string) error {
-				var dest string
+				var dep pipeline.Deployed
 				err := interruptible(ctx, maybeDeployed, func(ctx context.Context) (err error) {
-					dest, err = f.actor(h).Deploy(ctx, f.workerBin)
+					dep, err = f.actor(h).Deploy(ctx, f.workerBin)
 					return err
 				})
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "deployed to %s\n", dest)
-				if w := f.actor(h).Shadowed(ctx, dest); w != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "deployed to %s\n", parse.SanitizeString(dep.Worker))
+				fmt.Fprintf(cmd.OutOrStdout(), "host agent installed to %s (%d bytes sent for %d, %.1fs)\n", parse.SanitizeString(dep.Agent.Path), dep.Agent.Bytes, dep.Agent.Size, dep.Agent.Took.Seconds())
+				if w := f.actor(h).Shadowed(ctx, dep.Worker); w != "" {
 					fmt.Fprintln(cmd.ErrOrStderr(), w)
 				}
 				return nil

@@ -22,6 +22,7 @@ type fileConfig struct {
 	PollInterval *duration                 `toml:"poll_interval"`
 	StallAfter   *duration                 `toml:"stall_after"`
 	WorkerBin    string                    `toml:"worker_bin"`
+	NoInstall    *bool                     `toml:"no_install"`
 	DiskFloor    *percent                  `toml:"disk_floor"`
 	Notify       notifyConfig              `toml:"notify"`
 	Hosts        map[string]hostFileConfig `toml:"hosts"`
@@ -38,6 +39,7 @@ type hostFileConfig struct {
 	Root      string `toml:"root"`
 	ServerURL string `toml:"server_url"`
 	WorkerBin string `toml:"worker_bin"`
+	NoInstall *bool  `toml:"no_install"`
 }
 
 type notifyConfig struct {

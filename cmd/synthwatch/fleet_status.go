@@ -61,7 +61,9 @@ func statusFleet(cmd *cobra.Command, hosts []string, f *hostFlags, asJSON bool) 
 			res[i].err = hf.onHost(cmd, []string{host}, true, func(ctx context.Context, h remote.Host, name string) error {
 				ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 				defer cancel()
-				s := hf.watcher(h, name, true).Poll(ctx)
+				w := hf.watcher(h, name, true)
+				s := w.Poll(ctx)
+				defer finishInstall(ctx, w) // a first contact's copy: the next status finds the agent
 				if err := hf.checkFound(ctx, h, name, s); err != nil {
 					return err
 				}

@@ -103,6 +103,7 @@ type hostFlags struct {
 	local      string
 	serverURL  string
 	workerBin  string
+	noInstall  bool
 	set        settings
 	stateDir   string // if set, the event history and the log go here, not in ~/.local/state (the demo)
 }
@@ -149,6 +150,7 @@ func (f *hostFlags) addSettings(cmd *cobra.Command) {
 	fl.StringVar(&f.root, "root", pipeline.DefaultRoot, "pipeline root on the host (env SYNTHWATCH_ROOT, config.toml root)")
 	fl.StringVar(&f.serverURL, "server-url", parse.DefaultServerURL, "the server's URL as seen from the host (env SYNTHWATCH_SERVER_URL, config.toml server_url)")
 	fl.StringVar(&f.workerBin, "worker-bin", "", "worker binary on the host (default: synthwatch on PATH, then ~/.local/bin/synthwatch)")
+	fl.BoolVar(&f.noInstall, "no-install", false, "never copy the agent to the host's ~/.cache/synthwatch/agent: a shell script reads (env SYNTHWATCH_NO_INSTALL, config.toml no_install)")
 }
 
 // resolve settles every setting for the command's host, once.
@@ -165,7 +167,7 @@ func (f *hostFlags) resolve(cmd *cobra.Command, args []string) error {
 		s.override("root", f.local, "flag --local")
 	}
 	f.set = s
-	f.root, f.serverURL, f.workerBin = s.Root, s.ServerURL, s.WorkerBin
+	f.root, f.serverURL, f.workerBin, f.noInstall = s.Root, s.ServerURL, s.WorkerBin, s.NoInstall
 	return nil
 }
 

@@ -161,3 +161,37 @@ func BenchmarkReportBytes(b *testing.B) {
 	b.ReportMetric(float64(tr.Bytes)/(1<<20), "root_MB")
 	fmt.Fprintf(os.Stderr, "root %.0f MB: %d bytes on the wire, digest %.1fs on the host\n", float64(tr.Bytes)/(1<<20), wire, secs)
 }
+
+// A host where nothing was deployed: the first status installs the host
+// agent, and report's digest runs it (it is synthwatch too), so a report
+// needs no deploy; with --worker-bin naming a missing binary it still says
+// so, and gives the deploy advice.
+func TestReportThroughTheInstalledAgent(t *testing.T) {
+	s := sshdtest.Start(t)
+	if s.Home() == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs the server's own home (root and unshare)")
+		}
+		t.Skip("needs the server's own home (root and unshare)")
+	}
+	t.Setenv("SSH_AUTH_SOCK", "")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	root, tr := reportNight(t, digesttest.Options{})
+	ssh := []string{"-i", s.KeyPath, "-o", "UserKnownHostsFile=" + s.KnownHosts, "-o", "StrictHostKeyChecking=yes", "--root", root}
+	target := s.User + "@" + s.Addr()
+	if out, code := execCLI(t, append(append([]string{"report"}, ssh...), "--json", target)...); code != exitFailed || !strings.Contains(out, "no synthwatch binary on the host") {
+		t.Fatalf("report before any contact: code %d: %s", code, out)
+	}
+	if out, code := execCLI(t, append(append([]string{"status"}, ssh...), "--server-url", "http://127.0.0.1:1", target)...); code != 0 {
+		t.Fatalf("status: code %d: %s", code, out)
+	}
+	out, code := execCLI(t, append(append([]string{"report"}, ssh...), "--json", target)...)
+	var r reportJSON
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
+		t.Fatalf("report after the agent was installed: code %d, %v: %s", code, err, out)
+	}
+	checkNight(t, &r.Summary, tr)
+	if out, code := execCLI(t, append(append([]string{"report"}, ssh...), "--worker-bin", filepath.Join(root, "nope"), target)...); code != exitFailed || !strings.Contains(out, "no synthwatch binary on the host") {
+		t.Fatalf("a --worker-bin that is not there: code %d: %s", code, out)
+	}
+}

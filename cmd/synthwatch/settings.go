@@ -34,6 +34,9 @@ var settingDefs = []settingDef{
 		file: func(c fileConfig) (string, bool) { return c.ServerURL, c.ServerURL != "" }, hostV: func(h hostFileConfig) string { return h.ServerURL }},
 	{key: "worker_bin", flag: "worker-bin", def: "", host: true,
 		file: func(c fileConfig) (string, bool) { return c.WorkerBin, c.WorkerBin != "" }, hostV: func(h hostFileConfig) string { return h.WorkerBin }},
+	{key: "no_install", flag: "no-install", def: "false", host: true, check: checkBool,
+		file:  func(c fileConfig) (string, bool) { return boolString(c.NoInstall) },
+		hostV: func(h hostFileConfig) string { v, _ := boolString(h.NoInstall); return v }},
 	{key: "poll_interval", flag: "poll", def: "2s", check: checkDuration, dur: true,
 		file: func(c fileConfig) (string, bool) { return durString(c.PollInterval) }},
 	{key: "stall_after", flag: "stall-after", def: "10m", check: checkDuration, dur: true,
@@ -58,6 +61,13 @@ var settingDefs = []settingDef{
 		file: func(c fileConfig) (string, bool) { return durString(c.Notify.DisconnectAfter) }},
 	{key: "notify.off", def: "", check: checkKinds,
 		file: func(c fileConfig) (string, bool) { return strings.Join(c.Notify.Off, ","), c.Notify.Off != nil }},
+}
+
+func boolString(b *bool) (string, bool) {
+	if b == nil {
+		return "", false
+	}
+	return strconv.FormatBool(*b), true
 }
 
 func durString(d *duration) (string, bool) {
@@ -130,6 +140,7 @@ type settings struct {
 	Root       string
 	ServerURL  string
 	WorkerBin  string
+	NoInstall  bool // never copy the agent to the host: the fallback reads
 	Poll       time.Duration
 	StallAfter time.Duration
 	DiskFloor  float64 // the free share of the root's filesystem under which it is low (0.05)
@@ -217,6 +228,7 @@ func resolveWith(fl *pflag.FlagSet, host string, getenv func(string) string, con
 	s.ServerURL = s.Get("server_url").Value
 	s.ServerSet = s.Get("server_url").Origin != "default"
 	s.WorkerBin = s.Get("worker_bin").Value
+	s.NoInstall, _ = strconv.ParseBool(s.Get("no_install").Value)
 	s.Poll, _ = time.ParseDuration(s.Get("poll_interval").Value)
 	s.StallAfter, _ = time.ParseDuration(s.Get("stall_after").Value)
 	s.DiskFloor, _ = parsePercent(s.Get("disk_floor").Value)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -92,7 +93,7 @@ func (f *hostFlags) watcher(h remote.Host, name string, onePoll bool) *pipeline.
 		host = "local"
 	}
 	tl := pipeline.ReadTimeline(2000, f.historyPath(host))
-	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, ServerURLFrom: f.set.Get("server_url").Origin, WorkerBin: f.workerBin, StallAfter: f.set.StallAfter, DiskFloor: f.set.DiskFloor, OnePoll: onePoll, HintPath: f.hintPath(host)}, tl)
+	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, ServerURLFrom: f.set.Get("server_url").Origin, WorkerBin: f.workerBin, InstallAgent: !f.noInstall, StallAfter: f.set.StallAfter, DiskFloor: f.set.DiskFloor, OnePoll: onePoll, HintPath: f.hintPath(host)}, tl)
 }
 
 // statusOnce is plain status: one poll, one Snapshot.
@@ -100,7 +101,9 @@ func statusOnce(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool) er
 	return f.onHost(cmd, args, false, func(ctx context.Context, h remote.Host, name string) error {
 		ctx, cancel := context.WithTimeout(ctx, tui.FirstReadLimit) // the first read of thousands of categories by the shell takes minutes
 		defer cancel()
-		snap := f.watcher(h, name, true).Poll(ctx)
+		w := f.watcher(h, name, true)
+		snap := w.Poll(ctx)
+		defer finishInstall(ctx, w)
 		if err := f.checkFound(ctx, h, name, snap); err != nil {
 			if asJSON {
 				writeJSONError(cmd.OutOrStdout(), err)
@@ -121,6 +124,20 @@ func statusOnce(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool) er
 		}
 		return nil
 	})
+}
+
+// finishInstall waits, after the answer is out, for the agent's copy
+// that the poll started, so the next status reads through the agent; the
+// log says how it went (stdout and stderr stay the answer's).
+func finishInstall(ctx context.Context, w *pipeline.Watcher) {
+	res, err, ok := w.WaitInstall(ctx)
+	switch {
+	case !ok:
+	case err != nil:
+		slog.Warn("the host agent was not installed", "err", parse.SanitizeString(err.Error()))
+	default:
+		slog.Info("installed the host agent; the next read goes through it", "path", parse.SanitizeString(res.Path), "sent", res.Bytes, "size", res.Size, "took", res.Took.Round(time.Millisecond))
+	}
 }
 
 // statusFollow is status --follow: one host and one Watcher for every

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +21,14 @@ import (
 // statusRoot is a running job's root as `status` meets it cold: five
 // categories (2,900 records), a 1 MB worker log, a 1 MB server log, and
 // pipeline.toml naming a live server (sim, on the host's loopback).
+//
+// With SW_BENCH_ROOT_MB set it is a real night's size instead: ten
+// categories of records summing to that many MB (1024: about 1 GB) and a
+// 20 MB server log.
 func statusRoot(b testing.TB) string {
+	if mb, _ := strconv.Atoi(os.Getenv("SW_BENCH_ROOT_MB")); mb > 0 {
+		return bigStatusRoot(b, mb)
+	}
 	srv := sim.New(sim.Options{})
 	if err := srv.Start("127.0.0.1:0"); err != nil {
 		b.Fatal(err)
@@ -49,12 +58,61 @@ func statusRoot(b testing.TB) string {
 	return root
 }
 
+// bigStatusRoot is ten categories of mb MB of records in all, their
+// prompts, a worker log and a 20 MB server log.
+func bigStatusRoot(b testing.TB, mb int) string {
+	srv := sim.New(sim.Options{})
+	if err := srv.Start("127.0.0.1:0"); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(srv.Close)
+	root := b.TempDir()
+	var man strings.Builder
+	fmt.Fprintf(&man, "server = %q\n", srv.URL())
+	rec := func(n string, k int) string {
+		return fmt.Sprintf(`{"id":"%s-%d","run":"r1","completion_tokens":250,"content":"%s"}`+"\n", n, k, strings.Repeat("a", 900))
+	}
+	per := mb << 20 / 10 / len(rec("B00_cat", 0))
+	for i := range 10 {
+		n := fmt.Sprintf("B%02d_cat", i)
+		d := filepath.Join(root, "prepared", n)
+		os.MkdirAll(d, 0o755)
+		var p strings.Builder
+		for k := 0; k < per+1000; k++ {
+			fmt.Fprintf(&p, `{"id":"%s-%d","messages":[{"role":"user","content":"q"}]}`+"\n", n, k)
+		}
+		os.WriteFile(filepath.Join(d, "prompts.jsonl"), []byte(p.String()), 0o644)
+		f, err := os.Create(filepath.Join(d, "raw_responses.jsonl"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := bufio.NewWriterSize(f, 1<<20)
+		for k := 0; k < per; k++ {
+			w.WriteString(rec(n, k))
+		}
+		w.Flush()
+		f.Close()
+		fmt.Fprintf(&man, "[[categories]]\nname = %q\nclass = \"SHORT\"\n", n)
+	}
+	os.WriteFile(filepath.Join(root, "pipeline.toml"), []byte(man.String()), 0o644)
+	os.MkdirAll(filepath.Join(root, "logs"), 0o755)
+	os.WriteFile(filepath.Join(root, "logs", "inference_all.log"), []byte("Processing: B02_cat (SHORT)\n"+strings.Repeat("2450/6000 (1 err) 9.8 req/s avg_comp=248tok ETA=6m\n", 20000)), 0o644)
+	os.WriteFile(filepath.Join(root, "logs", "sglang_inference.log"), []byte(strings.Repeat("[2026-12-01 09:00:00] Decode batch, #running-req: 16, #token: 4096, token usage: 0.02, gen throughput (token/s): 2560.00, #queue-req: 0\n", 20<<20/150)), 0o644)
+	return root
+}
+
 // BenchmarkStatusCommandVsHabit: the command a user types,
 // `synthwatch status --json HOST`, timed as a whole process from exec to
 // exit, alternating with the habit it replaces, `ssh HOST 'tail -n 20 LOG;
 // wc -l …/raw_responses.jsonl'`, on the same link: a real sshd behind a
 // proxy that adds the RTT, cold on both sides (no ControlMaster, a new
-// connection each run). Reported: medians of each and their ratio.
+// connection each run). Reported: medians of each and their ratio, and
+// the bytes that crossed the link per run of each.
+//
+// host=fallback: no agent installed and --no-install (the shell agent
+// reads); host=installed: the agent installed in the host's cache (by a
+// first status, not timed), which keeps its token sums there between
+// runs. Each run of either is a new connection and a new agent process.
 func BenchmarkStatusCommandVsHabit(b *testing.B) {
 	bin := testbin.Path(b)
 	s := sshdtest.Start(b)
@@ -87,23 +145,41 @@ func BenchmarkStatusCommandVsHabit(b *testing.B) {
 		}
 		return d
 	}
-	// host=shell: no synthwatch on the host (the old script's host), the
-	// shell agent reads; host=deployed: synthwatch is there (--worker-bin,
-	// as `synthwatch deploy` or the Go worker put it), its agent reads
-	deployed := exec.Command(ours.Path, append(append([]string{}, ours.Args[1:len(ours.Args)-1]...), "--worker-bin", bin, ours.Args[len(ours.Args)-1])...)
+	with := func(c *exec.Cmd, flags ...string) *exec.Cmd {
+		return exec.Command(c.Path, append(append(append([]string{}, c.Args[1:len(c.Args)-1]...), flags...), c.Args[len(c.Args)-1])...)
+	}
+	absent := filepath.Join(b.TempDir(), "no-synthwatch")
+	fallback := with(ours, "--no-install", "--worker-bin", absent)
+	installed := with(ours, "--worker-bin", absent)
+	want := `"done": 1000`
+	if os.Getenv("SW_BENCH_ROOT_MB") != "" {
+		want = `"done": `
+	}
 	for _, host := range []struct {
 		name string
 		cmd  *exec.Cmd
-	}{{"shell", ours}, {"deployed", deployed}} {
+	}{{"fallback", fallback}, {"installed", installed}} {
+		want := want
+		if host.name == "installed" {
+			run(host.cmd, want) // the first contact: it installs the agent (BenchmarkFirstInstall times that)
+			want = `"reader": "go agent `
+			run(host.cmd, want) // and the agent sums the root once
+		}
 		for _, rtt := range []time.Duration{50 * time.Millisecond, 150 * time.Millisecond, 300 * time.Millisecond} {
 			b.Run(fmt.Sprintf("host=%s/rtt=%dms", host.name, rtt.Milliseconds()), func(b *testing.B) {
 				px.SetDelay(rtt / 2)
 				var o, h []float64
+				var ob, hb int64
 				for b.Loop() {
-					o = append(o, run(host.cmd, `"done": 1000`).Seconds())
+					b0 := px.Bytes.Load()
+					o = append(o, run(host.cmd, want).Seconds())
+					b1 := px.Bytes.Load()
 					h = append(h, run(habit, "total").Seconds())
+					ob, hb = ob+b1-b0, hb+px.Bytes.Load()-b1
 				}
 				mo, mh := median(o), median(h)
+				b.ReportMetric(float64(ob)/float64(len(o))/1e3, "KB")
+				b.ReportMetric(float64(hb)/float64(len(h))/1e3, "habit_KB")
 				b.ReportMetric(mo, "s")
 				b.ReportMetric(mh, "habit_s")
 				b.ReportMetric(mo/mh, "x_habit")

@@ -18,6 +18,17 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// the test binary is synthwatch: a status installs it as the host agent,
+	// and the host runs it so ("agent …"), or a report's digest ("digest …"):
+	// a first argument that is no test flag is a subcommand
+	if len(os.Args) >= 2 && (os.Args[1] == "agent" || os.Args[1] == "digest") {
+		root := newRoot()
+		root.SetArgs(os.Args[1:])
+		if err := root.Execute(); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	tmuxCmd("kill-server").Run()
 	dir := os.Getenv("TMUX_TMPDIR")

@@ -89,9 +89,11 @@ func StartDropbear(t testing.TB, opts ...Option) *Server {
 	if err := os.WriteFile(s.keys, ssh.MarshalAuthorizedKey(clientKey), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	s.home = home
+	shell := shellPre(t, u, dir, o.shell)
 	s.argv = func() []string {
 		// -F foreground, -E log to stderr, -s no passwords, -m no motd
-		var pre []string
+		pre := append([]string(nil), shell...)
 		if o.noSFTP {
 			pre = append(pre, "{ ! [ -e /usr/lib/sftp-server ] || mount --bind /dev/null /usr/lib/sftp-server; }")
 		}

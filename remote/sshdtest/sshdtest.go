@@ -36,6 +36,7 @@ type Server struct {
 	KnownHosts string // a known_hosts file that pins HostKey for Host:Port
 	HostKey    ssh.PublicKey
 	Dir        string // the temp dir with the config, keys and pid file
+	home       string // the sessions' home when it is a temp dir (Home)
 
 	t       testing.TB
 	bin     string
@@ -55,6 +56,59 @@ type Option func(*options)
 type options struct {
 	extra  []string
 	noSFTP bool
+	shell  string
+}
+
+// WithLoginShell makes path the user's login shell in the server's
+// namespace (its /etc/passwd is a copy with that shell), as a user whose
+// shell is zsh or fish has it: every exec's command line is that shell's.
+// It needs root, as the clean home does (Home).
+func WithLoginShell(path string) Option { return func(o *options) { o.shell = path } }
+
+// Home is the home the server's sessions see: a temp dir bound over the
+// user's (a test writes rc files there), or "" without root, where the
+// sessions get the real one.
+func (s *Server) Home() string { return s.home }
+
+// needRoot fails (under CI) or skips a test that needs the server's own
+// namespace.
+func needRoot(t testing.TB, what string) {
+	if u, err := user.Current(); err == nil && u.Uid == "0" {
+		if _, err := exec.LookPath("unshare"); err == nil {
+			return
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s needs root and unshare (a mount namespace)", what)
+	}
+	t.Skipf("%s needs root and unshare (a mount namespace); skipped outside CI", what)
+}
+
+// shellPre is the namespace step that gives the user login shell sh: a
+// copy of /etc/passwd bound over it.
+func shellPre(t testing.TB, u *user.User, dir, sh string) []string {
+	if sh == "" {
+		return nil
+	}
+	needRoot(t, "WithLoginShell")
+	pw, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(string(pw), "\n"), "\n") {
+		f := strings.Split(l, ":")
+		if len(f) == 7 && f[0] == u.Username {
+			f[6] = sh
+			l = strings.Join(f, ":")
+		}
+		out = append(out, l)
+	}
+	p := filepath.Join(dir, "passwd")
+	if err := os.WriteFile(p, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"mount --bind " + p + " /etc/passwd"}
 }
 
 // WithoutSFTP starts Dropbear with no SFTP server, as a minimal host runs
@@ -109,8 +163,10 @@ func Start(t testing.TB, opts ...Option) *Server {
 		t.Fatal(err)
 	}
 	s.cfgPath = filepath.Join(dir, "sshd_config")
+	pre := shellPre(t, u, dir, o.shell)
+	s.home = cleanedHome(u, filepath.Join(dir, "home"))
 	s.argv = func() []string {
-		return cleanHome(t, u, filepath.Join(dir, "home"), []string{s.bin, "-D", "-e", "-f", s.cfgPath})
+		return cleanHome(t, u, filepath.Join(dir, "home"), []string{s.bin, "-D", "-e", "-f", s.cfgPath}, pre...)
 	}
 	s.listen(func() error {
 		if err := os.WriteFile(s.cfgPath, []byte(s.config(o.extra)), 0o600); err != nil {
@@ -130,6 +186,17 @@ func Start(t testing.TB, opts ...Option) *Server {
 // test, on this machine or a user's. It needs root (a mount namespace of
 // the server's own, where a temp dir is bound over the home); without it
 // the sessions get the real home.
+// cleanedHome is home when cleanHome binds it, else "".
+func cleanedHome(u *user.User, home string) string {
+	if u.Uid != "0" || u.HomeDir == "" || u.HomeDir == "/" {
+		return ""
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		return ""
+	}
+	return home
+}
+
 func cleanHome(t testing.TB, u *user.User, home string, argv []string, pre ...string) []string {
 	if u.Uid != "0" || u.HomeDir == "" || u.HomeDir == "/" {
 		return argv
@@ -416,5 +483,35 @@ func (s *Server) Authorize(line []byte) {
 	defer f.Close()
 	if _, err := f.Write(append(bytes.TrimSpace(line), '\n')); err != nil {
 		s.t.Fatal(err)
+	}
+}
+
+// Banners are login shells whose rc files print on both streams before
+// any command, as shared GPU hosts' do (a MOTD, a conda or module
+// notice, one line without a newline): each shell's path and the rc
+// files it reads for an exec's command, relative to the home.
+var Banners = []struct {
+	Name, Shell string
+	RC          map[string]string
+}{
+	{"bash", "/bin/bash", map[string]string{".bashrc": "echo 'Welcome to gpu-box: bashrc'\necho 'bashrc: module loaded cuda/12' >&2\nprintf '*** {no newline} ***'\nprintf '*** err, no newline' >&2\n"}},
+	{"zsh", "/usr/bin/zsh", map[string]string{".zshenv": "echo 'Welcome to gpu-box: zshenv'\necho 'zshenv: (base) conda activated' >&2\nprintf '*** {no newline} ***'\nprintf '*** err, no newline' >&2\n"}},
+	{"fish", "/usr/bin/fish", map[string]string{".config/fish/config.fish": "echo 'Welcome to gpu-box: config.fish'\necho 'fish: module loaded cuda/12' >&2\nprintf '*** {no newline} ***'\nprintf '*** err, no newline' >&2\n"}},
+}
+
+// WriteRC writes rc files (paths relative to the sessions' home).
+func (s *Server) WriteRC(t testing.TB, rc map[string]string) {
+	t.Helper()
+	if s.home == "" {
+		needRoot(t, "WriteRC")
+	}
+	for p, body := range rc {
+		full := filepath.Join(s.home, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -1,0 +1,226 @@
+// Package agentproto is the protocol between the dashboard and the host
+// agent (`synthwatch agent`): its version, its messages as Go types, and
+// their frames. Both ends import it, so a request or an answer is one type,
+// never two spellings of it.
+//
+// On the exec's stdout the agent first writes Marker(nonce): the nonce is
+// the dashboard's, new each session, so nothing a login shell printed
+// before the agent started (an rc file's echo, a MOTD, a conda notice) can
+// be taken for it. After the marker, stdout is frames only: a 4-byte
+// big-endian length, then that many bytes of one gob message. The first
+// frame is a Hello; then each Request frame on stdin gets one Answer frame.
+// A frame over MaxFrame is refused, never buffered.
+package agentproto
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Version is the protocol's version: bump it with any change to a
+// message's meaning. The installed agent's path is keyed by it
+// (~/.cache/synthwatch/agent/<Version>-<os>-<arch>/synthwatch), so a bump
+// installs the new agent beside the old one.
+const Version = 8
+
+// Proto names Version as `synthwatch agent --proto` prints it
+// (TestProtoIsVersion keeps the two one).
+const Proto = "synthwatch-agent/8"
+
+// MaxFrame bounds one frame: an answer's reads are bounded by the
+// caller's per-poll limits; this keeps a broken host (or a stray writer on
+// stdout) from filling the laptop's memory.
+const MaxFrame = 256 << 20
+
+// MaxSkip bounds what may come before the marker (a login shell's
+// banners): past it the agent is taken as absent, not waited for (the
+// dashboard's readHello).
+const MaxSkip = 1 << 20
+
+// Marker is what the agent writes before its first frame.
+func Marker(nonce string) string { return "\n@SWAGENT " + nonce + "\n" }
+
+// Hello is the agent's first frame: who answers.
+type Hello struct {
+	Proto string // Proto of the agent's build
+	Nonce string // the session's, echoed
+	Exe   string // the agent's path on the host (remote text)
+	OS    string // runtime.GOOS, runtime.GOARCH of the agent's build
+	Arch  string
+}
+
+// A Request asks the agent to run ops. Strings and op shapes are sent
+// once a session and named by number after that, so a steady poll of
+// 10,000 categories sends the ops' numbers, not their paths.
+type Request struct {
+	Strings []string // new strings, numbered on from the session's last
+	Shapes  []Shape  // new op shapes
+	Calls   []Call   // the ops to run, in order
+}
+
+// Shape is an op's name and arguments, with its numbers left open.
+type Shape struct {
+	Key  int
+	Name string
+	Args []Arg
+}
+
+// Arg is one argument of a Shape: a literal, a string sent before (Ref,
+// 1-based), or a number the Call fills in (Num).
+type Arg struct {
+	Lit string
+	Ref int
+	Num bool
+}
+
+// Call is one op of a request: its shape and its open numbers, in order.
+type Call struct {
+	Key  int
+	Nums []string
+}
+
+// Answer answers a Request: one OpAnswer per Call, in order.
+type Answer struct {
+	Ops []OpAnswer
+	Err string // the request was refused (a bad request): the agent ends
+}
+
+// OpAnswer is one op's records; Same: as this key's last answer, unsent.
+type OpAnswer struct {
+	Key  int
+	Same bool
+	Data []byte
+}
+
+// Writer writes frames of gob messages.
+type Writer struct {
+	w   io.Writer
+	buf bytes.Buffer
+	enc *gob.Encoder
+}
+
+// NewWriter writes frames to w.
+func NewWriter(w io.Writer) *Writer {
+	fw := &Writer{w: w}
+	fw.enc = gob.NewEncoder(&fw.buf)
+	return fw
+}
+
+// Frame encodes v as the next frame's bytes (length included) without
+// writing it: the dashboard sends a first request on the command line.
+func (fw *Writer) Frame(v any) ([]byte, error) {
+	fw.buf.Reset()
+	fw.buf.Write(make([]byte, 4))
+	if err := fw.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	b := fw.buf.Bytes()
+	if len(b)-4 > MaxFrame {
+		return nil, fmt.Errorf("agentproto: a frame of %d bytes, over the bound of %d", len(b)-4, MaxFrame)
+	}
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return append([]byte(nil), b...), nil
+}
+
+// Send writes v as one frame.
+func (fw *Writer) Send(v any) error {
+	b, err := fw.Frame(v)
+	if err != nil {
+		return err
+	}
+	_, err = fw.w.Write(b)
+	return err
+}
+
+// Reader reads frames of gob messages.
+type Reader struct {
+	fr  *frames
+	dec *gob.Decoder
+}
+
+// NewReader reads frames from r (positioned after the marker; a
+// *bufio.Reader is used as it is, so nothing it holds is lost).
+func NewReader(r io.Reader) *Reader {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReader(r)
+	}
+	fr := &frames{r: br}
+	return &Reader{fr: fr, dec: gob.NewDecoder(fr)}
+}
+
+// Recv reads the next frame into v. io.EOF: the stream ended between
+// frames.
+func (r *Reader) Recv(v any) error {
+	if err := r.fr.next(); err != nil {
+		return err
+	}
+	if err := r.dec.Decode(v); err != nil {
+		return fmt.Errorf("agentproto: frame: %w", err)
+	}
+	if r.fr.left != 0 {
+		return fmt.Errorf("agentproto: %d bytes of a frame unread", r.fr.left)
+	}
+	return nil
+}
+
+// ErrTooBig is a frame over MaxFrame.
+var ErrTooBig = errors.New("agentproto: a frame over the bound")
+
+// frames is the payloads of frames, one at a time: the decoder reads
+// within the frame that next opened, never past it.
+// It is an io.ByteReader, so gob reads it as it is, not through a
+// buffer of its own that would read ahead into the next frame.
+type frames struct {
+	r    *bufio.Reader
+	left int
+}
+
+func (f *frames) ReadByte() (byte, error) {
+	if f.left == 0 {
+		return 0, io.ErrUnexpectedEOF
+	}
+	c, err := f.r.ReadByte()
+	if err == nil {
+		f.left--
+	} else if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return c, err
+}
+
+func (f *frames) next() error {
+	var h [4]byte
+	if _, err := io.ReadFull(f.r, h[:]); err != nil {
+		if err == io.ErrUnexpectedEOF {
+			return fmt.Errorf("agentproto: a frame's length cut: %w", err)
+		}
+		return err
+	}
+	n := binary.BigEndian.Uint32(h[:])
+	if n > MaxFrame {
+		return fmt.Errorf("%w: %d bytes, the bound is %d", ErrTooBig, n, MaxFrame)
+	}
+	f.left = int(n)
+	return nil
+}
+
+func (f *frames) Read(p []byte) (int, error) {
+	if f.left == 0 {
+		return 0, io.ErrUnexpectedEOF // a gob message longer than its frame
+	}
+	if len(p) > f.left {
+		p = p[:f.left]
+	}
+	n, err := f.r.Read(p)
+	f.left -= n
+	if err == io.EOF && f.left > 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}

@@ -1,0 +1,62 @@
+package remote
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+)
+
+// bannerHost is an sshd whose login shell (bash, zsh, fish) prints
+// banners on both streams before every command.
+func bannerHost(t *testing.T, name, shell string, rc map[string]string) *SSH {
+	t.Helper()
+	if _, err := exec.LookPath(shell); err != nil {
+		t.Fatalf("%s: %v (apt-get install -y %s)", shell, err, name)
+	}
+	s := sshdtest.Start(t, sshdtest.WithLoginShell(shell))
+	s.WriteRC(t, rc)
+	return dial(t, opts(t, s))
+}
+
+// A command's output over a login shell that prints banners on stdout
+// and stderr is the command's alone, on bash, zsh and fish; the agent
+// (the Go one and the shell one) reads through them as well.
+func TestExecThroughBanners(t *testing.T) {
+	t.Parallel()
+	for _, b := range sshdtest.Banners {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			h := bannerHost(t, b.Name, b.Shell, b.RC)
+			ctx := context.Background()
+			raw, err := h.runRaw(ctx, nil, []string{"true"}, []string{"true"})
+			if err != nil || !strings.Contains(string(raw.Stdout), "Welcome to gpu-box") || !strings.Contains(string(raw.Stderr), "err, no newline") {
+				t.Fatalf("the rc files printed no banner (the test proves nothing): %q %q %v", raw.Stdout, raw.Stderr, err)
+			}
+			r, err := h.Exec(ctx, "sh", "-c", `uname -sm; echo "$HOME"; echo oops >&2; exit 3`)
+			if err != nil || r.ExitCode != 3 || strings.Count(string(r.Stdout), "\n") != 2 || string(r.Stderr) != "oops\n" {
+				t.Fatalf("exec through the banners: %+v %v", r, err)
+			}
+			hostile := "a b'c\"$x`y`"
+			if r, err := h.Exec(ctx, "printf", "%s", hostile); err != nil || string(r.Stdout) != hostile || len(r.Stderr) != 0 {
+				t.Fatalf("quoting through %s: %q %q %v", b.Name, r.Stdout, r.Stderr, err)
+			}
+			for name, bin := range map[string]string{"go": selfAsBinary(t), "sh": "/nonexistent/synthwatch"} {
+				ag := NewAgent(h)
+				ag.UseBinary(bin)
+				t.Cleanup(ag.Close)
+				for round := range 2 {
+					a, err := ag.Run(ctx, loadBatch())
+					if err != nil || len(a.reads["/proc/loadavg"]) == 0 {
+						t.Fatalf("%s agent, round %d: %v", name, round, err)
+					}
+				}
+				if k := ag.Kind(); (name == "go") != strings.HasPrefix(k, "go ") {
+					t.Fatalf("%s agent: read by %q", name, k)
+				}
+			}
+		})
+	}
+}

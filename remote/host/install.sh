@@ -1,0 +1,34 @@
+# shellcheck shell=sh
+# install.sh DIR SHA256 SIZE GZ: the agent on stdin (gzip when GZ is 1)
+# to DIR/synthwatch: written to a temp name beside it, its size and (where
+# sha256sum is) its hash checked, then renamed, so a cut or corrupt copy
+# is never run. Folders made for the user alone.
+umask 077
+d=$1
+want=$2
+size=$3
+gz=$4
+mkdir -p -- "$d" || exit 1
+t="$d/.synthwatch.tmp-$$"
+trap 'rm -f -- "$t"' EXIT
+if [ "$gz" = 1 ]; then
+	gunzip -c >"$t" || exit 1
+else
+	cat >"$t" || exit 1
+fi
+got=$(wc -c <"$t")
+got=$((got + 0))
+if [ "$got" != "$size" ]; then
+	echo "synthwatch: the agent arrived with $got of $size bytes" >&2
+	exit 1
+fi
+if command -v sha256sum >/dev/null 2>&1; then
+	h=$(sha256sum <"$t")
+	h=${h%% *}
+	if [ "$h" != "$want" ]; then
+		echo "synthwatch: the agent arrived with sha256 $h, not $want" >&2
+		exit 1
+	fi
+fi
+chmod 700 "$t" && mv -f -- "$t" "$d/synthwatch" || exit 1
+trap - EXIT

@@ -1,0 +1,237 @@
+package remote
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/remote/agentproto"
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+)
+
+// agentDir is where the launcher looks for the installed agent under home.
+func agentDir(home string) string {
+	return filepath.Join(home, ".cache", "synthwatch", "agent", strings.TrimPrefix(AgentProto, "synthwatch-agent/")+"-"+runtime.GOOS+"-"+runtime.GOARCH)
+}
+
+// sshdHome is an sshd whose sessions see a temp home of their own.
+func sshdHome(t *testing.T, o ...sshdtest.Option) (*sshdtest.Server, *SSH, string) {
+	t.Helper()
+	s := sshdtest.Start(t, o...)
+	if s.Home() == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the install tests need the server's own home (root and unshare)")
+		}
+		t.Skip("the install tests need the server's own home (root and unshare); skipped outside CI")
+	}
+	return s, dial(t, opts(t, s)), s.Home()
+}
+
+func loadBatch() *Batch {
+	b := &Batch{}
+	b.Cat("/proc/loadavg", 100)
+	return b
+}
+
+// A host with no agent of this protocol: the first poll is answered by
+// the fallback while the agent is copied (the kind says so), and a poll
+// after the copy by the installed Go agent, from its version's path,
+// made for the user alone; no temp file is left.
+func TestAgentInstalledWhenMissing(t *testing.T) {
+	t.Parallel()
+	_, h, home := sshdHome(t)
+	ag := NewAgent(h)
+	ag.UseBinary("/nonexistent/synthwatch")
+	ag.AutoInstall(true)
+	t.Cleanup(ag.Close)
+	if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+		t.Fatal(err)
+	}
+	if k := ag.Kind(); !strings.HasPrefix(k, "shell (") || !strings.Contains(k, "installing the agent") && !strings.Contains(k, "the agent is installed at") {
+		t.Fatalf("the first poll was read by %q, want the fallback, saying the agent is on its way", k)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, ok := ag.Installed(); ok {
+			break
+		}
+		if k := ag.Kind(); strings.Contains(k, "not installed") || time.Now().After(deadline) {
+			t.Fatalf("the install: %s", k)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	res, _ := ag.Installed()
+	want := filepath.Join(agentDir(home), "synthwatch")
+	if !strings.HasSuffix(res.Path, strings.TrimPrefix(want, home)) { // the host names it under its $HOME
+		t.Errorf("installed to %s", res.Path)
+	}
+	if res.Bytes <= 0 || res.Bytes >= res.Size {
+		t.Errorf("%d bytes crossed for an agent of %d: not compressed", res.Bytes, res.Size)
+	}
+	fi, err := os.Stat(want)
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the installed agent: %v %v", fi, err)
+	}
+	ents, _ := os.ReadDir(agentDir(home))
+	if len(ents) != 1 {
+		t.Errorf("the agent's folder holds %d entries, want the agent alone", len(ents))
+	}
+	if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+		t.Fatal(err)
+	}
+	if k := ag.Kind(); !strings.HasPrefix(k, "go ") || !strings.Contains(k, ".cache/synthwatch/agent/") {
+		t.Fatalf("after the install the poll was read by %q, want the installed agent", k)
+	}
+}
+
+// A file in the agent's place that is not safe to run (a folder anyone
+// may write, a file of another user's) is refused and named, never run,
+// and not replaced.
+func TestAgentInstalledRefusedWhenLoose(t *testing.T) {
+	t.Parallel()
+	for name, loosen := range map[string]func(dir, bin string) error{
+		"shared cache folder": func(dir, _ string) error { return os.Chmod(filepath.Dir(dir), 0o777) },
+		"group-writable file": func(_, bin string) error { return os.Chmod(bin, 0o775) },
+		"another user's file": func(_, bin string) error { return os.Chown(bin, 65534, 65534) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, h, home := sshdHome(t)
+			dir := agentDir(home)
+			must(t, os.MkdirAll(dir, 0o700))
+			ran := filepath.Join(home, "planted-ran")
+			bin := filepath.Join(dir, "synthwatch")
+			writeFile(t, bin, "#!/bin/sh\ntouch '"+ran+"'\n")
+			must(t, os.Chmod(bin, 0o700))
+			must(t, loosen(dir, bin))
+			ag := NewAgent(h)
+			ag.UseBinary("/nonexistent/synthwatch")
+			ag.AutoInstall(true)
+			t.Cleanup(ag.Close)
+			if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+				t.Fatal(err)
+			}
+			k := ag.Kind()
+			if !strings.Contains(k, "refused to run the agent") || !strings.Contains(k, "StrictModes") || !strings.Contains(k, "mode ") || !strings.Contains(k, "uid ") {
+				t.Fatalf("kind %q: the refusal does not say what and why", k)
+			}
+			if _, err := os.Stat(ran); err == nil {
+				t.Fatal("the planted agent ran")
+			}
+			if b, _ := os.ReadFile(bin); !strings.Contains(string(b), "touch") {
+				t.Fatal("the planted file was replaced: an install into a loose folder")
+			}
+		})
+	}
+}
+
+// A host of a platform this laptop has no build of (an arm64 host, by a
+// uname shim): the build beside the executable is named, else the
+// command that makes it.
+func TestAgentBuildForTheHost(t *testing.T) {
+	other := map[string]string{"amd64": "arm64", "arm64": "amd64"}[runtime.GOARCH]
+	if other == "" {
+		t.Skip("the test knows amd64 and arm64 hosts")
+	}
+	if _, err := AgentBuild("linux", other); err == nil || !strings.Contains(err.Error(), "GOOS=linux GOARCH="+other+" CGO_ENABLED=0 go build -o ") {
+		t.Fatalf("no build for linux/%s: %v", other, err)
+	}
+	if p, err := AgentBuild(runtime.GOOS, runtime.GOARCH); err != nil || p == "" {
+		t.Fatalf("this platform's build: %q %v", p, err)
+	}
+	// the host says it is the other arch: the launcher keys the path by it
+	shim := t.TempDir()
+	m := map[string]string{"arm64": "aarch64", "amd64": "x86_64"}[other]
+	writeFile(t, filepath.Join(shim, "uname"), "#!/bin/sh\ncase $1 in -m) echo "+m+";; -s) echo Linux;; *) echo Linux "+m+";; esac\n")
+	must(t, os.Chmod(filepath.Join(shim, "uname"), 0o755))
+	home := t.TempDir()
+	t.Setenv("PATH", shim+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("HOME", home)
+	ag := NewAgent(Local{})
+	ag.UseBinary("/nonexistent/synthwatch")
+	ag.AutoInstall(true)
+	t.Cleanup(ag.Close)
+	if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(ag.Kind(), "not installed") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if k := ag.Kind(); !strings.Contains(k, "linux/"+other) || !strings.Contains(k, "GOARCH="+other) {
+		t.Fatalf("kind %q: the host's platform and the command that builds for it", k)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".cache", "synthwatch", "agent", strings.TrimPrefix(agentproto.Proto, "synthwatch-agent/")+"-linux-"+other)); err == nil {
+		t.Error("a folder was made for a build that was not there")
+	}
+}
+
+// Over Dropbear with no SFTP server the copy goes the same way (stdin of
+// one exec); with install off nothing is copied and no folder made; where
+// the cache cannot be written the fallback goes on reading and the kind
+// says why the agent is not there.
+func TestAgentInstallDropbearOffAndUnwritable(t *testing.T) {
+	t.Parallel()
+	t.Run("dropbear", func(t *testing.T) {
+		t.Parallel()
+		s := sshdtest.StartDropbear(t, sshdtest.WithoutSFTP())
+		h := dial(t, opts(t, s))
+		ag := NewAgent(h)
+		ag.UseBinary("/nonexistent/synthwatch")
+		ag.AutoInstall(true)
+		t.Cleanup(ag.Close)
+		if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err, _ := ag.WaitInstall(context.Background()); err != nil {
+			t.Fatalf("install over dropbear: %v", err)
+		}
+		if _, err := ag.Run(context.Background(), loadBatch()); err != nil || !strings.HasPrefix(ag.Kind(), "go ") {
+			t.Fatalf("after the install over dropbear: %q %v", ag.Kind(), err)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		t.Parallel()
+		_, h, home := sshdHome(t)
+		ag := NewAgent(h)
+		ag.UseBinary("/nonexistent/synthwatch")
+		t.Cleanup(ag.Close)
+		for range 2 {
+			if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, _, started := ag.WaitInstall(context.Background()); started || ag.Kind() != "shell" {
+			t.Fatalf("install off: started %v, kind %q", started, ag.Kind())
+		}
+		if _, err := os.Stat(filepath.Join(home, ".cache", "synthwatch", "agent")); err == nil {
+			t.Fatal("install off made the agent's folder")
+		}
+	})
+	t.Run("unwritable", func(t *testing.T) {
+		t.Parallel()
+		_, h, home := sshdHome(t)
+		writeFile(t, filepath.Join(home, ".cache"), "a file where the cache folder goes\n") // mkdir fails, even for root
+		ag := NewAgent(h)
+		ag.UseBinary("/nonexistent/synthwatch")
+		ag.AutoInstall(true)
+		t.Cleanup(ag.Close)
+		if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err, _ := ag.WaitInstall(context.Background()); err == nil {
+			t.Fatal("an install into a cache that cannot be made succeeded")
+		}
+		a, err := ag.Run(context.Background(), loadBatch())
+		if err != nil || len(a.reads["/proc/loadavg"]) == 0 {
+			t.Fatalf("the fallback after a failed install: %v", err)
+		}
+		if k := ag.Kind(); !strings.Contains(k, "the agent was not installed") {
+			t.Fatalf("kind %q: the failure is not said", k)
+		}
+	})
+}

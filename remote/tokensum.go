@@ -1,0 +1,332 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote/agentproto"
+)
+
+// The Go agent sums tokens itself: a poll's token sums (the pipeline's
+// exec of sh -c SCRIPT named synthwatch-tokens, FILE FROM N…, or the cold
+// batch's synthwatch-tokens-cold over the prepared folder) are answered
+// in Go with parse's record reader, in the awk's output (see the
+// pipeline's tokenSumScript: "I T records tokens bytes unknown", "I R
+// records tokens unknown run"), and kept: per file its inode, the end of
+// the whole lines summed from byte 0, a hash of the 4 KB before that end,
+// and the sums. A file asked again is summed from there; one cut,
+// replaced or rewritten (its inode, size or that hash differ) is summed
+// again from 0. The sums are kept on disk in the user's cache, so a cold
+// status on a root the agent read before reads only what is new.
+
+// sumState is one file's kept sums.
+type sumState struct {
+	Dev, Ino uint64
+	Off      int64    // the whole lines summed: [0, Off)
+	Tail     [32]byte // sha256 of the (up to) 4 KB before Off
+	T        runSums
+	ByRun    map[string]runSums
+}
+
+type runSums struct{ Records, Tokens, Unknown int64 }
+
+func (r *runSums) add(o runSums) {
+	r.Records += o.Records
+	r.Tokens += o.Tokens
+	r.Unknown += o.Unknown
+}
+
+// rangeSum is one range's sums and the bytes of its whole lines.
+type rangeSum struct {
+	t     runSums
+	byRun map[string]runSums
+	bytes int64
+}
+
+func (s *rangeSum) line(l []byte) {
+	s.bytes += int64(len(l)) + 1
+	if len(bytes.TrimSpace(l)) == 0 {
+		return
+	}
+	f, err := parse.ParseRecordFacts(l)
+	if err != nil {
+		return // a line, not a record
+	}
+	one := runSums{Records: 1}
+	if f.HasTokens {
+		one.Tokens = f.CompletionTokens
+	} else {
+		one.Unknown = 1
+	}
+	s.t.add(one)
+	if s.byRun == nil {
+		s.byRun = map[string]runSums{}
+	}
+	r := s.byRun[f.Run]
+	r.add(one)
+	s.byRun[f.Run] = r
+}
+
+func (s *rangeSum) merge(o rangeSum) {
+	s.t.add(o.t)
+	s.bytes += o.bytes
+	for run, r := range o.byRun {
+		if s.byRun == nil {
+			s.byRun = map[string]runSums{}
+		}
+		x := s.byRun[run]
+		x.add(r)
+		s.byRun[run] = x
+	}
+}
+
+// sumRange sums the whole lines of [from, from+n) of f.
+func sumRange(f *os.File, from, n int64) (rangeSum, error) {
+	var s rangeSum
+	br := bufio.NewReaderSize(io.NewSectionReader(f, from, n), 256<<10)
+	var long []byte
+	for {
+		l, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long, l...)
+			continue
+		}
+		if err == io.EOF {
+			return s, nil // an unterminated last line is not summed
+		}
+		if err != nil {
+			return s, err
+		}
+		if long != nil {
+			l = append(long, l...)
+			long = nil
+		}
+		s.line(l[:len(l)-1])
+	}
+}
+
+// tokenSums is the agent's kept sums (one per agent process, saved to
+// the user's cache after each request that changed them).
+type tokenSums struct {
+	mu    sync.Mutex
+	path  string // the file they are kept in ("" none)
+	files map[string]*sumState
+	dirty bool
+}
+
+func newTokenSums() *tokenSums {
+	ts := &tokenSums{files: map[string]*sumState{}}
+	if dir, err := os.UserCacheDir(); err == nil {
+		ts.path = filepath.Join(dir, "synthwatch", "agent", fmt.Sprintf("sums-%d.json", agentproto.Version))
+		ts.load()
+	}
+	return ts
+}
+
+// load reads the kept sums when the file is the user's and not writable by
+// others: sums planted by another user would be figures of theirs.
+func (ts *tokenSums) load() {
+	f, err := os.Open(ts.path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if err != nil || !ok || st.Uid != uint32(os.Getuid()) || fi.Mode().Perm()&0o022 != 0 {
+		return
+	}
+	var m map[string]*sumState
+	if json.NewDecoder(io.LimitReader(f, 64<<20)).Decode(&m) != nil {
+		return
+	}
+	for p := range m { // files gone since (an old root, a test's) are not kept for ever
+		if _, err := os.Stat(p); err != nil || len(m) > maxKeptSums {
+			delete(m, p)
+		}
+	}
+	ts.files = m
+}
+
+// maxKeptSums bounds the files whose sums are kept (a root has tens).
+const maxKeptSums = 100000
+
+// save writes the kept sums: a temp file, then renamed.
+func (ts *tokenSums) save() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.path == "" || !ts.dirty {
+		return
+	}
+	ts.dirty = false
+	if err := os.MkdirAll(filepath.Dir(ts.path), 0o700); err != nil {
+		return
+	}
+	b, err := json.Marshal(ts.files)
+	if err != nil {
+		return
+	}
+	tmp := ts.path + ".tmp-" + strconv.Itoa(os.Getpid())
+	if os.WriteFile(tmp, b, 0o600) == nil {
+		os.Rename(tmp, ts.path)
+	}
+}
+
+// tailHash is the hash of the (up to) 4 KB of f before off.
+func tailHash(f *os.File, off int64) [32]byte {
+	n := min(off, 4096)
+	b := make([]byte, n)
+	f.ReadAt(b, off-n)
+	return sha256.Sum256(b)
+}
+
+// sum answers one range of p, from the kept sums where they reach it.
+func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
+	f, err := openRegular(p)
+	if err != nil {
+		return rangeSum{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return rangeSum{}, err
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	ts.mu.Lock()
+	kept := ts.files[p]
+	ts.mu.Unlock()
+	if kept != nil && (st == nil || kept.Dev != uint64(st.Dev) || kept.Ino != st.Ino || fi.Size() < kept.Off || tailHash(f, kept.Off) != kept.Tail) {
+		kept = nil // cut, replaced or rewritten: summed again from 0
+	}
+	var out rangeSum
+	switch {
+	case kept != nil && from == 0 && kept.Off <= n:
+		d, err := sumRange(f, kept.Off, n-kept.Off)
+		if err != nil {
+			return rangeSum{}, err
+		}
+		out = rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), bytes: kept.Off}
+		out.merge(d)
+	case kept != nil && from > 0 && kept.Off == from:
+		if out, err = sumRange(f, from, n); err != nil {
+			return rangeSum{}, err
+		}
+		all := rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), bytes: kept.Off}
+		all.merge(out)
+		ts.keep(p, f, st, all)
+		return out, nil
+	default:
+		if out, err = sumRange(f, from, n); err != nil {
+			return rangeSum{}, err
+		}
+		if from != 0 {
+			return out, nil // not from 0: nothing to keep it on
+		}
+	}
+	ts.keep(p, f, st, out)
+	return out, nil
+}
+
+func (ts *tokenSums) keep(p string, f *os.File, st *syscall.Stat_t, all rangeSum) {
+	if st == nil {
+		return
+	}
+	s := &sumState{Dev: uint64(st.Dev), Ino: st.Ino, Off: all.bytes, Tail: tailHash(f, all.bytes), T: all.t, ByRun: copyRuns(all.byRun)}
+	ts.mu.Lock()
+	ts.files[p] = s
+	ts.dirty = true
+	ts.mu.Unlock()
+}
+
+func copyRuns(m map[string]runSums) map[string]runSums {
+	out := make(map[string]runSums, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// write prints s as range i, as the awk does.
+func (s rangeSum) write(w *bytes.Buffer, i int) {
+	fmt.Fprintf(w, "%d T %d %d %d %d\n", i, s.t.Records, s.t.Tokens, s.bytes, s.t.Unknown)
+	runs := make([]string, 0, len(s.byRun))
+	for r := range s.byRun {
+		runs = append(runs, r)
+	}
+	sort.Strings(runs)
+	for _, r := range runs {
+		x := s.byRun[r]
+		fmt.Fprintf(w, "%d R %d %d %d %s\n", i, x.Records, x.Tokens, x.Unknown, r)
+	}
+}
+
+// ranges answers "FILE FROM N…" (FROM 1-based, as tail -c +FROM).
+func (ts *tokenSums) ranges(args []string) []byte {
+	var out bytes.Buffer
+	for i := 0; i+3 <= len(args); i += 3 {
+		from, err1 := strconv.ParseInt(args[i+1], 10, 64)
+		n, err2 := strconv.ParseInt(args[i+2], 10, 64)
+		s, err := ts.sum(args[i], from-1, n)
+		if err1 != nil || err2 != nil || err != nil || from < 1 || n < 0 {
+			fmt.Fprintf(&out, "%d ! sum failed\n", i/3+1)
+			continue
+		}
+		s.write(&out, i/3+1)
+	}
+	ts.save()
+	return out.Bytes()
+}
+
+// cold answers the cold batch's sums: every DIR/*/NAME above ABOVE bytes,
+// from 0 to its size, "I SIZE PATH" on stderr for each.
+func (ts *tokenSums) cold(dir, name string, above int64) (stdout, stderr []byte) {
+	var args []string
+	var errb bytes.Buffer
+	for _, d := range subdirs(dir) {
+		p := dir + "/" + d + "/" + name
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() <= above {
+			continue
+		}
+		fmt.Fprintf(&errb, "%d %d %s\n", len(args)/3+1, fi.Size(), p)
+		args = append(args, p, "1", strconv.FormatInt(fi.Size(), 10))
+	}
+	if len(args) == 0 {
+		return nil, errb.Bytes()
+	}
+	return ts.ranges(args), errb.Bytes()
+}
+
+// answerSums answers argv in Go when it is one of the pipeline's token
+// sums (ok false otherwise: it runs as any command).
+func (ts *tokenSums) answerSums(argv []string) (stdout, stderr []byte, ok bool) {
+	if len(argv) < 4 || argv[0] != "sh" || argv[1] != "-c" {
+		return nil, nil, false
+	}
+	switch argv[3] {
+	case "synthwatch-tokens":
+		return ts.ranges(argv[4:]), nil, true
+	case "synthwatch-tokens-cold":
+		if len(argv) < 7 {
+			return nil, nil, false
+		}
+		above, err := strconv.ParseInt(argv[6], 10, 64)
+		if err != nil {
+			return nil, nil, false
+		}
+		out, errb := ts.cold(argv[4], argv[5], above)
+		return out, errb, true
+	}
+	return nil, nil, false
+}

@@ -1,0 +1,163 @@
+package remote
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sumRecs(from, n int, run string) string {
+	var b strings.Builder
+	for i := from; i < from+n; i++ {
+		switch i % 7 {
+		case 3:
+			fmt.Fprintf(&b, `{"id":"x-%d","run":%q,"completion_tokens":null}`+"\n", i, run)
+		case 5:
+			fmt.Fprintf(&b, "not a record %d\n", i)
+		default:
+			fmt.Fprintf(&b, `{"id":"x-%d","run":%q,"completion_tokens":%d}`+"\n", i, run, i%100)
+		}
+	}
+	return b.String()
+}
+
+// fresh is the sums of [from, from+n) read whole, nothing kept.
+func fresh(t *testing.T, p string, from, n int64) string {
+	t.Helper()
+	var out bytes.Buffer
+	f, err := os.Open(p)
+	must(t, err)
+	defer f.Close()
+	s, err := sumRange(f, from, n)
+	must(t, err)
+	s.write(&out, 1)
+	return out.String()
+}
+
+// The kept sums answer as a sum of the whole file would, through appends,
+// a torn last line, a rewrite in place, a replace and a cut; what they
+// keep reaches the end of the file's whole lines; and a new agent (a new
+// status) finds them in the user's cache.
+func TestTokenSumsKeptAndRedone(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	p := filepath.Join(t.TempDir(), "raw_responses.jsonl")
+	ts := newTokenSums()
+	ask := func(step string) {
+		t.Helper()
+		fi, err := os.Stat(p)
+		must(t, err)
+		size := fmt.Sprint(fi.Size())
+		got := string(ts.ranges([]string{p, "1", size}))
+		if want := fresh(t, p, 0, fi.Size()); got != want {
+			t.Fatalf("%s: kept sums say\n%s\nthe file says\n%s", step, got, want)
+		}
+		data, _ := os.ReadFile(p)
+		if k := ts.files[p]; k == nil || k.Off != int64(bytes.LastIndexByte(data, '\n')+1) {
+			t.Fatalf("%s: kept %+v, want the whole lines' end", step, k)
+		}
+	}
+	writeFile(t, p, sumRecs(0, 500, "r1"))
+	ask("first")
+	appendFile(t, p, sumRecs(500, 300, "r2")+`{"id":"torn","completion_tokens":`)
+	ask("appended, torn")
+	appendFile(t, p, "7}\n"+sumRecs(800, 10, "r2"))
+	ask("the torn line finished")
+	data, _ := os.ReadFile(p)
+	writeFile(t, p, strings.Replace(string(data), `"completion_tokens":9}`, `"completion_tokens":8}`, -1)+sumRecs(900, 5, "r3"))
+	ask("rewritten in place, longer")
+	tmp := p + ".tmp"
+	writeFile(t, tmp, sumRecs(0, 50, "r9"))
+	must(t, os.Rename(tmp, p))
+	ask("replaced")
+	writeFile(t, p, sumRecs(0, 20, "r9"))
+	ask("cut")
+	appendFile(t, p, sumRecs(20, 40, "r9"))
+	// a growth range from where the kept sums end is a delta, and the kept sums follow it
+	k := ts.files[p]
+	fi, _ := os.Stat(p)
+	got := string(ts.ranges([]string{p, fmt.Sprint(k.Off + 1), fmt.Sprint(fi.Size() - k.Off)}))
+	if want := fresh(t, p, k.Off, fi.Size()-k.Off); got != want {
+		t.Fatalf("a growth range: %s, want %s", got, want)
+	}
+	if ts.files[p].Off != fi.Size() {
+		t.Fatalf("after a growth range the kept sums reach %d of %d", ts.files[p].Off, fi.Size())
+	}
+	again := newTokenSums() // the next agent, as the next status starts one
+	if k := again.files[p]; k == nil || k.Off != fi.Size() {
+		t.Fatalf("the next agent kept %+v", k)
+	}
+	if got := string(ts.ranges([]string{filepath.Join(t.TempDir(), "gone"), "1", "10"})); got != "1 ! sum failed\n" {
+		t.Fatalf("a file that is not there: %q", got)
+	}
+}
+
+// Sums kept in a file another user may write are not believed.
+func TestTokenSumsLooseFileIgnored(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	p := filepath.Join(t.TempDir(), "raw")
+	writeFile(t, p, sumRecs(0, 10, "r"))
+	ts := newTokenSums()
+	ts.ranges([]string{p, "1", "100000"})
+	must(t, os.Chmod(ts.path, 0o666))
+	if again := newTokenSums(); len(again.files) != 0 {
+		t.Fatalf("sums from a world-writable file were believed: %+v", again.files)
+	}
+}
+
+// The cold sums cover exactly the size their stat said ("I SIZE PATH"),
+// while a writer appends whole records: never a byte past it, so the
+// pipeline can match each sum to the count's hole by its size.
+func TestColdSumsCoverTheirStat(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	p := filepath.Join(dir, "B1", "raw_responses.jsonl")
+	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	writeFile(t, p, sumRecs(0, 2000, "r"))
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		for i := 2000; i < 6000; i++ { // bounded: a few hundred KB
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			f.WriteString(sumRecs(i, 1, "r"))
+			if i%50 == 0 {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}()
+	for round := range 30 {
+		ts := &tokenSums{files: map[string]*sumState{}} // nothing kept: each round sums from 0
+		if round%2 == 1 {
+			ts = newTokenSums() // and from what was kept
+		}
+		out, errb := ts.cold(dir, "raw_responses.jsonl", 0)
+		var i int
+		var size int64
+		var path string
+		if _, err := fmt.Sscanf(string(errb), "%d %d %s", &i, &size, &path); err != nil {
+			t.Fatalf("round %d: stderr %q", round, errb)
+		}
+		var recs, toks, got, unk int64
+		if _, err := fmt.Sscanf(string(out), "1 T %d %d %d %d", &recs, &toks, &got, &unk); err != nil {
+			t.Fatalf("round %d: %q", round, out)
+		}
+		if got != size {
+			t.Fatalf("round %d: the sum covers %d bytes, its stat said %d", round, got, size)
+		}
+	}
+	close(stop)
+	<-done
+}
