@@ -170,8 +170,12 @@ func (a *Agent) readText(fresh bool) ([]byte, error) {
 	var out []byte
 	a.lastAns = 0
 	for {
-		line, err := a.rd.ReadString('\n')
+		line, err := ReadLine(a.rd) // bounded: an endless line is a bad answer, not a growing buffer
 		a.lastAns += len(line)
+		var lc *LineCutError
+		if errors.As(err, &lc) {
+			return nil, fmt.Errorf("bad answer: %w", err)
+		}
 		if err != nil {
 			if err == io.EOF && line == "" && !fresh {
 				return nil, io.EOF
