@@ -100,6 +100,10 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	if s.injectFault(w, r) {
 		return
 	}
+	if n := s.endlessBytes(); n > 0 {
+		endless(w, r, chat, n)
+		return
+	}
 	rid := req.RID
 	if rid == "" {
 		rid = newRID()

@@ -94,6 +94,10 @@ type Faults struct {
 	StallAfterChunks int
 	// StreamErrorRate ends that fraction of streams with an error chunk.
 	StreamErrorRate float64
+	// EndlessBytes makes every request stream deltas of this many bytes,
+	// one a millisecond, and never finish, whatever max_tokens says: a
+	// broken or hostile server or proxy (endless.go).
+	EndlessBytes int
 }
 
 // Server is a running simulated SGLang server.

@@ -101,8 +101,8 @@ func (c *Client) Complete(ctx context.Context, rid string, p Prompt, maxTokens i
 	if c.Model != "" {
 		body["model"] = c.Model
 	}
-	var acc chatAccumulator
-	if err := c.stream(ctx, "/v1/chat/completions", body, 0, acc.chunk); err != nil {
+	acc := chatAccumulator{bound: newAnswerBound(maxTokens)}
+	if err := c.stream(ctx, "/v1/chat/completions", body, 0, acc.bound, acc.chunk); err != nil {
 		return Completion{}, err
 	}
 	return acc.result()
@@ -131,8 +131,8 @@ func (c *Client) generate(ctx context.Context, rid string, p Prompt, maxTokens i
 	default:
 		return Completion{}, &PermanentError{errors.New("prompt has no text, input_ids or messages (api=generate)")}
 	}
-	var acc generateAccumulator
-	if err := c.stream(ctx, "/generate", body, limit, acc.chunk); err != nil {
+	acc := generateAccumulator{bound: newAnswerBound(maxTokens)}
+	if err := c.stream(ctx, "/generate", body, limit, acc.bound, acc.chunk); err != nil {
 		return Completion{}, err
 	}
 	comp, err := acc.result()

@@ -77,6 +77,7 @@ vllm answers like vLLM instead.`,
 	fl.Float64Var(&f.AbortRate, "abort-rate", 0, "fraction of requests answered 200 with finish_reason abort")
 	fl.Float64Var(&f.StallMidStream, "stall-mid-stream", 0, "fraction of streams that stop sending after a few chunks")
 	fl.Float64Var(&f.StreamErrorRate, "stream-error-rate", 0, "fraction of streams that end with an error event")
+	fl.IntVar(&f.EndlessBytes, "endless-bytes", 0, "stream deltas of this many bytes for ever, never finishing (a broken server or proxy)")
 	fl.StringVar(&o.Flavor, "flavor", "sglang", "server to copy: sglang or vllm")
 	fl.BoolVar(&o.ReasoningContentAlias, "reasoning-content-alias", false, "vllm: send reasoning_content beside reasoning")
 	fl.StringVar(&o.APIKey, "api-key", "", "require Authorization: Bearer KEY")
