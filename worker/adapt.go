@@ -31,7 +31,7 @@ func (r *catRun) adaptLoop(ctx context.Context) {
 	r.mu.Lock()
 	written, tokens := r.written, r.runTokens
 	r.mu.Unlock()
-	failures := r.w.failedAttempts.Load()
+	failures, yields := r.w.failedAttempts.Load(), r.w.yields.Load()
 	for {
 		select {
 		case <-ctx.Done():
@@ -40,13 +40,13 @@ func (r *catRun) adaptLoop(ctx context.Context) {
 		}
 		g := r.w.serverGauges(ctx)
 		now := time.Now()
-		f := r.w.failedAttempts.Load()
+		f, y := r.w.failedAttempts.Load(), r.w.yields.Load()
 		r.mu.Lock()
 		s := Signals{
 			Seconds: now.Sub(last).Seconds(), Completions: r.written - written, Tokens: r.runTokens - tokens,
-			Failures: int(f - failures), InFlight: r.inflight, Server: g,
+			Failures: int(f - failures), Yields: int(y - yields), InFlight: r.inflight, Server: g,
 		}
-		written, tokens, failures, last = r.written, r.runTokens, f, now
+		written, tokens, failures, yields, last = r.written, r.runTokens, f, y, now
 		if r.ctl.Observe(s) {
 			r.moveWindowLocked()
 		}

@@ -54,6 +54,7 @@ type catRun struct {
 	printedAt [2]int
 	win       parse.RateWindow // this run's completions: the rate the dashboard also computes
 
+	yields0       int64               // the worker's yields when this category began
 	failedKeys    map[string]struct{} // prompts whose latest attempt failed (worker.json's failed_prompts)
 	warnedUnknown bool                // a record without token counts was logged
 }
@@ -111,6 +112,7 @@ func newCatRun(w *Worker, idx int, c Category, scan Scan, target, done int, toke
 		src: bufio.NewReaderSize(f, 1<<20), srcFile: f, seen: seen,
 		resumed: done, done: done, tokens: tokens, lastProg: time.Now(), lastLand: time.Now(),
 		issued: map[uint64]time.Time{}, ctl: newWindow(c), winMoved: make(chan struct{}),
+		yields0: w.yields.Load(),
 	}, nil
 }
 
@@ -447,6 +449,7 @@ func (r *catRun) publish() {
 		s.Done, s.Errors, s.CompletionTokens, s.Rate = done, errs, tokens, rps*60
 		s.FailedPrompts = &failed
 		s.Window, s.WindowReason = window, reason
+		s.Yielded = int(r.w.yields.Load() - r.yields0)
 		s.ETASeconds = nil
 		if known {
 			v := eta.Seconds()
@@ -538,6 +541,11 @@ func (w *Worker) complete(reqCtx context.Context, c Category, it item) outcome {
 			return outcome{item: it, err: err, attempts: attempt}
 		case serverDown:
 			w.gate.Down(reqCtx, err)
+			continue
+		case yielded:
+			if w.yield(reqCtx, c, err) != nil {
+				return outcome{item: it, abandoned: true}
+			}
 			continue
 		case systemic:
 			if w.systemic.fail(it.id) {

@@ -27,6 +27,10 @@ type Client struct {
 	// asking that server for whole /generate answers (whole.go).
 	OnWhole func(why string)
 
+	// Priority is sent as X-SMG-Priority on every request (gateway.go); ""
+	// sends none.
+	Priority string
+
 	apiKey  string // sent as Authorization: Bearer; never logged or stored
 	wholeMu sync.Mutex
 	whole   map[string]string // server URL → why it gets whole answers
@@ -196,9 +200,17 @@ func (c *Client) send(ctx context.Context, path string, body any) (*http.Respons
 		return nil, &PermanentError{err}
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if c.Priority != "" {
+		req.Header.Set(PriorityHeader, c.Priority)
+	}
 	c.decorate(req)
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
+		return nil, err
+	}
+	if err := preempted(resp); err != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		resp.Body.Close()
 		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {

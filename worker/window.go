@@ -11,6 +11,7 @@ type Signals struct {
 	Completions int     // answers written
 	Tokens      int64   // their completion tokens
 	Failures    int     // attempts that failed: aborts, timeouts, errors
+	Yields      int     // attempts a shared gateway preempted for other traffic
 	InFlight    int     // requests out at the end of the interval
 	Server      Gauges  // the server's /metrics, else its log
 }
@@ -111,6 +112,11 @@ func (c *Controller) Observe(s Signals) bool {
 		c.retracted0, c.fromLog = s.Server.Retracted, s.Server.FromLog
 	}
 	switch {
+	case s.Yields > 0:
+		// other traffic needs the gateway's slots: step back by what was
+		// taken back (a quarter at most), and hold a while
+		c.set(c.window-min(maxInt(s.Yields, 1), maxInt(c.window/4, 1)), fmt.Sprintf("↓ yielded to other traffic (%d)", s.Yields), s)
+		c.slowStart, c.cooldown = false, 2
 	case s.Failures > 0:
 		c.set(c.window-maxInt(c.window/3, 1), fmt.Sprintf("↓ %d failed", s.Failures), s)
 		c.slowStart, c.cooldown = false, 2

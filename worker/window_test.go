@@ -151,3 +151,39 @@ func TestControllerClimbsThroughputWithoutGauges(t *testing.T) {
 		t.Errorf("reason %q", c.Reason())
 	}
 }
+
+// TestControllerStepsBackOnYield: preemptions by a shared gateway step the
+// window back by what was yielded (a quarter at most), say why, and hold
+// for two decisions; they are not failures.
+func TestControllerStepsBackOnYield(t *testing.T) {
+	t.Parallel()
+	c := NewController(1024)
+	srv := traceServer{capacity: 200, perReq: 10}
+	for range 20 {
+		c.Observe(srv.signals(c.Window(), true))
+	}
+	w := c.Window()
+	s := srv.signals(w, true)
+	s.Yields = 6
+	if !c.Observe(s) || c.Window() != w-6 {
+		t.Fatalf("6 yields at window %d: window %d", w, c.Window())
+	}
+	if !strings.Contains(c.Reason(), "yielded to other traffic (6)") {
+		t.Errorf("reason %q", c.Reason())
+	}
+	for range 2 {
+		if c.Observe(srv.signals(c.Window(), true)) {
+			t.Errorf("moved during the hold after a yield: %d %s", c.Window(), c.Reason())
+		}
+	}
+	s = srv.signals(c.Window(), true)
+	s.Yields = 10000
+	before := c.Window()
+	c.Observe(s)
+	if c.Window() != before-before/4 {
+		t.Errorf("a flood of yields at %d: window %d, want a quarter less", before, c.Window())
+	}
+	if FixedController(150).Observe(Signals{Yields: 5}) {
+		t.Error("a fixed window moved")
+	}
+}

@@ -33,6 +33,7 @@ type Worker struct {
 
 	systemic       systemicGuard
 	failedAttempts atomic.Int64 // attempts that failed, for the adaptive window
+	yields         atomic.Int64 // attempts a gateway preempted (gateway.go): not failures
 	srvLog         *logGauges   // the server's gauges from its log, without /metrics
 	stopMu         sync.Mutex
 	stopErr        error              // why the run was stopped from inside
@@ -51,6 +52,9 @@ type Worker struct {
 // lets requests in flight finish for up to cfg.Grace, writes them, and
 // returns nil. Log lines go to out, one write per line.
 func Run(ctx context.Context, cfg Config, out io.Writer) error {
+	if err := CheckPriority(cfg.Priority); err != nil {
+		return err
+	}
 	cats, err := Plan(&cfg)
 	if err != nil {
 		return err
@@ -169,6 +173,7 @@ func (w *Worker) run(parent context.Context) error {
 	if err := w.preflight(ctx); err != nil {
 		return w.failRun(err)
 	}
+	w.choosePriority(ctx)
 
 	for i, c := range w.cats {
 		if ctx.Err() != nil {
