@@ -35,7 +35,7 @@ func (s *Server) SchedulerLag() time.Duration {
 }
 
 func (s *Server) startScheduler() {
-	s.sched = &scheduler{s: s, e: newEngine(s.opts.MaxTotal, s.opts.Capacity, defaultCost), kick: make(chan struct{}, 1)}
+	s.sched = &scheduler{s: s, e: newEngine(s.opts.MaxTotal, s.opts.Capacity, s.opts.Cost), kick: make(chan struct{}, 1)}
 	s.wg.Add(1)
 	go s.sched.loop()
 }
