@@ -281,7 +281,7 @@ func (p *loadPacer) admit() bool {
 }
 
 func (p *loadPacer) wait(through int) bool {
-	for p.s.sched.output(p.q) < through {
+	for !p.s.sched.reached(p.q, through) {
 		select {
 		case <-p.q.wake:
 		case <-p.l.abort:

@@ -78,6 +78,7 @@ const (
 type sreq struct {
 	prompt, maxNew, n int // prompt tokens, max_new_tokens, the answer's planned length
 	out               int // output tokens so far
+	need              int // the output its client waits for: no wake-up before (sched.go)
 	kv                int // KV tokens held (0 while waiting)
 	wasRetracted      bool
 	finished, gone    bool // gone: aborted by the client

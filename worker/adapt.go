@@ -25,8 +25,11 @@ func (r *catRun) adaptLoop(ctx context.Context) {
 	if r.ctl.Fixed() {
 		return
 	}
-	t := time.NewTicker(r.w.cfg.AdaptEvery)
+	// a decision every AdaptEvery, five times as often while the window
+	// still doubles: a server that takes 1,000 is reached in seconds
+	t := time.NewTicker(r.w.cfg.AdaptEvery / 5)
 	defer t.Stop()
+	ticks := 0
 	last := time.Now()
 	r.mu.Lock()
 	written, tokens := r.written, r.runTokens
@@ -38,6 +41,13 @@ func (r *catRun) adaptLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		r.mu.Lock()
+		fast := r.ctl.SlowStart()
+		r.mu.Unlock()
+		if ticks++; !fast && ticks < 5 {
+			continue
+		}
+		ticks = 0
 		g := r.w.serverGauges(ctx)
 		now := time.Now()
 		f, y := r.w.failedAttempts.Load(), r.w.yields.Load()

@@ -49,6 +49,7 @@ type Controller struct {
 	cooldown    int     // decisions to hold after a cut
 	longQueue   int     // decisions in a row that saw a long queue
 	runPeak     float64 // the server's running batch, its recent peak (slow decay)
+	gaugesSeen  bool    // the server has shown gauges: a missing reading is a hiccup, not a server without any
 
 	retracted0 float64 // the counter at the last decision (-1: not seen)
 	fromLog    bool    // where retracted0 came from
@@ -123,16 +124,34 @@ func (c *Controller) Observe(s Signals) bool {
 	case c.cooldown > 0:
 		c.cooldown--
 	case s.Server.OK:
+		c.gaugesSeen = true
 		c.gauged(s, retracted)
+	case c.gaugesSeen:
+		// hold: the gauges come back at the next decision, and tokens/s
+		// over one interval would steer it elsewhere
 	default:
 		c.climb(s)
 	}
 	return c.window != old
 }
 
-// gauged steers by the server's queue: a few waiting means it is full.
+// gauged steers by the server's gauges. Room (a short queue, KV headroom,
+// the server running what it is sent) grows the window, doubling while
+// nothing has said "full", from the first decision: no answer needs to have
+// come back, since a LONG answer takes minutes. A queue is not by itself
+// "full": SGLang's admission reserves room for the answers of those running
+// (new_token_ratio, 0.7 at the start, decaying to 0.098 over 600 decode
+// steps: schedule_policy.py PrefillAdder, scheduler.py), so a fresh server
+// holds requests back while its KV is mostly free and takes more every few
+// seconds. A queue while the running count still rises is that hold-back:
+// the window holds. A full server is one whose running count stays flat
+// while its queue stays: the window comes back to what it runs plus a small
+// queue. Retractions give back what was retracted.
 func (c *Controller) gauged(s Signals, retracted float64) {
 	g := s.Server
+	// admission takes more than ever lately: a new peak, not the noise of
+	// a batch that swings by a few around a flat level
+	rising := g.Running > c.runPeak*1.01+1
 	// The server's batch swings: after a retraction SGLang admits nothing
 	// until new_token_ratio decays, the batch shrinks, the queue grows, then
 	// it admits a burst. What it runs at its recent peak is what the
@@ -153,25 +172,51 @@ func (c *Controller) gauged(s Signals, retracted float64) {
 		c.slowStart, c.longQueue = false, 0
 		c.cut(max(c.window-int(retracted), floor), fmt.Sprintf("↓ %.0f retracted", retracted), s)
 		c.cooldown = 2
-	case g.Queued > 2*target:
+	case g.Queued > 2*target && !rising:
+		// running flat while the queue stays: full
 		c.slowStart = false
 		if c.longQueue++; c.longQueue >= 2 {
-			c.cut(floor, fmt.Sprintf("↓ queue %.0f waiting", g.Queued), s)
+			c.cut(floor, fmt.Sprintf("↓ queue %.0f waiting, running flat at %.0f", g.Queued, g.Running), s)
 		}
-	case g.Queued > 0:
-		c.slowStart, c.longQueue = false, 0 // full: hold
-	case c.answered && (s.Completions > 0 || g.Running > 0): // tokens are flowing
+	case g.Queued > target/2:
+		// a queue, and the server still takes more: admission holding back
+		// for the answers' room, which it frees as new_token_ratio decays
+		c.longQueue = 0
+		if rising {
+			c.note(fmt.Sprintf("= admission holding back: %.0f waiting, running rising to %.0f", g.Queued, g.Running), s)
+		}
+	case g.Usage > 0.92:
+		c.longQueue = 0 // the KV pool is nearly full: no more room, whatever the queue
+	case g.Running+g.Queued < 0.75*float64(s.InFlight):
+		// the server has not taken what was sent yet (in transit, behind
+		// a gateway, a tokenizer): more would only pile up out of sight
+		c.longQueue = 0
+		c.note(fmt.Sprintf("= the server holds %.0f of %d sent", g.Running+g.Queued, s.InFlight), s)
+	case c.answered || g.Running > 0: // the server runs what it is sent
 		c.longQueue = 0
 		if s.InFlight < c.window*3/4 {
 			return // the window is not used (the prompts run out): no reason to grow
 		}
 		step := maxInt(c.window/8, 1)
+		why := "↑ room"
 		if c.slowStart {
-			step = c.window
+			step, why = c.window, "↑↑ room"
 		}
-		c.set(c.window+step, "↑ queue empty", s)
+		c.set(c.window+step, fmt.Sprintf("%s: queue %.0f, running %.0f", why, g.Queued, g.Running), s)
 	}
 }
+
+// note changes the reason, not the window.
+func (c *Controller) note(why string, s Signals) {
+	if s.Server.OK {
+		why += fmt.Sprintf("; KV %.0f %%", 100*s.Server.Usage)
+	}
+	c.reason = why
+}
+
+// SlowStart reports the window still doubling: decisions come five times
+// as often then (adapt.go), so a large server is reached in seconds.
+func (c *Controller) SlowStart() bool { return !c.fixed && c.slowStart }
 
 // climb is hill climbing on delivered tokens/s when the server shows no
 // gauges: compare the rate of each window over enough answers.

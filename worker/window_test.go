@@ -27,9 +27,14 @@ func TestControllerFillsTheServerAndHolds(t *testing.T) {
 	if c.Window() != startWindow {
 		t.Fatalf("starts at %d", c.Window())
 	}
-	// no answer yet (the first ones still decoding): no growth
-	if c.Observe(Signals{Seconds: 2, InFlight: c.Window(), Server: Gauges{OK: true, Running: 8}}) {
-		t.Errorf("grew before any answer: %d", c.Window())
+	// nothing running on the server and no answer: no growth
+	if c.Observe(Signals{Seconds: 2, InFlight: c.Window(), Server: Gauges{OK: true}}) {
+		t.Errorf("grew with nothing running: %d", c.Window())
+	}
+	// no answer yet (LONG ones decode for minutes), but the server runs all
+	// it is sent with room to spare: it doubles
+	if !c.Observe(Signals{Seconds: 2, InFlight: c.Window(), Server: Gauges{OK: true, Running: 8, Usage: 0.1}}) || c.Window() != 2*startWindow {
+		t.Errorf("did not double before the first answer: %d", c.Window())
 	}
 	srv := traceServer{capacity: 200, perReq: 10}
 	var trace []int
@@ -48,7 +53,7 @@ func TestControllerFillsTheServerAndHolds(t *testing.T) {
 		}
 	}
 	// slow start overshoots once, then gives back what waits
-	if r := c.Reason(); !strings.HasPrefix(r, "↑ queue empty; KV") && !strings.HasPrefix(r, "↓ queue") {
+	if r := c.Reason(); !strings.HasPrefix(r, "↑ room") && !strings.HasPrefix(r, "↓ queue") {
 		t.Errorf("reason %q", r)
 	}
 }
