@@ -227,4 +227,3 @@ func BenchmarkAdaptiveWindow(b *testing.B) {
 		}
 	}
 }
-
