@@ -62,6 +62,7 @@ func (r *catRun) adaptLoop(ctx context.Context) {
 		}
 		r.mu.Unlock()
 		r.publish()
+		r.keepWindow(false)
 	}
 }
 

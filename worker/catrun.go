@@ -54,7 +54,10 @@ type catRun struct {
 	printedAt [2]int
 	win       parse.RateWindow // this run's completions: the rate the dashboard also computes
 
-	yields0       int64               // the worker's yields when this category began
+	yields0       int64  // the worker's yields when this category began
+	config        string // the server's windowKey, for the window's memory
+	kept          int    // the window last remembered, at keptAt
+	keptAt        time.Time
 	failedKeys    map[string]struct{} // prompts whose latest attempt failed (worker.json's failed_prompts)
 	warnedUnknown bool                // a record without token counts was logged
 }
@@ -481,6 +484,7 @@ func (r *catRun) finish(issue context.Context) error {
 		err = ferr
 	}
 	r.progress()
+	r.keepWindow(true)
 	r.mu.Lock()
 	tokens, budget, done, written := r.tokens, r.c.TokenBudget, r.done, r.written
 	errCount := r.errors

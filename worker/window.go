@@ -50,6 +50,8 @@ type Controller struct {
 	longQueue   int     // decisions in a row that saw a long queue
 	runPeak     float64 // the server's running batch, its recent peak (slow decay)
 	gaugesSeen  bool    // the server has shown gauges: a missing reading is a hiccup, not a server without any
+	decisions   int     // decisions taken
+	good        int     // the window to remember (Good)
 
 	retracted0 float64 // the counter at the last decision (-1: not seen)
 	fromLog    bool    // where retracted0 came from
@@ -75,6 +77,20 @@ func NewController(max int) *Controller {
 	max = maxInt(max, minWindow)
 	return &Controller{window: min(startWindow, max), max: max, slowStart: true, retracted0: -1, reason: "start"}
 }
+
+// NewControllerFrom starts at a remembered window (remember.go) instead
+// of startWindow; it still doubles while the server has room.
+func NewControllerFrom(max, start int) *Controller {
+	c := NewController(max)
+	c.window = min(maxInt(start, minWindow), c.max)
+	c.reason = "start (remembered)"
+	return c
+}
+
+// Good is the window at the last decision that found it in use with no
+// failure or yield, past the first few decisions (0 before): the window to
+// remember for the next start.
+func (c *Controller) Good() int { return c.good }
 
 // FixedController holds n (--concurrency or the class's setting).
 func FixedController(n int) *Controller {
@@ -104,6 +120,10 @@ func (c *Controller) Observe(s Signals) bool {
 		return false
 	}
 	old := c.window
+	c.decisions++
+	if c.decisions > 6 && s.Failures == 0 && s.Yields == 0 && s.InFlight >= c.window*3/4 {
+		c.good = c.window
+	}
 	c.answered = c.answered || s.Completions > 0
 	retracted := 0.0
 	if s.Server.OK {

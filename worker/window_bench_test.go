@@ -32,7 +32,7 @@ var benchShapes = []benchShape{
 	{Shape: shape("small-pool-long"), speed: 60, steady0: 8 * time.Minute, steady1: 24 * time.Minute, fixed: []int{16, 32, 64}, prompts: 3000},
 	{Shape: shape("night-long"), speed: 60, steady0: 8 * time.Minute, steady1: 24 * time.Minute, fixed: []int{48, 96, 192}, prompts: 5000},
 	{Shape: shape("night-mixed"), speed: 40, steady0: 6 * time.Minute, steady1: 16 * time.Minute, fixed: []int{64, 128, 256}, prompts: 12000},
-	{Shape: shape("night-short"), speed: 20, steady0: 4 * time.Minute, steady1: 10 * time.Minute, fixed: []int{128, 256, 512}, prompts: 12000},
+	{Shape: shape("night-short"), speed: 10, steady0: 4 * time.Minute, steady1: 10 * time.Minute, fixed: []int{128, 256, 512}, prompts: 12000},
 	{Shape: shape("capped-short"), speed: 10, steady0: 4 * time.Minute, steady1: 8 * time.Minute, fixed: []int{96, 128, 256}, prompts: 20000},
 	{Shape: shape("prefill-heavy"), speed: 20, steady0: 4 * time.Minute, steady1: 10 * time.Minute, fixed: []int{64, 128, 256}, prompts: 6000},
 	{Shape: shape("big-pool-short"), speed: 10, steady0: 4 * time.Minute, steady1: 8 * time.Minute, fixed: []int{512, 1024, 1536}, prompts: 30000},

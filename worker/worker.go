@@ -287,11 +287,9 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 		w.logf("%s", parse.FormatPrompts(c.Name, target))
 	}
 	w.logf("%s", parse.FormatRunning(target-done, c.Concurrency, c.MaxTokens))
-	if c.Adaptive {
-		w.logf("%s: adaptive window from %d to at most %d (--concurrency N fixes it)", c.Name, NewController(c.Concurrency).Window(), c.Concurrency)
-	}
-
 	snap := describeServer(reqCtx, w.client, w.cfg.ServerLog)
+	config := windowKey(snap)
+	ctl := w.startWindow(c, config)
 	if err := w.lock.Held(); err != nil {
 		return err
 	}
@@ -310,7 +308,7 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	if err != nil {
 		return cannot(err)
 	}
-	r.failedKeys = failed
+	r.failedKeys, r.ctl, r.config = failed, ctl, config
 	return r.run(ctx, reqCtx)
 }
 
