@@ -88,7 +88,7 @@ func (w *Worker) metricsGauges(ctx context.Context) (Gauges, bool) {
 	if err != nil || !m.RunningReqs.OK || !m.QueueReqs.OK {
 		return Gauges{}, false
 	}
-	g := Gauges{OK: true, Running: m.RunningReqs.V, Queued: m.QueueReqs.V, Usage: m.TokenUsage.V}
+	g := Gauges{OK: true, Running: m.RunningReqs.V, Queued: m.QueueReqs.V, Usage: m.TokenUsage.V, Gen: m.GenThroughput.V, GenOK: m.GenThroughput.OK}
 	switch {
 	case m.Retracted.OK:
 		g.Retracted = m.Retracted.V

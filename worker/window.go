@@ -25,6 +25,8 @@ type Gauges struct {
 	Queued    float64
 	Usage     float64 // 0–1
 	Retracted float64 // counter: retractions (SGLang) or preemptions (vLLM)
+	Gen       float64 // SGLang's gen_throughput (token/s), when GenOK
+	GenOK     bool
 }
 
 // Controller decides how many requests of one class are in flight: the
@@ -52,6 +54,9 @@ type Controller struct {
 	gaugesSeen  bool    // the server has shown gauges: a missing reading is a hiccup, not a server without any
 	decisions   int     // decisions taken
 	good        int     // the window to remember (Good)
+	grewFrom    int     // the window before the last growth past slow start (0: none pending)
+	grewGen     float64 // the server's tokens/s then
+	sinceGrow   int     // decisions since
 
 	retracted0 float64 // the counter at the last decision (-1: not seen)
 	fromLog    bool    // where retracted0 came from
@@ -192,6 +197,10 @@ func (c *Controller) gauged(s Signals, retracted float64) {
 		c.slowStart, c.longQueue = false, 0
 		c.cut(max(c.window-int(retracted), floor), fmt.Sprintf("↓ %.0f retracted", retracted), s)
 		c.cooldown = 2
+	case c.fell(g):
+		// the last step up only slowed the server down: back, and hold
+		c.cut(c.grewFrom, fmt.Sprintf("↓ tokens/s fell from %.0f to %.0f", c.grewGen, g.Gen), s)
+		c.grewFrom, c.cooldown = 0, 2
 	case g.Queued > 2*target && !rising:
 		// running flat while the queue stays: full
 		c.slowStart = false
@@ -221,9 +230,25 @@ func (c *Controller) gauged(s Signals, retracted float64) {
 		why := "↑ room"
 		if c.slowStart {
 			step, why = c.window, "↑↑ room"
+		} else if g.GenOK {
+			c.grewFrom, c.grewGen, c.sinceGrow = c.window, g.Gen, 0
 		}
 		c.set(c.window+step, fmt.Sprintf("%s: queue %.0f, running %.0f", why, g.Queued, g.Running), s)
 	}
+}
+
+// fell reports the server's tokens/s down by a tenth or more within three
+// decisions of a step up past slow start, with a queue: more in flight
+// bought nothing but a longer queue and a slower batch.
+func (c *Controller) fell(g Gauges) bool {
+	if c.grewFrom == 0 || !g.GenOK {
+		return false
+	}
+	if c.sinceGrow++; c.sinceGrow > 3 {
+		c.grewFrom = 0
+		return false
+	}
+	return g.Queued > 0 && g.Gen < 0.9*c.grewGen
 }
 
 // note changes the reason, not the window.

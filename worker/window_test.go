@@ -192,3 +192,28 @@ func TestControllerStepsBackOnYield(t *testing.T) {
 		t.Error("a fixed window moved")
 	}
 }
+
+// TestControllerStepsBackWhenTokensFall: past slow start, a step up after
+// which the server's tokens/s fall by a tenth, with a queue, is undone.
+func TestControllerStepsBackWhenTokensFall(t *testing.T) {
+	t.Parallel()
+	c := NewController(1024)
+	c.slowStart = false
+	g := Gauges{OK: true, Running: 100, Usage: 0.5, Gen: 1000, GenOK: true}
+	if !c.Observe(Signals{Seconds: 5, InFlight: c.Window(), Completions: 10, Server: g}) {
+		t.Fatalf("no step up with room: %s", c.Reason())
+	}
+	from, up := startWindow, c.Window()
+	g.Queued, g.Gen = 3, 850
+	c.Observe(Signals{Seconds: 5, InFlight: up, Completions: 10, Server: g})
+	if c.Window() != from || !strings.Contains(c.Reason(), "tokens/s fell from 1000 to 850") {
+		t.Errorf("tokens/s fell after %d → %d: window %d (%s)", from, up, c.Window(), c.Reason())
+	}
+	// the same fall without a pending step up moves nothing
+	c2 := NewController(1024)
+	c2.slowStart = false
+	g.Queued = 3
+	if c2.Observe(Signals{Seconds: 5, InFlight: c2.Window(), Server: g}) && strings.Contains(c2.Reason(), "fell") {
+		t.Errorf("cut with no step up: %s", c2.Reason())
+	}
+}
