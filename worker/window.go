@@ -216,9 +216,11 @@ func (c *Controller) gauged(s Signals, retracted float64) {
 		}
 	case g.Usage > 0.92:
 		c.longQueue = 0 // the KV pool is nearly full: no more room, whatever the queue
-	case g.Running+g.Queued < 0.75*float64(s.InFlight):
-		// the server has not taken what was sent yet (in transit, behind
-		// a gateway, a tokenizer): more would only pile up out of sight
+	case c.slowStart && g.Running+g.Queued < 0.5*float64(s.InFlight):
+		// doubling, but the server has not taken what was sent yet (in
+		// transit, behind a gateway, a tokenizer): doubling again would
+		// only pile up out of sight. Past slow start the requests between
+		// an answer and the next send count here too, so it is not asked.
 		c.longQueue = 0
 		c.note(fmt.Sprintf("= the server holds %.0f of %d sent", g.Running+g.Queued, s.InFlight), s)
 	case c.answered || g.Running > 0: // the server runs what it is sent
