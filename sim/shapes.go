@@ -28,9 +28,10 @@ func answerLen(u, norm func() float64, mean int, dist string) int {
 //     on the users' 8-GPU Kimi-K2.5 host, ~870k for a small model on an
 //     H100 (the independent server of issue 40);
 //   - max_running_requests defaults to max_total_num_tokens // 2, capped by
-//     the req_to_token pool (model_runner.py, "Init max running requests";
-//     in 2024 managers/tp_worker.py @ 9c5c3f7e's "max_total_num_tokens //
-//     2"), and users set it lower (--max-running-requests 128);
+//     the req_to_token pool (python/sglang/srt/model_executor/
+//     model_runner.py, "Init max running requests"; in 2024 the same rule in
+//     managers/tp_worker.py), and users set it lower
+//     (--max-running-requests 128);
 //   - a decode step costs a fixed part (the weights read once, CUDA graph
 //     launch: ~10–40 ms) plus a part per request and per KV token read; a
 //     prefill ~20–80 µs a token on the same GPUs;
