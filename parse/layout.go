@@ -18,6 +18,7 @@ const (
 	RunDir          = "run"                       // the worker's lock and state
 	WorkerStatePath = RunDir + "/" + WorkerStateFile
 	KillNotePath    = RunDir + "/synthwatch-kill" // left by the kill action
+	WindowsPath     = RunDir + "/windows.json"    // the adaptive window's last good values, by server and class
 	PreparedDir     = "prepared"                  // one folder per category
 )
 

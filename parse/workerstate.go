@@ -77,6 +77,9 @@ type CategoryState struct {
 	// WindowReason why it last changed ("↑ queue empty; KV 71 %", "fixed").
 	Window       int    `json:"window,omitempty"`
 	WindowReason string `json:"window_reason,omitempty"`
+	// Yielded is how many requests a shared gateway preempted for other
+	// traffic (503 with X-SMG-Preempted): sent again, not failures.
+	Yielded int `json:"yielded,omitempty"`
 }
 
 // ParseWorkerState reads worker.json.

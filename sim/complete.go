@@ -100,6 +100,10 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	if s.injectFault(w, r) {
 		return
 	}
+	if n := s.endlessBytes(); n > 0 {
+		endless(w, r, chat, n)
+		return
+	}
 	rid := req.RID
 	if rid == "" {
 		rid = newRID()
@@ -277,7 +281,7 @@ func (p *loadPacer) admit() bool {
 }
 
 func (p *loadPacer) wait(through int) bool {
-	for p.s.sched.output(p.q) < through {
+	for !p.s.sched.reached(p.q, through) {
 		select {
 		case <-p.q.wake:
 		case <-p.l.abort:

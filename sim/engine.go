@@ -36,7 +36,7 @@ import (
 // PrefillBase + PrefillPerTok × its tokens, and decode waits for it.
 type engine struct {
 	maxTotal, maxRunning int
-	cost                 engineCost
+	cost                 LoadCost
 
 	waiting, running []*sreq
 	used             int // KV tokens held by running requests
@@ -47,18 +47,19 @@ type engine struct {
 	lastRetract      int // the last retraction's count (the gauge)
 }
 
-// engineCost is the forward-pass time model.
-type engineCost struct {
+// LoadCost is the forward-pass time model (Options.Cost): the step-time
+// curve with the batch and the prefill speed.
+type LoadCost struct {
 	DecodeBase, DecodePerReq time.Duration
 	DecodePerKV              float64 // nanoseconds per KV token read
 	PrefillBase              time.Duration
 	PrefillPerTok            time.Duration
 }
 
-// defaultCost is calibrated so that ~72 LONG requests (prompt ~500, answers
+// DefaultLoadCost is calibrated so that ~72 LONG requests (prompt ~500, answers
 // ~3,800 tokens) fill a 190,000-token pool to usage ~0.96 at ~930 tok/s:
 // 30 ms + 72 × 0.2 ms + 170,000 × 0.17 µs ≈ 73 ms a step.
-var defaultCost = engineCost{
+var DefaultLoadCost = LoadCost{
 	DecodeBase: 30 * time.Millisecond, DecodePerReq: 200 * time.Microsecond, DecodePerKV: 170,
 	PrefillBase: 15 * time.Millisecond, PrefillPerTok: 40 * time.Microsecond,
 }
@@ -77,13 +78,14 @@ const (
 type sreq struct {
 	prompt, maxNew, n int // prompt tokens, max_new_tokens, the answer's planned length
 	out               int // output tokens so far
+	need              int // the output its client waits for: no wake-up before (sched.go)
 	kv                int // KV tokens held (0 while waiting)
 	wasRetracted      bool
 	finished, gone    bool // gone: aborted by the client
 	wake              chan struct{}
 }
 
-func newEngine(maxTotal, maxRunning int, cost engineCost) *engine {
+func newEngine(maxTotal, maxRunning int, cost LoadCost) *engine {
 	e := &engine{maxTotal: maxTotal, maxRunning: maxRunning, cost: cost}
 	e.reset()
 	return e

@@ -28,15 +28,27 @@ type loadFigures struct {
 // in the server (a client that sends a new one as each ends) and measures
 // the second half of span.
 func closedLoop(window int, sh loadShape, span time.Duration, seed uint64) loadFigures {
+	return closedLoopOn(window, Shape{Opts: Options{ShortMean: sh.mean}, PromptTokens: sh.prompt, MaxTokens: sh.maxNew}, span, seed)
+}
+
+// closedLoopOn is closedLoop on a shape of the family (shapes.go), its
+// answers drawn as the server draws them.
+func closedLoopOn(window int, shape Shape, span time.Duration, seed uint64) loadFigures {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	e := newEngine(LoadMaxTotal, 256, defaultCost)
+	o := New(Options{Load: true, MaxTotal: shape.Opts.MaxTotal, Capacity: shape.Opts.Capacity, Cost: shape.Opts.Cost}).opts
+	e := newEngine(o.MaxTotal, o.Capacity, o.Cost)
+	sh := loadShape{prompt: shape.PromptTokens, maxNew: shape.MaxTokens}
 	inSystem := 0
 	var vt, measured time.Duration
 	var tok, runW, useW, fullW float64
 	retracted0 := -1
 	for vt < span {
 		for ; inSystem < window; inSystem++ {
-			n := int(float64(sh.mean) * (0.6 + 0.8*rng.Float64()))
+			mean := shape.Opts.ShortMean
+			if sh.maxNew > shape.Opts.LongAbove && shape.Opts.LongAbove > 0 || rng.Float64() < shape.Opts.LongShare {
+				mean = shape.Opts.LongMean
+			}
+			n := max(answerLen(rng.Float64, rng.NormFloat64, mean, shape.Opts.AnswerDist), 1)
 			e.waiting = append(e.waiting, &sreq{prompt: sh.prompt, maxNew: sh.maxNew, n: min(n, sh.maxNew)})
 		}
 		r, idle := e.step()
@@ -106,4 +118,48 @@ func BenchmarkEngineWindows(b *testing.B) {
 			}
 		}
 	}
+}
+
+// bestWindow is the smallest fixed window of windows that delivers 95 % of
+// the most tokens/s any of them does on shape, in virtual time (a larger
+// one only queues more), and that most.
+func bestWindow(shape Shape, windows []int, span time.Duration) (int, float64, []float64) {
+	best := 0.0
+	var rates []float64
+	for _, w := range windows {
+		f := closedLoopOn(w, shape, span, uint64(w))
+		rates = append(rates, f.tokPerSec)
+		best = max(best, f.tokPerSec)
+	}
+	for i, r := range rates {
+		if r >= 0.95*best { // the goal's margin; the model's noise over a LONG span is ~3 %
+			return windows[i], best, rates
+		}
+	}
+	return 0, best, rates
+}
+
+var sweepWindows = []int{16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536}
+
+// TestShapesBestWindows: the family spans the windows the issue asks for,
+// from a best fixed window of about 32 to about 1,000, in virtual time.
+func TestShapesBestWindows(t *testing.T) {
+	t.Parallel()
+	lo, hi := 1<<30, 0
+	for _, sh := range Shapes {
+		w, rate, rates := bestWindow(sh, sweepWindows, 30*time.Minute)
+		t.Logf("%-16s best fixed window %4d: %6.0f tok/s  (%v)", sh.Name, w, rate, fmtRates(rates))
+		lo, hi = min(lo, w), max(hi, w)
+	}
+	if lo > 48 || hi < 768 {
+		t.Errorf("best windows span %d–%d, want about 32 to about 1,000", lo, hi)
+	}
+}
+
+func fmtRates(rs []float64) string {
+	s := ""
+	for i, r := range rs {
+		s += fmt.Sprintf("%d:%.0f ", sweepWindows[i], r)
+	}
+	return s
 }

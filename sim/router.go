@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -41,6 +42,7 @@ type Router struct {
 	processed map[string]int
 	next      int
 	srv, msrv *http.Server
+	prio      *admission // priority admission (routerprio.go), nil: none
 	addr      string
 	maddr     string
 	stop      chan struct{}
@@ -222,8 +224,30 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// forward sends the request to the next healthy worker; none: 503.
+// forward sends the request to the next healthy worker; none: 503. With
+// priority admission (EnablePriority) it first takes a slot for its class,
+// and answers 503 + X-SMG-Preempted when a higher class takes the slot
+// back before the first byte of the answer.
 func (r *Router) forward(w http.ResponseWriter, req *http.Request) {
+	ctx := req.Context()
+	var f *flight
+	if r.prio != nil {
+		var err error
+		if f, err = r.prio.admit(ctx, parseClass(req.Header.Get(priorityHeader))); err != nil {
+			return // the client went away while queued
+		}
+		defer r.prio.release(f)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-f.preempt:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	r.mu.Lock()
 	target := ""
 	for i := range r.urls {
@@ -248,7 +272,7 @@ func (r *Router) forward(w http.ResponseWriter, req *http.Request) {
 		r.mu.Unlock()
 	}()
 	body, _ := io.ReadAll(req.Body)
-	out, err := http.NewRequestWithContext(req.Context(), req.Method, target+req.URL.Path, bytes.NewReader(body))
+	out, err := http.NewRequestWithContext(ctx, req.Method, target+req.URL.Path, bytes.NewReader(body))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
@@ -256,15 +280,41 @@ func (r *Router) forward(w http.ResponseWriter, req *http.Request) {
 	out.Header = req.Header.Clone()
 	resp, err := http.DefaultClient.Do(out)
 	if err != nil {
+		if !r.prio.started(f) {
+			writePreempted(w)
+			return
+		}
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
 	defer resp.Body.Close()
+	// the first byte of the answer is its first token (TTFT): until then
+	// a higher class may take the slot back
+	first := make([]byte, 32<<10)
+	n, rerr := resp.Body.Read(first)
+	if !r.prio.started(f) {
+		writePreempted(w)
+		return
+	}
 	for k, v := range resp.Header {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
+	_, _ = w.Write(first[:n])
+	if rerr == nil {
+		_, _ = io.Copy(flushWriter{w}, resp.Body)
+	}
+}
+
+// flushWriter flushes every write: the router streams as it gets.
+type flushWriter struct{ w http.ResponseWriter }
+
+func (f flushWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if fl, ok := f.w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	return n, err
 }
 
 // logf writes one line as tracing-subscriber's fmt layer does without

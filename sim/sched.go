@@ -19,7 +19,32 @@ type scheduler struct {
 	genTok, inTok     int
 	genSince, inSince time.Duration
 	gen               float64       // the last gen throughput (token/s)
-	lag               time.Duration // how far the loop runs behind real time, in the model's time
+	lag, maxLag       time.Duration // how far the loop runs behind real time, in the model's time
+	decoded           int64         // tokens generated since the start (prefills' first tokens included)
+}
+
+// SchedulerMaxLag is the largest SchedulerLag seen since the start: a
+// benchmark whose sim fell behind by more than a step or two was not
+// faithful to its time scale.
+func (s *Server) SchedulerMaxLag() time.Duration {
+	if s.sched == nil {
+		return 0
+	}
+	s.sched.mu.Lock()
+	defer s.sched.mu.Unlock()
+	return s.sched.maxLag
+}
+
+// DecodedTokens is how many tokens the load model has generated, finished
+// answers or not (0 without Options.Load): what a ramp's first minutes
+// deliver, when LONG answers have not finished yet.
+func (s *Server) DecodedTokens() int64 {
+	if s.sched == nil {
+		return 0
+	}
+	s.sched.mu.Lock()
+	defer s.sched.mu.Unlock()
+	return s.sched.decoded
 }
 
 // SchedulerLag is how far the load model runs behind real time × Speed,
@@ -35,7 +60,7 @@ func (s *Server) SchedulerLag() time.Duration {
 }
 
 func (s *Server) startScheduler() {
-	s.sched = &scheduler{s: s, e: newEngine(s.opts.MaxTotal, s.opts.Capacity, defaultCost), kick: make(chan struct{}, 1)}
+	s.sched = &scheduler{s: s, e: newEngine(s.opts.MaxTotal, s.opts.Capacity, s.opts.Cost), kick: make(chan struct{}, 1)}
 	s.wg.Add(1)
 	go s.sched.loop()
 }
@@ -67,11 +92,13 @@ func (sc *scheduler) cancel(q *sreq) {
 	sc.poke()
 }
 
-// output is how many tokens q has produced.
-func (sc *scheduler) output(q *sreq) int {
+// reached reports whether q has produced through tokens, and asks to be
+// woken when it has.
+func (sc *scheduler) reached(q *sreq, through int) bool {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	return q.out
+	q.need = through
+	return q.out >= through
 }
 
 // reset drops every request: the server process died.
@@ -109,6 +136,8 @@ func (sc *scheduler) loop() {
 		d := time.Until(t0.Add(time.Duration(float64(sc.vt) / sc.s.opts.Speed)))
 		sc.mu.Lock()
 		sc.lag = time.Duration(float64(max(-d, 0)) * sc.s.opts.Speed)
+		sc.maxLag = max(sc.maxLag, sc.lag)
+		sc.decoded += int64(r.decoded + r.newSeqs)
 		sc.mu.Unlock()
 		if d > 0 {
 			t := time.NewTimer(d)
@@ -120,12 +149,19 @@ func (sc *scheduler) loop() {
 			}
 		}
 		sc.account(r)
+		// wake only the clients whose next piece is ready: a wake-up per
+		// request per decode step cost the sim more CPU than the model
+		sc.mu.Lock()
 		for _, q := range r.changed {
+			if q.out < q.need && !q.finished {
+				continue
+			}
 			select {
 			case q.wake <- struct{}{}:
 			default:
 			}
 		}
+		sc.mu.Unlock()
 	}
 }
 

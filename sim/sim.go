@@ -43,6 +43,13 @@ type Options struct {
 	// at ~1,740 tok/s; 16 LONG in flight give ~400 tok/s
 	// (TestEngineCalibration). Speed (--time-scale) compresses it.
 	Load bool
+	// Cost is the load model's step-time curve and prefill speed (zero:
+	// DefaultLoadCost); AnswerDist how answer lengths spread around their
+	// mean: "uniform" (default, 0.6–1.4 × the mean), "exp" (exponential,
+	// ShareGPT-like: many short, a long tail cut at max_tokens) or
+	// "lognormal" (σ 0.8). shapes.go names a family of servers.
+	Cost       LoadCost
+	AnswerDist string
 	// LongShare makes that fraction of requests answer at LongMean whatever
 	// their max_tokens (a mixed category); the rest follow LongAbove.
 	LongShare    float64
@@ -94,6 +101,10 @@ type Faults struct {
 	StallAfterChunks int
 	// StreamErrorRate ends that fraction of streams with an error chunk.
 	StreamErrorRate float64
+	// EndlessBytes makes every request stream deltas of this many bytes,
+	// one a millisecond, and never finish, whatever max_tokens says: a
+	// broken or hostile server or proxy (endless.go).
+	EndlessBytes int
 }
 
 // Server is a running simulated SGLang server.
@@ -150,6 +161,9 @@ func New(o Options) *Server {
 	}
 	if o.LongAbove <= 0 {
 		o.LongAbove = 16384
+	}
+	if o.Cost == (LoadCost{}) {
+		o.Cost = DefaultLoadCost
 	}
 	if o.MaxTotal <= 0 && o.Load && !o.Instant {
 		o.MaxTotal = LoadMaxTotal
@@ -318,7 +332,7 @@ func (s *Server) completionLen(maxTokens int) (n int, finish string) {
 	if maxTokens > s.opts.LongAbove || rand.Float64() < s.opts.LongShare {
 		mean = s.opts.LongMean
 	}
-	n = int(float64(mean) * (0.6 + 0.8*rand.Float64()))
+	n = answerLen(rand.Float64, rand.NormFloat64, mean, s.opts.AnswerDist)
 	if maxTokens > 0 && n >= maxTokens {
 		return maxTokens, "length"
 	}

@@ -25,33 +25,44 @@ func (r *catRun) adaptLoop(ctx context.Context) {
 	if r.ctl.Fixed() {
 		return
 	}
-	t := time.NewTicker(r.w.cfg.AdaptEvery)
+	// a decision every AdaptEvery, five times as often while the window
+	// still doubles: a server that takes 1,000 is reached in seconds
+	t := time.NewTicker(r.w.cfg.AdaptEvery / 5)
 	defer t.Stop()
+	ticks := 0
 	last := time.Now()
 	r.mu.Lock()
 	written, tokens := r.written, r.runTokens
 	r.mu.Unlock()
-	failures := r.w.failedAttempts.Load()
+	failures, yields := r.w.failedAttempts.Load(), r.w.yields.Load()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		r.mu.Lock()
+		fast := r.ctl.SlowStart()
+		r.mu.Unlock()
+		if ticks++; !fast && ticks < 5 {
+			continue
+		}
+		ticks = 0
 		g := r.w.serverGauges(ctx)
 		now := time.Now()
-		f := r.w.failedAttempts.Load()
+		f, y := r.w.failedAttempts.Load(), r.w.yields.Load()
 		r.mu.Lock()
 		s := Signals{
 			Seconds: now.Sub(last).Seconds(), Completions: r.written - written, Tokens: r.runTokens - tokens,
-			Failures: int(f - failures), InFlight: r.inflight, Server: g,
+			Failures: int(f - failures), Yields: int(y - yields), InFlight: r.inflight, Server: g,
 		}
-		written, tokens, failures, last = r.written, r.runTokens, f, now
+		written, tokens, failures, yields, last = r.written, r.runTokens, f, y, now
 		if r.ctl.Observe(s) {
 			r.moveWindowLocked()
 		}
 		r.mu.Unlock()
 		r.publish()
+		r.keepWindow(false)
 	}
 }
 
@@ -77,7 +88,7 @@ func (w *Worker) metricsGauges(ctx context.Context) (Gauges, bool) {
 	if err != nil || !m.RunningReqs.OK || !m.QueueReqs.OK {
 		return Gauges{}, false
 	}
-	g := Gauges{OK: true, Running: m.RunningReqs.V, Queued: m.QueueReqs.V, Usage: m.TokenUsage.V}
+	g := Gauges{OK: true, Running: m.RunningReqs.V, Queued: m.QueueReqs.V, Usage: m.TokenUsage.V, Gen: m.GenThroughput.V, GenOK: m.GenThroughput.OK}
 	switch {
 	case m.Retracted.OK:
 		g.Retracted = m.Retracted.V

@@ -73,7 +73,7 @@ func TestAdaptiveWindowFillsTheLoadSim(t *testing.T) {
 	}
 	// worker.json is rewritten every second: it may miss a change, but
 	// every reason it shows says where the window went and why
-	reasonRE := regexp.MustCompile(`^(start|[↑↓] (queue empty|queue \d+ waiting|\d+ retracted|\d+ failed); KV \d+ %)$`)
+	reasonRE := regexp.MustCompile(`^(start|(↑↑? room: queue \d+, running \d+|↓ queue \d+ waiting, running flat at \d+|= admission holding back: \d+ waiting, running rising to \d+|= the server holds \d+ of \d+ sent|↓ \d+ retracted|↓ tokens/s fell from \d+ to \d+|↓ \d+ failed); KV \d+ %)$`)
 	for r := range reasons {
 		if r != "" && !reasonRE.MatchString(r) {
 			t.Errorf("worker.json window_reason %q", r)

@@ -54,6 +54,10 @@ type catRun struct {
 	printedAt [2]int
 	win       parse.RateWindow // this run's completions: the rate the dashboard also computes
 
+	yields0       int64  // the worker's yields when this category began
+	config        string // the server's windowKey, for the window's memory
+	kept          int    // the window last remembered, at keptAt
+	keptAt        time.Time
 	failedKeys    map[string]struct{} // prompts whose latest attempt failed (worker.json's failed_prompts)
 	warnedUnknown bool                // a record without token counts was logged
 }
@@ -111,6 +115,7 @@ func newCatRun(w *Worker, idx int, c Category, scan Scan, target, done int, toke
 		src: bufio.NewReaderSize(f, 1<<20), srcFile: f, seen: seen,
 		resumed: done, done: done, tokens: tokens, lastProg: time.Now(), lastLand: time.Now(),
 		issued: map[uint64]time.Time{}, ctl: newWindow(c), winMoved: make(chan struct{}),
+		yields0: w.yields.Load(),
 	}, nil
 }
 
@@ -447,6 +452,7 @@ func (r *catRun) publish() {
 		s.Done, s.Errors, s.CompletionTokens, s.Rate = done, errs, tokens, rps*60
 		s.FailedPrompts = &failed
 		s.Window, s.WindowReason = window, reason
+		s.Yielded = int(r.w.yields.Load() - r.yields0)
 		s.ETASeconds = nil
 		if known {
 			v := eta.Seconds()
@@ -478,6 +484,7 @@ func (r *catRun) finish(issue context.Context) error {
 		err = ferr
 	}
 	r.progress()
+	r.keepWindow(true)
 	r.mu.Lock()
 	tokens, budget, done, written := r.tokens, r.c.TokenBudget, r.done, r.written
 	errCount := r.errors
@@ -538,6 +545,11 @@ func (w *Worker) complete(reqCtx context.Context, c Category, it item) outcome {
 			return outcome{item: it, err: err, attempts: attempt}
 		case serverDown:
 			w.gate.Down(reqCtx, err)
+			continue
+		case yielded:
+			if w.yield(reqCtx, c, err) != nil {
+				return outcome{item: it, abandoned: true}
+			}
 			continue
 		case systemic:
 			if w.systemic.fail(it.id) {

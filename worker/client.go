@@ -27,6 +27,10 @@ type Client struct {
 	// asking that server for whole /generate answers (whole.go).
 	OnWhole func(why string)
 
+	// Priority is sent as X-SMG-Priority on every request (gateway.go); ""
+	// sends none.
+	Priority string
+
 	apiKey  string // sent as Authorization: Bearer; never logged or stored
 	wholeMu sync.Mutex
 	whole   map[string]string // server URL → why it gets whole answers
@@ -101,8 +105,8 @@ func (c *Client) Complete(ctx context.Context, rid string, p Prompt, maxTokens i
 	if c.Model != "" {
 		body["model"] = c.Model
 	}
-	var acc chatAccumulator
-	if err := c.stream(ctx, "/v1/chat/completions", body, 0, acc.chunk); err != nil {
+	acc := chatAccumulator{bound: newAnswerBound(maxTokens)}
+	if err := c.stream(ctx, "/v1/chat/completions", body, 0, acc.bound, acc.chunk); err != nil {
 		return Completion{}, err
 	}
 	return acc.result()
@@ -131,8 +135,8 @@ func (c *Client) generate(ctx context.Context, rid string, p Prompt, maxTokens i
 	default:
 		return Completion{}, &PermanentError{errors.New("prompt has no text, input_ids or messages (api=generate)")}
 	}
-	var acc generateAccumulator
-	if err := c.stream(ctx, "/generate", body, limit, acc.chunk); err != nil {
+	acc := generateAccumulator{bound: newAnswerBound(maxTokens)}
+	if err := c.stream(ctx, "/generate", body, limit, acc.bound, acc.chunk); err != nil {
 		return Completion{}, err
 	}
 	comp, err := acc.result()
@@ -196,9 +200,17 @@ func (c *Client) send(ctx context.Context, path string, body any) (*http.Respons
 		return nil, &PermanentError{err}
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if c.Priority != "" {
+		req.Header.Set(PriorityHeader, c.Priority)
+	}
 	c.decorate(req)
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
+		return nil, err
+	}
+	if err := preempted(resp); err != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		resp.Body.Close()
 		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {

@@ -43,6 +43,11 @@ type Config struct {
 	// the log pipeline.toml's servers list gives the server, else
 	// <root>/logs/sglang_inference.log; a missing file is not an error.
 	ServerLog string
+	// Priority is the X-SMG-Priority each request carries (gateway.go):
+	// "" or "auto" sends bulk when the server is a gateway, nothing to a
+	// server; "none" never sends it; else one of system, interactive,
+	// default, bulk.
+	Priority string
 }
 
 // Defaults when neither flags nor manifest say.

@@ -45,6 +45,7 @@ const (
 	permanent                  // this prompt cannot succeed: errors.jsonl
 	systemic                   // the server refuses every request: stop the run if it repeats
 	serverDown                 // nothing listens: wait at the gate
+	yielded                    // a gateway preempted it for other traffic: send again, no attempt spent
 )
 
 // classify sorts a failed attempt. SGLang's "Duplicate request ID" 400 is
@@ -58,6 +59,9 @@ func classify(err error) errClass {
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		return serverDown
+	}
+	if _, ok := isPreempted(err); ok {
+		return yielded
 	}
 	var h *HTTPError
 	if !errors.As(err, &h) {

@@ -43,6 +43,7 @@ type generateAccumulator struct {
 	promptTok, compTok int
 	hasCompTok         bool
 	hasText            bool
+	bound              answerBound
 }
 
 // seqAcc is one field's chunks (raw JSON: a string's contents, or an
@@ -150,7 +151,7 @@ func (a *generateAccumulator) chunk(data []byte) error {
 			a.finish, a.finishRaw = fr, bytes.Clone(mm["finish_reason"])
 		}
 	}
-	return nil
+	return a.bound.check(int64(len(a.text.value())+len(a.ids.value())), a.chunks)
 }
 
 func (a *generateAccumulator) result() (Completion, error) {

@@ -85,7 +85,11 @@ type answer struct {
 // invisibleShape: SHORT answers at a fixed window of 256, the server the
 // bottleneck (it runs ~230 at once and queues the rest); time-scale 10 keeps
 // the sim's own CPU (one SSE chunk per token) within the 2 cores.
-var invisibleShape = benchShape{name: "SHORT", opts: sim.Options{Load: true, Speed: 10, ShortMean: 250}, maxTokens: 2048, span: 9 * time.Minute}
+var invisibleShape = struct {
+	opts      sim.Options
+	maxTokens int
+	span      time.Duration
+}{opts: sim.Options{Load: true, Speed: 10, ShortMean: 250}, maxTokens: 2048, span: 9 * time.Minute}
 
 const invisibleWindow = 256
 

@@ -89,7 +89,7 @@ func TestAdaptiveWindowFromTheServerLog(t *testing.T) {
 		t.Fatalf("worker: %v\n%s", err, log.String())
 	}
 	checkOutput(t, root, "B1", 600)
-	gauged := regexp.MustCompile(` window (\d+) [↑↓] .*; KV \d+ %`)
+	gauged := regexp.MustCompile(` window (\d+) [↑↓=]+ .*; KV \d+ %`)
 	peak := 0
 	for _, line := range strings.Split(log.String(), "\n") {
 		if m := gauged.FindStringSubmatch(line); m != nil {

@@ -31,6 +31,8 @@ var configKeys = []string{
 var infoOnlyKeys = []string{
 	"mem_fraction_static", "page_size", "max_total_num_tokens", "block_size", "gpu_memory_utilization", "enable_prefix_caching",
 	"kv_cache_dtype_log_error",
+	// they shape the scheduler, so the window's memory (remember.go) keys on them
+	"max_running_requests", "chunked_prefill_size", "schedule_conservativeness", "schedule_policy",
 }
 
 // vllmCacheKeys are the vllm:cache_config_info labels kept; cache_dtype is
@@ -95,7 +97,12 @@ func configKey(info map[string]any) string {
 	if len(keyed) == 0 {
 		return ""
 	}
-	canon, _ := json.Marshal(keyed) // map keys are sorted: a stable key
+	return hashInfo(keyed)
+}
+
+// hashInfo is a short stable hash of a server description.
+func hashInfo(m map[string]any) string {
+	canon, _ := json.Marshal(m) // map keys are sorted: a stable key
 	sum := sha256.Sum256(canon)
 	return hex.EncodeToString(sum[:6])
 }

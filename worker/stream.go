@@ -25,8 +25,9 @@ func (e errIdle) Error() string { return fmt.Sprintf("no data from the server fo
 // producing tokens is never cut. A server that answers with plain JSON (no
 // streaming) is handed to fn as one event. whole > 0: the request asked
 // for a whole answer, which sends nothing until it is done, so it is cut
-// after whole instead, however it trickles in.
-func (c *Client) stream(ctx context.Context, path string, body any, whole time.Duration, fn func([]byte) error) error {
+// after whole instead, however it trickles in. No event (nor a whole
+// answer) may be larger than bound allows; the accumulators bound the sum.
+func (c *Client) stream(ctx context.Context, path string, body any, whole time.Duration, bound answerBound, fn func([]byte) error) error {
 	gap := c.idleGap()
 	var cause error = errIdle{gap}
 	touch := func(t *time.Timer) { t.Reset(gap) }
@@ -52,14 +53,18 @@ func (c *Client) stream(ctx context.Context, path string, body any, whole time.D
 	defer resp.Body.Close()
 	touch(timer)
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		data, err := io.ReadAll(io.LimitReader(&touchReader{resp.Body, timer, touch}, 64<<20))
+		limit := int64(bound.eventLimit())
+		data, err := io.ReadAll(io.LimitReader(&touchReader{resp.Body, timer, touch}, limit+1))
 		if err != nil {
 			return wrap(fmt.Errorf("read answer: %w", err))
+		}
+		if int64(len(data)) > limit {
+			return bound.eventTooLarge()
 		}
 		return fn(data)
 	}
 	sc := bufio.NewScanner(&sseProgress{r: resp.Body, timer: timer, touch: touch})
-	sc.Buffer(make([]byte, 4<<10), 64<<20) // grows for a long line; most chunks are small
+	sc.Buffer(make([]byte, 4<<10), bound.eventLimit()) // grows for a long line; most chunks are small
 	for sc.Scan() {
 		line := sc.Bytes()
 		data, ok := bytes.CutPrefix(line, []byte("data:"))
@@ -74,7 +79,9 @@ func (c *Client) stream(ctx context.Context, path string, body any, whole time.D
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return bound.eventTooLarge()
+	} else if err != nil {
 		return wrap(fmt.Errorf("read stream: %w", err))
 	}
 	return nil
@@ -164,6 +171,7 @@ type chatAccumulator struct {
 	promptTok, compTok int
 	hasUsage           bool
 	chunks             int
+	bound              answerBound
 }
 
 type chatDelta struct {
@@ -222,7 +230,7 @@ func (a *chatAccumulator) chunk(data []byte) error {
 			a.finish = fr
 		}
 	}
-	return nil
+	return a.bound.check(int64(len(a.content)+len(a.reasoning)), a.chunks)
 }
 
 // appendStringContent appends what is between the quotes of a JSON string

@@ -11,6 +11,7 @@ type Signals struct {
 	Completions int     // answers written
 	Tokens      int64   // their completion tokens
 	Failures    int     // attempts that failed: aborts, timeouts, errors
+	Yields      int     // attempts a shared gateway preempted for other traffic
 	InFlight    int     // requests out at the end of the interval
 	Server      Gauges  // the server's /metrics, else its log
 }
@@ -24,6 +25,8 @@ type Gauges struct {
 	Queued    float64
 	Usage     float64 // 0–1
 	Retracted float64 // counter: retractions (SGLang) or preemptions (vLLM)
+	Gen       float64 // SGLang's gen_throughput (token/s), when GenOK
+	GenOK     bool
 }
 
 // Controller decides how many requests of one class are in flight: the
@@ -48,6 +51,12 @@ type Controller struct {
 	cooldown    int     // decisions to hold after a cut
 	longQueue   int     // decisions in a row that saw a long queue
 	runPeak     float64 // the server's running batch, its recent peak (slow decay)
+	gaugesSeen  bool    // the server has shown gauges: a missing reading is a hiccup, not a server without any
+	decisions   int     // decisions taken
+	good        int     // the window to remember (Good)
+	grewFrom    int     // the window before the last growth past slow start (0: none pending)
+	grewGen     float64 // the server's tokens/s then
+	sinceGrow   int     // decisions since
 
 	retracted0 float64 // the counter at the last decision (-1: not seen)
 	fromLog    bool    // where retracted0 came from
@@ -73,6 +82,20 @@ func NewController(max int) *Controller {
 	max = maxInt(max, minWindow)
 	return &Controller{window: min(startWindow, max), max: max, slowStart: true, retracted0: -1, reason: "start"}
 }
+
+// NewControllerFrom starts at a remembered window (remember.go) instead
+// of startWindow; it still doubles while the server has room.
+func NewControllerFrom(max, start int) *Controller {
+	c := NewController(max)
+	c.window = min(maxInt(start, minWindow), c.max)
+	c.reason = "start (remembered)"
+	return c
+}
+
+// Good is the window at the last decision that found it in use with no
+// failure or yield, past the first few decisions (0 before): the window to
+// remember for the next start.
+func (c *Controller) Good() int { return c.good }
 
 // FixedController holds n (--concurrency or the class's setting).
 func FixedController(n int) *Controller {
@@ -102,6 +125,10 @@ func (c *Controller) Observe(s Signals) bool {
 		return false
 	}
 	old := c.window
+	c.decisions++
+	if c.decisions > 6 && s.Failures == 0 && s.Yields == 0 && s.InFlight >= c.window*3/4 {
+		c.good = c.window
+	}
 	c.answered = c.answered || s.Completions > 0
 	retracted := 0.0
 	if s.Server.OK {
@@ -111,22 +138,45 @@ func (c *Controller) Observe(s Signals) bool {
 		c.retracted0, c.fromLog = s.Server.Retracted, s.Server.FromLog
 	}
 	switch {
+	case s.Yields > 0:
+		// other traffic needs the gateway's slots: step back by what was
+		// taken back (a quarter at most), and hold a while
+		c.set(c.window-min(maxInt(s.Yields, 1), maxInt(c.window/4, 1)), fmt.Sprintf("↓ yielded to other traffic (%d)", s.Yields), s)
+		c.slowStart, c.cooldown = false, 2
 	case s.Failures > 0:
 		c.set(c.window-maxInt(c.window/3, 1), fmt.Sprintf("↓ %d failed", s.Failures), s)
 		c.slowStart, c.cooldown = false, 2
 	case c.cooldown > 0:
 		c.cooldown--
 	case s.Server.OK:
+		c.gaugesSeen = true
 		c.gauged(s, retracted)
+	case c.gaugesSeen:
+		// hold: the gauges come back at the next decision, and tokens/s
+		// over one interval would steer it elsewhere
 	default:
 		c.climb(s)
 	}
 	return c.window != old
 }
 
-// gauged steers by the server's queue: a few waiting means it is full.
+// gauged steers by the server's gauges. Room (a short queue, KV headroom,
+// the server running what it is sent) grows the window, doubling while
+// nothing has said "full", from the first decision: no answer needs to have
+// come back, since a LONG answer takes minutes. A queue is not by itself
+// "full": SGLang's admission reserves room for the answers of those running
+// (new_token_ratio, 0.7 at the start, decaying to 0.098 over 600 decode
+// steps: schedule_policy.py PrefillAdder, scheduler.py), so a fresh server
+// holds requests back while its KV is mostly free and takes more every few
+// seconds. A queue while the running count still rises is that hold-back:
+// the window holds. A full server is one whose running count stays flat
+// while its queue stays: the window comes back to what it runs plus a small
+// queue. Retractions give back what was retracted.
 func (c *Controller) gauged(s Signals, retracted float64) {
 	g := s.Server
+	// admission takes more than ever lately: a new peak, not the noise of
+	// a batch that swings by a few around a flat level
+	rising := g.Running > c.runPeak*1.01+1
 	// The server's batch swings: after a retraction SGLang admits nothing
 	// until new_token_ratio decays, the batch shrinks, the queue grows, then
 	// it admits a burst. What it runs at its recent peak is what the
@@ -147,25 +197,73 @@ func (c *Controller) gauged(s Signals, retracted float64) {
 		c.slowStart, c.longQueue = false, 0
 		c.cut(max(c.window-int(retracted), floor), fmt.Sprintf("↓ %.0f retracted", retracted), s)
 		c.cooldown = 2
-	case g.Queued > 2*target:
+	case c.fell(g):
+		// the last step up only slowed the server down: back, and hold
+		c.cut(c.grewFrom, fmt.Sprintf("↓ tokens/s fell from %.0f to %.0f", c.grewGen, g.Gen), s)
+		c.grewFrom, c.cooldown = 0, 2
+	case g.Queued > 2*target && !rising:
+		// running flat while the queue stays: full
 		c.slowStart = false
 		if c.longQueue++; c.longQueue >= 2 {
-			c.cut(floor, fmt.Sprintf("↓ queue %.0f waiting", g.Queued), s)
+			c.cut(floor, fmt.Sprintf("↓ queue %.0f waiting, running flat at %.0f", g.Queued, g.Running), s)
 		}
-	case g.Queued > 0:
-		c.slowStart, c.longQueue = false, 0 // full: hold
-	case c.answered && (s.Completions > 0 || g.Running > 0): // tokens are flowing
+	case g.Queued > target/2:
+		// a queue, and the server still takes more: admission holding back
+		// for the answers' room, which it frees as new_token_ratio decays
+		c.longQueue = 0
+		if rising {
+			c.note(fmt.Sprintf("= admission holding back: %.0f waiting, running rising to %.0f", g.Queued, g.Running), s)
+		}
+	case g.Usage > 0.92:
+		c.longQueue = 0 // the KV pool is nearly full: no more room, whatever the queue
+	case c.slowStart && g.Running+g.Queued < 0.5*float64(s.InFlight):
+		// doubling, but the server has not taken what was sent yet (in
+		// transit, behind a gateway, a tokenizer): doubling again would
+		// only pile up out of sight. Past slow start the requests between
+		// an answer and the next send count here too, so it is not asked.
+		c.longQueue = 0
+		c.note(fmt.Sprintf("= the server holds %.0f of %d sent", g.Running+g.Queued, s.InFlight), s)
+	case c.answered || g.Running > 0: // the server runs what it is sent
 		c.longQueue = 0
 		if s.InFlight < c.window*3/4 {
 			return // the window is not used (the prompts run out): no reason to grow
 		}
 		step := maxInt(c.window/8, 1)
+		why := "↑ room"
 		if c.slowStart {
-			step = c.window
+			step, why = c.window, "↑↑ room"
+		} else if g.GenOK {
+			c.grewFrom, c.grewGen, c.sinceGrow = c.window, g.Gen, 0
 		}
-		c.set(c.window+step, "↑ queue empty", s)
+		c.set(c.window+step, fmt.Sprintf("%s: queue %.0f, running %.0f", why, g.Queued, g.Running), s)
 	}
 }
+
+// fell reports the server's tokens/s down by a tenth or more within three
+// decisions of a step up past slow start, with a queue: more in flight
+// bought nothing but a longer queue and a slower batch.
+func (c *Controller) fell(g Gauges) bool {
+	if c.grewFrom == 0 || !g.GenOK {
+		return false
+	}
+	if c.sinceGrow++; c.sinceGrow > 3 {
+		c.grewFrom = 0
+		return false
+	}
+	return g.Queued > 0 && g.Gen < 0.9*c.grewGen
+}
+
+// note changes the reason, not the window.
+func (c *Controller) note(why string, s Signals) {
+	if s.Server.OK {
+		why += fmt.Sprintf("; KV %.0f %%", 100*s.Server.Usage)
+	}
+	c.reason = why
+}
+
+// SlowStart reports the window still doubling: decisions come five times
+// as often then (adapt.go), so a large server is reached in seconds.
+func (c *Controller) SlowStart() bool { return !c.fixed && c.slowStart }
 
 // climb is hill climbing on delivered tokens/s when the server shows no
 // gauges: compare the rate of each window over enough answers.

@@ -27,9 +27,14 @@ func TestControllerFillsTheServerAndHolds(t *testing.T) {
 	if c.Window() != startWindow {
 		t.Fatalf("starts at %d", c.Window())
 	}
-	// no answer yet (the first ones still decoding): no growth
-	if c.Observe(Signals{Seconds: 2, InFlight: c.Window(), Server: Gauges{OK: true, Running: 8}}) {
-		t.Errorf("grew before any answer: %d", c.Window())
+	// nothing running on the server and no answer: no growth
+	if c.Observe(Signals{Seconds: 2, InFlight: c.Window(), Server: Gauges{OK: true}}) {
+		t.Errorf("grew with nothing running: %d", c.Window())
+	}
+	// no answer yet (LONG ones decode for minutes), but the server runs all
+	// it is sent with room to spare: it doubles
+	if !c.Observe(Signals{Seconds: 2, InFlight: c.Window(), Server: Gauges{OK: true, Running: 8, Usage: 0.1}}) || c.Window() != 2*startWindow {
+		t.Errorf("did not double before the first answer: %d", c.Window())
 	}
 	srv := traceServer{capacity: 200, perReq: 10}
 	var trace []int
@@ -48,7 +53,7 @@ func TestControllerFillsTheServerAndHolds(t *testing.T) {
 		}
 	}
 	// slow start overshoots once, then gives back what waits
-	if r := c.Reason(); !strings.HasPrefix(r, "↑ queue empty; KV") && !strings.HasPrefix(r, "↓ queue") {
+	if r := c.Reason(); !strings.HasPrefix(r, "↑ room") && !strings.HasPrefix(r, "↓ queue") {
 		t.Errorf("reason %q", r)
 	}
 }
@@ -149,5 +154,66 @@ func TestControllerClimbsThroughputWithoutGauges(t *testing.T) {
 	}
 	if !strings.Contains(c.Reason(), "tok/s") {
 		t.Errorf("reason %q", c.Reason())
+	}
+}
+
+// TestControllerStepsBackOnYield: preemptions by a shared gateway step the
+// window back by what was yielded (a quarter at most), say why, and hold
+// for two decisions; they are not failures.
+func TestControllerStepsBackOnYield(t *testing.T) {
+	t.Parallel()
+	c := NewController(1024)
+	srv := traceServer{capacity: 200, perReq: 10}
+	for range 20 {
+		c.Observe(srv.signals(c.Window(), true))
+	}
+	w := c.Window()
+	s := srv.signals(w, true)
+	s.Yields = 6
+	if !c.Observe(s) || c.Window() != w-6 {
+		t.Fatalf("6 yields at window %d: window %d", w, c.Window())
+	}
+	if !strings.Contains(c.Reason(), "yielded to other traffic (6)") {
+		t.Errorf("reason %q", c.Reason())
+	}
+	for range 2 {
+		if c.Observe(srv.signals(c.Window(), true)) {
+			t.Errorf("moved during the hold after a yield: %d %s", c.Window(), c.Reason())
+		}
+	}
+	s = srv.signals(c.Window(), true)
+	s.Yields = 10000
+	before := c.Window()
+	c.Observe(s)
+	if c.Window() != before-before/4 {
+		t.Errorf("a flood of yields at %d: window %d, want a quarter less", before, c.Window())
+	}
+	if FixedController(150).Observe(Signals{Yields: 5}) {
+		t.Error("a fixed window moved")
+	}
+}
+
+// TestControllerStepsBackWhenTokensFall: past slow start, a step up after
+// which the server's tokens/s fall by a tenth, with a queue, is undone.
+func TestControllerStepsBackWhenTokensFall(t *testing.T) {
+	t.Parallel()
+	c := NewController(1024)
+	c.slowStart = false
+	g := Gauges{OK: true, Running: 100, Usage: 0.5, Gen: 1000, GenOK: true}
+	if !c.Observe(Signals{Seconds: 5, InFlight: c.Window(), Completions: 10, Server: g}) {
+		t.Fatalf("no step up with room: %s", c.Reason())
+	}
+	from, up := startWindow, c.Window()
+	g.Queued, g.Gen = 3, 850
+	c.Observe(Signals{Seconds: 5, InFlight: up, Completions: 10, Server: g})
+	if c.Window() != from || !strings.Contains(c.Reason(), "tokens/s fell from 1000 to 850") {
+		t.Errorf("tokens/s fell after %d → %d: window %d (%s)", from, up, c.Window(), c.Reason())
+	}
+	// the same fall without a pending step up moves nothing
+	c2 := NewController(1024)
+	c2.slowStart = false
+	g.Queued = 3
+	if c2.Observe(Signals{Seconds: 5, InFlight: c2.Window(), Server: g}) && strings.Contains(c2.Reason(), "fell") {
+		t.Errorf("cut with no step up: %s", c2.Reason())
 	}
 }

@@ -34,6 +34,7 @@ type Worker struct {
 
 	systemic       systemicGuard
 	failedAttempts atomic.Int64 // attempts that failed, for the adaptive window
+	yields         atomic.Int64 // attempts a gateway preempted (gateway.go): not failures
 	srvLog         *logGauges   // the server's gauges from its log, without /metrics
 	stopMu         sync.Mutex
 	stopErr        error              // why the run was stopped from inside
@@ -52,6 +53,9 @@ type Worker struct {
 // lets requests in flight finish for up to cfg.Grace, writes them, and
 // returns nil. Log lines go to out, one write per line.
 func Run(ctx context.Context, cfg Config, out io.Writer) error {
+	if err := CheckPriority(cfg.Priority); err != nil {
+		return err
+	}
 	cats, err := Plan(&cfg)
 	if err != nil {
 		return err
@@ -181,6 +185,7 @@ func (w *Worker) run(parent context.Context) error {
 	if err := w.preflight(ctx); err != nil {
 		return w.failRun(err)
 	}
+	w.choosePriority(ctx)
 
 	for i, c := range w.cats {
 		if ctx.Err() != nil {
@@ -303,11 +308,9 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 		w.logf("%s", parse.FormatPrompts(c.Name, target))
 	}
 	w.logf("%s", parse.FormatRunning(target-done, c.Concurrency, c.MaxTokens))
-	if c.Adaptive {
-		w.logf("%s: adaptive window from %d to at most %d (--concurrency N fixes it)", c.Name, NewController(c.Concurrency).Window(), c.Concurrency)
-	}
-
 	snap := describeServer(reqCtx, w.client, w.cfg.ServerLog)
+	config := windowKey(snap)
+	ctl := w.startWindow(c, config)
 	if err := w.lock.Held(); err != nil {
 		return err
 	}
@@ -326,7 +329,7 @@ func (w *Worker) runCategory(ctx, reqCtx context.Context, idx int, c Category) e
 	if err != nil {
 		return cannot(err)
 	}
-	r.failedKeys = failed
+	r.failedKeys, r.ctl, r.config = failed, ctl, config
 	return r.run(ctx, reqCtx)
 }
 

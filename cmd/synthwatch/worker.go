@@ -65,6 +65,7 @@ through every category and some failed (the log's last line names them).`,
 	f.StringVar(&cfg.APIKeyFile, "api-key-file", "", "file holding the server's API key (else $"+worker.APIKeyEnv+"); the key is never logged or stored")
 	f.StringVar(&cfg.ServerLog, "server-log", "", "the server's log, for its KV cache dtype and, without /metrics, the adaptive window's gauges (default from pipeline.toml's servers, else ROOT/logs/sglang_inference.log)")
 	f.IntVar(&cfg.MaxAttempts, "attempts", worker.DefaultAttempts, "attempts per prompt for retryable errors")
+	f.StringVar(&cfg.Priority, "priority", "auto", "X-SMG-Priority for a shared gateway: auto (bulk when the server is a gateway), none, system, interactive, default or bulk")
 	_ = cmd.MarkFlagRequired("root")
 	return cmd
 }
