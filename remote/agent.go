@@ -371,7 +371,7 @@ var agentScriptHash = func() string {
 // the one-shot batch runs them; their answers are compared with the op's
 // last ones (kept in its temp dir), and only changed ones are sent.
 // Strings are decoded once, all of a request's new ones by one printf.
-const agentScript = batchFuncs + `
+var agentScript = batchFuncs + `
 soh=$(printf '\001')
 : >"$t/dt"; : >"$t/tp"; : >"$t/ls"
 planawk='` + planAwk + `'
