@@ -76,6 +76,7 @@ func TestAgentFirstRequestHostileNames(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("PATH", d+string(os.PathListSeparator)+path)
 			ag := NewAgent(Local{})
+			ag.UseBinary(selfAsBinary(t))
 			t.Cleanup(ag.Close)
 			run(t, ag)
 		})
@@ -94,7 +95,7 @@ func lineOf(ag *Agent, b *Batch) int {
 	if err != nil {
 		panic(err)
 	}
-	argv := ag.startArgv(b.nonce, shellText(req, 0), frame)
+	argv := ag.startArgv(b.nonce, frame)
 	n := len(argv) - 1
 	for _, w := range quoted(argv) {
 		n += len(w)

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"path"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -331,9 +330,5 @@ func (a *answers) add(kind, status string, num []int64, p string, data []byte, b
 //go:embed host/fallback.sh
 var fallbackSrc string
 
-// batchOnce is fallback.sh as it runs; batchFuncs its functions without
-// the one-shot main, which the shell agent reads requests with.
-var (
-	batchOnce        = shCode(fallbackSrc)
-	batchFuncs, _, _ = strings.Cut(batchOnce, "printf '@H %s\\n' \"$k\"\n")
-)
+// batchOnce is fallback.sh as it runs.
+var batchOnce = shCode(fallbackSrc)

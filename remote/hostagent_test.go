@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"errors"
 	"context"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"os"
@@ -48,11 +49,10 @@ func selfAsBinary(t testing.TB) string {
 	return p
 }
 
-// both are the two agents a host may run: the shell and the deployed binary.
+// both are the agents a host may run: today the Go agent alone (the shell
+// agent is gone; the fallback is the one-shot batch the tests compare with).
 func both(t *testing.T) map[string]*Agent {
-	sh := NewAgent(Local{})
-	t.Cleanup(sh.Close)
-	return map[string]*Agent{"sh": sh, "go": goAgent(t)}
+	return map[string]*Agent{"go": goAgent(t)}
 }
 
 // goAgentRuns says whether ag's agent is the Go one ("BIN agent NONCE").
@@ -65,7 +65,8 @@ func goAgentRuns(t *testing.T, ag *Agent) bool {
 }
 
 // The launcher runs the deployed binary when it speaks the protocol, and
-// the shell when it does not (an older build, another program, nothing).
+// none when it does not (an older build, another program, nothing): the
+// fallback reads, and the kind says why.
 func TestAgentLauncherPicksTheBinary(t *testing.T) {
 	t.Parallel()
 	ag := goAgent(t)
@@ -92,26 +93,25 @@ func TestAgentLauncherPicksTheBinary(t *testing.T) {
 		sh := NewAgent(Local{})
 		sh.UseBinary(p)
 		t.Cleanup(sh.Close)
-		a, err := sh.Run(context.Background(), b)
-		if err != nil || len(a.reads["/proc/stat"]) == 0 {
-			t.Fatalf("%s binary: the shell agent did not answer: %v", name, err)
+		if _, err := sh.Run(context.Background(), b); !errors.Is(err, ErrNoAgent) {
+			t.Fatalf("%s binary: %v, want no agent (the fallback reads)", name, err)
 		}
 		if goAgentRuns(t, sh) {
 			t.Fatalf("%s binary: run as the agent", name)
 		}
-		// the shell reads, and says why not the binary: once, as the agent's kind
-		if k := sh.Kind(); !strings.HasPrefix(k, "shell (") || !strings.Contains(k, p) || !strings.Contains(k, AgentProto) {
-			t.Errorf("%s binary: kind %q, want the shell naming the binary and the protocol", name, k)
+		// the fallback reads, and says why not the binary: once, as the agent's kind
+		if k := sh.Kind(); !strings.HasPrefix(k, "fallback (") || !strings.Contains(k, p) || !strings.Contains(k, AgentProto) {
+			t.Errorf("%s binary: kind %q, want the fallback naming the binary and the protocol", name, k)
 		}
 	}
 	none := NewAgent(Local{})
 	none.UseBinary(filepath.Join(dir, "absent"))
 	t.Cleanup(none.Close)
-	if _, err := none.Run(context.Background(), b); err != nil {
+	if _, err := none.Run(context.Background(), b); !errors.Is(err, ErrNoAgent) {
 		t.Fatalf("no binary: %v", err)
 	}
-	if k := none.Kind(); k != "shell" {
-		t.Errorf("no binary: kind %q, want shell", k)
+	if k := none.Kind(); k != "fallback" {
+		t.Errorf("no binary: kind %q, want fallback", k)
 	}
 }
 

@@ -27,14 +27,13 @@ else
 fi
 dd=; command -v dd >/dev/null 2>&1 && dd=1
 k=$1; shift
-# the temp dir (and q1, an agent's first request's) by one mkdir: the
-# nonce is not known before the exec, and mkdir fails on a name already
-# there (then mktemp makes it)
-t=; case $k in *[!~0-9a-z]*|'') ;; *) t=${TMPDIR:-/tmp}/synthwatch.$$.$k; mkdir -m 700 "$t" "$t/q1" 2>/dev/null || t=;; esac
+# the temp dir by one mkdir: the nonce is not known before the exec, and
+# mkdir fails on a name already there (then mktemp makes it)
+t=; case $k in *[!~0-9a-z]*|'') ;; *) t=${TMPDIR:-/tmp}/synthwatch.$$.$k; mkdir -m 700 "$t" 2>/dev/null || t=;; esac
 [ -n "$t" ] || t=$(mktemp -d 2>/dev/null) || t=$(mktemp -d -t synthwatch.XXXXXX) || exit 71
 trap 'rm -rf "$t"' EXIT
-# KIND STATUS A B C PATH DLEN; an agent's op names its own path by alias ($ap, $an)
-hdr() { hp=$6; [ -n "$ap" ] && [ "$hp" = "$ap" ] && hp=$an; printf '@%s %s %s %s %s %s %s\n%s' "$1" "$2" "$3" "$4" "$5" "${#hp}" "$7" "$hp"; }
+# KIND STATUS A B C PATH DLEN
+hdr() { hp=$6; printf '@%s %s %s %s %s %s %s\n%s' "$1" "$2" "$3" "$4" "$5" "${#hp}" "$7" "$hp"; }
 fin() { printf '%s\n' "$k"; }
 # recm KIND STATUS A B C PATH MSG: a record of MSG and a newline, sized by the shell (no program)
 recm() { hdr "$1" "$2" "$3" "$4" "$5" "$6" "$((${#7} + 1))"; printf '%s\n' "$7"; fin; }
@@ -209,7 +208,7 @@ doprocs() { # STATEFILE INDEX N SCAN...
 # host with many cores answers in the time of the slowest op. At most
 # spawnmax run at once (a poll of 10,000 files must not fork 10,000 at a
 # time on a GPU host: the trial's 2,000 took its load to 63). An op reads
-# nothing from stdin: an agent's requests come on it.
+# nothing from stdin.
 spawnmax=16 eachmax=8
 # A spawn's scratch files are $T/N.X (no dir to make: a fork less an op);
 # its records go to $T/$so when the caller names the file, else $T/r.N.
@@ -249,7 +248,7 @@ dispatch() {
 # the one-shot main: "@H NONCE" first: what a login shell printed before
 # it, newline or not, is cut there.
 printf '@H %s\n' "$k"
-T=$t n=0 so='' ap='' an='' # its own, not a login's exports
+T=$t n=0 so='' # its own, not a login's exports
 dispatch "$@"
 wait
 j=1; outs=; while [ "$j" -le "$n" ]; do outs="$outs r.$j"; j=$((j + 1)); done
