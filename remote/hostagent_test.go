@@ -1,8 +1,8 @@
 package remote
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"os"
 	"os/exec"
@@ -142,7 +142,7 @@ func TestAgentExecLeavesItsJob(t *testing.T) {
 }
 
 // A binary that hangs when asked its protocol is left for the shell once
-// timeout(1) ends the question: the agent answers, as the shell.
+// timeout(1) ends the question: no agent runs, and the kind says why.
 func TestAgentLauncherHungBinary(t *testing.T) {
 	testgate.E2E(t) // it waits out timeout(1)'s 10 s: CI's end-to-end run
 	t.Parallel()
@@ -157,9 +157,11 @@ func TestAgentLauncherHungBinary(t *testing.T) {
 	t.Cleanup(ag.Close)
 	b := &Batch{}
 	b.Cat("/proc/stat", 100)
-	a, err := ag.Run(context.Background(), b)
-	if err != nil || len(a.reads["/proc/stat"]) == 0 {
-		t.Fatalf("the shell did not answer after the hung question: %v", err)
+	if _, err := ag.Run(context.Background(), b); !errors.Is(err, ErrNoAgent) {
+		t.Fatalf("after the hung question: %v, want no agent (the fallback reads)", err)
+	}
+	if k := ag.Kind(); !strings.Contains(k, "answers nothing to agent --proto") {
+		t.Errorf("kind %q: the hung binary is not named", k)
 	}
 	if goAgentRuns(t, ag) {
 		t.Fatal("the hung binary runs as the agent")
