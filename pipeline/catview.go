@@ -56,6 +56,9 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 	if live && js != nil {
 		v.Window, v.WindowReason = js.Window, js.WindowReason
 	}
+	if js != nil {
+		v.Yielded = js.Yielded
+	}
 	switch {
 	case !live:
 		c.currentSince, c.currentKnown, c.currentWeak = time.Time{}, false, false

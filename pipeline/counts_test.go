@@ -171,3 +171,22 @@ func TestErrorsFromTheProgressLineAndFailedPrompts(t *testing.T) {
 		t.Fatalf("failed_prompts: %+v", b1)
 	}
 }
+
+// A gateway's preemptions are the category's yielded count, not its errors:
+// worker.json says how many, and the Snapshot (status --json, the header)
+// carries it as the worker wrote it.
+func TestYieldedFromWorkerJSONIsNoError(t *testing.T) {
+	t.Parallel()
+	c := newClock()
+	root := t.TempDir()
+	dir := filepath.Join(root, "prepared", "B2")
+	write(t, filepath.Join(dir, "prompts.jsonl"), prompts("B2", 400))
+	write(t, filepath.Join(dir, "raw_responses.jsonl"), records("B2", 0, 120))
+	w := localWatcher(t, root, c, Options{})
+	writeWorkerJSON(t, root, parse.WorkerState{PID: 1 << 22, State: parse.WorkerStopped, UpdatedAt: c.now(),
+		Categories: []parse.CategoryState{{Name: "B2", Done: 120, Target: 400, State: parse.CatStopped, Yielded: 13}}})
+	b2 := catByName(t, poll(w), "B2")
+	if b2.Yielded != 13 || b2.Errors != 0 {
+		t.Fatalf("yielded %d errors %d, want 13 and 0", b2.Yielded, b2.Errors)
+	}
+}

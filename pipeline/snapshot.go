@@ -269,6 +269,9 @@ type Category struct {
 	// --concurrency or the class set it)
 	Window       int    `json:"window,omitempty"`
 	WindowReason string `json:"window_reason,omitempty"`
+	// Yielded is how many of its requests a shared gateway preempted for
+	// other traffic and the worker sent again (worker.json): not failures
+	Yielded int `json:"yielded,omitempty"`
 	// Configs is its records by server configuration (runs.jsonl and each
 	// record's run; "unknown config" for records no run accounts for), and
 	// Runs its run history (records null while the tally does not cover the file)

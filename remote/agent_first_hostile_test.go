@@ -5,6 +5,7 @@ import (
 	"github.com/synthwatch/synthwatch/remote/agentproto"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -189,6 +190,10 @@ func firstOnTheLine(ag *Agent) bool {
 			if a == nonce && i+1 < len(args) && args[i+1] != "" && i > 0 && args[i-1] == "0" {
 				return true
 			}
+		}
+		// the launcher execs the Go agent with the request's frame as its last word
+		if w := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"); slices.Contains(w, "--serve") && w[len(w)-1] != "" {
+			return true
 		}
 	}
 	return false

@@ -604,6 +604,10 @@ func TestGoldenViews(t *testing.T) {
 			// the worker's adaptive window on its category (worker.json)
 			f.snap.Categories[2].Window, f.snap.Categories[2].WindowReason = 212, "↑ queue empty; KV 71 %"
 		},
+		"window_yielded": func(f *fake) {
+			// behind a shared gateway: requests preempted for other traffic and sent again
+			f.snap.Categories[2].Window, f.snap.Categories[2].WindowReason, f.snap.Categories[2].Yielded = 96, "↓ yielded to other traffic (2)", 13
+		},
 		"vitals": func(f *fake) { f.snap.Vitals = vitals8() },
 		"gpu_lost_disk_low": func(f *fake) {
 			v := vitals8()

@@ -175,7 +175,11 @@ func windowText(s pipeline.Snapshot) string {
 		if why == "fixed" {
 			why = "(fixed)"
 		}
-		return strings.TrimSpace(fmt.Sprintf("window %d %s", c.Window, why))
+		txt := strings.TrimSpace(fmt.Sprintf("window %d %s", c.Window, why))
+		if c.Yielded > 0 {
+			txt += fmt.Sprintf(" · %d requests yielded in all", c.Yielded)
+		}
+		return txt
 	}
 	return ""
 }

@@ -50,7 +50,8 @@ func TestDeployNamesAShadowingBinary(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "deployed to ") {
 		t.Fatalf("deploy: code %d: %s %s", code, out, errOut)
 	}
-	dest := strings.TrimSpace(strings.TrimPrefix(out, "deployed to "))
+	first, _, _ := strings.Cut(out, "\n") // then the agent's install line
+	dest := strings.TrimSpace(strings.TrimPrefix(first, "deployed to "))
 	for _, want := range []string{
 		"warning: on the host, `synthwatch` is not the file just deployed (" + dest + ")",
 		"launch, the agent and report run " + old + " (first on the PATH of an SSH command)",
