@@ -130,7 +130,6 @@ func padBatch(t *testing.T, ag *Agent, dir string, over int) func() *Batch {
 		t.Fatalf("pad %d: line %d past MaxLine, want %d", best, bestGot, over)
 	}
 	return func() *Batch { return mk(best) }
-
 }
 
 // A first request just within MaxLine travels on the line, one just past
@@ -184,13 +183,6 @@ func firstOnTheLine(ag *Agent) bool {
 	ag.mu.Unlock()
 	for _, p := range agentProcs(nonce) {
 		b, _ := os.ReadFile(filepath.Join("/proc", p, "cmdline"))
-		// "agent --serve PROTO --skip 0 NONCE FIRST": FIRST the frame, or ""
-		args := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
-		for i, a := range args {
-			if a == nonce && i+1 < len(args) && args[i+1] != "" && i > 0 && args[i-1] == "0" {
-				return true
-			}
-		}
 		// the launcher execs the Go agent with the request's frame as its last word
 		if w := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"); slices.Contains(w, "--serve") && w[len(w)-1] != "" {
 			return true
