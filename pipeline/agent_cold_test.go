@@ -16,8 +16,9 @@ import (
 
 // A deployed binary that answers --proto and then hangs (a hung mount
 // under its reads): the first poll, which may have minutes, gives it
-// remote's hello limit, reads the host by the one-shot batch, and the
-// next poll does not wait on it again (from the adversarial review).
+// remote's hello limit, reads the host by the fallback, and the next poll
+// does not wait on it again: the fallback reads it (from the adversarial
+// review).
 func TestColdPollPastAHungBinary(t *testing.T) {
 	testgate.E2E(t) // it waits out the hello limit
 	s := sshdtest.Start(t)
@@ -32,13 +33,13 @@ func TestColdPollPastAHungBinary(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // as a first read's
 	defer cancel()
 	snap := w.Poll(ctx)
-	if len(snap.Categories) != 5 || snap.Connection.Reader != "one-shot batch" {
+	if len(snap.Categories) != 5 || snap.Connection.Reader != "fallback" {
 		t.Fatalf("past a hung binary: %d categories, read by %q: %v", len(snap.Categories), snap.Connection.Reader, w.coldErr)
 	}
 	if w.agent.Usable() {
 		t.Fatal("the hung agent is still to be asked this session")
 	}
-	if snap := w.Poll(ctx); len(snap.Categories) != 5 || snap.Connection.Reader != "file by file" {
+	if snap := w.Poll(ctx); len(snap.Categories) != 5 || snap.Connection.Reader != "fallback" {
 		t.Fatalf("the next poll: %d categories, read by %q", len(snap.Categories), snap.Connection.Reader)
 	}
 }
@@ -53,7 +54,7 @@ func TestReaderSteadyBesidePolls(t *testing.T) {
 	h := p.dial(t)
 	t.Cleanup(func() { h.Close() })
 	w := NewWatcher(h, Options{Host: "beside", Root: root, ServerURL: url, WorkerBin: filepath.Join(root, "absent")}, nil)
-	if snap := w.Poll(context.Background()); snap.Connection.Reader != "shell agent" || snap.Connection.AgentProtocol != remote.AgentProto {
+	if snap := w.Poll(context.Background()); snap.Connection.Reader != "fallback" || snap.Connection.AgentProtocol != "" {
 		t.Fatalf("cold poll read by %q, protocol %q", snap.Connection.Reader, snap.Connection.AgentProtocol)
 	}
 	var stop atomic.Bool
@@ -70,13 +71,13 @@ func TestReaderSteadyBesidePolls(t *testing.T) {
 		}
 	}()
 	for range 3 {
-		if snap := w.Poll(context.Background()); snap.Connection.Reader != "shell agent" {
+		if snap := w.Poll(context.Background()); snap.Connection.Reader != "fallback" {
 			t.Fatalf("steady poll read by %q", snap.Connection.Reader)
 		}
 	}
 	stop.Store(true)
 	<-done
 	if len(seen) != 1 {
-		t.Errorf("Link().Reader beside polls all read by the shell agent: %v", seen)
+		t.Errorf("Link().Reader beside polls all read by the fallback: %v", seen)
 	}
 }

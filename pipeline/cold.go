@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -36,19 +37,20 @@ type batchAsk struct {
 	steady          bool // through the agent
 }
 
-// prefetch arms w.pre with one request to the host agent (viaAgent) or,
-// for a cold poll the agent cannot answer, one exec, that reads what this
-// poll is going to ask: the manifest, the category folders (all of them,
-// as a first attach, when none is known yet), the logs, worker.json and
-// the kill note, the worker's /proc entries (or the scan for a writer),
-// the host's zone, its vitals and the token sums. What it did not foresee,
-// the poll reads as usual. Its error only costs the round trips it was to
-// save.
+// prefetch arms w.pre with one request to the Go agent (viaAgent) or,
+// where none answers, one exec of the fallback (remote/host/fallback.sh),
+// that reads what this poll is going to ask: the manifest, the category
+// folders (all of them, as a first attach, when none is known yet), the
+// logs, worker.json and the kill note, the worker's /proc entries (or the
+// scan for a writer), the host's zone, its vitals and the token sums. What
+// it did not foresee, the poll reads as usual. Its error only costs the
+// round trips it was to save.
 //
-// The cold poll goes to the agent too: where the deployed binary answers,
-// a first screen of 10,000 categories forks a handful of processes, not a
-// few per category (the one-shot batch is shell), and the next poll finds
-// the agent running.
+// The cold poll goes to the agent too: a first screen of 10,000
+// categories forks a handful of processes, not a few per category (the
+// fallback is shell), and the next poll finds the agent running. With no
+// agent on the host, every poll is read by the fallback while the agent
+// is installed beside it (the header names the install's progress).
 //
 // It returns what answered ("" if nothing did: the poll reads file by file).
 func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAsk) string {
@@ -61,21 +63,34 @@ func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAs
 		case err == nil:
 			w.agentErr = ""
 			return agentReader(w.agent.Kind())
+		case errors.Is(err, remote.ErrNoAgent):
+			slog.Info("no agent on the host; the fallback reads", "host", w.o.Host, "why", err)
 		case err.Error() != w.agentErr:
 			w.agentErr = err.Error()
 			slog.Warn("the host agent failed; this poll reads the files itself", "host", w.o.Host, "err", err)
 		}
-		if !cold || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return ""
 		}
-		// a cold poll is still one exec: the one-shot batch, counting as a batch does
+		// still one exec: the fallback, counting as it does
 		ask.steady = false
 		w.countOnHost(false)
 	}
 	if w.coldErr = w.pre.Load(ctx, w.batchFor(ctx, ask)); w.coldErr == nil {
-		return "one-shot batch"
+		return w.fallbackReader()
 	}
 	return ""
+}
+
+// fallbackReader names the fallback as Connection.Reader does, with why no
+// agent read and the install's progress (remote.Agent.Kind) when known.
+func (w *Watcher) fallbackReader() string {
+	if w.agent != nil {
+		if why, ok := strings.CutPrefix(w.agent.Kind(), "fallback ("); ok {
+			return "fallback (" + parse.SanitizeString(why)
+		}
+	}
+	return "fallback"
 }
 
 // agentReader names an agent (remote.Agent.Kind) as Connection.Reader does.
@@ -83,15 +98,12 @@ func agentReader(kind string) string {
 	if p, ok := strings.CutPrefix(kind, "go "); ok {
 		return "go agent " + parse.SanitizeString(p)
 	}
-	if why, ok := strings.CutPrefix(kind, "shell ("); ok {
-		return "shell agent (" + parse.SanitizeString(why)
-	}
-	return kind + " agent"
+	return parse.SanitizeString(kind)
 }
 
 // agentProtocol is the protocol of the agent a Reader names, if one read.
 func agentProtocol(reader string) string {
-	if strings.HasPrefix(reader, "go agent") || strings.HasPrefix(reader, "shell agent") {
+	if strings.HasPrefix(reader, "go agent") {
 		return remote.AgentProto
 	}
 	return ""
@@ -99,8 +111,14 @@ func agentProtocol(reader string) string {
 
 // viaAgent: this poll goes to the agent, cold or steady.
 func (w *Watcher) viaAgent() bool {
+	return w.linked() && w.agent.Usable()
+}
+
+// linked: the host is a link an agent may serve; where no agent runs this
+// session (viaAgent is false), every poll is read by the fallback.
+func (w *Watcher) linked() bool {
 	l, ok := w.h.(remote.Linked)
-	return w.agent != nil && w.pre != nil && ok && l.State().Phase == remote.Connected && w.agent.Usable()
+	return w.agent != nil && w.pre != nil && ok && l.State().Phase == remote.Connected
 }
 
 // agentRemoteAbove: with the agent, a count of more new bytes than this

@@ -149,16 +149,16 @@ func fillTornRoot(t *testing.T, root string) {
 // batched and one that reads request by request give the same Snapshots,
 // poll after poll, through changes and through a reconnect (whose poll is
 // cold again). On the running job's root the batch foresees every
-// question. Batched three ways: the shell agent (no synthwatch on the
-// host), the deployed binary's agent, and the one-shot batch of a host
-// that cannot run an agent.
+// question. Batched three ways: the fallback (no synthwatch on the host:
+// every poll one exec of fallback.sh), the deployed binary's agent, and
+// a host that cannot run an agent (the fallback cold, then file by file).
 func TestColdBatchMatchesPlainReads(t *testing.T) {
 	s := sshdtest.Start(t)
 	p := newProxied(t, s)
 	t.Setenv("SSH_AUTH_SOCK", "")
-	for _, via := range []string{"shell agent", "binary agent", "one-shot batch"} {
+	for _, via := range []string{"fallback", "binary agent", "one-shot batch"} {
 		t.Run(via, func(t *testing.T) {
-			if via != "shell agent" {
+			if via != "fallback" {
 				testgate.E2E(t) // the quick suite tries the agent every host can run
 			}
 			coldDiff(t, p, via)
@@ -204,7 +204,7 @@ func coldDiff(t *testing.T, p *proxied, via string) {
 			if err != nil || hits == 0 {
 				t.Fatalf("the cold poll was not batched: %d hits, %v", hits, err)
 			}
-			if want := map[string]string{"shell agent": "shell", "binary agent": "go "}[via]; want != "" && !strings.HasPrefix(wb.agent.Kind(), want) {
+			if want := map[string]string{"fallback": "fallback", "binary agent": "go "}[via]; want != "" && !strings.HasPrefix(wb.agent.Kind(), want) {
 				t.Fatalf("the agent that answered: %q, want %q", wb.agent.Kind(), want)
 			}
 			if r.name == "running job" && misses > 0 {

@@ -37,8 +37,8 @@ func scaleRoot(b *testing.B) (int, string, *proxied) {
 // over a real sshd: dial, the cold batch and the Snapshot.
 func BenchmarkFirstScreen10k(b *testing.B) {
 	n, root, p := scaleRoot(b)
-	// the shell agent (no synthwatch on the host) and the deployed binary
-	for _, c := range []struct{ name, bin string }{{"shell", filepath.Join(root, "absent")}, {"binary", testbin.Path(b)}} {
+	// the fallback (no synthwatch on the host) and the deployed binary
+	for _, c := range []struct{ name, bin string }{{"fallback", filepath.Join(root, "absent")}, {"binary", testbin.Path(b)}} {
 		b.Run(c.name, func(b *testing.B) {
 			var took time.Duration
 			for b.Loop() {
@@ -62,12 +62,12 @@ func BenchmarkFirstScreen10k(b *testing.B) {
 // BenchmarkSteadyPoll10k: a steady poll (the dashboard's every few
 // seconds) of a root with 10,000 categories (SW_SCALE_N to change) over a
 // real sshd, one record appended a poll, after the first screen and the
-// first steady poll: by the shell agent (no synthwatch on the host) and
+// first steady poll: by the fallback (no synthwatch on the host) and
 // by the deployed binary.
 func BenchmarkSteadyPoll10k(b *testing.B) {
 	n, root, p := scaleRoot(b)
 	done := int64(1) // the records of C00000
-	for _, c := range []struct{ name, bin string }{{"shell", filepath.Join(root, "absent")}, {"binary", testbin.Path(b)}} {
+	for _, c := range []struct{ name, bin string }{{"fallback", filepath.Join(root, "absent")}, {"binary", testbin.Path(b)}} {
 		b.Run(c.name, func(b *testing.B) {
 			h := p.dial(b)
 			defer h.Close()

@@ -17,7 +17,7 @@ import (
 // few processes per category each poll: the first screen says so and how
 // to have the Go agent read it; a host with the binary reads them in one
 // process and says nothing. Connection.Reader names which one read.
-func TestManyCategoriesReadByTheShellSayDeploy(t *testing.T) {
+func TestManyCategoriesReadByTheFallbackSayDeploy(t *testing.T) {
 	testgate.E2E(t) // a long trial: CI's end-to-end run, not the quick suite
 	root := t.TempDir()
 	for i := 0; i < slowReaderAt; i++ {
@@ -38,7 +38,7 @@ func TestManyCategoriesReadByTheShellSayDeploy(t *testing.T) {
 		return snap
 	}
 	snap := first(filepath.Join(root, "absent"))
-	if snap.Connection.Reader != "shell agent" || !hasAlert(snap, WarnSlowReader, "synthwatch deploy gpu7") {
+	if snap.Connection.Reader != "fallback" || !hasAlert(snap, WarnSlowReader, "synthwatch deploy gpu7") {
 		t.Fatalf("read by %q, alerts %+v", snap.Connection.Reader, snap.Alerts)
 	}
 	snap = first(testbin.Path(t))

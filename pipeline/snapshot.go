@@ -63,7 +63,7 @@ const (
 	WarnWorkerJSONStale WarningKind = "worker_json_stale" // worker.json is old while its pid is alive
 	WarnCategory        WarningKind = "category"          // a category's own warning (a cross-check, a count)
 	WarnRoot            WarningKind = "root"              // the root is no pipeline root (no prepared/)
-	WarnSlowReader      WarningKind = "slow_reader"       // many categories read by the shell: deploy the Go agent
+	WarnSlowReader      WarningKind = "slow_reader"       // many categories read by the fallback: install the Go agent
 )
 
 // Warn adds a warning, to Alerts and its text to Warnings.
@@ -84,12 +84,12 @@ type Connection struct {
 	Attempt     int        `json:"attempt,omitempty"`  // connection attempts so far while down
 	NextTry     *time.Time `json:"next_try,omitempty"` // when the next attempt starts, while down
 	// Reader is what answered the last poll's reads on the host: "go agent
-	// PATH" (the deployed binary: no process per file), "shell agent",
-	// "one-shot batch", or "file by file" (a request each); "" for a local root.
+	// PATH" (no process per file), "fallback" or "fallback (why no agent;
+	// the install's progress)" (one exec of remote/host/fallback.sh), or
+	// "file by file" (a request each); "" for a local root.
 	Reader string `json:"reader,omitempty"`
-	// AgentProtocol is the protocol the agent that read spoke (the Go and
-	// the shell agent speak the same one; a binary speaking another is
-	// left for the shell): "synthwatch-agent/7".
+	// AgentProtocol is the protocol the agent that read spoke (a binary
+	// speaking another is left for the fallback): "synthwatch-agent/8".
 	AgentProtocol string `json:"agent_protocol,omitempty"`
 }
 

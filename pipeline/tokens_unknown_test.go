@@ -203,9 +203,9 @@ func TestTokensUnknownEveryPath(t *testing.T) {
 	sd := sshdtest.Start(t)
 	p := newProxied(t, sd)
 	t.Setenv("SSH_AUTH_SOCK", "")
-	for _, agent := range []string{"sh", "go"} {
+	for _, agent := range []string{"fallback", "go"} {
 		t.Run("agent "+agent, func(t *testing.T) {
-			bin := filepath.Join(t.TempDir(), "no-synthwatch") // the shell, whatever this machine has deployed
+			bin := filepath.Join(t.TempDir(), "no-synthwatch") // the fallback, whatever this machine has deployed
 			if agent == "go" {
 				bin = testbin.Path(t)
 			}
@@ -219,7 +219,7 @@ func TestTokensUnknownEveryPath(t *testing.T) {
 				settle(t, root, c, w, fmt.Sprintf("append %d", n))
 			}
 			if st, rq := w.agent.Stats(); rq == 0 {
-				t.Fatalf("the agent answered nothing (%d starts)", st)
+				t.Fatalf("the agent was not asked (%d starts)", st)
 			}
 			if agent == "go" && !testbin.AgentRuns(bin, "") {
 				t.Fatal("the deployed binary does not run as the agent")

@@ -219,10 +219,10 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	defer dropGuess()
 	probe(guess) // beside the reads, never after them: a cold start waits for the slower of the two
 	w.countOnHost(viaAgent)
-	reader := "file by file" // unless the agent or the batch answers
-	if cold || viaAgent {
-		// a poll's reads come in one request to the agent (or, cold
-		// without one, one exec), beside the servers' probes
+	reader := "file by file" // unless the agent or the fallback answers
+	if cold || w.linked() {
+		// a poll's reads come in one request to the agent (or, without
+		// one, one exec of the fallback), beside the servers' probes
 		if r := w.prefetch(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent}); r != "" {
 			reader = r
 		}

@@ -5,21 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/synthwatch/synthwatch/remote/agentproto"
 )
 
-// readHello skips to the fresh agent's hello: the shell agent's "@H
-// NONCE" line, or the Go agent's marker and its Hello frame. What came
-// before (a login rc's output, with or without a newline) is skipped, up
-// to agentproto.MaxSkip bytes; the launcher's "@A NONCE mismatch GOT
-// PATH" before the shell's hello says why the binary does not serve.
+// readHello skips to the Go agent's marker and reads its Hello frame.
+// What came before (a login rc's output, with or without a newline) is
+// skipped, up to agentproto.MaxSkip bytes; the launcher's "@A NONCE
+// missing|refused|mismatch …" lines say why no agent runs (the nonce proves
+// the launcher said it, not a login rc). An end before the hello is
+// io.EOF: no agent here this session (Kind then says why).
 func (a *Agent) readHello() error {
-	hello := "@H " + a.nonce + "\n"
 	mark := agentproto.Marker(a.nonce)[1:]
-	kind := "shell"
+	kind := "fallback"
 	skipped := 0
 	for {
 		b, err := a.rd.ReadSlice('\n')
@@ -32,6 +31,7 @@ func (a *Agent) readHello() error {
 		}
 		if err != nil {
 			if err == io.EOF {
+				a.kind, a.fw = kind, nil
 				return io.EOF // it ended before its hello
 			}
 			return fmt.Errorf("read: %w", err)
@@ -40,11 +40,9 @@ func (a *Agent) readHello() error {
 		if strings.HasSuffix(line, mark) {
 			return a.goHello()
 		}
-		if strings.HasSuffix(line, hello) {
-			a.kind, a.fw = kind, nil
-			return nil
+		if i := strings.Index(line, "@A "+a.nonce+" "); i > 0 {
+			line = line[i:] // a banner without a newline before it
 		}
-		// the nonce proves the launcher said it, not a login rc
 		if m, ok := strings.CutPrefix(line, "@A "+a.nonce+" missing "); ok {
 			if p, ok := parsePlace(m); ok {
 				a.place = &p
@@ -59,9 +57,22 @@ func (a *Agent) readHello() error {
 			if got == "" {
 				got = "nothing"
 			}
-			kind = fmt.Sprintf("shell (%s answers %s to agent --proto, not %s)", path, got, AgentProto)
+			kind = fmt.Sprintf("fallback (%s answers %s to agent --proto, not %s)", path, got, AgentProto)
 		}
 	}
+}
+
+// noneWhy says why the launcher ran no agent (a.mu held).
+func (a *Agent) noneWhy() string {
+	switch {
+	case a.refused != "":
+		return "the installed agent is refused (its owner or mode)"
+	case a.place != nil:
+		return "none installed in " + cut(a.place.Dir, 256)
+	case a.kind != "fallback":
+		return strings.TrimSuffix(strings.TrimPrefix(a.kind, "fallback ("), ")")
+	}
+	return ""
 }
 
 // goHello reads the Go agent's Hello frame, after its marker: from here
@@ -85,12 +96,8 @@ func (a *Agent) goHello() error {
 
 // exchange sends req and reads the answer. A fresh agent first says
 // hello (readHello); its first request, when it did not ride on the
-// command line, goes once the hello said which agent reads it.
+// command line, goes after the hello.
 func (a *Agent) exchange(req []byte, fresh bool, helloIn func() bool) ([]byte, error) {
-	if a.feed != nil && !fresh {
-		<-a.feed // the script and the first request went before this one
-		a.feed = nil
-	}
 	if req != nil {
 		if _, err := a.st.Write(req); err != nil {
 			return nil, fmt.Errorf("send: %w", err)
@@ -103,34 +110,14 @@ func (a *Agent) exchange(req []byte, fresh bool, helloIn func() bool) ([]byte, e
 		if !helloIn() {
 			return nil, errors.New("hello past its time")
 		}
-		if err := a.sendPending(); err != nil {
-			return nil, err
+		if req := a.pendFrame; req != nil {
+			a.pendFrame = nil
+			if _, err := a.st.Write(req); err != nil {
+				return nil, fmt.Errorf("send: %w", err)
+			}
 		}
 	}
-	if a.fw != nil {
-		return a.readFrame()
-	}
-	return a.readText(fresh)
-}
-
-// sendPending sends a fresh agent's first request, when it did not ride
-// on the command line: behind the script, in the spelling of the agent
-// that said hello.
-func (a *Agent) sendPending() error {
-	req := a.pendText
-	if a.fw != nil {
-		req = a.pendFrame
-	}
-	a.pendText, a.pendFrame = nil, nil
-	if req == nil {
-		return nil
-	}
-	<-a.feed
-	a.feed = nil
-	if _, err := a.st.Write(req); err != nil {
-		return fmt.Errorf("send: %w", err)
-	}
-	return nil
+	return a.readFrame()
 }
 
 // readFrame reads the Go agent's Answer: each op's records, or "as last
@@ -163,56 +150,3 @@ func (a *Agent) readFrame() ([]byte, error) {
 	}
 	return out, nil
 }
-
-// readText reads the shell agent's answer: per op "@= KEY" (as last time)
-// or "@O KEY LEN" and LEN bytes, then "@E NONCE".
-func (a *Agent) readText(fresh bool) ([]byte, error) {
-	var out []byte
-	a.lastAns = 0
-	for {
-		line, err := ReadLine(a.rd) // bounded: an endless line is a bad answer, not a growing buffer
-		a.lastAns += len(line)
-		var lc *LineCutError
-		if errors.As(err, &lc) {
-			return nil, fmt.Errorf("bad answer: %w", err)
-		}
-		if err != nil {
-			if err == io.EOF && line == "" && !fresh {
-				return nil, io.EOF
-			}
-			// after its hello, an end is a death mid-answer, not a host that cannot run it
-			return nil, fmt.Errorf("read: %w", io.ErrUnexpectedEOF)
-		}
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 2 && f[0] == "@E" && f[1] == a.nonce:
-			return out, nil
-		case len(f) == 2 && f[0] == "@=":
-			k, err := strconv.Atoi(f[1])
-			prev, ok := a.outs[k]
-			if err != nil || !ok {
-				return nil, fmt.Errorf("answer %q names nothing sent before", strings.TrimSpace(line))
-			}
-			out = append(out, prev...)
-		case len(f) == 3 && f[0] == "@O":
-			k, err1 := strconv.Atoi(f[1])
-			n, err2 := strconv.Atoi(f[2])
-			if err1 != nil || err2 != nil || n < 0 || n > maxAnswer {
-				return nil, fmt.Errorf("bad answer %q", strings.TrimSpace(line))
-			}
-			data := make([]byte, n)
-			if _, err := io.ReadFull(a.rd, data); err != nil {
-				return nil, fmt.Errorf("read: %w", err)
-			}
-			a.lastAns += n
-			a.outs[k] = data
-			out = append(out, data...)
-		default:
-			return nil, fmt.Errorf("bad answer %q", head([]byte(line)))
-		}
-	}
-}
-
-// maxAnswer bounds one op's answer (its reads are bounded by the caller's
-// MaxPerPoll; this only keeps a broken host from filling memory).
-const maxAnswer = 256 << 20

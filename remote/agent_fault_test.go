@@ -25,6 +25,7 @@ func TestAgentBlackHoledReturnsWithItsContext(t *testing.T) {
 	p, o := viaProxy(t, s, "ServerAliveInterval=10", "ServerAliveCountMax=3") // given up after ~30 s
 	h := dial(t, o)
 	ag := NewAgent(h)
+	ag.UseBinary(selfAsBinary(t))
 	t.Cleanup(ag.Close)
 	f := filepath.Join(t.TempDir(), "raw.jsonl")
 	writeFile(t, f, strings.Repeat("{\"id\":1}\n", 100))
@@ -116,6 +117,7 @@ func TestAgentAfterLoginJunk(t *testing.T) {
 	writeFile(t, f, strings.Repeat("{\"id\":1}\n", 100))
 	for _, junk := range []string{"Welcome\n", "Welcome", "\x1b]0;title\x07", "@O 0 3\n", "@H ~0\n"} {
 		ag := &Agent{h: junkStreamer{junk}}
+		ag.UseBinary(selfAsBinary(t))
 		for i := 0; i < 2; i++ {
 			b := &Batch{}
 			b.Count(NewCounter(f))
@@ -144,6 +146,7 @@ func TestAgentAndBatchAfterRcJunkOverSSH(t *testing.T) {
 	s := sshdtest.Start(t, sshdtest.WithConfig("SetEnv BASH_ENV="+rc, "SetEnv ENV="+rc))
 	h := dial(t, opts(t, s))
 	ag := NewAgent(h)
+	ag.UseBinary(selfAsBinary(t))
 	t.Cleanup(ag.Close)
 	f := filepath.Join(t.TempDir(), "raw.jsonl")
 	writeFile(t, f, strings.Repeat("{\"id\":1}\n", 100))
@@ -173,6 +176,7 @@ func TestAgentAndBatchAfterRcJunkOverSSH(t *testing.T) {
 func TestAgentEmptyBatch(t *testing.T) {
 	t.Parallel()
 	ag := NewAgent(Local{})
+	ag.UseBinary(selfAsBinary(t))
 	t.Cleanup(ag.Close)
 	if _, err := ag.Run(context.Background(), &Batch{}); err != nil {
 		t.Fatal(err)
@@ -191,6 +195,7 @@ func TestAgentBigAnswer(t *testing.T) {
 	s := sshdtest.Start(t)
 	h := dial(t, opts(t, s))
 	ag := NewAgent(h)
+	ag.UseBinary(selfAsBinary(t))
 	t.Cleanup(ag.Close)
 	f := filepath.Join(t.TempDir(), "log")
 	writeFile(t, f, strings.Repeat("0123456789abcdef\n", 20<<20/17))

@@ -2,12 +2,15 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/synthwatch/synthwatch/remote/agentproto"
 )
 
 // heldStdin is a host whose streams take nothing on stdin until released:
@@ -47,9 +50,8 @@ func heldBinaryAgent(t *testing.T) (*Agent, heldStdin) {
 }
 
 // The deployed binary answers the first request from the command line,
-// before anything reaches its stdin; the next ones come on stdin, behind
-// the shell agent's script, which it skips. A request too long for the
-// line waits for stdin (the shell agent's too).
+// before anything reaches its stdin; the next ones come on stdin. A
+// request too long for the line follows the hello on stdin.
 func TestAgentFirstRequestOnTheCommandLine(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -78,10 +80,11 @@ func TestAgentFirstRequestOnTheCommandLine(t *testing.T) {
 		long.Cat(p, 100)
 	}
 	long.Cat(f, 100)
-	if tmp := (&Agent{alias: map[string]int{}, keys: map[string]int{}}); OnTheLine([]string{string(tmp.encode(long))}) {
+	tmp := &Agent{alias: map[string]int{}, keys: map[string]int{}}
+	if fr, _ := agentproto.NewWriter(nil).Frame(tmp.plan(long)); OnTheLine([]string{string(fr)}) {
 		t.Fatal("the long request fits the line: make it longer")
 	}
-	for name, bin := range map[string]string{"go": selfAsBinary(t), "sh": filepath.Join(dir, "absent")} {
+	for name, bin := range map[string]string{"go": selfAsBinary(t)} {
 		ag := NewAgent(Local{})
 		ag.UseBinary(bin)
 		t.Cleanup(ag.Close)
@@ -91,38 +94,40 @@ func TestAgentFirstRequestOnTheCommandLine(t *testing.T) {
 	}
 }
 
-// The shell agent keeps its script in the user's cache: the next start
-// answers its first request from the command line before stdin opens, as
-// the binary does, then skips the script that came on stdin anyway. A
-// host with no cache (no HOME) reads the script from stdin every time.
-func TestShellAgentRunsFromItsCachedScript(t *testing.T) {
-	cache := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", cache)
+// With no agent to run (none installed, no binary), the launcher ends
+// before a hello, having said where the agent would go; it writes nothing
+// on the host (the shell agent kept its script in the user's cache, and
+// ran whatever sat there): the poll then reads by the fallback, which
+// caches nothing either.
+func TestNoAgentLeavesTheHostAsItWas(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", "")
 	dir := t.TempDir()
 	f := filepath.Join(dir, "a.txt")
 	writeFile(t, f, "one\n")
 	b := &Batch{}
 	b.Cat(f, 100)
-	first := NewAgent(Local{})
-	first.UseBinary(filepath.Join(dir, "absent"))
-	t.Cleanup(first.Close)
-	if a, err := first.Run(context.Background(), b); err != nil || string(a.reads[f][0].data) != "one\n" {
-		t.Fatalf("first start: %v", err)
+	ag := NewAgent(Local{})
+	ag.UseBinary(filepath.Join(dir, "absent"))
+	t.Cleanup(ag.Close)
+	if _, err := ag.Run(context.Background(), b); !errors.Is(err, ErrNoAgent) || !strings.Contains(err.Error(), "none installed in "+agentDir(home)) {
+		t.Fatalf("no agent: %v", err)
 	}
-	kept := filepath.Join(cache, "synthwatch", "synthwatch-agent-"+agentScriptHash+".sh")
-	if got, err := os.ReadFile(kept); err != nil || string(got) != agentScript {
-		t.Fatalf("the script was not kept whole at %s: %v (%d bytes)", kept, err, len(got))
+	if ag.Usable() {
+		t.Error("the agent is tried again this session")
 	}
-	h := heldStdin{release: make(chan struct{})}
-	next := NewAgent(h)
-	next.UseBinary(filepath.Join(dir, "absent"))
-	t.Cleanup(next.Close)
-	if a, err := next.Run(context.Background(), b); err != nil || string(a.reads[f][0].data) != "one\n" {
-		t.Fatalf("a start from the cache, stdin held: %v", err)
+	if k := ag.Kind(); k != "fallback" {
+		t.Errorf("kind %q", k)
 	}
-	close(h.release)
-	writeFile(t, f, "two\n")
-	if a, err := next.Run(context.Background(), b); err != nil || string(a.reads[f][0].data) != "two\n" {
-		t.Fatalf("the next request, behind the script on stdin: %v", err)
+	p := NewPrefetch(Local{})
+	if err := p.Load(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := p.ReadAt(context.Background(), f, 0, 100); err != nil || string(got) != "one\n" {
+		t.Fatalf("the fallback's read: %q %v", got, err)
+	}
+	if ents, _ := os.ReadDir(home); len(ents) != 0 {
+		t.Errorf("left in HOME: %v", ents)
 	}
 }

@@ -1,38 +1,58 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/synthwatch/synthwatch/remote/agentproto"
 )
 
-// A login rc's "@A …" lines before the shell agent's hello name nothing:
-// only a line with the session's nonce says which agent runs (from the
-// adversarial review of the cold poll through the agent).
+// A login rc's "@A …" lines before the launcher's name nothing: only a
+// line with the session's nonce says which agent runs, or why none does
+// (from the adversarial review of the cold poll through the agent).
 func TestAgentKindNotSpoofedByLoginJunk(t *testing.T) {
 	t.Parallel()
 	for _, junk := range []string{"@A go /evil\n", "@A mismatch x /evil\n", "@A ~000000000000 go /evil\n"} {
 		ag := &Agent{h: junkStreamer{junk}}
 		b := &Batch{}
 		b.Cat("/proc/stat", 100)
-		if _, err := ag.Run(context.Background(), b); err != nil {
+		if _, err := ag.Run(context.Background(), b); !errors.Is(err, ErrNoAgent) {
 			t.Fatal(err)
 		}
-		if k := ag.Kind(); k != "shell" {
-			t.Errorf("junk %q: kind %q, want shell", junk, k)
+		if k := ag.Kind(); k != "fallback" {
+			t.Errorf("junk %q: kind %q, want fallback", junk, k)
 		}
 		ag.Close()
 	}
 }
 
-// diesMidAnswer is an agent that says its hello, then dies between two
-// records of its answer (killed, out of memory).
+// diesMidAnswer is an agent that says its hello, then dies halfway
+// through its answer's frame (killed, out of memory).
 type diesMidAnswer struct{}
 
+type deadStream struct{ io.Reader }
+
+func (deadStream) Write(p []byte) (int, error) { return len(p), nil }
+func (deadStream) Close() error                { return nil }
+
 func (diesMidAnswer) Stream(ctx context.Context, stderr io.Writer, argv ...string) (Stream, error) {
-	return Local{}.Stream(ctx, stderr, "sh", "-c", `read -r _; echo "@H $1"; echo "@O 0 2"; printf 'x\n'; exit 0`, "x", argv[4])
+	nonce := argv[4]
+	var out bytes.Buffer
+	out.WriteString("Welcome" + agentproto.Marker(nonce))
+	w := agentproto.NewWriter(&out)
+	if err := w.Send(agentproto.Hello{Nonce: nonce, Proto: AgentProto}); err != nil {
+		return nil, err
+	}
+	f, err := w.Frame(agentproto.Answer{Ops: []agentproto.OpAnswer{{Key: 0, Data: []byte("@R ok 0 1 0 10 2\n/proc/statx\n")}}})
+	if err != nil {
+		return nil, err
+	}
+	out.Write(f[:len(f)/2])
+	return deadStream{&out}, nil
 }
 
 // It failed that request; it is no host that cannot run an agent, so the

@@ -103,6 +103,7 @@ func TestAnySSHServer(t *testing.T) {
 			want, err := parseBatchOf(res.Stdout, b, nil)
 			must(t, err)
 			ag := NewAgent(h)
+			ag.UseBinary(selfAsBinary(t))
 			defer ag.Close()
 			for round := 0; round < 2; round++ {
 				got, err := ag.Run(ctx, batch())

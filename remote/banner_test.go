@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -43,18 +44,32 @@ func TestExecThroughBanners(t *testing.T) {
 			if r, err := h.Exec(ctx, "printf", "%s", hostile); err != nil || string(r.Stdout) != hostile || len(r.Stderr) != 0 {
 				t.Fatalf("quoting through %s: %q %q %v", b.Name, r.Stdout, r.Stderr, err)
 			}
-			for name, bin := range map[string]string{"go": selfAsBinary(t), "sh": "/nonexistent/synthwatch"} {
-				ag := NewAgent(h)
-				ag.UseBinary(bin)
-				t.Cleanup(ag.Close)
-				for round := range 2 {
-					a, err := ag.Run(ctx, loadBatch())
-					if err != nil || len(a.reads["/proc/loadavg"]) == 0 {
-						t.Fatalf("%s agent, round %d: %v", name, round, err)
-					}
+			ag := NewAgent(h)
+			ag.UseBinary(selfAsBinary(t))
+			t.Cleanup(ag.Close)
+			for round := range 2 {
+				a, err := ag.Run(ctx, loadBatch())
+				if err != nil || len(a.reads["/proc/loadavg"]) == 0 {
+					t.Fatalf("go agent, round %d: %v", round, err)
 				}
-				if k := ag.Kind(); (name == "go") != strings.HasPrefix(k, "go ") {
-					t.Fatalf("%s agent: read by %q", name, k)
+			}
+			if k := ag.Kind(); !strings.HasPrefix(k, "go ") {
+				t.Fatalf("go agent: read by %q", k)
+			}
+			// no agent: the fallback reads through the same banners
+			none := NewAgent(h)
+			none.UseBinary("/nonexistent/synthwatch")
+			t.Cleanup(none.Close)
+			if _, err := none.Run(ctx, loadBatch()); !errors.Is(err, ErrNoAgent) || strings.Contains(none.Kind(), "Welcome") {
+				t.Fatalf("no agent: %v, kind %q", err, none.Kind())
+			}
+			for round := range 2 {
+				p := NewPrefetch(h)
+				if err := p.Load(ctx, loadBatch()); err != nil {
+					t.Fatalf("fallback, round %d: %v", round, err)
+				}
+				if got, err := p.ReadAt(ctx, "/proc/loadavg", 0, 100); err != nil || len(got) == 0 {
+					t.Fatalf("fallback, round %d: %q %v", round, got, err)
 				}
 			}
 		})

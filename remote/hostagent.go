@@ -31,52 +31,30 @@ import (
 // typed requests, answers or the launcher's arguments.
 const AgentProto = agentproto.Proto
 
-// agentLauncher starts the agent: the deployed binary (--worker-bin, else
-// synthwatch on PATH, else ~/.local/bin/synthwatch, as a launch finds it)
-// when it speaks AgentProto, which forks nothing for a steady poll; else
-// the shell agent (agentShell), which forks a few processes per op. Its
-// arguments: the nonce, the binary, the protocol, the length of the shell
-// agent's script, which comes first on stdin (the binary skips it), and
-// the first request when it fits on the command line (else it follows the
-// script on stdin).
+// agentLauncher starts the Go agent: the installed one (installed.sh),
+// else the deployed binary (--worker-bin, else synthwatch on PATH, else
+// ~/.local/bin/synthwatch, as a launch finds it; "-": none) when it speaks
+// AgentProto. Its arguments: the nonce, the binary, the protocol, and the
+// first request (base64 of its frame) when it fits on the command line
+// (else it follows the hello on stdin). With no agent it ends before a
+// hello, having said why ("@A NONCE missing|refused|mismatch …"): that
+// poll reads by the fallback (host/fallback.sh), beside the install.
 // A binary that hangs on the question (a hung mount, a wrapper that waits)
-// is given 10 s where timeout(1) is there, then left for the shell. A
-// binary that is there but speaks another protocol (older, newer, not
-// ours) is named before the shell's hello ("@A NONCE mismatch GOT PATH"), so
-// the dashboard says once why the shell reads (Agent.Kind).
+// is given 10 s where timeout(1) is there.
 var agentLauncher = whereScript + looseScript + installedScript + `k=$1 bin=$2 proto=$3
 if [ -z "$bin" ]; then bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"; fi
 to=; command -v timeout >/dev/null 2>&1 && to="timeout 10"
-if [ -f "$bin" ] && [ -x "$bin" ]; then
+if [ "$bin" != - ] && [ -f "$bin" ] && [ -x "$bin" ]; then
   got=$($to "$bin" agent --proto </dev/null 2>/dev/null)
-  [ "$got" = "$proto" ] && exec "$bin" agent --serve "$proto" --skip "$4" "$k" "$7"
+  [ "$got" = "$proto" ] && exec "$bin" agent --serve "$proto" --skip 0 "$k" "$4"
   printf '@A %s mismatch %.64s %s\n' "$k" "$(printf %s "$got" | tr -c 'A-Za-z0-9./_-' '?')" "$(printf %s "$bin" | tr '\n' '?')"
 fi
-` + agentShell
-
-// agentShell runs the shell agent (agentLauncher's arguments, and $6 the
-// script's hash): from the copy kept in the user's cache when there is one
-// (~/.cache/synthwatch/synthwatch-agent-HASH.sh), which answers the first
-// request without waiting for stdin (OpenSSH opens the channel's window a
-// round trip after the exec) and then skips the script on stdin; else from
-// the script on stdin, keeping a copy (written whole, then renamed: a
-// partial write is never taken for it) for the next start. The script is
-// read a byte a read (dd bs=1), as the cached agent skips it: busybox's
-// head -c reads a buffer, and took a first request waiting behind the
-// script with it (the agent hung, and the cache kept both as the script).
-// A host without dd reads it by head -c, as before.
-const agentShell = `cd=${XDG_CACHE_HOME:-${HOME:+$HOME/.cache}}
-c=; [ -n "$cd" ] && c=$cd/synthwatch/synthwatch-agent-$6.sh
-if [ -n "$c" ] && [ -f "$c" ]; then exec sh "$c" "$1" "$5" "$4"; fi
-sk="dd bs=1 count=$4"; command -v dd >/dev/null 2>&1 || sk="head -c $4"
-script=$($sk 2>/dev/null; echo .) && script=${script%.}
-[ -z "$c" ] || { mkdir -p "${c%/*}" && printf %s "$script" >"$c.$$" && mv -f "$c.$$" "$c"; } 2>/dev/null
-exec sh -c "$script" synthwatch-agent "$1" "$5" 0`
+`
 
 // AgentMain is "synthwatch agent ARGS" on the host: --proto prints the
 // protocol; --serve PROTO --skip N NONCE [FIRST] serves (ServeAgent) when
 // PROTO is AgentProto, first answering FIRST (a request from the command
-// line), then skipping N bytes of stdin (the shell agent's script), and
+// line), then skipping N bytes of stdin (0 from today's launcher), and
 // exits 0 when stdin ends, 70 on a bad request; another PROTO (a launcher
 // that did not ask) is named on stdout and exits 75, reading nothing. It
 // returns the exit status.
@@ -344,7 +322,7 @@ func rawMode(fi fs.FileInfo) uint32 {
 	return uint32(fi.Mode().Perm())
 }
 
-// recorder writes one op's records, as batchFuncs' hdr, fin and recf.
+// recorder writes one op's records, as fallback.sh's hdr, fin and recf.
 type recorder struct {
 	ctx    context.Context // the request's: it ends when stdin does
 	w      *bytes.Buffer
@@ -450,7 +428,7 @@ type fileStat struct {
 	mtime int64
 }
 
-// stats writes the S records of paths, as batchFuncs' stats; nil for a
+// stats writes the S records of paths, as fallback.sh's stats; nil for a
 // path that is gone.
 func (r *recorder) stats(paths ...string) []*fileStat {
 	out := make([]*fileStat, len(paths))
@@ -503,7 +481,7 @@ func (r *recorder) rd(p string, off, n int64, eof bool) {
 	r.fin()
 }
 
-// tailAt is batchFuncs' tailat: offs is an offset, or -N: N bytes before the end.
+// tailAt is fallback.sh's tailat: offs is an offset, or -N: N bytes before the end.
 func (r *recorder) tailAt(p string, size int64, offs string, maxPer int64) {
 	off := atoi(offs)
 	if off < 0 {
@@ -535,7 +513,7 @@ type thenArgs struct {
 	argv  []string
 }
 
-// count is batchFuncs' cnt.
+// count is fallback.sh's cnt.
 func (r *recorder) count(p string, size, off, k, above int64, th *thenArgs) {
 	if size < off {
 		off, k = 0, 0

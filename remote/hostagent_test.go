@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"os"
 	"os/exec"
@@ -48,11 +49,10 @@ func selfAsBinary(t testing.TB) string {
 	return p
 }
 
-// both are the two agents a host may run: the shell and the deployed binary.
+// both are the agents a host may run: today the Go agent alone (the shell
+// agent is gone; the fallback is the one-shot batch the tests compare with).
 func both(t *testing.T) map[string]*Agent {
-	sh := NewAgent(Local{})
-	t.Cleanup(sh.Close)
-	return map[string]*Agent{"sh": sh, "go": goAgent(t)}
+	return map[string]*Agent{"go": goAgent(t)}
 }
 
 // goAgentRuns says whether ag's agent is the Go one ("BIN agent NONCE").
@@ -65,7 +65,8 @@ func goAgentRuns(t *testing.T, ag *Agent) bool {
 }
 
 // The launcher runs the deployed binary when it speaks the protocol, and
-// the shell when it does not (an older build, another program, nothing).
+// none when it does not (an older build, another program, nothing): the
+// fallback reads, and the kind says why.
 func TestAgentLauncherPicksTheBinary(t *testing.T) {
 	t.Parallel()
 	ag := goAgent(t)
@@ -92,26 +93,25 @@ func TestAgentLauncherPicksTheBinary(t *testing.T) {
 		sh := NewAgent(Local{})
 		sh.UseBinary(p)
 		t.Cleanup(sh.Close)
-		a, err := sh.Run(context.Background(), b)
-		if err != nil || len(a.reads["/proc/stat"]) == 0 {
-			t.Fatalf("%s binary: the shell agent did not answer: %v", name, err)
+		if _, err := sh.Run(context.Background(), b); !errors.Is(err, ErrNoAgent) {
+			t.Fatalf("%s binary: %v, want no agent (the fallback reads)", name, err)
 		}
 		if goAgentRuns(t, sh) {
 			t.Fatalf("%s binary: run as the agent", name)
 		}
-		// the shell reads, and says why not the binary: once, as the agent's kind
-		if k := sh.Kind(); !strings.HasPrefix(k, "shell (") || !strings.Contains(k, p) || !strings.Contains(k, AgentProto) {
-			t.Errorf("%s binary: kind %q, want the shell naming the binary and the protocol", name, k)
+		// the fallback reads, and says why not the binary: once, as the agent's kind
+		if k := sh.Kind(); !strings.HasPrefix(k, "fallback (") || !strings.Contains(k, p) || !strings.Contains(k, AgentProto) {
+			t.Errorf("%s binary: kind %q, want the fallback naming the binary and the protocol", name, k)
 		}
 	}
 	none := NewAgent(Local{})
 	none.UseBinary(filepath.Join(dir, "absent"))
 	t.Cleanup(none.Close)
-	if _, err := none.Run(context.Background(), b); err != nil {
+	if _, err := none.Run(context.Background(), b); !errors.Is(err, ErrNoAgent) {
 		t.Fatalf("no binary: %v", err)
 	}
-	if k := none.Kind(); k != "shell" {
-		t.Errorf("no binary: kind %q, want shell", k)
+	if k := none.Kind(); k != "fallback" {
+		t.Errorf("no binary: kind %q, want fallback", k)
 	}
 }
 
@@ -142,7 +142,7 @@ func TestAgentExecLeavesItsJob(t *testing.T) {
 }
 
 // A binary that hangs when asked its protocol is left for the shell once
-// timeout(1) ends the question: the agent answers, as the shell.
+// timeout(1) ends the question: no agent runs, and the kind says why.
 func TestAgentLauncherHungBinary(t *testing.T) {
 	testgate.E2E(t) // it waits out timeout(1)'s 10 s: CI's end-to-end run
 	t.Parallel()
@@ -157,9 +157,11 @@ func TestAgentLauncherHungBinary(t *testing.T) {
 	t.Cleanup(ag.Close)
 	b := &Batch{}
 	b.Cat("/proc/stat", 100)
-	a, err := ag.Run(context.Background(), b)
-	if err != nil || len(a.reads["/proc/stat"]) == 0 {
-		t.Fatalf("the shell did not answer after the hung question: %v", err)
+	if _, err := ag.Run(context.Background(), b); !errors.Is(err, ErrNoAgent) {
+		t.Fatalf("after the hung question: %v, want no agent (the fallback reads)", err)
+	}
+	if k := ag.Kind(); !strings.Contains(k, "answers nothing to agent --proto") {
+		t.Errorf("kind %q: the hung binary is not named", k)
 	}
 	if goAgentRuns(t, ag) {
 		t.Fatal("the hung binary runs as the agent")

@@ -219,8 +219,9 @@ func (a *Agent) WaitInstall(ctx context.Context) (InstallResult, error, bool) {
 }
 
 // AutoInstall has the agent installed where the launcher says none is
-// (AgentPlace), beside the fallback's reads: the poll in hand is answered
-// by the shell agent, and the first poll after the copy by the Go agent.
+// (AgentPlace), beside the fallback's reads: the polls in hand are read by
+// the fallback (host/fallback.sh), and the first poll after the copy by
+// the Go agent.
 func (a *Agent) AutoInstall(on bool) {
 	a.mu.Lock()
 	a.autoInstall = on
@@ -256,13 +257,15 @@ func (a *Agent) maybeInstall() {
 		res, err := InstallAgent(ctx, h, in.place, &in.sent, &in.total)
 		a.mu.Lock()
 		in.done, in.err, in.res = true, err, res
-		a.swap = err == nil // the next poll starts the Go agent
+		if err == nil { // the next poll starts the Go agent
+			a.swap, a.noAgent = true, nil
+		}
 		a.mu.Unlock()
 		close(in.ended)
 	}()
 }
 
-// installKind is what an install adds to Kind's "shell (…)" (a.mu held).
+// installKind is what an install adds to Kind's "fallback (…)" (a.mu held).
 func (a *Agent) installKind() string {
 	in := a.inst
 	switch {

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -48,10 +49,10 @@ func TestAgentInstalledWhenMissing(t *testing.T) {
 	ag.UseBinary("/nonexistent/synthwatch")
 	ag.AutoInstall(true)
 	t.Cleanup(ag.Close)
-	if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+	if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) {
 		t.Fatal(err)
 	}
-	if k := ag.Kind(); !strings.HasPrefix(k, "shell (") || !strings.Contains(k, "installing the agent") && !strings.Contains(k, "the agent is installed at") {
+	if k := ag.Kind(); !strings.HasPrefix(k, "fallback (") || !strings.Contains(k, "installing the agent") && !strings.Contains(k, "the agent is installed at") {
 		t.Fatalf("the first poll was read by %q, want the fallback, saying the agent is on its way", k)
 	}
 	deadline := time.Now().Add(60 * time.Second)
@@ -112,7 +113,7 @@ func TestAgentInstalledRefusedWhenLoose(t *testing.T) {
 			ag.UseBinary("/nonexistent/synthwatch")
 			ag.AutoInstall(true)
 			t.Cleanup(ag.Close)
-			if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+			if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) {
 				t.Fatal(err)
 			}
 			k := ag.Kind()
@@ -155,7 +156,7 @@ func TestAgentBuildForTheHost(t *testing.T) {
 	ag.UseBinary("/nonexistent/synthwatch")
 	ag.AutoInstall(true)
 	t.Cleanup(ag.Close)
-	if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+	if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -184,7 +185,7 @@ func TestAgentInstallDropbearOffAndUnwritable(t *testing.T) {
 		ag.UseBinary("/nonexistent/synthwatch")
 		ag.AutoInstall(true)
 		t.Cleanup(ag.Close)
-		if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+		if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) {
 			t.Fatal(err)
 		}
 		if _, err, _ := ag.WaitInstall(context.Background()); err != nil {
@@ -201,11 +202,11 @@ func TestAgentInstallDropbearOffAndUnwritable(t *testing.T) {
 		ag.UseBinary("/nonexistent/synthwatch")
 		t.Cleanup(ag.Close)
 		for range 2 {
-			if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+			if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) {
 				t.Fatal(err)
 			}
 		}
-		if _, _, started := ag.WaitInstall(context.Background()); started || ag.Kind() != "shell" {
+		if _, _, started := ag.WaitInstall(context.Background()); started || ag.Kind() != "fallback" {
 			t.Fatalf("install off: started %v, kind %q", started, ag.Kind())
 		}
 		if _, err := os.Stat(filepath.Join(home, ".cache", "synthwatch", "agent")); err == nil {
@@ -220,15 +221,21 @@ func TestAgentInstallDropbearOffAndUnwritable(t *testing.T) {
 		ag.UseBinary("/nonexistent/synthwatch")
 		ag.AutoInstall(true)
 		t.Cleanup(ag.Close)
-		if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
+		if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) {
 			t.Fatal(err)
 		}
 		if _, err, _ := ag.WaitInstall(context.Background()); err == nil {
 			t.Fatal("an install into a cache that cannot be made succeeded")
 		}
-		a, err := ag.Run(context.Background(), loadBatch())
-		if err != nil || len(a.reads["/proc/loadavg"]) == 0 {
+		if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) || ag.Usable() {
+			t.Fatalf("the agent after a failed install: %v", err)
+		}
+		p := NewPrefetch(h)
+		if err := p.Load(context.Background(), loadBatch()); err != nil {
 			t.Fatalf("the fallback after a failed install: %v", err)
+		}
+		if got, err := p.ReadAt(context.Background(), "/proc/loadavg", 0, 100); err != nil || len(got) == 0 {
+			t.Fatalf("the fallback after a failed install: %q %v", got, err)
 		}
 		if k := ag.Kind(); !strings.Contains(k, "the agent was not installed") {
 			t.Fatalf("kind %q: the failure is not said", k)

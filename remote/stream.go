@@ -128,7 +128,7 @@ func (p *procStream) Write(b []byte) (int, error) { return p.in.Write(b) }
 func (p *procStream) Read(b []byte) (int, error)  { return p.out.Read(b) }
 
 // procStreamGrace is how long Close waits for the process to end on its
-// stdin's end (a shell agent's trap removes its temp dir then) before it
+// stdin's end (a command's trap removes its temp dir then) before it
 // kills it: a SIGKILL runs no trap. An idle agent ends in a few ms; a busy
 // one is ended by Kill (abort), not waited on.
 const procStreamGrace = 2 * time.Second
