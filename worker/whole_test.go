@@ -217,10 +217,12 @@ func TestWholeAnswerIsCutAtItsLimit(t *testing.T) {
 		}
 	})
 	c := NewClient(ts.URL, "generate", "", 1)
-	c.IdleGap = 100 * time.Millisecond
+	// the gap is 50 trickles long: a loaded machine under -race once stalled
+	// a 10 ms trickle past a 100 ms gap (CI), which is no trickle at all
+	c.IdleGap = 500 * time.Millisecond
 	c.askWhole("http://127.0.0.1:1", 300, 300, 32) // another server
 	p := Prompt{Text: json.RawMessage(`"q"`)}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	_, err := c.Complete(ctx, "rid-1", p, 1200, nil) // streamed: the trickle keeps it alive
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -229,7 +231,7 @@ func TestWholeAnswerIsCutAtItsLimit(t *testing.T) {
 	c.askWhole(ts.URL, 300, 300, 32)
 	_, err = c.Complete(context.Background(), "rid-2", p, 1200, nil)
 	var lim errWholeLimit
-	if !errors.As(err, &lim) || lim.limit != 200*time.Millisecond || classify(err) != retryable {
+	if !errors.As(err, &lim) || lim.limit != time.Second || classify(err) != retryable {
 		t.Fatalf("whole request: %v (%T)", err, err)
 	}
 	if !reflect.DeepEqual(asked, []bool{true, false}) {
