@@ -30,9 +30,10 @@ type Gauges struct {
 }
 
 // Controller decides how many requests of one class are in flight: the
-// window. It starts small and grows only while answers arrive and the
-// server takes all it is sent (its queue is empty), doubling until the
-// first sign that the server is full, then by an eighth. A full server
+// window. It starts small and grows while the server runs what it is
+// sent with room to spare (before any answer: a LONG one takes minutes),
+// doubling until the first sign that the server is full, then by an
+// eighth; a server that holds none of what was sent (restarting) is no room. A full server
 // (a queue, retractions) gets no more: the window keeps a small queue
 // waiting so that the batch refills at once; a longer queue brings it back
 // to what the server runs plus that queue; a retraction gives back what was
@@ -223,6 +224,13 @@ func (c *Controller) gauged(s Signals, retracted float64) {
 		// an answer and the next send count here too, so it is not asked.
 		c.longQueue = 0
 		c.note(fmt.Sprintf("= the server holds %.0f of %d sent", g.Running+g.Queued, s.InFlight), s)
+	case g.Running+g.Queued < 1 && s.InFlight > 0:
+		// the server holds none of what was sent: it is restarting, or
+		// just restarted and has not been reached yet. Its empty gauges
+		// are no room: growing here sent a restarted server twice the
+		// window at once (TestAdaptiveWindowFollowsRestartAndHalvedCapacity).
+		c.longQueue = 0
+		c.note(fmt.Sprintf("= the server holds 0 of %d sent", s.InFlight), s)
 	case c.answered || g.Running > 0: // the server runs what it is sent
 		c.longQueue = 0
 		if s.InFlight < c.window*3/4 {

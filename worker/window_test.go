@@ -217,3 +217,36 @@ func TestControllerStepsBackWhenTokensFall(t *testing.T) {
 		t.Errorf("cut with no step up: %s", c2.Reason())
 	}
 }
+
+// A server that restarted shows empty gauges while the worker's requests
+// wait for it: that is no room. The window takes the failures' cut and
+// holds until the server runs what it is sent again, then grows.
+func TestControllerHoldsWhileARestartedServerHoldsNothing(t *testing.T) {
+	t.Parallel()
+	c := NewController(1024)
+	srv := traceServer{capacity: 80, perReq: 10}
+	for range 40 {
+		c.Observe(srv.signals(c.Window(), true))
+	}
+	before := c.Window()
+	c.Observe(Signals{Seconds: 2, InFlight: before, Failures: before / 2}) // the restart cuts what was out
+	cut := c.Window()
+	if cut >= before {
+		t.Fatalf("no cut on the restart's failures: %d → %d", before, cut)
+	}
+	for i := range 10 { // the cooldown, then the fresh server's empty gauges
+		c.Observe(Signals{Seconds: 2, InFlight: cut, Server: Gauges{OK: true}})
+		if c.Window() != cut {
+			t.Fatalf("decision %d: grew to %d on a server that holds none of %d sent (%s)", i, c.Window(), cut, c.Reason())
+		}
+	}
+	if r := c.Reason(); !strings.HasPrefix(r, "= the server holds 0 of") {
+		t.Errorf("reason %q", r)
+	}
+	for range 20 { // the server runs again
+		c.Observe(srv.signals(c.Window(), true))
+	}
+	if c.Window() < before*8/10 {
+		t.Errorf("did not grow back: %d, was %d", c.Window(), before)
+	}
+}
