@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,8 +54,8 @@ func statusRoot(b testing.TB) string {
 	}
 	os.WriteFile(filepath.Join(root, "pipeline.toml"), []byte(man.String()), 0o644)
 	os.MkdirAll(filepath.Join(root, "logs"), 0o755)
-	os.WriteFile(filepath.Join(root, "logs", "inference_all.log"), []byte("Processing: B2_opencodeinstruct (SHORT)\n"+strings.Repeat("2450/6000 (1 err) 9.8 req/s avg_comp=248tok ETA=6m\n", 20000)), 0o644)
-	os.WriteFile(filepath.Join(root, "logs", "sglang_inference.log"), []byte(strings.Repeat("[2026-12-01 09:00:00] Decode batch, #running-req: 16, #token: 4096, token usage: 0.02, gen throughput (token/s): 2560.00, #queue-req: 0\n", 8000)), 0o644)
+	os.WriteFile(filepath.Join(root, "logs", "inference_all.log"), workerLogOf("B2_opencodeinstruct", 1<<20), 0o644)
+	os.WriteFile(filepath.Join(root, "logs", "sglang_inference.log"), serverLogOf(1<<20), 0o644)
 	return root
 }
 
@@ -96,9 +97,46 @@ func bigStatusRoot(b testing.TB, mb int) string {
 	}
 	os.WriteFile(filepath.Join(root, "pipeline.toml"), []byte(man.String()), 0o644)
 	os.MkdirAll(filepath.Join(root, "logs"), 0o755)
-	os.WriteFile(filepath.Join(root, "logs", "inference_all.log"), []byte("Processing: B02_cat (SHORT)\n"+strings.Repeat("2450/6000 (1 err) 9.8 req/s avg_comp=248tok ETA=6m\n", 20000)), 0o644)
-	os.WriteFile(filepath.Join(root, "logs", "sglang_inference.log"), []byte(strings.Repeat("[2026-12-01 09:00:00] Decode batch, #running-req: 16, #token: 4096, token usage: 0.02, gen throughput (token/s): 2560.00, #queue-req: 0\n", 20<<20/150)), 0o644)
+	os.WriteFile(filepath.Join(root, "logs", "inference_all.log"), workerLogOf("B02_cat", 1<<20), 0o644)
+	os.WriteFile(filepath.Join(root, "logs", "sglang_inference.log"), serverLogOf(20<<20), 0o644)
 	return root
+}
+
+// workerLogOf is a worker log of about size bytes as a night writes it:
+// the category's header lines, then progress lines whose figures move
+// (a log of one line repeated would deflate to nothing and flatter the
+// bytes on the wire).
+func workerLogOf(cat string, size int) []byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var w strings.Builder
+	fmt.Fprintf(&w, "============================================================\nProcessing: %s (SHORT)\n============================================================\n%s: 600000 prompts\nRunning 600000 requests (concurrency=150, max_tokens=10240)...\n", cat, cat)
+	for k := 50; w.Len() < size; k += 50 {
+		left := 600000 - k
+		rate := 8 + 4*rng.Float64()
+		fmt.Fprintf(&w, "%d/600000 (%d err) %.1f req/s avg_comp=%dtok ETA=%.1fh\n", k, k/9000, rate, 200+rng.IntN(120), float64(left)/rate/3600)
+	}
+	return []byte(w.String())
+}
+
+// serverLogOf is an SGLang log of about size bytes: decode and prefill
+// batch lines whose figures and times move, and uvicorn's access lines.
+func serverLogOf(size int) []byte {
+	rng := rand.New(rand.NewPCG(3, 4))
+	t0 := time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)
+	var w strings.Builder
+	for i := 0; w.Len() < size; i++ {
+		ts := t0.Add(time.Duration(i) * 400 * time.Millisecond).Format("2006-01-02 15:04:05")
+		run := 120 + rng.IntN(40)
+		switch i % 10 {
+		case 3:
+			fmt.Fprintf(&w, "[%s TP0] Prefill batch, #new-seq: %d, #new-token: %d, #cached-token: %d, token usage: %.2f, #running-req: %d, #queue-req: %d\n", ts, 1+rng.IntN(6), 400+rng.IntN(3000), rng.IntN(2000), 0.3+0.4*rng.Float64(), run, rng.IntN(20))
+		case 7:
+			fmt.Fprintf(&w, "[%s] INFO:     127.0.0.1:%d - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n", ts, 30000+rng.IntN(30000))
+		default:
+			fmt.Fprintf(&w, "[%s TP0] Decode batch, #running-req: %d, #token: %d, token usage: %.2f, cuda graph: True, gen throughput (token/s): %.2f, #queue-req: %d\n", ts, run, 200000+rng.IntN(200000), 0.3+0.4*rng.Float64(), 1800+900*rng.Float64(), rng.IntN(20))
+		}
+	}
+	return []byte(w.String())
 }
 
 // BenchmarkStatusCommandVsHabit: the command a user types,

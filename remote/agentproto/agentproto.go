@@ -7,7 +7,10 @@
 // the dashboard's, new each session, so nothing a login shell printed
 // before the agent started (an rc file's echo, a MOTD, a conda notice) can
 // be taken for it. After the marker, stdout is frames only: a 4-byte
-// big-endian length, then that many bytes of one gob message. The first
+// big-endian length, then that many bytes of one gob message, deflated
+// when that is smaller and the message is over compressAbove (the length's
+// top bit says so): a cold poll's answer is mostly log text, which SSH
+// carries as it is (x/crypto/ssh has no compression). The first
 // frame is a Hello; then each Request frame on stdin gets one Answer frame.
 // A frame over MaxFrame is refused, never buffered.
 package agentproto
@@ -15,6 +18,7 @@ package agentproto
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"encoding/gob"
 	"errors"
@@ -26,11 +30,11 @@ import (
 // message's meaning. The installed agent's path is keyed by it
 // (~/.cache/synthwatch/agent/<Version>-<os>-<arch>/synthwatch), so a bump
 // installs the new agent beside the old one.
-const Version = 8
+const Version = 9
 
 // Proto names Version as `synthwatch agent --proto` prints it
 // (TestProtoIsVersion keeps the two one).
-const Proto = "synthwatch-agent/8"
+const Proto = "synthwatch-agent/9"
 
 // MaxFrame bounds one frame: an answer's reads are bounded by the
 // caller's per-poll limits; this keeps a broken host (or a stray writer on
@@ -99,10 +103,22 @@ type OpAnswer struct {
 
 // Writer writes frames of gob messages.
 type Writer struct {
-	w   io.Writer
-	buf bytes.Buffer
-	enc *gob.Encoder
+	w    io.Writer
+	buf  bytes.Buffer
+	enc  *gob.Encoder
+	zbuf bytes.Buffer
+	zw   *flate.Writer
 }
+
+// compressAbove: a message this long or shorter goes as it is (a steady
+// poll's few records gain little and would pay the compressor's setup).
+const compressAbove = 2 << 10
+
+// maxInflated bounds a deflated frame once inflated (a variable for its test).
+var maxInflated int64 = MaxFrame
+
+// deflated marks a frame's length: its payload is deflated.
+const deflated = 1 << 31
 
 // NewWriter writes frames to w.
 func NewWriter(w io.Writer) *Writer {
@@ -115,16 +131,35 @@ func NewWriter(w io.Writer) *Writer {
 // writing it: the dashboard sends a first request on the command line.
 func (fw *Writer) Frame(v any) ([]byte, error) {
 	fw.buf.Reset()
-	fw.buf.Write(make([]byte, 4))
 	if err := fw.enc.Encode(v); err != nil {
 		return nil, err
 	}
-	b := fw.buf.Bytes()
-	if len(b)-4 > MaxFrame {
-		return nil, fmt.Errorf("agentproto: a frame of %d bytes, over the bound of %d", len(b)-4, MaxFrame)
+	p := fw.buf.Bytes()
+	if len(p) > MaxFrame {
+		return nil, fmt.Errorf("agentproto: a frame of %d bytes, over the bound of %d", len(p), MaxFrame)
 	}
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	return append([]byte(nil), b...), nil
+	flag := uint32(0)
+	if len(p) > compressAbove {
+		fw.zbuf.Reset()
+		if fw.zw == nil {
+			fw.zw, _ = flate.NewWriter(&fw.zbuf, flate.BestSpeed) // BestSpeed is a valid level: no error
+		} else {
+			fw.zw.Reset(&fw.zbuf)
+		}
+		if _, err := fw.zw.Write(p); err != nil {
+			return nil, err
+		}
+		if err := fw.zw.Close(); err != nil {
+			return nil, err
+		}
+		if fw.zbuf.Len() < len(p) {
+			p, flag = fw.zbuf.Bytes(), deflated
+		}
+	}
+	out := make([]byte, 4+len(p))
+	binary.BigEndian.PutUint32(out, uint32(len(p))|flag)
+	copy(out[4:], p)
+	return out, nil
 }
 
 // Send writes v as one frame.
@@ -175,17 +210,27 @@ var ErrTooBig = errors.New("agentproto: a frame over the bound")
 // frames is the payloads of frames, one at a time: the decoder reads
 // within the frame that next opened, never past it.
 // It is an io.ByteReader, so gob reads it as it is, not through a
-// buffer of its own that would read ahead into the next frame.
+// buffer of its own that would read ahead into the next frame. A deflated
+// frame is inflated whole first, bounded by MaxFrame like any other.
 type frames struct {
 	r    *bufio.Reader
 	left int
+	z    *bytes.Reader // the inflated payload of a deflated frame, else nil
+	zr   io.ReadCloser
+}
+
+func (f *frames) src() io.ByteReader {
+	if f.z != nil {
+		return f.z
+	}
+	return f.r
 }
 
 func (f *frames) ReadByte() (byte, error) {
 	if f.left == 0 {
 		return 0, io.ErrUnexpectedEOF
 	}
-	c, err := f.r.ReadByte()
+	c, err := f.src().ReadByte()
 	if err == nil {
 		f.left--
 	} else if err == io.EOF {
@@ -202,11 +247,34 @@ func (f *frames) next() error {
 		}
 		return err
 	}
-	n := binary.BigEndian.Uint32(h[:])
+	hv := binary.BigEndian.Uint32(h[:])
+	n := hv &^ deflated
 	if n > MaxFrame {
 		return fmt.Errorf("%w: %d bytes, the bound is %d", ErrTooBig, n, MaxFrame)
 	}
-	f.left = int(n)
+	f.z = nil
+	if hv&deflated == 0 {
+		f.left = int(n)
+		return nil
+	}
+	lr := &io.LimitedReader{R: f.r, N: int64(n)}
+	if f.zr == nil {
+		f.zr = flate.NewReader(lr)
+	} else if err := f.zr.(flate.Resetter).Reset(lr, nil); err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	got, err := io.Copy(&out, io.LimitReader(f.zr, maxInflated+1))
+	if err != nil {
+		return fmt.Errorf("agentproto: a deflated frame: %w", err)
+	}
+	if got > maxInflated {
+		return fmt.Errorf("%w: over %d bytes inflated", ErrTooBig, maxInflated)
+	}
+	if lr.N != 0 { // the deflated payload ended before its frame: the next frame would start mid-way
+		return fmt.Errorf("agentproto: %d bytes after a deflated frame's payload", lr.N)
+	}
+	f.z, f.left = bytes.NewReader(out.Bytes()), int(got)
 	return nil
 }
 
@@ -217,7 +285,13 @@ func (f *frames) Read(p []byte) (int, error) {
 	if len(p) > f.left {
 		p = p[:f.left]
 	}
-	n, err := f.r.Read(p)
+	var n int
+	var err error
+	if f.z != nil {
+		n, err = f.z.Read(p)
+	} else {
+		n, err = f.r.Read(p)
+	}
 	f.left -= n
 	if err == io.EOF && f.left > 0 {
 		err = io.ErrUnexpectedEOF

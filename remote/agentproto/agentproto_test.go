@@ -2,6 +2,7 @@ package agentproto
 
 import (
 	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -59,5 +60,62 @@ func TestFrameOverTheBound(t *testing.T) {
 	var a Answer
 	if err := r.Recv(&a); !errors.Is(err, ErrTooBig) {
 		t.Fatalf("got %v, want ErrTooBig", err)
+	}
+}
+
+// A long message is deflated on the wire and read back whole; a short one
+// goes as it is; frames of both kinds follow each other on one stream.
+func TestFramesDeflated(t *testing.T) {
+	var wire bytes.Buffer
+	w := NewWriter(&wire)
+	logText := []byte(strings.Repeat("[2026-12-01 09:00:00] Decode batch, #running-req: 16, #token: 4096, gen throughput (token/s): 2560.00\n", 2000))
+	msgs := []Answer{
+		{Ops: []OpAnswer{{Key: 1, Data: logText}}},
+		{Ops: []OpAnswer{{Key: 2, Data: []byte("@S f 1 2 3\n")}}},
+		{Ops: []OpAnswer{{Key: 3, Data: logText[:len(logText)/2]}}},
+	}
+	for _, m := range msgs {
+		if err := w.Send(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if wire.Len() > len(logText)/4 {
+		t.Errorf("%d bytes on the wire for %d of log text: not deflated", wire.Len(), len(logText)*3/2)
+	}
+	r := NewReader(&wire)
+	for i, want := range msgs {
+		var got Answer
+		if err := r.Recv(&got); err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if got.Ops[0].Key != want.Ops[0].Key || !bytes.Equal(got.Ops[0].Data, want.Ops[0].Data) {
+			t.Fatalf("frame %d: key %d, %d bytes; want key %d, %d bytes", i, got.Ops[0].Key, len(got.Ops[0].Data), want.Ops[0].Key, len(want.Ops[0].Data))
+		}
+	}
+}
+
+// A deflated frame that inflates past MaxFrame is refused, not buffered
+// whole; one whose payload ends before its length is an error, not a
+// stream read from the middle of a frame.
+func TestDeflatedFrameBounds(t *testing.T) {
+	var z bytes.Buffer
+	zw, _ := flate.NewWriter(&z, flate.BestCompression)
+	defer func(m int64) { maxInflated = m }(maxInflated)
+	maxInflated = 1 << 20 // MaxFrame's rule, at a size a test can inflate
+	zw.Write(make([]byte, maxInflated+1))
+	zw.Close()
+	var h [4]byte
+	binary.BigEndian.PutUint32(h[:], uint32(z.Len())|deflated)
+	var a Answer
+	if err := NewReader(io.MultiReader(bytes.NewReader(h[:]), &z)).Recv(&a); !errors.Is(err, ErrTooBig) {
+		t.Fatalf("a bomb: got %v, want ErrTooBig", err)
+	}
+	z.Reset()
+	zw.Reset(&z)
+	zw.Write([]byte("short"))
+	zw.Close()
+	binary.BigEndian.PutUint32(h[:], uint32(z.Len()+3)|deflated)
+	if err := NewReader(io.MultiReader(bytes.NewReader(h[:]), &z, strings.NewReader("xyz"))).Recv(&a); err == nil || !strings.Contains(err.Error(), "after a deflated frame") {
+		t.Fatalf("trailing bytes: got %v", err)
 	}
 }
