@@ -147,7 +147,7 @@ func (w *Watcher) countOnHost(steady bool) {
 // batchFor is prefetch's batch.
 func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 	full, zone, vit, vitPid, disk := ask.full, ask.zone, ask.vit, ask.vitPid, ask.disk
-	b := &remote.Batch{}
+	b := &remote.Batch{Digests: ask.steady} // the agent digests a log's history; the fallback reads it
 	l := w.layout()
 	if !w.cnt.haveMan {
 		b.Cat(l.Manifest(), 1<<20)

@@ -27,8 +27,17 @@ type logs struct {
 
 func newLogs(o Options) logs {
 	l := logs{tail: remote.NewTail(o.WorkerLog), worker: NewRing(o.LogLines), server: NewRing(o.LogLines)}
-	l.tail.StartBack = 1 << 20 // enough of the worker log to know where each category stands
-	l.tail.Jump = true         // a burst skips to its newest lines, said in the pane
+	// a megabyte back: enough of the worker log to know where each
+	// category stands. The Go agent sends all but its last 64 KB (the
+	// pane's lines) digested: runs of progress lines thinned on the host.
+	// The byte before the start (a whole first line?) fits MaxPerPoll too.
+	// A one-shot status shows no pane: all but its last 4 KB go digested.
+	pane := int64(64 << 10)
+	if o.OnePoll {
+		pane = 4 << 10
+	}
+	l.tail.StartBack, l.tail.History, l.tail.Digest = pane, 1<<20-pane-1, parse.DigestWorker
+	l.tail.Jump = true // a burst skips to its newest lines, said in the pane
 	return l
 }
 

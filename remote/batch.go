@@ -25,6 +25,9 @@ type Batch struct {
 	execs []string // the command line of each exec op, by index
 	thens []then   // the commands CountThen runs, by index
 	nonce string   // ends every record: a cut read shows (set by Argv)
+	// Digests: the batch goes to the Go agent, which digests a Tail's
+	// history on its first attach (taild); the fallback does not.
+	Digests bool
 }
 
 // Cat reads [0, max) of path (a small whole file: a manifest, worker.json, /proc/stat).
@@ -43,14 +46,19 @@ func (b *Batch) Glob(pattern, dir, name string) {
 // head that tells a replaced file from a grown one.
 func (b *Batch) Tail(t *Tail) {
 	b.ops = append(b.ops, len(b.args))
+	if b.Digests && !t.attached && t.Digest != "" && t.History > 0 {
+		b.args = append(b.args, "taild", t.Path, "-"+strconv.FormatInt(t.StartBack+1, 10), strconv.FormatInt(t.MaxPerPoll, 10),
+			strconv.FormatInt(t.History, 10), t.Digest)
+		return
+	}
 	b.args = append(b.args, "tail", t.Path, t.batchOff(), strconv.FormatInt(t.MaxPerPoll, 10))
 }
 
 // batchOff is where t reads next: its offset, or "-N" to attach N bytes
-// before the end (Tail.plan's attach).
+// before the end (Tail.plan's attach, read as it is).
 func (t *Tail) batchOff() string {
 	if !t.attached {
-		return "-" + strconv.FormatInt(t.StartBack+1, 10)
+		return "-" + strconv.FormatInt(t.StartBack+t.History+1, 10)
 	}
 	return strconv.FormatInt(t.off, 10)
 }
@@ -94,7 +102,7 @@ func (b *Batch) Each(dir string, tails []*Tail, counts []*Counter) {
 	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "each", dir, strconv.Itoa(len(tails)))
 	for _, t := range tails {
-		b.args = append(b.args, path.Base(t.Path), strconv.FormatInt(t.StartBack+1, 10), strconv.FormatInt(t.MaxPerPoll, 10))
+		b.args = append(b.args, path.Base(t.Path), strconv.FormatInt(t.StartBack+t.History+1, 10), strconv.FormatInt(t.MaxPerPoll, 10))
 	}
 	b.args = append(b.args, strconv.Itoa(len(counts)))
 	for _, c := range counts {
@@ -143,7 +151,8 @@ func (b *Batch) Argv() []string {
 // ended), N (count: A from, B bytes, C lines), X (exec: path its index,
 // A exit code, B stdout bytes; data stdout then stderr), L and P (readlink
 // and realpath: data the target). STATUS is ok, f, d, p (a FIFO), o, noent or err
-// (data the message).
+// (data the message). D (a Tail's history digested, by the Go agent only:
+// A and B the range it stands for) is in digest.go.
 type answers struct {
 	stats  map[string]statAns
 	reads  map[string][]readAns
@@ -152,6 +161,7 @@ type answers struct {
 	execs  map[string]ExecResult
 	links  map[string]linkAns
 	real   map[string]linkAns
+	digest map[string][]byte
 }
 
 type statAns struct {
@@ -217,7 +227,7 @@ func parseBatch(out []byte, execs []string, nonce string) (*answers, error) {
 func parseBatchOf(out []byte, b *Batch, names []string) (*answers, error) {
 	nonce := b.nonce
 	a := &answers{stats: map[string]statAns{}, reads: map[string][]readAns{}, globs: map[string]globAns{},
-		counts: map[string]countAns{}, execs: map[string]ExecResult{}, links: map[string]linkAns{}, real: map[string]linkAns{}}
+		counts: map[string]countAns{}, execs: map[string]ExecResult{}, links: map[string]linkAns{}, real: map[string]linkAns{}, digest: map[string][]byte{}}
 	if i := bytes.Index(out, []byte("@H "+nonce+"\n")); i >= 0 {
 		out = out[i+len("@H "+nonce+"\n"):] // what a login shell's rc printed before the script ran
 	} else if len(out) > 0 && out[0] != '@' {
@@ -320,6 +330,10 @@ func (a *answers) add(kind, status string, num []int64, p string, data []byte, b
 		a.links[p] = linkAns{target: string(data), err: err}
 	case "P":
 		a.real[p] = linkAns{target: string(data), err: err}
+	case "D":
+		if !failed {
+			a.digest[p] = append([]byte{}, data...)
+		}
 	}
 }
 

@@ -374,7 +374,7 @@ func atoi(s string) int64 {
 // opArgs is how many arguments each op takes before its command, and
 // which of them counts the command's words (-1: it runs none).
 var opArgs = map[string]struct{ fixed, argvLen int }{
-	"cat": {2, -1}, "glob": {3, -1}, "tail": {3, -1}, "count": {4, -1}, "countthen": {7, 6},
+	"cat": {2, -1}, "glob": {3, -1}, "tail": {3, -1}, "taild": {5, -1}, "count": {4, -1}, "countthen": {7, 6},
 	"realpath": {1, -1}, "exec": {2, 1}, "procs": {3, 2},
 }
 
@@ -401,6 +401,11 @@ func (r *recorder) dispatch(name string, a []string) error {
 		r.glob(a[0], a[1], a[2])
 	case "tail":
 		if size, ok := r.stat1(a[0]); ok {
+			r.tailAt(a[0], size, a[1], atoi(a[2]))
+		}
+	case "taild":
+		if size, ok := r.stat1(a[0]); ok {
+			r.digest(a[0], size, atoi(a[1]), atoi(a[3]), a[4])
 			r.tailAt(a[0], size, a[1], atoi(a[2]))
 		}
 	case "count", "countthen":

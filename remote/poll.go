@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // Poller reads many tails and counters in one batch. Every stat goes out at
@@ -21,6 +23,12 @@ type Poller struct {
 type PollResult struct {
 	Tails  []TailUpdate
 	Counts []CountUpdate
+}
+
+// tailDigester is a reader that may hold a first attach's history,
+// digested on the host (Prefetch.TailDigest).
+type tailDigester interface {
+	TailDigest(path string) ([]byte, bool)
 }
 
 type statResult struct {
@@ -57,11 +65,23 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 		up := &res.Tails[i]
 		up.Path = t.Path
 		st := paths[t.Path]
+		var hist []Line // a first attach's history, digested on the host
+		if dg, ok := h.(tailDigester); ok && !t.attached && t.Digest != "" {
+			if d, ok := dg.TailDigest(t.Path); ok {
+				t.digested = d
+			}
+		}
 		off, n, checkHead := t.plan(st.fi, st.err, up)
+		if t.digested != nil && up.Event == TailAttached {
+			sp := parse.NewSplitter(t.MaxLine)
+			sp.Feed(t.digested, func(l []byte, truncated bool) { hist = append(hist, Line{Text: string(l), Truncated: truncated}) })
+		}
+		t.digested = nil
 		if up.Event == TailMissing || up.Event == TailTruncated {
 			forget(t.Path)
 		}
 		if n == 0 {
+			up.Lines = hist
 			t.ahead.update(0, 0)
 			continue
 		}
@@ -98,6 +118,9 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 				head = nil
 			}
 			t.apply(data, head, size, up)
+			if hist != nil {
+				up.Lines = append(hist, up.Lines...)
+			}
 			if up.Event == TailReplaced {
 				forget(t.Path)
 			}

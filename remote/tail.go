@@ -45,7 +45,14 @@ type Tail struct {
 	// once was half an hour behind). For a log on screen, not for a file
 	// whose every line counts.
 	Jump bool
+	// Digest (a parse.Digest name) and History: on a first attach through
+	// a reader that digests (the Go agent's taild), the History bytes
+	// before StartBack's reach come as a digest of their lines, the rest
+	// as they are; any other reader reads StartBack+History as they are.
+	Digest  string
+	History int64
 
+	digested  []byte // this attach's digest, when one answered (Poller)
 	off       int64
 	head      []byte // the file's first bytes, to notice a replacement
 	attached  bool
@@ -99,7 +106,11 @@ func (t *Tail) plan(fi FileInfo, statErr error, up *TailUpdate) (off int64, n in
 	if !t.attached {
 		t.attached, up.Event = true, TailAttached
 		// start one byte early: if that byte is a newline, the first line is whole
-		t.off = max(0, fi.Size-t.StartBack-1)
+		back := t.StartBack + t.History
+		if t.digested != nil {
+			back = t.StartBack // the history came digested
+		}
+		t.off = max(0, fi.Size-back-1)
 		t.skipFirst = t.off > 0
 		t.head = nil
 	}

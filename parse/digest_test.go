@@ -1,0 +1,91 @@
+package parse
+
+import (
+	"strings"
+	"testing"
+)
+
+// The digest keeps every line but the middles of progress runs, in order;
+// folding the kept lines gives what folding all of them gives: the last
+// progress line of each category, every header, error and wait.
+func TestDigestWorkerLog(t *testing.T) {
+	t.Parallel()
+	in := strings.Join([]string{
+		"Processing: B1_glaive (SHORT)",
+		"B1_glaive: 300 prompts",
+		"50/300 (0 err) 1.1 req/s avg_comp=217tok ETA=2.4h",
+		"100/300 (0 err) 1.2 req/s avg_comp=217tok ETA=2.3h",
+		"150/300 (1 err) 1.3 req/s avg_comp=217tok ETA=2.2h",
+		"Traceback (most recent call last):",
+		"  File \"x.py\", line 1, in <module>",
+		"ValueError: boom",
+		"200/300 (1 err) 1.3 req/s avg_comp=217tok ETA=2.1h",
+		"Server http://127.0.0.1:30000 unavailable (connection refused): waiting for /health",
+		"250/300 (1 err) 1.3 req/s avg_comp=217tok ETA=2.0h",
+		"260/300 (1 err) 1.3 req/s avg_comp=217tok ETA=1.0h",
+		"270/300 (1 err) 1.3 req/s avg_comp=217tok ETA=0.5h",
+		"Processing: B2_opencodeinstruct (SHORT)",
+		"10/70 (0 err) 2.0 req/s avg_comp=300tok ETA=1m",
+		"partial line with no newline",
+	}, "\n")
+	got := string(DigestLog(DigestWorker, []byte(in)))
+	want := strings.Join([]string{
+		"Processing: B1_glaive (SHORT)",
+		"B1_glaive: 300 prompts",
+		"50/300 (0 err) 1.1 req/s avg_comp=217tok ETA=2.4h",
+		"150/300 (1 err) 1.3 req/s avg_comp=217tok ETA=2.2h",
+		"Traceback (most recent call last):",
+		"  File \"x.py\", line 1, in <module>",
+		"ValueError: boom",
+		"200/300 (1 err) 1.3 req/s avg_comp=217tok ETA=2.1h",
+		"Server http://127.0.0.1:30000 unavailable (connection refused): waiting for /health",
+		"250/300 (1 err) 1.3 req/s avg_comp=217tok ETA=2.0h",
+		"270/300 (1 err) 1.3 req/s avg_comp=217tok ETA=0.5h",
+		"Processing: B2_opencodeinstruct (SHORT)",
+		"10/70 (0 err) 2.0 req/s avg_comp=300tok ETA=1m",
+	}, "\n") + "\n"
+	if got != want {
+		t.Fatalf("digest:\n%s\nwant:\n%s", got, want)
+	}
+	fold := func(s string) (last map[string]string, tally int, kinds []WorkerKind) {
+		last = map[string]string{}
+		var ft FailureTally
+		cur := ""
+		for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+			w := ParseWorkerLine(l)
+			if ft.Fold(w) {
+				tally++
+			}
+			switch w.Kind {
+			case WProcessing:
+				cur = w.Category
+			case WProgress:
+				last[cur] = l
+				continue
+			}
+			kinds = append(kinds, w.Kind)
+		}
+		return
+	}
+	wl, wt, wk := fold(in[:strings.LastIndexByte(in, '\n')+1])
+	gl, gt, gk := fold(got)
+	if len(wl) != len(gl) || wl["B1_glaive"] != gl["B1_glaive"] || wl["B2_opencodeinstruct"] != gl["B2_opencodeinstruct"] || wt != gt || len(wk) != len(gk) {
+		t.Errorf("the digest folds otherwise: last %v vs %v, failures %d vs %d, other kinds %v vs %v", wl, gl, wt, gt, wk, gk)
+	}
+	if other := DigestLog("none", []byte(in)); string(other) != in {
+		t.Errorf("an unknown digest changed the lines")
+	}
+}
+
+func BenchmarkDigestWorkerLog(b *testing.B) {
+	var w strings.Builder
+	w.WriteString("Processing: B1_glaive (SHORT)\n")
+	for k := 0; w.Len() < 1<<20; k++ {
+		w.WriteString("2450/6000 (1 err) 9.8 req/s avg_comp=248tok ETA=6m\n")
+	}
+	data := []byte(w.String())
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		DigestLog(DigestWorker, data)
+	}
+}
