@@ -94,10 +94,14 @@ func healthOnly(t *testing.T) string {
 }
 
 // sgDecodeRun is SGLang decoding fast (several lines a second, one stamp
-// per second) from 02:59:50 to 02:59:55, the last figure 930 tok/s.
+// per second) from 02:59:50 to 02:59:55, the last figure 930 tok/s, after
+// the prefill line that took in its last request at 02:59:49, 6 s before
+// the last decode line (as real logs have it: a prefill line with
+// #new-seq > 0 is not the last batch line of a run).
 func sgDecodeRun() string {
 	var b strings.Builder
 	b.WriteString("[2026-11-29 02:59:00] The server is fired up and ready to roll!\n")
+	b.WriteString(sgPrefillLine)
 	for sec := 50; sec <= 55; sec++ {
 		for i := 0; i < 5; i++ {
 			b.WriteString("[2026-11-29 02:59:" + twoDigits(sec) + " TP0] Decode batch, #running-req: 24, #token: 9000, token usage: 0.30, cuda graph: True, gen throughput (token/s): 930.00, #queue-req: 0\n")
@@ -105,6 +109,10 @@ func sgDecodeRun() string {
 	}
 	return b.String()
 }
+
+// sgPrefillLine is SGLang's prefill line (scheduler_components/
+// metrics_reporter.py @ c9cbe8f2, log_prefill_stats) taking in one request.
+const sgPrefillLine = "[2026-11-29 02:59:49 TP0] Prefill batch, #new-seq: 1, #new-token: 812, #cached-token: 3072, token usage: 0.29, #running-req: 23, #queue-req: 0, #pending-token: 0, cuda graph: False, input throughput (token/s): 4210.00\n"
 
 func accessLines(from, to int, path string) string {
 	var b strings.Builder
@@ -126,6 +134,12 @@ func TestIdleWithLastBatch(t *testing.T) {
 	if v.State != ServerReady || v.GenThroughput != 0 || v.RunningReqs != 0 || lb == nil || lb.GenThroughput != 930 || lb.RunningReqs != 24 ||
 		lb.At == nil || lb.At.Format("15:04:05") != "02:59:55" || lb.AgeSeconds < 20 {
 		t.Fatalf("server %+v, last batch %+v", v, lb)
+	}
+	// a minute of health checks only (the prefill line before the last
+	// decode line no longer holds the run open): idle, the last batch aged
+	if s = serverAfter(t, sgDecodeRun(), accessLines(0, 59, "GET /health"), Options{ServerURL: url}); s.Server.State != ServerReady ||
+		s.Server.RunningReqs != 0 || s.Server.LastBatch == nil || s.Server.LastBatch.AgeSeconds < 59 {
+		t.Fatalf("after 59 s of health checks: %+v, last batch %+v", s.Server, s.Server.LastBatch)
 	}
 	// the last requests' completions right after the last decode line, then
 	// only health checks: idle (the review's F5)
