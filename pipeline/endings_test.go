@@ -234,21 +234,28 @@ func TestGoldenServerEndings(t *testing.T) {
 func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 	t.Parallel()
 	a, b := healthOnly(t), healthOnly(t)
-	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/workers":
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"workers":[{"url":"` + a + `","model_id":"m","worker_type":"regular","load":5},{"url":"` + b + `","model_id":"m","worker_type":"regular"}],"total":2}`))
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(gw.Close)
+	// the gateway's /workers: A's load 5 in the list, or (the metrics
+	// style) no load, so A's count can only come from the series
+	gateway := func(load string) string {
+		gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/workers":
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"workers":[{"url":"` + a + `","model_id":"m","worker_type":"regular"` + load + `},{"url":"` + b + `","model_id":"m","worker_type":"regular"}],"total":2}`))
+			default:
+				http.NotFound(w, r)
+			}
+		}))
+		t.Cleanup(gw.Close)
+		return gw.URL
+	}
+	withLoad, noLoad := gateway(`,"load":5`), gateway("")
 	// the gateway's Prometheus listener: smg_worker_* per worker
-	// (model_gateway/src/observability/metrics.rs @ f8daa883); B's breaker open
+	// (model_gateway/src/observability/metrics.rs @ f8daa883); B's breaker
+	// open, A with 7 requests active
 	gwMetrics := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("# TYPE smg_worker_cb_state gauge\nsmg_worker_cb_state{worker=\"" + a + "\"} 0\nsmg_worker_cb_state{worker=\"" + b + "\"} 1\n" +
-			"# TYPE smg_worker_requests_active gauge\nsmg_worker_requests_active{worker=\"" + a + "\"} 5\n"))
+			"# TYPE smg_worker_requests_active gauge\nsmg_worker_requests_active{worker=\"" + a + "\"} 7\n"))
 	}))
 	t.Cleanup(gwMetrics.Close)
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "router", "smg_f8daa883_health.log"))
@@ -266,11 +273,11 @@ func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 			write(t, filepath.Join(root, "logs", "router.log"), "")
 			c := newClock()
 			c.t = time.Now()
-			met := closedURL(t)
+			met, gw, running := closedURL(t), withLoad, 5
 			if style == "metrics" {
-				met = gwMetrics.URL
+				met, gw, running = gwMetrics.URL, noLoad, 7
 			}
-			w := localWatcher(t, root, c, Options{Servers: []ServerSpec{{URL: gw.URL, Router: true, Metrics: met, Log: "logs/router.log"}}})
+			w := localWatcher(t, root, c, Options{Servers: []ServerSpec{{URL: gw, Router: true, Metrics: met, Log: "logs/router.log"}}})
 			poll(w)
 			appendTo(t, filepath.Join(root, "logs", "router.log"), strings.Join(lines, "\n")+"\n")
 			c.advance(2 * time.Second)
@@ -293,10 +300,52 @@ func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 			if style == "metrics" {
 				alert = true // no log line: the series alone
 			}
-			if !alert || rowB.State != RowDown || rowA.State != RowUp || rowA.Source != "gateway" || rowA.RunningReqs != 5 || !strings.Contains(rowB.Reason, "gateway") {
+			if !alert || rowB.State != RowDown || rowA.State != RowUp || rowA.Source != "gateway" || rowA.RunningReqs != running || !strings.Contains(rowB.Reason, "gateway") {
 				t.Fatalf("alert %v, rows %+v, events %v", alert, s.Server.Rows, eventKinds(s))
 			}
 		})
+	}
+}
+
+// smg's retry lines (testdata/router/smg_retry.log: retry.rs's "Retry
+// backoff" and pd_router.rs's "PD retry attempt", text and --json-log)
+// each give a router_retry event, and retries alone make no replica
+// unhealthy.
+func TestGatewayRetryEvents(t *testing.T) {
+	t.Parallel()
+	a := healthOnly(t)
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/workers" {
+			_, _ = w.Write([]byte(`{"workers":[{"url":"` + a + `","model_id":"m","worker_type":"regular","load":2}],"total":1}`))
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(gw.Close)
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "router", "smg_retry.log"))
+	must(t, err)
+	root := t.TempDir()
+	write(t, filepath.Join(root, "prepared", "B1", "prompts.jsonl"), prompts("B1", 1))
+	write(t, filepath.Join(root, "logs", "router.log"), "")
+	c := newClock()
+	c.t = time.Now()
+	w := localWatcher(t, root, c, Options{Servers: []ServerSpec{{URL: gw.URL, Router: true, Metrics: closedURL(t), Log: "logs/router.log"}}})
+	poll(w)
+	appendTo(t, filepath.Join(root, "logs", "router.log"), string(data))
+	c.advance(2 * time.Second)
+	s := poll(w)
+	var retries []string
+	for _, e := range s.Events {
+		switch e.Kind {
+		case "router_retry":
+			retries = append(retries, e.Text)
+		case "replica_unhealthy":
+			t.Errorf("a retry made a replica unhealthy: %s", e.Text)
+		}
+	}
+	joined := strings.Join(retries, "\n")
+	if len(retries) != 4 || strings.Count(joined, "Retry backoff") != 2 || strings.Count(joined, "PD retry attempt") != 2 {
+		t.Fatalf("router_retry events %q; all events %v", retries, eventKinds(s))
 	}
 }
 
