@@ -171,6 +171,12 @@ func TestRestartInAnAppendedLogIsStarting(t *testing.T) {
 	if s.Server.State != ServerStarting || s.Server.Source != "" || s.Server.LastBatch != nil {
 		t.Fatalf("server %+v", s.Server)
 	}
+	// today's SGLang starts a run with server_args={…} (engine.py @ 001067ff:
+	// resolved_dict(), no longer ServerArgs(…)): the old run's figures end there
+	s = serverAfter(t, sgServing, "[2026-11-29 03:00:20] server_args={'model_path': 'm', 'tp_size': 8, 'port': 30000}\n", Options{})
+	if s.Server.State != ServerStarting || s.Server.Source != "" {
+		t.Fatalf("SGLang restart: %+v", s.Server)
+	}
 }
 
 // A prefill-only server chunk-prefilling one long prompt (#new-seq 1,
@@ -353,7 +359,9 @@ func TestGatewayRetryEvents(t *testing.T) {
 // throughput gauge, its token counter needs two) gives an estimate, said
 // to be one, not 0 tok/s; its spec-decode counters give the lifetime
 // acceptance on that first poll. Series names: vllm/v1/metrics/loggers.py
-// @ a6f0308c (PrometheusStatLogger), vllm/v1/spec_decode/metrics.py.
+// @ a6f0308c (PrometheusStatLogger), vllm/v1/spec_decode/metrics.py @ 016a8587
+// (SpecDecodingProm: vllm:spec_decode_num_drafts, _num_draft_tokens,
+// _num_accepted_tokens, counters: _total on the wire).
 func TestOneSampleOfABusyVLLM(t *testing.T) {
 	t.Parallel()
 	exposition := `# TYPE vllm:num_requests_running gauge
