@@ -191,6 +191,20 @@ func TestChunkedPrefillOfOnePromptIsBusy(t *testing.T) {
 	}
 }
 
+// A prefill-only (PD prefill) server that answered each short request once
+// it was prefilled, then only health checks: idle after a few of its
+// lines' intervals, not 90 s; the last batch shown with its age.
+func TestPrefillOnlyServerGoesIdle(t *testing.T) {
+	t.Parallel()
+	line := "[2026-11-29 02:59:%02d DP0 TP0] Prefill batch, #new-seq: 1, #new-token: 900, #cached-token: 100, token usage: 0.02, #running-req: 0, #queue-req: 0, #bootstrap-req: 0, #inflight-req: 0, input throughput (token/s): 900.00\n" +
+		"[2026-11-29 02:59:%02d] INFO:     127.0.0.1:5000 - \"POST /generate HTTP/1.1\" 200 OK\n"
+	s := serverAfter(t, "[2026-11-29 02:59:00] The server is fired up and ready to roll!\n"+fmtLines(line, 40, 41, 42, 43, 44, 45),
+		accessLines(0, 20, "GET /health"), Options{ServerURL: healthOnly(t)})
+	if v := s.Server; v.State != ServerReady || v.RunningReqs != 0 || v.LastBatch == nil || v.LastBatch.RunningReqs != 1 {
+		t.Fatalf("server %+v, last batch %+v", v, v.LastBatch)
+	}
+}
+
 // Golden judgements, through the watcher's one path: an idle server with
 // its last batch's age, and a vLLM crash that uvicorn's stop followed.
 // testdata/TestGoldenServerEndings/NAME.golden; -update rewrites them.

@@ -223,6 +223,10 @@ func stateCases() []stateCase {
 		{name: "starting after a vLLM restart", first: vlServing, then: "(EngineCore_DP0 pid=199) INFO 11-29 03:00:20 [core.py:109] Initializing a V1 LLM engine (v0.20.2) with config: model='m'\n", vllm: true, state: ServerStarting},
 		{name: "ready (idle)", first: sgDecodeRun(), then: accessLines(0, 20, "GET /health"), state: ServerReady, probe: "health"},
 		{name: "ready (idle) a minute on", first: sgDecodeRun(), then: accessLines(0, 59, "GET /health"), state: ServerReady, probe: "health"},
+		{name: "ready (idle) after a prefill-only server answered its requests", first: "[2026-11-29 02:59:00] The server is fired up and ready to roll!\n" +
+			fmtLines("[2026-11-29 02:59:%02d DP0 TP0] Prefill batch, #new-seq: 1, #new-token: 900, #cached-token: 100, token usage: 0.02, #running-req: 0, #queue-req: 0, #bootstrap-req: 0, #inflight-req: 0, input throughput (token/s): 900.00\n"+
+				"[2026-11-29 02:59:%02d] INFO:     127.0.0.1:5000 - \"POST /generate HTTP/1.1\" 200 OK\n", 40, 41, 42, 43, 44, 45),
+			then: accessLines(0, 20, "GET /health"), state: ServerReady, probe: "health"},
 		{name: "busy", first: sgServing, then: "[2026-11-29 03:00:01 TP0] Decode batch, #running-req: 10, #token: 100, token usage: 0.30, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 1\n", state: ServerBusy},
 		{name: "busy vLLM", first: vlServing, then: strings.Replace(vlServing[strings.Index(vlServing, "\n")+1:], "02:59:50", "03:00:01", 1), vllm: true, state: ServerBusy},
 		{name: "busy chunk-prefilling one long prompt", first: "[2026-11-29 02:59:00] The server is fired up and ready to roll!\n",

@@ -202,16 +202,18 @@ func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale
 // few intervals are evidence enough of idleness, but not less than
 // idleAfter. A prefill line that takes in new requests (one chunk of a
 // long prompt) is work in hand until prefillAfter, the next chunk may be
-// that far, but only while it is its rank's newest word: once the rank
-// logged a decode line after it, the requests it took in are decoding,
-// and that line's own intervals decide (a server idle after its last
-// decode line is idle, whatever prefill line came before it).
+// that far, but only while nothing since says its requests moved on: a
+// decode line of its rank after it (they are decoding, and that line's
+// own intervals decide: a server idle after its last decode line is idle,
+// whatever prefill line came before it), or a request's completion after
+// it (a prefill-only server answers each request once it is prefilled;
+// a long prompt still being chunked has not been answered).
 func (s *srvWatch) staleAfter(k rankKey, d decodeSample) time.Duration {
 	floor := 30 * time.Second
 	if d.interval > 0 && s.st.workAt.Sub(d.logged) <= idleAfter {
 		floor = idleAfter
 	}
-	if d.prefilling > 0 && !s.decodedSince(k, d.logged) {
+	if d.prefilling > 0 && !s.decodedSince(k, d.logged) && !d.answered {
 		floor = prefillAfter
 	}
 	return max(3*d.interval, floor)
