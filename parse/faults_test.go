@@ -115,6 +115,7 @@ func TestRound2Lines(t *testing.T) {
 		{SAccess, FaultNone, func(e ServerEvent) bool { return e.Access.Path == "/health" }},
 		{SStartup, FaultNone, stage("launch")},
 		{SStartup, FaultNone, stage("launch")},
+		{SStartup, FaultNone, stage("launch")}, // today's SGLang: server_args={…}, a dict
 	})
 }
 
@@ -265,6 +266,8 @@ func TestUnwrap(t *testing.T) {
 		{"Mar 01 02:03:04 gpu1 python3[28059]: x", "x", func(w Wrap) bool { return w.Runtime == "journald" && w.Time.IsZero() }},
 		{"Mar 01 02:03:04 x", "x", func(w Wrap) bool { return w.Runtime == "ts" }},
 		{"(pid=77, ip=10.0.0.7) x [repeated 3x across cluster]", "x", func(w Wrap) bool { return w.Actor == "pid=77, ip=10.0.0.7" }},
+		{"(pid=77) x [repeated 2x across cluster] (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log deduplication, or see https://docs.ray.io/en/master/ray-observability/user-guides/configure-logging.html#log-deduplication for more options.)",
+			"x", func(w Wrap) bool { return w.Actor == "pid=77" }},
 		// lines that only look like wrappers stay whole
 		{"Loading safetensors checkpoint shards:  50% Completed | 32/64 [00:10<00:10, 3.2it/s]", "Loading safetensors checkpoint shards:  50% Completed | 32/64 [00:10<00:10, 3.2it/s]", nil},
 		{"2026-02-26 13:55:38  INFO smg::server: src/server.rs:794: Starting router on 0.0.0.0:8000 | mode: Regular", "2026-02-26 13:55:38  INFO smg::server: src/server.rs:794: Starting router on 0.0.0.0:8000 | mode: Regular", nil},

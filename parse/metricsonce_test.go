@@ -92,7 +92,7 @@ vllm_x 1
 // spec-decode counters and cache dtype are read.
 func TestMetricsVLLMEngines(t *testing.T) {
 	// names: vllm/v1/metrics/loggers.py (PrometheusStatLogger, one series per
-	// engine label), vllm/v1/spec_decode/metrics.py (SpecDecodingProm).
+	// engine label), vllm/v1/spec_decode/metrics.py @ 016a8587 (SpecDecodingProm).
 	text := `# TYPE vllm:num_requests_running gauge
 vllm:num_requests_running{engine="0",model_name="m"} 30
 vllm:num_requests_running{engine="1",model_name="m"} 2

@@ -198,3 +198,18 @@ func TestSmgHealthLines2026(t *testing.T) {
 		}
 	}
 }
+
+// smg's retry lines (testdata/router/smg_retry.log; README names the
+// sources), in text with retry.rs's fields after the message and in
+// --json-log form: each is a retry.
+func TestSmgRetryLines(t *testing.T) {
+	lines := strings.Split(strings.TrimSpace(string(readFixture(t, "smg_retry.log"))), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want 4", len(lines))
+	}
+	for i, line := range lines {
+		if l, ok := ParseRouterLine(line); !ok || l.Kind != RRetry || l.Level != "DEBUG" || l.Time.Year() != 2026 {
+			t.Errorf("line %d: %+v %v", i+1, l, ok)
+		}
+	}
+}

@@ -170,7 +170,8 @@ func classifyRouter(l *RouterLine) {
 		}
 	case strings.HasPrefix(m, "Circuit breaker state transition: ") && strings.HasSuffix(m, "-> open"):
 		l.Kind, l.Worker, l.Detail = RCircuitOpen, baseURL(l.field()), strings.TrimPrefix(m, "Circuit breaker state transition: ")
-	case strings.HasPrefix(m, "PD retry attempt "), m == "Retry backoff":
+	case strings.HasPrefix(m, "PD retry attempt "), m == "Retry backoff", strings.HasPrefix(m, "Retry backoff "):
+		// the text form keeps retry.rs's fields after the message ("Retry backoff attempt=0 next_attempt=1 delay_ms=50")
 		l.Kind, l.Worker = RRetry, baseURL(l.field())
 	case strings.HasPrefix(m, "Worker ") && strings.HasSuffix(m, " is now healthy"):
 		l.Kind, l.Worker = RWorkerUp, strings.TrimSuffix(strings.TrimPrefix(m, "Worker "), " is now healthy")

@@ -398,9 +398,11 @@ var startupHeads = []struct{ head, stage string }{
 	// compilation "Dynamo bytecode transform time: %.2f s"; core.py "init engine (profile,
 	// create kv cache, warmup model) took %.2f seconds"; kv_cache_utils "GPU KV cache size: %s tokens".
 	{"Initializing a V1 LLM engine", "engine_init"},
-	// a launch's first line: SGLang's engine.py logger.info(f"{server_args=}") (every
-	// stored copy of _launch_subprocesses), vLLM's log_non_default_args "non-default args: %s"
+	// a launch's first line: SGLang's engine.py @ 18bfdd16 logger.info(f"{server_args=}"),
+	// @ 001067ff f"server_args={server_args.resolved_dict()}" (a dict); vLLM's
+	// entrypoints/utils.py @ 00fc8809 log_non_default_args "non-default args: %s"
 	{"server_args=ServerArgs(", "launch"},
+	{"server_args={", "launch"},
 	{"non-default args: ", "launch"},
 	{"vLLM API server version", "api_server_version"},
 	{"Loading weights took", "load_weight_end"},
@@ -555,7 +557,7 @@ func leadingNumber(s string) string {
 //     "Worker proc %s died unexpectedly, shutting down executor.";
 //   - vllm/v1/executor/ray_executor_v2.py @ a76acc98:
 //     "RayWorkerProc rank=%s died unexpectedly, shutting down executor.";
-//   - vllm/v1/engine/async_llm.py: "AsyncLLM output_handler failed." (the
+//   - vllm/v1/engine/async_llm.py @ 00080ee1: "AsyncLLM output_handler failed." (the
 //     engine client's output loop, with EngineDeadError);
 //   - vllm/entrypoints/launcher.py (V0 and early V1, CRITICAL):
 //     "AsyncLLMEngine has failed, terminating server process",

@@ -359,7 +359,10 @@ func peelActors(line string, w *Wrap) string {
 		}
 		return line
 	}
-	if i := strings.LastIndex(rest, " [repeated "); i >= 0 && strings.HasSuffix(rest, "x across cluster]") {
+	// the first deduplicated line also carries Ray's note (ray_logging
+	// @ 1359121a _warn_once: " (Ray deduplicates logs by default. …)")
+	if i := strings.LastIndex(rest, " [repeated "); i >= 0 && (strings.HasSuffix(rest, "x across cluster]") ||
+		strings.Contains(rest[i:], "x across cluster] (Ray deduplicates logs")) {
 		rest = rest[:i]
 	}
 	return kept + rest

@@ -94,10 +94,14 @@ func healthOnly(t *testing.T) string {
 }
 
 // sgDecodeRun is SGLang decoding fast (several lines a second, one stamp
-// per second) from 02:59:50 to 02:59:55, the last figure 930 tok/s.
+// per second) from 02:59:50 to 02:59:55, the last figure 930 tok/s, after
+// the prefill line that took in its last request at 02:59:49, 6 s before
+// the last decode line (as real logs have it: a prefill line with
+// #new-seq > 0 is not the last batch line of a run).
 func sgDecodeRun() string {
 	var b strings.Builder
 	b.WriteString("[2026-11-29 02:59:00] The server is fired up and ready to roll!\n")
+	b.WriteString(sgPrefillLine)
 	for sec := 50; sec <= 55; sec++ {
 		for i := 0; i < 5; i++ {
 			b.WriteString("[2026-11-29 02:59:" + twoDigits(sec) + " TP0] Decode batch, #running-req: 24, #token: 9000, token usage: 0.30, cuda graph: True, gen throughput (token/s): 930.00, #queue-req: 0\n")
@@ -105,6 +109,10 @@ func sgDecodeRun() string {
 	}
 	return b.String()
 }
+
+// sgPrefillLine is SGLang's prefill line (scheduler_components/
+// metrics_reporter.py @ c9cbe8f2, log_prefill_stats) taking in one request.
+const sgPrefillLine = "[2026-11-29 02:59:49 TP0] Prefill batch, #new-seq: 1, #new-token: 812, #cached-token: 3072, token usage: 0.29, #running-req: 23, #queue-req: 0, #pending-token: 0, cuda graph: False, input throughput (token/s): 4210.00\n"
 
 func accessLines(from, to int, path string) string {
 	var b strings.Builder
@@ -126,6 +134,12 @@ func TestIdleWithLastBatch(t *testing.T) {
 	if v.State != ServerReady || v.GenThroughput != 0 || v.RunningReqs != 0 || lb == nil || lb.GenThroughput != 930 || lb.RunningReqs != 24 ||
 		lb.At == nil || lb.At.Format("15:04:05") != "02:59:55" || lb.AgeSeconds < 20 {
 		t.Fatalf("server %+v, last batch %+v", v, lb)
+	}
+	// a minute of health checks only (the prefill line before the last
+	// decode line no longer holds the run open): idle, the last batch aged
+	if s = serverAfter(t, sgDecodeRun(), accessLines(0, 59, "GET /health"), Options{ServerURL: url}); s.Server.State != ServerReady ||
+		s.Server.RunningReqs != 0 || s.Server.LastBatch == nil || s.Server.LastBatch.AgeSeconds < 59 {
+		t.Fatalf("after 59 s of health checks: %+v, last batch %+v", s.Server, s.Server.LastBatch)
 	}
 	// the last requests' completions right after the last decode line, then
 	// only health checks: idle (the review's F5)
@@ -157,6 +171,12 @@ func TestRestartInAnAppendedLogIsStarting(t *testing.T) {
 	if s.Server.State != ServerStarting || s.Server.Source != "" || s.Server.LastBatch != nil {
 		t.Fatalf("server %+v", s.Server)
 	}
+	// today's SGLang starts a run with server_args={…} (engine.py @ 001067ff:
+	// resolved_dict(), no longer ServerArgs(…)): the old run's figures end there
+	s = serverAfter(t, sgServing, "[2026-11-29 03:00:20] server_args={'model_path': 'm', 'tp_size': 8, 'port': 30000}\n", Options{})
+	if s.Server.State != ServerStarting || s.Server.Source != "" {
+		t.Fatalf("SGLang restart: %+v", s.Server)
+	}
 }
 
 // A prefill-only server chunk-prefilling one long prompt (#new-seq 1,
@@ -168,6 +188,20 @@ func TestChunkedPrefillOfOnePromptIsBusy(t *testing.T) {
 		"", Options{ServerURL: healthOnly(t)})
 	if s.Server.State != ServerBusy || s.Server.RunningReqs != 1 {
 		t.Fatalf("server %+v", s.Server)
+	}
+}
+
+// A prefill-only (PD prefill) server that answered each short request once
+// it was prefilled, then only health checks: idle after a few of its
+// lines' intervals, not 90 s; the last batch shown with its age.
+func TestPrefillOnlyServerGoesIdle(t *testing.T) {
+	t.Parallel()
+	line := "[2026-11-29 02:59:%02d DP0 TP0] Prefill batch, #new-seq: 1, #new-token: 900, #cached-token: 100, token usage: 0.02, #running-req: 0, #queue-req: 0, #bootstrap-req: 0, #inflight-req: 0, input throughput (token/s): 900.00\n" +
+		"[2026-11-29 02:59:%02d] INFO:     127.0.0.1:5000 - \"POST /generate HTTP/1.1\" 200 OK\n"
+	s := serverAfter(t, "[2026-11-29 02:59:00] The server is fired up and ready to roll!\n"+fmtLines(line, 40, 41, 42, 43, 44, 45),
+		accessLines(0, 20, "GET /health"), Options{ServerURL: healthOnly(t)})
+	if v := s.Server; v.State != ServerReady || v.RunningReqs != 0 || v.LastBatch == nil || v.LastBatch.RunningReqs != 1 {
+		t.Fatalf("server %+v, last batch %+v", v, v.LastBatch)
 	}
 }
 
@@ -220,21 +254,28 @@ func TestGoldenServerEndings(t *testing.T) {
 func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 	t.Parallel()
 	a, b := healthOnly(t), healthOnly(t)
-	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/workers":
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"workers":[{"url":"` + a + `","model_id":"m","worker_type":"regular","load":5},{"url":"` + b + `","model_id":"m","worker_type":"regular"}],"total":2}`))
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(gw.Close)
+	// the gateway's /workers: A's load 5 in the list, or (the metrics
+	// style) no load, so A's count can only come from the series
+	gateway := func(load string) string {
+		gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/workers":
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"workers":[{"url":"` + a + `","model_id":"m","worker_type":"regular"` + load + `},{"url":"` + b + `","model_id":"m","worker_type":"regular"}],"total":2}`))
+			default:
+				http.NotFound(w, r)
+			}
+		}))
+		t.Cleanup(gw.Close)
+		return gw.URL
+	}
+	withLoad, noLoad := gateway(`,"load":5`), gateway("")
 	// the gateway's Prometheus listener: smg_worker_* per worker
-	// (model_gateway/src/observability/metrics.rs @ f8daa883); B's breaker open
+	// (model_gateway/src/observability/metrics.rs @ f8daa883); B's breaker
+	// open, A with 7 requests active
 	gwMetrics := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("# TYPE smg_worker_cb_state gauge\nsmg_worker_cb_state{worker=\"" + a + "\"} 0\nsmg_worker_cb_state{worker=\"" + b + "\"} 1\n" +
-			"# TYPE smg_worker_requests_active gauge\nsmg_worker_requests_active{worker=\"" + a + "\"} 5\n"))
+			"# TYPE smg_worker_requests_active gauge\nsmg_worker_requests_active{worker=\"" + a + "\"} 7\n"))
 	}))
 	t.Cleanup(gwMetrics.Close)
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "router", "smg_f8daa883_health.log"))
@@ -252,11 +293,11 @@ func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 			write(t, filepath.Join(root, "logs", "router.log"), "")
 			c := newClock()
 			c.t = time.Now()
-			met := closedURL(t)
+			met, gw, running := closedURL(t), withLoad, 5
 			if style == "metrics" {
-				met = gwMetrics.URL
+				met, gw, running = gwMetrics.URL, noLoad, 7
 			}
-			w := localWatcher(t, root, c, Options{Servers: []ServerSpec{{URL: gw.URL, Router: true, Metrics: met, Log: "logs/router.log"}}})
+			w := localWatcher(t, root, c, Options{Servers: []ServerSpec{{URL: gw, Router: true, Metrics: met, Log: "logs/router.log"}}})
 			poll(w)
 			appendTo(t, filepath.Join(root, "logs", "router.log"), strings.Join(lines, "\n")+"\n")
 			c.advance(2 * time.Second)
@@ -279,10 +320,52 @@ func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 			if style == "metrics" {
 				alert = true // no log line: the series alone
 			}
-			if !alert || rowB.State != RowDown || rowA.State != RowUp || rowA.Source != "gateway" || rowA.RunningReqs != 5 || !strings.Contains(rowB.Reason, "gateway") {
+			if !alert || rowB.State != RowDown || rowA.State != RowUp || rowA.Source != "gateway" || rowA.RunningReqs != running || !strings.Contains(rowB.Reason, "gateway") {
 				t.Fatalf("alert %v, rows %+v, events %v", alert, s.Server.Rows, eventKinds(s))
 			}
 		})
+	}
+}
+
+// smg's retry lines (testdata/router/smg_retry.log: retry.rs's "Retry
+// backoff" and pd_router.rs's "PD retry attempt", text and --json-log)
+// each give a router_retry event, and retries alone make no replica
+// unhealthy.
+func TestGatewayRetryEvents(t *testing.T) {
+	t.Parallel()
+	a := healthOnly(t)
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/workers" {
+			_, _ = w.Write([]byte(`{"workers":[{"url":"` + a + `","model_id":"m","worker_type":"regular","load":2}],"total":1}`))
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(gw.Close)
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "router", "smg_retry.log"))
+	must(t, err)
+	root := t.TempDir()
+	write(t, filepath.Join(root, "prepared", "B1", "prompts.jsonl"), prompts("B1", 1))
+	write(t, filepath.Join(root, "logs", "router.log"), "")
+	c := newClock()
+	c.t = time.Now()
+	w := localWatcher(t, root, c, Options{Servers: []ServerSpec{{URL: gw.URL, Router: true, Metrics: closedURL(t), Log: "logs/router.log"}}})
+	poll(w)
+	appendTo(t, filepath.Join(root, "logs", "router.log"), string(data))
+	c.advance(2 * time.Second)
+	s := poll(w)
+	var retries []string
+	for _, e := range s.Events {
+		switch e.Kind {
+		case "router_retry":
+			retries = append(retries, e.Text)
+		case "replica_unhealthy":
+			t.Errorf("a retry made a replica unhealthy: %s", e.Text)
+		}
+	}
+	joined := strings.Join(retries, "\n")
+	if len(retries) != 4 || strings.Count(joined, "Retry backoff") != 2 || strings.Count(joined, "PD retry attempt") != 2 {
+		t.Fatalf("router_retry events %q; all events %v", retries, eventKinds(s))
 	}
 }
 
@@ -290,7 +373,9 @@ func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 // throughput gauge, its token counter needs two) gives an estimate, said
 // to be one, not 0 tok/s; its spec-decode counters give the lifetime
 // acceptance on that first poll. Series names: vllm/v1/metrics/loggers.py
-// @ a6f0308c (PrometheusStatLogger), vllm/v1/spec_decode/metrics.py.
+// @ a6f0308c (PrometheusStatLogger), vllm/v1/spec_decode/metrics.py @ 016a8587
+// (SpecDecodingProm: vllm:spec_decode_num_drafts, _num_draft_tokens,
+// _num_accepted_tokens, counters: _total on the wire).
 func TestOneSampleOfABusyVLLM(t *testing.T) {
 	t.Parallel()
 	exposition := `# TYPE vllm:num_requests_running gauge

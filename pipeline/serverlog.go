@@ -78,6 +78,7 @@ type decodeSample struct {
 	input          float64   // prompt tokens/s: progress too
 	zero           int       // lines in a row with requests running and no token made
 	prefilling     int       // a prefill line's #new-seq: requests being prefilled, load like running ones
+	answered       bool      // a request completed after this line (its access line came later)
 	at             time.Time // when it was written, in the host's zone (for "last batch 14:02")
 }
 
@@ -168,8 +169,17 @@ func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time
 		}
 		s.st.ready, s.st.phase, s.st.hang = false, "startup", ""
 	case parse.SAccess:
-		if !probePath(ev.Access.Path) && ev.Access.Status < 400 && ev.HasPrefix && ev.Prefix.Time.After(s.st.workAt) {
-			s.st.workAt = ev.Prefix.Time // a rejected request did no work
+		if probePath(ev.Access.Path) || ev.Access.Status >= 400 {
+			return // a health check or a rejected request did no work
+		}
+		if ev.HasPrefix && ev.Prefix.Time.After(s.st.workAt) {
+			s.st.workAt = ev.Prefix.Time
+		}
+		for k, d := range s.st.decode {
+			if d.prefilling > 0 && !d.answered {
+				d.answered = true // in the log's order: one-second stamps tie
+				s.st.decode[k] = d
+			}
 		}
 	case parse.SRetract:
 		s.st.retractions += max(ev.Retract.Requests, 1)

@@ -147,11 +147,11 @@ func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale
 	var newest time.Time
 	first := true
 	live := false
-	for _, d := range s.st.decode {
+	for k, d := range s.st.decode {
 		if first || d.logged.After(newest) { // vLLM's year-less times sort before the zero time
 			newest, first = d.logged, false
 		}
-		if ageOf(d) <= s.staleAfter(d) {
+		if ageOf(d) <= s.staleAfter(k, d) {
 			live = true
 		}
 	}
@@ -163,7 +163,7 @@ func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale
 	}
 	perDP := map[int]decodeSample{}
 	for k, d := range s.st.decode {
-		if live && ageOf(d) > s.staleAfter(d) || !live && newest.Sub(d.logged) > 15*time.Second {
+		if live && ageOf(d) > s.staleAfter(k, d) || !live && newest.Sub(d.logged) > 15*time.Second {
 			continue // SGLang logs no batch line when idle: an old one is not live
 		}
 		if aggregated && k.dp >= engineKeyBase {
@@ -201,17 +201,33 @@ func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale
 // arriving (and the last requests' completions right after the line), a
 // few intervals are evidence enough of idleness, but not less than
 // idleAfter. A prefill line that takes in new requests (one chunk of a
-// long prompt) is work in hand until prefillAfter: the next chunk may be
-// that far.
-func (s *srvWatch) staleAfter(d decodeSample) time.Duration {
+// long prompt) is work in hand until prefillAfter, the next chunk may be
+// that far, but only while nothing since says its requests moved on: a
+// decode line of its rank after it (they are decoding, and that line's
+// own intervals decide: a server idle after its last decode line is idle,
+// whatever prefill line came before it), or a request's completion after
+// it (a prefill-only server answers each request once it is prefilled;
+// a long prompt still being chunked has not been answered).
+func (s *srvWatch) staleAfter(k rankKey, d decodeSample) time.Duration {
 	floor := 30 * time.Second
 	if d.interval > 0 && s.st.workAt.Sub(d.logged) <= idleAfter {
 		floor = idleAfter
 	}
-	if d.prefilling > 0 {
+	if d.prefilling > 0 && !s.decodedSince(k, d.logged) && !d.answered {
 		floor = prefillAfter
 	}
 	return max(3*d.interval, floor)
+}
+
+// decodedSince: the DP rank of k (any PP stage) logged a decode line at
+// or after t.
+func (s *srvWatch) decodedSince(k rankKey, t time.Time) bool {
+	for dk, dd := range s.st.decode {
+		if dk.dp == k.dp && dk.phase == parse.Decode && !dd.logged.Before(t) {
+			return true
+		}
+	}
+	return false
 }
 
 const (

@@ -98,6 +98,19 @@ func (w *Worker) metricsGauges(ctx context.Context) (Gauges, bool) {
 	return g, true
 }
 
+// logYields says, at the category's end, how often its window stepped
+// back for other traffic and the last step's reason (worker.json's
+// window_reason holds only the newest reason, which later growth
+// replaces).
+func (r *catRun) logYields() {
+	r.mu.Lock()
+	steps, why := r.ctl.Yielded()
+	r.mu.Unlock()
+	if steps > 0 {
+		r.w.logf("%s: the window stepped back %d times for other traffic, the last: %s", r.c.Name, steps, why)
+	}
+}
+
 // windowText is the window for the progress line: "window 212 ↑ queue
 // empty; KV 71 %", or "window 150 (fixed)"; r.mu held.
 func (r *catRun) windowTextLocked() string {

@@ -485,6 +485,7 @@ func (r *catRun) finish(issue context.Context) error {
 	}
 	r.progress()
 	r.keepWindow(true)
+	r.logYields()
 	r.mu.Lock()
 	tokens, budget, done, written := r.tokens, r.c.TokenBudget, r.done, r.written
 	errCount := r.errors

@@ -87,7 +87,8 @@ func TestGatewayPreemptsBulk(t *testing.T) {
 		t.Errorf("worker.json: yielded %d (the gateway preempted %d), errors %d, failed %v", c.Yielded, yielded, c.Errors, c.FailedPrompts)
 	}
 	out := log.String()
-	for _, want := range []string{"requests go as X-SMG-Priority: bulk", "not counted as a failure"} {
+	for _, want := range []string{"requests go as X-SMG-Priority: bulk", "not counted as a failure",
+		"B1: the window stepped back", "↓ yielded to other traffic ("} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the log does not say %q:\n%s", want, out)
 		}

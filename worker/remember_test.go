@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,4 +79,37 @@ func TestWindowRememberedAcrossRuns(t *testing.T) {
 		t.Errorf("a server with another configuration did not start afresh:\n%s", third)
 	}
 	checkOutput(t, root, "B1", 1100)
+}
+
+// TestWindowRememberedWithinARun: two categories of one class in one run;
+// the second starts from the window the first kept at its end, not at 8,
+// and says so. Every prompt of both is written once.
+func TestWindowRememberedWithinARun(t *testing.T) {
+	t.Parallel()
+	s := startSim(t, sim.Options{Load: true, Speed: 100, MaxTotal: 60000, ShortMean: 600})
+	root := makeLoadRoot(t, "B1", 500, 500)
+	if err := os.MkdirAll(filepath.Join(root, "prepared", "B2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "prepared", "B2", parse.PromptsFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addPrompts(t, root, "B2", 0, 300, 500)
+	var log syncBuffer
+	if err := Run(context.Background(), Config{Root: root, Server: s.URL(), MaxConcurrency: 200, AdaptEvery: 100 * time.Millisecond}, &log); err != nil {
+		t.Fatalf("worker: %v\n%s", err, log.String())
+	}
+	out := log.String()
+	if !strings.Contains(out, "B1: adaptive window from 8 to at most 200") {
+		t.Fatalf("B1 did not start at 8:\n%s", out)
+	}
+	m := regexp.MustCompile(`B2: adaptive window from (\d+) \(the last good one for this server and class SHORT`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("B2 did not start from B1's window:\n%s", out)
+	}
+	if n, _ := strconv.Atoi(m[1]); n <= startWindow {
+		t.Fatalf("B2 started from %d, no more than the default %d:\n%s", n, startWindow, out)
+	}
+	checkOutput(t, root, "B1", 500)
+	checkOutput(t, root, "B2", 300)
 }

@@ -69,6 +69,9 @@ type Controller struct {
 	holdFor     int
 	acc         Signals // answers since the last step, for a rate worth comparing
 	sinceChange int
+
+	yieldSteps  int    // steps back for other traffic
+	yieldReason string // the last one's reason
 }
 
 const (
@@ -119,6 +122,10 @@ func (c *Controller) Fixed() bool { return c.fixed }
 // Reason is why the window last changed ("↑ queue empty; KV 71 %").
 func (c *Controller) Reason() string { return c.reason }
 
+// Yielded is how many times the window stepped back for other traffic
+// behind a shared gateway, and the last such step's reason.
+func (c *Controller) Yielded() (steps int, reason string) { return c.yieldSteps, c.yieldReason }
+
 // Observe takes one interval's signals and moves the window; it reports
 // whether the window changed.
 func (c *Controller) Observe(s Signals) bool {
@@ -143,6 +150,7 @@ func (c *Controller) Observe(s Signals) bool {
 		// other traffic needs the gateway's slots: step back by what was
 		// taken back (a quarter at most), and hold a while
 		c.set(c.window-min(maxInt(s.Yields, 1), maxInt(c.window/4, 1)), fmt.Sprintf("↓ yielded to other traffic (%d)", s.Yields), s)
+		c.yieldSteps, c.yieldReason = c.yieldSteps+1, c.reason
 		c.slowStart, c.cooldown = false, 2
 	case s.Failures > 0:
 		c.set(c.window-maxInt(c.window/3, 1), fmt.Sprintf("↓ %d failed", s.Failures), s)
