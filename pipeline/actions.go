@@ -75,7 +75,29 @@ fi
 [ -d "$root/prepared" ] || { echo "no pipeline root at $root (no prepared/ directory): nothing launched, nothing created" >&2; exit 1; }
 mkdir -p -- "$root/logs" || exit 1
 cd -- "$root" || exit 1
-[ ! -e "$log" ] || [ -w "$log" ] || { echo "cannot write the worker log $log" >&2; exit 1; }
+` + openLog
+
+// openLog opens the worker log on fd 3 for appending, never through a
+// symlink and never a file another account owns: logs/ sits in a root
+// others may write, and the worker's lines (a category's name keeps ';')
+// appended to a link to someone's ~/.bashrc would run at their next login.
+// A shell's ">>" follows links, so the log is made fresh with noclobber
+// (O_EXCL, which no link passes) when missing, and after the open the
+// descriptor's file must be the very inode at the path (lstat: a link is
+// its own inode), a regular file of ours with one name. Without stat the
+// tests' own checks stand. $log is set.
+const openLog = `badlog() { echo "refusing the worker log $log: $1; nothing launched (another account may have planted it: remove it, or keep others from writing $root/logs)" >&2; exit 1; }
+[ ! -L "$log" ] || badlog "it is a symbolic link"
+[ ! -e "$log" ] || [ -f "$log" ] || badlog "it is not a regular file"
+if [ ! -e "$log" ]; then
+  (set -C; : > "$log") 2>/dev/null || { [ -f "$log" ] && [ ! -L "$log" ]; } || badlog "it cannot be created"
+fi
+[ -O "$log" ] || badlog "it is owned by another account ($(ls -ld -- "$log" 2>/dev/null | awk '{print $3}'))"
+exec 3>> "$log" || badlog "it cannot be written"
+me=$(id -u)
+if fd=$(stat -L -c '%d:%i:%u:%h:%f' "/proc/$$/fd/3" 2>/dev/null) && at=$(stat -c '%d:%i' -- "$log" 2>/dev/null); then
+  case $fd in "$at":"$me":1:8???) ;; *) badlog "the file opened is not one of ours with one name at that path (a link, a hard link, or swapped while opened)" ;; esac
+fi
 `
 
 // launchScript starts the worker detached from the SSH session (setsid, so it
@@ -83,7 +105,7 @@ cd -- "$root" || exit 1
 // worker log, and prints its pid. The binary and every argument arrive as
 // positional parameters.
 const launchScript = `bin=$1; root=$2; log=$3; shift 3
-` + findBin + `setsid nohup "$bin" worker --root "$root" "$@" >> "$log" 2>&1 < /dev/null &
+` + findBin + `setsid nohup "$bin" worker --root "$root" "$@" >&3 2>&3 3>&- < /dev/null &
 echo $!`
 
 // preflightScript is launchScript up to the start: it fails as a launch
@@ -327,7 +349,7 @@ mkdir -p -- "${note%/*}" 2>/dev/null
 tmp="$note.$$.tmp"
 if printf "$fmt" "$pid" "$start" "$(date +%s)" > "$tmp" 2>/dev/null; then mv -f -- "$tmp" "$note" 2>/dev/null; fi
 rm -f -- "$tmp" 2>/dev/null
-printf '%s\n' "$mark" >> "$log" 2>/dev/null
+[ -f "$log" ] && [ ! -L "$log" ] && [ -O "$log" ] && printf '%s\n' "$mark" >> "$log" 2>/dev/null
 kill -TERM "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || { echo gone; exit 0; }
 i=0
 while kill -0 "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null; do
