@@ -19,6 +19,12 @@ type Actor struct {
 	Root      string
 	WorkerBin string // --worker-bin; "" finds synthwatch on PATH, then ~/.local/bin
 	Extra     []string
+	// ServerURL, when set, is the worker's server. It may hold a password
+	// (a gateway's basic auth), and every account on the host can read a
+	// process's /proc/PID/cmdline, so it never goes into argv: the launch
+	// reads it from the exec's stdin and hands it to the worker in its
+	// environment (worker.ServerEnv; /proc/PID/environ is the owner's only).
+	ServerURL string
 
 	pre *remote.Prefetch // the checks' answers until the first act (checked)
 }
@@ -105,8 +111,16 @@ fi
 // worker log, and prints its pid. The binary and every argument arrive as
 // positional parameters.
 const launchScript = `bin=$1; root=$2; log=$3; shift 3
+if [ "$1" = ` + serverOnStdin + ` ]; then
+  shift; IFS= read -r srv || [ -n "$srv" ] || { echo "launch: no server URL on stdin" >&2; exit 1; }
+  SYNTHWATCH_SERVER=$srv; export SYNTHWATCH_SERVER
+fi
 ` + findBin + `setsid nohup "$bin" worker --root "$root" "$@" >&3 2>&3 3>&- < /dev/null &
 echo $!`
+
+// serverOnStdin, first after the log in a launch's argv, says that the
+// server's URL comes on stdin (Actor.ServerURL).
+const serverOnStdin = "--server-on-stdin"
 
 // preflightScript is launchScript up to the start: it fails as a launch
 // would, with the same message, and starts nothing.
@@ -135,6 +149,9 @@ func (a Actor) preflightArgv() []string {
 // is its own "--only NAME" pair: a name may hold a comma.
 func (a Actor) LaunchArgv(only []string) []string {
 	argv := []string{"sh", "-c", launchScript, "synthwatch-launch", a.WorkerBin, a.Root, a.workerLog()}
+	if a.ServerURL != "" {
+		argv = append(argv, serverOnStdin)
+	}
 	for _, c := range only {
 		argv = append(argv, "--only", c)
 	}
@@ -155,7 +172,7 @@ func (a Actor) Launch(ctx context.Context, only []string) (int, error) {
 
 func (a Actor) launch(ctx context.Context, only []string) (int, error) {
 	a.acted()
-	r, err := a.H.Exec(ctx, a.LaunchArgv(only)...)
+	r, err := a.execLaunch(ctx, only)
 	if err != nil {
 		return 0, fmt.Errorf("launch: %w", err)
 	}
@@ -210,6 +227,22 @@ func (a Actor) launch(ctx context.Context, only []string) (int, error) {
 			return pid, nil
 		}
 	}
+}
+
+// execLaunch runs LaunchArgv, the server's URL (if any) on its stdin.
+func (a Actor) execLaunch(ctx context.Context, only []string) (remote.ExecResult, error) {
+	if a.ServerURL == "" {
+		return a.H.Exec(ctx, a.LaunchArgv(only)...)
+	}
+	h := a.H
+	if p, ok := h.(*remote.Prefetch); ok {
+		h = p.Host
+	}
+	ie, ok := h.(remote.InputExecer)
+	if !ok {
+		return remote.ExecResult{}, errors.New("this host cannot take the server URL on stdin, and it is kept out of the command line")
+	}
+	return ie.ExecInput(ctx, strings.NewReader(a.ServerURL+"\n"), a.LaunchArgv(only)...)
 }
 
 func (a Actor) procs() *procReader { return newProcReader(a.H, a.Root) }
