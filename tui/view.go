@@ -415,7 +415,7 @@ func (m Model) serverPanel(w int, wide bool) string {
 		out += "\n" + fit(st.Dim.Render("probed"+probedURL(sv)), w)
 	}
 	if sv.LastCrash != "" && (wide || sv.State == pipeline.ServerCrashed) {
-		out += "\n" + fit(st.Bad.Render("last crash: "+sv.LastCrash), w)
+		out += "\n" + fit(st.Bad.Render("last crash: "+parse1(sv.LastCrash)), w)
 	}
 	for _, l := range m.serverFigureLines(w, m.figureBudget(w, wide, out)) {
 		out += "\n" + l
