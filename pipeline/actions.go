@@ -99,7 +99,8 @@ if [ ! -e "$log" ]; then
   (set -C; : > "$log") 2>/dev/null || { [ -f "$log" ] && [ ! -L "$log" ]; } || badlog "it cannot be created"
 fi
 [ -O "$log" ] || badlog "it is owned by another account ($(ls -ld -- "$log" 2>/dev/null | awk '{print $3}'))"
-exec 3>> "$log" || badlog "it cannot be written"
+[ -w "$log" ] || badlog "you cannot write it"
+command exec 3>> "$log" || badlog "it cannot be written"
 me=$(id -u)
 if fd=$(stat -L -c '%d:%i:%u:%h:%f' "/proc/$$/fd/3" 2>/dev/null) && at=$(stat -c '%d:%i' -- "$log" 2>/dev/null); then
   case $fd in "$at":"$me":1:8???) ;; *) badlog "the file opened is not one of ours with one name at that path (a link, a hard link, or swapped while opened)" ;; esac

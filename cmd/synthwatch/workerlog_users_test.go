@@ -13,7 +13,8 @@ import (
 // write: mallory links it to alice's ~/.bashrc (a category's name keeps
 // ';', so a worker line appended there would run at her next login), then
 // plants a log file of his own. On a real sshd, alice's launch and restart
-// refuse both in one line, and her .bashrc is untouched.
+// refuse both in one line, and her .bashrc is untouched. A log of hers she
+// cannot write is said in the same words.
 func TestPlantedWorkerLogIsRefused(t *testing.T) {
 	alice, mallory := addUser(t, "a"), addUser(t, "m")
 	lab := newTwoUserLab(t, alice, mallory)
@@ -52,5 +53,15 @@ func TestPlantedWorkerLogIsRefused(t *testing.T) {
 	want := "refusing the worker log " + log + ": it is owned by another account (" + mallory.Name + ")"
 	if code == 0 || !strings.Contains(out, want) {
 		t.Errorf("launch onto mallory's log: code %d: %s\nwant %q", code, out, want)
+	}
+
+	// her own log made read-only: one line too, not the shell's exit
+	os.Remove(log)
+	alice.write(t, log, "")
+	os.Chmod(log, 0o444)
+	out, code = lab.cli(t, alice, "launch", "--root", root, "--worker-bin", lab.bin)
+	want = "refusing the worker log " + log + ": you cannot write it; nothing launched"
+	if code == 0 || !strings.Contains(out, want) {
+		t.Errorf("launch onto her read-only log: code %d: %s\nwant %q", code, out, want)
 	}
 }
