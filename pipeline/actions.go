@@ -19,6 +19,12 @@ type Actor struct {
 	Root      string
 	WorkerBin string // --worker-bin; "" finds synthwatch on PATH, then ~/.local/bin
 	Extra     []string
+	// ServerURL, when set, is the worker's server. It may hold a password
+	// (a gateway's basic auth), and every account on the host can read a
+	// process's /proc/PID/cmdline, so it never goes into argv: the launch
+	// reads it from the exec's stdin and hands it to the worker in its
+	// environment (worker.ServerEnv; /proc/PID/environ is the owner's only).
+	ServerURL string
 
 	pre *remote.Prefetch // the checks' answers until the first act (checked)
 }
@@ -75,7 +81,30 @@ fi
 [ -d "$root/prepared" ] || { echo "no pipeline root at $root (no prepared/ directory): nothing launched, nothing created" >&2; exit 1; }
 mkdir -p -- "$root/logs" || exit 1
 cd -- "$root" || exit 1
-[ ! -e "$log" ] || [ -w "$log" ] || { echo "cannot write the worker log $log" >&2; exit 1; }
+` + openLog
+
+// openLog opens the worker log on fd 3 for appending, never through a
+// symlink and never a file another account owns: logs/ sits in a root
+// others may write, and the worker's lines (a category's name keeps ';')
+// appended to a link to someone's ~/.bashrc would run at their next login.
+// A shell's ">>" follows links, so the log is made fresh with noclobber
+// (O_EXCL, which no link passes) when missing, and after the open the
+// descriptor's file must be the very inode at the path (lstat: a link is
+// its own inode), a regular file of ours with one name. Without stat the
+// tests' own checks stand. $log is set.
+const openLog = `badlog() { echo "refusing the worker log $log: $1; nothing launched (another account may have planted it: remove it, or keep others from writing $root/logs)" >&2; exit 1; }
+[ ! -L "$log" ] || badlog "it is a symbolic link"
+[ ! -e "$log" ] || [ -f "$log" ] || badlog "it is not a regular file"
+if [ ! -e "$log" ]; then
+  (set -C; : > "$log") 2>/dev/null || { [ -f "$log" ] && [ ! -L "$log" ]; } || badlog "it cannot be created"
+fi
+[ -O "$log" ] || badlog "it is owned by another account ($(ls -ld -- "$log" 2>/dev/null | awk '{print $3}'))"
+[ -w "$log" ] || badlog "you cannot write it"
+command exec 3>> "$log" || badlog "it cannot be written"
+me=$(id -u)
+if fd=$(stat -L -c '%d:%i:%u:%h:%f' "/proc/$$/fd/3" 2>/dev/null) && at=$(stat -c '%d:%i' -- "$log" 2>/dev/null); then
+  case $fd in "$at":"$me":1:8???) ;; *) badlog "the file opened is not one of ours with one name at that path (a link, a hard link, or swapped while opened)" ;; esac
+fi
 `
 
 // launchScript starts the worker detached from the SSH session (setsid, so it
@@ -83,8 +112,16 @@ cd -- "$root" || exit 1
 // worker log, and prints its pid. The binary and every argument arrive as
 // positional parameters.
 const launchScript = `bin=$1; root=$2; log=$3; shift 3
-` + findBin + `setsid nohup "$bin" worker --root "$root" "$@" >> "$log" 2>&1 < /dev/null &
+if [ "$1" = ` + serverOnStdin + ` ]; then
+  shift; IFS= read -r srv || [ -n "$srv" ] || { echo "launch: no server URL on stdin" >&2; exit 1; }
+  SYNTHWATCH_SERVER=$srv; export SYNTHWATCH_SERVER
+fi
+` + findBin + `setsid nohup "$bin" worker --root "$root" "$@" >&3 2>&3 3>&- < /dev/null &
 echo $!`
+
+// serverOnStdin, first after the log in a launch's argv, says that the
+// server's URL comes on stdin (Actor.ServerURL).
+const serverOnStdin = "--server-on-stdin"
 
 // preflightScript is launchScript up to the start: it fails as a launch
 // would, with the same message, and starts nothing.
@@ -113,6 +150,9 @@ func (a Actor) preflightArgv() []string {
 // is its own "--only NAME" pair: a name may hold a comma.
 func (a Actor) LaunchArgv(only []string) []string {
 	argv := []string{"sh", "-c", launchScript, "synthwatch-launch", a.WorkerBin, a.Root, a.workerLog()}
+	if a.ServerURL != "" {
+		argv = append(argv, serverOnStdin)
+	}
 	for _, c := range only {
 		argv = append(argv, "--only", c)
 	}
@@ -133,7 +173,7 @@ func (a Actor) Launch(ctx context.Context, only []string) (int, error) {
 
 func (a Actor) launch(ctx context.Context, only []string) (int, error) {
 	a.acted()
-	r, err := a.H.Exec(ctx, a.LaunchArgv(only)...)
+	r, err := a.execLaunch(ctx, only)
 	if err != nil {
 		return 0, fmt.Errorf("launch: %w", err)
 	}
@@ -188,6 +228,22 @@ func (a Actor) launch(ctx context.Context, only []string) (int, error) {
 			return pid, nil
 		}
 	}
+}
+
+// execLaunch runs LaunchArgv, the server's URL (if any) on its stdin.
+func (a Actor) execLaunch(ctx context.Context, only []string) (remote.ExecResult, error) {
+	if a.ServerURL == "" {
+		return a.H.Exec(ctx, a.LaunchArgv(only)...)
+	}
+	h := a.H
+	if p, ok := h.(*remote.Prefetch); ok {
+		h = p.Host
+	}
+	ie, ok := h.(remote.InputExecer)
+	if !ok {
+		return remote.ExecResult{}, errors.New("this host cannot take the server URL on stdin, and it is kept out of the command line")
+	}
+	return ie.ExecInput(ctx, strings.NewReader(a.ServerURL+"\n"), a.LaunchArgv(only)...)
 }
 
 func (a Actor) procs() *procReader { return newProcReader(a.H, a.Root) }
@@ -327,7 +383,7 @@ mkdir -p -- "${note%/*}" 2>/dev/null
 tmp="$note.$$.tmp"
 if printf "$fmt" "$pid" "$start" "$(date +%s)" > "$tmp" 2>/dev/null; then mv -f -- "$tmp" "$note" 2>/dev/null; fi
 rm -f -- "$tmp" 2>/dev/null
-printf '%s\n' "$mark" >> "$log" 2>/dev/null
+[ -f "$log" ] && [ ! -L "$log" ] && [ -O "$log" ] && printf '%s\n' "$mark" >> "$log" 2>/dev/null
 kill -TERM "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || { echo gone; exit 0; }
 i=0
 while kill -0 "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null; do

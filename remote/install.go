@@ -165,9 +165,14 @@ func InstallAgent(ctx context.Context, h Host, place AgentPlace, sent, total *at
 	if sent != nil {
 		in = &countingReader{r: in, n: sent}
 	}
-	r, err := ie.ExecInput(ctx, in, "sh", "-c", installScript, "synthwatch-install", place.Dir, hex.EncodeToString(sum[:]), strconv.Itoa(len(data)), gz)
+	r, err := ie.ExecInput(ctx, in, "sh", "-c", looseScript+installScript, "synthwatch-install", place.Dir, hex.EncodeToString(sum[:]), strconv.Itoa(len(data)), gz)
 	if err == nil && r.ExitCode != 0 {
 		err = fmt.Errorf("exit %d: %s", r.ExitCode, cut(strings.TrimSpace(string(r.Stderr)), 512))
+		if r.ExitCode != 3 { // a write that failed: the host says why, as deploy's does
+			if why := WhyNotWritable(ctx, h, place.Dir, int64(len(data)), "the agent"); why != "" {
+				err = fmt.Errorf("%s (%w)", why, err)
+			}
+		}
 	}
 	if err != nil {
 		return InstallResult{}, fmt.Errorf("install the agent to %s: %w", place.Dir, err)

@@ -14,6 +14,11 @@ import (
 // APIKeyEnv names the environment variable that may hold the API key.
 const APIKeyEnv = "SYNTHWATCH_API_KEY"
 
+// ServerEnv names the environment variable that may hold the server's URL
+// when --server is not given: a launch passes it there, out of the command
+// line every account can read (a URL may hold a password).
+const ServerEnv = "SYNTHWATCH_SERVER"
+
 // loadAPIKey reads the key from cfg.APIKeyFile (relative to the root), else
 // from the environment. An unreadable or empty file is an error: running
 // without the key would fail every request.

@@ -346,8 +346,8 @@ func checkRoot(ctx context.Context, h remote.Host, root, host, section string) e
 // pipeline.toml's.
 func (f *hostFlags) actor(h remote.Host) pipeline.Actor {
 	a := pipeline.Actor{H: h, Root: f.root, WorkerBin: f.workerBin}
-	if f.set.ServerSet {
-		a.Extra = []string{"--server", f.serverURL}
+	if f.set.ServerSet { // on the launch's stdin, never in argv: it may hold a password
+		a.ServerURL = f.serverURL
 	}
 	return a
 }

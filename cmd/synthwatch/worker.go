@@ -37,6 +37,10 @@ through every category and some failed (the log's last line names them).`,
 				}
 				cfg.APIKeyFile = abs
 			}
+			if cfg.Server == "" { // a launch's, kept out of argv
+				cfg.Server = os.Getenv(worker.ServerEnv)
+			}
+			os.Unsetenv(worker.ServerEnv)
 			cfg.Args = os.Args
 			cfg.Version = buildVersion()
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -50,7 +54,7 @@ through every category and some failed (the log's last line names them).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Root, "root", "", "pipeline root (holds prepared/, logs/, run/)")
-	f.StringVar(&cfg.Server, "server", "", "server URL (default from pipeline.toml, else "+worker.DefaultServer+")")
+	f.StringVar(&cfg.Server, "server", "", "server URL (else $"+worker.ServerEnv+", which keeps a password out of the command line; else pipeline.toml's, else "+worker.DefaultServer+")")
 	f.StringVar(&cfg.API, "api", "", "chat or generate (default from pipeline.toml, else chat)")
 	f.StringVar(&cfg.Model, "model", "", "model name sent with chat requests")
 	f.StringArrayVar(&cfg.Only, "only", nil, "a category to run (repeat the flag; the order is kept)")
