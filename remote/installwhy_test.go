@@ -35,9 +35,9 @@ func tmpfsHome(t *testing.T, size string, ro bool) string {
 }
 
 // installWhy installs the agent over an sshd whose sessions' HOME is home
-// ("" for the server's own) after prepare, and gives the error and where
-// the agent would have gone.
-func installWhy(t *testing.T, home string, prepare func(home string)) (error, string) {
+// ("" for the server's own) after prepare, and gives where the agent
+// would have gone and the error.
+func installWhy(t *testing.T, home string, prepare func(home string)) (string, error) {
 	t.Helper()
 	var o []sshdtest.Option
 	if home != "" {
@@ -55,7 +55,7 @@ func installWhy(t *testing.T, home string, prepare func(home string)) (error, st
 		t.Fatal(err)
 	}
 	_, err = InstallAgent(context.Background(), h, place, nil, nil)
-	return err, place.Dir
+	return place.Dir, err
 }
 
 // The agent's install says why it could not write, as deploy does: a full
@@ -65,7 +65,7 @@ func installWhy(t *testing.T, home string, prepare func(home string)) (error, st
 // naming which, before it writes anything.
 func TestAgentInstallSaysWhy(t *testing.T) {
 	t.Run("full disk", func(t *testing.T) {
-		err, dir := installWhy(t, tmpfsHome(t, "2m", false), nil)
+		dir, err := installWhy(t, tmpfsHome(t, "2m", false), nil)
 		want := "install the agent to " + dir + ": the file system holding " + dir + " has no room for the agent: "
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "KB (df -k)") {
 			t.Errorf("install onto a full disk: %v\nwant %q", err, want)
@@ -73,7 +73,7 @@ func TestAgentInstallSaysWhy(t *testing.T) {
 	})
 	t.Run("read-only", func(t *testing.T) {
 		ro := tmpfsHome(t, "2m", true)
-		err, dir := installWhy(t, ro, nil)
+		dir, err := installWhy(t, ro, nil)
 		want := "install the agent to " + dir + ": " + dir + " is on a read-only file system (mounted at " + ro + ")"
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("install onto a read-only file system: %v\nwant %q", err, want)
@@ -81,7 +81,7 @@ func TestAgentInstallSaysWhy(t *testing.T) {
 	})
 	t.Run("loose cache folder", func(t *testing.T) {
 		var own string
-		err, dir := installWhy(t, "", func(home string) {
+		dir, err := installWhy(t, "", func(home string) {
 			own = home
 			must(t, os.MkdirAll(filepath.Join(home, ".cache"), 0o700))
 			must(t, os.Chmod(filepath.Join(home, ".cache"), 0o777))
