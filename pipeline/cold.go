@@ -161,7 +161,7 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 	if len(w.cnt.cats) == 0 {
 		c := w.cnt.newCat("")
 		b.Each(l.Prepared(), []*remote.Tail{c.runs}, []*remote.Counter{c.raw, c.errs, c.prompts})
-		if w.o.OnePoll {
+		if w.o.OnePoll && ask.steady { // the agent sums in Go; by the fallback a one-shot status counts only
 			w.coldSum = w.coldSumArgv(c.raw.RemoteAbove) // the holes this count leaves, summed in the same answer
 			b.Exec(w.coldSum...)
 		}

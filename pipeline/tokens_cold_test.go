@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -25,11 +26,13 @@ func (e *execCounter) Exec(ctx context.Context, argv ...string) (remote.ExecResu
 	return e.SSH.Exec(ctx, argv...)
 }
 
-// A one-shot status sums the tokens of the files its cold count leaves to
-// the host in the same answer, by either agent: its figures are whole and
-// no exec follows the answer (it was two round trips more: issue 27's
-// status against the habit). A file that grew after the sum is summed
-// again after, by that exec.
+// A one-shot status through the Go agent sums the tokens of the files its
+// cold count leaves to the host in the same answer: its figures are whole
+// and no exec follows the answer (it was two round trips more: issue 27's
+// status against the habit). By the fallback it counts only: those files'
+// tokens would be the host's awk over every byte (83 s for a gigabyte
+// under gawk), so they are no figure (null, the total partial), never a
+// wrong one, and the files it read over the link are tallied.
 func TestOnePollSumsTokensInTheColdAnswer(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(27, 5))
@@ -57,7 +60,22 @@ func TestOnePollSumsTokensInTheColdAnswer(t *testing.T) {
 			t.Cleanup(func() { h.Close() })
 			w := NewWatcher(h, Options{Host: "once", Root: root, ServerURL: closedURL(t), WorkerBin: bin, OnePoll: true}, nil)
 			s := w.Poll(context.Background())
-			if bad := checkTokens(t, root, s); bad != "" {
+			if agent == "fallback" {
+				for _, c := range s.Categories {
+					fi, _ := os.Stat(filepath.Join(root, "prepared", c.Name, parse.RawFile))
+					tok, _ := jsonTruth(t, filepath.Join(root, "prepared", c.Name, parse.RawFile))
+					onHost := fi.Size() > remote.NewCounter("").RemoteAbove
+					switch {
+					case onHost && c.CompletionTokens != nil:
+						t.Errorf("%s: %d tokens by the fallback's one poll: it counts only", c.Name, *c.CompletionTokens)
+					case !onHost && (c.CompletionTokens == nil || *c.CompletionTokens != tok):
+						t.Errorf("%s, read over the link: tokens %v, the file %d", c.Name, c.CompletionTokens, tok)
+					}
+				}
+				if !s.TokensPartial {
+					t.Errorf("the total claims to be whole without the big files' tokens")
+				}
+			} else if bad := checkTokens(t, root, s); bad != "" {
 				t.Fatalf("one poll: %s", bad)
 			}
 			want := int32(0) // the fallback is its own one exec
@@ -68,5 +86,48 @@ func TestOnePollSumsTokensInTheColdAnswer(t *testing.T) {
 				t.Fatalf("%d execs beside the agent's answer, want %d (read by %q)", n, want, s.Connection.Reader)
 			}
 		})
+	}
+}
+
+// The dashboard read by the fallback sums a big file's tokens a slice a
+// poll (fallbackSumPerPoll), never the whole gigabyte in one poll's awk:
+// the figure is none until the last slice, then the file's own.
+func TestFallbackSumsABigFileASliceAPoll(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(37, 7))
+	root := t.TempDir()
+	dir := filepath.Join(root, "prepared", "B2_big")
+	write(t, filepath.Join(dir, parse.PromptsFile), prompts("B2_big", 100000))
+	var all strings.Builder
+	for k := 0; all.Len() < 3*fallbackSumPerPoll; k += 100 {
+		all.WriteString(pyTokenRecords("B2_big", k, 100, rng))
+	}
+	write(t, filepath.Join(dir, parse.RawFile), all.String())
+	sd := sshdtest.Start(t)
+	p := newProxied(t, sd)
+	h := p.dial(t)
+	t.Cleanup(func() { h.Close() })
+	w := NewWatcher(h, Options{Host: "fb", Root: root, ServerURL: closedURL(t), WorkerBin: filepath.Join(t.TempDir(), "none")}, nil)
+	want, _ := jsonTruth(t, filepath.Join(dir, parse.RawFile))
+	polls := 0
+	for ; polls < 10; polls++ {
+		s := w.Poll(context.Background())
+		if !strings.HasPrefix(s.Connection.Reader, "fallback") {
+			t.Fatalf("read by %q", s.Connection.Reader)
+		}
+		c := s.Categories[0]
+		if c.CompletionTokens == nil {
+			if !s.TokensPartial {
+				t.Fatal("no figure, and the total says whole")
+			}
+			continue
+		}
+		if *c.CompletionTokens != want {
+			t.Fatalf("poll %d: %d tokens, the file holds %d", polls+1, *c.CompletionTokens, want)
+		}
+		break
+	}
+	if polls < 2 || polls >= 10 {
+		t.Fatalf("the figure came after %d polls: want the %d MB in slices of %d MB", polls+1, all.Len()>>20, fallbackSumPerPoll>>20)
 	}
 }

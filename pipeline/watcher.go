@@ -206,7 +206,11 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	vitPid := w.live.pid()
 	cold := w.cold()
 	viaAgent := w.viaAgent()
-	tokJobs := w.cnt.tokenJobs() // holes the counts left: summed on the host, in this batch
+	budget := int64(-1)
+	if !viaAgent && w.linked() {
+		budget = fallbackSumPerPoll // the fallback reads: its awk sums a slice a poll
+	}
+	tokJobs := w.cnt.tokenJobs(budget) // holes the counts left: summed on the host, in this batch
 	w.polls++
 	var wg, pw sync.WaitGroup // pw: the servers' probes
 	var reads []serverRead
@@ -305,7 +309,9 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	w.live.noteGrowth(res, w.cnt.cats, w.nth())
 	w.cnt.fold(res, now, w.live.wjson)
 	w.cnt.foldTokens(w.pre, res, tokJobs, tokSums, tokErr)
-	if w.o.OnePoll {
+	if w.o.OnePoll && !strings.HasPrefix(reader, "fallback") {
+		// by the fallback a one-shot status counts only: the holes' tokens
+		// would be the host's awk over every byte of them (tokenJobs)
 		w.cnt.sumHolesNow(ctx, w.rd, w.pre, w.coldSums)
 	}
 	w.sv.foldReads(reads)
