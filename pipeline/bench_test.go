@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/faultproxy"
@@ -37,24 +38,34 @@ func BenchmarkWatcherIdlePoll(b *testing.B) {
 	data, _ := jsonMarshal(st)
 	os.MkdirAll(filepath.Join(root, "run"), 0o755)
 	os.WriteFile(filepath.Join(root, "run", "worker.json"), data, 0o644)
-	h, px := dialThroughProxy(b, s)
 	url := "http://127.0.0.1:1" // refused: the worst common case, asked every poll
-	w := NewWatcher(h, Options{Host: "bench", Root: root, ServerURL: url}, nil)
-	px.SetDelay(rtt / 2)
-	for i := 0; i < 5; i++ {
-		w.Poll(context.Background())
+	// reader=fallback: no agent on the host (every poll one exec of
+	// fallback.sh); reader=agent: the Go agent (the binary as worker_bin)
+	for _, reader := range []string{"fallback", "agent"} {
+		b.Run("reader="+reader, func(b *testing.B) {
+			h, px := dialThroughProxy(b, s)
+			o := Options{Host: "bench", Root: root, ServerURL: url, WorkerBin: filepath.Join(b.TempDir(), "none")}
+			if reader == "agent" {
+				o.WorkerBin = testbin.Path(b)
+			}
+			w := NewWatcher(h, o, nil)
+			px.SetDelay(rtt / 2)
+			for i := 0; i < 5; i++ {
+				w.Poll(context.Background())
+			}
+			if s := w.Poll(context.Background()); s.Worker.PID != pid || s.Worker.State != "running" || !strings.HasPrefix(s.Connection.Reader, map[string]string{"fallback": "fallback", "agent": "go agent"}[reader]) {
+				b.Fatalf("worker %+v, read by %q", s.Worker, s.Connection.Reader)
+			}
+			w0, start, n := h.Wire(), time.Now(), 0
+			for b.Loop() {
+				w.Poll(context.Background())
+				n++
+			}
+			w1, el := h.Wire(), time.Since(start)
+			b.ReportMetric(float64(w1.Sent+w1.Received-w0.Sent-w0.Received)/float64(n), "B/poll")
+			b.ReportMetric(el.Seconds()/float64(n)/rtt.Seconds(), "RTTs/poll")
+		})
 	}
-	if s := w.Poll(context.Background()); s.Worker.PID != pid || s.Worker.State != "running" {
-		b.Fatalf("worker %+v", s.Worker)
-	}
-	w0, start, n := h.Wire(), time.Now(), 0
-	for b.Loop() {
-		w.Poll(context.Background())
-		n++
-	}
-	w1, el := h.Wire(), time.Since(start)
-	b.ReportMetric(float64(w1.Sent+w1.Received-w0.Sent-w0.Received)/float64(n), "B/poll")
-	b.ReportMetric(el.Seconds()/float64(n)/rtt.Seconds(), "RTTs/poll")
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
