@@ -305,7 +305,9 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	w.live.noteGrowth(res, w.cnt.cats, w.nth())
 	w.cnt.fold(res, now, w.live.wjson)
 	w.cnt.foldTokens(w.pre, res, tokJobs, tokSums, tokErr)
-	if w.o.OnePoll {
+	if w.o.OnePoll || w.cnt.budgetUnsummed() {
+		// a budget's category is done or not by its tokens: summed now, as
+		// a one-shot status does, not a poll later
 		w.cnt.sumHolesNow(ctx, w.rd, w.pre, w.coldSums)
 	}
 	w.sv.foldReads(reads)
