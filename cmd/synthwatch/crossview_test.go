@@ -293,6 +293,32 @@ with open(sys.argv[1], "a") as f:
 // stoppedRoot: the Go worker on A against a slow server, SIGSTOPped (a
 // Ctrl-Z, a freezer) after its first records and left so for wait.
 func stoppedRoot(t *testing.T, bin string, wait time.Duration) string {
+	root, pid := goWorkerRoot(t, bin)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(wait)
+	return root
+}
+
+// workingRoot: the Go worker at work on A, once its worker.json gives a
+// rate (the witness every view has): every view claims a rate and an ETA.
+func workingRoot(t *testing.T, bin string) string {
+	root, _ := goWorkerRoot(t, bin)
+	testgate.Eventually(t, time.Minute, "worker.json's rate", func() bool {
+		b, err := os.ReadFile(filepath.Join(root, "run", "worker.json"))
+		if err != nil {
+			return false
+		}
+		st, err := parse.ParseWorkerState(b)
+		return err == nil && len(st.Categories) > 0 && st.Categories[0].Rate > 0
+	})
+	return root
+}
+
+// goWorkerRoot: the Go worker on A's 2000 prompts against a slow server,
+// after its first records.
+func goWorkerRoot(t *testing.T, bin string) (string, int) {
 	srv := sim.New(sim.Options{Speed: 1})
 	if err := srv.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
@@ -324,11 +350,7 @@ func stoppedRoot(t *testing.T, bin string, wait time.Duration) string {
 	testgate.Eventually(t, time.Minute, "the worker's first records", func() bool {
 		return countFileLines(filepath.Join(dir, "raw_responses.jsonl")) >= 20
 	})
-	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(wait)
-	return root
+	return root, cmd.Process.Pid
 }
 
 // crashRoot: the server's log ends in a crash 5 h ago, and 250 records
@@ -473,6 +495,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 		{"records after a logged crash", crashRoot(t), map[string]string{"A": "partial"}, nil, nil, true, ""},
 		{"a SIGSTOPped worker past the stall limit", stoppedRoot(t, bin, stall+5*time.Second), map[string]string{"A": "stalled"}, stallEnv, nil, true, "no new records for "},
 		{"a SIGSTOPped worker within the stall limit", stoppedRoot(t, bin, time.Second), map[string]string{"A": "running"}, nil, nil, true, ""},
+		{"the Go worker at work", workingRoot(t, bin), map[string]string{"A": "running"}, nil, nil, false, ""},
 		{"the log's 7000 prompts against 10,000, a cap and a budget", targetRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "partial"}, nil, nil, true, ""},
 		{"9,998 of 10,000 and nobody on it for a day", idleRoot(t), map[string]string{"B1_glaive": "died", "B2_opencodeinstruct": "pending"}, nil, []string{"--since", "48h"}, true, ""},
 	}
@@ -620,6 +643,9 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				for cat, l := range looks {
 					if r.noClaims && l.Claims {
 						t.Errorf("%s: %s claims a rate or an ETA for %s (%v)", r.name, v, cat, l)
+					}
+					if r.want[cat] == "running" && r.name == "the Go worker at work" && !l.Claims {
+						t.Errorf("%s: %s claims no rate or ETA for %s, whose worker.json gives one (%v)", r.name, v, cat, l)
 					}
 				}
 			}
