@@ -186,8 +186,8 @@ func (d *digester) currentFacts(name string, f parse.WorkerFacts) parse.CurrentF
 	}
 	if n := len(d.took); n > 0 && d.took[n-1] == name && !d.logTime.IsZero() {
 		cf.LogAt, cf.HeaderOnly = d.logTime, d.lf.headerOnly
-		if n == 2 && d.took[0] != name {
-			if prev := d.s.byName[d.took[0]]; prev != nil && !d.lf.cat(d.took[0]).skipped {
+		if p := d.lf.prev; p != "" && p != name {
+			if prev := d.s.byName[p]; prev != nil && !d.lf.cat(p).skipped {
 				cf.PrevLast = prev.rawAt
 			}
 		}

@@ -178,7 +178,8 @@ func TestReportStallAsStatus(t *testing.T) {
 	tb := "Traceback (most recent call last):\n  File \"/opt/run_inference.py\", line 88, in call\n    resp = urllib.request.urlopen(req, timeout=600)\nTimeoutError: timed out\n"
 	writeFile(t, filepath.Join(root, "logs", "inference_all.log"), "Processing: B2 (SHORT)\nRunning 20 requests (concurrency=8, max_tokens=2048)...\n"+
 		"10/20 (0 err) 1.1 req/s avg_comp=236tok ETA=0.2m\n"+
-		"Processing: B3 (SHORT)\nRunning 30 requests (concurrency=8, max_tokens=2048)...\n"+tb+tb, now)
+		"Processing: B3 (SHORT)\nRunning 30 requests (concurrency=8, max_tokens=2048)...\n"+
+		"Processing: B3 (SHORT)\nRunning 30 requests (concurrency=8, max_tokens=2048)...\n"+tb+tb, now) // restarted on B3: B2 is still the one before
 	holder(t, p("B3", "raw_responses.jsonl"))
 	o := digest.Options{Root: root, Since: now.Add(-3 * time.Hour), Now: now, Alive: digest.ProcAlive, Writers: digest.ProcWriters, Started: digest.ProcStarted}
 	s, err := digest.Build(o)

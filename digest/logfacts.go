@@ -17,6 +17,9 @@ type logFacts struct {
 	tally      parse.FailureTally
 	cats       map[string]*logCat
 	headerOnly bool
+	// current is the last header's category, prev the one before it
+	// (a header repeated, a restart on the same category, keeps it)
+	current, prev string
 }
 
 type logCat struct {
@@ -56,6 +59,9 @@ func (lf *logFacts) fold(w parse.WorkerLine, cur string) {
 	}
 	switch w.Kind {
 	case parse.WProcessing:
+		if w.Category != lf.current {
+			lf.prev, lf.current = lf.current, w.Category
+		}
 		c := lf.cat(w.Category)
 		c.failures, c.progress = 0, parse.WorkerLine{} // the last run's figures are not this run's
 		lf.headerOnly = true
