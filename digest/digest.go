@@ -48,6 +48,10 @@ type Options struct {
 	// and writing nothing. Nil: not asked; `synthwatch digest` passes
 	// ProcFrozen.
 	Frozen func(pid int) bool
+	// Started is when process pid started (zero: unknown), the writer's
+	// start for when its category became current. Nil: not asked;
+	// `synthwatch digest` passes ProcStarted.
+	Started func(pid int) time.Time
 }
 
 // Summary is the digest of one window, as `synthwatch digest` prints it.
@@ -313,6 +317,7 @@ type digester struct {
 	// and logTime when that log was last written: an old script's hang
 	took    []string
 	logTime time.Time
+	lf      logFacts       // what the log says of each category since its header
 	byYou   map[int]bool   // pids synthwatch's kill stopped
 	note    parse.KillNote // the last kill's note
 	waits   []*logWait     // the waits on the server the worker log tells

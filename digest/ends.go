@@ -48,13 +48,24 @@ func (d *digester) readWorkerLog() {
 	var wl waitLog
 	n, _, err := eachLine(path, func(line []byte, _ bool) {
 		line = bytes.TrimRight(line, "\r")
+		cur := ""
+		if len(d.took) > 0 {
+			cur = d.took[len(d.took)-1]
+		}
 		if !read(line, d.script.tb) {
+			if len(bytes.TrimSpace(line)) > 0 {
+				s := string(line)
+				d.lf.fold(d.lf.line(s), cur) // its failures, the header's end
+			}
 			return
 		}
 		s := string(line)
 		w := parse.WorkerLine{Kind: parse.WOther, Text: s}
 		if told(line) {
 			w = parse.ParseWorkerLine(s) // once a line, for every reader below
+			d.lf.fold(w, cur)
+		} else {
+			d.lf.fold(d.lf.line(s), cur)
 		}
 		switch w.Kind {
 		case parse.WKill:

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -60,6 +62,40 @@ func ProcFrozen(pid int) bool {
 	return i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't')
 }
 
+// ProcStarted is when process pid started: its start in clock ticks
+// (/proc/PID/stat's 22nd field, at 100 a second, as the pipeline reads
+// it) after the boot (/proc/stat's btime). Zero: unknown.
+func ProcStarted(pid int) time.Time {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return time.Time{}
+	}
+	i := bytes.LastIndexByte(st, ')')
+	if i < 0 {
+		return time.Time{}
+	}
+	f := strings.Fields(string(st[i+1:])) // from the state, the 3rd field
+	if len(f) < 20 {
+		return time.Time{}
+	}
+	ticks, err := strconv.ParseInt(f[19], 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "btime "); ok {
+			if boot, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+				return time.Unix(boot, 0).Add(time.Duration(ticks) * 10 * time.Millisecond)
+			}
+		}
+	}
+	return time.Time{}
+}
+
 // rawWriter is a process that has a category's raw_responses.jsonl open
 // for writing, and that category (0: none, or the host cannot tell).
 func (d *digester) rawWriter() (pid int, cat string) {
@@ -79,30 +115,32 @@ func finalPhase(p string) bool {
 }
 
 // judgeCategories gives each category its state by the dashboard's judges
-// (parse.JudgeCategory, then Stalled on the one worked on), and an ETA
-// only to a running one: a category nobody works on, or one stalled, has
-// work left and no time to it.
+// (parse.JudgeCategory, then the stall on the one worked on: when it
+// became current, its limit, its reason with its errors, all by parse's
+// judges with the pipeline's witnesses), and an ETA only to a running one
+// whose rate is witnessed (parse.WitnessedRate): a category nobody works
+// on, one stalled, or one whose rate no first look can see has work left
+// and no time to it.
 func (d *digester) judgeCategories() {
 	cat, f := d.workerNow()
 	worker, reason, byYou := parse.JudgeWorker(f)
 	d.s.WorkerState, d.s.WorkerCategory = worker, cat
+	limit := parse.StallLimit(d.o.StallAfter)
 	for i := range d.s.Categories {
 		c := &d.s.Categories[i]
 		if c.Error != "" {
 			continue
 		}
 		acc := d.s.byName[c.Name]
+		js := d.workerCat(c.Name)
 		facts := parse.CategoryFacts{Done: c.Records, Target: c.Target, TargetRaised: acc.raised,
 			BudgetReached: c.TokenBudget > 0 && c.Tokens >= c.TokenBudget, JSONState: acc.jsonState,
 			Current: c.Name == cat, Worker: worker, WorkerReason: reason, ByYou: byYou}
 		c.State, c.Reason = parse.JudgeCategory(facts)
 		if c.State == parse.CatRunning {
-			var since time.Time
-			if ws := d.worker; ws != nil && ws.Category == c.Name && f.Alive && ws.PID == f.PID {
-				since = ws.CategorySince
-			}
-			if quiet, over := parse.Stalled(d.o.Now, parse.QuietSince(acc.rawAt, since, false), d.o.StallAfter); over {
-				c.State, c.Reason = parse.JudgedStalled, parse.StallReason(quiet, 0)
+			since, weak := parse.BecameCurrent(d.currentFacts(c.Name, f))
+			if quiet, over := parse.Stalled(d.o.Now, parse.QuietSince(acc.rawAt, since, weak), limit); over {
+				c.State, c.Reason = parse.JudgedStalled, parse.StallReason(quiet, d.errors(c.Name, acc, js))
 				d.s.WorkerState = parse.JudgedStalled // the worker is stalled when its category is, as status says
 			}
 		}
@@ -110,9 +148,83 @@ func (d *digester) judgeCategories() {
 			c.Reason = parse.FrozenReason
 		}
 		c.ETASec = nil
-		if left := c.Left(); parse.ClaimsRate(c.State) && c.Reason == "" && left > 0 && c.RatePerHour > 0 {
-			eta := float64(left) / c.RatePerHour * 3600
-			c.ETASec = &eta
+		if left := c.Left(); parse.ClaimsRate(c.State) && c.Reason == "" && left > 0 {
+			if perMin, ok := parse.WitnessedRate(d.rateFacts(c.Name, js, limit)); ok && perMin > 0 {
+				eta := float64(left) / perMin * 60
+				c.ETASec = &eta
+			}
 		}
 	}
+}
+
+// workerCat is worker.json's entry for the category (nil: none).
+func (d *digester) workerCat(name string) *parse.CategoryState {
+	if d.worker == nil {
+		return nil
+	}
+	var js *parse.CategoryState
+	for i := range d.worker.Categories {
+		if d.worker.Categories[i].Name == name {
+			js = &d.worker.Categories[i] // the last of a name, as status takes it
+		}
+	}
+	return js
+}
+
+// currentFacts are the witnesses of when the category became current, as
+// the pipeline gathers them (pipeline/rate.go): worker.json's when its
+// live worker is on it, else the log's last header (the log's time,
+// whether it ends with the header, the previous category's last record).
+// A header is never read as it is written here.
+func (d *digester) currentFacts(name string, f parse.WorkerFacts) parse.CurrentFacts {
+	var cf parse.CurrentFacts
+	if ws := d.worker; ws != nil && ws.Category == name && f.Alive && ws.PID == f.PID {
+		cf.JSONSince = ws.CategorySince
+		if cf.JSONSince.IsZero() {
+			cf.JSONSince = ws.StartedAt
+		}
+	}
+	if n := len(d.took); n > 0 && d.took[n-1] == name && !d.logTime.IsZero() {
+		cf.LogAt, cf.HeaderOnly = d.logTime, d.lf.headerOnly
+		if p := d.lf.prev; p != "" && p != name {
+			if prev := d.s.byName[p]; prev != nil && !d.lf.cat(p).skipped {
+				cf.PrevLast = prev.rawAt
+			}
+		}
+		if d.o.Started != nil && f.PID > 0 {
+			cf.WriterStart = d.o.Started(f.PID)
+		}
+	}
+	return cf
+}
+
+// errors is the category's ERR as status counts it (parse.CategoryErrors).
+func (d *digester) errors(name string, acc *catAcc, js *parse.CategoryState) int64 {
+	ef := parse.ErrorFacts{ErrLines: acc.errLines}
+	if lc := d.lf.cats[name]; lc != nil {
+		ef.LogFailures = lc.failures
+		if lc.progress.Kind == parse.WProgress {
+			ef.LogProgress = int64(lc.progress.Errors)
+		}
+	}
+	if js != nil {
+		ef.JSONErrors, ef.JSONFailed = int64(js.Errors), js.FailedPrompts
+	}
+	return parse.CategoryErrors(ef)
+}
+
+// rateFacts are the witnesses of a running category's rate a first look
+// has, as the pipeline gathers them: worker.json's figure and time, the
+// log's last progress line since its header and the log's time.
+func (d *digester) rateFacts(name string, js *parse.CategoryState, limit time.Duration) parse.RateFacts {
+	rf := parse.RateFacts{Now: d.o.Now, Limit: limit}
+	if js != nil {
+		rf.WorkerRate, rf.WorkerAt = js.Rate, d.worker.UpdatedAt
+	}
+	if n := len(d.took); n > 0 && d.took[n-1] == name {
+		if lc := d.lf.cats[name]; lc != nil && lc.progress.Kind == parse.WProgress {
+			rf.LogRate, rf.LogAt = lc.progress.ReqPerSec*60, d.logTime
+		}
+	}
+	return rf
 }

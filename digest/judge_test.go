@@ -75,7 +75,9 @@ func holder(t *testing.T, path string) int {
 // running, its run too; B1, whose prompts grew after the worker read them,
 // has a target of 40, not the worker's 20, and work left; B3's old log
 // figure (7 prompts, its --max-samples) is a note beside the prompts' 10; a category nobody
-// works on has no ETA, whatever its window's rate.
+// works on has no ETA, whatever its window's rate. The relaunch's B2 has
+// none either: no witness of its rate that a first look has (no
+// worker.json, an empty log; parse.WitnessedRate), as status says.
 func TestReportJudgesCategoriesAsStatus(t *testing.T) {
 	root := t.TempDir()
 	now := time.Now()
@@ -94,7 +96,7 @@ func TestReportJudgesCategoriesAsStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b2 := catOf(t, s, "B2"); b2.State != parse.CatRunning || b2.Left() != 70 || b2.ETASec == nil {
+	if b2 := catOf(t, s, "B2"); b2.State != parse.CatRunning || b2.Left() != 70 || b2.ETASec != nil {
 		t.Errorf("B2, written by pid %d: %+v", pid, b2)
 	}
 	if b3 := catOf(t, s, "B3"); b3.State != parse.JudgedPartial || b3.ETASec != nil || b3.Target != 10 {
@@ -155,5 +157,45 @@ func TestRecordsAfterACrashEndTheOutage(t *testing.T) {
 	if len(outs) != 1 || outs[0].Still || outs[0].End == nil || !outs[0].End.Equal(back) || !strings.Contains(outs[0].Text, "250 records written after it") ||
 		!strings.Contains(outs[0].Text, "(inferred)") {
 		t.Fatalf("outages %+v", outs)
+	}
+}
+
+// The old script's hang, judged by the report as status judges it
+// (parse.BecameCurrent, parse.StallLimit, parse.CategoryErrors): B3 became
+// current after B2's last record an hour ago, though its own file is
+// three hours old; the two time-outs logged since are its errors; a rate
+// comes only from a witness a first look has (B2's old progress line is
+// B2's). Before, the report timed the stall from B3's file (3h) with no
+// errors, and took --stall's 10m whatever stall_after said.
+func TestReportStallAsStatus(t *testing.T) {
+	root := t.TempDir()
+	now := time.Now()
+	p := func(cat, f string) string { return filepath.Join(root, "prepared", cat, f) }
+	writeFile(t, p("B2", "prompts.jsonl"), lines(20, func(i int) string { return fmt.Sprintf(`{"id": "B2-%d"}`, i) }), now.Add(-3*time.Hour))
+	writeFile(t, p("B2", "raw_responses.jsonl"), lines(20, pyRecord("B2", now.Add(-time.Hour-2*time.Minute))), now.Add(-time.Hour))
+	writeFile(t, p("B3", "prompts.jsonl"), lines(30, func(i int) string { return fmt.Sprintf(`{"id": "B3-%d"}`, i) }), now.Add(-3*time.Hour))
+	writeFile(t, p("B3", "raw_responses.jsonl"), "", now.Add(-3*time.Hour))
+	tb := "Traceback (most recent call last):\n  File \"/opt/run_inference.py\", line 88, in call\n    resp = urllib.request.urlopen(req, timeout=600)\nTimeoutError: timed out\n"
+	writeFile(t, filepath.Join(root, "logs", "inference_all.log"), "Processing: B2 (SHORT)\nRunning 20 requests (concurrency=8, max_tokens=2048)...\n"+
+		"10/20 (0 err) 1.1 req/s avg_comp=236tok ETA=0.2m\n"+
+		"Processing: B3 (SHORT)\nRunning 30 requests (concurrency=8, max_tokens=2048)...\n"+
+		"Processing: B3 (SHORT)\nRunning 30 requests (concurrency=8, max_tokens=2048)...\n"+tb+tb, now) // restarted on B3: B2 is still the one before
+	holder(t, p("B3", "raw_responses.jsonl"))
+	o := digest.Options{Root: root, Since: now.Add(-3 * time.Hour), Now: now, Alive: digest.ProcAlive, Writers: digest.ProcWriters, Started: digest.ProcStarted}
+	s, err := digest.Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b3 := catOf(t, s, "B3"); b3.State != parse.JudgedStalled || b3.Reason != "no new records for 1h00m, 2 errors" || b3.ETASec != nil {
+		t.Errorf("B3 hung an hour: %+v", b3)
+	}
+	// a limit of 2h (stall_after): quiet for an hour is running, with no
+	// rate witnessed, so no ETA
+	o.StallAfter = 2 * time.Hour
+	if s, err = digest.Build(o); err != nil {
+		t.Fatal(err)
+	}
+	if b3 := catOf(t, s, "B3"); b3.State != parse.CatRunning || b3.ETASec != nil {
+		t.Errorf("B3 within a 2h limit: %+v", b3)
 	}
 }

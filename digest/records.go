@@ -30,6 +30,7 @@ type catAcc struct {
 	// raw_responses.jsonl's mtimes, worker.json's word for it, and whether
 	// prompts appended since worker.json's worker read them raised its target
 	promptsAt, rawAt time.Time
+	errLines         int64 // errors.jsonl's lines (prompts that failed for good)
 	jsonState        string
 	raised           bool
 	// spans are each run's first and last record here, for the gaps at a
@@ -120,6 +121,13 @@ func (d *digester) readCategory(acc *catAcc) error {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, parse.RawFile)); err == nil {
 		acc.rawAt = fi.ModTime()
+	}
+	if _, _, err := eachLine(filepath.Join(dir, parse.ErrorsFile), func(line []byte, _ bool) {
+		if len(bytes.TrimSpace(line)) > 0 {
+			acc.errLines++
+		}
+	}); err != nil {
+		acc.errLines = 0 // unreadable: no witness, as status's count that failed
 	}
 	tf := parse.TargetFacts{Prompts: c.Prompts, PromptsAt: acc.promptsAt, Log: d.logTarget[c.Name]}
 	if spec, ok := d.specs[c.Name]; ok {

@@ -128,7 +128,6 @@ type catState struct {
 	mtime               time.Time
 	win                 parse.RateWindow // growths seen while it is worked on: the rate
 	lastSample          time.Time
-	meanGap             time.Duration // EWMA of the time between lines
 	rates               *samples
 	stalled             bool
 	currentSince        time.Time // when it became the category being worked on (zero: unknown, judge by growth)
@@ -248,7 +247,7 @@ func (ct *counts) fold(res remote.PollResult, now time.Time, wjson *parse.Worker
 
 // sample folds one poll's growth: the rate window (growths only: the first
 // poll's count is history, its time unknown), the sparkline's per-poll
-// rate, and the usual gap between records for the stall limit.
+// rate, and the last growth for the stall.
 func (k *counts) sample(c *catState, grew int64, now time.Time) {
 	if grew != 0 {
 		c.win.Add(now, c.lines+grew)
@@ -260,14 +259,6 @@ func (k *counts) sample(c *catState, grew int64, now time.Time) {
 	}
 	c.lastSample = now
 	if grew > 0 {
-		if !c.lastGrowth.IsZero() {
-			gap := now.Sub(c.lastGrowth) / time.Duration(grew)
-			if c.meanGap == 0 {
-				c.meanGap = gap
-			} else {
-				c.meanGap += (gap - c.meanGap) / 5
-			}
-		}
 		c.lastGrowth = now
 	}
 }

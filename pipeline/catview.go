@@ -89,7 +89,7 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 	if why := unserved(v, c, wk, server, now); why != "" {
 		v.Reason = why // no rate and no ETA until it is back; the stall clock runs on
 	} else if parse.ClaimsRate(string(v.State)) {
-		v.RatePerMin = k.rate(c, js, wjson, now)
+		v.RatePerMin = k.rate(c, js, wjson, lg, now)
 		v.TokPerSec = tokPerSec(v)
 		v.ETASeconds = eta(v)
 	}
@@ -119,17 +119,15 @@ func unserved(v Category, c *catState, wk Worker, server ServerState, now time.T
 }
 
 // stall marks the category being worked on as stalled when its JSONL has
-// not grown for longer than StallAfter, or 5× its usual gap between lines if
-// that is longer. Only growth clears a stall; log lines do not count.
+// not grown for longer than the stall limit (parse.StallLimit: the
+// setting alone, as the report and a one-shot status have it). Only
+// growth clears a stall; log lines do not count.
 func (k *counts) stall(c *catState, v *Category, now time.Time) {
 	if v.State != StateRunning {
 		c.stalled = false // not being worked on: nothing to stall
 		return
 	}
-	limit := k.stallAfter
-	if g := 5 * c.meanGap; g > limit {
-		limit = g
-	}
+	limit := parse.StallLimit(k.stallAfter)
 	// quiet since the last record, or since the category became current
 	// (its file may hold records from an earlier run)
 	last := parse.QuietSince(c.lastGrowth, c.currentSince, c.currentWeak)

@@ -88,15 +88,12 @@ func countFigures(c *catState, js *parse.CategoryState, scanVoid bool, v *Catego
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d lines, %d unique records (%d duplicate or unreadable)", c.name, c.lines, v.Done, extra))
 		}
 	}
-	v.Errors = c.errLines
+	ef := parse.ErrorFacts{ErrLines: c.errLines, LogFailures: c.logFailures} // tracebacks and error lines since its header
 	if js != nil {
-		v.Errors = max(v.Errors, int64(js.Errors))
+		ef.JSONErrors, ef.JSONFailed = int64(js.Errors), js.FailedPrompts
 	}
 	if c.logProgress.Kind == parse.WProgress {
-		v.Errors = max(v.Errors, int64(c.logProgress.Errors))
+		ef.LogProgress = int64(c.logProgress.Errors)
 	}
-	v.Errors = max(v.Errors, c.logFailures) // tracebacks and error lines since its header
-	if js != nil && js.FailedPrompts != nil {
-		v.Errors = int64(*js.FailedPrompts)
-	}
+	v.Errors = parse.CategoryErrors(ef) // as the report counts them
 }

@@ -117,8 +117,10 @@ func TestFirstAnsweredPollIsAFirstRead(t *testing.T) {
 
 // A writer found holding a category's raw_responses.jsonl open, with a
 // worker log that names nothing (a buffered stdout: the relaunch's empty
-// log), works on that category: running, not partial; its rate comes from
-// the file's growth.
+// log), works on that category: running, not partial. Its growth is seen
+// only by a view that watches it; a one-shot status and the report cannot
+// measure it, so no view claims a rate or an ETA (parse.WitnessedRate),
+// however long it watches.
 func TestWriterOfACategoryFileWorksOnIt(t *testing.T) {
 	t.Parallel()
 	c := newClock()
@@ -148,7 +150,7 @@ func TestWriterOfACategoryFileWorksOnIt(t *testing.T) {
 		s = poll(w)
 	}
 	b3 := catByName(t, s, "B3_magicoder")
-	if b3.State != StateRunning || b3.RatePerMin < 10 || b3.RatePerMin > 20 || b3.ETASeconds == nil {
+	if b3.State != StateRunning || b3.RatePerMin != 0 || b3.ETASeconds != nil {
 		t.Fatalf("after 8 records 4 s apart: B3 %s rate %.1f/min ETA %v", b3.State, b3.RatePerMin, b3.ETASeconds)
 	}
 }

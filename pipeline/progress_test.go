@@ -31,7 +31,7 @@ func touch(t *testing.T, p string, at time.Time) { t.Helper(); must(t, os.Chtime
 func workerOn(t *testing.T, root string, pid int, c *clock, started time.Time) {
 	writeWorkerJSON(t, root, parse.WorkerState{PID: pid, State: parse.WorkerRunning, Category: "B2", StartedAt: started,
 		CategorySince: started, UpdatedAt: c.now(), Categories: []parse.CategoryState{
-			{Name: "B2", Class: "LONG", Target: 2000, State: parse.CatRunning},
+			{Name: "B2", Class: "LONG", Target: 2000, State: parse.CatRunning, Rate: 1}, // a witness: the view's own window gives the figure
 			{Name: "B3", Class: "SHORT", Target: 500, State: parse.CatPending},
 		}})
 }

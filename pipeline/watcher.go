@@ -309,9 +309,11 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	w.live.noteGrowth(res, w.cnt.cats, w.nth())
 	w.cnt.fold(res, now, w.live.wjson)
 	w.cnt.foldTokens(w.pre, res, tokJobs, tokSums, tokErr)
-	if w.o.OnePoll && !strings.HasPrefix(reader, "fallback") {
-		// by the fallback a one-shot status counts only: the holes' tokens
-		// would be the host's awk over every byte of them (tokenJobs)
+	if w.o.OnePoll && !strings.HasPrefix(reader, "fallback") || w.cnt.budgetUnsummed() {
+		// a one-shot status sums the holes now (by the fallback it counts
+		// only: the holes' tokens would be the host's awk over every byte
+		// of them, tokenJobs); a budget's category is done or not by its
+		// tokens: summed now, by either reader, not a poll later
 		w.cnt.sumHolesNow(ctx, w.rd, w.pre, w.coldSums)
 	}
 	w.sv.foldReads(reads)

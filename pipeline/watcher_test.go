@@ -48,6 +48,9 @@ func TestStallNeedsRealGrowthToClear(t *testing.T) {
 	for i := 0; i < 5; i++ { // a minute of steady progress: 30 lines a minute
 		c.advance(time.Minute)
 		appendTo(t, raw, records("B2", 100+30*i, 30))
+		// the worker says its rate (the witness every view has)
+		writeWorkerJSON(t, root, parse.WorkerState{PID: pid, State: parse.WorkerRunning, Category: "B2", UpdatedAt: c.now(),
+			Categories: []parse.CategoryState{{Name: "B2", Class: "LONG", Done: 130 + 30*i, Target: 1000, State: parse.CatRunning, Rate: 30}}})
 		s = poll(w)
 	}
 	b2 := catByName(t, s, "B2")

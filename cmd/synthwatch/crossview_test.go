@@ -97,10 +97,10 @@ func reportLooks(s digest.Summary) map[string]look {
 }
 
 // agree fails t on any disagreement between the views' looks: the same
-// categories, states, targets and work left in each. A rate or an ETA is
-// claimed only for a category every view calls running: a view that
-// has not measured a rate yet (a first poll) makes no claim, but none
-// claims one for a category another calls stalled, done or idle.
+// categories, states, targets and work left in each, and a rate or an
+// ETA claimed by all of them or by none (parse.WitnessedRate: what a
+// first poll cannot measure, no view claims), and only for a category
+// every view calls running.
 // A category written to while the views look may have grown between
 // them: grew is by how much (its lines after the last view less before
 // the first), the slack its work left is allowed.
@@ -136,6 +136,46 @@ func agree(t *testing.T, root string, views map[string]map[string]look, want map
 			}
 			if g.Claims && g.State != string(pipeline.StateRunning) {
 				t.Errorf("%s: %s claims a rate or an ETA for %s, %s:\n%s", root, v, cat, g.State, table())
+			}
+			if g.Claims != r.Claims {
+				t.Errorf("%s: %s claims a rate or an ETA for %s: %v; %s: %v:\n%s", root, v, cat, g.Claims, names[0], r.Claims, table())
+			}
+		}
+	}
+}
+
+func snapReasons(s pipeline.Snapshot) map[string]string {
+	out := map[string]string{}
+	for _, c := range s.Categories {
+		out[c.Name] = c.Reason
+	}
+	return out
+}
+
+// quietFor is a stall reason's duration ("no new records for 1h00m").
+var quietFor = regexp.MustCompile(`for (\d+[dhms][\dhms]*)`)
+
+// sameReasons fails t where the views that print a category's reason
+// whole (status --json, --follow, the fleet's JSON, the report) word it
+// differently: the same words, and the durations in them apart by no more
+// than the views took (slack) and their rounding.
+func sameReasons(t *testing.T, root string, reasons map[string]map[string]string, slack time.Duration) {
+	t.Helper()
+	ref := reasons["status --json"]
+	for v, got := range reasons {
+		for cat, want := range ref {
+			g := got[cat]
+			if quietFor.ReplaceAllString(g, "for D") != quietFor.ReplaceAllString(want, "for D") {
+				t.Errorf("%s: %s says %s %q, status --json %q", root, v, cat, g, want)
+				continue
+			}
+			gm, wm := quietFor.FindAllStringSubmatch(g, -1), quietFor.FindAllStringSubmatch(want, -1)
+			for i := range gm {
+				gd, ok1 := parse.ParseFormattedDuration(gm[i][1])
+				wd, ok2 := parse.ParseFormattedDuration(wm[i][1])
+				if !ok1 || !ok2 || max(gd-wd, wd-gd) > slack+time.Minute {
+					t.Errorf("%s: %s says %s %q, status --json %q (%s apart)", root, v, cat, g, want, slack)
+				}
 			}
 		}
 	}
@@ -253,6 +293,32 @@ with open(sys.argv[1], "a") as f:
 // stoppedRoot: the Go worker on A against a slow server, SIGSTOPped (a
 // Ctrl-Z, a freezer) after its first records and left so for wait.
 func stoppedRoot(t *testing.T, bin string, wait time.Duration) string {
+	root, pid := goWorkerRoot(t, bin)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(wait)
+	return root
+}
+
+// workingRoot: the Go worker at work on A, once its worker.json gives a
+// rate (the witness every view has): every view claims a rate and an ETA.
+func workingRoot(t *testing.T, bin string) string {
+	root, _ := goWorkerRoot(t, bin)
+	testgate.Eventually(t, time.Minute, "worker.json's rate", func() bool {
+		b, err := os.ReadFile(filepath.Join(root, "run", "worker.json"))
+		if err != nil {
+			return false
+		}
+		st, err := parse.ParseWorkerState(b)
+		return err == nil && len(st.Categories) > 0 && st.Categories[0].Rate > 0
+	})
+	return root
+}
+
+// goWorkerRoot: the Go worker on A's 2000 prompts against a slow server,
+// after its first records.
+func goWorkerRoot(t *testing.T, bin string) (string, int) {
 	srv := sim.New(sim.Options{Speed: 1})
 	if err := srv.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
@@ -284,11 +350,7 @@ func stoppedRoot(t *testing.T, bin string, wait time.Duration) string {
 	testgate.Eventually(t, time.Minute, "the worker's first records", func() bool {
 		return countFileLines(filepath.Join(dir, "raw_responses.jsonl")) >= 20
 	})
-	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(wait)
-	return root
+	return root, cmd.Process.Pid
 }
 
 // crashRoot: the server's log ends in a crash 5 h ago, and 250 records
@@ -323,6 +385,67 @@ with open(d + "/raw_responses.jsonl", "w") as f:
 	return root
 }
 
+// oldNight writes a root the old script left: each category's prompts
+// and records (json.dumps' ", " and ": ", float timestamps spread over the
+// hour before end, tokens each), the log and pipeline.toml as given, every
+// file last written at end. Nobody works on it now.
+func oldNight(t *testing.T, log, manifest string, end time.Time, cats map[string][3]int) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, n := range cats { // prompts, records, tokens a record
+		dir := filepath.Join(root, "prepared", name)
+		os.MkdirAll(dir, 0o755)
+		var p, r strings.Builder
+		for i := 0; i < n[0]; i++ {
+			fmt.Fprintf(&p, `{"id": "%s-%05d", "messages": [{"role": "user", "content": "q"}]}`+"\n", name, i)
+		}
+		for i := 0; i < n[1]; i++ {
+			at := end.Add(-time.Hour + time.Duration(i+1)*time.Hour/time.Duration(n[1]))
+			fmt.Fprintf(&r, `{"id": "%s-%05d", "response": "a", "usage": {"completion_tokens": %d}, "timestamp": %.3f}`+"\n", name, i, n[2], float64(at.UnixNano())/1e9)
+		}
+		os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(p.String()), 0o644)
+		if n[1] > 0 {
+			os.WriteFile(filepath.Join(dir, "raw_responses.jsonl"), []byte(r.String()), 0o644)
+			os.Chtimes(filepath.Join(dir, "raw_responses.jsonl"), end, end)
+		}
+	}
+	os.MkdirAll(filepath.Join(root, "logs"), 0o755)
+	os.WriteFile(filepath.Join(root, "logs", "inference_all.log"), []byte(log), 0o644)
+	os.Chtimes(filepath.Join(root, "logs", "inference_all.log"), end, end)
+	if manifest != "" {
+		os.WriteFile(filepath.Join(root, "pipeline.toml"), []byte(manifest), 0o644)
+	}
+	return root
+}
+
+// targetRoot: the old script's log says "NAME: 7000 prompts" (its
+// --max-samples) where prompts.jsonl has 10,000 lines: B2's 7000 records
+// spent its token budget (26.6M of 10M: done, nothing left), B3's did not
+// (partial, 3000 left); B1's manifest caps it at 50 of its 100 prompts.
+// Before, the dashboard said 7000/7000 done where the report said
+// 7,000/10,000 with 3,000 left and an ETA.
+func targetRoot(t *testing.T) string {
+	const log = "Processing: B1_glaive (SHORT)\nRunning 50 requests (concurrency=8, max_tokens=2048)...\n" +
+		"Processing: B2_opencodeinstruct (LONG)\nB2_opencodeinstruct: 7000 prompts\nRunning 7000 requests (concurrency=8, max_tokens=8192)...\n" +
+		"Processing: B3_magicoder (SHORT)\nB3_magicoder: 7000 prompts\nRunning 7000 requests (concurrency=8, max_tokens=2048)...\n" +
+		"All categories finished.\n"
+	const manifest = "[classes.SHORT]\nconcurrency = 8\n[classes.LONG]\nconcurrency = 8\n" +
+		"[[categories]]\nname = \"B1_glaive\"\nclass = \"SHORT\"\nmax_samples = 50\n" +
+		"[[categories]]\nname = \"B2_opencodeinstruct\"\nclass = \"LONG\"\ntoken_budget = 10000000\n" +
+		"[[categories]]\nname = \"B3_magicoder\"\nclass = \"SHORT\"\n"
+	return oldNight(t, log, manifest, time.Now().Add(-2*time.Hour), map[string][3]int{
+		"B1_glaive": {100, 50, 236}, "B2_opencodeinstruct": {10000, 7000, 3800}, "B3_magicoder": {10000, 7000, 236}})
+}
+
+// idleRoot: B1 at 9,998 of 10,000, its last record and the log's last
+// line a day old, nobody on it since. Before, the report gave it an ETA
+// of 6 s.
+func idleRoot(t *testing.T) string {
+	const log = "Processing: B1_glaive (SHORT)\nRunning 10000 requests (concurrency=8, max_tokens=2048)...\n" +
+		"9950/10000 (0 err) 1.1 req/s avg_comp=236tok ETA=0.7m\n"
+	return oldNight(t, log, "", time.Now().Add(-24*time.Hour), map[string][3]int{"B1_glaive": {10000, 9998, 236}, "B2_opencodeinstruct": {100, 0, 0}})
+}
+
 // Every view of the same roots, at the same moment, says the same: the
 // one-shot status (text and --json), --follow's first line, the fleet's
 // status, the report's JSON (the digest on the host) and the dashboard's
@@ -348,30 +471,39 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 	os.WriteFile(sshCfg, []byte(fmt.Sprintf("Host gpu2\n  HostName %s\n  Port %s\n  User %s\n", host, port, sd.User)), 0o600)
 	ssh := []string{"-F", sshCfg, "-i", sd.KeyPath, "-o", "UserKnownHostsFile=" + sd.KnownHosts, "-o", "StrictHostKeyChecking=yes"}
 
+	// B3's file is older than its header: it became current after B2's
+	// last record, an hour ago, not when its file was last written
 	hang := pythonNight(t, 2)
 	ageRoot(t, hang, map[string]time.Duration{
 		"prepared/B1_glaive/raw_responses.jsonl": 100 * time.Minute, "prepared/B2_opencodeinstruct/raw_responses.jsonl": time.Hour,
-		"prepared/B3_magicoder/raw_responses.jsonl": time.Hour, "logs/inference_all.log": time.Hour})
+		"prepared/B3_magicoder/raw_responses.jsonl": 3 * time.Hour, "logs/inference_all.log": time.Hour})
 	const stall = 20 * time.Second
-	stallFlags := []string{"--stall-after", stall.String()}
+	// the stall limit from the environment, as a user's config sets it:
+	// the report's digest too
+	stallEnv := []string{"SYNTHWATCH_STALL_AFTER=" + stall.String()}
 	roots := []struct {
 		name, root string
 		want       map[string]string
-		status     []string // the stall limit for status and the dashboard
+		env        []string // for every view
+		report     []string // the report's flags
 		noClaims   bool     // no view may claim a rate or an ETA, running or not
 		reason     string   // the stalled category's reason begins so, on the dashboard's row, in status and the report
 	}{
-		{"the old script's hang an hour old", hang, map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "stalled"}, nil, true, "no new records for 1h0"},
-		{"the buffered relaunch", bufferedRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "running"}, nil, false, ""},
-		{"prompts appended after the worker read them", appendedRoot(t, bin), map[string]string{"A": "partial"}, nil, true, ""},
-		{"records after a logged crash", crashRoot(t), map[string]string{"A": "partial"}, nil, true, ""},
-		{"a SIGSTOPped worker past the stall limit", stoppedRoot(t, bin, stall+5*time.Second), map[string]string{"A": "stalled"}, stallFlags, true, ""},
-		{"a SIGSTOPped worker within the stall limit", stoppedRoot(t, bin, time.Second), map[string]string{"A": "running"}, nil, true, ""},
+		{"the old script's hang an hour old", hang, map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "stalled"}, nil, nil, true, "no new records for 1h0"},
+		{"the buffered relaunch", bufferedRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "running"}, nil, nil, false, ""},
+		{"prompts appended after the worker read them", appendedRoot(t, bin), map[string]string{"A": "partial"}, nil, nil, true, ""},
+		{"records after a logged crash", crashRoot(t), map[string]string{"A": "partial"}, nil, nil, true, ""},
+		{"a SIGSTOPped worker past the stall limit", stoppedRoot(t, bin, stall+5*time.Second), map[string]string{"A": "stalled"}, stallEnv, nil, true, "no new records for "},
+		{"a SIGSTOPped worker within the stall limit", stoppedRoot(t, bin, time.Second), map[string]string{"A": "running"}, nil, nil, true, ""},
+		{"the Go worker at work", workingRoot(t, bin), map[string]string{"A": "running"}, nil, nil, false, ""},
+		{"the log's 7000 prompts against 10,000, a cap and a budget", targetRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "partial"}, nil, nil, true, ""},
+		{"9,998 of 10,000 and nobody on it for a day", idleRoot(t), map[string]string{"B1_glaive": "died", "B2_opencodeinstruct": "pending"}, nil, []string{"--since", "48h"}, true, ""},
 	}
+	var env []string // the root's
 	run := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), "SSH_AUTH_SOCK=")
+		cmd.Env = append(append(os.Environ(), "SSH_AUTH_SOCK="), env...)
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("synthwatch %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -380,8 +512,11 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 	}
 	for _, r := range roots {
 		t.Run(r.name, func(t *testing.T) {
-			common := append(append(append([]string{}, ssh...), "--root", r.root, "--server-url", "http://127.0.0.1:1"), r.status...)
+			env = r.env
+			common := append(append([]string{}, ssh...), "--root", r.root, "--server-url", "http://127.0.0.1:1")
 			views := map[string]map[string]look{}
+			reasons := map[string]map[string]string{} // each view's reasons, where it prints them whole
+			began := time.Now()
 			lines := func() map[string]int64 {
 				n := map[string]int64{}
 				for cat := range r.want {
@@ -391,7 +526,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 			}
 			before := lines()
 			// the dashboard first: its first screen is the one under test
-			x := startTmux(t, 200, 30, []string{"XDG_STATE_HOME=" + cfg, "XDG_CONFIG_HOME=" + cfg, "SSH_AUTH_SOCK="},
+			x := startTmux(t, 200, 30, append([]string{"XDG_STATE_HOME=" + cfg, "XDG_CONFIG_HOME=" + cfg, "SSH_AUTH_SOCK="}, r.env...),
 				append(append([]string{bin}, common...), "--poll", "1h", target)...)
 			scr := x.waitFor("the first screen with every category", 30*time.Second, func(scr string) bool {
 				return strings.Contains(scr, "● connected") && len(screenLooks(scr)) == len(r.want) && !strings.Contains(scr, " unknown ")
@@ -400,7 +535,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 			workers := map[string]string{"dashboard (tmux)": headerWorker(scr)}
 			x.keys("q")
 			// the fleet screen, the same host under two names
-			fx := startTmux(t, 200, 20, []string{"XDG_STATE_HOME=" + cfg, "XDG_CONFIG_HOME=" + cfg, "SSH_AUTH_SOCK="},
+			fx := startTmux(t, 200, 20, append([]string{"XDG_STATE_HOME=" + cfg, "XDG_CONFIG_HOME=" + cfg, "SSH_AUTH_SOCK="}, r.env...),
 				append(append([]string{bin}, common...), "--poll", "1h", target, "gpu2")...)
 			fscr := fx.waitFor("the fleet's first screen", 30*time.Second, func(scr string) bool {
 				return strings.Contains(rowLine(scr, "gpu2"), "up") && rowDone(scr, "gpu2") >= 0 && !strings.Contains(rowLine(scr, "gpu2"), " unknown")
@@ -418,6 +553,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				t.Fatal(err)
 			}
 			views["status --json"] = snapLooks(s)
+			reasons["status --json"] = snapReasons(s)
 			workers["status --json"] = string(s.Worker.State)
 			var done, total int64
 			stalled := false
@@ -432,13 +568,17 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				t.Errorf("%s: the fleet row %q, status's categories stalled: %v", r.name, fleetRow, stalled)
 			}
 			views["status"] = textLooks(run(append(append([]string{"status"}, common...), target)...))
-			line := run(append(append([]string{"status", "--follow", "--json", "--count", "1"}, common...), target)...)
-			var f pipeline.Snapshot
-			if err := json.NewDecoder(strings.NewReader(line)).Decode(&f); err != nil {
-				t.Fatalf("--follow: %v: %s", err, line)
+			// two lines: the second judged after a poll's growth, as a long watch
+			lines2 := run(append(append([]string{"status", "--follow", "--json", "--count", "2", "--poll", "2s"}, common...), target)...)
+			dec := json.NewDecoder(strings.NewReader(lines2))
+			for i := 1; i <= 2; i++ {
+				var f pipeline.Snapshot
+				if err := dec.Decode(&f); err != nil {
+					t.Fatalf("--follow, line %d: %v: %s", i, err, lines2)
+				}
+				v := fmt.Sprintf("status --follow, line %d", i)
+				views[v], reasons[v], workers[v] = snapLooks(f), snapReasons(f), string(f.Worker.State)
 			}
-			views["status --follow, line 1"] = snapLooks(f)
-			workers["status --follow, line 1"] = string(f.Worker.State)
 			var fleet map[string]json.RawMessage
 			if err := json.Unmarshal([]byte(run(append(append([]string{"status", "--json"}, common...), target, "gpu2")...)), &fleet); err != nil {
 				t.Fatal(err)
@@ -449,13 +589,11 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 					t.Fatal(err)
 				}
 				views["fleet status "+h] = snapLooks(fs)
+				reasons["fleet status "+h] = snapReasons(fs)
 				workers["fleet status "+h] = string(fs.Worker.State)
 			}
 			var rep digest.Summary
-			repArgs := append(append([]string{"report", "--json", "--worker-bin", bin}, ssh...), "--root", r.root)
-			if r.status != nil {
-				repArgs = append(repArgs, "--stall", stall.String())
-			}
+			repArgs := append(append(append([]string{"report", "--json", "--worker-bin", bin}, ssh...), "--root", r.root), r.report...)
 			if err := json.Unmarshal([]byte(run(append(repArgs, target)...)), &rep); err != nil {
 				t.Fatal(err)
 			}
@@ -465,6 +603,10 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				}
 			}
 			views["report --json"] = reportLooks(rep)
+			reasons["report --json"] = map[string]string{}
+			for _, c := range rep.Categories {
+				reasons["report --json"][c.Name] = c.Reason
+			}
 			workers["report --json"] = rep.WorkerState
 			for v, w := range workers {
 				if w != workers["status --json"] {
@@ -476,6 +618,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				grew[cat] -= n
 			}
 			agree(t, r.name, views, r.want, grew)
+			sameReasons(t, r.name, reasons, time.Since(began))
 			for cat, st := range r.want {
 				if st != "stalled" || r.reason == "" {
 					continue
@@ -500,6 +643,9 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				for cat, l := range looks {
 					if r.noClaims && l.Claims {
 						t.Errorf("%s: %s claims a rate or an ETA for %s (%v)", r.name, v, cat, l)
+					}
+					if r.want[cat] == "running" && r.name == "the Go worker at work" && !l.Claims {
+						t.Errorf("%s: %s claims no rate or ETA for %s, whose worker.json gives one (%v)", r.name, v, cat, l)
 					}
 				}
 			}

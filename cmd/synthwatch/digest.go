@@ -57,7 +57,7 @@ func (o *digestFlags) add(cmd *cobra.Command, root bool) {
 	}
 	fl.StringVar(&o.since, "since", "12h", "the window: a duration back from now (12h, 90m) or a time (2006-01-02T15:04:05Z07:00)")
 	fl.DurationVar(&o.every, "every", time.Hour, "interval length; intervals start on a multiple of it from midnight")
-	fl.DurationVar(&o.stall, "stall", 10*time.Minute, "a gap in a running category's records longer than this is a stall")
+	fl.DurationVar(&o.stall, "stall", parse.DefaultStallAfter, "a gap in a running category's records longer than this is a stall (report: else stall_after, as status has it)")
 }
 
 // args are the flags as the host's digest takes them.
@@ -73,7 +73,7 @@ func (o *digestFlags) options(now time.Time) (digest.Options, error) {
 	if o.every < time.Minute {
 		return digest.Options{}, fmt.Errorf("--every %s: at least 1m", o.every)
 	}
-	return digest.Options{Root: o.root, Since: since, Now: now, Every: o.every, StallAfter: o.stall, Alive: digest.ProcAlive, Writers: digest.ProcWriters, Frozen: digest.ProcFrozen}, nil
+	return digest.Options{Root: o.root, Since: since, Now: now, Every: o.every, StallAfter: o.stall, Alive: digest.ProcAlive, Writers: digest.ProcWriters, Frozen: digest.ProcFrozen, Started: digest.ProcStarted}, nil
 }
 
 func parseSince(s string, now time.Time) (time.Time, error) {

@@ -48,7 +48,9 @@ func startRateWriter(t *testing.T, root string, every time.Duration, burst int) 
 	state := func() {
 		st := parse.WorkerState{Schema: 1, PID: proc.Process.Pid, State: parse.WorkerRunning, Category: "B1", StartedAt: started,
 			CategorySince: started, UpdatedAt: time.Now(),
-			Categories: []parse.CategoryState{{Name: "B1", Class: "SHORT", Target: 20000, State: parse.CatRunning}}}
+			// a rate: the witness a first look has too (parse.WitnessedRate);
+			// the follower shows its own measurement of the growth
+			Categories: []parse.CategoryState{{Name: "B1", Class: "SHORT", Target: 20000, State: parse.CatRunning, Rate: 1}}}
 		data, _ := json.Marshal(st)
 		tmp := filepath.Join(root, "run", "worker.json.tmp")
 		os.WriteFile(tmp, data, 0o644)

@@ -57,6 +57,9 @@ func newReportCmd() *cobra.Command {
 				return usageErr(err)
 			}
 			return f.onHost(cmd, args, true, func(ctx context.Context, h remote.Host, name string) error {
+				if !cmd.Flags().Changed("stall") && f.set.StallAfter > 0 {
+					o.stall = f.set.StallAfter // stall_after as status and the dashboard have it (flag, env, config.toml)
+				}
 				s, wire, err := fetchDigest(ctx, h, name, &f, &o)
 				if err != nil {
 					return err
