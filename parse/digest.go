@@ -12,7 +12,14 @@ import "bytes"
 // Digest names, as a Tail's Digest field and the taild op carry them.
 const (
 	DigestWorker = "worker" // a worker log: runs of progress lines thinned
+	DigestServer = "server" // a server log: decode lines and access lines thinned
 )
+
+// digestKeep: the gaps between a rank's last decode lines (and the last
+// access lines) a server digest keeps whole. A rank's usual gap between
+// lines is a moving mean (a quarter a gap): after 32 true gaps what a
+// dropped stretch added weighs 0.75^32, about 1e-4 of it.
+const digestKeep = 32
 
 // DigestLog returns the lines of data (whole lines, each ending in a
 // newline) that a fold of the history needs, in order, each with its
@@ -22,7 +29,11 @@ const (
 // follows a header, a traceback or a wait is folded as before. An unknown
 // name keeps every line.
 func DigestLog(name string, data []byte) []byte {
-	if name != DigestWorker {
+	switch name {
+	case DigestServer:
+		return digestServer(data)
+	case DigestWorker:
+	default:
 		return data
 	}
 	var out []byte
@@ -61,4 +72,93 @@ func isProgress(line []byte) bool {
 		return false
 	}
 	return ParseWorkerLine(string(line)).Kind == WProgress
+}
+
+// digestServer keeps every line of a server log's history but two kinds,
+// each only where no fold can tell: a decode line that made tokens, of a
+// rank whose decode lines before and after it made tokens too, with
+// digestKeep gaps of that rank's lines after it (a hang, a
+// progress after one, the first line after a start, and the last lines
+// that time the rank's gap stay); and an access line followed at once by
+// an access line of the same method, path and status, with more than
+// digestKeep access lines after it (the newest request done, and a
+// completion after each batch line, stay). Startups, faults, retractions,
+// prefill lines (their tallies are sums), vLLM's stats and every other
+// line stay as they are.
+func digestServer(data []byte) []byte {
+	var lines [][]byte
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		lines, data = append(lines, data[:i+1]), data[i+1:]
+	}
+	type rank struct{ dp, pp int }
+	type kind struct {
+		decode, prog bool
+		r            rank
+		at           int64 // its own time, in seconds
+		access       bool
+		acc          Access
+	}
+	ks := make([]kind, len(lines))
+	for i, l := range lines {
+		if !bytes.Contains(l, []byte("Decode batch")) && !bytes.Contains(l, []byte("HTTP/")) {
+			continue // neither kind: no parse needed
+		}
+		ev := ParseServerLine(string(l[:len(l)-1]))
+		switch {
+		case ev.Kind == SBatch && ev.Batch.Phase == Decode && ev.HasPrefix && !ev.Prefix.Time.IsZero():
+			ks[i] = kind{decode: true, prog: ev.Batch.GenThroughput.V > 0, r: rank{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP}, at: ev.Prefix.Time.Unix()}
+		case ev.Kind == SAccess:
+			ks[i] = kind{access: true, acc: ev.Access}
+		}
+	}
+	drop := make([]bool, len(lines))
+	prevProg := map[rank]bool{} // the rank's decode line before made tokens
+	lastProg := make([]bool, len(lines))
+	for i, k := range ks {
+		if k.decode {
+			lastProg[i] = prevProg[k.r]
+			prevProg[k.r] = k.prog
+		}
+	}
+	// the rank's gaps after this line: its later lines' distinct times (a
+	// rank stamps several lines a second alike: a gap of 0 times nothing)
+	gaps := map[rank]int{}
+	later := map[rank]int64{}   // the time of the rank's next line
+	nextProg := map[rank]bool{} // the rank's next decode line makes tokens
+	for i := len(ks) - 1; i >= 0; i-- {
+		if k := ks[i]; k.decode {
+			drop[i] = k.prog && lastProg[i] && nextProg[k.r] && gaps[k.r] >= digestKeep
+			if t, ok := later[k.r]; ok && t != k.at {
+				gaps[k.r]++
+			}
+			later[k.r] = k.at
+			nextProg[k.r] = k.prog
+		}
+	}
+	// then the access lines: one goes when the next line kept is one of
+	// the same method, path and status (no kept line between them to
+	// have been answered after it)
+	accAfter, next := 0, -1 // access lines after this one; the next line kept
+	for i := len(ks) - 1; i >= 0; i-- {
+		k := ks[i]
+		if k.access {
+			drop[i] = next >= 0 && ks[next].access && ks[next].acc.Method == k.acc.Method && ks[next].acc.Path == k.acc.Path &&
+				ks[next].acc.Status == k.acc.Status && accAfter >= digestKeep
+			accAfter++
+		}
+		if !drop[i] {
+			next = i
+		}
+	}
+	var out []byte
+	for i, l := range lines {
+		if !drop[i] {
+			out = append(out, l...)
+		}
+	}
+	return out
 }

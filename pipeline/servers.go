@@ -60,6 +60,12 @@ func newSrvWatch(sp ServerSpec, root string) *srvWatch {
 		}
 		s.tail = remote.NewTail(sp.Log)
 		s.tail.Jump = true // a burst skips to its newest lines, said in the pane
+		// 256 KB back, as a plain tail reads it; the Go agent sends all but
+		// the pane's last 32 KB digested (decode and access lines thinned
+		// where no judgement can tell: TestServerDigestDecidesAsTheLog)
+		back := s.tail.StartBack
+		s.tail.StartBack, s.tail.Digest = 32<<10, parse.DigestServer
+		s.tail.History = back - s.tail.StartBack
 	}
 	if sp.Router {
 		s.becomeRouter()
