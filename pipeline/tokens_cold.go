@@ -9,35 +9,21 @@ import (
 	"github.com/synthwatch/synthwatch/parse"
 )
 
-// coldSumScript sums, in the cold batch of a poll no other follows
-// (Options.OnePoll), the tokens of every category's raw_responses.jsonl
-// the cold count leaves to the host (bigger than ABOVE): what sumHolesNow
-// would otherwise ask in an exec of its own after the answer, two round
-// trips more for a `status`. One stat (through xargs) gives the sizes;
-// tokenSumScript sums each file from 0 to its size then. Its stderr lists
-// "I SIZE PATH" per range, so each sum is matched to the count's hole by
-// path and size (a file that grew between the stat and the count is summed
-// again after, as before). A host without xargs -0 sums nothing here.
-const coldSumScript = `d=$1 name=$2 above=$3 sum=$4
-for f in "$d"/*/"$name" "$d"/.[!.]*/"$name" "$d"/..?*/"$name"; do
-  [ -f "$f" ] && printf '%s\0' "$f"
-done | xargs -0 stat -L -c '%s %n' -- 2>/dev/null | {
-  set --
-  i=0
-  while read -r sz f; do
-    case $sz in ''|*[!0-9]*) continue;; esac
-    [ "$sz" -gt "$above" ] || continue
-    i=$((i+1)); printf '%s %s %s\n' "$i" "$sz" "$f" >&2
-    set -- "$@" "$f" 1 "$sz"
-  done
-  [ $# -eq 0 ] || sh -c "$sum" synthwatch-tokens "$@"
-}
-exit 0`
+// coldSumScript names, in the cold batch of a poll no other follows
+// (Options.OnePoll), the sum of the tokens of every category's
+// raw_responses.jsonl the cold count leaves to the host (bigger than
+// ABOVE): what sumHolesNow would otherwise ask in an exec of its own after
+// the answer, two round trips more for a `status`. Only the Go agent gets
+// it, and answers it in Go (remote/tokensum.go: one stat a file, each
+// summed from 0 to that size, stderr "I SIZE PATH" per range, so each sum
+// is matched to the count's hole by path and size); the fallback's
+// one-shot counts only. Run by a shell, it sums nothing and says so.
+const coldSumScript = `echo "synthwatch-tokens-cold: answered by the Go agent alone" >&2; exit 70`
 
 // coldSumArgv is the cold batch's exec of coldSumScript over the prepared
 // folder, for files above the cold count's threshold.
 func (w *Watcher) coldSumArgv(above int64) []string {
-	return []string{"sh", "-c", coldSumScript, "synthwatch-tokens-cold", w.layout().Prepared(), parse.RawFile, strconv.FormatInt(above, 10), tokenSumScript}
+	return []string{"sh", "-c", coldSumScript, "synthwatch-tokens-cold", w.layout().Prepared(), parse.RawFile, strconv.FormatInt(above, 10)}
 }
 
 // coldSums are the sums the cold batch ran, by path: those whose range is

@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"github.com/synthwatch/synthwatch/remote/agentproto"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,9 +107,20 @@ func lineOf(ag *Agent, b *Batch) int {
 
 // padBatch is a batch whose first command line is MaxLine+over bytes.
 func padBatch(t *testing.T, ag *Agent, dir string, over int) func() *Batch {
+	// the pad does not deflate (a frame over 2 KB goes deflated when that
+	// is smaller): random bytes, any but NUL and '/' (a name may hold
+	// them), each pad a prefix of the next, so the line grows as base64
+	// of one byte a pad
+	letters := make([]byte, 20000)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range letters {
+		for letters[i] == 0 || letters[i] == '/' {
+			letters[i] = byte(r.IntN(256))
+		}
+	}
 	mk := func(pad int) *Batch {
 		b := &Batch{}
-		b.Cat(filepath.Join(dir, "it's $x `y` \\ %"+strings.Repeat("p", pad)), 100)
+		b.Cat(filepath.Join(dir, "it's $x `y` \\ %"+string(letters[:pad])), 100)
 		for _, n := range hostileNames {
 			b.Cat(filepath.Join(dir, n, "raw.jsonl"), 100)
 		}
@@ -118,15 +130,27 @@ func padBatch(t *testing.T, ag *Agent, dir string, over int) func() *Batch {
 	// grows by steps of a few bytes, so "just within" is the longest line
 	// within MaxLine+over, "just past" the shortest past it, of the pads
 	// near the estimate
-	est := 7000 - (lineOf(ag, mk(7000))-over)*3/4
+	lo, hi := 0, len(letters) // the longest pad within MaxLine+over, by halves
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if lineOf(ag, mk(mid)) <= over {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	est := lo
 	best, bestGot := -1, 0
-	for pad := est - 40; pad <= est+40; pad++ {
+	for pad := max(est-300, 0); pad <= est+300; pad++ {
 		got := lineOf(ag, mk(pad))
 		if over <= 0 && got <= over && (best < 0 || got > bestGot) || over > 0 && got >= over && (best < 0 || got < bestGot) {
 			best, bestGot = pad, got
 		}
 	}
-	if best < 0 || bestGot-over > 4 || over-bestGot > 4 {
+	// a deflated frame's length moves in steps of up to some tens of bytes
+	// as the pad grows by one (the deflater's blocks): "just" is the
+	// nearest either side, within 128 bytes
+	if best < 0 || bestGot-over > 128 || over-bestGot > 128 {
 		t.Fatalf("pad %d: line %d past MaxLine, want %d", best, bestGot, over)
 	}
 	return func() *Batch { return mk(best) }
