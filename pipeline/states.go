@@ -2,8 +2,9 @@ package pipeline
 
 // The three states a Snapshot judges: the worker's, each server's and each
 // category's. Their strings are status --json's (schema 1: never renamed);
-// the README's state tables list exactly the ones in WorkerStates,
-// ServerStates and CategoryStates (TestReadmeStateTables).
+// the state tables of docs/STATUS.md and docs/SERVER-STATES.md list
+// exactly the ones in WorkerStates, ServerStates and CategoryStates
+// (TestDocStateTables).
 
 // WorkerState is Snapshot.Worker.State.
 type WorkerState string
@@ -19,7 +20,7 @@ const (
 	WorkerUnknown WorkerState = "unknown" // the host could not tell (link down, /proc unreadable)
 )
 
-// WorkerStates are the worker states, in the README's order.
+// WorkerStates are the worker states, in docs/STATUS.md's order.
 var WorkerStates = []WorkerState{WorkerRunning, WorkerStalled, WorkerStopped, WorkerExited, WorkerDied, WorkerNone, WorkerUnknown}
 
 // Alive says whether a worker state is a live process.
@@ -41,7 +42,7 @@ const (
 	ServerUnknown   ServerState = "unknown"   // no witness at all
 )
 
-// ServerStates are the server states, in the README's order.
+// ServerStates are the server states, in docs/SERVER-STATES.md's order.
 var ServerStates = []ServerState{ServerStarting, ServerReady, ServerBusy, ServerUnhealthy, ServerHung, ServerDown, ServerStopped, ServerCrashed, ServerUnknown}
 
 // ServerTrouble: a state every view names with its reason (the server is
@@ -75,7 +76,7 @@ const (
 )
 
 // CategoryStates are the states counts.view gives (and a stale poll's
-// unknown), in the README's order.
+// unknown), in docs/STATUS.md's order.
 var CategoryStates = []CategoryState{StatePending, StateRunning, StateStalled, StateDone, StateFailed, StateStopped, StateDied, StatePartial, StateUnknown}
 
 // Final says whether a state gets no ETA and no stall.

@@ -49,6 +49,8 @@ SW_E2E=1 bench ./cmd/synthwatch 'Fleet16$' 1x 3
 SW_E2E=1 bench ./cmd/synthwatch Fleet16Shell 1x 1
 
 out=docs/BENCHMARKS.md
+# The hand-written headlines (from "## Headlines" to the table) are kept.
+headlines=$(awk '/^## Headlines/{p=1} /^## The table/{p=0} p' "$out" 2>/dev/null || true)
 {
   echo "# Benchmarks"
   echo
@@ -58,6 +60,7 @@ out=docs/BENCHMARKS.md
   echo "Everything runs on loopback: a real OpenSSH sshd, the sim server, the real worker binary."
   echo "What each benchmark measures is in its doc comment (\`go doc\` or the *_test.go file)."
   echo
+  if [ -n "$headlines" ]; then echo "$headlines"; echo; echo "## The table"; echo; fi
   echo "| benchmark | metric | median | runs |"
   echo "| --- | --- | --- | --- |"
   awk '

@@ -22,7 +22,7 @@ import (
 	"golang.org/x/term"
 )
 
-// Exit codes, documented in --help and the README.
+// Exit codes, documented in --help, the README and docs/HOSTS.md.
 const (
 	exitOK      = 0
 	exitFailed  = 1
@@ -59,7 +59,7 @@ func connectErr(err error) error {
 	return &exitError{exitConnect, err}
 }
 
-// linkErr is how a link ends a command, by the README's exit codes: nil
+// linkErr is how a link ends a command, by docs/HOSTS.md's exit codes: nil
 // while it reached its host and has not failed for good; else connectErr
 // of its last failure (4 for a host key unknown or changed, 3 for the
 // rest). status --follow and the dashboards (one host, or the fleet) exit

@@ -38,7 +38,7 @@ func main() {
 	os.Exit(1)
 }
 
-// exitCoder lets a subcommand choose its exit status (see the README).
+// exitCoder lets a subcommand choose its exit status (see docs/HOSTS.md).
 type exitCoder interface{ ExitCode() int }
 
 // logOpts is every slog handler's options: each message and value logged

@@ -161,7 +161,7 @@ func checkBadCategory(t *testing.T, args func(root string) []string) {
 
 // One category that cannot be read (its raw_responses.jsonl a directory, a
 // FIFO, a file the user may not read) costs the report that category only
-// (the trial's report exited 1 with no report); exit 0, as the README's
+// (the trial's report exited 1 with no report); exit 0, as docs/HOSTS.md's
 // exit codes say nothing of a partial read.
 func TestReportOneBadCategory(t *testing.T) {
 	checkBadCategory(t, func(root string) []string { return []string{"--local", root} })

@@ -13,30 +13,31 @@ import (
 	"testing"
 )
 
-// The README's state tables are the code's: each lists, in order, exactly
-// the states of its list (WorkerStates, ServerStates, CategoryStates), and
+// The docs' state tables are the code's (worker and category in
+// docs/STATUS.md, server in docs/SERVER-STATES.md): each lists, in order,
+// exactly the states of its list (WorkerStates, ServerStates, CategoryStates), and
 // each list holds every constant of its named type (StateSkipped aside: no
 // Snapshot carries it, see states.go).
-func TestReadmeStateTables(t *testing.T) {
+func TestDocStateTables(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	consts := stateConsts(t)
 	for _, tc := range []struct {
-		name, typ string
-		list      []string
+		name, typ, doc string
+		list           []string
 	}{
-		{"worker", "WorkerState", strs(WorkerStates)},
-		{"server", "ServerState", strs(ServerStates)},
-		{"category", "CategoryState", strs(CategoryStates)},
+		{"worker", "WorkerState", "docs/STATUS.md", strs(WorkerStates)},
+		{"server", "ServerState", "docs/SERVER-STATES.md", strs(ServerStates)},
+		{"category", "CategoryState", "docs/STATUS.md", strs(CategoryStates)},
 	} {
-		open, end := "<!-- "+tc.name+" states: from pipeline."+tc.typ+"s, checked by TestReadmeStateTables -->\n", "<!-- /"+tc.name+" states -->"
+		data, err := os.ReadFile(filepath.Join("..", tc.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		open, end := "<!-- "+tc.name+" states: from pipeline."+tc.typ+"s, checked by TestDocStateTables -->\n", "<!-- /"+tc.name+" states -->"
 		_, rest, ok := strings.Cut(string(data), open)
 		table, _, ok2 := strings.Cut(rest, end)
 		if !ok || !ok2 {
-			t.Errorf("README.md has no %s state table between %q and %q", tc.name, open, end)
+			t.Errorf("%s has no %s state table between %q and %q", tc.doc, tc.name, open, end)
 			continue
 		}
 		var got []string
@@ -44,7 +45,7 @@ func TestReadmeStateTables(t *testing.T) {
 			got = append(got, m[1])
 		}
 		if !slices.Equal(got, tc.list) {
-			t.Errorf("README's %s states %q, the code's %q", tc.name, got, tc.list)
+			t.Errorf("%s's %s states %q, the code's %q", tc.doc, tc.name, got, tc.list)
 		}
 		named := slices.DeleteFunc(consts[tc.typ], func(v string) bool { return tc.typ == "CategoryState" && v == string(StateSkipped) })
 		slices.Sort(named)
