@@ -76,6 +76,10 @@ func TestPlantedConfigAndAgentAreRefused(t *testing.T) {
 		}
 	}
 
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatalf("mallory's script ran as %s", alice.Name)
+	}
+
 	ver := strings.TrimPrefix(remote.AgentProto, "synthwatch-agent/") + "-" + runtime.GOOS + "-" + runtime.GOARCH
 	agent := filepath.Join(alice.Home, ".cache", "synthwatch", "agent", ver, "synthwatch")
 	mallory.write(t, agent, "#!/bin/sh\ntouch "+ran+"\n")
@@ -129,7 +133,7 @@ func TestURLPasswordNotReadableByOthers(t *testing.T) {
 		if !strings.Contains(out, "admin:***@") {
 			t.Errorf("%s does not show the server:\n%s", args, out)
 		}
-		alice.write(t, filepath.Join(lab.shared, "out", strings.Join(args[2:], "")+".txt"), out)
+		alice.write(t, filepath.Join(lab.shared, "out", "status"+strings.Join(args[3:], "")), out)
 	}
 	// what mallory may read of the run names the server, redacted
 	log := parse.Layout{Root: root}.WorkerLog()
@@ -191,8 +195,10 @@ func TestForeignFormatCharactersReachNoView(t *testing.T) {
 	if out, err := tmuxCmd("pipe-pane", "-t", x.session, "-o", "cat >>"+raw).CombinedOutput(); err != nil {
 		t.Fatalf("pipe-pane: %v %s", err, out)
 	}
-	x.waitText("zwj", 30*time.Second)
-	x.waitText("evil-bidi-gpj.exe", 30*time.Second)
+	scr := x.waitText("gpj.exe", 30*time.Second) // drawn, with or without the override
+	if !strings.Contains(scr, "zwj") || !strings.Contains(scr, "evil-bidi-gpj.exe") {
+		t.Errorf("the dashboard does not show the names without their format characters:\n%s", scr)
+	}
 	x.keys("q")
 	time.Sleep(500 * time.Millisecond)
 	b, err := os.ReadFile(raw)
