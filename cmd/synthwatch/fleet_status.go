@@ -105,7 +105,7 @@ func writeKeyed(out io.Writer, hosts []string, res []hostResult) error {
 		if err != nil {
 			return fmt.Errorf("encode %s: %w", hosts[i], err)
 		}
-		fmt.Fprintf(&b, "  %s: %s", k, v)
+		fmt.Fprintf(&b, "  %s: %s", escapeTermUnsafe(k), escapeTermUnsafe(v))
 		if i < len(res)-1 {
 			b.WriteString(",")
 		}
@@ -172,7 +172,7 @@ func statusFollowFleet(cmd *cobra.Command, hosts []string, f *hostFlags, asJSON 
 			}
 			if asJSON {
 				line, _ := json.Marshal(map[string]any{host: res[i].entry()})
-				out.Write(append(line, '\n'))
+				out.Write(append(escapeTermUnsafe(line), '\n'))
 			} else {
 				fmt.Fprintf(out, "--- %s %s\nerror: %v\n", time.Now().Format("2006-01-02 15:04:05"), host, err)
 			}

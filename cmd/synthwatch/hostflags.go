@@ -295,7 +295,7 @@ func (e *noCategoriesError) Error() string {
 // writeJSONError is status --json's answer when there is no Snapshot:
 // {"error", "exit_code"}, as a fleet's host gives it, never an empty list.
 func writeJSONError(out io.Writer, err error) {
-	enc := json.NewEncoder(out)
+	enc := json.NewEncoder(termSafe{out})
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(hostError{Error: err.Error(), ExitCode: exitCode(err)})
 }

@@ -71,7 +71,7 @@ func newReportCmd() *cobra.Command {
 				out := cmd.OutOrStdout()
 				switch {
 				case asJSON:
-					enc := json.NewEncoder(out)
+					enc := json.NewEncoder(termSafe{out})
 					enc.SetIndent("", "  ")
 					return enc.Encode(jsonReport{Summary: s, LinkBytes: wire})
 				case htmlFile != "":

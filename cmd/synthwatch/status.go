@@ -111,7 +111,7 @@ func statusOnce(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool) er
 			return err
 		}
 		if asJSON {
-			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc := json.NewEncoder(termSafe{cmd.OutOrStdout()})
 			enc.SetIndent("", "  ")
 			if err := enc.Encode(snap); err != nil {
 				return err
@@ -171,9 +171,9 @@ func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, na
 		buf.Reset()
 		switch {
 		case asJSON && key != "":
-			_ = json.NewEncoder(&buf).Encode(map[string]pipeline.Snapshot{key: snap})
+			_ = json.NewEncoder(termSafe{&buf}).Encode(map[string]pipeline.Snapshot{key: snap})
 		case asJSON:
-			_ = json.NewEncoder(&buf).Encode(snap) // compact: one object, one line
+			_ = json.NewEncoder(termSafe{&buf}).Encode(snap) // compact: one object, one line
 		default:
 			head := snap.Time.Local().Format("2006-01-02 15:04:05")
 			if key != "" {
