@@ -20,7 +20,7 @@ import (
 const maxRemembered = 64
 
 type rememberedWindow struct {
-	Server string    `json:"server"`
+	Server string    `json:"server"` // the URL, its password redacted: the file is state, and state keeps no secret
 	Class  string    `json:"class"`
 	Config string    `json:"config"` // windowKey of the server's description
 	Window int       `json:"window"`
@@ -53,6 +53,10 @@ func windowKey(snap ServerSnapshot) string {
 
 func (w *Worker) windowsPath() string { return underRoot(w.cfg.Root, parse.WindowsPath) }
 
+// windowServer is the server as windows.json names it: its URL with any
+// password redacted (parse.Redact), as every state file keeps it.
+func (w *Worker) windowServer() string { return parse.Redact(w.cfg.Server) }
+
 func (w *Worker) readWindows() windowsFile {
 	var f windowsFile
 	data, err := os.ReadFile(w.windowsPath())
@@ -70,7 +74,7 @@ func (w *Worker) readWindows() windowsFile {
 // configuration, and when it was kept.
 func (w *Worker) rememberedWindow(class, config string) (rememberedWindow, bool) {
 	for _, e := range w.readWindows().Windows {
-		if e.Server == w.cfg.Server && e.Class == class && e.Config == config && e.Window > 0 {
+		if e.Server == w.windowServer() && e.Class == class && e.Config == config && e.Window > 0 {
 			return e, true
 		}
 	}
@@ -84,9 +88,9 @@ func (w *Worker) rememberWindow(class, config string, n int) {
 		return
 	}
 	f := w.readWindows()
-	keep := []rememberedWindow{{Server: w.cfg.Server, Class: class, Config: config, Window: n, At: time.Now().UTC()}}
+	keep := []rememberedWindow{{Server: w.windowServer(), Class: class, Config: config, Window: n, At: time.Now().UTC()}}
 	for _, e := range f.Windows {
-		if (e.Server != w.cfg.Server || e.Class != class) && len(keep) < maxRemembered {
+		if (e.Server != w.windowServer() || e.Class != class) && len(keep) < maxRemembered {
 			keep = append(keep, e)
 		}
 	}

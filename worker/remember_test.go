@@ -113,3 +113,35 @@ func TestWindowRememberedWithinARun(t *testing.T) {
 	checkOutput(t, root, "B1", 500)
 	checkOutput(t, root, "B2", 300)
 }
+
+// windows.json is state: a server URL's password is not kept there (the
+// window is remembered under the redacted URL, and found again by it).
+func TestWindowRememberedWithoutThePassword(t *testing.T) {
+	t.Parallel()
+	s := startSim(t, sim.Options{Load: true, Speed: 100, MaxTotal: 60000, ShortMean: 600})
+	root := makeLoadRoot(t, "B1", 300, 500)
+	url := strings.Replace(s.URL(), "http://", "http://ops:hunter2secret@", 1)
+	run := func() string {
+		var log syncBuffer
+		if err := Run(context.Background(), Config{Root: root, Server: url, MaxConcurrency: 200, AdaptEvery: 100 * time.Millisecond}, &log); err != nil {
+			t.Fatalf("worker: %v\n%s", err, log.String())
+		}
+		return log.String()
+	}
+	run()
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(parse.WindowsPath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "hunter2secret") {
+		t.Fatalf("windows.json keeps the password:\n%s", data)
+	}
+	var f windowsFile
+	if err := json.Unmarshal(data, &f); err != nil || len(f.Windows) != 1 || f.Windows[0].Server != parse.Redact(url) {
+		t.Fatalf("windows.json: %v %s", err, data)
+	}
+	addPrompts(t, root, "B1", 300, 200, 500)
+	if second := run(); !strings.Contains(second, "(the last good one for this server and class SHORT") {
+		t.Errorf("the window was not found again under the redacted URL:\n%s", second)
+	}
+}
