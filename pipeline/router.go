@@ -210,7 +210,7 @@ func (sv *serverSet) foldRouter(s *srvWatch, rr *routerRead) {
 		seen[wk.URL] = true
 		rt.order = append(rt.order, wk.URL)
 		if _, ok := rt.replicas[wk.URL]; !ok {
-			rep := newSrvWatch(ServerSpec{URL: wk.URL}, sv.root)
+			rep := newSrvWatch(ServerSpec{URL: wk.URL}, sv.root, sv.pane)
 			rep.role = RoleReplica
 			rt.replicas[wk.URL] = rep
 		}

@@ -51,7 +51,7 @@ type srvWatch struct {
 }
 
 // newSrvWatch makes a server's state; its log relative to root.
-func newSrvWatch(sp ServerSpec, root string) *srvWatch {
+func newSrvWatch(sp ServerSpec, root string, pane int64) *srvWatch {
 	s := &srvWatch{spec: sp, name: shortURL(sp.URL), role: RoleServer, detectAt: -detectEvery}
 	if sp.Log != "" {
 		if !path.IsAbs(sp.Log) && !sp.rooted {
@@ -61,10 +61,10 @@ func newSrvWatch(sp ServerSpec, root string) *srvWatch {
 		s.tail = remote.NewTail(sp.Log)
 		s.tail.Jump = true // a burst skips to its newest lines, said in the pane
 		// 256 KB back, as a plain tail reads it; the Go agent sends all but
-		// the pane's last 32 KB digested (decode and access lines thinned
+		// the pane's last kilobytes digested (decode and access lines thinned
 		// where no judgement can tell: TestServerDigestDecidesAsTheLog)
 		back := s.tail.StartBack
-		s.tail.StartBack, s.tail.Digest = 32<<10, parse.DigestServer
+		s.tail.StartBack, s.tail.Digest = pane, parse.DigestServer
 		s.tail.History = back - s.tail.StartBack
 	}
 	if sp.Router {
@@ -142,7 +142,7 @@ func (w *Watcher) setServers(specs []ServerSpec) {
 			next = append(next, s)
 			continue
 		}
-		next = append(next, newSrvWatch(sp, w.o.Root))
+		next = append(next, newSrvWatch(sp, w.o.Root, w.sv.pane))
 	}
 	w.sv.list = next
 	w.sv.first = &w.sv.list[0].st

@@ -20,6 +20,7 @@ type serverSet struct {
 	ev    *events
 	root  string
 	now   func() time.Time
+	pane  int64 // a server log's last bytes a first read sends as they are (the rest digested)
 
 	// this poll's judgement (judge, then serverFigures), which view reads
 	shown   Server   // the one server, or the host's total

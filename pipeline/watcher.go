@@ -142,7 +142,10 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	if o.HintPath != "" {
 		w.hint = ReadServersHint(o.HintPath)
 	}
-	w.sv = serverSet{thr: newSamples(o.History), ev: &w.ev, root: o.Root, now: o.Now, lines: w.log.server}
+	w.sv = serverSet{thr: newSamples(o.History), ev: &w.ev, root: o.Root, now: o.Now, lines: w.log.server, pane: 32 << 10}
+	if o.OnePoll {
+		w.sv.pane = 4 << 10 // a one-shot status shows no pane
+	}
 	w.setServers(w.serverSpecs())
 	w.ev.tl = tl
 	w.base.tl = tl
