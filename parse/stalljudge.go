@@ -119,8 +119,8 @@ type RateFacts struct {
 	// Records: the times of the category's last records (TailRecordSpan),
 	// which every reader has at first sight
 	Records RecordSpan
-	Now        time.Time
-	Limit      time.Duration // the stall limit (StallLimit)
+	Now     time.Time
+	Limit   time.Duration // the stall limit (StallLimit)
 }
 
 // WitnessedRate says whether a running category has a rate every view can
