@@ -1,0 +1,59 @@
+package remote
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// The records' span of a running category, by the fallback's script (its
+// bytes, read on the laptop) and by the agent (its figures): the same, for
+// a file larger than the fallback's bound; a file older than the age asked
+// and a folder not asked for are not read.
+func TestRecordSpansByEitherReader(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now().Truncate(time.Second)
+	var b strings.Builder
+	for i := 2000; i >= 0; i-- { // a record every 4 s, padded: over 64 KB
+		fmt.Fprintf(&b, `{"id":"p%d","output":%q,"timestamp":%d}`+"\n", i, strings.Repeat("x", 60), now.Add(-time.Duration(i)*4*time.Second).Unix())
+	}
+	write := func(cat, data string, mt time.Time) {
+		p := filepath.Join(dir, cat, parse.RawFile)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("B2 relaunch", b.String()+`{"id":"cut","timestamp":`, now)
+	write("B1", b.String(), now.Add(-time.Hour))
+	want := parse.RecordSpan{Records: 76, First: now.Add(-300 * time.Second), Last: now}
+	for _, cats := range [][]string{nil, {"B2 relaunch", "B1"}} {
+		argv := RecordSpanArgv("@END-x1", dir, parse.RawFile, 10*time.Minute, cats...)
+		out, err := exec.Command(argv[0], argv[1:]...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		agent, ok := answerRecordSpans(argv)
+		if !ok {
+			t.Fatal("the agent does not answer its argv")
+		}
+		for name, o := range map[string][]byte{"fallback": out, "agent": agent} {
+			got := ParseRecordSpans(o, "@END-x1", time.Local, now.Add(time.Second))
+			s, ok := got["B2 relaunch"]
+			if len(got) != 1 || !ok || s.Records != want.Records || !s.First.Equal(want.First) || !s.Last.Equal(want.Last) {
+				t.Errorf("%s, cats %q: %+v, want only B2's %+v", name, cats, got, want)
+			}
+		}
+	}
+}
