@@ -86,6 +86,7 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 		v.Reason = c.countErr // never counted: neither pending nor running is known
 	}
 	k.stall(c, &v, now)
+	c.spanAsk = false // unless rate finds no fresher witness
 	if why := unserved(v, c, wk, server, now); why != "" {
 		v.Reason = why // no rate and no ETA until it is back; the stall clock runs on
 	} else if parse.ClaimsRate(string(v.State)) {
