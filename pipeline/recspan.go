@@ -20,7 +20,8 @@ import (
 // every category written within the stall limit (which one is worked on
 // is not known before the answer); after it, for the running categories
 // whose rate neither worker.json nor the log witnessed at the last
-// judgement. A Go worker's steady poll asks nothing more.
+// judgement, and those written within it that no worker is known on yet.
+// A Go worker's steady poll asks nothing more.
 
 // spanArgv is this poll's ask for the records' span (nil: none).
 func (k *counts) spanArgv() []string {
