@@ -1,9 +1,9 @@
 package remote
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,17 +38,30 @@ func TestRecordSpansByEitherReader(t *testing.T) {
 	write("B2 relaunch", b.String()+`{"id":"cut","timestamp":`, now)
 	write("B1", b.String(), now.Add(-time.Hour))
 	want := parse.RecordSpan{Records: 76, First: now.Add(-300 * time.Second), Last: now}
+	ag := goAgent(t)
+	ctx := context.Background()
 	for _, cats := range [][]string{nil, {"B2 relaunch", "B1"}} {
 		argv := RecordSpanArgv("@END-x1", dir, parse.RawFile, 10*time.Minute, cats...)
-		out, err := exec.Command(argv[0], argv[1:]...).Output()
-		if err != nil {
-			t.Fatal(err)
+		batch := func() *Batch { b := &Batch{}; b.Exec(argv...); return b }
+		b := batch()
+		res, err := Local{}.Exec(ctx, b.Argv()...) // the fallback's one exec
+		must(t, err)
+		fb, err := parseBatchOf(res.Stdout, b, nil)
+		must(t, err)
+		ga, err := ag.Run(ctx, batch()) // the Go agent's answer to the same op
+		must(t, err)
+		out := map[string][]byte{}
+		for name, a := range map[string]*answers{"fallback": fb, "agent": ga} {
+			r, ok := a.exec(argv)
+			if !ok {
+				t.Fatalf("%s: no answer to the span's exec", name)
+			}
+			out[name] = r.Stdout
 		}
-		agent, ok := answerRecordSpans(argv)
-		if !ok {
-			t.Fatal("the agent does not answer its argv")
+		if len(out["fallback"]) < parse.RecordTailFallback || len(out["agent"]) > 200 {
+			t.Errorf("the fallback sent %d bytes, the agent %d: the agent sends figures, not bytes", len(out["fallback"]), len(out["agent"]))
 		}
-		for name, o := range map[string][]byte{"fallback": out, "agent": agent} {
+		for name, o := range out {
 			got := ParseRecordSpans(o, "@END-x1", time.Local, now.Add(time.Second))
 			s, ok := got["B2 relaunch"]
 			if len(got) != 1 || !ok || s.Records != want.Records || !s.First.Equal(want.First) || !s.Last.Equal(want.Last) {
