@@ -22,8 +22,15 @@ func recordSpan(p string, loc *time.Location, now time.Time) parse.RecordSpan {
 	if err != nil || !fi.Mode().IsRegular() {
 		return parse.RecordSpan{}
 	}
-	off := max(fi.Size()-parse.RecordTailMax, 0)
-	data, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
+	var data []byte
+	off := int64(0)
+	for n := int64(parse.RecordTailMax); ; n *= parse.RecordTailGrow {
+		off = max(fi.Size()-n, 0)
+		if data, err = io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off)); err != nil || off == 0 ||
+			n > parse.RecordTailMax || !parse.RecordTailShort(data) {
+			break
+		}
+	}
 	if err != nil {
 		return parse.RecordSpan{}
 	}

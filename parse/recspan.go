@@ -20,7 +20,18 @@ type RecordSpan struct {
 const (
 	RecordTailMax      = 256 << 10
 	RecordTailFallback = 64 << 10
+	// RecordTailGrow: where the bytes read hold fewer than
+	// RecordTailLines whole records (long completions), each reader reads
+	// this many times as much, once
+	RecordTailGrow  = 4
+	RecordTailLines = 3
 )
+
+// RecordTailShort says whether tail, the last bytes of a longer file,
+// holds too few lines for a span: read RecordTailGrow times as much.
+func RecordTailShort(tail []byte) bool {
+	return bytes.Count(tail, []byte{'\n'}) < RecordTailLines
+}
 
 // TailRecordSpan reads the records of tail, the last bytes of a file
 // (cut: they begin mid-file, so the first line is dropped as partial; a

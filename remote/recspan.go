@@ -27,8 +27,10 @@ import (
 const recSpanName = "synthwatch-recspan"
 
 // recSpanScript: MARK MAX AGE DIR NAME [CAT…]: for each DIR/CAT/NAME (every
-// DIR/*/NAME with no CAT) modified less than AGE seconds ago, "@B CAT",
-// its last MAX bytes, then a line of MARK.
+// DIR/*/NAME with no CAT) modified less than AGE seconds ago, "@B CUT CAT"
+// (CUT 1: the bytes begin mid-file), its last MAX bytes (4 MAX where MAX
+// holds fewer than 3 whole records: long completions), then a line of
+// MARK.
 const recSpanScript = `mark=$1 max=$2 age=$3 dir=$4 name=$5; shift 5
 now=$(date +%s)
 one() {
@@ -36,10 +38,14 @@ one() {
 '*|'') return 0;; esac
   f=$dir/$1/$name
   [ -f "$f" ] || return 0
-  m=$(stat -L -c %Y -- "$f" 2>/dev/null) || return 0
+  s=$(stat -L -c '%s %Y' -- "$f" 2>/dev/null) || return 0
+  z=${s% *} m=${s#* }
   [ $((now - m)) -lt "$age" ] || return 0
-  printf '@B %s\n' "$1"
-  tail -c "$max" -- "$f" 2>/dev/null
+  n=$max
+  [ "$(tail -c "$n" -- "$f" 2>/dev/null | wc -l)" -ge 3 ] || n=$((max * 4)) # parse.RecordTailLines, RecordTailGrow
+  cut=0; [ "$z" -le "$n" ] || cut=1
+  printf '@B %s %s\n' "$cut" "$1"
+  tail -c "$n" -- "$f" 2>/dev/null
   printf '\n%s\n' "$mark"
 }
 if [ $# -eq 0 ]; then
@@ -95,7 +101,10 @@ func ParseRecordSpans(out []byte, mark string, loc *time.Location, now time.Time
 			}
 			data := out[:i]
 			out = out[i+len(end):]
-			spans[head[3:]] = parse.TailRecordSpan(data, len(data) >= parse.RecordTailFallback, loc, now)
+			cut, cat, ok := strings.Cut(head[3:], " ")
+			if ok {
+				spans[cat] = parse.TailRecordSpan(data, cut != "0", loc, now)
+			}
 		}
 	}
 	return spans
@@ -145,8 +154,15 @@ func fileRecordSpan(p string, now time.Time, age time.Duration) (parse.RecordSpa
 	if err != nil || now.Sub(fi.ModTime()) >= age {
 		return parse.RecordSpan{}, false
 	}
-	off := max(fi.Size()-parse.RecordTailMax, 0)
-	data, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
+	var data []byte
+	off := int64(0)
+	for n := int64(parse.RecordTailMax); ; n *= parse.RecordTailGrow {
+		off = max(fi.Size()-n, 0)
+		if data, err = io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off)); err != nil || off == 0 ||
+			n > parse.RecordTailMax || !parse.RecordTailShort(data) {
+			break
+		}
+	}
 	if err != nil {
 		return parse.RecordSpan{}, false
 	}

@@ -14,8 +14,8 @@ import (
 
 // The records' span of a running category, by the fallback's script (its
 // bytes, read on the laptop) and by the agent (its figures): the same, for
-// a file larger than the fallback's bound; a file older than the age asked
-// and a folder not asked for are not read.
+// a file larger than the fallback's bound; records too long for the first
+// read are read further back; a file older than the age asked is not read.
 func TestRecordSpansByEitherReader(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now().Truncate(time.Second)
@@ -37,10 +37,15 @@ func TestRecordSpansByEitherReader(t *testing.T) {
 	}
 	write("B2 relaunch", b.String()+`{"id":"cut","timestamp":`, now)
 	write("B1", b.String(), now.Add(-time.Hour))
-	want := parse.RecordSpan{Records: 76, First: now.Add(-300 * time.Second), Last: now}
+	var long strings.Builder // long completions: 64 KB holds one whole record, 256 KB six
+	for i := 9; i >= 0; i-- {
+		fmt.Fprintf(&long, `{"id":"p%d","output":%q,"timestamp":%d}`+"\n", i, strings.Repeat("y", 40<<10), now.Add(-time.Duration(i)*4*time.Second).Unix())
+	}
+	write("B3", long.String(), now)
+	want := map[string]parse.RecordSpan{"B2 relaunch": {Records: 76, First: now.Add(-300 * time.Second), Last: now}}
 	ag := goAgent(t)
 	ctx := context.Background()
-	for _, cats := range [][]string{nil, {"B2 relaunch", "B1"}} {
+	for _, cats := range [][]string{nil, {"B2 relaunch", "B1", "B3"}} {
 		argv := RecordSpanArgv("@END-x1", dir, parse.RawFile, 10*time.Minute, cats...)
 		batch := func() *Batch { b := &Batch{}; b.Exec(argv...); return b }
 		b := batch()
@@ -63,9 +68,16 @@ func TestRecordSpansByEitherReader(t *testing.T) {
 		}
 		for name, o := range out {
 			got := ParseRecordSpans(o, "@END-x1", time.Local, now.Add(time.Second))
-			s, ok := got["B2 relaunch"]
-			if len(got) != 1 || !ok || s.Records != want.Records || !s.First.Equal(want.First) || !s.Last.Equal(want.Last) {
-				t.Errorf("%s, cats %q: %+v, want only B2's %+v", name, cats, got, want)
+			if len(got) != 2 {
+				t.Errorf("%s, cats %q: %+v, want B2's and B3's", name, cats, got)
+			}
+			s := got["B2 relaunch"]
+			if w := want["B2 relaunch"]; s.Records != w.Records || !s.First.Equal(w.First) || !s.Last.Equal(w.Last) {
+				t.Errorf("%s, cats %q: B2 %+v, want %+v", name, cats, s, w)
+			}
+			// the fallback's 256 KB holds the last six, the agent's 1 MB all ten
+			if s := got["B3"]; s.Records < 6 || !s.Last.Equal(now) {
+				t.Errorf("%s, cats %q: B3 %+v, want the last records of 40 KB", name, cats, s)
 			}
 		}
 	}
