@@ -215,9 +215,11 @@ func (d *digester) errors(name string, acc *catAcc, js *parse.CategoryState) int
 
 // rateFacts are the witnesses of a running category's rate a first look
 // has, as the pipeline gathers them: worker.json's figure and time, the
-// log's last progress line since its header and the log's time.
+// log's last progress line since its header and the log's time, and the
+// times of the file's last records.
 func (d *digester) rateFacts(name string, js *parse.CategoryState, limit time.Duration) parse.RateFacts {
 	rf := parse.RateFacts{Now: d.o.Now, Limit: limit}
+	rf.Records = recordSpan(filepath.Join(d.o.Root, parse.PreparedDir, name, parse.RawFile), d.o.Loc, d.o.Now)
 	if js != nil {
 		rf.WorkerRate, rf.WorkerAt = js.Rate, d.worker.UpdatedAt
 	}

@@ -116,13 +116,19 @@ type RateFacts struct {
 	WorkerAt   time.Time // worker.json's updated_at
 	LogRate    float64   // its last progress line's since its header, per minute
 	LogAt      time.Time // when the log last grew (that line is no newer)
-	Now        time.Time
-	Limit      time.Duration // the stall limit (StallLimit)
+	// Records: the times of the category's last records (TailRecordSpan),
+	// which every reader has at first sight
+	Records RecordSpan
+	Now     time.Time
+	Limit   time.Duration // the stall limit (StallLimit)
 }
 
 // WitnessedRate says whether a running category has a rate every view can
 // claim, and that rate: worker.json's while fresh, else the log's last
-// progress line while the log is younger than the stall limit. A rate a
+// progress line while the log is younger than the stall limit, else the
+// records' own times (SpanRate: a writer that logs nothing, such as the
+// old script relaunched without PYTHONUNBUFFERED, still dates what it
+// writes). A rate a
 // view measured from the file's growth over its own polls cannot be had
 // by a one-shot view (status, the report, a first screen), so it claims
 // nothing alone: with no witness, no view claims a rate or an ETA; with
@@ -134,5 +140,5 @@ func WitnessedRate(f RateFacts) (perMin float64, ok bool) {
 	if f.LogRate > 0 && !f.LogAt.IsZero() && f.Now.Sub(f.LogAt) < StallLimit(f.Limit) {
 		return f.LogRate, true
 	}
-	return 0, false
+	return SpanRate(f.Records, f.Now, f.Limit)
 }

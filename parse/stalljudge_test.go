@@ -52,8 +52,9 @@ func TestCategoryErrors(t *testing.T) {
 }
 
 // A rate every view can claim at first sight: worker.json's while fresh,
-// the log's progress line while the log is; a buffered relaunch (an empty
-// log, no worker.json) has none, whatever its file's growth.
+// the log's progress line while the log is, else the records' own times;
+// with none of them (an empty log, no worker.json, undated records) none,
+// whatever the file's growth.
 func TestWitnessedRate(t *testing.T) {
 	now := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
@@ -67,6 +68,9 @@ func TestWitnessedRate(t *testing.T) {
 		{"an old log line", RateFacts{LogRate: 66, LogAt: now.Add(-25 * time.Minute)}, 0, false},
 		{"within a set limit", RateFacts{LogRate: 66, LogAt: now.Add(-25 * time.Minute), Limit: time.Hour}, 66, true},
 		{"no witness", RateFacts{}, 0, false},
+		{"the records' times", RateFacts{Records: RecordSpan{Records: 11, First: now.Add(-50 * time.Second), Last: now}}, 12, true},
+		{"an old log line, fresh records", RateFacts{LogRate: 66, LogAt: now.Add(-25 * time.Minute),
+			Records: RecordSpan{Records: 3, First: now.Add(-20 * time.Second), Last: now}}, 6, true},
 	} {
 		c.f.Now = now
 		got, ok := WitnessedRate(c.f)

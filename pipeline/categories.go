@@ -31,6 +31,7 @@ type counts struct {
 	thens       map[string]*tokJob // by category: the token sums the batch's counts on the host ran
 	agentCounts bool               // the counters count on the host above agentRemoteAbove
 	classRates  map[string]float64 // newest measured rate per class (per minute)
+	spanMark    string             // ends each file's bytes in the fallback's records' span (recspan.go)
 
 	// this poll's judgement (judge, crossChecks, judgeETA), which view reads
 	shown []Category // each category, in order
@@ -142,14 +143,16 @@ type catState struct {
 	logProgressAt       time.Time
 	logProgressFresh    bool // read as it was written (not history from a first read)
 	logSkipped          bool
-	logFailures         int64           // failures the log reported since its header (parse.FailureTally)
-	countErr            string          // why the last count failed (countError)
-	rawFailed           bool            // raw_responses.jsonl's last count failed (keepsLastCount)
-	scanVoidPID         int             // the worker whose resume-scan figures the file outgrew (rewritten since)
-	tok                 tokAcc          // tokens and runs of its records, from the bytes the count reads (tokens.go)
-	runLines            []parse.RunLine // runs.jsonl, one per run (provenance.go)
-	runsAsked           map[string]bool // runs its records name that runs.jsonl was read again for (newRun)
-	disagree            map[string]bool // sources that disagree with the file (crosscheck.go)
+	logFailures         int64            // failures the log reported since its header (parse.FailureTally)
+	countErr            string           // why the last count failed (countError)
+	rawFailed           bool             // raw_responses.jsonl's last count failed (keepsLastCount)
+	scanVoidPID         int              // the worker whose resume-scan figures the file outgrew (rewritten since)
+	tok                 tokAcc           // tokens and runs of its records, from the bytes the count reads (tokens.go)
+	runLines            []parse.RunLine  // runs.jsonl, one per run (provenance.go)
+	runsAsked           map[string]bool  // runs its records name that runs.jsonl was read again for (newRun)
+	disagree            map[string]bool  // sources that disagree with the file (crosscheck.go)
+	span                parse.RecordSpan // its last records' times, this poll's (recspan.go)
+	spanAsk             bool             // running with no fresher witness of its rate: ask for span
 }
 
 // noteWorkerJSON takes the categories worker.json names, with their class

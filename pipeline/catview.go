@@ -86,6 +86,11 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 		v.Reason = c.countErr // never counted: neither pending nor running is known
 	}
 	k.stall(c, &v, now)
+	// ask for its records' span next poll when rate finds no fresher
+	// witness, or when it is written to and no worker is known on it yet (a
+	// writer found a poll later is then judged with its span at once)
+	c.spanAsk = (v.State == StatePartial || v.State == StatePending) && !c.mtime.IsZero() &&
+		now.Sub(c.mtime) < parse.StallLimit(k.stallAfter)
 	if why := unserved(v, c, wk, server, now); why != "" {
 		v.Reason = why // no rate and no ETA until it is back; the stall clock runs on
 	} else if parse.ClaimsRate(string(v.State)) {

@@ -34,7 +34,8 @@ type batchAsk struct {
 	vitPid          int
 	disk            bool
 	tokJobs         []*tokJob
-	steady          bool // through the agent
+	steady          bool     // through the agent
+	spans           []string // the records' span to ask for (recspan.go), nil: none
 }
 
 // prefetch arms w.pre with one request to the Go agent (viaAgent) or,
@@ -205,6 +206,9 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 	}
 	if len(ask.tokJobs) > 0 {
 		b.Exec(tokenArgv(ask.tokJobs)...)
+	}
+	if ask.spans != nil {
+		b.Exec(ask.spans...)
 	}
 	return b
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"math"
 	"net"
 	"path/filepath"
 	"strings"
@@ -117,10 +118,11 @@ func TestFirstAnsweredPollIsAFirstRead(t *testing.T) {
 
 // A writer found holding a category's raw_responses.jsonl open, with a
 // worker log that names nothing (a buffered stdout: the relaunch's empty
-// log), works on that category: running, not partial. Its growth is seen
-// only by a view that watches it; a one-shot status and the report cannot
-// measure it, so no view claims a rate or an ETA (parse.WitnessedRate),
-// however long it watches.
+// log), works on that category: running, not partial. Its rate is
+// witnessed at first sight by its records' own times (the old script's
+// "timestamp"; parse.WitnessedRate), which a one-shot status and the
+// report read too: a rate and an ETA at the first look and while it
+// writes on.
 func TestWriterOfACategoryFileWorksOnIt(t *testing.T) {
 	t.Parallel()
 	c := newClock()
@@ -128,7 +130,9 @@ func TestWriterOfACategoryFileWorksOnIt(t *testing.T) {
 	root, log := pyNight(t, c.now().Add(-time.Hour))
 	write(t, log, "") // > logs/inference_all.log, and python's stdout still in its buffer
 	raw := filepath.Join(root, "prepared", "B3_magicoder", "raw_responses.jsonl")
-	appendTo(t, raw, pyRecords("B3_magicoder", 20, c.now()))
+	for i := 19; i >= 0; i-- { // one record every 4 s
+		appendTo(t, raw, pyRecords("B3_magicoder", 1, c.now().Add(-time.Duration(i)*4*time.Second)))
+	}
 	touch(t, raw, c.now())
 	startIn(t, root, "exec 3>>prepared/B3_magicoder/raw_responses.jsonl 1>>logs/inference_all.log; while :; do sleep 1; done", "python3", "run_inference.py")
 	w := localWatcher(t, root, c, Options{StallAfter: 10 * time.Minute})
@@ -140,17 +144,17 @@ func TestWriterOfACategoryFileWorksOnIt(t *testing.T) {
 	if s.Worker.Category != "B3_magicoder" || s.Worker.Source != "proc" {
 		t.Fatalf("worker %+v", s.Worker)
 	}
-	if b3 := catByName(t, s, "B3_magicoder"); b3.State != StateRunning || b3.RatePerMin != 0 || b3.ETASeconds != nil {
-		t.Fatalf("first look: B3 %s rate %.1f ETA %v", b3.State, b3.RatePerMin, b3.ETASeconds)
+	if b3 := catByName(t, s, "B3_magicoder"); b3.State != StateRunning || math.Abs(b3.RatePerMin-15) > 0.01 || b3.ETASeconds == nil {
+		t.Fatalf("first look: B3 %s rate %.2f ETA %v", b3.State, b3.RatePerMin, b3.ETASeconds)
 	}
 	for i := 0; i < 8; i++ { // one record every 4 s
+		c.advance(4 * time.Second)
 		appendTo(t, raw, pyRecords("B3_magicoder", 1, c.now()))
 		touch(t, raw, c.now())
-		c.advance(4 * time.Second)
 		s = poll(w)
 	}
 	b3 := catByName(t, s, "B3_magicoder")
-	if b3.State != StateRunning || b3.RatePerMin != 0 || b3.ETASeconds != nil {
+	if b3.State != StateRunning || b3.RatePerMin <= 0 || b3.ETASeconds == nil {
 		t.Fatalf("after 8 records 4 s apart: B3 %s rate %.1f/min ETA %v", b3.State, b3.RatePerMin, b3.ETASeconds)
 	}
 }

@@ -9,7 +9,7 @@ import (
 // rate is a running category's records per minute, and whether one is
 // claimed: only with a witness a first look has too
 // (parse.WitnessedRate: worker.json's fresh figure, the log's progress
-// line while the log is fresh), so a one-shot status, the report and a
+// line while the log is fresh, the times of its last records), so a one-shot status, the report and a
 // long watch claim alike; the figure is then the growths seen this
 // session (parse.RateWindow, the worker's own estimator) if measured, else
 // the witness's.
@@ -21,6 +21,9 @@ func (k *counts) rate(c *catState, js *parse.CategoryState, wjson *parse.WorkerS
 	if p := c.logProgress; p.Kind == parse.WProgress && lg.current == c.name {
 		f.LogRate, f.LogAt = p.ReqPerSec*60, lg.lastLine
 	}
+	_, fresher := parse.WitnessedRate(f)
+	c.spanAsk = !fresher // the next poll asks for its records' span (recspan.go)
+	f.Records = c.span
 	witnessed, ok := parse.WitnessedRate(f)
 	if !ok {
 		return 0

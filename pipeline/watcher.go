@@ -214,6 +214,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		budget = fallbackSumPerPoll // the fallback reads: its awk sums a slice a poll
 	}
 	tokJobs := w.cnt.tokenJobs(budget) // holes the counts left: summed on the host, in this batch
+	spanArgv := w.cnt.spanArgv()       // the records' times where no fresher witness speaks (recspan.go)
 	w.polls++
 	var wg, pw sync.WaitGroup // pw: the servers' probes
 	var reads []serverRead
@@ -230,7 +231,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	if cold || w.linked() {
 		// a poll's reads come in one request to the agent (or, without
 		// one, one exec of the fallback), beside the servers' probes
-		if r := w.prefetch(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent}); r != "" {
+		if r := w.prefetch(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent, spanArgv}); r != "" {
 			reader = r
 		}
 		defer w.pre.Disarm()
@@ -280,6 +281,12 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		wg.Add(1)
 		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.rd) }()
 	}
+	var spanOut []byte
+	var spanRead bool
+	if spanArgv != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); spanOut, spanRead = readSpans(ctx, w.rd, spanArgv) }()
+	}
 	wg.Wait()
 	pw.Wait()
 	w.ev.foldZone(zone, zoneErr, askZone)
@@ -311,6 +318,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	w.live.fold(lr, now)
 	w.live.noteGrowth(res, w.cnt.cats, w.nth())
 	w.cnt.fold(res, now, w.live.wjson)
+	w.cnt.foldSpans(spanOut, spanRead, w.ev.hostZone(), now)
 	w.cnt.foldTokens(w.pre, res, tokJobs, tokSums, tokErr)
 	if w.o.OnePoll && !strings.HasPrefix(reader, "fallback") || w.cnt.budgetUnsummed() {
 		// a one-shot status sums the holes now (by the fallback it counts
