@@ -2,6 +2,7 @@ package remote
 
 import (
 	"bytes"
+	_ "embed"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -31,32 +32,11 @@ const recSpanName = "synthwatch-recspan"
 // (CUT 1: the bytes begin mid-file), its last MAX bytes (4 MAX where MAX
 // holds fewer than 3 whole records: long completions), then a line of
 // MARK.
-const recSpanScript = `mark=$1 max=$2 age=$3 dir=$4 name=$5; shift 5
-now=$(date +%s)
-one() {
-  case $1 in *'
-'*|'') return 0;; esac
-  f=$dir/$1/$name
-  [ -f "$f" ] || return 0
-  s=$(stat -L -c '%s %Y' -- "$f" 2>/dev/null) || return 0
-  z=${s% *} m=${s#* }
-  [ $((now - m)) -lt "$age" ] || return 0
-  n=$max
-  [ "$(tail -c "$n" -- "$f" 2>/dev/null | wc -l)" -ge 3 ] || n=$((max * 4)) # parse.RecordTailLines, RecordTailGrow
-  cut=0; [ "$z" -le "$n" ] || cut=1
-  printf '@B %s %s\n' "$cut" "$1"
-  tail -c "$n" -- "$f" 2>/dev/null
-  printf '\n%s\n' "$mark"
-}
-if [ $# -eq 0 ]; then
-  for f in "$dir"/*/"$name"; do
-    [ -f "$f" ] || continue
-    c=${f%/*}; one "${c##*/}"
-  done
-else
-  for c in "$@"; do one "$c"; done
-fi
-`
+//go:embed host/recspan.sh
+var recSpanSrc string
+
+// recSpanScript is recspan.sh as it runs (its comments stay in the file).
+var recSpanScript = shCode(recSpanSrc)
 
 // RecordSpanArgv asks for the last records of dir/CAT/name for each of
 // cats (every category folder under dir when none is named) whose file
