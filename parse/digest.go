@@ -86,74 +86,14 @@ func isProgress(line []byte) bool {
 // prefill lines (their tallies are sums), vLLM's stats and every other
 // line stay as they are.
 func digestServer(data []byte) []byte {
-	var lines [][]byte
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			break
-		}
-		lines, data = append(lines, data[:i+1]), data[i+1:]
-	}
-	type rank struct{ dp, pp int }
-	type kind struct {
-		decode, prog bool
-		r            rank
-		at           int64 // its own time, in seconds
-		access       bool
-		acc          Access
-	}
-	ks := make([]kind, len(lines))
+	lines := wholeLines(data)
+	ks := make([]srvKind, len(lines))
 	for i, l := range lines {
-		if !bytes.Contains(l, []byte("Decode batch")) && !bytes.Contains(l, []byte("HTTP/")) {
-			continue // neither kind: no parse needed
-		}
-		ev := ParseServerLine(string(l[:len(l)-1]))
-		switch {
-		case ev.Kind == SBatch && ev.Batch.Phase == Decode && ev.HasPrefix && !ev.Prefix.Time.IsZero():
-			ks[i] = kind{decode: true, prog: ev.Batch.GenThroughput.V > 0, r: rank{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP}, at: ev.Prefix.Time.Unix()}
-		case ev.Kind == SAccess:
-			ks[i] = kind{access: true, acc: ev.Access}
-		}
+		ks[i] = srvKindOf(l)
 	}
 	drop := make([]bool, len(lines))
-	prevProg := map[rank]bool{} // the rank's decode line before made tokens
-	lastProg := make([]bool, len(lines))
-	for i, k := range ks {
-		if k.decode {
-			lastProg[i] = prevProg[k.r]
-			prevProg[k.r] = k.prog
-		}
-	}
-	// the rank's gaps after this line: its later lines' distinct times (a
-	// rank stamps several lines a second alike: a gap of 0 times nothing)
-	gaps := map[rank]int{}
-	later := map[rank]int64{}   // the time of the rank's next line
-	nextProg := map[rank]bool{} // the rank's next decode line makes tokens
-	for i := len(ks) - 1; i >= 0; i-- {
-		if k := ks[i]; k.decode {
-			drop[i] = k.prog && lastProg[i] && nextProg[k.r] && gaps[k.r] >= digestKeep
-			if t, ok := later[k.r]; ok && t != k.at {
-				gaps[k.r]++
-			}
-			later[k.r] = k.at
-			nextProg[k.r] = k.prog
-		}
-	}
-	// then the access lines: one goes when the next line kept is one of
-	// the same method, path and status (no kept line between them to
-	// have been answered after it)
-	accAfter, next := 0, -1 // access lines after this one; the next line kept
-	for i := len(ks) - 1; i >= 0; i-- {
-		k := ks[i]
-		if k.access {
-			drop[i] = next >= 0 && ks[next].access && ks[next].acc.Method == k.acc.Method && ks[next].acc.Path == k.acc.Path &&
-				ks[next].acc.Status == k.acc.Status && accAfter >= digestKeep
-			accAfter++
-		}
-		if !drop[i] {
-			next = i
-		}
-	}
+	dropDecodes(ks, drop)
+	dropAccesses(ks, drop)
 	var out []byte
 	for i, l := range lines {
 		if !drop[i] {
@@ -161,4 +101,92 @@ func digestServer(data []byte) []byte {
 		}
 	}
 	return out
+}
+
+// wholeLines splits data into its whole lines, each with its newline.
+func wholeLines(data []byte) [][]byte {
+	var lines [][]byte
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return lines
+		}
+		lines, data = append(lines, data[:i+1]), data[i+1:]
+	}
+}
+
+type srvRank struct{ dp, pp int }
+
+// srvKind is what digestServer needs of a line: a timed decode line (its
+// rank, its time, whether it made tokens) or an access line.
+type srvKind struct {
+	decode, prog bool
+	r            srvRank
+	at           int64 // its own time, in seconds
+	access       bool
+	acc          Access
+}
+
+func srvKindOf(l []byte) srvKind {
+	if !bytes.Contains(l, []byte("Decode batch")) && !bytes.Contains(l, []byte("HTTP/")) {
+		return srvKind{} // neither kind: no parse needed
+	}
+	ev := ParseServerLine(string(l[:len(l)-1]))
+	switch {
+	case ev.Kind == SBatch && ev.Batch.Phase == Decode && ev.HasPrefix && !ev.Prefix.Time.IsZero():
+		return srvKind{decode: true, prog: ev.Batch.GenThroughput.V > 0, r: srvRank{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP}, at: ev.Prefix.Time.Unix()}
+	case ev.Kind == SAccess:
+		return srvKind{access: true, acc: ev.Access}
+	}
+	return srvKind{}
+}
+
+// dropDecodes marks the decode lines that made tokens between two of
+// their rank's that did, before the rank's last digestKeep gaps: gaps
+// counted over its later lines' distinct times (a rank stamps several
+// lines a second alike: a gap of 0 times nothing).
+func dropDecodes(ks []srvKind, drop []bool) {
+	prevProg := map[srvRank]bool{} // the rank's decode line before made tokens
+	lastProg := make([]bool, len(ks))
+	for i, k := range ks {
+		if k.decode {
+			lastProg[i], prevProg[k.r] = prevProg[k.r], k.prog
+		}
+	}
+	gaps := map[srvRank]int{}
+	later := map[srvRank]int64{}   // the time of the rank's next line
+	nextProg := map[srvRank]bool{} // the rank's next decode line makes tokens
+	for i := len(ks) - 1; i >= 0; i-- {
+		k := ks[i]
+		if !k.decode {
+			continue
+		}
+		drop[i] = k.prog && lastProg[i] && nextProg[k.r] && gaps[k.r] >= digestKeep
+		if t, ok := later[k.r]; ok && t != k.at {
+			gaps[k.r]++
+		}
+		later[k.r], nextProg[k.r] = k.at, k.prog
+	}
+}
+
+// sameAccess: b is an access line of a's method, path and status (the
+// client's port differs line to line).
+func sameAccess(a, b srvKind) bool {
+	return a.access && b.access && a.acc.Method == b.acc.Method && a.acc.Path == b.acc.Path && a.acc.Status == b.acc.Status
+}
+
+// dropAccesses marks the access lines whose next line kept is one of the
+// same method, path and status (no kept line between them to have been
+// answered after it), before the last digestKeep access lines.
+func dropAccesses(ks []srvKind, drop []bool) {
+	after, next := 0, -1 // access lines after this one; the next line kept
+	for i := len(ks) - 1; i >= 0; i-- {
+		if k := ks[i]; k.access {
+			drop[i] = next >= 0 && sameAccess(ks[next], k) && after >= digestKeep
+			after++
+		}
+		if !drop[i] {
+			next = i
+		}
+	}
 }

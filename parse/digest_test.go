@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -87,5 +88,53 @@ func BenchmarkDigestWorkerLog(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		DigestLog(DigestWorker, data)
+	}
+}
+
+// A server log's history: decode lines that made tokens between others
+// that did go, but the rank's last 32 gaps, a hang (0 tok/s) and the line
+// after it stay; runs of completions whose clients' ports differ go but
+// the last before a kept line; every other line stays.
+func TestDigestServerLog(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("[2026-11-29 01:00:00] The server is fired up and ready to roll!\n")
+	dec := func(s int, gen string) {
+		fmt.Fprintf(&b, "[2026-11-29 01:%02d:%02d TP0] Decode batch, #running-req: 9, #token: 900, token usage: 0.10, cuda graph: True, gen throughput (token/s): %s, #queue-req: 0\n", s/60, s%60, gen)
+	}
+	acc := func(s, port int) {
+		fmt.Fprintf(&b, "[2026-11-29 01:%02d:%02d] INFO:     127.0.0.1:%d - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n", s/60, s%60, port)
+	}
+	for s := 1; s < 3000; s += 2 {
+		gen := "900.00"
+		if s >= 1001 && s <= 1005 {
+			gen = "0.00" // a hang of three lines
+		}
+		dec(s, gen)
+		acc(s, 40000+s)
+		acc(s, 40001+s)
+	}
+	in := b.String()
+	out := string(DigestLog(DigestServer, []byte(in)))
+	if len(out) > len(in)/4 {
+		t.Errorf("%d of %d bytes kept", len(out), len(in))
+	}
+	for _, must := range []string{
+		"The server is fired up",
+		"01:16:41 TP0] Decode batch", "01:16:43 TP0] Decode batch", "01:16:45 TP0] Decode batch", // the hang
+		"01:16:47 TP0] Decode batch", // the progress after it
+		"01:00:01 TP0] Decode batch", // the first
+		"01:49:59 TP0] Decode batch", "01:48:57 TP0] Decode batch", // the last gaps
+		"127.0.0.1:43000 - ", // the last completion
+	} {
+		if !strings.Contains(out, must) {
+			t.Errorf("the digest dropped %q", must)
+		}
+	}
+	if strings.Contains(out, "01:10:01 TP0] Decode batch") || strings.Contains(out, "127.0.0.1:40601 - ") {
+		t.Errorf("the middle of a run was kept")
+	}
+	if got := strings.Count(out, "\n"); got >= strings.Count(in, "\n")/4 {
+		t.Errorf("%d lines kept", got)
 	}
 }
