@@ -26,8 +26,9 @@ const digestKeep = 32
 // newline. For DigestWorker, a progress line between two progress lines
 // goes: every fold of a progress line keeps the last one (a category's
 // figures, the worker's wait ended), and a run's first line stays, so what
-// follows a header, a traceback or a wait is folded as before. An unknown
-// name keeps every line.
+// follows a header, a traceback or a wait is folded as before; a line read
+// while a traceback is open stays (FailureTally may take it for the
+// exception that closes it). An unknown name keeps every line.
 func DigestLog(name string, data []byte) []byte {
 	switch name {
 	case DigestServer:
@@ -39,6 +40,7 @@ func DigestLog(name string, data []byte) []byte {
 	var out []byte
 	var prev []byte // the progress line held back: kept only if the next line is no progress line
 	prevProg, heldProg := false, false
+	var ft FailureTally // a line read while a traceback is open may close it: it stays
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -46,7 +48,10 @@ func DigestLog(name string, data []byte) []byte {
 		}
 		line := data[:i+1]
 		data = data[i+1:]
-		prog := isProgress(line[:i])
+		pinned := ft.open > 0
+		wl := ParseWorkerLine(string(line[:i]))
+		ft.Fold(wl)
+		prog := wl.Kind == WProgress && !pinned
 		if heldProg && !prog {
 			out = append(out, prev...) // the last of a run
 		}
@@ -63,15 +68,6 @@ func DigestLog(name string, data []byte) []byte {
 		out = append(out, prev...)
 	}
 	return out
-}
-
-// isProgress: the cheap test first (a progress line starts with a digit
-// and holds " req/s "), then the parse that decides.
-func isProgress(line []byte) bool {
-	if len(line) == 0 || line[0] < '0' || line[0] > '9' || !bytes.Contains(line, []byte(" req/s")) {
-		return false
-	}
-	return ParseWorkerLine(string(line)).Kind == WProgress
 }
 
 // digestServer keeps every line of a server log's history but two kinds,

@@ -122,8 +122,8 @@ func TestDigestServerLog(t *testing.T) {
 	for _, must := range []string{
 		"The server is fired up",
 		"01:16:41 TP0] Decode batch", "01:16:43 TP0] Decode batch", "01:16:45 TP0] Decode batch", // the hang
-		"01:16:47 TP0] Decode batch", // the progress after it
-		"01:00:01 TP0] Decode batch", // the first
+		"01:16:47 TP0] Decode batch",                               // the progress after it
+		"01:00:01 TP0] Decode batch",                               // the first
 		"01:49:59 TP0] Decode batch", "01:48:57 TP0] Decode batch", // the last gaps
 		"127.0.0.1:43000 - ", // the last completion
 	} {
@@ -136,5 +136,37 @@ func TestDigestServerLog(t *testing.T) {
 	}
 	if got := strings.Count(out, "\n"); got >= strings.Count(in, "\n")/4 {
 		t.Errorf("%d lines kept", got)
+	}
+}
+
+// Tracebacks printed by several threads at once stay open across progress
+// lines, and FailureTally takes the next line for each one's exception:
+// the digest keeps those lines, so it counts the failures the log does.
+func TestDigestWorkerLogKeepsTheFailureTally(t *testing.T) {
+	t.Parallel()
+	in := strings.Join([]string{
+		"Processing: B1_glaive (SHORT)",
+		"Traceback (most recent call last):",
+		"Traceback (most recent call last):",
+		"Traceback (most recent call last):",
+		"50/300 (0 err) 1.1 req/s avg_comp=217tok ETA=2.4h",
+		"100/300 (0 err) 1.2 req/s avg_comp=217tok ETA=2.3h",
+		"150/300 (0 err) 1.3 req/s avg_comp=217tok ETA=2.2h",
+		"TimeoutError: the server took too long",
+		"B1_glaive: id 7 failed: 400 bad request",
+		"200/300 (1 err) 1.3 req/s avg_comp=217tok ETA=2.1h",
+	}, "\n") + "\n"
+	count := func(s string) int {
+		var ft FailureTally
+		n := 0
+		for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+			if ft.Fold(ParseWorkerLine(l)) {
+				n++
+			}
+		}
+		return n
+	}
+	if got, want := count(string(DigestLog(DigestWorker, []byte(in)))), count(in); got != want {
+		t.Fatalf("the digest counts %d failures, the log %d", got, want)
 	}
 }
