@@ -44,16 +44,22 @@ func (r *recorder) digest(p string, size, off, hist int64, name string) {
 		start = int64(i) + 1
 	}
 	end := min(off-base, int64(len(data))) // the tail's first byte, in data
+	h := data[start:max(end, start)]
 	if off > 0 {
-		// the tail drops the line its first byte falls in, up to its newline: that line is the history's
+		// the tail drops the line its first byte falls in, up to its
+		// newline: that line is the history's, whole, or cut at the
+		// line bound (as the tail's splitter cuts one) when its newline
+		// is further than that
 		if i := bytes.IndexByte(data[end:], '\n'); i >= 0 {
 			end += int64(i) + 1
+			h = data[start:max(end, start)]
+		} else if ls := bytes.LastIndexByte(data[:end], '\n') + 1; int64(ls) >= start {
+			line := data[ls:min(int64(ls)+int64(parse.DefaultMaxLine), int64(len(data)))]
+			h = append(append(append([]byte{}, data[start:ls]...), line...), '\n')
+			end = int64(len(data))
 		}
 	}
-	if end < start {
-		end = start
-	}
-	out := parse.DigestLog(name, data[start:end])
+	out := parse.DigestLog(name, h)
 	r.rec("D", "ok", base+start, base+end, 0, p, out)
 }
 

@@ -117,3 +117,52 @@ func TestTailDigestThroughTheAgent(t *testing.T) {
 		t.Errorf("next poll: %+v", next.Lines)
 	}
 }
+
+// A line longer than the line bound where the history meets the pane's
+// part (the attach falls in it, its newline past the bound): the digest
+// carries it cut at the bound, as a plain read's splitter cuts it, never
+// dropped by both parts.
+func TestTailDigestLongLineAtTheBoundary(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	log := filepath.Join(dir, "inference_all.log")
+	var w strings.Builder
+	w.WriteString("Processing: B1_glaive (SHORT)\n")
+	for k := 1; w.Len() < 300<<10; k++ {
+		fmt.Fprintf(&w, "%d/90000 (0 err) 9.%d req/s avg_comp=210tok ETA=9m\n", k, k%10)
+	}
+	w.WriteString("B1_glaive: id 7 failed: 400 " + strings.Repeat("b", 200<<10) + "\n")
+	for k := 0; k < 100; k++ {
+		fmt.Fprintf(&w, "%d/90000 (1 err) 9.1 req/s avg_comp=210tok ETA=8m\n", 90000-k)
+	}
+	must(t, os.WriteFile(log, []byte(w.String()), 0o644))
+	newTail := func() *Tail {
+		tl := NewTail(log)
+		tl.StartBack, tl.History, tl.Digest = 64<<10, 1<<20-64<<10-1, parse.DigestWorker
+		return tl
+	}
+	has := func(ls []Line) bool {
+		for _, l := range ls {
+			if strings.HasPrefix(l.Text, "B1_glaive: id 7 failed") {
+				return true
+			}
+		}
+		return false
+	}
+	if !has(newTail().Poll(context.Background(), Local{}).Lines) {
+		t.Fatal("the plain read lost the long line")
+	}
+	ag := NewAgent(Local{})
+	ag.UseBinary(selfAsBinary(t))
+	t.Cleanup(ag.Close)
+	dg := newTail()
+	b := &Batch{Digests: true}
+	b.Tail(dg)
+	pre := NewPrefetch(Local{})
+	if err := pre.LoadVia(context.Background(), ag, b); err != nil {
+		t.Fatal(err)
+	}
+	if got := (&Poller{Tails: []*Tail{dg}}).Poll(context.Background(), pre).Tails[0]; !has(got.Lines) {
+		t.Fatalf("the digested read lost the long line (%d lines)", len(got.Lines))
+	}
+}

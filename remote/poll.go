@@ -112,6 +112,9 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 			}
 			if err != nil {
 				up.Err = fmt.Errorf("tail %s: %w", t.Path, err)
+				if hist != nil {
+					t.attached = false // attach again next poll: its history with it, not lost
+				}
 				return
 			}
 			if !checkHead {
