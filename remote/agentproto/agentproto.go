@@ -196,7 +196,13 @@ func (r *Reader) Recv(v any) error {
 		return err
 	}
 	if err := r.dec.Decode(v); err != nil {
+		if r.fr.z != nil && r.fr.zlim.N <= 0 {
+			return fmt.Errorf("%w: over %d bytes inflated", ErrTooBig, maxInflated)
+		}
 		return fmt.Errorf("agentproto: frame: %w", err)
+	}
+	if r.fr.z != nil {
+		return r.fr.endDeflated()
 	}
 	if r.fr.left != 0 {
 		return fmt.Errorf("agentproto: %d bytes of a frame unread", r.fr.left)
@@ -211,26 +217,60 @@ var ErrTooBig = errors.New("agentproto: a frame over the bound")
 // within the frame that next opened, never past it.
 // It is an io.ByteReader, so gob reads it as it is, not through a
 // buffer of its own that would read ahead into the next frame. A deflated
-// frame is inflated whole first, bounded by MaxFrame like any other.
+// frame is inflated as gob reads it, never held whole, bounded by
+// maxInflated; its end is checked after the message (endDeflated).
 type frames struct {
 	r    *bufio.Reader
-	left int
-	z    *bytes.Reader // the inflated payload of a deflated frame, else nil
+	left int               // a plain frame's bytes not read yet
+	z    *bufio.Reader     // a deflated frame's inflated bytes, else nil
+	zlim *io.LimitedReader // bounds them (one byte past maxInflated: over)
+	lr   *limitedBytes     // its deflated bytes on the stream
 	zr   io.ReadCloser
 }
 
-func (f *frames) src() io.ByteReader {
-	if f.z != nil {
-		return f.z
+// limitedBytes is the frame's deflated bytes as an io.ByteReader, so the
+// inflater reads none past its stream's end (it would buffer ahead from a
+// plain reader) and bytes after it in the frame are seen.
+type limitedBytes struct {
+	r *bufio.Reader
+	N int64
+}
+
+func (l *limitedBytes) Read(p []byte) (int, error) {
+	if l.N <= 0 {
+		return 0, io.EOF
 	}
-	return f.r
+	if int64(len(p)) > l.N {
+		p = p[:l.N]
+	}
+	n, err := l.r.Read(p)
+	l.N -= int64(n)
+	return n, err
+}
+
+func (l *limitedBytes) ReadByte() (byte, error) {
+	if l.N <= 0 {
+		return 0, io.EOF
+	}
+	c, err := l.r.ReadByte()
+	if err == nil {
+		l.N--
+	}
+	return c, err
 }
 
 func (f *frames) ReadByte() (byte, error) {
+	if f.z != nil {
+		c, err := f.z.ReadByte()
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // a gob message longer than its frame
+		}
+		return c, err
+	}
 	if f.left == 0 {
 		return 0, io.ErrUnexpectedEOF
 	}
-	c, err := f.src().ReadByte()
+	c, err := f.r.ReadByte()
 	if err == nil {
 		f.left--
 	} else if err == io.EOF {
@@ -257,41 +297,50 @@ func (f *frames) next() error {
 		f.left = int(n)
 		return nil
 	}
-	lr := &io.LimitedReader{R: f.r, N: int64(n)}
+	f.lr = &limitedBytes{r: f.r, N: int64(n)}
 	if f.zr == nil {
-		f.zr = flate.NewReader(lr)
-	} else if err := f.zr.(flate.Resetter).Reset(lr, nil); err != nil {
+		f.zr = flate.NewReader(f.lr)
+	} else if err := f.zr.(flate.Resetter).Reset(f.lr, nil); err != nil {
 		return err
 	}
-	var out bytes.Buffer
-	got, err := io.Copy(&out, io.LimitReader(f.zr, maxInflated+1))
-	if err != nil {
-		return fmt.Errorf("agentproto: a deflated frame: %w", err)
-	}
-	if got > maxInflated {
+	f.zlim = &io.LimitedReader{R: f.zr, N: maxInflated + 1}
+	f.z = bufio.NewReaderSize(f.zlim, 32<<10)
+	return nil
+}
+
+// endDeflated checks that the message read was the whole of its deflated
+// frame: nothing inflated after it, no deflated byte left in the frame
+// (the next frame would start mid-way), the bound kept.
+func (f *frames) endDeflated() error {
+	rest, err := io.Copy(io.Discard, f.z)
+	switch {
+	case f.zlim.N <= 0:
 		return fmt.Errorf("%w: over %d bytes inflated", ErrTooBig, maxInflated)
+	case err != nil:
+		return fmt.Errorf("agentproto: a deflated frame: %w", err)
+	case rest != 0:
+		return fmt.Errorf("agentproto: %d bytes of a frame unread", rest)
+	case f.lr.N != 0:
+		return fmt.Errorf("agentproto: %d bytes after a deflated frame's payload", f.lr.N)
 	}
-	if lr.N != 0 { // the deflated payload ended before its frame: the next frame would start mid-way
-		return fmt.Errorf("agentproto: %d bytes after a deflated frame's payload", lr.N)
-	}
-	f.z, f.left = bytes.NewReader(out.Bytes()), int(got)
 	return nil
 }
 
 func (f *frames) Read(p []byte) (int, error) {
+	if f.z != nil {
+		n, err := f.z.Read(p)
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return n, err
+	}
 	if f.left == 0 {
 		return 0, io.ErrUnexpectedEOF // a gob message longer than its frame
 	}
 	if len(p) > f.left {
 		p = p[:f.left]
 	}
-	var n int
-	var err error
-	if f.z != nil {
-		n, err = f.z.Read(p)
-	} else {
-		n, err = f.r.Read(p)
-	}
+	n, err := f.r.Read(p)
 	f.left -= n
 	if err == io.EOF && f.left > 0 {
 		err = io.ErrUnexpectedEOF

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -98,24 +99,38 @@ func TestFramesDeflated(t *testing.T) {
 // whole; one whose payload ends before its length is an error, not a
 // stream read from the middle of a frame.
 func TestDeflatedFrameBounds(t *testing.T) {
-	var z bytes.Buffer
-	zw, _ := flate.NewWriter(&z, flate.BestCompression)
 	defer func(m int64) { maxInflated = m }(maxInflated)
 	maxInflated = 1 << 20 // MaxFrame's rule, at a size a test can inflate
-	zw.Write(make([]byte, maxInflated+1))
-	zw.Close()
-	var h [4]byte
-	binary.BigEndian.PutUint32(h[:], uint32(z.Len())|deflated)
+	big, err := NewWriter(nil).Frame(Answer{Ops: []OpAnswer{{Key: 1, Data: make([]byte, 2<<20)}}})
+	if err != nil || binary.BigEndian.Uint32(big)&deflated == 0 || len(big) > 64<<10 {
+		t.Fatalf("the bomb: %v, %d bytes", err, len(big))
+	}
 	var a Answer
-	if err := NewReader(io.MultiReader(bytes.NewReader(h[:]), &z)).Recv(&a); !errors.Is(err, ErrTooBig) {
+	if err := NewReader(bytes.NewReader(big)).Recv(&a); !errors.Is(err, ErrTooBig) {
 		t.Fatalf("a bomb: got %v, want ErrTooBig", err)
 	}
-	z.Reset()
-	zw.Reset(&z)
-	zw.Write([]byte("short"))
-	zw.Close()
-	binary.BigEndian.PutUint32(h[:], uint32(z.Len()+3)|deflated)
-	if err := NewReader(io.MultiReader(bytes.NewReader(h[:]), &z, strings.NewReader("xyz"))).Recv(&a); err == nil || !strings.Contains(err.Error(), "after a deflated frame") {
+	// a deflated frame: a gob message, then what is put after it
+	frame := func(extraInflated, extraDeflated string) []byte {
+		var g bytes.Buffer
+		if err := gob.NewEncoder(&g).Encode(Answer{Ops: []OpAnswer{{Key: 2, Data: bytes.Repeat([]byte("log line\n"), 1000)}}}); err != nil {
+			t.Fatal(err)
+		}
+		g.WriteString(extraInflated)
+		var z bytes.Buffer
+		zw, _ := flate.NewWriter(&z, flate.BestSpeed)
+		zw.Write(g.Bytes())
+		zw.Close()
+		z.WriteString(extraDeflated)
+		out := binary.BigEndian.AppendUint32(nil, uint32(z.Len())|deflated)
+		return append(out, z.Bytes()...)
+	}
+	if err := NewReader(bytes.NewReader(frame("", ""))).Recv(&a); err != nil || len(a.Ops[0].Data) != 9000 {
+		t.Fatalf("a deflated frame: %v", err)
+	}
+	if err := NewReader(bytes.NewReader(frame("", "xyz"))).Recv(&a); err == nil || !strings.Contains(err.Error(), "after a deflated frame") {
 		t.Fatalf("trailing bytes: got %v", err)
+	}
+	if err := NewReader(bytes.NewReader(frame("more", ""))).Recv(&a); err == nil || !strings.Contains(err.Error(), "of a frame unread") {
+		t.Fatalf("a message shorter than its frame: got %v", err)
 	}
 }
