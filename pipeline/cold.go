@@ -55,6 +55,7 @@ type batchAsk struct {
 //
 // It returns what answered ("" if nothing did: the poll reads file by file).
 func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAsk) string {
+	w.sumJobs = ask.tokJobs
 	if viaAgent {
 		err := w.pre.LoadVia(ctx, w.agent, w.batchFor(ctx, ask))
 		if cold {
@@ -73,8 +74,11 @@ func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAs
 		if ctx.Err() != nil {
 			return ""
 		}
-		// still one exec: the fallback, counting as it does
+		// still one exec: the fallback, counting as it does, and summing
+		// its slice of the holes only (the jobs were planned for the agent)
 		ask.steady = false
+		ask.tokJobs = capJobs(ask.tokJobs, fallbackSumPerPoll)
+		w.sumJobs = ask.tokJobs
 		w.countOnHost(false)
 	}
 	if w.coldErr = w.pre.Load(ctx, w.batchFor(ctx, ask)); w.coldErr == nil {

@@ -207,11 +207,14 @@ func (a *tokAcc) nextJob(path string, most int64) *tokJob {
 			end = a.aheadAt + int64(i) + 1
 		}
 	}
+	if most > 0 && end-a.start > most && a.stuckAt != a.start+most {
+		// the rest next poll: the host stops at the range's last whole
+		// line (a range that held none, one record past the slice, is
+		// asked whole the next time)
+		end = a.start + most
+	}
 	if end <= a.start || end == a.stuckAt {
 		return nil
-	}
-	if most > 0 && end-a.start > most {
-		end = a.start + most // the rest next poll: the host stops at the range's last whole line
 	}
 	a.job = &tokJob{path: path, from: a.start, n: end - a.start, gen: a.gen}
 	return a.job
@@ -251,9 +254,17 @@ func (a *tokAcc) complete() bool { return !a.hole }
 // 83 s for a cold gigabyte), so it sums a slice a poll, and a one-shot
 // status by the fallback counts only (fallbackSumPerPoll).
 func (k *counts) tokenJobs(budget int64) []*tokJob {
+	return k.tokenJobsOf(budget, nil)
+}
+
+// tokenJobsOf is tokenJobs of the categories only names (nil: all).
+func (k *counts) tokenJobsOf(budget int64, only func(*catState) bool) []*tokJob {
 	var jobs []*tokJob
 	for _, n := range k.order {
 		c := k.cats[n]
+		if only != nil && !only(c) {
+			continue
+		}
 		if j := c.tok.nextJob(c.raw.Path, budget); j != nil {
 			j.resIndex = len(jobs)
 			jobs = append(jobs, j)
@@ -268,6 +279,23 @@ func (k *counts) tokenJobs(budget int64) []*tokJob {
 // fallbackSumPerPoll: the bytes of holes the fallback's awk sums in one
 // poll (mawk about 0.1 s, gawk about 0.7 s on this host).
 const fallbackSumPerPoll = 8 << 20
+
+// capJobs keeps the jobs a poll read by the fallback sums: budget bytes
+// of them, the last cut to what is left (the host stops at its last whole
+// line). The others are asked again next poll (foldTokens: no answer).
+func capJobs(jobs []*tokJob, budget int64) []*tokJob {
+	var out []*tokJob
+	for _, j := range jobs {
+		if budget <= 0 {
+			break
+		}
+		j.n = min(j.n, budget)
+		budget -= j.n
+		j.resIndex = len(out)
+		out = append(out, j)
+	}
+	return out
+}
 
 // foldTokens folds the counts' reads and the host's sums into each
 // category's tally. A poll that failed its sums sends them again next time.
@@ -343,8 +371,8 @@ func (a *tokAcc) late(job *tokJob, res *tokResult, end []byte) {
 
 // sumHolesNow sums on the host, now, the records the counts left unread,
 // for a poll that no other follows (Options.OnePoll).
-func (k *counts) sumHolesNow(ctx context.Context, rd remote.Host, pre *remote.Prefetch, cold func([]*tokJob) map[*tokJob]tokResult) {
-	jobs := k.tokenJobs(-1)
+func (k *counts) sumHolesNow(ctx context.Context, rd remote.Host, pre *remote.Prefetch, cold func([]*tokJob) map[*tokJob]tokResult, only func(*catState) bool) {
+	jobs := k.tokenJobsOf(-1, only)
 	if len(jobs) == 0 {
 		return
 	}

@@ -98,6 +98,7 @@ type Watcher struct {
 	reader       atomic.Value // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
 	hint         *ServersHint // Options.HintPath's, as read at the start
 	coldSum      []string     // the cold batch's exec that summed the big files' tokens (OnePoll)
+	sumJobs      []*tokJob    // the token sums this poll's batch asks (prefetch: capped for the fallback)
 	coldSession  int          // the link session that had its cold poll
 	o            Options
 
@@ -231,7 +232,9 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	if cold || w.linked() {
 		// a poll's reads come in one request to the agent (or, without
 		// one, one exec of the fallback), beside the servers' probes
-		if r := w.prefetch(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent, spanArgv}); r != "" {
+		r := w.prefetch(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent, spanArgv})
+		tokJobs = w.sumJobs // the fallback's share when the agent failed
+		if r != "" {
 			reader = r
 		}
 		defer w.pre.Disarm()
@@ -320,12 +323,16 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	w.cnt.fold(res, now, w.live.wjson)
 	w.cnt.foldSpans(spanOut, spanRead, w.ev.hostZone(), now)
 	w.cnt.foldTokens(w.pre, res, tokJobs, tokSums, tokErr)
-	if w.o.OnePoll && !strings.HasPrefix(reader, "fallback") || w.cnt.budgetUnsummed() {
+	switch {
+	case w.o.OnePoll && !strings.HasPrefix(reader, "fallback"):
 		// a one-shot status sums the holes now (by the fallback it counts
 		// only: the holes' tokens would be the host's awk over every byte
-		// of them, tokenJobs); a budget's category is done or not by its
-		// tokens: summed now, by either reader, not a poll later
-		w.cnt.sumHolesNow(ctx, w.rd, w.pre, w.coldSums)
+		// of them, tokenJobs)
+		w.cnt.sumHolesNow(ctx, w.rd, w.pre, w.coldSums, nil)
+	case w.cnt.budgetUnsummed():
+		// a budget's category is done or not by its tokens: its own
+		// summed now, by either reader, not a poll later
+		w.cnt.sumHolesNow(ctx, w.rd, w.pre, w.coldSums, func(c *catState) bool { return c.budget > 0 })
 	}
 	w.sv.foldReads(reads)
 	w.judge(reads, vr, now)

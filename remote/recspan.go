@@ -32,6 +32,7 @@ const recSpanName = "synthwatch-recspan"
 // (CUT 1: the bytes begin mid-file), its last MAX bytes (4 MAX where MAX
 // holds fewer than 3 whole records: long completions), then a line of
 // MARK.
+//
 //go:embed host/recspan.sh
 var recSpanSrc string
 
