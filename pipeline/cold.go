@@ -156,6 +156,7 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 	l := w.layout()
 	if !w.cnt.haveMan {
 		b.Cat(l.Manifest(), 1<<20)
+		b.Exec(manifestTrustArgv(l.Manifest())...) // asked if it names a server: no round trip after
 	}
 	if full {
 		g := parse.Layout{Root: remote.GlobEscape(w.o.Root)}

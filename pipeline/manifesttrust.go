@@ -15,6 +15,13 @@ import (
 // owner uid, owner name and mode in octal (GNU and BusyBox stat).
 const trustScript = `id -u && id -un && stat -L -c '%u %U %a' -- "$1"`
 
+// manifestTrustArgv is manifestTrust's exec of p; the batch that reads the
+// manifest runs it beside the read (batchFor), so the check costs no round
+// trip after the answer.
+func manifestTrustArgv(p string) []string {
+	return []string{"sh", "-c", trustScript, "synthwatch-trust", p}
+}
+
 // manifestTrust says why the host's pipeline.toml at p may not say where
 // the dashboard's probes go and which logs it reads (servers, server), as
 // the worker refuses it for where its requests go: the file is another
@@ -22,7 +29,7 @@ const trustScript = `id -u && id -un && stat -L -c '%u %U %a' -- "$1"`
 // or when the host cannot tell (no GNU or BusyBox stat). One exec, asked
 // only of a manifest that names a server, once per parse.
 func manifestTrust(ctx context.Context, h remote.Host, p string) error {
-	r, err := h.Exec(ctx, "sh", "-c", trustScript, "synthwatch-trust", p)
+	r, err := h.Exec(ctx, manifestTrustArgv(p)...)
 	if err != nil || r.ExitCode != 0 {
 		return nil
 	}
