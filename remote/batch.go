@@ -2,10 +2,12 @@ package remote
 
 import (
 	"bytes"
+	"compress/gzip"
 	crand "crypto/rand"
 	_ "embed"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"strconv"
@@ -230,6 +232,12 @@ func parseBatchOf(out []byte, b *Batch, names []string) (*answers, error) {
 		counts: map[string]countAns{}, execs: map[string]ExecResult{}, links: map[string]linkAns{}, real: map[string]linkAns{}, digest: map[string][]byte{}}
 	if i := bytes.Index(out, []byte("@H "+nonce+"\n")); i >= 0 {
 		out = out[i+len("@H "+nonce+"\n"):] // what a login shell's rc printed before the script ran
+		if z, ok := bytes.CutPrefix(out, []byte("@Z "+nonce+"\n")); ok {
+			var err error
+			if out, err = gunzipBounded(z, MaxExecOutput); err != nil {
+				return a, fmt.Errorf("batch: its gzip'd records: %w", err)
+			}
+		}
 	} else if len(out) > 0 && out[0] != '@' {
 		// no hello (an agent's answers have none): the nonce after each
 		// record keeps junk from passing for one
@@ -273,6 +281,24 @@ func parseBatchOf(out []byte, b *Batch, names []string) (*answers, error) {
 }
 
 func head(b []byte) []byte { return b[:min(len(b), 40)] }
+
+// gunzipBounded inflates the fallback's gzip'd records, at most max bytes
+// of them: a host cannot make the laptop hold more than an exec's output.
+func gunzipBounded(z []byte, max int64) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	n, err := io.Copy(&out, io.LimitReader(zr, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > max {
+		return nil, fmt.Errorf("over %d bytes inflated", max)
+	}
+	return out.Bytes(), nil
+}
 
 func (a *answers) add(kind, status string, num []int64, p string, data []byte, b *Batch) {
 	execs := b.execs

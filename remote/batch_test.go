@@ -183,3 +183,44 @@ func TestBatchWithoutStatC(t *testing.T) {
 		t.Errorf("%d answers served after a failed load", hits)
 	}
 }
+
+// The fallback gzips its records where the host has gzip ("@Z NONCE" after
+// the hello): parsed, they are the records it would have sent as they are;
+// a gzip'd answer that inflates past the bound, or is cut, is an error, not
+// a partial parse passed for whole.
+func TestFallbackGzipsItsRecords(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	writeFile(t, log, strings.Repeat("a line of a log that repeats\n", 5000))
+	b := &Batch{}
+	tl := NewTail(log)
+	b.Tail(tl)
+	b.Cat(log, 100)
+	res, err := Local{}.Exec(context.Background(), b.Argv()...)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("fallback: %v %d %s", err, res.ExitCode, res.Stderr)
+	}
+	hello := "@H " + b.nonce + "\n@Z " + b.nonce + "\n"
+	if !strings.HasPrefix(string(res.Stdout), hello) || len(res.Stdout) > 10<<10 {
+		t.Fatalf("the answer is not gzip'd: %d bytes, %q…", len(res.Stdout), head(res.Stdout))
+	}
+	zipped, err := parseBatchOf(res.Stdout, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := gunzipBounded(res.Stdout[len(hello):], MaxExecOutput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asIs, err := parseBatchOf(append([]byte("@H "+b.nonce+"\n"), plain...), b, nil)
+	if err != nil || !reflect.DeepEqual(zipped, asIs) || len(zipped.reads[log]) == 0 {
+		t.Fatalf("gzip'd and plain records differ: %v", err)
+	}
+	if _, err := gunzipBounded(res.Stdout[len(hello):], 1000); err == nil {
+		t.Error("inflated past the bound without an error")
+	}
+	if _, err := parseBatchOf(res.Stdout[:len(res.Stdout)-20], b, nil); err == nil {
+		t.Error("a cut gzip'd answer parsed without an error")
+	}
+}

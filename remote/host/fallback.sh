@@ -246,10 +246,14 @@ dispatch() {
   done
 }
 # the one-shot main: "@H NONCE" first: what a login shell printed before
-# it, newline or not, is cut there.
+# it, newline or not, is cut there. The records follow gzip'd where gzip
+# is ("@Z NONCE" says so): a cold poll is mostly log text, which SSH
+# carries as it is.
 printf '@H %s\n' "$k"
 T=$t n=0 so='' # its own, not a login's exports
 dispatch "$@"
 wait
 j=1; outs=; while [ "$j" -le "$n" ]; do outs="$outs r.$j"; j=$((j + 1)); done
-[ "$n" = 0 ] || (cd "$T" && exec cat $outs)
+if [ "$n" = 0 ]; then :
+elif command -v gzip >/dev/null 2>&1; then printf '@Z %s\n' "$k"; (cd "$T" && exec cat $outs) | gzip -1
+else (cd "$T" && exec cat $outs); fi
