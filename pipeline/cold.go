@@ -56,11 +56,15 @@ type batchAsk struct {
 // It returns what answered ("" if nothing did: the poll reads file by file).
 func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAsk) string {
 	w.sumJobs = ask.tokJobs
+	if viaAgent && cold && w.hint != nil && w.hint.NoAgent == remote.AgentProto {
+		return w.prefetchEither(ctx, ask)
+	}
 	if viaAgent {
 		err := w.pre.LoadVia(ctx, w.agent, w.batchFor(ctx, ask))
 		if cold {
 			w.coldErr = err
 		}
+		w.noteAgent(err)
 		switch {
 		case err == nil:
 			w.agentErr = ""
@@ -85,6 +89,50 @@ func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAs
 		return w.fallbackReader()
 	}
 	return ""
+}
+
+// prefetchEither is a cold poll of a host that had no agent of this
+// protocol last time (the hint): the agent's launcher and the fallback
+// side by side, the agent's answer taken when it answered. Each batch is
+// planned for its reader (the counts' thresholds, the token sums), and the
+// counts are left as the one that answered planned them.
+func (w *Watcher) prefetchEither(ctx context.Context, ask batchAsk) string {
+	ab := w.batchFor(ctx, ask)
+	fask := ask
+	fask.steady, fask.tokJobs = false, nil // a first poll knows no holes yet
+	w.countOnHost(false)
+	fb := w.batchFor(ctx, fask)
+	agentOK, aerr, ferr := w.pre.LoadEither(ctx, w.agent, ab, fb)
+	w.noteAgent(aerr)
+	if agentOK {
+		w.countOnHost(true)
+		w.coldErr, w.agentErr = nil, ""
+		return agentReader(w.agent.Kind())
+	}
+	if !errors.Is(aerr, remote.ErrNoAgent) && aerr.Error() != w.agentErr {
+		w.agentErr = aerr.Error()
+		slog.Warn("the host agent failed; this poll reads the files itself", "host", w.o.Host, "err", aerr)
+	}
+	w.sumJobs = nil
+	if w.coldErr = ferr; ferr == nil {
+		return w.fallbackReader()
+	}
+	return ""
+}
+
+// noteAgent keeps, for the hint, whether the host had an agent of this
+// protocol: none (ErrNoAgent) makes the next cold start read by the
+// fallback beside the launcher, not after it.
+func (w *Watcher) noteAgent(err error) {
+	switch {
+	case err == nil:
+		w.noAgent = ""
+	case errors.Is(err, remote.ErrNoAgent):
+		w.noAgent = remote.AgentProto
+	default:
+		return
+	}
+	w.writeServersHint()
 }
 
 // fallbackReader names the fallback as Connection.Reader does, with why no

@@ -19,6 +19,10 @@ import (
 type ServersHint struct {
 	Server  string              `json:"server,omitempty"`
 	Servers []parse.ServerEntry `json:"servers,omitempty"`
+	// NoAgent: the host had no agent of this protocol (remote.AgentProto)
+	// last time: the next cold start reads by the fallback beside the
+	// launcher (prefetchEither), not after its "none here".
+	NoAgent string `json:"no_agent,omitempty"`
 }
 
 // HintPath is the hint's file for a host and root, beside its history.
@@ -43,8 +47,11 @@ func ReadServersHint(path string) *ServersHint {
 // differ from the hint read at the start (most runs write nothing).
 // Errors are ignored: a hint only saves round trips.
 func (w *Watcher) writeServersHint() {
-	have := ServersHint{Server: w.cnt.manifest.Server, Servers: w.cnt.manifest.Servers}
-	if w.o.HintPath == "" || (w.hint == nil && have.Server == "" && len(have.Servers) == 0) {
+	have := ServersHint{Server: w.cnt.manifest.Server, Servers: w.cnt.manifest.Servers, NoAgent: w.noAgent}
+	if !w.cnt.haveMan && w.hint != nil { // pipeline.toml not read yet: its servers as the hint had them
+		have.Server, have.Servers = w.hint.Server, w.hint.Servers
+	}
+	if w.o.HintPath == "" || (w.hint == nil && have.Server == "" && len(have.Servers) == 0 && have.NoAgent == "") {
 		return
 	}
 	old, _ := json.Marshal(w.hint)

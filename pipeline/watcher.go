@@ -99,6 +99,7 @@ type Watcher struct {
 	hint         *ServersHint // Options.HintPath's, as read at the start
 	coldSum      []string     // the cold batch's exec that summed the big files' tokens (OnePoll)
 	sumJobs      []*tokJob    // the token sums this poll's batch asks (prefetch: capped for the fallback)
+	noAgent      string       // the host had no agent of this protocol (for the hint)
 	coldSession  int          // the link session that had its cold poll
 	o            Options
 

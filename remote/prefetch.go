@@ -57,6 +57,43 @@ func (p *Prefetch) LoadVia(ctx context.Context, ag *Agent, b *Batch) error {
 	return err
 }
 
+// LoadEither runs b through the agent and fb by the fallback side by side,
+// and arms the agent's answers when it answered, else the fallback's: a
+// cold poll of a host that had no agent last time costs the fallback's one
+// exec, not the launcher's "none here" first and the exec after it. It
+// says whether the agent answered, and each one's error.
+func (p *Prefetch) LoadEither(ctx context.Context, ag *Agent, b, fb *Batch) (agent bool, agentErr, fallbackErr error) {
+	type fbRes struct {
+		a   *answers
+		err error
+	}
+	fc := make(chan fbRes, 1)
+	go func() {
+		res, err := p.Host.Exec(ctx, fb.Argv()...)
+		switch {
+		case err != nil:
+			fc <- fbRes{err: fmt.Errorf("batch read: %w", err)}
+		case res.ExitCode != 0:
+			fc <- fbRes{err: fmt.Errorf("batch read: exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))}
+		default:
+			a, err := parseBatchOf(res.Stdout, fb, nil)
+			fc <- fbRes{a, err}
+		}
+	}()
+	a, aerr := ag.Run(ctx, b)
+	if aerr == nil {
+		p.mu.Lock()
+		p.a = a
+		p.mu.Unlock()
+		return true, nil, nil // the fallback's answer, when it comes, is dropped
+	}
+	r := <-fc
+	p.mu.Lock()
+	p.a = r.a // what parsed before an error is still true
+	p.mu.Unlock()
+	return false, aerr, r.err
+}
+
 // Disarm ends the batch's answers: from now on every question goes to the host.
 func (p *Prefetch) Disarm() {
 	p.mu.Lock()
