@@ -1,8 +1,6 @@
 package digest
 
 import (
-	"io"
-	"os"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -13,26 +11,18 @@ import (
 // parse.RecordTailMax bytes, as the host agent reads them for status and
 // the dashboard): the third witness of a running category's rate.
 func recordSpan(p string, loc *time.Location, now time.Time) parse.RecordSpan {
-	f, err := os.Open(p)
+	f, err := parse.OpenRegular(p) // a FIFO in its place is refused, not waited on
 	if err != nil {
 		return parse.RecordSpan{}
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return parse.RecordSpan{}
-	}
-	var data []byte
-	off := int64(0)
-	for n := int64(parse.RecordTailMax); ; n *= parse.RecordTailGrow {
-		off = max(fi.Size()-n, 0)
-		if data, err = io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off)); err != nil || off == 0 ||
-			n > parse.RecordTailMax || !parse.RecordTailShort(data) {
-			break
-		}
-	}
 	if err != nil {
 		return parse.RecordSpan{}
 	}
-	return parse.TailRecordSpan(data, off > 0, loc, now)
+	data, cut, err := parse.ReadRecordTail(f, fi.Size())
+	if err != nil {
+		return parse.RecordSpan{}
+	}
+	return parse.TailRecordSpan(data, cut, loc, now)
 }

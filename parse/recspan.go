@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"io"
 	"time"
 )
 
@@ -29,6 +30,7 @@ const (
 
 // RecordTailShort says whether tail, the last bytes of a longer file,
 // holds too few lines for a span: read RecordTailGrow times as much.
+// (ReadRecordTail does.)
 func RecordTailShort(tail []byte) bool {
 	return bytes.Count(tail, []byte{'\n'}) < RecordTailLines
 }
@@ -110,4 +112,19 @@ func SpanRate(s RecordSpan, now time.Time, limit time.Duration) (perMin float64,
 		span += quiet - gap
 	}
 	return float64(s.Records-1) / span.Minutes(), true
+}
+
+// ReadRecordTail reads the last RecordTailMax bytes of a file of size
+// bytes from r, RecordTailGrow times as much when those hold too few
+// lines (long completions), once; cut says they begin mid-file. The one
+// read the agent and the report's digest make for TailRecordSpan.
+func ReadRecordTail(r io.ReaderAt, size int64) (data []byte, cut bool, err error) {
+	off := int64(0)
+	for n := int64(RecordTailMax); ; n *= RecordTailGrow {
+		off = max(size-n, 0)
+		if data, err = io.ReadAll(io.NewSectionReader(r, off, size-off)); err != nil || off == 0 ||
+			n > RecordTailMax || !RecordTailShort(data) {
+			return data, off > 0, err
+		}
+	}
 }

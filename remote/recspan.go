@@ -4,7 +4,6 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -135,17 +134,9 @@ func fileRecordSpan(p string, now time.Time, age time.Duration) (parse.RecordSpa
 	if err != nil || now.Sub(fi.ModTime()) >= age {
 		return parse.RecordSpan{}, false
 	}
-	var data []byte
-	off := int64(0)
-	for n := int64(parse.RecordTailMax); ; n *= parse.RecordTailGrow {
-		off = max(fi.Size()-n, 0)
-		if data, err = io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off)); err != nil || off == 0 ||
-			n > parse.RecordTailMax || !parse.RecordTailShort(data) {
-			break
-		}
-	}
+	data, cut, err := parse.ReadRecordTail(f, fi.Size())
 	if err != nil {
 		return parse.RecordSpan{}, false
 	}
-	return parse.TailRecordSpan(data, off > 0, time.Local, now), true
+	return parse.TailRecordSpan(data, cut, time.Local, now), true
 }
