@@ -254,9 +254,11 @@ func (r *catRun) run(issue, reqCtx context.Context) error {
 		}()
 	}
 	go func() { wg.Wait(); close(results) }()
+	// the controller's loop ends before finish: a decision taken after the
+	// category's end would write worker.json and windows.json behind it
 	adaptCtx, stopAdapt := context.WithCancel(issue)
-	defer stopAdapt()
-	go r.adaptLoop(adaptCtx)
+	adaptDone := make(chan struct{})
+	go func() { defer close(adaptDone); r.adaptLoop(adaptCtx) }()
 
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -278,6 +280,8 @@ func (r *catRun) run(issue, reqCtx context.Context) error {
 			r.heartbeat()
 		}
 	}
+	stopAdapt()
+	<-adaptDone
 	return r.finish(issue)
 }
 
