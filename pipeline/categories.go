@@ -62,6 +62,13 @@ func (k *counts) newCat(name string) *catState {
 		rates:   newSamples(k.history)}
 	c.runs.StartBack = 16 << 20
 	c.raw.OnRead = c.tok.onRead // tokens from the bytes the count reads anyway
+	if k.agentCounts {
+		// the agent counts on the host: a first attach's small files (a
+		// category's whole prompts.jsonl) do not cross the link to be counted
+		for _, n := range []*remote.Counter{c.raw, c.errs, c.prompts} {
+			n.RemoteAbove = agentRemoteAbove
+		}
+	}
 	return c
 }
 
