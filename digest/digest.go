@@ -101,6 +101,8 @@ type Category struct {
 	TargetSource  string `json:"target_source,omitempty"`
 	TargetNote    string `json:"target_note,omitempty"` // the worker log's figure, where it disagrees
 	TokenBudget   int64  `json:"token_budget,omitempty"`
+	// OverCap: the caps it is past, as status's (parse.OverCaps)
+	OverCap []parse.OverCap `json:"over_cap,omitempty"`
 	// State and Reason are status's words for it (parse.JudgeCategory and
 	// the stall, judge.go)
 	State  string `json:"state,omitempty"`

@@ -137,6 +137,8 @@ func (d *digester) judgeCategories() {
 			BudgetReached: c.TokenBudget > 0 && c.Tokens >= c.TokenBudget, JSONState: acc.jsonState,
 			Current: c.Name == cat, Worker: worker, WorkerReason: reason, ByYou: byYou}
 		c.State, c.Reason = parse.JudgeCategory(facts)
+		tokens := c.Tokens
+		c.OverCap = parse.OverCaps(c.Records, acc.maxSamples, &tokens, c.TokenBudget)
 		if c.State == parse.CatRunning {
 			since, weak := parse.BecameCurrent(d.currentFacts(c.Name, f))
 			if quiet, over := parse.Stalled(d.o.Now, parse.QuietSince(acc.rawAt, since, weak), limit); over {

@@ -33,6 +33,7 @@ type catAcc struct {
 	errLines         int64 // errors.jsonl's lines (prompts that failed for good)
 	jsonState        string
 	raised           bool
+	maxSamples       int64 // pipeline.toml's cap on its records (0: none)
 	// spans are each run's first and last record here, for the gaps at a
 	// run's start and end on the category
 	spans map[string]*[2]time.Time
@@ -145,6 +146,7 @@ func (d *digester) readCategory(acc *catAcc) error {
 	}
 	c.Target, c.TargetSource, c.TargetNote = parse.JudgeTarget(tf)
 	acc.raised = tf.Worker > 0 && c.Target > int64(tf.Worker)
+	acc.maxSamples = int64(tf.MaxSamples)
 	n, long, err := eachLine(filepath.Join(dir, parse.RawFile), func(line []byte, complete bool) {
 		d.record(acc, line, complete)
 	})

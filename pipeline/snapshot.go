@@ -6,6 +6,8 @@ package pipeline
 import (
 	"math"
 	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // Snapshot is the whole job at one moment; `status --json` prints it
@@ -243,27 +245,29 @@ type LastBatch struct {
 
 // Category is one dataset category.
 type Category struct {
-	Name             string        `json:"name"`
-	Class            string        `json:"class"`
-	Done             int64         `json:"done"`                  // unique records when worker.json measured the extra lines, else lines
-	Lines            int64         `json:"lines"`                 // physical lines in raw_responses.jsonl (wc -l)
-	CountError       string        `json:"count_error,omitempty"` // why the last count failed: done and lines are the last good figures
-	Target           int64         `json:"target"`
-	TargetSource     string        `json:"target_source,omitempty"` // worker.json | log | prompts
-	Errors           int64         `json:"errors"`
-	CompletionTokens *int64        `json:"completion_tokens"`
-	TokensUnknown    int64         `json:"tokens_unknown_records,omitempty"` // records with completion_tokens null, missing or not a count: not in completion_tokens
-	TokensFrom       string        `json:"tokens_from,omitempty"`            // records (added up from the file) | worker.json
-	TokenBudget      int64         `json:"token_budget,omitempty"`
-	Progress         float64       `json:"progress"`            // 0–1, by the cap that comes first
-	CappedBy         string        `json:"capped_by,omitempty"` // records | tokens: the cap that comes first
-	State            CategoryState `json:"state"`
-	Reason           string        `json:"reason,omitempty"` // why it is stalled, stopped or died, in the words every view shows
-	RatePerMin       float64       `json:"rate_per_min"`
-	TokPerSec        *float64      `json:"tok_per_s"`
-	ETASeconds       *float64      `json:"eta_s"`
-	LastGrowth       *time.Time    `json:"last_growth"`
-	Warnings         []string      `json:"warnings,omitempty"`
+	Name             string  `json:"name"`
+	Class            string  `json:"class"`
+	Done             int64   `json:"done"`                  // unique records when worker.json measured the extra lines, else lines
+	Lines            int64   `json:"lines"`                 // physical lines in raw_responses.jsonl (wc -l)
+	CountError       string  `json:"count_error,omitempty"` // why the last count failed: done and lines are the last good figures
+	Target           int64   `json:"target"`
+	TargetSource     string  `json:"target_source,omitempty"` // worker.json | log | prompts
+	Errors           int64   `json:"errors"`
+	CompletionTokens *int64  `json:"completion_tokens"`
+	TokensUnknown    int64   `json:"tokens_unknown_records,omitempty"` // records with completion_tokens null, missing or not a count: not in completion_tokens
+	TokensFrom       string  `json:"tokens_from,omitempty"`            // records (added up from the file) | worker.json
+	TokenBudget      int64   `json:"token_budget,omitempty"`
+	Progress         float64 `json:"progress"`            // 0–1, by the cap that comes first
+	CappedBy         string  `json:"capped_by,omitempty"` // records | tokens: the cap that comes first
+	// OverCap: the caps it is past (parse.OverCaps), each with its excess
+	OverCap    []parse.OverCap `json:"over_cap,omitempty"`
+	State      CategoryState   `json:"state"`
+	Reason     string          `json:"reason,omitempty"` // why it is stalled, stopped or died, in the words every view shows
+	RatePerMin float64         `json:"rate_per_min"`
+	TokPerSec  *float64        `json:"tok_per_s"`
+	ETASeconds *float64        `json:"eta_s"`
+	LastGrowth *time.Time      `json:"last_growth"`
+	Warnings   []string        `json:"warnings,omitempty"`
 	// Window is how many requests the live worker keeps in flight for it,
 	// and WindowReason why that last changed (worker.json; "fixed" when
 	// --concurrency or the class set it)

@@ -34,6 +34,7 @@ type view struct {
 	Title, Where, Window, Worker, Generated string
 	Categories                              []catRow
 	Totals                                  string
+	OverCap                                 []string // categories past a cap, in status's words
 	Records, Throughput                     chart
 	Incidents                               []incRow
 	Runs                                    []runRow
@@ -68,6 +69,9 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 			Tokens: parse.TokenFigure(count(c.Tokens)+budget(c.TokenBudget), c.TokensUnknown), Window: parse.Thousands(c.InWindow), Rate: rate(c.RatePerHour),
 			Left: parse.Thousands(c.Left()), ETA: etaText(c), State: state})
 		recs, toks, unk = recs+c.Records, toks+c.Tokens, unk+c.TokensUnknown
+		if len(c.OverCap) > 0 {
+			v.OverCap = append(v.OverCap, clean(c.Name, 80)+": "+parse.OverCapsText(c.OverCap))
+		}
 	}
 	v.Totals = fmt.Sprintf("%s, %s", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk))
 	if len(unread) > 0 {

@@ -85,6 +85,9 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 		if c.TargetNote != "" { // the old script's --max-samples, or a prompts file changed since
 			fmt.Fprintf(b, "  %s: %s\n", clean(c.Name, 22), clean(c.TargetNote, 200))
 		}
+		if len(c.OverCap) > 0 && c.Error == "" { // past its token budget or max_samples: status's words
+			fmt.Fprintf(b, "  %s: %s\n", clean(c.Name, 22), parse.OverCapsText(c.OverCap))
+		}
 	}
 	fmt.Fprintf(b, "total: %s, %s, %s left", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk), parse.Thousands(left))
 	if noTime > 0 {

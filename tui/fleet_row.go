@@ -61,12 +61,15 @@ func (m Model) row(now time.Time) fleetRow {
 // disk, errors, the worker gone.
 func alerts(s pipeline.Snapshot) []string {
 	var out []string
-	stalled, errs := 0, int64(0)
+	stalled, errs, over := 0, int64(0), 0
 	for _, c := range s.Categories {
 		if c.State == pipeline.StateStalled {
 			stalled++
 		}
 		errs += c.Errors
+		if len(c.OverCap) > 0 {
+			over++
+		}
 	}
 	switch {
 	case s.Worker.State == pipeline.WorkerStalled && s.Worker.Reason != "":
@@ -88,6 +91,9 @@ func alerts(s pipeline.Snapshot) []string {
 	}
 	if errs > 0 {
 		out = append(out, fmt.Sprintf("%s err", thousands(errs)))
+	}
+	if over > 0 { // past a token budget or max_samples (parse.OverCaps)
+		out = append(out, fmt.Sprintf("%s over cap", thousands(int64(over))))
 	}
 	for _, a := range s.Alerts {
 		switch a.Kind {

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,21 +11,7 @@ import (
 )
 
 // shortTok writes a token count as people say it: 930, 12.5k, 6.3M, 10M.
-func shortTok(n int64) string {
-	f := func(v float64, unit string) string {
-		s := strconv.FormatFloat(v, 'f', 1, 64)
-		return strings.TrimSuffix(s, ".0") + unit
-	}
-	switch {
-	case n >= 1e9:
-		return f(float64(n)/1e9, "G")
-	case n >= 1e6:
-		return f(float64(n)/1e6, "M")
-	case n >= 1e4:
-		return f(float64(n)/1e3, "k")
-	}
-	return strconv.FormatInt(n, 10)
-}
+func shortTok(n int64) string { return parse.ShortCount(n) }
 
 // tokenCell is a row's tokens: "6.3M/10M tok" against a budget, else the
 // tokens alone; "?" when no source has them yet. Records whose tokens are
@@ -158,4 +143,37 @@ func dropNotices(old, cur pipeline.Snapshot, add func(kind, cat, text string)) {
 			add("throughput_drop", c.Class, fmt.Sprintf("%s records %.0f/min, median %.0f: %s", c.Class, c.Now, c.Median, c.Cause))
 		}
 	}
+}
+
+// maxOverCapLines bounds the table's lines for categories past a cap: a
+// root of thousands over their caps gets a count, not a screen of them.
+const maxOverCapLines = 3
+
+// overCapLines flags, under the table at any width (80 columns too), the
+// categories past their token budget or max_samples, with the excess in
+// status's words (parse.OverCap): the rows shown first, then a count of
+// the rest, wherever they are in the table.
+func overCapLines(all, shown []pipeline.Category) []string {
+	var out []string
+	listed := map[string]bool{}
+	for _, c := range shown {
+		if len(c.OverCap) > 0 && len(out) < maxOverCapLines {
+			out = append(out, "▲ "+sanitizeName(c.Name)+" "+parse.OverCapsText(c.OverCap))
+			listed[c.Name] = true
+		}
+	}
+	more := 0
+	for _, c := range all {
+		if len(c.OverCap) > 0 && !listed[c.Name] {
+			more++
+		}
+	}
+	if more > 0 {
+		noun := "categories"
+		if more == 1 {
+			noun = "category"
+		}
+		out = append(out, fmt.Sprintf("▲ %s more %s over a cap", thousands(int64(more)), noun))
+	}
+	return out
 }

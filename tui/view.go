@@ -314,6 +314,9 @@ func (m Model) table(w int, wide bool) string {
 	if n := len(m.snap.Categories); len(shown) < n {
 		out = append(out, st.Dim.Render(fit(windowLine(top, len(shown), n), w)))
 	}
+	for _, l := range overCapLines(m.snap.Categories, shown) {
+		out = append(out, st.Warn.Render(fit(l, w)))
+	}
 	if len(m.snap.Categories) == 0 {
 		msg := "no categories found yet"
 		switch {

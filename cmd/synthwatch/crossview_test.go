@@ -29,19 +29,37 @@ type look struct {
 	State  string
 	Target int64
 	Left   int64
-	Claims bool // a rate or an ETA
+	Claims bool   // a rate or an ETA
+	Over   string // the caps it is past, in status's words (parse.OverCapsText)
 }
 
 func (l look) String() string {
-	return fmt.Sprintf("%s target %d left %d claims %v", l.State, l.Target, l.Left, l.Claims)
+	return fmt.Sprintf("%s target %d left %d claims %v over %q", l.State, l.Target, l.Left, l.Claims, l.Over)
 }
 
 func snapLooks(s pipeline.Snapshot) map[string]look {
 	out := map[string]look{}
 	for _, c := range s.Categories {
-		out[c.Name] = look{string(c.State), c.Target, parse.Left(c.Done, c.Target, string(c.State)), c.RatePerMin > 0 || c.ETASeconds != nil}
+		out[c.Name] = look{string(c.State), c.Target, parse.Left(c.Done, c.Target, string(c.State)), c.RatePerMin > 0 || c.ETASeconds != nil, parse.OverCapsText(c.OverCap)}
 	}
 	return out
+}
+
+// overLine: a category past a cap, in status's text ("NAME: over …") and
+// under the dashboard's table ("▲ NAME over …").
+var overLine = regexp.MustCompile(`^(?:▲ )?(\S+?):? (over (?:its token budget|max_samples) .*?)\s*$`)
+
+// overs adds to looks what out's over-cap lines say.
+func overs(out string, looks map[string]look) map[string]look {
+	for _, l := range strings.Split(out, "\n") {
+		if m := overLine.FindStringSubmatch(l); m != nil {
+			if lk, ok := looks[m[1]]; ok {
+				lk.Over = m[2]
+				looks[m[1]] = lk
+			}
+		}
+	}
+	return looks
 }
 
 // statusRow: NAME CLASS DONE TARGET ERR RATE ETA STATE (status's table).
@@ -53,10 +71,10 @@ func textLooks(out string) map[string]look {
 		if m := statusRow.FindStringSubmatch(l); m != nil {
 			done, _ := strconv.ParseInt(m[2], 10, 64)
 			target, _ := strconv.ParseInt(m[3], 10, 64)
-			res[m[1]] = look{m[6], target, parse.Left(done, target, m[6]), m[4] != "0.0" || m[5] != "-"}
+			res[m[1]] = look{m[6], target, parse.Left(done, target, m[6]), m[4] != "0.0" || m[5] != "-", ""}
 		}
 	}
-	return res
+	return overs(out, res)
 }
 
 // screenRow: the dashboard's row, NAME CLASS DONE/TARGET … RATE/m …
@@ -69,10 +87,10 @@ func screenLooks(scr string) map[string]look {
 		if m := screenRow.FindStringSubmatch(l); m != nil {
 			done, _ := strconv.ParseInt(m[2], 10, 64)
 			target, _ := strconv.ParseInt(m[3], 10, 64)
-			res[m[1]] = look{m[7], target, parse.Left(done, target, m[7]), m[4] != "0.0" || (m[5] != "-" && m[5] != "?")}
+			res[m[1]] = look{m[7], target, parse.Left(done, target, m[7]), m[4] != "0.0" || (m[5] != "-" && m[5] != "?"), ""}
 		}
 	}
-	return res
+	return overs(scr, res)
 }
 
 var fleetWorker = regexp.MustCompile(`● up\s.*?\b(running|stalled|stopped|exited|died|none|unknown)\b`)
@@ -91,7 +109,7 @@ func headerWorker(scr string) string {
 func reportLooks(s digest.Summary) map[string]look {
 	out := map[string]look{}
 	for _, c := range s.Categories {
-		out[c.Name] = look{c.State, c.Target, c.Left(), c.ETASec != nil}
+		out[c.Name] = look{c.State, c.Target, c.Left(), c.ETASec != nil, parse.OverCapsText(c.OverCap)}
 	}
 	return out
 }
@@ -136,6 +154,9 @@ func agree(t *testing.T, root string, views map[string]map[string]look, want map
 			}
 			if g.Claims && g.State != string(pipeline.StateRunning) {
 				t.Errorf("%s: %s claims a rate or an ETA for %s, %s:\n%s", root, v, cat, g.State, table())
+			}
+			if g.Over != r.Over {
+				t.Errorf("%s: %s says %s is %q, %s %q:\n%s", root, v, cat, g.Over, names[0], r.Over, table())
 			}
 			if g.Claims != r.Claims {
 				t.Errorf("%s: %s claims a rate or an ETA for %s: %v; %s: %v:\n%s", root, v, cat, g.Claims, names[0], r.Claims, table())
@@ -424,7 +445,8 @@ func oldNight(t *testing.T, log, manifest string, end time.Time, cats map[string
 // targetRoot: the old script's log says "NAME: 7000 prompts" (its
 // --max-samples) where prompts.jsonl has 10,000 lines: B2's 7000 records
 // spent its token budget (26.6M of 10M: done, nothing left), B3's did not
-// (partial, 3000 left); B1's manifest caps it at 50 of its 100 prompts.
+// (partial, 3000 left); B1's manifest caps it at 50 of its 100 prompts,
+// and it holds 52 (a resume past the cap): both over, in every view.
 // Before, the dashboard said 7000/7000 done where the report said
 // 7,000/10,000 with 3,000 left and an ETA.
 func targetRoot(t *testing.T) string {
@@ -437,7 +459,7 @@ func targetRoot(t *testing.T) string {
 		"[[categories]]\nname = \"B2_opencodeinstruct\"\nclass = \"LONG\"\ntoken_budget = 10000000\n" +
 		"[[categories]]\nname = \"B3_magicoder\"\nclass = \"SHORT\"\n"
 	return oldNight(t, log, manifest, time.Now().Add(-2*time.Hour), map[string][3]int{
-		"B1_glaive": {100, 50, 236}, "B2_opencodeinstruct": {10000, 7000, 3800}, "B3_magicoder": {10000, 7000, 236}})
+		"B1_glaive": {100, 52, 236}, "B2_opencodeinstruct": {10000, 7000, 3800}, "B3_magicoder": {10000, 7000, 236}})
 }
 
 // idleRoot: B1 at 9,998 of 10,000, its last record and the log's last
@@ -460,6 +482,14 @@ func idleRoot(t *testing.T) string {
 // view called the relaunch partial and the report "ended unknown", and
 // the appended prompts were 20/20 done everywhere; the relaunch, running,
 // had a rate and an ETA in no view (its records' times now witness one).
+// overWant: the roots with categories past a cap, in status's words.
+var overWant = map[string]map[string]string{
+	"the log's 7000 prompts against 10,000, a cap and a budget": {
+		"B1_glaive":           "over max_samples by 2 records (52 of 50)",
+		"B2_opencodeinstruct": "over its token budget by 16.6M tokens (26.6M of 10M)",
+	},
+}
+
 func TestEveryViewSaysTheSame(t *testing.T) {
 	testgate.E2E(t)
 	needTmux(t)
@@ -622,6 +652,14 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				grew[cat] -= n
 			}
 			agree(t, r.name, views, r.want, grew)
+			for cat, want := range overWant[r.name] { // and every view agrees with it (agree)
+				if got := views["status --json"][cat].Over; got != want {
+					t.Errorf("%s: status --json says %s is %q, want %q", r.name, cat, got, want)
+				}
+			}
+			if over := strings.Contains(fleetRow, "over cap"); over != (len(overWant[r.name]) > 0) {
+				t.Errorf("%s: the fleet row %q, categories over a cap: %v", r.name, fleetRow, overWant[r.name])
+			}
 			sameReasons(t, r.name, reasons, time.Since(began))
 			for cat, st := range r.want {
 				if st != "stalled" || r.reason == "" {

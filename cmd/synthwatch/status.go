@@ -315,6 +315,11 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 			fmt.Fprintf(out, "%s: %s: %s\n", safe(c.Name), c.State, safe(c.Reason))
 		}
 	}
+	for _, c := range s.Categories {
+		if len(c.OverCap) > 0 { // past its token budget or max_samples: the dashboard's words
+			fmt.Fprintf(out, "%s: %s\n", safe(c.Name), parse.OverCapsText(c.OverCap))
+		}
+	}
 	// tokens and provenance below the table: its eight columns stay as scripts read them
 	partial := ""
 	if s.TokensPartial {
