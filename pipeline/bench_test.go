@@ -19,7 +19,8 @@ import (
 // BenchmarkWatcherIdlePoll: bytes and round trips of one watcher poll
 // (counts, logs, worker.json, the worker's /proc entries, /metrics
 // refused) of a root with a live worker when nothing changed. The proxy
-// adds 10 ms each way, so one round trip is 20 ms.
+// adds 10 ms each way, so one round trip is 20 ms (TestPollRoundTrips
+// counts them, without a clock).
 func BenchmarkWatcherIdlePoll(b *testing.B) {
 	const rtt = 20 * time.Millisecond
 	s := sshdtest.Start(b)

@@ -86,10 +86,11 @@ func newProxied(tb testing.TB, s *sshdtest.Server) *proxied {
 	return &proxied{px: px, s: s, kh: kh}
 }
 
-func (p *proxied) dial(tb testing.TB) *remote.SSH {
+// dial connects through the proxy; opts are more ssh -o options.
+func (p *proxied) dial(tb testing.TB, opts ...string) *remote.SSH {
 	tb.Helper()
 	h, err := remote.Dial(context.Background(), remote.Options{Target: p.s.User + "@" + p.px.Addr(), Identities: []string{p.s.KeyPath}, Home: tb.TempDir(),
-		Opts: []string{"UserKnownHostsFile=" + p.kh, "StrictHostKeyChecking=yes", "BatchMode=yes"}})
+		Opts: append([]string{"UserKnownHostsFile=" + p.kh, "StrictHostKeyChecking=yes", "BatchMode=yes"}, opts...)})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -30,6 +30,67 @@ type Proxy struct {
 	closed chan struct{}
 	// Bytes counts what crossed the proxy in both directions.
 	Bytes atomic.Int64
+	// Turns counts round trips over every connection, by what each side
+	// could have heard rather than by time (see flights): a test reads it
+	// before and after a call.
+	Turns atomic.Int64
+}
+
+// flights counts one connection's round trips. A flight is what the client
+// sends before it is handed anything new; it is a round trip once the
+// server sends after receiving it. So a flight that gets no answer (an SSH
+// window adjust) joins the next one instead of counting, while one that
+// does (a keepalive) counts. Sends less than the added round trip apart
+// (twice SetDelay) cannot have heard each other's answers: over a delay,
+// concurrent requests count once however the scheduler orders them; with
+// none, a fast answer between them may count them apart.
+type flights struct {
+	mu    sync.Mutex
+	id    int64 // the current flight
+	heard bool  // the client was handed bytes since it last sent
+	open  bool  // flight id is unanswered
+	sent  bool  // and some of it reached the server
+}
+
+// clientSent is a chunk read from the client; it returns its flight.
+func (f *flights) clientSent() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.heard {
+		f.heard = false
+		if !f.open {
+			f.id, f.open, f.sent = f.id+1, true, false
+		}
+	}
+	return f.id
+}
+
+// reached is a chunk of flight id handed to the server.
+func (f *flights) reached(id int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.open && id == f.id {
+		f.sent = true
+	}
+}
+
+// serverSent is a chunk read from the server: it answers the open flight
+// if that reached the server.
+func (f *flights) serverSent() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	answered := f.open && f.sent
+	if answered {
+		f.open = false
+	}
+	return answered
+}
+
+// handed is a chunk handed to the client.
+func (f *flights) handed() {
+	f.mu.Lock()
+	f.heard = true
+	f.mu.Unlock()
 }
 
 // Start listens on a free loopback port.
@@ -98,17 +159,20 @@ func (p *Proxy) accept() {
 		}
 		p.track(c, true)
 		p.track(up, true)
+		f := &flights{heard: true} // the client's first flight counts
 		p.wg.Add(2)
-		go p.pipe(c, up)
-		go p.pipe(up, c)
+		go p.pipe(c, up, f, false)
+		go p.pipe(up, c, f, true)
 	}
 }
 
-func (p *Proxy) pipe(dst, src net.Conn) {
+// pipe copies src to dst; toServer: src is the client.
+func (p *Proxy) pipe(dst, src net.Conn, f *flights, toServer bool) {
 	defer p.wg.Done()
 	type chunk struct {
-		data []byte
-		at   time.Time // when it may be delivered
+		data   []byte
+		at     time.Time // when it may be delivered
+		flight int64     // the client's flight it belongs to (toServer)
 	}
 	// Reading and delivering are apart, so latency delays each chunk from
 	// its own arrival: a delay, not a throughput cap.
@@ -119,7 +183,13 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 		for {
 			n, err := src.Read(buf)
 			if n > 0 {
-				q <- chunk{append([]byte(nil), buf[:n]...), time.Now().Add(time.Duration(p.delay.Load()))}
+				c := chunk{data: append([]byte(nil), buf[:n]...), at: time.Now().Add(time.Duration(p.delay.Load()))}
+				if toServer {
+					c.flight = f.clientSent()
+				} else if f.serverSent() {
+					p.Turns.Add(1)
+				}
+				q <- c
 			}
 			if err != nil {
 				return
@@ -146,6 +216,11 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			continue // the bytes vanish; the socket stays open
 		}
 		p.Bytes.Add(int64(len(c.data)))
+		if toServer {
+			f.reached(c.flight)
+		} else {
+			f.handed() // before the write: a reply cannot come before it
+		}
 		if _, err := dst.Write(c.data); err != nil {
 			return
 		}

@@ -1,0 +1,105 @@
+package pipeline
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote/faultproxy"
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+)
+
+// A poll's round trips, counted at the proxy (faultproxy's Turns), not
+// timed, on the root BenchmarkWatcherIdlePoll reads (a live worker, and a
+// refused /metrics whose probe rides in the reads' flight). Through the
+// Go agent, a steady poll is its request and the answer, whether records
+// grew or the poll is a full one that reads the vitals too; a cold one
+// adds the agent's channel. The fallback's poll is an exec of its own:
+// the channel, the exec, then the script on stdin (sshd gives a session
+// channel no window before its command starts). A cold poll without the
+// hint's "no agent" asks the agent's launcher first (two more).
+//
+// The agent's case needs the built binary (SW_E2E=1, as testbin); the
+// fallback's runs wherever sshd does.
+func TestPollRoundTrips(t *testing.T) {
+	s := sshdtest.Start(t)
+	root := t.TempDir()
+	for _, n := range []string{"B1", "B2", "B3", "B4"} {
+		write(t, filepath.Join(root, "prepared", n, parse.PromptsFile), prompts(n, 100))
+		write(t, filepath.Join(root, "prepared", n, parse.RawFile), records(n, 0, 50))
+	}
+	write(t, filepath.Join(root, "logs", "inference_all.log"), strings.Repeat("50/100 (0 err) 1.0 req/s avg_comp=200tok ETA=1m\n", 50))
+	write(t, filepath.Join(root, "logs", "sglang_inference.log"), "[2026-01-01 00:00:00] The server is fired up and ready to roll!\n")
+	pid := fakeWorker(t, root)
+	writeWorkerJSON(t, root, parse.WorkerState{PID: pid, State: parse.WorkerRunning, Category: "B2", UpdatedAt: time.Now()})
+	t.Setenv("SSH_AUTH_SOCK", "")
+	for _, tc := range []struct {
+		reader                   string
+		cold, steady, grew, full int64 // round trips of a poll
+	}{
+		{"go agent", 2, 1, 1, 1},
+		{"fallback", 5, 3, 3, 3},
+	} {
+		t.Run(strings.Fields(tc.reader)[0], func(t *testing.T) {
+			bin := filepath.Join(t.TempDir(), "none")
+			if tc.reader == "go agent" {
+				bin = testbin.Path(t)
+			}
+			p := newProxied(t, s)
+			h := p.dial(t, "ServerAliveInterval=3600")
+			t.Cleanup(func() { h.Close() })
+			w := NewWatcher(h, Options{Host: "rtt", Root: root, ServerURL: "http://127.0.0.1:1", WorkerBin: bin}, nil)
+			// 25 ms each way: what the client sends together hears no
+			// answer between its sends, however it is scheduled
+			p.px.SetDelay(25 * time.Millisecond)
+			// the link's first keepalive is a round trip of its own; with
+			// that interval, the last until the test ends
+			for end := time.Now().Add(30 * time.Second); h.State().RTT == 0; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(end) {
+					t.Fatal("no keepalive answered in 30 s")
+				}
+			}
+			check := func(what string, want int64) Snapshot {
+				t.Helper()
+				snap, got := rttPoll(t, w, p.px)
+				if !strings.HasPrefix(snap.Connection.Reader, tc.reader) || snap.Worker.PID != pid {
+					t.Fatalf("%s poll: read by %q, worker %+v", what, snap.Connection.Reader, snap.Worker)
+				}
+				if got != want {
+					t.Errorf("a %s poll by the %s: %d round trips, want %d", what, tc.reader, got, want)
+				}
+				return snap
+			}
+			check("cold", tc.cold)
+			done := func(s Snapshot) int64 { return catByName(t, s, "B1").Done }
+			var n0 int64
+			for range 3 {
+				n0 = done(check("steady", tc.steady))
+			}
+			appendTo(t, filepath.Join(root, "prepared", "B1", parse.RawFile), records("B1", int(n0), 20))
+			if n := done(check("grown", tc.grew)); n != n0+20 {
+				t.Fatalf("B1 done %d after 20 more records, want %d", n, n0+20)
+			}
+			w.polls += 30 - w.polls%30                   // prompts.jsonl and runs.jsonl too
+			w.vit.lastRead, w.vit.reads = time.Time{}, 0 // the vitals and df are due
+			check("full", tc.full)
+		})
+	}
+}
+
+// rttPoll polls once and returns the round trips it took.
+func rttPoll(t *testing.T, w *Watcher, px *faultproxy.Proxy) (Snapshot, int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	before := px.Turns.Load()
+	snap := w.Poll(ctx)
+	if snap.Connection.State != LinkConnected {
+		t.Fatalf("link %s: %s", snap.Connection.State, snap.Connection.Error)
+	}
+	return snap, px.Turns.Load() - before
+}
