@@ -73,9 +73,11 @@ func OnTheLine(argv []string) bool {
 }
 
 // execChan is a command on a session channel of its own. Its exec request
-// asks no reply and its stdin follows at once (the server takes them in
-// order), so long arguments on stdin cost no round trip more than a short
-// command line. (ssh.Session waits for the reply before it sends stdin.)
+// asks no reply and its stdin follows as soon as the channel's window
+// allows (ssh.Session waits for the reply first). OpenSSH's sshd opens a
+// session with no window until its command starts, so stdin there waits
+// one round trip (the fallback's poll is 3, TestPollRoundTrips); servers
+// that grant a window at the open take it at once.
 type execChan struct {
 	ch     ssh.Channel
 	status chan error // the command's end: nil, *exitError, or an error of the link
