@@ -103,6 +103,8 @@ type Category struct {
 	TokenBudget   int64  `json:"token_budget,omitempty"`
 	// OverCap: the caps it is past, as status's (parse.OverCaps)
 	OverCap []parse.OverCap `json:"over_cap,omitempty"`
+	// Outcomes: its records by how they ended, as status's
+	Outcomes *parse.Outcomes `json:"outcomes,omitempty"`
 	// State and Reason are status's words for it (parse.JudgeCategory and
 	// the stall, judge.go)
 	State  string `json:"state,omitempty"`

@@ -139,6 +139,10 @@ func (d *digester) judgeCategories() {
 		c.State, c.Reason = parse.JudgeCategory(facts)
 		tokens := c.Tokens
 		c.OverCap = parse.OverCaps(c.Records, acc.maxSamples, &tokens, c.TokenBudget)
+		if acc.outcomes.Records > 0 {
+			o := acc.outcomes
+			c.Outcomes = &o
+		}
 		if c.State == parse.CatRunning {
 			since, weak := parse.BecameCurrent(d.currentFacts(c.Name, f))
 			if quiet, over := parse.Stalled(d.o.Now, parse.QuietSince(acc.rawAt, since, weak), limit); over {

@@ -33,7 +33,8 @@ type catAcc struct {
 	errLines         int64 // errors.jsonl's lines (prompts that failed for good)
 	jsonState        string
 	raised           bool
-	maxSamples       int64 // pipeline.toml's cap on its records (0: none)
+	maxSamples       int64          // pipeline.toml's cap on its records (0: none)
+	outcomes         parse.Outcomes // how its records ended
 	// spans are each run's first and last record here, for the gaps at a
 	// run's start and end on the category
 	spans map[string]*[2]time.Time
@@ -182,6 +183,7 @@ func (d *digester) record(acc *catAcc, line []byte, complete bool) {
 		unknown = 1 // null, missing or not a count: apart, never 0 tokens
 	}
 	c.TokensUnknown += unknown
+	acc.outcomes.Add(st.Outcome)
 	run := d.run(st.Run)
 	run.Records++
 	if run.ByCategory == nil {

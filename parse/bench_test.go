@@ -296,6 +296,30 @@ func BenchmarkRecordHead(b *testing.B) {
 	}
 }
 
+// BenchmarkRecordFacts: what the token sums read of each record (its
+// head, its run, how it ended and whether its answer is empty), on the
+// shapes of BenchmarkRecordHead: the outcome's cost is the difference.
+func BenchmarkRecordFacts(b *testing.B) {
+	content := strings.Repeat("lorem ipsum dolor sit amet ", 555)
+	sealedLine := bytes.TrimSuffix(SealRecord([]byte(`{"id":"B1-7","category":"B1","run":"r","prompt_tokens":12,"completion_tokens":3800,"finish_reason":"stop","latency_s":1.5,"finished_at":"2026-11-29T00:00:00Z","content":"`+content+`"}`)), []byte{'\n'})
+	pyContent := strings.Repeat(`lorem ipsum \u00e9t\u00e9 \"dolor\" sit\namet `, 333)
+	for _, c := range []struct{ name, line string }{
+		{"sealed", string(sealedLine)},
+		{"python", `{"category": "B1", "id": "\u00e9t\u00e9-7", "run": "r", "content": "` + pyContent + `", "prompt_tokens": 12, "completion_tokens": 3800, "finish_reason": "stop", "latency_s": 1.5}`},
+		{"python-plain-text", `{"category": "B1", "id": "p7", "run": "r", "content": "` + content + `", "completion_tokens": 3800}`},
+	} {
+		line := []byte(c.line)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(line)))
+			for b.Loop() {
+				if f, err := ParseRecordFacts(line); err != nil || f.CompletionTokens != 3800 || !f.Outcome.Answer {
+					b.Fatal(f, err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkParseWorkerLog: ParseWorkerLine over a worker log as a first
 // read meets it (the 1 MB a status reads back): mostly progress lines,
 // with the headers, category lines and an error among them.

@@ -250,10 +250,18 @@ var errInvalid = errors.New("not valid JSON")
 
 // plainHead validates the whole line in one pass and decodes only the
 // members it needs: "id", and the completion tokens.
-func plainHead(line []byte) (RecordHead, error) {
+func plainHead(line []byte) (RecordHead, error) { return plainHeadWith(line, nil) }
+
+// plainHeadWith is plainHead that also gathers, in the same pass, what
+// the record's members say of its outcome (o: nil for none).
+func plainHeadWith(line []byte, o *outcomeRaw) (RecordHead, error) {
 	var id, ct, usage, meta []byte
 	ok, notObject := scanObject(line, func(m member) {
-		switch decodeKey(m.key) { // the last of duplicates wins
+		k := decodeKey(m.key)
+		if o != nil {
+			o.take(k, m.value)
+		}
+		switch k { // the last of duplicates wins
 		case "id":
 			id = m.value
 		case "completion_tokens":

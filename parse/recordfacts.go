@@ -2,7 +2,6 @@ package parse
 
 import (
 	"bytes"
-	"encoding/json"
 )
 
 // RecordFacts is what the dashboard tallies per record: its completion
@@ -13,36 +12,23 @@ type RecordFacts struct {
 	// Run is the record's top-level "run" string; "" for a record written
 	// before runs were recorded (the old script), or a non-string run.
 	Run string
+	// Outcome is how it ended and whether its answer is empty.
+	Outcome Outcome
 }
 
 // ParseRecordFacts reads one JSONL line (without its '\n'; a '\r', a BOM
 // and surrounding blanks are accepted). A line that is not a record (see
 // ParseRecordHead) is an error.
 func ParseRecordFacts(line []byte) (RecordFacts, error) {
-	h, err := ParseRecordHead(line)
+	if h, ok := fastHead(line); ok { // the Go worker's sealed record: no scan
+		return RecordFacts{CompletionTokens: h.CompletionTokens, HasTokens: h.HasTokens, Run: sealedRun(line), Outcome: sealedOutcome(line)}, nil
+	}
+	var o outcomeRaw // the members it needs, in the scan that reads its head
+	h, err := plainHeadWith(bytes.TrimPrefix(line, bom), &o)
 	if err != nil {
 		return RecordFacts{}, err
 	}
-	f := RecordFacts{CompletionTokens: h.CompletionTokens, HasTokens: h.HasTokens}
-	f.Run = recordRun(line)
-	return f, nil
+	return RecordFacts{CompletionTokens: h.CompletionTokens, HasTokens: h.HasTokens, Run: rawString(o.run), Outcome: o.judge()}, nil
 }
 
 var runKey = []byte(`"run"`)
-
-// recordRun finds the top-level "run". The worker writes it near the
-// start of the line; a full member scan is the fallback for other shapes.
-func recordRun(line []byte) string {
-	if !bytes.Contains(line, runKey) {
-		return ""
-	}
-	m, err := Members(bytes.TrimSpace(line))
-	if err != nil {
-		return ""
-	}
-	var s string
-	if raw, ok := m["run"]; !ok || json.Unmarshal(raw, &s) != nil {
-		return ""
-	}
-	return s
-}

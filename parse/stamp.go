@@ -21,6 +21,8 @@ type RecordStamp struct {
 	// usage, then meta_info); HasTokens says whether one was found.
 	CompletionTokens int64
 	HasTokens        bool
+	// Outcome is how it ended, as ParseRecordFacts reads it
+	Outcome Outcome
 }
 
 var finishedKey, ctKey = []byte(`"finished_at"`), []byte(`"completion_tokens"`) // runKey: recordfacts.go
@@ -48,8 +50,11 @@ func ParseRecordStamp(line []byte, loc *time.Location) (RecordStamp, error) {
 	}
 	var ct, usage, meta, fin, run []byte
 	var others map[string][]byte
+	var o outcomeRaw
 	ok, notObject := scanObject(bytes.TrimPrefix(line, bom), func(m member) {
-		switch k := decodeKey(m.key); k { // the last of duplicates wins, as json.loads
+		k := decodeKey(m.key)
+		o.take(k, m.value)
+		switch k { // the last of duplicates wins, as json.loads
 		case TimeFields[0], TimeFields[1], TimeFields[2], TimeFields[3]:
 			if others == nil {
 				others = map[string][]byte{}
@@ -75,6 +80,7 @@ func ParseRecordStamp(line []byte, loc *time.Location) (RecordStamp, error) {
 	}
 	var s RecordStamp
 	s.CompletionTokens, s.HasTokens = recordTokens(ct, usage, meta)
+	s.Outcome = o.judge()
 	if s.Finished, s.HasFinished = stampTime(fin, loc); s.HasFinished {
 		s.TimeField = FinishedField
 	}
@@ -138,6 +144,7 @@ func sealedStamp(line []byte, loc *time.Location) (RecordStamp, bool) {
 		s.TimeField = FinishedField
 	}
 	s.Run = rawString(run)
+	s.Outcome = sealedOutcome(line)
 	return s, true
 }
 

@@ -15,6 +15,9 @@ func tokenFigures(c *catState, js *parse.CategoryState, v *Category) {
 	case c.known && c.tok.complete():
 		t := c.tok.sum.tokens
 		v.CompletionTokens, v.TokensUnknown, v.TokensFrom = &t, c.tok.sum.unknown, TokensFromRecords
+		if o := c.tok.sum.out; o.Records > o.Unexamined {
+			v.Outcomes = &o // read beside the tokens, from the same records (none by the awk)
+		}
 	case js != nil:
 		t := js.CompletionTokens
 		v.CompletionTokens, v.TokensFrom = &t, parse.WorkerStateFile

@@ -91,7 +91,7 @@ type Connection struct {
 	// "file by file" (a request each); "" for a local root.
 	Reader string `json:"reader,omitempty"`
 	// AgentProtocol is the protocol the agent that read spoke (a binary
-	// speaking another is left for the fallback): "synthwatch-agent/10".
+	// speaking another is left for the fallback): "synthwatch-agent/11".
 	AgentProtocol string `json:"agent_protocol,omitempty"`
 }
 
@@ -260,7 +260,10 @@ type Category struct {
 	Progress         float64 `json:"progress"`            // 0–1, by the cap that comes first
 	CappedBy         string  `json:"capped_by,omitempty"` // records | tokens: the cap that comes first
 	// OverCap: the caps it is past (parse.OverCaps), each with its excess
-	OverCap    []parse.OverCap `json:"over_cap,omitempty"`
+	OverCap []parse.OverCap `json:"over_cap,omitempty"`
+	// Outcomes: its records by how they ended (finish reasons, empty
+	// answers), when every record was tallied (parse.Outcomes)
+	Outcomes   *parse.Outcomes `json:"outcomes,omitempty"`
 	State      CategoryState   `json:"state"`
 	Reason     string          `json:"reason,omitempty"` // why it is stalled, stopped or died, in the words every view shows
 	RatePerMin float64         `json:"rate_per_min"`

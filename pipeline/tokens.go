@@ -15,6 +15,7 @@ import (
 type tally struct {
 	runTally                     // the whole file
 	byRun    map[string]runTally // "" = records with no run (the old script)
+	out      parse.Outcomes      // how the file's records ended
 }
 
 // runTally is records, the tokens of those whose count is known, and how
@@ -57,6 +58,7 @@ func (t *tally) merge(o tally) {
 		t.addRun(run, r)
 	}
 	t.runTally.add(o.runTally)
+	t.out.Merge(o.out)
 }
 
 // tokAcc adds up a raw_responses.jsonl's tokens and runs from the bytes its
@@ -183,6 +185,7 @@ func tallyLine(t *tally, line []byte) {
 		return // not a record: counted as a line, not as a record's tokens
 	}
 	t.addRecord(f.Run, f.CompletionTokens, f.HasTokens)
+	t.out.Add(f.Outcome)
 }
 
 // openHole marks [start, end) as not seen: the partial line is dropped and

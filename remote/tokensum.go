@@ -37,6 +37,7 @@ type sumState struct {
 	Tail     [32]byte // sha256 of the (up to) 4 KB before Off
 	T        runSums
 	ByRun    map[string]runSums
+	O        parse.Outcomes // how the records ended (finish reasons, empty answers)
 }
 
 type runSums struct{ Records, Tokens, Unknown int64 }
@@ -51,6 +52,7 @@ func (r *runSums) add(o runSums) {
 type rangeSum struct {
 	t     runSums
 	byRun map[string]runSums
+	out   parse.Outcomes
 	bytes int64
 }
 
@@ -70,6 +72,7 @@ func (s *rangeSum) line(l []byte) {
 		one.Unknown = 1
 	}
 	s.t.add(one)
+	s.out.Add(f.Outcome)
 	if s.byRun == nil {
 		s.byRun = map[string]runSums{}
 	}
@@ -80,6 +83,7 @@ func (s *rangeSum) line(l []byte) {
 
 func (s *rangeSum) merge(o rangeSum) {
 	s.t.add(o.t)
+	s.out.Merge(o.out)
 	s.bytes += o.bytes
 	for run, r := range o.byRun {
 		if s.byRun == nil {
@@ -216,13 +220,13 @@ func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
 		if err != nil {
 			return rangeSum{}, err
 		}
-		out = rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), bytes: kept.Off}
+		out = rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, bytes: kept.Off}
 		out.merge(d)
 	case kept != nil && from > 0 && kept.Off == from:
 		if out, err = sumRange(f, from, n); err != nil {
 			return rangeSum{}, err
 		}
-		all := rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), bytes: kept.Off}
+		all := rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, bytes: kept.Off}
 		all.merge(out)
 		ts.keep(p, f, st, all)
 		return out, nil
@@ -242,7 +246,7 @@ func (ts *tokenSums) keep(p string, f *os.File, st *syscall.Stat_t, all rangeSum
 	if st == nil {
 		return
 	}
-	s := &sumState{Dev: uint64(st.Dev), Ino: st.Ino, Off: all.bytes, Tail: tailHash(f, all.bytes), T: all.t, ByRun: copyRuns(all.byRun)}
+	s := &sumState{Dev: uint64(st.Dev), Ino: st.Ino, Off: all.bytes, Tail: tailHash(f, all.bytes), T: all.t, ByRun: copyRuns(all.byRun), O: all.out}
 	ts.mu.Lock()
 	ts.files[p] = s
 	ts.dirty = true
@@ -257,9 +261,12 @@ func copyRuns(m map[string]runSums) map[string]runSums {
 	return out
 }
 
-// write prints s as range i, as the awk does.
+// write prints s as range i, as the awk does, and after the awk's fields
+// the outcomes, which the awk does not read: stop length abort other
+// none empty (pipeline's parseTokenSums).
 func (s rangeSum) write(w *bytes.Buffer, i int) {
-	fmt.Fprintf(w, "%d T %d %d %d %d\n", i, s.t.Records, s.t.Tokens, s.bytes, s.t.Unknown)
+	o := s.out
+	fmt.Fprintf(w, "%d T %d %d %d %d %d %d %d %d %d %d\n", i, s.t.Records, s.t.Tokens, s.bytes, s.t.Unknown, o.Stop, o.Length, o.Abort, o.Other, o.None, o.Empty)
 	runs := make([]string, 0, len(s.byRun))
 	for r := range s.byRun {
 		runs = append(runs, r)

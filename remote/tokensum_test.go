@@ -18,6 +18,8 @@ func sumRecs(from, n int, run string) string {
 			fmt.Fprintf(&b, `{"id":"x-%d","run":%q,"completion_tokens":null}`+"\n", i, run)
 		case 5:
 			fmt.Fprintf(&b, "not a record %d\n", i)
+		case 1, 4: // how they ended: kept across appends and recounts as the tokens are
+			fmt.Fprintf(&b, `{"id":"x-%d","run":%q,"finish_reason":%q,"content":%q,"completion_tokens":%d}`+"\n", i, run, []string{"", "length", "", "", "stop"}[i%7], []string{"", "", "", "", "a"}[i%7], i%100)
 		default:
 			fmt.Fprintf(&b, `{"id":"x-%d","run":%q,"completion_tokens":%d}`+"\n", i, run, i%100)
 		}
@@ -160,4 +162,17 @@ func TestColdSumsCoverTheirStat(t *testing.T) {
 	}
 	close(stop)
 	<-done
+}
+
+// The agent's T line carries how the records ended after the awk's
+// fields: stop length abort other none empty.
+func TestTokenSumsCountOutcomes(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	p := filepath.Join(t.TempDir(), "raw_responses.jsonl")
+	must(t, os.WriteFile(p, []byte(sumRecs(0, 14, "r1")), 0o644))
+	got := string(newTokenSums().ranges([]string{p, "1", "100000"}))
+	// 14 lines: 2 not records; of 12 records, 2 length (empty content), 2 stop
+	if first := strings.SplitN(got, "\n", 2)[0]; !strings.HasSuffix(first, " 2 2 0 0 8 2") || !strings.HasPrefix(first, "1 T 12 ") {
+		t.Fatalf("T line %q, want 12 records: 2 stop, 2 length, 8 none, 2 empty", first)
+	}
 }

@@ -35,6 +35,7 @@ type view struct {
 	Categories                              []catRow
 	Totals                                  string
 	OverCap                                 []string // categories past a cap, in status's words
+	Ended                                   []string // how each category's records ended, in status's words
 	Records, Throughput                     chart
 	Incidents                               []incRow
 	Runs                                    []runRow
@@ -71,6 +72,9 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 		recs, toks, unk = recs+c.Records, toks+c.Tokens, unk+c.TokensUnknown
 		if len(c.OverCap) > 0 {
 			v.OverCap = append(v.OverCap, clean(c.Name, 80)+": "+parse.OverCapsText(c.OverCap))
+		}
+		if c.Outcomes != nil {
+			v.Ended = append(v.Ended, clean(c.Name, 80)+": "+c.Outcomes.Text())
 		}
 	}
 	v.Totals = fmt.Sprintf("%s, %s", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk))

@@ -88,6 +88,9 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 		if len(c.OverCap) > 0 && c.Error == "" { // past its token budget or max_samples: status's words
 			fmt.Fprintf(b, "  %s: %s\n", clean(c.Name, 22), parse.OverCapsText(c.OverCap))
 		}
+		if c.Outcomes != nil && c.Error == "" { // how its records ended: status's words
+			fmt.Fprintf(b, "  %s: ended: %s\n", clean(c.Name, 22), c.Outcomes.Text())
+		}
 	}
 	fmt.Fprintf(b, "total: %s, %s, %s left", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk), parse.Thousands(left))
 	if noTime > 0 {

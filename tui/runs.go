@@ -102,6 +102,12 @@ func (m Model) runsBox(w int) string {
 	if line := pipeline.ConfigLine(c.Configs); line != "" {
 		rows = append(rows, "records by server configuration: "+line, "")
 	}
+	if c.Outcomes != nil { // status's words: how its records ended
+		rows = append(rows, "ended: "+c.Outcomes.Text(), "")
+	}
+	for _, o := range c.OverCap {
+		rows = append(rows, o.Text(), "")
+	}
 	if len(c.Runs) == 0 {
 		rows = append(rows, "no runs.jsonl: every record here is \""+pipeline.UnknownConfig+"\" (written before runs were recorded)")
 	}

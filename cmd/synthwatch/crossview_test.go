@@ -31,16 +31,17 @@ type look struct {
 	Left   int64
 	Claims bool   // a rate or an ETA
 	Over   string // the caps it is past, in status's words (parse.OverCapsText)
+	Ended  string // how its records ended (parse.Outcomes.Text); "?" where a view does not say
 }
 
 func (l look) String() string {
-	return fmt.Sprintf("%s target %d left %d claims %v over %q", l.State, l.Target, l.Left, l.Claims, l.Over)
+	return fmt.Sprintf("%s target %d left %d claims %v over %q ended %q", l.State, l.Target, l.Left, l.Claims, l.Over, l.Ended)
 }
 
 func snapLooks(s pipeline.Snapshot) map[string]look {
 	out := map[string]look{}
 	for _, c := range s.Categories {
-		out[c.Name] = look{string(c.State), c.Target, parse.Left(c.Done, c.Target, string(c.State)), c.RatePerMin > 0 || c.ETASeconds != nil, parse.OverCapsText(c.OverCap)}
+		out[c.Name] = look{string(c.State), c.Target, parse.Left(c.Done, c.Target, string(c.State)), c.RatePerMin > 0 || c.ETASeconds != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes)}
 	}
 	return out
 }
@@ -49,9 +50,26 @@ func snapLooks(s pipeline.Snapshot) map[string]look {
 // under the dashboard's table ("▲ NAME over …").
 var overLine = regexp.MustCompile(`^(?:▲ )?(\S+?):? (over (?:its token budget|max_samples) .*?)\s*$`)
 
-// overs adds to looks what out's over-cap lines say.
+func endedText(o *parse.Outcomes) string {
+	if o == nil {
+		return ""
+	}
+	return o.Text()
+}
+
+// endedLine: status's tokens line of a category ("  NAME: … tokens; …;
+// ended: …").
+var endedLine = regexp.MustCompile(`^  (\S+): .*; ended: (.*?)\s*$`)
+
+// overs adds to looks what out's over-cap lines and ended lines say.
 func overs(out string, looks map[string]look) map[string]look {
 	for _, l := range strings.Split(out, "\n") {
+		if m := endedLine.FindStringSubmatch(l); m != nil {
+			if lk, ok := looks[m[1]]; ok {
+				lk.Ended = m[2]
+				looks[m[1]] = lk
+			}
+		}
 		if m := overLine.FindStringSubmatch(l); m != nil {
 			if lk, ok := looks[m[1]]; ok {
 				lk.Over = m[2]
@@ -71,7 +89,7 @@ func textLooks(out string) map[string]look {
 		if m := statusRow.FindStringSubmatch(l); m != nil {
 			done, _ := strconv.ParseInt(m[2], 10, 64)
 			target, _ := strconv.ParseInt(m[3], 10, 64)
-			res[m[1]] = look{m[6], target, parse.Left(done, target, m[6]), m[4] != "0.0" || m[5] != "-", ""}
+			res[m[1]] = look{m[6], target, parse.Left(done, target, m[6]), m[4] != "0.0" || m[5] != "-", "", ""}
 		}
 	}
 	return overs(out, res)
@@ -87,7 +105,7 @@ func screenLooks(scr string) map[string]look {
 		if m := screenRow.FindStringSubmatch(l); m != nil {
 			done, _ := strconv.ParseInt(m[2], 10, 64)
 			target, _ := strconv.ParseInt(m[3], 10, 64)
-			res[m[1]] = look{m[7], target, parse.Left(done, target, m[7]), m[4] != "0.0" || (m[5] != "-" && m[5] != "?"), ""}
+			res[m[1]] = look{m[7], target, parse.Left(done, target, m[7]), m[4] != "0.0" || (m[5] != "-" && m[5] != "?"), "", "?"}
 		}
 	}
 	return overs(scr, res)
@@ -109,7 +127,7 @@ func headerWorker(scr string) string {
 func reportLooks(s digest.Summary) map[string]look {
 	out := map[string]look{}
 	for _, c := range s.Categories {
-		out[c.Name] = look{c.State, c.Target, c.Left(), c.ETASec != nil, parse.OverCapsText(c.OverCap)}
+		out[c.Name] = look{c.State, c.Target, c.Left(), c.ETASec != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes)}
 	}
 	return out
 }
@@ -154,6 +172,12 @@ func agree(t *testing.T, root string, views map[string]map[string]look, want map
 			}
 			if g.Claims && g.State != string(pipeline.StateRunning) {
 				t.Errorf("%s: %s claims a rate or an ETA for %s, %s:\n%s", root, v, cat, g.State, table())
+			}
+			// how the records ended, against status --json: the table has
+			// no room for it ("?"); a first poll that has not tallied every
+			// record yet says nothing (""), as it gives no tokens
+			if e := views["status --json"][cat].Ended; g.Ended != "?" && g.Ended != "" && e != "" && g.Ended != e && grew[cat] == 0 {
+				t.Errorf("%s: %s says %s ended %q, status --json %q:\n%s", root, v, cat, g.Ended, e, table())
 			}
 			if g.Over != r.Over {
 				t.Errorf("%s: %s says %s is %q, %s %q:\n%s", root, v, cat, g.Over, names[0], r.Over, table())
@@ -425,7 +449,11 @@ func oldNight(t *testing.T, log, manifest string, end time.Time, cats map[string
 		}
 		for i := 0; i < n[1]; i++ {
 			at := end.Add(-time.Hour + time.Duration(i+1)*time.Hour/time.Duration(n[1]))
-			fmt.Fprintf(&r, `{"id": "%s-%05d", "response": "a", "usage": {"completion_tokens": %d}, "timestamp": %.3f}`+"\n", name, i, n[2], float64(at.UnixNano())/1e9)
+			finish, answer := "stop", "a"
+			if i%10 == 9 { // a reasoner cut at max_tokens: no answer
+				finish, answer = "length", ""
+			}
+			fmt.Fprintf(&r, `{"id": "%s-%05d", "response": %q, "finish_reason": %q, "usage": {"completion_tokens": %d}, "timestamp": %.3f}`+"\n", name, i, answer, finish, n[2], float64(at.UnixNano())/1e9)
 		}
 		os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(p.String()), 0o644)
 		if n[1] > 0 {
@@ -487,6 +515,15 @@ var overWant = map[string]map[string]string{
 	"the log's 7000 prompts against 10,000, a cap and a budget": {
 		"B1_glaive":           "over max_samples by 2 records (52 of 50)",
 		"B2_opencodeinstruct": "over its token budget by 16.6M tokens (26.6M of 10M)",
+	},
+}
+
+// endedWant: how a root's records ended (one in ten cut at max_tokens
+// with an empty answer), in status's words.
+var endedWant = map[string]map[string]string{
+	"the log's 7000 prompts against 10,000, a cap and a budget": {
+		"B1_glaive":           "47 stop, 5 truncated (9.6%), 5 empty",
+		"B2_opencodeinstruct": "6,300 stop, 700 truncated (10.0%), 700 empty",
 	},
 }
 
@@ -652,6 +689,11 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				grew[cat] -= n
 			}
 			agree(t, r.name, views, r.want, grew)
+			for cat, want := range endedWant[r.name] { // and every view that says it agrees (agree)
+				if got := views["status --json"][cat].Ended; got != want {
+					t.Errorf("%s: status --json says %s ended %q, want %q", r.name, cat, got, want)
+				}
+			}
 			for cat, want := range overWant[r.name] { // and every view agrees with it (agree)
 				if got := views["status --json"][cat].Over; got != want {
 					t.Errorf("%s: status --json says %s is %q, want %q", r.name, cat, got, want)

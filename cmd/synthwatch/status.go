@@ -332,6 +332,9 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 			if line := pipeline.ConfigLine(c.Configs); line != "" {
 				fmt.Fprintf(out, "; records by config: %s", safe(line))
 			}
+			if c.Outcomes != nil {
+				fmt.Fprintf(out, "; ended: %s", c.Outcomes.Text())
+			}
 			fmt.Fprintln(out)
 		}
 	}

@@ -1,0 +1,267 @@
+package parse
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// How a record's generation ended, as the servers say it (finish_reason).
+const (
+	FinishStop   = "stop"   // an EOS or stop string: the answer is whole
+	FinishLength = "length" // max_tokens reached: truncated
+	FinishAbort  = "abort"  // the server gave up on it (SGLang's abort, a restart)
+	FinishOther  = "other"  // tool_calls, content_filter, a reason of another server
+)
+
+// Outcome is how one record ended: Finish ("" when the record says
+// nothing), Empty when its answer is there and empty (null, "" or blanks:
+// a reasoner cut in its thinking answers content null with finish_reason
+// length), Answer when the record has an answer field at all.
+type Outcome struct {
+	Finish string
+	Empty  bool
+	Answer bool
+}
+
+// finishOf reads a finish_reason value: a string (OpenAI's and the Go
+// worker's "stop", SGLang v0.1's "FINISH_LENGTH: 128") or SGLang's object
+// {"type": "length", "length": 128} (schedule_batch.py to_json). null and
+// anything else unreadable is "".
+func finishOf(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] == 'n' {
+		return ""
+	}
+	if raw[0] == '{' {
+		m, err := Members(raw)
+		if err != nil {
+			return ""
+		}
+		raw = m["type"]
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = strings.TrimPrefix(s, "finish_")
+	if i := strings.IndexAny(s, ": "); i >= 0 {
+		s = s[:i]
+	}
+	switch s {
+	case "":
+		return ""
+	case "stop", "eos", "end_turn", "stop_sequence", "matched_token", "matched_str", "matched":
+		return FinishStop
+	case "length", "max_tokens":
+		return FinishLength
+	case "abort", "aborted", "cancelled", "canceled":
+		return FinishAbort
+	}
+	return FinishOther
+}
+
+// emptyAnswer says whether an answer's raw value is empty: null, a string
+// of blanks only. A long string is not looked into: it is not empty.
+func emptyAnswer(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	if string(raw) == "null" {
+		return true
+	}
+	if len(raw) < 2 || raw[0] != '"' {
+		return false // an array of parts or a number: not judged empty
+	}
+	if len(raw) > 64 {
+		return false
+	}
+	var s string
+	return json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) == ""
+}
+
+// outcomeRaw is what a record's members say of its outcome, gathered in
+// the scan that reads its head.
+type outcomeRaw struct {
+	finish, content, text, meta, choices, run []byte
+	hasContent, hasText                       bool
+}
+
+func (o *outcomeRaw) take(key string, v []byte) {
+	switch key {
+	case "run":
+		o.run = v
+	case "finish_reason":
+		o.finish = v
+	case "content":
+		o.content, o.hasContent = v, true
+	case "text", "response", "output": // /generate's; the old scripts' names for the answer
+		o.text, o.hasText = v, true
+	case "meta_info":
+		o.meta = v
+	case "choices":
+		o.choices = v
+	}
+}
+
+// judge is the record's Outcome: its own finish_reason, else meta_info's
+// (SGLang's /generate), else its first choice's (an OpenAI answer kept
+// whole); its answer is content, else text (or response, output), else
+// the first choice's message content or text.
+func (o outcomeRaw) judge() Outcome {
+	var out Outcome
+	if o.finish != nil {
+		out.Finish = finishOf(o.finish)
+	}
+	var choice map[string][]byte
+	if len(o.choices) > 0 && o.choices[0] == '[' {
+		var cs []json.RawMessage
+		if json.Unmarshal(o.choices, &cs) == nil && len(cs) > 0 {
+			choice, _ = Members(cs[0])
+		}
+	}
+	if out.Finish == "" && o.meta != nil {
+		if m, err := Members(o.meta); err == nil {
+			out.Finish = finishOf(m["finish_reason"])
+		}
+	}
+	if out.Finish == "" && choice != nil {
+		out.Finish = finishOf(choice["finish_reason"])
+	}
+	switch {
+	case o.hasContent:
+		out.Answer, out.Empty = true, emptyAnswer(o.content)
+	case o.hasText:
+		out.Answer, out.Empty = true, emptyAnswer(o.text)
+	case choice != nil:
+		if msg, err := Members(choice["message"]); err == nil {
+			if c, ok := msg["content"]; ok {
+				out.Answer, out.Empty = true, emptyAnswer(c)
+			}
+		} else if t, ok := choice["text"]; ok {
+			out.Answer, out.Empty = true, emptyAnswer(t)
+		}
+	}
+	return out
+}
+
+var (
+	runMember  = []byte(`,"run":`)
+	finishKey  = []byte(`,"finish_reason":`)
+	contentKey = []byte(`,"content":`)
+	textKey    = []byte(`,"text":`)
+)
+
+// sealedOutcome reads the Go worker's sealed record without a scan: its
+// members are in the worker's order and none of them holds an object, so
+// the first ,"finish_reason": and ,"content": are its own (a key's bytes
+// cannot occur inside a JSON string, whose quotes are escaped).
+func sealedOutcome(body []byte) Outcome {
+	var o outcomeRaw
+	if i := bytes.Index(body, finishKey); i >= 0 {
+		v := body[i+len(finishKey):]
+		if n := skipValue(v); n > 0 {
+			o.finish = v[:n]
+		}
+	}
+	if i := bytes.Index(body, contentKey); i >= 0 {
+		v := body[i+len(contentKey):]
+		if n := skipValue(v); n > 0 {
+			o.content, o.hasContent = v[:n], true
+		}
+	} else if i := bytes.Index(body, textKey); i >= 0 { // /generate: text, no content
+		v := body[i+len(textKey):]
+		if n := skipValue(v); n > 0 {
+			o.text, o.hasText = v[:n], true
+		}
+	}
+	return o.judge()
+}
+
+// Outcomes are a category's records by how they ended. Unexamined are
+// records a reader counted without looking at their outcome (the
+// fallback's awk sums tokens only).
+type Outcomes struct {
+	Records    int64 `json:"records"`
+	Stop       int64 `json:"stop"`
+	Length     int64 `json:"length"` // truncated at max_tokens
+	Abort      int64 `json:"abort"`
+	Other      int64 `json:"other"`
+	None       int64 `json:"no_finish_reason"` // records that say nothing of it
+	Empty      int64 `json:"empty"`            // an answer there and empty
+	Unexamined int64 `json:"unexamined,omitempty"`
+}
+
+// Add counts one record's outcome.
+func (o *Outcomes) Add(x Outcome) {
+	o.Records++
+	switch x.Finish {
+	case FinishStop:
+		o.Stop++
+	case FinishLength:
+		o.Length++
+	case FinishAbort:
+		o.Abort++
+	case FinishOther:
+		o.Other++
+	default:
+		o.None++
+	}
+	if x.Empty {
+		o.Empty++
+	}
+}
+
+// Merge adds another range's outcomes.
+func (o *Outcomes) Merge(x Outcomes) {
+	o.Records += x.Records
+	o.Stop += x.Stop
+	o.Length += x.Length
+	o.Abort += x.Abort
+	o.Other += x.Other
+	o.None += x.None
+	o.Empty += x.Empty
+	o.Unexamined += x.Unexamined
+}
+
+// Text is the outcomes in the words every view prints: "6,210 stop, 790
+// truncated (11.3%), 12 empty", the parts that are not 0; "" for none.
+func (o Outcomes) Text() string {
+	if o.Records == 0 {
+		return ""
+	}
+	var parts []string
+	add := func(n int64, what string) {
+		if n > 0 {
+			parts = append(parts, Thousands(n)+" "+what)
+		}
+	}
+	add(o.Stop, "stop")
+	if o.Length > 0 {
+		examined := o.Records - o.Unexamined
+		parts = append(parts, fmt.Sprintf("%s truncated (%.1f%%)", Thousands(o.Length), 100*float64(o.Length)/float64(max(examined, 1))))
+	}
+	add(o.Abort, "aborted")
+	add(o.Other, "other end")
+	add(o.None, "no finish_reason")
+	add(o.Empty, "empty")
+	if o.Unexamined > 0 {
+		parts = append(parts, Thousands(o.Unexamined)+" not examined")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sealedRun is the sealed record's top-level run, found as sealedOutcome
+// finds its members: "" when it has none or it is not a string.
+func sealedRun(body []byte) string {
+	i := bytes.Index(body, runMember)
+	if i < 0 {
+		return ""
+	}
+	v := body[i+len(runMember):]
+	n := skipValue(v)
+	if n <= 0 {
+		return ""
+	}
+	return rawString(v[:n])
+}

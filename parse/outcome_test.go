@@ -1,0 +1,49 @@
+package parse
+
+import (
+	"strings"
+	"testing"
+)
+
+// The records' outcomes as each writer words them: the Go worker's sealed
+// line, Python's json.dumps (spaces after the colons), SGLang's /generate
+// meta_info with its finish_reason object and v0.1's string, an OpenAI
+// answer kept whole, a reasoner's null content cut at max_tokens.
+func TestRecordOutcome(t *testing.T) {
+	t.Parallel()
+	sealedRec := func(finish, content string) string {
+		return strings.TrimSuffix(string(SealRecord([]byte(`{"id":"a","category":"B1","run":"r1","prompt_tokens":4,"completion_tokens":9,"finish_reason":`+finish+`,"latency_s":1.5,"finished_at":"2026-12-06T08:00:00Z"`+content+`}`))), "\n")
+	}
+	cases := []struct {
+		name, line string
+		want       Outcome
+	}{
+		{"the Go worker, stop", sealedRec(`"stop"`, `,"content":"hello","reasoning_content":"think"`), Outcome{FinishStop, false, true}},
+		{"the Go worker, truncated with empty content", sealedRec(`"length"`, `,"content":"","reasoning_content":"a long think"`), Outcome{FinishLength, true, true}},
+		{"the Go worker, /generate text", sealedRec(`"abort"`, `,"text":"  "`), Outcome{FinishAbort, true, true}},
+		{"Python's dumps, length, content null", `{"id": "p-1", "completion_tokens": 8192, "finish_reason": "length", "content": null, "reasoning_content": "..."}`, Outcome{FinishLength, true, true}},
+		{"SGLang /generate kept whole", `{"id": 7, "text": "x", "meta_info": {"finish_reason": {"type": "length", "length": 2048}, "completion_tokens": 2048}}`, Outcome{FinishLength, false, true}},
+		{"SGLang v0.1's string", `{"id": 8, "text": "x", "meta_info": {"finish_reason": "FINISH_MATCHED_TOKEN: 2", "completion_tokens": 5}}`, Outcome{FinishStop, false, true}},
+		{"an OpenAI answer kept whole", `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":null,"reasoning_content":"..."},"finish_reason":"length"}],"usage":{"completion_tokens":10}}`, Outcome{FinishLength, true, true}},
+		{"a prompt echoed, no answer field", `{"id":"q","messages":[{"role":"user","content":""}],"completion_tokens":3}`, Outcome{"", false, false}},
+		{"tool calls", `{"id":"t","finish_reason":"tool_calls","content":"{}"}`, Outcome{FinishOther, false, true}},
+		{"the key inside a string is no key", `{"id":"s","content":"say \"finish_reason\": \"length\""}`, Outcome{"", false, true}},
+	}
+	for _, c := range cases {
+		f, err := ParseRecordFacts([]byte(c.line))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if f.Outcome != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, f.Outcome, c.want)
+		}
+	}
+	var o Outcomes
+	for _, x := range []Outcome{{FinishStop, false, true}, {FinishStop, false, true}, {FinishLength, true, true}, {"", false, false}} {
+		o.Add(x)
+	}
+	o.Merge(Outcomes{Records: 6, Unexamined: 6})
+	if got, want := o.Text(), "2 stop, 1 truncated (25.0%), 1 no finish_reason, 1 empty, 6 not examined"; got != want {
+		t.Errorf("Text %q, want %q", got, want)
+	}
+}
