@@ -80,8 +80,11 @@ type Summary struct {
 	Notes          []string     `json:"notes,omitempty"`
 	// UntimedPlaced is how many records with no time the intervals'
 	// Untimed estimates place, from the server's answers.
-	UntimedPlaced int64              `json:"untimed_placed,omitempty"`
-	byName        map[string]*catAcc `json:"-"`
+	UntimedPlaced int64 `json:"untimed_placed,omitempty"`
+	// Capture is the next stage's disk for these records, as status's
+	// (parse.ForecastCapture), against the root's free disk now
+	Capture *parse.CaptureForecast `json:"capture,omitempty"`
+	byName  map[string]*catAcc     `json:"-"`
 }
 
 // Every is the interval length.
@@ -304,13 +307,14 @@ func Build(o Options) (*Summary, error) {
 
 // digester holds the state of one Build.
 type digester struct {
-	o      Options
-	s      *Summary
-	start  time.Time
-	inc    *incidents
-	runs   map[string]*Run
-	worker *parse.WorkerState
-	specs  map[string]parse.CategorySpec // pipeline.toml's categories (nil: none)
+	o       Options
+	s       *Summary
+	start   time.Time
+	inc     *incidents
+	runs    map[string]*Run
+	worker  *parse.WorkerState
+	specs   map[string]parse.CategorySpec // pipeline.toml's categories (nil: none)
+	capture parse.Capture                 // pipeline.toml's [capture]
 	// logTarget is each category's "NAME: N prompts" in the worker log
 	logTarget map[string]int
 	segs      []segment  // the runs' starts on categories, from runs.jsonl
@@ -392,6 +396,7 @@ func (d *digester) finish() {
 		}
 	}
 	d.judgeCategories() // its state, and an ETA only when it runs
+	s.Capture = d.captureForecast()
 	d.runEnds()
 	d.placeWaits() // before the stalls: a wait explains the stall within it
 	d.segmentStalls()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -235,4 +236,35 @@ func (d *digester) rateFacts(name string, js *parse.CategoryState, limit time.Du
 		}
 	}
 	return rf
+}
+
+// captureForecast is status's forecast of the next stage's disk from
+// every record read: prompt and completion tokens (at least, where some
+// records' counts are unknown), against the root's free disk now.
+func (d *digester) captureForecast() *parse.CaptureForecast {
+	var tokens int64
+	partial := false
+	for _, c := range d.s.Categories {
+		if c.Error != "" {
+			partial = true
+			continue
+		}
+		tokens += c.Tokens
+		partial = partial || c.TokensUnknown > 0
+		if o := c.Outcomes; o != nil {
+			tokens += o.PromptTokens
+			partial = partial || o.PromptRecords < o.Records
+		}
+	}
+	var free *int64
+	var st syscall.Statfs_t
+	if syscall.Statfs(d.o.Root, &st) == nil {
+		bs := st.Frsize // df's "Avail": available blocks of f_frsize
+		if bs == 0 {
+			bs = st.Bsize
+		}
+		f := int64(st.Bavail) * bs
+		free = &f
+	}
+	return parse.ForecastCapture(d.capture, tokens, partial, free)
 }

@@ -54,7 +54,7 @@ func (d *digester) categoryNames() ([]string, error) {
 	var names []string
 	if data, err := parse.ReadRegular(filepath.Join(d.o.Root, parse.ManifestPath)); err == nil {
 		if m, err := parse.ParseManifest(data); err == nil {
-			d.specs = map[string]parse.CategorySpec{}
+			d.specs, d.capture = map[string]parse.CategorySpec{}, m.Capture
 			for _, c := range m.Categories {
 				d.specs[c.Name] = c
 				if slices.Contains(dirs, c.Name) {
@@ -184,6 +184,7 @@ func (d *digester) record(acc *catAcc, line []byte, complete bool) {
 	}
 	c.TokensUnknown += unknown
 	acc.outcomes.Add(st.Outcome)
+	acc.outcomes.AddPrompt(st.PromptTokens, st.HasPrompt)
 	run := d.run(st.Run)
 	run.Records++
 	if run.ByCategory == nil {

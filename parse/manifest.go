@@ -22,6 +22,9 @@ type Manifest struct {
 	APIKeyFile string           `toml:"api_key_file" json:"api_key_file,omitempty"`
 	Classes    map[string]Class `toml:"classes" json:"classes,omitempty"`
 	Categories []CategorySpec   `toml:"categories" json:"categories,omitempty"`
+	// Capture is what the next stage keeps a token: a forecast of its
+	// disk in every view when hidden_size is set
+	Capture Capture `toml:"capture" json:"capture,omitempty"`
 }
 
 // Class is a kind of request: how many at once, how long, how sampled.
@@ -49,6 +52,9 @@ func ParseManifest(data []byte) (Manifest, error) {
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		return m, fmt.Errorf(ManifestPath+": unknown key %q", und[0].String())
+	}
+	if c := m.Capture; c.HiddenSize < 0 || c.Layers < 0 || c.DtypeBytes < 0 {
+		return m, fmt.Errorf(ManifestPath + ": [capture] hidden_size, layers and dtype_bytes are counts, not negative")
 	}
 	if m.API != "" && m.API != "chat" && m.API != "generate" {
 		return m, fmt.Errorf(ManifestPath+": api must be chat or generate, not %q", m.API)

@@ -83,14 +83,18 @@ func emptyAnswer(raw []byte) bool {
 // outcomeRaw is what a record's members say of its outcome, gathered in
 // the scan that reads its head.
 type outcomeRaw struct {
-	finish, content, text, meta, choices, run []byte
-	hasContent, hasText                       bool
+	finish, content, text, meta, usage, choices, run, prompt []byte
+	hasContent, hasText                                      bool
 }
 
 func (o *outcomeRaw) take(key string, v []byte) {
 	switch key {
 	case "run":
 		o.run = v
+	case "prompt_tokens":
+		o.prompt = v
+	case "usage":
+		o.usage = v
 	case "finish_reason":
 		o.finish = v
 	case "content":
@@ -146,10 +150,11 @@ func (o outcomeRaw) judge() Outcome {
 }
 
 var (
-	runMember  = []byte(`,"run":`)
-	finishKey  = []byte(`,"finish_reason":`)
-	contentKey = []byte(`,"content":`)
-	textKey    = []byte(`,"text":`)
+	runMember    = []byte(`,"run":`)
+	promptMember = []byte(`,"prompt_tokens":`)
+	finishKey    = []byte(`,"finish_reason":`)
+	contentKey   = []byte(`,"content":`)
+	textKey      = []byte(`,"text":`)
 )
 
 // sealedOutcome reads the Go worker's sealed record without a scan: its
@@ -190,6 +195,19 @@ type Outcomes struct {
 	None       int64 `json:"no_finish_reason"` // records that say nothing of it
 	Empty      int64 `json:"empty"`            // an answer there and empty
 	Unexamined int64 `json:"unexamined,omitempty"`
+	// PromptTokens are the prompt tokens of the PromptRecords whose count
+	// is known, read in the same pass (the next stage's hidden states
+	// cover prompt and completion: parse.CaptureBytes)
+	PromptTokens  int64 `json:"prompt_tokens"`
+	PromptRecords int64 `json:"prompt_records"`
+}
+
+// AddPrompt counts one record's prompt tokens, when it has a count.
+func (o *Outcomes) AddPrompt(n int64, ok bool) {
+	if ok {
+		o.PromptTokens += n
+		o.PromptRecords++
+	}
 }
 
 // Add counts one record's outcome.
@@ -222,6 +240,8 @@ func (o *Outcomes) Merge(x Outcomes) {
 	o.None += x.None
 	o.Empty += x.Empty
 	o.Unexamined += x.Unexamined
+	o.PromptTokens += x.PromptTokens
+	o.PromptRecords += x.PromptRecords
 }
 
 // Text is the outcomes in the words every view prints: "6,210 stop, 790
@@ -264,4 +284,24 @@ func sealedRun(body []byte) string {
 		return ""
 	}
 	return rawString(v[:n])
+}
+
+// promptTokens is the record's prompt tokens (top level, else usage's,
+// else meta_info's), as its completion tokens are read.
+func (o outcomeRaw) promptTokens() (int64, bool) {
+	return memberCount("prompt_tokens", o.prompt, o.usage, o.meta)
+}
+
+// sealedPrompt is the sealed record's top-level prompt_tokens.
+func sealedPrompt(body []byte) (int64, bool) {
+	i := bytes.Index(body, promptMember)
+	if i < 0 {
+		return 0, false
+	}
+	v := body[i+len(promptMember):]
+	n := skipValue(v)
+	if n <= 0 {
+		return 0, false
+	}
+	return countTokens(v[:n])
 }

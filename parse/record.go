@@ -292,7 +292,13 @@ func plainHeadWith(line []byte, o *outcomeRaw) (RecordHead, error) {
 // recordTokens reads a record's completion tokens from its top-level
 // member, else from usage, else from meta_info (the raw member values).
 func recordTokens(ct, usage, meta []byte) (int64, bool) {
-	n, ok := countTokens(ct)
+	return memberCount("completion_tokens", ct, usage, meta)
+}
+
+// memberCount reads the count key from its top-level value top, else from
+// usage's, else from meta_info's.
+func memberCount(key string, top, usage, meta []byte) (int64, bool) {
+	n, ok := countTokens(top)
 	for _, sub := range [][]byte{usage, meta} {
 		if ok {
 			break
@@ -302,7 +308,7 @@ func recordTokens(ct, usage, meta []byte) (int64, bool) {
 		}
 		var v []byte
 		scanObject(sub, func(m member) {
-			if decodeKey(m.key) == "completion_tokens" {
+			if decodeKey(m.key) == key {
 				v = m.value
 			}
 		})

@@ -14,6 +14,10 @@ type RecordFacts struct {
 	Run string
 	// Outcome is how it ended and whether its answer is empty.
 	Outcome Outcome
+	// PromptTokens, read as CompletionTokens is (prompt_tokens); HasPrompt
+	// says whether one was found
+	PromptTokens int64
+	HasPrompt    bool
 }
 
 // ParseRecordFacts reads one JSONL line (without its '\n'; a '\r', a BOM
@@ -21,14 +25,18 @@ type RecordFacts struct {
 // ParseRecordHead) is an error.
 func ParseRecordFacts(line []byte) (RecordFacts, error) {
 	if h, ok := fastHead(line); ok { // the Go worker's sealed record: no scan
-		return RecordFacts{CompletionTokens: h.CompletionTokens, HasTokens: h.HasTokens, Run: sealedRun(line), Outcome: sealedOutcome(line)}, nil
+		f := RecordFacts{CompletionTokens: h.CompletionTokens, HasTokens: h.HasTokens, Run: sealedRun(line), Outcome: sealedOutcome(line)}
+		f.PromptTokens, f.HasPrompt = sealedPrompt(line)
+		return f, nil
 	}
 	var o outcomeRaw // the members it needs, in the scan that reads its head
 	h, err := plainHeadWith(bytes.TrimPrefix(line, bom), &o)
 	if err != nil {
 		return RecordFacts{}, err
 	}
-	return RecordFacts{CompletionTokens: h.CompletionTokens, HasTokens: h.HasTokens, Run: rawString(o.run), Outcome: o.judge()}, nil
+	f := RecordFacts{CompletionTokens: h.CompletionTokens, HasTokens: h.HasTokens, Run: rawString(o.run), Outcome: o.judge()}
+	f.PromptTokens, f.HasPrompt = o.promptTokens()
+	return f, nil
 }
 
 var runKey = []byte(`"run"`)

@@ -21,8 +21,11 @@ type RecordStamp struct {
 	// usage, then meta_info); HasTokens says whether one was found.
 	CompletionTokens int64
 	HasTokens        bool
-	// Outcome is how it ended, as ParseRecordFacts reads it
-	Outcome Outcome
+	// Outcome is how it ended, and PromptTokens its prompt's count, as
+	// ParseRecordFacts reads them
+	Outcome      Outcome
+	PromptTokens int64
+	HasPrompt    bool
 }
 
 var finishedKey, ctKey = []byte(`"finished_at"`), []byte(`"completion_tokens"`) // runKey: recordfacts.go
@@ -81,6 +84,7 @@ func ParseRecordStamp(line []byte, loc *time.Location) (RecordStamp, error) {
 	var s RecordStamp
 	s.CompletionTokens, s.HasTokens = recordTokens(ct, usage, meta)
 	s.Outcome = o.judge()
+	s.PromptTokens, s.HasPrompt = o.promptTokens()
 	if s.Finished, s.HasFinished = stampTime(fin, loc); s.HasFinished {
 		s.TimeField = FinishedField
 	}
@@ -145,6 +149,7 @@ func sealedStamp(line []byte, loc *time.Location) (RecordStamp, bool) {
 	}
 	s.Run = rawString(run)
 	s.Outcome = sealedOutcome(line)
+	s.PromptTokens, s.HasPrompt = sealedPrompt(line)
 	return s, true
 }
 

@@ -102,3 +102,33 @@ func (k *counts) budgetUnsummed() bool {
 	}
 	return false
 }
+
+// captureForecast is the next stage's disk for the categories' records:
+// their prompt and completion tokens (a lower bound where a category's
+// tokens, or some records' counts, are not known yet) at the bytes a
+// token c gives, against the root's free disk when the vitals read it.
+func captureForecast(cats []Category, c parse.Capture, disk *Disk) *parse.CaptureForecast {
+	if c.BytesPerToken() == 0 {
+		return nil
+	}
+	var tokens int64
+	partial := false
+	for _, v := range cats {
+		if v.CompletionTokens == nil || v.Outcomes == nil {
+			partial = partial || v.Done > 0
+			if v.CompletionTokens != nil {
+				tokens += *v.CompletionTokens
+			}
+			continue
+		}
+		o := v.Outcomes
+		tokens += *v.CompletionTokens + o.PromptTokens
+		partial = partial || v.TokensUnknown > 0 || o.PromptRecords < o.Records
+	}
+	var free *int64
+	if disk != nil {
+		f := disk.FreeBytes
+		free = &f
+	}
+	return parse.ForecastCapture(c, tokens, partial, free)
+}

@@ -38,6 +38,7 @@ func (w *Watcher) project() Snapshot {
 	warnChecks(&s, w.polledAt)
 	s.Baseline = w.base.shown
 	s.Vitals = w.vit.view()
+	s.Capture = captureForecast(s.Categories, w.cnt.manifest.Capture, s.Vitals.Disk)
 	s.Events = w.timeline.Recent(50)
 	w.warnFiles(&s)
 	w.warnSlowReader(&s)

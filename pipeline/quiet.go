@@ -34,6 +34,12 @@ func (c Connection) Quiet(now time.Time, every time.Duration) bool {
 func staleFigures(prev Snapshot, s *Snapshot) {
 	s.Worker = Worker{State: WorkerUnknown, PID: prev.Worker.PID, Category: prev.Worker.Category}
 	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = prev.CompletionTokens, prev.TokensUnknown, prev.TokensPartial // counted, as the rows' done: kept
+	// the forecast is kept with the tokens it counts; the free disk is not known now
+	if c := prev.Capture; c != nil {
+		cp := *c
+		cp.FreeBytes, cp.Fits = nil, nil
+		s.Capture = &cp
+	}
 	s.Server = Server{State: ServerUnknown}
 	s.Servers = nil
 	for _, v := range prev.Servers { // each one unknown too: its figures are from before the link dropped

@@ -32,13 +32,16 @@ type Snapshot struct {
 	// CompletionTokens is every category's completion tokens added up;
 	// TokensPartial says a category has no figure yet (not in the sum);
 	// TokensUnknown counts the records whose tokens are unknown (not in it).
-	CompletionTokens int64     `json:"completion_tokens"`
-	TokensPartial    bool      `json:"tokens_partial,omitempty"`
-	TokensUnknown    int64     `json:"tokens_unknown_records,omitempty"`
-	Baseline         Baseline  `json:"baseline"` // throughput against the night's own median (after 30 min of it)
-	Warnings         []string  `json:"warnings"` // the texts of Alerts, in order (schema 1: an array of strings)
-	Alerts           []Warning `json:"-"`        // the warnings with their kinds; add them with Warn
-	Events           []Event   `json:"events"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TokensPartial    bool  `json:"tokens_partial,omitempty"`
+	// Capture is the next stage's disk for the records kept so far
+	// (pipeline.toml's [capture]; parse.ForecastCapture), nil without one
+	Capture       *parse.CaptureForecast `json:"capture,omitempty"`
+	TokensUnknown int64                  `json:"tokens_unknown_records,omitempty"`
+	Baseline      Baseline               `json:"baseline"` // throughput against the night's own median (after 30 min of it)
+	Warnings      []string               `json:"warnings"` // the texts of Alerts, in order (schema 1: an array of strings)
+	Alerts        []Warning              `json:"-"`        // the warnings with their kinds; add them with Warn
+	Events        []Event                `json:"events"`
 }
 
 // ETAPart is a pipeline ETA without a whole figure: the seconds the

@@ -186,6 +186,7 @@ func tallyLine(t *tally, line []byte) {
 	}
 	t.addRecord(f.Run, f.CompletionTokens, f.HasTokens)
 	t.out.Add(f.Outcome)
+	t.out.AddPrompt(f.PromptTokens, f.HasPrompt)
 }
 
 // openHole marks [start, end) as not seen: the partial line is dropped and

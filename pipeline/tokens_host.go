@@ -120,11 +120,11 @@ func parseTokenSums(out []byte, want int) ([]tokResult, error) {
 		}
 		switch f[1] {
 		case "T":
-			// the awk's four fields; the Go agent adds six of outcomes
+			// the awk's four fields; the Go agent adds eight of outcomes
 			// (remote/tokensum.go), which the awk does not read: its
 			// records are counted unexamined
 			g := strings.Fields(strings.Join(f[2:], " "))
-			if len(g) != 4 && len(g) != 10 {
+			if len(g) != 4 && len(g) != 12 {
 				return nil, fmt.Errorf("bad line %q", line)
 			}
 			var v [4]int64
@@ -135,7 +135,7 @@ func parseTokenSums(out []byte, want int) ([]tokResult, error) {
 			}
 			r.t.runTally, r.bytes = runTally{records: v[0], tokens: v[1], unknown: v[3]}, v[2]
 			r.t.out = parse.Outcomes{Records: v[0], Unexamined: v[0]}
-			if len(g) == 10 {
+			if len(g) == 12 {
 				if r.t.out, err = outcomeFields(g); err != nil {
 					return nil, fmt.Errorf("bad line %q: %w", line, err)
 				}
@@ -169,10 +169,10 @@ func parseTokenSums(out []byte, want int) ([]tokResult, error) {
 }
 
 // outcomeFields reads a T line's fields (records tokens bytes unknown,
-// then stop length abort other none empty), the outcomes each a count,
-// adding up to its records.
+// then stop length abort other none empty, prompt tokens, prompt
+// records), each a count, the outcomes adding up to its records.
 func outcomeFields(g []string) (parse.Outcomes, error) {
-	var v [10]int64
+	var v [12]int64
 	for j := range g {
 		n, err := strconv.ParseInt(g[j], 10, 64)
 		if err != nil || n < 0 {
@@ -180,8 +180,8 @@ func outcomeFields(g []string) (parse.Outcomes, error) {
 		}
 		v[j] = n
 	}
-	o := parse.Outcomes{Records: v[0], Stop: v[4], Length: v[5], Abort: v[6], Other: v[7], None: v[8], Empty: v[9]}
-	if o.Stop+o.Length+o.Abort+o.Other+o.None != o.Records || o.Empty > o.Records {
+	o := parse.Outcomes{Records: v[0], Stop: v[4], Length: v[5], Abort: v[6], Other: v[7], None: v[8], Empty: v[9], PromptTokens: v[10], PromptRecords: v[11]}
+	if o.Stop+o.Length+o.Abort+o.Other+o.None != o.Records || o.Empty > o.Records || o.PromptRecords > o.Records {
 		return parse.Outcomes{}, errors.New("outcomes do not add up")
 	}
 	return o, nil

@@ -73,6 +73,7 @@ func (s *rangeSum) line(l []byte) {
 	}
 	s.t.add(one)
 	s.out.Add(f.Outcome)
+	s.out.AddPrompt(f.PromptTokens, f.HasPrompt)
 	if s.byRun == nil {
 		s.byRun = map[string]runSums{}
 	}
@@ -263,10 +264,11 @@ func copyRuns(m map[string]runSums) map[string]runSums {
 
 // write prints s as range i, as the awk does, and after the awk's fields
 // the outcomes, which the awk does not read: stop length abort other
-// none empty (pipeline's parseTokenSums).
+// none empty, then the prompt tokens and the records that gave them
+// (pipeline's parseTokenSums).
 func (s rangeSum) write(w *bytes.Buffer, i int) {
 	o := s.out
-	fmt.Fprintf(w, "%d T %d %d %d %d %d %d %d %d %d %d\n", i, s.t.Records, s.t.Tokens, s.bytes, s.t.Unknown, o.Stop, o.Length, o.Abort, o.Other, o.None, o.Empty)
+	fmt.Fprintf(w, "%d T %d %d %d %d %d %d %d %d %d %d %d %d\n", i, s.t.Records, s.t.Tokens, s.bytes, s.t.Unknown, o.Stop, o.Length, o.Abort, o.Other, o.None, o.Empty, o.PromptTokens, o.PromptRecords)
 	runs := make([]string, 0, len(s.byRun))
 	for r := range s.byRun {
 		runs = append(runs, r)

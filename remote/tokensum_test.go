@@ -165,14 +165,15 @@ func TestColdSumsCoverTheirStat(t *testing.T) {
 }
 
 // The agent's T line carries how the records ended after the awk's
-// fields: stop length abort other none empty.
+// fields: stop length abort other none empty, then the prompt tokens and
+// the records that gave them.
 func TestTokenSumsCountOutcomes(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	p := filepath.Join(t.TempDir(), "raw_responses.jsonl")
 	must(t, os.WriteFile(p, []byte(sumRecs(0, 14, "r1")), 0o644))
 	got := string(newTokenSums().ranges([]string{p, "1", "100000"}))
 	// 14 lines: 2 not records; of 12 records, 2 length (empty content), 2 stop
-	if first := strings.SplitN(got, "\n", 2)[0]; !strings.HasSuffix(first, " 2 2 0 0 8 2") || !strings.HasPrefix(first, "1 T 12 ") {
-		t.Fatalf("T line %q, want 12 records: 2 stop, 2 length, 8 none, 2 empty", first)
+	if first := strings.SplitN(got, "\n", 2)[0]; !strings.HasSuffix(first, " 2 2 0 0 8 2 0 0") || !strings.HasPrefix(first, "1 T 12 ") {
+		t.Fatalf("T line %q, want 12 records: 2 stop, 2 length, 8 none, 2 empty, no prompt counts", first)
 	}
 }

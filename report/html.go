@@ -36,6 +36,7 @@ type view struct {
 	Totals                                  string
 	OverCap                                 []string // categories past a cap, in status's words
 	Ended                                   []string // how each category's records ended, in status's words
+	Capture                                 string   // the next stage's disk, in status's words
 	Records, Throughput                     chart
 	Incidents                               []incRow
 	Runs                                    []runRow
@@ -80,6 +81,9 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 	v.Totals = fmt.Sprintf("%s, %s", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk))
 	if len(unread) > 0 {
 		v.Totals += "; not counting " + strings.Join(unread, ", ") + " (unreadable)"
+	}
+	if s.Capture != nil {
+		v.Capture = s.Capture.Text()
 	}
 	for _, in := range s.Incidents {
 		v.Incidents = append(v.Incidents, incRow{Time: stamp(in.Time, s.Now), Until: strings.TrimPrefix(until(in, s.Now), "→ "), Length: length(in, s.Now),

@@ -112,6 +112,9 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 	default:
 		fmt.Fprintf(b, "ETA: %s at the window's rates, one category after another\n", dur(eta))
 	}
+	if s.Capture != nil { // pipeline.toml's [capture]: status's words
+		b.WriteString(s.Capture.Text() + "\n")
+	}
 }
 
 // writeRuns says how each run of the window ended, and by whose word.

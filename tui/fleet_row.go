@@ -89,6 +89,9 @@ func alerts(s pipeline.Snapshot) []string {
 	if d := s.Vitals.Disk; d != nil && d.Low {
 		out = append(out, "disk low")
 	}
+	if c := s.Capture; c != nil && c.Fits != nil && !*c.Fits {
+		out = append(out, "next stage won't fit")
+	}
 	if errs > 0 {
 		out = append(out, fmt.Sprintf("%s err", thousands(errs)))
 	}

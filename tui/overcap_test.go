@@ -53,3 +53,24 @@ func TestOverCapFlaggedAtEveryWidth(t *testing.T) {
 		t.Errorf("one over its cap, not shown: %q", got)
 	}
 }
+
+// The next stage's disk in the header, and, when it will not fit, a
+// note in status's words and an alert on the fleet row.
+func TestCaptureForecastShown(t *testing.T) {
+	s := running()
+	free := int64(1 << 40)
+	s.Capture = parse.ForecastCapture(parse.Capture{HiddenSize: 4096}, 210_000_000, true, &free)
+	f := newFake()
+	f.snap = s
+	f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+	m, _ := newModel(f, 160, 40, Config{PollEvery: 2 * time.Second, Plain: true})
+	scr := screen(m)
+	for _, want := range []string{"next stage ≥6.3 TiB (won't fit)", "⚠ hidden states for the next stage: at least 6.3 TiB"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, scr)
+		}
+	}
+	if a := strings.Join(alerts(s), ", "); !strings.Contains(a, "next stage won't fit") {
+		t.Errorf("the fleet row's alerts %q", a)
+	}
+}

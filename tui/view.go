@@ -149,6 +149,16 @@ func (m Model) header(w int) string {
 	if tok := tokensHeader(s); tok != "" {
 		parts = append(parts, tok)
 	}
+	if c := s.Capture; c != nil { // the next stage's disk (parse.ForecastCapture); m says it whole
+		t := "next stage " + parse.FormatBytes(c.Bytes)
+		if c.Partial {
+			t = "next stage ≥" + parse.FormatBytes(c.Bytes)
+		}
+		if c.Fits != nil && !*c.Fits {
+			t = st.Bad.Render(t + " (won't fit)")
+		}
+		parts = append(parts, t)
+	}
 	if label := m.busyLabel(); label != "" {
 		spin := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}[m.spin%10]
 		parts = append(parts, st.Accent.Render(spin+" "+label))
@@ -204,6 +214,9 @@ func (m Model) notes() []string {
 			r = st.Bad.Render("✖ " + r)
 		}
 		out = append(out, r)
+	}
+	if c := s.Capture; c != nil && c.Fits != nil && !*c.Fits {
+		out = append(out, st.Warn.Render("⚠ "+c.Text()))
 	}
 	for _, warn := range s.Alerts {
 		switch warn.Kind {

@@ -485,7 +485,8 @@ func targetRoot(t *testing.T) string {
 	const manifest = "[classes.SHORT]\nconcurrency = 8\n[classes.LONG]\nconcurrency = 8\n" +
 		"[[categories]]\nname = \"B1_glaive\"\nclass = \"SHORT\"\nmax_samples = 50\n" +
 		"[[categories]]\nname = \"B2_opencodeinstruct\"\nclass = \"LONG\"\ntoken_budget = 10000000\n" +
-		"[[categories]]\nname = \"B3_magicoder\"\nclass = \"SHORT\"\n"
+		"[[categories]]\nname = \"B3_magicoder\"\nclass = \"SHORT\"\n" +
+		"[capture]\nhidden_size = 4096\n"
 	return oldNight(t, log, manifest, time.Now().Add(-2*time.Hour), map[string][3]int{
 		"B1_glaive": {100, 52, 236}, "B2_opencodeinstruct": {10000, 7000, 3800}, "B3_magicoder": {10000, 7000, 236}})
 }
@@ -516,6 +517,14 @@ var overWant = map[string]map[string]string{
 		"B1_glaive":           "over max_samples by 2 records (52 of 50)",
 		"B2_opencodeinstruct": "over its token budget by 16.6M tokens (26.6M of 10M)",
 	},
+}
+
+// captureWant: the roots whose pipeline.toml has a [capture], and the
+// next stage's bytes: their completion tokens (B1 52 x 236, B2 7,000 x
+// 3,800, B3 7,000 x 236) at 4 x 4,096 x 2 bytes a token; at least, as
+// the old script's records give no prompt_tokens.
+var captureWant = map[string]int64{
+	"the log's 7000 prompts against 10,000, a cap and a budget": (52*236 + 7000*3800 + 7000*236) * 4 * 4096 * 2,
 }
 
 // endedWant: how a root's records ended (one in ten cut at max_tokens
@@ -638,7 +647,8 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 			if strings.Contains(fleetRow, "stalled") != stalled {
 				t.Errorf("%s: the fleet row %q, status's categories stalled: %v", r.name, fleetRow, stalled)
 			}
-			views["status"] = textLooks(run(append(append([]string{"status"}, common...), target)...))
+			statusText := run(append(append([]string{"status"}, common...), target)...)
+			views["status"] = textLooks(statusText)
 			// two lines: the second judged after a poll's growth, as a long watch
 			lines2 := run(append(append([]string{"status", "--follow", "--json", "--count", "2", "--poll", "2s"}, common...), target)...)
 			dec := json.NewDecoder(strings.NewReader(lines2))
@@ -674,6 +684,19 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				}
 			}
 			views["report --json"] = reportLooks(rep)
+			if want, ok := captureWant[r.name]; ok { // the next stage's disk: the same bytes in status and the report
+				words := "hidden states for the next stage: at least " + parse.FormatBytes(want)
+				switch {
+				case s.Capture == nil || s.Capture.Bytes != want || !s.Capture.Partial:
+					t.Errorf("%s: status --json's capture %+v, want at least %d bytes", r.name, s.Capture, want)
+				case rep.Capture == nil || rep.Capture.Bytes != want:
+					t.Errorf("%s: the report's capture %+v, want %d bytes", r.name, rep.Capture, want)
+				case !strings.Contains(statusText, words):
+					t.Errorf("%s: status does not say %q:\n%s", r.name, words, statusText)
+				}
+			} else if s.Capture != nil || rep.Capture != nil {
+				t.Errorf("%s: a capture forecast with no [capture]: %+v %+v", r.name, s.Capture, rep.Capture)
+			}
 			reasons["report --json"] = map[string]string{}
 			for _, c := range rep.Categories {
 				reasons["report --json"][c.Name] = c.Reason
