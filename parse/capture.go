@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"math"
 )
 
 // Capture is pipeline.toml's [capture]: what the next stage, EAGLE-3's
@@ -50,7 +51,11 @@ func ForecastCapture(c Capture, tokens int64, partial bool, free *int64) *Captur
 	if per == 0 {
 		return nil
 	}
-	f := &CaptureForecast{Bytes: tokens * per, Tokens: tokens, BytesPerToken: per, Partial: partial}
+	bytes := int64(math.MaxInt64) // saturated: a bogus count of 1e15 tokens must not wrap to a fit
+	if tokens < math.MaxInt64/per {
+		bytes = tokens * per
+	}
+	f := &CaptureForecast{Bytes: bytes, Tokens: tokens, BytesPerToken: per, Partial: partial}
 	if free != nil {
 		fits := f.Bytes <= *free
 		f.FreeBytes, f.Fits = free, &fits

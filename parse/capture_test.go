@@ -24,6 +24,9 @@ func TestForecastCapture(t *testing.T) {
 	if g.Fits != nil || strings.Contains(g.Text(), "free") || g.Bytes != 1000*23040 {
 		t.Errorf("unknown free disk: %+v %q", g, g.Text())
 	}
+	if h := ForecastCapture(Capture{HiddenSize: 4096}, 1e15, false, &free); h.Bytes <= 0 || *h.Fits {
+		t.Errorf("a bogus 1e15 tokens wrapped to a fit: %+v", h)
+	}
 	m, err := ParseManifest([]byte("[capture]\nhidden_size = 4096\nlayers = 4\ndtype_bytes = 2\n"))
 	if err != nil || m.Capture.BytesPerToken() != 32768 {
 		t.Errorf("[capture]: %+v %v", m.Capture, err)

@@ -70,21 +70,35 @@ func emptyAnswer(raw []byte) bool {
 	if string(raw) == "null" {
 		return true
 	}
-	if len(raw) < 2 || raw[0] != '"' {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return false // an array of parts or a number: not judged empty
 	}
-	if len(raw) > 64 {
-		return false
+	// blanks and their escapes only, however many (a model that emits
+	// newlines to max_tokens): stops at the first other byte
+	for i := 1; i < len(raw)-1; i++ {
+		switch c := raw[i]; c {
+		case ' ', '\t', '\n', '\r':
+		case '\\':
+			switch {
+			case i+1 < len(raw)-1 && (raw[i+1] == 'n' || raw[i+1] == 't' || raw[i+1] == 'r'):
+				i++
+			case i+5 < len(raw)-1 && string(raw[i+1:i+6]) == "u0020":
+				i += 5
+			default:
+				return false
+			}
+		default:
+			return false
+		}
 	}
-	var s string
-	return json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) == ""
+	return true
 }
 
 // outcomeRaw is what a record's members say of its outcome, gathered in
 // the scan that reads its head.
 type outcomeRaw struct {
 	finish, content, text, meta, usage, choices, run, prompt []byte
-	hasContent, hasText                                      bool
+	hasContent, hasText, hasReasoning                        bool
 }
 
 func (o *outcomeRaw) take(key string, v []byte) {
@@ -105,13 +119,19 @@ func (o *outcomeRaw) take(key string, v []byte) {
 		o.meta = v
 	case "choices":
 		o.choices = v
+	case "reasoning_content":
+		o.hasReasoning = true
 	}
 }
 
 // judge is the record's Outcome: its own finish_reason, else meta_info's
 // (SGLang's /generate), else its first choice's (an OpenAI answer kept
-// whole); its answer is content, else text (or response, output), else
-// the first choice's message content or text.
+// whole); its answer is content, else the first choice's message content
+// or text (a record that merges the prompt row keeps the prompt's "text"
+// beside them), else text (or response, output). A record with reasoning
+// and no answer field at all is a reasoner cut in its thinking: the Go
+// worker leaves out a content that never came (omitempty), Python writes
+// null; both are an empty answer.
 func (o outcomeRaw) judge() Outcome {
 	var out Outcome
 	if o.finish != nil {
@@ -132,19 +152,26 @@ func (o outcomeRaw) judge() Outcome {
 	if out.Finish == "" && choice != nil {
 		out.Finish = finishOf(choice["finish_reason"])
 	}
-	switch {
-	case o.hasContent:
+	if o.hasContent {
 		out.Answer, out.Empty = true, emptyAnswer(o.content)
-	case o.hasText:
-		out.Answer, out.Empty = true, emptyAnswer(o.text)
-	case choice != nil:
+		return out
+	}
+	if choice != nil {
 		if msg, err := Members(choice["message"]); err == nil {
 			if c, ok := msg["content"]; ok {
 				out.Answer, out.Empty = true, emptyAnswer(c)
+				return out
 			}
 		} else if t, ok := choice["text"]; ok {
 			out.Answer, out.Empty = true, emptyAnswer(t)
+			return out
 		}
+	}
+	switch {
+	case o.hasText:
+		out.Answer, out.Empty = true, emptyAnswer(o.text)
+	case o.hasReasoning:
+		out.Answer, out.Empty = true, true
 	}
 	return out
 }
@@ -155,12 +182,22 @@ var (
 	finishKey    = []byte(`,"finish_reason":`)
 	contentKey   = []byte(`,"content":`)
 	textKey      = []byte(`,"text":`)
+	reasoningKey = []byte(`,"reasoning_content":`)
 )
 
-// sealedOutcome reads the Go worker's sealed record without a scan: its
-// members are in the worker's order and none of them holds an object, so
-// the first ,"finish_reason": and ,"content": are its own (a key's bytes
-// cannot occur inside a JSON string, whose quotes are escaped).
+// afterID is a sealed record's bytes after its id: an id copied from
+// prompts.jsonl may be an object holding any key, so the members are
+// looked for after it (fastHead reads completion_tokens so too).
+func afterID(line []byte) []byte {
+	rest := line[len(idHead):]
+	return rest[max(skipValue(rest), 0):]
+}
+
+// sealedOutcome reads the Go worker's sealed record, after its id
+// (afterID), without a scan: its members are in the worker's order and
+// none after the id holds an object, so the first ,"finish_reason": and
+// ,"content": are its own (a key's bytes cannot occur inside a JSON
+// string, whose quotes are escaped).
 func sealedOutcome(body []byte) Outcome {
 	var o outcomeRaw
 	if i := bytes.Index(body, finishKey); i >= 0 {
@@ -180,6 +217,7 @@ func sealedOutcome(body []byte) Outcome {
 			o.text, o.hasText = v[:n], true
 		}
 	}
+	o.hasReasoning = bytes.Contains(body, reasoningKey)
 	return o.judge()
 }
 

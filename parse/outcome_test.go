@@ -3,6 +3,7 @@ package parse
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // The records' outcomes as each writer words them: the Go worker's sealed
@@ -45,5 +46,43 @@ func TestRecordOutcome(t *testing.T) {
 	o.Merge(Outcomes{Records: 6, Unexamined: 6})
 	if got, want := o.Text(), "2 stop, 1 truncated (25.0%), 1 no finish_reason, 1 empty, 6 not examined"; got != want {
 		t.Errorf("Text %q, want %q", got, want)
+	}
+}
+
+// Found by review: a sealed record's members are looked for after its id
+// (an id copied from prompts.jsonl may be an object holding any key); a
+// reasoner's record with no content at all (the Go worker leaves out a
+// content that never came) is an empty answer; blanks of any length are
+// empty; an OpenAI answer kept beside the prompt's "text" is judged by its
+// choice.
+func TestRecordOutcomeReview(t *testing.T) {
+	t.Parallel()
+	obj := strings.TrimSuffix(string(SealRecord([]byte(`{"id":{"src":"gsm8k","run":"other","finish_reason":"length","content":"","prompt_tokens":99999,"reasoning_content":"x"},"category":"c","run":"r1","prompt_tokens":12,"completion_tokens":30,"finish_reason":"stop","latency_s":1,"finished_at":"2026-12-06T00:00:00Z","content":"the answer"}`))), "\n")
+	if _, ok := fastHead([]byte(obj)); !ok {
+		t.Fatal("the object-id record is not read by the fast path: the test proves nothing")
+	}
+	f, err := ParseRecordFacts([]byte(obj))
+	want := RecordFacts{CompletionTokens: 30, HasTokens: true, Run: "r1", Outcome: Outcome{FinishStop, false, true}, PromptTokens: 12, HasPrompt: true}
+	if err != nil || f != want {
+		t.Errorf("an object id, sealed: %+v, want %+v", f, want)
+	}
+	st, err := ParseRecordStamp([]byte(obj), time.UTC)
+	if err != nil || st.Outcome != want.Outcome || st.PromptTokens != 12 || st.Run != "r1" {
+		t.Errorf("an object id, sealed, as the report reads it: %+v", st)
+	}
+	cut := strings.TrimSuffix(string(SealRecord([]byte(`{"id":"p1","category":"c","run":"r1","prompt_tokens":12,"completion_tokens":4096,"finish_reason":"length","latency_s":1,"finished_at":"2026-12-06T00:00:00Z","reasoning_content":"Let me think..."}`))), "\n")
+	for _, c := range []struct {
+		name, line string
+		want       Outcome
+	}{
+		{"the Go worker's reasoner cut in its thinking", cut, Outcome{FinishLength, true, true}},
+		{"Python's, the same", `{"id": "p1", "finish_reason": "length", "reasoning_content": "Let me think..."}`, Outcome{FinishLength, true, true}},
+		{"newlines to max_tokens", `{"id": 1, "finish_reason": "length", "content": "` + strings.Repeat(`\n`, 40) + strings.Repeat(" ", 70) + `\u0020\t"}`, Outcome{FinishLength, true, true}},
+		{"a prompt row merged with an OpenAI answer", `{"id": 2, "text": "the prompt", "choices": [{"message": {"content": null}, "finish_reason": "length"}]}`, Outcome{FinishLength, true, true}},
+	} {
+		f, err := ParseRecordFacts([]byte(c.line))
+		if err != nil || f.Outcome != c.want {
+			t.Errorf("%s: %+v %v, want %+v", c.name, f.Outcome, err, c.want)
+		}
 	}
 }

@@ -43,7 +43,7 @@ func OverCaps(records int64, maxSamples int64, tokens *int64, budget int64) []Ov
 // of 7,000)".
 func (o OverCap) Text() string {
 	if o.Cap == CapTokenBudget {
-		if o.Excess < 1e4 { // short figures would read "10M of 10M"
+		if o.Excess < 1e4 || ShortCount(o.Value) == ShortCount(o.Limit) { // short figures would read "10M of 10M"
 			return fmt.Sprintf("over its token budget by %s (%s of %s)", Plural(o.Excess, "token"), Thousands(o.Value), Thousands(o.Limit))
 		}
 		return fmt.Sprintf("over its token budget by %s tokens (%s of %s)", ShortCount(o.Excess), ShortCount(o.Value), ShortCount(o.Limit))

@@ -22,6 +22,8 @@ func TestOverCaps(t *testing.T) {
 		{"at the budget: the worker's stop, not over", 100, 0, n(10_000_000), 10_000_000, nil, ""},
 		{"tokens not known yet: no judgement", 7000, 0, nil, 10_000_000, nil, ""},
 		{"no budget", 7000, 0, n(26_600_000), 0, nil, ""},
+		{"short figures alike", 0, 0, n(1_040_000_000), 1_000_000_000,
+			[]OverCap{{CapTokenBudget, 1_000_000_000, 1_040_000_000, 40_000_000}}, "over its token budget by 40,000,000 tokens (1,040,000,000 of 1,000,000,000)"},
 		{"past max_samples", 7200, 7000, nil, 0,
 			[]OverCap{{CapMaxSamples, 7000, 7200, 200}}, "over max_samples by 200 records (7,200 of 7,000)"},
 		{"one record past", 51, 50, nil, 0, []OverCap{{CapMaxSamples, 50, 51, 1}}, "over max_samples by 1 record (51 of 50)"},

@@ -25,8 +25,9 @@ type RecordFacts struct {
 // ParseRecordHead) is an error.
 func ParseRecordFacts(line []byte) (RecordFacts, error) {
 	if h, ok := fastHead(line); ok { // the Go worker's sealed record: no scan
-		f := RecordFacts{CompletionTokens: h.CompletionTokens, HasTokens: h.HasTokens, Run: sealedRun(line), Outcome: sealedOutcome(line)}
-		f.PromptTokens, f.HasPrompt = sealedPrompt(line)
+		body := afterID(line)
+		f := RecordFacts{CompletionTokens: h.CompletionTokens, HasTokens: h.HasTokens, Run: sealedRun(body), Outcome: sealedOutcome(body)}
+		f.PromptTokens, f.HasPrompt = sealedPrompt(body)
 		return f, nil
 	}
 	var o outcomeRaw // the members it needs, in the scan that reads its head

@@ -148,8 +148,8 @@ func sealedStamp(line []byte, loc *time.Location) (RecordStamp, bool) {
 		s.TimeField = FinishedField
 	}
 	s.Run = rawString(run)
-	s.Outcome = sealedOutcome(line)
-	s.PromptTokens, s.HasPrompt = sealedPrompt(line)
+	s.Outcome = sealedOutcome(afterID(line))
+	s.PromptTokens, s.HasPrompt = sealedPrompt(afterID(line))
 	return s, true
 }
 

@@ -115,7 +115,7 @@ func captureForecast(cats []Category, c parse.Capture, disk *Disk) *parse.Captur
 	partial := false
 	for _, v := range cats {
 		if v.CompletionTokens == nil || v.Outcomes == nil {
-			partial = partial || v.Done > 0
+			partial = partial || v.Done > 0 || v.CountError != "" // its records not in it: at least
 			if v.CompletionTokens != nil {
 				tokens += *v.CompletionTokens
 			}

@@ -249,6 +249,25 @@ func (a *tokAcc) answer(job *tokJob, res *tokResult) {
 	}
 }
 
+// reexamine sums again, through the agent, the files whose tally has
+// records the fallback's awk summed (it reads tokens, not how records
+// ended nor their prompts): a dashboard that began on the fallback while
+// the agent installed would say "not examined" all night. Only a tally
+// at rest (no hole, no job, the file ending on a whole line) is redone:
+// the hole it opens is summed whole by the next job, from the agent's
+// kept sums where it has them.
+func (k *counts) reexamine() {
+	for _, c := range k.cats {
+		a := &c.tok
+		if a.sum.out.Unexamined == 0 || a.hole || a.job != nil || len(a.partial) > 0 || a.cur == 0 {
+			continue
+		}
+		end := a.cur
+		a.reset()
+		a.openHole(end)
+	}
+}
+
 // complete says the tally covers every whole line counted so far.
 func (a *tokAcc) complete() bool { return !a.hole }
 

@@ -215,6 +215,11 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	if !viaAgent && w.linked() {
 		budget = fallbackSumPerPoll // the fallback reads: its awk sums a slice a poll
 	}
+	if last, _ := w.reader.Load().(string); viaAgent && !cold && agentProtocol(last) != "" {
+		// the agent answered the last poll: what the fallback's awk summed
+		// before it (a first screen while the agent installed) is summed again
+		w.cnt.reexamine()
+	}
 	tokJobs := w.cnt.tokenJobs(budget) // holes the counts left: summed on the host, in this batch
 	spanArgv := w.cnt.spanArgv()       // the records' times where no fresher witness speaks (recspan.go)
 	w.polls++
