@@ -15,8 +15,9 @@ var hostFiles embed.FS
 // HostScript is host/NAME as it crosses the link: its code (shCode), each
 // line ". ./OTHER.sh" replaced by OTHER.sh's code. The host has no such
 // file: a part two scripts share (the launch's checks) is written once
-// and sent inline. An unknown name panics: callers name constants, read
-// when their package starts, so any test catches it.
+// and sent inline. ". ./InstalledAgentSh" is InstalledAgentSh, made in Go
+// as it carries the agent's protocol. An unknown name panics: callers
+// name constants, read when their package starts, so any test catches it.
 func HostScript(name string) string {
 	src, err := hostFiles.ReadFile("host/" + name)
 	if err != nil {
@@ -24,11 +25,15 @@ func HostScript(name string) string {
 	}
 	var b strings.Builder
 	for _, l := range strings.SplitAfter(shCode(string(src)), "\n") {
-		if inc, ok := strings.CutPrefix(strings.TrimSuffix(l, "\n"), ". ./"); ok {
+		inc, ok := strings.CutPrefix(strings.TrimSuffix(l, "\n"), ". ./")
+		switch {
+		case ok && inc == "InstalledAgentSh":
+			b.WriteString(InstalledAgentSh)
+		case ok:
 			b.WriteString(HostScript(inc))
-			continue
+		default:
+			b.WriteString(l)
 		}
-		b.WriteString(l)
 	}
 	return b.String()
 }
