@@ -68,65 +68,23 @@ var ErrRunning = errors.New("a worker is already running")
 // ErrNothingLeft: the launched worker found every category done and exited.
 var ErrNothingLeft = errors.New("the worker found nothing left to do: every category is done or skipped")
 
-// findBin resolves the worker binary as a launch does and checks it can
-// run, and that the root is a pipeline root (a typo'd root is refused
-// before logs/ is made in it, from the CLI and the dashboard alike): the
-// part of a launch that can be tried without starting anything. $bin,
-// $root and $log are set.
-const findBin = `if [ -z "$bin" ]; then
-  bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"
-fi
-[ -x "$bin" ] || { echo "synthwatch binary not found on the host ($bin): deploy it first" >&2; exit 127; }
-[ -f "$bin" ] || { echo "the synthwatch binary on the host ($bin) is not a file" >&2; exit 126; }
-[ -d "$root/prepared" ] || { echo "no pipeline root at $root (no prepared/ directory): nothing launched, nothing created" >&2; exit 1; }
-mkdir -p -- "$root/logs" || exit 1
-cd -- "$root" || exit 1
-` + openLog
-
-// openLog opens the worker log on fd 3 for appending, never through a
-// symlink and never a file another account owns: logs/ sits in a root
-// others may write, and the worker's lines (a category's name keeps ';')
-// appended to a link to someone's ~/.bashrc would run at their next login.
-// A shell's ">>" follows links, so the log is made fresh with noclobber
-// (O_EXCL, which no link passes) when missing, and after the open the
-// descriptor's file must be the very inode at the path (lstat: a link is
-// its own inode), a regular file of ours with one name. Without stat the
-// tests' own checks stand. $log is set.
-const openLog = `badlog() { echo "refusing the worker log $log: $1; nothing launched (another account may have planted it: remove it, or keep others from writing $root/logs)" >&2; exit 1; }
-[ ! -L "$log" ] || badlog "it is a symbolic link"
-[ ! -e "$log" ] || [ -f "$log" ] || badlog "it is not a regular file"
-if [ ! -e "$log" ]; then
-  (set -C; : > "$log") 2>/dev/null || { [ -f "$log" ] && [ ! -L "$log" ]; } || badlog "it cannot be created"
-fi
-[ -O "$log" ] || badlog "it is owned by another account ($(ls -ld -- "$log" 2>/dev/null | awk '{print $3}'))"
-[ -w "$log" ] || badlog "you cannot write it"
-command exec 3>> "$log" || badlog "it cannot be written"
-me=$(id -u)
-if fd=$(stat -L -c '%d:%i:%u:%h:%f' "/proc/$$/fd/3" 2>/dev/null) && at=$(stat -c '%d:%i' -- "$log" 2>/dev/null); then
-  case $fd in "$at":"$me":1:8???) ;; *) badlog "the file opened is not one of ours with one name at that path (a link, a hard link, or swapped while opened)" ;; esac
-fi
-`
-
-// launchScript starts the worker detached from the SSH session (setsid, so it
-// is its own process group and survives the connection), appending to the
-// worker log, and prints its pid. The binary and every argument arrive as
+// launchScript starts the worker detached from the SSH session (setsid, so
+// it is its own process group and survives the connection), appending to
+// the worker log, and prints its pid (remote/host/launch.sh). Before, as
+// preflightScript, it resolves the binary, checks the root and opens the
+// worker log never through a link nor a file another account owns
+// (remote/host/launchcheck.sh). The binary and every argument arrive as
 // positional parameters.
-const launchScript = `bin=$1; root=$2; log=$3; shift 3
-if [ "$1" = ` + serverOnStdin + ` ]; then
-  shift; IFS= read -r srv || [ -n "$srv" ] || { echo "launch: no server URL on stdin" >&2; exit 1; }
-  SYNTHWATCH_SERVER=$srv; export SYNTHWATCH_SERVER
-fi
-` + findBin + `setsid nohup "$bin" worker --root "$root" "$@" >&3 2>&3 3>&- < /dev/null &
-echo $!`
+var launchScript = remote.HostScript("launch.sh")
 
 // serverOnStdin, first after the log in a launch's argv, says that the
 // server's URL comes on stdin (Actor.ServerURL).
 const serverOnStdin = "--server-on-stdin"
 
 // preflightScript is launchScript up to the start: it fails as a launch
-// would, with the same message, and starts nothing.
-const preflightScript = `bin=$1; root=$2; log=$3; shift 3
-` + findBin + `exit 0`
+// would, with the same message, and starts nothing
+// (remote/host/preflight.sh).
+var preflightScript = remote.HostScript("preflight.sh")
 
 // Preflight checks what a launch needs that can be checked before one:
 // the binary is there and executable, the root and its logs folder usable,
@@ -377,25 +335,9 @@ const KillGrace = 45 * time.Second
 // killScript leaves the kill note (killNoteFormat, written whole: a
 // temporary file renamed) and a marker line in the worker log, then sends
 // SIGTERM to the worker's process group, waits up to the grace for it to
-// go, then sends SIGKILL. It prints "gone" or "killed".
-const killScript = `pid=$1; grace=$2; log=$3; start=$4; note=$5; fmt=$6; mark=$7
-mkdir -p -- "${note%/*}" 2>/dev/null
-tmp="$note.$$.tmp"
-if printf "$fmt" "$pid" "$start" "$(date +%s)" > "$tmp" 2>/dev/null; then mv -f -- "$tmp" "$note" 2>/dev/null; fi
-rm -f -- "$tmp" 2>/dev/null
-[ -f "$log" ] && [ ! -L "$log" ] && [ -O "$log" ] && printf '%s\n' "$mark" >> "$log" 2>/dev/null
-kill -TERM "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || { echo gone; exit 0; }
-i=0
-while kill -0 "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null; do
-  if [ "$i" -ge "$((grace * 10))" ]; then
-    kill -KILL "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
-    sleep 0.2
-    echo killed
-    exit 0
-  fi
-  sleep 0.1; i=$((i + 1))
-done
-echo gone`
+// go, then sends SIGKILL. It prints "gone" or "killed"
+// (remote/host/kill.sh).
+var killScript = remote.HostScript("kill.sh")
 
 // KillArgv is the exact command a kill runs on the host. Before it
 // signals, it writes the kill note (note: ROOT/run/synthwatch-kill) for

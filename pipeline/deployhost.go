@@ -16,16 +16,10 @@ import (
 // `synthwatch`, and why a directory could not take the binary. Deploy
 // (deploy.go) and the deploy command each call these with one line.
 
-// shadowScript prints what a launch without --worker-bin runs (findBin's
-// choice, in the exec's PATH: launch, the agent and report find it so),
-// what the user's login shell runs by hand, and the deployed file, each
-// with the file it resolves to.
-const shadowScript = `real() { readlink -f -- "$1" 2>/dev/null || printf '%s\n' "$1"; }
-p=$(command -v synthwatch 2>/dev/null) || p="$HOME/.local/bin/synthwatch"
-printf '@exec\t%s\t%s\n' "$p" "$(real "$p")"
-l=$("${SHELL:-sh}" -lc 'command -v synthwatch' </dev/null 2>/dev/null | tail -n 1)
-case $l in /*) printf '@login\t%s\t%s\n' "$l" "$(real "$l")";; esac
-printf '@dest\t%s\n' "$(real "$1")"`
+// shadowScript prints what a launch without --worker-bin runs, what the
+// user's login shell runs by hand, and the deployed file, each with the
+// file it resolves to (remote/host/shadow.sh).
+var shadowScript = remote.HostScript("shadow.sh")
 
 // Shadowed says which other binary the host runs for `synthwatch` instead
 // of dest, the file deploy just wrote ("" when none does). With

@@ -71,26 +71,9 @@ const (
 )
 
 // vitalsScript prints every vitals section ($1 the root, $2 the worker's
-// pid or 0, $3 1 to read the disk). Each command's output is caught whole
-// and printed after its "@@sw NAME RC" line.
-var vitalsScript = `r=$1 p=$2 d=$3
-s() { printf '` + parse.VitalsMark + `%s %d\n%s\n' "$1" "$2" "$3"; }
-t=; command -v timeout >/dev/null 2>&1 && t="timeout 3"
-if command -v nvidia-smi >/dev/null 2>&1; then
-o=$($t nvidia-smi --query-gpu=` + parse.GPUQuery + ` --format=csv,noheader,nounits 2>&1); s gpu $? "$o"
-o=$($t nvidia-smi --query-compute-apps=` + parse.GPUAppsQuery + ` --format=csv,noheader,nounits 2>&1); s apps $? "$o"
-fi
-r1() { o=; { IFS= read -r o <"$1"; } 2>/dev/null; } # a one-line /proc file, read by the shell: no cat
-r1 /proc/loadavg; s load $? "$o"
-o=$(grep -E '^Mem(Total|Available):' /proc/meminfo 2>&1); s mem $? "$o"
-if [ "$d" = 1 ]; then o=$($t df -P -B1 -- "$r" 2>/dev/null || $t df -Pk -- "$r" 2>&1); s df $? "$o"; fi
-if [ "$p" -gt 0 ] 2>/dev/null; then
-r1 /proc/uptime; s uptime $? "$o"
-r1 "/proc/$p/stat"; s stat $? "$o"
-o=$(grep '^VmRSS:' "/proc/$p/status" 2>&1); s status $? "$o"
-o=$(getconf CLK_TCK 2>&1); s clk $? "$o"
-fi
-exit 0`
+// pid or 0, $3 1 to read the disk; remote/host/vitals.sh). Each command's
+// output is caught whole and printed after its "@@sw NAME RC" line.
+var vitalsScript = remote.HostScript("vitals.sh")
 
 // vitalsRead is what one run of vitalsScript gave.
 type vitalsRead struct {

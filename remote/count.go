@@ -180,31 +180,10 @@ func (c *Counter) add(newLines, size int64, up *CountUpdate) {
 }
 
 // hostCountScript counts newlines in byte ranges of files on the host, all
-// files at once. It prints "index count size" per file: the count is exact
-// at that size. A whole file is read by wc directly, bracketed by two stats
-// (if the size moved in between, the bounded pipe is used instead). The
-// pipe's byte count must be the one asked for, so a tail that failed (no
-// pipefail in sh) is an error, not 0 lines: it prints "index ! reason".
-// Files and numbers come as arguments, never inside the script.
-const hostCountScript = `i=0
-while [ $# -ge 3 ]; do
-  i=$((i+1))
-  (
-    f=$1 from=$2 n=$3
-    if [ "$from" = 1 ]; then
-      s1=$(stat -c %s -- "$f") && c=$(wc -l < "$f") && s2=$(stat -c %s -- "$f") &&
-        [ "$s1" = "$s2" ] && { echo "$i $c $s1"; exit 0; }
-    fi
-    set -- $(tail -c +"$from" -- "$f" | head -c "$n" | wc -lc)
-    if [ "$#" = 2 ] && [ "$2" = "$n" ]; then
-      echo "$i $1 $((from - 1 + n))"
-    else
-      echo "$i ! read ${2:-0} of $n bytes from byte $from"
-    fi
-  ) &
-  shift 3
-done
-wait`
+// files at once (host/count.sh): "index count size" per file, the count
+// exact at that size, or "index ! reason". Files and numbers come as
+// arguments, never inside the script.
+var hostCountScript = HostScript("count.sh")
 
 type rangeCount struct {
 	c       *Counter

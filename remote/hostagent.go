@@ -27,24 +27,14 @@ import (
 const AgentProto = agentproto.Proto
 
 // agentLauncher starts the Go agent: the installed one (installed.sh),
-// else the deployed binary (--worker-bin, else synthwatch on PATH, else
+// else the deployed binary (deployed.sh: --worker-bin, else synthwatch on PATH, else
 // ~/.local/bin/synthwatch, as a launch finds it; "-": none) when it speaks
 // AgentProto. Its arguments: the nonce, the binary, the protocol, and the
 // first request (base64 of its frame) when it fits on the command line
 // (else it follows the hello on stdin). With no agent it ends before a
 // hello, having said why ("@A NONCE missing|refused|mismatch …"): that
 // poll reads by the fallback (host/fallback.sh), beside the install.
-// A binary that hangs on the question (a hung mount, a wrapper that waits)
-// is given 10 s where timeout(1) is there.
-var agentLauncher = whereScript + looseScript + installedScript + `k=$1 bin=$2 proto=$3
-if [ -z "$bin" ]; then bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"; fi
-to=; command -v timeout >/dev/null 2>&1 && to="timeout 10"
-if [ "$bin" != - ] && [ -f "$bin" ] && [ -x "$bin" ]; then
-  got=$($to "$bin" agent --proto </dev/null 2>/dev/null)
-  [ "$got" = "$proto" ] && exec "$bin" agent --serve "$proto" --skip 0 "$k" "$4"
-  printf '@A %s mismatch %.64s %s\n' "$k" "$(printf %s "$got" | tr -c 'A-Za-z0-9./_-' '?')" "$(printf %s "$bin" | tr '\n' '?')"
-fi
-`
+var agentLauncher = whereScript + looseScript + installedScript + HostScript("deployed.sh")
 
 // AgentMain is "synthwatch agent ARGS" on the host: --proto prints the
 // protocol; --serve PROTO --skip N NONCE [FIRST] serves (ServeAgent) when

@@ -88,16 +88,10 @@ type Holder struct {
 func (h Holder) Writes() bool { return h.Flags&3 != 0 } // O_WRONLY | O_RDWR
 
 // holdersScript lists every /proc/PID/fd/N whose target matches one of
-// the -lname patterns given as arguments, with its open flags. One exec:
-// the scan is done on the host (GNU or busybox find), so what comes back
-// is a line per match, however many processes and descriptors there are.
-const holdersScript = `find /proc/[0-9]*/fd -maxdepth 1 \( "$@" \) -print 2>/dev/null | while IFS= read -r f; do
-  p=${f#/proc/}; pid=${p%%/*}; fd=${f##*/}
-  fl=$(sed -n 's/^flags:[[:space:]]*//p' "/proc/$pid/fdinfo/$fd" 2>/dev/null)
-  t=$(readlink "$f" 2>/dev/null) || continue
-  printf '%s %s %s %s\n' "$pid" "$fd" "${fl:-0}" "$t"
-done
-exit 0`
+// the -lname patterns given as arguments, with its open flags
+// (host/holders.sh). One exec: the scan is done on the host, so what
+// comes back is a line per match.
+var holdersScript = HostScript("holders.sh")
 
 // HoldersArgv is the exact command FindHolders runs. Patterns are find
 // -lname patterns (fnmatch; escape literal * ? [ \ with GlobEscape).

@@ -84,14 +84,11 @@ func modeType(m uint64) fs.FileMode {
 	return fs.ModeIrregular
 }
 
+// readAtScript reads a byte range, never opening a FIFO (host/readat.sh).
+var readAtScript = HostScript("readat.sh")
+
 func (s *SSH) shReadAt(ctx context.Context, p string, off int64, n int) ([]byte, error) {
-	// a FIFO is never opened (it would block); tail -c +K starts at byte
-	// K-1 of any regular file, /proc's too, and head ends it
-	return s.shell(ctx, `[ -e "$1" ] || exit 44
-if ! [ -f "$1" ]; then if [ -p "$1" ]; then echo FIFO; elif [ -d "$1" ]; then echo directory; else echo special file; fi; exit 45; fi
-[ -r "$1" ] || { echo "permission denied" >&2; exit 1; }
-tail -c +"$2" -- "$1" | head -c "$3"`,
-		p, strconv.FormatInt(off+1, 10), strconv.Itoa(n))
+	return s.shell(ctx, readAtScript, p, strconv.FormatInt(off+1, 10), strconv.Itoa(n))
 }
 
 func (s *SSH) shGlob(ctx context.Context, pattern string) ([]string, error) {

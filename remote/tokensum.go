@@ -21,9 +21,9 @@ import (
 // The Go agent sums tokens itself: a poll's token sums (the pipeline's
 // exec of sh -c SCRIPT named synthwatch-tokens, FILE FROM N…, or the cold
 // batch's synthwatch-tokens-cold over the prepared folder) are answered
-// in Go with parse's record reader, in the awk's output (see the
-// pipeline's tokenSumScript: "I T records tokens bytes unknown", "I R
-// records tokens unknown run"), and kept: per file its inode, the end of
+// in Go with parse's record reader, in the awk's output (see
+// host/tokens.sh: "I T records tokens bytes unknown", "I R records tokens
+// unknown run"), and kept: per file its inode, the end of
 // the whole lines summed from byte 0, a hash of the 4 KB before that end,
 // and the sums. A file asked again is summed from there; one cut,
 // replaced or rewritten (its inode, size or that hash differ) is summed

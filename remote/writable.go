@@ -9,16 +9,8 @@ import (
 	"github.com/synthwatch/synthwatch/parse"
 )
 
-// writableScript tells why a directory cannot take a file: the nearest
-// directory that exists, whether the user may write it, whether its file
-// system is mounted read-only, and the space left there.
-const writableScript = `d=$1
-while [ ! -d "$d" ]; do d=$(dirname -- "$d"); done
-printf '@dir\t%s\n' "$d"
-[ -w "$d" ] || printf '@nowrite\t%s\t%s\n' "$(id -un)" "$(ls -ld -- "$d" 2>/dev/null)"
-awk -v d="$d" '{ m = $2; if ((index(d "/", m "/") == 1 || m == "/") && length(m) >= length(best)) { best = m; o = $4 } }
-END { if (("," o ",") ~ /,ro,/) printf "@ro\t%s\n", best }' /proc/mounts 2>/dev/null
-df -Pk -- "$d" 2>/dev/null | awk 'NR == 2 { printf "@df\t%s\t%s\n", $4, $2 }'`
+// writableScript tells why a directory cannot take a file (host/writable.sh).
+var writableScript = HostScript("writable.sh")
 
 // WhyNotWritable asks the host what stops dir from taking size bytes of
 // what (a noun: "the binary", "the agent"): a read-only file system, a

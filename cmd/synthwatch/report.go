@@ -17,21 +17,11 @@ import (
 	"github.com/synthwatch/synthwatch/report"
 )
 
-// digestScript finds the deployed binary as a launch does (--worker-bin,
-// else synthwatch on PATH, else ~/.local/bin/synthwatch, where deploy puts
-// it), else, with no --worker-bin, the host agent a poll installed (it is synthwatch too, run only
-// when it passes the launcher's StrictModes check), and runs its digest;
-// every argument is a positional parameter.
-var digestScript = `bin=$1; shift
-given=$bin
-if [ -z "$bin" ]; then
-  bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"
-fi
-if [ -z "$given" ] && ! { [ -f "$bin" ] && [ -x "$bin" ]; }; then
-` + remote.InstalledAgentSh + `  [ -z "$ia" ] || bin=$ia
-fi
-[ -f "$bin" ] && [ -x "$bin" ] || { echo "` + noBinary + ` ($bin)" >&2; exit 127; }
-exec "$bin" "$@"`
+// digestScript finds the deployed binary as a launch does, else, with no
+// --worker-bin, the host agent a poll installed (when it passes the
+// launcher's StrictModes check), and runs its digest; every argument is a
+// positional parameter (remote/host/digest.sh).
+var digestScript = remote.HostScript("digest.sh")
 
 const noBinary = "synthwatch-report: no synthwatch binary on the host"
 

@@ -195,3 +195,10 @@ func TestReportThroughTheInstalledAgent(t *testing.T) {
 		t.Fatalf("a --worker-bin that is not there: code %d: %s", code, out)
 	}
 }
+
+// remote/host/digest.sh spells noBinary, which report reads back.
+func TestDigestScriptSaysNoBinary(t *testing.T) {
+	if !strings.Contains(digestScript, `{ echo "`+noBinary+` ($bin)" >&2; exit 127; }`) {
+		t.Errorf("digest.sh does not say %q:\n%s", noBinary, digestScript)
+	}
+}
