@@ -264,78 +264,96 @@ func (e *events) foldDone(cats []Category, wk Worker, k *counts, lg *logs, wjson
 	}
 	allFinal, records, last := len(cats) > 0, int64(0), time.Time{}
 	for _, v := range cats {
-		c := k.cats[v.Name]
 		ce := e.cats[v.Name]
 		if ce == nil {
 			ce = &catEvents{}
 			e.cats[v.Name] = ce
 		}
 		allFinal = allFinal && Final(v.State) && v.State != StateFailed // a failed category is no job done
+		c := k.cats[v.Name]
 		if c == nil {
 			continue
 		}
 		if c.mtime.After(last) {
 			last = c.mtime
 		}
-		switch v.State {
-		case StateRunning, StateStalled:
-			if ce.runAt.IsZero() {
-				ce.runAt, ce.runLines = now, v.Done
-			}
-			if v.RatePerMin > 0 {
-				ce.lastRate = v.RatePerMin
-			}
-			ce.done = false
-		case StatePending, StateStopped, StatePartial, StateDied:
-			ce.done, ce.runAt = false, time.Time{}
-		case StateDone:
+		if v.State == StateDone {
 			records += v.Done
-			if ce.done {
-				continue
-			}
-			ce.done = true
-			at := c.mtime
-			if at.IsZero() || at.After(now) {
-				at = now
-			}
-			// the pace it last ran at (the rate window: stalls and crashes
-			// fall out of it); else records by this run over the time it ran
-			rate := ce.lastRate
-			if mins := now.Sub(ce.runAt).Minutes(); rate == 0 && !ce.runAt.IsZero() && v.Done-ce.runLines >= 10 && mins > 0 {
-				rate = float64(v.Done-ce.runLines) / mins
-			}
-			if js := jsonCategory(wjson, v.Name); rate == 0 && js != nil {
-				rate = js.Rate // the worker's own figure
-			}
-			text := fmt.Sprintf("%s done: %d records", v.Name, v.Done)
-			if rate > 0 {
-				text += fmt.Sprintf(" (%s, %.1f/min)", v.Class, rate)
-			}
-			e.tl.Add(Event{Time: at.UTC(), Kind: "category_done", Category: v.Name, Text: parse.SanitizeString(text),
-				Class: v.Class, RatePerMin: rate, Key: fmt.Sprintf("category_done|%s|%d|%d", v.Name, v.Done, c.mtime.UnixNano())})
-			ce.runAt = time.Time{}
 		}
+		e.foldCategory(ce, v, c.mtime, wjson, now)
 	}
 	finished := allFinal && wk.State == WorkerExited || lg.finished && !Alive(wk.State)
 	// a job whose manifest could not be read is not known to be done
-	finished = finished && k.manErr == nil
-	if !finished || Alive(wk.State) {
-		e.pipeDone = false
-		return
-	}
-	if e.pipeDone {
+	e.foldPipelineDone(finished && k.manErr == nil && !Alive(wk.State), records, last, lg.lastLine, now)
+}
+
+// foldPipelineDone records pipeline_done once per finish, at the newest
+// category file's mtime (else the log's last line), keyed by that mtime.
+func (e *events) foldPipelineDone(done bool, records int64, last, lastLine, now time.Time) {
+	if !done || e.pipeDone {
+		e.pipeDone = done
 		return
 	}
 	e.pipeDone = true
 	at := last
 	if at.IsZero() {
-		at = lg.lastLine
+		at = lastLine
 	}
-	if at.IsZero() || at.After(now) {
-		at = now
-	}
-	e.tl.Add(Event{Time: at.UTC(), Kind: "pipeline_done", Text: fmt.Sprintf("pipeline done: %d records", records),
+	e.tl.Add(Event{Time: notAfter(at, now).UTC(), Kind: "pipeline_done", Text: fmt.Sprintf("pipeline done: %d records", records),
 		Key: fmt.Sprintf("pipeline_done|%d", last.UnixNano())})
+}
+
+// foldCategory follows one category from poll to poll: while it runs, the
+// records and pace its run started from; once done, category_done (once
+// per reaching done); any other state starts its run afresh.
+func (e *events) foldCategory(ce *catEvents, v Category, mtime time.Time, wjson *parse.WorkerState, now time.Time) {
+	switch v.State {
+	case StateRunning, StateStalled:
+		if ce.runAt.IsZero() {
+			ce.runAt, ce.runLines = now, v.Done
+		}
+		if v.RatePerMin > 0 {
+			ce.lastRate = v.RatePerMin
+		}
+		ce.done = false
+	case StatePending, StateStopped, StatePartial, StateDied:
+		ce.done, ce.runAt = false, time.Time{}
+	case StateDone:
+		if ce.done {
+			return
+		}
+		ce.done = true
+		rate := ce.doneRate(v, wjson, now)
+		text := fmt.Sprintf("%s done: %d records", v.Name, v.Done)
+		if rate > 0 {
+			text += fmt.Sprintf(" (%s, %.1f/min)", v.Class, rate)
+		}
+		e.tl.Add(Event{Time: notAfter(mtime, now).UTC(), Kind: "category_done", Category: v.Name, Text: parse.SanitizeString(text),
+			Class: v.Class, RatePerMin: rate, Key: fmt.Sprintf("category_done|%s|%d|%d", v.Name, v.Done, mtime.UnixNano())})
+		ce.runAt = time.Time{}
+	}
+}
+
+// doneRate is the pace a category that is done last ran at (the rate
+// window: stalls and crashes fall out of it); else its records by this
+// run over the time it ran; else the worker's own figure.
+func (ce *catEvents) doneRate(v Category, wjson *parse.WorkerState, now time.Time) float64 {
+	rate := ce.lastRate
+	if mins := now.Sub(ce.runAt).Minutes(); rate == 0 && !ce.runAt.IsZero() && v.Done-ce.runLines >= 10 && mins > 0 {
+		rate = float64(v.Done-ce.runLines) / mins
+	}
+	if js := jsonCategory(wjson, v.Name); rate == 0 && js != nil {
+		rate = js.Rate
+	}
+	return rate
+}
+
+// notAfter is at, or now when at is unknown or ahead of now.
+func notAfter(at, now time.Time) time.Time {
+	if at.IsZero() || at.After(now) {
+		return now
+	}
+	return at
 }
 
 // note adds an event at t, its text sanitised.
