@@ -108,10 +108,43 @@ type liveRead struct {
 // process seen alive last time. A pid that changed is read in a second
 // round; a scan of the process table only when no live worker is known.
 func (l *liveness) read(ctx context.Context, now time.Time, polls int) liveRead {
-	var lr liveRead
+	lr, prevP, prevErr := l.readRound(ctx)
+	jsonPID := lr.jsonPID()
+	// 1. the pid worker.json names, if it is our worker
+	if p, err := l.jsonWorker(ctx, jsonPID, prevP, prevErr); err != nil {
+		lr.err = err
+	} else if p != nil {
+		lr.p = p
+		return lr
+	}
+	// 2. the process found writing last time, still the same one
+	if prevP != nil && (prevP.worker || prevP.writes != "") {
+		lr.p = prevP
+		return lr
+	}
+	if prevErr != nil {
+		lr.err = prevErr
+	}
+	// 3. whoever writes the worker's files
+	if polls <= 1 || l.scanNext || l.rescan || now.Sub(l.lastScan) >= scanEvery {
+		lr.scanned = true
+		ws, err := l.procs.writers(ctx, l.workerLog)
+		lr.scanErr = err
+		if len(ws) > 0 {
+			lr.p, lr.err = ws[0], nil
+		}
+	}
+	if lr.p == nil && lr.err == nil {
+		l.readEnd(ctx, &lr, jsonPID)
+	}
+	return lr
+}
+
+// readRound is the poll's first round trip: worker.json, the process seen
+// alive last time (nil when its pid now names another), and the boot time
+// until it is known.
+func (l *liveness) readRound(ctx context.Context) (lr liveRead, prevP *proc, prevErr error) {
 	prev := l.cur
-	var prevP *proc
-	var prevErr error
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -133,47 +166,41 @@ func (l *liveness) read(ctx context.Context, now time.Time, polls int) liveRead 
 	if prevP != nil {
 		prevP.writes = prev.writes
 	}
-	jsonPID := 0
-	if lr.wjsonErr == nil {
-		if st, err := parse.ParseWorkerState(lr.wjson); err == nil {
-			jsonPID = st.PID
-		}
+	return lr, prevP, prevErr
+}
+
+// jsonPID is the pid worker.json names (0: none, or no worker.json).
+func (lr liveRead) jsonPID() int {
+	if lr.wjsonErr != nil {
+		return 0
 	}
-	// 1. the pid worker.json names, if it is our worker
-	if jsonPID > 0 {
-		var p *proc
-		var err error
-		if prev != nil && prev.pid == jsonPID {
-			p, err = prevP, prevErr
-		} else {
-			p, err = l.procs.read(ctx, jsonPID)
-		}
-		switch {
-		case err != nil:
-			lr.err = err
-		case p != nil && p.worker:
-			lr.p = p
-			return lr
-		}
+	st, err := parse.ParseWorkerState(lr.wjson)
+	if err != nil {
+		return 0
 	}
-	// 2. the process found writing last time, still the same one
-	if prevP != nil && (prevP.worker || prevP.writes != "") {
-		lr.p = prevP
-		return lr
+	return st.PID
+}
+
+// jsonWorker is the process worker.json names (pid 0: none) when it is
+// our worker, read again only when it is not the one read last time.
+func (l *liveness) jsonWorker(ctx context.Context, pid int, prevP *proc, prevErr error) (*proc, error) {
+	if pid <= 0 {
+		return nil, nil
 	}
-	if prevErr != nil {
-		lr.err = prevErr
+	p, err := prevP, prevErr
+	if l.cur == nil || l.cur.pid != pid {
+		p, err = l.procs.read(ctx, pid)
 	}
-	// 3. whoever writes the worker's files
-	if polls <= 1 || l.scanNext || l.rescan || now.Sub(l.lastScan) >= scanEvery {
-		lr.scanned = true
-		ws, err := l.procs.writers(ctx, l.workerLog)
-		lr.scanErr = err
-		if len(ws) > 0 {
-			lr.p, lr.err = ws[0], nil
-		}
+	if err != nil || p == nil || !p.worker {
+		return nil, err
 	}
-	if lr.p == nil && lr.err == nil && jsonPID > 0 && l.reread != jsonPID && liveJSON(lr.wjson) {
+	return p, nil
+}
+
+// readEnd reads, when no worker was found alive, what says how the last
+// one ended.
+func (l *liveness) readEnd(ctx context.Context, lr *liveRead, jsonPID int) {
+	if jsonPID > 0 && l.reread != jsonPID && liveJSON(lr.wjson) {
 		// worker.json says it runs but its pid is gone: it may have ended
 		// between the two reads of this poll (read while it ran, /proc after
 		// it exited with worker.json done). Read worker.json again, past the
@@ -183,14 +210,11 @@ func (l *liveness) read(ctx context.Context, now time.Time, polls int) liveRead 
 			lr.wjson, lr.wjsonErr = b, nil
 		}
 	}
-	if lr.p == nil && lr.err == nil {
-		// none alive: whether our kill stopped the last one is in the note
-		b, err := l.rd.ReadAt(ctx, l.lay.KillNote(), 0, 4096)
-		if err == nil || errors.Is(err, fs.ErrNotExist) {
-			lr.note, lr.noteRead = b, true
-		}
+	// whether our kill stopped the last one is in the note
+	b, err := l.rd.ReadAt(ctx, l.lay.KillNote(), 0, 4096)
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		lr.note, lr.noteRead = b, true
 	}
-	return lr
 }
 
 // liveJSON says whether worker.json says its worker runs (not done, stopped
