@@ -29,24 +29,7 @@ func (sv *serverSet) serverView(s *srvWatch, met parse.ServerMetrics, metErr err
 		v.Source = "metrics"
 		v.RunningReqs, v.QueueReqs, v.TokenUsage = int(met.RunningReqs.V), int(met.QueueReqs.V), met.TokenUsage.V
 		gen, hit, havePrev := s.metricRates(met, now)
-		gauge := met.GenThroughput.OK && met.GenThroughput.V > 0 && met.RunningReqs.V > 0
-		switch {
-		case gen != nil && *gen > 0:
-			v.GenThroughput = *gen
-		case gauge:
-			// SGLang counts generated tokens when a request finishes: long
-			// requests leave the counter still while they generate. The
-			// gauge is the scheduler's last decode figure.
-			v.GenThroughput = met.GenThroughput.V
-		case logLive:
-			v.GenThroughput = logFig.GenThroughput // no previous sample, or the counters were reset
-		case gen != nil:
-			v.GenThroughput = *gen
-		case !havePrev && met.GenThroughput.OK && met.RunningReqs.V > 0:
-			v.GenThroughput = met.GenThroughput.V // an idle server's gauge is its last batch's, not now's
-		case !havePrev && met.RunningReqs.V > 0:
-			v.GenThroughput, v.GenThroughputNote = oneSampleGen(met)
-		}
+		v.GenThroughput, v.GenThroughputNote = metricsGen(met, gen, havePrev, logLive, logFig.GenThroughput)
 		switch {
 		case hit != nil:
 			v.CacheHitRate = hit
@@ -69,6 +52,31 @@ func (sv *serverSet) serverView(s *srvWatch, met parse.ServerMetrics, metErr err
 		}
 	}
 	return sv.judgeServer(s, v, now, waiting)
+}
+
+// metricsGen is the generated tokens/s of a server whose /metrics
+// answered, from the first witness that holds: the counter's delta, the
+// gauge while requests run, live log figures, then what one sample gives.
+func metricsGen(met parse.ServerMetrics, gen *float64, havePrev, logLive bool, logGen float64) (float64, string) {
+	running := met.RunningReqs.V > 0
+	switch {
+	case gen != nil && *gen > 0:
+		return *gen, ""
+	case met.GenThroughput.OK && met.GenThroughput.V > 0 && running:
+		// SGLang counts generated tokens when a request finishes: long
+		// requests leave the counter still while they generate. The
+		// gauge is the scheduler's last decode figure.
+		return met.GenThroughput.V, ""
+	case logLive:
+		return logGen, "" // no previous sample, or the counters were reset
+	case gen != nil:
+		return *gen, ""
+	case !havePrev && met.GenThroughput.OK && running:
+		return met.GenThroughput.V, "" // an idle server's gauge is its last batch's, not now's
+	case !havePrev && running:
+		return oneSampleGen(met)
+	}
+	return 0, ""
 }
 
 // lastBatch moves stale log figures out of the current ones: an idle
