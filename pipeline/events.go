@@ -51,13 +51,7 @@ type catEvents struct {
 // of its wake are folded into it.
 func (e *events) noteConnection(c Connection, now time.Time, h remote.Host) {
 	if fold, back := e.noteSleep(h, now); fold {
-		if c.State.Up() || back {
-			e.everUp, e.errWas = true, ""
-		}
-		e.connWas, e.dropsWas = c.State, c.Drops
-		if back {
-			e.connWas = LinkConnected // this poll's view may predate the link's return
-		}
+		e.foldWake(c, back)
 		return
 	}
 	up := c.State == LinkConnected
@@ -68,14 +62,7 @@ func (e *events) noteConnection(c Connection, now time.Time, h remote.Host) {
 		e.tl.note(now, "reconnect", "", "connected again")
 		e.relearn = true
 	}
-	for i := 0; i < newDrops; i++ {
-		back := i < newDrops-1 || up
-		e.tl.note(now, "disconnect", "", dropText(c.Error, back))
-		if back {
-			e.tl.note(now, "reconnect", "", "connected again")
-			e.relearn = true
-		}
-	}
+	e.noteDrops(newDrops, c.Error, up, now)
 	if up || c.Drops > 0 {
 		e.everUp = true
 	}
@@ -84,19 +71,52 @@ func (e *events) noteConnection(c Connection, now time.Time, h remote.Host) {
 	} else if newDrops > 0 {
 		e.errWas = c.Error // already in the disconnect event
 	}
-	// why it cannot connect (a dial, handshake or auth error): once per
-	// different error, not once per attempt
-	if !up && c.State != LinkLocal && c.Error != "" && c.Error != e.errWas {
-		e.errWas = c.Error
-		kind, text := "connect_error", "cannot connect: "+c.Error
-		if c.State == LinkFailed {
-			kind, text = "connect_failed", text+" (not retried: fix it, then press C or start again)"
-		} else if c.NextTry != nil {
-			text += ", next try " + c.NextTry.Local().Format("15:04:05")
-		}
-		e.tl.note(now, kind, "", text)
+	if !up {
+		e.noteConnectError(c, now)
 	}
 	e.connWas, e.dropsWas = c.State, c.Drops
+}
+
+// foldWake takes in the link as a sleep's wake left it; back: the link
+// has come back.
+func (e *events) foldWake(c Connection, back bool) {
+	if c.State.Up() || back {
+		e.everUp, e.errWas = true, ""
+	}
+	e.connWas, e.dropsWas = c.State, c.Drops
+	if back {
+		e.connWas = LinkConnected // this poll's view may predate the link's return
+	}
+}
+
+// noteDrops records the drops since the last poll, each but the last (and
+// that one too when the link is up) followed by its reconnection.
+func (e *events) noteDrops(drops int, reason string, up bool, now time.Time) {
+	for i := 0; i < drops; i++ {
+		back := i < drops-1 || up
+		e.tl.note(now, "disconnect", "", dropText(reason, back))
+		if back {
+			e.tl.note(now, "reconnect", "", "connected again")
+			e.relearn = true
+		}
+	}
+}
+
+// noteConnectError records why a link that is not up cannot connect (a
+// dial, handshake or auth error): once per different error, not once per
+// attempt.
+func (e *events) noteConnectError(c Connection, now time.Time) {
+	if c.State == LinkLocal || c.Error == "" || c.Error == e.errWas {
+		return
+	}
+	e.errWas = c.Error
+	kind, text := "connect_error", "cannot connect: "+c.Error
+	if c.State == LinkFailed {
+		kind, text = "connect_failed", text+" (not retried: fix it, then press C or start again)"
+	} else if c.NextTry != nil {
+		text += ", next try " + c.NextTry.Local().Format("15:04:05")
+	}
+	e.tl.note(now, kind, "", text)
 }
 
 // dropText is a disconnect event's text; back: the link came back before

@@ -255,6 +255,15 @@ func (l *liveness) startedAt(p *proc) time.Time {
 	return l.bootTime.Add(time.Duration(p.start) * 10 * time.Millisecond)
 }
 
+// bornAt is since when a worker first seen now is alive: its start on the
+// host when known (and past), else now.
+func (l *liveness) bornAt(p *proc, now time.Time) time.Time {
+	if t := l.startedAt(p); !t.IsZero() && t.Before(now) {
+		return t
+	}
+	return now
+}
+
 func (l *liveness) fold(lr liveRead, now time.Time) {
 	if !l.bootRead && !lr.boot.IsZero() {
 		l.bootTime, l.bootRead = lr.boot, true
@@ -263,10 +272,7 @@ func (l *liveness) fold(lr liveRead, now time.Time) {
 		l.lastScan, l.scanNext, l.rescan = now, false, false
 	}
 	if lr.p != nil && (l.cur == nil || l.cur.pid != lr.p.pid || l.cur.start != lr.p.start) {
-		l.aliveSince = now
-		if t := l.startedAt(lr.p); !t.IsZero() && t.Before(now) {
-			l.aliveSince = t
-		}
+		l.aliveSince = l.bornAt(lr.p, now)
 	}
 	if lr.err == nil || lr.p != nil {
 		l.cur = lr.p
