@@ -272,23 +272,10 @@ func (s *srvWatch) metricRates(met parse.ServerMetrics, now time.Time) (gen, hit
 	if dt <= 0 {
 		return nil, nil, false
 	}
-	delta := func(cur, old parse.Opt[float64]) (float64, bool) {
-		if !cur.OK || !old.OK || cur.V < old.V {
-			return 0, false
-		}
-		return cur.V - old.V, true
-	}
-	restarted := false
-	for _, c := range [][2]parse.Opt[float64]{{met.GenTokens, prev.GenTokens}, {met.PromptTokens, prev.PromptTokens},
-		{met.CachedTokens, prev.CachedTokens}, {met.PrefixQueries, prev.PrefixQueries}, {met.PrefixHits, prev.PrefixHits}} {
-		if c[0].OK && c[1].OK && c[0].V < c[1].V {
-			restarted = true
-		}
-	}
-	if restarted {
+	if countersWentDown(met, prev) {
 		return nil, nil, true
 	}
-	if d, ok := delta(met.GenTokens, prev.GenTokens); ok {
+	if d, ok := counterDelta(met.GenTokens, prev.GenTokens); ok {
 		g := d / dt
 		gen = &g
 		// a hang: requests running, no token counted, and no gauge (vLLM) or a zero one
@@ -298,18 +285,45 @@ func (s *srvWatch) metricRates(met parse.ServerMetrics, now time.Time) (gen, hit
 			s.st.metStill = 0
 		}
 	}
-	if dc, ok := delta(met.CachedTokens, prev.CachedTokens); ok {
-		if dp, ok := delta(met.PromptTokens, prev.PromptTokens); ok && dp > 0 {
-			h := math.Min(1, dc/dp)
-			hit = &h
-		}
-	} else if dh, ok := delta(met.PrefixHits, prev.PrefixHits); ok {
-		if dq, ok := delta(met.PrefixQueries, prev.PrefixQueries); ok && dq > 0 {
-			h := math.Min(1, dh/dq)
-			hit = &h
+	return gen, deltaHitRate(met, prev), true
+}
+
+// counterDelta is a counter's growth since old; false when either is missing or
+// it went down.
+func counterDelta(cur, old parse.Opt[float64]) (float64, bool) {
+	if !cur.OK || !old.OK || cur.V < old.V {
+		return 0, false
+	}
+	return cur.V - old.V, true
+}
+
+// countersWentDown: a counter is lower than at the previous sample, so the
+// server restarted in between.
+func countersWentDown(met, prev parse.ServerMetrics) bool {
+	for _, c := range [][2]parse.Opt[float64]{{met.GenTokens, prev.GenTokens}, {met.PromptTokens, prev.PromptTokens},
+		{met.CachedTokens, prev.CachedTokens}, {met.PrefixQueries, prev.PrefixQueries}, {met.PrefixHits, prev.PrefixHits}} {
+		if c[0].OK && c[1].OK && c[0].V < c[1].V {
+			return true
 		}
 	}
-	return gen, hit, true
+	return false
+}
+
+// deltaHitRate is the cache hit rate between two samples: cached over
+// prompt tokens (SGLang), else prefix-cache hits over queries (vLLM).
+func deltaHitRate(met, prev parse.ServerMetrics) *float64 {
+	if dc, ok := counterDelta(met.CachedTokens, prev.CachedTokens); ok {
+		if dp, ok := counterDelta(met.PromptTokens, prev.PromptTokens); ok && dp > 0 {
+			h := math.Min(1, dc/dp)
+			return &h
+		}
+	} else if dh, ok := counterDelta(met.PrefixHits, prev.PrefixHits); ok {
+		if dq, ok := counterDelta(met.PrefixQueries, prev.PrefixQueries); ok && dq > 0 {
+			h := math.Min(1, dh/dq)
+			return &h
+		}
+	}
+	return nil
 }
 
 // oneSampleGen is a busy vLLM's generation rate from one /metrics sample
