@@ -163,6 +163,24 @@ func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale
 			live = true
 		}
 	}
+	for _, d := range s.perDP(newest, live, ageOf) {
+		v.RunningReqs += d.running
+		v.QueueReqs += d.queue + d.pd
+		v.GenThroughput += d.gen
+		v.TokenUsage = math.Max(v.TokenUsage, d.usage)
+	}
+	for _, d := range s.st.decode {
+		if d.logged.Equal(newest) {
+			age, s.st.newestAt = ageOf(d), d.at
+		}
+	}
+	return v, age, !live, true
+}
+
+// perDP merges the lines that count (the live ones, else those near the
+// newest) into one per DP rank: its PP stages and phases by their highest
+// figures; a vLLM's engines give way to its aggregated line.
+func (s *srvWatch) perDP(newest time.Time, live bool, ageOf func(decodeSample) time.Duration) map[int]decodeSample {
 	aggregated := false
 	for k, d := range s.st.decode {
 		if k.dp == aggregatedKey && newest.Sub(d.logged) <= 15*time.Second {
@@ -187,18 +205,7 @@ func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale
 		cur.gen, cur.usage = math.Max(cur.gen, d.gen), math.Max(cur.usage, d.usage)
 		perDP[k.dp] = cur
 	}
-	for _, d := range perDP {
-		v.RunningReqs += d.running
-		v.QueueReqs += d.queue + d.pd
-		v.GenThroughput += d.gen
-		v.TokenUsage = math.Max(v.TokenUsage, d.usage)
-	}
-	for _, d := range s.st.decode {
-		if d.logged.Equal(newest) {
-			age, s.st.newestAt = ageOf(d), d.at
-		}
-	}
-	return v, age, !live, true
+	return perDP
 }
 
 // staleAfter: a periodic line is stale after a few of its own intervals.
