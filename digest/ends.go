@@ -268,30 +268,37 @@ func (d *digester) runIncidents() {
 		if r.End == EndRunning || r.EndAt == nil || !d.inWindow(*r.EndAt) {
 			continue
 		}
-		in := Incident{Time: *r.EndAt, Kind: KindRunEnd, Run: r.ID}
-		text := fmt.Sprintf("run %s (pid %d) %s", r.ID, r.PID, EndWords(r.End))
-		if r.ID == "" {
-			text = "the old script's run " + EndWords(r.End)
-			if r.PID != 0 {
-				text = fmt.Sprintf("the old script's run (pid %d) %s", r.PID, EndWords(r.End))
-			}
-		}
-		if r.End == EndDied { // the worker was down until the next run, if one came
-			if next := d.nextRun(r); next != nil {
-				in.End = next.Started
-				text += fmt.Sprintf(", down until run %s started", next.ID)
-			}
-		}
-		if r.EndCause != "" && r.End != EndByYou {
-			text += " (" + r.EndCause + ")"
-		}
-		if strings.HasPrefix(r.EndHow, "inferred") {
-			text += " (inferred)"
-		}
-		text += fmt.Sprintf("; %s: %s", parse.Plural(r.Records, "record"), byCategory(r.ByCategory))
-		in.Text = clip(text)
-		d.inc.add(in)
+		d.inc.add(d.runEndIncident(r))
 	}
+}
+
+// runEndIncident is a run's end as the report tells it: how it ended,
+// how long the worker was down after a death, the cause, whether it was
+// inferred, and its records.
+func (d *digester) runEndIncident(r Run) Incident {
+	in := Incident{Time: *r.EndAt, Kind: KindRunEnd, Run: r.ID}
+	text := fmt.Sprintf("run %s (pid %d) %s", r.ID, r.PID, EndWords(r.End))
+	if r.ID == "" {
+		text = "the old script's run " + EndWords(r.End)
+		if r.PID != 0 {
+			text = fmt.Sprintf("the old script's run (pid %d) %s", r.PID, EndWords(r.End))
+		}
+	}
+	if r.End == EndDied { // the worker was down until the next run, if one came
+		if next := d.nextRun(r); next != nil {
+			in.End = next.Started
+			text += fmt.Sprintf(", down until run %s started", next.ID)
+		}
+	}
+	if r.EndCause != "" && r.End != EndByYou {
+		text += " (" + r.EndCause + ")"
+	}
+	if strings.HasPrefix(r.EndHow, "inferred") {
+		text += " (inferred)"
+	}
+	text += fmt.Sprintf("; %s: %s", parse.Plural(r.Records, "record"), byCategory(r.ByCategory))
+	in.Text = clip(text)
+	return in
 }
 
 func later(p, q *time.Time) *time.Time {
