@@ -175,6 +175,16 @@ func (k *counts) stall(c *catState, v *Category, now time.Time) {
 	}
 }
 
+// workLeft: a category in state still has records to do that a run will
+// take up (a stalled or unknown one gives no ETA).
+func workLeft(state CategoryState) bool {
+	switch state {
+	case StateRunning, StatePending, StatePartial, StateStopped, StateDied:
+		return true
+	}
+	return false
+}
+
 // pipelineETA adds the running category's ETA and, for the categories
 // still to come (and a running one with no rate of its own yet), their
 // remaining records at their own class's rate: measured this session, else
@@ -199,7 +209,7 @@ func (k *counts) pipelineETA(cats []Category) (*float64, *ETAPart) {
 			running = true
 		case c.State == StateRunning && c.Reason != "":
 			return nil, nil // the server is down: nothing moves
-		case c.State == StateRunning || c.State == StatePending || c.State == StatePartial || c.State == StateStopped || c.State == StateDied:
+		case workLeft(c.State):
 			running = running || c.State == StateRunning
 			if r := k.classRate(c.Class); r > 0 {
 				total += float64(c.Target-c.Done) / r * 60
