@@ -149,6 +149,9 @@ func readZone(ctx context.Context, h remote.Host) (*time.Location, error) {
 	return parseZone(string(res.Stdout), time.Now())
 }
 
+// isOffset: s is a UTC offset as date +%z prints it (+0100, -0530).
+func isOffset(s string) bool { return len(s) == 5 && (s[0] == '+' || s[0] == '-') }
+
 // parseZone reads zoneScript's output. A zone name this machine knows is
 // used when it gives the same offset now (it then also knows the host's
 // DST changes); otherwise the offset itself.
@@ -156,13 +159,13 @@ func parseZone(out string, now time.Time) (*time.Location, error) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	// a login shell's rc may print first: the offset is the first line that is one
 	for i, l := range lines {
-		if l = strings.TrimSpace(l); len(l) == 5 && (l[0] == '+' || l[0] == '-') {
+		if isOffset(strings.TrimSpace(l)) {
 			lines = lines[i:]
 			break
 		}
 	}
 	off := strings.TrimSpace(lines[0])
-	if len(off) != 5 || off[0] != '+' && off[0] != '-' {
+	if !isOffset(off) {
 		return nil, fmt.Errorf("date +%%z printed %q", off)
 	}
 	h, err1 := strconv.Atoi(off[1:3])
