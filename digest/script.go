@@ -28,14 +28,13 @@ type scriptTail struct {
 	exc   string // the traceback's exception line, while nothing follows it
 }
 
-func (st *scriptTail) feed(s string, w parse.WorkerLine) {
-	if strings.TrimSpace(s) == "" {
-		return
-	}
+// traceback follows a Python traceback: its head, its frames (is the
+// first one the script's top level?), the exception's own line, and a
+// chained one after it. False: s is no part of one.
+func (st *scriptTail) traceback(s string) bool {
 	switch {
 	case strings.HasPrefix(s, "Traceback (most recent call last)"):
 		st.tb, st.exc, st.frames, st.fatal = true, "", 0, false
-		return
 	case st.tb && (s[0] == ' ' || s[0] == '\t'):
 		if f := strings.TrimSpace(s); strings.HasPrefix(f, "File ") {
 			if st.frames == 0 {
@@ -43,12 +42,19 @@ func (st *scriptTail) feed(s string, w parse.WorkerLine) {
 			}
 			st.frames++
 		}
-		return // its frames
 	case st.tb && st.exc == "":
 		st.exc = s // the exception's own line ends it
-		return
 	case st.exc != "" && (strings.HasPrefix(s, "During handling of the above exception") || strings.HasPrefix(s, "The above exception was the direct cause")):
-		return // a chained traceback follows
+		// a chained traceback follows
+	default:
+		return false
+	}
+	return true
+}
+
+func (st *scriptTail) feed(s string, w parse.WorkerLine) {
+	if strings.TrimSpace(s) == "" || st.traceback(s) {
+		return
 	}
 	st.tb, st.exc = false, ""
 	if _, _, ok := parse.ParseBanner(s); ok {
