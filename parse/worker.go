@@ -231,7 +231,7 @@ func ParseWorkerLine(line string) WorkerLine {
 		parseRunning(&w, s)
 	case strings.HasPrefix(s, "Loading tokenizer from "):
 		parseModel(&w, s)
-	case s[0] >= '0' && s[0] <= '9' && parseProgress(&w, s):
+	case isDigit(s[0]) && parseProgress(&w, s):
 	case parseCategoryLine(&w, s):
 	case IsErrorLine(line):
 		w.Kind = WError
