@@ -118,7 +118,6 @@ func read(b []byte, inTraceback bool) bool {
 // one, else inferred from worker.json, synthwatch's kill marks and the
 // absence of any later word; End.How says which.
 func (d *digester) runEnds() {
-	byYou, note := d.byYou, d.note
 	latest := map[int]*Run{} // per pid, the run that started last: worker.json's
 	for _, r := range d.runs {
 		if l := latest[r.PID]; l == nil || runOrder(*l).Before(runOrder(*r)) {
@@ -141,28 +140,35 @@ func (d *digester) runEnds() {
 			r.End, r.EndHow = EndUnknown, "records with no run id (an older tool): no run to follow"
 			continue
 		}
-		var ws *parse.WorkerState
-		if d.worker != nil && d.worker.PID == r.PID && latest[r.PID] == r {
-			ws = d.worker
+		d.runEnd(r, latest[r.PID] == r)
+	}
+}
+
+// runEnd decides how a run with an id ended, from the first witness that
+// holds: its own end line, worker.json (when it is this run's: latest, the
+// pid's run that started last), synthwatch's kill mark; with none, it died.
+func (d *digester) runEnd(r *Run, latest bool) {
+	var ws *parse.WorkerState
+	if d.worker != nil && d.worker.PID == r.PID && latest {
+		ws = d.worker
+	}
+	mark := d.byYou[r.PID]
+	if d.note.PID == r.PID && d.note.PID != 0 {
+		r.EndAt = later(r.EndAt, ptr(d.note.At.In(d.o.Loc)))
+	}
+	switch {
+	case r.ended != nil:
+		r.EndAt = later(r.EndAt, r.ended)
+		r.End, r.EndHow, r.EndCause = fromEndLine(r.endLine, mark), "its end line", clip(r.endLine.Cause)
+		if r.End == EndByYou {
+			r.EndHow = "its end line and synthwatch's kill mark"
 		}
-		mark := byYou[r.PID]
-		if note.PID == r.PID && note.PID != 0 {
-			r.EndAt = later(r.EndAt, ptr(note.At.In(d.o.Loc)))
-		}
-		switch {
-		case r.ended != nil:
-			r.EndAt = later(r.EndAt, r.ended)
-			r.End, r.EndHow, r.EndCause = fromEndLine(r.endLine, mark), "its end line", clip(r.endLine.Cause)
-			if r.End == EndByYou {
-				r.EndHow = "its end line and synthwatch's kill mark"
-			}
-		case ws != nil:
-			d.fromWorkerState(r, ws, mark)
-		case mark:
-			r.End, r.EndHow = EndByYou, "inferred: synthwatch's kill mark names its pid; it wrote no end line (killed after the grace, or an older worker)"
-		default:
-			r.End, r.EndHow = EndDied, "inferred: no end line, no kill mark, and no word from it since"
-		}
+	case ws != nil:
+		d.fromWorkerState(r, ws, mark)
+	case mark:
+		r.End, r.EndHow = EndByYou, "inferred: synthwatch's kill mark names its pid; it wrote no end line (killed after the grace, or an older worker)"
+	default:
+		r.End, r.EndHow = EndDied, "inferred: no end line, no kill mark, and no word from it since"
 	}
 }
 
@@ -262,30 +268,37 @@ func (d *digester) runIncidents() {
 		if r.End == EndRunning || r.EndAt == nil || !d.inWindow(*r.EndAt) {
 			continue
 		}
-		in := Incident{Time: *r.EndAt, Kind: KindRunEnd, Run: r.ID}
-		text := fmt.Sprintf("run %s (pid %d) %s", r.ID, r.PID, EndWords(r.End))
-		if r.ID == "" {
-			text = "the old script's run " + EndWords(r.End)
-			if r.PID != 0 {
-				text = fmt.Sprintf("the old script's run (pid %d) %s", r.PID, EndWords(r.End))
-			}
-		}
-		if r.End == EndDied { // the worker was down until the next run, if one came
-			if next := d.nextRun(r); next != nil {
-				in.End = next.Started
-				text += fmt.Sprintf(", down until run %s started", next.ID)
-			}
-		}
-		if r.EndCause != "" && r.End != EndByYou {
-			text += " (" + r.EndCause + ")"
-		}
-		if strings.HasPrefix(r.EndHow, "inferred") {
-			text += " (inferred)"
-		}
-		text += fmt.Sprintf("; %s: %s", parse.Plural(r.Records, "record"), byCategory(r.ByCategory))
-		in.Text = clip(text)
-		d.inc.add(in)
+		d.inc.add(d.runEndIncident(r))
 	}
+}
+
+// runEndIncident is a run's end as the report tells it: how it ended,
+// how long the worker was down after a death, the cause, whether it was
+// inferred, and its records.
+func (d *digester) runEndIncident(r Run) Incident {
+	in := Incident{Time: *r.EndAt, Kind: KindRunEnd, Run: r.ID}
+	text := fmt.Sprintf("run %s (pid %d) %s", r.ID, r.PID, EndWords(r.End))
+	if r.ID == "" {
+		text = "the old script's run " + EndWords(r.End)
+		if r.PID != 0 {
+			text = fmt.Sprintf("the old script's run (pid %d) %s", r.PID, EndWords(r.End))
+		}
+	}
+	if r.End == EndDied { // the worker was down until the next run, if one came
+		if next := d.nextRun(r); next != nil {
+			in.End = next.Started
+			text += fmt.Sprintf(", down until run %s started", next.ID)
+		}
+	}
+	if r.EndCause != "" && r.End != EndByYou {
+		text += " (" + r.EndCause + ")"
+	}
+	if strings.HasPrefix(r.EndHow, "inferred") {
+		text += " (inferred)"
+	}
+	text += fmt.Sprintf("; %s: %s", parse.Plural(r.Records, "record"), byCategory(r.ByCategory))
+	in.Text = clip(text)
+	return in
 }
 
 func later(p, q *time.Time) *time.Time {

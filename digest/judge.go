@@ -28,28 +28,47 @@ func (d *digester) workerNow() (cat string, f parse.WorkerFacts) {
 	if ws != nil {
 		f.PID, cat = ws.PID, ws.Category
 		f.Phase, f.JSONError, f.Failed = ws.State, ws.Error, ws.FailedCategories()
-		if d.o.Alive != nil && ws.PID > 0 && !finalPhase(ws.State) {
-			if alive, known := d.o.Alive(ws.PID); known && alive {
-				f.Alive = true
-				return cat, f
-			}
+		if d.jsonAlive(ws) {
+			f.Alive = true
+			return cat, f
 		}
 	}
 	if pid, c := d.rawWriter(); pid > 0 {
 		f.Alive, f.PID, f.Known = true, pid, true
 		return c, f
 	}
-	if d.o.Writers != nil {
-		if pids, known := d.o.Writers(filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath))); known && len(pids) > 0 {
-			f.Alive, f.PID, f.Known = true, pids[0], true
-			return cat, f
-		}
+	if pid, ok := d.logWriter(); ok {
+		f.Alive, f.PID, f.Known = true, pid, true
+		return cat, f
 	}
 	if ws == nil && d.note.PID != 0 && !d.workerPID(d.note.PID) {
 		f.PID = d.note.PID
 	}
 	f.Killed = f.PID > 0 && (d.byYou[f.PID] || d.note.PID == f.PID) || d.script.took && d.script.killed
 	return cat, f
+}
+
+// jsonAlive: the host says the pid worker.json names lives, and
+// worker.json's phase is not a final one.
+func (d *digester) jsonAlive(ws *parse.WorkerState) bool {
+	if d.o.Alive == nil || ws.PID <= 0 || finalPhase(ws.State) {
+		return false
+	}
+	alive, known := d.o.Alive(ws.PID)
+	return known && alive
+}
+
+// logWriter is the first process the host says writes the worker log;
+// ok is false when there is none, or the host cannot tell.
+func (d *digester) logWriter() (pid int, ok bool) {
+	if d.o.Writers == nil {
+		return 0, false
+	}
+	pids, known := d.o.Writers(filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath)))
+	if !known || len(pids) == 0 {
+		return 0, false
+	}
+	return pids[0], true
 }
 
 // ProcFrozen reads /proc/PID/stat: the process is stopped (T) or traced

@@ -28,14 +28,13 @@ type scriptTail struct {
 	exc   string // the traceback's exception line, while nothing follows it
 }
 
-func (st *scriptTail) feed(s string, w parse.WorkerLine) {
-	if strings.TrimSpace(s) == "" {
-		return
-	}
+// traceback follows a Python traceback: its head, its frames (is the
+// first one the script's top level?), the exception's own line, and a
+// chained one after it. False: s is no part of one.
+func (st *scriptTail) traceback(s string) bool {
 	switch {
 	case strings.HasPrefix(s, "Traceback (most recent call last)"):
 		st.tb, st.exc, st.frames, st.fatal = true, "", 0, false
-		return
 	case st.tb && (s[0] == ' ' || s[0] == '\t'):
 		if f := strings.TrimSpace(s); strings.HasPrefix(f, "File ") {
 			if st.frames == 0 {
@@ -43,12 +42,19 @@ func (st *scriptTail) feed(s string, w parse.WorkerLine) {
 			}
 			st.frames++
 		}
-		return // its frames
 	case st.tb && st.exc == "":
 		st.exc = s // the exception's own line ends it
-		return
 	case st.exc != "" && (strings.HasPrefix(s, "During handling of the above exception") || strings.HasPrefix(s, "The above exception was the direct cause")):
-		return // a chained traceback follows
+		// a chained traceback follows
+	default:
+		return false
+	}
+	return true
+}
+
+func (st *scriptTail) feed(s string, w parse.WorkerLine) {
+	if strings.TrimSpace(s) == "" || st.traceback(s) {
+		return
 	}
 	st.tb, st.exc = false, ""
 	if _, _, ok := parse.ParseBanner(s); ok {
@@ -73,26 +79,7 @@ func (st *scriptTail) feed(s string, w parse.WorkerLine) {
 // (parse.JudgeWorker). It returns false when the log is no script's.
 func (d *digester) scriptEnd(r *Run) bool {
 	st := d.script
-	pids, known := []int(nil), false
-	if d.o.Writers != nil {
-		pids, known = d.o.Writers(filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath)))
-	}
-	holds := "the script's log"
-	if pid, cat := d.rawWriter(); len(pids) == 0 && pid > 0 && !d.workerPID(pid) && (d.worker == nil || d.worker.PID != pid) {
-		// its stdout still in its buffer (an empty log): the category file it appends to says it runs
-		pids, known, holds = []int{pid}, true, cat+"'s "+parse.RawFile
-	}
-	// the pid as status takes it with no worker.json: the live writer, else
-	// the kill note's
-	f := parse.WorkerFacts{Known: known, Alive: len(pids) > 0, Finished: st.finished, Ran: true}
-	if !d.workerPID(d.note.PID) { // a note naming a worker's run is that run's
-		f.PID = d.note.PID
-	}
-	if f.Alive {
-		f.PID = pids[0]
-	}
-	// the marker after its last category counts too: the note may be gone
-	f.Killed = st.took && st.killed || f.PID > 0 && (d.note.PID == f.PID || d.byYou[f.PID])
+	f, known, holds := d.scriptFacts()
 	// a log a buffered stdout lost on SIGTERM holds the kill's marker alone
 	if st.goWorker || !st.took && !f.Killed && !f.Alive || d.logTime.IsZero() && !f.Killed && !f.Alive {
 		return false
@@ -106,6 +93,44 @@ func (d *digester) scriptEnd(r *Run) bool {
 		r.EndAt = later(r.EndAt, &d.logTime)
 		since = parse.FormatDuration(d.o.Now.Sub(d.logTime))
 	}
+	d.judgeScript(r, f, known, holds, since)
+	return true
+}
+
+// scriptFacts are the old script's witnesses as status takes them with no
+// worker.json: the process writing its log (else the category file its
+// buffered stdout leaves it appending to: holds names which), else the
+// kill note's pid. known: the host can tell who writes.
+func (d *digester) scriptFacts() (f parse.WorkerFacts, known bool, holds string) {
+	st := d.script
+	var pids []int
+	if d.o.Writers != nil {
+		pids, known = d.o.Writers(filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath)))
+	}
+	holds = "the script's log"
+	if pid, cat := d.rawWriter(); len(pids) == 0 && pid > 0 && !d.workerPID(pid) && (d.worker == nil || d.worker.PID != pid) {
+		// its stdout still in its buffer (an empty log): the category file it appends to says it runs
+		pids, known, holds = []int{pid}, true, cat+"'s "+parse.RawFile
+	}
+	// the pid as status takes it with no worker.json: the live writer, else
+	// the kill note's
+	f = parse.WorkerFacts{Known: known, Alive: len(pids) > 0, Finished: st.finished, Ran: true}
+	if !d.workerPID(d.note.PID) { // a note naming a worker's run is that run's
+		f.PID = d.note.PID
+	}
+	if f.Alive {
+		f.PID = pids[0]
+	}
+	// the marker after its last category counts too: the note may be gone
+	f.Killed = st.took && st.killed || f.PID > 0 && (d.note.PID == f.PID || d.byYou[f.PID])
+	return f, known, holds
+}
+
+// judgeScript words the script's end from the first of its witnesses that
+// holds: status's judgement of its process, a log written lately, the
+// traceback it ends in, else none (it died).
+func (d *digester) judgeScript(r *Run, f parse.WorkerFacts, known bool, holds, since string) {
+	st := d.script
 	state, _, byYou := parse.JudgeWorker(f)
 	switch {
 	case state == parse.JudgedRunning:
@@ -130,7 +155,6 @@ func (d *digester) scriptEnd(r *Run) bool {
 			r.EndHow += ", and no process writes it: killed, or the machine went down"
 		}
 	}
-	return true
 }
 
 // workerPID: a run of the worker (one with a run id) had pid.

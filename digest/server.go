@@ -113,67 +113,138 @@ func (sc *serverScan) when(ev parse.ServerEvent) (time.Time, bool) {
 	return time.Date(y, p.Month(), p.Day(), p.Hour(), p.Minute(), p.Second(), p.Nanosecond(), sc.d.o.Loc), true
 }
 
+// serverRecord is a server log record placed in the window: its time
+// (the last dated record's when it has none) and its interval (-1: none).
+type serverRecord struct {
+	ev    parse.ServerEvent
+	t     time.Time
+	dated bool
+	slot  int
+}
+
+// serverScanFold folds one placed record into the scan.
+type serverScanFold func(sc *serverScan, r serverRecord)
+
+// faultScans: the records that tell of the server's life by their fault
+// class (pipeline's foldServerEvent reads the same log the same way).
+var faultScans = map[parse.Fault]serverScanFold{
+	parse.FaultCrash: (*serverScan).crash,
+	parse.FaultHang:  (*serverScan).hang,
+}
+
+// kindScans: the other records, by kind.
+var kindScans = map[parse.ServerKind]serverScanFold{
+	parse.SBatch:      (*serverScan).batch,
+	parse.SStats:      (*serverScan).stats,
+	parse.SAccess:     (*serverScan).access,
+	parse.SRetract:    (*serverScan).retract,
+	parse.SReady:      func(sc *serverScan, r serverRecord) { sc.readyAt(r.t, r.slot) },
+	parse.SStop:       (*serverScan).stop,
+	parse.SStartup:    (*serverScan).startup,
+	parse.SHealthFail: (*serverScan).healthFail,
+}
+
 func (sc *serverScan) event(ev parse.ServerEvent) {
-	d := sc.d
-	t, dated := sc.when(ev)
-	if dated {
-		sc.lastTime = t
-	} else if ev.Kind == parse.SBatch || ev.Kind == parse.SStats {
-		d.s.Server.Undated++
+	r, ok := sc.place(ev)
+	if !ok {
 		return
-	} else {
-		t = sc.lastTime // a record without a time of its own: the last one seen
 	}
-	slot := -1
-	if !t.IsZero() {
-		slot = d.slot(t)
+	if fold, ok := faultScans[ev.Fault()]; ok {
+		fold(sc, r)
+	} else if fold, ok := kindScans[ev.Kind]; ok {
+		fold(sc, r)
 	}
+	if r.dated && sc.down == nil && (ev.Kind == parse.SBatch || ev.Kind == parse.SStats || ev.Kind == parse.SAccess) {
+		sc.lastAlive = r.t
+		sc.flushFails()
+	}
+}
+
+// place dates a record and finds its interval. A periodic line without a
+// time of its own is only counted: its figures belong to no interval.
+func (sc *serverScan) place(ev parse.ServerEvent) (serverRecord, bool) {
+	r := serverRecord{ev: ev, slot: -1}
+	r.t, r.dated = sc.when(ev)
 	switch {
-	case ev.Kind == parse.SBatch && ev.Batch.Phase == parse.Decode && ev.Batch.GenThroughput.OK:
-		sc.sample(slot, ev.Prefix.Ranks.DP, ev.Batch.GenThroughput.V)
-	case ev.Kind == parse.SStats && ev.Stats.GenTokS.OK:
-		rank := -2 // "N Engines Aggregated"
-		if e, err := strconv.Atoi(ev.Stats.Engine); err == nil {
-			rank = e
-		}
-		sc.sample(slot, rank, ev.Stats.GenTokS.V)
-	case ev.Kind == parse.SAccess && dated && slot >= 0 && isAnswer(ev.Access):
-		d.s.Intervals[slot].Answers++
-	case ev.Kind == parse.SRetract:
-		if slot >= 0 {
-			d.s.Intervals[slot].Retractions++
-			d.s.Server.Retractions++
-		}
-	case ev.Kind == parse.SReady:
-		sc.readyAt(t, slot)
-	case ev.Kind == parse.SStop:
-		sc.stopping = true
-		sc.goDown(t, "stopped (SIGTERM: a graceful stop)", false)
-	case ev.Fault() == parse.FaultCrash && (sc.stopping && (ev.Kind == parse.SSigquit || ev.Kind == parse.SChildDied || ev.Kind == parse.SCrashTail) ||
-		sc.down != nil):
+	case r.dated:
+		sc.lastTime = r.t
+	case ev.Kind == parse.SBatch || ev.Kind == parse.SStats:
+		sc.d.s.Server.Undated++
+		return r, false
+	default:
+		r.t = sc.lastTime // a record without a time of its own: the last one seen
+	}
+	if !r.t.IsZero() {
+		r.slot = sc.d.slot(r.t)
+	}
+	return r, true
+}
+
+func (sc *serverScan) batch(r serverRecord) {
+	if b := r.ev.Batch; b.Phase == parse.Decode && b.GenThroughput.OK {
+		sc.sample(r.slot, r.ev.Prefix.Ranks.DP, b.GenThroughput.V)
+	}
+}
+
+func (sc *serverScan) stats(r serverRecord) {
+	if !r.ev.Stats.GenTokS.OK {
+		return
+	}
+	rank := -2 // "N Engines Aggregated"
+	if e, err := strconv.Atoi(r.ev.Stats.Engine); err == nil {
+		rank = e
+	}
+	sc.sample(r.slot, rank, r.ev.Stats.GenTokS.V)
+}
+
+func (sc *serverScan) access(r serverRecord) {
+	if r.dated && r.slot >= 0 && isAnswer(r.ev.Access) {
+		sc.d.s.Intervals[r.slot].Answers++
+	}
+}
+
+func (sc *serverScan) retract(r serverRecord) {
+	if r.slot >= 0 {
+		sc.d.s.Intervals[r.slot].Retractions++
+		sc.d.s.Server.Retractions++
+	}
+}
+
+func (sc *serverScan) stop(r serverRecord) {
+	sc.stopping = true
+	sc.goDown(r.t, "stopped (SIGTERM: a graceful stop)", false)
+}
+
+func (sc *serverScan) crash(r serverRecord) {
+	k := r.ev.Kind
+	if sc.stopping && (k == parse.SSigquit || k == parse.SChildDied || k == parse.SCrashTail) || sc.down != nil {
 		// a stop's teardown, or the cleanup a dying server prints after its
 		// cause (the rule of pipeline's foldServerEvent): one crash, once
-	case ev.Fault() == parse.FaultCrash:
-		from := t
-		if len(sc.fails) > 0 { // the first failed witness
-			from = sc.fails[0].Time
-		}
-		sc.fails = nil
-		sc.goDown(from, "crash: "+crashText(ev), true)
-	case ev.Kind == parse.SStartup && sc.ready && sc.down == nil && !sc.lastAlive.IsZero():
-		sc.goDown(sc.lastAlive, "no crash logged: the log went quiet, then the server started again", false)
-	case ev.Fault() == parse.FaultHang:
-		if slot >= 0 {
-			d.inc.add(Incident{Time: t, Kind: KindHang, Text: clip("the server makes no progress: " + ev.Msg)})
-		}
-	case ev.Kind == parse.SHealthFail:
-		if sc.down == nil && slot >= 0 {
-			sc.fails = append(sc.fails, Incident{Time: t, Kind: KindHealthFail, Text: clip(ev.Msg)})
-		}
+		return
 	}
-	if dated && sc.down == nil && (ev.Kind == parse.SBatch || ev.Kind == parse.SStats || ev.Kind == parse.SAccess) {
-		sc.lastAlive = t
-		sc.flushFails()
+	from := r.t
+	if len(sc.fails) > 0 { // the first failed witness
+		from = sc.fails[0].Time
+	}
+	sc.fails = nil
+	sc.goDown(from, "crash: "+crashText(r.ev), true)
+}
+
+func (sc *serverScan) startup(r serverRecord) {
+	if sc.ready && sc.down == nil && !sc.lastAlive.IsZero() {
+		sc.goDown(sc.lastAlive, "no crash logged: the log went quiet, then the server started again", false)
+	}
+}
+
+func (sc *serverScan) hang(r serverRecord) {
+	if r.slot >= 0 {
+		sc.d.inc.add(Incident{Time: r.t, Kind: KindHang, Text: clip("the server makes no progress: " + r.ev.Msg)})
+	}
+}
+
+func (sc *serverScan) healthFail(r serverRecord) {
+	if sc.down == nil && r.slot >= 0 {
+		sc.fails = append(sc.fails, Incident{Time: r.t, Kind: KindHealthFail, Text: clip(r.ev.Msg)})
 	}
 }
 

@@ -82,38 +82,63 @@ type CategoryFacts struct {
 	ByYou         bool // synthwatch's kill stopped the worker
 }
 
-// JudgeCategory is the state table of a category, before its stall
-// (Stalled, on the live ones) and with the reason every view shows.
-func JudgeCategory(f CategoryFacts) (state, reason string) {
-	live := f.Current && f.Worker == JudgedRunning
-	jsonDone := (f.JSONState == CatSkipped || f.JSONState == CatDone) && !f.TargetRaised
-	switch {
-	case jsonDone, f.Target > 0 && f.Done >= f.Target, f.BudgetReached && !live:
-		return CatDone, "" // "skipped" is a later run finding it done: one final state
-	case f.JSONState == "" && f.LogSkipped:
-		return CatDone, ""
-	case f.JSONState == CatFailed:
-		return CatFailed, ""
-	case f.Unread:
-		return JudgedUnread, ""
-	case live:
-		return CatRunning, ""
-	case f.Current && f.Worker == JudgedDied:
-		reason = "the worker died on it"
-		if f.WorkerReason != "" {
-			reason += ": " + f.WorkerReason
-		}
-		return JudgedDiedOn, reason
-	case f.Current && f.Worker == JudgedStopped, f.JSONState == CatStopped:
-		if f.Current && f.ByYou {
-			return CatStopped, "stopped by you"
-		}
-		return CatStopped, "the worker was stopped on it"
-	case f.Done > 0:
-		return JudgedPartial, ""
-	}
-	return CatPending, ""
+// categoryRow is one row of a category's state table: when it holds, the
+// category is in state, for the reason its words give.
+type categoryRow struct {
+	when  func(f CategoryFacts) bool
+	state string
+	words func(f CategoryFacts) string
 }
+
+// categoryRows are the state table of a category, first match wins: an
+// ending worker.json or the records tell first, then what the worker does
+// or did on it. Stalled is not a row: it is judged after, on the running
+// ones (Stalled).
+var categoryRows = []categoryRow{
+	{CategoryFacts.done, CatDone, nothing}, // "skipped" is a later run finding it done: one final state
+	{func(f CategoryFacts) bool { return f.JSONState == CatFailed }, CatFailed, nothing},
+	{func(f CategoryFacts) bool { return f.Unread }, JudgedUnread, nothing},
+	{CategoryFacts.live, CatRunning, nothing},
+	{func(f CategoryFacts) bool { return f.Current && f.Worker == JudgedDied }, JudgedDiedOn, func(f CategoryFacts) string {
+		if f.WorkerReason != "" {
+			return "the worker died on it: " + f.WorkerReason
+		}
+		return "the worker died on it"
+	}},
+	{func(f CategoryFacts) bool { return f.stopped() && f.Current && f.ByYou }, CatStopped, func(CategoryFacts) string { return "stopped by you" }},
+	{CategoryFacts.stopped, CatStopped, func(CategoryFacts) string { return "the worker was stopped on it" }},
+	{func(f CategoryFacts) bool { return f.Done > 0 }, JudgedPartial, nothing},
+	{func(CategoryFacts) bool { return true }, CatPending, nothing},
+}
+
+// JudgeCategory is a category's state, before its stall (Stalled, on the
+// live ones), and the reason every view shows: categoryRows' first row
+// that holds.
+func JudgeCategory(f CategoryFacts) (state, reason string) {
+	for _, r := range categoryRows {
+		if r.when(f) {
+			return r.state, r.words(f)
+		}
+	}
+	panic("a state table without its last row")
+}
+
+func (f CategoryFacts) live() bool { return f.Current && f.Worker == JudgedRunning }
+
+// done: complete by any witness: worker.json (unless prompts were appended
+// since), the target reached, the budget spent (by a worker no longer on
+// it), or the log's skip line with no worker.json.
+func (f CategoryFacts) done() bool {
+	jsonDone := (f.JSONState == CatSkipped || f.JSONState == CatDone) && !f.TargetRaised
+	return jsonDone || f.Target > 0 && f.Done >= f.Target || f.BudgetReached && !f.live() || f.JSONState == "" && f.LogSkipped
+}
+
+// stopped: the worker was stopped while on it, or worker.json says so.
+func (f CategoryFacts) stopped() bool {
+	return f.Current && f.Worker == JudgedStopped || f.JSONState == CatStopped
+}
+
+func nothing(CategoryFacts) string { return "" }
 
 // FrozenReason is a running category's reason while its worker's process
 // is stopped (SIGSTOP, Ctrl-Z): no rate and no ETA until it is continued.

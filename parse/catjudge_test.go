@@ -1,6 +1,10 @@
 package parse
 
 import (
+	"maps"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +64,46 @@ func TestJudgeCategory(t *testing.T) {
 	}
 	if Left(7000, 10000, CatDone) != 0 || Left(20, 40, JudgedPartial) != 20 || Left(50, 40, CatRunning) != 0 {
 		t.Error("Left")
+	}
+}
+
+// The category's state table (categoryRows) and docs/STATUS.md's cannot
+// drift: over a grid of witnesses every row is the first to hold for some
+// of them (none is dead), and the states the rows give, with the stall
+// judged after them, are exactly the doc's.
+func TestCategoryRowsGiveTheDocStates(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../docs/STATUS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(data), "<!-- category states:")
+	table, _, _ = strings.Cut(table, "<!-- /category states -->")
+	var doc []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|").FindAllStringSubmatch(table, -1) {
+		doc = append(doc, m[1])
+	}
+	hit := map[int]bool{}
+	given := map[string]bool{JudgedStalled: true}
+	for _, js := range []string{"", CatSkipped, CatDone, CatFailed, CatStopped} {
+		for _, wk := range []string{"", JudgedRunning, JudgedDied, JudgedStopped} {
+			for bits := range 1 << 6 {
+				for _, done := range []int64{0, 5, 10} {
+					f := CategoryFacts{Done: done, Target: 10, TargetRaised: bits&1 != 0, BudgetReached: bits&2 != 0, JSONState: js,
+						LogSkipped: bits&4 != 0, Unread: bits&8 != 0, Current: bits&16 != 0, Worker: wk, ByYou: bits&32 != 0}
+					hit[slices.IndexFunc(categoryRows, func(r categoryRow) bool { return r.when(f) })] = true
+					state, _ := JudgeCategory(f)
+					given[state] = true
+				}
+			}
+		}
+	}
+	for i, r := range categoryRows {
+		if !hit[i] {
+			t.Errorf("categoryRows[%d] (%s) is never the first row to hold", i, r.state)
+		}
+	}
+	if got := slices.Sorted(maps.Keys(given)); !slices.Equal(got, slices.Sorted(slices.Values(doc))) {
+		t.Errorf("the rows give %q, docs/STATUS.md lists %q", got, doc)
 	}
 }

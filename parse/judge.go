@@ -40,20 +40,14 @@ func JudgeWorker(f WorkerFacts) (state, reason string, byYou bool) {
 		return JudgedRunning, "", false
 	case f.Killed && f.Phase != WorkerDone:
 		return JudgedStopped, fmt.Sprintf("pid %d stopped by synthwatch kill", f.PID), true
-	case f.Phase == WorkerDone && len(f.Failed) > 0:
-		return JudgedExited, fmt.Sprintf("went through every category; %d failed: %s", len(f.Failed), strings.Join(f.Failed, ", ")), false
 	case f.Phase == WorkerDone:
-		return JudgedExited, "every category done", false
+		return JudgedExited, doneWords(f.Failed), false
 	case f.Phase == "" && f.Finished:
 		return JudgedExited, "the log says all categories finished", false
 	case f.Phase == WorkerStopped:
 		return JudgedStopped, "ended on a stop signal (not from this synthwatch)", false
 	case f.Phase == WorkerFailed:
-		r := "worker.json says failed"
-		if f.JSONError != "" {
-			r += ": " + f.JSONError
-		}
-		return JudgedDied, r, false
+		return JudgedDied, withCause("worker.json says failed", f.JSONError), false
 	case f.Phase != "":
 		return JudgedDied, fmt.Sprintf("pid %d is gone while worker.json says %s", f.PID, f.Phase), false
 	case f.Ran && f.PID > 0:
@@ -62,4 +56,21 @@ func JudgeWorker(f WorkerFacts) (state, reason string, byYou bool) {
 		return JudgedDied, "no process writes the worker log or the category files, and the log does not say finished", false
 	}
 	return JudgedNone, "", false
+}
+
+// doneWords: a worker that went through every category, naming those it
+// could not do.
+func doneWords(failed []string) string {
+	if len(failed) == 0 {
+		return "every category done"
+	}
+	return fmt.Sprintf("went through every category; %d failed: %s", len(failed), strings.Join(failed, ", "))
+}
+
+// withCause is what, and its cause after a colon when there is one.
+func withCause(what, cause string) string {
+	if cause == "" {
+		return what
+	}
+	return what + ": " + cause
 }

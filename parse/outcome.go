@@ -137,13 +137,7 @@ func (o outcomeRaw) judge() Outcome {
 	if o.finish != nil {
 		out.Finish = finishOf(o.finish)
 	}
-	var choice map[string][]byte
-	if len(o.choices) > 0 && o.choices[0] == '[' {
-		var cs []json.RawMessage
-		if json.Unmarshal(o.choices, &cs) == nil && len(cs) > 0 {
-			choice, _ = Members(cs[0])
-		}
-	}
+	choice := firstChoice(o.choices)
 	if out.Finish == "" && o.meta != nil {
 		if m, err := Members(o.meta); err == nil {
 			out.Finish = finishOf(m["finish_reason"])
@@ -157,13 +151,8 @@ func (o outcomeRaw) judge() Outcome {
 		return out
 	}
 	if choice != nil {
-		if msg, err := Members(choice["message"]); err == nil {
-			if c, ok := msg["content"]; ok {
-				out.Answer, out.Empty = true, emptyAnswer(c)
-				return out
-			}
-		} else if t, ok := choice["text"]; ok {
-			out.Answer, out.Empty = true, emptyAnswer(t)
+		if answer, empty := choiceAnswer(choice); answer {
+			out.Answer, out.Empty = true, empty
 			return out
 		}
 	}
@@ -174,6 +163,32 @@ func (o outcomeRaw) judge() Outcome {
 		out.Answer, out.Empty = true, true
 	}
 	return out
+}
+
+// firstChoice is the members of an OpenAI answer's first choice (nil: none).
+func firstChoice(choices []byte) map[string][]byte {
+	if len(choices) == 0 || choices[0] != '[' {
+		return nil
+	}
+	var cs []json.RawMessage
+	if json.Unmarshal(choices, &cs) != nil || len(cs) == 0 {
+		return nil
+	}
+	choice, _ := Members(cs[0])
+	return choice
+}
+
+// choiceAnswer is whether a choice holds an answer (its message's content,
+// else its text), and whether that is empty.
+func choiceAnswer(choice map[string][]byte) (answer, empty bool) {
+	if msg, err := Members(choice["message"]); err == nil {
+		if c, ok := msg["content"]; ok {
+			return true, emptyAnswer(c)
+		}
+	} else if t, ok := choice["text"]; ok {
+		return true, emptyAnswer(t)
+	}
+	return false, false
 }
 
 var (

@@ -128,6 +128,9 @@ func peelLayer(line string, w *Wrap) (string, bool) {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
+// isAlnum: an ASCII letter or digit.
+func isAlnum(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
 // setRuntime names the outermost wrapper only.
 func (w *Wrap) setRuntime(name string) {
 	if w.Runtime == "" {
@@ -323,12 +326,11 @@ func unwrapService(line string, w *Wrap) (string, bool) {
 
 // serviceName: a compose service or container name ([a-zA-Z0-9][a-zA-Z0-9_.-]*).
 func serviceName(s string) bool {
-	if s == "" || !(isDigit(s[0]) || s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+	if s == "" || !isAlnum(s[0]) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '.' || c == '-') {
+		if c := s[i]; !(isAlnum(c) || c == '_' || c == '.' || c == '-') {
 			return false
 		}
 	}

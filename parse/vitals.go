@@ -192,22 +192,32 @@ func ParseDF(out string) (free, total int64, err error) {
 			}
 			continue
 		}
-		for j := 4; j < len(f); j++ {
-			if !strings.HasSuffix(f[j], "%") {
-				continue
-			}
-			if _, err := strconv.Atoi(strings.TrimSuffix(f[j], "%")); err != nil && f[j] != "-%" {
-				continue
-			}
-			t, e1 := strconv.ParseInt(f[j-3], 10, 64)
-			_, e2 := strconv.ParseInt(f[j-2], 10, 64)
-			a, e3 := strconv.ParseInt(f[j-1], 10, 64)
-			if e1 == nil && e2 == nil && e3 == nil && a >= 0 && t >= 0 && t <= math.MaxInt64/unit && a <= math.MaxInt64/unit {
-				return a * unit, t * unit, nil
-			}
+		if free, total, ok := dfFilesystem(f, unit); ok {
+			return free, total, nil
 		}
 	}
 	return 0, 0, errors.New("df: no filesystem line")
+}
+
+// dfFilesystem reads a filesystem line's total, used and free blocks
+// before its use% (its name may hold spaces: they are found from the %
+// back), in bytes of unit.
+func dfFilesystem(f []string, unit int64) (free, total int64, ok bool) {
+	for j := 4; j < len(f); j++ {
+		if !strings.HasSuffix(f[j], "%") {
+			continue
+		}
+		if _, err := strconv.Atoi(strings.TrimSuffix(f[j], "%")); err != nil && f[j] != "-%" {
+			continue
+		}
+		t, e1 := strconv.ParseInt(f[j-3], 10, 64)
+		_, e2 := strconv.ParseInt(f[j-2], 10, 64)
+		a, e3 := strconv.ParseInt(f[j-1], 10, 64)
+		if e1 == nil && e2 == nil && e3 == nil && a >= 0 && t >= 0 && t <= math.MaxInt64/unit && a <= math.MaxInt64/unit {
+			return a * unit, t * unit, true
+		}
+	}
+	return 0, 0, false
 }
 
 // ProcStat is what the vitals need of /proc/PID/stat.

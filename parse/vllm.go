@@ -51,27 +51,31 @@ func parseVLLMStats(msg string) (VLLMStats, bool) {
 			continue
 		}
 		s.Fields = append(s.Fields, Field{Key: k, Value: v})
-		v = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(v, " tokens/s"), " reqs"), "%")
-		switch k {
-		case "Avg prompt throughput":
-			s.PromptTokS = optFloat(v)
-		case "Avg generation throughput":
-			s.GenTokS = optFloat(v)
-		case "Running":
-			s.Running = optInt(v)
-		case "Waiting", "Pending":
-			s.Waiting = optInt(v)
-		case "Swapped":
-			s.Swapped = optInt(v)
-		case "Preemptions":
-			s.Preemptions = optInt(v)
-		case "GPU KV cache usage":
-			s.KVUsagePct = optFloat(v)
-		case "CPU KV cache usage":
-			s.CPUKVUsagePct = optFloat(v)
-		case "Prefix cache hit rate":
-			s.PrefixHitPct = optFloat(v)
-		}
+		s.set(k, strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(v, " tokens/s"), " reqs"), "%"))
 	}
 	return s, s.GenTokS.OK
+}
+
+// set keeps the figure of a stats line's field k, its unit trimmed.
+func (s *VLLMStats) set(k, v string) {
+	switch k {
+	case "Avg prompt throughput":
+		s.PromptTokS = optFloat(v)
+	case "Avg generation throughput":
+		s.GenTokS = optFloat(v)
+	case "Running":
+		s.Running = optInt(v)
+	case "Waiting", "Pending":
+		s.Waiting = optInt(v)
+	case "Swapped":
+		s.Swapped = optInt(v)
+	case "Preemptions":
+		s.Preemptions = optInt(v)
+	case "GPU KV cache usage":
+		s.KVUsagePct = optFloat(v)
+	case "CPU KV cache usage":
+		s.CPUKVUsagePct = optFloat(v)
+	case "Prefix cache hit rate":
+		s.PrefixHitPct = optFloat(v)
+	}
 }

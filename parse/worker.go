@@ -231,7 +231,7 @@ func ParseWorkerLine(line string) WorkerLine {
 		parseRunning(&w, s)
 	case strings.HasPrefix(s, "Loading tokenizer from "):
 		parseModel(&w, s)
-	case s[0] >= '0' && s[0] <= '9' && parseProgress(&w, s):
+	case isDigit(s[0]) && parseProgress(&w, s):
 	case parseCategoryLine(&w, s):
 	case IsErrorLine(line):
 		w.Kind = WError
@@ -350,6 +350,13 @@ func parseProgress(w *WorkerLine, s string) bool {
 		return false
 	}
 	w.Kind, w.Done, w.Total, w.Errors = WProgress, done, total, errs
+	progressFigures(w, f)
+	return true
+}
+
+// progressFigures reads a progress line's optional fields after its
+// counts: "R req/s", "avg_comp=Ntok", "ETA=…".
+func progressFigures(w *WorkerLine, f []string) {
 	for i := 3; i < len(f); i++ {
 		switch {
 		case f[i] == "req/s" && i > 3:
@@ -362,7 +369,6 @@ func parseProgress(w *WorkerLine, s string) bool {
 			w.ETA, w.ETAKnown = parseETA(f[i][len("ETA="):])
 		}
 	}
-	return true
 }
 
 // fieldsInto is strings.Fields appending to dst: a caller's array keeps a

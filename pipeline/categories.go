@@ -232,16 +232,7 @@ func (ct *counts) fold(res remote.PollResult, now time.Time, wjson *parse.Worker
 			c.scanVoidPID = wjson.PID // rewritten since this worker's resume scan: its extra_lines no longer apply
 		}
 		if !keepsLastCount(c, raw) {
-			if !raw.Missing {
-				c.mtime = raw.Info.ModTime
-			}
-			grew := raw.Lines - c.lines
-			if !c.known {
-				c.known, c.lastGrowth = true, c.mtime // one-shot: the file's own time
-			} else {
-				ct.sample(c, grew, now)
-			}
-			c.lines = raw.Lines
+			ct.foldLines(c, raw, now)
 		}
 		if errs.Err == nil {
 			c.errLines = errs.Lines
@@ -253,6 +244,21 @@ func (ct *counts) fold(res remote.PollResult, now time.Time, wjson *parse.Worker
 			}
 		}
 	}
+}
+
+// foldLines takes in a good count of the category's records: the first
+// is history (its growth dated by the file's mtime), the next ones samples.
+func (ct *counts) foldLines(c *catState, raw remote.CountUpdate, now time.Time) {
+	if !raw.Missing {
+		c.mtime = raw.Info.ModTime
+	}
+	grew := raw.Lines - c.lines
+	if !c.known {
+		c.known, c.lastGrowth = true, c.mtime // one-shot: the file's own time
+	} else {
+		ct.sample(c, grew, now)
+	}
+	c.lines = raw.Lines
 }
 
 // sample folds one poll's growth: the rate window (growths only: the first

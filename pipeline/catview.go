@@ -39,15 +39,7 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 		v.LastGrowth = &t
 	}
 	js := k.jsByName[c.name]
-	tf := parse.TargetFacts{Prompts: c.promptLines, PromptsAt: c.promptsAt, MaxSamples: c.maxSamples, Log: c.logTarget}
-	if js != nil {
-		tf.Worker, tf.WorkerRead = js.Target, wjson.StartedAt
-	}
-	var targetNote string
-	v.Target, v.TargetSource, targetNote = parse.JudgeTarget(tf)
-	if targetNote != "" {
-		v.Warnings = append(v.Warnings, c.name+": "+targetNote)
-	}
+	judgeTarget(c, js, wjson, &v)
 	countFigures(c, js, wjson != nil && c.scanVoidPID != 0 && c.scanVoidPID == wjson.PID, &v)
 	tokenFigures(c, js, &v)
 	v.OverCap = parse.OverCaps(v.Done, int64(c.maxSamples), v.CompletionTokens, v.TokenBudget)
@@ -60,28 +52,8 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 	if js != nil {
 		v.Yielded = js.Yielded
 	}
-	switch {
-	case !live:
-		c.currentSince, c.currentKnown, c.currentWeak = time.Time{}, false, false
-		c.win.Reset() // a later run is measured on its own
-	case !c.currentKnown || c.currentWeak:
-		// judged on the evidence at whatever poll the worker is first seen on it
-		t, weak := k.becameCurrent(c, wk, wjson, lg)
-		if weak && c.currentWeak && c.currentSince.Before(t) {
-			t = c.currentSince // at least as old as the log's last line when first seen
-		}
-		c.currentSince, c.currentWeak, c.currentKnown = t, weak, !t.IsZero()
-	}
-	f := parse.CategoryFacts{Done: v.Done, Target: v.Target, TargetRaised: js != nil && v.Target > int64(js.Target),
-		BudgetReached: budgetReached(v), LogSkipped: c.logSkipped, Unread: unread(c), Current: current,
-		Worker: string(wk.State), WorkerReason: wk.Reason, ByYou: wk.ByYou}
-	if js != nil {
-		f.JSONState = js.State
-	}
-	if wk.State == WorkerStalled {
-		f.Worker = parse.JudgedRunning // judged before its stall: stalled is alive
-	}
-	st, reason := parse.JudgeCategory(f)
+	k.followCurrent(c, live, wk, wjson, lg)
+	st, reason := parse.JudgeCategory(categoryFacts(v, c, js, wk, current))
 	v.State, v.Reason = CategoryState(st), reason
 	if v.State == StateUnknown {
 		v.Reason = c.countErr // never counted: neither pending nor running is known
@@ -104,6 +76,51 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 			len(c.configs), c.configDesc[c.configs[0]], c.configDesc[c.configs[len(c.configs)-1]]))
 	}
 	return v
+}
+
+// judgeTarget decides the category's target from its witnesses (prompts,
+// max samples, the log, worker.json), with a warning when they disagree.
+func judgeTarget(c *catState, js *parse.CategoryState, wjson *parse.WorkerState, v *Category) {
+	tf := parse.TargetFacts{Prompts: c.promptLines, PromptsAt: c.promptsAt, MaxSamples: c.maxSamples, Log: c.logTarget}
+	if js != nil {
+		tf.Worker, tf.WorkerRead = js.Target, wjson.StartedAt
+	}
+	var targetNote string
+	v.Target, v.TargetSource, targetNote = parse.JudgeTarget(tf)
+	if targetNote != "" {
+		v.Warnings = append(v.Warnings, c.name+": "+targetNote)
+	}
+}
+
+// followCurrent keeps since when the live worker has been on the category;
+// a category no live worker is on forgets it.
+func (k *counts) followCurrent(c *catState, live bool, wk Worker, wjson *parse.WorkerState, lg *logs) {
+	switch {
+	case !live:
+		c.currentSince, c.currentKnown, c.currentWeak = time.Time{}, false, false
+		c.win.Reset() // a later run is measured on its own
+	case !c.currentKnown || c.currentWeak:
+		// judged on the evidence at whatever poll the worker is first seen on it
+		t, weak := k.becameCurrent(c, wk, wjson, lg)
+		if weak && c.currentWeak && c.currentSince.Before(t) {
+			t = c.currentSince // at least as old as the log's last line when first seen
+		}
+		c.currentSince, c.currentWeak, c.currentKnown = t, weak, !t.IsZero()
+	}
+}
+
+// categoryFacts are the witnesses parse.JudgeCategory decides the state on.
+func categoryFacts(v Category, c *catState, js *parse.CategoryState, wk Worker, current bool) parse.CategoryFacts {
+	f := parse.CategoryFacts{Done: v.Done, Target: v.Target, TargetRaised: js != nil && v.Target > int64(js.Target),
+		BudgetReached: budgetReached(v), LogSkipped: c.logSkipped, Unread: unread(c), Current: current,
+		Worker: string(wk.State), WorkerReason: wk.Reason, ByYou: wk.ByYou}
+	if js != nil {
+		f.JSONState = js.State
+	}
+	if wk.State == WorkerStalled {
+		f.Worker = parse.JudgedRunning // judged before its stall: stalled is alive
+	}
+	return f
 }
 
 // unserved says why a running category is not being served, "" if it is:
@@ -158,6 +175,16 @@ func (k *counts) stall(c *catState, v *Category, now time.Time) {
 	}
 }
 
+// workLeft: a category in state still has records to do that a run will
+// take up (a stalled or unknown one gives no ETA).
+func workLeft(state CategoryState) bool {
+	switch state {
+	case StateRunning, StatePending, StatePartial, StateStopped, StateDied:
+		return true
+	}
+	return false
+}
+
 // pipelineETA adds the running category's ETA and, for the categories
 // still to come (and a running one with no rate of its own yet), their
 // remaining records at their own class's rate: measured this session, else
@@ -182,7 +209,7 @@ func (k *counts) pipelineETA(cats []Category) (*float64, *ETAPart) {
 			running = true
 		case c.State == StateRunning && c.Reason != "":
 			return nil, nil // the server is down: nothing moves
-		case c.State == StateRunning || c.State == StatePending || c.State == StatePartial || c.State == StateStopped || c.State == StateDied:
+		case workLeft(c.State):
 			running = running || c.State == StateRunning
 			if r := k.classRate(c.Class); r > 0 {
 				total += float64(c.Target-c.Done) / r * 60

@@ -197,6 +197,27 @@ func (w *Watcher) countOnHost(steady bool) {
 	}
 }
 
+// askCounts asks for the counters' line counts; in a steady poll a
+// category's count also sums its records' tokens on the host.
+func (w *Watcher) askCounts(b *remote.Batch, counters []*remote.Counter, steady bool) {
+	then := map[*remote.Counter]*catState{}
+	if steady {
+		w.cnt.thens = map[string]*tokJob{}
+		for _, c := range w.cnt.cats {
+			then[c.raw] = c // from the tally's start: through any hole too
+		}
+	}
+	for _, k := range counters {
+		if c := then[k]; c != nil {
+			// a count on the host sums the counted records' tokens there too
+			b.CountThen(k, c.tok.start, tokenArgv(nil)...)
+			w.cnt.thens[c.name] = &tokJob{path: k.Path, from: c.tok.start, gen: c.tok.gen}
+			continue
+		}
+		b.Count(k)
+	}
+}
+
 // batchFor is prefetch's batch.
 func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 	full, zone, vit, vitPid, disk := ask.full, ask.zone, ask.vit, ask.vitPid, ask.disk
@@ -223,22 +244,7 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
 	for _, t := range p.Tails {
 		b.Tail(t)
 	}
-	then := map[*remote.Counter]*catState{}
-	if ask.steady {
-		w.cnt.thens = map[string]*tokJob{}
-		for _, c := range w.cnt.cats {
-			then[c.raw] = c // from the tally's start: through any hole too
-		}
-	}
-	for _, k := range p.Counters {
-		if c := then[k]; c != nil {
-			// a count on the host sums the counted records' tokens there too
-			b.CountThen(k, c.tok.start, tokenArgv(nil)...)
-			w.cnt.thens[c.name] = &tokJob{path: k.Path, from: c.tok.start, gen: c.tok.gen}
-			continue
-		}
-		b.Count(k)
-	}
+	w.askCounts(b, p.Counters, ask.steady)
 	b.Cat(l.WorkerJSON(), 4<<20)
 	b.Cat(l.KillNote(), 4096)
 	if !w.live.bootRead {

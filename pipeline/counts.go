@@ -88,6 +88,12 @@ func countFigures(c *catState, js *parse.CategoryState, scanVoid bool, v *Catego
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d lines, %d unique records (%d duplicate or unreadable)", c.name, c.lines, v.Done, extra))
 		}
 	}
+	v.Errors = parse.CategoryErrors(errorFacts(c, js)) // as the report counts them
+}
+
+// errorFacts are a category's witnesses of failed records: its own error
+// lines, the log's tracebacks and progress line, worker.json's counts.
+func errorFacts(c *catState, js *parse.CategoryState) parse.ErrorFacts {
 	ef := parse.ErrorFacts{ErrLines: c.errLines, LogFailures: c.logFailures} // tracebacks and error lines since its header
 	if js != nil {
 		ef.JSONErrors, ef.JSONFailed = int64(js.Errors), js.FailedPrompts
@@ -95,5 +101,5 @@ func countFigures(c *catState, js *parse.CategoryState, scanVoid bool, v *Catego
 	if c.logProgress.Kind == parse.WProgress {
 		ef.LogProgress = int64(c.logProgress.Errors)
 	}
-	v.Errors = parse.CategoryErrors(ef) // as the report counts them
+	return ef
 }

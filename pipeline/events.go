@@ -51,13 +51,7 @@ type catEvents struct {
 // of its wake are folded into it.
 func (e *events) noteConnection(c Connection, now time.Time, h remote.Host) {
 	if fold, back := e.noteSleep(h, now); fold {
-		if c.State.Up() || back {
-			e.everUp, e.errWas = true, ""
-		}
-		e.connWas, e.dropsWas = c.State, c.Drops
-		if back {
-			e.connWas = LinkConnected // this poll's view may predate the link's return
-		}
+		e.foldWake(c, back)
 		return
 	}
 	up := c.State == LinkConnected
@@ -68,14 +62,7 @@ func (e *events) noteConnection(c Connection, now time.Time, h remote.Host) {
 		e.tl.note(now, "reconnect", "", "connected again")
 		e.relearn = true
 	}
-	for i := 0; i < newDrops; i++ {
-		back := i < newDrops-1 || up
-		e.tl.note(now, "disconnect", "", dropText(c.Error, back))
-		if back {
-			e.tl.note(now, "reconnect", "", "connected again")
-			e.relearn = true
-		}
-	}
+	e.noteDrops(newDrops, c.Error, up, now)
 	if up || c.Drops > 0 {
 		e.everUp = true
 	}
@@ -84,19 +71,52 @@ func (e *events) noteConnection(c Connection, now time.Time, h remote.Host) {
 	} else if newDrops > 0 {
 		e.errWas = c.Error // already in the disconnect event
 	}
-	// why it cannot connect (a dial, handshake or auth error): once per
-	// different error, not once per attempt
-	if !up && c.State != LinkLocal && c.Error != "" && c.Error != e.errWas {
-		e.errWas = c.Error
-		kind, text := "connect_error", "cannot connect: "+c.Error
-		if c.State == LinkFailed {
-			kind, text = "connect_failed", text+" (not retried: fix it, then press C or start again)"
-		} else if c.NextTry != nil {
-			text += ", next try " + c.NextTry.Local().Format("15:04:05")
-		}
-		e.tl.note(now, kind, "", text)
+	if !up {
+		e.noteConnectError(c, now)
 	}
 	e.connWas, e.dropsWas = c.State, c.Drops
+}
+
+// foldWake takes in the link as a sleep's wake left it; back: the link
+// has come back.
+func (e *events) foldWake(c Connection, back bool) {
+	if c.State.Up() || back {
+		e.everUp, e.errWas = true, ""
+	}
+	e.connWas, e.dropsWas = c.State, c.Drops
+	if back {
+		e.connWas = LinkConnected // this poll's view may predate the link's return
+	}
+}
+
+// noteDrops records the drops since the last poll, each but the last (and
+// that one too when the link is up) followed by its reconnection.
+func (e *events) noteDrops(drops int, reason string, up bool, now time.Time) {
+	for i := 0; i < drops; i++ {
+		back := i < drops-1 || up
+		e.tl.note(now, "disconnect", "", dropText(reason, back))
+		if back {
+			e.tl.note(now, "reconnect", "", "connected again")
+			e.relearn = true
+		}
+	}
+}
+
+// noteConnectError records why a link that is not up cannot connect (a
+// dial, handshake or auth error): once per different error, not once per
+// attempt.
+func (e *events) noteConnectError(c Connection, now time.Time) {
+	if c.State == LinkLocal || c.Error == "" || c.Error == e.errWas {
+		return
+	}
+	e.errWas = c.Error
+	kind, text := "connect_error", "cannot connect: "+c.Error
+	if c.State == LinkFailed {
+		kind, text = "connect_failed", text+" (not retried: fix it, then press C or start again)"
+	} else if c.NextTry != nil {
+		text += ", next try " + c.NextTry.Local().Format("15:04:05")
+	}
+	e.tl.note(now, kind, "", text)
 }
 
 // dropText is a disconnect event's text; back: the link came back before
@@ -129,6 +149,9 @@ func readZone(ctx context.Context, h remote.Host) (*time.Location, error) {
 	return parseZone(string(res.Stdout), time.Now())
 }
 
+// isOffset: s is a UTC offset as date +%z prints it (+0100, -0530).
+func isOffset(s string) bool { return len(s) == 5 && (s[0] == '+' || s[0] == '-') }
+
 // parseZone reads zoneScript's output. A zone name this machine knows is
 // used when it gives the same offset now (it then also knows the host's
 // DST changes); otherwise the offset itself.
@@ -136,13 +159,13 @@ func parseZone(out string, now time.Time) (*time.Location, error) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	// a login shell's rc may print first: the offset is the first line that is one
 	for i, l := range lines {
-		if l = strings.TrimSpace(l); len(l) == 5 && (l[0] == '+' || l[0] == '-') {
+		if isOffset(strings.TrimSpace(l)) {
 			lines = lines[i:]
 			break
 		}
 	}
 	off := strings.TrimSpace(lines[0])
-	if len(off) != 5 || off[0] != '+' && off[0] != '-' {
+	if !isOffset(off) {
 		return nil, fmt.Errorf("date +%%z printed %q", off)
 	}
 	h, err1 := strconv.Atoi(off[1:3])
@@ -264,78 +287,96 @@ func (e *events) foldDone(cats []Category, wk Worker, k *counts, lg *logs, wjson
 	}
 	allFinal, records, last := len(cats) > 0, int64(0), time.Time{}
 	for _, v := range cats {
-		c := k.cats[v.Name]
 		ce := e.cats[v.Name]
 		if ce == nil {
 			ce = &catEvents{}
 			e.cats[v.Name] = ce
 		}
 		allFinal = allFinal && Final(v.State) && v.State != StateFailed // a failed category is no job done
+		c := k.cats[v.Name]
 		if c == nil {
 			continue
 		}
 		if c.mtime.After(last) {
 			last = c.mtime
 		}
-		switch v.State {
-		case StateRunning, StateStalled:
-			if ce.runAt.IsZero() {
-				ce.runAt, ce.runLines = now, v.Done
-			}
-			if v.RatePerMin > 0 {
-				ce.lastRate = v.RatePerMin
-			}
-			ce.done = false
-		case StatePending, StateStopped, StatePartial, StateDied:
-			ce.done, ce.runAt = false, time.Time{}
-		case StateDone:
+		if v.State == StateDone {
 			records += v.Done
-			if ce.done {
-				continue
-			}
-			ce.done = true
-			at := c.mtime
-			if at.IsZero() || at.After(now) {
-				at = now
-			}
-			// the pace it last ran at (the rate window: stalls and crashes
-			// fall out of it); else records by this run over the time it ran
-			rate := ce.lastRate
-			if mins := now.Sub(ce.runAt).Minutes(); rate == 0 && !ce.runAt.IsZero() && v.Done-ce.runLines >= 10 && mins > 0 {
-				rate = float64(v.Done-ce.runLines) / mins
-			}
-			if js := jsonCategory(wjson, v.Name); rate == 0 && js != nil {
-				rate = js.Rate // the worker's own figure
-			}
-			text := fmt.Sprintf("%s done: %d records", v.Name, v.Done)
-			if rate > 0 {
-				text += fmt.Sprintf(" (%s, %.1f/min)", v.Class, rate)
-			}
-			e.tl.Add(Event{Time: at.UTC(), Kind: "category_done", Category: v.Name, Text: parse.SanitizeString(text),
-				Class: v.Class, RatePerMin: rate, Key: fmt.Sprintf("category_done|%s|%d|%d", v.Name, v.Done, c.mtime.UnixNano())})
-			ce.runAt = time.Time{}
 		}
+		e.foldCategory(ce, v, c.mtime, wjson, now)
 	}
 	finished := allFinal && wk.State == WorkerExited || lg.finished && !Alive(wk.State)
 	// a job whose manifest could not be read is not known to be done
-	finished = finished && k.manErr == nil
-	if !finished || Alive(wk.State) {
-		e.pipeDone = false
-		return
-	}
-	if e.pipeDone {
+	e.foldPipelineDone(finished && k.manErr == nil && !Alive(wk.State), records, last, lg.lastLine, now)
+}
+
+// foldPipelineDone records pipeline_done once per finish, at the newest
+// category file's mtime (else the log's last line), keyed by that mtime.
+func (e *events) foldPipelineDone(done bool, records int64, last, lastLine, now time.Time) {
+	if !done || e.pipeDone {
+		e.pipeDone = done
 		return
 	}
 	e.pipeDone = true
 	at := last
 	if at.IsZero() {
-		at = lg.lastLine
+		at = lastLine
 	}
-	if at.IsZero() || at.After(now) {
-		at = now
-	}
-	e.tl.Add(Event{Time: at.UTC(), Kind: "pipeline_done", Text: fmt.Sprintf("pipeline done: %d records", records),
+	e.tl.Add(Event{Time: notAfter(at, now).UTC(), Kind: "pipeline_done", Text: fmt.Sprintf("pipeline done: %d records", records),
 		Key: fmt.Sprintf("pipeline_done|%d", last.UnixNano())})
+}
+
+// foldCategory follows one category from poll to poll: while it runs, the
+// records and pace its run started from; once done, category_done (once
+// per reaching done); any other state starts its run afresh.
+func (e *events) foldCategory(ce *catEvents, v Category, mtime time.Time, wjson *parse.WorkerState, now time.Time) {
+	switch v.State {
+	case StateRunning, StateStalled:
+		if ce.runAt.IsZero() {
+			ce.runAt, ce.runLines = now, v.Done
+		}
+		if v.RatePerMin > 0 {
+			ce.lastRate = v.RatePerMin
+		}
+		ce.done = false
+	case StatePending, StateStopped, StatePartial, StateDied:
+		ce.done, ce.runAt = false, time.Time{}
+	case StateDone:
+		if ce.done {
+			return
+		}
+		ce.done = true
+		rate := ce.doneRate(v, wjson, now)
+		text := fmt.Sprintf("%s done: %d records", v.Name, v.Done)
+		if rate > 0 {
+			text += fmt.Sprintf(" (%s, %.1f/min)", v.Class, rate)
+		}
+		e.tl.Add(Event{Time: notAfter(mtime, now).UTC(), Kind: "category_done", Category: v.Name, Text: parse.SanitizeString(text),
+			Class: v.Class, RatePerMin: rate, Key: fmt.Sprintf("category_done|%s|%d|%d", v.Name, v.Done, mtime.UnixNano())})
+		ce.runAt = time.Time{}
+	}
+}
+
+// doneRate is the pace a category that is done last ran at (the rate
+// window: stalls and crashes fall out of it); else its records by this
+// run over the time it ran; else the worker's own figure.
+func (ce *catEvents) doneRate(v Category, wjson *parse.WorkerState, now time.Time) float64 {
+	rate := ce.lastRate
+	if mins := now.Sub(ce.runAt).Minutes(); rate == 0 && !ce.runAt.IsZero() && v.Done-ce.runLines >= 10 && mins > 0 {
+		rate = float64(v.Done-ce.runLines) / mins
+	}
+	if js := jsonCategory(wjson, v.Name); rate == 0 && js != nil {
+		rate = js.Rate
+	}
+	return rate
+}
+
+// notAfter is at, or now when at is unknown or ahead of now.
+func notAfter(at, now time.Time) time.Time {
+	if at.IsZero() || at.After(now) {
+		return now
+	}
+	return at
 }
 
 // note adds an event at t, its text sanitised.

@@ -137,17 +137,23 @@ func (lw *latWindow) trim(now time.Time) {
 	lw.steps = lw.steps[i:]
 }
 
+// addCounted adds to byKind the histograms of hists that counted any
+// request.
+func addCounted(byKind map[string][]parse.Histogram, hists map[string]parse.Histogram) {
+	for k, h := range hists {
+		if h.Count() > 0 {
+			byKind[k] = append(byKind[k], h)
+		}
+	}
+}
+
 // latencyOf is the percentiles of the windows together.
 func latencyOf(ws []*latWindow, now time.Time) *Latency {
 	byKind := map[string][]parse.Histogram{}
 	var newest time.Time
 	for _, lw := range ws {
 		for _, st := range lw.steps {
-			for k, h := range st.hist {
-				if h.Count() > 0 {
-					byKind[k] = append(byKind[k], h)
-				}
-			}
+			addCounted(byKind, st.hist)
 		}
 		if lw.lastAt.After(newest) {
 			newest = lw.lastAt
@@ -160,11 +166,7 @@ func latencyOf(ws []*latWindow, now time.Time) *Latency {
 			if lw.reads > 1 {
 				return nil // read twice or more: nothing finished in the window
 			}
-			for k, h := range lw.last {
-				if h.Count() > 0 {
-					byKind[k] = append(byKind[k], h)
-				}
-			}
+			addCounted(byKind, lw.last)
 		}
 	}
 	if len(byKind) == 0 {

@@ -108,10 +108,43 @@ type liveRead struct {
 // process seen alive last time. A pid that changed is read in a second
 // round; a scan of the process table only when no live worker is known.
 func (l *liveness) read(ctx context.Context, now time.Time, polls int) liveRead {
-	var lr liveRead
+	lr, prevP, prevErr := l.readRound(ctx)
+	jsonPID := lr.jsonPID()
+	// 1. the pid worker.json names, if it is our worker
+	if p, err := l.jsonWorker(ctx, jsonPID, prevP, prevErr); err != nil {
+		lr.err = err
+	} else if p != nil {
+		lr.p = p
+		return lr
+	}
+	// 2. the process found writing last time, still the same one
+	if prevP != nil && (prevP.worker || prevP.writes != "") {
+		lr.p = prevP
+		return lr
+	}
+	if prevErr != nil {
+		lr.err = prevErr
+	}
+	// 3. whoever writes the worker's files
+	if polls <= 1 || l.scanNext || l.rescan || now.Sub(l.lastScan) >= scanEvery {
+		lr.scanned = true
+		ws, err := l.procs.writers(ctx, l.workerLog)
+		lr.scanErr = err
+		if len(ws) > 0 {
+			lr.p, lr.err = ws[0], nil
+		}
+	}
+	if lr.p == nil && lr.err == nil {
+		l.readEnd(ctx, &lr, jsonPID)
+	}
+	return lr
+}
+
+// readRound is the poll's first round trip: worker.json, the process seen
+// alive last time (nil when its pid now names another), and the boot time
+// until it is known.
+func (l *liveness) readRound(ctx context.Context) (lr liveRead, prevP *proc, prevErr error) {
 	prev := l.cur
-	var prevP *proc
-	var prevErr error
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -133,47 +166,41 @@ func (l *liveness) read(ctx context.Context, now time.Time, polls int) liveRead 
 	if prevP != nil {
 		prevP.writes = prev.writes
 	}
-	jsonPID := 0
-	if lr.wjsonErr == nil {
-		if st, err := parse.ParseWorkerState(lr.wjson); err == nil {
-			jsonPID = st.PID
-		}
+	return lr, prevP, prevErr
+}
+
+// jsonPID is the pid worker.json names (0: none, or no worker.json).
+func (lr liveRead) jsonPID() int {
+	if lr.wjsonErr != nil {
+		return 0
 	}
-	// 1. the pid worker.json names, if it is our worker
-	if jsonPID > 0 {
-		var p *proc
-		var err error
-		if prev != nil && prev.pid == jsonPID {
-			p, err = prevP, prevErr
-		} else {
-			p, err = l.procs.read(ctx, jsonPID)
-		}
-		switch {
-		case err != nil:
-			lr.err = err
-		case p != nil && p.worker:
-			lr.p = p
-			return lr
-		}
+	st, err := parse.ParseWorkerState(lr.wjson)
+	if err != nil {
+		return 0
 	}
-	// 2. the process found writing last time, still the same one
-	if prevP != nil && (prevP.worker || prevP.writes != "") {
-		lr.p = prevP
-		return lr
+	return st.PID
+}
+
+// jsonWorker is the process worker.json names (pid 0: none) when it is
+// our worker, read again only when it is not the one read last time.
+func (l *liveness) jsonWorker(ctx context.Context, pid int, prevP *proc, prevErr error) (*proc, error) {
+	if pid <= 0 {
+		return nil, nil
 	}
-	if prevErr != nil {
-		lr.err = prevErr
+	p, err := prevP, prevErr
+	if l.cur == nil || l.cur.pid != pid {
+		p, err = l.procs.read(ctx, pid)
 	}
-	// 3. whoever writes the worker's files
-	if polls <= 1 || l.scanNext || l.rescan || now.Sub(l.lastScan) >= scanEvery {
-		lr.scanned = true
-		ws, err := l.procs.writers(ctx, l.workerLog)
-		lr.scanErr = err
-		if len(ws) > 0 {
-			lr.p, lr.err = ws[0], nil
-		}
+	if err != nil || p == nil || !p.worker {
+		return nil, err
 	}
-	if lr.p == nil && lr.err == nil && jsonPID > 0 && l.reread != jsonPID && liveJSON(lr.wjson) {
+	return p, nil
+}
+
+// readEnd reads, when no worker was found alive, what says how the last
+// one ended.
+func (l *liveness) readEnd(ctx context.Context, lr *liveRead, jsonPID int) {
+	if jsonPID > 0 && l.reread != jsonPID && liveJSON(lr.wjson) {
 		// worker.json says it runs but its pid is gone: it may have ended
 		// between the two reads of this poll (read while it ran, /proc after
 		// it exited with worker.json done). Read worker.json again, past the
@@ -183,14 +210,11 @@ func (l *liveness) read(ctx context.Context, now time.Time, polls int) liveRead 
 			lr.wjson, lr.wjsonErr = b, nil
 		}
 	}
-	if lr.p == nil && lr.err == nil {
-		// none alive: whether our kill stopped the last one is in the note
-		b, err := l.rd.ReadAt(ctx, l.lay.KillNote(), 0, 4096)
-		if err == nil || errors.Is(err, fs.ErrNotExist) {
-			lr.note, lr.noteRead = b, true
-		}
+	// whether our kill stopped the last one is in the note
+	b, err := l.rd.ReadAt(ctx, l.lay.KillNote(), 0, 4096)
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		lr.note, lr.noteRead = b, true
 	}
-	return lr
 }
 
 // liveJSON says whether worker.json says its worker runs (not done, stopped
@@ -231,6 +255,15 @@ func (l *liveness) startedAt(p *proc) time.Time {
 	return l.bootTime.Add(time.Duration(p.start) * 10 * time.Millisecond)
 }
 
+// bornAt is since when a worker first seen now is alive: its start on the
+// host when known (and past), else now.
+func (l *liveness) bornAt(p *proc, now time.Time) time.Time {
+	if t := l.startedAt(p); !t.IsZero() && t.Before(now) {
+		return t
+	}
+	return now
+}
+
 func (l *liveness) fold(lr liveRead, now time.Time) {
 	if !l.bootRead && !lr.boot.IsZero() {
 		l.bootTime, l.bootRead = lr.boot, true
@@ -239,10 +272,7 @@ func (l *liveness) fold(lr liveRead, now time.Time) {
 		l.lastScan, l.scanNext, l.rescan = now, false, false
 	}
 	if lr.p != nil && (l.cur == nil || l.cur.pid != lr.p.pid || l.cur.start != lr.p.start) {
-		l.aliveSince = now
-		if t := l.startedAt(lr.p); !t.IsZero() && t.Before(now) {
-			l.aliveSince = t
-		}
+		l.aliveSince = l.bornAt(lr.p, now)
 	}
 	if lr.err == nil || lr.p != nil {
 		l.cur = lr.p
@@ -293,24 +323,38 @@ func (l *liveness) facts(finished bool) workerFacts {
 	f := workerFacts{Known: l.cur != nil || l.procErr == nil, Alive: l.cur != nil, Finished: finished,
 		Ran: st != nil || l.logLines || l.last != nil || l.note != nil}
 	var start uint64
-	fromJSON := false
-	switch {
-	case l.cur != nil:
-		f.PID, fromJSON = l.cur.pid, st != nil && st.PID == l.cur.pid
-	case l.last != nil && (st == nil || st.PID == l.last.pid || idOf(st) == l.lastJSON):
-		f.PID, start, fromJSON = l.last.pid, l.last.start, st != nil && st.PID == l.last.pid
-	case st != nil && st.PID > 0 && !(l.note != nil && l.note.pid != st.PID && st.UpdatedAt.Unix() < l.note.at.Unix()):
-		f.PID, fromJSON = st.PID, true
-	case l.note != nil:
-		f.PID, start = l.note.pid, l.note.start
-	case st != nil:
-		fromJSON = true
-	}
+	var fromJSON bool
+	f.PID, start, fromJSON = l.judgedWorker()
 	if fromJSON {
 		f.Phase, f.JSONError, f.Failed = st.State, st.Error, st.FailedCategories()
 	}
 	f.Killed = f.PID > 0 && (l.note.names(f.PID, start) || l.killed[f.PID])
 	return f
+}
+
+// judgedWorker is the worker judged, in the order facts gives, and whether
+// worker.json speaks of it.
+func (l *liveness) judgedWorker() (pid int, start uint64, fromJSON bool) {
+	st := l.wjson
+	switch {
+	case l.cur != nil:
+		return l.cur.pid, 0, jsonNames(st, l.cur.pid)
+	case l.last != nil && (st == nil || st.PID == l.last.pid || idOf(st) == l.lastJSON):
+		return l.last.pid, l.last.start, jsonNames(st, l.last.pid)
+	case st != nil && st.PID > 0 && !l.noteIsLater(st):
+		return st.PID, 0, true
+	case l.note != nil:
+		return l.note.pid, l.note.start, false
+	}
+	return 0, 0, st != nil
+}
+
+func jsonNames(st *parse.WorkerState, pid int) bool { return st != nil && st.PID == pid }
+
+// noteIsLater: the kill note names another worker than st, killed after
+// st was last written.
+func (l *liveness) noteIsLater(st *parse.WorkerState) bool {
+	return l.note != nil && l.note.pid != st.PID && st.UpdatedAt.Unix() < l.note.at.Unix()
 }
 
 // waitingServer: a live worker says it waits for the server's /health.
@@ -332,37 +376,48 @@ func (l *liveness) events(v Worker, now, lastSnap time.Time) {
 		return
 	}
 	if l.polled {
-		switch {
-		case alive && !l.wasAlive:
-			l.tl.note(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d): %s", v.PID, v.Command))
-		case alive && v.PID != l.wasPID:
-			// another worker took over between two polls (a restart): the
-			// old one ended, a new one started
-			l.tl.note(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, l.goneText(l.wasPID)))
-			l.tl.note(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d, after pid %d): %s", v.PID, l.wasPID, v.Command))
-		case !alive && l.wasAlive && v.PID == l.wasPID:
-			l.tl.note(l.endedAt(v.PID, now, lastSnap), "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, endText(v)))
-		case !alive && l.wasAlive:
-			l.tl.note(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, l.goneText(l.wasPID)))
-		}
-		if st := l.wjson; st != nil && st.PID > 0 && !(alive && st.PID == v.PID) && st.PID != l.wasPID &&
-			(st.PID != l.seenPID || !st.StartedAt.Equal(l.seenStart)) {
-			// ran between two polls: it is neither the one alive now nor the one before
-			start, end := st.StartedAt, st.UpdatedAt
-			if start.IsZero() || start.After(now) {
-				start = now
-			}
-			if end.Before(start) || end.After(now) {
-				end = start
-			}
-			l.tl.note(start, "worker_started", "", fmt.Sprintf("worker started (pid %d) between two polls", st.PID))
-			l.tl.note(end, "worker_exited", "", fmt.Sprintf("worker pid %d ended between two polls (worker.json: %s)", st.PID, st.State))
-		}
+		l.noteTransition(v, alive, now, lastSnap)
+		l.noteBetweenPolls(v, alive, now)
 	}
 	l.polled, l.wasAlive, l.wasPID = true, alive, v.PID
 	if st := l.wjson; st != nil {
 		l.seenPID, l.seenStart = st.PID, st.StartedAt
 	}
+}
+
+// noteTransition records the worker's start, its exit, or another taking
+// over, from the last poll's worker to this one's.
+func (l *liveness) noteTransition(v Worker, alive bool, now, lastSnap time.Time) {
+	switch {
+	case alive && !l.wasAlive:
+		l.tl.note(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d): %s", v.PID, v.Command))
+	case alive && v.PID != l.wasPID:
+		// another worker took over between two polls (a restart): the
+		// old one ended, a new one started
+		l.tl.note(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, l.goneText(l.wasPID)))
+		l.tl.note(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d, after pid %d): %s", v.PID, l.wasPID, v.Command))
+	case !alive && l.wasAlive && v.PID == l.wasPID:
+		l.tl.note(l.endedAt(v.PID, now, lastSnap), "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, endText(v)))
+	case !alive && l.wasAlive:
+		l.tl.note(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, l.goneText(l.wasPID)))
+	}
+}
+
+// noteBetweenPolls records a worker worker.json names that is neither the
+// one alive now nor the one before, nor one seen already: it ran between
+// two polls.
+func (l *liveness) noteBetweenPolls(v Worker, alive bool, now time.Time) {
+	st := l.wjson
+	if st == nil || st.PID <= 0 || alive && st.PID == v.PID || st.PID == l.wasPID ||
+		st.PID == l.seenPID && st.StartedAt.Equal(l.seenStart) {
+		return
+	}
+	start, end := notAfter(st.StartedAt, now), st.UpdatedAt
+	if end.Before(start) || end.After(now) {
+		end = start
+	}
+	l.tl.note(start, "worker_started", "", fmt.Sprintf("worker started (pid %d) between two polls", st.PID))
+	l.tl.note(end, "worker_exited", "", fmt.Sprintf("worker pid %d ended between two polls (worker.json: %s)", st.PID, st.State))
 }
 
 // goneText says how a worker that is no longer the one judged ended, as
@@ -393,39 +448,51 @@ func (l *liveness) view(finished bool, category string, logLast time.Time) Worke
 	f := l.facts(finished)
 	v := Worker{PID: f.PID, Category: category, Source: "log"}
 	v.State, v.Reason, v.ByYou = workerStateFor(f)
-	st, p := l.wjson, l.cur
+	p := l.cur
 	if p == nil && l.last != nil && l.last.pid == f.PID {
 		p = l.last // ended: its pid and command are still worth showing
 	}
-	if st != nil && (st.PID == f.PID || f.PID == 0) { // a stale worker.json says nothing of another process
-		up := st.UpdatedAt.UTC()
-		v.Category, v.Phase, v.UpdatedAt = st.Category, st.State, &up
-		if st.PID == f.PID {
-			v.Source = parse.WorkerStateFile
-			if !st.StartedAt.IsZero() {
-				t := st.StartedAt.UTC()
-				v.StartedAt = &t
-			}
-		}
+	if st := l.wjson; st != nil && (st.PID == f.PID || f.PID == 0) { // a stale worker.json says nothing of another process
+		viewJSON(&v, st, f.PID)
 	}
 	if p != nil && p.pid == f.PID {
-		v.Command = p.command()
-		v.Frozen = f.Alive && p.frozen
-		if p.writes != "" && v.Source != parse.WorkerStateFile {
-			v.Source = "proc"
-			if c := writerCategory(p.writes); c != "" && (v.Category == "" || logLast.Before(l.startedAt(p))) {
-				v.Category = c // the file it holds open says what it works on: a log that names none, or only an older process's
-			}
-		}
-		if t := l.startedAt(p); v.StartedAt == nil && !t.IsZero() {
-			t = t.UTC()
-			v.StartedAt = &t
-		}
+		l.viewProc(&v, p, f.Alive, logLast)
 	}
 	if v.State == WorkerNone {
 		v.Source = ""
 	}
 	return v
+}
+
+// viewJSON is what worker.json says of the worker judged (pid): all of
+// it when it names that pid, its category and phase when it names none.
+func viewJSON(v *Worker, st *parse.WorkerState, pid int) {
+	up := st.UpdatedAt.UTC()
+	v.Category, v.Phase, v.UpdatedAt = st.Category, st.State, &up
+	if st.PID == pid {
+		v.Source = parse.WorkerStateFile
+		if !st.StartedAt.IsZero() {
+			t := st.StartedAt.UTC()
+			v.StartedAt = &t
+		}
+	}
+}
+
+// viewProc is what the worker's process says: its command, whether it is
+// frozen, and what it works on when worker.json does not say.
+func (l *liveness) viewProc(v *Worker, p *proc, alive bool, logLast time.Time) {
+	v.Command = p.command()
+	v.Frozen = alive && p.frozen
+	if p.writes != "" && v.Source != parse.WorkerStateFile {
+		v.Source = "proc"
+		if c := writerCategory(p.writes); c != "" && (v.Category == "" || logLast.Before(l.startedAt(p))) {
+			v.Category = c // the file it holds open says what it works on: a log that names none, or only an older process's
+		}
+	}
+	if t := l.startedAt(p); v.StartedAt == nil && !t.IsZero() {
+		t = t.UTC()
+		v.StartedAt = &t
+	}
 }
 
 // judge judges the worker from what the poll folded, before its stall

@@ -100,21 +100,7 @@ func (r *procReader) read(ctx context.Context, pid int) (*proc, error) {
 	}
 	args := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
 	r.mu.Lock()
-	p := r.cache[pid]
-	// an exec keeps the pid and its start: a launch's shell seen before it
-	// became the worker is judged again once its arguments are the worker's
-	if p == nil || p.start != st.StartTime || !slices.Equal(p.args, args) {
-		p = &proc{pid: pid, start: st.StartTime, ppid: st.PPID, args: args}
-		r.cache[pid] = p
-		if len(r.cache) > 256 {
-			for k := range r.cache {
-				if k != pid {
-					delete(r.cache, k)
-					break
-				}
-			}
-		}
-	}
+	p := r.cached(pid, st, args)
 	p.frozen = st.State == 'T' || st.State == 't'
 	r.mu.Unlock()
 	if !p.checked {
@@ -122,6 +108,28 @@ func (r *procReader) read(ctx context.Context, pid int) (*proc, error) {
 		p.checked = true
 	}
 	return p, nil
+}
+
+// cached is the process pid as read before, or a new entry when it is
+// another: an exec keeps the pid and its start, so a launch's shell seen
+// before it became the worker is judged again once its arguments are the
+// worker's. The cache keeps at most 256. Called with r.mu held.
+func (r *procReader) cached(pid int, st remote.ProcStat, args []string) *proc {
+	p := r.cache[pid]
+	if p != nil && p.start == st.StartTime && slices.Equal(p.args, args) {
+		return p
+	}
+	p = &proc{pid: pid, start: st.StartTime, ppid: st.PPID, args: args}
+	r.cache[pid] = p
+	if len(r.cache) > 256 {
+		for k := range r.cache {
+			if k != pid {
+				delete(r.cache, k)
+				break
+			}
+		}
+	}
+	return p
 }
 
 // isWorker: the process is "synthwatch worker" with a --root that names

@@ -66,6 +66,25 @@ type genSample struct {
 	at time.Time
 }
 
+// replicaRead is what this poll read of the replica at u behind a router:
+// its own /metrics through the host (errNotRead when not asked), and the
+// gateway's re-export of its engine's figures (nil: none).
+func replicaRead(rr *routerRead, u string) (serverRead, *parse.EngineMetrics) {
+	rd := serverRead{metErr: errNotRead}
+	if rr == nil {
+		return rd, nil
+	}
+	if x, ok := rr.reps[u]; ok {
+		rd = x
+	}
+	if rr.met != nil {
+		if e, ok := rr.met.Engines[u]; ok {
+			return rd, &e
+		}
+	}
+	return rd, nil
+}
+
 // serverFigures sets the host's latency percentiles, speculative
 // acceptance, KV cache dtype, replica rows and imbalance (on sv, the
 // host's server) from this poll's reads; each figure is set in this one
@@ -106,18 +125,7 @@ func (w *Watcher) serverFigures(sv *Server, each []Server, reads []serverRead, n
 			continue
 		}
 		for _, u := range sw.rt.order {
-			rd := serverRead{metErr: errNotRead}
-			var eng *parse.EngineMetrics
-			if r.router != nil {
-				if x, ok := r.router.reps[u]; ok {
-					rd = x
-				}
-				if r.router.met != nil {
-					if e, ok := r.router.met.Engines[u]; ok {
-						eng = &e
-					}
-				}
-			}
+			rd, eng := replicaRead(r.router, u)
 			one(shortURL(u), u, rd, eng)
 		}
 	}

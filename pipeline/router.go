@@ -238,43 +238,11 @@ func (sv *serverSet) judgeRouter(s *srvWatch, rr *routerRead, now time.Time, wai
 	var reps []Server
 	healthy, load := 0, 0
 	for _, u := range rt.order {
-		rep := rt.replicas[u]
-		r, asked := serverRead{}, false
-		if rr != nil {
-			r, asked = rr.reps[u]
-		}
-		if !asked {
-			r = serverRead{metErr: errNotRead}
-		}
-		v := sv.serverView(rep, r.met, r.metErr, now, waiting)
-		v.Via = s.spec.URL
-		var h *bool
-		var l *int
-		if wk, ok := byURL[u]; ok && wk.Healthy.OK {
-			h = &wk.Healthy.V
-		} else if rr != nil && rr.met != nil {
-			if m, ok := rr.met.Workers[u]; ok && m.Healthy.OK {
-				h = &m.Healthy.V
-			}
-		}
-		if wk, ok := byURL[u]; ok && wk.Load.OK {
-			l = &wk.Load.V
-		} else if rr != nil && rr.met != nil {
-			if m, ok := rr.met.Workers[u]; ok && m.Running.OK {
-				n := int(m.Running.V)
-				l = &n
-			}
-		}
-		h, why := rt.gatewayHealth(u, byURL, rr, h)
-		v.RouterHealthy, v.RouterLoad = h, l
-		if why != "" {
-			v.Reason = join(v.Reason, why)
-		}
-		judgeReplica(&v, asked)
-		if h != nil && *h {
+		v := sv.judgeRouted(s, u, byURL, rr, now, waiting)
+		if h := v.RouterHealthy; h != nil && *h {
 			healthy++
 		}
-		if l != nil {
+		if l := v.RouterLoad; l != nil {
 			load += *l
 		}
 		reps = append(reps, v)
@@ -296,6 +264,52 @@ func (sv *serverSet) judgeRouter(s *srvWatch, rr *routerRead, now time.Time, wai
 		}
 	}
 	return v, reps
+}
+
+// judgeRouted judges the replica at u: its own answer through the host,
+// weighed against what the router says of it.
+func (sv *serverSet) judgeRouted(s *srvWatch, u string, byURL map[string]parse.RouterWorker, rr *routerRead, now time.Time, waiting bool) Server {
+	rt := s.rt
+	r, asked := serverRead{}, false
+	if rr != nil {
+		r, asked = rr.reps[u]
+	}
+	if !asked {
+		r = serverRead{metErr: errNotRead}
+	}
+	v := sv.serverView(rt.replicas[u], r.met, r.metErr, now, waiting)
+	v.Via = s.spec.URL
+	h, l := routerWord(u, byURL, rr)
+	h, why := rt.gatewayHealth(u, byURL, rr, h)
+	v.RouterHealthy, v.RouterLoad = h, l
+	if why != "" {
+		v.Reason = join(v.Reason, why)
+	}
+	judgeReplica(&v, asked)
+	return v
+}
+
+// routerWord is what the router says of the replica at u: its health
+// verdict and its running requests, from its list, else its metrics.
+func routerWord(u string, byURL map[string]parse.RouterWorker, rr *routerRead) (h *bool, l *int) {
+	wk, listed := byURL[u]
+	var m parse.RouterWorkerMetrics
+	var measured bool
+	if rr != nil && rr.met != nil {
+		m, measured = rr.met.Workers[u]
+	}
+	if listed && wk.Healthy.OK {
+		h = &wk.Healthy.V
+	} else if measured && m.Healthy.OK {
+		h = &m.Healthy.V
+	}
+	if listed && wk.Load.OK {
+		l = &wk.Load.V
+	} else if measured && m.Running.OK {
+		n := int(m.Running.V)
+		l = &n
+	}
+	return h, l
 }
 
 // gatewayHealth adds to the gateway's health verdict of a worker (its

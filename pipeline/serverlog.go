@@ -92,6 +92,9 @@ var pdQueueKeys = []string{"#bootstrap-req", "#inflight-req", "#prealloc-req", "
 // no token made (vLLM prints one every 10 s) are a hang.
 const hangLines = 3
 
+// foldServerEvent folds one log record into the server's state: its
+// fault class decides first (faultFolds, the ladder of endings before
+// it), then its kind (kindFolds); a record in neither changes nothing.
 func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Time) {
 	if ev.Dialect != parse.DialectUnknown {
 		s.st.dialect = ev.Dialect
@@ -104,129 +107,172 @@ func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time
 	if endsAlready(s.st.phase, ev, fc) {
 		return
 	}
-	switch fc {
-	case parse.FaultCrash:
-		text := ev.Msg
-		if len(ev.Lines) > 0 {
-			text += " … " + ev.Lines[len(ev.Lines)-1]
+	if fold, ok := faultFolds[fc]; ok {
+		fold(sv, s, ev, at)
+	} else if fold, ok := kindFolds[ev.Kind]; ok {
+		fold(sv, s, ev, at)
+	}
+}
+
+// serverFold folds one record, logged at at, into s.
+type serverFold func(sv *serverSet, s *srvWatch, ev parse.ServerEvent, at time.Time)
+
+// faultFolds: a record that tells of the server's life, in the order of
+// docs/SERVER-STATES.md's ladder (crash, stop, then hang and fault with no
+// ending) and the warning that changes no state.
+var faultFolds = map[parse.Fault]serverFold{
+	parse.FaultCrash:   (*serverSet).foldCrash,
+	parse.FaultStop:    (*serverSet).foldStop,
+	parse.FaultHang:    (*serverSet).foldHang,
+	parse.FaultFault:   (*serverSet).foldFault,
+	parse.FaultWarning: (*serverSet).foldWarning,
+}
+
+// kindFolds: the other records, by kind: a run's start and readiness, and
+// the work it does.
+var kindFolds = map[parse.ServerKind]serverFold{
+	parse.SStartup: (*serverSet).foldStartup,
+	parse.SReady:   (*serverSet).foldReady,
+	parse.SAccess:  (*serverSet).foldAccess,
+	parse.SRetract: (*serverSet).foldRetract,
+	parse.SBatch:   (*serverSet).foldBatch,
+	parse.SStats:   (*serverSet).foldStats,
+}
+
+func (sv *serverSet) foldCrash(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+	text := ev.Msg
+	if len(ev.Lines) > 0 {
+		text += " … " + ev.Lines[len(ev.Lines)-1]
+	}
+	text = parse.SanitizeLine([]byte(text), 300)
+	generic := strings.HasPrefix(ev.Msg, "Traceback (most recent call last)")
+	if s.st.phase != "crash" || s.st.crash == "" || s.st.crashGeneric && !generic && ev.Kind != parse.SSigquit && ev.Kind != parse.SCrashTail {
+		// the first fatal line is the cause (a worker's death), not what
+		// it brings down after it (EngineDeadError, SIGQUIT, cleanup);
+		// a bare traceback head gives way to the line that names it
+		s.st.crash, s.st.crashAt, s.st.crashGeneric = text, at, generic
+	}
+	if s.st.phase != "crash" {
+		sv.ev.logEvent(at, "server_crash", text, ev.Msg)
+	}
+	s.st.ready, s.st.phase, s.st.fault, s.st.hang = false, "crash", "", ""
+	s.st.endLogged, s.st.decode = ev.Prefix.Time, nil
+}
+
+func (sv *serverSet) foldStop(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+	text := parse.SanitizeLine([]byte(ev.Msg), 300)
+	sv.ev.logEvent(at, "server_stop", "server stopping: "+text, ev.Msg)
+	s.st.ready, s.st.phase, s.st.fault, s.st.hang, s.st.stop = false, "stop", "", "", text
+	s.st.endLogged, s.st.decode = ev.Prefix.Time, nil
+}
+
+func (sv *serverSet) foldHang(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+	text := parse.SanitizeLine([]byte(ev.Msg), 300)
+	if s.st.phase == "startup" {
+		// vLLM waits on its workers while they compile: a note (once), not a hang
+		if !s.st.startWait {
+			sv.ev.logEvent(at, "server_warning", text, ev.Msg)
 		}
-		text = parse.SanitizeLine([]byte(text), 300)
-		generic := strings.HasPrefix(ev.Msg, "Traceback (most recent call last)")
-		if s.st.phase != "crash" || s.st.crash == "" || s.st.crashGeneric && !generic && ev.Kind != parse.SSigquit && ev.Kind != parse.SCrashTail {
-			// the first fatal line is the cause (a worker's death), not what
-			// it brings down after it (EngineDeadError, SIGQUIT, cleanup);
-			// a bare traceback head gives way to the line that names it
-			s.st.crash, s.st.crashAt, s.st.crashGeneric = text, at, generic
-		}
-		if s.st.phase != "crash" {
-			sv.ev.logEvent(at, "server_crash", text, ev.Msg)
-		}
-		s.st.ready, s.st.phase, s.st.fault, s.st.hang = false, "crash", "", ""
-		s.st.endLogged, s.st.decode = ev.Prefix.Time, nil
-		return
-	case parse.FaultStop:
-		text := parse.SanitizeLine([]byte(ev.Msg), 300)
-		sv.ev.logEvent(at, "server_stop", "server stopping: "+text, ev.Msg)
-		s.st.ready, s.st.phase, s.st.fault, s.st.hang, s.st.stop = false, "stop", "", "", text
-		s.st.endLogged, s.st.decode = ev.Prefix.Time, nil
-		return
-	case parse.FaultHang:
-		text := parse.SanitizeLine([]byte(ev.Msg), 300)
-		if s.st.phase == "startup" {
-			// vLLM waits on its workers while they compile: a note (once), not a hang
-			if !s.st.startWait {
-				sv.ev.logEvent(at, "server_warning", text, ev.Msg)
-			}
-			s.st.startWait = true
-			return
-		}
-		if s.st.hang == "" {
-			sv.ev.logEvent(at, "server_hang", text, ev.Msg)
-		}
-		s.st.hang = text
-		return
-	case parse.FaultFault:
-		text := parse.SanitizeLine([]byte(ev.Msg), 300)
-		if s.st.fault == "" {
-			sv.ev.logEvent(at, "server_fault", text, ev.Msg)
-		}
-		s.st.fault = text
-		return
-	case parse.FaultWarning:
-		sv.ev.logEvent(at, "server_warning", parse.SanitizeLine([]byte(ev.Msg), 300), ev.Msg)
+		s.st.startWait = true
 		return
 	}
-	switch ev.Kind {
-	case parse.SReady:
-		if !s.st.ready {
-			sv.ev.logEvent(at, "server_ready", "server ready", ev.Msg)
+	if s.st.hang == "" {
+		sv.ev.logEvent(at, "server_hang", text, ev.Msg)
+	}
+	s.st.hang = text
+}
+
+func (sv *serverSet) foldFault(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+	text := parse.SanitizeLine([]byte(ev.Msg), 300)
+	if s.st.fault == "" {
+		sv.ev.logEvent(at, "server_fault", text, ev.Msg)
+	}
+	s.st.fault = text
+}
+
+func (sv *serverSet) foldWarning(_ *srvWatch, ev parse.ServerEvent, at time.Time) {
+	sv.ev.logEvent(at, "server_warning", parse.SanitizeLine([]byte(ev.Msg), 300), ev.Msg)
+}
+
+func (sv *serverSet) foldStartup(s *srvWatch, _ parse.ServerEvent, _ time.Time) {
+	if s.st.phase != "startup" {
+		// a new run: what the old one's periodic lines said is not this one's
+		s.st.startWait, s.st.decode, s.st.lastWork = false, nil, decodeSample{}
+	}
+	s.st.ready, s.st.phase, s.st.hang = false, "startup", ""
+}
+
+func (sv *serverSet) foldReady(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+	if !s.st.ready {
+		sv.ev.logEvent(at, "server_ready", "server ready", ev.Msg)
+	}
+	s.st.ready, s.st.phase, s.st.fault, s.st.hang = true, "ready", "", ""
+}
+
+func (sv *serverSet) foldAccess(s *srvWatch, ev parse.ServerEvent, _ time.Time) {
+	if probePath(ev.Access.Path) || ev.Access.Status >= 400 {
+		return // a health check or a rejected request did no work
+	}
+	if ev.HasPrefix && ev.Prefix.Time.After(s.st.workAt) {
+		s.st.workAt = ev.Prefix.Time
+	}
+	for k, d := range s.st.decode {
+		if d.prefilling > 0 && !d.answered {
+			d.answered = true // in the log's order: one-second stamps tie
+			s.st.decode[k] = d
 		}
-		s.st.ready, s.st.phase, s.st.fault, s.st.hang = true, "ready", "", ""
-	case parse.SStartup:
-		if s.st.phase != "startup" {
-			// a new run: what the old one's periodic lines said is not this one's
-			s.st.startWait, s.st.decode, s.st.lastWork = false, nil, decodeSample{}
-		}
-		s.st.ready, s.st.phase, s.st.hang = false, "startup", ""
-	case parse.SAccess:
-		if probePath(ev.Access.Path) || ev.Access.Status >= 400 {
-			return // a health check or a rejected request did no work
-		}
-		if ev.HasPrefix && ev.Prefix.Time.After(s.st.workAt) {
-			s.st.workAt = ev.Prefix.Time
-		}
-		for k, d := range s.st.decode {
-			if d.prefilling > 0 && !d.answered {
-				d.answered = true // in the log's order: one-second stamps tie
-				s.st.decode[k] = d
-			}
-		}
-	case parse.SRetract:
-		s.st.retractions += max(ev.Retract.Requests, 1)
-	case parse.SBatch:
-		b := ev.Batch
-		if b.Phase == parse.Prefill {
-			s.st.prefillCached += b.CachedTokens.V
-			s.st.prefillNew += b.NewTokens.V
-			if !b.CachedTokens.OK && b.CacheHitPct.OK { // v0.3–v0.4.1: a lifetime rate in the line
-				h := b.CacheHitPct.V / 100
-				s.st.logHitRate = &h
-			}
-		}
-		if !b.RunningReqs.OK || !s.serving(ev) {
-			return
-		}
-		pd := 0
-		for _, k := range pdQueueKeys {
-			if n, ok := b.Num(k); ok {
-				pd += int(n)
-			}
-		}
-		d := decodeSample{running: b.RunningReqs.V, queue: b.QueueReqs.V, pd: pd, usage: b.TokenUsage.V,
-			gen: b.GenThroughput.V, input: b.InputThroughput.V}
-		if b.Phase == parse.Prefill && b.NewSeq.V > 0 {
-			// the requests this prefill batch takes in are work in hand: a
-			// prefill-only server chunk-prefilling one long prompt shows
-			// them under #new-seq only (#running-req 0) for the whole prompt
-			d.prefilling = b.NewSeq.V
-		}
-		sv.foldSample(s, rankKey{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP, b.Phase}, ev, d, at)
-	case parse.SStats:
-		vs := ev.Stats
-		if vs.PrefixHitPct.OK {
-			h := vs.PrefixHitPct.V / 100
+	}
+}
+
+func (sv *serverSet) foldRetract(s *srvWatch, ev parse.ServerEvent, _ time.Time) {
+	s.st.retractions += max(ev.Retract.Requests, 1)
+}
+
+func (sv *serverSet) foldBatch(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+	b := ev.Batch
+	if b.Phase == parse.Prefill {
+		s.st.prefillCached += b.CachedTokens.V
+		s.st.prefillNew += b.NewTokens.V
+		if !b.CachedTokens.OK && b.CacheHitPct.OK { // v0.3–v0.4.1: a lifetime rate in the line
+			h := b.CacheHitPct.V / 100
 			s.st.logHitRate = &h
 		}
-		if !vs.GenTokS.OK || !s.serving(ev) {
-			return // the V0 "Prefix cache hit rate: GPU: …" line carries nothing else
-		}
-		key := rankKey{aggregatedKey, -1, parse.Decode}
-		if n, err := strconv.Atoi(vs.Engine); err == nil {
-			key.dp = engineKeyBase + n
-		}
-		sv.foldSample(s, key, ev, decodeSample{running: vs.Running.V, queue: vs.Waiting.V,
-			usage: vs.KVUsagePct.V / 100, gen: vs.GenTokS.V, input: vs.PromptTokS.V}, at)
 	}
+	if !b.RunningReqs.OK || !s.serving(ev) {
+		return
+	}
+	pd := 0
+	for _, k := range pdQueueKeys {
+		if n, ok := b.Num(k); ok {
+			pd += int(n)
+		}
+	}
+	d := decodeSample{running: b.RunningReqs.V, queue: b.QueueReqs.V, pd: pd, usage: b.TokenUsage.V,
+		gen: b.GenThroughput.V, input: b.InputThroughput.V}
+	if b.Phase == parse.Prefill && b.NewSeq.V > 0 {
+		// the requests this prefill batch takes in are work in hand: a
+		// prefill-only server chunk-prefilling one long prompt shows
+		// them under #new-seq only (#running-req 0) for the whole prompt
+		d.prefilling = b.NewSeq.V
+	}
+	sv.foldSample(s, rankKey{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP, b.Phase}, ev, d, at)
+}
+
+func (sv *serverSet) foldStats(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+	vs := ev.Stats
+	if vs.PrefixHitPct.OK {
+		h := vs.PrefixHitPct.V / 100
+		s.st.logHitRate = &h
+	}
+	if !vs.GenTokS.OK || !s.serving(ev) {
+		return // the V0 "Prefix cache hit rate: GPU: …" line carries nothing else
+	}
+	key := rankKey{aggregatedKey, -1, parse.Decode}
+	if n, err := strconv.Atoi(vs.Engine); err == nil {
+		key.dp = engineKeyBase + n
+	}
+	sv.foldSample(s, key, ev, decodeSample{running: vs.Running.V, queue: vs.Waiting.V,
+		usage: vs.KVUsagePct.V / 100, gen: vs.GenTokS.V, input: vs.PromptTokS.V}, at)
 }
 
 // endsAlready is the ladder of endings (docs/SERVER-STATES.md): an ending

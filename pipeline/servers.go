@@ -317,24 +317,10 @@ func hostTotal(each []Server) Server {
 		default:
 			failing = append(failing, v.Name+" "+string(v.State))
 		}
-		t.GenThroughput += v.GenThroughput
-		t.RunningReqs += v.RunningReqs
-		t.QueueReqs += v.QueueReqs
-		t.Retractions += v.Retractions
-		t.TokenUsage = max(t.TokenUsage, v.TokenUsage)
+		addServer(&t, v)
 		if v.CacheHitRate != nil {
 			hits = append(hits, *v.CacheHitRate)
 		}
-		if v.Source != "" && (t.Source == "" || v.Source == "metrics") {
-			t.Source = v.Source
-		}
-		if t.Dialect == "" {
-			t.Dialect = v.Dialect
-		}
-		if v.LastCrashAt != nil && (t.LastCrashAt == nil || v.LastCrashAt.After(*t.LastCrashAt)) {
-			t.LastCrash, t.LastCrashAt = v.Name+": "+v.LastCrash, v.LastCrashAt
-		}
-		t.WorkerWaiting = t.WorkerWaiting || v.WorkerWaiting
 	}
 	if len(each) > 0 {
 		t.URLFrom = each[0].URLFrom // one rule chose them all
@@ -347,31 +333,57 @@ func hostTotal(each []Server) Server {
 		h := sum / float64(len(hits))
 		t.CacheHitRate = &h
 	}
-	switch {
-	case len(states) == 1:
-		for st := range states {
-			t.State = st
-		}
-		if t.State == ServerReady && t.RunningReqs+t.QueueReqs > 0 {
-			t.State = ServerBusy
-		}
-	case len(answering) > 0 && len(failing) > 0:
-		t.State = ServerUnhealthy
-	case len(answering) > 0:
-		t.State = ServerReady
-		if t.RunningReqs+t.QueueReqs > 0 {
-			t.State = ServerBusy
-		}
-	case len(failing) > 0:
-		t.State = ServerDown
-	default:
-		t.State = ServerUnknown
-	}
+	t.State = totalState(states, len(answering), len(failing), t.RunningReqs+t.QueueReqs > 0)
 	n := len(answering) + len(failing)
 	if len(failing) > 0 {
 		t.Reason = itoa(len(failing)) + " of " + itoa(n) + " not answering: " + strings.Join(failing, ", ")
 	}
 	return t
+}
+
+// addServer adds one server's figures to the host's total t: counts
+// summed, usage the fullest, the newest crash.
+func addServer(t *Server, v Server) {
+	t.GenThroughput += v.GenThroughput
+	t.RunningReqs += v.RunningReqs
+	t.QueueReqs += v.QueueReqs
+	t.Retractions += v.Retractions
+	t.TokenUsage = max(t.TokenUsage, v.TokenUsage)
+	if v.Source != "" && (t.Source == "" || v.Source == "metrics") {
+		t.Source = v.Source
+	}
+	if t.Dialect == "" {
+		t.Dialect = v.Dialect
+	}
+	if v.LastCrashAt != nil && (t.LastCrashAt == nil || v.LastCrashAt.After(*t.LastCrashAt)) {
+		t.LastCrash, t.LastCrashAt = v.Name+": "+v.LastCrash, v.LastCrashAt
+	}
+	t.WorkerWaiting = t.WorkerWaiting || v.WorkerWaiting
+}
+
+// totalState is the host's state from its servers' (states, and how many
+// answer and fail): their common one, unhealthy when some answer and some
+// do not, ready (busy with load) when only some are unknown, down when
+// only failing ones are known.
+func totalState(states map[ServerState]bool, answering, failing int, load bool) ServerState {
+	switch {
+	case len(states) == 1:
+		for st := range states {
+			if st == ServerReady && load {
+				return ServerBusy
+			}
+			return st
+		}
+	case answering > 0 && failing > 0:
+		return ServerUnhealthy
+	case answering > 0 && load:
+		return ServerBusy
+	case answering > 0:
+		return ServerReady
+	case failing > 0:
+		return ServerDown
+	}
+	return ServerUnknown
 }
 
 // foldServerTail notes whether a server's log exists and grew.

@@ -29,24 +29,7 @@ func (sv *serverSet) serverView(s *srvWatch, met parse.ServerMetrics, metErr err
 		v.Source = "metrics"
 		v.RunningReqs, v.QueueReqs, v.TokenUsage = int(met.RunningReqs.V), int(met.QueueReqs.V), met.TokenUsage.V
 		gen, hit, havePrev := s.metricRates(met, now)
-		gauge := met.GenThroughput.OK && met.GenThroughput.V > 0 && met.RunningReqs.V > 0
-		switch {
-		case gen != nil && *gen > 0:
-			v.GenThroughput = *gen
-		case gauge:
-			// SGLang counts generated tokens when a request finishes: long
-			// requests leave the counter still while they generate. The
-			// gauge is the scheduler's last decode figure.
-			v.GenThroughput = met.GenThroughput.V
-		case logLive:
-			v.GenThroughput = logFig.GenThroughput // no previous sample, or the counters were reset
-		case gen != nil:
-			v.GenThroughput = *gen
-		case !havePrev && met.GenThroughput.OK && met.RunningReqs.V > 0:
-			v.GenThroughput = met.GenThroughput.V // an idle server's gauge is its last batch's, not now's
-		case !havePrev && met.RunningReqs.V > 0:
-			v.GenThroughput, v.GenThroughputNote = oneSampleGen(met)
-		}
+		v.GenThroughput, v.GenThroughputNote = metricsGen(met, gen, havePrev, logLive, logFig.GenThroughput)
 		switch {
 		case hit != nil:
 			v.CacheHitRate = hit
@@ -69,6 +52,31 @@ func (sv *serverSet) serverView(s *srvWatch, met parse.ServerMetrics, metErr err
 		}
 	}
 	return sv.judgeServer(s, v, now, waiting)
+}
+
+// metricsGen is the generated tokens/s of a server whose /metrics
+// answered, from the first witness that holds: the counter's delta, the
+// gauge while requests run, live log figures, then what one sample gives.
+func metricsGen(met parse.ServerMetrics, gen *float64, havePrev, logLive bool, logGen float64) (float64, string) {
+	running := met.RunningReqs.V > 0
+	switch {
+	case gen != nil && *gen > 0:
+		return *gen, ""
+	case met.GenThroughput.OK && met.GenThroughput.V > 0 && running:
+		// SGLang counts generated tokens when a request finishes: long
+		// requests leave the counter still while they generate. The
+		// gauge is the scheduler's last decode figure.
+		return met.GenThroughput.V, ""
+	case logLive:
+		return logGen, "" // no previous sample, or the counters were reset
+	case gen != nil:
+		return *gen, ""
+	case !havePrev && met.GenThroughput.OK && running:
+		return met.GenThroughput.V, "" // an idle server's gauge is its last batch's, not now's
+	case !havePrev && running:
+		return oneSampleGen(met)
+	}
+	return 0, ""
 }
 
 // lastBatch moves stale log figures out of the current ones: an idle
@@ -155,6 +163,24 @@ func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale
 			live = true
 		}
 	}
+	for _, d := range s.perDP(newest, live, ageOf) {
+		v.RunningReqs += d.running
+		v.QueueReqs += d.queue + d.pd
+		v.GenThroughput += d.gen
+		v.TokenUsage = math.Max(v.TokenUsage, d.usage)
+	}
+	for _, d := range s.st.decode {
+		if d.logged.Equal(newest) {
+			age, s.st.newestAt = ageOf(d), d.at
+		}
+	}
+	return v, age, !live, true
+}
+
+// perDP merges the lines that count (the live ones, else those near the
+// newest) into one per DP rank: its PP stages and phases by their highest
+// figures; a vLLM's engines give way to its aggregated line.
+func (s *srvWatch) perDP(newest time.Time, live bool, ageOf func(decodeSample) time.Duration) map[int]decodeSample {
 	aggregated := false
 	for k, d := range s.st.decode {
 		if k.dp == aggregatedKey && newest.Sub(d.logged) <= 15*time.Second {
@@ -179,18 +205,7 @@ func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale
 		cur.gen, cur.usage = math.Max(cur.gen, d.gen), math.Max(cur.usage, d.usage)
 		perDP[k.dp] = cur
 	}
-	for _, d := range perDP {
-		v.RunningReqs += d.running
-		v.QueueReqs += d.queue + d.pd
-		v.GenThroughput += d.gen
-		v.TokenUsage = math.Max(v.TokenUsage, d.usage)
-	}
-	for _, d := range s.st.decode {
-		if d.logged.Equal(newest) {
-			age, s.st.newestAt = ageOf(d), d.at
-		}
-	}
-	return v, age, !live, true
+	return perDP
 }
 
 // staleAfter: a periodic line is stale after a few of its own intervals.
@@ -264,23 +279,10 @@ func (s *srvWatch) metricRates(met parse.ServerMetrics, now time.Time) (gen, hit
 	if dt <= 0 {
 		return nil, nil, false
 	}
-	delta := func(cur, old parse.Opt[float64]) (float64, bool) {
-		if !cur.OK || !old.OK || cur.V < old.V {
-			return 0, false
-		}
-		return cur.V - old.V, true
-	}
-	restarted := false
-	for _, c := range [][2]parse.Opt[float64]{{met.GenTokens, prev.GenTokens}, {met.PromptTokens, prev.PromptTokens},
-		{met.CachedTokens, prev.CachedTokens}, {met.PrefixQueries, prev.PrefixQueries}, {met.PrefixHits, prev.PrefixHits}} {
-		if c[0].OK && c[1].OK && c[0].V < c[1].V {
-			restarted = true
-		}
-	}
-	if restarted {
+	if countersWentDown(met, prev) {
 		return nil, nil, true
 	}
-	if d, ok := delta(met.GenTokens, prev.GenTokens); ok {
+	if d, ok := counterDelta(met.GenTokens, prev.GenTokens); ok {
 		g := d / dt
 		gen = &g
 		// a hang: requests running, no token counted, and no gauge (vLLM) or a zero one
@@ -290,18 +292,45 @@ func (s *srvWatch) metricRates(met parse.ServerMetrics, now time.Time) (gen, hit
 			s.st.metStill = 0
 		}
 	}
-	if dc, ok := delta(met.CachedTokens, prev.CachedTokens); ok {
-		if dp, ok := delta(met.PromptTokens, prev.PromptTokens); ok && dp > 0 {
-			h := math.Min(1, dc/dp)
-			hit = &h
-		}
-	} else if dh, ok := delta(met.PrefixHits, prev.PrefixHits); ok {
-		if dq, ok := delta(met.PrefixQueries, prev.PrefixQueries); ok && dq > 0 {
-			h := math.Min(1, dh/dq)
-			hit = &h
+	return gen, deltaHitRate(met, prev), true
+}
+
+// counterDelta is a counter's growth since old; false when either is missing or
+// it went down.
+func counterDelta(cur, old parse.Opt[float64]) (float64, bool) {
+	if !cur.OK || !old.OK || cur.V < old.V {
+		return 0, false
+	}
+	return cur.V - old.V, true
+}
+
+// countersWentDown: a counter is lower than at the previous sample, so the
+// server restarted in between.
+func countersWentDown(met, prev parse.ServerMetrics) bool {
+	for _, c := range [][2]parse.Opt[float64]{{met.GenTokens, prev.GenTokens}, {met.PromptTokens, prev.PromptTokens},
+		{met.CachedTokens, prev.CachedTokens}, {met.PrefixQueries, prev.PrefixQueries}, {met.PrefixHits, prev.PrefixHits}} {
+		if c[0].OK && c[1].OK && c[0].V < c[1].V {
+			return true
 		}
 	}
-	return gen, hit, true
+	return false
+}
+
+// deltaHitRate is the cache hit rate between two samples: cached over
+// prompt tokens (SGLang), else prefix-cache hits over queries (vLLM).
+func deltaHitRate(met, prev parse.ServerMetrics) *float64 {
+	if dc, ok := counterDelta(met.CachedTokens, prev.CachedTokens); ok {
+		if dp, ok := counterDelta(met.PromptTokens, prev.PromptTokens); ok && dp > 0 {
+			h := math.Min(1, dc/dp)
+			return &h
+		}
+	} else if dh, ok := counterDelta(met.PrefixHits, prev.PrefixHits); ok {
+		if dq, ok := counterDelta(met.PrefixQueries, prev.PrefixQueries); ok && dq > 0 {
+			h := math.Min(1, dh/dq)
+			return &h
+		}
+	}
+	return nil
 }
 
 // oneSampleGen is a busy vLLM's generation rate from one /metrics sample

@@ -26,6 +26,32 @@ func (w *Watcher) coldSumArgv(above int64) []string {
 	return []string{"sh", "-c", coldSumScript, "synthwatch-tokens-cold", w.layout().Prepared(), parse.RawFile, strconv.FormatInt(above, 10)}
 }
 
+// coldKey is a file and its line count, as the cold sum's script names
+// each job.
+type coldKey struct {
+	path string
+	n    int64
+}
+
+// coldIndex reads the script's "I N PATH" lines: each job's place in its
+// sums.
+func coldIndex(stderr []byte) map[coldKey]int {
+	idx := map[coldKey]int{}
+	sc := bufio.NewScanner(bytes.NewReader(stderr))
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), " ", 3)
+		if len(f) != 3 {
+			continue
+		}
+		i, err1 := strconv.Atoi(f[0])
+		n, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 == nil && err2 == nil {
+			idx[coldKey{f[2], n}] = i
+		}
+	}
+	return idx
+}
+
 // coldSums are the sums the cold batch ran, by path: those whose range is
 // exactly a job's stand for it (served: nil when the batch ran none).
 func (w *Watcher) coldSums(jobs []*tokJob) map[*tokJob]tokResult {
@@ -36,23 +62,7 @@ func (w *Watcher) coldSums(jobs []*tokJob) map[*tokJob]tokResult {
 	if !ok || r.ExitCode != 0 {
 		return nil
 	}
-	type key struct {
-		path string
-		n    int64
-	}
-	idx := map[key]int{}
-	sc := bufio.NewScanner(bytes.NewReader(r.Stderr))
-	for sc.Scan() {
-		f := strings.SplitN(sc.Text(), " ", 3)
-		if len(f) != 3 {
-			continue
-		}
-		i, err1 := strconv.Atoi(f[0])
-		n, err2 := strconv.ParseInt(f[1], 10, 64)
-		if err1 == nil && err2 == nil {
-			idx[key{f[2], n}] = i
-		}
-	}
+	idx := coldIndex(r.Stderr)
 	if len(idx) == 0 {
 		return nil
 	}
@@ -62,7 +72,7 @@ func (w *Watcher) coldSums(jobs []*tokJob) map[*tokJob]tokResult {
 	}
 	out := map[*tokJob]tokResult{}
 	for _, j := range jobs {
-		if i, ok := idx[key{j.path, j.n}]; ok && j.from == 0 && i >= 1 && i <= len(sums) && sums[i-1].err == "" {
+		if i, ok := idx[coldKey{j.path, j.n}]; ok && j.from == 0 && i >= 1 && i <= len(sums) && sums[i-1].err == "" {
 			out[j] = sums[i-1]
 		}
 	}
