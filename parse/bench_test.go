@@ -273,17 +273,23 @@ func BenchmarkParseVsGrep(b *testing.B) {
 	b.ReportMetric(float64(size)/1e6/grepS, "grep_MB/s")
 }
 
-// BenchmarkRecordHead: ParseRecordHead alone on one 15 KB record in cache:
-// the worker's own (sealed) shape and the Python script's json.dumps shape.
-func BenchmarkRecordHead(b *testing.B) {
+// recordShapes are one 15 KB record as the worker writes it (sealed) and
+// as the Python script's json.dumps does, escapes and all, or not.
+func recordShapes() []struct{ name, line string } {
 	content := strings.Repeat("lorem ipsum dolor sit amet ", 555)
 	sealedLine := bytes.TrimSuffix(SealRecord([]byte(`{"id":"B1-7","category":"B1","run":"r","prompt_tokens":12,"completion_tokens":3800,"finish_reason":"stop","latency_s":1.5,"finished_at":"2026-11-29T00:00:00Z","content":"`+content+`"}`)), []byte{'\n'})
 	pyContent := strings.Repeat(`lorem ipsum \u00e9t\u00e9 \"dolor\" sit\namet `, 333)
-	for _, c := range []struct{ name, line string }{
+	return []struct{ name, line string }{
 		{"sealed", string(sealedLine)},
 		{"python", `{"category": "B1", "id": "\u00e9t\u00e9-7", "run": "r", "content": "` + pyContent + `", "prompt_tokens": 12, "completion_tokens": 3800, "finish_reason": "stop", "latency_s": 1.5}`},
 		{"python-plain-text", `{"category": "B1", "id": "p7", "run": "r", "content": "` + content + `", "completion_tokens": 3800}`},
-	} {
+	}
+}
+
+// BenchmarkRecordHead: ParseRecordHead alone on one 15 KB record in cache:
+// the worker's own (sealed) shape and the Python script's json.dumps shape.
+func BenchmarkRecordHead(b *testing.B) {
+	for _, c := range recordShapes() {
 		line := []byte(c.line)
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(line)))
@@ -300,14 +306,7 @@ func BenchmarkRecordHead(b *testing.B) {
 // head, its run, how it ended and whether its answer is empty), on the
 // shapes of BenchmarkRecordHead: the outcome's cost is the difference.
 func BenchmarkRecordFacts(b *testing.B) {
-	content := strings.Repeat("lorem ipsum dolor sit amet ", 555)
-	sealedLine := bytes.TrimSuffix(SealRecord([]byte(`{"id":"B1-7","category":"B1","run":"r","prompt_tokens":12,"completion_tokens":3800,"finish_reason":"stop","latency_s":1.5,"finished_at":"2026-11-29T00:00:00Z","content":"`+content+`"}`)), []byte{'\n'})
-	pyContent := strings.Repeat(`lorem ipsum \u00e9t\u00e9 \"dolor\" sit\namet `, 333)
-	for _, c := range []struct{ name, line string }{
-		{"sealed", string(sealedLine)},
-		{"python", `{"category": "B1", "id": "\u00e9t\u00e9-7", "run": "r", "content": "` + pyContent + `", "prompt_tokens": 12, "completion_tokens": 3800, "finish_reason": "stop", "latency_s": 1.5}`},
-		{"python-plain-text", `{"category": "B1", "id": "p7", "run": "r", "content": "` + content + `", "completion_tokens": 3800}`},
-	} {
+	for _, c := range recordShapes() {
 		line := []byte(c.line)
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(line)))
