@@ -30,6 +30,7 @@ type counts struct {
 	manErr      error              // why pipeline.toml could not be read or parsed (nil: read, or none)
 	thens       map[string]*tokJob // by category: the token sums the batch's counts on the host ran
 	agentCounts bool               // the counters count on the host above agentRemoteAbove
+	onePoll     bool               // a one-shot status (Options.OnePoll): a first attach counts on the host too
 	classRates  map[string]float64 // newest measured rate per class (per minute)
 	spanMark    string             // ends each file's bytes in the fallback's records' span (recspan.go)
 
@@ -62,9 +63,12 @@ func (k *counts) newCat(name string) *catState {
 		rates:   newSamples(k.history)}
 	c.runs.StartBack = 16 << 20
 	c.raw.OnRead = c.tok.onRead // tokens from the bytes the count reads anyway
-	if k.agentCounts {
-		// the agent counts on the host: a first attach's small files (a
-		// category's whole prompts.jsonl) do not cross the link to be counted
+	if k.agentCounts && k.onePoll {
+		// a one-shot status through the agent counts on the host: a first
+		// attach's small files (a category's whole prompts.jsonl) do not
+		// cross the link to be counted, and its cold sum (coldSumArgv)
+		// answers their tokens in the same request. A dashboard's first
+		// screen reads them, as a file-by-file poll does (its tokens at once)
 		for _, n := range []*remote.Counter{c.raw, c.errs, c.prompts} {
 			n.RemoteAbove = agentRemoteAbove
 		}

@@ -151,7 +151,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	w.setServers(w.serverSpecs())
 	w.ev.tl = tl
 	w.base.tl = tl
-	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, tl: tl, cats: map[string]*catState{}}
+	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, onePoll: o.OnePoll, tl: tl, cats: map[string]*catState{}}
 	w.vit = vitals{root: o.Root, floor: o.DiskFloor, tl: tl}
 	w.live = liveness{rd: w.rd, h: h, lay: w.layout(), workerLog: o.WorkerLog, procs: newProcReader(w.rd, o.Root), tl: tl, killed: map[int]bool{}}
 	return w
