@@ -93,8 +93,13 @@ func (s *Summary) Every() time.Duration { return time.Duration(s.EverySec) * tim
 // Category is one category's totals: all its records, not just the window's.
 type Category struct {
 	Name    string `json:"name"`
-	Records int64  `json:"records"`
-	Tokens  int64  `json:"tokens"`
+	Records int64  `json:"records"` // every record, duplicates too
+	// Done is DONE as status says it (parse.JudgeDone): unique records
+	// where worker.json measured them, else Records; DoneNote says why
+	// when it is not the line count
+	Done     int64  `json:"done"`
+	DoneNote string `json:"done_note,omitempty"`
+	Tokens   int64  `json:"tokens"`
 	// TokensUnknown: records whose tokens are unknown (not in Tokens, never 0)
 	TokensUnknown int64  `json:"tokens_unknown_records,omitempty"`
 	NoTime        int64  `json:"no_time,omitempty"`   // records without a readable finished_at
@@ -126,7 +131,7 @@ type Category struct {
 }
 
 // Left is what the category still has to do (0 when done or over).
-func (c Category) Left() int64 { return parse.Left(c.Records, c.Target, c.State) }
+func (c Category) Left() int64 { return parse.Left(c.Done, c.Target, c.State) }
 
 // Interval is one step of the window, from Start for Every.
 type Interval struct {

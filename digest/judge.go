@@ -153,12 +153,12 @@ func (d *digester) judgeCategories() {
 		}
 		acc := d.s.byName[c.Name]
 		js := d.workerCat(c.Name)
-		facts := parse.CategoryFacts{Done: c.Records, Target: c.Target, TargetRaised: acc.raised,
+		facts := parse.CategoryFacts{Done: c.Done, Target: c.Target, TargetRaised: acc.raised,
 			BudgetReached: c.TokenBudget > 0 && c.Tokens >= c.TokenBudget, JSONState: acc.jsonState,
 			Current: c.Name == cat, Worker: worker, WorkerReason: reason, ByYou: byYou}
 		c.State, c.Reason = parse.JudgeCategory(facts)
 		tokens := c.Tokens
-		c.OverCap = parse.OverCaps(c.Records, acc.maxSamples, &tokens, c.TokenBudget)
+		c.OverCap = parse.OverCaps(c.Done, acc.maxSamples, &tokens, c.TokenBudget)
 		if acc.outcomes.Records > 0 {
 			o := acc.outcomes
 			c.Outcomes = &o

@@ -201,3 +201,34 @@ func TestReportStallAsStatus(t *testing.T) {
 		t.Errorf("B3 within a 2h limit: %+v", b3)
 	}
 }
+
+// DONE in the report is status's (parse.JudgeDone): worker.json's extra
+// lines measured at its scan make 52 lines with 2 duplicate ids 50
+// unique records, and so not over max_samples 50; a file no worker read
+// is its records, its blank and bad lines aside.
+func TestReportDoneIsUniqueRecords(t *testing.T) {
+	t.Parallel()
+	root, now := t.TempDir(), time.Now()
+	at := now.Add(-2 * time.Hour)
+	dup := func(i int) string { return pyRecord("A", at)(i % 50) } // lines 50, 51 repeat ids 0, 1
+	writeFile(t, filepath.Join(root, "prepared/A/prompts.jsonl"), lines(60, func(i int) string { return fmt.Sprintf(`{"id": "A-%d"}`, i) }), at)
+	writeFile(t, filepath.Join(root, "prepared/A/raw_responses.jsonl"), lines(52, dup), at)
+	writeFile(t, filepath.Join(root, "prepared/B/prompts.jsonl"), lines(50, func(i int) string { return fmt.Sprintf(`{"id": "B-%d"}`, i) }), at)
+	writeFile(t, filepath.Join(root, "prepared/B/raw_responses.jsonl"), lines(40, pyRecord("B", at))+"\n{torn\n", at)
+	writeFile(t, filepath.Join(root, "pipeline.toml"), "[[categories]]\nname = \"A\"\nmax_samples = 50\n", at)
+	n, extra := int64(52), int64(2)
+	ws, _ := json.Marshal(parse.WorkerState{PID: 1 << 22, State: parse.WorkerStopped, UpdatedAt: at,
+		Categories: []parse.CategoryState{{Name: "A", Done: 50, Target: 50, State: parse.CatDone, Lines: &n, ExtraLines: &extra}}})
+	writeFile(t, filepath.Join(root, "run/worker.json"), string(ws), at)
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-3 * time.Hour), Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := catOf(t, s, "A"), catOf(t, s, "B")
+	if a.Records != 52 || a.Done != 50 || a.DoneNote != "52 lines, 50 unique records (2 duplicate or unreadable)" || len(a.OverCap) != 0 || a.Left() != 0 {
+		t.Errorf("A: records %d done %d note %q over %v left %d", a.Records, a.Done, a.DoneNote, a.OverCap, a.Left())
+	}
+	if b.Done != 40 || b.DoneNote != "42 lines, 40 records (2 blank or bad)" || b.Left() != 10 {
+		t.Errorf("B: done %d note %q left %d", b.Done, b.DoneNote, b.Left())
+	}
+}

@@ -34,6 +34,7 @@ type catAcc struct {
 	jsonState        string
 	raised           bool
 	maxSamples       int64          // pipeline.toml's cap on its records (0: none)
+	lines            int64          // whole lines of raw_responses.jsonl, blank and bad ones too
 	outcomes         parse.Outcomes // how its records ended
 	// spans are each run's first and last record here, for the gaps at a
 	// run's start and end on the category
@@ -153,6 +154,8 @@ func (d *digester) readCategory(acc *catAcc) error {
 	})
 	d.count(n, err)
 	c.BadLines += int64(long)
+	c.Done, c.DoneNote = parse.JudgeDone(parse.DoneFacts{Lines: acc.lines + int64(long), Records: c.Records, RecordsKnown: true,
+		Worker: d.workerCat(c.Name)})
 	return err
 }
 
@@ -166,6 +169,9 @@ func (d *digester) count(n int64, err error) {
 // record folds one line of raw_responses.jsonl.
 func (d *digester) record(acc *catAcc, line []byte, complete bool) {
 	c := acc.c
+	if complete {
+		acc.lines++
+	}
 	if len(bytes.TrimSpace(line)) == 0 {
 		return
 	}

@@ -51,12 +51,10 @@ func errText(err error) string {
 // counts, worker.json (js, nil without one) and the worker log, and adds
 // the warnings they call for, first in the row's list.
 //
-// Done is the line count unless worker.json measured the category's extra
-// lines (duplicate ids, blank and bad lines, ids no prompt has) at its
-// resume scan: then it is unique records, lines − extra, since the worker
-// appends only unique records after the scan. Without worker.json (a
-// log-only, Python-era root) Done stays the line count: nothing else
-// knows better without reading the whole file.
+// Done is parse.JudgeDone's, as the report's: unique records (lines −
+// worker.json's extra lines) where the worker measured them at its resume
+// scan, else the records when the Go agent examined every line, else the
+// line count.
 //
 // Errors is failed_prompts when worker.json gives it (prompts whose latest
 // attempt failed; a prompt failing on every start counts once), else the
@@ -66,8 +64,7 @@ func errText(err error) string {
 // its "(N err)" counts only every 50 successes; it writes no errors.jsonl).
 //
 // scanVoid says the file was rewritten (recounted from zero) since this
-// worker's scan: its extra_lines no longer describe it, and Done is the
-// line count again.
+// worker's scan: its extra_lines no longer describe it.
 func countFigures(c *catState, js *parse.CategoryState, scanVoid bool, v *Category) {
 	v.Lines, v.Done = c.lines, c.lines
 	switch {
@@ -78,15 +75,13 @@ func countFigures(c *catState, js *parse.CategoryState, scanVoid bool, v *Catego
 		v.CountError = c.countErr
 		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: count failed, showing the last good figure (%d lines): %s", c.name, c.lines, c.countErr))
 	}
-	if js != nil && js.ExtraLines != nil && scanVoid && *js.ExtraLines > 0 {
-		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: the file was rewritten since the worker's resume scan: DONE is its line count, duplicates unchecked", c.name))
+	df := parse.DoneFacts{Lines: c.lines, Worker: js, ScanVoid: scanVoid}
+	if c.known && c.countErr == "" && c.tok.complete() && c.tok.sum.out.Unexamined == 0 && c.tok.sum.records <= c.lines {
+		df.Records, df.RecordsKnown = c.tok.sum.records, true // the agent examined every line
 	}
-	if js != nil && js.ExtraLines != nil && !scanVoid && (js.Lines == nil || c.lines >= *js.Lines) {
-		extra := *js.ExtraLines
-		v.Done = max(c.lines-extra, 0)
-		if extra > 0 {
-			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d lines, %d unique records (%d duplicate or unreadable)", c.name, c.lines, v.Done, extra))
-		}
+	var note string
+	if v.Done, note = parse.JudgeDone(df); note != "" {
+		v.Warnings = append(v.Warnings, c.name+": "+note)
 	}
 	v.Errors = parse.CategoryErrors(errorFacts(c, js)) // as the report counts them
 }

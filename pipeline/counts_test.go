@@ -118,7 +118,8 @@ func TestFailedHostCountIsNotZeroLines(t *testing.T) {
 }
 
 // With worker.json's extra_lines, DONE is unique records and a warning
-// says how many lines are not; without worker.json it is the line count.
+// says how many lines are not; without worker.json it is the records
+// (blank and bad lines aside), as parse.JudgeDone says for the report too.
 func TestDoneIsUniqueRecordsWhenWorkerJSONMeasuredThem(t *testing.T) {
 	t.Parallel()
 	c := newClock()
@@ -128,8 +129,9 @@ func TestDoneIsUniqueRecordsWhenWorkerJSONMeasuredThem(t *testing.T) {
 	write(t, filepath.Join(dir, "prompts.jsonl"), prompts("B2", 400))
 	write(t, raw, records("B2", 0, 120)+records("B2", 0, 30)+strings.Repeat("\n", 5)+strings.Repeat("{bad\n", 5))
 	w := localWatcher(t, root, c, Options{})
-	if b2 := catByName(t, poll(w), "B2"); b2.Done != 160 || b2.Lines != 160 {
-		t.Fatalf("no worker.json: the line count: %+v", b2)
+	s0 := poll(w)
+	if b2 := catByName(t, s0, "B2"); b2.Done != 150 || b2.Lines != 160 || !hasWarning(s0, "B2: 160 lines, 150 records (10 blank or bad)") {
+		t.Fatalf("no worker.json: the records the host examined (as the report counts them): %+v %q", b2, s0.Warnings)
 	}
 	lines, extra := int64(160), int64(40)
 	writeWorkerJSON(t, root, parse.WorkerState{PID: 1 << 22, State: parse.WorkerStopped, UpdatedAt: c.now(),

@@ -35,6 +35,7 @@ type view struct {
 	Categories                              []catRow
 	Totals                                  string
 	OverCap                                 []string // categories past a cap, in status's words
+	DoneNotes                               []string // where DONE is not the line count, in status's words
 	Ended                                   []string // how each category's records ended, in status's words
 	Capture                                 string   // the next stage's disk, in status's words
 	Records, Throughput                     chart
@@ -67,10 +68,13 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 			continue
 		}
 		state := clean(c.State, 20)
-		v.Categories = append(v.Categories, catRow{Name: clean(c.Name, 80), Done: parse.Thousands(c.Records) + "/" + parse.Thousands(c.Target),
+		v.Categories = append(v.Categories, catRow{Name: clean(c.Name, 80), Done: parse.Thousands(c.Done) + "/" + parse.Thousands(c.Target),
 			Tokens: parse.TokenFigure(count(c.Tokens)+budget(c.TokenBudget), c.TokensUnknown), Window: parse.Thousands(c.InWindow), Rate: rate(c.RatePerHour),
 			Left: parse.Thousands(c.Left()), ETA: etaText(c), State: state})
-		recs, toks, unk = recs+c.Records, toks+c.Tokens, unk+c.TokensUnknown
+		recs, toks, unk = recs+c.Done, toks+c.Tokens, unk+c.TokensUnknown
+		if c.DoneNote != "" {
+			v.DoneNotes = append(v.DoneNotes, clean(c.Name, 80)+": "+clean(c.DoneNote, 200))
+		}
 		if len(c.OverCap) > 0 {
 			v.OverCap = append(v.OverCap, clean(c.Name, 80)+": "+parse.OverCapsText(c.OverCap))
 		}

@@ -68,11 +68,11 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 			continue
 		}
 		state := clean(c.State, 10)
-		row := fmt.Sprintf("%-22s %15s %9s %9s %8s %8s  %s %s", clean(c.Name, 22), parse.Thousands(c.Records)+"/"+parse.Thousands(c.Target),
+		row := fmt.Sprintf("%-22s %15s %9s %9s %8s %8s  %s %s", clean(c.Name, 22), parse.Thousands(c.Done)+"/"+parse.Thousands(c.Target),
 			parse.TokenLowerBound(count(c.Tokens), c.TokensUnknown)+budget(c.TokenBudget), parse.Thousands(c.InWindow), rate(c.RatePerHour),
 			parse.Thousands(c.Left()), etaText(c), state)
 		b.WriteString(strings.TrimRight(row, " ") + "\n")
-		recs, toks, unk, noTime, left = recs+c.Records, toks+c.Tokens, unk+c.TokensUnknown, noTime+c.NoTime, left+c.Left()
+		recs, toks, unk, noTime, left = recs+c.Done, toks+c.Tokens, unk+c.TokensUnknown, noTime+c.NoTime, left+c.Left()
 		switch {
 		case c.Left() == 0:
 		case c.ETASec != nil:
@@ -84,6 +84,9 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 	for _, c := range s.Categories {
 		if c.TargetNote != "" { // the old script's --max-samples, or a prompts file changed since
 			fmt.Fprintf(b, "  %s: %s\n", clean(c.Name, 22), clean(c.TargetNote, 200))
+		}
+		if c.DoneNote != "" && c.Error == "" { // DONE is not its line count: status's words
+			fmt.Fprintf(b, "  %s: %s\n", clean(c.Name, 22), clean(c.DoneNote, 200))
 		}
 		if len(c.OverCap) > 0 && c.Error == "" { // past its token budget or max_samples: status's words
 			fmt.Fprintf(b, "  %s: %s\n", clean(c.Name, 22), parse.OverCapsText(c.OverCap))

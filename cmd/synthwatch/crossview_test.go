@@ -491,6 +491,51 @@ func targetRoot(t *testing.T) string {
 		"B1_glaive": {100, 52, 236}, "B2_opencodeinstruct": {10000, 7000, 3800}, "B3_magicoder": {10000, 7000, 236}})
 }
 
+// dupRoot: the old script left A with 50 records, 3 of them written
+// twice, a blank line and a torn one (a manual merge of two runs); the Go
+// worker resumed it (its scan measured 5 extra lines) and stopped at
+// pipeline.toml's max_samples 60 of A's 70 prompts. Then Python wrote B
+// (40 records, a blank and a bad line, 50 prompts), which no worker read.
+// Before, status said A 60 (lines less worker.json's extra lines) and the
+// report 63 (every record) and "over max_samples by 3"; B 42 (its lines)
+// against the report's 40.
+func dupRoot(t *testing.T, bin string) string {
+	py := testgate.Tool(t, "python3", "duplicates the worker measured")
+	srv := sim.New(sim.Options{Speed: 50})
+	if err := srv.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	root := t.TempDir()
+	gen := `import json, os, sys, time
+root, cat, prompts, records = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+d = os.path.join(root, "prepared", cat)
+os.makedirs(d, exist_ok=True)
+with open(os.path.join(d, "prompts.jsonl"), "w") as f:
+    for i in range(prompts):
+        f.write(json.dumps({"id": "%s-%03d" % (cat, i), "messages": [{"role": "user", "content": "q"}]}) + "\n")
+with open(os.path.join(d, "raw_responses.jsonl"), "w") as f:
+    for i in list(range(records)) + ([0, 1, 2] if cat == "A" else []):
+        f.write(json.dumps({"id": "%s-%03d" % (cat, i), "response": "a", "finish_reason": "stop",
+                            "usage": {"completion_tokens": 100}, "timestamp": time.time() - 7200}) + "\n")
+    f.write("\n")
+    f.write('{"id": "%s-999", "response": "a tor\n' % cat)`
+	mk := func(cat, prompts, records string) {
+		if out, err := exec.Command(py, "-c", gen, root, cat, prompts, records).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+	}
+	mk("A", "70", "50")
+	os.WriteFile(filepath.Join(root, "pipeline.toml"), []byte("[[categories]]\nname = \"A\"\nmax_samples = 60\n"), 0o644)
+	if out, err := exec.Command(bin, "worker", "--root", root, "--server", srv.URL()).CombinedOutput(); err != nil {
+		t.Fatalf("worker: %v\n%s", err, out)
+	}
+	mk("B", "50", "40")
+	ageRoot(t, root, map[string]time.Duration{"run/worker.json": time.Hour, "prepared/A/raw_responses.jsonl": time.Hour,
+		"prepared/B/raw_responses.jsonl": time.Hour, "prepared/B/prompts.jsonl": time.Hour})
+	return root
+}
+
 // idleRoot: B1 at 9,998 of 10,000, its last record and the log's last
 // line a day old, nobody on it since. Before, the report gave it an ETA
 // of 6 s.
@@ -536,6 +581,13 @@ var endedWant = map[string]map[string]string{
 	},
 }
 
+// doneWant: DONE where it is not the line count (parse.JudgeDone), in
+// status --json and the report alike; agree compares the work left in
+// every view.
+var doneWant = map[string]map[string]int64{
+	"duplicates the worker measured, blank and bad lines": {"A": 60, "B": 40},
+}
+
 func TestEveryViewSaysTheSame(t *testing.T) {
 	testgate.E2E(t)
 	needTmux(t)
@@ -575,8 +627,9 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 		{"records after a logged crash", crashRoot(t), map[string]string{"A": "partial"}, nil, nil, true, ""},
 		{"a SIGSTOPped worker past the stall limit", stoppedRoot(t, bin, stall+5*time.Second), map[string]string{"A": "stalled"}, stallEnv, nil, true, "no new records for "},
 		{"a SIGSTOPped worker within the stall limit", stoppedRoot(t, bin, time.Second), map[string]string{"A": "running"}, nil, nil, true, ""},
-		{"the Go worker at work", workingRoot(t, bin), map[string]string{"A": "running"}, nil, nil, false, ""},
+		{"the Go worker at work", "", map[string]string{"A": "running"}, nil, nil, false, ""}, // started when its turn comes (below): it would finish while the others are looked at
 		{"the log's 7000 prompts against 10,000, a cap and a budget", targetRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "partial"}, nil, nil, true, ""},
+		{"duplicates the worker measured, blank and bad lines", dupRoot(t, bin), map[string]string{"A": "done", "B": "partial"}, nil, nil, true, ""},
 		{"9,998 of 10,000 and nobody on it for a day", idleRoot(t), map[string]string{"B1_glaive": "died", "B2_opencodeinstruct": "pending"}, nil, []string{"--since", "48h"}, true, ""},
 	}
 	var env []string // the root's
@@ -592,6 +645,9 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 	}
 	for _, r := range roots {
 		t.Run(r.name, func(t *testing.T) {
+			if r.root == "" {
+				r.root = workingRoot(t, bin)
+			}
 			env = r.env
 			common := append(append([]string{}, ssh...), "--root", r.root, "--server-url", "http://127.0.0.1:1")
 			views := map[string]map[string]look{}
@@ -609,7 +665,8 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 			x := startTmux(t, 200, 30, append([]string{"XDG_STATE_HOME=" + cfg, "XDG_CONFIG_HOME=" + cfg, "SSH_AUTH_SOCK="}, r.env...),
 				append(append([]string{bin}, common...), "--poll", "1h", target)...)
 			scr := x.waitFor("the first screen with every category", 30*time.Second, func(scr string) bool {
-				return strings.Contains(scr, "● connected") && len(screenLooks(scr)) == len(r.want) && !strings.Contains(scr, " unknown ")
+				return strings.Contains(scr, "● connected") && len(screenLooks(scr)) == len(r.want) &&
+					!strings.Contains(strings.ReplaceAll(scr, "unknown config", ""), " unknown ") // a state, not the old script's records' provenance
 			})
 			views["dashboard (tmux)"] = screenLooks(scr)
 			workers := map[string]string{"dashboard (tmux)": headerWorker(scr)}
@@ -715,6 +772,18 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 			for cat, want := range endedWant[r.name] { // and every view that says it agrees (agree)
 				if got := views["status --json"][cat].Ended; got != want {
 					t.Errorf("%s: status --json says %s ended %q, want %q", r.name, cat, got, want)
+				}
+			}
+			for cat, want := range doneWant[r.name] {
+				for _, c := range s.Categories {
+					if c.Name == cat && c.Done != want {
+						t.Errorf("%s: status --json says %s is %d done, want %d", r.name, cat, c.Done, want)
+					}
+				}
+				for _, c := range rep.Categories {
+					if c.Name == cat && c.Done != want {
+						t.Errorf("%s: the report says %s is %d done, want %d", r.name, cat, c.Done, want)
+					}
 				}
 			}
 			for cat, want := range overWant[r.name] { // and every view agrees with it (agree)
