@@ -9,13 +9,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 )
 
 // Local is a Host on this machine: for --local ROOT, for running on the host
-// itself, and as the reference the SSH host is tested against.
-type Local struct{}
+// itself, and as the reference the SSH host is tested against. GoSums
+// answers the pipeline's token sums with the agent's Go tally (outcomes
+// examined) where the bare host's awk would run: what --local uses; the
+// tests of the fallback keep the awk.
+type Local struct{ GoSums bool }
 
 func (Local) Stat(_ context.Context, path string) (FileInfo, error) {
 	st, err := os.Stat(path)
@@ -48,7 +52,17 @@ func (l Local) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
 }
 
 // ExecInput is Exec with stdin read from in.
-func (Local) ExecInput(ctx context.Context, in io.Reader, argv ...string) (ExecResult, error) {
+func (l Local) ExecInput(ctx context.Context, in io.Reader, argv ...string) (ExecResult, error) {
+	if !l.GoSums {
+		return runLocal(ctx, in, argv)
+	}
+	if out, errb, ok := localSums().answerSums(argv); ok { // the agent's Go tally, not the host's awk
+		return ExecResult{Stdout: out, Stderr: errb}, nil
+	}
+	return runLocal(ctx, in, argv)
+}
+
+func runLocal(ctx context.Context, in io.Reader, argv []string) (ExecResult, error) {
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
 	// the same shell line the SSH host would send, so quoting is exercised alike
@@ -88,6 +102,11 @@ func (Local) ExecInput(ctx context.Context, in io.Reader, argv ...string) (ExecR
 	}
 	return res, nil
 }
+
+// localSums are the token sums of this machine's files, kept for the
+// process as the agent keeps its host's: a local root is read by the same
+// Go tally (outcomes examined), never the awk the fallback sends.
+var localSums = sync.OnceValue(func() *tokenSums { return &tokenSums{files: map[string]*sumState{}} })
 
 func (Local) DialTCP(ctx context.Context, addr string) (net.Conn, error) {
 	var d net.Dialer

@@ -127,7 +127,7 @@ func (f dashFlags) openLive(ctx context.Context, name string, o *remote.Options,
 	live = &Live{Name: name, Grace: f.grace}
 	closeLive = func() {}
 	if o == nil {
-		live.Remote = remote.Local{}
+		live.Remote = remote.Local{GoSums: true}
 	} else {
 		o.Prompt = prompter
 		h, err := remote.Open(ctx, *o)

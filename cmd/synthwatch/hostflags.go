@@ -184,7 +184,7 @@ func (f *hostFlags) connect(cmd *cobra.Command, args []string) (remote.Host, str
 		return nil, "", err
 	}
 	if f.local != "" {
-		return remote.Local{}, "local", nil
+		return remote.Local{GoSums: true}, "local", nil
 	}
 	o := remote.Options{Target: args[0], Port: f.port, Identities: f.identities, ConfigFile: f.config, Jump: f.jump, Opts: f.opts, Prompt: termPrompt()}
 	ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)
