@@ -10,7 +10,9 @@ import (
 func TestJudgeDoneRows(t *testing.T) {
 	t.Parallel()
 	n := func(v int64) *int64 { return &v }
-	js := func(lines, extra int64) *CategoryState { return &CategoryState{Name: "B1", Lines: n(lines), ExtraLines: n(extra)} }
+	js := func(lines, extra int64) *CategoryState {
+		return &CategoryState{Name: "B1", Lines: n(lines), ExtraLines: n(extra)}
+	}
 	for _, tc := range []struct {
 		name string
 		f    DoneFacts
