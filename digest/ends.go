@@ -136,85 +136,41 @@ func (d *digester) runEnds() {
 		if r.ID == "" && d.scriptEnd(r) {
 			continue
 		}
-		if r.ID == "" || r.ID == otherRuns {
-			r.End, r.EndHow = EndUnknown, "records with no run id (an older tool): no run to follow"
-			continue
-		}
 		d.runEnd(r, latest[r.PID] == r)
 	}
 }
 
-// runEnd decides how a run with an id ended, from the first witness that
-// holds: its own end line, worker.json (when it is this run's: latest, the
-// pid's run that started last), synthwatch's kill mark; with none, it died.
+// runEnd decides how a run ended by runEndRows, from its witnesses:
+// its own end line, worker.json (when it is this run's: latest, the pid's
+// run that started last), synthwatch's kill mark. Its end moves to the
+// latest of them.
 func (d *digester) runEnd(r *Run, latest bool) {
-	var ws *parse.WorkerState
-	if d.worker != nil && d.worker.PID == r.PID && latest {
-		ws = d.worker
+	endBy(r, runEndRows, d.runEndFacts(r, latest))
+}
+
+// runEndFacts gathers a run's witnesses of its end, moving its EndAt to
+// the kill note's time when the note names it, and to its end line's, or
+// else worker.json's.
+func (d *digester) runEndFacts(r *Run, latest bool) runEndFacts {
+	if r.ID == "" || r.ID == otherRuns {
+		return runEndFacts{noID: true}
 	}
-	mark := d.byYou[r.PID]
+	f := runEndFacts{mark: d.byYou[r.PID], pid: r.PID}
 	if d.note.PID == r.PID && d.note.PID != 0 {
 		r.EndAt = later(r.EndAt, ptr(d.note.At.In(d.o.Loc)))
 	}
+	ws := d.worker
 	switch {
 	case r.ended != nil:
 		r.EndAt = later(r.EndAt, r.ended)
-		r.End, r.EndHow, r.EndCause = fromEndLine(r.endLine, mark), "its end line", clip(r.endLine.Cause)
-		if r.End == EndByYou {
-			r.EndHow = "its end line and synthwatch's kill mark"
-		}
-	case ws != nil:
-		d.fromWorkerState(r, ws, mark)
-	case mark:
-		r.End, r.EndHow = EndByYou, "inferred: synthwatch's kill mark names its pid; it wrote no end line (killed after the grace, or an older worker)"
-	default:
-		r.End, r.EndHow = EndDied, "inferred: no end line, no kill mark, and no word from it since"
+		f.ended, f.line, f.lineCause = true, r.endLine.End, r.endLine.Cause
+	case ws != nil && ws.PID == r.PID && latest:
+		f.updated = ws.UpdatedAt.In(d.o.Loc)
+		r.EndAt = later(r.EndAt, &f.updated)
+		f.json, f.phase, f.jsonError, f.age = true, ws.State, ws.Error, d.o.Now.Sub(f.updated)
+		f.gone = f.age <= fresh && d.gone(ws.PID)
 	}
-}
-
-// fromEndLine is the end a run's own line says; a stop is ours when
-// synthwatch's kill marked its pid.
-func fromEndLine(l parse.RunLine, byYou bool) string {
-	switch l.End {
-	case parse.RunFinished:
-		return EndFinished
-	case parse.RunStopped:
-		if byYou {
-			return EndByYou
-		}
-		return EndSignal
-	case parse.RunFailed:
-		return EndFailed
-	}
-	return EndUnknown
-}
-
-// fromWorkerState infers the end of the run worker.json describes.
-func (d *digester) fromWorkerState(r *Run, ws *parse.WorkerState, byYou bool) {
-	upd := ws.UpdatedAt.In(d.o.Loc)
-	r.EndAt = later(r.EndAt, &upd)
-	switch ws.State {
-	case parse.WorkerDone:
-		r.End, r.EndHow = EndFinished, "inferred: worker.json says done"
-	case parse.WorkerFailed:
-		r.End, r.EndHow, r.EndCause = EndFailed, "inferred: worker.json says failed", clip(ws.Error)
-	case parse.WorkerStopped:
-		r.End, r.EndHow = EndSignal, "inferred: worker.json says stopped, and no kill mark names it"
-		if byYou {
-			r.End, r.EndHow = EndByYou, "inferred: worker.json says stopped, and synthwatch's kill mark names it"
-		}
-	default:
-		switch {
-		case d.o.Now.Sub(upd) <= fresh && d.gone(ws.PID):
-			r.End, r.EndHow = EndDied, fmt.Sprintf("inferred: worker.json says %s, written %s before the digest, but pid %d is not on the host", ws.State, parse.FormatDuration(d.o.Now.Sub(upd)), ws.PID)
-		case d.o.Now.Sub(upd) <= fresh:
-			r.End, r.EndHow = EndRunning, "worker.json, written "+parse.FormatDuration(d.o.Now.Sub(upd))+" before the digest"
-		case byYou:
-			r.End, r.EndHow = EndByYou, "inferred: synthwatch's kill mark names it, and worker.json stopped at "+ws.State
-		default:
-			r.End, r.EndHow = EndDied, fmt.Sprintf("inferred: worker.json still says %s but was last written at %s: the process is gone", ws.State, upd.Format("15:04:05"))
-		}
-	}
+	return f
 }
 
 // gone: the host says pid is not alive (false when it cannot tell).

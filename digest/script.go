@@ -1,7 +1,6 @@
 package digest
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -126,35 +125,15 @@ func (d *digester) scriptFacts() (f parse.WorkerFacts, known bool, holds string)
 	return f, known, holds
 }
 
-// judgeScript words the script's end from the first of its witnesses that
-// holds: status's judgement of its process, a log written lately, the
-// traceback it ends in, else none (it died).
+// judgeScript words the script's end by scriptEndRows: status's judgement
+// of its process, a log written lately, the traceback it ends in, else
+// none (it died).
 func (d *digester) judgeScript(r *Run, f parse.WorkerFacts, known bool, holds, since string) {
 	st := d.script
 	state, _, byYou := parse.JudgeWorker(f)
-	switch {
-	case state == parse.JudgedRunning:
-		r.End, r.EndHow = EndRunning, fmt.Sprintf("inferred: pid %d has %s open for writing (the log last written %s before the digest)", f.PID, holds, since)
-	case state == parse.JudgedStopped && byYou:
-		r.End, r.EndHow = EndByYou, "inferred: synthwatch's kill mark follows the script's last category in its log"
-		if !st.took || !st.killed {
-			r.EndHow = fmt.Sprintf("inferred: synthwatch's kill note names pid %d, and no process writes the script's log", f.PID)
-		}
-	case state == parse.JudgedExited:
-		r.End, r.EndHow = EndFinished, "inferred: the script's log ends in \"All categories finished\""
-	case !known && !d.logTime.IsZero() && d.o.Now.Sub(d.logTime) <= fresh:
-		r.End, r.EndHow = EndRunning, "inferred: the script's log was written "+since+" before the digest"
-	case st.fatal && st.exc == "KeyboardInterrupt":
-		r.End, r.EndCause, r.EndHow = EndSignal, "SIGINT (KeyboardInterrupt)", "inferred: the script's log ends in the traceback of a KeyboardInterrupt"
-	case st.fatal && st.exc != "":
-		r.End, r.EndCause = EndDied, clip(st.exc)
-		r.EndHow = "inferred: the script's log ends in the traceback of an exception its top level did not catch"
-	default:
-		r.End, r.EndHow = EndDied, "inferred: the script's log ends with no word of an end (no \"All categories finished\", no fatal traceback)"
-		if known {
-			r.EndHow += ", and no process writes it: killed, or the machine went down"
-		}
-	}
+	endBy(r, scriptEndRows, scriptEndFacts{state: state, byYou: byYou, pid: f.PID, holds: holds, since: since,
+		marked: st.took && st.killed, known: known, logFresh: !d.logTime.IsZero() && d.o.Now.Sub(d.logTime) <= fresh,
+		fatal: st.fatal, exc: st.exc})
 }
 
 // workerPID: a run of the worker (one with a run id) had pid.

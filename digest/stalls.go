@@ -36,52 +36,12 @@ func (d *digester) stall(cat, run string, from, to time.Time, still bool, note s
 func (d *digester) segmentStalls() {
 	sort.SliceStable(d.segs, func(i, j int) bool { return d.segs[i].start.Before(d.segs[j].start) })
 	for i, sg := range d.segs {
-		r := d.runs[sg.run]
 		acc := d.s.byName[sg.cat]
-		if r == nil || acc == nil {
+		if d.runs[sg.run] == nil || acc == nil {
 			continue
 		}
-		end, still := d.o.Now, false
-		next := false
-		for _, o := range d.segs[i+1:] {
-			if o.run == sg.run && o.start.After(sg.start) {
-				end, next = o.start, true
-				break
-			}
-		}
-		if !next {
-			switch {
-			case r.End == EndRunning:
-				still = true
-			case r.EndAt != nil:
-				end = *r.EndAt
-			default:
-				continue
-			}
-		}
-		if !end.After(d.start) {
-			continue
-		}
-		sp := acc.spans[sg.run]
-		var first, last time.Time
-		if sp != nil {
-			first, last = maxT(sp[0], sg.start), sp[1]
-		}
-		switch {
-		case sp == nil || !first.Before(end) || last.Before(sg.start):
-			if end.Sub(sg.start) > d.o.StallAfter {
-				d.stall(sg.cat, sg.run, sg.start, end, still, "(none since the run took it up)")
-			}
-			continue
-		case first.Sub(sg.start) > d.o.StallAfter:
-			d.stall(sg.cat, sg.run, sg.start, first, false, "(from the run's start on it to its first record)")
-		}
-		if last.Before(end) && end.Sub(last) > d.o.StallAfter {
-			note := ""
-			if still {
-				note = "(the worker is still on it)"
-			}
-			d.stall(sg.cat, sg.run, last, end, still, note)
+		if end, still, ok := d.segEnd(i); ok && end.After(d.start) {
+			d.edgeStalls(sg, acc.spans[sg.run], end, still)
 		}
 	}
 	d.scriptStall()
@@ -90,6 +50,52 @@ func (d *digester) segmentStalls() {
 			continue
 		}
 		d.inc.add(st)
+	}
+}
+
+// segEnd is when the run's time on segment i ends: its next start line,
+// else the run's end, else now while it runs (still). ok is false when
+// the run's end is not known.
+func (d *digester) segEnd(i int) (end time.Time, still, ok bool) {
+	sg := d.segs[i]
+	for _, o := range d.segs[i+1:] {
+		if o.run == sg.run && o.start.After(sg.start) {
+			return o.start, false, true
+		}
+	}
+	r := d.runs[sg.run]
+	switch {
+	case r.End == EndRunning:
+		return d.o.Now, true, true
+	case r.EndAt != nil:
+		return *r.EndAt, false, true
+	}
+	return time.Time{}, false, false
+}
+
+// edgeStalls keeps the stalls at a segment's edges, given the run's first
+// and last record on the category (sp, nil: none): none at all, or from
+// its start to its first record, and from its last record to its end.
+func (d *digester) edgeStalls(sg segment, sp *[2]time.Time, end time.Time, still bool) {
+	var first, last time.Time
+	if sp != nil {
+		first, last = maxT(sp[0], sg.start), sp[1]
+	}
+	switch {
+	case sp == nil || !first.Before(end) || last.Before(sg.start):
+		if end.Sub(sg.start) > d.o.StallAfter {
+			d.stall(sg.cat, sg.run, sg.start, end, still, "(none since the run took it up)")
+		}
+		return
+	case first.Sub(sg.start) > d.o.StallAfter:
+		d.stall(sg.cat, sg.run, sg.start, first, false, "(from the run's start on it to its first record)")
+	}
+	if last.Before(end) && end.Sub(last) > d.o.StallAfter {
+		note := ""
+		if still {
+			note = "(the worker is still on it)"
+		}
+		d.stall(sg.cat, sg.run, last, end, still, note)
 	}
 }
 

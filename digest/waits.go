@@ -63,12 +63,7 @@ func (wl *waitLog) feed(s string, w parse.WorkerLine) {
 		return
 	}
 	if n, oldest, ok := parse.ParseHeartbeat(s); ok {
-		if wl.open == nil && wl.hb == nil && wl.run != "" {
-			wl.hb = wl.add(&logWait{run: wl.run, cat: wl.cat, runStart: wl.runStart, after: max(wl.done-wl.resumed, 0), unanswered: true})
-		}
-		if wl.open == nil && wl.hb != nil {
-			wl.hb.inflight, wl.hb.oldest = n, max(wl.hb.oldest, oldest)
-		}
+		wl.heartbeat(n, oldest)
 		return
 	}
 	if run, start, ok := parse.ParseBanner(s); ok {
@@ -87,19 +82,37 @@ func (wl *waitLog) feed(s string, w parse.WorkerLine) {
 			wl.hb.back, wl.hb = true, nil
 		}
 	case parse.WWaiting:
-		if wl.hb != nil { // the server stopped taking requests: the gate's wait says the rest
-			wl.hb.back, wl.hb = true, nil
-		}
-		if wl.open != nil || wl.run == "" {
-			return
-		}
-		wl.open = wl.add(&logWait{run: wl.run, cat: wl.cat, runStart: wl.runStart, after: max(wl.done-wl.resumed, 0), reason: w.Reason})
+		wl.waiting(w.Reason)
 	case parse.WBack:
 		if wl.open != nil {
 			wl.open.down, wl.open.back = w.Down, true
 			wl.open = nil
 		}
 	}
+}
+
+// heartbeat folds the worker's "waiting: N requests in flight" line: an
+// unanswered spell starts, outside a gate wait, within a run.
+func (wl *waitLog) heartbeat(n int, oldest time.Duration) {
+	if wl.open == nil && wl.hb == nil && wl.run != "" {
+		wl.hb = wl.add(&logWait{run: wl.run, cat: wl.cat, runStart: wl.runStart, after: max(wl.done-wl.resumed, 0), unanswered: true})
+	}
+	if wl.open == nil && wl.hb != nil {
+		wl.hb.inflight, wl.hb.oldest = n, max(wl.hb.oldest, oldest)
+	}
+}
+
+// waiting folds the gate's "waiting for /health": it ends an unanswered
+// spell (the server stopped taking requests: the gate's wait says the
+// rest) and opens a wait, within a run, unless one is open.
+func (wl *waitLog) waiting(reason string) {
+	if wl.hb != nil {
+		wl.hb.back, wl.hb = true, nil
+	}
+	if wl.open != nil || wl.run == "" {
+		return
+	}
+	wl.open = wl.add(&logWait{run: wl.run, cat: wl.cat, runStart: wl.runStart, after: max(wl.done-wl.resumed, 0), reason: reason})
 }
 
 func (wl *waitLog) close() []*logWait {
@@ -204,39 +217,14 @@ func (d *digester) placeWaits() {
 // category), for as long as its back line says; with no back line, until
 // the run ended, or still for the running run's last wait.
 func (d *digester) waitIncident(w *logWait) (Incident, bool) {
-	r := d.runs[w.run]
-	from, where := w.from, ""
-	if !w.placed {
-		if tr := d.waitTracks[runCat{w.run, w.cat}]; tr != nil && tr.seen >= w.after {
-			from = tr.prev // the run's last record there: nothing landed after it
-		}
-		if from.IsZero() && w.cat != "" {
-			from = d.segStart(w.run, w.cat)
-		}
-		if from.IsZero() {
-			from = w.runStart
-		}
-	}
+	from := d.waitFrom(w)
 	if from.IsZero() {
 		return Incident{}, false
 	}
 	from = from.In(d.o.Loc)
-	switch {
-	case w.cat == "":
-		where = "at the run's start, before any category"
-	case from.Equal(d.segStart(w.run, w.cat)):
-		where = "from the run's start on " + w.cat
-	default:
-		where = "after its last record on " + w.cat + ", " + from.Format("15:04:05")
-	}
 	in := Incident{Time: from, Kind: KindWait, Category: w.cat, Run: w.run}
-	text := fmt.Sprintf("the worker waited on the server (%s)", shortReason(w.reason))
-	now := fmt.Sprintf("the worker is waiting on the server (%s)", shortReason(w.reason))
-	if w.unanswered {
-		text = fmt.Sprintf("the server answered none of the worker's %d requests in flight (the oldest %s old at the log's last word on it)",
-			w.inflight, parse.FormatDuration(w.oldest))
-		now = text
-	}
+	text, now := w.words()
+	r := d.runs[w.run]
 	switch {
 	case w.unanswered && w.back && w.placed: // answers came again: up to the next record
 		next := w.next.In(d.o.Loc)
@@ -256,8 +244,50 @@ func (d *digester) waitIncident(w *logWait) (Incident, bool) {
 	default:
 		return Incident{}, false
 	}
-	in.Text = clip(text + "; placed " + where + " (its log has no times)")
+	in.Text = clip(text + "; placed " + d.waitWhere(w, from) + " (its log has no times)")
 	return in, true
+}
+
+// words say what the wait was, and what it is while still going.
+func (w *logWait) words() (text, now string) {
+	if w.unanswered {
+		text = fmt.Sprintf("the server answered none of the worker's %d requests in flight (the oldest %s old at the log's last word on it)",
+			w.inflight, parse.FormatDuration(w.oldest))
+		return text, text
+	}
+	return fmt.Sprintf("the worker waited on the server (%s)", shortReason(w.reason)),
+		fmt.Sprintf("the worker is waiting on the server (%s)", shortReason(w.reason))
+}
+
+// waitFrom is when a wait began: where the records placed it, else the
+// run's last record on its category before it, its start on the
+// category, or the run's start (zero: none of them).
+func (d *digester) waitFrom(w *logWait) time.Time {
+	if w.placed {
+		return w.from
+	}
+	from := w.from
+	if tr := d.waitTracks[runCat{w.run, w.cat}]; tr != nil && tr.seen >= w.after {
+		from = tr.prev // the run's last record there: nothing landed after it
+	}
+	if from.IsZero() && w.cat != "" {
+		from = d.segStart(w.run, w.cat)
+	}
+	if from.IsZero() {
+		from = w.runStart
+	}
+	return from
+}
+
+// waitWhere says where a wait beginning at from was placed.
+func (d *digester) waitWhere(w *logWait, from time.Time) string {
+	switch {
+	case w.cat == "":
+		return "at the run's start, before any category"
+	case from.Equal(d.segStart(w.run, w.cat)):
+		return "from the run's start on " + w.cat
+	}
+	return "after its last record on " + w.cat + ", " + from.Format("15:04:05")
 }
 
 // shortReason is the last clause of an error, which says what happened
