@@ -171,7 +171,18 @@ type chatAccumulator struct {
 	promptTok, compTok int
 	hasUsage           bool
 	chunks             int
+	deltas             int // chunks that carried content or reasoning
 	bound              answerBound
+}
+
+// streamed is the tokens received so far: the usage's count once sent,
+// else one a chunk that carried text (SGLang's default stream_interval
+// sends one token a chunk; a larger interval makes this an undercount).
+func (a *chatAccumulator) streamed() int {
+	if a.hasUsage {
+		return a.compTok
+	}
+	return a.deltas
 }
 
 type chatDelta struct {
@@ -225,6 +236,9 @@ func (a *chatAccumulator) chunk(data []byte) error {
 				return fmt.Errorf("decode chat answer: reasoning: %w", err)
 			}
 			a.hasRsn = a.hasRsn || ok
+			if (len(d.Content) > 2 && d.Content[0] == '"') || (len(r) > 2 && r[0] == '"') {
+				a.deltas++
+			}
 		}
 		if fr := finishType(c.FinishReason); fr != "" {
 			a.finish = fr
