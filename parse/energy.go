@@ -153,7 +153,7 @@ func (c CostRate) Cost(e Energy) (float64, bool) {
 }
 
 func (c CostRate) unit() string {
-	cur := c.Currency
+	cur := SanitizeString(c.Currency) // pipeline.toml is the host's text
 	if cur == "" {
 		cur = "(no currency set)"
 	}
@@ -163,14 +163,14 @@ func (c CostRate) unit() string {
 	return fmt.Sprintf("%s at %g/GPU-hour", cur, c.PerGPUHour)
 }
 
-// EnergyText is the energy in one line, the words every view prints; e
-// nil is "not measured".
+// EnergyText is the energy in one line, the words every view prints
+// after "energy: "; e nil is "not measured".
 func EnergyText(e *Energy, rate CostRate) string {
 	if e == nil || e.Samples == 0 {
-		return "energy: not measured (the worker read no GPU power: no nvidia-smi on the host, or a worker older than the measure)"
+		return "not measured (the worker read no GPU power: no nvidia-smi on the host, or a worker older than the measure)"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "energy %.3g kWh over %s", e.KWh(), FormatDuration(time.Duration(e.Seconds*float64(time.Second))))
+	fmt.Fprintf(&b, "%.3g kWh over %s", e.KWh(), FormatDuration(time.Duration(e.Seconds*float64(time.Second))))
 	if e.Seconds > 0 {
 		fmt.Fprintf(&b, " (mean %.0f W", e.Joules/e.Seconds)
 		if e.IdleSeconds > 0 {

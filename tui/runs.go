@@ -108,6 +108,9 @@ func (m Model) runsBox(w int) string {
 	for _, o := range c.OverCap {
 		rows = append(rows, o.Text(), "")
 	}
+	if sp := c.Spend; sp != nil { // status's words: the runs' tallies (parse.Spend)
+		rows = append(rows, "tokens: "+sp.LedgerText, "energy: "+sp.EnergyText, "")
+	}
 	if len(c.Runs) == 0 {
 		rows = append(rows, "no runs.jsonl: every record here is \""+pipeline.UnknownConfig+"\" (written before runs were recorded)")
 	}
