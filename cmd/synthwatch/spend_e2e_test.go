@@ -1,0 +1,194 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/internal/testgate"
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/sim"
+)
+
+// fakeNvidiaSMI puts first on PATH an nvidia-smi that answers the power
+// query as the real one does (`--query-gpu=index,uuid,power.draw
+// --format=csv,noheader,nounits`: "index, uuid, watts" a GPU; NVIDIA's
+// nvidia-smi(1), --help-query-gpu), its draw changing every call.
+func fakeNvidiaSMI(t *testing.T) {
+	dir := t.TempDir()
+	script := `#!/bin/sh
+[ "$1" = "--query-gpu=index,uuid,power.draw" ] || { echo "unexpected: $*" >&2; exit 2; }
+d=$(dirname "$0")
+n=$(cat "$d/n" 2>/dev/null || echo 0); n=$((n+1)); echo "$n" >"$d/n"
+printf '0, GPU-5c6e0d3a-1f2b-4c3d-8e9f-0a1b2c3d4e5f, %d.25\n1, GPU-6d7f1e4b-2a3c-4d5e-9f0a-1b2c3d4e5f60, %d.50\n' $((100 + (n*37) % 300)) $((60 + (n*11) % 90))
+`
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// pySpend is scripts/spend.py's sums of the root.
+type pySpend struct {
+	Runs                                      int
+	Kept, Truncated, Retried, Aborted, Counted int64
+	Generated                                 *int64
+	Joules, Seconds, GPUSeconds               float64 `json:"-"`
+	Records, Stretches, EnergyRuns            int64   `json:"-"`
+	RecordsTokens, RecordsTruncated           int64   `json:"-"`
+}
+
+func (p *pySpend) UnmarshalJSON(b []byte) error {
+	type plain pySpend
+	var raw struct {
+		plain
+		Joules           float64 `json:"joules"`
+		Seconds          float64 `json:"seconds"`
+		GPUSeconds       float64 `json:"gpu_seconds"`
+		Records          int64   `json:"records"`
+		Stretches        int64   `json:"stretches"`
+		EnergyRuns       int64   `json:"energy_runs"`
+		RecordsTokens    int64   `json:"records_tokens"`
+		RecordsTruncated int64   `json:"records_truncated"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*p = pySpend(raw.plain)
+	p.Joules, p.Seconds, p.GPUSeconds, p.Records, p.Stretches, p.EnergyRuns = raw.Joules, raw.Seconds, raw.GPUSeconds, raw.Records, raw.Stretches, raw.EnergyRuns
+	p.RecordsTokens, p.RecordsTruncated = raw.RecordsTokens, raw.RecordsTruncated
+	return nil
+}
+
+// The Go worker, stopped once and started again, on two categories with
+// streams cut now and then: status --json's ledger and energy are
+// Python's sums of the runs' tallies, the kept tokens Python's count of
+// the records, and status's text, --follow, the report's text, JSON and
+// HTML print the same words.
+func TestSpendInEveryView(t *testing.T) {
+	testgate.E2E(t)
+	py := testgate.Tool(t, "python3", "the tallies' sums")
+	bin := testbin.Path(t)
+	fakeNvidiaSMI(t)
+	srv := sim.New(sim.Options{Speed: 40})
+	if err := srv.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	srv.SetFaults(sim.Faults{StreamErrorRate: 0.1})
+	root := t.TempDir()
+	for cat, n := range map[string]int{"A": 200, "B": 80} {
+		dir := filepath.Join(root, "prepared", cat)
+		noErr(t, os.MkdirAll(dir, 0o755))
+		var p strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&p, `{"id": "%s-%04d", "messages": [{"role": "user", "content": "q %d"}]}`+"\n", cat, i, i)
+		}
+		noErr(t, os.WriteFile(filepath.Join(dir, "prompts.jsonl"), []byte(p.String()), 0o644))
+	}
+	noErr(t, os.MkdirAll(filepath.Join(root, "logs"), 0o755))
+	noErr(t, os.WriteFile(filepath.Join(root, parse.ManifestPath), []byte("[cost]\nper_kwh = 0.3\ncurrency = \"EUR\"\n"), 0o644))
+	work := func(stopAfter int) {
+		log, err := os.OpenFile(filepath.Join(root, "logs", "inference_all.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		noErr(t, err)
+		defer log.Close()
+		cmd := exec.Command(bin, "worker", "--root", root, "--server", srv.URL(), "--api", "generate", "--max-tokens", "300",
+			"--concurrency", "16", "--power-every", "150ms")
+		cmd.Stdout, cmd.Stderr = log, log
+		noErr(t, cmd.Start())
+		if stopAfter > 0 {
+			testgate.Eventually(t, time.Minute, "the first records", func() bool {
+				return countFileLines(filepath.Join(root, "prepared", "A", parse.RawFile)) >= stopAfter
+			})
+			noErr(t, cmd.Process.Signal(syscall.SIGTERM))
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("worker: %v", err)
+		}
+	}
+	work(60)
+	time.Sleep(2 * time.Second) // down: a break in the integral
+	work(0)
+
+	out, err := exec.Command(py, "../../scripts/spend.py", root).Output()
+	if err != nil {
+		t.Fatalf("spend.py: %v", err)
+	}
+	var want map[string]pySpend
+	noErr(t, json.Unmarshal(out, &want))
+
+	js, code := execCLI(t, "status", "--local", root, "--json")
+	var snap pipeline.Snapshot
+	if err := json.Unmarshal([]byte(js), &snap); err != nil || code != 0 {
+		t.Fatalf("status --json: %d %v\n%s", code, err, js)
+	}
+	var words []string // every view must print these
+	for _, c := range snap.Categories {
+		w, sp := want[c.Name], c.Spend
+		if sp == nil || sp.Energy == nil || sp.Ledger.Generated == nil {
+			t.Fatalf("%s: spend %+v", c.Name, sp)
+		}
+		l, e := sp.Ledger, sp.Energy
+		if l.Kept != w.Kept || l.Kept != w.RecordsTokens || l.Truncated != w.RecordsTruncated || l.Retried != w.Retried || l.Aborted != w.Aborted || *l.Generated != *w.Generated || sp.Runs != w.Runs {
+			t.Errorf("%s: ledger %+v (generated %d); Python: %+v (generated %d)", c.Name, l, *l.Generated, w, *w.Generated)
+		}
+		near := func(what string, got, want float64) {
+			if math.Abs(got-want) > 1e-9*math.Max(1, want) {
+				t.Errorf("%s: %s %v, Python %v", c.Name, what, got, want)
+			}
+		}
+		near("joules", e.Joules, w.Joules)
+		near("cost", *sp.Cost, w.Joules/3.6e6*0.3)
+		if int64(e.Records) != w.Records || int64(e.Stretches) != w.Stretches {
+			t.Errorf("%s: records %d stretches %d; Python %d %d", c.Name, e.Records, e.Stretches, w.Records, w.Stretches)
+		}
+		words = append(words, c.Name+": tokens: "+sp.LedgerText, c.Name+": energy: "+sp.EnergyText)
+	}
+	if a := want["A"]; a.Runs != 2 || a.Stretches < 2 {
+		t.Errorf("A: %d runs, %d stretches: the restart must show", a.Runs, a.Stretches)
+	}
+	words = append(words, "tokens, the night: "+snap.Spend.LedgerText, "energy, the night: "+snap.Spend.EnergyText)
+
+	text, _ := execCLI(t, "status", "--local", root)
+	follow, _ := execCLI(t, "status", "--local", root, "--follow", "--count", "1")
+	rep, _ := execCLI(t, "report", "--local", root)
+	page := filepath.Join(t.TempDir(), "r.html")
+	execCLI(t, "report", "--local", root, "--html", page)
+	h, err := os.ReadFile(page)
+	noErr(t, err)
+	for name, v := range map[string]string{"status": text, "status --follow": follow, "report": rep, "report --html": html.UnescapeString(string(h))} {
+		for _, w := range words {
+			if !strings.Contains(v, w) {
+				t.Errorf("%s lacks %q:\n%s", name, w, v)
+			}
+		}
+	}
+	rj, _ := execCLI(t, "report", "--local", root, "--json")
+	var r reportJSON
+	noErr(t, json.Unmarshal([]byte(rj), &r))
+	for _, c := range r.Summary.Categories {
+		for _, sc := range snap.Categories {
+			if sc.Name == c.Name && (c.Spend == nil || c.Spend.LedgerText != sc.Spend.LedgerText || c.Spend.EnergyText != sc.Spend.EnergyText) {
+				t.Errorf("%s: the report's JSON says %+v, status %+v", c.Name, c.Spend, sc.Spend)
+			}
+		}
+	}
+	t.Log(strings.Join(words, "\n"))
+}
+
+func noErr(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
