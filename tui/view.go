@@ -159,9 +159,7 @@ func (m Model) header(w int) string {
 		}
 		parts = append(parts, t)
 	}
-	if sp := s.Spend; sp != nil && sp.KWh != nil { // the night's energy; the run history says it whole
-		parts = append(parts, spendHeader(*sp))
-	}
+	parts = appendSpend(parts, s.Spend) // the night's energy; the run history says it whole
 	if label := m.busyLabel(); label != "" {
 		spin := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}[m.spin%10]
 		parts = append(parts, st.Accent.Render(spin+" "+label))

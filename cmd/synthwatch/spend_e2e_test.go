@@ -40,12 +40,12 @@ printf '0, GPU-5c6e0d3a-1f2b-4c3d-8e9f-0a1b2c3d4e5f, %d.25\n1, GPU-6d7f1e4b-2a3c
 
 // pySpend is scripts/spend.py's sums of the root.
 type pySpend struct {
-	Runs                                      int
+	Runs                                       int
 	Kept, Truncated, Retried, Aborted, Counted int64
-	Generated                                 *int64
-	Joules, Seconds, GPUSeconds               float64 `json:"-"`
-	Records, Stretches, EnergyRuns            int64   `json:"-"`
-	RecordsTokens, RecordsTruncated           int64   `json:"-"`
+	Generated                                  *int64
+	Joules, Seconds, GPUSeconds                float64 `json:"-"`
+	Records, Stretches, EnergyRuns             int64   `json:"-"`
+	RecordsTokens, RecordsTruncated            int64   `json:"-"`
 }
 
 func (p *pySpend) UnmarshalJSON(b []byte) error {
