@@ -104,9 +104,12 @@ func (l TokenLedger) Text() string {
 	case !ok:
 		b.WriteString("generated ? (no server counter) ≥ " + rest)
 	default:
-		who := "server counter, shared: it counts other clients too"
-		if l.Alone() {
+		who := "server counter, more than the worker streamed: it counts other clients too, and what requests made after the worker let go of them"
+		switch {
+		case l.Alone():
 			who = "server counter, for this job: it matches the worker's streams"
+		case u < 0:
+			who = "server counter, short of the worker's streams: a restart between two reads, or requests cut at a stop it counted after the run's last read"
 		}
 		fmt.Fprintf(&b, "generated %s (%s) = %s + unexplained %s", ShortCount(*l.Generated), who, rest, signedShort(u))
 	}

@@ -26,7 +26,7 @@ func TestLedgerArithmetic(t *testing.T) {
 	}
 	g2 := int64(30_000)
 	shared := TokenLedger{Generated: &g2, Kept: 9_000, Counted: 9_000}
-	if shared.Alone() || !strings.Contains(shared.Text(), "other clients") {
+	if shared.Alone() || !strings.Contains(shared.Text(), "other clients too") {
 		t.Errorf("shared: %s", shared.Text())
 	}
 	none := TokenLedger{Kept: 500, Uncounted: 1}

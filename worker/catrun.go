@@ -290,6 +290,7 @@ func (r *catRun) run(issue, reqCtx context.Context) error {
 	stopAdapt()
 	<-adaptDone
 	<-meterDone
+	r.settleCounter(context.WithoutCancel(issue))
 	r.measure(context.WithoutCancel(issue)) // every request landed: the counter has them
 	return r.finish(issue)
 }

@@ -131,6 +131,38 @@ func (r *catRun) measure(ctx context.Context) {
 	m.powered = true
 }
 
+// SettleFor is how long a run that cut requests at its stop waits for
+// the server to count them: SGLang adds a request's tokens when its abort
+// comes back from the scheduler, after the worker let go of it.
+var SettleFor = 2 * time.Second
+
+// settleCounter waits, up to SettleFor, until the counter has grown by
+// the tokens the cut requests streamed, or stops growing. What the server
+// made for them after the worker let go is in the rest, unexplained.
+func (r *catRun) settleCounter(ctx context.Context) {
+	r.mu.Lock()
+	aborted := r.led.Aborted
+	r.mu.Unlock()
+	if aborted == 0 || r.meter.every < 0 {
+		return
+	}
+	first, ok := r.w.genCounter(ctx)
+	if !ok {
+		return
+	}
+	last := first
+	for deadline := time.Now().Add(SettleFor); time.Now().Before(deadline) && last-first < float64(aborted); {
+		if sleepCtx(ctx, 100*time.Millisecond) != nil {
+			return
+		}
+		v, ok := r.w.genCounter(ctx)
+		if !ok || v < last { // gone, or restarted: nothing more to wait for
+			return
+		}
+		last = v
+	}
+}
+
 // genCounter reads the server's generation-token counter (SGLang's
 // sglang:generation_tokens_total, summed over its ranks; vLLM's).
 func (w *Worker) genCounter(ctx context.Context) (float64, bool) {

@@ -190,7 +190,8 @@ func TestMeterRestartIsABreak(t *testing.T) {
 		cancel()
 	}()
 	var log syncBuffer
-	cfg := Config{Root: root, Server: s.URL(), API: "generate", Concurrency: 16, PowerEvery: testPowerEvery, MaxTokens: 400, Grace: 5 * time.Second}
+	// a grace too short for the requests in flight: the stop cuts them
+	cfg := Config{Root: root, Server: s.URL(), API: "generate", Concurrency: 16, PowerEvery: testPowerEvery, MaxTokens: 400, Grace: time.Millisecond}
 	if err := Run(ctx, cfg, &log); err != nil {
 		t.Fatal(err)
 	}
@@ -212,8 +213,13 @@ func TestMeterRestartIsABreak(t *testing.T) {
 			e.Joules, py["joules"], 20*testPowerEvery.Seconds()*300)
 	}
 	kept, _ := pyRecordTokens(t, root, "A")
-	if l, _ := ts.Sum(); l.Kept != kept || e.Records != 300 {
+	l, _ := ts.Sum()
+	if l.Kept != kept || e.Records != 300 {
 		t.Errorf("kept %d over the two runs, Python counts %d; records %d", l.Kept, kept, e.Records)
+	}
+	t.Log(l.Text())
+	if l.Aborted == 0 {
+		t.Errorf("no aborted tokens, with 16 requests cut by the stop: %s", l.Text())
 	}
 }
 
