@@ -9,36 +9,46 @@ import (
 
 // PowerQuery is the --query-gpu field list the worker samples power with:
 //
-//	nvidia-smi --query-gpu=index,uuid,power.draw --format=csv,noheader,nounits
+//	nvidia-smi --query-gpu=timestamp,index,uuid,power.draw --format=csv,noheader,nounits
 //
-// which prints one line per GPU, "0, GPU-5c6e…, 287.43" (NVIDIA, nvidia-smi(1)
-// and `nvidia-smi --help-query-gpu`: power.draw is "the last measured power
-// draw for the entire board, in watts", [N/A] where power management is not
-// supported; nounits drops the " W").
-const PowerQuery = "index,uuid,power.draw"
+// which prints one line per GPU, "2026/12/06 01:02:03.456, 0, GPU-5c6e…,
+// 287.43" (NVIDIA, nvidia-smi(1) and `nvidia-smi --help-query-gpu`:
+// timestamp is "the timestamp of when the query was made in format
+// YYYY/MM/DD HH:MM:SS.msec"; power.draw "the last measured power draw for
+// the entire board, in watts", [N/A] where power management is not
+// supported; nounits drops the " W"). The sample is timed by the query's
+// own timestamp, not by when the worker got the answer.
+const PowerQuery = "timestamp,index,uuid,power.draw"
 
-// ParsePower reads PowerQuery's output: the boards' watts summed, and how
-// many GPUs. A GPU whose draw is not given ([N/A]) makes the sample no
+// smiTime is the layout of nvidia-smi's timestamp (local time).
+const smiTime = "2006/01/02 15:04:05.000"
+
+// ParsePower reads PowerQuery's output: when the query was made (in loc;
+// zero when the timestamp cannot be read), the boards' watts summed, and
+// how many GPUs. A GPU whose draw is not given ([N/A]) makes the sample no
 // sample (an error): a sum without it would read as a drop in power.
-func ParsePower(out string) (watts float64, gpus int, err error) {
+func ParsePower(out string, loc *time.Location) (at time.Time, watts float64, gpus int, err error) {
 	for _, f := range csvLines(out) {
-		if len(f) != 3 {
-			return 0, 0, fmt.Errorf("nvidia-smi: not index,uuid,power.draw: %.80s", SanitizeString(strings.Join(f, ",")))
+		if len(f) != 4 {
+			return time.Time{}, 0, 0, fmt.Errorf("nvidia-smi: not timestamp,index,uuid,power.draw: %.80s", SanitizeString(strings.Join(f, ",")))
 		}
-		if _, err := strconv.Atoi(f[0]); err != nil {
-			return 0, 0, fmt.Errorf("nvidia-smi: not a GPU index: %.80s", SanitizeString(f[0]))
+		if _, err := strconv.Atoi(f[1]); err != nil {
+			return time.Time{}, 0, 0, fmt.Errorf("nvidia-smi: not a GPU index: %.80s", SanitizeString(f[1]))
 		}
-		w := smiNumber(f[2])
+		w := smiNumber(f[3])
 		if w == nil || *w < 0 {
-			return 0, 0, fmt.Errorf("nvidia-smi: GPU %s gives no power draw (%.20s)", f[0], SanitizeString(f[2]))
+			return time.Time{}, 0, 0, fmt.Errorf("nvidia-smi: GPU %s gives no power draw (%.20s)", f[1], SanitizeString(f[3]))
+		}
+		if t, err := time.ParseInLocation(smiTime, f[0], loc); err == nil && gpus == 0 {
+			at = t
 		}
 		watts += *w
 		gpus++
 	}
 	if gpus == 0 {
-		return 0, 0, fmt.Errorf("nvidia-smi: no GPU listed")
+		return time.Time{}, 0, 0, fmt.Errorf("nvidia-smi: no GPU listed")
 	}
-	return watts, gpus, nil
+	return at, watts, gpus, nil
 }
 
 // PowerSample is one read of the host's GPUs' power draw. Busy says a

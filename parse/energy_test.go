@@ -99,13 +99,13 @@ func TestPowerRestartIsABreak(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func TestParsePower(t *testing.T) {
-	// nvidia-smi --query-gpu=index,uuid,power.draw --format=csv,noheader,nounits
-	w, n, err := ParsePower("0, GPU-5c6e0d3a-1f2b-4c3d-8e9f-0a1b2c3d4e5f, 287.43\r\n1, GPU-6d7f1e4b-2a3c-4d5e-9f0a-1b2c3d4e5f60, 64.10\n")
-	if err != nil || n != 2 || math.Abs(w-351.53) > 1e-9 {
-		t.Errorf("ParsePower = %v W, %d GPUs, %v", w, n, err)
+	// nvidia-smi --query-gpu=timestamp,index,uuid,power.draw --format=csv,noheader,nounits
+	at, w, n, err := ParsePower("2026/12/06 01:02:03.456, 0, GPU-5c6e0d3a-1f2b-4c3d-8e9f-0a1b2c3d4e5f, 287.43\r\n2026/12/06 01:02:03.456, 1, GPU-6d7f1e4b-2a3c-4d5e-9f0a-1b2c3d4e5f60, 64.10\n", time.UTC)
+	if err != nil || n != 2 || math.Abs(w-351.53) > 1e-9 || !at.Equal(time.Date(2026, 12, 6, 1, 2, 3, 456e6, time.UTC)) {
+		t.Errorf("ParsePower = %v, %v W, %d GPUs, %v", at, w, n, err)
 	}
-	for _, bad := range []string{"", "0, GPU-x, [N/A]\n", "0, GPU-x, [Not Supported]\n", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n", "x, GPU-x, 10\n"} {
-		if _, _, err := ParsePower(bad); err == nil {
+	for _, bad := range []string{"", "2026/12/06 01:02:03.456, 0, GPU-x, [N/A]\n", "2026/12/06 01:02:03.456, 0, GPU-x, [Not Supported]\n", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n", "2026/12/06 01:02:03.456, x, GPU-x, 10\n", "0, GPU-x, 10\n"} {
+		if _, _, _, err := ParsePower(bad, time.UTC); err == nil {
 			t.Errorf("ParsePower(%q): no error", bad)
 		}
 	}

@@ -3,6 +3,7 @@ package parse
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // TokenLedger sets the tokens a server generated against the tokens in
@@ -20,6 +21,9 @@ import (
 type TokenLedger struct {
 	// Generated is null when no run had the server's counter
 	Generated *int64 `json:"generated"`
+	// GeneratedFrom is GenFromCounter or GenFromLog, or both joined when
+	// summed runs differ
+	GeneratedFrom string `json:"generated_from,omitempty"`
 	// CounterResets: times the counter went down (a server restart); the
 	// tokens between the last read and the restart are not in Generated
 	CounterResets int   `json:"counter_resets,omitempty"`
@@ -36,6 +40,12 @@ type TokenLedger struct {
 	// Kept, Retried, Aborted, not in Generated)
 	Uncounted int `json:"uncounted_runs,omitempty"`
 }
+
+// Where Generated came from.
+const (
+	GenFromCounter = "counter" // /metrics' generation-token counter
+	GenFromLog     = "log"     // the server log's throughput integrated (LoggedGeneration)
+)
 
 // Streamed is every token the worker itself received.
 func (l TokenLedger) Streamed() int64 { return l.Kept + l.Retried + l.Aborted }
@@ -90,6 +100,14 @@ func (l TokenLedger) Add(o TokenLedger) TokenLedger {
 		}
 		out.Generated = &g
 	}
+	switch {
+	case l.GeneratedFrom == "" || l.GeneratedFrom == o.GeneratedFrom:
+		out.GeneratedFrom = o.GeneratedFrom
+	case o.GeneratedFrom == "":
+		out.GeneratedFrom = l.GeneratedFrom
+	default:
+		out.GeneratedFrom = GenFromCounter + "+" + GenFromLog
+	}
 	return out
 }
 
@@ -110,6 +128,9 @@ func (l TokenLedger) Text() string {
 			who = "server counter, for this job: it matches the worker's streams"
 		case u < 0:
 			who = "server counter, short of the worker's streams: a restart between two reads, or requests cut at a stop it counted after the run's last read"
+		}
+		if l.GeneratedFrom != "" && l.GeneratedFrom != GenFromCounter {
+			who = strings.Replace(who, "server counter", "the server log's throughput integrated, an estimate", 1)
 		}
 		fmt.Fprintf(&b, "generated %s (%s) = %s + unexplained %s", ShortCount(*l.Generated), who, rest, signedShort(u))
 	}
@@ -158,3 +179,41 @@ func (c *CounterSpan) Read(v float64) {
 
 // Started says the counter was read at least once.
 func (c *CounterSpan) Started() bool { return c.started }
+
+// LoggedGeneration integrates a server's logged generation throughput into
+// tokens, where no counter is served (SGLang without --enable-metrics).
+// SGLang's scheduler logs "gen throughput (token/s): X" on a decode batch
+// line every decode_log_interval steps, X being the tokens decoded since
+// its last such line over the time since (log_decode_stats:
+// num_generated_tokens / gap_latency, python/sglang/srt/managers/
+// scheduler_metrics_mixin.py): X times the time between a rank's two
+// lines is the tokens between them. The log's times are to the second (or
+// the millisecond), so it is an estimate. A rank's first line, and a line
+// over MaxLoggedGap after its last (a restart between them), add nothing.
+type LoggedGeneration struct {
+	last   map[string]time.Time
+	Tokens float64
+	Lines  int // lines that added tokens
+}
+
+// MaxLoggedGap is the longest interval between two lines of a rank that
+// is integrated.
+const MaxLoggedGap = 10 * time.Minute
+
+// maxLoggedRanks bounds the ranks followed (DP ranks, GPUs).
+const maxLoggedRanks = 256
+
+// Add takes one decode line of rank, written at at, with its throughput.
+func (g *LoggedGeneration) Add(rank string, at time.Time, perSec float64) {
+	if g.last == nil {
+		g.last = map[string]time.Time{}
+	}
+	prev, ok := g.last[rank]
+	if ok && at.After(prev) && at.Sub(prev) <= MaxLoggedGap && perSec >= 0 {
+		g.Tokens += perSec * at.Sub(prev).Seconds()
+		g.Lines++
+	}
+	if ok || len(g.last) < maxLoggedRanks {
+		g.last[rank] = at
+	}
+}

@@ -3,6 +3,7 @@ package parse
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCounterSpanRestart(t *testing.T) {
@@ -56,5 +57,30 @@ func TestTalliesKeepEachRunsLast(t *testing.T) {
 	}
 	if l, _ := ts.Sum(); l.Kept != 37+MaxTallyRuns+50 || len(ts.order) > MaxTallyRuns+1 {
 		t.Errorf("overflow: kept %d, %d runs kept apart", l.Kept, len(ts.order))
+	}
+}
+
+// Three decode lines of one rank a minute apart, another rank's two: the
+// tokens are each line's throughput times the time since its rank's last
+// line; the first line of a rank and one after a restart's gap add none.
+func TestLoggedGeneration(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC)
+	var g LoggedGeneration
+	g.Add("dp0", t0, 999) // its first line: the time before it is unknown
+	g.Add("dp0", t0.Add(time.Minute), 100)
+	g.Add("dp1", t0.Add(30*time.Second), 50)
+	g.Add("dp0", t0.Add(2*time.Minute), 200)
+	g.Add("dp1", t0.Add(90*time.Second), 40)
+	g.Add("dp0", t0.Add(2*time.Minute+MaxLoggedGap+time.Second), 300) // after a restart's gap
+	if want := 100*60.0 + 200*60 + 40*60; g.Tokens != want || g.Lines != 3 {
+		t.Errorf("tokens %v over %d lines, want %v over 3", g.Tokens, g.Lines, want)
+	}
+	gen := int64(g.Tokens)
+	l := TokenLedger{Generated: &gen, GeneratedFrom: GenFromLog, Kept: 20_000, Counted: 20_000}
+	if !strings.Contains(l.Text(), "throughput integrated, an estimate") {
+		t.Errorf("a log's figure reads as a counter's: %s", l.Text())
+	}
+	if s := l.Add(TokenLedger{GeneratedFrom: GenFromCounter}); s.GeneratedFrom != "counter+log" {
+		t.Errorf("mixed sources: %q", s.GeneratedFrom)
 	}
 }

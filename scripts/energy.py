@@ -3,12 +3,14 @@
 (parse.PowerIntegrator) for its tests to check against.
 
 stdin: one JSON object a line, {"t": seconds, "watts": W, "gpus": n,
-"busy": bool}, or {"break": true} (a sample that could not be read).
+"busy": bool} (or "ts": nvidia-smi's timestamp, "YYYY/MM/DD HH:MM:SS.mmm",
+for "t"), or {"break": true} (a sample that could not be read).
 argv[1]: the longest interval integrated, in seconds.
 stdout: {"joules", "seconds", "idle_joules", "idle_seconds", "stretches"}.
 An interval longer than the limit, going backwards, or between different
 GPU counts is not integrated: the later sample starts a new stretch.
 """
+import datetime
 import json
 import sys
 
@@ -20,6 +22,9 @@ for line in sys.stdin:
     if s.get("break"):
         last = None
         continue
+    if "ts" in s:
+        t = datetime.datetime.strptime(s["ts"], "%Y/%m/%d %H:%M:%S.%f")
+        s["t"] = t.replace(tzinfo=datetime.timezone.utc).timestamp()
     if last is None or not (0 < s["t"] - last["t"] <= max_gap) or s["gpus"] != last["gpus"]:
         out["stretches"] += 1
     else:

@@ -41,6 +41,8 @@ type meter struct {
 	every   time.Duration
 	smi     string // nvidia-smi's path; "" when the host has none
 	gen     parse.CounterSpan
+	logGen  parse.CounterSpan // without a counter: the server log's throughput integrated
+	logLn   [2]int            // its lines that added tokens, at the first read and now
 	power   parse.PowerIntegrator
 	powered bool // a sample was read
 	smiErr  string
@@ -96,7 +98,7 @@ func (r *catRun) meterLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		r.measure(ctx)
+		r.measure(context.WithoutCancel(ctx)) // a read under way ends whole at the stop: not an error, no break
 		if time.Since(m.lastTal) >= TallyEvery {
 			r.writeTally(false)
 		}
@@ -111,11 +113,19 @@ func (r *catRun) measure(ctx context.Context) {
 	}
 	if v, ok := r.w.genCounter(ctx); ok {
 		m.gen.Read(v)
+	} else if !m.gen.Started() && r.w.srvLog != nil {
+		if v, n, ok := r.w.srvLog.generated(time.Now()); ok {
+			if !m.logGen.Started() {
+				m.logLn[0] = n
+			}
+			m.logGen.Read(v)
+			m.logLn[1] = n
+		}
 	}
 	if m.smi == "" {
 		return
 	}
-	watts, gpus, err := readPower(ctx, m.smi)
+	at, watts, gpus, err := readPower(ctx, m.smi)
 	if err != nil {
 		m.power.Break() // an unread sample is a gap, never a zero
 		if m.smiErr != err.Error() {
@@ -127,36 +137,37 @@ func (r *catRun) measure(ctx context.Context) {
 	r.mu.Lock()
 	busy := r.inflight > 0
 	r.mu.Unlock()
-	m.power.Add(parse.PowerSample{At: time.Now(), Watts: watts, GPUs: gpus, Busy: busy})
+	if at.IsZero() { // a timestamp nvidia-smi did not give: the answer's time
+		at = time.Now()
+	}
+	m.power.Add(parse.PowerSample{At: at, Watts: watts, GPUs: gpus, Busy: busy})
 	m.powered = true
 }
 
-// SettleFor is how long a run that cut requests at its stop waits for
-// the server to count them: SGLang adds a request's tokens when its abort
-// comes back from the scheduler, after the worker let go of it.
+// SettleFor is how long a run's last read of the counter waits for it to
+// stop moving: the server counts a request when it finishes, about when
+// its last chunk goes out, and an aborted one when the abort comes back
+// from the scheduler, after the worker let go of it.
 var SettleFor = 2 * time.Second
 
-// settleCounter waits, up to SettleFor, until the counter has grown by
-// the tokens the cut requests streamed, or stops growing. What the server
-// made for them after the worker let go is in the rest, unexplained.
+// settleCounter waits, up to SettleFor, until two reads 100 ms apart
+// agree and the counter has grown by the tokens the cut requests
+// streamed. What the server made for them after the worker let go is in
+// the rest, unexplained; a server busy with other clients takes the 2 s.
 func (r *catRun) settleCounter(ctx context.Context) {
 	r.mu.Lock()
-	aborted := r.led.Aborted
+	aborted := float64(r.led.Aborted)
 	r.mu.Unlock()
-	if aborted == 0 || r.meter.every < 0 {
+	if r.meter.every < 0 || !r.meter.gen.Started() {
 		return
 	}
 	first, ok := r.w.genCounter(ctx)
-	if !ok {
-		return
-	}
-	last := first
-	for deadline := time.Now().Add(SettleFor); time.Now().Before(deadline) && last-first < float64(aborted); {
+	for last, deadline := first, time.Now().Add(SettleFor); ok && time.Now().Before(deadline); {
 		if sleepCtx(ctx, 100*time.Millisecond) != nil {
 			return
 		}
 		v, ok := r.w.genCounter(ctx)
-		if !ok || v < last { // gone, or restarted: nothing more to wait for
+		if !ok || v < last || (v == last && v-first >= aborted) { // gone, restarted, or still
 			return
 		}
 		last = v
@@ -180,16 +191,16 @@ func (w *Worker) genCounter(ctx context.Context) (float64, bool) {
 }
 
 // readPower runs nvidia-smi once, its output bounded.
-func readPower(ctx context.Context, smi string) (float64, int, error) {
+func readPower(ctx context.Context, smi string) (time.Time, float64, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, smi, "--query-gpu="+parse.PowerQuery, "--format=csv,noheader,nounits")
 	var out capped
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return 0, 0, errWithOutput(err, out.String())
+		return time.Time{}, 0, 0, errWithOutput(err, out.String())
 	}
-	return parse.ParsePower(out.String())
+	return parse.ParsePower(out.String(), time.Local)
 }
 
 func errWithOutput(err error, out string) error {
@@ -222,10 +233,14 @@ func (r *catRun) tally(final bool) parse.RunTally {
 	r.mu.Lock()
 	l, written := r.led, int64(r.written)
 	r.mu.Unlock()
-	if m.gen.Started() && m.gen.Increase >= 0 {
+	switch {
+	case m.gen.Started():
 		g := int64(m.gen.Increase + 0.5)
-		l.Generated, l.Counted, l.CounterResets = &g, l.Streamed(), m.gen.Resets
-	} else {
+		l.Generated, l.GeneratedFrom, l.Counted, l.CounterResets = &g, parse.GenFromCounter, l.Streamed(), m.gen.Resets
+	case m.logGen.Started() && m.logLn[1] > m.logLn[0]: // decode lines were logged during the run
+		g := int64(m.logGen.Increase + 0.5)
+		l.Generated, l.GeneratedFrom, l.Counted = &g, parse.GenFromLog, l.Streamed()
+	default:
 		l.Uncounted = 1
 	}
 	t := parse.RunTally{At: stamp(time.Now()), Final: final, Ledger: l}

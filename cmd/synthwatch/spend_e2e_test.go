@@ -21,16 +21,17 @@ import (
 )
 
 // fakeNvidiaSMI puts first on PATH an nvidia-smi that answers the power
-// query as the real one does (`--query-gpu=index,uuid,power.draw
-// --format=csv,noheader,nounits`: "index, uuid, watts" a GPU; NVIDIA's
+// query as the real one does (`--query-gpu=timestamp,index,uuid,power.draw
+// --format=csv,noheader,nounits`: "timestamp, index, uuid, watts" a GPU; NVIDIA's
 // nvidia-smi(1), --help-query-gpu), its draw changing every call.
 func fakeNvidiaSMI(t *testing.T) {
 	dir := t.TempDir()
 	script := `#!/bin/sh
-[ "$1" = "--query-gpu=index,uuid,power.draw" ] || { echo "unexpected: $*" >&2; exit 2; }
+[ "$1" = "--query-gpu=timestamp,index,uuid,power.draw" ] || { echo "unexpected: $*" >&2; exit 2; }
 d=$(dirname "$0")
 n=$(cat "$d/n" 2>/dev/null || echo 0); n=$((n+1)); echo "$n" >"$d/n"
-printf '0, GPU-5c6e0d3a-1f2b-4c3d-8e9f-0a1b2c3d4e5f, %d.25\n1, GPU-6d7f1e4b-2a3c-4d5e-9f0a-1b2c3d4e5f60, %d.50\n' $((100 + (n*37) % 300)) $((60 + (n*11) % 90))
+ts=$(date +"%Y/%m/%d %H:%M:%S.%3N")
+printf '%s, 0, GPU-5c6e0d3a-1f2b-4c3d-8e9f-0a1b2c3d4e5f, %d.25\n%s, 1, GPU-6d7f1e4b-2a3c-4d5e-9f0a-1b2c3d4e5f60, %d.50\n' "$ts" $((100 + (n*37) % 300)) "$ts" $((60 + (n*11) % 90))
 `
 	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
