@@ -28,7 +28,8 @@ func TestSpendShown(t *testing.T) {
 		t.Errorf("the header lacks the night's energy:\n%s", got)
 	}
 	m.sel = 2
-	box := strings.Join(strings.Fields(m.runsBox(200)), " ")
+	// the box wraps long lines between its borders: read it as one text
+	box := strings.Join(strings.Fields(strings.ReplaceAll(m.runsBox(200), "│", " ")), " ")
 	for _, want := range []string{"tokens: " + s.Categories[2].Spend.LedgerText, "energy: " + s.Categories[2].Spend.EnergyText} {
 		if !strings.Contains(box, strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("the run history lacks %q:\n%s", want, box)
