@@ -43,6 +43,18 @@ func TestLedgerArithmetic(t *testing.T) {
 	}
 }
 
+func TestRunTallyBrief(t *testing.T) {
+	g := int64(51_400)
+	rt := RunTally{Ledger: TokenLedger{Generated: &g, Kept: 49_900, Retried: 1_200, Aborted: 300}, Energy: &Energy{Joules: 921_600, Samples: 30}}
+	if got := rt.Brief(); got != "kept 49.9k of 51.4k generated, 1500 retried or aborted; 0.256 kWh (so far)" {
+		t.Errorf("Brief = %q", got)
+	}
+	rt.Final, rt.Energy = true, nil
+	if got := rt.Brief(); got != "kept 49.9k of 51.4k generated, 1500 retried or aborted; energy not measured" {
+		t.Errorf("Brief = %q", got)
+	}
+}
+
 func TestTalliesKeepEachRunsLast(t *testing.T) {
 	var ts Tallies
 	ts.Note("a", RunTally{Ledger: TokenLedger{Kept: 10}, Energy: &Energy{Joules: 5, Samples: 2}})

@@ -1,5 +1,7 @@
 package parse
 
+import "fmt"
+
 // RunTally is what one run of the worker generated, wasted and drew on
 // one category: a line of the category's runs.jsonl ({"run":…,"tally":…}).
 // The worker writes one when it leaves the category (Final) and one every
@@ -51,7 +53,32 @@ func (t *Tallies) Note(run string, rt RunTally) {
 	t.byRun[run] = rt
 }
 
-// Runs is how many runs left a tally.
+// Of is run's last tally; false when it left none (or was summed among
+// the runs beyond MaxTallyRuns).
+func (t *Tallies) Of(run string) (RunTally, bool) {
+	rt, ok := t.byRun[run]
+	return rt, ok && run != overflowRun
+}
+
+// Brief is a run's tally in a line of the run history: "kept 49.9k of
+// 51.4k generated, 1.5k retried or aborted; 0.256 kWh".
+func (rt RunTally) Brief() string {
+	l := rt.Ledger
+	s := "kept " + ShortCount(l.Kept)
+	if l.Generated != nil {
+		s += " of " + ShortCount(*l.Generated) + " generated"
+	}
+	s += ", " + ShortCount(l.Retried+l.Aborted) + " retried or aborted"
+	if e := rt.Energy; e != nil && e.Samples > 0 {
+		s += fmt.Sprintf("; %.3g kWh", e.KWh())
+	} else {
+		s += "; energy not measured"
+	}
+	if !rt.Final {
+		s += " (so far)"
+	}
+	return s
+}
 func (t *Tallies) Runs() int { return len(t.byRun) }
 
 // Sum is the runs' ledgers and energies summed; energy nil when no run

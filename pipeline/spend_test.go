@@ -48,6 +48,9 @@ func TestSpendFromTallyLines(t *testing.T) {
 	if a.Spend == nil || a.Spend.Runs != 2 || len(a.Runs) != 2 {
 		t.Fatalf("A: spend %+v, %d runs in the history: want 2 tallies and 2 runs", a.Spend, len(a.Runs))
 	}
+	if r := a.Runs; r[0].Tally == nil || r[0].Tally.Ledger.Kept != 900 || !r[0].Tally.Final || r[1].Tally == nil || r[1].Tally.Energy != nil {
+		t.Errorf("A's runs' tallies: %+v, %+v: want r1's final line, r2's with no energy", r[0].Tally, r[1].Tally)
+	}
 	if l := a.Spend.Ledger; *l.Generated != 3000 || l.Kept != 2700 || l.Retried != 150 || *a.Spend.Unexplained != 150 {
 		t.Errorf("A's ledger %+v, unexplained %d: want 3000 = 2700 + 150 + 150", l, *a.Spend.Unexplained)
 	}

@@ -123,6 +123,9 @@ func (m Model) runsBox(w int) string {
 		if r.Args != "" {
 			rows = append(rows, "    "+r.Args)
 		}
+		if r.Tally != nil { // what this run generated, wasted and drew here
+			rows = append(rows, "    "+r.Tally.Brief())
+		}
 	}
 	for i, r := range rows {
 		rows[i] = ansi.Wrap(r, inner, " ")

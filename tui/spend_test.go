@@ -27,10 +27,13 @@ func TestSpendShown(t *testing.T) {
 	if got := screen(m); !strings.Contains(got, "2 kWh 0.60 EUR") {
 		t.Errorf("the header lacks the night's energy:\n%s", got)
 	}
+	s.Categories[2].Runs = []pipeline.RunInfo{{Run: "20261206T010000Z-4242", Config: "bf16", Tally: &parse.RunTally{Final: true, Ledger: l, Energy: e}}}
+	f.snap = s
+	m, _ = newModel(f, 160, 40, Config{PollEvery: 2 * time.Second, Plain: true})
 	m.sel = 2
 	// the box wraps long lines between its borders: read it as one text
 	box := strings.Join(strings.Fields(strings.ReplaceAll(m.runsBox(200), "│", " ")), " ")
-	for _, want := range []string{"tokens: " + s.Categories[2].Spend.LedgerText, "energy: " + s.Categories[2].Spend.EnergyText} {
+	for _, want := range []string{"kept 100k of 120k generated, 4000 retried or aborted; 2 kWh", "tokens: " + s.Categories[2].Spend.LedgerText, "energy: " + s.Categories[2].Spend.EnergyText} {
 		if !strings.Contains(box, strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("the run history lacks %q:\n%s", want, box)
 		}
