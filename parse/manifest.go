@@ -55,10 +55,7 @@ func ParseManifest(data []byte) (Manifest, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return m, fmt.Errorf(ManifestPath+": unknown key %q", und[0].String())
 	}
-	if c := m.Capture; c.HiddenSize < 0 || c.Layers < 0 || c.DtypeBytes < 0 {
-		return m, fmt.Errorf(ManifestPath + ": [capture] hidden_size, layers and dtype_bytes are counts, not negative")
-	}
-	if err := m.Cost.Check(); err != nil {
+	if err := m.checkSections(); err != nil {
 		return m, fmt.Errorf(ManifestPath+": %w", err)
 	}
 	if m.API != "" && m.API != "chat" && m.API != "generate" {
@@ -100,4 +97,13 @@ func CheckCategoryName(name string) error {
 		return fmt.Errorf("category name %q holds \"..\"", name)
 	}
 	return nil
+}
+
+// checkSections says what is wrong with the manifest's sections other
+// than its categories: [capture] and [cost].
+func (m Manifest) checkSections() error {
+	if c := m.Capture; c.HiddenSize < 0 || c.Layers < 0 || c.DtypeBytes < 0 {
+		return fmt.Errorf("[capture] hidden_size, layers and dtype_bytes are counts, not negative")
+	}
+	return m.Cost.Check()
 }

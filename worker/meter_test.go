@@ -120,6 +120,32 @@ print(k, tr)`
 
 const testPowerEvery = 150 * time.Millisecond
 
+// checkLedger holds the ledger's kept and truncated tokens to Python's
+// count of the records (some truncated, not all), and its generated
+// tokens to the sim's counter.
+func checkLedger(t *testing.T, l parse.TokenLedger, root string, gen parse.Opt[float64]) {
+	t.Helper()
+	kept, trunc := pyRecordTokens(t, root, "A")
+	if l.Kept != kept || l.Truncated != trunc || trunc == 0 || trunc == kept {
+		t.Errorf("kept %d (truncated %d), Python counts %d (%d)", l.Kept, l.Truncated, kept, trunc)
+	}
+	if l.Generated == nil || !gen.OK || *l.Generated != int64(gen.V) {
+		t.Fatalf("the sim's counter says %v: %s", gen, l.Text())
+	}
+}
+
+// checkEnergy holds the worker's integral to Python's of the fake's
+// samples: both time a sample by the query's timestamp the fake printed.
+func checkEnergy(t *testing.T, e *parse.Energy, py map[string]float64) {
+	t.Helper()
+	if float64(e.Samples) != py["samples"] || e.Stretches != int(py["stretches"]) {
+		t.Errorf("samples %d, stretches %d; the fake printed %v in %v", e.Samples, e.Stretches, py["samples"], py["stretches"])
+	}
+	if math.Abs(e.Joules-py["joules"]) > 1e-6*py["joules"] || math.Abs(e.Seconds-py["seconds"]) > 1e-6*py["seconds"] || e.Joules == 0 {
+		t.Errorf("energy %.1f J over %.2f s; Python integrates the fake's samples to %.1f J over %.2f s", e.Joules, e.Seconds, py["joules"], py["seconds"])
+	}
+}
+
 // A run with stream errors: its tally's energy is the fake's samples
 // integrated (checked against Python's), and its ledger sets the sim's
 // counter against the records' tokens (Python's count) and the tokens of
@@ -145,27 +171,13 @@ func TestMeterEnergyAndLedger(t *testing.T) {
 	if !tl.Final || tl.Energy == nil {
 		t.Fatalf("tally %+v: want a final one with energy", tl)
 	}
-	py := pyEnergy(t, samples, MaxGapSamples*testPowerEvery)
 	e := tl.Energy
-	if float64(e.Samples) != py["samples"] || e.Stretches != int(py["stretches"]) {
-		t.Errorf("samples %d, stretches %d; the fake printed %v in %v", e.Samples, e.Stretches, py["samples"], py["stretches"])
-	}
-	// both time a sample by the query's timestamp the fake printed
-	if math.Abs(e.Joules-py["joules"]) > 1e-6*py["joules"] || math.Abs(e.Seconds-py["seconds"]) > 1e-6*py["seconds"] || e.Joules == 0 {
-		t.Errorf("energy %.1f J over %.2f s; Python integrates the fake's samples to %.1f J over %.2f s", e.Joules, e.Seconds, py["joules"], py["seconds"])
-	}
+	checkEnergy(t, e, pyEnergy(t, samples, MaxGapSamples*testPowerEvery))
 	if e.Records != 240 {
 		t.Errorf("records %d, want 240", e.Records)
 	}
-	kept, trunc := pyRecordTokens(t, root, "A")
 	l := tl.Ledger
-	if l.Kept != kept || l.Truncated != trunc || trunc == 0 || trunc == kept {
-		t.Errorf("kept %d (truncated %d), Python counts %d (%d)", l.Kept, l.Truncated, kept, trunc)
-	}
-	gen := simMetrics(t, s).GenTokens
-	if l.Generated == nil || !gen.OK || *l.Generated != int64(gen.V) {
-		t.Fatalf("the sim's counter says %v: %s", gen, l.Text())
-	}
+	checkLedger(t, l, root, simMetrics(t, s).GenTokens)
 	t.Log(l.Text(), "; ", parse.EnergyText(e, parse.CostRate{PerKWh: 0.3, Currency: "EUR"}))
 	if l.Retried == 0 {
 		t.Errorf("no retried tokens, with 10%% of streams cut:\n%s", l.Text())

@@ -236,15 +236,22 @@ func (a *chatAccumulator) chunk(data []byte) error {
 				return fmt.Errorf("decode chat answer: reasoning: %w", err)
 			}
 			a.hasRsn = a.hasRsn || ok
-			if (len(d.Content) > 2 && d.Content[0] == '"') || (len(r) > 2 && r[0] == '"') {
-				a.deltas++
-			}
+			a.deltas += carries(d.Content, r)
 		}
 		if fr := finishType(c.FinishReason); fr != "" {
 			a.finish = fr
 		}
 	}
 	return a.bound.check(int64(len(a.content)+len(a.reasoning)), a.chunks)
+}
+
+// carries is 1 when a chunk's content or reasoning is a non-empty string:
+// a token streamed (chatAccumulator.streamed).
+func carries(content, reasoning json.RawMessage) int {
+	if (len(content) > 2 && content[0] == '"') || (len(reasoning) > 2 && reasoning[0] == '"') {
+		return 1
+	}
+	return 0
 }
 
 // appendStringContent appends what is between the quotes of a JSON string

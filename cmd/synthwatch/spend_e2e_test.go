@@ -87,6 +87,49 @@ func TestSpendInEveryView(t *testing.T) {
 	}
 	t.Cleanup(srv.Close)
 	srv.SetFaults(sim.Faults{StreamErrorRate: 0.1})
+	root := spendRoot(t)
+	spendWork(t, bin, root, srv.URL(), 60)
+	time.Sleep(2 * time.Second) // down: a break in the integral
+	spendWork(t, bin, root, srv.URL(), 0)
+
+	out, err := exec.Command(py, "../../scripts/spend.py", root).Output()
+	if err != nil {
+		t.Fatalf("spend.py: %v", err)
+	}
+	var want map[string]pySpend
+	noErr(t, json.Unmarshal(out, &want))
+	if a := want["A"]; a.Runs != 2 || a.Stretches < 2 {
+		t.Errorf("A: %d runs, %d stretches: the restart must show", a.Runs, a.Stretches)
+	}
+
+	js, code := execCLI(t, "status", "--local", root, "--json")
+	var snap pipeline.Snapshot
+	if err := json.Unmarshal([]byte(js), &snap); err != nil || code != 0 {
+		t.Fatalf("status --json: %d %v\n%s", code, err, js)
+	}
+	var words []string // every view must print these
+	for _, c := range snap.Categories {
+		checkSpend(t, c, want[c.Name])
+		words = append(words, c.Name+": tokens: "+c.Spend.LedgerText, c.Name+": energy: "+c.Spend.EnergyText)
+	}
+	words = append(words, "tokens, the night: "+snap.Spend.LedgerText, "energy, the night: "+snap.Spend.EnergyText)
+	spendWords(t, root, words)
+	rj, _ := execCLI(t, "report", "--local", root, "--json")
+	var r reportJSON
+	noErr(t, json.Unmarshal([]byte(rj), &r))
+	for _, c := range r.Summary.Categories {
+		for _, sc := range snap.Categories {
+			if sc.Name == c.Name && (c.Spend == nil || c.Spend.LedgerText != sc.Spend.LedgerText || c.Spend.EnergyText != sc.Spend.EnergyText) {
+				t.Errorf("%s: the report's JSON says %+v, status %+v", c.Name, c.Spend, sc.Spend)
+			}
+		}
+	}
+	t.Log(strings.Join(words, "\n"))
+}
+
+// spendRoot is a root of two categories, A with 200 prompts and B with
+// 80, and a [cost] of 0.3 EUR a kWh.
+func spendRoot(t *testing.T) string {
 	root := t.TempDir()
 	for cat, n := range map[string]int{"A": 200, "B": 80} {
 		dir := filepath.Join(root, "prepared", cat)
@@ -99,67 +142,49 @@ func TestSpendInEveryView(t *testing.T) {
 	}
 	noErr(t, os.MkdirAll(filepath.Join(root, "logs"), 0o755))
 	noErr(t, os.WriteFile(filepath.Join(root, parse.ManifestPath), []byte("[cost]\nper_kwh = 0.3\ncurrency = \"EUR\"\n"), 0o644))
-	work := func(stopAfter int) {
-		log, err := os.OpenFile(filepath.Join(root, "logs", "inference_all.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		noErr(t, err)
-		defer log.Close()
-		cmd := exec.Command(bin, "worker", "--root", root, "--server", srv.URL(), "--api", "generate", "--max-tokens", "300",
-			"--concurrency", "16", "--power-every", "150ms")
-		cmd.Stdout, cmd.Stderr = log, log
-		noErr(t, cmd.Start())
-		if stopAfter > 0 {
-			testgate.Eventually(t, time.Minute, "the first records", func() bool {
-				return countFileLines(filepath.Join(root, "prepared", "A", parse.RawFile)) >= stopAfter
-			})
-			noErr(t, cmd.Process.Signal(syscall.SIGTERM))
-		}
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("worker: %v", err)
-		}
-	}
-	work(60)
-	time.Sleep(2 * time.Second) // down: a break in the integral
-	work(0)
+	return root
+}
 
-	out, err := exec.Command(py, "../../scripts/spend.py", root).Output()
-	if err != nil {
-		t.Fatalf("spend.py: %v", err)
+// spendWork runs the Go worker on root, stopped by SIGTERM once A has
+// stopAfter records (0: to the end).
+func spendWork(t *testing.T, bin, root, url string, stopAfter int) {
+	log, err := os.OpenFile(filepath.Join(root, "logs", "inference_all.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	noErr(t, err)
+	defer log.Close()
+	cmd := exec.Command(bin, "worker", "--root", root, "--server", url, "--api", "generate", "--max-tokens", "300",
+		"--concurrency", "16", "--power-every", "150ms")
+	cmd.Stdout, cmd.Stderr = log, log
+	noErr(t, cmd.Start())
+	if stopAfter > 0 {
+		testgate.Eventually(t, time.Minute, "the first records", func() bool {
+			return countFileLines(filepath.Join(root, "prepared", "A", parse.RawFile)) >= stopAfter
+		})
+		noErr(t, cmd.Process.Signal(syscall.SIGTERM))
 	}
-	var want map[string]pySpend
-	noErr(t, json.Unmarshal(out, &want))
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("worker: %v", err)
+	}
+}
 
-	js, code := execCLI(t, "status", "--local", root, "--json")
-	var snap pipeline.Snapshot
-	if err := json.Unmarshal([]byte(js), &snap); err != nil || code != 0 {
-		t.Fatalf("status --json: %d %v\n%s", code, err, js)
+// checkSpend holds a category's spend in status --json to Python's sums.
+func checkSpend(t *testing.T, c pipeline.Category, w pySpend) {
+	t.Helper()
+	sp := c.Spend
+	if sp == nil || sp.Energy == nil || sp.Ledger.Generated == nil || w.Generated == nil {
+		t.Fatalf("%s: spend %+v, Python %+v", c.Name, sp, w)
 	}
-	var words []string // every view must print these
-	for _, c := range snap.Categories {
-		w, sp := want[c.Name], c.Spend
-		if sp == nil || sp.Energy == nil || sp.Ledger.Generated == nil {
-			t.Fatalf("%s: spend %+v", c.Name, sp)
-		}
-		l, e := sp.Ledger, sp.Energy
-		if l.Kept != w.Kept || l.Kept != w.RecordsTokens || l.Truncated != w.RecordsTruncated || l.Retried != w.Retried || l.Aborted != w.Aborted || *l.Generated != *w.Generated || sp.Runs != w.Runs {
-			t.Errorf("%s: ledger %+v (generated %d); Python: %+v (generated %d)", c.Name, l, *l.Generated, w, *w.Generated)
-		}
-		near := func(what string, got, want float64) {
-			if math.Abs(got-want) > 1e-9*math.Max(1, want) {
-				t.Errorf("%s: %s %v, Python %v", c.Name, what, got, want)
-			}
-		}
-		near("joules", e.Joules, w.Joules)
-		near("cost", *sp.Cost, w.Joules/3.6e6*0.3)
-		if int64(e.Records) != w.Records || int64(e.Stretches) != w.Stretches {
-			t.Errorf("%s: records %d stretches %d; Python %d %d", c.Name, e.Records, e.Stretches, w.Records, w.Stretches)
-		}
-		words = append(words, c.Name+": tokens: "+sp.LedgerText, c.Name+": energy: "+sp.EnergyText)
+	l, e := sp.Ledger, sp.Energy
+	got := fmt.Sprint(l.Kept, l.Truncated, l.Retried, l.Aborted, *l.Generated, sp.Runs, e.Records, e.Stretches)
+	if want := fmt.Sprint(w.RecordsTokens, w.RecordsTruncated, w.Retried, w.Aborted, *w.Generated, w.Runs, w.Records, w.Stretches); got != want || l.Kept != w.Kept {
+		t.Errorf("%s: kept, truncated, retried, aborted, generated, runs, records, stretches: %s; Python %s (kept %d)", c.Name, got, want, w.Kept)
 	}
-	if a := want["A"]; a.Runs != 2 || a.Stretches < 2 {
-		t.Errorf("A: %d runs, %d stretches: the restart must show", a.Runs, a.Stretches)
+	if math.Abs(e.Joules-w.Joules) > 1e-9*w.Joules || math.Abs(*sp.Cost-w.Joules/3.6e6*0.3) > 1e-9 {
+		t.Errorf("%s: %v J costing %v; Python %v J", c.Name, e.Joules, *sp.Cost, w.Joules)
 	}
-	words = append(words, "tokens, the night: "+snap.Spend.LedgerText, "energy, the night: "+snap.Spend.EnergyText)
+}
 
+// spendWords: status, --follow, the report and its HTML page print words.
+func spendWords(t *testing.T, root string, words []string) {
 	text, _ := execCLI(t, "status", "--local", root)
 	follow, _ := execCLI(t, "status", "--local", root, "--follow", "--count", "1")
 	rep, _ := execCLI(t, "report", "--local", root)
@@ -174,17 +199,6 @@ func TestSpendInEveryView(t *testing.T) {
 			}
 		}
 	}
-	rj, _ := execCLI(t, "report", "--local", root, "--json")
-	var r reportJSON
-	noErr(t, json.Unmarshal([]byte(rj), &r))
-	for _, c := range r.Summary.Categories {
-		for _, sc := range snap.Categories {
-			if sc.Name == c.Name && (c.Spend == nil || c.Spend.LedgerText != sc.Spend.LedgerText || c.Spend.EnergyText != sc.Spend.EnergyText) {
-				t.Errorf("%s: the report's JSON says %+v, status %+v", c.Name, c.Spend, sc.Spend)
-			}
-		}
-	}
-	t.Log(strings.Join(words, "\n"))
 }
 
 func noErr(t *testing.T, err error) {
