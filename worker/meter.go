@@ -50,7 +50,7 @@ type meter struct {
 }
 
 func (w *Worker) newMeter() *meter {
-	m := &meter{every: w.cfg.PowerEvery}
+	m := &meter{every: w.cfg.PowerEvery, lastTal: time.Now()} // the first checkpoint a TallyEvery in
 	if m.every == 0 {
 		m.every = DefaultPowerEvery
 	}
