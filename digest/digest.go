@@ -84,7 +84,10 @@ type Summary struct {
 	// Capture is the next stage's disk for these records, as status's
 	// (parse.ForecastCapture), against the root's free disk now
 	Capture *parse.CaptureForecast `json:"capture,omitempty"`
-	byName  map[string]*catAcc     `json:"-"`
+	// Spend is the night's wasted tokens and energy, as status's
+	// (parse.NightSpend of the categories')
+	Spend  *parse.Spend       `json:"spend,omitempty"`
+	byName map[string]*catAcc `json:"-"`
 }
 
 // Every is the interval length.
@@ -113,6 +116,9 @@ type Category struct {
 	OverCap []parse.OverCap `json:"over_cap,omitempty"`
 	// Outcomes: its records by how they ended, as status's
 	Outcomes *parse.Outcomes `json:"outcomes,omitempty"`
+	// Spend: its wasted tokens and energy from the runs' tallies, as
+	// status's (parse.SpendOf)
+	Spend *parse.Spend `json:"spend,omitempty"`
 	// State and Reason are status's words for it (parse.JudgeCategory and
 	// the stall, judge.go)
 	State  string `json:"state,omitempty"`
@@ -320,6 +326,8 @@ type digester struct {
 	worker  *parse.WorkerState
 	specs   map[string]parse.CategorySpec // pipeline.toml's categories (nil: none)
 	capture parse.Capture                 // pipeline.toml's [capture]
+	cost    parse.CostRate                // pipeline.toml's [cost]
+	tallies map[string]*parse.Tallies     // each category's runs' tallies (runs.jsonl; spend.go)
 	// logTarget is each category's "NAME: N prompts" in the worker log
 	logTarget map[string]int
 	segs      []segment  // the runs' starts on categories, from runs.jsonl
@@ -402,6 +410,7 @@ func (d *digester) finish() {
 	}
 	d.judgeCategories() // its state, and an ETA only when it runs
 	s.Capture = d.captureForecast()
+	d.spends()
 	d.runEnds()
 	d.placeWaits() // before the stalls: a wait explains the stall within it
 	d.segmentStalls()

@@ -55,7 +55,7 @@ func (d *digester) categoryNames() ([]string, error) {
 	var names []string
 	if data, err := parse.ReadRegular(filepath.Join(d.o.Root, parse.ManifestPath)); err == nil {
 		if m, err := parse.ParseManifest(data); err == nil {
-			d.specs, d.capture = map[string]parse.CategorySpec{}, m.Capture
+			d.specs, d.capture, d.cost = map[string]parse.CategorySpec{}, m.Capture, m.Cost
 			for _, c := range m.Categories {
 				d.specs[c.Name] = c
 				if slices.Contains(dirs, c.Name) {

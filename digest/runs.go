@@ -44,6 +44,10 @@ func (d *digester) readRuns(cat, path string) error {
 			}
 			return
 		}
+		if rl.IsTally() {
+			d.tally(cat, rl)
+			return
+		}
 		r := d.run(rl.Run)
 		if rl.IsEnd() {
 			d.endLine(r, rl)

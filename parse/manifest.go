@@ -25,6 +25,8 @@ type Manifest struct {
 	// Capture is what the next stage keeps a token: a forecast of its
 	// disk in every view when hidden_size is set
 	Capture Capture `toml:"capture" json:"capture,omitempty"`
+	// Cost prices the GPUs' energy in every view (energy.go)
+	Cost CostRate `toml:"cost" json:"cost,omitzero"`
 }
 
 // Class is a kind of request: how many at once, how long, how sampled.
@@ -53,8 +55,8 @@ func ParseManifest(data []byte) (Manifest, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return m, fmt.Errorf(ManifestPath+": unknown key %q", und[0].String())
 	}
-	if c := m.Capture; c.HiddenSize < 0 || c.Layers < 0 || c.DtypeBytes < 0 {
-		return m, fmt.Errorf(ManifestPath + ": [capture] hidden_size, layers and dtype_bytes are counts, not negative")
+	if err := m.checkSections(); err != nil {
+		return m, fmt.Errorf(ManifestPath+": %w", err)
 	}
 	if m.API != "" && m.API != "chat" && m.API != "generate" {
 		return m, fmt.Errorf(ManifestPath+": api must be chat or generate, not %q", m.API)
@@ -95,4 +97,13 @@ func CheckCategoryName(name string) error {
 		return fmt.Errorf("category name %q holds \"..\"", name)
 	}
 	return nil
+}
+
+// checkSections says what is wrong with the manifest's sections other
+// than its categories: [capture] and [cost].
+func (m Manifest) checkSections() error {
+	if c := m.Capture; c.HiddenSize < 0 || c.Layers < 0 || c.DtypeBytes < 0 {
+		return fmt.Errorf("[capture] hidden_size, layers and dtype_bytes are counts, not negative")
+	}
+	return m.Cost.Check()
 }

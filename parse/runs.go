@@ -22,6 +22,9 @@ type RunLine struct {
 	EndedAt   string         `json:"ended_at,omitempty"`
 	End       string         `json:"end,omitempty"`   // RunFinished, RunStopped or RunFailed
 	Cause     string         `json:"cause,omitempty"` // the signal that stopped it, or the error it failed with
+	// Tally is the run's wasted-token ledger and energy on the category
+	// (tally.go): a tally line has it and no StartedAt or End
+	Tally *RunTally `json:"tally,omitempty"`
 }
 
 // How a run ended, as its end line says.
@@ -51,6 +54,9 @@ func (s ServerSnapshot) Known() bool {
 
 // IsEnd says the line is a run's end line, not its start on a category.
 func (r RunLine) IsEnd() bool { return r.End != "" }
+
+// IsTally says the line is a run's tally on the category, not its start.
+func (r RunLine) IsTally() bool { return r.Tally != nil && r.End == "" }
 
 // ParseRunLine reads one line of runs.jsonl.
 func ParseRunLine(b []byte) (RunLine, error) {

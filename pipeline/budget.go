@@ -132,3 +132,12 @@ func captureForecast(cats []Category, c parse.Capture, disk *Disk) *parse.Captur
 	}
 	return parse.ForecastCapture(c, tokens, partial, free)
 }
+
+// nightSpend is the categories' wasted tokens and energy summed.
+func nightSpend(cats []Category, rate parse.CostRate) *parse.Spend {
+	all := make([]*parse.Spend, len(cats))
+	for i := range cats {
+		all[i] = cats[i].Spend
+	}
+	return parse.NightSpend(all, rate)
+}

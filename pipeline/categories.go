@@ -160,6 +160,7 @@ type catState struct {
 	scanVoidPID         int              // the worker whose resume-scan figures the file outgrew (rewritten since)
 	tok                 tokAcc           // tokens and runs of its records, from the bytes the count reads (tokens.go)
 	runLines            []parse.RunLine  // runs.jsonl, one per run (provenance.go)
+	tallies             parse.Tallies    // runs.jsonl's tally lines, each run's last (spend.go)
 	runsAsked           map[string]bool  // runs its records name that runs.jsonl was read again for (newRun)
 	disagree            map[string]bool  // sources that disagree with the file (crosscheck.go)
 	span                parse.RecordSpan // its last records' times, this poll's (recspan.go)

@@ -44,6 +44,8 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 	tokenFigures(c, js, &v)
 	v.OverCap = parse.OverCaps(v.Done, int64(c.maxSamples), v.CompletionTokens, v.TokenBudget)
 	provenance(c, &v)
+	v.Spend = parse.SpendOf(&c.tallies, k.manifest.Cost)
+	runTallies(c, &v)
 	current := wk.Category == c.name
 	live := current && Alive(wk.State)
 	if live && js != nil {

@@ -39,6 +39,7 @@ func (w *Watcher) project() Snapshot {
 	s.Baseline = w.base.shown
 	s.Vitals = w.vit.view()
 	s.Capture = captureForecast(s.Categories, w.cnt.manifest.Capture, s.Vitals.Disk)
+	s.Spend = nightSpend(s.Categories, w.cnt.manifest.Cost)
 	s.Events = w.timeline.Recent(50)
 	w.warnFiles(&s)
 	w.warnSlowReader(&s)

@@ -72,6 +72,10 @@ func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now, at time.Time, fresh bo
 func (c *catState) foldRuns(up remote.TailUpdate) {
 	for _, l := range up.Lines {
 		r, err := parse.ParseRunLine([]byte(l.Text))
+		if err == nil && r.IsTally() && r.Run != "" {
+			c.tallies.Note(r.Run, *r.Tally) // what the run wasted and drew (spend.go)
+			continue
+		}
 		if err == nil && r.IsEnd() {
 			continue // how a run ended is the night report's, not a configuration
 		}

@@ -24,6 +24,9 @@ type RunInfo struct {
 	Tokens    *int64 `json:"tokens"`
 	// TokensUnknown: its records whose tokens are unknown (not in Tokens)
 	TokensUnknown int64 `json:"tokens_unknown_records,omitempty"`
+	// Tally is what the run generated, wasted and drew on the category:
+	// its last tally line (spend.go); absent when it left none
+	Tally *parse.RunTally `json:"tally,omitempty"`
 }
 
 // ConfigCount is how many of a category's records one server

@@ -40,6 +40,7 @@ func staleFigures(prev Snapshot, s *Snapshot) {
 		cp.FreeBytes, cp.Fits = nil, nil
 		s.Capture = &cp
 	}
+	s.Spend = prev.Spend // what the runs' tallies said, as the categories' (kept with them)
 	s.Server = Server{State: ServerUnknown}
 	s.Servers = nil
 	for _, v := range prev.Servers { // each one unknown too: its figures are from before the link dropped

@@ -38,10 +38,12 @@ type Snapshot struct {
 	// (pipeline.toml's [capture]; parse.ForecastCapture), nil without one
 	Capture       *parse.CaptureForecast `json:"capture,omitempty"`
 	TokensUnknown int64                  `json:"tokens_unknown_records,omitempty"`
-	Baseline      Baseline               `json:"baseline"` // throughput against the night's own median (after 30 min of it)
-	Warnings      []string               `json:"warnings"` // the texts of Alerts, in order (schema 1: an array of strings)
-	Alerts        []Warning              `json:"-"`        // the warnings with their kinds; add them with Warn
-	Events        []Event                `json:"events"`
+	// Spend is the night's: every category's summed (parse.NightSpend)
+	Spend    *parse.Spend `json:"spend,omitempty"`
+	Baseline Baseline     `json:"baseline"` // throughput against the night's own median (after 30 min of it)
+	Warnings []string     `json:"warnings"` // the texts of Alerts, in order (schema 1: an array of strings)
+	Alerts   []Warning    `json:"-"`        // the warnings with their kinds; add them with Warn
+	Events   []Event      `json:"events"`
 }
 
 // ETAPart is a pipeline ETA without a whole figure: the seconds the
@@ -266,14 +268,17 @@ type Category struct {
 	OverCap []parse.OverCap `json:"over_cap,omitempty"`
 	// Outcomes: its records by how they ended (finish reasons, empty
 	// answers), when every record was tallied (parse.Outcomes)
-	Outcomes   *parse.Outcomes `json:"outcomes,omitempty"`
-	State      CategoryState   `json:"state"`
-	Reason     string          `json:"reason,omitempty"` // why it is stalled, stopped or died, in the words every view shows
-	RatePerMin float64         `json:"rate_per_min"`
-	TokPerSec  *float64        `json:"tok_per_s"`
-	ETASeconds *float64        `json:"eta_s"`
-	LastGrowth *time.Time      `json:"last_growth"`
-	Warnings   []string        `json:"warnings,omitempty"`
+	Outcomes *parse.Outcomes `json:"outcomes,omitempty"`
+	// Spend: its wasted-token ledger and energy, from the runs' tallies
+	// in runs.jsonl (parse.Spend); absent when no run left one
+	Spend      *parse.Spend  `json:"spend,omitempty"`
+	State      CategoryState `json:"state"`
+	Reason     string        `json:"reason,omitempty"` // why it is stalled, stopped or died, in the words every view shows
+	RatePerMin float64       `json:"rate_per_min"`
+	TokPerSec  *float64      `json:"tok_per_s"`
+	ETASeconds *float64      `json:"eta_s"`
+	LastGrowth *time.Time    `json:"last_growth"`
+	Warnings   []string      `json:"warnings,omitempty"`
 	// Window is how many requests the live worker keeps in flight for it,
 	// and WindowReason why that last changed (worker.json; "fixed" when
 	// --concurrency or the class set it)

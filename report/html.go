@@ -38,6 +38,7 @@ type view struct {
 	DoneNotes                               []string // where DONE is not the line count, in status's words
 	Ended                                   []string // how each category's records ended, in status's words
 	Capture                                 string   // the next stage's disk, in status's words
+	Spend                                   []string // wasted tokens and energy, in status's words
 	Records, Throughput                     chart
 	Incidents                               []incRow
 	Runs                                    []runRow
@@ -89,6 +90,7 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 	if s.Capture != nil {
 		v.Capture = s.Capture.Text()
 	}
+	v.Spend = spendLines(s, 80)
 	for _, in := range s.Incidents {
 		v.Incidents = append(v.Incidents, incRow{Time: stamp(in.Time, s.Now), Until: strings.TrimPrefix(until(in, s.Now), "→ "), Length: length(in, s.Now),
 			Kind: clean(in.Kind, 20), Text: clean(in.Text, 300) + lost(in), Colour: kindColour[in.Kind]})

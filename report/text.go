@@ -118,6 +118,9 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 	if s.Capture != nil { // pipeline.toml's [capture]: status's words
 		b.WriteString(s.Capture.Text() + "\n")
 	}
+	for _, l := range spendLines(s, 22) { // the runs' tallies: status's words
+		b.WriteString(l + "\n")
+	}
 }
 
 // writeRuns says how each run of the window ended, and by whose word.

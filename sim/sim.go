@@ -376,13 +376,19 @@ func (s *Server) release(tokens int) {
 	s.mu.Unlock()
 }
 
-// count adds a request that ended to the counters.
+// count adds a request that ended to the counters. Its generated tokens
+// count however it ended, as SGLang's do: the tokenizer manager's
+// collect_metrics calls observe_one_finished_request with the request's
+// completion_tokens once state.finished, an abort being a finish, and that
+// adds them to sglang:generation_tokens_total (python/sglang/srt/metrics/
+// collector.py @ 00ae9c15, TokenizerMetricsCollector). The worker's
+// wasted-token ledger sets this counter against what it streamed.
 func (s *Server) count(promptTok, genTok int, ok bool) {
 	s.mu.Lock()
+	s.counts.gen += float64(genTok)
 	if ok {
 		s.counts.requests++
 		s.counts.prompt += float64(promptTok)
-		s.counts.gen += float64(genTok)
 	} else {
 		s.counts.aborted++
 	}

@@ -108,6 +108,9 @@ func (m Model) runsBox(w int) string {
 	for _, o := range c.OverCap {
 		rows = append(rows, o.Text(), "")
 	}
+	if sp := c.Spend; sp != nil { // status's words: the runs' tallies (parse.Spend)
+		rows = append(rows, "tokens: "+sp.LedgerText, "energy: "+sp.EnergyText, "")
+	}
 	if len(c.Runs) == 0 {
 		rows = append(rows, "no runs.jsonl: every record here is \""+pipeline.UnknownConfig+"\" (written before runs were recorded)")
 	}
@@ -119,6 +122,9 @@ func (m Model) runsBox(w int) string {
 		rows = append(rows, fmt.Sprintf("%s  %s  pid %d %s  %s  %s", sanitizeName(r.Run), r.StartedAt, r.PID, sanitizeName(r.Version), r.Config, recs))
 		if r.Args != "" {
 			rows = append(rows, "    "+r.Args)
+		}
+		if r.Tally != nil { // what this run generated, wasted and drew here
+			rows = append(rows, "    "+r.Tally.Brief())
 		}
 	}
 	for i, r := range rows {

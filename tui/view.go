@@ -159,6 +159,7 @@ func (m Model) header(w int) string {
 		}
 		parts = append(parts, t)
 	}
+	parts = appendSpend(parts, s.Spend) // the night's energy; the run history says it whole
 	if label := m.busyLabel(); label != "" {
 		spin := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}[m.spin%10]
 		parts = append(parts, st.Accent.Render(spin+" "+label))

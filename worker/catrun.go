@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -60,6 +59,8 @@ type catRun struct {
 	keptAt        time.Time
 	failedKeys    map[string]struct{} // prompts whose latest attempt failed (worker.json's failed_prompts)
 	warnedUnknown bool                // a record without token counts was logged
+	led           parse.TokenLedger   // this run's wasted tokens so far (meter.go)
+	meter         *meter
 }
 
 type item struct {
@@ -76,6 +77,9 @@ type outcome struct {
 	err       error
 	attempts  int
 	abandoned bool // cancelled after the grace period: redone next start
+	// the tokens its failed attempts streamed (retried), and what the
+	// attempt cut by the run's stop had streamed (aborted): the ledger's
+	retried, aborted int64
 }
 
 // newCatRun starts a category whose raw_responses.jsonl holds scan; done
@@ -115,7 +119,7 @@ func newCatRun(w *Worker, idx int, c Category, scan Scan, target, done int, toke
 		src: bufio.NewReaderSize(f, 1<<20), srcFile: f, seen: seen,
 		resumed: done, done: done, tokens: tokens, lastProg: time.Now(), lastLand: time.Now(),
 		issued: map[uint64]time.Time{}, ctl: newWindow(c), winMoved: make(chan struct{}),
-		yields0: w.yields.Load(),
+		yields0: w.yields.Load(), meter: w.newMeter(),
 	}, nil
 }
 
@@ -238,6 +242,7 @@ func (r *catRun) inflightTokensLocked() int64 {
 
 func (r *catRun) run(issue, reqCtx context.Context) error {
 	defer r.srcFile.Close()
+	r.measure(context.WithoutCancel(issue)) // the counter and the power before the first request
 	results := make(chan outcome, r.c.Concurrency)
 	var wg sync.WaitGroup
 	for i := 0; i < r.c.Concurrency; i++ {
@@ -259,6 +264,8 @@ func (r *catRun) run(issue, reqCtx context.Context) error {
 	adaptCtx, stopAdapt := context.WithCancel(issue)
 	adaptDone := make(chan struct{})
 	go func() { defer close(adaptDone); r.adaptLoop(adaptCtx) }()
+	meterDone := make(chan struct{})
+	go func() { defer close(meterDone); r.meterLoop(adaptCtx) }()
 
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -282,10 +289,14 @@ func (r *catRun) run(issue, reqCtx context.Context) error {
 	}
 	stopAdapt()
 	<-adaptDone
+	<-meterDone
+	r.settleCounter(context.WithoutCancel(issue))
+	r.measure(context.WithoutCancel(issue)) // every request landed: the counter has them
 	return r.finish(issue)
 }
 
 func (r *catRun) handle(res outcome) {
+	r.account(res)
 	switch {
 	case res.abandoned:
 		r.mu.Lock()
@@ -312,6 +323,7 @@ func (r *catRun) writeRecord(res outcome) {
 	}
 	if r.failedErr() != nil { // an earlier write failed: drop it, the next start redoes it
 		r.mu.Lock()
+		r.led.Aborted += int64(comp.CompletionTokens)
 		r.landOne(res.item)
 		r.mu.Unlock()
 		return
@@ -330,6 +342,7 @@ func (r *catRun) writeRecord(res outcome) {
 	delete(r.failedKeys, res.item.key)
 	r.tokens += int64(comp.CompletionTokens)
 	r.runTokens += int64(comp.CompletionTokens)
+	r.keptLocked(comp)
 	n := r.written
 	firstUnknown := comp.TokensUnknown && !r.warnedUnknown
 	r.warnedUnknown = r.warnedUnknown || comp.TokensUnknown
@@ -490,6 +503,7 @@ func (r *catRun) finish(issue context.Context) error {
 	r.progress()
 	r.keepWindow(true)
 	r.logYields()
+	r.writeTally(true)
 	r.mu.Lock()
 	tokens, budget, done, written := r.tokens, r.c.TokenBudget, r.done, r.written
 	errCount := r.errors
@@ -518,81 +532,4 @@ func (r *catRun) finish(issue context.Context) error {
 		return fmt.Errorf("%s: stopped writing: %w", r.c.Name, err)
 	}
 	return nil
-}
-
-// complete sends one prompt until it succeeds, fails for good, or the run
-// is cancelled. A server that refuses connections holds every request at the
-// gate without spending attempts. Every attempt has its own rid, so a retry
-// never meets the server's memory of the last one.
-func (w *Worker) complete(reqCtx context.Context, c Category, it item) outcome {
-	var last error
-	for attempt := 1; ; {
-		if w.gate.Wait(reqCtx) != nil {
-			return outcome{item: it, abandoned: true}
-		}
-		start := time.Now()
-		ctx, cancel := reqCtx, context.CancelFunc(func() {})
-		if w.cfg.RequestTimeout > 0 {
-			ctx, cancel = context.WithTimeout(reqCtx, w.cfg.RequestTimeout)
-		}
-		comp, err := w.client.Complete(ctx, w.rids.next(c.Name, it.id), it.prompt, c.MaxTokens, c.Sampling)
-		cancel()
-		if err == nil {
-			w.systemic.ok()
-			return outcome{item: it, comp: comp, latency: time.Since(start), attempts: attempt}
-		}
-		if reqCtx.Err() != nil {
-			return outcome{item: it, abandoned: true}
-		}
-		switch classify(err) {
-		case permanent:
-			w.systemic.ok()
-			return outcome{item: it, err: err, attempts: attempt}
-		case serverDown:
-			w.gate.Down(reqCtx, err)
-			continue
-		case yielded:
-			if w.yield(reqCtx, c, err) != nil {
-				return outcome{item: it, abandoned: true}
-			}
-			continue
-		case systemic:
-			if w.systemic.fail(it.id) {
-				w.stopRun(systemicError(err, w.client.apiKey != ""))
-				return outcome{item: it, abandoned: true}
-			}
-		}
-		last = err
-		w.failedAttempts.Add(1)
-		if attempt >= w.cfg.MaxAttempts {
-			if herr := w.client.Healthy(reqCtx); herr != nil && reqCtx.Err() == nil {
-				w.gate.Down(reqCtx, herr) // the server is sick, not the prompt: wait, then start over
-				attempt = 1
-				continue
-			}
-			return outcome{item: it, err: fmt.Errorf("gave up after %d attempts: %w", attempt, last), attempts: attempt}
-		}
-		if sleepCtx(reqCtx, backoff(attempt)) != nil {
-			return outcome{item: it, abandoned: true}
-		}
-		attempt++
-	}
-}
-
-// backoff is exponential from 500 ms, capped at 30 s, with jitter in [d/2, d].
-func backoff(attempt int) time.Duration {
-	d := 500 * time.Millisecond << min(attempt-1, 6)
-	d = min(d, 30*time.Second)
-	return d/2 + rand.N(d/2+1)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -86,6 +86,9 @@ type Completion struct {
 	// without its usage chunk); the record says null, not 0
 	TokensUnknown bool
 	FinishReason  string
+	// Streamed is, on an error, the tokens the attempt had streamed before
+	// it failed: the wasted-token ledger's retried and aborted tokens
+	Streamed int
 }
 
 // Complete sends one prompt and reads the streamed completion to its end.
@@ -107,9 +110,13 @@ func (c *Client) Complete(ctx context.Context, rid string, p Prompt, maxTokens i
 	}
 	acc := chatAccumulator{bound: newAnswerBound(maxTokens)}
 	if err := c.stream(ctx, "/v1/chat/completions", body, 0, acc.bound, acc.chunk); err != nil {
-		return Completion{}, err
+		return Completion{Streamed: acc.streamed()}, err
 	}
-	return acc.result()
+	comp, err := acc.result()
+	if err != nil {
+		comp.Streamed = acc.streamed()
+	}
+	return comp, err
 }
 
 func (c *Client) generate(ctx context.Context, rid string, p Prompt, maxTokens int, sampling map[string]any) (Completion, error) {
@@ -137,9 +144,12 @@ func (c *Client) generate(ctx context.Context, rid string, p Prompt, maxTokens i
 	}
 	acc := generateAccumulator{bound: newAnswerBound(maxTokens)}
 	if err := c.stream(ctx, "/generate", body, limit, acc.bound, acc.chunk); err != nil {
-		return Completion{}, err
+		return Completion{Streamed: acc.streamed()}, err
 	}
 	comp, err := acc.result()
+	if err != nil {
+		comp.Streamed = acc.streamed()
+	}
 	if err == nil && limit == 0 && acc.perTokenCumulative(askedInterval(sp), comp.CompletionTokens) {
 		c.askWhole(base, acc.chunks, comp.CompletionTokens, askedInterval(sp))
 	}

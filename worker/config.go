@@ -48,6 +48,10 @@ type Config struct {
 	// server; "none" never sends it; else one of system, interactive,
 	// default, bulk.
 	Priority string
+	// PowerEvery is how often the GPUs' power and the server's generation
+	// counter are read for the run's energy and wasted-token ledger
+	// (meter.go); 0: DefaultPowerEvery, negative: never
+	PowerEvery time.Duration
 }
 
 // Defaults when neither flags nor manifest say.
@@ -58,6 +62,7 @@ const (
 	DefaultAdaptEvery     = 5 * time.Second
 	DefaultMaxTokens      = 10240
 	DefaultGrace          = 30 * time.Second
+	DefaultPowerEvery     = 5 * time.Second
 	DefaultAttempts       = 5
 )
 

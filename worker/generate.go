@@ -154,6 +154,18 @@ func (a *generateAccumulator) chunk(data []byte) error {
 	return a.bound.check(int64(len(a.text.value())+len(a.ids.value())), a.chunks)
 }
 
+// streamed is the tokens received so far: meta_info's running
+// completion_tokens, else the output ids.
+func (a *generateAccumulator) streamed() int {
+	if a.hasCompTok {
+		return a.compTok
+	}
+	if el := bytes.TrimSpace(a.ids.value()); len(el) > 0 {
+		return bytes.Count(el, []byte{','}) + 1
+	}
+	return 0
+}
+
 func (a *generateAccumulator) result() (Completion, error) {
 	switch {
 	case a.finish == "abort":

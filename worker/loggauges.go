@@ -31,8 +31,9 @@ type logGauges struct {
 	started  bool
 	carry    []byte
 	parser   parse.ServerLog
-	ranks    map[string]rankGauges // by DP rank or vLLM engine: the newest line
-	retract  float64               // requests retracted since the worker began reading
+	ranks    map[string]rankGauges  // by DP rank or vLLM engine: the newest line
+	retract  float64                // requests retracted since the worker began reading
+	gen      parse.LoggedGeneration // the decode lines' throughput integrated: the meter's tokens without /metrics
 }
 
 type rankGauges struct {
@@ -70,6 +71,18 @@ func (l *logGauges) read(now time.Time, fresh time.Duration) Gauges {
 	g.Retracted = l.retract
 	g.FromLog = true
 	return g
+}
+
+// generated is the tokens the server's decode lines say it generated since
+// the worker first looked, and how many lines added to it; false when the
+// log cannot be read.
+func (l *logGauges) generated(now time.Time) (float64, int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.follow(now); err != nil {
+		return 0, 0, false
+	}
+	return l.gen.Tokens, l.gen.Lines, true
 }
 
 // follow feeds the new whole lines of the log to the parser.
@@ -139,7 +152,11 @@ func (l *logGauges) take(ev parse.ServerEvent, now time.Time) {
 			// before this prefill's new requests join it
 			r.running += float64(b.NewSeq.V)
 		}
-		l.ranks["dp"+strconv.Itoa(ev.Prefix.Ranks.DP)+"/"+strconv.Itoa(b.GPUID)] = r
+		rank := "dp" + strconv.Itoa(ev.Prefix.Ranks.DP) + "/" + strconv.Itoa(b.GPUID)
+		l.ranks[rank] = r
+		if b.Phase != parse.Prefill && b.GenThroughput.OK && ev.HasPrefix && !ev.Prefix.Time.IsZero() {
+			l.gen.Add(rank, ev.Prefix.Time, b.GenThroughput.V)
+		}
 	case parse.SStats: // vLLM: "Running: 72 reqs, Waiting: 3 reqs, GPU KV cache usage: 96.0%"
 		s := ev.Stats
 		if !s.Running.OK || !s.Waiting.OK {

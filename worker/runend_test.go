@@ -14,8 +14,21 @@ import (
 	"github.com/synthwatch/synthwatch/sim"
 )
 
-// runLines reads a category's runs.jsonl.
+// runLines reads a category's runs.jsonl: its start and end lines (its
+// tally lines: tallyLines).
 func runLines(t *testing.T, root, cat string) []parse.RunLine {
+	t.Helper()
+	var out []parse.RunLine
+	for _, l := range allRunLines(t, root, cat) {
+		if !l.IsTally() {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// allRunLines reads every line of a category's runs.jsonl.
+func allRunLines(t *testing.T, root, cat string) []parse.RunLine {
 	t.Helper()
 	f, err := os.Open(filepath.Join(root, parse.PreparedDir, cat, parse.RunsFile))
 	if err != nil {

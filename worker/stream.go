@@ -171,7 +171,18 @@ type chatAccumulator struct {
 	promptTok, compTok int
 	hasUsage           bool
 	chunks             int
+	deltas             int // chunks that carried content or reasoning
 	bound              answerBound
+}
+
+// streamed is the tokens received so far: the usage's count once sent,
+// else one a chunk that carried text (SGLang's default stream_interval
+// sends one token a chunk; a larger interval makes this an undercount).
+func (a *chatAccumulator) streamed() int {
+	if a.hasUsage {
+		return a.compTok
+	}
+	return a.deltas
 }
 
 type chatDelta struct {
@@ -225,12 +236,22 @@ func (a *chatAccumulator) chunk(data []byte) error {
 				return fmt.Errorf("decode chat answer: reasoning: %w", err)
 			}
 			a.hasRsn = a.hasRsn || ok
+			a.deltas += carries(d.Content, r)
 		}
 		if fr := finishType(c.FinishReason); fr != "" {
 			a.finish = fr
 		}
 	}
 	return a.bound.check(int64(len(a.content)+len(a.reasoning)), a.chunks)
+}
+
+// carries is 1 when a chunk's content or reasoning is a non-empty string:
+// a token streamed (chatAccumulator.streamed).
+func carries(content, reasoning json.RawMessage) int {
+	if (len(content) > 2 && content[0] == '"') || (len(reasoning) > 2 && reasoning[0] == '"') {
+		return 1
+	}
+	return 0
 }
 
 // appendStringContent appends what is between the quotes of a JSON string

@@ -341,6 +341,7 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	if s.Capture != nil { // pipeline.toml's [capture]: the next stage's disk
 		fmt.Fprintln(out, s.Capture.Text())
 	}
+	printSpend(out, s)
 	printServerFigures(out, s.Server)
 	if b := s.Baseline.Server; b != nil {
 		fmt.Fprintf(out, "baseline: gen %.0f tok/s, median %.0f over %d min", b.Now, b.Median, b.Minutes)

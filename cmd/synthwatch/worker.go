@@ -41,6 +41,9 @@ through every category and some failed (the log's last line names them).`,
 				cfg.Server = os.Getenv(worker.ServerEnv)
 			}
 			os.Unsetenv(worker.ServerEnv)
+			if cfg.PowerEvery <= 0 { // the flag's 0 is "never"; the Config's is the default
+				cfg.PowerEvery = -1
+			}
 			cfg.Args = os.Args
 			cfg.Version = buildVersion()
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -70,6 +73,7 @@ through every category and some failed (the log's last line names them).`,
 	f.StringVar(&cfg.ServerLog, "server-log", "", "the server's log, for its KV cache dtype and, without /metrics, the adaptive window's gauges (default from pipeline.toml's servers, else ROOT/logs/sglang_inference.log)")
 	f.IntVar(&cfg.MaxAttempts, "attempts", worker.DefaultAttempts, "attempts per prompt for retryable errors")
 	f.StringVar(&cfg.Priority, "priority", "auto", "X-SMG-Priority for a shared gateway: auto (bulk when the server is a gateway), none, system, interactive, default or bulk")
+	f.DurationVar(&cfg.PowerEvery, "power-every", worker.DefaultPowerEvery, "how often the GPUs' power (nvidia-smi) and the server's generation counter are read for the energy and wasted-token tally; 0 or less: never")
 	_ = cmd.MarkFlagRequired("root")
 	return cmd
 }
