@@ -25,6 +25,8 @@ type Manifest struct {
 	// Capture is what the next stage keeps a token: a forecast of its
 	// disk in every view when hidden_size is set
 	Capture Capture `toml:"capture" json:"capture,omitempty"`
+	// Gate is the training-readiness gate's rules (gatejudge.go)
+	Gate GateRules `toml:"gate" json:"gate,omitempty"`
 }
 
 // Class is a kind of request: how many at once, how long, how sampled.
@@ -55,6 +57,9 @@ func ParseManifest(data []byte) (Manifest, error) {
 	}
 	if c := m.Capture; c.HiddenSize < 0 || c.Layers < 0 || c.DtypeBytes < 0 {
 		return m, fmt.Errorf(ManifestPath + ": [capture] hidden_size, layers and dtype_bytes are counts, not negative")
+	}
+	if err := m.Gate.check(); err != nil {
+		return m, fmt.Errorf(ManifestPath+": %w", err)
 	}
 	if m.API != "" && m.API != "chat" && m.API != "generate" {
 		return m, fmt.Errorf(ManifestPath+": api must be chat or generate, not %q", m.API)
