@@ -106,7 +106,7 @@ type GateVerdict struct {
 	Unmeasured int64         `json:"unmeasured,omitempty"` // records judged for length by no count (max_length set)
 	MaxLength  int64         `json:"max_length,omitempty"`
 	// Stale: the tally was judged against another max_length than the
-	// rules' (it is being read again)
+	// rules' (MaxLength is the one it was judged against; -1 is mixed)
 	Stale bool `json:"stale,omitempty"`
 }
 
@@ -118,6 +118,9 @@ func JudgeGate(t GateTally, r GateRules) *GateVerdict {
 		return nil
 	}
 	v := &GateVerdict{Examined: ex, Unexamined: t.Unexamined, Floor: r.PassRateFloor(), MaxLength: r.MaxLength}
+	if t.MaxLength >= 0 { // the one its counts were judged against
+		v.MaxLength = t.MaxLength
+	}
 	switch r.Thinking {
 	case "true":
 		v.Thinking = true
@@ -139,8 +142,8 @@ func JudgeGate(t GateTally, r GateRules) *GateVerdict {
 	add(GateEmpty, t.Empty, true)
 	add(GateNoReasoning, t.NoReasoning, v.Thinking)
 	add(GateStray, t.Stray, v.Thinking)
-	add(GateOver, t.Over, r.MaxLength > 0)
-	if r.MaxLength > 0 {
+	add(GateOver, t.Over, v.MaxLength > 0)
+	if v.MaxLength > 0 {
 		v.Unmeasured = t.Unmeasured
 	}
 	v.Stale = t.MaxLength != r.MaxLength
@@ -175,7 +178,7 @@ func (v GateVerdict) Text() string {
 		notes = append(notes, Thousands(v.Unexamined)+" not examined")
 	}
 	if v.Stale {
-		notes = append(notes, "judged against another max_length")
+		notes = append(notes, "pipeline.toml's max_length changed")
 	}
 	if v.Below {
 		notes = append(notes, "below "+Percent(v.Floor))

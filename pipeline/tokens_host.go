@@ -93,7 +93,7 @@ func parseTokenSums(out []byte, want int) ([]tokResult, error) {
 			// (remote/tokensum.go), which the awk does not read: its
 			// records are counted unexamined
 			g := strings.Fields(strings.Join(f[2:], " "))
-			if len(g) != 4 && len(g) != 12 {
+			if len(g) != 4 && len(g) != 12 && len(g) != 20 {
 				return nil, fmt.Errorf("bad line %q", line)
 			}
 			var v [4]int64
@@ -104,8 +104,14 @@ func parseTokenSums(out []byte, want int) ([]tokResult, error) {
 			}
 			r.t.runTally, r.bytes = runTally{records: v[0], tokens: v[1], unknown: v[3]}, v[2]
 			r.t.out = parse.Outcomes{Records: v[0], Unexamined: v[0]}
-			if len(g) == 12 {
-				if r.t.out, err = outcomeFields(g); err != nil {
+			r.t.gate = parse.GateTally{Records: v[0], Unexamined: v[0]}
+			if len(g) >= 12 {
+				if r.t.out, err = outcomeFields(g[:12]); err != nil {
+					return nil, fmt.Errorf("bad line %q: %w", line, err)
+				}
+			}
+			if len(g) == 20 { // protocol 13: the gate's counts (gatefields.go)
+				if r.t.gate, err = gateFields(v[0], g[12:]); err != nil {
 					return nil, fmt.Errorf("bad line %q: %w", line, err)
 				}
 			}
