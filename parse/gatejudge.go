@@ -191,7 +191,14 @@ func (v GateVerdict) Text() string {
 
 // Percent is a fraction as the gate words it: "88.7%", "100%".
 func Percent(f float64) string {
-	s := fmt.Sprintf("%.1f%%", 100*f)
+	p := 100 * f
+	switch { // a rate that is not whole never reads as whole, nor a little as none
+	case f < 1 && p > 99.9:
+		p = 99.9
+	case f > 0 && p < 0.1:
+		p = 0.1
+	}
+	s := fmt.Sprintf("%.1f%%", p)
 	return strings.Replace(s, ".0%", "%", 1)
 }
 
