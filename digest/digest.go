@@ -108,6 +108,12 @@ type Category struct {
 	OverCap []parse.OverCap `json:"over_cap,omitempty"`
 	// Outcomes: its records by how they ended, as status's
 	Outcomes *parse.Outcomes `json:"outcomes,omitempty"`
+	// Gate: its training-readiness gate, as status's (parse.JudgeGate),
+	// and when its pass rate, followed record by record in the file's
+	// order, last fell below the floor (the dashboard's gate_below event;
+	// nil when it never did or the record had no time)
+	Gate        *parse.GateVerdict `json:"gate,omitempty"`
+	GateBelowAt *time.Time         `json:"gate_below_at,omitempty"`
 	// State and Reason are status's words for it (parse.JudgeCategory and
 	// the stall, judge.go)
 	State  string `json:"state,omitempty"`
@@ -315,6 +321,7 @@ type digester struct {
 	worker  *parse.WorkerState
 	specs   map[string]parse.CategorySpec // pipeline.toml's categories (nil: none)
 	capture parse.Capture                 // pipeline.toml's [capture]
+	gate    parse.GateRules               // pipeline.toml's [gate]
 	// logTarget is each category's "NAME: N prompts" in the worker log
 	logTarget map[string]int
 	segs      []segment  // the runs' starts on categories, from runs.jsonl

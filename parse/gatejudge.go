@@ -121,18 +121,7 @@ func JudgeGate(t GateTally, r GateRules) *GateVerdict {
 	if t.MaxLength >= 0 { // the one its counts were judged against
 		v.MaxLength = t.MaxLength
 	}
-	switch r.Thinking {
-	case "true":
-		v.Thinking = true
-	case "false":
-	default:
-		v.Auto = true
-		v.Thinking = ex-t.NoReasoning > 0 || t.Stray > 0
-	}
-	v.Pass = t.PassPlain
-	if v.Thinking {
-		v.Pass = t.PassThinking
-	}
+	v.Pass, v.Thinking, v.Auto = t.pass(r)
 	v.Rate = float64(v.Pass) / float64(ex)
 	add := func(reason string, n int64, on bool) {
 		if on && n > 0 {
@@ -147,8 +136,38 @@ func JudgeGate(t GateTally, r GateRules) *GateVerdict {
 		v.Unmeasured = t.Unmeasured
 	}
 	v.Stale = t.MaxLength != r.MaxLength
-	v.Below = ex >= r.RecordsFloor() && v.Rate < v.Floor
+	v.Below = t.Below(r)
 	return v
+}
+
+// pass is the records passing under r, whether the model was judged a
+// thinking one, and whether that was inferred (thinking auto: any record
+// with reasoning or a think marker).
+func (t GateTally) pass(r GateRules) (pass int64, thinking, auto bool) {
+	switch r.Thinking {
+	case "true":
+		thinking = true
+	case "false":
+	default:
+		auto = true
+		thinking = t.Records-t.Unexamined-t.NoReasoning > 0 || t.Stray > 0
+	}
+	if thinking {
+		return t.PassThinking, thinking, auto
+	}
+	return t.PassPlain, thinking, auto
+}
+
+// Below says the pass rate is below min_pass_rate with min_records
+// examined (JudgeGate's Below, without its words: a reader that follows
+// the rate record by record asks it).
+func (t GateTally) Below(r GateRules) bool {
+	ex := t.Records - t.Unexamined
+	if ex <= 0 || ex < r.RecordsFloor() {
+		return false
+	}
+	p, _, _ := t.pass(r)
+	return float64(p) < r.PassRateFloor()*float64(ex)
 }
 
 // Text is the gate in the words every view prints: "pass 6,210 of 7,000
