@@ -27,7 +27,7 @@ type NotifyConfig struct {
 
 // NotifyKinds are the kinds of notice, the names notify.off takes. A new
 // kind of notice is added here too.
-var NotifyKinds = []string{"stall", "category_done", "pipeline_done", "worker_exit", "server_crash", "server_down", "server_hang", "server_stop", "disconnect", "gpu_lost", "gpu_idle", "disk_low", "throughput_drop"}
+var NotifyKinds = []string{"stall", "category_done", "pipeline_done", "worker_exit", "server_crash", "server_down", "server_hang", "server_stop", "disconnect", "gpu_lost", "gpu_idle", "disk_low", "throughput_drop", "gate_below"}
 
 type notifier struct {
 	cfg      NotifyConfig
@@ -79,8 +79,10 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 		}
 	}
 	prev := map[string]pipeline.CategoryState{}
+	below := map[string]bool{} // its gate judged below the floor last poll
 	for _, c := range old.Categories {
 		prev[c.Name] = c.State
+		below[c.Name] = c.Gate != nil && c.Gate.Below
 	}
 	allDone := len(cur.Categories) > 0
 	for _, c := range cur.Categories {
@@ -92,6 +94,9 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 			add("category_done", c.Name, c.Name+" done")
 		}
 		allDone = allDone && pipeline.Final(c.State)
+		if g := c.Gate; g != nil && g.Below && !below[c.Name] && prev[c.Name] != "" {
+			add(pipeline.EventGateBelow, c.Name, pipeline.GateBelowText(c.Name, *g)) // the timeline's gate_below
+		}
 	}
 	if allDone && !allFinal(old) && len(old.Categories) > 0 {
 		add("pipeline_done", "", "pipeline done")
