@@ -585,8 +585,11 @@ func sameGates(t *testing.T, name, root string, s pipeline.Snapshot, rep digest.
 		}
 		if d := digesttest.SameGate(c.Gate, tr); d != "" {
 			t.Errorf("%s: status --json's gate of %s: %s (Python: %+v)", name, c.Name, d, tr)
-		} else if !rowSays(scr, c.Name, c.Gate.PassCell()) {
-			t.Errorf("%s: the dashboard's row of %s lacks PASS %s:\n%s", name, c.Name, c.Gate.PassCell(), scr)
+		} else if cell := passCell(scr, c.Name); cell != c.Gate.PassCell() && (gateMax[name] > 0 || cell != "-" && cell != "") {
+			// "-" or no column: a first screen that has not tallied every
+			// record of a big file yet (as it says no outcomes then); the
+			// gate's own root is small: its first screen has them all
+			t.Errorf("%s: the dashboard's PASS of %s is %q, status --json's %s:\n%s", name, c.Name, cell, c.Gate.PassCell(), scr)
 		}
 	}
 	for _, c := range rep.Categories {
@@ -596,6 +599,22 @@ func sameGates(t *testing.T, name, root string, s pipeline.Snapshot, rep digest.
 			}
 		}
 	}
+}
+
+// passCell is the dashboard's PASS cell in the row of name, read under
+// the header's PASS ("" when the screen has no such column or row).
+func passCell(scr, name string) string {
+	col := -1
+	for _, l := range strings.Split(scr, "\n") {
+		if i := strings.Index(l, " PASS "); col < 0 && strings.Contains(l, "CATEGORY") && i >= 0 {
+			col = i + 1
+			continue
+		}
+		if f := strings.Fields(l); col >= 0 && len(f) > 0 && f[0] == name && len(l) >= col+6 {
+			return strings.TrimSpace(l[col : col+6])
+		}
+	}
+	return ""
 }
 
 func TestEveryViewSaysTheSame(t *testing.T) {
