@@ -3,6 +3,7 @@ package parse
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 )
 
 // The training-readiness gate: is a record fit to train the drafter on?
@@ -37,31 +38,76 @@ type thinkMark struct {
 	close   bool
 }
 
-var thinkWord = []byte("think")
-
 // thinkMarks finds the think markers in a JSON string's raw bytes (no
 // quotes), however the writer escaped them: Go's encoder writes < and >
-// as \u003c and \u003e unless told not to, and "/" may be "\/".
+// as \u003c and \u003e unless told not to, and "/" may be "\/". A marker
+// is found by a byte of its own that is rare in the text, each hit then
+// looked at (bytes.Index of "think" is slower than either on text full
+// of t's):
+//
+// | text                       | looked for                               |
+// | -------------------------- | ---------------------------------------- |
+// | few k's (most text)        | the word's 'k'                           |
+// | more k's than > and \      | each '>' and each '\' (an escaped '>')   |
 func thinkMarks(s []byte) []thinkMark {
+	if k := bytes.Count(s, []byte{'k'}); k > len(s)>>8 && k > bytes.Count(s, []byte{'>'})+bytes.Count(s, []byte{'\\'}) {
+		return marksByEnd(s)
+	}
+	return marksByK(s)
+}
+
+// marksByK is thinkMarks by each 'k'.
+func marksByK(s []byte) []thinkMark {
 	var out []thinkMark
 	for i := 0; ; {
-		j := bytes.Index(s[i:], thinkWord)
+		j := bytes.IndexByte(s[i:], 'k')
 		if j < 0 {
 			return out
 		}
-		at := i + j
-		i = at + len(thinkWord)
-		end := gtAfter(s, i)
-		if end < 0 {
-			continue
+		k := i + j
+		i = k + 1
+		if m, ok := markAt(s, k-4); ok {
+			out = append(out, m)
+			i = m.end
 		}
-		start, closing := ltBefore(s, at)
-		if start < 0 {
-			continue
-		}
-		out = append(out, thinkMark{at: start, end: end, close: closing})
-		i = end
 	}
+}
+
+// markAt is the marker whose word "think" starts at at, if one does.
+func markAt(s []byte, at int) (thinkMark, bool) {
+	if at < 0 || at+5 > len(s) || string(s[at:at+5]) != "think" {
+		return thinkMark{}, false
+	}
+	end := gtAfter(s, at+5)
+	if end < 0 {
+		return thinkMark{}, false
+	}
+	start, closing := ltBefore(s, at)
+	if start < 0 {
+		return thinkMark{}, false
+	}
+	return thinkMark{at: start, end: end, close: closing}, true
+}
+
+// marksByEnd is thinkMarks by each '>' and each '\\' that may begin an
+// escaped one, in the order they stand.
+func marksByEnd(s []byte) []thinkMark {
+	var out []thinkMark
+	for _, c := range []byte{'>', '\\'} {
+		for i := 0; ; {
+			j := bytes.IndexByte(s[i:], c)
+			if j < 0 {
+				break
+			}
+			e := i + j
+			i = e + 1
+			if m, ok := markAt(s, e-5); ok && (c == '>' || m.end == e+6) {
+				out = append(out, m)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b thinkMark) int { return a.at - b.at })
+	return out
 }
 
 // gtAfter is the end of a ">" at s[i:] ("\u003e" too), else -1.
@@ -104,9 +150,26 @@ func stringBody(raw []byte) ([]byte, bool) {
 	return raw[1 : len(raw)-1], true
 }
 
-// present says a reasoning value is there and not blank.
+// present says a reasoning value is there and not blank: null is not, a
+// string is when it holds a byte other than blanks, anything else is. raw
+// may run past the value (a sealed record's rest): only its first
+// non-blank byte is looked for, not its end.
 func present(raw []byte) bool {
-	return raw != nil && !emptyAnswer(raw)
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	switch {
+	case len(raw) == 0 || raw[0] == 'n':
+		return false
+	case raw[0] != '"':
+		return true
+	}
+	s := raw[1:]
+	if q := bytes.IndexByte(s, '"'); q >= 0 {
+		if q > 0 && s[q-1] == '\\' {
+			return true // an escaped quote: not blank
+		}
+		s = s[:q]
+	}
+	return !blank(s)
 }
 
 // gate reads a record's GateFacts from the members the outcome scan

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ func TestRecordGateFacts(t *testing.T) {
 		return strings.TrimSuffix(string(SealRecord([]byte(`{"id":"a","category":"B1","run":"r1","prompt_tokens":4,"completion_tokens":9,"finish_reason":"stop","latency_s":1.5,"finished_at":"2026-12-06T08:00:00Z"`+rest+`}`))), "\n")
 	}
 	escaped, _ := json.Marshal("<think>plan</think>answer") // \u003cthink\u003e
+	kk := strings.Repeat("keep kicking back ", 40) // more k's than > and \: thinkMarks looks by the markers' ends
 	cases := []struct {
 		name, line string
 		want       GateFacts
@@ -40,6 +42,8 @@ func TestRecordGateFacts(t *testing.T) {
 		{"an escaped slash", `{"id":"s","text":"<think>p<\/think>a"}`, GateFacts{Reasoned: true}},
 		{"\"think\" in prose is no marker", `{"id":"w","content":"I think so > you","reasoning_content":"r"}`, GateFacts{Reasoned: true}},
 		{"an OpenAI answer kept whole", `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi","reasoning_content":"r"},"finish_reason":"stop"}]}`, GateFacts{Reasoned: true}},
+		{"k-rich text: the markers found by their ends", `{"id":"k","text":"<think>` + kk + `</think>` + kk + `"}`, GateFacts{Reasoned: true}},
+		{"k-rich, Go's escapes, a third marker", `{"id":"k","text":"\u003cthink\u003e` + kk + `\u003c/think\u003e` + kk + `\u003cthink\u003e"}`, GateFacts{Reasoned: true, Stray: true}},
 		{"no answer field", `{"id":"q","messages":[],"completion_tokens":3}`, GateFacts{Empty: true}},
 	}
 	for _, c := range cases {
@@ -110,6 +114,24 @@ func TestManifestGate(t *testing.T) {
 	for _, bad := range []string{"thinking = \"maybe\"", "max_length = -1", "min_pass_rate = 90", "max_len = 3"} {
 		if _, err := ParseManifest([]byte("[gate]\n" + bad + "\n")); err == nil {
 			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+// Both ways of finding the markers find the same, however the text and
+// the markers are written.
+func TestThinkMarksWaysAgree(t *testing.T) {
+	t.Parallel()
+	parts := []string{"<think>", "</think>", `\u003cthink\u003e`, `\u003c/think\u003E`, `<\/think>`, "think", "k>", `\n`, "kk", "I think so", "<", ">", `\u003c`, "a"}
+	for seed := range 2000 {
+		var b strings.Builder
+		for i, x := 0, seed; i < 12; i++ {
+			b.WriteString(parts[x%len(parts)])
+			x = x*7 + i + 3
+		}
+		s := []byte(b.String())
+		if k, e := marksByK(s), marksByEnd(s); !slices.Equal(k, e) {
+			t.Fatalf("%q: by k %v, by their ends %v", s, k, e)
 		}
 	}
 }

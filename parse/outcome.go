@@ -238,11 +238,9 @@ func sealedOutcome(body []byte) outcomeRaw {
 		}
 	}
 	if i := bytes.Index(body, reasoningKey); i >= 0 {
-		o.hasReasoning = true
-		v := body[i+len(reasoningKey):]
-		if n := skipValue(v); n > 0 {
-			o.reasoning = v[:n]
-		}
+		// the rest of the record from its value: the gate asks only
+		// whether it begins with something other than blanks (present)
+		o.hasReasoning, o.reasoning = true, body[i+len(reasoningKey):]
 	}
 	return o
 }
