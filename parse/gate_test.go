@@ -18,7 +18,7 @@ func TestRecordGateFacts(t *testing.T) {
 		return strings.TrimSuffix(string(SealRecord([]byte(`{"id":"a","category":"B1","run":"r1","prompt_tokens":4,"completion_tokens":9,"finish_reason":"stop","latency_s":1.5,"finished_at":"2026-12-06T08:00:00Z"`+rest+`}`))), "\n")
 	}
 	escaped, _ := json.Marshal("<think>plan</think>answer") // \u003cthink\u003e
-	kk := strings.Repeat("keep kicking back ", 40) // more k's than > and \: thinkMarks looks by the markers' ends
+	kk := strings.Repeat("keep kicking back ", 40)          // more k's than > and \: thinkMarks looks by the markers' ends
 	cases := []struct {
 		name, line string
 		want       GateFacts

@@ -76,3 +76,34 @@ const EventGateBelow = "gate_below"
 func GateBelowText(name string, g parse.GateVerdict) string {
 	return fmt.Sprintf("%s: pass rate %s below %s (%s of %s pass)", name, parse.Percent(g.Rate), parse.Percent(g.Floor), parse.Thousands(g.Pass), parse.Thousands(g.Examined))
 }
+
+// totals reads a T line's fields: the awk's four (records tokens bytes
+// unknown), which the Go agent follows with eight of outcomes
+// (outcomeFields) and, from protocol 13, eight of the gate (gateFields).
+// What a reader does not send is counted unexamined.
+func (r *tokResult) totals(g []string) error {
+	if len(g) != 4 && len(g) != 12 && len(g) != 20 {
+		return fmt.Errorf("%d fields", len(g))
+	}
+	var v [4]int64
+	for j := range v {
+		n, err := strconv.ParseInt(g[j], 10, 64)
+		if err != nil {
+			return err
+		}
+		v[j] = n
+	}
+	r.t.runTally, r.bytes = runTally{records: v[0], tokens: v[1], unknown: v[3]}, v[2]
+	r.t.out = parse.Outcomes{Records: v[0], Unexamined: v[0]}
+	r.t.gate = parse.GateTally{Records: v[0], Unexamined: v[0]}
+	var err error
+	if len(g) >= 12 {
+		if r.t.out, err = outcomeFields(g[:12]); err != nil {
+			return err
+		}
+	}
+	if len(g) == 20 {
+		r.t.gate, err = gateFields(v[0], g[12:])
+	}
+	return err
+}

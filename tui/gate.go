@@ -21,6 +21,25 @@ const (
 	passColumn   = 6 // "100%!", "88.7%!" within six
 )
 
+// tableWidths are the table's columns that change with the width: the
+// name's, the bar's, the sparkline's, the tokens' and PASS's (0: none).
+func tableWidths(w int, cats []pipeline.Category) (nameW, barW, sparkW, tokW, passW int) {
+	nameW, barW = 20, 8
+	if w >= 120 {
+		nameW, barW, sparkW = 24, 14, 16
+		if anyTokens(cats) {
+			tokW = 12 // "6.3M/10M tok": the row stays within 120 columns
+		}
+	}
+	if w >= minPassWidth && anyGate(cats) {
+		passW = passColumn
+		if sparkW > 0 {
+			sparkW -= passW + 1 // within 120 columns still
+		}
+	}
+	return nameW, barW, sparkW, tokW, passW
+}
+
 func anyGate(cs []pipeline.Category) bool {
 	for _, c := range cs {
 		if c.Gate != nil {
@@ -28,6 +47,20 @@ func anyGate(cs []pipeline.Category) bool {
 		}
 	}
 	return false
+}
+
+// gateNotices: a category whose pass rate has just fallen below the
+// floor (the pipeline records the same as the event gate_below).
+func gateNotices(old, cur pipeline.Snapshot, add func(kind, cat, text string)) {
+	below := map[string]bool{} // judged below the floor last poll
+	for _, c := range old.Categories {
+		below[c.Name] = c.Gate == nil || c.Gate.Below // a category not seen or not judged then: no notice for what a first look finds
+	}
+	for _, c := range cur.Categories {
+		if g := c.Gate; g != nil && g.Below && !below[c.Name] {
+			add(pipeline.EventGateBelow, c.Name, pipeline.GateBelowText(c.Name, *g))
+		}
+	}
 }
 
 // maxGateLines bounds the lines for categories below the floor.

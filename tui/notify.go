@@ -79,10 +79,8 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 		}
 	}
 	prev := map[string]pipeline.CategoryState{}
-	below := map[string]bool{} // its gate judged below the floor last poll
 	for _, c := range old.Categories {
 		prev[c.Name] = c.State
-		below[c.Name] = c.Gate != nil && c.Gate.Below
 	}
 	allDone := len(cur.Categories) > 0
 	for _, c := range cur.Categories {
@@ -94,10 +92,8 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 			add("category_done", c.Name, c.Name+" done")
 		}
 		allDone = allDone && pipeline.Final(c.State)
-		if g := c.Gate; g != nil && g.Below && !below[c.Name] && prev[c.Name] != "" {
-			add(pipeline.EventGateBelow, c.Name, pipeline.GateBelowText(c.Name, *g)) // the timeline's gate_below
-		}
 	}
+	gateNotices(old, cur, add)
 	if allDone && !allFinal(old) && len(old.Categories) > 0 {
 		add("pipeline_done", "", "pipeline done")
 	}

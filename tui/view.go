@@ -267,19 +267,7 @@ func StoppingText(s pipeline.Snapshot) string {
 
 func (m Model) table(w int, wide bool) string {
 	st := m.st
-	nameW, barW, sparkW, tokW, passW := 20, 8, 0, 0, 0
-	if w >= 120 {
-		nameW, barW, sparkW = 24, 14, 16
-		if anyTokens(m.snap.Categories) {
-			tokW = 12 // "6.3M/10M tok": the row stays within 120 columns
-		}
-	}
-	if w >= minPassWidth && anyGate(m.snap.Categories) {
-		passW = passColumn
-		if sparkW > 0 {
-			sparkW -= passW + 1 // within 120 columns still
-		}
-	}
+	nameW, barW, sparkW, tokW, passW := tableWidths(w, m.snap.Categories)
 	cols := func(name, class, done, pass, tok, bar, rate, sp, eta, errs, state string) string {
 		row := fit(name, nameW) + " " + fit(class, 5) + " " + fit(done, 13) + " "
 		if passW > 0 {
