@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
@@ -34,6 +35,13 @@ const GateMaxLength = 6000
 // fails under CI=true and skips elsewhere.
 func GateNight(t testing.TB, dir string, n int) {
 	t.Helper()
+	GateNightAt(t, dir, n, time.Now().Add(-time.Hour))
+}
+
+// GateNightAt is GateNight with its records a second apart from start
+// (a golden's fixed night).
+func GateNightAt(t testing.TB, dir string, n int, start time.Time) {
+	t.Helper()
 	py := testgate.Tool(t, "python3", "the gate's Python-written root")
 	if err := os.WriteFile(filepath.Join(dir, parse.ManifestPath), []byte(GateManifest), 0o644); err != nil {
 		t.Fatal(err)
@@ -51,14 +59,21 @@ func GateNight(t testing.TB, dir string, n int) {
 		if err := os.WriteFile(filepath.Join(d, parse.PromptsFile), []byte(prompts.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		GateAppend(t, py, filepath.Join(d, parse.RawFile), recs, i+1)
+		gateWrite(t, py, filepath.Join(d, parse.RawFile), recs, i+1, start)
 	}
 }
 
-// GateAppend appends n records to file by gate.py's writer (seeded).
+// GateAppend appends n records to file by gate.py's writer (seeded),
+// their times from an hour ago.
 func GateAppend(t testing.TB, py, file string, n, seed int) {
 	t.Helper()
-	if out, err := exec.Command(py, "-c", gatePy, "write", file, strconv.Itoa(n), strconv.Itoa(seed)).CombinedOutput(); err != nil {
+	gateWrite(t, py, file, n, seed, time.Now().Add(-time.Hour))
+}
+
+func gateWrite(t testing.TB, py, file string, n, seed int, start time.Time) {
+	t.Helper()
+	at := strconv.FormatInt(start.Unix(), 10)
+	if out, err := exec.Command(py, "-c", gatePy, "write", file, strconv.Itoa(n), strconv.Itoa(seed), at).CombinedOutput(); err != nil {
 		t.Fatalf("python3 gate.py write: %v: %s", err, out)
 	}
 }

@@ -1,13 +1,14 @@
 # The training-readiness gate, counted by Python's json module: an
 # independent reading of docs/CONFIG.md's [gate] rules, against which the
 # Go figures (status, the report, the agent) are checked.
-#   gate.py write FILE N SEED   append N records in the old script's shape
+#   gate.py write FILE N SEED [START]   append N records in the old script's
+#     shape, a second apart from START (a Unix time; default an hour ago)
 #   gate.py count ROOT MAX_LENGTH THINKING   print {category: counts}
 import glob, json, os, random, re, sys, time
 
-def write(path, n, seed):
+def write(path, n, seed, start=None):
     rng = random.Random(seed)
-    t = time.time() - 3600
+    t = time.time() - 3600 if start is None else start
     with open(path, "a") as f:
         for i in range(n):
             rec = {"id": "py-%d-%d" % (seed, i), "timestamp": t + i, "prompt": "q%d" % i}
@@ -115,6 +116,6 @@ def count(root, max_length, thinking):
 
 if __name__ == "__main__":
     if sys.argv[1] == "write":
-        write(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        write(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]) if len(sys.argv) > 5 else None)
     else:
         json.dump(count(sys.argv[2], int(sys.argv[3]), sys.argv[4]), sys.stdout)
