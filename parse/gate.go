@@ -259,7 +259,7 @@ func Length(completion int64, hasCompletion bool, prompt int64, hasPrompt bool) 
 // judged against maxLength (0: none).
 func (t *GateTally) Add(g GateFacts, length int64, measured bool, maxLength int64) {
 	switch {
-	case t.Records == 0:
+	case t.Records == t.Unexamined:
 		t.MaxLength = maxLength
 	case t.MaxLength != maxLength:
 		t.MaxLength = -1
@@ -289,9 +289,9 @@ func (t *GateTally) Add(g GateFacts, length int64, measured bool, maxLength int6
 
 // Merge adds another range's tally.
 func (t *GateTally) Merge(x GateTally) {
-	switch {
-	case x.Records == 0:
-	case t.Records == 0:
+	switch { // a range none of whose records was judged (the awk's) judged against none
+	case x.Records == x.Unexamined:
+	case t.Records == t.Unexamined:
 		t.MaxLength = x.MaxLength
 	case t.MaxLength != x.MaxLength:
 		t.MaxLength = -1

@@ -135,3 +135,20 @@ func TestThinkMarksWaysAgree(t *testing.T) {
 		}
 	}
 }
+
+// The max_length a tally was judged against: a range nobody judged (the
+// fallback's awk) takes none, ranges judged against two are mixed.
+func TestGateTallyMaxLength(t *testing.T) {
+	t.Parallel()
+	var a GateTally
+	a.Merge(GateTally{Records: 5, Unexamined: 5})
+	a.Add(GateFacts{Reasoned: true}, 100, true, 6000)
+	a.Merge(GateTally{Records: 3, Unexamined: 3})
+	if a.MaxLength != 6000 || a.Records != 9 || a.Unexamined != 8 {
+		t.Fatalf("with the awk's ranges: %+v", a)
+	}
+	a.Merge(GateTally{Records: 1, PassPlain: 1, PassThinking: 1, MaxLength: 3000})
+	if a.MaxLength != -1 {
+		t.Errorf("judged against 6,000 and 3,000: %+v", a)
+	}
+}
