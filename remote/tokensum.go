@@ -271,7 +271,7 @@ func copyRuns(m map[string]runSums) map[string]runSums {
 // write prints s as range i, as the awk does, and after the awk's fields
 // the outcomes, which the awk does not read: stop length abort other
 // none empty, then the prompt tokens and the records that gave them
-// (pipeline's parseTokenSums).
+// (pipeline's parseTokenSums), then the gate's counts (writeGate).
 func (s rangeSum) write(w *bytes.Buffer, i int) {
 	o := s.out
 	fmt.Fprintf(w, "%d T %d %d %d %d %d %d %d %d %d %d %d %d", i, s.t.Records, s.t.Tokens, s.bytes, s.t.Unknown, o.Stop, o.Length, o.Abort, o.Other, o.None, o.Empty, o.PromptTokens, o.PromptRecords)
