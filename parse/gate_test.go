@@ -55,6 +55,11 @@ func TestRecordGateFacts(t *testing.T) {
 		if f.Gate != want {
 			t.Errorf("%s: %+v, want %+v", c.name, f.Gate, want)
 		}
+		// the member scan judges a sealed record as its fast path does
+		var o outcomeRaw
+		if _, err := plainHeadWith([]byte(c.line), &o); err != nil || o.gate(o.judge()) != f.Gate {
+			t.Errorf("%s: the member scan's %+v, the facts' %+v (%v)", c.name, o.gate(o.judge()), f.Gate, err)
+		}
 		// the report's reader judges the same
 		if st, err := ParseRecordStamp([]byte(c.line), time.UTC); err == nil && st.Gate != f.Gate {
 			t.Errorf("%s: the stamp's %+v, the facts' %+v", c.name, st.Gate, f.Gate)
@@ -151,4 +156,56 @@ func TestGateTallyMaxLength(t *testing.T) {
 	if a.MaxLength != -1 {
 		t.Errorf("judged against 6,000 and 3,000: %+v", a)
 	}
+}
+
+// FuzzRecordGate: a record in the Go worker's shape around any answer,
+// reasoning and /generate text, sealed, is judged by the fast path as the
+// member scan judges it, escaped by Go's default encoder or not.
+func FuzzRecordGate(f *testing.F) {
+	f.Add("<think>a</think>b", "r", "", false)
+	f.Add("", "", "plan</think>answer", true)
+	f.Add("x k> \\u003cthink", " ", "<think>kk</think><think>", true)
+	f.Fuzz(func(t *testing.T, content, reasoning, text string, escapeHTML bool) {
+		type record struct { // the Go worker's, in its order (worker/record.go)
+			ID               string  `json:"id"`
+			Category         string  `json:"category"`
+			Run              string  `json:"run"`
+			PromptTokens     int     `json:"prompt_tokens"`
+			CompletionTokens int     `json:"completion_tokens"`
+			FinishReason     string  `json:"finish_reason"`
+			FinishedAt       string  `json:"finished_at"`
+			Content          *string `json:"content,omitempty"`
+			ReasoningContent *string `json:"reasoning_content,omitempty"`
+			Text             *string `json:"text,omitempty"`
+		}
+		rec := record{ID: "a", Category: "B1", Run: "r", PromptTokens: 3, CompletionTokens: 9, FinishReason: "stop", FinishedAt: "2026-12-06T08:00:00Z"}
+		if content != "" || text == "" {
+			rec.Content = &content
+		}
+		if reasoning != "" {
+			rec.ReasoningContent = &reasoning
+		}
+		if text != "" {
+			rec.Text = &text
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(escapeHTML)
+		if enc.Encode(rec) != nil {
+			return
+		}
+		line := SealRecord([]byte(b.String()))
+		line = line[:len(line)-1]
+		if _, sealed := fastHead(line); !sealed {
+			t.Fatalf("%s: not read as sealed", line)
+		}
+		fast, err := ParseRecordFacts(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o outcomeRaw
+		if _, err := plainHeadWith(line, &o); err != nil || o.gate(o.judge()) != fast.Gate {
+			t.Fatalf("%s: the member scan's %+v, the fast path's %+v", line, o.gate(o.judge()), fast.Gate)
+		}
+	})
 }
