@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -221,12 +222,17 @@ func Percent(f float64) string {
 	return strings.Replace(s, ".0%", "%", 1)
 }
 
-// PassCell is the gate in a table's narrow column: "88.7%", "-" for none.
+// PassCell is the gate in a table's narrow column, beside DONE: the
+// records that pass ("6210", "1.2M" past a million), "!" after it while
+// the pass rate is below the floor; "-" for none.
 func (v *GateVerdict) PassCell() string {
 	if v == nil {
 		return "-"
 	}
-	s := Percent(v.Rate)
+	s := strconv.FormatInt(v.Pass, 10)
+	if v.Pass >= 1_000_000 {
+		s = ShortCount(v.Pass)
+	}
 	if v.Below {
 		s += "!"
 	}

@@ -14,11 +14,11 @@ import (
 // | width     | PASS column                         | below the floor      |
 // | --------- | ----------------------------------- | -------------------- |
 // | < 88      | none (79 columns are the others')   | a line under the table |
-// | 88 – 119  | "88.7%", "!" when below the floor   | a line under the table |
+// | 88 – 119  | "6210": records passing, "!" when below the floor | a line under the table |
 // | ≥ 120     | the same; the sparkline gives room  | a line under the table |
 const (
 	minPassWidth = 88
-	passColumn   = 6 // "100%!", "88.7%!" within six
+	passColumn   = 7 // "999999!", "12.3M!" within seven
 )
 
 // tableWidths are the table's columns that change with the width: the

@@ -610,8 +610,10 @@ func passCell(scr, name string) string {
 			col = i + 1
 			continue
 		}
-		if f := strings.Fields(l); col >= 0 && len(f) > 0 && f[0] == name && len(l) >= col+6 {
-			return strings.TrimSpace(l[col : col+6])
+		if f := strings.Fields(l); col >= 0 && len(f) > 0 && f[0] == name && len(l) > col {
+			if cell := strings.Fields(l[col:]); len(cell) > 0 {
+				return cell[0]
+			}
 		}
 	}
 	return ""
