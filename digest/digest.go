@@ -119,6 +119,12 @@ type Category struct {
 	// Spend: its wasted tokens and energy from the runs' tallies, as
 	// status's (parse.SpendOf)
 	Spend *parse.Spend `json:"spend,omitempty"`
+	// Gate: its training-readiness gate, as status's (parse.JudgeGate),
+	// and when its pass rate, followed record by record in the file's
+	// order, last fell below the floor (the dashboard's gate_below event;
+	// nil when it never did or the record had no time)
+	Gate        *parse.GateVerdict `json:"gate,omitempty"`
+	GateBelowAt *time.Time         `json:"gate_below_at,omitempty"`
 	// State and Reason are status's words for it (parse.JudgeCategory and
 	// the stall, judge.go)
 	State  string `json:"state,omitempty"`
@@ -328,6 +334,7 @@ type digester struct {
 	capture parse.Capture                 // pipeline.toml's [capture]
 	cost    parse.CostRate                // pipeline.toml's [cost]
 	tallies map[string]*parse.Tallies     // each category's runs' tallies (runs.jsonl; spend.go)
+	gate    parse.GateRules               // pipeline.toml's [gate]
 	// logTarget is each category's "NAME: N prompts" in the worker log
 	logTarget map[string]int
 	segs      []segment  // the runs' starts on categories, from runs.jsonl

@@ -159,6 +159,7 @@ func (d *digester) judgeCategories() {
 		c.State, c.Reason = parse.JudgeCategory(facts)
 		tokens := c.Tokens
 		c.OverCap = parse.OverCaps(c.Done, acc.maxSamples, &tokens, c.TokenBudget)
+		c.Gate = parse.JudgeGate(acc.gate, d.gate)
 		if acc.outcomes.Records > 0 {
 			o := acc.outcomes
 			c.Outcomes = &o

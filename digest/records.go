@@ -33,9 +33,11 @@ type catAcc struct {
 	errLines         int64 // errors.jsonl's lines (prompts that failed for good)
 	jsonState        string
 	raised           bool
-	maxSamples       int64          // pipeline.toml's cap on its records (0: none)
-	lines            int64          // whole lines of raw_responses.jsonl, blank and bad ones too
-	outcomes         parse.Outcomes // how its records ended
+	maxSamples       int64           // pipeline.toml's cap on its records (0: none)
+	lines            int64           // whole lines of raw_responses.jsonl, blank and bad ones too
+	outcomes         parse.Outcomes  // how its records ended
+	gate             parse.GateTally // the training-readiness gate's counts
+	gateBelow        bool            // the pass rate is below the floor, as of the last record read
 	// spans are each run's first and last record here, for the gaps at a
 	// run's start and end on the category
 	spans map[string]*[2]time.Time
@@ -55,7 +57,7 @@ func (d *digester) categoryNames() ([]string, error) {
 	var names []string
 	if data, err := parse.ReadRegular(filepath.Join(d.o.Root, parse.ManifestPath)); err == nil {
 		if m, err := parse.ParseManifest(data); err == nil {
-			d.specs, d.capture, d.cost = map[string]parse.CategorySpec{}, m.Capture, m.Cost
+			d.specs, d.capture, d.cost, d.gate = map[string]parse.CategorySpec{}, m.Capture, m.Cost, m.Gate
 			for _, c := range m.Categories {
 				d.specs[c.Name] = c
 				if slices.Contains(dirs, c.Name) {
@@ -191,6 +193,7 @@ func (d *digester) record(acc *catAcc, line []byte, complete bool) {
 	c.TokensUnknown += unknown
 	acc.outcomes.Add(st.Outcome)
 	acc.outcomes.AddPrompt(st.PromptTokens, st.HasPrompt)
+	d.gateRecord(acc, st)
 	run := d.run(st.Run)
 	run.Records++
 	if run.ByCategory == nil {

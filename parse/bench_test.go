@@ -279,10 +279,19 @@ func recordShapes() []struct{ name, line string } {
 	content := strings.Repeat("lorem ipsum dolor sit amet ", 555)
 	sealedLine := bytes.TrimSuffix(SealRecord([]byte(`{"id":"B1-7","category":"B1","run":"r","prompt_tokens":12,"completion_tokens":3800,"finish_reason":"stop","latency_s":1.5,"finished_at":"2026-11-29T00:00:00Z","content":"`+content+`"}`)), []byte{'\n'})
 	pyContent := strings.Repeat(`lorem ipsum \u00e9t\u00e9 \"dolor\" sit\namet `, 333)
+	half, pyHalf := content[:len(content)/2], pyContent[:len(pyContent)/2]
+	pyHalf = pyHalf[:strings.LastIndex(pyHalf, " ")] // not within an escape
 	return []struct{ name, line string }{
 		{"sealed", string(sealedLine)},
 		{"python", `{"category": "B1", "id": "\u00e9t\u00e9-7", "run": "r", "content": "` + pyContent + `", "prompt_tokens": 12, "completion_tokens": 3800, "finish_reason": "stop", "latency_s": 1.5}`},
 		{"python-plain-text", `{"category": "B1", "id": "p7", "run": "r", "content": "` + content + `", "completion_tokens": 3800}`},
+		// a thinking model's: half reasoning, half answer (what the gate reads)
+		{"sealed-reasoning", string(bytes.TrimSuffix(SealRecord([]byte(`{"id":"B1-7","category":"B1","run":"r","prompt_tokens":12,"completion_tokens":3800,"finish_reason":"stop","latency_s":1.5,"finished_at":"2026-11-29T00:00:00Z","content":"`+half+`","reasoning_content":"`+half+`"}`)), []byte{'\n'}))},
+		{"sealed-generate-think", string(bytes.TrimSuffix(SealRecord([]byte(`{"id":"B1-7","category":"B1","run":"r","prompt_tokens":12,"completion_tokens":3800,"finish_reason":"stop","latency_s":1.5,"finished_at":"2026-11-29T00:00:00Z","text":"<think>\n`+half+`</think>\n\n`+half+`"}`)), []byte{'\n'}))},
+		// an answer in English with k's and "think" in it: what the gate's
+		// marker search meets at its worst in prose
+		{"sealed-english", string(bytes.TrimSuffix(SealRecord([]byte(`{"id":"B1-7","category":"B1","run":"r","prompt_tokens":12,"completion_tokens":3800,"finish_reason":"stop","latency_s":1.5,"finished_at":"2026-11-29T00:00:00Z","content":"`+strings.Repeat("I think we should keep looking back at the kernel's task queue; ", 235)+`"}`)), []byte{'\n'}))},
+		{"python-reasoning", `{"id": "p7", "timestamp": 1764374400.5, "content": "` + pyHalf + `", "reasoning_content": "` + pyHalf + `", "finish_reason": "stop", "usage": {"prompt_tokens": 12, "completion_tokens": 3800}}`},
 	}
 }
 

@@ -27,6 +27,8 @@ type Manifest struct {
 	Capture Capture `toml:"capture" json:"capture,omitempty"`
 	// Cost prices the GPUs' energy in every view (energy.go)
 	Cost CostRate `toml:"cost" json:"cost,omitzero"`
+	// Gate is the training-readiness gate's rules (gatejudge.go)
+	Gate GateRules `toml:"gate" json:"gate,omitempty"`
 }
 
 // Class is a kind of request: how many at once, how long, how sampled.
@@ -56,6 +58,9 @@ func ParseManifest(data []byte) (Manifest, error) {
 		return m, fmt.Errorf(ManifestPath+": unknown key %q", und[0].String())
 	}
 	if err := m.checkSections(); err != nil {
+		return m, fmt.Errorf(ManifestPath+": %w", err)
+	}
+	if err := m.Gate.check(); err != nil {
 		return m, fmt.Errorf(ManifestPath+": %w", err)
 	}
 	if m.API != "" && m.API != "chat" && m.API != "generate" {

@@ -73,16 +73,21 @@ func emptyAnswer(raw []byte) bool {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return false // an array of parts or a number: not judged empty
 	}
-	// blanks and their escapes only, however many (a model that emits
-	// newlines to max_tokens): stops at the first other byte
-	for i := 1; i < len(raw)-1; i++ {
-		switch c := raw[i]; c {
+	return blank(raw[1 : len(raw)-1])
+}
+
+// blank says a JSON string's raw bytes (no quotes) are blanks and their
+// escapes only, however many (a model that emits newlines to
+// max_tokens): it stops at the first other byte.
+func blank(s []byte) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
 		case ' ', '\t', '\n', '\r':
 		case '\\':
 			switch {
-			case i+1 < len(raw)-1 && (raw[i+1] == 'n' || raw[i+1] == 't' || raw[i+1] == 'r'):
+			case i+1 < len(s) && (s[i+1] == 'n' || s[i+1] == 't' || s[i+1] == 'r'):
 				i++
-			case i+5 < len(raw)-1 && string(raw[i+1:i+6]) == "u0020":
+			case i+5 < len(s) && string(s[i+1:i+6]) == "u0020":
 				i += 5
 			default:
 				return false
@@ -97,8 +102,8 @@ func emptyAnswer(raw []byte) bool {
 // outcomeRaw is what a record's members say of its outcome, gathered in
 // the scan that reads its head.
 type outcomeRaw struct {
-	finish, content, text, meta, usage, choices, run, prompt []byte
-	hasContent, hasText, hasReasoning                        bool
+	finish, content, text, meta, usage, choices, run, prompt, reasoning []byte
+	hasContent, hasText, hasReasoning                                   bool
 }
 
 func (o *outcomeRaw) take(key string, v []byte) {
@@ -120,7 +125,7 @@ func (o *outcomeRaw) take(key string, v []byte) {
 	case "choices":
 		o.choices = v
 	case "reasoning_content":
-		o.hasReasoning = true
+		o.reasoning, o.hasReasoning = v, true
 	}
 }
 
@@ -208,12 +213,12 @@ func afterID(line []byte) []byte {
 	return rest[max(skipValue(rest), 0):]
 }
 
-// sealedOutcome reads the Go worker's sealed record, after its id
+// sealedOutcome reads the outcome's members of the Go worker's sealed record, after its id
 // (afterID), without a scan: its members are in the worker's order and
 // none after the id holds an object, so the first ,"finish_reason": and
 // ,"content": are its own (a key's bytes cannot occur inside a JSON
 // string, whose quotes are escaped).
-func sealedOutcome(body []byte) Outcome {
+func sealedOutcome(body []byte) outcomeRaw {
 	var o outcomeRaw
 	if i := bytes.Index(body, finishKey); i >= 0 {
 		v := body[i+len(finishKey):]
@@ -232,8 +237,12 @@ func sealedOutcome(body []byte) Outcome {
 			o.text, o.hasText = v[:n], true
 		}
 	}
-	o.hasReasoning = bytes.Contains(body, reasoningKey)
-	return o.judge()
+	if i := bytes.Index(body, reasoningKey); i >= 0 {
+		// the rest of the record from its value: the gate asks only
+		// whether it begins with something other than blanks (present)
+		o.hasReasoning, o.reasoning = true, body[i+len(reasoningKey):]
+	}
+	return o
 }
 
 // Outcomes are a category's records by how they ended. Unexamined are

@@ -18,6 +18,8 @@ type RecordFacts struct {
 	// says whether one was found
 	PromptTokens int64
 	HasPrompt    bool
+	// Gate is what the training-readiness gate reads of it (gate.go)
+	Gate GateFacts
 }
 
 // ParseRecordFacts reads one JSONL line (without its '\n'; a '\r', a BOM
@@ -26,7 +28,9 @@ type RecordFacts struct {
 func ParseRecordFacts(line []byte) (RecordFacts, error) {
 	if h, ok := fastHead(line); ok { // the Go worker's sealed record: no scan
 		body := afterID(line)
-		f := RecordFacts{CompletionTokens: h.CompletionTokens, HasTokens: h.HasTokens, Run: sealedRun(body), Outcome: sealedOutcome(body)}
+		o := sealedOutcome(body)
+		f := RecordFacts{CompletionTokens: h.CompletionTokens, HasTokens: h.HasTokens, Run: sealedRun(body), Outcome: o.judge()}
+		f.Gate = o.gate(f.Outcome)
 		f.PromptTokens, f.HasPrompt = sealedPrompt(body)
 		return f, nil
 	}
@@ -36,6 +40,7 @@ func ParseRecordFacts(line []byte) (RecordFacts, error) {
 		return RecordFacts{}, err
 	}
 	f := RecordFacts{CompletionTokens: h.CompletionTokens, HasTokens: h.HasTokens, Run: rawString(o.run), Outcome: o.judge()}
+	f.Gate = o.gate(f.Outcome)
 	f.PromptTokens, f.HasPrompt = o.promptTokens()
 	return f, nil
 }

@@ -26,6 +26,8 @@ type RecordStamp struct {
 	Outcome      Outcome
 	PromptTokens int64
 	HasPrompt    bool
+	Gate         GateFacts // what the training-readiness gate reads of it
+
 }
 
 var finishedKey, ctKey = []byte(`"finished_at"`), []byte(`"completion_tokens"`) // runKey: recordfacts.go
@@ -84,6 +86,7 @@ func ParseRecordStamp(line []byte, loc *time.Location) (RecordStamp, error) {
 	var s RecordStamp
 	s.CompletionTokens, s.HasTokens = recordTokens(ct, usage, meta)
 	s.Outcome = o.judge()
+	s.Gate = o.gate(s.Outcome)
 	s.PromptTokens, s.HasPrompt = o.promptTokens()
 	if s.Finished, s.HasFinished = stampTime(fin, loc); s.HasFinished {
 		s.TimeField = FinishedField
@@ -148,7 +151,9 @@ func sealedStamp(line []byte, loc *time.Location) (RecordStamp, bool) {
 		s.TimeField = FinishedField
 	}
 	s.Run = rawString(run)
-	s.Outcome = sealedOutcome(afterID(line))
+	o := sealedOutcome(afterID(line))
+	s.Outcome = o.judge()
+	s.Gate = o.gate(s.Outcome)
 	s.PromptTokens, s.HasPrompt = sealedPrompt(afterID(line))
 	return s, true
 }

@@ -42,6 +42,7 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 	judgeTarget(c, js, wjson, &v)
 	countFigures(c, js, wjson != nil && c.scanVoidPID != 0 && c.scanVoidPID == wjson.PID, &v)
 	tokenFigures(c, js, &v)
+	v.Gate = k.gateVerdict(c)
 	v.OverCap = parse.OverCaps(v.Done, int64(c.maxSamples), v.CompletionTokens, v.TokenBudget)
 	provenance(c, &v)
 	v.Spend = parse.SpendOf(&c.tallies, k.manifest.Cost)

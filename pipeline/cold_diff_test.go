@@ -52,10 +52,22 @@ func unexamined(s Snapshot) Snapshot {
 	s.Capture = nil
 	cats := append([]Category(nil), s.Categories...)
 	for i := range cats {
-		cats[i].Outcomes = nil
+		cats[i].Outcomes, cats[i].Gate = nil, nil // the gate too: read with the outcomes
 	}
 	s.Categories = cats
+	s.Events = withoutGate(s.Events)
 	return s
+}
+
+// withoutGate is events without gate_below: a judgement of examined records.
+func withoutGate(evs []Event) []Event {
+	var out []Event
+	for _, e := range evs {
+		if e.Kind != EventGateBelow {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // untallied is s without what the token tally adds up: the agent sums the
@@ -67,7 +79,7 @@ func untallied(s Snapshot) Snapshot {
 	cats := append([]Category(nil), s.Categories...)
 	for i := range cats {
 		c := &cats[i]
-		c.CompletionTokens, c.TokensFrom, c.Configs, c.Outcomes = nil, "", nil, nil
+		c.CompletionTokens, c.TokensFrom, c.Configs, c.Outcomes, c.Gate = nil, "", nil, nil, nil
 		runs := append([]RunInfo(nil), c.Runs...)
 		for j := range runs {
 			runs[j].Records, runs[j].Tokens = nil, nil
@@ -75,6 +87,7 @@ func untallied(s Snapshot) Snapshot {
 		c.Runs = runs
 	}
 	s.Categories = cats
+	s.Events = withoutGate(s.Events)
 	return s
 }
 

@@ -42,6 +42,7 @@ type catEvents struct {
 	runAt    time.Time // when it was first seen being worked on in this session
 	runLines int64     // its records then
 	lastRate float64   // its rate at the last poll it ran
+	below    bool      // its gate's pass rate was below the floor at the last judged poll
 }
 
 // noteConnection records disconnections and reconnections in the timeline.
@@ -304,6 +305,7 @@ func (e *events) foldDone(cats []Category, wk Worker, k *counts, lg *logs, wjson
 			records += v.Done
 		}
 		e.foldCategory(ce, v, c.mtime, wjson, now)
+		e.foldGate(ce, v, now)
 	}
 	finished := allFinal && wk.State == WorkerExited || lg.finished && !Alive(wk.State)
 	// a job whose manifest could not be read is not known to be done

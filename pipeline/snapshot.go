@@ -96,7 +96,7 @@ type Connection struct {
 	// "file by file" (a request each); "" for a local root.
 	Reader string `json:"reader,omitempty"`
 	// AgentProtocol is the protocol the agent that read spoke (a binary
-	// speaking another is left for the fallback): "synthwatch-agent/12".
+	// speaking another is left for the fallback): "synthwatch-agent/13".
 	AgentProtocol string `json:"agent_protocol,omitempty"`
 }
 
@@ -271,14 +271,17 @@ type Category struct {
 	Outcomes *parse.Outcomes `json:"outcomes,omitempty"`
 	// Spend: its wasted-token ledger and energy, from the runs' tallies
 	// in runs.jsonl (parse.Spend); absent when no run left one
-	Spend      *parse.Spend  `json:"spend,omitempty"`
-	State      CategoryState `json:"state"`
-	Reason     string        `json:"reason,omitempty"` // why it is stalled, stopped or died, in the words every view shows
-	RatePerMin float64       `json:"rate_per_min"`
-	TokPerSec  *float64      `json:"tok_per_s"`
-	ETASeconds *float64      `json:"eta_s"`
-	LastGrowth *time.Time    `json:"last_growth"`
-	Warnings   []string      `json:"warnings,omitempty"`
+	Spend *parse.Spend `json:"spend,omitempty"`
+	// Gate: its training-readiness gate (parse.JudgeGate: PASS, failures
+	// by reason, below the floor), when every record was tallied
+	Gate       *parse.GateVerdict `json:"gate,omitempty"`
+	State      CategoryState      `json:"state"`
+	Reason     string             `json:"reason,omitempty"` // why it is stalled, stopped or died, in the words every view shows
+	RatePerMin float64            `json:"rate_per_min"`
+	TokPerSec  *float64           `json:"tok_per_s"`
+	ETASeconds *float64           `json:"eta_s"`
+	LastGrowth *time.Time         `json:"last_growth"`
+	Warnings   []string           `json:"warnings,omitempty"`
 	// Window is how many requests the live worker keeps in flight for it,
 	// and WindowReason why that last changed (worker.json; "fixed" when
 	// --concurrency or the class set it)

@@ -16,6 +16,7 @@ type tally struct {
 	runTally                     // the whole file
 	byRun    map[string]runTally // "" = records with no run (the old script)
 	out      parse.Outcomes      // how the file's records ended
+	gate     parse.GateTally     // the training-readiness gate's counts
 }
 
 // runTally is records, the tokens of those whose count is known, and how
@@ -59,6 +60,7 @@ func (t *tally) merge(o tally) {
 	}
 	t.runTally.add(o.runTally)
 	t.out.Merge(o.out)
+	t.gate.Merge(o.gate)
 }
 
 // tokAcc adds up a raw_responses.jsonl's tokens and runs from the bytes its
@@ -86,6 +88,8 @@ type tokAcc struct {
 	err     string  // why the last host sum failed
 	stuckAt int64   // a hole ending in an unfinished line: no job until cur grows past it
 	sum     tally
+	max     int64 // the gate's max_length for the lines read here: pipeline.toml's, then the agent's
+	hostMax bool  // max is what the agent last judged against (it reads pipeline.toml now)
 }
 
 type tokRead struct {
@@ -166,7 +170,7 @@ func (a *tokAcc) lines(data []byte) {
 		if i < 0 {
 			break
 		}
-		tallyLine(&a.sum, buf[:i])
+		tallyLine(&a.sum, buf[:i], a.max)
 		a.start += int64(i) + 1
 		buf = buf[i+1:]
 	}
@@ -176,7 +180,7 @@ func (a *tokAcc) lines(data []byte) {
 	}
 }
 
-func tallyLine(t *tally, line []byte) {
+func tallyLine(t *tally, line []byte, maxLength int64) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return
 	}
@@ -187,6 +191,8 @@ func tallyLine(t *tally, line []byte) {
 	t.addRecord(f.Run, f.CompletionTokens, f.HasTokens)
 	t.out.Add(f.Outcome)
 	t.out.AddPrompt(f.PromptTokens, f.HasPrompt)
+	n, ok := parse.Length(f.CompletionTokens, f.HasTokens, f.PromptTokens, f.HasPrompt)
+	t.gate.Add(f.Gate, n, ok, maxLength)
 }
 
 // openHole marks [start, end) as not seen: the partial line is dropped and
@@ -235,6 +241,7 @@ func (a *tokAcc) answer(job *tokJob, res *tokResult) {
 		return
 	}
 	a.err = ""
+	a.followHostMax(res.t.gate)
 	a.sum.merge(res.t)
 	a.start = job.from + res.bytes
 	switch {
@@ -259,7 +266,7 @@ func (a *tokAcc) answer(job *tokJob, res *tokResult) {
 func (k *counts) reexamine() {
 	for _, c := range k.cats {
 		a := &c.tok
-		if a.sum.out.Unexamined == 0 || a.hole || a.job != nil || len(a.partial) > 0 || a.cur == 0 {
+		if a.sum.out.Unexamined == 0 && !a.gateStale() || a.hole || a.job != nil || len(a.partial) > 0 || a.cur == 0 {
 			continue
 		}
 		end := a.cur
@@ -329,6 +336,9 @@ func (k *counts) foldTokens(pre *remote.Prefetch, res remote.PollResult, jobs []
 	}
 	for _, n := range k.order {
 		c := k.cats[n]
+		if !c.tok.hostMax {
+			c.tok.max = k.manifest.Gate.MaxLength
+		}
 		var r *tokResult
 		if j := c.tok.job; j != nil {
 			switch {

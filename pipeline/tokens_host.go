@@ -89,25 +89,8 @@ func parseTokenSums(out []byte, want int) ([]tokResult, error) {
 		}
 		switch f[1] {
 		case "T":
-			// the awk's four fields; the Go agent adds eight of outcomes
-			// (remote/tokensum.go), which the awk does not read: its
-			// records are counted unexamined
-			g := strings.Fields(strings.Join(f[2:], " "))
-			if len(g) != 4 && len(g) != 12 {
-				return nil, fmt.Errorf("bad line %q", line)
-			}
-			var v [4]int64
-			for j := range v {
-				if v[j], err = strconv.ParseInt(g[j], 10, 64); err != nil {
-					return nil, fmt.Errorf("bad line %q", line)
-				}
-			}
-			r.t.runTally, r.bytes = runTally{records: v[0], tokens: v[1], unknown: v[3]}, v[2]
-			r.t.out = parse.Outcomes{Records: v[0], Unexamined: v[0]}
-			if len(g) == 12 {
-				if r.t.out, err = outcomeFields(g); err != nil {
-					return nil, fmt.Errorf("bad line %q: %w", line, err)
-				}
+			if err := r.totals(strings.Fields(strings.Join(f[2:], " "))); err != nil {
+				return nil, fmt.Errorf("bad line %q: %w", line, err)
 			}
 			seen[i-1] = true
 		case "R":

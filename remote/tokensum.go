@@ -37,7 +37,8 @@ type sumState struct {
 	Tail     [32]byte // sha256 of the (up to) 4 KB before Off
 	T        runSums
 	ByRun    map[string]runSums
-	O        parse.Outcomes // how the records ended (finish reasons, empty answers)
+	O        parse.Outcomes  // how the records ended (finish reasons, empty answers)
+	G        parse.GateTally // the training-readiness gate's counts (gatesum.go)
 }
 
 type runSums struct{ Records, Tokens, Unknown int64 }
@@ -53,6 +54,8 @@ type rangeSum struct {
 	t     runSums
 	byRun map[string]runSums
 	out   parse.Outcomes
+	gate  parse.GateTally
+	max   int64 // the gate's max_length for the records read here
 	bytes int64
 }
 
@@ -74,6 +77,7 @@ func (s *rangeSum) line(l []byte) {
 	s.t.add(one)
 	s.out.Add(f.Outcome)
 	s.out.AddPrompt(f.PromptTokens, f.HasPrompt)
+	s.addGate(f)
 	if s.byRun == nil {
 		s.byRun = map[string]runSums{}
 	}
@@ -85,6 +89,7 @@ func (s *rangeSum) line(l []byte) {
 func (s *rangeSum) merge(o rangeSum) {
 	s.t.add(o.t)
 	s.out.Merge(o.out)
+	s.gate.Merge(o.gate)
 	s.bytes += o.bytes
 	for run, r := range o.byRun {
 		if s.byRun == nil {
@@ -97,8 +102,8 @@ func (s *rangeSum) merge(o rangeSum) {
 }
 
 // sumRange sums the whole lines of [from, from+n) of f.
-func sumRange(f *os.File, from, n int64) (rangeSum, error) {
-	var s rangeSum
+func sumRange(f *os.File, from, n, maxLength int64) (rangeSum, error) {
+	s := rangeSum{max: maxLength}
 	br := bufio.NewReaderSize(io.NewSectionReader(f, from, n), 256<<10)
 	var long []byte
 	for {
@@ -208,31 +213,32 @@ func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
 		return rangeSum{}, err
 	}
 	st, _ := fi.Sys().(*syscall.Stat_t)
+	maxLength := ts.gateMax(p)
 	ts.mu.Lock()
 	kept := ts.files[p]
 	ts.mu.Unlock()
-	if kept != nil && (st == nil || kept.Dev != uint64(st.Dev) || kept.Ino != st.Ino || fi.Size() < kept.Off || tailHash(f, kept.Off) != kept.Tail) {
+	if kept != nil && (st == nil || !keptGate(kept, maxLength) || kept.Dev != uint64(st.Dev) || kept.Ino != st.Ino || fi.Size() < kept.Off || tailHash(f, kept.Off) != kept.Tail) {
 		kept = nil // cut, replaced or rewritten: summed again from 0
 	}
 	var out rangeSum
 	switch {
 	case kept != nil && from == 0 && kept.Off <= n:
-		d, err := sumRange(f, kept.Off, n-kept.Off)
+		d, err := sumRange(f, kept.Off, n-kept.Off, maxLength)
 		if err != nil {
 			return rangeSum{}, err
 		}
-		out = rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, bytes: kept.Off}
+		out = rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, gate: kept.G, bytes: kept.Off}
 		out.merge(d)
 	case kept != nil && from > 0 && kept.Off == from:
-		if out, err = sumRange(f, from, n); err != nil {
+		if out, err = sumRange(f, from, n, maxLength); err != nil {
 			return rangeSum{}, err
 		}
-		all := rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, bytes: kept.Off}
+		all := rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, gate: kept.G, bytes: kept.Off}
 		all.merge(out)
 		ts.keep(p, f, st, all)
 		return out, nil
 	default:
-		if out, err = sumRange(f, from, n); err != nil {
+		if out, err = sumRange(f, from, n, maxLength); err != nil {
 			return rangeSum{}, err
 		}
 		if from != 0 {
@@ -247,7 +253,7 @@ func (ts *tokenSums) keep(p string, f *os.File, st *syscall.Stat_t, all rangeSum
 	if st == nil {
 		return
 	}
-	s := &sumState{Dev: uint64(st.Dev), Ino: st.Ino, Off: all.bytes, Tail: tailHash(f, all.bytes), T: all.t, ByRun: copyRuns(all.byRun), O: all.out}
+	s := &sumState{Dev: uint64(st.Dev), Ino: st.Ino, Off: all.bytes, Tail: tailHash(f, all.bytes), T: all.t, ByRun: copyRuns(all.byRun), O: all.out, G: all.gate}
 	ts.mu.Lock()
 	ts.files[p] = s
 	ts.dirty = true
@@ -265,10 +271,11 @@ func copyRuns(m map[string]runSums) map[string]runSums {
 // write prints s as range i, as the awk does, and after the awk's fields
 // the outcomes, which the awk does not read: stop length abort other
 // none empty, then the prompt tokens and the records that gave them
-// (pipeline's parseTokenSums).
+// (pipeline's parseTokenSums), then the gate's counts (writeGate).
 func (s rangeSum) write(w *bytes.Buffer, i int) {
 	o := s.out
-	fmt.Fprintf(w, "%d T %d %d %d %d %d %d %d %d %d %d %d %d\n", i, s.t.Records, s.t.Tokens, s.bytes, s.t.Unknown, o.Stop, o.Length, o.Abort, o.Other, o.None, o.Empty, o.PromptTokens, o.PromptRecords)
+	fmt.Fprintf(w, "%d T %d %d %d %d %d %d %d %d %d %d %d %d", i, s.t.Records, s.t.Tokens, s.bytes, s.t.Unknown, o.Stop, o.Length, o.Abort, o.Other, o.None, o.Empty, o.PromptTokens, o.PromptRecords)
+	s.writeGate(w)
 	runs := make([]string, 0, len(s.byRun))
 	for r := range s.byRun {
 		runs = append(runs, r)

@@ -37,6 +37,7 @@ type view struct {
 	OverCap                                 []string // categories past a cap, in status's words
 	DoneNotes                               []string // where DONE is not the line count, in status's words
 	Ended                                   []string // how each category's records ended, in status's words
+	Gate                                    []string // each category's training-readiness gate, in status's words
 	Capture                                 string   // the next stage's disk, in status's words
 	Spend                                   []string // wasted tokens and energy, in status's words
 	Records, Throughput                     chart
@@ -81,6 +82,9 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 		}
 		if c.Outcomes != nil {
 			v.Ended = append(v.Ended, clean(c.Name, 80)+": "+c.Outcomes.Text())
+		}
+		if g := gateText(c, s.Now); g != "" {
+			v.Gate = append(v.Gate, clean(c.Name, 80)+": "+g)
 		}
 	}
 	v.Totals = fmt.Sprintf("%s, %s", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk))

@@ -132,6 +132,35 @@ func TestReportPythonEraGolden(t *testing.T) {
 	golden.RequireEqual(t, b.String())
 }
 
+// A thinking model's night by the old script (python3's json.dumps) under
+// a [gate]: each category's gate in status's words, the time its pass
+// rate fell below the floor, and the page's line.
+func TestReportGateGolden(t *testing.T) {
+	now := time.Date(2026, 12, 6, 6, 0, 0, 0, time.UTC)
+	root := t.TempDir()
+	digesttest.GateNightAt(t, root, 400, now.Add(-2*time.Hour))
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-6 * time.Hour), Now: now, Loc: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Read.Seconds = 0.1 // measured: fixed for the golden file
+	var b bytes.Buffer
+	if err := report.Text(&b, s, "gpu3:/data/think", -1); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("\n--- html ---\n")
+	if err := report.HTML(&b, s, "gpu3:/data/think"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, c := range s.Categories {
+		if c.Gate == nil || !strings.Contains(out, c.Name+": training gate: "+c.Gate.Text()) {
+			t.Errorf("the report lacks %s's gate %+v", c.Name, c.Gate)
+		}
+	}
+	golden.RequireEqual(t, out)
+}
+
 // The review's first night as the report tells it: each run's end and by
 // whose word, the silent outage with its length, the zero-record hang.
 func TestReportRunEndsGolden(t *testing.T) {

@@ -94,6 +94,9 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 		if c.Outcomes != nil && c.Error == "" { // how its records ended: status's words
 			fmt.Fprintf(b, "  %s: ended: %s\n", clean(c.Name, 22), c.Outcomes.Text())
 		}
+		if g := gateText(c, s.Now); g != "" { // the training-readiness gate: status's words
+			fmt.Fprintf(b, "  %s: training gate: %s\n", clean(c.Name, 22), g)
+		}
 	}
 	fmt.Fprintf(b, "total: %s, %s, %s left", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk), parse.Thousands(left))
 	if noTime > 0 {

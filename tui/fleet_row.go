@@ -61,8 +61,11 @@ func (m Model) row(now time.Time) fleetRow {
 // disk, errors, the worker gone.
 func alerts(s pipeline.Snapshot) []string {
 	var out []string
-	stalled, errs, over := 0, int64(0), 0
+	stalled, errs, over, below := 0, int64(0), 0, 0
 	for _, c := range s.Categories {
+		if c.Gate != nil && c.Gate.Below {
+			below++
+		}
 		if c.State == pipeline.StateStalled {
 			stalled++
 		}
@@ -97,6 +100,9 @@ func alerts(s pipeline.Snapshot) []string {
 	}
 	if over > 0 { // past a token budget or max_samples (parse.OverCaps)
 		out = append(out, fmt.Sprintf("%s over cap", thousands(int64(over))))
+	}
+	if below > 0 { // a pass rate below [gate] min_pass_rate (parse.JudgeGate)
+		out = append(out, fmt.Sprintf("%s below pass floor", thousands(int64(below))))
 	}
 	for _, a := range s.Alerts {
 		switch a.Kind {

@@ -27,7 +27,7 @@ type NotifyConfig struct {
 
 // NotifyKinds are the kinds of notice, the names notify.off takes. A new
 // kind of notice is added here too.
-var NotifyKinds = []string{"stall", "category_done", "pipeline_done", "worker_exit", "server_crash", "server_down", "server_hang", "server_stop", "disconnect", "gpu_lost", "gpu_idle", "disk_low", "throughput_drop"}
+var NotifyKinds = []string{"stall", "category_done", "pipeline_done", "worker_exit", "server_crash", "server_down", "server_hang", "server_stop", "disconnect", "gpu_lost", "gpu_idle", "disk_low", "throughput_drop", "gate_below"}
 
 type notifier struct {
 	cfg      NotifyConfig
@@ -93,6 +93,7 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 		}
 		allDone = allDone && pipeline.Final(c.State)
 	}
+	gateNotices(old, cur, add)
 	if allDone && !allFinal(old) && len(old.Categories) > 0 {
 		add("pipeline_done", "", "pipeline done")
 	}

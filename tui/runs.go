@@ -105,6 +105,9 @@ func (m Model) runsBox(w int) string {
 	if c.Outcomes != nil { // status's words: how its records ended
 		rows = append(rows, "ended: "+c.Outcomes.Text(), "")
 	}
+	if c.Gate != nil { // status's words: the training-readiness gate
+		rows = append(rows, "training gate: "+c.Gate.Text(), "")
+	}
 	for _, o := range c.OverCap {
 		rows = append(rows, o.Text(), "")
 	}

@@ -268,15 +268,12 @@ func StoppingText(s pipeline.Snapshot) string {
 
 func (m Model) table(w int, wide bool) string {
 	st := m.st
-	nameW, barW, sparkW, tokW := 20, 8, 0, 0
-	if w >= 120 {
-		nameW, barW, sparkW = 24, 14, 16
-		if anyTokens(m.snap.Categories) {
-			tokW = 12 // "6.3M/10M tok": the row stays within 120 columns
-		}
-	}
-	cols := func(name, class, done, tok, bar, rate, sp, eta, errs, state string) string {
+	nameW, barW, sparkW, tokW, passW := tableWidths(w, m.snap.Categories)
+	cols := func(name, class, done, pass, tok, bar, rate, sp, eta, errs, state string) string {
 		row := fit(name, nameW) + " " + fit(class, 5) + " " + fit(done, 13) + " "
+		if passW > 0 {
+			row += fit(pass, passW) + " "
+		}
 		if tokW > 0 {
 			row += fit(tok, tokW) + " "
 		}
@@ -286,7 +283,7 @@ func (m Model) table(w int, wide bool) string {
 		}
 		return row + fit(eta, 6) + " " + fit(errs, 5) + " " + fit(state, 8)
 	}
-	out := []string{st.Dim.Render(cols("CATEGORY", "CLASS", "DONE/TARGET", "TOKENS", "PROGRESS", "RATE/m", "RATE", "ETA", "ERR", "STATE"))}
+	out := []string{st.Dim.Render(cols("CATEGORY", "CLASS", "DONE/TARGET", "PASS", "TOKENS", "PROGRESS", "RATE/m", "RATE", "ETA", "ERR", "STATE"))}
 	stale := m.stale()
 	top, shown := m.tableWindow()
 	for j, c := range shown {
@@ -301,7 +298,7 @@ func (m Model) table(w int, wide bool) string {
 			eta = "-"
 		}
 		state := string(c.State)
-		row := cols(sanitizeName(c.Name), c.Class, fmt.Sprintf("%d/%d", c.Done, c.Target), tokenCell(c), full+empty, rate, spark(c.Rates, sparkW), eta, fmt.Sprint(c.Errors), state)
+		row := cols(sanitizeName(c.Name), c.Class, fmt.Sprintf("%d/%d", c.Done, c.Target), c.Gate.PassCell(), tokenCell(c), full+empty, rate, spark(c.Rates, sparkW), eta, fmt.Sprint(c.Errors), state)
 		if extra := w - ansi.StringWidth(row) - 3; len(c.Configs) > 1 && extra > 10 {
 			row += " " + st.Dim.Render(ansi.Truncate(pipeline.ConfigLine(c.Configs), extra, "…"))
 		}
@@ -329,6 +326,9 @@ func (m Model) table(w int, wide bool) string {
 		out = append(out, st.Dim.Render(fit(windowLine(top, len(shown), n), w)))
 	}
 	for _, l := range overCapLines(m.snap.Categories, shown) {
+		out = append(out, st.Warn.Render(fit(l, w)))
+	}
+	for _, l := range gateLines(m.snap.Categories, shown) {
 		out = append(out, st.Warn.Render(fit(l, w)))
 	}
 	if len(m.snap.Categories) == 0 {

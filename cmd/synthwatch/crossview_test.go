@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/digest"
+	"github.com/synthwatch/synthwatch/digest/digesttest"
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
@@ -32,16 +33,27 @@ type look struct {
 	Claims bool   // a rate or an ETA
 	Over   string // the caps it is past, in status's words (parse.OverCapsText)
 	Ended  string // how its records ended (parse.Outcomes.Text); "?" where a view does not say
+	Gate   string // its training-readiness gate (parse.GateVerdict.Text); "?" where a view does not say it whole
 }
 
 func (l look) String() string {
-	return fmt.Sprintf("%s target %d left %d claims %v over %q ended %q", l.State, l.Target, l.Left, l.Claims, l.Over, l.Ended)
+	return fmt.Sprintf("%s target %d left %d claims %v over %q ended %q gate %q", l.State, l.Target, l.Left, l.Claims, l.Over, l.Ended, l.Gate)
 }
+
+func gateText(g *parse.GateVerdict) string {
+	if g == nil {
+		return ""
+	}
+	return g.Text()
+}
+
+// gateLine: status's gate line of a category, under "training gate:".
+var gateLine = regexp.MustCompile(`^  (\S+): (pass [\d,]+ of .*?)\s*$`)
 
 func snapLooks(s pipeline.Snapshot) map[string]look {
 	out := map[string]look{}
 	for _, c := range s.Categories {
-		out[c.Name] = look{string(c.State), c.Target, parse.Left(c.Done, c.Target, string(c.State)), c.RatePerMin > 0 || c.ETASeconds != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes)}
+		out[c.Name] = look{string(c.State), c.Target, parse.Left(c.Done, c.Target, string(c.State)), c.RatePerMin > 0 || c.ETASeconds != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes), gateText(c.Gate)}
 	}
 	return out
 }
@@ -64,6 +76,12 @@ var endedLine = regexp.MustCompile(`^  (\S+): .*; ended: (.*?)\s*$`)
 // overs adds to looks what out's over-cap lines and ended lines say.
 func overs(out string, looks map[string]look) map[string]look {
 	for _, l := range strings.Split(out, "\n") {
+		if m := gateLine.FindStringSubmatch(l); m != nil {
+			if lk, ok := looks[m[1]]; ok {
+				lk.Gate = m[2]
+				looks[m[1]] = lk
+			}
+		}
 		if m := endedLine.FindStringSubmatch(l); m != nil {
 			if lk, ok := looks[m[1]]; ok {
 				lk.Ended = m[2]
@@ -89,7 +107,7 @@ func textLooks(out string) map[string]look {
 		if m := statusRow.FindStringSubmatch(l); m != nil {
 			done, _ := strconv.ParseInt(m[2], 10, 64)
 			target, _ := strconv.ParseInt(m[3], 10, 64)
-			res[m[1]] = look{m[6], target, parse.Left(done, target, m[6]), m[4] != "0.0" || m[5] != "-", "", ""}
+			res[m[1]] = look{m[6], target, parse.Left(done, target, m[6]), m[4] != "0.0" || m[5] != "-", "", "", ""}
 		}
 	}
 	return overs(out, res)
@@ -105,7 +123,7 @@ func screenLooks(scr string) map[string]look {
 		if m := screenRow.FindStringSubmatch(l); m != nil {
 			done, _ := strconv.ParseInt(m[2], 10, 64)
 			target, _ := strconv.ParseInt(m[3], 10, 64)
-			res[m[1]] = look{m[7], target, parse.Left(done, target, m[7]), m[4] != "0.0" || (m[5] != "-" && m[5] != "?"), "", "?"}
+			res[m[1]] = look{m[7], target, parse.Left(done, target, m[7]), m[4] != "0.0" || (m[5] != "-" && m[5] != "?"), "", "?", "?"}
 		}
 	}
 	return overs(scr, res)
@@ -127,7 +145,7 @@ func headerWorker(scr string) string {
 func reportLooks(s digest.Summary) map[string]look {
 	out := map[string]look{}
 	for _, c := range s.Categories {
-		out[c.Name] = look{c.State, c.Target, c.Left(), c.ETASec != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes)}
+		out[c.Name] = look{c.State, c.Target, c.Left(), c.ETASec != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes), gateText(c.Gate)}
 	}
 	return out
 }
@@ -178,6 +196,10 @@ func agree(t *testing.T, root string, views map[string]map[string]look, want map
 			// record yet says nothing (""), as it gives no tokens
 			if e := views["status --json"][cat].Ended; g.Ended != "?" && g.Ended != "" && e != "" && g.Ended != e && grew[cat] == 0 {
 				t.Errorf("%s: %s says %s ended %q, status --json %q:\n%s", root, v, cat, g.Ended, e, table())
+			}
+			// the gate, against status --json, as the outcomes are
+			if e := views["status --json"][cat].Gate; g.Gate != "?" && g.Gate != "" && e != "" && g.Gate != e && grew[cat] == 0 {
+				t.Errorf("%s: %s says %s's gate is %q, status --json %q:\n%s", root, v, cat, g.Gate, e, table())
 			}
 			if g.Over != r.Over {
 				t.Errorf("%s: %s says %s is %q, %s %q:\n%s", root, v, cat, g.Over, names[0], r.Over, table())
@@ -588,6 +610,67 @@ var doneWant = map[string]map[string]int64{
 	"duplicates the worker measured, blank and bad lines": {"A": 60, "B": 40},
 }
 
+// gateMax: the roots whose pipeline.toml has a [gate] max_length; every
+// root's gate, where its files did not grow while the views looked, is
+// checked against Python's json module's count (digesttest.GateCount).
+var gateMax = map[string]int64{
+	"a thinking model's night by the old script": digesttest.GateMaxLength,
+}
+
+// gateRoot: the old script's thinking model at night (python3's
+// json.dumps), its pipeline.toml's [gate] judging it; nobody works now.
+func gateRoot(t *testing.T) string {
+	root := t.TempDir()
+	digesttest.GateNight(t, root, 400)
+	return root
+}
+
+// sameGates checks status --json's and the report's gates against
+// Python's count, and the dashboard's PASS cells against status's.
+func sameGates(t *testing.T, name, root string, s pipeline.Snapshot, rep digest.Summary, scr string, grew map[string]int64) {
+	t.Helper()
+	truth := digesttest.GateCount(t, root, gateMax[name], "auto")
+	for _, c := range s.Categories {
+		tr, ok := truth[c.Name]
+		if !ok || grew[c.Name] != 0 || tr.Records == 0 {
+			continue
+		}
+		if d := digesttest.SameGate(c.Gate, tr); d != "" {
+			t.Errorf("%s: status --json's gate of %s: %s (Python: %+v)", name, c.Name, d, tr)
+		} else if cell := passCell(scr, c.Name); cell != c.Gate.PassCell() && (gateMax[name] > 0 || cell != "-" && cell != "") {
+			// "-" or no column: a first screen that has not tallied every
+			// record of a big file yet (as it says no outcomes then); the
+			// gate's own root is small: its first screen has them all
+			t.Errorf("%s: the dashboard's PASS of %s is %q, status --json's %s:\n%s", name, c.Name, cell, c.Gate.PassCell(), scr)
+		}
+	}
+	for _, c := range rep.Categories {
+		if tr, ok := truth[c.Name]; ok && grew[c.Name] == 0 && tr.Records > 0 {
+			if d := digesttest.SameGate(c.Gate, tr); d != "" {
+				t.Errorf("%s: the report's gate of %s: %s (Python: %+v)", name, c.Name, d, tr)
+			}
+		}
+	}
+}
+
+// passCell is the dashboard's PASS cell in the row of name, read under
+// the header's PASS ("" when the screen has no such column or row).
+func passCell(scr, name string) string {
+	col := -1
+	for _, l := range strings.Split(scr, "\n") {
+		if i := strings.Index(l, " PASS "); col < 0 && strings.Contains(l, "CATEGORY") && i >= 0 {
+			col = i + 1
+			continue
+		}
+		if f := strings.Fields(l); col >= 0 && len(f) > 0 && f[0] == name && len(l) > col {
+			if cell := strings.Fields(l[col:]); len(cell) > 0 {
+				return cell[0]
+			}
+		}
+	}
+	return ""
+}
+
 func TestEveryViewSaysTheSame(t *testing.T) {
 	testgate.E2E(t)
 	needTmux(t)
@@ -631,6 +714,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 		{"the log's 7000 prompts against 10,000, a cap and a budget", targetRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "partial"}, nil, nil, true, ""},
 		{"duplicates the worker measured, blank and bad lines", dupRoot(t, bin), map[string]string{"A": "done", "B": "partial"}, nil, nil, true, ""},
 		{"9,998 of 10,000 and nobody on it for a day", idleRoot(t), map[string]string{"B1_glaive": "died", "B2_opencodeinstruct": "pending"}, nil, []string{"--since", "48h"}, true, ""},
+		{"a thinking model's night by the old script", gateRoot(t), map[string]string{"B1_reason": "partial", "B2_reason": "partial"}, nil, nil, true, ""},
 	}
 	var env []string // the root's
 	run := func(args ...string) string {
@@ -769,6 +853,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				grew[cat] -= n
 			}
 			agree(t, r.name, views, r.want, grew)
+			sameGates(t, r.name, r.root, s, rep, scr, grew)
 			for cat, want := range endedWant[r.name] { // and every view that says it agrees (agree)
 				if got := views["status --json"][cat].Ended; got != want {
 					t.Errorf("%s: status --json says %s ended %q, want %q", r.name, cat, got, want)

@@ -338,6 +338,7 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 			fmt.Fprintln(out)
 		}
 	}
+	printGate(out, s.Categories, safe)
 	if s.Capture != nil { // pipeline.toml's [capture]: the next stage's disk
 		fmt.Fprintln(out, s.Capture.Text())
 	}
@@ -402,4 +403,20 @@ func fmtETA(s *float64) string {
 		return "-"
 	}
 	return pipeline.FormatETA(s)
+}
+
+// printGate prints each category's training-readiness gate (parse.JudgeGate),
+// a line each below the table: its eight columns stay as scripts read them.
+func printGate(out io.Writer, cats []pipeline.Category, safe func(string) string) {
+	head := false
+	for _, c := range cats {
+		if c.Gate == nil {
+			continue
+		}
+		if !head {
+			fmt.Fprintln(out, "training gate:")
+			head = true
+		}
+		fmt.Fprintf(out, "  %s: %s\n", safe(c.Name), c.Gate.Text())
+	}
 }

@@ -1,0 +1,109 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// gateFields reads the gate's counts that end a T line of the Go agent
+// (protocol 13, remote/gatesum.go): empty, no reasoning, stray markers,
+// over max_length, unmeasured, pass if not thinking, pass if thinking, and
+// the max_length they were judged against. An older agent's line has none:
+// its records are counted unexamined.
+func gateFields(records int64, g []string) (parse.GateTally, error) {
+	var v [8]int64
+	for j := range g {
+		n, err := strconv.ParseInt(g[j], 10, 64)
+		if err != nil || n < 0 {
+			return parse.GateTally{}, fmt.Errorf("bad gate count %q", g[j])
+		}
+		v[j] = n
+	}
+	t := parse.GateTally{Records: records, Empty: v[0], NoReasoning: v[1], Stray: v[2], Over: v[3], Unmeasured: v[4], PassPlain: v[5], PassThinking: v[6], MaxLength: v[7]}
+	if !t.Consistent() {
+		return parse.GateTally{}, errors.New("gate counts do not add up")
+	}
+	return t, nil
+}
+
+// gateStale says the tally's gate holds ranges judged against different
+// max_lengths (pipeline.toml changed between the laptop's read and the
+// agent's): reexamine sums it again, and the agent's answer sets the
+// max_length the laptop judges its own reads by (followHostMax), so it
+// settles.
+func (a *tokAcc) gateStale() bool { return a.sum.gate.MaxLength < 0 }
+
+// followHostMax takes the max_length the agent judged a range against.
+func (a *tokAcc) followHostMax(g parse.GateTally) {
+	if g.Records > g.Unexamined {
+		a.max, a.hostMax = g.MaxLength, true
+	}
+}
+
+// gateVerdict is the category's gate (parse.JudgeGate) when the tally
+// covers its file, nil otherwise.
+func (k *counts) gateVerdict(c *catState) *parse.GateVerdict {
+	if !c.known || !c.tok.complete() {
+		return nil
+	}
+	return parse.JudgeGate(c.tok.sum.gate, k.manifest.Gate)
+}
+
+// foldGate records gate_below when a category's pass rate falls below
+// [gate] min_pass_rate (with min_records judged): once per fall, the
+// first judged poll too.
+func (e *events) foldGate(ce *catEvents, v Category, now time.Time) {
+	g := v.Gate
+	if g == nil {
+		return
+	}
+	if g.Below && !ce.below {
+		e.tl.Add(Event{Time: now.UTC(), Kind: EventGateBelow, Category: v.Name,
+			Text: parse.SanitizeString(GateBelowText(v.Name, *g))})
+	}
+	ce.below = g.Below
+}
+
+// EventGateBelow is the timeline's kind for a pass rate fallen below the floor.
+const EventGateBelow = "gate_below"
+
+// GateBelowText is the event's words: "B2: pass rate 82.0% below 90%
+// (820 of 1,000 pass)".
+func GateBelowText(name string, g parse.GateVerdict) string {
+	return fmt.Sprintf("%s: pass rate %s below %s (%s of %s pass)", name, parse.Percent(g.Rate), parse.Percent(g.Floor), parse.Thousands(g.Pass), parse.Thousands(g.Examined))
+}
+
+// totals reads a T line's fields: the awk's four (records tokens bytes
+// unknown), which the Go agent follows with eight of outcomes
+// (outcomeFields) and, from protocol 13, eight of the gate (gateFields).
+// What a reader does not send is counted unexamined.
+func (r *tokResult) totals(g []string) error {
+	if len(g) != 4 && len(g) != 12 && len(g) != 20 {
+		return fmt.Errorf("%d fields", len(g))
+	}
+	var v [4]int64
+	for j := range v {
+		n, err := strconv.ParseInt(g[j], 10, 64)
+		if err != nil {
+			return err
+		}
+		v[j] = n
+	}
+	r.t.runTally, r.bytes = runTally{records: v[0], tokens: v[1], unknown: v[3]}, v[2]
+	r.t.out = parse.Outcomes{Records: v[0], Unexamined: v[0]}
+	r.t.gate = parse.GateTally{Records: v[0], Unexamined: v[0]}
+	var err error
+	if len(g) >= 12 {
+		if r.t.out, err = outcomeFields(g[:12]); err != nil {
+			return err
+		}
+	}
+	if len(g) == 20 {
+		r.t.gate, err = gateFields(v[0], g[12:])
+	}
+	return err
+}
