@@ -43,7 +43,7 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 	countFigures(c, js, wjson != nil && c.scanVoidPID != 0 && c.scanVoidPID == wjson.PID, &v)
 	tokenFigures(c, js, &v)
 	v.OverCap = parse.OverCaps(v.Done, int64(c.maxSamples), v.CompletionTokens, v.TokenBudget)
-	provenance(c, &v)
+	provenance(c, &v, k.eras)
 	current := wk.Category == c.name
 	live := current && Alive(wk.State)
 	if live && js != nil {

@@ -31,8 +31,13 @@ type RunInfo struct {
 type ConfigCount struct {
 	Config    string `json:"config"`
 	ConfigKey string `json:"config_key,omitempty"`
-	Records   int64  `json:"records"`
-	Tokens    int64  `json:"tokens"`
+	// Inferred: records of no run, placed by their own time in the era
+	// of the server log's start line (parse.PlaceRecords) whose
+	// settings Args are; every view says parse.InferredFromLog
+	Inferred bool   `json:"inferred,omitempty"`
+	Args     string `json:"server_args,omitempty"`
+	Records  int64  `json:"records"`
+	Tokens   int64  `json:"tokens"`
 	// TokensUnknown: its records whose tokens are unknown (not in Tokens)
 	TokensUnknown int64 `json:"tokens_unknown_records,omitempty"`
 }
@@ -83,8 +88,9 @@ func (c *catState) newRun() bool {
 }
 
 // provenance sets v's Configs and Runs from runs.jsonl and the tally,
-// when the tally covers the file (the counts would be short otherwise).
-func provenance(c *catState, v *Category) {
+// when the tally covers the file (the counts would be short otherwise);
+// records of no run are placed in eras (eras.go).
+func provenance(c *catState, v *Category, eras []parse.Era) {
 	labels := configLabels(c.runLines)
 	complete := c.known && c.tok.complete()
 	byRun := c.tok.sum.byRun
@@ -121,11 +127,23 @@ func provenance(c *catState, v *Category) {
 	}
 	var rest runTally
 	for run, rt := range byRun {
-		if !seen[run] {
-			rest.add(rt)
+		if !seen[run] && (run != "" || len(eras) == 0) {
+			rest.add(rt) // with no start line known, nothing is placed
 		}
 	}
+	var p parse.Placement
+	if len(eras) > 0 {
+		p = parse.PlaceRecords(eras, c.tok.sum.times)
+	}
+	for _, e := range p.Eras {
+		key := e.Label + " " + parse.InferredFromLog // apart from a run's own e.Label
+		add(key, "", tallyOf(e.Tally))
+		counts[key].Config, counts[key].Inferred, counts[key].Args = e.Label, true, e.Settings
+	}
+	rest.add(tallyOf(p.Outside))
 	add(UnknownConfig, "", rest)
+	add(parse.ConfigNoTime, "", tallyOf(p.NoTime))
+	add(parse.ConfigNotPlaced, "", tallyOf(p.NotPlaced))
 	for _, l := range order {
 		if cc := counts[l]; cc.Records > 0 {
 			v.Configs = append(v.Configs, *cc)
@@ -154,22 +172,11 @@ func configLabels(runs []parse.RunLine) map[string]string {
 }
 
 func kvLabel(info map[string]any) string {
-	kv := fmt.Sprint(info["kv_cache_dtype"])
-	if res, ok := info["kv_cache_dtype_resolved"]; ok && (kv == "auto" || kv == "" || kv == "<nil>") {
-		kv = fmt.Sprint(res)
+	res := ""
+	if r, ok := info["kv_cache_dtype_resolved"]; ok {
+		res = fmt.Sprint(r)
 	}
-	switch k := strings.ToLower(kv); {
-	case strings.Contains(k, "fp8"):
-		return "fp8-kv"
-	case k == "bfloat16" || k == "bf16":
-		return "bf16"
-	case k == "float16" || k == "fp16" || k == "half":
-		return "fp16"
-	case k == "" || k == "<nil>" || k == "auto":
-		return "auto-kv"
-	default:
-		return parse.SanitizeString(kv)
-	}
+	return parse.KVLabel(fmt.Sprint(info["kv_cache_dtype"]), res)
 }
 
 // serverArgs is the server's configuration as one line, keys sorted.
@@ -189,11 +196,19 @@ func serverArgs(info map[string]any) string {
 	return parse.SanitizeString(b.String())
 }
 
-// ConfigLine is the row's provenance: "1652 fp8-kv · 5348 bf16".
+func tallyOf(t parse.Tally) runTally {
+	return runTally{records: t.Records, tokens: t.Tokens, unknown: t.Unknown}
+}
+
+// ConfigLine is the row's provenance: "1652 fp8-kv (inferred from the
+// server log) · 5348 bf16".
 func ConfigLine(cs []ConfigCount) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
 		parts[i] = fmt.Sprintf("%d %s", c.Records, c.Config)
+		if c.Inferred {
+			parts[i] += " " + parse.InferredFromLog
+		}
 	}
 	return strings.Join(parts, " · ")
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote"
@@ -16,6 +17,7 @@ type tally struct {
 	runTally                     // the whole file
 	byRun    map[string]runTally // "" = records with no run (the old script)
 	out      parse.Outcomes      // how the file's records ended
+	times    parse.RecordTimes   // when its run-less records finished (eras.go)
 }
 
 // runTally is records, the tokens of those whose count is known, and how
@@ -59,6 +61,7 @@ func (t *tally) merge(o tally) {
 	}
 	t.runTally.add(o.runTally)
 	t.out.Merge(o.out)
+	t.times.Merge(o.times)
 }
 
 // tokAcc adds up a raw_responses.jsonl's tokens and runs from the bytes its
@@ -86,6 +89,7 @@ type tokAcc struct {
 	err     string  // why the last host sum failed
 	stuckAt int64   // a hole ending in an unfinished line: no job until cur grows past it
 	sum     tally
+	loc     *time.Location // the host's zone: a record's zone-less time is read in it
 }
 
 type tokRead struct {
@@ -166,7 +170,7 @@ func (a *tokAcc) lines(data []byte) {
 		if i < 0 {
 			break
 		}
-		tallyLine(&a.sum, buf[:i])
+		tallyLine(&a.sum, buf[:i], a.loc)
 		a.start += int64(i) + 1
 		buf = buf[i+1:]
 	}
@@ -176,7 +180,7 @@ func (a *tokAcc) lines(data []byte) {
 	}
 }
 
-func tallyLine(t *tally, line []byte) {
+func tallyLine(t *tally, line []byte, loc *time.Location) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return
 	}
@@ -187,6 +191,7 @@ func tallyLine(t *tally, line []byte) {
 	t.addRecord(f.Run, f.CompletionTokens, f.HasTokens)
 	t.out.Add(f.Outcome)
 	t.out.AddPrompt(f.PromptTokens, f.HasPrompt)
+	noteTime(t, line, f, loc)
 }
 
 // openHole marks [start, end) as not seen: the partial line is dropped and
@@ -350,6 +355,7 @@ func (k *counts) foldTokens(pre *remote.Prefetch, res remote.PollResult, jobs []
 		if lj != nil {
 			c.tok.job = nil // the late sum covers the hole's job and what this count added
 		}
+		c.tok.loc = k.hostZone()
 		c.tok.fold(up, c.tok.job, r)
 		c.tok.job = nil
 		c.tok.late(lj, lr, up.End)

@@ -37,7 +37,8 @@ type sumState struct {
 	Tail     [32]byte // sha256 of the (up to) 4 KB before Off
 	T        runSums
 	ByRun    map[string]runSums
-	O        parse.Outcomes // how the records ended (finish reasons, empty answers)
+	O        parse.Outcomes    // how the records ended (finish reasons, empty answers)
+	Times    parse.RecordTimes // when its run-less records finished (tokentimes.go)
 }
 
 type runSums struct{ Records, Tokens, Unknown int64 }
@@ -53,6 +54,7 @@ type rangeSum struct {
 	t     runSums
 	byRun map[string]runSums
 	out   parse.Outcomes
+	times parse.RecordTimes
 	bytes int64
 }
 
@@ -80,11 +82,13 @@ func (s *rangeSum) line(l []byte) {
 	r := s.byRun[f.Run]
 	r.add(one)
 	s.byRun[f.Run] = r
+	s.noteTime(l, f)
 }
 
 func (s *rangeSum) merge(o rangeSum) {
 	s.t.add(o.t)
 	s.out.Merge(o.out)
+	s.times.Merge(o.times)
 	s.bytes += o.bytes
 	for run, r := range o.byRun {
 		if s.byRun == nil {
@@ -221,13 +225,13 @@ func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
 		if err != nil {
 			return rangeSum{}, err
 		}
-		out = rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, bytes: kept.Off}
+		out = rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, times: kept.Times.Clone(), bytes: kept.Off}
 		out.merge(d)
 	case kept != nil && from > 0 && kept.Off == from:
 		if out, err = sumRange(f, from, n); err != nil {
 			return rangeSum{}, err
 		}
-		all := rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, bytes: kept.Off}
+		all := rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, times: kept.Times.Clone(), bytes: kept.Off}
 		all.merge(out)
 		ts.keep(p, f, st, all)
 		return out, nil
@@ -247,7 +251,7 @@ func (ts *tokenSums) keep(p string, f *os.File, st *syscall.Stat_t, all rangeSum
 	if st == nil {
 		return
 	}
-	s := &sumState{Dev: uint64(st.Dev), Ino: st.Ino, Off: all.bytes, Tail: tailHash(f, all.bytes), T: all.t, ByRun: copyRuns(all.byRun), O: all.out}
+	s := &sumState{Dev: uint64(st.Dev), Ino: st.Ino, Off: all.bytes, Tail: tailHash(f, all.bytes), T: all.t, ByRun: copyRuns(all.byRun), O: all.out, Times: all.times.Clone()}
 	ts.mu.Lock()
 	ts.files[p] = s
 	ts.dirty = true
@@ -278,6 +282,7 @@ func (s rangeSum) write(w *bytes.Buffer, i int) {
 		x := s.byRun[r]
 		fmt.Fprintf(w, "%d R %d %d %d %s\n", i, x.Records, x.Tokens, x.Unknown, r)
 	}
+	s.writeTimes(w, i)
 }
 
 // ranges answers "FILE FROM N…" (FROM 1-based, as tail -c +FROM).
