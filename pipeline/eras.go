@@ -118,3 +118,14 @@ func (sv *serverSet) eras() []parse.Era {
 	}
 	return parse.Eras(all)
 }
+
+// foldStarts keeps the start lines the agent found before a log's history
+// (remote/starts.go): only their eras, never the server's state.
+func (sv *serverSet) foldStarts(s *srvWatch, lines []string, now time.Time) {
+	for _, l := range lines {
+		ev := parse.ParseServerLine(l)
+		if ev.Kind == parse.SStartup && ev.Startup.Stage == "launch" {
+			s.noteLaunch(ev, sv.ev.serverTime(ev, s.st.logMtime, now))
+		}
+	}
+}

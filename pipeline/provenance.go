@@ -27,24 +27,12 @@ type RunInfo struct {
 }
 
 // ConfigCount is how many of a category's records one server
-// configuration made.
-type ConfigCount struct {
-	Config    string `json:"config"`
-	ConfigKey string `json:"config_key,omitempty"`
-	// Inferred: records of no run, placed by their own time in the era
-	// of the server log's start line (parse.PlaceRecords) whose
-	// settings Args are; every view says parse.InferredFromLog
-	Inferred bool   `json:"inferred,omitempty"`
-	Args     string `json:"server_args,omitempty"`
-	Records  int64  `json:"records"`
-	Tokens   int64  `json:"tokens"`
-	// TokensUnknown: its records whose tokens are unknown (not in Tokens)
-	TokensUnknown int64 `json:"tokens_unknown_records,omitempty"`
-}
+// configuration made (parse.ConfigCounts).
+type ConfigCount = parse.ConfigCount
 
-// UnknownConfig names records no run of runs.jsonl accounts for: written
-// by the old script (no "run"), or by a run whose server could not say.
-const UnknownConfig = "unknown config"
+// UnknownConfig names records no run of runs.jsonl accounts for and no
+// era of the server log takes.
+const UnknownConfig = parse.UnknownConfigLabel
 
 // noteRun keeps one runs.jsonl line.
 func (c *catState) noteRun(r parse.RunLine) {
@@ -91,23 +79,9 @@ func (c *catState) newRun() bool {
 // when the tally covers the file (the counts would be short otherwise);
 // records of no run are placed in eras (eras.go).
 func provenance(c *catState, v *Category, eras []parse.Era) {
-	labels := configLabels(c.runLines)
+	labels := parse.ConfigLabels(c.runLines)
 	complete := c.known && c.tok.complete()
 	byRun := c.tok.sum.byRun
-	seen := map[string]bool{}
-	counts := map[string]*ConfigCount{}
-	var order []string
-	add := func(label, key string, r runTally) {
-		cc, ok := counts[label]
-		if !ok {
-			cc = &ConfigCount{Config: label, ConfigKey: key}
-			counts[label] = cc
-			order = append(order, label)
-		}
-		cc.Records += r.records
-		cc.Tokens += r.tokens
-		cc.TokensUnknown += r.unknown
-	}
 	for _, r := range c.runLines {
 		info := RunInfo{Run: r.Run, PID: r.PID, StartedAt: r.StartedAt, Version: r.Version, Server: r.Server,
 			Config: UnknownConfig}
@@ -117,66 +91,17 @@ func provenance(c *catState, v *Category, eras []parse.Era) {
 		if complete {
 			rt := byRun[r.Run]
 			info.Records, info.Tokens, info.TokensUnknown = &rt.records, &rt.tokens, rt.unknown
-			seen[r.Run] = true
-			add(info.Config, info.ConfigKey, rt)
 		}
 		v.Runs = append(v.Runs, info)
 	}
 	if !complete {
 		return
 	}
-	var rest runTally
+	runs := make(map[string]parse.Tally, len(byRun))
 	for run, rt := range byRun {
-		if !seen[run] && (run != "" || len(eras) == 0) {
-			rest.add(rt) // with no start line known, nothing is placed
-		}
+		runs[run] = parse.Tally{Records: rt.records, Tokens: rt.tokens, Unknown: rt.unknown}
 	}
-	var p parse.Placement
-	if len(eras) > 0 {
-		p = parse.PlaceRecords(eras, c.tok.sum.times)
-	}
-	for _, e := range p.Eras {
-		key := e.Label + " " + parse.InferredFromLog // apart from a run's own e.Label
-		add(key, "", tallyOf(e.Tally))
-		counts[key].Config, counts[key].Inferred, counts[key].Args = e.Label, true, e.Settings
-	}
-	rest.add(tallyOf(p.Outside))
-	add(UnknownConfig, "", rest)
-	add(parse.ConfigNoTime, "", tallyOf(p.NoTime))
-	add(parse.ConfigNotPlaced, "", tallyOf(p.NotPlaced))
-	for _, l := range order {
-		if cc := counts[l]; cc.Records > 0 {
-			v.Configs = append(v.Configs, *cc)
-		}
-	}
-}
-
-// configLabels names each configuration by its KV cache dtype, the
-// difference users look for; two configurations with one dtype are told
-// apart by their key.
-func configLabels(runs []parse.RunLine) map[string]string {
-	out := map[string]string{}
-	used := map[string]string{}
-	for _, r := range runs {
-		key := r.Snapshot.ConfigKey
-		if !r.Snapshot.Known() || out[key] != "" {
-			continue
-		}
-		l := kvLabel(r.Snapshot.Info)
-		if k, taken := used[l]; taken && k != key {
-			l += "#" + key[:min(6, len(key))]
-		}
-		used[l], out[key] = key, l
-	}
-	return out
-}
-
-func kvLabel(info map[string]any) string {
-	res := ""
-	if r, ok := info["kv_cache_dtype_resolved"]; ok {
-		res = fmt.Sprint(r)
-	}
-	return parse.KVLabel(fmt.Sprint(info["kv_cache_dtype"]), res)
+	v.Configs = parse.ConfigCounts(parse.ConfigFacts{Runs: c.runLines, ByRun: runs, Eras: eras, Times: c.tok.sum.times})
 }
 
 // serverArgs is the server's configuration as one line, keys sorted.
@@ -196,19 +121,6 @@ func serverArgs(info map[string]any) string {
 	return parse.SanitizeString(b.String())
 }
 
-func tallyOf(t parse.Tally) runTally {
-	return runTally{records: t.Records, tokens: t.Tokens, unknown: t.Unknown}
-}
-
 // ConfigLine is the row's provenance: "1652 fp8-kv (inferred from the
 // server log) · 5348 bf16".
-func ConfigLine(cs []ConfigCount) string {
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = fmt.Sprintf("%d %s", c.Records, c.Config)
-		if c.Inferred {
-			parts[i] += " " + parse.InferredFromLog
-		}
-	}
-	return strings.Join(parts, " · ")
-}
+func ConfigLine(cs []ConfigCount) string { return parse.ConfigText(cs) }

@@ -418,6 +418,7 @@ func (sv *serverSet) foldServerLines(s *srvWatch, res remote.PollResult, now tim
 		tag = s.name + " │ "
 	}
 	emit := func(ev parse.ServerEvent) { sv.foldServerEvent(s, ev, now) }
+	sv.foldStarts(s, sl.Starts, now)
 	addShown(sv.lines, sl, tag)
 	for _, l := range sl.Lines {
 		if s.role == RoleRouter {
