@@ -41,6 +41,7 @@ type catAcc struct {
 	// minutes are the window's records per minute from its start, for the
 	// records an incident cost
 	minutes map[int32]int64
+	prov    provAcc // its records by run and time, for its provenance (eras.go)
 }
 
 // categoryNames lists the categories: those status finds under prepared/
@@ -115,7 +116,7 @@ func (d *digester) readCategory(acc *catAcc) error {
 	if err != nil {
 		return err
 	}
-	if err := d.readRuns(c.Name, filepath.Join(dir, parse.RunsFile)); err != nil {
+	if err := d.readRuns(acc, filepath.Join(dir, parse.RunsFile)); err != nil {
 		return err
 	}
 	if fi, err := os.Stat(filepath.Join(dir, parse.PromptsFile)); err == nil {
@@ -185,6 +186,7 @@ func (d *digester) record(acc *catAcc, line []byte, complete bool) {
 	c.TokensUnknown += unknown
 	acc.outcomes.Add(st.Outcome)
 	acc.outcomes.AddPrompt(st.PromptTokens, st.HasPrompt)
+	acc.prov.noteRecord(st)
 	run := d.run(st.Run)
 	run.Records++
 	if run.ByCategory == nil {

@@ -36,6 +36,7 @@ type view struct {
 	Totals                                  string
 	OverCap                                 []string // categories past a cap, in status's words
 	Ended                                   []string // how each category's records ended, in status's words
+	Configs                                 []string // which server configuration made its records, in status's words
 	Capture                                 string   // the next stage's disk, in status's words
 	Records, Throughput                     chart
 	Incidents                               []incRow
@@ -76,6 +77,9 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 		}
 		if c.Outcomes != nil {
 			v.Ended = append(v.Ended, clean(c.Name, 80)+": "+c.Outcomes.Text())
+		}
+		if len(c.Configs) > 0 {
+			v.Configs = append(v.Configs, clean(c.Name, 80)+": "+clean(parse.ConfigText(c.Configs), 400))
 		}
 	}
 	v.Totals = fmt.Sprintf("%s, %s", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk))

@@ -91,6 +91,9 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 		if c.Outcomes != nil && c.Error == "" { // how its records ended: status's words
 			fmt.Fprintf(b, "  %s: ended: %s\n", clean(c.Name, 22), c.Outcomes.Text())
 		}
+		if len(c.Configs) > 0 && c.Error == "" { // which server made them: status's words
+			fmt.Fprintf(b, "  %s: records by config: %s\n", clean(c.Name, 22), clean(parse.ConfigText(c.Configs), 400))
+		}
 	}
 	fmt.Fprintf(b, "total: %s, %s, %s left", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk), parse.Thousands(left))
 	if noTime > 0 {

@@ -32,16 +32,19 @@ type look struct {
 	Claims bool   // a rate or an ETA
 	Over   string // the caps it is past, in status's words (parse.OverCapsText)
 	Ended  string // how its records ended (parse.Outcomes.Text); "?" where a view does not say
+	// Configs: its records by server configuration (parse.ConfigText);
+	// "?" where a view does not say
+	Configs string
 }
 
 func (l look) String() string {
-	return fmt.Sprintf("%s target %d left %d claims %v over %q ended %q", l.State, l.Target, l.Left, l.Claims, l.Over, l.Ended)
+	return fmt.Sprintf("%s target %d left %d claims %v over %q ended %q configs %q", l.State, l.Target, l.Left, l.Claims, l.Over, l.Ended, l.Configs)
 }
 
 func snapLooks(s pipeline.Snapshot) map[string]look {
 	out := map[string]look{}
 	for _, c := range s.Categories {
-		out[c.Name] = look{string(c.State), c.Target, parse.Left(c.Done, c.Target, string(c.State)), c.RatePerMin > 0 || c.ETASeconds != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes)}
+		out[c.Name] = look{string(c.State), c.Target, parse.Left(c.Done, c.Target, string(c.State)), c.RatePerMin > 0 || c.ETASeconds != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes), parse.ConfigText(c.Configs)}
 	}
 	return out
 }
@@ -67,6 +70,7 @@ func overs(out string, looks map[string]look) map[string]look {
 		if m := endedLine.FindStringSubmatch(l); m != nil {
 			if lk, ok := looks[m[1]]; ok {
 				lk.Ended = m[2]
+				lk.Configs = configsOf(l)
 				looks[m[1]] = lk
 			}
 		}
@@ -89,7 +93,7 @@ func textLooks(out string) map[string]look {
 		if m := statusRow.FindStringSubmatch(l); m != nil {
 			done, _ := strconv.ParseInt(m[2], 10, 64)
 			target, _ := strconv.ParseInt(m[3], 10, 64)
-			res[m[1]] = look{m[6], target, parse.Left(done, target, m[6]), m[4] != "0.0" || m[5] != "-", "", ""}
+			res[m[1]] = look{m[6], target, parse.Left(done, target, m[6]), m[4] != "0.0" || m[5] != "-", "", "", ""}
 		}
 	}
 	return overs(out, res)
@@ -105,7 +109,7 @@ func screenLooks(scr string) map[string]look {
 		if m := screenRow.FindStringSubmatch(l); m != nil {
 			done, _ := strconv.ParseInt(m[2], 10, 64)
 			target, _ := strconv.ParseInt(m[3], 10, 64)
-			res[m[1]] = look{m[7], target, parse.Left(done, target, m[7]), m[4] != "0.0" || (m[5] != "-" && m[5] != "?"), "", "?"}
+			res[m[1]] = look{m[7], target, parse.Left(done, target, m[7]), m[4] != "0.0" || (m[5] != "-" && m[5] != "?"), "", "?", "?"}
 		}
 	}
 	return overs(scr, res)
@@ -127,7 +131,7 @@ func headerWorker(scr string) string {
 func reportLooks(s digest.Summary) map[string]look {
 	out := map[string]look{}
 	for _, c := range s.Categories {
-		out[c.Name] = look{c.State, c.Target, c.Left(), c.ETASec != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes)}
+		out[c.Name] = look{c.State, c.Target, c.Left(), c.ETASec != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes), parse.ConfigText(c.Configs)}
 	}
 	return out
 }
@@ -178,6 +182,10 @@ func agree(t *testing.T, root string, views map[string]map[string]look, want map
 			// record yet says nothing (""), as it gives no tokens
 			if e := views["status --json"][cat].Ended; g.Ended != "?" && g.Ended != "" && e != "" && g.Ended != e && grew[cat] == 0 {
 				t.Errorf("%s: %s says %s ended %q, status --json %q:\n%s", root, v, cat, g.Ended, e, table())
+			}
+			// which server made its records, likewise (parse.ConfigCounts)
+			if e := views["status --json"][cat].Configs; g.Configs != "?" && g.Configs != "" && e != "" && g.Configs != e && grew[cat] == 0 {
+				t.Errorf("%s: %s says %s's records by config are %q, status --json %q:\n%s", root, v, cat, g.Configs, e, table())
 			}
 			if g.Over != r.Over {
 				t.Errorf("%s: %s says %s is %q, %s %q:\n%s", root, v, cat, g.Over, names[0], r.Over, table())
@@ -557,6 +565,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 	ageRoot(t, hang, map[string]time.Duration{
 		"prepared/B1_glaive/raw_responses.jsonl": 100 * time.Minute, "prepared/B2_opencodeinstruct/raw_responses.jsonl": time.Hour,
 		"prepared/B3_magicoder/raw_responses.jsonl": 3 * time.Hour, "logs/inference_all.log": time.Hour})
+	eras, erasWant := eraRoot(t)
 	const stall = 20 * time.Second
 	// the stall limit from the environment, as a user's config sets it:
 	// the report's digest too
@@ -577,6 +586,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 		{"a SIGSTOPped worker within the stall limit", stoppedRoot(t, bin, time.Second), map[string]string{"A": "running"}, nil, nil, true, ""},
 		{"the Go worker at work", workingRoot(t, bin), map[string]string{"A": "running"}, nil, nil, false, ""},
 		{"the log's 7000 prompts against 10,000, a cap and a budget", targetRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "partial"}, nil, nil, true, ""},
+		{"two server configurations, the old script's records", eras, map[string]string{"B2_opencodeinstruct": "done", "B3_python": "partial"}, nil, nil, true, ""},
 		{"9,998 of 10,000 and nobody on it for a day", idleRoot(t), map[string]string{"B1_glaive": "died", "B2_opencodeinstruct": "pending"}, nil, []string{"--since", "48h"}, true, ""},
 	}
 	var env []string // the root's
@@ -715,6 +725,13 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 			for cat, want := range endedWant[r.name] { // and every view that says it agrees (agree)
 				if got := views["status --json"][cat].Ended; got != want {
 					t.Errorf("%s: status --json says %s ended %q, want %q", r.name, cat, got, want)
+				}
+			}
+			for cat, want := range erasWant { // Python's count: the report's, and every view's that says (a first poll by the fallback may not)
+				for v, looks := range views {
+					if got := looks[cat].Configs; r.root == eras && (got != want && got != "" && got != "?" || v == "report --json" && got != want) {
+						t.Errorf("%s: %s says %s's records by config are %q, Python's json counts %q", r.name, v, cat, got, want)
+					}
 				}
 			}
 			for cat, want := range overWant[r.name] { // and every view agrees with it (agree)
