@@ -322,8 +322,8 @@ type digester struct {
 	// logTarget is each category's "NAME: N prompts" in the worker log
 	logTarget map[string]int
 	launches  []parse.ServerLaunch // the server log's start lines (eras.go)
-	segs      []segment  // the runs' starts on categories, from runs.jsonl
-	stalls    []Incident // gaps in categories' records, before the outages are known
+	segs      []segment            // the runs' starts on categories, from runs.jsonl
+	stalls    []Incident           // gaps in categories' records, before the outages are known
 	// outages are the server's down times, for the stalls they explain
 	outages []Incident
 	// took are the last two categories the worker log says were taken up,
