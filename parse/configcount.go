@@ -113,15 +113,15 @@ func ConfigLabels(runs []RunLine) map[string]string {
 	return out
 }
 
-// ConfigText is a category's provenance in one line: "1652 fp8-kv
-// (inferred from the server log) · 5348 bf16".
+// ConfigText is a category's provenance in one line: "1,652 fp8-kv
+// (inferred from the server log) · 5,348 bf16".
 func ConfigText(cs []ConfigCount) string {
 	var b []byte
 	for i, c := range cs {
 		if i > 0 {
 			b = append(b, " · "...)
 		}
-		b = fmt.Appendf(b, "%d %s", c.Records, c.Config)
+		b = fmt.Appendf(b, "%s %s", Thousands(c.Records), c.Config)
 		if c.Inferred {
 			b = append(b, ' ')
 			b = append(b, InferredFromLog...)

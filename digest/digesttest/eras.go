@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
@@ -22,7 +24,7 @@ import (
 // counts back from the files: per category, per era, records and tokens,
 // and those with no time.
 const eraGen = `import json, sys, time, datetime
-root, now = sys.argv[1], time.time()
+root, now = sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else time.time()
 def stamp(t): return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
 fp8_at, stop_at, auto_at = now - 20 * 3600, now - 15 * 3600, now - 5 * 3600
 launch = "server_args=ServerArgs(model_path='/models/qwen3-8b', tokenizer_path='/models/qwen3-8b', dtype='auto', kv_cache_dtype='%s', quantization=None, mem_fraction_static=0.88, speculative_algorithm=None, port=30000)"
@@ -73,13 +75,29 @@ print(json.dumps(counts))`
 // "before", "no time"), records and completion tokens.
 func EraNight(t testing.TB, dir string) map[string]map[string][2]int64 {
 	t.Helper()
+	return eraNight(t, dir)
+}
+
+// EraNightAt is EraNight as of now, in UTC (the host's zone for Python's
+// zone-less times), for a golden file.
+func EraNightAt(t testing.TB, dir string, now time.Time) map[string]map[string][2]int64 {
+	t.Helper()
+	return eraNight(t, dir, strconv.FormatInt(now.Unix(), 10))
+}
+
+func eraNight(t testing.TB, dir string, now ...string) map[string]map[string][2]int64 {
+	t.Helper()
 	py := testgate.Tool(t, "python3", "the old script's night over two server configurations")
 	for _, d := range []string{"logs", "prepared/B2_opencodeinstruct", "prepared/B3_python"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	out, err := exec.Command(py, "-c", eraGen, dir).Output()
+	cmd := exec.Command(py, append([]string{"-c", eraGen, dir}, now...)...)
+	if len(now) > 0 {
+		cmd.Env = append(os.Environ(), "TZ=UTC")
+	}
+	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
