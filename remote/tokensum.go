@@ -37,8 +37,8 @@ type sumState struct {
 	Tail     [32]byte // sha256 of the (up to) 4 KB before Off
 	T        runSums
 	ByRun    map[string]runSums
-	O        parse.Outcomes    // how the records ended (finish reasons, empty answers)
-	Times    parse.RecordTimes // when its run-less records finished (tokentimes.go)
+	O        parse.Outcomes     // how the records ended (finish reasons, empty answers)
+	Times    *parse.RecordTimes // when its run-less records finished (tokentimes.go)
 }
 
 type runSums struct{ Records, Tokens, Unknown int64 }
@@ -218,6 +218,10 @@ func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
 	if kept != nil && (st == nil || kept.Dev != uint64(st.Dev) || kept.Ino != st.Ino || fi.Size() < kept.Off || tailHash(f, kept.Off) != kept.Tail) {
 		kept = nil // cut, replaced or rewritten: summed again from 0
 	}
+	var keptT parse.RecordTimes
+	if kept != nil && from == 0 {
+		keptT, kept = ts.timesOf(p, kept)
+	}
 	var out rangeSum
 	switch {
 	case kept != nil && from == 0 && kept.Off <= n:
@@ -225,15 +229,15 @@ func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
 		if err != nil {
 			return rangeSum{}, err
 		}
-		out = rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, times: kept.Times.Clone(), bytes: kept.Off}
+		out = rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, times: keptT, bytes: kept.Off}
 		out.merge(d)
 	case kept != nil && from > 0 && kept.Off == from:
 		if out, err = sumRange(f, from, n); err != nil {
 			return rangeSum{}, err
 		}
-		all := rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, times: kept.Times.Clone(), bytes: kept.Off}
-		all.merge(out)
-		ts.keep(p, f, st, all)
+		all := rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, bytes: kept.Off}
+		all.merge(out) // its times are the range's: keepOn adds them to kept's
+		ts.keepOn(p, f, st, kept, all)
 		return out, nil
 	default:
 		if out, err = sumRange(f, from, n); err != nil {
@@ -251,7 +255,7 @@ func (ts *tokenSums) keep(p string, f *os.File, st *syscall.Stat_t, all rangeSum
 	if st == nil {
 		return
 	}
-	s := &sumState{Dev: uint64(st.Dev), Ino: st.Ino, Off: all.bytes, Tail: tailHash(f, all.bytes), T: all.t, ByRun: copyRuns(all.byRun), O: all.out, Times: all.times.Clone()}
+	s := &sumState{Dev: uint64(st.Dev), Ino: st.Ino, Off: all.bytes, Tail: tailHash(f, all.bytes), T: all.t, ByRun: copyRuns(all.byRun), O: all.out, Times: ptrTimes(all.times.Clone())}
 	ts.mu.Lock()
 	ts.files[p] = s
 	ts.dirty = true

@@ -3,7 +3,9 @@ package remote
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -44,3 +46,47 @@ func (s rangeSum) writeTimes(w *bytes.Buffer, i int) {
 		fmt.Fprintf(w, "%d M %d %d %d %d\n", i, m, c.Records, c.Tokens, c.Unknown)
 	}
 }
+
+// The kept minutes are not copied on a steady poll: a range that extends
+// the file's kept sums adds its minutes to them in place (keepOn), under
+// the lock that save's marshal takes, and a read from 0 copies them
+// (timesOf) only while they are the file's current state, so no read sees
+// minutes beyond the sums they go with.
+
+// timesOf is a copy of kept's minutes, and kept; nil when kept is no
+// longer p's current state (another request moved it on): the caller
+// then sums from 0.
+func (ts *tokenSums) timesOf(p string, kept *sumState) (parse.RecordTimes, *sumState) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.files[p] != kept {
+		return parse.RecordTimes{}, nil
+	}
+	if kept.Times == nil {
+		return parse.RecordTimes{}, kept
+	}
+	return kept.Times.Clone(), kept
+}
+
+// keepOn keeps all, kept's file summed further by a range whose minutes
+// are all.times: they are added to kept's in place, which the new state
+// takes over, unless kept is no longer p's current state (nothing kept).
+func (ts *tokenSums) keepOn(p string, f *os.File, st *syscall.Stat_t, kept *sumState, all rangeSum) {
+	if st == nil {
+		return
+	}
+	s := &sumState{Dev: uint64(st.Dev), Ino: st.Ino, Off: all.bytes, Tail: tailHash(f, all.bytes), T: all.t, ByRun: copyRuns(all.byRun), O: all.out, Times: kept.Times}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.files[p] != kept {
+		return
+	}
+	if s.Times == nil {
+		s.Times = &parse.RecordTimes{}
+	}
+	s.Times.Merge(all.times)
+	ts.files[p] = s
+	ts.dirty = true
+}
+
+func ptrTimes(t parse.RecordTimes) *parse.RecordTimes { return &t }

@@ -1,0 +1,37 @@
+package parse
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkRunlessRecordTime: what the token sums read of one old-script
+// record (no run: json.dumps, an ISO timestamp, 15 KB), with and without
+// its time (ParseRecordStamp after ParseRecordFacts, as the agent and the
+// dashboard's tally do for run-less records only: the Go worker's records
+// pay nothing).
+func BenchmarkRunlessRecordTime(b *testing.B) {
+	content := strings.Repeat(`lorem ipsum \u00e9t\u00e9 \"dolor\" sit\namet `, 333)
+	line := []byte(`{"id": "B2-00007", "reasoning_content": "` + content + `", "response": "a", "finish_reason": "stop", "usage": {"completion_tokens": 3800}, "timestamp": "2026-12-05T05:16:10.123456"}`)
+	b.Run("facts", func(b *testing.B) {
+		b.SetBytes(int64(len(line)))
+		for b.Loop() {
+			if f, err := ParseRecordFacts(line); err != nil || f.CompletionTokens != 3800 {
+				b.Fatal(f, err)
+			}
+		}
+	})
+	b.Run("facts+time", func(b *testing.B) {
+		b.SetBytes(int64(len(line)))
+		var r RecordTimes
+		for b.Loop() {
+			f, err := ParseRecordFacts(line)
+			st, err2 := ParseRecordStamp(line, time.UTC)
+			if err != nil || err2 != nil || !st.HasFinished {
+				b.Fatal(f, err, err2)
+			}
+			r.Add(st.Finished, true, OneRecord(f.CompletionTokens, f.HasTokens))
+		}
+	})
+}
