@@ -75,18 +75,11 @@ func ParseLaunch(msg string) (settings []string, ok bool) {
 func splitTopLevel(s string) []string {
 	var out []string
 	depth, start := 0, 0
-	var quote byte
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
 		case c == '\'' || c == '"':
-			quote = c
+			i = quoteEnd(s, i)
 		case c == '(' || c == '[' || c == '{':
 			depth++
 		case c == ')' || c == ']' || c == '}':
@@ -100,6 +93,21 @@ func splitTopLevel(s string) []string {
 		}
 	}
 	return append(out, s[start:]) // cut: what was read
+}
+
+// quoteEnd is the index of the quote that closes the one at i (a
+// backslash escapes), or the last index when none does.
+func quoteEnd(s string, i int) int {
+	q := s[i]
+	for i++; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case q:
+			return i
+		}
+	}
+	return len(s) - 1
 }
 
 func unquote(s string) string {

@@ -218,10 +218,7 @@ func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
 	if kept != nil && (st == nil || kept.Dev != uint64(st.Dev) || kept.Ino != st.Ino || fi.Size() < kept.Off || tailHash(f, kept.Off) != kept.Tail) {
 		kept = nil // cut, replaced or rewritten: summed again from 0
 	}
-	var keptT parse.RecordTimes
-	if kept != nil && from == 0 {
-		keptT, kept = ts.timesOf(p, kept)
-	}
+	keptT, kept := ts.timesOf(p, kept, from)
 	var out rangeSum
 	switch {
 	case kept != nil && from == 0 && kept.Off <= n:

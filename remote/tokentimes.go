@@ -53,10 +53,13 @@ func (s rangeSum) writeTimes(w *bytes.Buffer, i int) {
 // (timesOf) only while they are the file's current state, so no read sees
 // minutes beyond the sums they go with.
 
-// timesOf is a copy of kept's minutes, and kept; nil when kept is no
-// longer p's current state (another request moved it on): the caller
-// then sums from 0.
-func (ts *tokenSums) timesOf(p string, kept *sumState) (parse.RecordTimes, *sumState) {
+// timesOf is, for a read from 0, a copy of kept's minutes, and kept; nil
+// when kept is no longer p's current state (another request moved it
+// on): the caller then sums from 0.
+func (ts *tokenSums) timesOf(p string, kept *sumState, from int64) (parse.RecordTimes, *sumState) {
+	if kept == nil || from != 0 {
+		return parse.RecordTimes{}, kept
+	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.files[p] != kept {
