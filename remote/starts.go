@@ -52,15 +52,15 @@ func startLines(rd io.Reader) []byte {
 			l = append(long, l...)
 			long = nil
 		}
+		if err != nil {
+			break // EOF: an unfinished last line is the history's
+		}
 		if isStart(l) {
 			line := bytes.TrimRight(l[:min(len(l), parse.DefaultMaxLine)], "\r\n")
 			keep = append(keep, append(bytes.Clone(line), '\n'))
 			if len(keep) > parse.MaxLaunches {
 				keep = keep[1:]
 			}
-		}
-		if err != nil {
-			break // EOF: an unfinished last line is the history's
 		}
 	}
 	return bytes.Join(keep, nil)
