@@ -35,3 +35,24 @@ func BenchmarkRunlessRecordTime(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPlaceRecords: the laptop's placing of a file's minutes in the
+// eras, each poll that judges its category: the bound (16,384 minutes)
+// over 4 eras.
+func BenchmarkPlaceRecords(b *testing.B) {
+	var r RecordTimes
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for i := range MaxMinutes {
+		r.Add(at.Add(time.Duration(i)*time.Minute), true, OneRecord(100, true))
+	}
+	var ls []ServerLaunch
+	for i, kv := range []string{"fp8_e4m3", "auto", "fp8_e4m3", "auto"} {
+		ls = append(ls, ServerLaunch{At: at.Add(time.Duration(i) * 60 * time.Hour), Settings: []string{"kv_cache_dtype=" + kv}})
+	}
+	eras := Eras(ls)
+	for b.Loop() {
+		if p := PlaceRecords(eras, r); len(p.Eras) != 2 {
+			b.Fatal(p)
+		}
+	}
+}

@@ -13,7 +13,7 @@ import (
 // (parse.Eras), and may be far before the tail's history (256 KB back): on
 // a first read of a server log the agent scans the bytes before the
 // history for them and sends them as an E record (data: the lines, each
-// cut at parse.DefaultMaxLine, the newest parse.MaxLaunches). The scan is
+// cut at parse.DefaultMaxLine, the newest parse.MaxLaunches within 1 MB). The scan is
 // a byte search over the file's head, once per first attach; the steady
 // poll reads the log's new lines from the tail as before. The fallback
 // sends none: records before the first start in its 256 KB are of
@@ -63,8 +63,19 @@ func startLines(rd io.Reader) []byte {
 			}
 		}
 	}
+	n := 0
+	for i := len(keep) - 1; i >= 0; i-- { // the newest, within maxStartBytes
+		if n += len(keep[i]); n > maxStartBytes {
+			keep = keep[i+1:]
+			break
+		}
+	}
 	return bytes.Join(keep, nil)
 }
+
+// maxStartBytes bounds the E record whatever a log holds (a start line
+// is a few kilobytes).
+const maxStartBytes = 1 << 20
 
 func isStart(l []byte) bool {
 	for _, h := range launchHeads {

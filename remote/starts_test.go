@@ -26,6 +26,13 @@ func TestStartLines(t *testing.T) {
 	if n := bytes.Count(startLines(&many), []byte{'\n'}); n != 256 {
 		t.Errorf("%d start lines kept of 300, want 256", n)
 	}
+	var big bytes.Buffer // a hostile log: 64 KB start lines
+	for range 100 {
+		big.WriteString("server_args={" + strings.Repeat("x", 64<<10) + "\n")
+	}
+	if got := startLines(&big); len(got) > maxStartBytes || len(got) == 0 {
+		t.Errorf("%d bytes of start lines, bound %d", len(got), maxStartBytes)
+	}
 }
 
 // BenchmarkStartLines: the agent's scan of a server log's head for its
