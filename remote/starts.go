@@ -13,9 +13,9 @@ import (
 // (parse.Eras), and may be far before the tail's history (256 KB back): on
 // a first read of a server log the agent scans the bytes before the
 // history for them and sends them as an E record (data: the lines, each
-// cut at parse.DefaultMaxLine, the newest parse.MaxLaunches within 1 MB). The scan is
-// a byte search over the file's head, once per first attach; the steady
-// poll reads the log's new lines from the tail as before. The fallback
+// cut at parse.DefaultMaxLine, the newest parse.MaxLaunches within 1 MB).
+// The scan is a byte search over the file's head, once per first attach;
+// the steady poll reads the log's new lines from the tail as before. The fallback
 // sends none: records before the first start in its 256 KB are of
 // unknown config.
 
