@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote/agentproto"
@@ -132,6 +133,7 @@ type tokenSums struct {
 	path  string // the file they are kept in ("" none)
 	files map[string]*sumState
 	dirty bool
+	saved time.Time // when they were last written: at most every saveEvery (tokentimes.go)
 }
 
 func newTokenSums() *tokenSums {
@@ -175,7 +177,7 @@ const maxKeptSums = 100000
 func (ts *tokenSums) save() {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	if ts.path == "" || !ts.dirty {
+	if ts.path == "" || !ts.dirty || !ts.due() {
 		return
 	}
 	ts.dirty = false
