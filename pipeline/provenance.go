@@ -121,6 +121,6 @@ func serverArgs(info map[string]any) string {
 	return parse.SanitizeString(b.String())
 }
 
-// ConfigLine is the row's provenance: "1652 fp8-kv (inferred from the
-// server log) · 5348 bf16".
+// ConfigLine is the row's provenance: "1,652 fp8-kv (inferred from the
+// server log) · 5,348 bf16" (parse.ConfigText).
 func ConfigLine(cs []ConfigCount) string { return parse.ConfigText(cs) }
