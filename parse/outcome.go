@@ -99,9 +99,13 @@ func emptyAnswer(raw []byte) bool {
 type outcomeRaw struct {
 	finish, content, text, meta, usage, choices, run, prompt []byte
 	hasContent, hasText, hasReasoning                        bool
+	times                                                    *timeRaw // nil: its time is not asked (recordtime.go)
 }
 
 func (o *outcomeRaw) take(key string, v []byte) {
+	if o.times != nil {
+		o.times.take(key, v)
+	}
 	switch key {
 	case "run":
 		o.run = v

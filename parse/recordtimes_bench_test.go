@@ -7,10 +7,10 @@ import (
 )
 
 // BenchmarkRunlessRecordTime: what the token sums read of one old-script
-// record (no run: json.dumps, an ISO timestamp, 15 KB), with and without
-// its time (ParseRecordStamp after ParseRecordFacts, as the agent and the
-// dashboard's tally do for run-less records only: the Go worker's records
-// pay nothing).
+// record (no run: json.dumps, an ISO timestamp, 15 KB), without its time,
+// with it in the same scan (ParseRecordFactsAt, as the agent and the
+// dashboard's tally read every record), and with ParseRecordStamp after
+// ParseRecordFacts (the first version).
 func BenchmarkRunlessRecordTime(b *testing.B) {
 	content := strings.Repeat(`lorem ipsum \u00e9t\u00e9 \"dolor\" sit\namet `, 333)
 	line := []byte(`{"id": "B2-00007", "reasoning_content": "` + content + `", "response": "a", "finish_reason": "stop", "usage": {"completion_tokens": 3800}, "timestamp": "2026-12-05T05:16:10.123456"}`)
@@ -22,7 +22,18 @@ func BenchmarkRunlessRecordTime(b *testing.B) {
 			}
 		}
 	})
-	b.Run("facts+time", func(b *testing.B) {
+	b.Run("facts+time, one scan", func(b *testing.B) {
+		b.SetBytes(int64(len(line)))
+		var r RecordTimes
+		for b.Loop() {
+			f, at, has, err := ParseRecordFactsAt(line, time.UTC)
+			if err != nil || !has {
+				b.Fatal(f, err)
+			}
+			r.Add(at, true, OneRecord(f.CompletionTokens, f.HasTokens))
+		}
+	})
+	b.Run("facts+time, two scans", func(b *testing.B) {
 		b.SetBytes(int64(len(line)))
 		var r RecordTimes
 		for b.Loop() {

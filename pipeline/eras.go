@@ -12,27 +12,12 @@ import (
 // Records with no run (the old script's) are placed by their own time in
 // the eras of the server logs' start lines (parse.Eras, parse.PlaceRecords).
 // The tally keeps their times per minute (parse.RecordTimes): those the
-// Counter's reads bring are read here (tallyLine → noteTime), the host's
+// Counter's reads bring are read here (tallyLine), the host's
 // sums come from the agent's E and M lines (remote/tokentimes.go); the
 // fallback's awk reads no times, so its run-less records are "not placed".
 // The start lines come from the server logs' tails as they fold
 // (foldStartup), and from the agent's first read of a log, which sends the
 // start lines before the tail's history (remote/digest.go's L record).
-
-// noteTime counts one run-less record's time in t.
-func noteTime(t *tally, line []byte, f parse.RecordFacts, loc *time.Location) {
-	if f.Run != "" {
-		return
-	}
-	if loc == nil {
-		loc = time.Local
-	}
-	st, err := parse.ParseRecordStamp(line, loc)
-	if err != nil {
-		return
-	}
-	t.times.Add(st.Finished, st.HasFinished, parse.OneRecord(f.CompletionTokens, f.HasTokens))
-}
 
 // hostZone is the host's zone as the events know it (this machine's until
 // then).

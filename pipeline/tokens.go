@@ -184,14 +184,19 @@ func tallyLine(t *tally, line []byte, loc *time.Location) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return
 	}
-	f, err := parse.ParseRecordFacts(line)
+	if loc == nil {
+		loc = time.Local
+	}
+	f, at, hasAt, err := parse.ParseRecordFactsAt(line, loc)
 	if err != nil {
 		return // not a record: counted as a line, not as a record's tokens
 	}
 	t.addRecord(f.Run, f.CompletionTokens, f.HasTokens)
 	t.out.Add(f.Outcome)
 	t.out.AddPrompt(f.PromptTokens, f.HasPrompt)
-	noteTime(t, line, f, loc)
+	if f.Run == "" { // the old script's: placed in the server's eras by its time (eras.go)
+		t.times.Add(at, hasAt, parse.OneRecord(f.CompletionTokens, f.HasTokens))
+	}
 }
 
 // openHole marks [start, end) as not seen: the partial line is dropped and

@@ -64,7 +64,7 @@ func (s *rangeSum) line(l []byte) {
 	if len(bytes.TrimSpace(l)) == 0 {
 		return
 	}
-	f, err := parse.ParseRecordFacts(l)
+	f, at, hasAt, err := parse.ParseRecordFactsAt(l, time.Local) // a zone-less time is the host's
 	if err != nil {
 		return // a line, not a record
 	}
@@ -83,7 +83,7 @@ func (s *rangeSum) line(l []byte) {
 	r := s.byRun[f.Run]
 	r.add(one)
 	s.byRun[f.Run] = r
-	s.noteTime(l, f)
+	s.noteTime(f, at, hasAt)
 }
 
 func (s *rangeSum) merge(o rangeSum) {

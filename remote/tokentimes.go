@@ -20,16 +20,12 @@ import (
 //	I E notime_records notime_tokens notime_unknown notplaced_records notplaced_tokens notplaced_unknown
 //	I M minute records tokens unknown        (one per minute, Unix minutes, ascending)
 
-// noteTime counts one record in s's minutes when it names no run.
-func (s *rangeSum) noteTime(l []byte, f parse.RecordFacts) {
-	if f.Run != "" {
-		return
+// noteTime counts one record in s's minutes when it names no run (its
+// time read in the scan that read its facts, parse.ParseRecordFactsAt).
+func (s *rangeSum) noteTime(f parse.RecordFacts, at time.Time, hasAt bool) {
+	if f.Run == "" {
+		s.times.Add(at, hasAt, parse.OneRecord(f.CompletionTokens, f.HasTokens))
 	}
-	st, err := parse.ParseRecordStamp(l, time.Local) // a zone-less time is the host's
-	if err != nil {
-		return
-	}
-	s.times.Add(st.Finished, st.HasFinished, parse.OneRecord(f.CompletionTokens, f.HasTokens))
 }
 
 // writeTimes prints s's minutes as range i's E and M lines.
