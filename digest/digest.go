@@ -112,6 +112,9 @@ type Category struct {
 	TargetSource  string `json:"target_source,omitempty"`
 	TargetNote    string `json:"target_note,omitempty"` // the worker log's figure, where it disagrees
 	TokenBudget   int64  `json:"token_budget,omitempty"`
+	// Configs: its records by server configuration, as status's
+	// (parse.ConfigCounts)
+	Configs []parse.ConfigCount `json:"configs,omitempty"`
 	// OverCap: the caps it is past, as status's (parse.OverCaps)
 	OverCap []parse.OverCap `json:"over_cap,omitempty"`
 	// Outcomes: its records by how they ended, as status's
@@ -317,6 +320,7 @@ func Build(o Options) (*Summary, error) {
 	if err := d.readServerLog(); err != nil {
 		return nil, err
 	}
+	d.placeConfigs()
 	d.finish()
 	s.Read.Seconds = time.Since(began).Seconds()
 	return s, nil
@@ -337,8 +341,9 @@ type digester struct {
 	gate    parse.GateRules               // pipeline.toml's [gate]
 	// logTarget is each category's "NAME: N prompts" in the worker log
 	logTarget map[string]int
-	segs      []segment  // the runs' starts on categories, from runs.jsonl
-	stalls    []Incident // gaps in categories' records, before the outages are known
+	launches  []parse.ServerLaunch // the server log's start lines (eras.go)
+	segs      []segment            // the runs' starts on categories, from runs.jsonl
+	stalls    []Incident           // gaps in categories' records, before the outages are known
 	// outages are the server's down times, for the stalls they explain
 	outages []Incident
 	// took are the last two categories the worker log says were taken up,

@@ -44,6 +44,7 @@ type catAcc struct {
 	// minutes are the window's records per minute from its start, for the
 	// records an incident cost
 	minutes map[int32]int64
+	prov    provAcc // its records by run and time, for its provenance (eras.go)
 }
 
 // categoryNames lists the categories: those status finds under prepared/
@@ -118,7 +119,7 @@ func (d *digester) readCategory(acc *catAcc) error {
 	if err != nil {
 		return err
 	}
-	if err := d.readRuns(c.Name, filepath.Join(dir, parse.RunsFile)); err != nil {
+	if err := d.readRuns(acc, filepath.Join(dir, parse.RunsFile)); err != nil {
 		return err
 	}
 	if fi, err := os.Stat(filepath.Join(dir, parse.PromptsFile)); err == nil {
@@ -194,6 +195,7 @@ func (d *digester) record(acc *catAcc, line []byte, complete bool) {
 	acc.outcomes.Add(st.Outcome)
 	acc.outcomes.AddPrompt(st.PromptTokens, st.HasPrompt)
 	d.gateRecord(acc, st)
+	acc.prov.noteRecord(st)
 	run := d.run(st.Run)
 	run.Records++
 	if run.ByCategory == nil {

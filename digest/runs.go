@@ -35,7 +35,8 @@ func (d *digester) run(id string) *Run {
 // readRuns reads a category's runs.jsonl: when each run started on the
 // category and with which server configuration, and the end line a run
 // writes when it ends on its own terms.
-func (d *digester) readRuns(cat, path string) error {
+func (d *digester) readRuns(acc *catAcc, path string) error {
+	cat := acc.c.Name
 	n, _, err := eachLine(path, func(line []byte, complete bool) {
 		rl, err := parse.ParseRunLine(line)
 		if err != nil || rl.Run == "" {
@@ -53,6 +54,7 @@ func (d *digester) readRuns(cat, path string) error {
 			d.endLine(r, rl)
 			return
 		}
+		acc.prov.runLines = append(acc.prov.runLines, rl)
 		if t, err := time.Parse(time.RFC3339Nano, rl.StartedAt); err == nil {
 			t = t.In(d.o.Loc)
 			r.Started = minTime(r.Started, t)

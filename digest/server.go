@@ -231,6 +231,7 @@ func (sc *serverScan) crash(r serverRecord) {
 }
 
 func (sc *serverScan) startup(r serverRecord) {
+	sc.d.noteLaunch(r)
 	if sc.ready && sc.down == nil && !sc.lastAlive.IsZero() {
 		sc.goDown(sc.lastAlive, "no crash logged: the log went quiet, then the server started again", false)
 	}

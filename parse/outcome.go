@@ -104,9 +104,13 @@ func blank(s []byte) bool {
 type outcomeRaw struct {
 	finish, content, text, meta, usage, choices, run, prompt, reasoning []byte
 	hasContent, hasText, hasReasoning                                   bool
+	times                                                               *timeRaw // nil: its time is not asked (recordtime.go)
 }
 
 func (o *outcomeRaw) take(key string, v []byte) {
+	if o.times != nil {
+		o.times.take(key, v)
+	}
 	switch key {
 	case "run":
 		o.run = v

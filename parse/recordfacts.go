@@ -39,10 +39,15 @@ func ParseRecordFacts(line []byte) (RecordFacts, error) {
 	if err != nil {
 		return RecordFacts{}, err
 	}
+	return plainFacts(h, &o), nil
+}
+
+// plainFacts are the facts of a record read by plainHeadWith.
+func plainFacts(h RecordHead, o *outcomeRaw) RecordFacts {
 	f := RecordFacts{CompletionTokens: h.CompletionTokens, HasTokens: h.HasTokens, Run: rawString(o.run), Outcome: o.judge()}
 	f.Gate = o.gate(f.Outcome)
 	f.PromptTokens, f.HasPrompt = o.promptTokens()
-	return f, nil
+	return f
 }
 
 var runKey = []byte(`"run"`)

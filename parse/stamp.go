@@ -53,26 +53,19 @@ func ParseRecordStamp(line []byte, loc *time.Location) (RecordStamp, error) {
 	if s, ok := sealedStamp(line, loc); ok {
 		return s, nil
 	}
-	var ct, usage, meta, fin, run []byte
-	var others map[string][]byte
-	var o outcomeRaw
+	var ct, usage, meta, run []byte
+	var tr timeRaw
+	o := outcomeRaw{times: &tr}
 	ok, notObject := scanObject(bytes.TrimPrefix(line, bom), func(m member) {
 		k := decodeKey(m.key)
 		o.take(k, m.value)
 		switch k { // the last of duplicates wins, as json.loads
-		case TimeFields[0], TimeFields[1], TimeFields[2], TimeFields[3]:
-			if others == nil {
-				others = map[string][]byte{}
-			}
-			others[k] = m.value
 		case "completion_tokens":
 			ct = m.value
 		case "usage":
 			usage = m.value
 		case "meta_info":
 			meta = m.value
-		case "finished_at":
-			fin = m.value
 		case "run":
 			run = m.value
 		}
@@ -88,17 +81,7 @@ func ParseRecordStamp(line []byte, loc *time.Location) (RecordStamp, error) {
 	s.Outcome = o.judge()
 	s.Gate = o.gate(s.Outcome)
 	s.PromptTokens, s.HasPrompt = o.promptTokens()
-	if s.Finished, s.HasFinished = stampTime(fin, loc); s.HasFinished {
-		s.TimeField = FinishedField
-	}
-	for _, k := range TimeFields {
-		if s.HasFinished {
-			break
-		}
-		if s.Finished, s.HasFinished = stampTime(others[k], loc); s.HasFinished {
-			s.TimeField = k
-		}
-	}
+	s.Finished, s.HasFinished, s.TimeField = tr.when(loc)
 	s.Run = rawString(run)
 	return s, nil
 }

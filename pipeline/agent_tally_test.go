@@ -38,7 +38,7 @@ func trialTruth(t *testing.T, p string) (int64, int64) {
 	lines := int64(bytes.Count(b, []byte{'\n'}))
 	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
 		for _, l := range bytes.Split(b[:i], []byte{'\n'}) {
-			tallyLine(&tl, l, 0)
+			tallyLine(&tl, l, 0, time.UTC)
 		}
 	}
 	return tl.tokens, lines

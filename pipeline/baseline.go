@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // The night's own baseline: per-minute means of the server's throughput
@@ -215,7 +217,7 @@ func configName(cats map[string]*catState, cat, key string) string {
 	if !ok {
 		return key
 	}
-	if l := configLabels(c.runLines)[key]; l != "" {
+	if l := parse.ConfigLabels(c.runLines)[key]; l != "" {
 		return l
 	}
 	return key

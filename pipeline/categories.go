@@ -33,6 +33,8 @@ type counts struct {
 	onePoll     bool               // a one-shot status (Options.OnePoll): a first attach counts on the host too
 	classRates  map[string]float64 // newest measured rate per class (per minute)
 	spanMark    string             // ends each file's bytes in the fallback's records' span (recspan.go)
+	zone        *time.Location     // the host's zone, for the records' zone-less times
+	eras        []parse.Era        // the servers' eras, this poll (eras.go)
 
 	// this poll's judgement (judge, crossChecks, judgeETA), which view reads
 	shown []Category // each category, in order

@@ -44,7 +44,7 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 	tokenFigures(c, js, &v)
 	v.Gate = k.gateVerdict(c)
 	v.OverCap = parse.OverCaps(v.Done, int64(c.maxSamples), v.CompletionTokens, v.TokenBudget)
-	provenance(c, &v)
+	provenance(c, &v, k.eras)
 	v.Spend = parse.SpendOf(&c.tallies, k.manifest.Cost)
 	runTallies(c, &v)
 	current := wk.Category == c.name

@@ -14,6 +14,7 @@ func (w *Watcher) judge(reads []serverRead, vr vitalsRead, now time.Time) {
 	w.live.judge(w.log.finished, w.log.current, w.log.lastLine)
 	w.sv.judge(reads, now, w.live.waitingServer())
 	w.serverFigures(&w.sv.shown, w.sv.each, reads, now)
+	w.cnt.eras = w.sv.eras()
 	w.cnt.judge(w.live.shown, w.sv.shown.State, now, w.live.wjson, &w.log)
 	w.live.stall(w.cnt.shown, now, w.o.StallAfter)
 	w.cnt.noteClassRates()

@@ -68,13 +68,13 @@ func TestGateMaxFollowsTheAgent(t *testing.T) {
 	t.Parallel()
 	var a tokAcc
 	a.max = 6000
-	tallyLine(&a.sum, []byte(`{"id":"a","content":"x","reasoning_content":"r","completion_tokens":10}`), a.max)
+	tallyLine(&a.sum, []byte(`{"id":"a","content":"x","reasoning_content":"r","completion_tokens":10}`), a.max, a.loc)
 	a.answer(&tokJob{from: 0, n: 10}, &tokResult{t: tally{gate: parse.GateTally{Records: 2, PassPlain: 2, PassThinking: 2, MaxLength: 3000}}, bytes: 10})
 	if !a.gateStale() || a.max != 3000 {
 		t.Fatalf("mixed: stale %v, max %d", a.gateStale(), a.max)
 	}
 	a.reset()
-	tallyLine(&a.sum, []byte(`{"id":"a","content":"x","reasoning_content":"r","completion_tokens":10}`), a.max)
+	tallyLine(&a.sum, []byte(`{"id":"a","content":"x","reasoning_content":"r","completion_tokens":10}`), a.max, a.loc)
 	if a.gateStale() || a.sum.gate.MaxLength != 3000 {
 		t.Errorf("after the re-read: %+v", a.sum.gate)
 	}

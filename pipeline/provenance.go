@@ -30,19 +30,12 @@ type RunInfo struct {
 }
 
 // ConfigCount is how many of a category's records one server
-// configuration made.
-type ConfigCount struct {
-	Config    string `json:"config"`
-	ConfigKey string `json:"config_key,omitempty"`
-	Records   int64  `json:"records"`
-	Tokens    int64  `json:"tokens"`
-	// TokensUnknown: its records whose tokens are unknown (not in Tokens)
-	TokensUnknown int64 `json:"tokens_unknown_records,omitempty"`
-}
+// configuration made (parse.ConfigCounts).
+type ConfigCount = parse.ConfigCount
 
-// UnknownConfig names records no run of runs.jsonl accounts for: written
-// by the old script (no "run"), or by a run whose server could not say.
-const UnknownConfig = "unknown config"
+// UnknownConfig names records no run of runs.jsonl accounts for and no
+// era of the server log takes.
+const UnknownConfig = parse.UnknownConfigLabel
 
 // noteRun keeps one runs.jsonl line.
 func (c *catState) noteRun(r parse.RunLine) {
@@ -86,25 +79,12 @@ func (c *catState) newRun() bool {
 }
 
 // provenance sets v's Configs and Runs from runs.jsonl and the tally,
-// when the tally covers the file (the counts would be short otherwise).
-func provenance(c *catState, v *Category) {
-	labels := configLabels(c.runLines)
+// when the tally covers the file (the counts would be short otherwise);
+// records of no run are placed in eras (eras.go).
+func provenance(c *catState, v *Category, eras []parse.Era) {
+	labels := parse.ConfigLabels(c.runLines)
 	complete := c.known && c.tok.complete()
 	byRun := c.tok.sum.byRun
-	seen := map[string]bool{}
-	counts := map[string]*ConfigCount{}
-	var order []string
-	add := func(label, key string, r runTally) {
-		cc, ok := counts[label]
-		if !ok {
-			cc = &ConfigCount{Config: label, ConfigKey: key}
-			counts[label] = cc
-			order = append(order, label)
-		}
-		cc.Records += r.records
-		cc.Tokens += r.tokens
-		cc.TokensUnknown += r.unknown
-	}
 	for _, r := range c.runLines {
 		info := RunInfo{Run: r.Run, PID: r.PID, StartedAt: r.StartedAt, Version: r.Version, Server: r.Server,
 			Config: UnknownConfig}
@@ -114,65 +94,17 @@ func provenance(c *catState, v *Category) {
 		if complete {
 			rt := byRun[r.Run]
 			info.Records, info.Tokens, info.TokensUnknown = &rt.records, &rt.tokens, rt.unknown
-			seen[r.Run] = true
-			add(info.Config, info.ConfigKey, rt)
 		}
 		v.Runs = append(v.Runs, info)
 	}
 	if !complete {
 		return
 	}
-	var rest runTally
+	runs := make(map[string]parse.Tally, len(byRun))
 	for run, rt := range byRun {
-		if !seen[run] {
-			rest.add(rt)
-		}
+		runs[run] = parse.Tally{Records: rt.records, Tokens: rt.tokens, Unknown: rt.unknown}
 	}
-	add(UnknownConfig, "", rest)
-	for _, l := range order {
-		if cc := counts[l]; cc.Records > 0 {
-			v.Configs = append(v.Configs, *cc)
-		}
-	}
-}
-
-// configLabels names each configuration by its KV cache dtype, the
-// difference users look for; two configurations with one dtype are told
-// apart by their key.
-func configLabels(runs []parse.RunLine) map[string]string {
-	out := map[string]string{}
-	used := map[string]string{}
-	for _, r := range runs {
-		key := r.Snapshot.ConfigKey
-		if !r.Snapshot.Known() || out[key] != "" {
-			continue
-		}
-		l := kvLabel(r.Snapshot.Info)
-		if k, taken := used[l]; taken && k != key {
-			l += "#" + key[:min(6, len(key))]
-		}
-		used[l], out[key] = key, l
-	}
-	return out
-}
-
-func kvLabel(info map[string]any) string {
-	kv := fmt.Sprint(info["kv_cache_dtype"])
-	if res, ok := info["kv_cache_dtype_resolved"]; ok && (kv == "auto" || kv == "" || kv == "<nil>") {
-		kv = fmt.Sprint(res)
-	}
-	switch k := strings.ToLower(kv); {
-	case strings.Contains(k, "fp8"):
-		return "fp8-kv"
-	case k == "bfloat16" || k == "bf16":
-		return "bf16"
-	case k == "float16" || k == "fp16" || k == "half":
-		return "fp16"
-	case k == "" || k == "<nil>" || k == "auto":
-		return "auto-kv"
-	default:
-		return parse.SanitizeString(kv)
-	}
+	v.Configs = parse.ConfigCounts(parse.ConfigFacts{Runs: c.runLines, ByRun: runs, Eras: eras, Times: c.tok.sum.times})
 }
 
 // serverArgs is the server's configuration as one line, keys sorted.
@@ -192,11 +124,6 @@ func serverArgs(info map[string]any) string {
 	return parse.SanitizeString(b.String())
 }
 
-// ConfigLine is the row's provenance: "1652 fp8-kv · 5348 bf16".
-func ConfigLine(cs []ConfigCount) string {
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = fmt.Sprintf("%d %s", c.Records, c.Config)
-	}
-	return strings.Join(parts, " · ")
-}
+// ConfigLine is the row's provenance: "1,652 fp8-kv (inferred from the
+// server log) · 5,348 bf16" (parse.ConfigText).
+func ConfigLine(cs []ConfigCount) string { return parse.ConfigText(cs) }

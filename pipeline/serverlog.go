@@ -194,7 +194,10 @@ func (sv *serverSet) foldWarning(_ *srvWatch, ev parse.ServerEvent, at time.Time
 	sv.ev.logEvent(at, "server_warning", parse.SanitizeLine([]byte(ev.Msg), 300), ev.Msg)
 }
 
-func (sv *serverSet) foldStartup(s *srvWatch, _ parse.ServerEvent, _ time.Time) {
+func (sv *serverSet) foldStartup(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+	if ev.Startup.Stage == "launch" {
+		s.noteLaunch(ev, at)
+	}
 	if s.st.phase != "startup" {
 		// a new run: what the old one's periodic lines said is not this one's
 		s.st.startWait, s.st.decode, s.st.lastWork = false, nil, decodeSample{}

@@ -48,6 +48,7 @@ type srvWatch struct {
 	was      ServerState // the state last poll, for events
 	detectAt int         // the poll /workers was last asked, to find a router nobody configured
 	rt       *routerWatch
+	launches []parse.ServerLaunch // its log's start lines, for the eras (eras.go)
 }
 
 // newSrvWatch makes a server's state; its log relative to root.
@@ -417,6 +418,7 @@ func (sv *serverSet) foldServerLines(s *srvWatch, res remote.PollResult, now tim
 		tag = s.name + " │ "
 	}
 	emit := func(ev parse.ServerEvent) { sv.foldServerEvent(s, ev, now) }
+	sv.foldStarts(s, sl.Starts, now)
 	addShown(sv.lines, sl, tag)
 	for _, l := range sl.Lines {
 		if s.role == RoleRouter {

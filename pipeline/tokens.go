@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote"
@@ -17,6 +18,7 @@ type tally struct {
 	byRun    map[string]runTally // "" = records with no run (the old script)
 	out      parse.Outcomes      // how the file's records ended
 	gate     parse.GateTally     // the training-readiness gate's counts
+	times    parse.RecordTimes   // when its run-less records finished (eras.go)
 }
 
 // runTally is records, the tokens of those whose count is known, and how
@@ -61,6 +63,7 @@ func (t *tally) merge(o tally) {
 	t.runTally.add(o.runTally)
 	t.out.Merge(o.out)
 	t.gate.Merge(o.gate)
+	t.times.Merge(o.times)
 }
 
 // tokAcc adds up a raw_responses.jsonl's tokens and runs from the bytes its
@@ -88,8 +91,9 @@ type tokAcc struct {
 	err     string  // why the last host sum failed
 	stuckAt int64   // a hole ending in an unfinished line: no job until cur grows past it
 	sum     tally
-	max     int64 // the gate's max_length for the lines read here: pipeline.toml's, then the agent's
-	hostMax bool  // max is what the agent last judged against (it reads pipeline.toml now)
+	max     int64          // the gate's max_length for the lines read here: pipeline.toml's, then the agent's
+	hostMax bool           // max is what the agent last judged against (it reads pipeline.toml now)
+	loc     *time.Location // the host's zone: a record's zone-less time is read in it
 }
 
 type tokRead struct {
@@ -170,7 +174,7 @@ func (a *tokAcc) lines(data []byte) {
 		if i < 0 {
 			break
 		}
-		tallyLine(&a.sum, buf[:i], a.max)
+		tallyLine(&a.sum, buf[:i], a.max, a.loc)
 		a.start += int64(i) + 1
 		buf = buf[i+1:]
 	}
@@ -180,11 +184,14 @@ func (a *tokAcc) lines(data []byte) {
 	}
 }
 
-func tallyLine(t *tally, line []byte, maxLength int64) {
+func tallyLine(t *tally, line []byte, maxLength int64, loc *time.Location) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return
 	}
-	f, err := parse.ParseRecordFacts(line)
+	if loc == nil {
+		loc = time.Local
+	}
+	f, at, hasAt, err := parse.ParseRecordFactsAt(line, loc)
 	if err != nil {
 		return // not a record: counted as a line, not as a record's tokens
 	}
@@ -193,6 +200,9 @@ func tallyLine(t *tally, line []byte, maxLength int64) {
 	t.out.AddPrompt(f.PromptTokens, f.HasPrompt)
 	n, ok := parse.Length(f.CompletionTokens, f.HasTokens, f.PromptTokens, f.HasPrompt)
 	t.gate.Add(f.Gate, n, ok, maxLength)
+	if f.Run == "" { // the old script's: placed in the server's eras by its time (eras.go)
+		t.times.Add(at, hasAt, parse.OneRecord(f.CompletionTokens, f.HasTokens))
+	}
 }
 
 // openHole marks [start, end) as not seen: the partial line is dropped and
@@ -360,6 +370,7 @@ func (k *counts) foldTokens(pre *remote.Prefetch, res remote.PollResult, jobs []
 		if lj != nil {
 			c.tok.job = nil // the late sum covers the hole's job and what this count added
 		}
+		c.tok.loc = k.hostZone()
 		c.tok.fold(up, c.tok.job, r)
 		c.tok.job = nil
 		c.tok.late(lj, lr, up.End)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testawk"
 )
@@ -39,7 +40,7 @@ func TestTokenSumEveryAwk(t *testing.T) {
 		whole := r[:strings.LastIndexByte(r, '\n')+1]
 		wantBytes[i] = int64(len(whole))
 		for _, l := range strings.Split(strings.TrimSuffix(whole, "\n"), "\n") {
-			tallyLine(&wants[i], []byte(l), 0)
+			tallyLine(&wants[i], []byte(l), 0, time.UTC)
 		}
 	}
 	if all := wants[len(wants)-1]; all.unknown < 20 || all.tokens == 0 || len(all.byRun) < 3 {
@@ -95,7 +96,7 @@ func TestTokenSumPastTheEndLeavesAnUnterminatedLine(t *testing.T) {
 				var want tally
 				wantBytes := int64(strings.LastIndexByte(data, '\n') + 1)
 				if wantBytes > 0 {
-					tallyLine(&want, []byte(strings.TrimSuffix(data[:wantBytes], "\n")), 0)
+					tallyLine(&want, []byte(strings.TrimSuffix(data[:wantBytes], "\n")), 0, time.UTC)
 				}
 				if res[i].err != "" || !equalTally(res[i].t, want) || res[i].bytes != wantBytes {
 					t.Errorf("%s: %s says %+v over %d bytes (%q); want %+v over %d", c, name, res[i].t, res[i].bytes, res[i].err, want, wantBytes)

@@ -26,6 +26,7 @@ type tokResult struct {
 	t     tally
 	bytes int64
 	err   string
+	timed bool // the agent sent its run-less records' times (eras.go)
 }
 
 // tokenSumScript sums the records' completion tokens and counts them per
@@ -106,6 +107,10 @@ func parseTokenSums(out []byte, want int) ([]tokResult, error) {
 				run = f[5]
 			}
 			r.t.addRun(run, runTally{records: v[0], tokens: v[1], unknown: v[2]})
+		case "E", "M":
+			if err := r.timesLine(f); err != nil {
+				return nil, fmt.Errorf("bad line %q: %w", line, err)
+			}
 		case "!":
 			r.err, seen[i-1] = "the host's awk failed", true
 		default:
@@ -116,6 +121,7 @@ func parseTokenSums(out []byte, want int) ([]tokResult, error) {
 		if !ok {
 			return nil, fmt.Errorf("no answer for range %d of %d", i+1, want)
 		}
+		res[i].untimed()
 	}
 	return res, nil
 }

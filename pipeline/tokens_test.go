@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
 )
@@ -69,7 +70,7 @@ func fullDecode(t *testing.T, path string) tally {
 	var sum tally
 	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
 		for _, l := range bytes.Split(data[:i], []byte{'\n'}) {
-			tallyLine(&sum, l, 0)
+			tallyLine(&sum, l, 0, time.UTC)
 		}
 	}
 	return sum
@@ -172,7 +173,7 @@ func TestTokenSumReadsEveryRecordFormat(t *testing.T) {
 	var want tally
 	whole := data[:strings.LastIndexByte(data[:cut], '\n')+1]
 	for _, l := range strings.Split(strings.TrimSuffix(whole, "\n"), "\n") {
-		tallyLine(&want, []byte(l), 0)
+		tallyLine(&want, []byte(l), 0, time.UTC)
 	}
 	if !equalTally(res[0].t, want) || res[0].bytes != int64(len(whole)) {
 		t.Fatalf("host sum %+v (%d bytes), full decode %+v (%d bytes)", res[0].t, res[0].bytes, want, len(whole))

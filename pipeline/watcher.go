@@ -328,6 +328,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	w.live.noteGrowth(res, w.cnt.cats, w.nth())
 	w.cnt.fold(res, now, w.live.wjson)
 	w.cnt.foldSpans(spanOut, spanRead, w.ev.hostZone(), now)
+	w.cnt.zone = w.ev.hostZone()
 	w.cnt.foldTokens(w.pre, res, tokJobs, tokSums, tokErr)
 	switch {
 	case w.o.OnePoll && !strings.HasPrefix(reader, "fallback"):

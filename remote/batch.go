@@ -154,7 +154,8 @@ func (b *Batch) Argv() []string {
 // A exit code, B stdout bytes; data stdout then stderr), L and P (readlink
 // and realpath: data the target). STATUS is ok, f, d, p (a FIFO), o, noent or err
 // (data the message). D (a Tail's history digested, by the Go agent only:
-// A and B the range it stands for) is in digest.go.
+// A and B the range it stands for) is in digest.go; E (a server log's
+// start lines before that history, B its end) in starts.go.
 type answers struct {
 	stats  map[string]statAns
 	reads  map[string][]readAns
@@ -164,6 +165,7 @@ type answers struct {
 	links  map[string]linkAns
 	real   map[string]linkAns
 	digest map[string][]byte
+	starts map[string][]byte // E: a server log's start lines before its history (starts.go)
 }
 
 type statAns struct {
@@ -229,7 +231,7 @@ func parseBatch(out []byte, execs []string, nonce string) (*answers, error) {
 func parseBatchOf(out []byte, b *Batch, names []string) (*answers, error) {
 	nonce := b.nonce
 	a := &answers{stats: map[string]statAns{}, reads: map[string][]readAns{}, globs: map[string]globAns{},
-		counts: map[string]countAns{}, execs: map[string]ExecResult{}, links: map[string]linkAns{}, real: map[string]linkAns{}, digest: map[string][]byte{}}
+		counts: map[string]countAns{}, execs: map[string]ExecResult{}, links: map[string]linkAns{}, real: map[string]linkAns{}, digest: map[string][]byte{}, starts: map[string][]byte{}}
 	if i := bytes.Index(out, []byte("@H "+nonce+"\n")); i >= 0 {
 		out = out[i+len("@H "+nonce+"\n"):] // what a login shell's rc printed before the script ran
 		if z, ok := bytes.CutPrefix(out, []byte("@Z "+nonce+"\n")); ok {
@@ -359,6 +361,10 @@ func (a *answers) add(kind, status string, num []int64, p string, data []byte, b
 	case "D":
 		if !failed {
 			a.digest[p] = append([]byte{}, data...)
+		}
+	case "E":
+		if !failed {
+			a.starts[p] = append([]byte{}, data...)
 		}
 	}
 }

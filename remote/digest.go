@@ -61,6 +61,9 @@ func (r *recorder) digest(p string, size, off, hist int64, name string) {
 	}
 	out := parse.DigestLog(name, h)
 	r.rec("D", "ok", base+start, base+end, 0, p, out)
+	if name == parse.DigestServer {
+		r.starts(p, base+start)
+	}
 }
 
 // readRange reads [from, to) of p, a regular file; a file that shrank

@@ -105,6 +105,7 @@ func ServeAgent(in io.Reader, out io.Writer, nonce string) error {
 	os.Setenv("LC_ALL", "C") // the commands it runs see what the shell's would
 	os.Unsetenv("CDPATH")
 	s := &hostAgent{nonce: nonce, shapes: map[int]agentproto.Shape{}, last: map[int]string{}, outs: map[int][]byte{}, sums: newTokenSums()}
+	defer s.sums.flush() // what the last saveEvery kept
 	exe, _ := os.Executable()
 	if _, err := io.WriteString(out, agentproto.Marker(nonce)); err != nil {
 		return err

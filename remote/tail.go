@@ -81,6 +81,9 @@ type TailUpdate struct {
 	Behind  int64 // bytes on the host not read yet (the per-poll cap)
 	Skipped int64 // bytes jumped over, never read (Tail.Jump)
 	Err     error
+	// Starts: on a first attach through the agent, a server log's start
+	// lines before the history read (remote/starts.go)
+	Starts []string
 }
 
 // plan decides what to read given the file's stat; it returns the range to

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote/agentproto"
@@ -37,8 +38,9 @@ type sumState struct {
 	Tail     [32]byte // sha256 of the (up to) 4 KB before Off
 	T        runSums
 	ByRun    map[string]runSums
-	O        parse.Outcomes  // how the records ended (finish reasons, empty answers)
-	G        parse.GateTally // the training-readiness gate's counts (gatesum.go)
+	O        parse.Outcomes     // how the records ended (finish reasons, empty answers)
+	G        parse.GateTally    // the training-readiness gate's counts (gatesum.go)
+	Times    *parse.RecordTimes // when its run-less records finished (tokentimes.go)
 }
 
 type runSums struct{ Records, Tokens, Unknown int64 }
@@ -56,6 +58,7 @@ type rangeSum struct {
 	out   parse.Outcomes
 	gate  parse.GateTally
 	max   int64 // the gate's max_length for the records read here
+	times parse.RecordTimes
 	bytes int64
 }
 
@@ -64,7 +67,7 @@ func (s *rangeSum) line(l []byte) {
 	if len(bytes.TrimSpace(l)) == 0 {
 		return
 	}
-	f, err := parse.ParseRecordFacts(l)
+	f, at, hasAt, err := parse.ParseRecordFactsAt(l, time.Local) // a zone-less time is the host's
 	if err != nil {
 		return // a line, not a record
 	}
@@ -84,12 +87,14 @@ func (s *rangeSum) line(l []byte) {
 	r := s.byRun[f.Run]
 	r.add(one)
 	s.byRun[f.Run] = r
+	s.noteTime(f, at, hasAt)
 }
 
 func (s *rangeSum) merge(o rangeSum) {
 	s.t.add(o.t)
 	s.out.Merge(o.out)
 	s.gate.Merge(o.gate)
+	s.times.Merge(o.times)
 	s.bytes += o.bytes
 	for run, r := range o.byRun {
 		if s.byRun == nil {
@@ -133,6 +138,7 @@ type tokenSums struct {
 	path  string // the file they are kept in ("" none)
 	files map[string]*sumState
 	dirty bool
+	saved time.Time // when they were last written: at most every saveEvery (tokentimes.go)
 }
 
 func newTokenSums() *tokenSums {
@@ -176,7 +182,7 @@ const maxKeptSums = 100000
 func (ts *tokenSums) save() {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	if ts.path == "" || !ts.dirty {
+	if ts.path == "" || !ts.dirty || !ts.due() {
 		return
 	}
 	ts.dirty = false
@@ -220,6 +226,7 @@ func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
 	if kept != nil && (st == nil || !keptGate(kept, maxLength) || kept.Dev != uint64(st.Dev) || kept.Ino != st.Ino || fi.Size() < kept.Off || tailHash(f, kept.Off) != kept.Tail) {
 		kept = nil // cut, replaced or rewritten: summed again from 0
 	}
+	keptT, kept := ts.timesOf(p, kept, from)
 	var out rangeSum
 	switch {
 	case kept != nil && from == 0 && kept.Off <= n:
@@ -227,15 +234,15 @@ func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
 		if err != nil {
 			return rangeSum{}, err
 		}
-		out = rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, gate: kept.G, bytes: kept.Off}
+		out = rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, gate: kept.G, times: keptT, bytes: kept.Off}
 		out.merge(d)
 	case kept != nil && from > 0 && kept.Off == from:
 		if out, err = sumRange(f, from, n, maxLength); err != nil {
 			return rangeSum{}, err
 		}
 		all := rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, gate: kept.G, bytes: kept.Off}
-		all.merge(out)
-		ts.keep(p, f, st, all)
+		all.merge(out) // its times are the range's: keepOn adds them to kept's
+		ts.keepOn(p, f, st, kept, all)
 		return out, nil
 	default:
 		if out, err = sumRange(f, from, n, maxLength); err != nil {
@@ -253,7 +260,7 @@ func (ts *tokenSums) keep(p string, f *os.File, st *syscall.Stat_t, all rangeSum
 	if st == nil {
 		return
 	}
-	s := &sumState{Dev: uint64(st.Dev), Ino: st.Ino, Off: all.bytes, Tail: tailHash(f, all.bytes), T: all.t, ByRun: copyRuns(all.byRun), O: all.out, G: all.gate}
+	s := &sumState{Dev: uint64(st.Dev), Ino: st.Ino, Off: all.bytes, Tail: tailHash(f, all.bytes), T: all.t, ByRun: copyRuns(all.byRun), O: all.out, G: all.gate, Times: ptrTimes(all.times.Clone())}
 	ts.mu.Lock()
 	ts.files[p] = s
 	ts.dirty = true
@@ -285,6 +292,7 @@ func (s rangeSum) write(w *bytes.Buffer, i int) {
 		x := s.byRun[r]
 		fmt.Fprintf(w, "%d R %d %d %d %s\n", i, x.Records, x.Tokens, x.Unknown, r)
 	}
+	s.writeTimes(w, i)
 }
 
 // ranges answers "FILE FROM N…" (FROM 1-based, as tail -c +FROM).

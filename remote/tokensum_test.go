@@ -88,6 +88,7 @@ func TestTokenSumsKeptAndRedone(t *testing.T) {
 	if ts.files[p].Off != fi.Size() {
 		t.Fatalf("after a growth range the kept sums reach %d of %d", ts.files[p].Off, fi.Size())
 	}
+	ts.flush()              // the agent ends (ServeAgent), writing what it kept
 	again := newTokenSums() // the next agent, as the next status starts one
 	if k := again.files[p]; k == nil || k.Off != fi.Size() {
 		t.Fatalf("the next agent kept %+v", k)

@@ -38,6 +38,7 @@ type view struct {
 	DoneNotes                               []string // where DONE is not the line count, in status's words
 	Ended                                   []string // how each category's records ended, in status's words
 	Gate                                    []string // each category's training-readiness gate, in status's words
+	Configs                                 []string // which server configuration made its records, in status's words
 	Capture                                 string   // the next stage's disk, in status's words
 	Spend                                   []string // wasted tokens and energy, in status's words
 	Records, Throughput                     chart
@@ -85,6 +86,9 @@ func HTML(w io.Writer, s *digest.Summary, where string) error {
 		}
 		if g := gateText(c, s.Now); g != "" {
 			v.Gate = append(v.Gate, clean(c.Name, 80)+": "+g)
+		}
+		if len(c.Configs) > 0 {
+			v.Configs = append(v.Configs, clean(c.Name, 80)+": "+clean(parse.ConfigText(c.Configs), 400))
 		}
 	}
 	v.Totals = fmt.Sprintf("%s, %s", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk))

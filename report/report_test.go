@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/synthwatch/synthwatch/digest"
 	"github.com/synthwatch/synthwatch/digest/digesttest"
+	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/report"
 )
 
@@ -193,4 +194,27 @@ func endsNight(t *testing.T) *digest.Summary {
 	}
 	s.Read.Seconds = 0.1 // measured: fixed for the golden file
 	return s
+}
+
+// The old script's night over two server configurations (an FP8 era and
+// an auto era of the server log), as the report tells which made what.
+func TestReportErasGolden(t *testing.T) {
+	now := time.Date(2026, 12, 5, 14, 0, 0, 0, time.UTC)
+	root := t.TempDir()
+	want := digesttest.EraWant(digesttest.EraNightAt(t, root, now))
+	s, err := digest.Build(digest.Options{Root: root, Since: now.Add(-24 * time.Hour), Now: now, Loc: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range s.Categories { // Python's json count
+		if got := parse.ConfigText(c.Configs); got != want[c.Name] {
+			t.Errorf("%s: %q, Python's json counts %q", c.Name, got, want[c.Name])
+		}
+	}
+	s.Read.Seconds = 0.2 // measured: fixed for the golden file
+	var b bytes.Buffer
+	if err := report.Text(&b, s, "gpu7:/data/night", -1); err != nil {
+		t.Fatal(err)
+	}
+	golden.RequireEqual(t, b.String())
 }

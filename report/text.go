@@ -97,6 +97,9 @@ func writeCategories(b *strings.Builder, s *digest.Summary) {
 		if g := gateText(c, s.Now); g != "" { // the training-readiness gate: status's words
 			fmt.Fprintf(b, "  %s: training gate: %s\n", clean(c.Name, 22), g)
 		}
+		if len(c.Configs) > 0 && c.Error == "" { // which server made them: status's words
+			fmt.Fprintf(b, "  %s: records by config: %s\n", clean(c.Name, 22), clean(parse.ConfigText(c.Configs), 400))
+		}
 	}
 	fmt.Fprintf(b, "total: %s, %s, %s left", parse.Plural(recs, "record"), parse.TokenFigure(count(toks)+" completion tokens", unk), parse.Thousands(left))
 	if noTime > 0 {

@@ -114,7 +114,12 @@ func (m Model) runsBox(w int) string {
 	if sp := c.Spend; sp != nil { // status's words: the runs' tallies (parse.Spend)
 		rows = append(rows, "tokens: "+sp.LedgerText, "energy: "+sp.EnergyText, "")
 	}
-	if len(c.Runs) == 0 {
+	for _, cc := range c.Configs { // an era's settings, from its start line
+		if cc.Inferred {
+			rows = append(rows, cc.Config+" "+parse.InferredFromLog+": "+cc.Args, "")
+		}
+	}
+	if len(c.Runs) == 0 && !inferred(c.Configs) {
 		rows = append(rows, "no runs.jsonl: every record here is \""+pipeline.UnknownConfig+"\" (written before runs were recorded)")
 	}
 	for _, r := range c.Runs {
@@ -191,4 +196,14 @@ func overCapLines(all, shown []pipeline.Category) []string {
 		out = append(out, fmt.Sprintf("▲ %s more %s over a cap", thousands(int64(more)), noun))
 	}
 	return out
+}
+
+// inferred says some of cs were placed by their time in a server log's era.
+func inferred(cs []pipeline.ConfigCount) bool {
+	for _, c := range cs {
+		if c.Inferred {
+			return true
+		}
+	}
+	return false
 }

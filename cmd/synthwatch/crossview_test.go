@@ -34,10 +34,13 @@ type look struct {
 	Over   string // the caps it is past, in status's words (parse.OverCapsText)
 	Ended  string // how its records ended (parse.Outcomes.Text); "?" where a view does not say
 	Gate   string // its training-readiness gate (parse.GateVerdict.Text); "?" where a view does not say it whole
+	// Configs: its records by server configuration (parse.ConfigText);
+	// "?" where a view does not say
+	Configs string
 }
 
 func (l look) String() string {
-	return fmt.Sprintf("%s target %d left %d claims %v over %q ended %q gate %q", l.State, l.Target, l.Left, l.Claims, l.Over, l.Ended, l.Gate)
+	return fmt.Sprintf("%s target %d left %d claims %v over %q ended %q gate %q configs %q", l.State, l.Target, l.Left, l.Claims, l.Over, l.Ended, l.Gate, l.Configs)
 }
 
 func gateText(g *parse.GateVerdict) string {
@@ -53,7 +56,7 @@ var gateLine = regexp.MustCompile(`^  (\S+): (pass [\d,]+ of .*?)\s*$`)
 func snapLooks(s pipeline.Snapshot) map[string]look {
 	out := map[string]look{}
 	for _, c := range s.Categories {
-		out[c.Name] = look{string(c.State), c.Target, parse.Left(c.Done, c.Target, string(c.State)), c.RatePerMin > 0 || c.ETASeconds != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes), gateText(c.Gate)}
+		out[c.Name] = look{string(c.State), c.Target, parse.Left(c.Done, c.Target, string(c.State)), c.RatePerMin > 0 || c.ETASeconds != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes), gateText(c.Gate), parse.ConfigText(c.Configs)}
 	}
 	return out
 }
@@ -85,6 +88,7 @@ func overs(out string, looks map[string]look) map[string]look {
 		if m := endedLine.FindStringSubmatch(l); m != nil {
 			if lk, ok := looks[m[1]]; ok {
 				lk.Ended = m[2]
+				lk.Configs = configsOf(l)
 				looks[m[1]] = lk
 			}
 		}
@@ -107,7 +111,7 @@ func textLooks(out string) map[string]look {
 		if m := statusRow.FindStringSubmatch(l); m != nil {
 			done, _ := strconv.ParseInt(m[2], 10, 64)
 			target, _ := strconv.ParseInt(m[3], 10, 64)
-			res[m[1]] = look{m[6], target, parse.Left(done, target, m[6]), m[4] != "0.0" || m[5] != "-", "", "", ""}
+			res[m[1]] = look{m[6], target, parse.Left(done, target, m[6]), m[4] != "0.0" || m[5] != "-", "", "", "", ""}
 		}
 	}
 	return overs(out, res)
@@ -123,7 +127,7 @@ func screenLooks(scr string) map[string]look {
 		if m := screenRow.FindStringSubmatch(l); m != nil {
 			done, _ := strconv.ParseInt(m[2], 10, 64)
 			target, _ := strconv.ParseInt(m[3], 10, 64)
-			res[m[1]] = look{m[7], target, parse.Left(done, target, m[7]), m[4] != "0.0" || (m[5] != "-" && m[5] != "?"), "", "?", "?"}
+			res[m[1]] = look{m[7], target, parse.Left(done, target, m[7]), m[4] != "0.0" || (m[5] != "-" && m[5] != "?"), "", "?", "?", "?"}
 		}
 	}
 	return overs(scr, res)
@@ -145,7 +149,7 @@ func headerWorker(scr string) string {
 func reportLooks(s digest.Summary) map[string]look {
 	out := map[string]look{}
 	for _, c := range s.Categories {
-		out[c.Name] = look{c.State, c.Target, c.Left(), c.ETASec != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes), gateText(c.Gate)}
+		out[c.Name] = look{c.State, c.Target, c.Left(), c.ETASec != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes), gateText(c.Gate), parse.ConfigText(c.Configs)}
 	}
 	return out
 }
@@ -200,6 +204,10 @@ func agree(t *testing.T, root string, views map[string]map[string]look, want map
 			// the gate, against status --json, as the outcomes are
 			if e := views["status --json"][cat].Gate; g.Gate != "?" && g.Gate != "" && e != "" && g.Gate != e && grew[cat] == 0 {
 				t.Errorf("%s: %s says %s's gate is %q, status --json %q:\n%s", root, v, cat, g.Gate, e, table())
+			}
+			// which server made its records, likewise (parse.ConfigCounts)
+			if e := views["status --json"][cat].Configs; g.Configs != "?" && g.Configs != "" && e != "" && g.Configs != e && grew[cat] == 0 {
+				t.Errorf("%s: %s says %s's records by config are %q, status --json %q:\n%s", root, v, cat, g.Configs, e, table())
 			}
 			if g.Over != r.Over {
 				t.Errorf("%s: %s says %s is %q, %s %q:\n%s", root, v, cat, g.Over, names[0], r.Over, table())
@@ -671,6 +679,11 @@ func passCell(scr, name string) string {
 	return ""
 }
 
+// goWorkerConfigs: the roots whose Go worker is frozen (its records do
+// not grow while the views look), and the category whose records by
+// config are checked against Python's count.
+var goWorkerConfigs = map[string]string{"a SIGSTOPped worker past the stall limit": "A", "a SIGSTOPped worker within the stall limit": "A"}
+
 func TestEveryViewSaysTheSame(t *testing.T) {
 	testgate.E2E(t)
 	needTmux(t)
@@ -692,6 +705,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 	ageRoot(t, hang, map[string]time.Duration{
 		"prepared/B1_glaive/raw_responses.jsonl": 100 * time.Minute, "prepared/B2_opencodeinstruct/raw_responses.jsonl": time.Hour,
 		"prepared/B3_magicoder/raw_responses.jsonl": 3 * time.Hour, "logs/inference_all.log": time.Hour})
+	eras, erasWant := eraRoot(t)
 	const stall = 20 * time.Second
 	// the stall limit from the environment, as a user's config sets it:
 	// the report's digest too
@@ -713,6 +727,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 		{"the Go worker at work", "", map[string]string{"A": "running"}, nil, nil, false, ""}, // started when its turn comes (below): it would finish while the others are looked at
 		{"the log's 7000 prompts against 10,000, a cap and a budget", targetRoot(t), map[string]string{"B1_glaive": "done", "B2_opencodeinstruct": "done", "B3_magicoder": "partial"}, nil, nil, true, ""},
 		{"duplicates the worker measured, blank and bad lines", dupRoot(t, bin), map[string]string{"A": "done", "B": "partial"}, nil, nil, true, ""},
+		{"two server configurations, the old script's records", eras, map[string]string{"B2_opencodeinstruct": "done", "B3_python": "partial"}, nil, nil, true, ""},
 		{"9,998 of 10,000 and nobody on it for a day", idleRoot(t), map[string]string{"B1_glaive": "died", "B2_opencodeinstruct": "pending"}, nil, []string{"--since", "48h"}, true, ""},
 		{"a thinking model's night by the old script", gateRoot(t), map[string]string{"B1_reason": "partial", "B2_reason": "partial"}, nil, nil, true, ""},
 	}
@@ -868,6 +883,21 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				for _, c := range rep.Categories {
 					if c.Name == cat && c.Done != want {
 						t.Errorf("%s: the report says %s is %d done, want %d", r.name, cat, c.Done, want)
+					}
+				}
+			}
+			for cat, want := range erasWant { // Python's count: the report's, and every view's that says (a first poll by the fallback may not)
+				for v, looks := range views {
+					if got := looks[cat].Configs; r.root == eras && (got != want && got != "" && got != "?" || v == "report --json" && got != want) {
+						t.Errorf("%s: %s says %s's records by config are %q, Python's json counts %q", r.name, v, cat, got, want)
+					}
+				}
+			}
+			if cat, ok := goWorkerConfigs[r.name]; ok { // the Go worker's runs, by Python's count
+				want := pyRunConfigs(t, r.root, cat)
+				for _, v := range []string{"status --json", "report --json"} {
+					if got := views[v][cat].Configs; got != want || want == "" {
+						t.Errorf("%s: %s says %s's records by config are %q, Python's json counts %q", r.name, v, cat, got, want)
 					}
 				}
 			}

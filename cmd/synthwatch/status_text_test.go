@@ -85,7 +85,7 @@ func TestStatusTextTokens(t *testing.T) {
 		Configs: []pipeline.ConfigCount{{Config: "fp8-kv", Records: 1652}, {Config: "bf16", Records: 5348}}}}}
 	var b bytes.Buffer
 	printStatus(&b, s)
-	for _, want := range []string{"completion tokens: 6300000\n", "B3: 6300000/10000000 (budget first) tokens; records by config: 1652 fp8-kv · 5348 bf16"} {
+	for _, want := range []string{"completion tokens: 6300000\n", "B3: 6300000/10000000 (budget first) tokens; records by config: 1,652 fp8-kv · 5,348 bf16"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("missing %q in:\n%s", want, b.String())
 		}
