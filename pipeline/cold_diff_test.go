@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,7 @@ func unexamined(s Snapshot) Snapshot {
 	cats := append([]Category(nil), s.Categories...)
 	for i := range cats {
 		cats[i].Outcomes, cats[i].Gate = nil, nil // the gate too: read with the outcomes
+		undone(&s, &cats[i])
 	}
 	s.Categories = cats
 	s.Events = withoutGate(s.Events)
@@ -80,6 +82,7 @@ func untallied(s Snapshot) Snapshot {
 	for i := range cats {
 		c := &cats[i]
 		c.CompletionTokens, c.TokensFrom, c.Configs, c.Outcomes, c.Gate = nil, "", nil, nil, nil
+		undone(&s, c)
 		runs := append([]RunInfo(nil), c.Runs...)
 		for j := range runs {
 			runs[j].Records, runs[j].Tokens = nil, nil
@@ -89,6 +92,28 @@ func untallied(s Snapshot) Snapshot {
 	s.Categories = cats
 	s.Events = withoutGate(s.Events)
 	return s
+}
+
+// undone is c's DONE as the bare line count: it leaves it once every
+// line was examined (parse.JudgeDone: blank and bad lines aside), which
+// the agent does a poll ahead, and the plain reads' awk never.
+func undone(s *Snapshot, c *Category) {
+	c.Done, c.Progress = c.Lines, 0 // both sides alike, whichever has the note
+	if w := recordsNote(c.Warnings); w != "" {
+		c.Warnings = slices.DeleteFunc(slices.Clone(c.Warnings), func(x string) bool { return x == w })
+		s.Warnings = slices.DeleteFunc(slices.Clone(s.Warnings), func(x string) bool { return x == w })
+	}
+}
+
+// recordsNote is the warning parse.JudgeDone gives when DONE is the
+// records of a file whose every line was examined ("" when none).
+func recordsNote(ws []string) string {
+	for _, w := range ws {
+		if strings.Contains(w, " records (") && strings.HasSuffix(w, " blank or bad)") {
+			return w
+		}
+	}
+	return ""
 }
 
 // diffRoots are roots as other tools leave them, each with the steps that
