@@ -9,6 +9,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/faultproxy"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
@@ -19,9 +20,16 @@ import (
 // Go agent, a steady poll is its request and the answer, whether records
 // grew or the poll is a full one that reads the vitals too; a cold one
 // adds the agent's channel. The fallback's poll is an exec of its own:
-// the channel, the exec, then the script on stdin (sshd gives a session
-// channel no window before its command starts). A cold poll without the
-// hint's "no agent" asks the agent's launcher first (two more).
+// the channel and the exec, its script and ops packed on the command line
+// (remote.PackCommand) once the host said it unpacks them; sent plain, the
+// script waits on stdin for a third (sshd gives a session channel no
+// window before its command starts), as in a first cold poll. A cold poll
+// without the hint's "no agent" asks the agent's launcher first (two
+// more). With the hint's "no agent" and "unpacks" (a one-shot status's
+// next run) it asks both at once, each in two, but counts three: the
+// launcher's "none here" comes first, and the client's close of its
+// channel is a send the fallback's later answer follows (the proxy cannot
+// tell channels apart); on the clock it is two and the fallback's run.
 //
 // The agent's case needs the built binary (SW_E2E=1, as testbin); the
 // fallback's runs wherever sshd does.
@@ -38,13 +46,15 @@ func TestPollRoundTrips(t *testing.T) {
 	writeWorkerJSON(t, root, parse.WorkerState{PID: pid, State: parse.WorkerRunning, Category: "B2", UpdatedAt: time.Now()})
 	t.Setenv("SSH_AUTH_SOCK", "")
 	for _, tc := range []struct {
-		reader                   string
-		cold, steady, grew, full int64 // round trips of a poll
+		name, reader             string
+		hint                     string // the servers hint of a past run
+		cold, steady, grew, full int64  // round trips of a poll
 	}{
-		{"go agent", 2, 1, 1, 1},
-		{"fallback", 5, 3, 3, 3},
+		{"agent", "go agent", "", 2, 1, 1, 1},
+		{"fallback", "fallback", "", 5, 2, 2, 2},
+		{"fallback_hinted", "fallback", `{"no_agent":"` + remote.AgentProto + `","unpacks":true}`, 3, 2, 2, 2},
 	} {
-		t.Run(strings.Fields(tc.reader)[0], func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			bin := filepath.Join(t.TempDir(), "none")
 			if tc.reader == "go agent" {
 				bin = testbin.Path(t)
@@ -52,7 +62,12 @@ func TestPollRoundTrips(t *testing.T) {
 			p := newProxied(t, s)
 			h := p.dial(t, "ServerAliveInterval=3600")
 			t.Cleanup(func() { h.Close() })
-			w := NewWatcher(h, Options{Host: "rtt", Root: root, ServerURL: "http://127.0.0.1:1", WorkerBin: bin}, nil)
+			o := Options{Host: "rtt", Root: root, ServerURL: "http://127.0.0.1:1", WorkerBin: bin}
+			if tc.hint != "" {
+				o.HintPath = filepath.Join(t.TempDir(), "hint.json")
+				write(t, o.HintPath, tc.hint)
+			}
+			w := NewWatcher(h, o, nil)
 			// 25 ms each way: what the client sends together hears no
 			// answer between its sends, however it is scheduled
 			p.px.SetDelay(25 * time.Millisecond)
