@@ -85,14 +85,14 @@ func TestPollRoundTrips(t *testing.T) {
 				if !strings.HasPrefix(snap.Connection.Reader, tc.reader) || snap.Worker.PID != pid {
 					t.Fatalf("%s poll: read by %q, worker %+v", what, snap.Connection.Reader, snap.Worker)
 				}
-				if got != want && !(what == "cold" && tc.coldOrOneMore && got == want+1) {
+				if !turnsAre(got, want, what == "cold" && tc.coldOrOneMore) {
 					t.Errorf("a %s poll by the %s: %d round trips, want %d", what, tc.reader, got, want)
 				}
 				return snap
 			}
 			check("cold", tc.cold)
 			// what the next run's cold poll starts from
-			if h := ReadServersHint(o.HintPath); tc.reader == "fallback" && (h == nil || !h.Unpacks || h.NoAgent != remote.AgentProto) {
+			if h := ReadServersHint(o.HintPath); tc.reader == "fallback" && !noAgentUnpacks(h) {
 				t.Fatalf("the hint after a cold poll by the fallback: %+v, want no agent and unpacks", h)
 			}
 			done := func(s Snapshot) int64 { return catByName(t, s, "B1").Done }
@@ -109,6 +109,17 @@ func TestPollRoundTrips(t *testing.T) {
 			check("full", tc.full)
 		})
 	}
+}
+
+// turnsAre: got round trips are want, or want+1 where oneMore allows.
+func turnsAre(got, want int64, oneMore bool) bool {
+	return got == want || oneMore && got == want+1
+}
+
+// noAgentUnpacks: h says the host has no agent of this protocol and
+// unpacks a packed command.
+func noAgentUnpacks(h *ServersHint) bool {
+	return h != nil && h.Unpacks && h.NoAgent == remote.AgentProto
 }
 
 // rttPoll polls once and returns the round trips it took.

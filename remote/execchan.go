@@ -16,8 +16,8 @@ import (
 
 // LongArg is the longest argument that always travels on the exec
 // request's command line; a longer one (the batch and agent scripts,
-// ~10 KB; the fallback's packed, PackCommand, fits) travels on stdin
-// unless the whole line still fits in MaxLine
+// ~10 KB, unless packed: PackCommand) travels on stdin unless the whole
+// line still fits in MaxLine
 // (an agent's first request, a few KB: on the line, it is answered
 // without waiting for the channel's window, a round trip on OpenSSH).
 // Dropbear, the SSH server of minimal and container hosts, ends the whole
