@@ -70,7 +70,8 @@ const unpackScript = `s=$(printf %s "$1" | base64 -d | gunzip) && [ -n "$s" ] ||
 // PackCommand is argv, "sh -c SCRIPT NAME ARGS…", as a command that
 // travels whole on the line: "sh -c UNPACK NAME BLOB", BLOB the base64 of
 // "set -- ARGS…" and SCRIPT, gzip'd. ok is false when argv is not of that
-// shape or its line is over MaxLine; argv then goes as it is (WireCommand).
+// shape or its line, framed as Exec frames it, is over MaxLine; argv then
+// goes as it is (WireCommand).
 // On the line, OpenSSH's sshd answers it without a window to wait for: a
 // round trip less than SCRIPT on stdin (the fallback's 10 KB: 2 in all).
 // Only for a host known to unpack (the fallback's U record).
@@ -83,7 +84,7 @@ func PackCommand(argv []string) (packed []string, ok bool) {
 	zw.Write([]byte("set -- " + strings.Join(quoted(argv[4:]), " ") + "\n" + argv[2]))
 	zw.Close()
 	packed = []string{"sh", "-c", unpackScript, argv[3], base64.StdEncoding.EncodeToString(z.Bytes())}
-	if !OnTheLine(packed) {
+	if !OnTheLine(framedArgv(execMark(), packed)) { // as Exec sends it (frame.go)
 		return nil, false
 	}
 	return packed, true

@@ -59,8 +59,30 @@ func TestFallbackPacksWhereTheHostUnpacks(t *testing.T) {
 	if len(h.argvs) != 2 || !packed(h.argvs[1]) {
 		t.Fatalf("the second batch: %d execs, packed %v", len(h.argvs), len(h.argvs) > 1 && packed(h.argvs[1]))
 	}
-	if line, stdin := WireCommand(h.argvs[1]); len(line) > MaxLine || stdin != nil {
+	if line, stdin := WireCommand(framedArgv(execMark(), h.argvs[1])); len(line) > MaxLine || stdin != nil {
 		t.Fatalf("packed line %d bytes, %d on stdin", len(line), len(stdin))
+	}
+}
+
+// Up to where it stops packing, a batch grown a path at a time (random
+// names: little to compress) packs into a line that SSH's Exec, framed
+// (frame.go), sends whole: nothing on stdin.
+func TestPackedLineFitsFramed(t *testing.T) {
+	b := &Batch{}
+	for i := 0; ; i++ {
+		var r [12]byte
+		rand.Read(r[:])
+		b.Cat("/scratch/night/prepared/"+hex.EncodeToString(r[:])+"/raw_responses.jsonl", 100)
+		argv, ok := PackCommand(b.Argv())
+		if !ok {
+			if i < 10 {
+				t.Fatalf("stopped packing at %d paths", i+1)
+			}
+			return
+		}
+		if line, stdin := WireCommand(framedArgv(execMark(), argv)); len(line) > MaxLine || stdin != nil {
+			t.Fatalf("%d paths: packed, framed line %d bytes, %d on stdin", i+1, len(line), len(stdin))
+		}
 	}
 }
 
