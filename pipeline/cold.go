@@ -85,7 +85,9 @@ func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAs
 		w.sumJobs = ask.tokJobs
 		w.countOnHost(false)
 	}
-	if w.coldErr = w.pre.Load(ctx, w.batchFor(ctx, ask)); w.coldErr == nil {
+	w.coldErr = w.pre.Load(ctx, w.batchFor(ctx, ask))
+	w.noteUnpack()
+	if w.coldErr == nil {
 		return w.fallbackReader()
 	}
 	return ""
@@ -114,6 +116,7 @@ func (w *Watcher) prefetchEither(ctx context.Context, ask batchAsk) string {
 		slog.Warn("the host agent failed; this poll reads the files itself", "host", w.o.Host, "err", aerr)
 	}
 	w.sumJobs = nil
+	w.noteUnpack()
 	if w.coldErr = ferr; ferr == nil {
 		return w.fallbackReader()
 	}

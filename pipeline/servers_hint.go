@@ -23,6 +23,10 @@ type ServersHint struct {
 	// last time: the next cold start reads by the fallback beside the
 	// launcher (prefetchEither), not after its "none here".
 	NoAgent string `json:"no_agent,omitempty"`
+	// Unpacks: the host's fallback said it has base64 and gunzip: its
+	// polls, the next cold one too, travel packed on the command line
+	// (remote.PackCommand), a round trip less on OpenSSH.
+	Unpacks bool `json:"unpacks,omitempty"`
 }
 
 // HintPath is the hint's file for a host and root, beside its history.
@@ -47,11 +51,11 @@ func ReadServersHint(path string) *ServersHint {
 // differ from the hint read at the start (most runs write nothing).
 // Errors are ignored: a hint only saves round trips.
 func (w *Watcher) writeServersHint() {
-	have := ServersHint{Server: w.cnt.manifest.Server, Servers: w.cnt.manifest.Servers, NoAgent: w.noAgent}
+	have := ServersHint{Server: w.cnt.manifest.Server, Servers: w.cnt.manifest.Servers, NoAgent: w.noAgent, Unpacks: w.pre != nil && w.pre.Unpacks()}
 	if !w.cnt.haveMan && w.hint != nil { // pipeline.toml not read yet: its servers as the hint had them
 		have.Server, have.Servers = w.hint.Server, w.hint.Servers
 	}
-	if w.o.HintPath == "" || (w.hint == nil && have.Server == "" && len(have.Servers) == 0 && have.NoAgent == "") {
+	if w.o.HintPath == "" || (w.hint == nil && have.Server == "" && len(have.Servers) == 0 && have.NoAgent == "" && !have.Unpacks) {
 		return
 	}
 	old, _ := json.Marshal(w.hint)
@@ -65,6 +69,14 @@ func (w *Watcher) writeServersHint() {
 		os.Rename(tmp, w.o.HintPath)
 	}
 	w.hint = &have
+}
+
+// noteUnpack keeps, for the hint, what the fallback's last answer said of
+// unpacking, when it differs from the hint's.
+func (w *Watcher) noteUnpack() {
+	if w.pre != nil && w.pre.Unpacks() != (w.hint != nil && w.hint.Unpacks) {
+		w.writeServersHint()
+	}
 }
 
 // serverManifest is the manifest serverSpecs reads: pipeline.toml once

@@ -143,6 +143,9 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	}
 	if o.HintPath != "" {
 		w.hint = ReadServersHint(o.HintPath)
+		if w.hint != nil && w.pre != nil {
+			w.pre.SetUnpack(w.hint.Unpacks)
+		}
 	}
 	w.sv = serverSet{thr: newSamples(o.History), ev: &w.ev, root: o.Root, now: o.Now, lines: w.log.server, pane: 32 << 10}
 	if o.OnePoll {

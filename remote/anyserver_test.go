@@ -32,7 +32,7 @@ var servers = map[string]func(testing.TB, ...sshdtest.Option) *sshdtest.Server{
 // with arguments longer than any command line a server takes (they travel
 // on stdin), exit codes and stderr, a stream whose long script comes before
 // the requests it reads on stdin, the server's port forwarded, and the
-// host agent answering as the one-shot batch does.
+// host agent and the fallback packed answering as the fallback does.
 func TestAnySSHServer(t *testing.T) {
 	t.Parallel()
 	for name, start := range servers {
@@ -102,6 +102,16 @@ func TestAnySSHServer(t *testing.T) {
 			must(t, err)
 			want, err := parseBatchOf(res.Stdout, b, nil)
 			must(t, err)
+			pb := batch() // packed, whole on the command line (PackCommand): alike
+			argv, ok := PackCommand(pb.Argv())
+			if !ok || !want.unpack.ok {
+				t.Fatalf("packed: %v, the host unpacks: %+v", ok, want.unpack)
+			}
+			res, err = h.Exec(ctx, argv...)
+			must(t, err)
+			if got, err := parseBatchOf(res.Stdout, pb, nil); err != nil || answersText(got) != answersText(want) {
+				t.Fatalf("packed: %v, its answers differ:\n--- only the packed\n%s\n--- only the plain\n%s", err, onlyIn(answersText(got), answersText(want)), onlyIn(answersText(want), answersText(got)))
+			}
 			ag := NewAgent(h)
 			ag.UseBinary(selfAsBinary(t))
 			defer ag.Close()

@@ -24,7 +24,8 @@ func bannerHost(t *testing.T, name, shell string, rc map[string]string) *SSH {
 
 // A command's output over a login shell that prints banners on stdout
 // and stderr is the command's alone, on bash, zsh and fish; the agent
-// (the Go one and the shell one) reads through them as well.
+// (the Go one and the shell one) reads through them as well, and the
+// fallback, sent as it is and packed.
 func TestExecThroughBanners(t *testing.T) {
 	t.Parallel()
 	for _, b := range sshdtest.Banners {
@@ -63,14 +64,22 @@ func TestExecThroughBanners(t *testing.T) {
 			if _, err := none.Run(ctx, loadBatch()); !errors.Is(err, ErrNoAgent) || strings.Contains(none.Kind(), "Welcome") {
 				t.Fatalf("no agent: %v, kind %q", err, none.Kind())
 			}
+			// the first as it is; the second packed, the first having said
+			// the host unpacks (PackCommand)
+			p := NewPrefetch(h)
 			for round := range 2 {
-				p := NewPrefetch(h)
+				if round == 1 && !p.Unpacks() {
+					t.Fatal("the fallback's first answer did not say the host unpacks")
+				}
 				if err := p.Load(ctx, loadBatch()); err != nil {
 					t.Fatalf("fallback, round %d: %v", round, err)
 				}
 				if got, err := p.ReadAt(ctx, "/proc/loadavg", 0, 100); err != nil || len(got) == 0 {
 					t.Fatalf("fallback, round %d: %q %v", round, got, err)
 				}
+			}
+			if !p.Unpacks() {
+				t.Fatal("the packed batch was not unpacked through the login shell")
 			}
 		})
 	}

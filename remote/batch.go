@@ -155,7 +155,9 @@ func (b *Batch) Argv() []string {
 // and realpath: data the target). STATUS is ok, f, d, p (a FIFO), o, noent or err
 // (data the message). D (a Tail's history digested, by the Go agent only:
 // A and B the range it stands for) is in digest.go; E (a server log's
-// start lines before that history, B its end) in starts.go.
+// start lines before that history, B its end) in starts.go. U (the
+// fallback's first record: A 1 when the host unpacks a packed command)
+// is unpack.
 type answers struct {
 	stats  map[string]statAns
 	reads  map[string][]readAns
@@ -166,7 +168,12 @@ type answers struct {
 	real   map[string]linkAns
 	digest map[string][]byte
 	starts map[string][]byte // E: a server log's start lines before its history (starts.go)
+	unpack unpackAns
 }
+
+// unpackAns is the fallback's U record: whether the host has base64 and
+// gunzip (PackCommand); said is false where none came (the Go agent's).
+type unpackAns struct{ said, ok bool }
 
 type statAns struct {
 	fi  FileInfo
@@ -358,6 +365,8 @@ func (a *answers) add(kind, status string, num []int64, p string, data []byte, b
 		a.links[p] = linkAns{target: string(data), err: err}
 	case "P":
 		a.real[p] = linkAns{target: string(data), err: err}
+	case "U":
+		a.unpack = unpackAns{said: true, ok: num[0] == 1}
 	case "D":
 		if !failed {
 			a.digest[p] = append([]byte{}, data...)

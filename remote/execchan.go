@@ -1,6 +1,9 @@
 package remote
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -13,7 +16,8 @@ import (
 
 // LongArg is the longest argument that always travels on the exec
 // request's command line; a longer one (the batch and agent scripts,
-// ~10 KB) travels on stdin unless the whole line still fits in MaxLine
+// ~10 KB, unless packed: PackCommand) travels on stdin unless the whole
+// line still fits in MaxLine
 // (an agent's first request, a few KB: on the line, it is answered
 // without waiting for the channel's window, a round trip on OpenSSH).
 // Dropbear, the SSH server of minimal and container hosts, ends the whole
@@ -54,6 +58,38 @@ func WireCommand(argv []string) (line string, stdin []byte) {
 	return "sh -c " + Quote(strings.Join(long, "")+"exec "+strings.Join(words, " ")), stdin
 }
 
+// ExitUnpack is what a packed command (PackCommand) exits with when the
+// host could not unpack it: no base64 or gunzip, or either failed.
+const ExitUnpack = 73
+
+// unpackScript runs a packed command, $1: it says so and exits ExitUnpack
+// when unpacking fails, rather than running nothing and exiting 0.
+const unpackScript = `s=$(printf %s "$1" | base64 -d | gunzip) && [ -n "$s" ] || ` +
+	`{ echo "synthwatch: this host could not unpack the command (base64 -d | gunzip)" >&2; exit 73; }; eval "$s"`
+
+// PackCommand is argv, "sh -c SCRIPT NAME ARGS…", as a command that
+// travels whole on the line: "sh -c UNPACK NAME BLOB", BLOB the base64 of
+// "set -- ARGS…" and SCRIPT, gzip'd. ok is false when argv is not of that
+// shape or its line, framed as Exec frames it, is over MaxLine; argv then
+// goes as it is (WireCommand).
+// On the line, OpenSSH's sshd answers it without a window to wait for: a
+// round trip less than SCRIPT on stdin (the fallback's 10 KB: 2 in all).
+// Only for a host known to unpack (the fallback's U record).
+func PackCommand(argv []string) (packed []string, ok bool) {
+	if len(argv) < 4 || argv[0] != "sh" || argv[1] != "-c" {
+		return nil, false
+	}
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	zw.Write([]byte("set -- " + strings.Join(quoted(argv[4:]), " ") + "\n" + argv[2]))
+	zw.Close()
+	packed = []string{"sh", "-c", unpackScript, argv[3], base64.StdEncoding.EncodeToString(z.Bytes())}
+	if !OnTheLine(framedArgv(execMark(), packed)) { // as Exec sends it (frame.go)
+		return nil, false
+	}
+	return packed, true
+}
+
 func quoted(argv []string) []string {
 	words := make([]string, len(argv))
 	for i, a := range argv {
@@ -76,8 +112,9 @@ func OnTheLine(argv []string) bool {
 // asks no reply and its stdin follows as soon as the channel's window
 // allows (ssh.Session waits for the reply first). OpenSSH's sshd opens a
 // session with no window until its command starts, so stdin there waits
-// one round trip (the fallback's poll is 3, TestPollRoundTrips); servers
-// that grant a window at the open take it at once.
+// one round trip (a fallback poll sent plain is 3, packed 2: PackCommand,
+// TestPollRoundTrips); servers that grant a window at the open take it at
+// once.
 type execChan struct {
 	ch     ssh.Channel
 	status chan error // the command's end: nil, *exitError, or an error of the link

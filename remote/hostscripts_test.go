@@ -34,7 +34,7 @@ func hostShells(t *testing.T) map[string][]string {
 		t.Fatal("busybox: apt-get install -y busybox")
 	}
 	dir := t.TempDir()
-	for _, c := range []string{"sh", "ls", "id", "dirname", "tr", "uname", "gunzip", "sha256sum", "wc", "mkdir", "mv", "chmod", "rm", "cat", "stat", "head", "tail", "dd", "mktemp", "timeout", "readlink", "cut", "sort", "sed", "grep", "cmp", "xargs", "true"} {
+	for _, c := range []string{"sh", "ls", "id", "dirname", "tr", "uname", "gunzip", "base64", "sha256sum", "wc", "mkdir", "mv", "chmod", "rm", "cat", "stat", "head", "tail", "dd", "mktemp", "timeout", "readlink", "cut", "sort", "sed", "grep", "cmp", "xargs", "true"} {
 		must(t, os.WriteFile(filepath.Join(dir, c), []byte("#!"+bb+" sh\nexec "+bb+" "+c+` "$@"`+"\n"), 0o755))
 	}
 	out["busybox"] = []string{bb, "sh", "-c", "PATH=" + dir + ":$PATH; export PATH; exec " + bb + ` sh "$@"`, "busybox-sh"}
@@ -110,7 +110,8 @@ func TestHostScriptsEveryShell(t *testing.T) {
 // one exec answers a tail, host and laptop counts, a glob, a cat, a
 // missing file, a FIFO (refused, never opened: it would wait for a
 // writer), a command and a realpath, after a login banner without a
-// newline, and leaves nothing behind in TMPDIR.
+// newline, and leaves nothing behind in TMPDIR; sent as it is and packed
+// (PackCommand: unpacked by the shell, base64 and gunzip), alike.
 func TestFallbackEveryShell(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -142,46 +143,61 @@ func TestFallbackEveryShell(t *testing.T) {
 			argv := b.Argv() // sh -c SCRIPT NAME NONCE OPS...
 			f := filepath.Join(t.TempDir(), "fallback.sh")
 			must(t, os.WriteFile(f, []byte(argv[2]), 0o600))
-			tmp := t.TempDir()
-			cmd := exec.Command(shell[0], append(append(append([]string{}, shell[1:]...), f), argv[4:]...)...)
-			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-			var errb bytes.Buffer
-			cmd.Stderr = &errb
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("%v: %s", err, errb.String())
+			packed, ok := PackCommand(argv)
+			if !ok {
+				t.Fatal("the batch does not pack within MaxLine")
 			}
-			a, err := parseBatchOf(append([]byte("Welcome to the GPU host!"), out...), b, nil)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			if r := a.reads[log]; len(r) == 0 || !strings.HasSuffix(string(r[0].data), "line\nlast") || r[0].off != 3000*5+4-101 || !r[0].eof {
-				t.Errorf("tail: %+v", r)
-			}
-			if c := a.counts[big]; c.lines != 20000 || c.n != 20000*11 || c.err != "" {
-				t.Errorf("host count: %+v", c)
-			}
-			if r := a.reads[small]; len(r) != 1 || string(r[0].data) != "{}\n{}\n" {
-				t.Errorf("small count's read: %+v", r)
-			}
-			if g := a.globs[filepath.Join(dir, "*", "raw.jsonl")]; len(g.paths) != 1 || g.paths[0] != big {
-				t.Errorf("glob: %+v", g)
-			}
-			if r := a.reads[filepath.Join(dir, "gone")]; len(r) != 1 || !errors.Is(r[0].err, fs.ErrNotExist) {
-				t.Errorf("gone: %+v", r)
-			}
-			if r := a.reads[fifo]; len(r) != 1 || r[0].err == nil || !strings.Contains(r[0].err.Error(), "FIFO") {
-				t.Errorf("fifo: %+v", r)
-			}
-			if x, ok := a.execs[CommandLine("sh", "-c", "echo out; echo err >&2; exit 3")]; !ok || string(x.Stdout) != "out\n" || string(x.Stderr) != "err\n" || x.ExitCode != 3 {
-				t.Errorf("exec: %+v", x)
-			}
-			if p := a.real[filepath.Join(dir, "cat", "..")]; p.err != nil || p.target != dir {
-				t.Errorf("realpath: %+v", p)
-			}
-			if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
-				t.Errorf("left in TMPDIR: %v", ents)
+			for _, how := range [][]string{append([]string{f}, argv[4:]...), packed[1:]} {
+				checkFallbackAnswer(t, b, exec.Command(shell[0], append(append([]string{}, shell[1:]...), how...)...), dir, log, big, small, fifo)
 			}
 		})
+	}
+}
+
+// checkFallbackAnswer runs cmd, TestFallbackEveryShell's batch b, and
+// checks its answers.
+func checkFallbackAnswer(t *testing.T, b *Batch, cmd *exec.Cmd, dir, log, big, small, fifo string) {
+	t.Helper()
+	tmp := t.TempDir()
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	a, err := parseBatchOf(append([]byte("Welcome to the GPU host!"), out...), b, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !a.unpack.said || !a.unpack.ok {
+		t.Errorf("unpack: %+v, want said and ok (base64 and gunzip are here)", a.unpack)
+	}
+	if r := a.reads[log]; len(r) == 0 || !strings.HasSuffix(string(r[0].data), "line\nlast") || r[0].off != 3000*5+4-101 || !r[0].eof {
+		t.Errorf("tail: %+v", r)
+	}
+	if c := a.counts[big]; c.lines != 20000 || c.n != 20000*11 || c.err != "" {
+		t.Errorf("host count: %+v", c)
+	}
+	if r := a.reads[small]; len(r) != 1 || string(r[0].data) != "{}\n{}\n" {
+		t.Errorf("small count's read: %+v", r)
+	}
+	if g := a.globs[filepath.Join(dir, "*", "raw.jsonl")]; len(g.paths) != 1 || g.paths[0] != big {
+		t.Errorf("glob: %+v", g)
+	}
+	if r := a.reads[filepath.Join(dir, "gone")]; len(r) != 1 || !errors.Is(r[0].err, fs.ErrNotExist) {
+		t.Errorf("gone: %+v", r)
+	}
+	if r := a.reads[fifo]; len(r) != 1 || r[0].err == nil || !strings.Contains(r[0].err.Error(), "FIFO") {
+		t.Errorf("fifo: %+v", r)
+	}
+	if x, ok := a.execs[CommandLine("sh", "-c", "echo out; echo err >&2; exit 3")]; !ok || string(x.Stdout) != "out\n" || string(x.Stderr) != "err\n" || x.ExitCode != 3 {
+		t.Errorf("exec: %+v", x)
+	}
+	if p := a.real[filepath.Join(dir, "cat", "..")]; p.err != nil || p.target != dir {
+		t.Errorf("realpath: %+v", p)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("left in TMPDIR: %v", ents)
 	}
 }

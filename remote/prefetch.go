@@ -1,9 +1,11 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path"
 	"strconv"
 	"strings"
@@ -25,6 +27,10 @@ type Prefetch struct {
 	hits   atomic.Int64
 	misses atomic.Int64
 	missed []string // the first questions missed, for tests and logs
+	// unpack: the host unpacks a packed command (its fallback's U record,
+	// or SetUnpack from what a past run learnt): a fallback batch then
+	// travels whole on the command line when it fits (PackCommand)
+	unpack atomic.Bool
 }
 
 // NewPrefetch wraps h, disarmed.
@@ -33,19 +39,55 @@ func NewPrefetch(h Host) *Prefetch { return &Prefetch{Host: h} }
 // Load runs b on the host in one exec and arms the answers. On an error
 // nothing is armed and the poll asks the host as usual.
 func (p *Prefetch) Load(ctx context.Context, b *Batch) error {
-	res, err := p.Host.Exec(ctx, b.Argv()...)
+	res, err := p.run(ctx, b)
 	if err != nil {
 		return fmt.Errorf("batch read: %w", err)
 	}
 	if res.ExitCode != 0 {
 		return fmt.Errorf("batch read: exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
 	}
-	a, err := parseBatchOf(res.Stdout, b, nil)
+	a, err := p.parse(res.Stdout, b)
 	p.mu.Lock()
 	p.a = a // what parsed before an error is still true
 	p.mu.Unlock()
 	return err
 }
+
+// run runs b by the fallback: packed, whole on the command line, when the
+// host unpacks and it fits there, else as it is. A packed command the host
+// could not unpack runs again as it is, and the host is taken for one that
+// cannot (a round trip lost once, never an answer).
+func (p *Prefetch) run(ctx context.Context, b *Batch) (ExecResult, error) {
+	if !p.unpack.Load() {
+		return p.Host.Exec(ctx, b.Argv()...)
+	}
+	if argv, ok := PackCommand(b.Argv()); ok {
+		res, err := p.Host.Exec(ctx, argv...)
+		if err != nil || res.ExitCode != ExitUnpack || !bytes.Contains(res.Stderr, []byte("could not unpack")) {
+			return res, err
+		}
+		p.unpack.Store(false)
+		slog.Info("the host could not unpack the fallback's packed command; it goes as it is from now on", "err", cut(strings.TrimSpace(string(res.Stderr)), 512))
+	}
+	return p.Host.Exec(ctx, b.Argv()...)
+}
+
+// parse is parseBatchOf of the fallback's answer, and keeps what its U
+// record says.
+func (p *Prefetch) parse(out []byte, b *Batch) (*answers, error) {
+	a, err := parseBatchOf(out, b, nil)
+	if a.unpack.said {
+		p.unpack.Store(a.unpack.ok)
+	}
+	return a, err
+}
+
+// Unpacks says whether the host unpacks a packed command, as last learnt.
+func (p *Prefetch) Unpacks() bool { return p.unpack.Load() }
+
+// SetUnpack says whether the host unpacks a packed command (a past run's
+// word, kept per host: the cold poll goes packed too).
+func (p *Prefetch) SetUnpack(ok bool) { p.unpack.Store(ok) }
 
 // LoadVia runs b through the agent and arms the answers; on an error
 // nothing is armed (the poll reads the files itself).
@@ -69,14 +111,14 @@ func (p *Prefetch) LoadEither(ctx context.Context, ag *Agent, b, fb *Batch) (age
 	}
 	fc := make(chan fbRes, 1)
 	go func() {
-		res, err := p.Host.Exec(ctx, fb.Argv()...)
+		res, err := p.run(ctx, fb)
 		switch {
 		case err != nil:
 			fc <- fbRes{err: fmt.Errorf("batch read: %w", err)}
 		case res.ExitCode != 0:
 			fc <- fbRes{err: fmt.Errorf("batch read: exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))}
 		default:
-			a, err := parseBatchOf(res.Stdout, fb, nil)
+			a, err := p.parse(res.Stdout, fb)
 			fc <- fbRes{a, err}
 		}
 	}()

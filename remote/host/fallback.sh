@@ -248,12 +248,16 @@ dispatch() {
 # the one-shot main: "@H NONCE" first: what a login shell printed before
 # it, newline or not, is cut there. The records follow gzip'd where gzip
 # is ("@Z NONCE" says so): a cold poll is mostly log text, which SSH
-# carries as it is.
+# carries as it is. The first, U, says whether base64 and gunzip are here
+# (A 1): the next poll's command may then come packed (execchan.go's
+# PackCommand), whole on the line.
 printf '@H %s\n' "$k"
 T=$t n=0 so='' # its own, not a login's exports
+up=0; command -v base64 >/dev/null 2>&1 && command -v gunzip >/dev/null 2>&1 && up=1
+{ hdr U ok "$up" 0 0 '' 0; fin; } >"$T/r.0"
 dispatch "$@"
 wait
-j=1; outs=; while [ "$j" -le "$n" ]; do outs="$outs r.$j"; j=$((j + 1)); done
+j=1; outs=r.0; while [ "$j" -le "$n" ]; do outs="$outs r.$j"; j=$((j + 1)); done
 if [ "$n" = 0 ]; then :
 elif command -v gzip >/dev/null 2>&1; then printf '@Z %s\n' "$k"; (cd "$T" && exec cat $outs) | gzip -1
 else (cd "$T" && exec cat $outs); fi

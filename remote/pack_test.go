@@ -1,0 +1,154 @@
+package remote
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// recHost runs every command on the laptop and keeps what it ran.
+type recHost struct {
+	Local
+	argvs [][]string
+	res   []ExecResult
+}
+
+func (h *recHost) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
+	r, err := h.Local.Exec(ctx, argv...)
+	h.argvs = append(h.argvs, argv)
+	h.res = append(h.res, r)
+	return r, err
+}
+
+func packed(argv []string) bool { return len(argv) == 5 && argv[2] == unpackScript }
+
+// loadCount loads a batch that counts f through p and checks its answer
+// was served: 2 lines.
+func loadCount(t *testing.T, p *Prefetch, f string) {
+	t.Helper()
+	b := &Batch{}
+	b.Count(NewCounter(f))
+	if err := p.Load(context.Background(), b); err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if fi, err := p.Stat(context.Background(), f); err != nil || fi.Size != int64(len("{}\n{}\n")) {
+		t.Fatalf("stat: %+v %v", fi, err)
+	}
+	if hits, _ := p.Counts(); hits == 0 {
+		t.Fatal("nothing served from the batch")
+	}
+}
+
+// On a host with base64 and gunzip, the fallback's answer says so, and the
+// next batch goes packed, whole on the command line, and is answered.
+func TestFallbackPacksWhereTheHostUnpacks(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "raw.jsonl")
+	writeFile(t, f, "{}\n{}\n")
+	h := &recHost{}
+	p := NewPrefetch(h)
+	loadCount(t, p, f)
+	if !p.Unpacks() || packed(h.argvs[0]) {
+		t.Fatalf("first batch packed %v, unpacks after it %v; want plain, then true", packed(h.argvs[0]), p.Unpacks())
+	}
+	loadCount(t, p, f)
+	if len(h.argvs) != 2 || !packed(h.argvs[1]) {
+		t.Fatalf("the second batch: %d execs, packed %v", len(h.argvs), len(h.argvs) > 1 && packed(h.argvs[1]))
+	}
+	if line, stdin := WireCommand(framedArgv(execMark(), h.argvs[1])); len(line) > MaxLine || stdin != nil {
+		t.Fatalf("packed line %d bytes, %d on stdin", len(line), len(stdin))
+	}
+}
+
+// Up to where it stops packing, a batch grown a path at a time (random
+// names: little to compress) packs into a line that SSH's Exec, framed
+// (frame.go), sends whole: nothing on stdin.
+func TestPackedLineFitsFramed(t *testing.T) {
+	b := &Batch{}
+	for i := 0; ; i++ {
+		var r [12]byte
+		rand.Read(r[:])
+		b.Cat("/scratch/night/prepared/"+hex.EncodeToString(r[:])+"/raw_responses.jsonl", 100)
+		argv, ok := PackCommand(b.Argv())
+		if !ok {
+			if i < 10 {
+				t.Fatalf("stopped packing at %d paths", i+1)
+			}
+			return
+		}
+		if line, stdin := WireCommand(framedArgv(execMark(), argv)); len(line) > MaxLine || stdin != nil {
+			t.Fatalf("%d paths: packed, framed line %d bytes, %d on stdin", i+1, len(line), len(stdin))
+		}
+	}
+}
+
+// A host without base64 and gunzip (a PATH lacking them) that a stale hint
+// took for one that unpacks: the packed batch says why it failed (exit
+// ExitUnpack), the same batch runs as it is and is answered, the host is
+// taken for one that cannot unpack, and the next batch goes as it is
+// first; the fallback's own answer says it cannot either.
+func TestFallbackWithoutUnpackers(t *testing.T) {
+	bin := t.TempDir()
+	for _, c := range []string{"sh", "stat", "head", "tail", "wc", "cat", "mkdir", "rm", "mktemp", "timeout", "dd", "tr", "sed", "cut", "sort", "grep", "readlink", "gzip"} {
+		p, err := exec.LookPath(c)
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		must(t, os.Symlink(p, filepath.Join(bin, c)))
+	}
+	t.Setenv("PATH", bin)
+	f := filepath.Join(t.TempDir(), "raw.jsonl")
+	writeFile(t, f, "{}\n{}\n")
+	h := &recHost{}
+	p := NewPrefetch(h)
+	p.SetUnpack(true)
+	loadCount(t, p, f)
+	if len(h.argvs) != 2 || !packed(h.argvs[0]) || packed(h.argvs[1]) {
+		t.Fatalf("%d execs, want the packed batch, then the same as it is", len(h.argvs))
+	}
+	if r := h.res[0]; r.ExitCode != ExitUnpack || !strings.Contains(string(r.Stderr), "could not unpack the command (base64 -d | gunzip)") {
+		t.Fatalf("packed batch on a host without base64: exit %d, stderr %q", r.ExitCode, r.Stderr)
+	}
+	if p.Unpacks() {
+		t.Fatal("a host that could not unpack is still taken for one that can")
+	}
+	loadCount(t, p, f)
+	if len(h.argvs) != 3 || packed(h.argvs[2]) || p.Unpacks() {
+		t.Fatalf("the next batch: %d execs in all, packed %v, unpacks %v", len(h.argvs), packed(h.argvs[len(h.argvs)-1]), p.Unpacks())
+	}
+}
+
+// A batch whose packed line is over MaxLine (ops that do not compress:
+// hundreds of random paths) goes as it is, its script on stdin, and is
+// answered.
+func TestFallbackTooBigToPack(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "raw.jsonl")
+	writeFile(t, f, "{}\n{}\n")
+	b := &Batch{}
+	for range 400 {
+		var r [16]byte
+		rand.Read(r[:])
+		b.Cat(filepath.Join(dir, hex.EncodeToString(r[:])), 100)
+	}
+	if _, ok := PackCommand(b.Argv()); ok {
+		t.Fatal("a batch of 400 random paths packed within MaxLine")
+	}
+	h := &recHost{}
+	p := NewPrefetch(h)
+	p.SetUnpack(true)
+	b.Count(NewCounter(f))
+	if err := p.Load(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.argvs) != 1 || packed(h.argvs[0]) {
+		t.Fatalf("%d execs, packed %v", len(h.argvs), packed(h.argvs[0]))
+	}
+	if fi, err := p.Stat(context.Background(), f); err != nil || fi.Size != 6 {
+		t.Fatalf("stat: %+v %v", fi, err)
+	}
+}
