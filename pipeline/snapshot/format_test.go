@@ -1,10 +1,8 @@
-package pipeline
+package snapshot
 
 import (
 	"testing"
 	"time"
-
-	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 func TestFormatDuration(t *testing.T) {
@@ -20,15 +18,15 @@ func TestFormatDuration(t *testing.T) {
 		{5*time.Hour + 5*time.Minute, "5h05m"}, {47 * time.Hour, "47h00m"}, {50 * time.Hour, "2d2h"},
 		{-time.Second, "-"},
 	} {
-		if got := snapshot.FormatDuration(c.d); got != c.want {
+		if got := FormatDuration(c.d); got != c.want {
 			t.Errorf("FormatDuration(%v) = %q, want %q", c.d, got, c.want)
 		}
 	}
-	if got := snapshot.FormatETA(nil); got != "?" {
+	if got := FormatETA(nil); got != "?" {
 		t.Errorf("FormatETA(nil) = %q", got)
 	}
 	s := 70.0
-	if got := snapshot.FormatETA(&s); got != "1m10s" {
+	if got := FormatETA(&s); got != "1m10s" {
 		t.Errorf("FormatETA(70) = %q", got)
 	}
 }

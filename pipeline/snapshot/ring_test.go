@@ -1,11 +1,9 @@
-package pipeline
+package snapshot
 
 import (
 	"fmt"
 	"slices"
 	"testing"
-
-	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // AddEach keeps what Add would, and counts every line, but makes only the
@@ -13,7 +11,7 @@ import (
 func TestRingAddEachIsAdd(t *testing.T) {
 	for _, n := range []int{0, 3, 5, 6, 17} {
 		for _, before := range []int{0, 2, 9} {
-			a, b := snapshot.NewRing(5), snapshot.NewRing(5)
+			a, b := NewRing(5), NewRing(5)
 			for i := range before {
 				a.Add(fmt.Sprint("old", i))
 				b.Add(fmt.Sprint("old", i))
