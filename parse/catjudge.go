@@ -59,7 +59,7 @@ func JudgeTarget(f TargetFacts) (target int64, source, note string) {
 var targetWords = map[string]string{TargetManifest: "pipeline.toml's max_samples", TargetPrompts: "prompts.jsonl's lines",
 	TargetWorker: "worker.json", TargetLog: "the log"}
 
-// The category states every view shows (pipeline.CategoryState's strings;
+// The category states every view shows (snapshot.CategoryState's strings;
 // the worker.json words CatPending … mean the same).
 const (
 	JudgedPartial = "partial" // some records, and no worker on it

@@ -6,7 +6,7 @@ import (
 )
 
 // The worker's states as a person would call them, judged from what the
-// host tells (pipeline.WorkerState's strings; stalled is judged later,
+// host tells (snapshot.WorkerState's strings; stalled is judged later,
 // from the categories).
 const (
 	JudgedRunning = "running"

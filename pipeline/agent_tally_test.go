@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/synthwatch/synthwatch/internal/testgate"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/internal/testgate"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/parse"
@@ -116,7 +118,7 @@ func tallyTrial(t *testing.T, p *proxied, bin string) {
 					what = "idle"
 				}
 				wantTok, wantLines := trialTruth(t, raw)
-				var snap Snapshot
+				var snap snapshot.Snapshot
 				for i := 0; i < 6; i++ {
 					snap = w.Poll(context.Background())
 					c.advance(2 * time.Second)

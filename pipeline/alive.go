@@ -3,13 +3,13 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // serverProbe is what asking the server said this poll.
@@ -94,30 +94,6 @@ func (s *srvWatch) foldProbe(pr serverProbe) {
 	s.st.probe = pr
 }
 
-// FiguresLabel says where a server's figures come from, as views print it:
-// "metrics", "log", or "log, 12m old" when they are not live.
-func FiguresLabel(v Server) string {
-	if v.FiguresStale && v.FiguresAgeSeconds != nil {
-		return v.Source + ", " + FormatDuration(time.Duration(*v.FiguresAgeSeconds*float64(time.Second))) + " old"
-	}
-	return v.Source
-}
-
-// IdleText is how views show a server whose last periodic line is stale
-// while it answers: "idle · last batch 14:02: 930 tok/s" (the host's
-// clock), never those figures as current. "" when it does not apply.
-func IdleText(v Server) string {
-	lb := v.LastBatch
-	if lb == nil || v.State != ServerReady {
-		return ""
-	}
-	when := FormatDuration(time.Duration(lb.AgeSeconds*float64(time.Second))) + " ago"
-	if lb.At != nil {
-		when = lb.At.Format("15:04")
-	}
-	return fmt.Sprintf("idle · last batch %s: %.0f tok/s", when, lb.GenThroughput)
-}
-
 // serverFacts are one poll's witnesses of the server, for serverStateFor.
 type serverFacts struct {
 	metrics, health string        // serverProbe's kinds
@@ -143,26 +119,26 @@ func join(a, b string) string {
 }
 
 // serverEvents records down, up and unhealthy transitions.
-func (sv *serverSet) serverEvents(s *srvWatch, v Server, now time.Time) {
+func (sv *serverSet) serverEvents(s *srvWatch, v snapshot.Server, now time.Time) {
 	was := s.was
 	s.was = v.State
 	label := "server"
 	if n := sv.named(s.name); n != "" {
 		label = s.role + " " + n
 	}
-	if was == "" || was == v.State || v.State == ServerUnknown {
+	if was == "" || was == v.State || v.State == snapshot.ServerUnknown {
 		return
 	}
 	switch {
-	case v.State == ServerDown:
+	case v.State == snapshot.ServerDown:
 		sv.ev.tl.note(now, "server_down", "", label+" down: "+v.Reason)
-	case was == ServerDown && v.State != ServerCrashed:
+	case was == snapshot.ServerDown && v.State != snapshot.ServerCrashed:
 		sv.ev.tl.note(now, "server_up", "", label+" up again: "+string(v.State))
 	}
-	if v.State == ServerUnhealthy {
+	if v.State == snapshot.ServerUnhealthy {
 		sv.ev.tl.note(now, "server_unhealthy", "", label+" unhealthy: "+v.Reason)
 	}
-	if v.State == ServerHung && s.st.hang == "" {
+	if v.State == snapshot.ServerHung && s.st.hang == "" {
 		// a hang only the probes saw (the log's own hang lines are events already)
 		sv.ev.tl.note(now, "server_hang", "", label+" hung: "+v.Reason)
 	}

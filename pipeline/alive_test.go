@@ -10,35 +10,36 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 func TestWorkerStateTable(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		f     workerFacts
-		state WorkerState
+		state snapshot.WorkerState
 		byYou bool
 	}{
-		{workerFacts{Known: false}, WorkerUnknown, false},
-		{workerFacts{Known: true, Alive: true, Phase: parse.WorkerRunning, PID: 7}, WorkerRunning, false},
-		{workerFacts{Known: true, Alive: true, Killed: true, PID: 7}, WorkerRunning, false}, // a kill that has not landed yet
-		{workerFacts{Known: true, Killed: true, Phase: parse.WorkerStopped, PID: 7, Ran: true}, WorkerStopped, true},
-		{workerFacts{Known: true, Killed: true, PID: 7, Ran: true}, WorkerStopped, true}, // the Python script: no worker.json
-		{workerFacts{Known: true, Killed: true, Phase: parse.WorkerDone, PID: 7, Ran: true}, WorkerExited, false},
-		{workerFacts{Known: true, Phase: parse.WorkerDone, Ran: true}, WorkerExited, false},
-		{workerFacts{Known: true, Finished: true, Ran: true}, WorkerExited, false},
-		{workerFacts{Known: true, Phase: parse.WorkerStopped, Ran: true}, WorkerStopped, false},
-		{workerFacts{Known: true, Phase: parse.WorkerFailed, JSONError: "boom", Ran: true}, WorkerDied, false},
-		{workerFacts{Known: true, Phase: parse.WorkerRunning, PID: 9, Ran: true}, WorkerDied, false},
-		{workerFacts{Known: true, Phase: parse.WorkerWaitingServer, PID: 9, Ran: true}, WorkerDied, false},
-		{workerFacts{Known: true, Ran: true}, WorkerDied, false},
-		{workerFacts{Known: true}, WorkerNone, false},
+		{workerFacts{Known: false}, snapshot.WorkerUnknown, false},
+		{workerFacts{Known: true, Alive: true, Phase: parse.WorkerRunning, PID: 7}, snapshot.WorkerRunning, false},
+		{workerFacts{Known: true, Alive: true, Killed: true, PID: 7}, snapshot.WorkerRunning, false}, // a kill that has not landed yet
+		{workerFacts{Known: true, Killed: true, Phase: parse.WorkerStopped, PID: 7, Ran: true}, snapshot.WorkerStopped, true},
+		{workerFacts{Known: true, Killed: true, PID: 7, Ran: true}, snapshot.WorkerStopped, true}, // the Python script: no worker.json
+		{workerFacts{Known: true, Killed: true, Phase: parse.WorkerDone, PID: 7, Ran: true}, snapshot.WorkerExited, false},
+		{workerFacts{Known: true, Phase: parse.WorkerDone, Ran: true}, snapshot.WorkerExited, false},
+		{workerFacts{Known: true, Finished: true, Ran: true}, snapshot.WorkerExited, false},
+		{workerFacts{Known: true, Phase: parse.WorkerStopped, Ran: true}, snapshot.WorkerStopped, false},
+		{workerFacts{Known: true, Phase: parse.WorkerFailed, JSONError: "boom", Ran: true}, snapshot.WorkerDied, false},
+		{workerFacts{Known: true, Phase: parse.WorkerRunning, PID: 9, Ran: true}, snapshot.WorkerDied, false},
+		{workerFacts{Known: true, Phase: parse.WorkerWaitingServer, PID: 9, Ran: true}, snapshot.WorkerDied, false},
+		{workerFacts{Known: true, Ran: true}, snapshot.WorkerDied, false},
+		{workerFacts{Known: true}, snapshot.WorkerNone, false},
 	} {
 		state, reason, byYou := workerStateFor(c.f)
 		if state != c.state || byYou != c.byYou {
 			t.Errorf("%+v: %s (by you %v), want %s (%v)", c.f, state, byYou, c.state, c.byYou)
 		}
-		if (state == WorkerDied || state == WorkerStopped || state == WorkerExited) && reason == "" {
+		if (state == snapshot.WorkerDied || state == snapshot.WorkerStopped || state == snapshot.WorkerExited) && reason == "" {
 			t.Errorf("%+v: %s without a reason", c.f, state)
 		}
 	}
@@ -49,32 +50,32 @@ func TestServerStateTable(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		f      serverFacts
-		state  ServerState
+		state  snapshot.ServerState
 		reason string
 	}{
-		{"metrics idle", serverFacts{metrics: "ok", phase: "ready"}, ServerReady, ""},
-		{"metrics busy", serverFacts{metrics: "ok", load: 3}, ServerBusy, ""},
-		{"metrics with a fault", serverFacts{metrics: "ok", fault: "Health check failed"}, ServerUnhealthy, "fault: Health check failed"},
-		{"no metrics, health ok", serverFacts{metrics: "no_metrics", health: "ok", load: 2}, ServerBusy, ""},
-		{"no metrics, health 503 loading", serverFacts{metrics: "no_metrics", health: "http 503", phase: "startup"}, ServerStarting, "/health 503"},
-		{"no metrics, health 503", serverFacts{metrics: "no_metrics", health: "http 503", phase: "ready"}, ServerUnhealthy, "/health 503"},
-		{"metrics 500", serverFacts{metrics: "http 500", phase: "ready"}, ServerUnhealthy, "/metrics 500"},
-		{"timeout", serverFacts{metrics: "timeout", phase: "ready", logSeen: true}, ServerUnhealthy, "timed out"},
-		{"timeout after a crash", serverFacts{metrics: "timeout", phase: "crash"}, ServerCrashed, "crash"},
-		{"refused after a crash", serverFacts{metrics: "refused", phase: "crash", logSeen: true, logAge: time.Minute}, ServerCrashed, "crash"},
-		{"refused while loading", serverFacts{metrics: "refused", phase: "startup", logSeen: true, logGrew: true}, ServerStarting, "loading"},
+		{"metrics idle", serverFacts{metrics: "ok", phase: "ready"}, snapshot.ServerReady, ""},
+		{"metrics busy", serverFacts{metrics: "ok", load: 3}, snapshot.ServerBusy, ""},
+		{"metrics with a fault", serverFacts{metrics: "ok", fault: "Health check failed"}, snapshot.ServerUnhealthy, "fault: Health check failed"},
+		{"no metrics, health ok", serverFacts{metrics: "no_metrics", health: "ok", load: 2}, snapshot.ServerBusy, ""},
+		{"no metrics, health 503 loading", serverFacts{metrics: "no_metrics", health: "http 503", phase: "startup"}, snapshot.ServerStarting, "/health 503"},
+		{"no metrics, health 503", serverFacts{metrics: "no_metrics", health: "http 503", phase: "ready"}, snapshot.ServerUnhealthy, "/health 503"},
+		{"metrics 500", serverFacts{metrics: "http 500", phase: "ready"}, snapshot.ServerUnhealthy, "/metrics 500"},
+		{"timeout", serverFacts{metrics: "timeout", phase: "ready", logSeen: true}, snapshot.ServerUnhealthy, "timed out"},
+		{"timeout after a crash", serverFacts{metrics: "timeout", phase: "crash"}, snapshot.ServerCrashed, "crash"},
+		{"refused after a crash", serverFacts{metrics: "refused", phase: "crash", logSeen: true, logAge: time.Minute}, snapshot.ServerCrashed, "crash"},
+		{"refused while loading", serverFacts{metrics: "refused", phase: "startup", logSeen: true, logGrew: true}, snapshot.ServerStarting, "loading"},
 		{"kill -9: refused, worker waiting", serverFacts{metrics: "refused", refused: 1, phase: "ready", logSeen: true, logAge: 3 * time.Second, waiting: true},
-			ServerDown, "/metrics refused, log quiet 3s, worker waiting for /health"},
+			snapshot.ServerDown, "/metrics refused, log quiet 3s, worker waiting for /health"},
 		{"refused, log quiet 2m", serverFacts{metrics: "refused", phase: "ready", logSeen: true, logAge: 2 * time.Minute, waiting: true},
-			ServerDown, "down"[0:0] + "/metrics refused, log quiet 2m, worker waiting for /health"},
-		{"refused, no log", serverFacts{metrics: "refused"}, ServerDown, "/metrics refused, no server log"},
+			snapshot.ServerDown, "down"[0:0] + "/metrics refused, log quiet 2m, worker waiting for /health"},
+		{"refused, no log", serverFacts{metrics: "refused"}, snapshot.ServerDown, "/metrics refused, no server log"},
 		{"refused, fresh log, nobody waits: wrong URL?", serverFacts{metrics: "refused", refused: 5, phase: "ready", logSeen: true, logAge: 5 * time.Second, load: 4},
-			ServerBusy, "state from the log"},
-		{"refused, log still growing, worker waiting", serverFacts{metrics: "refused", phase: "ready", logSeen: true, logGrew: true, waiting: true}, ServerReady, "state from the log"},
-		{"not asked, log ready", serverFacts{phase: "ready", logSeen: true}, ServerReady, ""},
-		{"not asked, log crash", serverFacts{phase: "crash", logSeen: true}, ServerCrashed, "crash"},
-		{"not asked, log fault", serverFacts{phase: "ready", fault: "watchdog", logSeen: true}, ServerUnhealthy, "fault: watchdog"},
-		{"nothing", serverFacts{}, ServerUnknown, ""},
+			snapshot.ServerBusy, "state from the log"},
+		{"refused, log still growing, worker waiting", serverFacts{metrics: "refused", phase: "ready", logSeen: true, logGrew: true, waiting: true}, snapshot.ServerReady, "state from the log"},
+		{"not asked, log ready", serverFacts{phase: "ready", logSeen: true}, snapshot.ServerReady, ""},
+		{"not asked, log crash", serverFacts{phase: "crash", logSeen: true}, snapshot.ServerCrashed, "crash"},
+		{"not asked, log fault", serverFacts{phase: "ready", fault: "watchdog", logSeen: true}, snapshot.ServerUnhealthy, "fault: watchdog"},
+		{"nothing", serverFacts{}, snapshot.ServerUnknown, ""},
 	} {
 		state, reason := serverStateFor(c.f)
 		if state != c.state || !strings.Contains(reason, c.reason) {
@@ -130,7 +131,7 @@ func TestWorkerEventsBetweenPolls(t *testing.T) {
 	root, pid := runningRoot(t, c)
 	w := localWatcher(t, root, c, Options{})
 	s := poll(w)
-	if s.Worker.State != WorkerRunning || s.Worker.PID != pid {
+	if s.Worker.State != snapshot.WorkerRunning || s.Worker.PID != pid {
 		t.Fatalf("start: %+v", s.Worker)
 	}
 	other := fakeWorker(t, root)
@@ -152,7 +153,7 @@ func TestWorkerEventsBetweenPolls(t *testing.T) {
 	}
 }
 
-func hasEvent(s Snapshot, kind, text string) bool {
+func hasEvent(s snapshot.Snapshot, kind, text string) bool {
 	for _, e := range s.Events {
 		if e.Kind == kind && strings.Contains(e.Text, text) {
 			return true

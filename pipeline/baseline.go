@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // The night's own baseline: per-minute means of the server's throughput
@@ -20,22 +21,6 @@ const (
 	dropFor        = 10 * time.Minute
 	recoverAbove   = 0.7 // hysteresis: a drop ends above this share of the median
 )
-
-// Baseline is the throughput against the night's own normal.
-type Baseline struct {
-	Server  *Trend  `json:"server,omitempty"`  // gen throughput, tok/s
-	Classes []Trend `json:"classes,omitempty"` // records per minute of each class
-}
-
-// Trend is one series now against its trailing median.
-type Trend struct {
-	Class     string     `json:"class,omitempty"`
-	Now       float64    `json:"now"`
-	Median    float64    `json:"median"`
-	Minutes   int        `json:"minutes"`              // of samples behind the median
-	DropSince *time.Time `json:"drop_since,omitempty"` // under half the median since
-	Cause     string     `json:"cause,omitempty"`      // the likely cause, once the drop is sustained
-}
 
 type bucket struct {
 	start time.Time
@@ -100,18 +85,18 @@ type baselineState struct {
 	tl      *Timeline // where a drop and its recovery go
 	server  series
 	classes map[string]*series
-	shown   Baseline // this poll's judgement, which the Snapshot shows
+	shown   snapshot.Baseline // this poll's judgement, which the Snapshot shows
 }
 
 // fold samples this poll's figures (s's worker, server and categories, as
 // judged) and judges drops into s.Baseline, kept for the Snapshot; a
 // sustained drop is an event naming the likely cause.
-func (b *baselineState) fold(s *Snapshot, now time.Time, cats map[string]*catState, retr int) {
+func (b *baselineState) fold(s *snapshot.Snapshot, now time.Time, cats map[string]*catState, retr int) {
 	defer func() { b.shown = s.Baseline }()
 	if b.classes == nil {
 		b.classes = map[string]*series{}
 	}
-	running := s.Worker.State == WorkerRunning
+	running := s.Worker.State == snapshot.WorkerRunning
 	cfg, cfgCat := currentConfig(cats, s.Worker.Category)
 	if running && s.Server.Source != "" {
 		b.server.add(now, s.Server.GenThroughput, cfg)
@@ -120,7 +105,7 @@ func (b *baselineState) fold(s *Snapshot, now time.Time, cats map[string]*catSta
 		s.Baseline.Server = &t
 	}
 	for _, c := range s.Categories {
-		if c.State != StateRunning {
+		if c.State != snapshot.StateRunning {
 			continue
 		}
 		cs := b.classes[c.Class]
@@ -139,12 +124,12 @@ func (b *baselineState) fold(s *Snapshot, now time.Time, cats map[string]*catSta
 }
 
 // judge compares v with the series' median; ok is false with no median yet.
-func (b *baselineState) judge(se *series, v float64, live bool, s *Snapshot, cfg, cfgCat, class string, now time.Time, cats map[string]*catState, retr int) (Trend, bool) {
+func (b *baselineState) judge(se *series, v float64, live bool, s *snapshot.Snapshot, cfg, cfgCat, class string, now time.Time, cats map[string]*catState, retr int) (snapshot.Trend, bool) {
 	med, n := se.median()
 	if n < baselineMin || med <= 0 {
-		return Trend{}, false
+		return snapshot.Trend{}, false
 	}
-	t := Trend{Now: v, Median: med, Minutes: n}
+	t := snapshot.Trend{Now: v, Median: med, Minutes: n}
 	what := "server throughput"
 	unit := "tok/s"
 	if class != "" {
@@ -157,7 +142,7 @@ func (b *baselineState) judge(se *series, v float64, live bool, s *Snapshot, cfg
 		}
 	case !live || v >= recoverAbove*med:
 		if se.announced && live {
-			b.tl.Add(Event{Time: now.UTC(), Kind: "throughput_recovered",
+			b.tl.Add(snapshot.Event{Time: now.UTC(), Kind: "throughput_recovered",
 				Text: fmt.Sprintf("%s back to %.0f %s (median %.0f)", what, v, unit, med)})
 		}
 		se.dropSince, se.announced = time.Time{}, false
@@ -169,9 +154,9 @@ func (b *baselineState) judge(se *series, v float64, live bool, s *Snapshot, cfg
 			t.Cause = dropCause(se, s, cfg, cfgCat, cats, retr)
 			if !se.announced {
 				se.announced = true
-				b.tl.Add(Event{Time: now.UTC(), Kind: "throughput_drop",
+				b.tl.Add(snapshot.Event{Time: now.UTC(), Kind: "throughput_drop",
 					Text: fmt.Sprintf("%s %.0f %s, under %.0f%% of its median %.0f for %s: %s",
-						what, v, unit, 100*dropBelow, med, FormatDuration(now.Sub(se.dropSince)), t.Cause),
+						what, v, unit, 100*dropBelow, med, snapshot.FormatDuration(now.Sub(se.dropSince)), t.Cause),
 					Key: fmt.Sprintf("throughput_drop|%s|%d", class, se.dropSince.UnixNano())})
 			}
 		}
@@ -180,7 +165,7 @@ func (b *baselineState) judge(se *series, v float64, live bool, s *Snapshot, cfg
 }
 
 // dropCause names the likely cause from what this poll already has.
-func dropCause(se *series, s *Snapshot, cfg, cfgCat string, cats map[string]*catState, retr int) string {
+func dropCause(se *series, s *snapshot.Snapshot, cfg, cfgCat string, cats map[string]*catState, retr int) string {
 	usual := se.usualConfig()
 	switch {
 	case cfg != "" && usual != "" && cfg != usual:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 func run(key, kv string) parse.RunLine {
@@ -19,12 +20,12 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, want string
-		during     func(w *Watcher, s *Snapshot)
+		during     func(w *Watcher, s *snapshot.Snapshot)
 	}{
-		{"queue empty", "worker is the bottleneck", func(w *Watcher, s *Snapshot) { s.Server.QueueReqs = 0 }},
-		{"kv saturated", "KV cache saturated (98% used)", func(w *Watcher, s *Snapshot) { s.Server.TokenUsage = 0.98 }},
-		{"retractions", "retractions rising", func(w *Watcher, s *Snapshot) { w.sv.first.retractions++ }},
-		{"restarted", "different arguments (fp8-kv now, bf16 before)", func(w *Watcher, s *Snapshot) {
+		{"queue empty", "worker is the bottleneck", func(w *Watcher, s *snapshot.Snapshot) { s.Server.QueueReqs = 0 }},
+		{"kv saturated", "KV cache saturated (98% used)", func(w *Watcher, s *snapshot.Snapshot) { s.Server.TokenUsage = 0.98 }},
+		{"retractions", "retractions rising", func(w *Watcher, s *snapshot.Snapshot) { w.sv.first.retractions++ }},
+		{"restarted", "different arguments (fp8-kv now, bf16 before)", func(w *Watcher, s *snapshot.Snapshot) {
 			if c := w.cnt.cat("B1"); len(c.runLines) == 1 {
 				c.runLines = append(c.runLines, run("k2", "fp8_e4m3"))
 			}
@@ -35,16 +36,16 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 			c := newClock()
 			w := NewWatcher(localHost(), Options{Root: t.TempDir(), Now: c.now}, nil)
 			w.cnt.cat("B1").runLines = []parse.RunLine{run("k1", "bfloat16")}
-			snap := func(gen float64) *Snapshot {
-				return &Snapshot{Worker: Worker{State: WorkerRunning, Category: "B1"},
-					Server: Server{Source: "metrics", GenThroughput: gen, QueueReqs: 12, RunningReqs: 150, TokenUsage: 0.6}}
+			snap := func(gen float64) *snapshot.Snapshot {
+				return &snapshot.Snapshot{Worker: snapshot.Worker{State: snapshot.WorkerRunning, Category: "B1"},
+					Server: snapshot.Server{Source: "metrics", GenThroughput: gen, QueueReqs: 12, RunningReqs: 150, TokenUsage: 0.6}}
 			}
 			for i := 0; i < 60; i++ {
 				s := snap(930)
 				w.base.fold(s, c.now(), w.cnt.cats, w.sv.first.retractions)
 				c.advance(time.Minute)
 			}
-			var s *Snapshot
+			var s *snapshot.Snapshot
 			for i := 0; i <= 12; i++ {
 				s = snap(300)
 				tc.during(w, s)
@@ -80,11 +81,11 @@ func TestNoDropWhileTheWorkerIsStopped(t *testing.T) {
 	c := newClock()
 	w := NewWatcher(localHost(), Options{Root: t.TempDir(), Now: c.now}, nil)
 	for i := 0; i < 120; i++ {
-		st, gen := WorkerRunning, 930.0
+		st, gen := snapshot.WorkerRunning, 930.0
 		if i >= 60 {
-			st, gen = WorkerStopped, 0
+			st, gen = snapshot.WorkerStopped, 0
 		}
-		s := &Snapshot{Worker: Worker{State: st}, Server: Server{Source: "metrics", GenThroughput: gen}}
+		s := &snapshot.Snapshot{Worker: snapshot.Worker{State: st}, Server: snapshot.Server{Source: "metrics", GenThroughput: gen}}
 		w.base.fold(s, c.now(), w.cnt.cats, w.sv.first.retractions)
 		c.advance(time.Minute)
 		if i == 119 && (s.Baseline.Server == nil || s.Baseline.Server.Median != 930 || s.Baseline.Server.DropSince != nil) {
@@ -96,8 +97,8 @@ func TestNoDropWhileTheWorkerIsStopped(t *testing.T) {
 	}
 }
 
-func kinds(evs []Event, kind string) []Event {
-	var out []Event
+func kinds(evs []snapshot.Event, kind string) []snapshot.Event {
+	var out []snapshot.Event
 	for _, e := range evs {
 		if e.Kind == kind {
 			out = append(out, e)

@@ -4,17 +4,18 @@ import (
 	"fmt"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // tokenFigures sets v's completion tokens: the records' own sum when the
 // tally covers the file (every line read or summed on the host), else
 // worker.json's figure (its resume scan plus what it wrote since), else
 // none. Then the budget: which cap comes first, and the progress by it.
-func tokenFigures(c *catState, js *parse.CategoryState, v *Category) {
+func tokenFigures(c *catState, js *parse.CategoryState, v *snapshot.Category) {
 	switch {
 	case c.known && c.tok.complete():
 		t := c.tok.sum.tokens
-		v.CompletionTokens, v.TokensUnknown, v.TokensFrom = &t, c.tok.sum.unknown, TokensFromRecords
+		v.CompletionTokens, v.TokensUnknown, v.TokensFrom = &t, c.tok.sum.unknown, snapshot.TokensFromRecords
 		if o := c.tok.sum.out; o.Records > o.Unexamined {
 			v.Outcomes = &o // read beside the tokens, from the same records (none by the awk)
 		}
@@ -31,41 +32,32 @@ func tokenFigures(c *catState, js *parse.CategoryState, v *Category) {
 	budgetCap(v)
 }
 
-// TokensFromRecords: the tokens were added up from the records themselves.
-const TokensFromRecords = "records"
-
-// Caps of a category.
-const (
-	CapRecords = "records"
-	CapTokens  = "tokens"
-)
-
 // budgetCap sets Progress and CappedBy: the larger of the two fractions is
 // the cap that comes first.
-func budgetCap(v *Category) {
+func budgetCap(v *snapshot.Category) {
 	recFrac := 0.0
 	if v.Target > 0 {
 		recFrac = float64(v.Done) / float64(v.Target)
 	}
-	v.Progress, v.CappedBy = min(recFrac, 1), CapRecords
+	v.Progress, v.CappedBy = min(recFrac, 1), snapshot.CapRecords
 	if v.TokenBudget > 0 && v.CompletionTokens != nil {
 		tokFrac := float64(*v.CompletionTokens) / float64(v.TokenBudget)
 		if tokFrac > recFrac {
-			v.Progress, v.CappedBy = min(tokFrac, 1), CapTokens
+			v.Progress, v.CappedBy = min(tokFrac, 1), snapshot.CapTokens
 		}
 	}
 }
 
 // budgetReached says the category's token budget is spent: the worker
 // stops it there, so it is done whatever its record count.
-func budgetReached(v Category) bool {
+func budgetReached(v snapshot.Category) bool {
 	return v.TokenBudget > 0 && v.CompletionTokens != nil && *v.CompletionTokens >= v.TokenBudget
 }
 
 // tokPerSec is a running category's tokens per second: its records' rate
 // times their mean tokens, the mean of those whose tokens are known (the
 // unknown ones are not 0 tokens); nil with no known record or no rate.
-func tokPerSec(v Category) *float64 {
+func tokPerSec(v snapshot.Category) *float64 {
 	known := v.Done - v.TokensUnknown
 	if v.CompletionTokens == nil || known <= 0 || v.RatePerMin <= 0 {
 		return nil
@@ -77,7 +69,7 @@ func tokPerSec(v Category) *float64 {
 // totalTokens is the pipeline's completion tokens: the sum over the
 // categories that have a figure, the records whose tokens are unknown
 // beside it; partial when a category has no figure.
-func totalTokens(cats []Category) (total, unknown int64, partial bool) {
+func totalTokens(cats []snapshot.Category) (total, unknown int64, partial bool) {
 	for _, c := range cats {
 		if c.CompletionTokens == nil {
 			partial = true
@@ -107,7 +99,7 @@ func (k *counts) budgetUnsummed() bool {
 // their prompt and completion tokens (a lower bound where a category's
 // tokens, or some records' counts, are not known yet) at the bytes a
 // token c gives, against the root's free disk when the vitals read it.
-func captureForecast(cats []Category, c parse.Capture, disk *Disk) *parse.CaptureForecast {
+func captureForecast(cats []snapshot.Category, c parse.Capture, disk *snapshot.Disk) *parse.CaptureForecast {
 	if c.BytesPerToken() == 0 {
 		return nil
 	}
@@ -134,7 +126,7 @@ func captureForecast(cats []Category, c parse.Capture, disk *Disk) *parse.Captur
 }
 
 // nightSpend is the categories' wasted tokens and energy summed.
-func nightSpend(cats []Category, rate parse.CostRate) *parse.Spend {
+func nightSpend(cats []snapshot.Category, rate parse.CostRate) *parse.Spend {
 	all := make([]*parse.Spend, len(cats))
 	for i := range cats {
 		all[i] = cats[i].Spend

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -39,7 +40,7 @@ func TestLogBurstJumpsToTheNewest(t *testing.T) {
 			}
 			c.advance(2e9)
 			poll(w)
-			for name, r := range map[string]*Ring{"worker": w.WorkerLog, "server": w.ServerLog} {
+			for name, r := range map[string]*snapshot.Ring{"worker": w.WorkerLog, "server": w.ServerLog} {
 				ls := r.Lines()
 				if len(ls) < 3 || ls[len(ls)-2] != "the newest line" || !strings.HasPrefix(ls[len(ls)-1], "… skipped 6") {
 					t.Fatalf("%s pane does not end with the newest line and the skip: %q", name, ls[max(0, len(ls)-2):])

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -37,11 +38,11 @@ type counts struct {
 	eras        []parse.Era        // the servers' eras, this poll (eras.go)
 
 	// this poll's judgement (judge, crossChecks, judgeETA), which view reads
-	shown []Category // each category, in order
+	shown []snapshot.Category // each category, in order
 	// worker.json's categories by name, for this judgement
 	jsByName map[string]*parse.CategoryState
 	eta      *float64
-	etaPart  *ETAPart
+	etaPart  *snapshot.ETAPart
 }
 
 func (k *counts) cat(name string) *catState {

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // judge judges every category, in order, on the worker (before its stall)
 // and the server as this poll judged them, and keeps them for view.
-func (k *counts) judge(wk Worker, server ServerState, now time.Time, wjson *parse.WorkerState, lg *logs) {
-	k.shown = make([]Category, 0, len(k.order))
+func (k *counts) judge(wk snapshot.Worker, server snapshot.ServerState, now time.Time, wjson *parse.WorkerState, lg *logs) {
+	k.shown = make([]snapshot.Category, 0, len(k.order))
 	k.jsByName = nil
 	if wjson != nil { // by name, once: a scan of worker.json per category was n² (50,000 of each)
 		k.jsByName = make(map[string]*parse.CategoryState, len(wjson.Categories))
@@ -26,14 +27,14 @@ func (k *counts) judge(wk Worker, server ServerState, now time.Time, wjson *pars
 }
 
 // view is the categories as this poll judged them.
-func (k *counts) view() []Category { return append([]Category(nil), k.shown...) }
+func (k *counts) view() []snapshot.Category { return append([]snapshot.Category(nil), k.shown...) }
 
 // judgeCat decides a category's figures and state: the one place a
 // state is decided; status, --follow, the dashboard and the fleet row all
 // read it from the Snapshot. It keeps what the next poll's judgement
 // needs (when it became current, its stall).
-func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.Time, wjson *parse.WorkerState, lg *logs) Category {
-	v := Category{Name: c.name, Class: c.class, Done: c.lines, Errors: c.errLines, TokenBudget: c.budget, Rates: c.rates.values()}
+func (k *counts) judgeCat(c *catState, wk snapshot.Worker, server snapshot.ServerState, now time.Time, wjson *parse.WorkerState, lg *logs) snapshot.Category {
+	v := snapshot.Category{Name: c.name, Class: c.class, Done: c.lines, Errors: c.errLines, TokenBudget: c.budget, Rates: c.rates.values()}
 	if !c.lastGrowth.IsZero() {
 		t := c.lastGrowth.UTC()
 		v.LastGrowth = &t
@@ -48,7 +49,7 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 	v.Spend = parse.SpendOf(&c.tallies, k.manifest.Cost)
 	runTallies(c, &v)
 	current := wk.Category == c.name
-	live := current && Alive(wk.State)
+	live := current && snapshot.Alive(wk.State)
 	if live && js != nil {
 		v.Window, v.WindowReason = js.Window, js.WindowReason
 	}
@@ -57,15 +58,15 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 	}
 	k.followCurrent(c, live, wk, wjson, lg)
 	st, reason := parse.JudgeCategory(categoryFacts(v, c, js, wk, current))
-	v.State, v.Reason = CategoryState(st), reason
-	if v.State == StateUnknown {
+	v.State, v.Reason = snapshot.CategoryState(st), reason
+	if v.State == snapshot.StateUnknown {
 		v.Reason = c.countErr // never counted: neither pending nor running is known
 	}
 	k.stall(c, &v, now)
 	// ask for its records' span next poll when rate finds no fresher
 	// witness, or when it is written to and no worker is known on it yet (a
 	// writer found a poll later is then judged with its span at once)
-	c.spanAsk = (v.State == StatePartial || v.State == StatePending) && !c.mtime.IsZero() &&
+	c.spanAsk = (v.State == snapshot.StatePartial || v.State == snapshot.StatePending) && !c.mtime.IsZero() &&
 		now.Sub(c.mtime) < parse.StallLimit(k.stallAfter)
 	if why := unserved(v, c, wk, server, now); why != "" {
 		v.Reason = why // no rate and no ETA until it is back; the stall clock runs on
@@ -83,7 +84,7 @@ func (k *counts) judgeCat(c *catState, wk Worker, server ServerState, now time.T
 
 // judgeTarget decides the category's target from its witnesses (prompts,
 // max samples, the log, worker.json), with a warning when they disagree.
-func judgeTarget(c *catState, js *parse.CategoryState, wjson *parse.WorkerState, v *Category) {
+func judgeTarget(c *catState, js *parse.CategoryState, wjson *parse.WorkerState, v *snapshot.Category) {
 	tf := parse.TargetFacts{Prompts: c.promptLines, PromptsAt: c.promptsAt, MaxSamples: c.maxSamples, Log: c.logTarget}
 	if js != nil {
 		tf.Worker, tf.WorkerRead = js.Target, wjson.StartedAt
@@ -97,7 +98,7 @@ func judgeTarget(c *catState, js *parse.CategoryState, wjson *parse.WorkerState,
 
 // followCurrent keeps since when the live worker has been on the category;
 // a category no live worker is on forgets it.
-func (k *counts) followCurrent(c *catState, live bool, wk Worker, wjson *parse.WorkerState, lg *logs) {
+func (k *counts) followCurrent(c *catState, live bool, wk snapshot.Worker, wjson *parse.WorkerState, lg *logs) {
 	switch {
 	case !live:
 		c.currentSince, c.currentKnown, c.currentWeak = time.Time{}, false, false
@@ -113,14 +114,14 @@ func (k *counts) followCurrent(c *catState, live bool, wk Worker, wjson *parse.W
 }
 
 // categoryFacts are the witnesses parse.JudgeCategory decides the state on.
-func categoryFacts(v Category, c *catState, js *parse.CategoryState, wk Worker, current bool) parse.CategoryFacts {
+func categoryFacts(v snapshot.Category, c *catState, js *parse.CategoryState, wk snapshot.Worker, current bool) parse.CategoryFacts {
 	f := parse.CategoryFacts{Done: v.Done, Target: v.Target, TargetRaised: js != nil && v.Target > int64(js.Target),
 		BudgetReached: budgetReached(v), LogSkipped: c.logSkipped, Unread: unread(c), Current: current,
 		Worker: string(wk.State), WorkerReason: wk.Reason, ByYou: wk.ByYou}
 	if js != nil {
 		f.JSONState = js.State
 	}
-	if wk.State == WorkerStalled {
+	if wk.State == snapshot.WorkerStalled {
 		f.Worker = parse.JudgedRunning // judged before its stall: stalled is alive
 	}
 	return f
@@ -130,15 +131,15 @@ func categoryFacts(v Category, c *catState, js *parse.CategoryState, wk Worker, 
 // the worker waits for the server (worker.json), or the server is down or
 // crashed and the file has not grown for 30 s (records still arriving mean
 // the server serves, whatever the probe of a wrong URL says).
-func unserved(v Category, c *catState, wk Worker, server ServerState, now time.Time) string {
+func unserved(v snapshot.Category, c *catState, wk snapshot.Worker, server snapshot.ServerState, now time.Time) string {
 	switch {
-	case v.State != StateRunning:
+	case v.State != snapshot.StateRunning:
 		return ""
 	case wk.Frozen:
 		return parse.FrozenReason
 	case wk.Phase == parse.WorkerWaitingServer:
 		return "the worker waits for the server"
-	case (server == ServerDown || server == ServerCrashed) && now.Sub(c.lastGrowth) > 30*time.Second:
+	case (server == snapshot.ServerDown || server == snapshot.ServerCrashed) && now.Sub(c.lastGrowth) > 30*time.Second:
 		return "the server is " + string(server)
 	}
 	return ""
@@ -148,8 +149,8 @@ func unserved(v Category, c *catState, wk Worker, server ServerState, now time.T
 // not grown for longer than the stall limit (parse.StallLimit: the
 // setting alone, as the report and a one-shot status have it). Only
 // growth clears a stall; log lines do not count.
-func (k *counts) stall(c *catState, v *Category, now time.Time) {
-	if v.State != StateRunning {
+func (k *counts) stall(c *catState, v *snapshot.Category, now time.Time) {
+	if v.State != snapshot.StateRunning {
 		c.stalled = false // not being worked on: nothing to stall
 		return
 	}
@@ -165,8 +166,8 @@ func (k *counts) stall(c *catState, v *Category, now time.Time) {
 		// stamped when it became a stall and keyed by the last growth, so a
 		// dashboard opened during the stall records the same stall once
 		at := last.Add(limit)
-		k.tl.Add(Event{Time: at.UTC(), Kind: "stall_start", Category: c.name,
-			Text: parse.SanitizeString(fmt.Sprintf("%s: no new records for %s (since %s)", c.name, FormatDuration(limit), last.Local().Format("01-02 15:04:05"))),
+		k.tl.Add(snapshot.Event{Time: at.UTC(), Kind: "stall_start", Category: c.name,
+			Text: parse.SanitizeString(fmt.Sprintf("%s: no new records for %s (since %s)", c.name, snapshot.FormatDuration(limit), last.Local().Format("01-02 15:04:05"))),
 			Key:  fmt.Sprintf("stall_start|%s|%d", c.name, last.UnixNano())})
 	case c.stalled && !over:
 		c.stalled = false
@@ -174,15 +175,15 @@ func (k *counts) stall(c *catState, v *Category, now time.Time) {
 		k.tl.note(now, "stall_end", c.name, fmt.Sprintf("%s: records flow again", c.name))
 	}
 	if c.stalled {
-		v.State, v.Reason = StateStalled, parse.StallReason(since, v.Errors)
+		v.State, v.Reason = snapshot.StateStalled, parse.StallReason(since, v.Errors)
 	}
 }
 
 // workLeft: a category in state still has records to do that a run will
 // take up (a stalled or unknown one gives no ETA).
-func workLeft(state CategoryState) bool {
+func workLeft(state snapshot.CategoryState) bool {
 	switch state {
-	case StateRunning, StatePending, StatePartial, StateStopped, StateDied:
+	case snapshot.StateRunning, snapshot.StatePending, snapshot.StatePartial, snapshot.StateStopped, snapshot.StateDied:
 		return true
 	}
 	return false
@@ -200,20 +201,20 @@ func (k *counts) judgeETA() {
 	k.eta, k.etaPart = k.pipelineETA(k.shown)
 }
 
-func (k *counts) pipelineETA(cats []Category) (*float64, *ETAPart) {
+func (k *counts) pipelineETA(cats []snapshot.Category) (*float64, *snapshot.ETAPart) {
 	var total float64
 	var unmeasured []string
 	running := false
 	for _, c := range cats {
 		switch {
-		case Final(c.State) || c.Done >= c.Target:
-		case c.State == StateRunning && c.ETASeconds != nil:
+		case snapshot.Final(c.State) || c.Done >= c.Target:
+		case c.State == snapshot.StateRunning && c.ETASeconds != nil:
 			total += *c.ETASeconds
 			running = true
-		case c.State == StateRunning && c.Reason != "":
+		case c.State == snapshot.StateRunning && c.Reason != "":
 			return nil, nil // the server is down: nothing moves
 		case workLeft(c.State):
-			running = running || c.State == StateRunning
+			running = running || c.State == snapshot.StateRunning
 			if r := k.classRate(c.Class); r > 0 {
 				total += float64(c.Target-c.Done) / r * 60
 			} else if !slices.Contains(unmeasured, c.Class) {
@@ -227,14 +228,14 @@ func (k *counts) pipelineETA(cats []Category) (*float64, *ETAPart) {
 	case !running:
 		return nil, nil
 	case len(unmeasured) > 0:
-		return nil, &ETAPart{Seconds: total, Unmeasured: unmeasured}
+		return nil, &snapshot.ETAPart{Seconds: total, Unmeasured: unmeasured}
 	}
 	return &total, nil
 }
 
 // eta is the time to the sample cap or the token budget, whichever is first.
-func eta(v Category) *float64 {
-	if v.State != StateRunning || v.RatePerMin <= 0 || v.Target <= v.Done {
+func eta(v snapshot.Category) *float64 {
+	if v.State != snapshot.StateRunning || v.RatePerMin <= 0 || v.Target <= v.Done {
 		return nil
 	}
 	secs := float64(v.Target-v.Done) / v.RatePerMin * 60
@@ -247,7 +248,7 @@ func eta(v Category) *float64 {
 // crossChecks are the checks users make by eye, on the categories judged
 // and the worker wk (its stall judged): each disagreement is kept on its
 // category, and an event when it is new.
-func (k *counts) crossChecks(wk Worker, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
+func (k *counts) crossChecks(wk snapshot.Worker, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
 	for i := range k.shown {
 		cv := &k.shown[i]
 		k.sourceChecks(wk, cv, k.cats[cv.Name], now, wjson, logLast)
@@ -256,13 +257,13 @@ func (k *counts) crossChecks(wk Worker, now time.Time, wjson *parse.WorkerState,
 
 // warnChecks adds the categories' warnings to s, and the worker's when its
 // worker.json is old while it lives (now: the poll's time).
-func warnChecks(s *Snapshot, now time.Time) {
+func warnChecks(s *snapshot.Snapshot, now time.Time) {
 	for _, cv := range s.Categories {
 		for _, wmsg := range cv.Warnings {
-			s.Warn(WarnCategory, wmsg)
+			s.Warn(snapshot.WarnCategory, wmsg)
 		}
 	}
-	if s.Worker.Source == parse.WorkerStateFile && Alive(s.Worker.State) && s.Worker.UpdatedAt != nil && now.Sub(*s.Worker.UpdatedAt) > 30*time.Second {
-		s.Warn(WarnWorkerJSONStale, fmt.Sprintf("worker.json is %s old while pid %d is alive", now.Sub(*s.Worker.UpdatedAt).Round(time.Second), s.Worker.PID))
+	if s.Worker.Source == parse.WorkerStateFile && snapshot.Alive(s.Worker.State) && s.Worker.UpdatedAt != nil && now.Sub(*s.Worker.UpdatedAt) > 30*time.Second {
+		s.Warn(snapshot.WarnWorkerJSONStale, fmt.Sprintf("worker.json is %s old while pid %d is alive", now.Sub(*s.Worker.UpdatedAt).Round(time.Second), s.Worker.PID))
 	}
 }

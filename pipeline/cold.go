@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -295,11 +296,11 @@ const slowReaderAt = 500
 
 // warnSlowReader says so on a host with many categories and no agent of
 // ours: the answer to a slow first screen is to deploy it.
-func (w *Watcher) warnSlowReader(snap *Snapshot) {
+func (w *Watcher) warnSlowReader(snap *snapshot.Snapshot) {
 	r := snap.Connection.Reader
 	if len(w.cnt.cats) < slowReaderAt || r == "" || strings.HasPrefix(r, "go agent") {
 		return
 	}
-	snap.Warn(WarnSlowReader, fmt.Sprintf("%d categories read by the %s (no synthwatch on the host): each poll forks a few processes per category; `synthwatch deploy %s` installs the Go agent, which reads them in one process",
+	snap.Warn(snapshot.WarnSlowReader, fmt.Sprintf("%d categories read by the %s (no synthwatch on the host): each poll forks a few processes per category; `synthwatch deploy %s` installs the Go agent, which reads them in one process",
 		len(w.cnt.cats), r, w.o.Host))
 }

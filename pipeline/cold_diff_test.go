@@ -15,6 +15,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
@@ -32,7 +33,7 @@ func plainWatcher(h remote.Host, o Options) *Watcher {
 // comparable is a Snapshot's JSON without what two polls a moment apart
 // may see differently: the time, the link's figures, the host's vitals
 // (load, CPU and RSS move by themselves).
-func comparable(t *testing.T, s Snapshot) string {
+func comparable(t *testing.T, s snapshot.Snapshot) string {
 	t.Helper()
 	b, err := json.Marshal(s)
 	must(t, err)
@@ -49,9 +50,9 @@ func comparable(t *testing.T, s Snapshot) string {
 // unexamined is s without how its records ended and what that forecasts:
 // the agent reads them with the tokens, the plain reads' awk does not
 // (its records are "not examined").
-func unexamined(s Snapshot) Snapshot {
+func unexamined(s snapshot.Snapshot) snapshot.Snapshot {
 	s.Capture = nil
-	cats := append([]Category(nil), s.Categories...)
+	cats := append([]snapshot.Category(nil), s.Categories...)
 	for i := range cats {
 		cats[i].Outcomes, cats[i].Gate = nil, nil // the gate too: read with the outcomes
 		undone(&s, &cats[i])
@@ -62,10 +63,10 @@ func unexamined(s Snapshot) Snapshot {
 }
 
 // withoutGate is events without gate_below: a judgement of examined records.
-func withoutGate(evs []Event) []Event {
-	var out []Event
+func withoutGate(evs []snapshot.Event) []snapshot.Event {
+	var out []snapshot.Event
 	for _, e := range evs {
-		if e.Kind != EventGateBelow {
+		if e.Kind != snapshot.EventGateBelow {
 			out = append(out, e)
 		}
 	}
@@ -76,14 +77,14 @@ func withoutGate(evs []Event) []Event {
 // records its count on the host counted in the same request, so its tally
 // can be a poll ahead of the plain reads' (whose host sum comes next poll);
 // and it examines how they ended, where the plain reads' awk does not.
-func untallied(s Snapshot) Snapshot {
+func untallied(s snapshot.Snapshot) snapshot.Snapshot {
 	s.CompletionTokens, s.TokensPartial, s.Capture = 0, false, nil
-	cats := append([]Category(nil), s.Categories...)
+	cats := append([]snapshot.Category(nil), s.Categories...)
 	for i := range cats {
 		c := &cats[i]
 		c.CompletionTokens, c.TokensFrom, c.Configs, c.Outcomes, c.Gate = nil, "", nil, nil, nil
 		undone(&s, c)
-		runs := append([]RunInfo(nil), c.Runs...)
+		runs := append([]snapshot.RunInfo(nil), c.Runs...)
 		for j := range runs {
 			runs[j].Records, runs[j].Tokens = nil, nil
 		}
@@ -97,7 +98,7 @@ func untallied(s Snapshot) Snapshot {
 // undone is c's DONE as the bare line count: it leaves it once every
 // line was examined (parse.JudgeDone: blank and bad lines aside), which
 // the agent does a poll ahead, and the plain reads' awk never.
-func undone(s *Snapshot, c *Category) {
+func undone(s *snapshot.Snapshot, c *snapshot.Category) {
 	c.Done, c.Progress = c.Lines, 0 // both sides alike, whichever has the note
 	if w := recordsNote(c.Warnings); w != "" {
 		c.Warnings = slices.DeleteFunc(slices.Clone(c.Warnings), func(x string) bool { return x == w })
@@ -236,7 +237,7 @@ func coldDiff(t *testing.T, p *proxied, via string) {
 			if via == "one-shot batch" {
 				wb.agent = nil
 			}
-			check := func(step string) Snapshot {
+			check := func(step string) snapshot.Snapshot {
 				t.Helper()
 				plain := wp.Poll(context.Background())
 				sp := comparable(t, plain)
@@ -254,7 +255,7 @@ func coldDiff(t *testing.T, p *proxied, via string) {
 				c.advance(2 * time.Second)
 				return snap
 			}
-			if snap := check("cold"); (r.name == "running job" || r.name == "python script's root") && (snap.Worker.State != WorkerRunning || len(snap.Categories) == 0) {
+			if snap := check("cold"); (r.name == "running job" || r.name == "python script's root") && (snap.Worker.State != snapshot.WorkerRunning || len(snap.Categories) == 0) {
 				t.Fatalf("the cold snapshot saw no running worker: %+v, %d categories", snap.Worker, len(snap.Categories))
 			}
 			hits, misses, err := wb.ColdStats()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/faultproxy"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -130,7 +131,7 @@ func BenchmarkColdStatus(b *testing.B) {
 				snap := NewWatcher(h, Options{Host: "bench", Root: root, ServerURL: url}, nil).Poll(context.Background())
 				ours += time.Since(start)
 				h.Close()
-				if snap.Worker.PID != pid || len(snap.Categories) != 5 || snap.Categories[1].Done != 2500 || (snap.Server.State != ServerReady && snap.Server.State != ServerBusy) {
+				if snap.Worker.PID != pid || len(snap.Categories) != 5 || snap.Categories[1].Done != 2500 || (snap.Server.State != snapshot.ServerReady && snap.Server.State != snapshot.ServerBusy) {
 					b.Fatalf("cold snapshot: worker %+v, %d categories %+v, server %s", snap.Worker, len(snap.Categories), snap.Categories, snap.Server.State)
 				}
 				start = time.Now()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -41,7 +42,7 @@ func TestNeverConnectedSaysWhy(t *testing.T) {
 	if got := strings.Join(s.Warnings, "|"); got != "no contact with the host: never connected" {
 		t.Errorf("warnings %q", got)
 	}
-	var errs []Event
+	var errs []snapshot.Event
 	for _, e := range s.Events {
 		if e.Kind == "connect_error" {
 			errs = append(errs, e)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -65,7 +66,7 @@ func errText(err error) string {
 //
 // scanVoid says the file was rewritten (recounted from zero) since this
 // worker's scan: its extra_lines no longer describe it.
-func countFigures(c *catState, js *parse.CategoryState, scanVoid bool, v *Category) {
+func countFigures(c *catState, js *parse.CategoryState, scanVoid bool, v *snapshot.Category) {
 	v.Lines, v.Done = c.lines, c.lines
 	switch {
 	case c.countErr != "" && unread(c):

@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
-func hasWarning(s Snapshot, sub string) bool {
+func hasWarning(s snapshot.Snapshot, sub string) bool {
 	for _, w := range s.Warnings {
 		if strings.Contains(w, sub) {
 			return true
@@ -33,7 +34,7 @@ func TestFailedCountKeepsTheLastFigureAndSaysWhy(t *testing.T) {
 	write(t, filepath.Join(dir, "prompts.jsonl"), prompts("B1", 400))
 	write(t, raw, records("B1", 0, 100))
 	w := localWatcher(t, root, c, Options{})
-	check := func(what string, done, target int64, failed bool) Snapshot {
+	check := func(what string, done, target int64, failed bool) snapshot.Snapshot {
 		t.Helper()
 		c.advance(2e9)
 		s := poll(w)

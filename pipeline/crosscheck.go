@@ -5,31 +5,21 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
-
-// SourceCheck is one source that disagrees with the file beyond what a
-// poll explains. The file is the authority: it holds the records; the
-// others only report on it, and Why says why this one lags.
-type SourceCheck struct {
-	Source    string `json:"source"` // log | worker.json
-	Says      int64  `json:"says"`
-	File      int64  `json:"file"` // DONE, from raw_responses.jsonl
-	Authority string `json:"authority"`
-	Why       string `json:"why"`
-}
 
 // logEvery is how many records the worker writes between progress lines.
 const logEvery = 50
 
 // slack is what a poll explains: a progress line's worth, plus two minutes
 // at the category's rate.
-func slack(v *Category) int64 { return logEvery + int64(2*v.RatePerMin) }
+func slack(v *snapshot.Category) int64 { return logEvery + int64(2*v.RatePerMin) }
 
 // sourceChecks compares the worker log's and worker.json's counts with the
 // file, adds a row warning and a check for each that disagrees, and records
 // each new disagreement as an event.
-func (k *counts) sourceChecks(wk Worker, v *Category, c *catState, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
-	if p := c.logProgress; p.Kind == parse.WProgress && v.Name == wk.Category && Alive(wk.State) {
+func (k *counts) sourceChecks(wk snapshot.Worker, v *snapshot.Category, c *catState, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
+	if p := c.logProgress; p.Kind == parse.WProgress && v.Name == wk.Category && snapshot.Alive(wk.State) {
 		logDone := int64(p.Done)
 		if c.logResumed > 0 && p.Total == c.logToGo {
 			logDone += int64(c.logResumed) // the old script counts this run only
@@ -37,25 +27,25 @@ func (k *counts) sourceChecks(wk Worker, v *Category, c *catState, now time.Time
 		if gap := v.Done - logDone; gap < -5 || gap > slack(v) {
 			why := "the worker logs every 50 records"
 			if age := now.Sub(logLast); !logLast.IsZero() && age > time.Minute {
-				why = "log last written " + FormatDuration(age) + " ago (buffered, or another log)"
+				why = "log last written " + snapshot.FormatDuration(age) + " ago (buffered, or another log)"
 			}
 			if gap < 0 {
 				why = "the log counted records the file does not hold (cut after a crash, or another file)"
 			}
 			msg := fmt.Sprintf("%s: the worker log says %d/%d but raw_responses.jsonl has %d records; the file is authoritative: %s",
 				v.Name, p.Done, p.Total, v.Done, why)
-			k.addCheck(v, c, SourceCheck{Source: "log", Says: logDone, File: v.Done, Authority: parse.RawFile, Why: why}, msg, now)
+			k.addCheck(v, c, snapshot.SourceCheck{Source: "log", Says: logDone, File: v.Done, Authority: parse.RawFile, Why: why}, msg, now)
 		}
 	}
 	if js := jsonCategory(wjson, v.Name); js != nil && wjson != nil && js.State == parse.CatRunning {
 		if gap := v.Done - int64(js.Done); gap < -5 || gap > slack(v) {
 			why := "its worker is not running"
-			if age := now.Sub(wjson.UpdatedAt); Alive(wk.State) && wk.PID == wjson.PID {
-				why = "worker.json last written " + FormatDuration(age) + " ago"
+			if age := now.Sub(wjson.UpdatedAt); snapshot.Alive(wk.State) && wk.PID == wjson.PID {
+				why = "worker.json last written " + snapshot.FormatDuration(age) + " ago"
 			}
 			msg := fmt.Sprintf("%s: worker.json says %d done but raw_responses.jsonl has %d records; the file is authoritative: %s",
 				v.Name, js.Done, v.Done, why)
-			k.addCheck(v, c, SourceCheck{Source: parse.WorkerStateFile, Says: int64(js.Done), File: v.Done, Authority: parse.RawFile, Why: why}, msg, now)
+			k.addCheck(v, c, snapshot.SourceCheck{Source: parse.WorkerStateFile, Says: int64(js.Done), File: v.Done, Authority: parse.RawFile, Why: why}, msg, now)
 		}
 	}
 	for src := range c.disagree {
@@ -65,7 +55,7 @@ func (k *counts) sourceChecks(wk Worker, v *Category, c *catState, now time.Time
 	}
 }
 
-func (k *counts) addCheck(v *Category, c *catState, chk SourceCheck, msg string, now time.Time) {
+func (k *counts) addCheck(v *snapshot.Category, c *catState, chk snapshot.SourceCheck, msg string, now time.Time) {
 	v.Checks = append(v.Checks, chk)
 	v.Warnings = append(v.Warnings, msg)
 	if c.disagree == nil {
@@ -77,7 +67,7 @@ func (k *counts) addCheck(v *Category, c *catState, chk SourceCheck, msg string,
 	}
 }
 
-func hasCheck(cs []SourceCheck, src string) bool {
+func hasCheck(cs []snapshot.SourceCheck, src string) bool {
 	for _, c := range cs {
 		if c.Source == src {
 			return true

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // TestCrossCheckSaysWhichSourceIsTrue: the log says 150/10000 and
@@ -26,7 +28,7 @@ func TestCrossCheckSaysWhichSourceIsTrue(t *testing.T) {
 	st.UpdatedAt = c.now().Add(-3 * time.Minute)
 	writeWorkerJSON(t, root, st)
 	w := localWatcher(t, root, c, Options{})
-	var v Category
+	var v snapshot.Category
 	for range 2 {
 		v = catByName(t, poll(w), "B2")
 		c.advance(2 * time.Second)

@@ -1,6 +1,10 @@
 package pipeline
 
-import "time"
+import (
+	"time"
+
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+)
 
 // judge is a poll's last fold step: each part judges what it folded and
 // keeps its judgement, in the order the judgements need each other: the
@@ -20,7 +24,7 @@ func (w *Watcher) judge(reads []serverRead, vr vitalsRead, now time.Time) {
 	w.cnt.noteClassRates()
 	w.cnt.judgeETA()
 	w.cnt.crossChecks(w.live.shown, now, w.live.wjson, w.log.lastLine)
-	judged := Snapshot{Worker: w.live.shown, Server: w.sv.shown, Categories: w.cnt.shown} // what the baseline reads
+	judged := snapshot.Snapshot{Worker: w.live.shown, Server: w.sv.shown, Categories: w.cnt.shown} // what the baseline reads
 	w.base.fold(&judged, now, w.cnt.cats, w.sv.first.retractions)
 	w.live.events(w.live.shown, now, w.lastSnap.Time)
 	w.ev.foldDone(w.cnt.shown, w.live.shown, &w.cnt, &w.log, w.live.wjson, now)
@@ -29,8 +33,8 @@ func (w *Watcher) judge(reads []serverRead, vr vitalsRead, now time.Time) {
 
 // project is the Snapshot of the last poll the host answered: the parts'
 // judgements as they stand, read and never changed (twice gives the same).
-func (w *Watcher) project() Snapshot {
-	s := Snapshot{Schema: 1, Time: w.polledAt.UTC(), Host: w.o.Host, Root: w.o.Root, Connection: w.ev.conn, Warnings: []string{}}
+func (w *Watcher) project() snapshot.Snapshot {
+	s := snapshot.Snapshot{Schema: 1, Time: w.polledAt.UTC(), Host: w.o.Host, Root: w.o.Root, Connection: w.ev.conn, Warnings: []string{}}
 	s.Worker = w.live.shown
 	s.Server, s.Servers = w.sv.view()
 	s.Categories = w.cnt.view()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // A night the worker ran to its end with a category it could not write
@@ -26,11 +27,11 @@ func TestRunWithAFailedCategoryIsNotPipelineDone(t *testing.T) {
 	e.w.Poll(ctx)
 	pid, err := e.act.Launch(ctx, nil)
 	must(t, err)
-	e.until("the worker ends", 90*time.Second, func(s Snapshot) bool {
-		return s.Worker.PID == pid && s.Worker.State == WorkerExited && catByName(t, s, "B1").State == StateDone
+	e.until("the worker ends", 90*time.Second, func(s snapshot.Snapshot) bool {
+		return s.Worker.PID == pid && s.Worker.State == snapshot.WorkerExited && catByName(t, s, "B1").State == snapshot.StateDone
 	})
 	s := e.w.Poll(ctx) // one more: the timeline has folded the end
-	if b2 := catByName(t, s, "B2"); b2.State != StateFailed {
+	if b2 := catByName(t, s, "B2"); b2.State != snapshot.StateFailed {
 		t.Errorf("B2 %s, want failed", b2.State)
 	}
 	if !strings.Contains(s.Worker.Reason, "1 failed") || !strings.Contains(s.Worker.Reason, "B2") {

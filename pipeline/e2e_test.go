@@ -18,6 +18,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 	"github.com/synthwatch/synthwatch/sim"
@@ -71,7 +72,7 @@ func newE2E(t *testing.T, cats map[string]int, speed float64) *e2e {
 }
 
 // until polls the watcher until cond holds.
-func (e *e2e) until(what string, d time.Duration, cond func(Snapshot) bool) Snapshot {
+func (e *e2e) until(what string, d time.Duration, cond func(snapshot.Snapshot) bool) snapshot.Snapshot {
 	e.t.Helper()
 	deadline := time.Now().Add(d)
 	for {
@@ -88,7 +89,7 @@ func (e *e2e) until(what string, d time.Duration, cond func(Snapshot) bool) Snap
 }
 
 // checkIDs asserts whole lines, ids once each, and a count equal to wc -l.
-func (e *e2e) checkIDs(cat string, s Snapshot) int {
+func (e *e2e) checkIDs(cat string, s snapshot.Snapshot) int {
 	e.t.Helper()
 	p := filepath.Join(e.root, "prepared", cat, "raw_responses.jsonl")
 	data, err := os.ReadFile(p)
@@ -125,7 +126,7 @@ func TestEndToEndLaunchKillResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.until("counts rise", 30*time.Second, func(s Snapshot) bool {
+	e.until("counts rise", 30*time.Second, func(s snapshot.Snapshot) bool {
 		return s.Worker.State == "running" && s.Worker.PID == pid && catByName(t, s, "B1").Done >= 16
 	})
 	if _, err := e.act.Launch(ctx, nil); err == nil || !strings.Contains(err.Error(), "already running") {
@@ -135,20 +136,20 @@ func TestEndToEndLaunchKillResume(t *testing.T) {
 	if err != nil || how != "gone" {
 		t.Fatalf("kill: %q %v", how, err)
 	}
-	s := e.until("worker stopped", 30*time.Second, func(s Snapshot) bool { return s.Worker.State == "stopped" })
+	s := e.until("worker stopped", 30*time.Second, func(s snapshot.Snapshot) bool { return s.Worker.State == "stopped" })
 	before := e.checkIDs("B1", s)
 	if before == 0 || before >= 300 {
 		t.Fatalf("after kill B1 has %d", before)
 	}
-	if catByName(t, s, "B1").State != StateStopped || s.ETASeconds != nil {
+	if catByName(t, s, "B1").State != snapshot.StateStopped || s.ETASeconds != nil {
 		t.Fatalf("after kill: %+v eta %v", catByName(t, s, "B1"), s.ETASeconds)
 	}
 	if _, err := e.act.Launch(ctx, nil); err != nil { // resume
 		t.Fatal(err)
 	}
-	s = e.until("all done", 90*time.Second, func(s Snapshot) bool {
+	s = e.until("all done", 90*time.Second, func(s snapshot.Snapshot) bool {
 		// worker.json may say done a poll before the count has the last line
-		return s.Worker.Phase == "done" && catByName(t, s, "B1").State == StateDone && catByName(t, s, "B2").State == StateDone &&
+		return s.Worker.Phase == "done" && catByName(t, s, "B1").State == snapshot.StateDone && catByName(t, s, "B2").State == snapshot.StateDone &&
 			catByName(t, s, "B1").Lines == 300 && catByName(t, s, "B2").Lines == 200
 	})
 	if e.checkIDs("B1", s) != 300 || e.checkIDs("B2", s) != 200 {
@@ -168,7 +169,7 @@ func TestEndToEndStallSeenByStatus(t *testing.T) {
 	if _, err := e.act.Launch(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	e.until("B2 grows", 30*time.Second, func(s Snapshot) bool { return catByName(t, s, "B2").Done >= 30 })
+	e.until("B2 grows", 30*time.Second, func(s snapshot.Snapshot) bool { return catByName(t, s, "B2").Done >= 30 })
 	e.sim.SetFaults(sim.Faults{StallMatch: "of B2"}) // the server stops answering this category's prompts
 	raw := filepath.Join(e.root, "prepared", "B2", "raw_responses.jsonl")
 	last, quietSince := int64(-1), time.Now()
@@ -189,9 +190,9 @@ func TestEndToEndStallSeenByStatus(t *testing.T) {
 	if err != nil {
 		t.Fatalf("status: %v %s", err, out)
 	}
-	var s Snapshot
+	var s snapshot.Snapshot
 	must(t, json.Unmarshal(out, &s))
-	if c := catByName(t, s, "B2"); c.State != StateStalled || c.ETASeconds != nil || s.Worker.State != WorkerStalled {
+	if c := catByName(t, s, "B2"); c.State != snapshot.StateStalled || c.ETASeconds != nil || s.Worker.State != snapshot.WorkerStalled {
 		t.Fatalf("status: worker %+v B2 %+v", s.Worker, c)
 	}
 	if s.Server.Source != "metrics" || s.Server.RunningReqs == 0 {
@@ -238,8 +239,8 @@ func TestEndToEndPythonStyleWorker(t *testing.T) {
 	go func() { py.Wait(); close(exited) }()
 	t.Cleanup(func() { syscall.Kill(-py.Process.Pid, syscall.SIGKILL); <-exited })
 	pid := py.Process.Pid
-	s := e.until("found", 10*time.Second, func(s Snapshot) bool { return s.Worker.PID == pid })
-	if s.Worker.State != WorkerRunning || s.Worker.Source != "proc" || !strings.Contains(s.Worker.Command, "while :; do echo line") {
+	s := e.until("found", 10*time.Second, func(s snapshot.Snapshot) bool { return s.Worker.PID == pid })
+	if s.Worker.State != snapshot.WorkerRunning || s.Worker.Source != "proc" || !strings.Contains(s.Worker.Command, "while :; do echo line") {
 		t.Fatalf("python-style worker: %+v", s.Worker)
 	}
 	ctx := context.Background()
@@ -250,8 +251,8 @@ func TestEndToEndPythonStyleWorker(t *testing.T) {
 	if err != nil || how != "gone" {
 		t.Fatalf("kill: %q %v", how, err)
 	}
-	s = e.until("stopped", 10*time.Second, func(s Snapshot) bool { return !Alive(s.Worker.State) })
-	if s.Worker.State != WorkerStopped || !s.Worker.ByYou || s.Worker.PID != pid {
+	s = e.until("stopped", 10*time.Second, func(s snapshot.Snapshot) bool { return !snapshot.Alive(s.Worker.State) })
+	if s.Worker.State != snapshot.WorkerStopped || !s.Worker.ByYou || s.Worker.PID != pid {
 		t.Fatalf("after kill: %+v", s.Worker)
 	}
 	var started, ended bool
@@ -286,8 +287,8 @@ func TestEndToEndRelativeRootWorker(t *testing.T) {
 			exited := make(chan struct{})
 			go func() { wk.Wait(); close(exited) }()
 			t.Cleanup(func() { wk.Process.Kill(); <-exited })
-			s := e.until("recognised", 20*time.Second, func(s Snapshot) bool {
-				return s.Worker.PID == wk.Process.Pid && s.Worker.Source == "worker.json" && Alive(s.Worker.State)
+			s := e.until("recognised", 20*time.Second, func(s snapshot.Snapshot) bool {
+				return s.Worker.PID == wk.Process.Pid && s.Worker.Source == "worker.json" && snapshot.Alive(s.Worker.State)
 			})
 			if s.Worker.Command == "" {
 				t.Fatalf("no command: %+v", s.Worker)
@@ -295,7 +296,7 @@ func TestEndToEndRelativeRootWorker(t *testing.T) {
 			if how, err := e.act.Kill(context.Background(), 0, 10*time.Second); err != nil {
 				t.Fatalf("kill: %q %v", how, err)
 			}
-			s = e.until("stopped by you", 15*time.Second, func(s Snapshot) bool { return s.Worker.State == WorkerStopped })
+			s = e.until("stopped by you", 15*time.Second, func(s snapshot.Snapshot) bool { return s.Worker.State == snapshot.WorkerStopped })
 			if !s.Worker.ByYou {
 				t.Fatalf("after kill: %+v", s.Worker)
 			}
@@ -322,12 +323,12 @@ func TestEndToEndSimKill9IsDown(t *testing.T) {
 		return c
 	}
 	simp := startSim()
-	e.until("server answers", 20*time.Second, func(s Snapshot) bool { return s.Server.Metrics == "ok" })
+	e.until("server answers", 20*time.Second, func(s snapshot.Snapshot) bool { return s.Server.Metrics == "ok" })
 	if _, err := e.act.Launch(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	e.until("busy", 30*time.Second, func(s Snapshot) bool {
-		return Alive(s.Worker.State) && catByName(t, s, "B1").Done > 10 && (s.Server.State == ServerBusy || s.Server.State == ServerReady)
+	e.until("busy", 30*time.Second, func(s snapshot.Snapshot) bool {
+		return snapshot.Alive(s.Worker.State) && catByName(t, s, "B1").Done > 10 && (s.Server.State == snapshot.ServerBusy || s.Server.State == snapshot.ServerReady)
 	})
 	must(t, simp.Process.Signal(syscall.SIGKILL))
 	// the evidence: nothing listens, and the worker says it waits
@@ -343,10 +344,10 @@ func TestEndToEndSimKill9IsDown(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	var s Snapshot
+	var s snapshot.Snapshot
 	for i := 1; ; i++ {
 		s = e.w.Poll(context.Background())
-		if s.Server.State == ServerDown {
+		if s.Server.State == snapshot.ServerDown {
 			break
 		}
 		if i == 2 {
@@ -367,11 +368,13 @@ func TestEndToEndSimKill9IsDown(t *testing.T) {
 	if !down {
 		t.Fatalf("no server_down event: %+v", s.Events)
 	}
-	if Alive(s.Worker.State) == false {
+	if snapshot.Alive(s.Worker.State) == false {
 		t.Fatalf("the worker waits, it is alive: %+v", s.Worker)
 	}
 	startSim()
-	s = e.until("server up", 30*time.Second, func(s Snapshot) bool { return s.Server.State == ServerBusy || s.Server.State == ServerReady })
+	s = e.until("server up", 30*time.Second, func(s snapshot.Snapshot) bool {
+		return s.Server.State == snapshot.ServerBusy || s.Server.State == snapshot.ServerReady
+	})
 	up := false
 	for _, ev := range s.Events {
 		up = up || ev.Kind == "server_up"

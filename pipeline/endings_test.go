@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // The lines are those of testdata/logs/faults/round2_2026.log and
@@ -41,26 +42,26 @@ func TestEndingsByPrecedence(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, first, then string
-		state             ServerState
+		state             snapshot.ServerState
 		stopEvent         bool
 	}{
-		{"rung 1: vLLM worker death, then uvicorn's shutdown", vlServing, vlWorkerDied + vlLauncherStop + uvicornShutdown, ServerCrashed, false},
+		{"rung 1: vLLM worker death, then uvicorn's shutdown", vlServing, vlWorkerDied + vlLauncherStop + uvicornShutdown, snapshot.ServerCrashed, false},
 		{"rung 1: AsyncLLMEngine has failed, then shutdown", vlServing,
-			"CRITICAL 11-29 03:00:01 [launcher.py:72] AsyncLLMEngine has failed, terminating server process\n" + uvicornShutdown, ServerCrashed, false},
+			"CRITICAL 11-29 03:00:01 [launcher.py:72] AsyncLLMEngine has failed, terminating server process\n" + uvicornShutdown, snapshot.ServerCrashed, false},
 		{"rung 1: Ray worker death, then shutdown", vlServing,
-			"(EngineCore_DP0 pid=413) ERROR 11-29 03:00:01 [ray_executor_v2.py:464] RayWorkerProc rank=[3] died unexpectedly, shutting down executor.\n" + uvicornShutdown, ServerCrashed, false},
+			"(EngineCore_DP0 pid=413) ERROR 11-29 03:00:01 [ray_executor_v2.py:464] RayWorkerProc rank=[3] died unexpectedly, shutting down executor.\n" + uvicornShutdown, snapshot.ServerCrashed, false},
 		{"rung 1: SGLang scheduler crash, then SIGTERM and uvicorn", sgServing,
 			sgException + "[2026-11-29 03:00:02] SIGQUIT received. signum=None, frame=None. It usually means one child failed.\n" + sgSigterm +
-				"[2026-11-29 03:00:03] INFO:     Shutting down\n", ServerCrashed, false},
-		{"rung 2: a stop with nothing fatal before it", vlServing, vlLauncherStop + uvicornShutdown, ServerStopped, true},
+				"[2026-11-29 03:00:03] INFO:     Shutting down\n", snapshot.ServerCrashed, false},
+		{"rung 2: a stop with nothing fatal before it", vlServing, vlLauncherStop + uvicornShutdown, snapshot.ServerStopped, true},
 		{"rung 2: a stop's teardown stays a stop", sgServing, sgSigterm +
 			"[2026-11-29 03:00:03] Subprocess detokenizer (pid=12) crashed with exit code -15. Triggering SIGQUIT for cleanup...\n" +
-			"[2026-11-29 03:00:03] kill_process_tree called: parent_pid=59, include_parent=True, pid=59\n", ServerStopped, true},
-		{"rung 2: a fatal error of its own after a stop is a crash", sgServing, sgSigterm + sgException, ServerCrashed, true},
+			"[2026-11-29 03:00:03] kill_process_tree called: parent_pid=59, include_parent=True, pid=59\n", snapshot.ServerStopped, true},
+		{"rung 2: a fatal error of its own after a stop is a crash", sgServing, sgSigterm + sgException, snapshot.ServerCrashed, true},
 		{"rung 3: a new run's startup ends a crash", vlServing, vlWorkerDied + uvicornShutdown +
-			"(EngineCore_DP0 pid=199) INFO 11-29 03:10:20 [core.py:109] Initializing a V1 LLM engine (v0.20.2) with config: model='m'\n", ServerStarting, false},
+			"(EngineCore_DP0 pid=199) INFO 11-29 03:10:20 [core.py:109] Initializing a V1 LLM engine (v0.20.2) with config: model='m'\n", snapshot.ServerStarting, false},
 		{"rung 3: a new run's startup ends a stop", sgServing, sgSigterm +
-			"[2026-11-29 03:10:00 TP0] Load weight begin. avail mem=70.00 GB\n", ServerStarting, true},
+			"[2026-11-29 03:10:00 TP0] Load weight begin. avail mem=70.00 GB\n", snapshot.ServerStarting, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,7 +70,7 @@ func TestEndingsByPrecedence(t *testing.T) {
 			if s.Server.State != tc.state || strings.Contains(ev, "server_stop") != tc.stopEvent {
 				t.Fatalf("state %q (reason %q), events %v; want %s, a stop event %v", s.Server.State, s.Server.Reason, ev, tc.state, tc.stopEvent)
 			}
-			if tc.state == ServerCrashed && (s.Server.LastCrash == "" || strings.Contains(s.Server.Reason, "stopped on request")) {
+			if tc.state == snapshot.ServerCrashed && (s.Server.LastCrash == "" || strings.Contains(s.Server.Reason, "stopped on request")) {
 				t.Fatalf("crash %q, reason %q", s.Server.LastCrash, s.Server.Reason)
 			}
 			if s.Server.Source != "" || s.Server.LastBatch != nil {
@@ -131,13 +132,13 @@ func TestIdleWithLastBatch(t *testing.T) {
 	s := serverAfter(t, sgDecodeRun(), accessLines(0, 20, "GET /health"), Options{ServerURL: url})
 	v := s.Server
 	lb := v.LastBatch
-	if v.State != ServerReady || v.GenThroughput != 0 || v.RunningReqs != 0 || lb == nil || lb.GenThroughput != 930 || lb.RunningReqs != 24 ||
+	if v.State != snapshot.ServerReady || v.GenThroughput != 0 || v.RunningReqs != 0 || lb == nil || lb.GenThroughput != 930 || lb.RunningReqs != 24 ||
 		lb.At == nil || lb.At.Format("15:04:05") != "02:59:55" || lb.AgeSeconds < 20 {
 		t.Fatalf("server %+v, last batch %+v", v, lb)
 	}
 	// a minute of health checks only (the prefill line before the last
 	// decode line no longer holds the run open): idle, the last batch aged
-	if s = serverAfter(t, sgDecodeRun(), accessLines(0, 59, "GET /health"), Options{ServerURL: url}); s.Server.State != ServerReady ||
+	if s = serverAfter(t, sgDecodeRun(), accessLines(0, 59, "GET /health"), Options{ServerURL: url}); s.Server.State != snapshot.ServerReady ||
 		s.Server.RunningReqs != 0 || s.Server.LastBatch == nil || s.Server.LastBatch.AgeSeconds < 59 {
 		t.Fatalf("after 59 s of health checks: %+v, last batch %+v", s.Server, s.Server.LastBatch)
 	}
@@ -145,12 +146,12 @@ func TestIdleWithLastBatch(t *testing.T) {
 	// only health checks: idle (the review's F5)
 	done := "[2026-11-29 02:59:55] INFO:     127.0.0.1:5000 - \"POST /generate HTTP/1.1\" 200 OK\n" +
 		"[2026-11-29 02:59:56] INFO:     127.0.0.1:5001 - \"POST /generate HTTP/1.1\" 200 OK\n"
-	if s = serverAfter(t, sgDecodeRun()+done, accessLines(0, 20, "GET /health"), Options{ServerURL: url}); s.Server.State != ServerReady || s.Server.LastBatch == nil {
+	if s = serverAfter(t, sgDecodeRun()+done, accessLines(0, 20, "GET /health"), Options{ServerURL: url}); s.Server.State != snapshot.ServerReady || s.Server.LastBatch == nil {
 		t.Fatalf("after the last completions: %+v", s.Server)
 	}
 	// requests completing long after the last line ran without one: no evidence of idleness yet
 	s = serverAfter(t, sgDecodeRun(), accessLines(0, 20, "POST /generate"), Options{ServerURL: url})
-	if s.Server.State != ServerBusy || s.Server.LastBatch != nil {
+	if s.Server.State != snapshot.ServerBusy || s.Server.LastBatch != nil {
 		t.Fatalf("with requests arriving: %+v", s.Server)
 	}
 }
@@ -168,13 +169,13 @@ func TestRestartInAnAppendedLogIsStarting(t *testing.T) {
 		"(EngineCore_DP0 pid=199) INFO 11-29 03:00:41 [gpu_model_runner.py:2653] Model loading took 15.2 GiB and 20.1 seconds\n" +
 		"(EngineCore_DP0 pid=199) INFO 11-29 03:00:55 [backends.py:548] Dynamo bytecode transform time: 7.42 s\n"
 	s := serverAfter(t, old.String(), restart, Options{})
-	if s.Server.State != ServerStarting || s.Server.Source != "" || s.Server.LastBatch != nil {
+	if s.Server.State != snapshot.ServerStarting || s.Server.Source != "" || s.Server.LastBatch != nil {
 		t.Fatalf("server %+v", s.Server)
 	}
 	// today's SGLang starts a run with server_args={…} (engine.py @ 001067ff:
 	// resolved_dict(), no longer ServerArgs(…)): the old run's figures end there
 	s = serverAfter(t, sgServing, "[2026-11-29 03:00:20] server_args={'model_path': 'm', 'tp_size': 8, 'port': 30000}\n", Options{})
-	if s.Server.State != ServerStarting || s.Server.Source != "" {
+	if s.Server.State != snapshot.ServerStarting || s.Server.Source != "" {
 		t.Fatalf("SGLang restart: %+v", s.Server)
 	}
 }
@@ -186,7 +187,7 @@ func TestChunkedPrefillOfOnePromptIsBusy(t *testing.T) {
 	chunk := "[2026-11-29 03:00:%02d DP0 TP0] Prefill batch, #new-seq: 1, #new-token: 8192, #cached-token: 0, token usage: 0.05, #running-req: 0, #queue-req: 0, #pending-token: 0, cuda graph: False, input throughput (token/s): 410.00\n"
 	s := serverAfter(t, "[2026-11-29 02:59:00] The server is fired up and ready to roll!\n"+fmtLines(chunk, 0, 30)+accessLines(31, 55, "GET /health"),
 		"", Options{ServerURL: healthOnly(t)})
-	if s.Server.State != ServerBusy || s.Server.RunningReqs != 1 {
+	if s.Server.State != snapshot.ServerBusy || s.Server.RunningReqs != 1 {
 		t.Fatalf("server %+v", s.Server)
 	}
 }
@@ -200,7 +201,7 @@ func TestPrefillOnlyServerGoesIdle(t *testing.T) {
 		"[2026-11-29 02:59:%02d] INFO:     127.0.0.1:5000 - \"POST /generate HTTP/1.1\" 200 OK\n"
 	s := serverAfter(t, "[2026-11-29 02:59:00] The server is fired up and ready to roll!\n"+fmtLines(line, 40, 41, 42, 43, 44, 45),
 		accessLines(0, 20, "GET /health"), Options{ServerURL: healthOnly(t)})
-	if v := s.Server; v.State != ServerReady || v.RunningReqs != 0 || v.LastBatch == nil || v.LastBatch.RunningReqs != 1 {
+	if v := s.Server; v.State != snapshot.ServerReady || v.RunningReqs != 0 || v.LastBatch == nil || v.LastBatch.RunningReqs != 1 {
 		t.Fatalf("server %+v, last batch %+v", v, v.LastBatch)
 	}
 }
@@ -211,7 +212,7 @@ func TestPrefillOnlyServerGoesIdle(t *testing.T) {
 func TestGoldenServerEndings(t *testing.T) {
 	t.Parallel()
 	url := healthOnly(t)
-	for name, s := range map[string]Snapshot{
+	for name, s := range map[string]snapshot.Snapshot{
 		"idle_last_batch":          serverAfter(t, sgDecodeRun(), accessLines(0, 20, "GET /health"), Options{ServerURL: url}),
 		"crash_then_stop":          serverAfter(t, vlServing, vlWorkerDied+vlLauncherStop+uvicornShutdown, Options{}),
 		"stop_with_nothing_before": serverAfter(t, vlServing, vlLauncherStop+uvicornShutdown, Options{}),
@@ -224,17 +225,17 @@ func TestGoldenServerEndings(t *testing.T) {
 				v.LastBatch.At = &at
 			}
 			shown := struct {
-				State     ServerState `json:"state"`
-				Reason    string      `json:"reason"`
-				Shown     string      `json:"shown"`
-				Gen       float64     `json:"gen_throughput_tok_s"`
-				Running   int         `json:"running_reqs"`
-				Source    string      `json:"source"`
-				Stale     bool        `json:"figures_stale"`
-				LastBatch *LastBatch  `json:"last_batch"`
-				LastCrash string      `json:"last_crash"`
-				Events    []string    `json:"events"`
-			}{v.State, strings.ReplaceAll(v.Reason, url, "URL"), IdleText(v), v.GenThroughput, v.RunningReqs, v.Source, v.FiguresStale, v.LastBatch, v.LastCrash, nil}
+				State     snapshot.ServerState `json:"state"`
+				Reason    string               `json:"reason"`
+				Shown     string               `json:"shown"`
+				Gen       float64              `json:"gen_throughput_tok_s"`
+				Running   int                  `json:"running_reqs"`
+				Source    string               `json:"source"`
+				Stale     bool                 `json:"figures_stale"`
+				LastBatch *snapshot.LastBatch  `json:"last_batch"`
+				LastCrash string               `json:"last_crash"`
+				Events    []string             `json:"events"`
+			}{v.State, strings.ReplaceAll(v.Reason, url, "URL"), snapshot.IdleText(v), v.GenThroughput, v.RunningReqs, v.Source, v.FiguresStale, v.LastBatch, v.LastCrash, nil}
 			for _, e := range s.Events {
 				if strings.HasPrefix(e.Kind, "server_") {
 					shown.Events = append(shown.Events, e.Kind+": "+e.Text)
@@ -308,7 +309,7 @@ func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 			for _, e := range s.Events {
 				alert = alert || e.Kind == "replica_unhealthy" && strings.Contains(e.Text, b)
 			}
-			var rowA, rowB ReplicaRow
+			var rowA, rowB snapshot.ReplicaRow
 			for _, r := range s.Server.Rows {
 				switch r.Name {
 				case shortURL(a):
@@ -320,7 +321,7 @@ func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 			if style == "metrics" {
 				alert = true // no log line: the series alone
 			}
-			if !alert || rowB.State != RowDown || rowA.State != RowUp || rowA.Source != "gateway" || rowA.RunningReqs != running || !strings.Contains(rowB.Reason, "gateway") {
+			if !alert || rowB.State != snapshot.RowDown || rowA.State != snapshot.RowUp || rowA.Source != "gateway" || rowA.RunningReqs != running || !strings.Contains(rowB.Reason, "gateway") {
 				t.Fatalf("alert %v, rows %+v, events %v", alert, s.Server.Rows, eventKinds(s))
 			}
 		})
@@ -408,7 +409,7 @@ vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="m"} 210
 	c := newClock()
 	s := poll(localWatcher(t, root, c, Options{ServerURL: srv.URL}))
 	v := s.Server
-	if v.State != ServerBusy || v.RunningReqs != 12 || v.GenThroughput != 600 || !strings.Contains(v.GenThroughputNote, "one sample") {
+	if v.State != snapshot.ServerBusy || v.RunningReqs != 12 || v.GenThroughput != 600 || !strings.Contains(v.GenThroughputNote, "one sample") {
 		t.Fatalf("server %+v", v)
 	}
 	if v.Spec == nil || v.Spec.Scope != "lifetime" || v.Spec.AcceptRate == nil || *v.Spec.AcceptRate != 0.7 || v.Spec.AcceptLength == nil || *v.Spec.AcceptLength != 3.1 {
@@ -424,7 +425,7 @@ func TestComposeLogIsRead(t *testing.T) {
 	stats := "(APIServer pid=15) INFO 11-29 03:00:01 [loggers.py:257] Engine 000: Avg prompt throughput: 812.4 tokens/s, Avg generation throughput: 930.2 tokens/s, Running: 29 reqs, Waiting: 108 reqs, GPU KV cache usage: 91.3%, Prefix cache hit rate: 12.0%\n"
 	for name, prefix := range map[string]string{"compose": "vllm-1  | ", "compose -t": "vllm-1  | 2026-11-29T03:00:01.123456789Z "} {
 		s := serverAfter(t, wrapAll(vlServing, func(l string) string { return prefix + l }), prefix+stats, Options{})
-		if v := s.Server; v.State != ServerBusy || v.RunningReqs != 29 || v.QueueReqs != 108 || v.GenThroughput != 930.2 {
+		if v := s.Server; v.State != snapshot.ServerBusy || v.RunningReqs != 29 || v.QueueReqs != 108 || v.GenThroughput != 930.2 {
 			t.Errorf("%s: %+v", name, v)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/synthwatch/synthwatch/digest/digesttest"
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
@@ -40,7 +41,7 @@ func TestErasPlaceOldRecords(t *testing.T) {
 				snap = w.Poll(context.Background())
 			}
 			for _, cat := range snap.Categories {
-				got := ConfigLine(cat.Configs)
+				got := snapshot.ConfigLine(cat.Configs)
 				switch {
 				case c.bin != "" && got != want[cat.Name]:
 					t.Errorf("%s: %q, Python's json counts %q (read by %s)", cat.Name, got, want[cat.Name], snap.Connection.Reader)

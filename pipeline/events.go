@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -22,8 +23,8 @@ import (
 // baselines of the events it derives, written to the timeline.
 type events struct {
 	tl       *Timeline
-	conn     Connection // the link as the last poll the host answered found it
-	connWas  LinkPhase  // the link at the last poll
+	conn     snapshot.Connection // the link as the last poll the host answered found it
+	connWas  snapshot.LinkPhase  // the link at the last poll
 	dropsWas int
 	errWas   string // the link error last written to the timeline
 	everUp   bool   // the link has been up in this session
@@ -50,16 +51,16 @@ type catEvents struct {
 // recorded too. The first connection of a session is no reconnection. A
 // sleep is one "slept" event: the drops, reconnection and connection errors
 // of its wake are folded into it.
-func (e *events) noteConnection(c Connection, now time.Time, h remote.Host) {
+func (e *events) noteConnection(c snapshot.Connection, now time.Time, h remote.Host) {
 	if fold, back := e.noteSleep(h, now); fold {
 		e.foldWake(c, back)
 		return
 	}
-	up := c.State == LinkConnected
+	up := c.State == snapshot.LinkConnected
 	newDrops := c.Drops - e.dropsWas
 	wasUp := e.everUp || e.dropsWas > 0
 	// a link we last saw down has come back (at least before any new drop)
-	if wasUp && e.connWas != "" && e.connWas != LinkConnected && (newDrops > 0 || up) {
+	if wasUp && e.connWas != "" && e.connWas != snapshot.LinkConnected && (newDrops > 0 || up) {
 		e.tl.note(now, "reconnect", "", "connected again")
 		e.relearn = true
 	}
@@ -80,13 +81,13 @@ func (e *events) noteConnection(c Connection, now time.Time, h remote.Host) {
 
 // foldWake takes in the link as a sleep's wake left it; back: the link
 // has come back.
-func (e *events) foldWake(c Connection, back bool) {
+func (e *events) foldWake(c snapshot.Connection, back bool) {
 	if c.State.Up() || back {
 		e.everUp, e.errWas = true, ""
 	}
 	e.connWas, e.dropsWas = c.State, c.Drops
 	if back {
-		e.connWas = LinkConnected // this poll's view may predate the link's return
+		e.connWas = snapshot.LinkConnected // this poll's view may predate the link's return
 	}
 }
 
@@ -106,13 +107,13 @@ func (e *events) noteDrops(drops int, reason string, up bool, now time.Time) {
 // noteConnectError records why a link that is not up cannot connect (a
 // dial, handshake or auth error): once per different error, not once per
 // attempt.
-func (e *events) noteConnectError(c Connection, now time.Time) {
-	if c.State == LinkLocal || c.Error == "" || c.Error == e.errWas {
+func (e *events) noteConnectError(c snapshot.Connection, now time.Time) {
+	if c.State == snapshot.LinkLocal || c.Error == "" || c.Error == e.errWas {
 		return
 	}
 	e.errWas = c.Error
 	kind, text := "connect_error", "cannot connect: "+c.Error
-	if c.State == LinkFailed {
+	if c.State == snapshot.LinkFailed {
 		kind, text = "connect_failed", text+" (not retried: fix it, then press C or start again)"
 	} else if c.NextTry != nil {
 		text += ", next try " + c.NextTry.Local().Format("15:04:05")
@@ -270,7 +271,7 @@ func (e *events) serverTime(ev parse.ServerEvent, ref, now time.Time) time.Time 
 // logEvent records an event read from a log, at its log time, keyed so that
 // reading the same line again (this session or the next) adds nothing.
 func (e *events) logEvent(at time.Time, kind, text, msg string) {
-	e.tl.Add(Event{Time: at.UTC(), Kind: kind, Text: parse.SanitizeString(text),
+	e.tl.Add(snapshot.Event{Time: at.UTC(), Kind: kind, Text: parse.SanitizeString(text),
 		Key: kind + "|" + at.UTC().Format(time.RFC3339Nano) + "|" + parse.SanitizeString(msg)})
 }
 
@@ -282,7 +283,7 @@ func (e *events) logEvent(at time.Time, kind, text, msg string) {
 // with its file's mtime; either way the key is the file's mtime, so that
 // the next session finds the event already there. cats and wk are the
 // categories and the worker as this poll judged them.
-func (e *events) foldDone(cats []Category, wk Worker, k *counts, lg *logs, wjson *parse.WorkerState, now time.Time) {
+func (e *events) foldDone(cats []snapshot.Category, wk snapshot.Worker, k *counts, lg *logs, wjson *parse.WorkerState, now time.Time) {
 	if e.cats == nil {
 		e.cats = map[string]*catEvents{}
 	}
@@ -293,7 +294,7 @@ func (e *events) foldDone(cats []Category, wk Worker, k *counts, lg *logs, wjson
 			ce = &catEvents{}
 			e.cats[v.Name] = ce
 		}
-		allFinal = allFinal && Final(v.State) && v.State != StateFailed // a failed category is no job done
+		allFinal = allFinal && snapshot.Final(v.State) && v.State != snapshot.StateFailed // a failed category is no job done
 		c := k.cats[v.Name]
 		if c == nil {
 			continue
@@ -301,15 +302,15 @@ func (e *events) foldDone(cats []Category, wk Worker, k *counts, lg *logs, wjson
 		if c.mtime.After(last) {
 			last = c.mtime
 		}
-		if v.State == StateDone {
+		if v.State == snapshot.StateDone {
 			records += v.Done
 		}
 		e.foldCategory(ce, v, c.mtime, wjson, now)
 		e.foldGate(ce, v, now)
 	}
-	finished := allFinal && wk.State == WorkerExited || lg.finished && !Alive(wk.State)
+	finished := allFinal && wk.State == snapshot.WorkerExited || lg.finished && !snapshot.Alive(wk.State)
 	// a job whose manifest could not be read is not known to be done
-	e.foldPipelineDone(finished && k.manErr == nil && !Alive(wk.State), records, last, lg.lastLine, now)
+	e.foldPipelineDone(finished && k.manErr == nil && !snapshot.Alive(wk.State), records, last, lg.lastLine, now)
 }
 
 // foldPipelineDone records pipeline_done once per finish, at the newest
@@ -324,16 +325,16 @@ func (e *events) foldPipelineDone(done bool, records int64, last, lastLine, now 
 	if at.IsZero() {
 		at = lastLine
 	}
-	e.tl.Add(Event{Time: notAfter(at, now).UTC(), Kind: "pipeline_done", Text: fmt.Sprintf("pipeline done: %d records", records),
+	e.tl.Add(snapshot.Event{Time: notAfter(at, now).UTC(), Kind: "pipeline_done", Text: fmt.Sprintf("pipeline done: %d records", records),
 		Key: fmt.Sprintf("pipeline_done|%d", last.UnixNano())})
 }
 
 // foldCategory follows one category from poll to poll: while it runs, the
 // records and pace its run started from; once done, category_done (once
 // per reaching done); any other state starts its run afresh.
-func (e *events) foldCategory(ce *catEvents, v Category, mtime time.Time, wjson *parse.WorkerState, now time.Time) {
+func (e *events) foldCategory(ce *catEvents, v snapshot.Category, mtime time.Time, wjson *parse.WorkerState, now time.Time) {
 	switch v.State {
-	case StateRunning, StateStalled:
+	case snapshot.StateRunning, snapshot.StateStalled:
 		if ce.runAt.IsZero() {
 			ce.runAt, ce.runLines = now, v.Done
 		}
@@ -341,9 +342,9 @@ func (e *events) foldCategory(ce *catEvents, v Category, mtime time.Time, wjson 
 			ce.lastRate = v.RatePerMin
 		}
 		ce.done = false
-	case StatePending, StateStopped, StatePartial, StateDied:
+	case snapshot.StatePending, snapshot.StateStopped, snapshot.StatePartial, snapshot.StateDied:
 		ce.done, ce.runAt = false, time.Time{}
-	case StateDone:
+	case snapshot.StateDone:
 		if ce.done {
 			return
 		}
@@ -353,7 +354,7 @@ func (e *events) foldCategory(ce *catEvents, v Category, mtime time.Time, wjson 
 		if rate > 0 {
 			text += fmt.Sprintf(" (%s, %.1f/min)", v.Class, rate)
 		}
-		e.tl.Add(Event{Time: notAfter(mtime, now).UTC(), Kind: "category_done", Category: v.Name, Text: parse.SanitizeString(text),
+		e.tl.Add(snapshot.Event{Time: notAfter(mtime, now).UTC(), Kind: "category_done", Category: v.Name, Text: parse.SanitizeString(text),
 			Class: v.Class, RatePerMin: rate, Key: fmt.Sprintf("category_done|%s|%d|%d", v.Name, v.Done, mtime.UnixNano())})
 		ce.runAt = time.Time{}
 	}
@@ -362,7 +363,7 @@ func (e *events) foldCategory(ce *catEvents, v Category, mtime time.Time, wjson 
 // doneRate is the pace a category that is done last ran at (the rate
 // window: stalls and crashes fall out of it); else its records by this
 // run over the time it ran; else the worker's own figure.
-func (ce *catEvents) doneRate(v Category, wjson *parse.WorkerState, now time.Time) float64 {
+func (ce *catEvents) doneRate(v snapshot.Category, wjson *parse.WorkerState, now time.Time) float64 {
 	rate := ce.lastRate
 	if mins := now.Sub(ce.runAt).Minutes(); rate == 0 && !ce.runAt.IsZero() && v.Done-ce.runLines >= 10 && mins > 0 {
 		rate = float64(v.Done-ce.runLines) / mins
@@ -383,5 +384,5 @@ func notAfter(at, now time.Time) time.Time {
 
 // note adds an event at t, its text sanitised.
 func (t *Timeline) note(at time.Time, kind, cat, text string) {
-	t.Add(Event{Time: at.UTC(), Kind: kind, Category: cat, Text: parse.SanitizeString(text)})
+	t.Add(snapshot.Event{Time: at.UTC(), Kind: kind, Category: cat, Text: parse.SanitizeString(text)})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // Each fault line the servers really print gives its own state and event
@@ -21,14 +22,14 @@ func TestFaultLinesGiveTheirStateAndEvent(t *testing.T) {
 	vllmReady := "(APIServer pid=4170) INFO:     Application startup complete.\n"
 	cases := []struct {
 		name, ready, line string
-		state             ServerState
+		state             snapshot.ServerState
 		event             string
 	}{
-		{"scheduler exception", ready, "[2026-11-29 03:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n  File \"scheduler.py\", line 1\nRuntimeError: boom\n", ServerCrashed, "server_crash"},
-		{"hard watchdog", ready, "[2026-11-29 03:00:01 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n", ServerCrashed, "server_crash"},
-		{"health check", ready, "[2026-11-29 03:00:01] Health check failed. Server couldn't get a response from detokenizer for last 20 seconds. tic start time: 03:00:00. last_heartbeat time: 02:59:40\n", ServerUnhealthy, "server_fault"},
-		{"soft watchdog", ready, "[2026-11-29 03:00:01] TokenizerManager watchdog timeout (self.watchdog_timeout=300, self.soft=True)\n", ServerBusy, "server_warning"},
-		{"vLLM engine core", vllmReady, "(EngineCore_DP0 pid=413) ERROR 11-10 12:30:57 [core.py:710] EngineCore encountered a fatal error.\n", ServerCrashed, "server_crash"},
+		{"scheduler exception", ready, "[2026-11-29 03:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n  File \"scheduler.py\", line 1\nRuntimeError: boom\n", snapshot.ServerCrashed, "server_crash"},
+		{"hard watchdog", ready, "[2026-11-29 03:00:01 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n", snapshot.ServerCrashed, "server_crash"},
+		{"health check", ready, "[2026-11-29 03:00:01] Health check failed. Server couldn't get a response from detokenizer for last 20 seconds. tic start time: 03:00:00. last_heartbeat time: 02:59:40\n", snapshot.ServerUnhealthy, "server_fault"},
+		{"soft watchdog", ready, "[2026-11-29 03:00:01] TokenizerManager watchdog timeout (self.watchdog_timeout=300, self.soft=True)\n", snapshot.ServerBusy, "server_warning"},
+		{"vLLM engine core", vllmReady, "(EngineCore_DP0 pid=413) ERROR 11-10 12:30:57 [core.py:710] EngineCore encountered a fatal error.\n", snapshot.ServerCrashed, "server_crash"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,11 +65,11 @@ func TestFaultAtTheEndOfTheLogOnFirstSight(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		line  string
-		state ServerState
+		state snapshot.ServerState
 	}{
-		{"[2026-11-29 03:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n", ServerCrashed},
-		{"[2026-11-29 03:00:01 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n", ServerCrashed},
-		{"(EngineCore_DP0 pid=77) ERROR 11-29 03:00:01 [core.py:710] EngineCore encountered a fatal error.\n", ServerCrashed},
+		{"[2026-11-29 03:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n", snapshot.ServerCrashed},
+		{"[2026-11-29 03:00:01 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n", snapshot.ServerCrashed},
+		{"(EngineCore_DP0 pid=77) ERROR 11-29 03:00:01 [core.py:710] EngineCore encountered a fatal error.\n", snapshot.ServerCrashed},
 	} {
 		c := newClock()
 		root := t.TempDir()

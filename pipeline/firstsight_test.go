@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -104,13 +105,13 @@ func TestFirstAnsweredPollIsAFirstRead(t *testing.T) {
 		h.mu.Lock()
 		h.up = true
 		h.mu.Unlock()
-		var s Snapshot
+		var s snapshot.Snapshot
 		deadline := time.Now().Add(30 * time.Second)
-		for s = poll(w); !Alive(s.Worker.State) && time.Now().Before(deadline); s = poll(w) {
+		for s = poll(w); !snapshot.Alive(s.Worker.State) && time.Now().Before(deadline); s = poll(w) {
 			time.Sleep(100 * time.Millisecond) // the holder's fd shows in /proc a moment after it starts
 		}
 		b3 := catByName(t, s, "B3_magicoder")
-		if b3.State != StateStalled || !strings.HasPrefix(b3.Reason, "no new records for 25m") || b3.RatePerMin != 0 || b3.ETASeconds != nil {
+		if b3.State != snapshot.StateStalled || !strings.HasPrefix(b3.Reason, "no new records for 25m") || b3.RatePerMin != 0 || b3.ETASeconds != nil {
 			t.Fatalf("%d polls failed before: B3 %s (%q) rate %.1f ETA %v; worker %+v", failed, b3.State, b3.Reason, b3.RatePerMin, b3.ETASeconds, s.Worker)
 		}
 	}
@@ -136,15 +137,15 @@ func TestWriterOfACategoryFileWorksOnIt(t *testing.T) {
 	touch(t, raw, c.now())
 	startIn(t, root, "exec 3>>prepared/B3_magicoder/raw_responses.jsonl 1>>logs/inference_all.log; while :; do sleep 1; done", "python3", "run_inference.py")
 	w := localWatcher(t, root, c, Options{StallAfter: 10 * time.Minute})
-	var s Snapshot
+	var s snapshot.Snapshot
 	deadline := time.Now().Add(30 * time.Second)
-	for s = poll(w); !Alive(s.Worker.State) && time.Now().Before(deadline); s = poll(w) {
+	for s = poll(w); !snapshot.Alive(s.Worker.State) && time.Now().Before(deadline); s = poll(w) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if s.Worker.Category != "B3_magicoder" || s.Worker.Source != "proc" {
 		t.Fatalf("worker %+v", s.Worker)
 	}
-	if b3 := catByName(t, s, "B3_magicoder"); b3.State != StateRunning || math.Abs(b3.RatePerMin-15) > 0.01 || b3.ETASeconds == nil {
+	if b3 := catByName(t, s, "B3_magicoder"); b3.State != snapshot.StateRunning || math.Abs(b3.RatePerMin-15) > 0.01 || b3.ETASeconds == nil {
 		t.Fatalf("first look: B3 %s rate %.2f ETA %v", b3.State, b3.RatePerMin, b3.ETASeconds)
 	}
 	for i := 0; i < 8; i++ { // one record every 4 s
@@ -154,7 +155,7 @@ func TestWriterOfACategoryFileWorksOnIt(t *testing.T) {
 		s = poll(w)
 	}
 	b3 := catByName(t, s, "B3_magicoder")
-	if b3.State != StateRunning || b3.RatePerMin <= 0 || b3.ETASeconds == nil {
+	if b3.State != snapshot.StateRunning || b3.RatePerMin <= 0 || b3.ETASeconds == nil {
 		t.Fatalf("after 8 records 4 s apart: B3 %s rate %.1f/min ETA %v", b3.State, b3.RatePerMin, b3.ETASeconds)
 	}
 }
@@ -174,9 +175,9 @@ func TestFrozenWorkerClaimsNoRate(t *testing.T) {
 	touch(t, raw, c.now())
 	pid := startIn(t, root, "exec 3>>prepared/B3_magicoder/raw_responses.jsonl 1>>logs/inference_all.log; while :; do sleep 1; done", "python3", "run_inference.py")
 	w := localWatcher(t, root, c, Options{StallAfter: 10 * time.Minute})
-	var s Snapshot
+	var s snapshot.Snapshot
 	deadline := time.Now().Add(30 * time.Second)
-	for s = poll(w); !Alive(s.Worker.State) && time.Now().Before(deadline); s = poll(w) {
+	for s = poll(w); !snapshot.Alive(s.Worker.State) && time.Now().Before(deadline); s = poll(w) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	must(t, syscall.Kill(pid, syscall.SIGSTOP))
@@ -186,7 +187,7 @@ func TestFrozenWorkerClaimsNoRate(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	b3 := catByName(t, s, "B3_magicoder")
-	if !s.Worker.Frozen || b3.State != StateRunning || b3.Reason != parse.FrozenReason || b3.RatePerMin != 0 || b3.ETASeconds != nil || s.ETASeconds != nil {
+	if !s.Worker.Frozen || b3.State != snapshot.StateRunning || b3.Reason != parse.FrozenReason || b3.RatePerMin != 0 || b3.ETASeconds != nil || s.ETASeconds != nil {
 		t.Fatalf("stopped: worker %+v; B3 %s (%q) rate %.1f ETA %v", s.Worker, b3.State, b3.Reason, b3.RatePerMin, b3.ETASeconds)
 	}
 	must(t, syscall.Kill(pid, syscall.SIGCONT))

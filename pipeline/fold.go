@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -107,7 +108,7 @@ func (c *catState) foldRuns(up remote.TailUpdate) {
 // prefixed by tag. A line the splitter cut says so at its end. After the
 // lines of a poll that jumped past a burst comes a line saying so: after
 // them, not before, so that the pane, which shows the ring's end, shows it.
-func addShown(r *Ring, up remote.TailUpdate, tag string) {
+func addShown(r *snapshot.Ring, up remote.TailUpdate, tag string) {
 	r.AddEach(len(up.Lines), func(i int) string {
 		l := up.Lines[i]
 		s := tag + parse.SanitizeLineString(l.Text, 4096)
@@ -117,6 +118,6 @@ func addShown(r *Ring, up remote.TailUpdate, tag string) {
 		return s
 	})
 	if up.Skipped > 0 {
-		r.Add(fmt.Sprintf("%s… skipped %s: the log grew faster than a poll reads; the lines above are its newest", tag, FormatBytes(up.Skipped)))
+		r.Add(fmt.Sprintf("%s… skipped %s: the log grew faster than a poll reads; the lines above are its newest", tag, snapshot.FormatBytes(up.Skipped)))
 	}
 }

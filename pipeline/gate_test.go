@@ -6,6 +6,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/digest/digesttest"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // A root the old script wrote (python3's json.dumps), read by the
@@ -26,7 +27,7 @@ func TestWatcherGateIsPythonsCount(t *testing.T) {
 	}
 	below := 0
 	for _, e := range s.Events {
-		if e.Kind == EventGateBelow {
+		if e.Kind == snapshot.EventGateBelow {
 			below++
 			if !strings.Contains(e.Text, "below 90%") {
 				t.Errorf("event %q", e.Text)

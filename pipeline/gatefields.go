@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // gateFields reads the gate's counts that end a T line of the Go agent
@@ -56,25 +57,16 @@ func (k *counts) gateVerdict(c *catState) *parse.GateVerdict {
 // foldGate records gate_below when a category's pass rate falls below
 // [gate] min_pass_rate (with min_records judged): once per fall, the
 // first judged poll too.
-func (e *events) foldGate(ce *catEvents, v Category, now time.Time) {
+func (e *events) foldGate(ce *catEvents, v snapshot.Category, now time.Time) {
 	g := v.Gate
 	if g == nil {
 		return
 	}
 	if g.Below && !ce.below {
-		e.tl.Add(Event{Time: now.UTC(), Kind: EventGateBelow, Category: v.Name,
-			Text: parse.SanitizeString(GateBelowText(v.Name, *g))})
+		e.tl.Add(snapshot.Event{Time: now.UTC(), Kind: snapshot.EventGateBelow, Category: v.Name,
+			Text: parse.SanitizeString(snapshot.GateBelowText(v.Name, *g))})
 	}
 	ce.below = g.Below
-}
-
-// EventGateBelow is the timeline's kind for a pass rate fallen below the floor.
-const EventGateBelow = "gate_below"
-
-// GateBelowText is the event's words: "B2: pass rate 82.0% below 90%
-// (820 of 1,000 pass)".
-func GateBelowText(name string, g parse.GateVerdict) string {
-	return fmt.Sprintf("%s: pass rate %s below %s (%s of %s pass)", name, parse.Percent(g.Rate), parse.Percent(g.Floor), parse.Thousands(g.Pass), parse.Thousands(g.Examined))
 }
 
 // totals reads a T line's fields: the awk's four (records tokens bytes

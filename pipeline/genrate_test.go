@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 func opt(v float64) parse.Opt[float64] { return parse.Opt[float64]{V: v, OK: true} }
@@ -22,7 +23,7 @@ func TestGenThroughputFromTheGaugeWhileTheCounterStandsStill(t *testing.T) {
 	}
 	sv.serverView(s, met(1000, 1200), nil, t0, false)
 	v := sv.serverView(s, met(1000, 1250), nil, t0.Add(2*time.Second), false)
-	if v.GenThroughput != 1250 || v.State != ServerBusy {
+	if v.GenThroughput != 1250 || v.State != snapshot.ServerBusy {
 		t.Fatalf("counter still, gauge 1250: %+v", v)
 	}
 	v = sv.serverView(s, met(3000, 1250), nil, t0.Add(4*time.Second), false)
@@ -59,12 +60,12 @@ func TestRunningRequestsWithoutTokensAreAHang(t *testing.T) {
 	s := &srvWatch{st: serverState{probe: serverProbe{metrics: "ok"}}}
 	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	met := parse.ServerMetrics{Dialect: parse.DialectVLLM, GenTokens: opt(5000), RunningReqs: opt(3)}
-	var v Server
+	var v snapshot.Server
 	for i := 0; i <= hangLines; i++ {
 		v = sv.serverView(s, met, nil, t0.Add(time.Duration(i)*2*time.Second), false)
 		sv.serverEvents(s, v, t0.Add(time.Duration(i)*2*time.Second))
 	}
-	if v.State != ServerHung || v.GenThroughput != 0 {
+	if v.State != snapshot.ServerHung || v.GenThroughput != 0 {
 		t.Fatalf("server %+v", v)
 	}
 	found := false

@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // hostileNames are category directories a hostile or careless host may hold.
@@ -89,7 +90,7 @@ func TestGoldenSnapshots(t *testing.T) {
 			s := w.Poll(t.Context()) // the second poll also flushes a trailing traceback
 			s.Root = "ROOT"
 			s.Server.URL = "http://127.0.0.1:CLOSED" // a free port of this run
-			s.Vitals = Vitals{}                      // this machine's load, memory and disk (TestVitals* read a stand-in host)
+			s.Vitals = snapshot.Vitals{}             // this machine's load, memory and disk (TestVitals* read a stand-in host)
 			for i := range s.Warnings {
 				s.Warnings[i] = strings.ReplaceAll(s.Warnings[i], root, "ROOT")
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -97,7 +98,7 @@ func localWatcher(t *testing.T, root string, c *clock, o Options) *Watcher {
 	return NewWatcher(remote.Local{}, o, nil)
 }
 
-func catByName(t *testing.T, s Snapshot, name string) Category {
+func catByName(t *testing.T, s snapshot.Snapshot, name string) snapshot.Category {
 	t.Helper()
 	for _, c := range s.Categories {
 		if c.Name == name {
@@ -105,9 +106,9 @@ func catByName(t *testing.T, s Snapshot, name string) Category {
 		}
 	}
 	t.Fatalf("no category %q in %+v", name, s.Categories)
-	return Category{}
+	return snapshot.Category{}
 }
 
-func poll(w *Watcher) Snapshot { return w.Poll(context.Background()) }
+func poll(w *Watcher) snapshot.Snapshot { return w.Poll(context.Background()) }
 
 func localHost() remote.Host { return remote.Local{} }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -170,14 +171,14 @@ func TestEndToEndDoneAndWorkerEvents(t *testing.T) {
 	e.w.Poll(ctx) // the baseline: nothing runs
 	first, err := e.act.Launch(ctx, nil)
 	must(t, err)
-	e.until("B1 runs", 30*time.Second, func(s Snapshot) bool { return s.Worker.PID == first && catByName(t, s, "B1").Done >= 20 })
+	e.until("B1 runs", 30*time.Second, func(s snapshot.Snapshot) bool { return s.Worker.PID == first && catByName(t, s, "B1").Done >= 20 })
 	if _, err := e.act.Kill(ctx, first, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	e.until("stopped", 15*time.Second, func(s Snapshot) bool { return !Alive(s.Worker.State) })
+	e.until("stopped", 15*time.Second, func(s snapshot.Snapshot) bool { return !snapshot.Alive(s.Worker.State) })
 	second, err := e.act.Launch(ctx, nil)
 	must(t, err)
-	count := func(evs []Event, kind, text string) (n int) {
+	count := func(evs []snapshot.Event, kind, text string) (n int) {
 		for _, ev := range evs {
 			if ev.Kind == kind && strings.Contains(ev.Text, text) {
 				n++
@@ -186,8 +187,8 @@ func TestEndToEndDoneAndWorkerEvents(t *testing.T) {
 		return n
 	}
 	// the worker's exit and the last category's count may come a poll apart
-	s := e.until("all done", 90*time.Second, func(s Snapshot) bool {
-		return s.Worker.State == WorkerExited && count(s.Events, "pipeline_done", "") > 0
+	s := e.until("all done", 90*time.Second, func(s snapshot.Snapshot) bool {
+		return s.Worker.State == snapshot.WorkerExited && count(s.Events, "pipeline_done", "") > 0
 	})
 	var lines []string
 	for _, ev := range s.Events {

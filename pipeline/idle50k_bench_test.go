@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // BenchmarkIdleWatch50k: the laptop's cost of watching an idle root of
@@ -28,7 +29,7 @@ func BenchmarkIdleWatch50k(b *testing.B) {
 	h := p.dial(b)
 	defer h.Close()
 	w := NewWatcher(h, Options{Host: "bench", Root: root, ServerURL: closedURL(b), WorkerBin: testbin.Path(b)}, nil)
-	poll := func() Snapshot {
+	poll := func() snapshot.Snapshot {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		return w.Poll(ctx)

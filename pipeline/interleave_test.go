@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // A generator for tests of decisions that must not hinge on adjacency: it
@@ -206,7 +208,7 @@ func wrapAll(log string, wrap func(string) string) string {
 type stateCase struct {
 	name, first, then string
 	vllm              bool
-	state             ServerState
+	state             snapshot.ServerState
 	probe             string
 	quiet, noLog      bool
 }
@@ -219,30 +221,30 @@ func stateCases() []stateCase {
 	// (metrics_reporter.py @ c9cbe8f2)
 	chunk := "[2026-11-29 03:00:%02d DP0 TP0] Prefill batch, #new-seq: 1, #new-token: 8192, #cached-token: 0, token usage: 0.05, #running-req: 0, #queue-req: 0, #pending-token: 0, cuda graph: False, input throughput (token/s): 410.00\n"
 	return []stateCase{
-		{name: "starting", first: sgStart, then: "[2026-11-29 02:59:30 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=20.00 GB\n", state: ServerStarting},
-		{name: "starting after a vLLM restart", first: vlServing, then: "(EngineCore_DP0 pid=199) INFO 11-29 03:00:20 [core.py:109] Initializing a V1 LLM engine (v0.20.2) with config: model='m'\n", vllm: true, state: ServerStarting},
-		{name: "ready (idle)", first: sgDecodeRun(), then: accessLines(0, 20, "GET /health"), state: ServerReady, probe: "health"},
-		{name: "ready (idle) a minute on", first: sgDecodeRun(), then: accessLines(0, 59, "GET /health"), state: ServerReady, probe: "health"},
+		{name: "starting", first: sgStart, then: "[2026-11-29 02:59:30 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=20.00 GB\n", state: snapshot.ServerStarting},
+		{name: "starting after a vLLM restart", first: vlServing, then: "(EngineCore_DP0 pid=199) INFO 11-29 03:00:20 [core.py:109] Initializing a V1 LLM engine (v0.20.2) with config: model='m'\n", vllm: true, state: snapshot.ServerStarting},
+		{name: "ready (idle)", first: sgDecodeRun(), then: accessLines(0, 20, "GET /health"), state: snapshot.ServerReady, probe: "health"},
+		{name: "ready (idle) a minute on", first: sgDecodeRun(), then: accessLines(0, 59, "GET /health"), state: snapshot.ServerReady, probe: "health"},
 		{name: "ready (idle) after a prefill-only server answered its requests", first: "[2026-11-29 02:59:00] The server is fired up and ready to roll!\n" +
 			fmtLines("[2026-11-29 02:59:%02d DP0 TP0] Prefill batch, #new-seq: 1, #new-token: 900, #cached-token: 100, token usage: 0.02, #running-req: 0, #queue-req: 0, #bootstrap-req: 0, #inflight-req: 0, input throughput (token/s): 900.00\n"+
 				"[2026-11-29 02:59:%02d] INFO:     127.0.0.1:5000 - \"POST /generate HTTP/1.1\" 200 OK\n", 40, 41, 42, 43, 44, 45),
-			then: accessLines(0, 20, "GET /health"), state: ServerReady, probe: "health"},
-		{name: "busy", first: sgServing, then: "[2026-11-29 03:00:01 TP0] Decode batch, #running-req: 10, #token: 100, token usage: 0.30, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 1\n", state: ServerBusy},
-		{name: "busy vLLM", first: vlServing, then: strings.Replace(vlServing[strings.Index(vlServing, "\n")+1:], "02:59:50", "03:00:01", 1), vllm: true, state: ServerBusy},
+			then: accessLines(0, 20, "GET /health"), state: snapshot.ServerReady, probe: "health"},
+		{name: "busy", first: sgServing, then: "[2026-11-29 03:00:01 TP0] Decode batch, #running-req: 10, #token: 100, token usage: 0.30, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 1\n", state: snapshot.ServerBusy},
+		{name: "busy vLLM", first: vlServing, then: strings.Replace(vlServing[strings.Index(vlServing, "\n")+1:], "02:59:50", "03:00:01", 1), vllm: true, state: snapshot.ServerBusy},
 		{name: "busy chunk-prefilling one long prompt", first: "[2026-11-29 02:59:00] The server is fired up and ready to roll!\n",
-			then: fmtLines(chunk, 0, 20, 40) + accessLines(41, 55, "GET /health"), state: ServerBusy, probe: "health"},
-		{name: "unhealthy", first: sgServing, then: "[2026-11-29 03:00:01] Health check failed. Server couldn't get a response from detokenizer for last 20 seconds. tic start time: 03:00:00. last_heartbeat time: 02:59:40\n", state: ServerUnhealthy},
-		{name: "hung", first: sgServing, then: "[rank0]:[E1129 03:00:01.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.\n", state: ServerHung},
-		{name: "hung vLLM", first: vlServing, then: fmtLines(vlStuck, 0, 10, 20), vllm: true, state: ServerHung},
+			then: fmtLines(chunk, 0, 20, 40) + accessLines(41, 55, "GET /health"), state: snapshot.ServerBusy, probe: "health"},
+		{name: "unhealthy", first: sgServing, then: "[2026-11-29 03:00:01] Health check failed. Server couldn't get a response from detokenizer for last 20 seconds. tic start time: 03:00:00. last_heartbeat time: 02:59:40\n", state: snapshot.ServerUnhealthy},
+		{name: "hung", first: sgServing, then: "[rank0]:[E1129 03:00:01.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.\n", state: snapshot.ServerHung},
+		{name: "hung vLLM", first: vlServing, then: fmtLines(vlStuck, 0, 10, 20), vllm: true, state: snapshot.ServerHung},
 		{name: "down: a serving log gone quiet, nothing listening", first: sgServing + "[2026-11-29 02:59:51 TP0] Decode batch, #running-req: 10, #token: 100, token usage: 0.30, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 1\n",
-			state: ServerDown, quiet: true},
-		{name: "down vLLM", first: vlServing, vllm: true, state: ServerDown, quiet: true},
-		{name: "unknown: no log, no answer", state: ServerUnknown, probe: "eof", noLog: true},
-		{name: "stopped", first: sgServing, then: sgSigterm + "[2026-11-29 03:00:02] Gracefully exiting... Remaining number of requests 0. Remaining requests remaining_rids=[].\n", state: ServerStopped},
-		{name: "stopped vLLM", first: vlServing, then: vlLauncherStop + uvicornShutdown, vllm: true, state: ServerStopped},
-		{name: "crashed", first: sgServing, then: sgException + "[2026-11-29 03:00:02] SIGQUIT received. signum=None, frame=None. It usually means one child failed.\n", state: ServerCrashed},
-		{name: "crashed, then stopped", first: sgServing, then: sgException + sgSigterm + "[2026-11-29 03:00:03] INFO:     Shutting down\n", state: ServerCrashed},
-		{name: "crashed vLLM, then stopped", first: vlServing, then: vlWorkerDied + vlLauncherStop + uvicornShutdown, vllm: true, state: ServerCrashed},
+			state: snapshot.ServerDown, quiet: true},
+		{name: "down vLLM", first: vlServing, vllm: true, state: snapshot.ServerDown, quiet: true},
+		{name: "unknown: no log, no answer", state: snapshot.ServerUnknown, probe: "eof", noLog: true},
+		{name: "stopped", first: sgServing, then: sgSigterm + "[2026-11-29 03:00:02] Gracefully exiting... Remaining number of requests 0. Remaining requests remaining_rids=[].\n", state: snapshot.ServerStopped},
+		{name: "stopped vLLM", first: vlServing, then: vlLauncherStop + uvicornShutdown, vllm: true, state: snapshot.ServerStopped},
+		{name: "crashed", first: sgServing, then: sgException + "[2026-11-29 03:00:02] SIGQUIT received. signum=None, frame=None. It usually means one child failed.\n", state: snapshot.ServerCrashed},
+		{name: "crashed, then stopped", first: sgServing, then: sgException + sgSigterm + "[2026-11-29 03:00:03] INFO:     Shutting down\n", state: snapshot.ServerCrashed},
+		{name: "crashed vLLM, then stopped", first: vlServing, then: vlWorkerDied + vlLauncherStop + uvicornShutdown, vllm: true, state: snapshot.ServerCrashed},
 	}
 }
 
@@ -265,7 +267,7 @@ func eofURL(t *testing.T) string {
 
 // stateAfter is serverAfter for a stateCase: the log written (or not), its
 // age, the probe.
-func stateAfter(t *testing.T, tc stateCase, first, then string) Snapshot {
+func stateAfter(t *testing.T, tc stateCase, first, then string) snapshot.Snapshot {
 	t.Helper()
 	o := Options{}
 	switch tc.probe {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -17,7 +18,7 @@ func TestLinkPhaseKeepsTheJSONStrings(t *testing.T) {
 			t.Errorf("%v reads as %q", p, got)
 		}
 	}
-	b, _ := json.Marshal(Connection{State: LinkLocal})
+	b, _ := json.Marshal(snapshot.Connection{State: snapshot.LinkLocal})
 	if want := `{"state":"local","rtt_ms":0,"last_contact":null,"drops":0}`; string(b) != want {
 		t.Errorf("%s, want %s", b, want)
 	}
@@ -34,11 +35,11 @@ func TestLinkReadsTheHostThroughLinked(t *testing.T) {
 	h := &linkedHost{Host: remote.Local{}, st: remote.ConnState{Phase: remote.Reconnecting, Attempt: 3, NextTry: now.Add(5 * time.Second),
 		LastContact: now.Add(-time.Minute), RTT: 1500 * time.Microsecond, Err: "refused"}}
 	c := NewWatcher(h, o, nil).Link()
-	if c.State != LinkReconnecting || c.Attempt != 3 || c.NextTry == nil || !c.NextTry.Equal(now.Add(5*time.Second)) ||
+	if c.State != snapshot.LinkReconnecting || c.Attempt != 3 || c.NextTry == nil || !c.NextTry.Equal(now.Add(5*time.Second)) ||
 		c.LastContact == nil || c.Error != "refused" || c.RTT() != 1500*time.Microsecond || !c.Stale() || c.State.Up() {
 		t.Errorf("link %+v", c)
 	}
-	if c := NewWatcher(remote.Local{}, o, nil).Link(); c.State != LinkLocal || c.Stale() || !c.State.Up() {
+	if c := NewWatcher(remote.Local{}, o, nil).Link(); c.State != snapshot.LinkLocal || c.Stale() || !c.State.Up() {
 		t.Errorf("local %+v", c)
 	}
 }

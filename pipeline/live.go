@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -46,7 +47,7 @@ type liveness struct {
 	reread     int   // the pid whose worker.json was read again once it was gone (readLive)
 	jsonErr    error // this poll's read of worker.json failed so (nil: read, or none)
 
-	shown Worker // the worker as this poll judged it (judge, then stall)
+	shown snapshot.Worker // the worker as this poll judged it (judge, then stall)
 
 	// the baseline for events
 	polled    bool
@@ -370,9 +371,9 @@ func (l *liveness) waitingServer() bool {
 
 // events records starts, exits and pid changes, including a worker
 // that started and ended between two polls (worker.json moved on).
-func (l *liveness) events(v Worker, now, lastSnap time.Time) {
-	alive := Alive(v.State)
-	if v.State == WorkerUnknown {
+func (l *liveness) events(v snapshot.Worker, now, lastSnap time.Time) {
+	alive := snapshot.Alive(v.State)
+	if v.State == snapshot.WorkerUnknown {
 		return
 	}
 	if l.polled {
@@ -387,7 +388,7 @@ func (l *liveness) events(v Worker, now, lastSnap time.Time) {
 
 // noteTransition records the worker's start, its exit, or another taking
 // over, from the last poll's worker to this one's.
-func (l *liveness) noteTransition(v Worker, alive bool, now, lastSnap time.Time) {
+func (l *liveness) noteTransition(v snapshot.Worker, alive bool, now, lastSnap time.Time) {
 	switch {
 	case alive && !l.wasAlive:
 		l.tl.note(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d): %s", v.PID, v.Command))
@@ -406,7 +407,7 @@ func (l *liveness) noteTransition(v Worker, alive bool, now, lastSnap time.Time)
 // noteBetweenPolls records a worker worker.json names that is neither the
 // one alive now nor the one before, nor one seen already: it ran between
 // two polls.
-func (l *liveness) noteBetweenPolls(v Worker, alive bool, now time.Time) {
+func (l *liveness) noteBetweenPolls(v snapshot.Worker, alive bool, now time.Time) {
 	st := l.wjson
 	if st == nil || st.PID <= 0 || alive && st.PID == v.PID || st.PID == l.wasPID ||
 		st.PID == l.seenPID && st.StartedAt.Equal(l.seenStart) {
@@ -429,13 +430,13 @@ func (l *liveness) goneText(pid int) string {
 	return "ended"
 }
 
-func endText(v Worker) string {
+func endText(v snapshot.Worker) string {
 	switch {
 	case v.ByYou:
 		return "stopped by you"
-	case v.State == WorkerExited:
+	case v.State == snapshot.WorkerExited:
 		return "exited: " + v.Reason
-	case v.State == WorkerStopped:
+	case v.State == snapshot.WorkerStopped:
 		return "stopped: " + v.Reason
 	}
 	return string(v.State) + ": " + v.Reason
@@ -444,9 +445,9 @@ func endText(v Worker) string {
 // view is the worker as the Snapshot shows it; finished, category and
 // logLast are the worker log's ("All categories finished.", its last
 // header, when it was last written).
-func (l *liveness) view(finished bool, category string, logLast time.Time) Worker {
+func (l *liveness) view(finished bool, category string, logLast time.Time) snapshot.Worker {
 	f := l.facts(finished)
-	v := Worker{PID: f.PID, Category: category, Source: "log"}
+	v := snapshot.Worker{PID: f.PID, Category: category, Source: "log"}
 	v.State, v.Reason, v.ByYou = workerStateFor(f)
 	p := l.cur
 	if p == nil && l.last != nil && l.last.pid == f.PID {
@@ -458,7 +459,7 @@ func (l *liveness) view(finished bool, category string, logLast time.Time) Worke
 	if p != nil && p.pid == f.PID {
 		l.viewProc(&v, p, f.Alive, logLast)
 	}
-	if v.State == WorkerNone {
+	if v.State == snapshot.WorkerNone {
 		v.Source = ""
 	}
 	return v
@@ -466,7 +467,7 @@ func (l *liveness) view(finished bool, category string, logLast time.Time) Worke
 
 // viewJSON is what worker.json says of the worker judged (pid): all of
 // it when it names that pid, its category and phase when it names none.
-func viewJSON(v *Worker, st *parse.WorkerState, pid int) {
+func viewJSON(v *snapshot.Worker, st *parse.WorkerState, pid int) {
 	up := st.UpdatedAt.UTC()
 	v.Category, v.Phase, v.UpdatedAt = st.Category, st.State, &up
 	if st.PID == pid {
@@ -480,7 +481,7 @@ func viewJSON(v *Worker, st *parse.WorkerState, pid int) {
 
 // viewProc is what the worker's process says: its command, whether it is
 // frozen, and what it works on when worker.json does not say.
-func (l *liveness) viewProc(v *Worker, p *proc, alive bool, logLast time.Time) {
+func (l *liveness) viewProc(v *snapshot.Worker, p *proc, alive bool, logLast time.Time) {
 	v.Command = p.command()
 	v.Frozen = alive && p.frozen
 	if p.writes != "" && v.Source != parse.WorkerStateFile {
@@ -518,33 +519,33 @@ func writerCategory(writes string) string {
 
 // stall marks the judged worker stalled when its category is, or when
 // nothing has grown anywhere for StallAfter since it was first seen alive.
-func (l *liveness) stall(cats []Category, now time.Time, after time.Duration) {
+func (l *liveness) stall(cats []snapshot.Category, now time.Time, after time.Duration) {
 	wk := &l.shown
-	if wk.State != WorkerRunning {
+	if wk.State != snapshot.WorkerRunning {
 		return
 	}
 	var newest time.Time
 	for _, c := range cats {
-		if c.State == StateStalled {
-			wk.State, wk.Reason = WorkerStalled, c.Name+": "+c.Reason // the row's own words
+		if c.State == snapshot.StateStalled {
+			wk.State, wk.Reason = snapshot.WorkerStalled, c.Name+": "+c.Reason // the row's own words
 		}
 		if c.LastGrowth != nil && c.LastGrowth.After(newest) {
 			newest = *c.LastGrowth
 		}
-		if c.State == StateRunning {
+		if c.State == snapshot.StateRunning {
 			return // its category is judged on its own, with its own pace
 		}
 	}
-	if wk.State == WorkerRunning {
+	if wk.State == snapshot.WorkerRunning {
 		since := l.aliveSince
 		if newest.After(since) {
 			since = newest
 		}
 		if !since.IsZero() && now.Sub(since) > after {
-			wk.State, wk.Reason = WorkerStalled, "no new records for "+FormatDuration(now.Sub(since))
+			wk.State, wk.Reason = snapshot.WorkerStalled, "no new records for "+snapshot.FormatDuration(now.Sub(since))
 		}
 	}
-	if wk.State == WorkerStalled && l.waitingServer() {
+	if wk.State == snapshot.WorkerStalled && l.waitingServer() {
 		wk.Reason += "; waiting for the server (/health)"
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -330,7 +331,7 @@ type workerFacts = parse.WorkerFacts
 // workerStateFor is the state table (parse.JudgeWorker, the report's too):
 // what a person would call the worker. Stalled is decided later, from the
 // categories.
-func workerStateFor(f workerFacts) (state WorkerState, reason string, byYou bool) {
+func workerStateFor(f workerFacts) (state snapshot.WorkerState, reason string, byYou bool) {
 	s, reason, byYou := parse.JudgeWorker(f)
-	return WorkerState(s), reason, byYou
+	return snapshot.WorkerState(s), reason, byYou
 }

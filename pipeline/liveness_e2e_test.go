@@ -14,6 +14,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -41,7 +42,7 @@ func pidAlive(pid int) bool {
 }
 
 // oneShot is what a fresh `synthwatch status` sees: a new watcher, one poll.
-func (e *e2e) oneShot() Snapshot {
+func (e *e2e) oneShot() snapshot.Snapshot {
 	return NewWatcher(e.h, Options{Host: "e2e", Root: e.root, ServerURL: e.sim.URL()}, nil).Poll(context.Background())
 }
 
@@ -56,7 +57,7 @@ func TestEndToEndRestartChecksTheBinaryFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.until("running", 30*time.Second, func(s Snapshot) bool { return Alive(s.Worker.State) && s.Worker.PID == pid })
+	e.until("running", 30*time.Second, func(s snapshot.Snapshot) bool { return snapshot.Alive(s.Worker.State) && s.Worker.PID == pid })
 	bad := e.act
 	bad.WorkerBin = "/nonexistent/synthwatch"
 	_, err = bad.Restart(ctx, "B1", []string{"B1"}, 2*time.Second, 0)
@@ -67,7 +68,7 @@ func TestEndToEndRestartChecksTheBinaryFirst(t *testing.T) {
 	if !pidAlive(pid) {
 		t.Fatal("the worker was stopped by a restart that could not launch")
 	}
-	if s := e.w.Poll(ctx); !Alive(s.Worker.State) || s.Worker.PID != pid {
+	if s := e.w.Poll(ctx); !snapshot.Alive(s.Worker.State) || s.Worker.PID != pid {
 		t.Fatalf("after the failed restart: %+v", s.Worker)
 	}
 	if _, err := os.Stat(filepath.Join(e.root, parse.KillNotePath)); err == nil {
@@ -84,8 +85,8 @@ func TestEndToEndKillOfTruncatingWorker(t *testing.T) {
 	e := newE2E(t, map[string]int{"B1": 50000}, 5)
 	mkdir(t, filepath.Join(e.root, "logs"))
 	pid := startIn(t, e.root, `exec nohup "$0" worker --root . --server "$1" > logs/inference_all.log 2>&1`, testbin.Path(t), e.sim.URL())
-	e.until("running", 30*time.Second, func(s Snapshot) bool {
-		return Alive(s.Worker.State) && s.Worker.PID == pid && catByName(t, s, "B1").Done > 5
+	e.until("running", 30*time.Second, func(s snapshot.Snapshot) bool {
+		return snapshot.Alive(s.Worker.State) && s.Worker.PID == pid && catByName(t, s, "B1").Done > 5
 	})
 	ctx := context.Background()
 	if how, err := e.act.Kill(ctx, 0, 10*time.Second); err != nil {
@@ -101,11 +102,11 @@ func TestEndToEndKillOfTruncatingWorker(t *testing.T) {
 	if !ok || n.pid != pid || n.start == 0 || time.Since(n.at) > time.Minute {
 		t.Fatalf("kill note %q: %+v", b, n)
 	}
-	s := e.until("stopped", 15*time.Second, func(s Snapshot) bool { return !Alive(s.Worker.State) })
-	if s.Worker.State != WorkerStopped || !s.Worker.ByYou || s.Worker.PID != pid {
+	s := e.until("stopped", 15*time.Second, func(s snapshot.Snapshot) bool { return !snapshot.Alive(s.Worker.State) })
+	if s.Worker.State != snapshot.WorkerStopped || !s.Worker.ByYou || s.Worker.PID != pid {
 		t.Fatalf("watcher after kill: %+v", s.Worker)
 	}
-	if s := e.oneShot(); s.Worker.State != WorkerStopped || !s.Worker.ByYou || s.Worker.PID != pid {
+	if s := e.oneShot(); s.Worker.State != snapshot.WorkerStopped || !s.Worker.ByYou || s.Worker.PID != pid {
 		t.Fatalf("one-shot status after kill: %+v", s.Worker)
 	}
 }
@@ -125,17 +126,17 @@ func TestEndToEndWriterEndsWithItsIdentity(t *testing.T) {
 	writeWorkerJSON(t, e.root, parse.WorkerState{PID: old, State: parse.WorkerStopped, StartedAt: at, UpdatedAt: at, Category: "B1"})
 	write(t, filepath.Join(e.root, parse.WorkerLogPath), fmt.Sprintf("%s%d (SIGTERM, then SIGKILL after 30s)\n", parse.KillMarker, old))
 	s := e.w.Poll(context.Background())
-	if s.Worker.State != WorkerStopped || !s.Worker.ByYou || s.Worker.PID != old {
+	if s.Worker.State != snapshot.WorkerStopped || !s.Worker.ByYou || s.Worker.PID != old {
 		t.Fatalf("old worker: %+v", s.Worker)
 	}
 	p := startIn(t, e.root, "while :; do echo x; sleep 0.2; done >> logs/inference_all.log")
-	s = e.until("writer found", 40*time.Second, func(s Snapshot) bool { return s.Worker.PID == p })
-	if s.Worker.State != WorkerRunning || s.Worker.Source != "proc" {
+	s = e.until("writer found", 40*time.Second, func(s snapshot.Snapshot) bool { return s.Worker.PID == p })
+	if s.Worker.State != snapshot.WorkerRunning || s.Worker.Source != "proc" {
 		t.Fatalf("writer: %+v", s.Worker)
 	}
 	must(t, syscall.Kill(-p, syscall.SIGKILL))
-	s = e.until("ended", 10*time.Second, func(s Snapshot) bool { return !Alive(s.Worker.State) })
-	if s.Worker.State != WorkerDied || s.Worker.ByYou || s.Worker.PID != p || !strings.Contains(s.Worker.Command, "while :; do echo x") ||
+	s = e.until("ended", 10*time.Second, func(s snapshot.Snapshot) bool { return !snapshot.Alive(s.Worker.State) })
+	if s.Worker.State != snapshot.WorkerDied || s.Worker.ByYou || s.Worker.PID != p || !strings.Contains(s.Worker.Command, "while :; do echo x") ||
 		!strings.Contains(s.Worker.Reason, fmt.Sprintf("pid %d", p)) {
 		t.Fatalf("after kill -9: %+v", s.Worker)
 	}
@@ -157,8 +158,8 @@ func TestEndToEndKillOfTruncatingWriter(t *testing.T) {
 	mkdir(t, filepath.Join(e.root, "logs"))
 	bye := strings.Repeat("b", 150) // longer than the marker it writes over
 	p := startIn(t, e.root, `trap 'echo `+bye+`; exit 0' TERM; while :; do echo x; sleep 0.2; done > logs/inference_all.log`)
-	s := e.until("writer found", 10*time.Second, func(s Snapshot) bool { return s.Worker.PID == p })
-	if s.Worker.State != WorkerRunning {
+	s := e.until("writer found", 10*time.Second, func(s snapshot.Snapshot) bool { return s.Worker.PID == p })
+	if s.Worker.State != snapshot.WorkerRunning {
 		t.Fatalf("writer: %+v", s.Worker)
 	}
 	if how, err := e.act.Kill(context.Background(), 0, 30*time.Second); err != nil {
@@ -167,11 +168,11 @@ func TestEndToEndKillOfTruncatingWriter(t *testing.T) {
 	if log, _ := os.ReadFile(filepath.Join(e.root, parse.WorkerLogPath)); strings.Contains(string(log), parse.KillMarker) {
 		t.Fatalf("the writer should have written over the marker:\n%s", log)
 	}
-	if s := e.oneShot(); s.Worker.State != WorkerStopped || !s.Worker.ByYou || s.Worker.PID != p {
+	if s := e.oneShot(); s.Worker.State != snapshot.WorkerStopped || !s.Worker.ByYou || s.Worker.PID != p {
 		t.Fatalf("one-shot status after kill: %+v", s.Worker)
 	}
-	s = e.until("stopped", 10*time.Second, func(s Snapshot) bool { return !Alive(s.Worker.State) })
-	if s.Worker.State != WorkerStopped || !s.Worker.ByYou || s.Worker.PID != p || !strings.Contains(s.Worker.Command, "while :") {
+	s = e.until("stopped", 10*time.Second, func(s snapshot.Snapshot) bool { return !snapshot.Alive(s.Worker.State) })
+	if s.Worker.State != snapshot.WorkerStopped || !s.Worker.ByYou || s.Worker.PID != p || !strings.Contains(s.Worker.Command, "while :") {
 		t.Fatalf("watcher after kill: %+v", s.Worker)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -13,8 +14,8 @@ import (
 // category being worked on, a header just written, the job finished, the
 // failures tallied.
 type logs struct {
-	tail           *remote.Tail // the worker log
-	worker, server *Ring        // sanitised lines for display (Watcher.WorkerLog, Watcher.ServerLog)
+	tail           *remote.Tail   // the worker log
+	worker, server *snapshot.Ring // sanitised lines for display (Watcher.WorkerLog, Watcher.ServerLog)
 
 	current    string    // category of the latest "Processing:" line
 	prev       string    // the category of the header before it ("" if none was read)
@@ -26,7 +27,7 @@ type logs struct {
 }
 
 func newLogs(o Options) logs {
-	l := logs{tail: remote.NewTail(o.WorkerLog), worker: NewRing(o.LogLines), server: NewRing(o.LogLines)}
+	l := logs{tail: remote.NewTail(o.WorkerLog), worker: snapshot.NewRing(o.LogLines), server: snapshot.NewRing(o.LogLines)}
 	// a megabyte back: enough of the worker log to know where each
 	// category stands. The Go agent sends all but its last 64 KB (the
 	// pane's lines) digested: runs of progress lines thinned on the host.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
@@ -27,7 +28,7 @@ func TestNoAgentHintReadsBesideTheLauncher(t *testing.T) {
 	write(t, filepath.Join(dir, parse.RawFile), pyTokenRecords("B1_glaive", 0, 40, rng))
 	hint := filepath.Join(t.TempDir(), "h.servers.json")
 	p := newProxied(t, sshdtest.Start(t))
-	status := func(bin string) Snapshot {
+	status := func(bin string) snapshot.Snapshot {
 		h := p.dial(t)
 		defer h.Close()
 		w := NewWatcher(h, Options{Host: "h", Root: root, ServerURL: closedURL(t), WorkerBin: bin, OnePoll: true, HintPath: hint}, nil)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // writerRoot is a root with a live fake worker on B2 (LONG, 2000 prompts,
@@ -61,7 +62,7 @@ func TestRateFollowsWriters(t *testing.T) {
 			w := localWatcher(t, root, c, Options{StallAfter: stallAfter})
 			raw := filepath.Join(root, "prepared", "B2", "raw_responses.jsonl")
 			done, next := 0, start.Add(wr.every)
-			step := func() Snapshot {
+			step := func() snapshot.Snapshot {
 				c.advance(2 * time.Second)
 				for !next.After(c.now()) {
 					appendTo(t, raw, records("B2", done, wr.burst))
@@ -73,7 +74,7 @@ func TestRateFollowsWriters(t *testing.T) {
 				return poll(w)
 			}
 			poll(w)
-			var s Snapshot
+			var s snapshot.Snapshot
 			worst := 0.0
 			for c.now().Sub(start) < 2*time.Minute {
 				s = step()
@@ -83,7 +84,7 @@ func TestRateFollowsWriters(t *testing.T) {
 			}
 			b2 := catByName(t, s, "B2")
 			rateErr := math.Abs(b2.RatePerMin-wr.truth) / wr.truth
-			if b2.State != StateRunning || rateErr > 0.2 {
+			if b2.State != snapshot.StateRunning || rateErr > 0.2 {
 				t.Fatalf("after 2 min: %s at %.1f/min, truth %.0f/min (error %.0f%%)", b2.State, b2.RatePerMin, wr.truth, rateErr*100)
 			}
 			truthETA := float64(2000-done) / wr.truth * 60
@@ -100,7 +101,7 @@ func TestRateFollowsWriters(t *testing.T) {
 				s = poll(w)
 			}
 			b2 = catByName(t, s, "B2")
-			if b2.State != StateStalled || b2.RatePerMin != 0 || b2.ETASeconds != nil || s.ETASeconds != nil {
+			if b2.State != snapshot.StateStalled || b2.RatePerMin != 0 || b2.ETASeconds != nil || s.ETASeconds != nil {
 				t.Fatalf("one stall_after after the writer stopped: %s %.1f/min eta %v pipeline eta %v", b2.State, b2.RatePerMin, b2.ETASeconds, s.ETASeconds)
 			}
 		})
@@ -124,20 +125,20 @@ func TestFirstSightStalledPythonRoot(t *testing.T) {
 		strings.Repeat("Retrying request after error: Connection refused\n", 30))
 	startIn(t, root, "exec 3>>logs/inference_all.log; while :; do sleep 1; done", "python", "inference.py")
 	// a fresh `synthwatch status`: a new watcher, one poll
-	var s Snapshot
+	var s snapshot.Snapshot
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		s = NewWatcher(localHost(), Options{Host: "local", Root: root, ServerURL: closedURL(t), StallAfter: 10 * time.Minute}, nil).Poll(context.Background())
-		if Alive(s.Worker.State) || time.Now().After(deadline) {
+		if snapshot.Alive(s.Worker.State) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	b2 := catByName(t, s, "B2")
-	if b2.State != StateStalled || b2.RatePerMin != 0 || b2.ETASeconds != nil || s.ETASeconds != nil {
+	if b2.State != snapshot.StateStalled || b2.RatePerMin != 0 || b2.ETASeconds != nil || s.ETASeconds != nil {
 		t.Fatalf("B2 on first sight: %s %.1f/min eta %v (pipeline %v); worker %+v", b2.State, b2.RatePerMin, b2.ETASeconds, s.ETASeconds, s.Worker)
 	}
-	if s.Worker.State != WorkerStalled || !strings.Contains(s.Worker.Reason, "B2: no new records for 1h00m") {
+	if s.Worker.State != snapshot.WorkerStalled || !strings.Contains(s.Worker.Reason, "B2: no new records for 1h00m") {
 		t.Fatalf("worker: %+v", s.Worker)
 	}
 }
@@ -165,16 +166,16 @@ func TestFirstSightJustSwitched(t *testing.T) {
 				write(t, filepath.Join(root, parse.WorkerLogPath), "Processing: B1 (SHORT)\n10/10 (0 err) 1.0 req/s avg_comp=200tok ETA=0s\nProcessing: B2 (LONG)\n")
 				startIn(t, root, "exec 3>>logs/inference_all.log; while :; do sleep 1; done")
 			}
-			var s Snapshot
+			var s snapshot.Snapshot
 			deadline := time.Now().Add(30 * time.Second)
 			for {
 				s = localWatcher(t, root, c, Options{StallAfter: 10 * time.Minute}).Poll(context.Background())
-				if Alive(s.Worker.State) || time.Now().After(deadline) {
+				if snapshot.Alive(s.Worker.State) || time.Now().After(deadline) {
 					break
 				}
 				time.Sleep(200 * time.Millisecond)
 			}
-			if b2 := catByName(t, s, "B2"); b2.State != StateRunning {
+			if b2 := catByName(t, s, "B2"); b2.State != snapshot.StateRunning {
 				t.Fatalf("B2: %s, worker %+v", b2.State, s.Worker)
 			}
 			// and an hour on with no growth it is stalled
@@ -183,7 +184,7 @@ func TestFirstSightJustSwitched(t *testing.T) {
 					CategorySince: c.now().Add(-time.Hour), UpdatedAt: c.now()}
 				writeWorkerJSON(t, root, st)
 				s = localWatcher(t, root, c, Options{StallAfter: 10 * time.Minute}).Poll(context.Background())
-				if b2 := catByName(t, s, "B2"); b2.State != StateStalled {
+				if b2 := catByName(t, s, "B2"); b2.State != snapshot.StateStalled {
 					t.Fatalf("an hour after the switch: B2 %s", b2.State)
 				}
 			}
@@ -205,12 +206,12 @@ func TestPipelineETAUsesEachClassRate(t *testing.T) {
 			workerOn(t, root, pid, c, start)
 			tl := NewTimeline(100, "")
 			if known {
-				tl.Add(Event{Time: start.Add(-time.Hour), Kind: "category_done", Category: "B1", Class: "SHORT", RatePerMin: 600, Text: "B1 done"})
+				tl.Add(snapshot.Event{Time: start.Add(-time.Hour), Kind: "category_done", Category: "B1", Class: "SHORT", RatePerMin: 600, Text: "B1 done"})
 			}
 			w := NewWatcher(localHost(), Options{Host: "local", Root: root, Now: c.now, ServerURL: closedURL(t)}, tl)
 			raw := filepath.Join(root, "prepared", "B2", "raw_responses.jsonl")
 			poll(w)
-			var s Snapshot
+			var s snapshot.Snapshot
 			for i := 1; i <= 30; i++ { // LONG at 30/min
 				c.advance(2 * time.Second)
 				appendTo(t, raw, records("B2", i-1, 1))
@@ -223,7 +224,7 @@ func TestPipelineETAUsesEachClassRate(t *testing.T) {
 				if s.ETASeconds != nil || s.ETAPart == nil || s.ETAPart.Seconds != *b2.ETASeconds || !slices.Equal(s.ETAPart.Unmeasured, []string{"SHORT"}) {
 					t.Fatalf("pipeline ETA %v (%+v) with no SHORT rate known, B2's ETA %v", s.ETASeconds, s.ETAPart, *b2.ETASeconds)
 				}
-				if got, want := ETAText(s), "≥"+FormatETA(b2.ETASeconds)+" + SHORT unmeasured"; got != want {
+				if got, want := snapshot.ETAText(s), "≥"+snapshot.FormatETA(b2.ETASeconds)+" + SHORT unmeasured"; got != want {
 					t.Fatalf("ETA text %q, want %q", got, want)
 				}
 				return
@@ -258,7 +259,7 @@ func TestStallRecordedOnceAcrossSessions(t *testing.T) {
 		workerOn(t, root, pid, c, c.now().Add(-2*time.Hour))
 		poll(w)
 	}
-	var stalls []Event
+	var stalls []snapshot.Event
 	for _, e := range tl.Recent(100) {
 		if e.Kind == "stall_start" {
 			stalls = append(stalls, e)
@@ -282,17 +283,17 @@ func TestNewRunForgetsTheOldProgressLine(t *testing.T) {
 		"400/400 (0 err) 33.7 req/s avg_comp=200tok ETA=0s\nAll categories finished.\n"+
 		"Processing: B5 (SHORT)\nB5: 400 prompts, 200 resumed, 200 to go\nRunning 200 requests (concurrency=16, max_tokens=2048)...\n")
 	startIn(t, root, "exec 3>>logs/inference_all.log; while :; do sleep 1; done")
-	var s Snapshot
+	var s snapshot.Snapshot
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		s = NewWatcher(localHost(), Options{Host: "local", Root: root, ServerURL: closedURL(t)}, nil).Poll(context.Background())
-		if Alive(s.Worker.State) || time.Now().After(deadline) {
+		if snapshot.Alive(s.Worker.State) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	b5 := catByName(t, s, "B5")
-	if b5.State != StateRunning || b5.RatePerMin != 0 || b5.ETASeconds != nil || len(s.Warnings) != 0 {
+	if b5.State != snapshot.StateRunning || b5.RatePerMin != 0 || b5.ETASeconds != nil || len(s.Warnings) != 0 {
 		t.Fatalf("B5 %s at %.1f/min, eta %v, warnings %q", b5.State, b5.RatePerMin, b5.ETASeconds, s.Warnings)
 	}
 }
@@ -331,10 +332,10 @@ func TestRewrittenFileVoidsTheScanFigures(t *testing.T) {
 func TestReadTimelineLeavesTheHistory(t *testing.T) {
 	t.Parallel()
 	p := filepath.Join(t.TempDir(), "h.jsonl")
-	NewTimeline(10, p).Add(Event{Time: time.Now(), Kind: "category_done", Category: "B4", Class: "LONG", RatePerMin: 40, Key: "k"})
+	NewTimeline(10, p).Add(snapshot.Event{Time: time.Now(), Kind: "category_done", Category: "B4", Class: "LONG", RatePerMin: 40, Key: "k"})
 	before, _ := os.ReadFile(p)
 	tl := ReadTimeline(10, p)
-	tl.Add(Event{Time: time.Now(), Kind: "stall_start", Category: "B5", Text: "x"})
+	tl.Add(snapshot.Event{Time: time.Now(), Kind: "stall_start", Category: "B5", Text: "x"})
 	after, _ := os.ReadFile(p)
 	w := NewWatcher(localHost(), Options{Root: t.TempDir()}, tl)
 	if r := w.cnt.classRate("LONG"); r != 40 || string(before) != string(after) || len(before) == 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/sim"
 )
 
@@ -28,7 +29,7 @@ func TestSnapshotOnlyProjects(t *testing.T) {
 	t.Cleanup(srv.Close)
 	w := localWatcher(t, root, c, Options{ServerURL: srv.URL(), StallAfter: 3 * time.Minute})
 	raw := filepath.Join(root, "prepared", "B2", "raw_responses.jsonl")
-	step := func(what string, d time.Duration) Snapshot {
+	step := func(what string, d time.Duration) snapshot.Snapshot {
 		t.Helper()
 		c.advance(d)
 		s := poll(w)
@@ -39,21 +40,21 @@ func TestSnapshotOnlyProjects(t *testing.T) {
 	grow := func(n int) { appendTo(t, raw, records("B2", next, n)); next += n }
 
 	s := step("start", 0)
-	if s.Worker.State != WorkerRunning || s.Server.Metrics != "ok" {
+	if s.Worker.State != snapshot.WorkerRunning || s.Server.Metrics != "ok" {
 		t.Fatalf("start: worker %+v server %+v", s.Worker, s.Server)
 	}
 	for i := 0; i < 3; i++ {
 		grow(30)
 		s = step("records flow", time.Minute)
 	}
-	for i := 0; i < 7 && catByName(t, s, "B2").State != StateStalled; i++ {
+	for i := 0; i < 7 && catByName(t, s, "B2").State != snapshot.StateStalled; i++ {
 		s = step("quiet", time.Minute)
 	}
-	if catByName(t, s, "B2").State != StateStalled || s.Worker.State != WorkerStalled {
+	if catByName(t, s, "B2").State != snapshot.StateStalled || s.Worker.State != snapshot.WorkerStalled {
 		t.Fatalf("no stall: worker %+v B2 %+v", s.Worker, catByName(t, s, "B2"))
 	}
 	grow(5)
-	if s = step("flows again", time.Minute); catByName(t, s, "B2").State != StateRunning {
+	if s = step("flows again", time.Minute); catByName(t, s, "B2").State != snapshot.StateRunning {
 		t.Fatalf("the stall did not end: %+v", catByName(t, s, "B2"))
 	}
 
@@ -62,7 +63,7 @@ func TestSnapshotOnlyProjects(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		s = step("server down", time.Minute)
 	}
-	if s.Server.Metrics != "refused" || s.Server.State == ServerReady || s.Server.State == ServerBusy {
+	if s.Server.Metrics != "refused" || s.Server.State == snapshot.ServerReady || s.Server.State == snapshot.ServerBusy {
 		t.Fatalf("server down: %+v", s.Server)
 	}
 	back := sim.New(sim.Options{})
@@ -83,7 +84,7 @@ func TestSnapshotOnlyProjects(t *testing.T) {
 	waitZombie(t, pid)
 	s = step("finished", time.Minute)
 	s = step("after", time.Minute)
-	if s.Worker.State != WorkerExited || catByName(t, s, "B2").State != StateDone {
+	if s.Worker.State != snapshot.WorkerExited || catByName(t, s, "B2").State != snapshot.StateDone {
 		t.Fatalf("finished: worker %+v B2 %+v", s.Worker, catByName(t, s, "B2"))
 	}
 	for _, k := range []string{"stall_start", "stall_end", "server_down", "server_up", "worker_exited", "category_done", "pipeline_done"} {
@@ -95,7 +96,7 @@ func TestSnapshotOnlyProjects(t *testing.T) {
 
 // projectsOnly projects w's Snapshot twice after a poll that returned s:
 // each equals s, and the parts and the timeline are as the poll left them.
-func projectsOnly(t *testing.T, w *Watcher, s Snapshot, what string) {
+func projectsOnly(t *testing.T, w *Watcher, s snapshot.Snapshot, what string) {
 	t.Helper()
 	before := partsText(w)
 	a := w.project()
@@ -122,7 +123,7 @@ func partsText(w *Watcher) string {
 		vit   vitals
 		base  baselineState
 		polls int
-		tl    []Event
+		tl    []snapshot.Event
 	}{w.cnt, w.sv, w.live, w.log, w.ev, w.vit, w.base, w.polls, w.timeline.Recent(1 << 30)})
 }
 

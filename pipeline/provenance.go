@@ -7,35 +7,8 @@ import (
 	"strings"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
-
-// RunInfo is one run of the worker on a category, from runs.jsonl, with
-// the records it wrote (from the records' own "run").
-type RunInfo struct {
-	Run       string `json:"run"`
-	PID       int    `json:"pid,omitempty"`
-	StartedAt string `json:"started_at,omitempty"`
-	Version   string `json:"version,omitempty"`
-	Server    string `json:"server,omitempty"`
-	Config    string `json:"config"`               // a short name: fp8-kv, bf16, … or "unknown config"
-	ConfigKey string `json:"config_key,omitempty"` // the worker's hash of the server's arguments
-	Args      string `json:"server_args,omitempty"`
-	Records   *int64 `json:"records"` // null while the tally does not cover the file
-	Tokens    *int64 `json:"tokens"`
-	// TokensUnknown: its records whose tokens are unknown (not in Tokens)
-	TokensUnknown int64 `json:"tokens_unknown_records,omitempty"`
-	// Tally is what the run generated, wasted and drew on the category:
-	// its last tally line (spend.go); absent when it left none
-	Tally *parse.RunTally `json:"tally,omitempty"`
-}
-
-// ConfigCount is how many of a category's records one server
-// configuration made (parse.ConfigCounts).
-type ConfigCount = parse.ConfigCount
-
-// UnknownConfig names records no run of runs.jsonl accounts for and no
-// era of the server log takes.
-const UnknownConfig = parse.UnknownConfigLabel
 
 // noteRun keeps one runs.jsonl line.
 func (c *catState) noteRun(r parse.RunLine) {
@@ -81,13 +54,13 @@ func (c *catState) newRun() bool {
 // provenance sets v's Configs and Runs from runs.jsonl and the tally,
 // when the tally covers the file (the counts would be short otherwise);
 // records of no run are placed in eras (eras.go).
-func provenance(c *catState, v *Category, eras []parse.Era) {
+func provenance(c *catState, v *snapshot.Category, eras []parse.Era) {
 	labels := parse.ConfigLabels(c.runLines)
 	complete := c.known && c.tok.complete()
 	byRun := c.tok.sum.byRun
 	for _, r := range c.runLines {
-		info := RunInfo{Run: r.Run, PID: r.PID, StartedAt: r.StartedAt, Version: r.Version, Server: r.Server,
-			Config: UnknownConfig}
+		info := snapshot.RunInfo{Run: r.Run, PID: r.PID, StartedAt: r.StartedAt, Version: r.Version, Server: r.Server,
+			Config: snapshot.UnknownConfig}
 		if r.Snapshot.Known() {
 			info.Config, info.ConfigKey, info.Args = labels[r.Snapshot.ConfigKey], r.Snapshot.ConfigKey, serverArgs(r.Snapshot.Info)
 		}
@@ -123,7 +96,3 @@ func serverArgs(info map[string]any) string {
 	}
 	return parse.SanitizeString(b.String())
 }
-
-// ConfigLine is the row's provenance: "1,652 fp8-kv (inferred from the
-// server log) · 5,348 bf16" (parse.ConfigText).
-func ConfigLine(cs []ConfigCount) string { return parse.ConfigText(cs) }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
@@ -39,10 +40,10 @@ func TestProvenanceByConfig(t *testing.T) {
 			want["bf16"]++
 		case 3:
 			fmt.Fprintf(&b, `{"id": "B1-%d", "completion_tokens": 30}`+"\n", i) // the old script: no run
-			want[UnknownConfig]++
+			want[snapshot.UnknownConfig]++
 		case 4:
 			fmt.Fprintf(&b, `{"id":"B1-%d","run":"r3","completion_tokens":40}`+"\n", i) // its server could not say
-			want[UnknownConfig]++
+			want[snapshot.UnknownConfig]++
 		}
 	}
 	write(t, filepath.Join(dir, "raw_responses.jsonl"), b.String())
@@ -55,10 +56,10 @@ func TestProvenanceByConfig(t *testing.T) {
 		sum += c.Records
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) || sum != v.Done {
-		t.Fatalf("configs %+v (line %q), want %v summing to DONE %d", v.Configs, ConfigLine(v.Configs), want, v.Done)
+		t.Fatalf("configs %+v (line %q), want %v summing to DONE %d", v.Configs, snapshot.ConfigLine(v.Configs), want, v.Done)
 	}
 	if len(v.Runs) != 3 || v.Runs[0].PID != 41 || v.Runs[0].Config != "fp8-kv" || v.Runs[1].Config != "bf16" ||
-		v.Runs[2].Config != UnknownConfig || v.Runs[0].Records == nil || *v.Runs[0].Records != want["fp8-kv"] {
+		v.Runs[2].Config != snapshot.UnknownConfig || v.Runs[0].Records == nil || *v.Runs[0].Records != want["fp8-kv"] {
 		t.Fatalf("runs %+v", v.Runs)
 	}
 	if !strings.Contains(v.Runs[0].Args, "kv_cache_dtype=fp8_e4m3") {
@@ -116,6 +117,6 @@ func runStartedWhileWatching(t *testing.T, root string, w *Watcher) {
 		got[c.Config] = c.Records
 	}
 	if want := map[string]int64{"fp8-kv": 10, "auto-kv": 15}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("configs %v (line %q, read %s), want %v", got, ConfigLine(v.Configs), s.Connection.Reader, want)
+		t.Fatalf("configs %v (line %q, read %s), want %v", got, snapshot.ConfigLine(v.Configs), s.Connection.Reader, want)
 	}
 }

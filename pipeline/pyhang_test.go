@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // pyTimeout is one request of the old script timing out, as Python 3.11
@@ -82,7 +83,7 @@ func TestPythonHangStalledFromItsHeader(t *testing.T) {
 			touch(t, log, header)
 			w := localWatcher(t, root, c, Options{StallAfter: 10 * time.Minute})
 			fails := 0
-			var s Snapshot
+			var s snapshot.Snapshot
 			deadline := time.Now().Add(30 * time.Second)
 			for c.now().Sub(header) < 16*time.Minute {
 				if c.now().Sub(header) >= 2*time.Minute && fails < 16 { // time-outs, two a poll, the log's time moving with them
@@ -94,12 +95,12 @@ func TestPythonHangStalledFromItsHeader(t *testing.T) {
 				b3 := catByName(t, s, "B3_magicoder")
 				quiet := c.now().Sub(header)
 				switch {
-				case !Alive(s.Worker.State) && time.Now().Before(deadline):
+				case !snapshot.Alive(s.Worker.State) && time.Now().Before(deadline):
 					time.Sleep(100 * time.Millisecond) // the holder's fd shows in /proc a moment after it starts
 					continue
-				case quiet <= 10*time.Minute && b3.State != StateRunning:
+				case quiet <= 10*time.Minute && b3.State != snapshot.StateRunning:
 					t.Fatalf("%s after the header: B3 %s (%s), worker %+v", quiet, b3.State, b3.Reason, s.Worker)
-				case quiet > 10*time.Minute+30*time.Second && b3.State != StateStalled:
+				case quiet > 10*time.Minute+30*time.Second && b3.State != snapshot.StateStalled:
 					t.Fatalf("%s after the header, %d time-outs logged: B3 %s, worker %+v", quiet, fails, b3.State, s.Worker)
 				}
 				if int(b3.Errors) != fails {
@@ -111,8 +112,8 @@ func TestPythonHangStalledFromItsHeader(t *testing.T) {
 				}
 			}
 			b3 := catByName(t, s, "B3_magicoder")
-			want := fmt.Sprintf("no new records for %s", FormatDuration(c.now().Add(-30*time.Second).Sub(header)))
-			if b3.State != StateStalled || !strings.HasPrefix(b3.Reason, want) || s.Worker.State != WorkerStalled || s.Worker.Reason != "B3_magicoder: "+b3.Reason {
+			want := fmt.Sprintf("no new records for %s", snapshot.FormatDuration(c.now().Add(-30*time.Second).Sub(header)))
+			if b3.State != snapshot.StateStalled || !strings.HasPrefix(b3.Reason, want) || s.Worker.State != snapshot.WorkerStalled || s.Worker.Reason != "B3_magicoder: "+b3.Reason {
 				t.Fatalf("B3 %s (%q), want stalled (%q…); worker %s (%q)", b3.State, b3.Reason, want, s.Worker.State, s.Worker.Reason)
 			}
 			if b3.ETASeconds != nil || b3.RatePerMin != 0 {

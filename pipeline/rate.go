@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // rate is a running category's records per minute, and whether one is
@@ -40,7 +41,7 @@ func (k *counts) rate(c *catState, js *parse.CategoryState, wjson *parse.WorkerS
 // dashboard opened an hour into a hang and a worker found alive only at
 // the third poll all judge alike. Zero when the log has no header for it:
 // the stall is judged by growth.
-func (k *counts) becameCurrent(c *catState, wk Worker, wjson *parse.WorkerState, lg *logs) (t time.Time, weak bool) {
+func (k *counts) becameCurrent(c *catState, wk snapshot.Worker, wjson *parse.WorkerState, lg *logs) (t time.Time, weak bool) {
 	var f parse.CurrentFacts
 	if st := wjson; st != nil && st.Category == c.name {
 		f.JSONSince = st.CategorySince
@@ -64,7 +65,7 @@ func (k *counts) becameCurrent(c *catState, wk Worker, wjson *parse.WorkerState,
 // categories of that class still to come.
 func (k *counts) noteClassRates() {
 	for _, c := range k.shown {
-		if c.State == StateRunning && c.RatePerMin > 0 {
+		if c.State == snapshot.StateRunning && c.RatePerMin > 0 {
 			if k.classRates == nil {
 				k.classRates = map[string]float64{}
 			}

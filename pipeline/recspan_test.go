@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // The records' span is asked for on a first poll (every category written
@@ -39,12 +41,12 @@ func TestRecordSpanAskedOnlyWithoutAFresherWitness(t *testing.T) {
 			if argv := w.cnt.spanArgv(); argv == nil || len(argv) != 9 {
 				t.Fatalf("the first poll's ask: %q", argv)
 			}
-			var s Snapshot
+			var s snapshot.Snapshot
 			deadline := time.Now().Add(30 * time.Second)
-			for s = poll(w); !Alive(s.Worker.State) && time.Now().Before(deadline); s = poll(w) {
+			for s = poll(w); !snapshot.Alive(s.Worker.State) && time.Now().Before(deadline); s = poll(w) {
 				time.Sleep(100 * time.Millisecond)
 			}
-			if b3 := catByName(t, s, "B3_magicoder"); b3.State != StateRunning {
+			if b3 := catByName(t, s, "B3_magicoder"); b3.State != snapshot.StateRunning {
 				t.Fatalf("B3 %s", b3.State)
 			}
 			var got []string

@@ -1,12 +1,15 @@
 package pipeline
 
-import "github.com/synthwatch/synthwatch/parse"
+import (
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+)
 
 // redact hides the URLs' passwords in what a Snapshot says (status --json,
 // the views, the events): the servers keep theirs for the probes, which
 // need them, and nothing shown or stored carries them. The slices it
 // changes are the Snapshot's own copies (project builds them afresh).
-func redact(s *Snapshot) {
+func redact(s *snapshot.Snapshot) {
 	redactServer(&s.Server)
 	for i := range s.Servers {
 		redactServer(&s.Servers[i])
@@ -26,7 +29,7 @@ func redact(s *Snapshot) {
 	}
 }
 
-func redactServer(v *Server) {
+func redactServer(v *snapshot.Server) {
 	v.URL, v.Via, v.Reason = parse.Redact(v.URL), parse.Redact(v.Via), parse.Redact(v.Reason)
 	v.LastCrash = parse.Redact(v.LastCrash)
 }

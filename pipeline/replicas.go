@@ -8,44 +8,8 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
-
-// ReplicaRow is one replica of the host's serving: a DP rank or vLLM
-// engine of a server, a server of several, or an engine behind the
-// gateway. Its state says how fresh its figures are:
-//
-//	up       read this poll (its own /metrics, the gateway's re-export, or a live log line)
-//	STALE    not read this poll: the figures are from age_s ago
-//	DOWN     not serving (the server is down or crashed, or the gateway's health checks fail)
-//	unknown  nothing read of it yet
-type ReplicaRow struct {
-	Name          string   `json:"name"`   // host:port, with " dpN" or " engine N" for a rank
-	Server        string   `json:"server"` // host:port of the server it is part of
-	State         string   `json:"state"`
-	Source        string   `json:"source,omitempty"` // metrics | gateway | log
-	GenThroughput *float64 `json:"gen_throughput_tok_s"`
-	RunningReqs   int      `json:"running_reqs"`
-	QueueReqs     int      `json:"queue_reqs"`
-	TokenUsage    *float64 `json:"token_usage"`
-	CacheHitRate  *float64 `json:"cache_hit_rate,omitempty"`
-	AgeSeconds    *float64 `json:"age_s,omitempty"`
-	Reason        string   `json:"reason,omitempty"`
-	Slow          bool     `json:"slow,omitempty"` // the replica the imbalance check names
-}
-
-// Replica row states.
-const (
-	RowUp      = "up"
-	RowStale   = "STALE"
-	RowDown    = "DOWN"
-	RowUnknown = "unknown"
-)
-
-// Imbalance names the replica that lags the others.
-type Imbalance struct {
-	Replica string `json:"replica"`
-	Reason  string `json:"reason"`
-}
 
 // figureState is what the watcher keeps for the server TUIs' figures:
 // each server's latency window, its last fresh rows, and vLLM engines'
@@ -57,7 +21,7 @@ type figureState struct {
 }
 
 type rowMemo struct {
-	rows []ReplicaRow
+	rows []snapshot.ReplicaRow
 	at   time.Time
 }
 
@@ -89,14 +53,14 @@ func replicaRead(rr *routerRead, u string) (serverRead, *parse.EngineMetrics) {
 // acceptance, KV cache dtype, replica rows and imbalance (on sv, the
 // host's server) from this poll's reads; each figure is set in this one
 // place for every view.
-func (w *Watcher) serverFigures(sv *Server, each []Server, reads []serverRead, now time.Time) {
+func (w *Watcher) serverFigures(sv *snapshot.Server, each []snapshot.Server, reads []serverRead, now time.Time) {
 	fs := &w.sv.figs
 	if fs.lat == nil {
 		fs.lat, fs.rows, fs.gen = map[string]*latWindow{}, map[string]rowMemo{}, map[string]genSample{}
 	}
 	seen := map[string]bool{}
 	var wins []*latWindow
-	var rows []ReplicaRow
+	var rows []snapshot.ReplicaRow
 	dtype := ""
 	one := func(name, url string, rd serverRead, eng *parse.EngineMetrics) {
 		seen[url] = true
@@ -120,7 +84,7 @@ func (w *Watcher) serverFigures(sv *Server, each []Server, reads []serverRead, n
 			break
 		}
 		r := reads[i]
-		if sw.role != RoleRouter {
+		if sw.role != snapshot.RoleRouter {
 			one(sw.name, sw.spec.URL, r, nil)
 			continue
 		}
@@ -153,7 +117,7 @@ func (w *Watcher) serverFigures(sv *Server, each []Server, reads []serverRead, n
 }
 
 // viewOf is the Server view of url this poll.
-func viewOf(each []Server, url string) Server {
+func viewOf(each []snapshot.Server, url string) snapshot.Server {
 	for _, v := range each {
 		if v.URL == url {
 			return v
@@ -162,23 +126,23 @@ func viewOf(each []Server, url string) Server {
 	if len(each) == 1 {
 		return each[0]
 	}
-	return Server{State: ServerUnknown}
+	return snapshot.Server{State: snapshot.ServerUnknown}
 }
 
 // rowsOf is one server's rows: one per DP rank or engine when its
 // /metrics has several, else one; from the gateway when the host cannot
 // read it; its last rows, STALE, when nothing was read this poll.
-func (fs *figureState) rowsOf(name string, v Server, rd serverRead, eng *parse.EngineMetrics, now time.Time) []ReplicaRow {
-	dead := v.State == ServerDown || v.State == ServerCrashed
+func (fs *figureState) rowsOf(name string, v snapshot.Server, rd serverRead, eng *parse.EngineMetrics, now time.Time) []snapshot.ReplicaRow {
+	dead := v.State == snapshot.ServerDown || v.State == snapshot.ServerCrashed
 	if v.RouterHealthy != nil && !*v.RouterHealthy {
 		dead = true // the gateway routes nothing to it: DOWN for the serving, whatever its own /metrics says
 	}
-	base := ReplicaRow{Name: name, Server: name, State: RowUp}
+	base := snapshot.ReplicaRow{Name: name, Server: name, State: snapshot.RowUp}
 	switch {
 	case dead:
 		return fs.downRows(name, v, base)
 	case rd.metErr == nil && len(rd.met.Ranks) > 1:
-		var out []ReplicaRow
+		var out []snapshot.ReplicaRow
 		for _, rk := range rd.met.Ranks {
 			r := base
 			r.Name, r.Source = name+" "+rk.Rank, "metrics"
@@ -197,14 +161,14 @@ func (fs *figureState) rowsOf(name string, v Server, rd serverRead, eng *parse.E
 		g, u := v.GenThroughput, v.TokenUsage
 		r.Source, r.GenThroughput, r.RunningReqs, r.QueueReqs, r.TokenUsage, r.CacheHitRate = v.Source, &g, v.RunningReqs, v.QueueReqs, &u, v.CacheHitRate
 		if v.Source == "log" && v.FiguresStale { // the log's last figures are old: shown with their age, never as live
-			r.State, r.AgeSeconds = RowStale, v.FiguresAgeSeconds
+			r.State, r.AgeSeconds = snapshot.RowStale, v.FiguresAgeSeconds
 			if lb := v.LastBatch; lb != nil {
 				g, u := lb.GenThroughput, lb.TokenUsage
 				r.GenThroughput, r.RunningReqs, r.QueueReqs, r.TokenUsage = &g, lb.RunningReqs, lb.QueueReqs, &u
 			}
 		}
-		fs.rows[v.URL] = rowMemo{rows: []ReplicaRow{r}, at: now}
-		return []ReplicaRow{r}
+		fs.rows[v.URL] = rowMemo{rows: []snapshot.ReplicaRow{r}, at: now}
+		return []snapshot.ReplicaRow{r}
 	case eng != nil && !dead:
 		r := base
 		r.Source, r.Reason = "gateway", "from the gateway's smg_engine_* re-export"
@@ -213,13 +177,13 @@ func (fs *figureState) rowsOf(name string, v Server, rd serverRead, eng *parse.E
 		if eng.Ranks > 1 {
 			r.Name = fmt.Sprintf("%s (%d DP)", name, eng.Ranks)
 		}
-		return []ReplicaRow{r}
+		return []snapshot.ReplicaRow{r}
 	}
 	if m, ok := fs.rows[v.URL]; ok {
 		age := now.Sub(m.at).Seconds()
-		out := make([]ReplicaRow, len(m.rows))
+		out := make([]snapshot.ReplicaRow, len(m.rows))
 		for i, r := range m.rows {
-			r.State, r.AgeSeconds, r.Reason = RowStale, &age, v.Reason
+			r.State, r.AgeSeconds, r.Reason = snapshot.RowStale, &age, v.Reason
 			out[i] = r
 		}
 		return out
@@ -227,14 +191,14 @@ func (fs *figureState) rowsOf(name string, v Server, rd serverRead, eng *parse.E
 	r := base
 	if v.RouterLoad != nil { // the gateway's own count (smg_worker_requests_active, or its list's load)
 		r.Source, r.RunningReqs, r.Reason = "gateway", *v.RouterLoad, "requests in flight, from the gateway"
-		return []ReplicaRow{r}
+		return []snapshot.ReplicaRow{r}
 	}
-	r.State, r.Reason = RowUnknown, v.Reason
-	return []ReplicaRow{r}
+	r.State, r.Reason = snapshot.RowUnknown, v.Reason
+	return []snapshot.ReplicaRow{r}
 }
 
 // downRows are a dead server's rows: each rank it had, DOWN, no figures.
-func (fs *figureState) downRows(name string, v Server, base ReplicaRow) []ReplicaRow {
+func (fs *figureState) downRows(name string, v snapshot.Server, base snapshot.ReplicaRow) []snapshot.ReplicaRow {
 	names := []string{name}
 	if m, ok := fs.rows[v.URL]; ok { // each rank it had is down
 		names = names[:0]
@@ -246,10 +210,10 @@ func (fs *figureState) downRows(name string, v Server, base ReplicaRow) []Replic
 	if v.RouterHealthy != nil && !*v.RouterHealthy && !strings.Contains(reason, "gateway") && !strings.Contains(reason, "router") {
 		reason = join(reason, "the gateway marks it unhealthy")
 	}
-	var out []ReplicaRow
+	var out []snapshot.ReplicaRow
 	for _, n := range names {
 		r := base
-		r.Name, r.State, r.Reason = n, RowDown, reason
+		r.Name, r.State, r.Reason = n, snapshot.RowDown, reason
 		out = append(out, r)
 	}
 	return out
@@ -279,10 +243,10 @@ func optPtr(o parse.Opt[float64]) *float64 {
 // imbalance names the replica that lags: among replicas read this poll,
 // one generating under half the median of the others while it has work,
 // or one idle while the others queue. None when fewer than two are up.
-func imbalance(rows []ReplicaRow) *Imbalance {
-	var up []ReplicaRow
+func imbalance(rows []snapshot.ReplicaRow) *snapshot.Imbalance {
+	var up []snapshot.ReplicaRow
 	for _, r := range rows {
-		if r.State == RowUp {
+		if r.State == snapshot.RowUp {
 			up = append(up, r)
 		}
 	}
@@ -304,7 +268,7 @@ func imbalance(rows []ReplicaRow) *Imbalance {
 		}
 		if med := median(others); len(others) > 0 && med > 0 && slow < med/2 {
 			r := up[slowest]
-			return &Imbalance{Replica: r.Name, Reason: fmt.Sprintf("%s: %.0f tok/s with %d running, %d queued; the others' median %.0f tok/s",
+			return &snapshot.Imbalance{Replica: r.Name, Reason: fmt.Sprintf("%s: %.0f tok/s with %d running, %d queued; the others' median %.0f tok/s",
 				r.Name, slow, r.RunningReqs, r.QueueReqs, med)}
 		}
 	}
@@ -320,7 +284,7 @@ func imbalance(rows []ReplicaRow) *Imbalance {
 					busy = append(busy, fmt.Sprintf("%s %d", o.Name, o.QueueReqs))
 				}
 			}
-			return &Imbalance{Replica: r.Name, Reason: r.Name + ": idle while others queue (" + strings.Join(busy, ", ") + ")"}
+			return &snapshot.Imbalance{Replica: r.Name, Reason: r.Name + ": idle while others queue (" + strings.Join(busy, ", ") + ")"}
 		}
 	}
 	return nil
@@ -358,34 +322,4 @@ func (w *Watcher) runKVDtype() string {
 		kv = res
 	}
 	return kv
-}
-
-// RowHeader names Cells' columns.
-var RowHeader = []string{"REPLICA", "STATE", "GEN tok/s", "RUN", "QUEUE", "KV", "HIT", "FROM"}
-
-// Cells is a row as the panel and status write it, in RowHeader's order;
-// "-" where there is no figure, a STALE row's state with its age.
-func (r ReplicaRow) Cells() []string {
-	pct := func(p *float64) string {
-		if p == nil {
-			return "-"
-		}
-		return fmt.Sprintf("%.0f%%", 100**p)
-	}
-	state := r.State
-	if r.AgeSeconds != nil {
-		state += " " + FormatDuration(time.Duration(*r.AgeSeconds)*time.Second)
-	}
-	gen, run, queue := "-", "-", "-"
-	if r.GenThroughput != nil {
-		gen = fmt.Sprintf("%.0f", *r.GenThroughput)
-	}
-	if r.State != RowDown && r.State != RowUnknown {
-		run, queue = fmt.Sprint(r.RunningReqs), fmt.Sprint(r.QueueReqs)
-	}
-	src := r.Source
-	if src == "" {
-		src = "-"
-	}
-	return []string{parse.SanitizeString(r.Name), state, gen, run, queue, pct(r.TokenUsage), pct(r.CacheHitRate), src}
 }

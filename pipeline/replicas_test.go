@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // metricsServer serves whatever text holds at /metrics (a status code
@@ -131,7 +132,7 @@ func TestReplicaRowsDPRanks(t *testing.T) {
 		t.Fatalf("server %+v rows %+v", sv, sv.Rows)
 	}
 	r0, r1 := sv.Rows[0], sv.Rows[1]
-	if !strings.HasSuffix(r0.Name, " dp0") || r0.RunningReqs != 40 || *r0.GenThroughput != 1500 || r0.State != RowUp || r0.Source != "metrics" ||
+	if !strings.HasSuffix(r0.Name, " dp0") || r0.RunningReqs != 40 || *r0.GenThroughput != 1500 || r0.State != snapshot.RowUp || r0.Source != "metrics" ||
 		!strings.HasSuffix(r1.Name, " dp1") || r1.RunningReqs != 24 || *r1.GenThroughput != 400 || *r1.TokenUsage != 0.31 {
 		t.Fatalf("rows %+v %+v", r0, r1)
 	}
@@ -144,13 +145,13 @@ func TestReplicaRowsDPRanks(t *testing.T) {
 	c.advance(4 * time.Second)
 	ms.set("", http.StatusInternalServerError)
 	sv = poll(w).Server
-	if len(sv.Rows) != 2 || sv.Rows[0].State != RowStale || sv.Rows[0].AgeSeconds == nil || *sv.Rows[0].AgeSeconds != 4 || sv.Imbalance != nil {
+	if len(sv.Rows) != 2 || sv.Rows[0].State != snapshot.RowStale || sv.Rows[0].AgeSeconds == nil || *sv.Rows[0].AgeSeconds != 4 || sv.Imbalance != nil {
 		t.Fatalf("after a failed read: state %s rows %+v imbalance %+v", sv.State, sv.Rows, sv.Imbalance)
 	}
 	ms.ts.Close()
 	c.advance(3 * time.Minute)
-	s := pollUntil(t, w, "server down", 10*time.Second, func(s Snapshot) bool { return s.Server.State == ServerDown })
-	if r := s.Server.Rows; len(r) != 2 || r[0].State != RowDown || r[1].State != RowDown || r[0].GenThroughput != nil || r[1].Name != sv.Rows[1].Name {
+	s := pollUntil(t, w, "server down", 10*time.Second, func(s snapshot.Snapshot) bool { return s.Server.State == snapshot.ServerDown })
+	if r := s.Server.Rows; len(r) != 2 || r[0].State != snapshot.RowDown || r[1].State != snapshot.RowDown || r[0].GenThroughput != nil || r[1].Name != sv.Rows[1].Name {
 		t.Fatalf("rows of a server down: %+v", r)
 	}
 }
@@ -179,11 +180,11 @@ func TestReplicaRowsFromGateway(t *testing.T) {
 	root := t.TempDir()
 	mkdir(t, filepath.Join(root, "prepared"))
 	w := localWatcher(t, root, c, Options{Servers: []ServerSpec{{URL: gw.URL, Router: true, Metrics: gw.URL}}})
-	s := pollUntil(t, w, "two gateway rows", 10*time.Second, func(s Snapshot) bool {
+	s := pollUntil(t, w, "two gateway rows", 10*time.Second, func(s snapshot.Snapshot) bool {
 		return len(s.Server.Rows) == 2 && s.Server.Rows[0].Source == "gateway" && s.Server.Rows[1].Source == "gateway"
 	})
 	r0, r1 := s.Server.Rows[0], s.Server.Rows[1]
-	if r0.Name != shortURL(a) || *r0.GenThroughput != 1800 || r0.RunningReqs != 70 || *r1.TokenUsage != 0.9 || r0.State != RowUp {
+	if r0.Name != shortURL(a) || *r0.GenThroughput != 1800 || r0.RunningReqs != 70 || *r1.TokenUsage != 0.9 || r0.State != snapshot.RowUp {
 		t.Fatalf("rows %+v %+v", r0, r1)
 	}
 	if s.Server.Imbalance == nil || s.Server.Imbalance.Replica != r1.Name {
@@ -199,7 +200,7 @@ func TestLatencyFromSim(t *testing.T) {
 	mkdir(t, filepath.Join(root, "prepared"))
 	srv := simOn(t, filepath.Join(root, "logs", "sglang.log"))
 	w := NewWatcher(localHost(), Options{Host: "local", Root: root, ServerURL: srv.URL(), ServerLog: "logs/sglang.log"}, nil)
-	pollUntil(t, w, "the server answering", 20*time.Second, func(s Snapshot) bool { return s.Server.Source == "metrics" })
+	pollUntil(t, w, "the server answering", 20*time.Second, func(s snapshot.Snapshot) bool { return s.Server.Source == "metrics" })
 	// three answered requests: one sent while the server still warms up is
 	// a 503 and no observation (the sim's warm-up is 60 ms at its speed)
 	deadline := time.Now().Add(20 * time.Second)
@@ -271,16 +272,16 @@ func TestSpecDecodeWindow(t *testing.T) {
 func TestImbalanceIdleWhileOthersQueue(t *testing.T) {
 	t.Parallel()
 	g := func(v float64) *float64 { return &v }
-	rows := []ReplicaRow{
-		{Name: "a", State: RowUp, GenThroughput: g(900), RunningReqs: 64, QueueReqs: 12},
-		{Name: "b", State: RowUp, GenThroughput: g(0)},
-		{Name: "c", State: RowStale, GenThroughput: g(10), RunningReqs: 64},
+	rows := []snapshot.ReplicaRow{
+		{Name: "a", State: snapshot.RowUp, GenThroughput: g(900), RunningReqs: 64, QueueReqs: 12},
+		{Name: "b", State: snapshot.RowUp, GenThroughput: g(0)},
+		{Name: "c", State: snapshot.RowStale, GenThroughput: g(10), RunningReqs: 64},
 	}
 	im := imbalance(rows)
 	if im == nil || im.Replica != "b" || !strings.Contains(im.Reason, "idle while others queue (a 12)") {
 		t.Fatalf("%+v", im)
 	}
-	rows[1].State = RowDown
+	rows[1].State = snapshot.RowDown
 	if im := imbalance(rows); im != nil {
 		t.Fatalf("one replica up: %+v", im)
 	}
@@ -293,17 +294,17 @@ func TestReplicaRowFromStaleLogFigures(t *testing.T) {
 	t.Parallel()
 	fs := &figureState{rows: map[string]rowMemo{}}
 	age := 300.0
-	v := Server{URL: "http://127.0.0.1:30000", State: ServerReady, Source: "log", GenThroughput: 930, RunningReqs: 72, FiguresStale: true, FiguresAgeSeconds: &age}
+	v := snapshot.Server{URL: "http://127.0.0.1:30000", State: snapshot.ServerReady, Source: "log", GenThroughput: 930, RunningReqs: 72, FiguresStale: true, FiguresAgeSeconds: &age}
 	rd := serverRead{metErr: errors.New("/metrics refused")}
 	rows := fs.rowsOf("srv", v, rd, nil, time.Now())
-	if len(rows) != 1 || rows[0].State != RowStale || rows[0].AgeSeconds == nil || *rows[0].AgeSeconds != 300 {
+	if len(rows) != 1 || rows[0].State != snapshot.RowStale || rows[0].AgeSeconds == nil || *rows[0].AgeSeconds != 300 {
 		t.Fatalf("stale log figures: %+v", rows)
 	}
-	if imb := imbalance(append(rows, ReplicaRow{Name: "b", State: RowUp, RunningReqs: 1})); imb != nil {
+	if imb := imbalance(append(rows, snapshot.ReplicaRow{Name: "b", State: snapshot.RowUp, RunningReqs: 1})); imb != nil {
 		t.Errorf("a stale row takes part in the imbalance check: %+v", imb)
 	}
 	v.FiguresStale, v.FiguresAgeSeconds = false, nil
-	if rows = fs.rowsOf("srv", v, rd, nil, time.Now()); len(rows) != 1 || rows[0].State != RowUp {
+	if rows = fs.rowsOf("srv", v, rd, nil, time.Now()); len(rows) != 1 || rows[0].State != snapshot.RowUp {
 		t.Fatalf("fresh log figures: %+v", rows)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote/faultproxy"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
@@ -79,7 +80,7 @@ func TestPollRoundTrips(t *testing.T) {
 					t.Fatal("no keepalive answered in 30 s")
 				}
 			}
-			check := func(what string, want int64) Snapshot {
+			check := func(what string, want int64) snapshot.Snapshot {
 				t.Helper()
 				snap, got := rttPoll(t, w, p.px)
 				if !strings.HasPrefix(snap.Connection.Reader, tc.reader) || snap.Worker.PID != pid {
@@ -95,7 +96,7 @@ func TestPollRoundTrips(t *testing.T) {
 			if h := ReadServersHint(o.HintPath); tc.reader == "fallback" && !noAgentUnpacks(h) {
 				t.Fatalf("the hint after a cold poll by the fallback: %+v, want no agent and unpacks", h)
 			}
-			done := func(s Snapshot) int64 { return catByName(t, s, "B1").Done }
+			done := func(s snapshot.Snapshot) int64 { return catByName(t, s, "B1").Done }
 			var n0 int64
 			for range 3 {
 				n0 = done(check("steady", tc.steady))
@@ -123,13 +124,13 @@ func noAgentUnpacks(h *ServersHint) bool {
 }
 
 // rttPoll polls once and returns the round trips it took.
-func rttPoll(t *testing.T, w *Watcher, px *faultproxy.Proxy) (Snapshot, int64) {
+func rttPoll(t *testing.T, w *Watcher, px *faultproxy.Proxy) (snapshot.Snapshot, int64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	before := px.Turns.Load()
 	snap := w.Poll(ctx)
-	if snap.Connection.State != LinkConnected {
+	if snap.Connection.State != snapshot.LinkConnected {
 		t.Fatalf("link %s: %s", snap.Connection.State, snap.Connection.Error)
 	}
 	return snap, px.Turns.Load() - before

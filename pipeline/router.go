@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // routerWatch is what the watcher keeps of SGLang's router: the replicas
@@ -46,7 +47,7 @@ const detectEvery = 10
 // routerDue says whether s, not known as a router, is asked /workers this
 // poll: its /metrics is missing (a router's main port has none).
 func (w *Watcher) routerDue(s *srvWatch) bool {
-	return s.role == RoleServer && s.st.probe.metrics == "no_metrics" && w.polls-s.detectAt >= detectEvery
+	return s.role == snapshot.RoleServer && s.st.probe.metrics == "no_metrics" && w.polls-s.detectAt >= detectEvery
 }
 
 // readRouter asks the router's worker list and its Prometheus listener,
@@ -66,7 +67,7 @@ func (w *Watcher) readRouter(ctx context.Context, s *srvWatch) *routerRead {
 		rr.workers, rr.workersKind, rr.workersErr = w.routerList(ctx, s)
 		rr.listed = rr.workersKind == "ok"
 	}()
-	if s.role != RoleRouter {
+	if s.role != snapshot.RoleRouter {
 		s.detectAt = w.polls
 		wg.Wait()
 		return rr
@@ -178,7 +179,7 @@ func routerProbe(rr *routerRead) serverProbe {
 // becomes a router; the replicas follow the list.
 func (sv *serverSet) foldRouter(s *srvWatch, rr *routerRead) {
 	rt := s.rt
-	if s.role != RoleRouter {
+	if s.role != snapshot.RoleRouter {
 		if rr.listed {
 			s.becomeRouter()
 			sv.ev.tl.note(sv.now(), "router_found", "", fmt.Sprintf("%s is SGLang's router: %d replicas behind it", s.name, len(rr.workers)))
@@ -211,7 +212,7 @@ func (sv *serverSet) foldRouter(s *srvWatch, rr *routerRead) {
 		rt.order = append(rt.order, wk.URL)
 		if _, ok := rt.replicas[wk.URL]; !ok {
 			rep := newSrvWatch(ServerSpec{URL: wk.URL}, sv.root, sv.pane)
-			rep.role = RoleReplica
+			rep.role = snapshot.RoleReplica
 			rt.replicas[wk.URL] = rep
 		}
 	}
@@ -227,7 +228,7 @@ func (sv *serverSet) foldRouter(s *srvWatch, rr *routerRead) {
 // is its own /metrics, read through the host, checked against the
 // router's health checks (its list, else its metrics); a replica the host
 // cannot reach itself is judged by the router alone, and says so.
-func (sv *serverSet) judgeRouter(s *srvWatch, rr *routerRead, now time.Time, waiting bool) (Server, []Server) {
+func (sv *serverSet) judgeRouter(s *srvWatch, rr *routerRead, now time.Time, waiting bool) (snapshot.Server, []snapshot.Server) {
 	rt := s.rt
 	byURL := map[string]parse.RouterWorker{}
 	if rr != nil {
@@ -235,7 +236,7 @@ func (sv *serverSet) judgeRouter(s *srvWatch, rr *routerRead, now time.Time, wai
 			byURL[wk.URL] = wk
 		}
 	}
-	var reps []Server
+	var reps []snapshot.Server
 	healthy, load := 0, 0
 	for _, u := range rt.order {
 		v := sv.judgeRouted(s, u, byURL, rr, now, waiting)
@@ -247,7 +248,7 @@ func (sv *serverSet) judgeRouter(s *srvWatch, rr *routerRead, now time.Time, wai
 		}
 		reps = append(reps, v)
 	}
-	v := Server{Role: RoleRouter, URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Retractions: 0, Replicas: len(rt.order), HealthyReplicas: healthy}
+	v := snapshot.Server{Role: snapshot.RoleRouter, URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Retractions: 0, Replicas: len(rt.order), HealthyReplicas: healthy}
 	f := serverFacts{metrics: s.st.probe.metrics, phase: s.st.phase, logSeen: s.st.logSeen, logGrew: s.st.logGrew,
 		waiting: waiting, load: load, refused: s.st.refused}
 	if s.st.logSeen && !s.st.logGrewAt.IsZero() {
@@ -260,7 +261,7 @@ func (sv *serverSet) judgeRouter(s *srvWatch, rr *routerRead, now time.Time, wai
 	if rr != nil && rr.listed {
 		v.Source, v.RunningReqs = "router", load
 		if len(rt.order) > 0 && healthy == 0 && anyKnown(reps) {
-			v.State, v.Reason = ServerUnhealthy, "no healthy worker: the router can route nowhere"
+			v.State, v.Reason = snapshot.ServerUnhealthy, "no healthy worker: the router can route nowhere"
 		}
 	}
 	return v, reps
@@ -268,7 +269,7 @@ func (sv *serverSet) judgeRouter(s *srvWatch, rr *routerRead, now time.Time, wai
 
 // judgeRouted judges the replica at u: its own answer through the host,
 // weighed against what the router says of it.
-func (sv *serverSet) judgeRouted(s *srvWatch, u string, byURL map[string]parse.RouterWorker, rr *routerRead, now time.Time, waiting bool) Server {
+func (sv *serverSet) judgeRouted(s *srvWatch, u string, byURL map[string]parse.RouterWorker, rr *routerRead, now time.Time, waiting bool) snapshot.Server {
 	rt := s.rt
 	r, asked := serverRead{}, false
 	if rr != nil {
@@ -332,7 +333,7 @@ func (rt *routerWatch) gatewayHealth(u string, byURL map[string]parse.RouterWork
 	return h, ""
 }
 
-func anyKnown(reps []Server) bool {
+func anyKnown(reps []snapshot.Server) bool {
 	for _, r := range reps {
 		if r.RouterHealthy != nil {
 			return true
@@ -343,24 +344,24 @@ func anyKnown(reps []Server) bool {
 
 // judgeReplica weighs the router's health check against the replica's own
 // answer. asked: its /metrics was asked this poll.
-func judgeReplica(v *Server, asked bool) {
+func judgeReplica(v *snapshot.Server, asked bool) {
 	h := v.RouterHealthy
-	answering := v.State == ServerReady || v.State == ServerBusy
-	unreachable := !asked || v.Metrics == "error" || v.State == ServerUnknown
+	answering := v.State == snapshot.ServerReady || v.State == snapshot.ServerBusy
+	unreachable := !asked || v.Metrics == "error" || v.State == snapshot.ServerUnknown
 	switch {
 	case h == nil:
 	case !*h && answering:
-		v.State, v.Reason = ServerUnhealthy, join(v.Reason, "the router's health checks fail")
+		v.State, v.Reason = snapshot.ServerUnhealthy, join(v.Reason, "the router's health checks fail")
 	case !*h && unreachable:
-		v.State, v.Reason = ServerDown, "the router's health checks fail (not read from the host itself)"
+		v.State, v.Reason = snapshot.ServerDown, "the router's health checks fail (not read from the host itself)"
 	case !*h:
 		v.Reason = join(v.Reason, "the router's health checks fail")
 	case unreachable:
-		v.State, v.Reason, v.Source = ServerReady, "from the router's health checks (its /metrics not read from the host)", "router"
+		v.State, v.Reason, v.Source = snapshot.ServerReady, "from the router's health checks (its /metrics not read from the host)", "router"
 		if v.RouterLoad != nil {
 			v.RunningReqs = *v.RouterLoad
 			if *v.RouterLoad > 0 {
-				v.State = ServerBusy
+				v.State = snapshot.ServerBusy
 			}
 		}
 	case !answering:

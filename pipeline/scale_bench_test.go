@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
@@ -72,7 +73,7 @@ func BenchmarkSteadyPoll10k(b *testing.B) {
 			h := p.dial(b)
 			defer h.Close()
 			w := NewWatcher(h, Options{Host: "bench", Root: root, ServerURL: closedURL(b), WorkerBin: c.bin}, nil)
-			poll := func() Snapshot {
+			poll := func() snapshot.Snapshot {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				defer cancel()
 				return w.Poll(ctx)

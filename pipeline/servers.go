@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -29,13 +30,6 @@ type ServerSpec struct {
 	From string
 }
 
-// Server roles (Server.Role).
-const (
-	RoleServer  = "server"  // an SGLang (or vLLM) server
-	RoleRouter  = "router"  // SGLang's router: one URL in front of replicas
-	RoleReplica = "replica" // a server behind the router, found in its worker list
-)
-
 // srvWatch is what the watcher keeps of one server between polls.
 type srvWatch struct {
 	spec     ServerSpec
@@ -44,16 +38,16 @@ type srvWatch struct {
 	st       serverState
 	tail     *remote.Tail // nil: no log
 	parser   parse.ServerLog
-	metFails int         // consecutive failures of the same kind: a missing /metrics is asked less often
-	was      ServerState // the state last poll, for events
-	detectAt int         // the poll /workers was last asked, to find a router nobody configured
+	metFails int                  // consecutive failures of the same kind: a missing /metrics is asked less often
+	was      snapshot.ServerState // the state last poll, for events
+	detectAt int                  // the poll /workers was last asked, to find a router nobody configured
 	rt       *routerWatch
 	launches []parse.ServerLaunch // its log's start lines, for the eras (eras.go)
 }
 
 // newSrvWatch makes a server's state; its log relative to root.
 func newSrvWatch(sp ServerSpec, root string, pane int64) *srvWatch {
-	s := &srvWatch{spec: sp, name: shortURL(sp.URL), role: RoleServer, detectAt: -detectEvery}
+	s := &srvWatch{spec: sp, name: shortURL(sp.URL), role: snapshot.RoleServer, detectAt: -detectEvery}
 	if sp.Log != "" {
 		if !path.IsAbs(sp.Log) && !sp.rooted {
 			sp.Log = path.Join(root, sp.Log)
@@ -75,7 +69,7 @@ func newSrvWatch(sp ServerSpec, root string, pane int64) *srvWatch {
 }
 
 func (s *srvWatch) becomeRouter() {
-	s.role = RoleRouter
+	s.role = snapshot.RoleRouter
 	if s.rt == nil {
 		s.rt = &routerWatch{replicas: map[string]*srvWatch{}}
 	}
@@ -210,7 +204,7 @@ func (w *Watcher) probeServers(ctx context.Context) []serverRead {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if s.role == RoleRouter {
+			if s.role == snapshot.RoleRouter {
 				out[i].router = w.readRouter(ctx, s)
 				return
 			}
@@ -233,7 +227,7 @@ func (sv *serverSet) foldReads(reads []serverRead) {
 		if r.router != nil {
 			sv.foldRouter(s, r.router)
 		}
-		if s.role == RoleRouter {
+		if s.role == snapshot.RoleRouter {
 			s.foldProbe(routerProbe(r.router))
 		} else {
 			s.foldProbe(r.probe)
@@ -245,10 +239,10 @@ func (sv *serverSet) foldReads(reads []serverRead) {
 // total, from the reads foldReads folded; each keeps what its next
 // judgement needs (the /metrics sample, the log's tallies) and records its
 // state changes.
-func (sv *serverSet) judgeEach(reads []serverRead, now time.Time, waiting bool) (total Server, each []Server) {
+func (sv *serverSet) judgeEach(reads []serverRead, now time.Time, waiting bool) (total snapshot.Server, each []snapshot.Server) {
 	for i, s := range sv.list {
 		r := reads[i]
-		if s.role == RoleRouter {
+		if s.role == snapshot.RoleRouter {
 			v, reps := sv.judgeRouter(s, r.router, now, waiting)
 			each = append(each, v)
 			each = append(each, reps...)
@@ -268,14 +262,14 @@ func (sv *serverSet) judgeEach(reads []serverRead, now time.Time, waiting bool) 
 
 // named: a server's events carry its name when the host has several.
 func (sv *serverSet) named(name string) string {
-	if len(sv.list) == 1 && sv.list[0].role != RoleRouter {
+	if len(sv.list) == 1 && sv.list[0].role != snapshot.RoleRouter {
 		return ""
 	}
 	return name
 }
 
 // noteServerEvents records the state changes of one server or replica.
-func (sv *serverSet) noteServerEvents(v *Server, now time.Time) {
+func (sv *serverSet) noteServerEvents(v *snapshot.Server, now time.Time) {
 	s := sv.serverByURL(v.URL)
 	if s == nil {
 		return
@@ -301,20 +295,20 @@ func (sv *serverSet) serverByURL(u string) *srvWatch {
 // fullest), state the common one, or unhealthy with the ones that are not
 // answering named when some answer and some do not. A router counts
 // through its replicas, not twice.
-func hostTotal(each []Server) Server {
-	t := Server{Role: "total", Metrics: "", LogAgeSeconds: nil}
+func hostTotal(each []snapshot.Server) snapshot.Server {
+	t := snapshot.Server{Role: "total", Metrics: "", LogAgeSeconds: nil}
 	var answering, failing []string
-	states := map[ServerState]bool{}
+	states := map[snapshot.ServerState]bool{}
 	var hits []float64
 	for _, v := range each {
-		if v.Role == RoleRouter {
+		if v.Role == snapshot.RoleRouter {
 			continue
 		}
 		states[v.State] = true
 		switch v.State {
-		case ServerReady, ServerBusy:
+		case snapshot.ServerReady, snapshot.ServerBusy:
 			answering = append(answering, v.Name)
-		case ServerUnknown:
+		case snapshot.ServerUnknown:
 		default:
 			failing = append(failing, v.Name+" "+string(v.State))
 		}
@@ -344,7 +338,7 @@ func hostTotal(each []Server) Server {
 
 // addServer adds one server's figures to the host's total t: counts
 // summed, usage the fullest, the newest crash.
-func addServer(t *Server, v Server) {
+func addServer(t *snapshot.Server, v snapshot.Server) {
 	t.GenThroughput += v.GenThroughput
 	t.RunningReqs += v.RunningReqs
 	t.QueueReqs += v.QueueReqs
@@ -366,25 +360,25 @@ func addServer(t *Server, v Server) {
 // answer and fail): their common one, unhealthy when some answer and some
 // do not, ready (busy with load) when only some are unknown, down when
 // only failing ones are known.
-func totalState(states map[ServerState]bool, answering, failing int, load bool) ServerState {
+func totalState(states map[snapshot.ServerState]bool, answering, failing int, load bool) snapshot.ServerState {
 	switch {
 	case len(states) == 1:
 		for st := range states {
-			if st == ServerReady && load {
-				return ServerBusy
+			if st == snapshot.ServerReady && load {
+				return snapshot.ServerBusy
 			}
 			return st
 		}
 	case answering > 0 && failing > 0:
-		return ServerUnhealthy
+		return snapshot.ServerUnhealthy
 	case answering > 0 && load:
-		return ServerBusy
+		return snapshot.ServerBusy
 	case answering > 0:
-		return ServerReady
+		return snapshot.ServerReady
 	case failing > 0:
-		return ServerDown
+		return snapshot.ServerDown
 	}
-	return ServerUnknown
+	return snapshot.ServerUnknown
 }
 
 // foldServerTail notes whether a server's log exists and grew.
@@ -421,7 +415,7 @@ func (sv *serverSet) foldServerLines(s *srvWatch, res remote.PollResult, now tim
 	sv.foldStarts(s, sl.Starts, now)
 	addShown(sv.lines, sl, tag)
 	for _, l := range sl.Lines {
-		if s.role == RoleRouter {
+		if s.role == snapshot.RoleRouter {
 			if rl, ok := parse.ParseRouterLine(l.Text); ok {
 				sv.foldRouterLine(s, rl)
 			}
@@ -429,7 +423,7 @@ func (sv *serverSet) foldServerLines(s *srvWatch, res remote.PollResult, now tim
 		}
 		s.parser.Feed(l.Text, emit)
 	}
-	if flush && (len(sl.Lines) == 0 || polls <= 1) && s.role != RoleRouter {
+	if flush && (len(sl.Lines) == 0 || polls <= 1) && s.role != snapshot.RoleRouter {
 		// the log went quiet, or this is its first read (history: what it
 		// ends with has been there since before we looked): a crash at its
 		// end is complete

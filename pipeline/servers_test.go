@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 	"github.com/synthwatch/synthwatch/sim"
@@ -41,13 +42,13 @@ func sshdHost(t *testing.T) remote.Host {
 }
 
 // pollUntil polls w until cond holds or d passes.
-func pollUntil(t *testing.T, w *Watcher, what string, d time.Duration, cond func(Snapshot) bool) Snapshot {
+func pollUntil(t *testing.T, w *Watcher, what string, d time.Duration, cond func(snapshot.Snapshot) bool) snapshot.Snapshot {
 	t.Helper()
 	return pollTicking(t, w, what, d, func() {}, cond)
 }
 
 // pollTicking is pollUntil with tick run before each poll (a fake clock's step).
-func pollTicking(t *testing.T, w *Watcher, what string, d time.Duration, tick func(), cond func(Snapshot) bool) Snapshot {
+func pollTicking(t *testing.T, w *Watcher, what string, d time.Duration, tick func(), cond func(snapshot.Snapshot) bool) snapshot.Snapshot {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
@@ -63,7 +64,9 @@ func pollTicking(t *testing.T, w *Watcher, what string, d time.Duration, tick fu
 	}
 }
 
-func answering(v Server) bool { return v.State == ServerReady || v.State == ServerBusy }
+func answering(v snapshot.Server) bool {
+	return v.State == snapshot.ServerReady || v.State == snapshot.ServerBusy
+}
 
 // Two TP4 servers on one host, listed in pipeline.toml, watched over a real
 // sshd: one line each, the total; one goes down and only it is down.
@@ -75,7 +78,7 @@ func TestTwoServersOverSSHD(t *testing.T) {
 	mkdir(t, filepath.Join(root, "prepared"))
 	c := &clock{t: time.Now()}
 	w := NewWatcher(sshdHost(t), Options{Host: "sshd", Root: root, ServerURL: closedURL(t), Now: c.now}, nil)
-	s := pollUntil(t, w, "both servers answering", 20*time.Second, func(s Snapshot) bool {
+	s := pollUntil(t, w, "both servers answering", 20*time.Second, func(s snapshot.Snapshot) bool {
 		return len(s.Servers) == 2 && answering(s.Servers[0]) && answering(s.Servers[1])
 	})
 	if s.Servers[0].URL != a.URL() || s.Servers[1].URL != b.URL() || s.Server.Role != "total" || !answering(s.Server) {
@@ -91,10 +94,10 @@ func TestTwoServersOverSSHD(t *testing.T) {
 	b.Down(time.Hour)
 	// refused with a log that still looks fresh is judged by the log; quiet
 	// for quietAfter, it is down: the clock steps past that
-	s = pollTicking(t, w, "the second server down", 20*time.Second, func() { c.advance(10 * time.Second) }, func(s Snapshot) bool {
-		return len(s.Servers) == 2 && s.Servers[1].State == ServerDown
+	s = pollTicking(t, w, "the second server down", 20*time.Second, func() { c.advance(10 * time.Second) }, func(s snapshot.Snapshot) bool {
+		return len(s.Servers) == 2 && s.Servers[1].State == snapshot.ServerDown
 	})
-	if !answering(s.Servers[0]) || s.Server.State != ServerUnhealthy || !strings.Contains(s.Server.Reason, s.Servers[1].Name) {
+	if !answering(s.Servers[0]) || s.Server.State != snapshot.ServerUnhealthy || !strings.Contains(s.Server.Reason, s.Servers[1].Name) {
 		t.Fatalf("after one went down: first %+v total %+v", s.Servers[0], s.Server)
 	}
 	found := false
@@ -130,27 +133,27 @@ func TestRouterReplicaDown(t *testing.T) {
 	r, _, b := routerSetup(t, root)
 	w := NewWatcher(localHost(), Options{Host: "local", Root: root,
 		Servers: []ServerSpec{{URL: r.URL(), Router: true, Metrics: r.MetricsURL(), Log: "logs/router.log"}}}, nil)
-	s := pollUntil(t, w, "router and two healthy replicas", 20*time.Second, func(s Snapshot) bool {
+	s := pollUntil(t, w, "router and two healthy replicas", 20*time.Second, func(s snapshot.Snapshot) bool {
 		return len(s.Servers) == 3 && answering(s.Servers[1]) && answering(s.Servers[2]) && s.Servers[0].HealthyReplicas == 2
 	})
 	rt := s.Servers[0]
-	if rt.Role != RoleRouter || rt.Replicas != 2 || rt.HealthyReplicas != 2 || rt.Metrics != "ok" || !answering(rt) {
+	if rt.Role != snapshot.RoleRouter || rt.Replicas != 2 || rt.HealthyReplicas != 2 || rt.Metrics != "ok" || !answering(rt) {
 		t.Fatalf("router %+v", rt)
 	}
 	for _, rep := range s.Servers[1:] {
-		if rep.Role != RoleReplica || rep.Via != r.URL() || rep.RouterHealthy == nil || !*rep.RouterHealthy || rep.Source != "metrics" {
+		if rep.Role != snapshot.RoleReplica || rep.Via != r.URL() || rep.RouterHealthy == nil || !*rep.RouterHealthy || rep.Source != "metrics" {
 			t.Fatalf("replica %+v", rep)
 		}
 	}
 	b.Down(time.Hour)
 	r.CheckNow()
-	s = pollUntil(t, w, "replica b down", 20*time.Second, func(s Snapshot) bool {
-		return len(s.Servers) == 3 && s.Servers[2].State == ServerDown
+	s = pollUntil(t, w, "replica b down", 20*time.Second, func(s snapshot.Snapshot) bool {
+		return len(s.Servers) == 3 && s.Servers[2].State == snapshot.ServerDown
 	})
 	if rep := s.Servers[2]; rep.RouterHealthy == nil || *rep.RouterHealthy || rep.URL != b.URL() {
 		t.Fatalf("replica b: %+v", rep)
 	}
-	if s.Servers[0].HealthyReplicas != 1 || !answering(s.Servers[1]) || s.Server.State != ServerUnhealthy {
+	if s.Servers[0].HealthyReplicas != 1 || !answering(s.Servers[1]) || s.Server.State != snapshot.ServerUnhealthy {
 		t.Fatalf("router %+v, replica a %+v, total %+v", s.Servers[0], s.Servers[1], s.Server)
 	}
 	var logged bool
@@ -169,8 +172,8 @@ func TestRouterDetected(t *testing.T) {
 	root := t.TempDir()
 	r, _, _ := routerSetup(t, root)
 	w := NewWatcher(localHost(), Options{Host: "local", Root: root, ServerURL: r.URL()}, nil)
-	s := pollUntil(t, w, "router found", 30*time.Second, func(s Snapshot) bool {
-		return len(s.Servers) == 3 && s.Servers[0].Role == RoleRouter && answering(s.Servers[1]) && answering(s.Servers[2])
+	s := pollUntil(t, w, "router found", 30*time.Second, func(s snapshot.Snapshot) bool {
+		return len(s.Servers) == 3 && s.Servers[0].Role == snapshot.RoleRouter && answering(s.Servers[1]) && answering(s.Servers[2])
 	})
 	if s.Servers[0].Metrics == "ok" {
 		t.Errorf("metrics listener found at the default port %s: %+v", "29000", s.Servers[0])
@@ -187,17 +190,17 @@ func TestRouterDetected(t *testing.T) {
 func TestHostTotal(t *testing.T) {
 	t.Parallel()
 	h := 0.5
-	each := []Server{
-		{Name: "a", State: ServerBusy, GenThroughput: 100, RunningReqs: 3, TokenUsage: 0.4, CacheHitRate: &h, Source: "metrics"},
-		{Name: "b", State: ServerDown},
-		{Name: "r", Role: RoleRouter, State: ServerReady, RunningReqs: 3},
+	each := []snapshot.Server{
+		{Name: "a", State: snapshot.ServerBusy, GenThroughput: 100, RunningReqs: 3, TokenUsage: 0.4, CacheHitRate: &h, Source: "metrics"},
+		{Name: "b", State: snapshot.ServerDown},
+		{Name: "r", Role: snapshot.RoleRouter, State: snapshot.ServerReady, RunningReqs: 3},
 	}
 	tot := hostTotal(each)
-	if tot.State != ServerUnhealthy || tot.RunningReqs != 3 || tot.GenThroughput != 100 || !strings.Contains(tot.Reason, "1 of 2 not answering: b down") {
+	if tot.State != snapshot.ServerUnhealthy || tot.RunningReqs != 3 || tot.GenThroughput != 100 || !strings.Contains(tot.Reason, "1 of 2 not answering: b down") {
 		t.Fatalf("%+v", tot)
 	}
-	each[1].State = ServerReady
-	if tot = hostTotal(each); tot.State != ServerBusy || tot.Reason != "" {
+	each[1].State = snapshot.ServerReady
+	if tot = hostTotal(each); tot.State != snapshot.ServerBusy || tot.Reason != "" {
 		t.Fatalf("%+v", tot)
 	}
 }

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"math"
 	"time"
+
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // serverSet is the servers' part of a poll: each server's log tail and the
@@ -16,23 +18,23 @@ type serverSet struct {
 	first *serverState
 	thr   *samples // the host's generation throughput, for the sparkline
 	figs  figureState
-	lines *Ring // the servers' log lines for display (the logs part's)
+	lines *snapshot.Ring // the servers' log lines for display (the logs part's)
 	ev    *events
 	root  string
 	now   func() time.Time
 	pane  int64 // a server log's last bytes a first read sends as they are (the rest digested)
 
 	// this poll's judgement (judge, then serverFigures), which view reads
-	shown   Server   // the one server, or the host's total
-	each    []Server // each server, a router's replicas after it
-	several bool     // several servers or a router: each is shown too
+	shown   snapshot.Server   // the one server, or the host's total
+	each    []snapshot.Server // each server, a router's replicas after it
+	several bool              // several servers or a router: each is shown too
 }
 
 // judge folds this poll's probes and logs into each server's state and
 // figures, their events and the throughput history, and keeps them for view.
 func (sv *serverSet) judge(reads []serverRead, now time.Time, waiting bool) {
 	total, each := sv.judgeEach(reads, now, waiting)
-	sv.several = len(each) > 1 || each[0].Role == RoleRouter
+	sv.several = len(each) > 1 || each[0].Role == snapshot.RoleRouter
 	if !sv.several {
 		total.Name, total.Role = "", "" // one server: the object as it always was, with the URL it probed
 	}
@@ -47,9 +49,9 @@ func (sv *serverSet) judge(reads []serverRead, now time.Time, waiting bool) {
 
 // view is the servers as this poll judged them: the Snapshot's server and,
 // with several, its servers.
-func (sv *serverSet) view() (Server, []Server) {
+func (sv *serverSet) view() (snapshot.Server, []snapshot.Server) {
 	if !sv.several {
 		return sv.shown, nil
 	}
-	return sv.shown, append([]Server(nil), sv.each...)
+	return sv.shown, append([]snapshot.Server(nil), sv.each...)
 }

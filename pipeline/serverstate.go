@@ -3,6 +3,8 @@ package pipeline
 import (
 	"strings"
 	"time"
+
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // quietAfter: a server log that has not grown for this long is quiet.
@@ -13,7 +15,7 @@ const quietAfter = 30 * time.Second
 // leaves the state to the log (logRows), its words first.
 type serverRow struct {
 	when  func(f serverFacts) bool
-	state ServerState
+	state snapshot.ServerState
 	words func(f serverFacts) string
 }
 
@@ -24,28 +26,28 @@ type serverRow struct {
 // the last poll, is down. A refusal with a fresh log and no waiting worker
 // is judged by the log: the URL may not be the server's (the words say so).
 var probeRows = []serverRow{
-	{func(f serverFacts) bool { return f.answering() && f.hang != "" }, ServerHung, func(f serverFacts) string { return "hang: " + f.hang }},
-	{func(f serverFacts) bool { return f.answering() && f.fault != "" }, ServerUnhealthy, func(f serverFacts) string { return "fault: " + f.fault }},
-	{func(f serverFacts) bool { return f.answering() && f.load > 0 }, ServerBusy, say("")},
-	{serverFacts.answering, ServerReady, say("")},
+	{func(f serverFacts) bool { return f.answering() && f.hang != "" }, snapshot.ServerHung, func(f serverFacts) string { return "hang: " + f.hang }},
+	{func(f serverFacts) bool { return f.answering() && f.fault != "" }, snapshot.ServerUnhealthy, func(f serverFacts) string { return "fault: " + f.fault }},
+	{func(f serverFacts) bool { return f.answering() && f.load > 0 }, snapshot.ServerBusy, say("")},
+	{serverFacts.answering, snapshot.ServerReady, say("")},
 
-	{func(f serverFacts) bool { return f.refusedWith("crash") && !f.logGrew }, ServerCrashed, say("/metrics refused; last log record is a crash")},
-	{func(f serverFacts) bool { return f.refusedWith("stop") && !f.logGrew }, ServerStopped, func(f serverFacts) string { return "/metrics refused; stopped on request: " + f.stop }},
-	{func(f serverFacts) bool { return f.refusedWith("startup") && (f.logGrew || f.logAge < quietAfter) }, ServerStarting, say("/metrics refused while the log shows the server loading")},
-	{func(f serverFacts) bool { return f.metrics == "refused" && (f.logQuiet() || !f.logGrew && f.waiting) }, ServerDown, refusedWords},
+	{func(f serverFacts) bool { return f.refusedWith("crash") && !f.logGrew }, snapshot.ServerCrashed, say("/metrics refused; last log record is a crash")},
+	{func(f serverFacts) bool { return f.refusedWith("stop") && !f.logGrew }, snapshot.ServerStopped, func(f serverFacts) string { return "/metrics refused; stopped on request: " + f.stop }},
+	{func(f serverFacts) bool { return f.refusedWith("startup") && (f.logGrew || f.logAge < quietAfter) }, snapshot.ServerStarting, say("/metrics refused while the log shows the server loading")},
+	{func(f serverFacts) bool { return f.metrics == "refused" && (f.logQuiet() || !f.logGrew && f.waiting) }, snapshot.ServerDown, refusedWords},
 	{func(f serverFacts) bool { return f.metrics == "refused" }, "", say("/metrics refused; state from the log (is the server URL right?)")},
 
-	{func(f serverFacts) bool { return f.metrics == "timeout" && f.phase == "crash" }, ServerCrashed, say("/metrics timed out; last log record is a crash")},
-	{func(f serverFacts) bool { return f.metrics == "timeout" && f.hang != "" }, ServerHung, func(f serverFacts) string { return "/metrics timed out; hang: " + f.hang }},
-	{func(f serverFacts) bool { return f.metrics == "timeout" }, ServerUnhealthy, say("/metrics timed out (3s)")},
+	{func(f serverFacts) bool { return f.metrics == "timeout" && f.phase == "crash" }, snapshot.ServerCrashed, say("/metrics timed out; last log record is a crash")},
+	{func(f serverFacts) bool { return f.metrics == "timeout" && f.hang != "" }, snapshot.ServerHung, func(f serverFacts) string { return "/metrics timed out; hang: " + f.hang }},
+	{func(f serverFacts) bool { return f.metrics == "timeout" }, snapshot.ServerUnhealthy, say("/metrics timed out (3s)")},
 
-	{func(f serverFacts) bool { return f.httpStatus() && f.phase == "startup" }, ServerStarting, func(f serverFacts) string { return f.statusWords() + " while the log shows the server loading" }},
-	{func(f serverFacts) bool { return f.httpStatus() && f.phase == "crash" }, ServerCrashed, func(f serverFacts) string { return f.statusWords() + "; last log record is a crash" }},
-	{serverFacts.httpStatus, ServerUnhealthy, serverFacts.statusWords},
+	{func(f serverFacts) bool { return f.httpStatus() && f.phase == "startup" }, snapshot.ServerStarting, func(f serverFacts) string { return f.statusWords() + " while the log shows the server loading" }},
+	{func(f serverFacts) bool { return f.httpStatus() && f.phase == "crash" }, snapshot.ServerCrashed, func(f serverFacts) string { return f.statusWords() + "; last log record is a crash" }},
+	{serverFacts.httpStatus, snapshot.ServerUnhealthy, serverFacts.statusWords},
 
-	{func(f serverFacts) bool { return f.health == "refused" }, ServerDown, say("/health refused")},
-	{func(f serverFacts) bool { return f.health == "timeout" && f.hang != "" }, ServerHung, func(f serverFacts) string { return "/health timed out (3s); hang: " + f.hang }},
-	{func(f serverFacts) bool { return f.health == "timeout" }, ServerUnhealthy, say("/health timed out (3s)")},
+	{func(f serverFacts) bool { return f.health == "refused" }, snapshot.ServerDown, say("/health refused")},
+	{func(f serverFacts) bool { return f.health == "timeout" && f.hang != "" }, snapshot.ServerHung, func(f serverFacts) string { return "/health timed out (3s); hang: " + f.hang }},
+	{func(f serverFacts) bool { return f.health == "timeout" }, snapshot.ServerUnhealthy, say("/health timed out (3s)")},
 
 	{always, "", say("")}, // not asked, or no answer that says anything
 }
@@ -54,20 +56,20 @@ var probeRows = []serverRow{
 // (docs/SERVER-STATES.md, Endings): the run's ending, a new run, then a
 // serving run's hang, fault and load.
 var logRows = []serverRow{
-	{phaseIs("crash"), ServerCrashed, say("last log record is a crash")},
-	{phaseIs("stop"), ServerStopped, func(f serverFacts) string { return "stopped on request: " + f.stop }},
-	{phaseIs("startup"), ServerStarting, say("the log shows the server loading")},
-	{func(f serverFacts) bool { return f.hang != "" }, ServerHung, func(f serverFacts) string { return "hang: " + f.hang }}, // phase "": a first read that begins after the last batch line
-	{func(f serverFacts) bool { return f.phase == "ready" && f.fault != "" }, ServerUnhealthy, func(f serverFacts) string { return "fault: " + f.fault }},
-	{func(f serverFacts) bool { return f.phase == "ready" && f.load > 0 }, ServerBusy, say("")},
-	{phaseIs("ready"), ServerReady, say("")},
-	{func(f serverFacts) bool { return f.logSeen }, ServerStarting, say("the log shows no ready line yet")},
-	{always, ServerUnknown, say("")},
+	{phaseIs("crash"), snapshot.ServerCrashed, say("last log record is a crash")},
+	{phaseIs("stop"), snapshot.ServerStopped, func(f serverFacts) string { return "stopped on request: " + f.stop }},
+	{phaseIs("startup"), snapshot.ServerStarting, say("the log shows the server loading")},
+	{func(f serverFacts) bool { return f.hang != "" }, snapshot.ServerHung, func(f serverFacts) string { return "hang: " + f.hang }}, // phase "": a first read that begins after the last batch line
+	{func(f serverFacts) bool { return f.phase == "ready" && f.fault != "" }, snapshot.ServerUnhealthy, func(f serverFacts) string { return "fault: " + f.fault }},
+	{func(f serverFacts) bool { return f.phase == "ready" && f.load > 0 }, snapshot.ServerBusy, say("")},
+	{phaseIs("ready"), snapshot.ServerReady, say("")},
+	{func(f serverFacts) bool { return f.logSeen }, snapshot.ServerStarting, say("the log shows no ready line yet")},
+	{always, snapshot.ServerUnknown, say("")},
 }
 
 // serverStateFor reads the state table: the first probe row that holds,
 // or, for a row that leaves it to the log, the first log row that holds.
-func serverStateFor(f serverFacts) (state ServerState, reason string) {
+func serverStateFor(f serverFacts) (state snapshot.ServerState, reason string) {
 	r := firstRow(probeRows, f)
 	if r.state != "" {
 		return r.state, r.words(f)
@@ -119,7 +121,7 @@ func refusedWords(f serverFacts) string {
 	case !f.logSeen:
 		r += ", no server log"
 	case f.logAge > 0:
-		r += ", log quiet " + FormatDuration(f.logAge)
+		r += ", log quiet " + snapshot.FormatDuration(f.logAge)
 	}
 	if f.waiting {
 		r += ", worker waiting for /health"

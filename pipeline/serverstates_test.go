@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"github.com/synthwatch/synthwatch/internal/testgate"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/internal/testgate"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // The lines are those of testdata/logs/faults/lifecycle_2026.log (its
@@ -24,7 +26,7 @@ const (
 
 // serverAfter writes first, polls, appends then, and polls twice more (the
 // log quiet in the last one), as a dashboard open through it sees it.
-func serverAfter(t *testing.T, first, then string, o Options) Snapshot {
+func serverAfter(t *testing.T, first, then string, o Options) snapshot.Snapshot {
 	t.Helper()
 	c := newClock()
 	root := t.TempDir()
@@ -43,7 +45,7 @@ func serverAfter(t *testing.T, first, then string, o Options) Snapshot {
 	return poll(w)
 }
 
-func eventKinds(s Snapshot) string {
+func eventKinds(s snapshot.Snapshot) string {
 	var kinds []string
 	for _, e := range s.Events {
 		kinds = append(kinds, e.Kind)
@@ -59,23 +61,23 @@ func TestEveryWayItDiesStopsOrHangs(t *testing.T) {
 	startup := "[2026-11-29 02:59:00 TP0] Load weight begin. avail mem=70.00 GB\n"
 	cases := []struct {
 		name, first, then string
-		state             ServerState
+		state             snapshot.ServerState
 		event, reason     string
 	}{
-		{"running-phase SIGQUIT", sgServing, "[2026-11-29 03:00:01] SIGQUIT received. signum=None, frame=None. It usually means one child failed.\n", ServerCrashed, "server_crash", "crash"},
-		{"child crashed natively", sgServing, "[2026-11-29 03:00:01] Subprocess scheduler_0 (pid=7391) crashed with exit code -6. Triggering SIGQUIT for cleanup...\n", ServerCrashed, "server_crash", "crash"},
-		{"no live scheduler", sgServing, "[2026-11-29 03:00:01] No live scheduler processes found; skipping py-spy and CUDA coredump.\n", ServerCrashed, "server_crash", "crash"},
-		{"kill_process_tree", sgServing, "[2026-11-29 03:00:01] kill_process_tree called: parent_pid=71581, include_parent=True, pid=71581\n", ServerCrashed, "server_crash", "crash"},
-		{"scheduler died during initialization", startup, "Traceback (most recent call last):\n  File \"/sgl/python/sglang/srt/entrypoints/engine.py\", line 1277, in _wait_for_scheduler_ready\n    raise _scheduler_died_error(i, scheduler_procs[i])\nRuntimeError: Rank 0 scheduler died during initialization (exit code: -9). If exit code is -9 (SIGKILL), a common cause is the OS OOM killer. Run `dmesg -T | grep -i oom` to check.\n", ServerCrashed, "server_crash", "crash"},
-		{"graceful SIGTERM", sgServing, "[2026-11-29 03:00:01] SIGTERM received. signum=15 frame=None. Draining requests and shutting down...\n[2026-11-29 03:00:02] Gracefully exiting... Remaining number of requests 0. Remaining requests remaining_rids=[].\n", ServerStopped, "server_stop", "Draining"},
+		{"running-phase SIGQUIT", sgServing, "[2026-11-29 03:00:01] SIGQUIT received. signum=None, frame=None. It usually means one child failed.\n", snapshot.ServerCrashed, "server_crash", "crash"},
+		{"child crashed natively", sgServing, "[2026-11-29 03:00:01] Subprocess scheduler_0 (pid=7391) crashed with exit code -6. Triggering SIGQUIT for cleanup...\n", snapshot.ServerCrashed, "server_crash", "crash"},
+		{"no live scheduler", sgServing, "[2026-11-29 03:00:01] No live scheduler processes found; skipping py-spy and CUDA coredump.\n", snapshot.ServerCrashed, "server_crash", "crash"},
+		{"kill_process_tree", sgServing, "[2026-11-29 03:00:01] kill_process_tree called: parent_pid=71581, include_parent=True, pid=71581\n", snapshot.ServerCrashed, "server_crash", "crash"},
+		{"scheduler died during initialization", startup, "Traceback (most recent call last):\n  File \"/sgl/python/sglang/srt/entrypoints/engine.py\", line 1277, in _wait_for_scheduler_ready\n    raise _scheduler_died_error(i, scheduler_procs[i])\nRuntimeError: Rank 0 scheduler died during initialization (exit code: -9). If exit code is -9 (SIGKILL), a common cause is the OS OOM killer. Run `dmesg -T | grep -i oom` to check.\n", snapshot.ServerCrashed, "server_crash", "crash"},
+		{"graceful SIGTERM", sgServing, "[2026-11-29 03:00:01] SIGTERM received. signum=15 frame=None. Draining requests and shutting down...\n[2026-11-29 03:00:02] Gracefully exiting... Remaining number of requests 0. Remaining requests remaining_rids=[].\n", snapshot.ServerStopped, "server_stop", "Draining"},
 		{"SIGTERM and its teardown", sgServing, "[2026-11-29 03:00:01] SIGTERM received. signum=15 frame=None. Draining requests and shutting down...\n" +
 			"[2026-11-29 03:00:03] Subprocess detokenizer (pid=12) crashed with exit code -15. Triggering SIGQUIT for cleanup...\n" +
 			"[2026-11-29 03:00:03] SIGQUIT received. signum=None, frame=None. It usually means one child failed.\n" +
-			"[2026-11-29 03:00:03] kill_process_tree called: parent_pid=59, include_parent=True, pid=59\n", ServerStopped, "server_stop", "Draining"},
-		{"NCCL watchdog", sgServing, "[rank0]:[E1129 03:00:01.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.\n", ServerHung, "server_hang", "collective"},
-		{"vLLM shm broadcast", vlServing, "(EngineCore_DP0 pid=413) INFO 11-29 03:00:01 [shm_broadcast.py:705] No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache quantization).\n", ServerHung, "server_hang", "shared memory"},
-		{"vLLM fatal error", vlServing, "(EngineCore_DP0 pid=413) ERROR 11-29 03:00:01 [core.py:710] EngineCore encountered a fatal error.\n", ServerCrashed, "server_crash", "crash"},
-		{"vLLM requests at 0 tok/s", vlServing, fmtLines(vlStuck, 0, 10, 20), ServerHung, "server_hang", "0 tok/s"},
+			"[2026-11-29 03:00:03] kill_process_tree called: parent_pid=59, include_parent=True, pid=59\n", snapshot.ServerStopped, "server_stop", "Draining"},
+		{"NCCL watchdog", sgServing, "[rank0]:[E1129 03:00:01.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.\n", snapshot.ServerHung, "server_hang", "collective"},
+		{"vLLM shm broadcast", vlServing, "(EngineCore_DP0 pid=413) INFO 11-29 03:00:01 [shm_broadcast.py:705] No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache quantization).\n", snapshot.ServerHung, "server_hang", "shared memory"},
+		{"vLLM fatal error", vlServing, "(EngineCore_DP0 pid=413) ERROR 11-29 03:00:01 [core.py:710] EngineCore encountered a fatal error.\n", snapshot.ServerCrashed, "server_crash", "crash"},
+		{"vLLM requests at 0 tok/s", vlServing, fmtLines(vlStuck, 0, 10, 20), snapshot.ServerHung, "server_hang", "0 tok/s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,7 +85,7 @@ func TestEveryWayItDiesStopsOrHangs(t *testing.T) {
 			if s.Server.State != tc.state || !strings.Contains(eventKinds(s), tc.event) || !strings.Contains(s.Server.Reason, tc.reason) {
 				t.Fatalf("state %q (reason %q), events %v; want %s (%q) and %s", s.Server.State, s.Server.Reason, eventKinds(s), tc.state, tc.reason, tc.event)
 			}
-			if strings.Contains(eventKinds(s), "server_crash") != (tc.state == ServerCrashed) {
+			if strings.Contains(eventKinds(s), "server_crash") != (tc.state == snapshot.ServerCrashed) {
 				t.Fatalf("events %v for a %s server", eventKinds(s), tc.state)
 			}
 		})
@@ -105,12 +107,12 @@ func twoDigits(n int) string { return string([]byte{byte('0' + n/10), byte('0' +
 func TestHangClearsAndStartupWaitIsNoHang(t *testing.T) {
 	t.Parallel()
 	s := serverAfter(t, vlServing, fmtLines(vlStuck, 0, 10, 20)+strings.Replace(vlServing[strings.Index(vlServing, "\n")+1:], "02:59:50", "03:00:30", 1), Options{})
-	if s.Server.State != ServerBusy {
+	if s.Server.State != snapshot.ServerBusy {
 		t.Fatalf("after progress: %+v", s.Server)
 	}
 	s = serverAfter(t, "(APIServer pid=1) INFO 11-29 02:59:00 [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000\n",
 		"(EngineCore pid=395) INFO 11-29 03:00:01 [shm_broadcast.py:705] No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache quantization).\n", Options{})
-	if s.Server.State != ServerStarting {
+	if s.Server.State != snapshot.ServerStarting {
 		t.Fatalf("while compiling: %q (%s)", s.Server.State, s.Server.Reason)
 	}
 }
@@ -137,7 +139,7 @@ func TestHealthNotAnswering(t *testing.T) {
 	}))
 	t.Cleanup(func() { close(hold); srv.Close() })
 	s := serverAfter(t, sgServing, "[2026-11-29 03:00:01] INFO:     127.0.0.1:5000 - \"GET /health HTTP/1.1\" 200 OK\n", Options{ServerURL: srv.URL})
-	if s.Server.State != ServerUnhealthy || !strings.Contains(s.Server.Reason, "/health timed out") || !strings.Contains(eventKinds(s), "server_unhealthy") {
+	if s.Server.State != snapshot.ServerUnhealthy || !strings.Contains(s.Server.Reason, "/health timed out") || !strings.Contains(eventKinds(s), "server_unhealthy") {
 		t.Fatalf("state %q (reason %q), events %v", s.Server.State, s.Server.Reason, eventKinds(s))
 	}
 }
@@ -164,7 +166,7 @@ func TestIdleVLLMIsReadyNotDown(t *testing.T) {
 	old := c.t.Add(-10 * time.Minute)
 	must(t, os.Chtimes(log, old, old))
 	s := poll(localWatcher(t, root, c, Options{ServerURL: srv.URL}))
-	if s.Server.State != ServerReady || !s.Server.FiguresStale || s.Server.FiguresAgeSeconds == nil || *s.Server.FiguresAgeSeconds < 590 {
+	if s.Server.State != snapshot.ServerReady || !s.Server.FiguresStale || s.Server.FiguresAgeSeconds == nil || *s.Server.FiguresAgeSeconds < 590 {
 		t.Fatalf("server %+v", s.Server)
 	}
 }
@@ -192,7 +194,7 @@ func TestFirstSightOfALongLogIsServing(t *testing.T) {
 	c.t = time.Now()
 	must(t, os.Chtimes(log, c.t, c.t))
 	s := poll(localWatcher(t, root, c, Options{}))
-	if s.Server.State != ServerBusy || s.Server.FiguresStale || s.Server.GenThroughput != 1372 || s.Server.RunningReqs != 64 {
+	if s.Server.State != snapshot.ServerBusy || s.Server.FiguresStale || s.Server.GenThroughput != 1372 || s.Server.RunningReqs != 64 {
 		t.Fatalf("server %+v", s.Server)
 	}
 }
@@ -206,7 +208,7 @@ func TestOldDecodeFiguresStayStaleWhileTheLogGrows(t *testing.T) {
 		then.WriteString("[2026-11-29 03:1" + string(byte('0'+i/10)) + ":" + twoDigits(i*2%60) + "] INFO:     127.0.0.1:5000 - \"GET /health HTTP/1.1\" 200 OK\n")
 	}
 	s := serverAfter(t, sgServing, then.String(), Options{})
-	if !s.Server.FiguresStale || s.Server.FiguresAgeSeconds == nil || *s.Server.FiguresAgeSeconds < 600 || s.Server.State == ServerBusy {
+	if !s.Server.FiguresStale || s.Server.FiguresAgeSeconds == nil || *s.Server.FiguresAgeSeconds < 600 || s.Server.State == snapshot.ServerBusy {
 		t.Fatalf("server %+v", s.Server)
 	}
 }
@@ -222,7 +224,7 @@ func TestPrefillAndPDQueuesAreLoad(t *testing.T) {
 		"[2026-11-29 03:00:01 DP0 TP0] Decode batch, #running-req: 0, #token: 0, token usage: 0.00, pre-allocated usage: 0.10, #prealloc-req: 0, #transfer-req: 12, #retracted-req: 0, cuda graph: True, gen throughput (token/s): 0.00, #queue-req: 0\n",
 	} {
 		s := serverAfter(t, "[2026-11-29 02:59:00] The server is fired up and ready to roll!\n", line, Options{})
-		if s.Server.State != ServerBusy || s.Server.RunningReqs+s.Server.QueueReqs == 0 {
+		if s.Server.State != snapshot.ServerBusy || s.Server.RunningReqs+s.Server.QueueReqs == 0 {
 			t.Errorf("%s: server %+v", line, s.Server)
 		}
 	}
@@ -233,7 +235,7 @@ func TestBracketedLogFormatIsRead(t *testing.T) {
 	t.Parallel()
 	s := serverAfter(t, "[2026-11-29 02:59:00,120][http_server.py:1500][INFO]: The server is fired up and ready to roll!\n",
 		"[2026-11-29 03:00:01,003][scheduler_metrics_mixin.py:300][INFO]: Decode batch, #running-req: 5, #token: 800, token usage: 0.10, cuda graph: True, gen throughput (token/s): 250.00, #queue-req: 0\n", Options{})
-	if s.Server.State != ServerBusy || s.Server.GenThroughput != 250 {
+	if s.Server.State != snapshot.ServerBusy || s.Server.GenThroughput != 250 {
 		t.Fatalf("server %+v", s.Server)
 	}
 }
@@ -250,12 +252,12 @@ func TestHangOnFirstSightAndOneStartupNote(t *testing.T) {
 	write(t, log, "[rank0]:[E1129 02:59:01.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.\n")
 	c.t = time.Now()
 	must(t, os.Chtimes(log, c.t, c.t))
-	if s := poll(localWatcher(t, root, c, Options{})); s.Server.State != ServerHung {
+	if s := poll(localWatcher(t, root, c, Options{})); s.Server.State != snapshot.ServerHung {
 		t.Fatalf("server %+v", s.Server)
 	}
 	shm := "(EngineCore pid=395) INFO 11-29 03:00:%02d [shm_broadcast.py:705] No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache quantization).\n"
 	s := serverAfter(t, "(APIServer pid=1) INFO 11-29 02:59:00 [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000\n", fmtLines(shm, 1, 2, 3), Options{})
-	if n := strings.Count(eventKinds(s), "server_warning"); s.Server.State != ServerStarting || n != 1 {
+	if n := strings.Count(eventKinds(s), "server_warning"); s.Server.State != snapshot.ServerStarting || n != 1 {
 		t.Fatalf("state %q, %d warnings: %s", s.Server.State, n, eventKinds(s))
 	}
 }

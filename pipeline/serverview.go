@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // serverView judges one server from its probe and log: a fold step, as
 // it keeps the /metrics sample and the log's tallies for the next poll.
-func (sv *serverSet) serverView(s *srvWatch, met parse.ServerMetrics, metErr error, now time.Time, waiting bool) Server {
-	v := Server{URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Role: s.role, State: ServerUnknown, Retractions: s.st.retractions, LastCrash: s.st.crash}
+func (sv *serverSet) serverView(s *srvWatch, met parse.ServerMetrics, metErr error, now time.Time, waiting bool) snapshot.Server {
+	v := snapshot.Server{URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Role: s.role, State: snapshot.ServerUnknown, Retractions: s.st.retractions, LastCrash: s.st.crash}
 	if !s.st.crashAt.IsZero() {
 		t := s.st.crashAt.UTC()
 		v.LastCrashAt = &t
@@ -85,8 +86,8 @@ func metricsGen(met parse.ServerMetrics, gen *float64, havePrev, logLive bool, l
 // and age ("idle · last batch 14:02: 930 tok/s"), never as current. When
 // the newest lines made no token (vLLM's one all-zero line before it goes
 // quiet), the last line that did is the last batch.
-func (s *srvWatch) lastBatch(v *Server, fig Server, age float64) {
-	lb := &LastBatch{GenThroughput: fig.GenThroughput, RunningReqs: fig.RunningReqs, QueueReqs: fig.QueueReqs, TokenUsage: fig.TokenUsage, AgeSeconds: age}
+func (s *srvWatch) lastBatch(v *snapshot.Server, fig snapshot.Server, age float64) {
+	lb := &snapshot.LastBatch{GenThroughput: fig.GenThroughput, RunningReqs: fig.RunningReqs, QueueReqs: fig.QueueReqs, TokenUsage: fig.TokenUsage, AgeSeconds: age}
 	if !s.st.newestAt.IsZero() {
 		t := s.st.newestAt
 		lb.At = &t
@@ -104,7 +105,7 @@ func (s *srvWatch) lastBatch(v *Server, fig Server, age float64) {
 }
 
 // judgeServer sets the state and its reason from this poll's witnesses.
-func (sv *serverSet) judgeServer(s *srvWatch, v Server, now time.Time, waiting bool) Server {
+func (sv *serverSet) judgeServer(s *srvWatch, v snapshot.Server, now time.Time, waiting bool) snapshot.Server {
 	f := serverFacts{metrics: s.st.probe.metrics, health: s.st.probe.health, refused: s.st.refused,
 		phase: s.st.phase, fault: s.st.fault, hang: s.st.hang, stop: s.st.stop, logSeen: s.st.logSeen, logGrew: s.st.logGrew,
 		waiting: waiting, load: v.RunningReqs + v.QueueReqs, crash: s.st.crash, url: s.spec.URL}
@@ -124,7 +125,7 @@ func (sv *serverSet) judgeServer(s *srvWatch, v Server, now time.Time, waiting b
 	}
 	v.State, v.Reason = serverStateFor(f)
 	v.Metrics, v.Health, v.WorkerWaiting = f.metrics, f.health, f.waiting
-	if v.State == ServerDown || v.State == ServerCrashed || v.State == ServerStopped {
+	if v.State == snapshot.ServerDown || v.State == snapshot.ServerCrashed || v.State == snapshot.ServerStopped {
 		// a dead server serves nothing: its last log line's figures are history
 		v.Source, v.RunningReqs, v.QueueReqs, v.GenThroughput, v.TokenUsage, v.CacheHitRate = "", 0, 0, 0, 0, nil
 		v.FiguresAgeSeconds, v.FiguresStale, v.LastBatch = nil, false, nil
@@ -141,7 +142,7 @@ func (sv *serverSet) judgeServer(s *srvWatch, v Server, now time.Time, waiting b
 // its own interval; whatever else grows the file does not make it younger.
 // With no live line, the newest lines' figures come back with stale set and
 // their age; ok is false when the log gave no periodic line at all.
-func (s *srvWatch) logFigures(now time.Time) (v Server, age time.Duration, stale, ok bool) {
+func (s *srvWatch) logFigures(now time.Time) (v snapshot.Server, age time.Duration, stale, ok bool) {
 	if len(s.st.decode) == 0 {
 		return v, 0, false, false
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -29,11 +30,11 @@ func (e *events) noteSleep(h remote.Host, now time.Time) (fold, back bool) {
 		if at.IsZero() || at.After(now) {
 			at = now
 		}
-		text := "laptop slept " + FormatDuration(st.SleptFor)
+		text := "laptop slept " + snapshot.FormatDuration(st.SleptFor)
 		if n > 1 {
 			text += fmt.Sprintf(" (the last of %d sleeps)", n)
 		}
-		e.tl.Add(Event{Time: at.UTC(), Kind: "slept", Text: text,
+		e.tl.Add(snapshot.Event{Time: at.UTC(), Kind: "slept", Text: text,
 			Key: "slept|" + at.UTC().Format(time.RFC3339Nano)})
 		e.slp.seen, e.slp.waking = st.Sleeps, true // the host's zone is not asked again: our sleep did not change it
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/faultproxy"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -72,8 +73,8 @@ func nightRoot(t *testing.T) (root string, pid int, kill func()) {
 	return root, cmd.Process.Pid, kill
 }
 
-func kindOf(evs []Event, kind string) []Event {
-	var out []Event
+func kindOf(evs []snapshot.Event, kind string) []snapshot.Event {
+	var out []snapshot.Event
 	for _, e := range evs {
 		if e.Kind == kind {
 			out = append(out, e)
@@ -97,7 +98,7 @@ func TestWakeAfterNight(t *testing.T) {
 		StartedAt: clk.Wall().Add(-time.Hour), UpdatedAt: clk.Wall()})
 	w := NewWatcher(h, Options{Host: "night", Root: root, ServerURL: closedURL(t), Now: clk.Wall}, nil)
 	before := poll(w)
-	if before.Connection.State != LinkConnected || before.Worker.State != WorkerRunning || catByName(t, before, "B1").Done != 10 {
+	if before.Connection.State != snapshot.LinkConnected || before.Worker.State != snapshot.WorkerRunning || catByName(t, before, "B1").Done != 10 {
 		t.Fatalf("before the night: %+v %+v %+v", before.Connection, before.Worker, before.Categories)
 	}
 
@@ -119,15 +120,15 @@ func TestWakeAfterNight(t *testing.T) {
 
 	// the lid opens
 	woke := poll(w)
-	if !woke.Connection.Stale() || woke.Worker.State != WorkerUnknown || catByName(t, woke, "B1").State != StateUnknown {
+	if !woke.Connection.Stale() || woke.Worker.State != snapshot.WorkerUnknown || catByName(t, woke, "B1").State != snapshot.StateUnknown {
 		t.Errorf("the first poll after the wake shows pre-sleep figures as fresh: %+v %+v %+v", woke.Connection, woke.Worker, woke.Categories)
 	}
 	if !strings.Contains(strings.Join(woke.Warnings, "|"), "woke") {
 		t.Errorf("warnings after the wake %q", woke.Warnings)
 	}
 	px.SetMode(faultproxy.Forward)
-	phases := []LinkPhase{before.Connection.State, woke.Connection.State}
-	var fresh Snapshot
+	phases := []snapshot.LinkPhase{before.Connection.State, woke.Connection.State}
+	var fresh snapshot.Snapshot
 	deadline := time.Now().Add(90 * time.Second) // bounds a hang; measures nothing (BenchmarkWake does)
 	for {
 		s := poll(w)
@@ -143,10 +144,10 @@ func TestWakeAfterNight(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if want := []LinkPhase{LinkConnected, LinkReconnecting, LinkConnected}; strings.Join(phaseStrings(phases), ",") != strings.Join(phaseStrings(want), ",") {
+	if want := []snapshot.LinkPhase{snapshot.LinkConnected, snapshot.LinkReconnecting, snapshot.LinkConnected}; strings.Join(phaseStrings(phases), ",") != strings.Join(phaseStrings(want), ",") {
 		t.Errorf("phases %v, want %v", phases, want)
 	}
-	if fresh.Worker.State != WorkerExited || catByName(t, fresh, "B1").State != StateDone || catByName(t, fresh, "B2").Done != 20 {
+	if fresh.Worker.State != snapshot.WorkerExited || catByName(t, fresh, "B1").State != snapshot.StateDone || catByName(t, fresh, "B2").Done != 20 {
 		t.Errorf("the first fresh poll: worker %+v, categories %+v", fresh.Worker, fresh.Categories)
 	}
 
@@ -177,7 +178,7 @@ func TestWakeAfterNight(t *testing.T) {
 	}
 }
 
-func phaseStrings(ps []LinkPhase) []string {
+func phaseStrings(ps []snapshot.LinkPhase) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = string(p)

@@ -3,11 +3,13 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"github.com/synthwatch/synthwatch/internal/testgate"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/synthwatch/synthwatch/internal/testgate"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -28,7 +30,7 @@ func TestManyCategoriesReadByTheFallbackSayDeploy(t *testing.T) {
 	s := sshdtest.Start(t)
 	p := newProxied(t, s)
 	t.Setenv("SSH_AUTH_SOCK", "")
-	first := func(bin string) Snapshot {
+	first := func(bin string) snapshot.Snapshot {
 		h := p.dial(t)
 		t.Cleanup(func() { h.Close() })
 		snap := NewWatcher(h, Options{Host: "gpu7", Root: root, ServerURL: closedURL(t), WorkerBin: bin}, nil).Poll(context.Background())
@@ -38,16 +40,16 @@ func TestManyCategoriesReadByTheFallbackSayDeploy(t *testing.T) {
 		return snap
 	}
 	snap := first(filepath.Join(root, "absent"))
-	if snap.Connection.Reader != "fallback" || !hasAlert(snap, WarnSlowReader, "synthwatch deploy gpu7") {
+	if snap.Connection.Reader != "fallback" || !hasAlert(snap, snapshot.WarnSlowReader, "synthwatch deploy gpu7") {
 		t.Fatalf("read by %q, alerts %+v", snap.Connection.Reader, snap.Alerts)
 	}
 	snap = first(testbin.Path(t))
-	if !strings.HasPrefix(snap.Connection.Reader, "go agent ") || hasAlert(snap, WarnSlowReader, "") {
+	if !strings.HasPrefix(snap.Connection.Reader, "go agent ") || hasAlert(snap, snapshot.WarnSlowReader, "") {
 		t.Fatalf("with the binary: read by %q, alerts %+v", snap.Connection.Reader, snap.Alerts)
 	}
 }
 
-func hasAlert(s Snapshot, kind WarningKind, text string) bool {
+func hasAlert(s snapshot.Snapshot, kind snapshot.WarningKind, text string) bool {
 	for _, a := range s.Alerts {
 		if a.Kind == kind && strings.Contains(a.Text, text) {
 			return true

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // A long watch stalls a category at stall_after, as a one-shot status
@@ -33,7 +35,7 @@ func TestLongWatchStallsAtTheSettingAsOneShot(t *testing.T) {
 	workerOn(t, root, pid, c, start)
 	watched := catByName(t, poll(w), "B2")
 	once := catByName(t, poll(localWatcher(t, root, c, o)), "B2")
-	if watched.State != StateStalled || once.State != StateStalled || watched.Reason != once.Reason {
+	if watched.State != snapshot.StateStalled || once.State != snapshot.StateStalled || watched.Reason != once.Reason {
 		t.Fatalf("12 quiet minutes after a record every 4: the watch says %s (%q), a one-shot %s (%q)", watched.State, watched.Reason, once.State, once.Reason)
 	}
 }

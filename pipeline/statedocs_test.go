@@ -14,13 +14,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // The docs' state tables are the code's (worker and category in
 // docs/STATUS.md, server in docs/SERVER-STATES.md): each lists, in order,
 // exactly the states of its list (WorkerStates, ServerStates, CategoryStates), and
 // each list holds every constant of its named type (StateSkipped aside: no
-// Snapshot carries it, see states.go).
+// Snapshot carries it, see snapshot/states.go).
 func TestDocStateTables(t *testing.T) {
 	t.Parallel()
 	consts := stateConsts(t)
@@ -28,9 +30,9 @@ func TestDocStateTables(t *testing.T) {
 		name, typ, doc string
 		list           []string
 	}{
-		{"worker", "WorkerState", "docs/STATUS.md", strs(WorkerStates)},
-		{"server", "ServerState", "docs/SERVER-STATES.md", strs(ServerStates)},
-		{"category", "CategoryState", "docs/STATUS.md", strs(CategoryStates)},
+		{"worker", "WorkerState", "docs/STATUS.md", strs(snapshot.WorkerStates)},
+		{"server", "ServerState", "docs/SERVER-STATES.md", strs(snapshot.ServerStates)},
+		{"category", "CategoryState", "docs/STATUS.md", strs(snapshot.CategoryStates)},
 	} {
 		data, err := os.ReadFile(filepath.Join("..", tc.doc))
 		if err != nil {
@@ -44,7 +46,7 @@ func TestDocStateTables(t *testing.T) {
 		if !slices.Equal(got, tc.list) {
 			t.Errorf("%s's %s states %q, the code's %q", tc.doc, tc.name, got, tc.list)
 		}
-		named := slices.DeleteFunc(consts[tc.typ], func(v string) bool { return tc.typ == "CategoryState" && v == string(StateSkipped) })
+		named := slices.DeleteFunc(consts[tc.typ], func(v string) bool { return tc.typ == "CategoryState" && v == string(snapshot.StateSkipped) })
 		slices.Sort(named)
 		if listed := slices.Sorted(slices.Values(tc.list)); !slices.Equal(named, listed) {
 			t.Errorf("the %s constants %q, its list %q", tc.typ, named, listed)
@@ -54,7 +56,7 @@ func TestDocStateTables(t *testing.T) {
 
 // docStates are the states of a doc's state table, in its order.
 func docStates(doc, name, typ string) ([]string, bool) {
-	open, end := "<!-- "+name+" states: from pipeline."+typ+"s, checked by TestDocStateTables -->\n", "<!-- /"+name+" states -->"
+	open, end := "<!-- "+name+" states: from snapshot."+typ+"s, checked by TestDocStateTables -->\n", "<!-- /"+name+" states -->"
 	_, rest, ok := strings.Cut(doc, open)
 	table, _, ok2 := strings.Cut(rest, end)
 	var got []string
@@ -145,10 +147,10 @@ func strs[S ~string](l []S) []string {
 	return out
 }
 
-// stateConsts are the values of the package's constants by their named
+// stateConsts are the values of package snapshot's constants by their named
 // type, read from its source: a state added without its list is caught.
 func stateConsts(t *testing.T) map[string][]string {
-	names, err := filepath.Glob("*.go")
+	names, err := filepath.Glob("snapshot/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}

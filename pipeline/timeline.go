@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // Timeline is the bounded event history, in time order. With a path it is
@@ -19,7 +21,7 @@ import (
 type Timeline struct {
 	mu     sync.Mutex
 	max    int
-	events []Event
+	events []snapshot.Event
 	keys   map[string]bool
 	path   string
 }
@@ -96,7 +98,7 @@ func (t *Timeline) load() {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		var e Event
+		var e snapshot.Event
 		if json.Unmarshal(sc.Bytes(), &e) == nil && (e.Key == "" || !t.keys[e.Key]) {
 			t.insert(e)
 		}
@@ -106,12 +108,12 @@ func (t *Timeline) load() {
 
 // insert puts e after every event not later than it (the list stays in
 // time order; events come mostly in order, so this is mostly an append).
-func (t *Timeline) insert(e Event) {
+func (t *Timeline) insert(e snapshot.Event) {
 	i := len(t.events)
 	for i > 0 && t.events[i-1].Time.After(e.Time) {
 		i--
 	}
-	t.events = append(t.events, Event{})
+	t.events = append(t.events, snapshot.Event{})
 	copy(t.events[i+1:], t.events[i:])
 	t.events[i] = e
 	if e.Key != "" {
@@ -136,7 +138,7 @@ func (t *Timeline) trim() {
 // Add records an event (and appends it to the file, rewriting it when it
 // has grown to twice the cap). An event whose Key is already kept is not
 // added again; Add says whether it was.
-func (t *Timeline) Add(e Event) bool {
+func (t *Timeline) Add(e snapshot.Event) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e.Key != "" && t.keys[e.Key] {
@@ -175,66 +177,13 @@ func (t *Timeline) rewrite() {
 }
 
 // Recent returns up to n of the newest events, oldest first.
-func (t *Timeline) Recent(n int) []Event {
+func (t *Timeline) Recent(n int) []snapshot.Event {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if n > len(t.events) {
 		n = len(t.events)
 	}
-	return append([]Event{}, t.events[len(t.events)-n:]...)
-}
-
-// Ring is a bounded buffer of display lines.
-type Ring struct {
-	mu    sync.Mutex
-	lines []string
-	start int
-	max   int
-	total int64
-}
-
-// NewRing keeps the newest max lines.
-func NewRing(max int) *Ring { return &Ring{max: max} }
-
-// Add appends a line, dropping the oldest beyond the cap.
-func (r *Ring) Add(s string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.total++
-	if len(r.lines) < r.max {
-		r.lines = append(r.lines, s)
-		return
-	}
-	r.lines[r.start] = s
-	r.start = (r.start + 1) % r.max
-}
-
-// AddEach adds n lines, asking line(i) only for those the ring keeps: a
-// first read of 20,000 log lines makes the newest max of them, not all.
-func (r *Ring) AddEach(n int, line func(i int) string) {
-	skip := max(0, n-r.max)
-	r.mu.Lock()
-	r.total += int64(skip)
-	r.mu.Unlock()
-	for i := skip; i < n; i++ {
-		r.Add(line(i))
-	}
-}
-
-// Lines returns the kept lines, oldest first.
-func (r *Ring) Lines() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]string, 0, len(r.lines))
-	out = append(out, r.lines[r.start:]...)
-	return append(out, r.lines[:r.start]...)
-}
-
-// Total is how many lines were ever added.
-func (r *Ring) Total() int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.total
+	return append([]snapshot.Event{}, t.events[len(t.events)-n:]...)
 }
 
 // samples is a fixed ring of rate samples for sparklines.

@@ -3,13 +3,15 @@ package pipeline
 import (
 	"bytes"
 	"fmt"
-	"github.com/synthwatch/synthwatch/internal/testgate"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/internal/testgate"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 
 	"github.com/synthwatch/synthwatch/parse"
 )
@@ -111,10 +113,10 @@ func TestTokenSumMatchesFullDecode(t *testing.T) {
 			c := newClock()
 			w := localWatcher(t, root, c, Options{})
 			checked, hostSums := 0, 0
-			check := func(s Snapshot) {
+			check := func(s snapshot.Snapshot) {
 				t.Helper()
 				v := catByName(t, s, "B1")
-				if v.TokensFrom != TokensFromRecords {
+				if v.TokensFrom != snapshot.TokensFromRecords {
 					return
 				}
 				want := fullDecode(t, raw)
@@ -148,7 +150,7 @@ func TestTokenSumMatchesFullDecode(t *testing.T) {
 				s = poll(w)
 				check(s)
 			}
-			if v := catByName(t, s, "B1"); v.TokensFrom != TokensFromRecords {
+			if v := catByName(t, s, "B1"); v.TokensFrom != snapshot.TokensFromRecords {
 				t.Fatalf("the tally never caught up: %+v (err %q)", v, w.cnt.cats["B1"].tok.err)
 			}
 			if checked < 5 || hostSums == 0 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
@@ -90,14 +91,14 @@ func jsonTruth(t *testing.T, p string) (tokens, unknown int64) {
 // checkTokens says where a Snapshot's token figures differ from the files'.
 // With noFigureOK a category may have no figure yet (a one-shot status of a
 // file counted on the host): then the total is partial, over the others.
-func checkTokens(t *testing.T, root string, s Snapshot) string {
+func checkTokens(t *testing.T, root string, s snapshot.Snapshot) string {
 	t.Helper()
 	var tot, unk int64
 	var bad []string
 	for _, c := range s.Categories {
 		tok, u := jsonTruth(t, filepath.Join(root, "prepared", c.Name, parse.RawFile))
 		tot, unk = tot+tok, unk+u
-		if c.CompletionTokens == nil || *c.CompletionTokens != tok || c.TokensUnknown != u || c.TokensFrom != TokensFromRecords {
+		if c.CompletionTokens == nil || *c.CompletionTokens != tok || c.TokensUnknown != u || c.TokensFrom != snapshot.TokensFromRecords {
 			got := "none"
 			if c.CompletionTokens != nil {
 				got = fmt.Sprint(*c.CompletionTokens)
@@ -113,7 +114,7 @@ func checkTokens(t *testing.T, root string, s Snapshot) string {
 
 // settle polls until w's token figures are the files' (a hole counted on
 // the host is summed by the next poll), at most 6 times.
-func settle(t *testing.T, root string, c *clock, w *Watcher, step string) Snapshot {
+func settle(t *testing.T, root string, c *clock, w *Watcher, step string) snapshot.Snapshot {
 	t.Helper()
 	var bad string
 	for range 6 {
@@ -124,7 +125,7 @@ func settle(t *testing.T, root string, c *clock, w *Watcher, step string) Snapsh
 		}
 	}
 	t.Fatalf("%s: %s (agent err %q)", step, bad, w.agentErr)
-	return Snapshot{}
+	return snapshot.Snapshot{}
 }
 
 // Records whose tokens are unknown are counted apart, never as 0 tokens,
@@ -173,7 +174,7 @@ func TestTokensUnknownEveryPath(t *testing.T) {
 		// one poll: B2, counted on the host, is summed there at once (no
 		// poll follows to sum it): the whole figure, not a partial one
 		out := status("--json")
-		var js, once Snapshot
+		var js, once snapshot.Snapshot
 		if err := json.Unmarshal(out, &once); err != nil {
 			t.Fatalf("status --json: %v\n%s", err, out)
 		}
@@ -234,7 +235,7 @@ func TestTokensUnknownEveryPath(t *testing.T) {
 func TestTokPerSecFromKnownRecords(t *testing.T) {
 	t.Parallel()
 	tok := int64(4000)
-	v := Category{Done: 100, TokensUnknown: 60, CompletionTokens: &tok, RatePerMin: 60}
+	v := snapshot.Category{Done: 100, TokensUnknown: 60, CompletionTokens: &tok, RatePerMin: 60}
 	if got := tokPerSec(v); got == nil || *got != 100 {
 		t.Fatalf("tok/s %v, want 100", got)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // A server that crashes under a running category: the row keeps running
@@ -23,7 +24,7 @@ func TestServerCrashBlanksTheRunningRow(t *testing.T) {
 	w := localWatcher(t, root, c, Options{StallAfter: 10 * time.Minute})
 	raw := filepath.Join(root, "prepared", "B2", "raw_responses.jsonl")
 	poll(w)
-	var s Snapshot
+	var s snapshot.Snapshot
 	for i := 0; i < 40; i++ { // 30/min for 80 s
 		c.advance(2 * time.Second)
 		appendTo(t, raw, records("B2", i, 1))
@@ -32,7 +33,7 @@ func TestServerCrashBlanksTheRunningRow(t *testing.T) {
 		workerOn(t, root, pid, c, start)
 		s = poll(w)
 	}
-	if b2 := catByName(t, s, "B2"); b2.State != StateRunning || b2.RatePerMin <= 0 || b2.ETASeconds == nil {
+	if b2 := catByName(t, s, "B2"); b2.State != snapshot.StateRunning || b2.RatePerMin <= 0 || b2.ETASeconds == nil {
 		t.Fatalf("before the crash: %s %.1f/min ETA %v (server %s)", b2.State, b2.RatePerMin, b2.ETASeconds, s.Server.State)
 	}
 	appendTo(t, slog, "[2026-11-29 03:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n  File \"scheduler.py\", line 1\nRuntimeError: boom\n")
@@ -42,7 +43,7 @@ func TestServerCrashBlanksTheRunningRow(t *testing.T) {
 		s = poll(w)
 	}
 	b2 := catByName(t, s, "B2")
-	if s.Server.State != ServerCrashed || b2.State != StateRunning || b2.RatePerMin != 0 || b2.ETASeconds != nil || b2.TokPerSec != nil ||
+	if s.Server.State != snapshot.ServerCrashed || b2.State != snapshot.StateRunning || b2.RatePerMin != 0 || b2.ETASeconds != nil || b2.TokPerSec != nil ||
 		b2.Reason != "the server is crashed" || s.ETASeconds != nil {
 		t.Fatalf("after the crash: server %s; B2 %s %.1f/min ETA %v (%q); pipeline ETA %v", s.Server.State, b2.State, b2.RatePerMin, b2.ETASeconds, b2.Reason, s.ETASeconds)
 	}
@@ -54,7 +55,7 @@ func TestServerCrashBlanksTheRunningRow(t *testing.T) {
 		}})
 	c.advance(2 * time.Second)
 	s = poll(w)
-	if b2 := catByName(t, s, "B2"); b2.State != StateRunning || b2.ETASeconds != nil || b2.Reason != "the worker waits for the server" {
+	if b2 := catByName(t, s, "B2"); b2.State != snapshot.StateRunning || b2.ETASeconds != nil || b2.Reason != "the worker waits for the server" {
 		t.Fatalf("waiting for the server: B2 %s ETA %v (%q)", b2.State, b2.ETASeconds, b2.Reason)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // doneRoot is a finished job: category A with 20 of 20 records and a log
@@ -53,7 +55,7 @@ func TestUnreadableManifestIsNamed(t *testing.T) {
 			w := localWatcher(t, root, newClock(), Options{})
 			for i := 0; i < 3; i++ {
 				s := w.Poll(context.Background())
-				m := ManifestError(s)
+				m := snapshot.ManifestError(s)
 				if !strings.Contains(m, mp) || !strings.Contains(m, tc.why) {
 					t.Fatalf("poll %d: manifest warning %q, want one naming %s and %q; warnings %q", i, m, mp, tc.why, s.Warnings)
 				}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -19,44 +20,6 @@ import (
 // root's filesystem. They are read at most every vitalsGap (about 2.5 kB a
 // read, script and answer: under 1 MB an hour); the polls between carry the
 // last read's figures.
-
-// Vitals is the host's health: status --json's "vitals" (schema 1).
-// Every figure is null when it was not read: no nvidia-smi, no worker, or
-// the link down (a stale snapshot shows no vitals at all).
-type Vitals struct {
-	GPUs     []GPU  `json:"gpus"`                // null: no nvidia-smi on the host (or not read)
-	GPUError string `json:"gpu_error,omitempty"` // nvidia-smi is there but failed
-	GPUsLost []int  `json:"gpus_lost,omitempty"` // indices seen in this session and missing now
-	// GPUsIdle: every GPU at 0 % for gpuIdleAfter while the worker runs
-	GPUsIdle       bool     `json:"gpus_idle,omitempty"`
-	Disk           *Disk    `json:"disk"`
-	Load1          *float64 `json:"load1"`
-	MemAvailBytes  *int64   `json:"mem_avail_bytes"`
-	MemTotalBytes  *int64   `json:"mem_total_bytes"`
-	WorkerRSSBytes *int64   `json:"worker_rss_bytes"`
-	WorkerCPUPct   *float64 `json:"worker_cpu_pct"` // of one core: 180 is nearly two
-}
-
-// GPU is one GPU as nvidia-smi reports it; a figure the driver does not
-// give ([N/A]) is null.
-type GPU struct {
-	Index       int      `json:"index"`
-	Name        string   `json:"name"`
-	UtilPct     *float64 `json:"util_pct"`
-	MemUsedMiB  *float64 `json:"mem_used_mib"`
-	MemTotalMiB *float64 `json:"mem_total_mib"`
-	TempC       *float64 `json:"temp_c"`
-	PowerW      *float64 `json:"power_w"`
-	PIDs        []int    `json:"pids,omitempty"` // compute processes on it
-}
-
-// Disk is the root's filesystem.
-type Disk struct {
-	FreeBytes  int64    `json:"free_bytes"`
-	TotalBytes int64    `json:"total_bytes"`
-	FullInS    *float64 `json:"full_in_s"` // at the current write rate; null when free space is not shrinking
-	Low        bool     `json:"low,omitempty"`
-}
 
 // Vitals rules.
 const (
@@ -99,14 +62,14 @@ type vitals struct {
 	lost      map[int]bool   // lost and recorded
 	idleSince time.Time      // every GPU idle (and the worker alive) since
 	idleSent  bool
-	disk      *Disk
+	disk      *snapshot.Disk
 	diskPts   []diskPoint
 	diskLow   bool
 	cpu       cpuSample
-	last      Vitals
+	last      snapshot.Vitals
 	haveLast  bool
-	fails     int    // vitals reads failed in a row
-	shown     Vitals // what this poll shows (fold)
+	fails     int             // vitals reads failed in a row
+	shown     snapshot.Vitals // what this poll shows (fold)
 }
 
 type diskPoint struct {
@@ -165,8 +128,8 @@ func (vs *vitals) due(now time.Time) (read, disk bool) {
 // fold folds one vitals read and records gpu_lost, gpu_idle and disk_low;
 // wk is the worker as this poll judges it (alive or not: its stall is no
 // matter here).
-func (vs *vitals) fold(vr vitalsRead, wk Worker, now time.Time) {
-	vs.shown = Vitals{}
+func (vs *vitals) fold(vr vitalsRead, wk snapshot.Worker, now time.Time) {
+	vs.shown = snapshot.Vitals{}
 	if !vr.asked { // between two reads: the last read's figures
 		if vs.haveLast && vs.fails == 0 {
 			vs.shown = vs.last
@@ -182,7 +145,7 @@ func (vs *vitals) fold(vr vitalsRead, wk Worker, now time.Time) {
 		return
 	}
 	vs.fails = 0
-	var v Vitals
+	var v snapshot.Vitals
 	vs.foldGPUs(&v, vr.secs, wk, now)
 	if sec, ok := vr.secs["load"]; ok && sec.Code == 0 {
 		if l, err := parse.ParseLoadAvg(sec.Out); err == nil {
@@ -201,9 +164,9 @@ func (vs *vitals) fold(vr vitalsRead, wk Worker, now time.Time) {
 }
 
 // view is the vitals this poll shows.
-func (vs *vitals) view() Vitals { return vs.shown }
+func (vs *vitals) view() snapshot.Vitals { return vs.shown }
 
-func (vs *vitals) foldGPUs(v *Vitals, secs map[string]parse.VitalsSection, wk Worker, now time.Time) {
+func (vs *vitals) foldGPUs(v *snapshot.Vitals, secs map[string]parse.VitalsSection, wk snapshot.Worker, now time.Time) {
 	sec, ok := secs["gpu"]
 	if !ok && len(vs.gpusSeen) == 0 {
 		return // no nvidia-smi: no GPU panel
@@ -215,7 +178,7 @@ func (vs *vitals) foldGPUs(v *Vitals, secs map[string]parse.VitalsSection, wk Wo
 		err = fmt.Errorf("nvidia-smi is gone")
 	case sec.Code == 124: // timeout(1): a hung nvidia-smi is no proof that a GPU is gone
 		v.GPUError = "nvidia-smi did not answer within 3s"
-		v.GPUs = []GPU{}
+		v.GPUs = []snapshot.GPU{}
 		for idx := range vs.lost {
 			v.GPUsLost = append(v.GPUsLost, idx)
 		}
@@ -237,14 +200,14 @@ func (vs *vitals) foldGPUs(v *Vitals, secs map[string]parse.VitalsSection, wk Wo
 			pids[app.GPUUUID] = append(pids[app.GPUUUID], app.PID)
 		}
 	}
-	v.GPUs = []GPU{}
+	v.GPUs = []snapshot.GPU{}
 	if vs.gpusSeen == nil {
 		vs.gpusSeen, vs.lost = map[int]string{}, map[int]bool{}
 	}
 	present := map[int]bool{}
 	allIdle := len(rows) > 0
 	for _, r := range rows {
-		g := GPU{Index: r.Index, Name: r.Name, UtilPct: r.UtilPct, MemUsedMiB: r.MemUsedMiB, MemTotalMiB: r.MemTotalMiB, TempC: r.TempC, PowerW: r.PowerW}
+		g := snapshot.GPU{Index: r.Index, Name: r.Name, UtilPct: r.UtilPct, MemUsedMiB: r.MemUsedMiB, MemTotalMiB: r.MemTotalMiB, TempC: r.TempC, PowerW: r.PowerW}
 		if r.UUID != "" {
 			g.PIDs = pids[r.UUID]
 			sort.Ints(g.PIDs)
@@ -278,7 +241,7 @@ func (vs *vitals) foldGPUs(v *Vitals, secs map[string]parse.VitalsSection, wk Wo
 		vs.tl.note(now, "gpu_lost", "", text)
 	}
 	// every GPU idle while the worker runs
-	if !allIdle || !Alive(wk.State) {
+	if !allIdle || !snapshot.Alive(wk.State) {
 		vs.idleSince, vs.idleSent = time.Time{}, false
 		return
 	}
@@ -289,7 +252,7 @@ func (vs *vitals) foldGPUs(v *Vitals, secs map[string]parse.VitalsSection, wk Wo
 		v.GPUsIdle = true
 		if !vs.idleSent {
 			vs.idleSent = true
-			vs.tl.note(now, "gpu_idle", "", fmt.Sprintf("every GPU idle for %s while the worker runs (pid %d)", FormatDuration(now.Sub(vs.idleSince)), wk.PID))
+			vs.tl.note(now, "gpu_idle", "", fmt.Sprintf("every GPU idle for %s while the worker runs (pid %d)", snapshot.FormatDuration(now.Sub(vs.idleSince)), wk.PID))
 		}
 	}
 }
@@ -305,14 +268,14 @@ func firstLine(s string) string {
 	return strings.TrimSpace(s)
 }
 
-func (vs *vitals) foldDisk(v *Vitals, vr vitalsRead, now time.Time) {
+func (vs *vitals) foldDisk(v *snapshot.Vitals, vr vitalsRead, now time.Time) {
 	if sec, ok := vr.secs["df"]; ok && sec.Code == 0 {
 		if free, total, err := parse.ParseDF(sec.Out); err == nil && total > 0 {
 			vs.diskPts = append(vs.diskPts, diskPoint{now, free})
 			for len(vs.diskPts) > 0 && now.Sub(vs.diskPts[0].at) > diskWindow {
 				vs.diskPts = vs.diskPts[1:]
 			}
-			d := &Disk{FreeBytes: free, TotalBytes: total, FullInS: fullIn(vs.diskPts)}
+			d := &snapshot.Disk{FreeBytes: free, TotalBytes: total, FullInS: fullIn(vs.diskPts)}
 			// low is left a fifth above the marks only, so free space
 			// hovering at the floor is one disk_low, not one a minute
 			floor, within := vs.floor, diskSoon.Seconds()
@@ -323,9 +286,9 @@ func (vs *vitals) foldDisk(v *Vitals, vr vitalsRead, now time.Time) {
 			soon := d.FullInS != nil && *d.FullInS < within
 			d.Low = under || soon
 			if d.Low && !vs.diskLow {
-				text := fmt.Sprintf("disk low: %s free of %s (%.1f%%)", FormatBytes(free), FormatBytes(total), 100*float64(free)/float64(total))
+				text := fmt.Sprintf("disk low: %s free of %s (%.1f%%)", snapshot.FormatBytes(free), snapshot.FormatBytes(total), 100*float64(free)/float64(total))
 				if soon {
-					text += ", full in " + FormatDuration(time.Duration(*d.FullInS*float64(time.Second)))
+					text += ", full in " + snapshot.FormatDuration(time.Duration(*d.FullInS*float64(time.Second)))
 				}
 				vs.tl.note(now, "disk_low", "", text)
 			}
@@ -368,7 +331,7 @@ func fullIn(pts []diskPoint) *float64 {
 	return &s
 }
 
-func (vs *vitals) foldWorkerProc(v *Vitals, vr vitalsRead) {
+func (vs *vitals) foldWorkerProc(v *snapshot.Vitals, vr vitalsRead) {
 	if vr.pid <= 0 {
 		vs.cpu = cpuSample{}
 		return

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
@@ -67,8 +68,8 @@ func setSMI(t *testing.T, dir, gpus, apps string) {
 	must(t, os.WriteFile(filepath.Join(dir, "apps.csv"), []byte(apps), 0o644))
 }
 
-func eventsOf(s Snapshot, kind string) []Event {
-	var out []Event
+func eventsOf(s snapshot.Snapshot, kind string) []snapshot.Event {
+	var out []snapshot.Event
 	for _, e := range s.Events {
 		if e.Kind == kind {
 			out = append(out, e)
@@ -186,7 +187,7 @@ func TestVitalsGPUsIdleWhileWorkerRuns(t *testing.T) {
 	g, a := h100s(0)
 	setSMI(t, smi, g, a)
 	raw := filepath.Join(root, "prepared", "B2", "raw_responses.jsonl")
-	var s Snapshot
+	var s snapshot.Snapshot
 	for i := 0; i < 4; i++ { // records keep coming: the worker runs, the GPUs read 0 %
 		s = poll(w)
 		if s.Vitals.GPUsIdle || len(eventsOf(s, "gpu_idle")) != 0 {
@@ -196,7 +197,7 @@ func TestVitalsGPUsIdleWhileWorkerRuns(t *testing.T) {
 		appendTo(t, raw, records("B2", 100+10*i, 10))
 	}
 	s = poll(w) // 200 s of 0 %
-	if !Alive(s.Worker.State) || !s.Vitals.GPUsIdle {
+	if !snapshot.Alive(s.Worker.State) || !s.Vitals.GPUsIdle {
 		t.Fatalf("worker %+v idle %v", s.Worker, s.Vitals.GPUsIdle)
 	}
 	ev := eventsOf(s, "gpu_idle")
@@ -281,7 +282,7 @@ func TestVitalsDiskFullPrediction(t *testing.T) {
 
 	// 1 TB free, falling 100 MB/s: full in 10000 s (2h46m), not low yet
 	free := int64(1_000_000_000_000)
-	var s Snapshot
+	var s snapshot.Snapshot
 	for i := 0; i < 4; i++ {
 		setFree(free)
 		s = poll(w)
@@ -343,10 +344,10 @@ func TestVitalsDiskFullPrediction(t *testing.T) {
 func TestVitalsStaleWhenLinkDown(t *testing.T) {
 	t.Parallel()
 	w := &Watcher{}
-	w.lastSnap = Snapshot{Vitals: Vitals{Load1: new(float64)}}
+	w.lastSnap = snapshot.Snapshot{Vitals: snapshot.Vitals{Load1: new(float64)}}
 	w.sv.thr = newSamples(4)
 	w.timeline = NewTimeline(10, "")
-	s := w.stale(Snapshot{Connection: Connection{State: LinkReconnecting}})
+	s := w.stale(snapshot.Snapshot{Connection: snapshot.Connection{State: snapshot.LinkReconnecting}})
 	data, err := json.Marshal(s.Vitals)
 	must(t, err)
 	if string(data) != `{"gpus":null,"disk":null,"load1":null,"mem_avail_bytes":null,"mem_total_bytes":null,"worker_rss_bytes":null,"worker_cpu_pct":null}` {

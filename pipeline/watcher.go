@@ -1,3 +1,7 @@
+// Package pipeline turns what remote reads and parse understands into one
+// Snapshot (package snapshot): the job as the user needs to see it. It also
+// holds the actions (launch, kill, resume, restart) as exact, quoted shell
+// lines.
 package pipeline
 
 import (
@@ -14,6 +18,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -113,9 +118,9 @@ type Watcher struct {
 	log       logs               // the worker log: its tail, the display rings, what it says (logs.go)
 	live      liveness           // the worker: worker.json, its process, the kill note (live.go)
 	timeline  *Timeline
-	lastSnap  Snapshot
-	WorkerLog *Ring // sanitised worker log lines for display (the logs part's)
-	ServerLog *Ring // sanitised server log lines for display (the logs part's)
+	lastSnap  snapshot.Snapshot
+	WorkerLog *snapshot.Ring // sanitised worker log lines for display (the logs part's)
+	ServerLog *snapshot.Ring // sanitised server log lines for display (the logs part's)
 
 	ev   events        // the timeline's part: the zone, the link's changes, sleeps, derived events' baselines (events.go)
 	vit  vitals        // the host's health: GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
@@ -191,7 +196,7 @@ func (w *Watcher) Timeline() *Timeline { return w.timeline }
 // When the link came back while the reads failed on its loss (a wake, a
 // reconnect), it reads again at once: a snapshot stale for a link that is
 // up would read as fresh, and the next fresh one would wait a whole poll.
-func (w *Watcher) Poll(ctx context.Context) Snapshot {
+func (w *Watcher) Poll(ctx context.Context) snapshot.Snapshot {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	snap, back := w.poll(ctx, false)
@@ -204,7 +209,7 @@ func (w *Watcher) Poll(ctx context.Context) Snapshot {
 // poll is one attempt of Poll; last: no other attempt follows, so a failed
 // one returns the stale snapshot whatever the link is now. back: this
 // attempt failed on a link that is up again (its snapshot is not to be used).
-func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
+func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, back bool) {
 	now := w.o.Now()
 	var discErr error
 	full := w.polls%30 == 0 || len(w.cnt.cats) == 0 // prompts.jsonl and new categories change rarely
@@ -251,7 +256,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 	w.reader.Store(reader) // once a poll: Link, read beside it, never sees a guess
 	if reader != w.readerLogged {
 		w.readerLogged = reader
-		slog.Info("the host's reads", "host", w.o.Host, "by", Connection{Reader: reader, AgentProtocol: agentProtocol(reader)}.ReaderText())
+		slog.Info("the host's reads", "host", w.o.Host, "by", snapshot.Connection{Reader: reader, AgentProtocol: agentProtocol(reader)}.ReaderText())
 	}
 	if full {
 		var parsed bool
@@ -311,14 +316,14 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ Snapshot, back bool) {
 		w.vit.lastRead = time.Time{} // read the vitals again as soon as the link is back
 		w.foldTailLines(res, now, false)
 		w.cnt.dropTokenJobs()
-		if !last && ctx.Err() == nil && w.Link().State == LinkConnected {
-			return Snapshot{}, true
+		if !last && ctx.Err() == nil && w.Link().State == snapshot.LinkConnected {
+			return snapshot.Snapshot{}, true
 		}
 		w.sv.thr.add(math.NaN()) // no sample: a gap in the sparkline, not a zero
 		// stamped when made: a poll held by a black hole started long ago
-		snap := Snapshot{Schema: 1, Time: w.o.Now().UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}, Connection: w.Link()}
-		if snap.Connection.State == LinkConnected { // back since: these figures still predate it
-			snap.Connection.State = LinkReconnecting
+		snap := snapshot.Snapshot{Schema: 1, Time: w.o.Now().UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}, Connection: w.Link()}
+		if snap.Connection.State == snapshot.LinkConnected { // back since: these figures still predate it
+			snap.Connection.State = snapshot.LinkReconnecting
 		}
 		return w.stale(snap), false
 	}
@@ -378,19 +383,19 @@ func (w *Watcher) poller(full bool) *remote.Poller {
 // stale is the last snapshot with the link down: figures kept, every
 // category unknown, no ETA. Stale data never looks live. It projects: the
 // poll folded the gap in the throughput before.
-func (w *Watcher) stale(snap Snapshot) Snapshot {
+func (w *Watcher) stale(snap snapshot.Snapshot) snapshot.Snapshot {
 	prev := w.lastSnap
-	staleFigures(prev, &snap)
+	snapshot.StaleFigures(prev, &snap)
 	snap.Server.Throughput = w.sv.thr.values()
 	switch {
 	case snap.Connection.LastContact == nil:
-		snap.Warn(WarnNoContact, "no contact with the host: never connected")
+		snap.Warn(snapshot.WarnNoContact, "no contact with the host: never connected")
 	case prev.Time.IsZero():
-		snap.Warn(WarnNoContact, "no contact with the host: nothing read yet")
+		snap.Warn(snapshot.WarnNoContact, "no contact with the host: nothing read yet")
 	case w.ev.slp.waking:
-		snap.Warn(WarnNoContact, "no contact with the host since this machine woke: figures are from "+prev.Time.Local().Format("15:04:05")+", before the sleep")
+		snap.Warn(snapshot.WarnNoContact, "no contact with the host since this machine woke: figures are from "+prev.Time.Local().Format("15:04:05")+", before the sleep")
 	default:
-		snap.Warn(WarnNoContact, "no contact with the host: figures are from "+prev.Time.Local().Format("15:04:05"))
+		snap.Warn(snapshot.WarnNoContact, "no contact with the host: figures are from "+prev.Time.Local().Format("15:04:05"))
 	}
 	snap.Events = w.timeline.Recent(50)
 	return snap
@@ -400,14 +405,14 @@ func (w *Watcher) stale(snap Snapshot) Snapshot {
 // remote.Linked, such as SSH) without a round trip; a host without a link
 // (a local root) is always there. It is cheap: the dashboard asks it on
 // every tick, between polls.
-func (w *Watcher) Link() Connection {
+func (w *Watcher) Link() snapshot.Connection {
 	l, ok := w.h.(remote.Linked)
 	if !ok {
 		now := w.o.Now()
-		return Connection{State: LinkLocal, LastContact: &now}
+		return snapshot.Connection{State: snapshot.LinkLocal, LastContact: &now}
 	}
 	st := l.State()
-	c := Connection{State: linkPhase(st.Phase), RTTms: float64(st.RTT.Microseconds()) / 1000, Error: st.Err, Cause: st.Cause, Drops: st.Drops}
+	c := snapshot.Connection{State: linkPhase(st.Phase), RTTms: float64(st.RTT.Microseconds()) / 1000, Error: st.Err, Cause: st.Cause, Drops: st.Drops}
 	c.Reader, _ = w.reader.Load().(string)
 	c.AgentProtocol = agentProtocol(c.Reader)
 	if st.Phase != remote.Connected {
@@ -425,18 +430,18 @@ func (w *Watcher) Link() Connection {
 }
 
 // linkPhase is remote's phase as the Snapshot names it.
-func linkPhase(p remote.Phase) LinkPhase {
+func linkPhase(p remote.Phase) snapshot.LinkPhase {
 	switch p {
 	case remote.Connecting:
-		return LinkConnecting
+		return snapshot.LinkConnecting
 	case remote.Connected:
-		return LinkConnected
+		return snapshot.LinkConnected
 	case remote.Reconnecting:
-		return LinkReconnecting
+		return snapshot.LinkReconnecting
 	case remote.Failed:
-		return LinkFailed
+		return snapshot.LinkFailed
 	}
-	return LinkClosed
+	return snapshot.LinkClosed
 }
 
 // metrics reads the server's /metrics through the host (an SSH forward).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -42,7 +43,7 @@ func TestStallNeedsRealGrowthToClear(t *testing.T) {
 	raw := filepath.Join(root, "prepared", "B2", "raw_responses.jsonl")
 
 	s := poll(w)
-	if s.Worker.State != "running" || s.Worker.PID != pid || catByName(t, s, "B2").State != StateRunning || catByName(t, s, "B1").State != StateDone {
+	if s.Worker.State != "running" || s.Worker.PID != pid || catByName(t, s, "B2").State != snapshot.StateRunning || catByName(t, s, "B1").State != snapshot.StateDone {
 		t.Fatalf("start: worker %+v cats %+v", s.Worker, s.Categories)
 	}
 	for i := 0; i < 5; i++ { // a minute of steady progress: 30 lines a minute
@@ -54,7 +55,7 @@ func TestStallNeedsRealGrowthToClear(t *testing.T) {
 		s = poll(w)
 	}
 	b2 := catByName(t, s, "B2")
-	if b2.State != StateRunning || b2.RatePerMin < 10 || b2.ETASeconds == nil || s.ETASeconds == nil {
+	if b2.State != snapshot.StateRunning || b2.RatePerMin < 10 || b2.ETASeconds == nil || s.ETASeconds == nil {
 		t.Fatalf("steady: %+v eta %v", b2, s.ETASeconds)
 	}
 	// the worker log keeps talking, but no records arrive: that is not progress
@@ -65,7 +66,7 @@ func TestStallNeedsRealGrowthToClear(t *testing.T) {
 		s = poll(w)
 	}
 	b2 = catByName(t, s, "B2")
-	if b2.State != StateStalled {
+	if b2.State != snapshot.StateStalled {
 		t.Fatalf("after 11 quiet minutes: %s", b2.State)
 	}
 	c.advance(time.Minute)
@@ -76,13 +77,13 @@ func TestStallNeedsRealGrowthToClear(t *testing.T) {
 			stalls++
 		}
 	}
-	if stalls != 1 || catByName(t, s, "B2").State != StateStalled {
+	if stalls != 1 || catByName(t, s, "B2").State != snapshot.StateStalled {
 		t.Fatalf("want one stall_start and still stalled: %+v", s.Events)
 	}
 	appendTo(t, raw, records("B2", 250, 1))
 	c.advance(time.Second)
 	s = poll(w)
-	if catByName(t, s, "B2").State != StateRunning || s.Events[len(s.Events)-1].Kind != "stall_end" {
+	if catByName(t, s, "B2").State != snapshot.StateRunning || s.Events[len(s.Events)-1].Kind != "stall_end" {
 		t.Fatalf("growth did not clear the stall: %+v", s.Events)
 	}
 }
@@ -96,7 +97,7 @@ func TestOneShotStatusSeesStallFromMtime(t *testing.T) {
 	must(t, os.Chtimes(filepath.Join(root, "prepared", "B2", "raw_responses.jsonl"), old, old))
 	s := poll(localWatcher(t, root, c, Options{}))
 	b2 := catByName(t, s, "B2")
-	if b2.State != StateStalled || b2.LastGrowth == nil {
+	if b2.State != snapshot.StateStalled || b2.LastGrowth == nil {
 		t.Fatalf("one-shot: %+v", b2)
 	}
 }
@@ -107,7 +108,7 @@ func TestWorkerStates(t *testing.T) {
 	root, _ := runningRoot(t, c)
 	st := parse.WorkerState{PID: 999999, State: parse.WorkerRunning, Category: "B2", UpdatedAt: c.now()}
 	writeWorkerJSON(t, root, st) // a pid that does not exist: the job is unfinished, so the worker died
-	if s := poll(localWatcher(t, root, c, Options{})); s.Worker.State != WorkerDied || catByName(t, s, "B2").State != StateDied || s.ETASeconds != nil {
+	if s := poll(localWatcher(t, root, c, Options{})); s.Worker.State != snapshot.WorkerDied || catByName(t, s, "B2").State != snapshot.StateDied || s.ETASeconds != nil {
 		t.Fatalf("dead worker: %+v %+v", s.Worker, s.Categories)
 	}
 	st.State = parse.WorkerStopped
@@ -119,7 +120,7 @@ func TestWorkerStates(t *testing.T) {
 	st.PID = os.Getpid()
 	st.State = parse.WorkerRunning
 	writeWorkerJSON(t, root, st)
-	if s := poll(localWatcher(t, root, c, Options{})); s.Worker.State != WorkerDied {
+	if s := poll(localWatcher(t, root, c, Options{})); s.Worker.State != snapshot.WorkerDied {
 		t.Fatalf("reused pid: %+v", s.Worker)
 	}
 }
@@ -156,7 +157,7 @@ func TestLinkDownIsUnknownNeverStalled(t *testing.T) {
 	c.advance(30 * time.Minute)
 	s := poll(w)
 	for _, cat := range s.Categories {
-		if cat.State != StateUnknown || cat.ETASeconds != nil {
+		if cat.State != snapshot.StateUnknown || cat.ETASeconds != nil {
 			t.Fatalf("down: %+v", cat)
 		}
 	}
@@ -172,7 +173,7 @@ func TestETAByTokenBudget(t *testing.T) {
 	t.Parallel()
 	tok := int64(9_000_000)
 	tps := 1000.0
-	v := Category{State: StateRunning, Done: 1000, Target: 100000, RatePerMin: 60, TokenBudget: 10_000_000, CompletionTokens: &tok, TokPerSec: &tps}
+	v := snapshot.Category{State: snapshot.StateRunning, Done: 1000, Target: 100000, RatePerMin: 60, TokenBudget: 10_000_000, CompletionTokens: &tok, TokPerSec: &tps}
 	e := eta(v)
 	if e == nil || *e != 1000 { // 1M tokens left at 1000 tok/s, before the 99,000 samples at 1/s
 		t.Fatalf("eta %v", e)
@@ -181,7 +182,7 @@ func TestETAByTokenBudget(t *testing.T) {
 	if e := eta(v); *e != 99000 {
 		t.Fatalf("eta by samples %v", *e)
 	}
-	v.State = StateDone
+	v.State = snapshot.StateDone
 	if eta(v) != nil {
 		t.Fatal("ETA in a final state")
 	}
@@ -203,7 +204,7 @@ func TestServerFromLogSumsDPRanks(t *testing.T) {
 	c.t = now
 	s := poll(localWatcher(t, root, c, Options{}))
 	sv := s.Server
-	if sv.Source != "log" || sv.State != ServerBusy || sv.RunningReqs != 70 || sv.QueueReqs != 5 || sv.GenThroughput != 700 || sv.TokenUsage != 0.9 || sv.Retractions != 2 {
+	if sv.Source != "log" || sv.State != snapshot.ServerBusy || sv.RunningReqs != 70 || sv.QueueReqs != 5 || sv.GenThroughput != 700 || sv.TokenUsage != 0.9 || sv.Retractions != 2 {
 		t.Fatalf("server %+v", sv)
 	}
 	appendTo(t, filepath.Join(root, "logs", "sglang_inference.log"), "[2026-11-29 03:00:05 DP0 TP0] Scheduler hit an exception: Traceback (most recent call last):\n  File \"x.py\", line 1\ntorch.OutOfMemoryError: CUDA out of memory.\n")
@@ -252,7 +253,7 @@ func TestTimelinePersists(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "state", "host.jsonl")
 	tl := NewTimeline(3, p)
 	for i := 0; i < 5; i++ {
-		tl.Add(Event{Time: time.Unix(int64(i), 0), Kind: "k", Text: "e"})
+		tl.Add(snapshot.Event{Time: time.Unix(int64(i), 0), Kind: "k", Text: "e"})
 	}
 	again := NewTimeline(3, p)
 	if r := again.Recent(10); len(r) != 3 || r[2].Time.Unix() != 4 {
@@ -296,16 +297,16 @@ func TestTimelineKeysAndOrder(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "h.jsonl")
 	tl := NewTimeline(10, p)
 	t1, t2 := time.Date(2026, 3, 1, 2, 0, 0, 0, time.UTC), time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
-	if !tl.Add(Event{Time: t2, Kind: "stall_start", Text: "late"}) || !tl.Add(Event{Time: t1, Kind: "server_crash", Text: "boom", Key: "k1"}) {
+	if !tl.Add(snapshot.Event{Time: t2, Kind: "stall_start", Text: "late"}) || !tl.Add(snapshot.Event{Time: t1, Kind: "server_crash", Text: "boom", Key: "k1"}) {
 		t.Fatal("not added")
 	}
-	if tl.Add(Event{Time: t1, Kind: "server_crash", Text: "boom", Key: "k1"}) {
+	if tl.Add(snapshot.Event{Time: t1, Kind: "server_crash", Text: "boom", Key: "k1"}) {
 		t.Fatal("a keyed event added twice")
 	}
-	tl.Add(Event{Time: t2, Kind: "disconnect", Text: "same"})
-	tl.Add(Event{Time: t2, Kind: "disconnect", Text: "same"}) // no key: two real drops
+	tl.Add(snapshot.Event{Time: t2, Kind: "disconnect", Text: "same"})
+	tl.Add(snapshot.Event{Time: t2, Kind: "disconnect", Text: "same"}) // no key: two real drops
 	again := NewTimeline(10, p)
-	if again.Add(Event{Time: t1, Kind: "server_crash", Text: "boom", Key: "k1"}) {
+	if again.Add(snapshot.Event{Time: t1, Kind: "server_crash", Text: "boom", Key: "k1"}) {
 		t.Fatal("a keyed event added again after a reload")
 	}
 	r := again.Recent(10)
@@ -335,9 +336,9 @@ func TestTimelineRecordsDisconnectAndReconnect(t *testing.T) {
 	h.st = remote.ConnState{Phase: remote.Connected, Drops: 3} // two more drops came and went between polls
 	s := poll(w)
 	var kinds []string
-	var first Event
+	var first snapshot.Event
 	for _, e := range s.Events {
-		if e.Kind == "category_done" || e.Kind == EventGateBelow {
+		if e.Kind == "category_done" || e.Kind == snapshot.EventGateBelow {
 			continue // B1 was done before we looked: recorded once, at its file's time; B2's records carry no answer
 		}
 		if first.Kind == "" {
@@ -365,7 +366,7 @@ func TestStalePollKeepsTheLinesItRead(t *testing.T) {
 	poll(w)
 	appendTo(t, log, "three\nfour\n")
 	h.st = remote.ConnState{Phase: remote.Reconnecting, Err: "no answer to keepalives", Drops: 1}
-	if s := poll(w); s.Worker.State != WorkerUnknown {
+	if s := poll(w); s.Worker.State != snapshot.WorkerUnknown {
 		t.Fatalf("a poll with the link down: worker %s", s.Worker.State)
 	}
 	appendTo(t, log, "five\n")
@@ -445,12 +446,12 @@ func TestLinkBackDuringPollReadsAgain(t *testing.T) {
 	root, _ := runningRoot(t, c)
 	h := &backMidPoll{Host: remote.Local{}, st: remote.ConnState{Phase: remote.Connected, Sessions: 1}}
 	w := NewWatcher(h, Options{Root: root, Now: c.now, ServerURL: closedURL(t)}, nil)
-	if s := poll(w); s.Worker.State != WorkerRunning {
+	if s := poll(w); s.Worker.State != snapshot.WorkerRunning {
 		t.Fatalf("before: %+v", s.Worker)
 	}
 	h.lose()
 	s := poll(w)
-	if s.Connection.Stale() || s.Worker.State != WorkerRunning || catByName(t, s, "B2").State == StateUnknown {
+	if s.Connection.Stale() || s.Worker.State != snapshot.WorkerRunning || catByName(t, s, "B2").State == snapshot.StateUnknown {
 		t.Fatalf("a poll with the link back: %+v %+v %+v", s.Connection, s.Worker, s.Categories)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // Backend is everything the dashboard asks of the world (cmd/synthwatch's
@@ -20,9 +21,9 @@ import (
 // the history file, so the model calls it only inside a tea.Cmd.
 type Backend interface {
 	Host() string
-	Poll(ctx context.Context) pipeline.Snapshot
+	Poll(ctx context.Context) snapshot.Snapshot
 	Logs() (worker, server []string)
-	Link() pipeline.Connection // State LinkLocal: a local root, no link
+	Link() snapshot.Connection // State LinkLocal: a local root, no link
 	Launch(ctx context.Context, only []string) (int, error)
 	Kill(ctx context.Context, pid int) (string, error)
 	Restart(ctx context.Context, cat string, all []string) (int, error)
@@ -99,7 +100,7 @@ func (p *Prompter) Passphrase(keyFile string) ([]byte, error) {
 
 // PollResult is the message one poll produces, for harnesses (the soak test)
 // that drive the model without a program.
-func PollResult(m tea.Model, snap pipeline.Snapshot, be Backend) tea.Msg {
+func PollResult(m tea.Model, snap snapshot.Snapshot, be Backend) tea.Msg {
 	w, s := be.Logs()
 	return pollMsg{gen: m.(Model).gen, snap: snap, worker: w, server: s}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // BenchmarkView: View() at 200×50 with 10 categories and 5,000 buffered log
@@ -22,7 +22,7 @@ func BenchmarkView(b *testing.B) {
 			for i := 0; i < 5000; i++ {
 				f.worker = append(f.worker, fmt.Sprintf("%d/10000 (0 err) 1.1 req/s avg_comp=217tok ETA=2.4h ", i)+strings.Repeat("long completion text ", 8))
 			}
-			f.conn = pipeline.Connection{State: pipeline.LinkConnected}
+			f.conn = snapshot.Connection{State: snapshot.LinkConnected}
 			m, _ := newModel(f, 200, 50, Config{})
 			if wrap {
 				m = step(m, press("w"))
@@ -37,12 +37,12 @@ func BenchmarkView(b *testing.B) {
 
 // many is a Snapshot of n categories, as a root of 50,000 small folders
 // reads: 3 prompts and 1 record each, none running.
-func many(n int) pipeline.Snapshot {
+func many(n int) snapshot.Snapshot {
 	s := running()
-	s.Categories = make([]pipeline.Category, n)
+	s.Categories = make([]snapshot.Category, n)
 	for i := range s.Categories {
-		s.Categories[i] = pipeline.Category{Name: fmt.Sprintf("C%05d", i), Class: "SHORT", Done: 1, Target: 3,
-			Progress: 1.0 / 3, State: pipeline.StatePending, Rates: []float64{0, 0, 0}}
+		s.Categories[i] = snapshot.Category{Name: fmt.Sprintf("C%05d", i), Class: "SHORT", Done: 1, Target: 3,
+			Progress: 1.0 / 3, State: snapshot.StatePending, Rates: []float64{0, 0, 0}}
 	}
 	return s
 }
@@ -54,7 +54,7 @@ func many(n int) pipeline.Snapshot {
 func BenchmarkKeys50k(b *testing.B) {
 	f := newFake()
 	f.snap = many(50000)
-	f.conn = pipeline.Connection{State: pipeline.LinkConnected}
+	f.conn = snapshot.Connection{State: snapshot.LinkConnected}
 	m, _ := newModel(f, 200, 50, Config{})
 	keys := []string{"j", "?", "?", "tab", "tab"}
 	b.Run("key", func(b *testing.B) {

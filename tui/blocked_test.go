@@ -11,7 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/synthwatch/synthwatch/internal/testgate"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // blackHole is a Backend on a black-holed link: Poll never returns (it
@@ -32,11 +32,11 @@ func newBlackHole(t *testing.T) *blackHole {
 	return b
 }
 
-func (b *blackHole) Poll(context.Context) pipeline.Snapshot {
+func (b *blackHole) Poll(context.Context) snapshot.Snapshot {
 	b.polls.Add(1)
 	<-b.release
 	b.returned.Add(1)
-	return pipeline.Snapshot{}
+	return snapshot.Snapshot{}
 }
 
 func (b *blackHole) block(ctx context.Context, what string) error {
@@ -300,7 +300,7 @@ func TestReconnectIsATask(t *testing.T) {
 	if len(m.busy) != 1 || f.reconn != 1 || m.gen != gen {
 		t.Fatalf("second C: busy %v, reconn %d, gen %d→%d", m.busy, f.reconn, gen, m.gen)
 	}
-	f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Error: "dial tcp: connection refused"}
+	f.conn = snapshot.Connection{State: snapshot.LinkReconnecting, Error: "dial tcp: connection refused"}
 	m = step(m, pollMsg{gen: m.gen, snap: f.snap})
 	if !strings.Contains(screen(m), "✖ reconnect: the link is reconnecting: dial tcp: connection refused") || len(m.busy) != 0 {
 		t.Fatalf("after its poll:\n%s", screen(m))

@@ -10,7 +10,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // helpBox is the keymap's FullHelp, a row per binding, a blank line
@@ -93,8 +93,8 @@ const awayMax = 15
 // first, a run of link drops and reconnections as one line. It returns the
 // lines that fit in max and how many more there are. A summary that spans
 // more than a day shows dates.
-func awayLines(evs []pipeline.Event, max int) (lines []string, more int) {
-	var kept []pipeline.Event
+func awayLines(evs []snapshot.Event, max int) (lines []string, more int) {
+	var kept []snapshot.Event
 	for _, e := range evs {
 		if e.Kind != "action" { // the user's own doing: not news to them
 			kept = append(kept, e)
@@ -139,7 +139,7 @@ func linkEvent(kind string) bool { return kind == "disconnect" || kind == "recon
 
 // linkRun is one line for a run of drops and reconnections:
 // "link dropped 9 times, 08:56–08:58".
-func linkRun(run []pipeline.Event, layout string) string {
+func linkRun(run []snapshot.Event, layout string) string {
 	drops := 0
 	for _, e := range run {
 		if e.Kind == "disconnect" {
@@ -166,7 +166,7 @@ func linkRun(run []pipeline.Event, layout string) string {
 }
 
 // eventText is an event's text as a line: an empty reason reads as none.
-func eventText(e pipeline.Event) string {
+func eventText(e snapshot.Event) string {
 	t := strings.TrimSpace(e.Text)
 	t = strings.TrimSuffix(t, ":") // "lost the link to the host: " (an old history)
 	if t == "" {

@@ -7,7 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // hostAction is what a confirmation dialog asks to do to the host.
@@ -49,7 +49,7 @@ func (m Model) newDialog(act hostAction) *dialog {
 	case actResume:
 		d.text = fmt.Sprintf("Resume the worker on %s in %s? It skips what is done.", host, root)
 	case actKill:
-		if d.pid == 0 || !pipeline.Alive(m.snap.Worker.State) {
+		if d.pid == 0 || !snapshot.Alive(m.snap.Worker.State) {
 			d.text = "No worker is running."
 			d.pid = -1
 		} else {
@@ -68,7 +68,7 @@ func (m Model) newDialog(act hostAction) *dialog {
 // the snapshot is stale, so whether a worker runs is not known.
 func (m Model) noContact() (string, bool) {
 	c := m.snap.Connection
-	if c.State.Up() && m.snap.Worker.State != pipeline.WorkerUnknown {
+	if c.State.Up() && m.snap.Worker.State != snapshot.WorkerUnknown {
 		return "", false
 	}
 	since := "never connected"

@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
-func actionEvents(tl *pipeline.Timeline) []pipeline.Event {
-	var out []pipeline.Event
+func actionEvents(tl *pipeline.Timeline) []snapshot.Event {
+	var out []snapshot.Event
 	for _, e := range tl.Recent(1000) {
 		if e.Kind == "action" {
 			out = append(out, e)

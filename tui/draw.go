@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // fit pads or cuts s (which may hold styles) to exactly w cells.
@@ -78,7 +78,7 @@ func spark(vals []float64, w int) string {
 }
 
 // dur renders an ETA or an age: pipeline's one formatter.
-func dur(d time.Duration) string { return pipeline.FormatDuration(d) }
+func dur(d time.Duration) string { return snapshot.FormatDuration(d) }
 
 func etaText(s *float64) string {
 	if s == nil {

@@ -3,21 +3,23 @@ package tui
 import (
 	"context"
 
-	tea "charm.land/bubbletea/v2"
 	"math"
 	"sync"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // fake is a Backend with settable answers that records what it was asked.
 type fake struct {
 	mu       sync.Mutex
-	snap     pipeline.Snapshot
+	snap     snapshot.Snapshot
 	worker   []string
 	server   []string
-	conn     pipeline.Connection
+	conn     snapshot.Connection
 	tl       *pipeline.Timeline
 	killed   []int
 	launched [][]string
@@ -26,17 +28,17 @@ type fake struct {
 }
 
 func newFake() *fake {
-	return &fake{tl: pipeline.NewTimeline(100, ""), conn: pipeline.Connection{State: pipeline.LinkConnecting}}
+	return &fake{tl: pipeline.NewTimeline(100, ""), conn: snapshot.Connection{State: snapshot.LinkConnecting}}
 }
 
 func (f *fake) Host() string { return "root@10.1.230.174" }
-func (f *fake) Poll(context.Context) pipeline.Snapshot {
+func (f *fake) Poll(context.Context) snapshot.Snapshot {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.snap
 }
 func (f *fake) Logs() ([]string, []string)   { return f.worker, f.server }
-func (f *fake) Link() pipeline.Connection    { return f.conn }
+func (f *fake) Link() snapshot.Connection    { return f.conn }
 func (f *fake) Timeline() *pipeline.Timeline { return f.tl }
 func (f *fake) ReconnectNow()                { f.reconn++ }
 func (f *fake) Launch(_ context.Context, only []string) (int, error) {
@@ -64,18 +66,18 @@ func fptr(v float64) *float64   { return &v }
 func tp(t time.Time) *time.Time { return &t }
 
 // running is a night in progress: 10 categories, one running.
-func running() pipeline.Snapshot {
+func running() snapshot.Snapshot {
 	lc := t0.Add(-time.Second)
-	s := pipeline.Snapshot{Schema: 1, Time: t0, Host: "root@10.1.230.174", Root: "/data/eagle3/synth_100k",
-		Connection: pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: &lc},
-		Worker:     pipeline.Worker{State: "running", PID: 4242, Category: "B3_magicoder", Source: "worker.json"},
-		Server: pipeline.Server{State: "ready", GenThroughput: 930.1, RunningReqs: 72, TokenUsage: 0.96, CacheHitRate: fptr(0.12), Source: "metrics",
+	s := snapshot.Snapshot{Schema: 1, Time: t0, Host: "root@10.1.230.174", Root: "/data/eagle3/synth_100k",
+		Connection: snapshot.Connection{State: snapshot.LinkConnected, RTTms: 1.2, LastContact: &lc},
+		Worker:     snapshot.Worker{State: "running", PID: 4242, Category: "B3_magicoder", Source: "worker.json"},
+		Server: snapshot.Server{State: "ready", GenThroughput: 930.1, RunningReqs: 72, TokenUsage: 0.96, CacheHitRate: fptr(0.12), Source: "metrics",
 			Throughput: []float64{math.NaN(), 700, 850, 910, math.NaN(), 930, 920, 930.1}},
 		ETASeconds: fptr(9000),
 	}
 	names := []string{"B1_glaive", "B2_opencodeinstruct", "B3_magicoder", "B4_metamath", "B5_long_reasoning", "B6_sharegpt", "B7_ultrachat", "B8_wildchat", "B9_lmsys", "B10_code_feedback"}
 	for i, n := range names {
-		c := pipeline.Category{Name: n, Class: "SHORT", Target: 10000, State: pipeline.StatePending}
+		c := snapshot.Category{Name: n, Class: "SHORT", Target: 10000, State: snapshot.StatePending}
 		if i%4 == 3 {
 			c.Class = "LONG"
 		}
@@ -85,12 +87,12 @@ func running() pipeline.Snapshot {
 		}
 		switch {
 		case i < 2:
-			c.Done, c.State = 10000, pipeline.StateDone
+			c.Done, c.State = 10000, snapshot.StateDone
 			if i == 0 {
-				c.Done, c.State = 9998, pipeline.StateSkipped
+				c.Done, c.State = 9998, snapshot.StateSkipped
 			}
 		case i == 2:
-			c.Done, c.State, c.RatePerMin, c.ETASeconds, c.Errors = 4200, pipeline.StateRunning, 96.5, fptr(3600), 3
+			c.Done, c.State, c.RatePerMin, c.ETASeconds, c.Errors = 4200, snapshot.StateRunning, 96.5, fptr(3600), 3
 			for k := 10; k < 30; k++ {
 				rates[k] = 80 + float64(k%7)*5
 			}

@@ -6,12 +6,12 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // FleetPollResult is host i's poll message, for harnesses that drive the
 // fleet without a program (PollResult for one host).
-func FleetPollResult(f tea.Model, i int, snap pipeline.Snapshot, be Backend) tea.Msg {
+func FleetPollResult(f tea.Model, i int, snap snapshot.Snapshot, be Backend) tea.Msg {
 	return hostMsg{i: i, msg: PollResult(f.(Fleet).hosts[i], snap, be)}
 }
 
@@ -59,14 +59,14 @@ func (m Model) row(now time.Time) fleetRow {
 
 // alerts are a host's troubles in a few words: stalls, the server, the
 // disk, errors, the worker gone.
-func alerts(s pipeline.Snapshot) []string {
+func alerts(s snapshot.Snapshot) []string {
 	var out []string
 	stalled, errs, over, below := 0, int64(0), 0, 0
 	for _, c := range s.Categories {
 		if c.Gate != nil && c.Gate.Below {
 			below++
 		}
-		if c.State == pipeline.StateStalled {
+		if c.State == snapshot.StateStalled {
 			stalled++
 		}
 		errs += c.Errors
@@ -75,18 +75,18 @@ func alerts(s pipeline.Snapshot) []string {
 		}
 	}
 	switch {
-	case s.Worker.State == pipeline.WorkerStalled && s.Worker.Reason != "":
+	case s.Worker.State == snapshot.WorkerStalled && s.Worker.Reason != "":
 		out = append(out, "stalled: "+sanitizeName(s.Worker.Reason)) // the dashboard's and status's words
-	case stalled > 0 || s.Worker.State == pipeline.WorkerStalled:
+	case stalled > 0 || s.Worker.State == snapshot.WorkerStalled:
 		out = append(out, "stalled")
 	}
 
 	switch s.Worker.State {
-	case pipeline.WorkerDied:
+	case snapshot.WorkerDied:
 		out = append(out, "worker died")
 	}
 	switch s.Server.State {
-	case pipeline.ServerDown, pipeline.ServerCrashed, pipeline.ServerUnhealthy, pipeline.ServerHung, pipeline.ServerStopped:
+	case snapshot.ServerDown, snapshot.ServerCrashed, snapshot.ServerUnhealthy, snapshot.ServerHung, snapshot.ServerStopped:
 		out = append(out, "server "+string(s.Server.State))
 	}
 	if d := s.Vitals.Disk; d != nil && d.Low {
@@ -106,9 +106,9 @@ func alerts(s pipeline.Snapshot) []string {
 	}
 	for _, a := range s.Alerts {
 		switch a.Kind {
-		case pipeline.WarnRoot:
+		case snapshot.WarnRoot:
 			out = append(out, "no pipeline root")
-		case pipeline.WarnManifest:
+		case snapshot.WarnManifest:
 			out = append(out, "manifest unreadable")
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // named is a fake host with its own name.
@@ -21,7 +21,7 @@ type named struct {
 }
 
 func (n named) Host() string { return n.name }
-func (n named) Poll(ctx context.Context) pipeline.Snapshot {
+func (n named) Poll(ctx context.Context) snapshot.Snapshot {
 	if n.block != nil {
 		<-n.block
 	}
@@ -33,7 +33,7 @@ func fleetHost(name string) named {
 	f := newFake()
 	f.snap = running()
 	f.snap.Host = name
-	f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+	f.conn = snapshot.Connection{State: snapshot.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
 	return named{fake: f, name: name}
 }
 
@@ -41,13 +41,13 @@ func fleetHost(name string) named {
 // low, one whose link is lost (its figures are 95 s old).
 func threeHosts() []named {
 	a, b, c := fleetHost("gpu1"), fleetHost("gpu2"), fleetHost("root@10.0.0.3:22")
-	b.snap.Categories[2].State, b.snap.Categories[2].ETASeconds, b.snap.ETASeconds = pipeline.StateStalled, nil, nil
-	b.snap.Worker.State = pipeline.WorkerStalled
-	b.snap.Server = pipeline.Server{State: pipeline.ServerDown, Reason: "/metrics refused"}
-	b.snap.Vitals.Disk = &pipeline.Disk{FreeBytes: 1 << 30, TotalBytes: 1 << 40, Low: true}
+	b.snap.Categories[2].State, b.snap.Categories[2].ETASeconds, b.snap.ETASeconds = snapshot.StateStalled, nil, nil
+	b.snap.Worker.State = snapshot.WorkerStalled
+	b.snap.Server = snapshot.Server{State: snapshot.ServerDown, Reason: "/metrics refused"}
+	b.snap.Vitals.Disk = &snapshot.Disk{FreeBytes: 1 << 30, TotalBytes: 1 << 40, Low: true}
 	c.snap.Categories[2].Done = 1000
 	c.snap.ETASeconds = fptr(20000)
-	c.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 2, LastContact: tp(t0.Add(-95 * time.Second)), Error: "no answer to keepalives"}
+	c.conn = snapshot.Connection{State: snapshot.LinkReconnecting, Attempt: 2, LastContact: tp(t0.Add(-95 * time.Second)), Error: "no answer to keepalives"}
 	return []named{a, b, c}
 }
 

@@ -7,7 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // View draws the fleet screen, or the open host's dashboard under a
@@ -185,17 +185,17 @@ func linkCell(m Model, r fleetRow) string {
 	switch {
 	case !c.Linked():
 		return "local"
-	case c.State == pipeline.LinkConnected && !r.stale:
+	case c.State == snapshot.LinkConnected && !r.stale:
 		t := "● up"
 		if rtt := c.RTT(); rtt > 0 {
 			t += " " + rtt.Round(100*time.Microsecond).String()
 		}
 		return t
-	case c.State == pipeline.LinkFailed:
+	case c.State == snapshot.LinkFailed:
 		return "✖ failed"
 	case r.age > 0:
 		return "⚠ stale " + dur(r.age) + " ago"
-	case c.State == pipeline.LinkConnected:
+	case c.State == snapshot.LinkConnected:
 		return "● up, no poll yet"
 	}
 	return "⚠ " + string(c.State)

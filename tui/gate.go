@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // The training-readiness gate in the dashboard: a PASS column beside
@@ -23,7 +23,7 @@ const (
 
 // tableWidths are the table's columns that change with the width: the
 // name's, the bar's, the sparkline's, the tokens' and PASS's (0: none).
-func tableWidths(w int, cats []pipeline.Category) (nameW, barW, sparkW, tokW, passW int) {
+func tableWidths(w int, cats []snapshot.Category) (nameW, barW, sparkW, tokW, passW int) {
 	nameW, barW = 20, 8
 	if w >= 120 {
 		nameW, barW, sparkW = 24, 14, 16
@@ -40,7 +40,7 @@ func tableWidths(w int, cats []pipeline.Category) (nameW, barW, sparkW, tokW, pa
 	return nameW, barW, sparkW, tokW, passW
 }
 
-func anyGate(cs []pipeline.Category) bool {
+func anyGate(cs []snapshot.Category) bool {
 	for _, c := range cs {
 		if c.Gate != nil {
 			return true
@@ -51,14 +51,14 @@ func anyGate(cs []pipeline.Category) bool {
 
 // gateNotices: a category whose pass rate has just fallen below the
 // floor (the pipeline records the same as the event gate_below).
-func gateNotices(old, cur pipeline.Snapshot, add func(kind, cat, text string)) {
+func gateNotices(old, cur snapshot.Snapshot, add func(kind, cat, text string)) {
 	below := map[string]bool{} // judged below the floor last poll
 	for _, c := range old.Categories {
 		below[c.Name] = c.Gate == nil || c.Gate.Below // a category not seen or not judged then: no notice for what a first look finds
 	}
 	for _, c := range cur.Categories {
 		if g := c.Gate; g != nil && g.Below && !below[c.Name] {
-			add(pipeline.EventGateBelow, c.Name, pipeline.GateBelowText(c.Name, *g))
+			add(snapshot.EventGateBelow, c.Name, snapshot.GateBelowText(c.Name, *g))
 		}
 	}
 }
@@ -69,12 +69,12 @@ const maxGateLines = 3
 // gateLines flags, under the table, the categories whose pass rate fell
 // below [gate] min_pass_rate, in the timeline's words: the rows shown
 // first, then a count of the rest.
-func gateLines(all, shown []pipeline.Category) []string {
+func gateLines(all, shown []snapshot.Category) []string {
 	var out []string
 	listed := map[string]bool{}
 	for _, c := range shown {
 		if c.Gate != nil && c.Gate.Below && len(out) < maxGateLines {
-			out = append(out, "▼ "+pipeline.GateBelowText(sanitizeName(c.Name), *c.Gate))
+			out = append(out, "▼ "+snapshot.GateBelowText(sanitizeName(c.Name), *c.Gate))
 			listed[c.Name] = true
 		}
 	}

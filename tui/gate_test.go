@@ -8,14 +8,14 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // gated is the running night with a gate on every category with records:
 // B1 a thinking model's, all pass but one empty answer; B2 one in five
 // with no reasoning and a few over max_length, below the 90% floor; B3
 // 300 of its records counted by a reader that judges none (the fallback).
-func gated() pipeline.Snapshot {
+func gated() snapshot.Snapshot {
 	s := running()
 	rules := parse.GateRules{MaxLength: 8192}
 	tally := func(n int, g parse.GateFacts, length int64, into *parse.GateTally) {
@@ -45,7 +45,7 @@ func TestGoldenGate(t *testing.T) {
 		t.Run("table_"+itoa(size[0])+"x"+itoa(size[1]), func(t *testing.T) {
 			f := newFake()
 			f.snap = gated()
-			f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+			f.conn = snapshot.Connection{State: snapshot.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
 			m, _ := newModel(f, size[0], size[1], Config{PollEvery: 2 * time.Second, Plain: true})
 			got := screen(m)
 			for _, l := range strings.Split(got, "\n") {
@@ -53,7 +53,7 @@ func TestGoldenGate(t *testing.T) {
 					t.Fatalf("line wider than the screen (%d > %d): %q", w, size[0], l)
 				}
 			}
-			below := "▼ " + pipeline.GateBelowText(f.snap.Categories[1].Name, *f.snap.Categories[1].Gate)
+			below := "▼ " + snapshot.GateBelowText(f.snap.Categories[1].Name, *f.snap.Categories[1].Gate)
 			if !strings.Contains(got, below) {
 				t.Errorf("the screen lacks %q", below)
 			}
@@ -66,7 +66,7 @@ func TestGoldenGate(t *testing.T) {
 	t.Run("pane", func(t *testing.T) {
 		f := newFake()
 		f.snap = gated()
-		f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+		f.conn = snapshot.Connection{State: snapshot.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
 		m, _ := newModel(f, 120, 40, Config{PollEvery: 2 * time.Second, Plain: true})
 		m = step(m, press("j"))
 		m = step(m, press("H"))

@@ -2,11 +2,12 @@ package tui
 
 import (
 	"fmt"
-	"github.com/synthwatch/synthwatch/pipeline"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -387,8 +388,8 @@ func TestNoActionWithoutContact(t *testing.T) {
 	for _, b := range []binding{km.Launch, km.Kill, km.Resume, km.Restart} {
 		m, f := keysModel(t, Config{})
 		m.sel = 2
-		m.snap.Worker.State = pipeline.WorkerUnknown
-		m.snap.Connection.State = pipeline.LinkReconnecting
+		m.snap.Worker.State = snapshot.WorkerUnknown
+		m.snap.Connection.State = snapshot.LinkReconnecting
 		m = step(m, press(b.Keys()[0]))
 		if m.dialog == nil || !strings.Contains(screen(m), "No contact with") {
 			t.Fatalf("%s: no dialog saying so:\n%s", b.short, screen(m))

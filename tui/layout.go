@@ -3,7 +3,7 @@ package tui
 import (
 	"fmt"
 
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // layout sizes the panes for the screen and for what is drawn above and
@@ -39,7 +39,7 @@ func (m *Model) scrollTable(h int) {
 }
 
 // tableWindow is the rows the table draws and the index of the first.
-func (m Model) tableWindow() (top int, shown []pipeline.Category) {
+func (m Model) tableWindow() (top int, shown []snapshot.Category) {
 	all := m.snap.Categories
 	top = min(m.top, len(all)) // layout clamped it; a model never laid out has 0
 	return top, all[top:min(len(all), top+tableRows(len(all), max(m.height, 8)))]

@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 var tabNames = []string{"worker log", "server log", "events"}
@@ -31,7 +31,7 @@ func newLogPane() logPane { return logPane{follow: true} }
 
 func (l *logPane) SetSize(w, h int) { l.width, l.height = w, h }
 
-func (l *logPane) set(worker, server []string, evs []pipeline.Event) {
+func (l *logPane) set(worker, server []string, evs []snapshot.Event) {
 	// the pipeline hands over sanitised lines; sanitising again is a no-op on
 	// clean text, and makes sure nothing else ever reaches the terminal raw
 	l.lines[0], l.lines[1] = sanitizeAll(worker), sanitizeAll(server)

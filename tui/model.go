@@ -9,7 +9,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // Config shapes the dashboard.
@@ -28,7 +28,7 @@ type Config struct {
 type (
 	pollMsg struct {
 		gen            int
-		snap           pipeline.Snapshot
+		snap           snapshot.Snapshot
 		worker, server []string
 	}
 	tickMsg   time.Time
@@ -61,9 +61,9 @@ type Model struct {
 	width  int
 	height int
 
-	snap     pipeline.Snapshot
+	snap     snapshot.Snapshot
 	haveSnap bool
-	conn     pipeline.Connection // the link now (Backend.Link), fresher than snap's
+	conn     snapshot.Connection // the link now (Backend.Link), fresher than snap's
 	gen      int
 	polling  bool
 
@@ -79,7 +79,7 @@ type Model struct {
 	notesOpen   bool // the header's messages, whole (m)
 	runs        bool // the selected category's run history is open (runs.go)
 	serverWide  bool // the server panel is open wide (serverpane.go)
-	away        []pipeline.Event
+	away        []snapshot.Event
 	lastKey     time.Time
 	actionID    int
 	busy        map[int]task // running tasks by id (tasks.go)
@@ -92,7 +92,7 @@ type Model struct {
 	flash       string    // a word for a key that did nothing (read-only), in the footer
 	flashUntil  time.Time // until then
 	// the worker as last read over a live link, for the quit message
-	lastWorker   pipeline.Worker
+	lastWorker   snapshot.Worker
 	lastWorkerAt time.Time
 }
 
@@ -210,7 +210,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, m.notifier.changes(m.snap, msg.snap)...)
 		}
 		m.snap, m.haveSnap = msg.snap, true
-		if msg.snap.Connection.State.Up() && msg.snap.Worker.State != pipeline.WorkerUnknown && msg.snap.Worker.State != "" {
+		if msg.snap.Connection.State.Up() && msg.snap.Worker.State != snapshot.WorkerUnknown && msg.snap.Worker.State != "" {
 			m.lastWorker, m.lastWorkerAt = msg.snap.Worker, msg.snap.Time
 		}
 		m.logs.set(msg.worker, msg.server, msg.snap.Events)
@@ -219,7 +219,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		gen := m.gen
 		next := m.nextPoll()
-		if msg.snap.Connection.Stale() && m.conn.State == pipeline.LinkConnected {
+		if msg.snap.Connection.Stale() && m.conn.State == snapshot.LinkConnected {
 			next = min(next, 200*time.Millisecond) // the link came back after this poll's reads failed: fresh figures now (bounded: a link that says up and fails still rests)
 		}
 		cmds = append(cmds, tea.Tick(next, func(time.Time) tea.Msg { return pollDue{gen} }))
@@ -234,7 +234,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		was := m.conn
 		m.conn = m.be.Link()
 		m.spin++
-		if was.Stale() && m.conn.State == pipeline.LinkConnected { // back (a wake, a reconnect): fresh figures now, not at the next poll
+		if was.Stale() && m.conn.State == snapshot.LinkConnected { // back (a wake, a reconnect): fresh figures now, not at the next poll
 			m.gen++
 			return m, tea.Batch(tick(m.tickEvery()), m.pollCmd())
 		}
@@ -378,8 +378,8 @@ func (m Model) stopsTask(k tea.KeyPressMsg) bool {
 }
 
 // eventsSince is the "while you were away" summary.
-func eventsSince(evs []pipeline.Event, t time.Time) []pipeline.Event {
-	var out []pipeline.Event
+func eventsSince(evs []snapshot.Event, t time.Time) []snapshot.Event {
+	var out []snapshot.Event
 	for _, e := range evs {
 		if e.Time.After(t) {
 			out = append(out, e)
@@ -469,8 +469,8 @@ func (m Model) unfinished() string {
 }
 
 // workerAlive says whether a worker state is a live process.
-func workerAlive(state pipeline.WorkerState) bool {
-	return pipeline.Alive(state) || strings.HasPrefix(string(state), string(pipeline.WorkerRunning)) // "running (…)" from an older pipeline
+func workerAlive(state snapshot.WorkerState) bool {
+	return snapshot.Alive(state) || strings.HasPrefix(string(state), string(snapshot.WorkerRunning)) // "running (…)" from an older pipeline
 }
 
 // QuitMessage is what to print once the program ends.

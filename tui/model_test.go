@@ -11,7 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 func press(s string) tea.KeyPressMsg {
@@ -98,7 +98,7 @@ func TestStalePollAnswersAreDropped(t *testing.T) {
 func TestLastContactFollowsPolls(t *testing.T) {
 	f := newFake()
 	f.snap = running()
-	f.conn = pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0)}
+	f.conn = snapshot.Connection{State: snapshot.LinkConnected, LastContact: tp(t0)}
 	m, c := newModel(f, 120, 40, Config{PollEvery: time.Second})
 	if strings.Contains(screen(m), "rtt") {
 		t.Fatalf("an RTT shown before one was measured:\n%s", screen(m))
@@ -251,25 +251,25 @@ func TestSearchFollowWrapAndErrors(t *testing.T) {
 
 // Quitting says what is really left on the host.
 func TestQuitStatesTheWorkersRealState(t *testing.T) {
-	up := pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0.Add(-time.Second))}
+	up := snapshot.Connection{State: snapshot.LinkConnected, LastContact: tp(t0.Add(-time.Second))}
 	refused := "dial tcp 127.0.0.1:1: connect: connection refused"
 	for _, c := range []struct {
 		name string
-		conn pipeline.Connection
-		snap func() pipeline.Snapshot
+		conn snapshot.Connection
+		snap func() snapshot.Snapshot
 		want string
 	}{
 		{"running", up, running, "synthwatch: the worker keeps running on root@10.1.230.174 (pid 4242, B3_magicoder)"},
-		{"stalled", up, func() pipeline.Snapshot { s := running(); s.Worker.State = pipeline.WorkerStalled; return s },
+		{"stalled", up, func() snapshot.Snapshot { s := running(); s.Worker.State = snapshot.WorkerStalled; return s },
 			"synthwatch: the worker keeps running on root@10.1.230.174 (pid 4242, B3_magicoder)"},
-		{"none", up, func() pipeline.Snapshot {
+		{"none", up, func() snapshot.Snapshot {
 			s := running()
-			s.Worker = pipeline.Worker{State: "stopped", PID: 4242, Source: "worker.json"}
+			s.Worker = snapshot.Worker{State: "stopped", PID: 4242, Source: "worker.json"}
 			return s
 		}, "synthwatch: no worker is running on root@10.1.230.174 (worker stopped)"},
-		{"never reached", pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 4, Error: refused},
-			func() pipeline.Snapshot {
-				return pipeline.Snapshot{Connection: pipeline.Connection{State: "reconnecting", Error: refused}, Worker: pipeline.Worker{State: "unknown"}}
+		{"never reached", snapshot.Connection{State: snapshot.LinkReconnecting, Attempt: 4, Error: refused},
+			func() snapshot.Snapshot {
+				return snapshot.Snapshot{Connection: snapshot.Connection{State: "reconnecting", Error: refused}, Worker: snapshot.Worker{State: "unknown"}}
 			}, "synthwatch: root@10.1.230.174 was never reached; nothing there was read or changed (last error: " + refused + ")"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -291,11 +291,11 @@ func TestQuitStatesTheWorkersRealState(t *testing.T) {
 func TestQuitWhileTheLinkIsDown(t *testing.T) {
 	f := newFake()
 	f.snap = running()
-	f.conn = pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0)}
+	f.conn = snapshot.Connection{State: snapshot.LinkConnected, LastContact: tp(t0)}
 	m, _ := newModel(f, 80, 24, Config{})
-	f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 2, LastContact: tp(t0), Error: "no answer to keepalives for 45s"}
+	f.conn = snapshot.Connection{State: snapshot.LinkReconnecting, Attempt: 2, LastContact: tp(t0), Error: "no answer to keepalives for 45s"}
 	stale := running()
-	stale.Connection.State, stale.Worker.State = "reconnecting", pipeline.WorkerUnknown
+	stale.Connection.State, stale.Worker.State = "reconnecting", snapshot.WorkerUnknown
 	m = step(m, pollMsg{gen: m.gen, snap: stale})
 	m = step(m, press("q"))
 	want := "synthwatch: root@10.1.230.174 is out of reach now; the worker was running there at " + t0.Local().Format("15:04:05") + " (pid 4242, B3_magicoder)"
@@ -309,10 +309,10 @@ func TestQuitWhileTheLinkIsDown(t *testing.T) {
 func TestClosedPortSaysWhy(t *testing.T) {
 	f := newFake()
 	refused := "dial tcp 127.0.0.1:1: connect: connection refused"
-	f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 5, Error: refused, NextTry: tp(t0.Add(12 * time.Second))}
-	f.snap = pipeline.Snapshot{Host: "root@127.0.0.1:1", Connection: pipeline.Connection{State: "reconnecting", Error: refused, Attempt: 5},
-		Worker: pipeline.Worker{State: "unknown"}, Server: pipeline.Server{State: "unknown"},
-		Alerts: []pipeline.Warning{{Kind: pipeline.WarnNoContact, Text: "no contact with the host: never connected"}}}
+	f.conn = snapshot.Connection{State: snapshot.LinkReconnecting, Attempt: 5, Error: refused, NextTry: tp(t0.Add(12 * time.Second))}
+	f.snap = snapshot.Snapshot{Host: "root@127.0.0.1:1", Connection: snapshot.Connection{State: "reconnecting", Error: refused, Attempt: 5},
+		Worker: snapshot.Worker{State: "unknown"}, Server: snapshot.Server{State: "unknown"},
+		Alerts: []snapshot.Warning{{Kind: snapshot.WarnNoContact, Text: "no contact with the host: never connected"}}}
 	m, _ := newModel(f, 80, 24, Config{PollEvery: 2 * time.Second})
 	s := screen(m)
 	for _, want := range []string{"NOT CONNECTED (attempt 5): never connected", refused, "next try in 12s", "never connected"} {
@@ -323,7 +323,7 @@ func TestClosedPortSaysWhy(t *testing.T) {
 	if strings.Contains(s, "figures are from") || strings.Contains(s, "00:00:00") {
 		t.Errorf("a zero time on the screen:\n%s", s)
 	}
-	f.conn = pipeline.Connection{State: pipeline.LinkFailed, Error: "ssh root@127.0.0.1:22: ssh: unable to authenticate, attempted methods [none publickey]"}
+	f.conn = snapshot.Connection{State: snapshot.LinkFailed, Error: "ssh root@127.0.0.1:22: ssh: unable to authenticate, attempted methods [none publickey]"}
 	m = step(m, tickMsg(t0))
 	if s := screen(m); !strings.Contains(s, "CANNOT CONNECT") || !strings.Contains(s, "unable to authenticate") {
 		t.Errorf("an auth failure is not on the screen:\n%s", s)
@@ -333,9 +333,9 @@ func TestClosedPortSaysWhy(t *testing.T) {
 // A root without prepared/ is a red line that says how to set it.
 func TestWrongRootIsARedLine(t *testing.T) {
 	f := newFake()
-	f.conn = pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0)}
+	f.conn = snapshot.Connection{State: snapshot.LinkConnected, LastContact: tp(t0)}
 	msg := RootWarning + "/data/typo on root@10.1.230.174 (no prepared/ directory): set it with --root DIR"
-	f.snap = pipeline.Snapshot{Connection: pipeline.Connection{State: "connected"}, Worker: pipeline.Worker{State: "unknown"}, Alerts: []pipeline.Warning{{Kind: pipeline.WarnRoot, Text: msg}}}
+	f.snap = snapshot.Snapshot{Connection: snapshot.Connection{State: "connected"}, Worker: snapshot.Worker{State: "unknown"}, Alerts: []snapshot.Warning{{Kind: snapshot.WarnRoot, Text: msg}}}
 	m, _ := newModel(f, 120, 40, Config{})
 	s := screen(m)
 	if !strings.Contains(s, "✖ "+RootWarning+"/data/typo") || !strings.Contains(s, "--root DIR") || strings.Contains(s, "no categories found yet") {
@@ -350,8 +350,8 @@ func TestWhileYouWereAway(t *testing.T) {
 	f := newFake()
 	f.snap = running()
 	m, c := newModel(f, 120, 40, Config{})
-	f.tl.Add(pipeline.Event{Time: t0.Add(time.Hour), Kind: "stall_start", Category: "B3_magicoder", Text: "B3_magicoder: no new records for 10m0s"})
-	f.tl.Add(pipeline.Event{Time: t0.Add(2 * time.Hour), Kind: "server_crash", Text: "Scheduler hit an exception"})
+	f.tl.Add(snapshot.Event{Time: t0.Add(time.Hour), Kind: "stall_start", Category: "B3_magicoder", Text: "B3_magicoder: no new records for 10m0s"})
+	f.tl.Add(snapshot.Event{Time: t0.Add(2 * time.Hour), Kind: "server_crash", Text: "Scheduler hit an exception"})
 	c.t = t0.Add(8 * time.Hour)
 	m = step(m, press("j"))
 	s := screen(m)
@@ -373,18 +373,18 @@ func TestWhileYouWereAwayNewestFirst(t *testing.T) {
 	f.snap = running()
 	m, c := newModel(f, 120, 60, Config{})
 	at := func(min int) time.Time { return t0.Add(time.Hour + time.Duration(min)*time.Minute) }
-	f.tl.Add(pipeline.Event{Time: at(0), Kind: "server_crash", Text: "Scheduler hit an exception"})
+	f.tl.Add(snapshot.Event{Time: at(0), Kind: "server_crash", Text: "Scheduler hit an exception"})
 	for i := 0; i < 9; i++ { // 9 drops, 15 s apart
-		f.tl.Add(pipeline.Event{Time: at(1).Add(time.Duration(30*i) * time.Second), Kind: "disconnect", Text: "lost the link to the host: "})
-		f.tl.Add(pipeline.Event{Time: at(1).Add(time.Duration(30*i+15) * time.Second), Kind: "reconnect", Text: "connected again"})
+		f.tl.Add(snapshot.Event{Time: at(1).Add(time.Duration(30*i) * time.Second), Kind: "disconnect", Text: "lost the link to the host: "})
+		f.tl.Add(snapshot.Event{Time: at(1).Add(time.Duration(30*i+15) * time.Second), Kind: "reconnect", Text: "connected again"})
 	}
-	f.tl.Add(pipeline.Event{Time: at(10), Kind: "action", Text: "action launch"})
+	f.tl.Add(snapshot.Event{Time: at(10), Kind: "action", Text: "action launch"})
 	for i := 0; i < 20; i++ {
-		f.tl.Add(pipeline.Event{Time: at(20 + i), Kind: "stall_start", Category: "B3", Text: fmt.Sprintf("B3: stall number %d", i)})
+		f.tl.Add(snapshot.Event{Time: at(20 + i), Kind: "stall_start", Category: "B3", Text: fmt.Sprintf("B3: stall number %d", i)})
 	}
-	f.tl.Add(pipeline.Event{Time: at(50), Kind: "category_done", Category: "B3", Text: "B3 done: 500 records"})
-	f.tl.Add(pipeline.Event{Time: at(51), Kind: "worker_exited", Text: "worker pid 7 exited: every category done"})
-	f.tl.Add(pipeline.Event{Time: at(51), Kind: "pipeline_done", Text: "pipeline done: 1948 records"})
+	f.tl.Add(snapshot.Event{Time: at(50), Kind: "category_done", Category: "B3", Text: "B3 done: 500 records"})
+	f.tl.Add(snapshot.Event{Time: at(51), Kind: "worker_exited", Text: "worker pid 7 exited: every category done"})
+	f.tl.Add(snapshot.Event{Time: at(51), Kind: "pipeline_done", Text: "pipeline done: 1948 records"})
 	c.t = t0.Add(8 * time.Hour)
 	m = step(m, press("j"))
 	lines, more := awayLines(m.away, awayMax)
@@ -420,7 +420,7 @@ func TestWhileYouWereAwayNewestFirst(t *testing.T) {
 // A summary over more than a day has dates; one drop with no reason
 // reads sensibly; a short away shows everything and counts it.
 func TestWhileYouWereAwayDatesAndEmptyReason(t *testing.T) {
-	evs := []pipeline.Event{
+	evs := []snapshot.Event{
 		{Time: t0, Kind: "disconnect", Text: "lost the link to the host: "},
 		{Time: t0.Add(30 * time.Hour), Kind: "server_ready", Text: "server ready"},
 	}
@@ -478,7 +478,7 @@ func TestNotifications(t *testing.T) {
 	}}, "gpu", c.now)
 	old := running()
 	cur := running()
-	cur.Categories[2].State = pipeline.StateStalled
+	cur.Categories[2].State = snapshot.StateStalled
 	cur.Server.State, cur.Server.LastCrash = "crashed", "Scheduler hit an exception\x1b]0;pwn\x07"
 	cmds := n.changes(old, cur)
 	if len(cmds) != 2 {
@@ -506,14 +506,14 @@ func TestNotifications(t *testing.T) {
 // (alive, generating nothing), stopped (a SIGTERM's drain); its kind is
 // what a notify_command is told.
 func TestNotifyServerStates(t *testing.T) {
-	for st, kind := range map[pipeline.ServerState]string{pipeline.ServerDown: "server_down", pipeline.ServerCrashed: "server_crash", pipeline.ServerHung: "server_hang", pipeline.ServerStopped: "server_stop"} {
+	for st, kind := range map[snapshot.ServerState]string{snapshot.ServerDown: "server_down", snapshot.ServerCrashed: "server_crash", snapshot.ServerHung: "server_hang", snapshot.ServerStopped: "server_stop"} {
 		c := &clock{t: t0}
 		n := newNotifier(NotifyConfig{}, "gpu", c.now)
 		var kinds []string
 		n.cfg.Run, n.cfg.Command = func(_ string, stdin []byte) error { kinds = append(kinds, string(stdin)); return nil }, "notify"
 		old, cur := running(), running()
-		old.Server = pipeline.Server{State: pipeline.ServerBusy}
-		cur.Server = pipeline.Server{State: st, Reason: "hang: NCCL watchdog thread terminated", LastCrash: "Scheduler hit an exception"}
+		old.Server = snapshot.Server{State: snapshot.ServerBusy}
+		cur.Server = snapshot.Server{State: st, Reason: "hang: NCCL watchdog thread terminated", LastCrash: "Scheduler hit an exception"}
 		for _, cmd := range n.changes(old, cur) {
 			runAll(cmd)
 		}
@@ -531,20 +531,20 @@ func TestNotifyKillIsNoCrash(t *testing.T) {
 	n := newNotifier(NotifyConfig{}, "gpu", c.now)
 	old := running()
 	killed := running()
-	killed.Worker = pipeline.Worker{State: pipeline.WorkerStopped, PID: 7, ByYou: true, Reason: "pid 7 stopped by synthwatch kill"}
+	killed.Worker = snapshot.Worker{State: snapshot.WorkerStopped, PID: 7, ByYou: true, Reason: "pid 7 stopped by synthwatch kill"}
 	if cmds := n.changes(old, killed); len(cmds) != 0 {
 		t.Fatalf("a kill by you rang %d notices", len(cmds))
 	}
 	died := running()
-	died.Worker = pipeline.Worker{State: pipeline.WorkerDied, PID: 7}
+	died.Worker = snapshot.Worker{State: snapshot.WorkerDied, PID: 7}
 	if cmds := n.changes(old, died); len(cmds) != 1 {
 		t.Fatalf("a death rang %d notices, want 1", len(cmds))
 	}
 	done := running()
 	for i := range done.Categories {
-		done.Categories[i].State = pipeline.StateDone
+		done.Categories[i].State = snapshot.StateDone
 	}
-	done.Worker = pipeline.Worker{State: pipeline.WorkerExited, PID: 8}
+	done.Worker = snapshot.Worker{State: snapshot.WorkerExited, PID: 8}
 	var kinds []string
 	n.cfg.Run, n.cfg.Command = func(_ string, stdin []byte) error { kinds = append(kinds, string(stdin)); return nil }, "notify"
 	for _, cmd := range n.changes(old, done) {
@@ -576,28 +576,28 @@ func TestGoldenViews(t *testing.T) {
 	states := map[string]func(f *fake){
 		"running": func(f *fake) {},
 		"stalled": func(f *fake) {
-			f.snap.Categories[2].State, f.snap.Categories[2].ETASeconds = pipeline.StateStalled, nil
+			f.snap.Categories[2].State, f.snap.Categories[2].ETASeconds = snapshot.StateStalled, nil
 			f.snap.ETASeconds = nil
 			f.snap.Categories[2].Warnings = []string{"B3_magicoder: the worker log says 5000/10000 but raw_responses.jsonl has 4200 lines"}
 		},
 		"disconnected": func(f *fake) {
-			f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 3, LastContact: tp(t0.Add(-95 * time.Second)), Error: "no answer to keepalives for 45s"}
+			f.conn = snapshot.Connection{State: snapshot.LinkReconnecting, Attempt: 3, LastContact: tp(t0.Add(-95 * time.Second)), Error: "no answer to keepalives for 45s"}
 		},
 		"never_connected": func(f *fake) {
 			refused := "dial tcp 127.0.0.1:1: connect: connection refused"
-			f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, Attempt: 5, Error: refused, NextTry: tp(t0.Add(12 * time.Second))}
-			f.snap = pipeline.Snapshot{Connection: pipeline.Connection{State: "reconnecting", Error: refused}, Worker: pipeline.Worker{State: "unknown"},
-				Server: pipeline.Server{State: "unknown"}, Alerts: []pipeline.Warning{{Kind: pipeline.WarnNoContact, Text: "no contact with the host: never connected"}}}
+			f.conn = snapshot.Connection{State: snapshot.LinkReconnecting, Attempt: 5, Error: refused, NextTry: tp(t0.Add(12 * time.Second))}
+			f.snap = snapshot.Snapshot{Connection: snapshot.Connection{State: "reconnecting", Error: refused}, Worker: snapshot.Worker{State: "unknown"},
+				Server: snapshot.Server{State: "unknown"}, Alerts: []snapshot.Warning{{Kind: snapshot.WarnNoContact, Text: "no contact with the host: never connected"}}}
 			f.worker, f.server = nil, nil
 		},
 		"server_crashed": func(f *fake) {
-			f.snap.Server = pipeline.Server{State: "crashed", LastCrash: "Scheduler hit an exception: Traceback (most recent call last): … torch.OutOfMemoryError: CUDA out of memory.", Retractions: 4}
+			f.snap.Server = snapshot.Server{State: "crashed", LastCrash: "Scheduler hit an exception: Traceback (most recent call last): … torch.OutOfMemoryError: CUDA out of memory.", Retractions: 4}
 		},
 		"all_done": func(f *fake) {
 			for i := range f.snap.Categories {
-				f.snap.Categories[i].State, f.snap.Categories[i].Done, f.snap.Categories[i].ETASeconds, f.snap.Categories[i].RatePerMin = pipeline.StateDone, 10000, nil, 0
+				f.snap.Categories[i].State, f.snap.Categories[i].Done, f.snap.Categories[i].ETASeconds, f.snap.Categories[i].RatePerMin = snapshot.StateDone, 10000, nil, 0
 			}
-			f.snap.Worker = pipeline.Worker{State: "stopped", PID: 4242, Source: "worker.json"}
+			f.snap.Worker = snapshot.Worker{State: "stopped", PID: 4242, Source: "worker.json"}
 			f.snap.ETASeconds = nil
 		},
 		"adaptive_window": func(f *fake) {
@@ -629,7 +629,7 @@ func TestGoldenViews(t *testing.T) {
 				f.snap = running()
 				f.worker = []string{"Processing: B3_magicoder (SHORT)", "B3_magicoder: 10000 prompts", "4200/10000 (3 err) 1.6 req/s avg_comp=230tok ETA=1.0h"}
 				f.server = []string{"[2026-11-29 02:59:58 TP0] Decode batch, #running-req: 72, #token: 300112, token usage: 0.96, cuda graph: True, gen throughput (token/s): 930.10, #queue-req: 0"}
-				f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+				f.conn = snapshot.Connection{State: snapshot.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
 				mut(f)
 				m, _ := newModel(f, size[0], size[1], Config{PollEvery: 2 * time.Second, Plain: true})
 				got := screen(m)
@@ -654,12 +654,12 @@ func fp(v float64) *float64 { return &v }
 func ip(v int64) *int64     { return &v }
 
 // vitals8 is an 8-GPU host at work, as the pipeline reads it.
-func vitals8() pipeline.Vitals {
-	v := pipeline.Vitals{Load1: fp(12.31), MemAvailBytes: ip(1416 << 30), MemTotalBytes: ip(2016 << 30),
+func vitals8() snapshot.Vitals {
+	v := snapshot.Vitals{Load1: fp(12.31), MemAvailBytes: ip(1416 << 30), MemTotalBytes: ip(2016 << 30),
 		WorkerRSSBytes: ip(1503 << 20), WorkerCPUPct: fp(180.4),
-		Disk: &pipeline.Disk{FreeBytes: 1300 << 30, TotalBytes: 7 << 40, FullInS: fp(9 * 3600)}}
+		Disk: &snapshot.Disk{FreeBytes: 1300 << 30, TotalBytes: 7 << 40, FullInS: fp(9 * 3600)}}
 	for i := 0; i < 8; i++ {
-		v.GPUs = append(v.GPUs, pipeline.GPU{Index: i, Name: "NVIDIA H100 80GB HBM3", UtilPct: fp(97), MemUsedMiB: fp(63412), MemTotalMiB: fp(81559),
+		v.GPUs = append(v.GPUs, snapshot.GPU{Index: i, Name: "NVIDIA H100 80GB HBM3", UtilPct: fp(97), MemUsedMiB: fp(63412), MemTotalMiB: fp(81559),
 			TempC: fp(float64(64 + i)), PowerW: fp(612.3), PIDs: []int{48211}})
 	}
 	return v
@@ -671,17 +671,17 @@ func TestHeaderSaysPipelineDone(t *testing.T) {
 	f := newFake()
 	s := running()
 	for i := range s.Categories {
-		s.Categories[i].State, s.Categories[i].Done = pipeline.StateDone, 200
+		s.Categories[i].State, s.Categories[i].Done = snapshot.StateDone, 200
 	}
-	s.Worker = pipeline.Worker{State: pipeline.WorkerExited, PID: 4242, Source: "worker.json"}
+	s.Worker = snapshot.Worker{State: snapshot.WorkerExited, PID: 4242, Source: "worker.json"}
 	s.ETASeconds = nil
-	f.snap, f.conn = s, pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0.Add(-time.Second))}
+	f.snap, f.conn = s, snapshot.Connection{State: snapshot.LinkConnected, LastContact: tp(t0.Add(-time.Second))}
 	m, _ := newModel(f, 140, 40, Config{})
 	if v := ansi.Strip(m.View().Content); strings.Contains(v, "pipeline done") || !strings.Contains(v, "ETA -") {
 		t.Fatalf("done before pipeline_done:\n%s", v)
 	}
 	at := time.Date(2026, 11, 29, 2, 18, 0, 0, time.Local)
-	s.Events = append(s.Events, pipeline.Event{Time: at, Kind: "pipeline_done", Text: "pipeline done: 2000 records"})
+	s.Events = append(s.Events, snapshot.Event{Time: at, Kind: "pipeline_done", Text: "pipeline done: 2000 records"})
 	f.snap = s
 	m, _ = newModel(f, 140, 40, Config{})
 	if v := ansi.Strip(m.View().Content); !strings.Contains(v, "✓ pipeline done 11-29 02:18 (2,000 records)") {
@@ -700,9 +700,9 @@ func TestNotifyVitals(t *testing.T) {
 		kinds = append(kinds, nt.Kind+": "+nt.Text)
 		return nil
 	}}, "gpu", c.now)
-	up := pipeline.Connection{State: pipeline.LinkConnected}
-	snap := func(v pipeline.Vitals) pipeline.Snapshot { s := running(); s.Connection, s.Vitals = up, v; return s }
-	ring := func(old, cur pipeline.Snapshot) {
+	up := snapshot.Connection{State: snapshot.LinkConnected}
+	snap := func(v snapshot.Vitals) snapshot.Snapshot { s := running(); s.Connection, s.Vitals = up, v; return s }
+	ring := func(old, cur snapshot.Snapshot) {
 		for _, cmd := range n.changes(old, cur) {
 			runAll(cmd)
 		}
@@ -717,7 +717,7 @@ func TestNotifyVitals(t *testing.T) {
 		t.Fatalf("notices: %q", kinds)
 	}
 	stale := running()
-	stale.Connection = pipeline.Connection{State: pipeline.LinkReconnecting}
+	stale.Connection = snapshot.Connection{State: snapshot.LinkReconnecting}
 	c.t = c.t.Add(10 * time.Minute)
 	ring(snap(lost), stale)
 	ring(stale, snap(lost))
@@ -740,7 +740,7 @@ func TestLaunchDialogNamesTheRootAndRefusesNone(t *testing.T) {
 		t.Fatalf("%s", screen(m))
 	}
 	f.snap.Categories = nil
-	f.snap.Warn(pipeline.WarnRoot, RootWarning+"/data/eagle3/synht on root@10.1.230.174 (no prepared/ directory)")
+	f.snap.Warn(snapshot.WarnRoot, RootWarning+"/data/eagle3/synht on root@10.1.230.174 (no prepared/ directory)")
 	m, _ = newModel(f, 160, 40, Config{})
 	for _, k := range []string{"L", "r"} {
 		m = step(m, press(k))

@@ -7,22 +7,22 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // budgetCapped: B3 is 6.3M of its 10M-token budget at 4200/10000 records:
 // the tokens come first, so its bar shows 63%, not 42%; B2 stopped at its
 // budget; B3's records came from two server configurations.
-func budgetCapped() pipeline.Snapshot {
+func budgetCapped() snapshot.Snapshot {
 	s := running()
 	for i := range s.Categories {
 		c := &s.Categories[i]
 		switch i {
 		case 1:
-			c.Done, c.State, c.TokenBudget, c.CompletionTokens = 4100, pipeline.StateDone, 10_000_000, ip(10_012_345)
+			c.Done, c.State, c.TokenBudget, c.CompletionTokens = 4100, snapshot.StateDone, 10_000_000, ip(10_012_345)
 		case 2:
-			c.TokenBudget, c.CompletionTokens, c.CappedBy, c.Progress = 10_000_000, ip(6_300_000), pipeline.CapTokens, 0.63
-			c.Configs = []pipeline.ConfigCount{{Config: "fp8-kv", Records: 1652}, {Config: "bf16", Records: 2448}, {Config: pipeline.UnknownConfig, Records: 100}}
+			c.TokenBudget, c.CompletionTokens, c.CappedBy, c.Progress = 10_000_000, ip(6_300_000), snapshot.CapTokens, 0.63
+			c.Configs = []snapshot.ConfigCount{{Config: "fp8-kv", Records: 1652}, {Config: "bf16", Records: 2448}, {Config: snapshot.UnknownConfig, Records: 100}}
 		}
 		if c.CompletionTokens != nil && c.TokenBudget > 0 {
 			c.Progress = min(1, float64(*c.CompletionTokens)/float64(c.TokenBudget))
@@ -34,23 +34,23 @@ func budgetCapped() pipeline.Snapshot {
 
 // throughputDrop: gen down to 310 tok/s against a median of 930 for 14
 // minutes, with the server's queue empty.
-func throughputDrop() pipeline.Snapshot {
+func throughputDrop() snapshot.Snapshot {
 	s := running()
 	s.Server.GenThroughput, s.Server.QueueReqs, s.Server.TokenUsage = 310, 0, 0.41
 	since := t0.Add(-14 * time.Minute)
-	s.Baseline.Server = &pipeline.Trend{Now: 310, Median: 930, Minutes: 360, DropSince: &since,
+	s.Baseline.Server = &snapshot.Trend{Now: 310, Median: 930, Minutes: 360, DropSince: &since,
 		Cause: "the server's queue is empty (72 running): the worker is the bottleneck"}
-	s.Baseline.Classes = []pipeline.Trend{{Class: "SHORT", Now: 31, Median: 96, Minutes: 360}}
+	s.Baseline.Classes = []snapshot.Trend{{Class: "SHORT", Now: 31, Median: 96, Minutes: 360}}
 	return s
 }
 
 func TestGoldenMorningViews(t *testing.T) {
-	for name, snap := range map[string]pipeline.Snapshot{"budget_capped": budgetCapped(), "throughput_drop": throughputDrop()} {
+	for name, snap := range map[string]snapshot.Snapshot{"budget_capped": budgetCapped(), "throughput_drop": throughputDrop()} {
 		for _, size := range [][2]int{{80, 24}, {120, 40}, {200, 50}} {
 			t.Run(name+"_"+itoa(size[0])+"x"+itoa(size[1]), func(t *testing.T) {
 				f := newFake()
 				f.snap = snap
-				f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+				f.conn = snapshot.Connection{State: snapshot.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
 				m, _ := newModel(f, size[0], size[1], Config{PollEvery: 2 * time.Second, Plain: true})
 				got := screen(m)
 				for _, l := range strings.Split(got, "\n") {

@@ -12,7 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // NotifyConfig says how to tell the user that something happened overnight.
@@ -71,14 +71,14 @@ type Notice struct {
 }
 
 // changes compares two snapshots and returns the notices to send.
-func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
+func (n *notifier) changes(old, cur snapshot.Snapshot) []tea.Cmd {
 	var out []tea.Cmd
 	add := func(kind, cat, text string) {
 		if cmd := n.notify(kind, cat, text); cmd != nil {
 			out = append(out, cmd)
 		}
 	}
-	prev := map[string]pipeline.CategoryState{}
+	prev := map[string]snapshot.CategoryState{}
 	for _, c := range old.Categories {
 		prev[c.Name] = c.State
 	}
@@ -86,30 +86,30 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 	for _, c := range cur.Categories {
 		was := prev[c.Name]
 		switch {
-		case c.State == pipeline.StateStalled && was != pipeline.StateStalled && was != "":
+		case c.State == snapshot.StateStalled && was != snapshot.StateStalled && was != "":
 			add("stall", c.Name, c.Name+" stalled")
-		case c.State == pipeline.StateDone && was != pipeline.StateDone && was != "" && was != pipeline.StateUnknown:
+		case c.State == snapshot.StateDone && was != snapshot.StateDone && was != "" && was != snapshot.StateUnknown:
 			add("category_done", c.Name, c.Name+" done")
 		}
-		allDone = allDone && pipeline.Final(c.State)
+		allDone = allDone && snapshot.Final(c.State)
 	}
 	gateNotices(old, cur, add)
 	if allDone && !allFinal(old) && len(old.Categories) > 0 {
 		add("pipeline_done", "", "pipeline done")
 	}
-	if pipeline.Alive(old.Worker.State) && !pipeline.Alive(cur.Worker.State) && cur.Worker.State != pipeline.WorkerUnknown &&
-		!cur.Worker.ByYou && cur.Worker.State != pipeline.WorkerExited {
+	if snapshot.Alive(old.Worker.State) && !snapshot.Alive(cur.Worker.State) && cur.Worker.State != snapshot.WorkerUnknown &&
+		!cur.Worker.ByYou && cur.Worker.State != snapshot.WorkerExited {
 		add("worker_exit", "", "worker "+string(cur.Worker.State)) // our own kill, or the job's end (pipeline_done), rings no worker bell
 	}
 	if st := cur.Server.State; st != old.Server.State && old.Server.State != "" {
 		switch st {
-		case pipeline.ServerDown:
+		case snapshot.ServerDown:
 			add("server_down", "", "server down: "+cur.Server.Reason)
-		case pipeline.ServerCrashed:
+		case snapshot.ServerCrashed:
 			add("server_crash", "", "server crashed: "+cur.Server.LastCrash)
-		case pipeline.ServerHung:
+		case snapshot.ServerHung:
 			add("server_hang", "", "server hung: "+cur.Server.Reason) // alive, answering nothing: a night lost as surely as a crash
-		case pipeline.ServerStopped:
+		case snapshot.ServerStopped:
 			add("server_stop", "", "server stopped: "+cur.Server.Reason)
 		}
 	}
@@ -129,7 +129,7 @@ func (n *notifier) changes(old, cur pipeline.Snapshot) []tea.Cmd {
 // vitals notices: a GPU that dropped out, every GPU idle while the worker
 // runs, the disk under its floor or full within 2 h (the pipeline decides,
 // and records the same as events gpu_lost, gpu_idle and disk_low).
-func (n *notifier) vitals(v pipeline.Vitals, add func(kind, cat, text string)) {
+func (n *notifier) vitals(v snapshot.Vitals, add func(kind, cat, text string)) {
 	if n.gpusLost == nil {
 		n.gpusLost = map[int]bool{}
 	}
@@ -162,9 +162,9 @@ func (n *notifier) vitals(v pipeline.Vitals, add func(kind, cat, text string)) {
 	}
 }
 
-func allFinal(s pipeline.Snapshot) bool {
+func allFinal(s snapshot.Snapshot) bool {
 	for _, c := range s.Categories {
-		if !pipeline.Final(c.State) {
+		if !snapshot.Final(c.State) {
 			return false
 		}
 	}
@@ -198,13 +198,13 @@ func (n *notifier) notify(kind, cat, text string) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-func diskText(d pipeline.Disk) string {
-	t := pipeline.FormatBytes(d.FreeBytes) + " free"
+func diskText(d snapshot.Disk) string {
+	t := snapshot.FormatBytes(d.FreeBytes) + " free"
 	if d.TotalBytes > 0 {
 		t += fmt.Sprintf(" (%.1f%%)", 100*float64(d.FreeBytes)/float64(d.TotalBytes))
 	}
 	if d.FullInS != nil {
-		t += ", full in " + pipeline.FormatETA(d.FullInS)
+		t += ", full in " + snapshot.FormatETA(d.FullInS)
 	}
 	return t
 }
@@ -213,7 +213,7 @@ func diskText(d pipeline.Disk) string {
 // wake from a sleep if later. No contact could happen while this machine
 // slept, and the sleep is its own event, so a wake rings no disconnect bell
 // for the night.
-func lostSince(contact time.Time, evs []pipeline.Event) time.Time {
+func lostSince(contact time.Time, evs []snapshot.Event) time.Time {
 	for i := len(evs) - 1; i >= 0; i-- {
 		if evs[i].Kind == "slept" {
 			if evs[i].Time.After(contact) {

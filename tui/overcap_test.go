@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // A category past its token budget (the seeds' B2: 26.6M against 10M)
@@ -23,7 +23,7 @@ func TestOverCapFlaggedAtEveryWidth(t *testing.T) {
 	for _, w := range []int{80, 160} {
 		f := newFake()
 		f.snap = s
-		f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+		f.conn = snapshot.Connection{State: snapshot.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
 		m, _ := newModel(f, w, 40, Config{PollEvery: 2 * time.Second, Plain: true})
 		scr := screen(m)
 		if !strings.Contains(scr, want) {
@@ -39,9 +39,9 @@ func TestOverCapFlaggedAtEveryWidth(t *testing.T) {
 		t.Errorf("the fleet row's alerts %q do not count it", a)
 	}
 
-	var many []pipeline.Category
+	var many []snapshot.Category
 	for i := range 300 {
-		c := pipeline.Category{Name: "C" + itoa(i), Class: "SHORT", Done: 12, Target: 10, State: pipeline.StateDone}
+		c := snapshot.Category{Name: "C" + itoa(i), Class: "SHORT", Done: 12, Target: 10, State: snapshot.StateDone}
 		c.OverCap = parse.OverCaps(c.Done, 10, nil, 0)
 		many = append(many, c)
 	}
@@ -62,7 +62,7 @@ func TestCaptureForecastShown(t *testing.T) {
 	s.Capture = parse.ForecastCapture(parse.Capture{HiddenSize: 4096}, 210_000_000, true, &free)
 	f := newFake()
 	f.snap = s
-	f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+	f.conn = snapshot.Connection{State: snapshot.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
 	m, _ := newModel(f, 160, 40, Config{PollEvery: 2 * time.Second, Plain: true})
 	scr := screen(m)
 	for _, want := range []string{"next stage ≥6.3 TiB (won't fit)", "⚠ hidden states for the next stage: at least 6.3 TiB"} {

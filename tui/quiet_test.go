@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // A link up but silent for two polls is not "connected": the header says
 // when the host last answered, the rows lose their ETA (and are drawn
 // dimmed), the header's ETA is blank; an answer makes it connected again.
-// The fleet row calls the same test (pipeline.Connection.Quiet).
+// The fleet row calls the same test (snapshot.Connection.Quiet).
 func TestQuietLinkIsNotConnected(t *testing.T) {
 	f := newFake()
 	f.snap = running()
@@ -20,7 +20,7 @@ func TestQuietLinkIsNotConnected(t *testing.T) {
 	for i := range f.snap.Categories {
 		f.snap.Categories[i].ETASeconds = &eta
 	}
-	f.conn = pipeline.Connection{State: pipeline.LinkConnected, LastContact: tp(t0)}
+	f.conn = snapshot.Connection{State: snapshot.LinkConnected, LastContact: tp(t0)}
 	m, c := newModel(f, 120, 40, Config{PollEvery: 2 * time.Second})
 	if scr := screen(m); !strings.Contains(scr, "● connected") || !strings.Contains(scr, "ETA 10m") {
 		t.Fatalf("a live link:\n%s", scr)

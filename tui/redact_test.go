@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // A server URL with a password (a gateway's basic auth) reaches the
@@ -21,17 +21,17 @@ func TestURLPasswordLeavesNoScreen(t *testing.T) {
 		s := &hosts[i].snap
 		s.Server.URL, s.Server.URLFrom = url, "flag --server-url"
 		s.Server.LastCrash, s.Server.LastCrashAt = "connection to "+url+"/v1 lost", tp(t0)
-		s.Servers = []pipeline.Server{
-			{Name: "10.0.0.1:8080", Role: "router", URL: url, State: pipeline.ServerReady},
-			{Name: "10.0.0.2:8080", Role: "replica", URL: "http://admin:" + secret + "@10.0.0.2:8080", Via: url, State: pipeline.ServerDown, Reason: "GET " + url + "/health refused"},
+		s.Servers = []snapshot.Server{
+			{Name: "10.0.0.1:8080", Role: "router", URL: url, State: snapshot.ServerReady},
+			{Name: "10.0.0.2:8080", Role: "replica", URL: "http://admin:" + secret + "@10.0.0.2:8080", Via: url, State: snapshot.ServerDown, Reason: "GET " + url + "/health refused"},
 		}
-		s.Warn(pipeline.WarnCategory, "POST "+url+"/v1/chat/completions: 502")
+		s.Warn(snapshot.WarnCategory, "POST "+url+"/v1/chat/completions: 502")
 		s.Categories[0].Reason = "the worker waits for " + url + "/health"
-		s.Events = append(s.Events, pipeline.Event{Time: t0, Kind: "server_down", Text: "server " + url + " down"})
+		s.Events = append(s.Events, snapshot.Event{Time: t0, Kind: "server_down", Text: "server " + url + " down"})
 		hosts[i].worker = append(hosts[i].worker, "2026-01-01 00:00:00 [WARN] retry: Post \""+url+"/v1/chat/completions\": EOF")
 		hosts[i].server = append(hosts[i].server, "proxy to "+url+" failed")
 	}
-	hosts[1].snap.Server.State, hosts[1].snap.Server.Reason = pipeline.ServerDown, "GET "+url+"/metrics refused"
+	hosts[1].snap.Server.State, hosts[1].snap.Server.Reason = snapshot.ServerDown, "GET "+url+"/metrics refused"
 	hosts[1].snap.Worker.Reason = "the worker waits for " + url + "/health" // the fleet's alerts say it
 	hosts[2].conn.Error = "proxy " + url + " refused the tunnel"
 	fl, _ := newFleet(hosts, 220, 60, Config{})

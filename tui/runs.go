@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // shortTok writes a token count as people say it: 930, 12.5k, 6.3M, 10M.
@@ -17,7 +17,7 @@ func shortTok(n int64) string { return parse.ShortCount(n) }
 // tokens alone; "?" when no source has them yet. Records whose tokens are
 // unknown make it "≥6.3M/10M" (the cell has no room for how many: the
 // header and the run history say it).
-func tokenCell(c pipeline.Category) string {
+func tokenCell(c snapshot.Category) string {
 	t := ""
 	switch {
 	case c.CompletionTokens == nil && c.TokenBudget > 0:
@@ -35,7 +35,7 @@ func tokenCell(c pipeline.Category) string {
 	return t + " tok"
 }
 
-func anyTokens(cs []pipeline.Category) bool {
+func anyTokens(cs []snapshot.Category) bool {
 	for _, c := range cs {
 		if c.CompletionTokens != nil || c.TokenBudget > 0 {
 			return true
@@ -46,7 +46,7 @@ func anyTokens(cs []pipeline.Category) bool {
 
 // tokensHeader is the pipeline's completion tokens; "≥" when a category
 // has no figure yet, and the records whose tokens are unknown.
-func tokensHeader(s pipeline.Snapshot) string {
+func tokensHeader(s snapshot.Snapshot) string {
 	if s.CompletionTokens == 0 && !anyTokens(s.Categories) {
 		return ""
 	}
@@ -67,7 +67,7 @@ func (m Model) baselineLine(w int) string {
 	st := m.st
 	var parts []string
 	bad := false
-	trend := func(name, unit string, t pipeline.Trend) {
+	trend := func(name, unit string, t snapshot.Trend) {
 		p := fmt.Sprintf("%s %.0f%s, median %.0f (%.0f%%, %s)", name, t.Now, unit, t.Median, 100*t.Now/t.Median, dur(time.Duration(t.Minutes)*time.Minute))
 		if t.DropSince != nil && t.Cause != "" {
 			// the cause first: it is what a narrow screen must not cut
@@ -99,7 +99,7 @@ func (m Model) runsBox(w int) string {
 	c := m.snap.Categories[m.sel]
 	inner := max(w-8, 20)
 	var rows []string
-	if line := pipeline.ConfigLine(c.Configs); line != "" {
+	if line := snapshot.ConfigLine(c.Configs); line != "" {
 		rows = append(rows, "records by server configuration: "+line, "")
 	}
 	if c.Outcomes != nil { // status's words: how its records ended
@@ -120,7 +120,7 @@ func (m Model) runsBox(w int) string {
 		}
 	}
 	if len(c.Runs) == 0 && !inferred(c.Configs) {
-		rows = append(rows, "no runs.jsonl: every record here is \""+pipeline.UnknownConfig+"\" (written before runs were recorded)")
+		rows = append(rows, "no runs.jsonl: every record here is \""+snapshot.UnknownConfig+"\" (written before runs were recorded)")
 	}
 	for _, r := range c.Runs {
 		recs := "? records (still adding up)"
@@ -143,8 +143,8 @@ func (m Model) runsBox(w int) string {
 
 // dropNotices: a throughput drop that has just become sustained (the
 // pipeline names its cause then, and records a throughput_drop event).
-func dropNotices(old, cur pipeline.Snapshot, add func(kind, cat, text string)) {
-	was := func(b pipeline.Baseline, class string) bool {
+func dropNotices(old, cur snapshot.Snapshot, add func(kind, cat, text string)) {
+	was := func(b snapshot.Baseline, class string) bool {
 		if class == "" {
 			return b.Server != nil && b.Server.Cause != ""
 		}
@@ -173,7 +173,7 @@ const maxOverCapLines = 3
 // categories past their token budget or max_samples, with the excess in
 // status's words (parse.OverCap): the rows shown first, then a count of
 // the rest, wherever they are in the table.
-func overCapLines(all, shown []pipeline.Category) []string {
+func overCapLines(all, shown []snapshot.Category) []string {
 	var out []string
 	listed := map[string]bool{}
 	for _, c := range shown {
@@ -199,7 +199,7 @@ func overCapLines(all, shown []pipeline.Category) []string {
 }
 
 // inferred says some of cs were placed by their time in a server log's era.
-func inferred(cs []pipeline.ConfigCount) bool {
+func inferred(cs []snapshot.ConfigCount) bool {
 	for _, c := range cs {
 		if c.Inferred {
 			return true

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // serverFigureLines are the server TUIs' figures under the server lines:
@@ -31,7 +31,7 @@ func (m Model) serverFigureLines(w, budget int) []string {
 	return out
 }
 
-func (m Model) narrowFigures(sv pipeline.Server, w int) []string {
+func (m Model) narrowFigures(sv snapshot.Server, w int) []string {
 	st := m.st
 	var out []string
 	if l := sv.Latency.Line(); l != "" {
@@ -55,7 +55,7 @@ func (m Model) narrowFigures(sv pipeline.Server, w int) []string {
 }
 
 // rowCounts is "3 replicas: 2 up, 1 STALE".
-func rowCounts(rows []pipeline.ReplicaRow) string {
+func rowCounts(rows []snapshot.ReplicaRow) string {
 	n := map[string]int{}
 	var order []string
 	for _, r := range rows {
@@ -73,7 +73,7 @@ func rowCounts(rows []pipeline.ReplicaRow) string {
 
 // wideFigures is the opened panel. Lines beyond budget are left out, the
 // replica rows first, with a line that says how many.
-func (m Model) wideFigures(sv pipeline.Server, w, budget int) []string {
+func (m Model) wideFigures(sv snapshot.Server, w, budget int) []string {
 	st := m.st
 	var out []string
 	if l := sv.Latency; l != nil {
@@ -82,7 +82,7 @@ func (m Model) wideFigures(sv pipeline.Server, w, budget int) []string {
 			for _, k := range l.Kinds() {
 				cells := "-"
 				if k.P != nil {
-					cells = fit(pipeline.FormatSeconds(k.P.P50), 9) + fit(pipeline.FormatSeconds(k.P.P90), 9) + fit(pipeline.FormatSeconds(k.P.P99), 9) + fmt.Sprintf("%.0f", k.P.Count)
+					cells = fit(snapshot.FormatSeconds(k.P.P50), 9) + fit(snapshot.FormatSeconds(k.P.P90), 9) + fit(snapshot.FormatSeconds(k.P.P99), 9) + fmt.Sprintf("%.0f", k.P.Count)
 				}
 				out = append(out, fit("  "+k.Name, 14)+cells)
 			}
@@ -119,18 +119,18 @@ func (m Model) wideFigures(sv pipeline.Server, w, budget int) []string {
 			}
 			return strings.TrimRight(b.String(), " ")
 		}
-		rows := []string{st.Dim.Render(row(pipeline.RowHeader))}
+		rows := []string{st.Dim.Render(row(snapshot.RowHeader))}
 		for _, r := range sv.Rows {
 			line := row(r.Cells())
-			if r.Reason != "" && r.State != pipeline.RowUp && w >= 120 {
+			if r.Reason != "" && r.State != snapshot.RowUp && w >= 120 {
 				line += "  " + parse1(r.Reason)
 			}
 			switch {
 			case r.Slow:
 				line = st.Warn.Render(line + "  ◀ slow")
-			case r.State == pipeline.RowDown:
+			case r.State == snapshot.RowDown:
 				line = st.Bad.Render(line)
-			case r.State != pipeline.RowUp:
+			case r.State != snapshot.RowUp:
 				line = st.Dim.Render(line)
 			}
 			rows = append(rows, line)

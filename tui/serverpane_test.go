@@ -7,15 +7,15 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
-func sampleLatency() *pipeline.Latency {
-	return &pipeline.Latency{Scope: "window", WindowSeconds: 300,
-		TTFT:  &pipeline.Percentiles{P50: 0.4, P90: 0.6, P99: 1.9, Count: 1210},
-		ITL:   &pipeline.Percentiles{P50: 0.0178, P90: 0.0236, P99: 0.0249, Count: 402113},
-		E2E:   &pipeline.Percentiles{P50: 18.3, P90: 37.1, P99: 39.7, Count: 1190},
-		Queue: &pipeline.Percentiles{P50: 0.0917, P90: 0.2, P99: 0.47, Count: 1212}}
+func sampleLatency() *snapshot.Latency {
+	return &snapshot.Latency{Scope: "window", WindowSeconds: 300,
+		TTFT:  &snapshot.Percentiles{P50: 0.4, P90: 0.6, P99: 1.9, Count: 1210},
+		ITL:   &snapshot.Percentiles{P50: 0.0178, P90: 0.0236, P99: 0.0249, Count: 402113},
+		E2E:   &snapshot.Percentiles{P50: 18.3, P90: 37.1, P99: 39.7, Count: 1190},
+		Queue: &snapshot.Percentiles{P50: 0.0917, P90: 0.2, P99: 0.47, Count: 1212}}
 }
 
 // panelServer is a host with two servers, one of them with 2 DP ranks,
@@ -25,17 +25,17 @@ func panelServer(f *fake) {
 	sv := &f.snap.Server
 	sv.Latency = sampleLatency()
 	l, r := 3.02, 0.68
-	sv.Spec = &pipeline.SpecDecode{AcceptLength: &l, AcceptRate: &r}
+	sv.Spec = &snapshot.SpecDecode{AcceptLength: &l, AcceptRate: &r}
 	sv.KVCacheDType = "fp8_e4m3"
 	u := func(v float64) *float64 { return &v }
 	age := 12.0
-	sv.Rows = []pipeline.ReplicaRow{
-		{Name: "127.0.0.1:30000 dp0", Server: "127.0.0.1:30000", State: pipeline.RowUp, Source: "metrics", GenThroughput: u(1500), RunningReqs: 40, QueueReqs: 5, TokenUsage: u(0.62)},
-		{Name: "127.0.0.1:30000 dp1", Server: "127.0.0.1:30000", State: pipeline.RowUp, Source: "metrics", GenThroughput: u(400), RunningReqs: 24, TokenUsage: u(0.31), Slow: true},
-		{Name: "127.0.0.1:30001", Server: "127.0.0.1:30001", State: pipeline.RowStale, Source: "metrics", GenThroughput: u(880), RunningReqs: 30, TokenUsage: u(0.55), AgeSeconds: &age},
-		{Name: "127.0.0.1:30002", Server: "127.0.0.1:30002", State: pipeline.RowDown, Reason: "/metrics refused, log quiet 2m"},
+	sv.Rows = []snapshot.ReplicaRow{
+		{Name: "127.0.0.1:30000 dp0", Server: "127.0.0.1:30000", State: snapshot.RowUp, Source: "metrics", GenThroughput: u(1500), RunningReqs: 40, QueueReqs: 5, TokenUsage: u(0.62)},
+		{Name: "127.0.0.1:30000 dp1", Server: "127.0.0.1:30000", State: snapshot.RowUp, Source: "metrics", GenThroughput: u(400), RunningReqs: 24, TokenUsage: u(0.31), Slow: true},
+		{Name: "127.0.0.1:30001", Server: "127.0.0.1:30001", State: snapshot.RowStale, Source: "metrics", GenThroughput: u(880), RunningReqs: 30, TokenUsage: u(0.55), AgeSeconds: &age},
+		{Name: "127.0.0.1:30002", Server: "127.0.0.1:30002", State: snapshot.RowDown, Reason: "/metrics refused, log quiet 2m"},
 	}
-	sv.Imbalance = &pipeline.Imbalance{Replica: "127.0.0.1:30000 dp1", Reason: "127.0.0.1:30000 dp1: 400 tok/s with 24 running, 0 queued; the others' median 1500 tok/s"}
+	sv.Imbalance = &snapshot.Imbalance{Replica: "127.0.0.1:30000 dp1", Reason: "127.0.0.1:30000 dp1: 400 tok/s with 24 running, 0 queued; the others' median 1500 tok/s"}
 }
 
 // Golden screens of the server panel, closed (a latency line and a
@@ -51,7 +51,7 @@ func TestGoldenServerPanel(t *testing.T) {
 			t.Run(name+"_"+itoa(size[0])+"x"+itoa(size[1]), func(t *testing.T) {
 				f := newFake()
 				f.snap = running()
-				f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+				f.conn = snapshot.Connection{State: snapshot.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
 				panelServer(f)
 				m, _ := newModel(f, size[0], size[1], Config{PollEvery: 2 * time.Second, Plain: true})
 				if open {
@@ -90,10 +90,10 @@ func TestServerPanelOpenFitsTheScreen(t *testing.T) {
 	for _, h := range []int{24, 30} {
 		f := newFake()
 		f.snap = running()
-		f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+		f.conn = snapshot.Connection{State: snapshot.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
 		panelServer(f)
 		f.snap.Vitals = vitals8()
-		f.snap.Server.State, f.snap.Server.Reason = pipeline.ServerUnhealthy, "1 of 3 not answering: 127.0.0.1:30002 down"
+		f.snap.Server.State, f.snap.Server.Reason = snapshot.ServerUnhealthy, "1 of 3 not answering: 127.0.0.1:30002 down"
 		m, _ := newModel(f, 80, h, Config{PollEvery: 2 * time.Second, Plain: true})
 		m = step(m, press("s"))
 		got := screen(m)

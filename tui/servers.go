@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // serverLines are one line per server under the host's total, when the
@@ -16,13 +16,13 @@ func (m Model) serverLines(w int) []string {
 	var out []string
 	for _, sv := range m.snap.Servers {
 		indent := "  "
-		if sv.Role == pipeline.RoleReplica {
+		if sv.Role == snapshot.RoleReplica {
 			indent = "    "
 		}
 		name := sanitizeName(sv.Name)
 		var parts []string
 		switch sv.Role {
-		case pipeline.RoleRouter:
+		case snapshot.RoleRouter:
 			parts = append(parts, "router "+name, m.stateWord(sv.State))
 			parts = append(parts, fmt.Sprintf("%d replicas, %d healthy", sv.Replicas, sv.HealthyReplicas))
 			if sv.Source != "" {
@@ -33,7 +33,7 @@ func (m Model) serverLines(w int) []string {
 			}
 		default:
 			parts = append(parts, name, m.stateWord(sv.State))
-			if idle := pipeline.IdleText(sv); idle != "" {
+			if idle := snapshot.IdleText(sv); idle != "" {
 				parts[len(parts)-1] = st.OK.Render(idle)
 			} else if sv.Source != "" {
 				parts = append(parts, fmt.Sprintf("gen %.0f tok/s", sv.GenThroughput), fmt.Sprintf("running %d", sv.RunningReqs),
@@ -50,7 +50,7 @@ func (m Model) serverLines(w int) []string {
 				parts = append(parts, st.Dim.Render("("+sv.Source+")"))
 			}
 		}
-		if sv.Reason != "" && sv.State != pipeline.ServerReady && sv.State != pipeline.ServerBusy {
+		if sv.Reason != "" && sv.State != snapshot.ServerReady && sv.State != snapshot.ServerBusy {
 			parts = append(parts, st.Dim.Render(parse1(sv.Reason)))
 		}
 		line := indent + strings.Join(parts, "  ")
@@ -63,23 +63,23 @@ func (m Model) serverLines(w int) []string {
 }
 
 // stateWord is a server state as the panel shows it.
-func (m Model) stateWord(state pipeline.ServerState) string {
+func (m Model) stateWord(state snapshot.ServerState) string {
 	st := m.st
 	switch state {
-	case pipeline.ServerReady, pipeline.ServerBusy:
+	case snapshot.ServerReady, snapshot.ServerBusy:
 		return st.OK.Render(string(state))
-	case pipeline.ServerCrashed:
+	case snapshot.ServerCrashed:
 		return st.Bad.Render("CRASHED")
-	case pipeline.ServerDown:
+	case snapshot.ServerDown:
 		return st.Bad.Render("DOWN")
-	case pipeline.ServerUnhealthy, pipeline.ServerHung, pipeline.ServerStopped:
+	case snapshot.ServerUnhealthy, snapshot.ServerHung, snapshot.ServerStopped:
 		return st.Bad.Render(string(state))
 	}
 	return string(state)
 }
 
 // probedURL names the URL a server's state is about and why that one.
-func probedURL(sv pipeline.Server) string {
+func probedURL(sv snapshot.Server) string {
 	if sv.URL == "" {
 		return ""
 	}

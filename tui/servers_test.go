@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 func bp(b bool) *bool { return &b }
@@ -19,23 +19,23 @@ func np(n int) *int   { return &n }
 func TestGoldenServerViews(t *testing.T) {
 	hit := 0.41
 	two := func(f *fake) {
-		a := pipeline.Server{Role: pipeline.RoleServer, Name: "127.0.0.1:30000", URL: "http://127.0.0.1:30000", State: pipeline.ServerBusy,
+		a := snapshot.Server{Role: snapshot.RoleServer, Name: "127.0.0.1:30000", URL: "http://127.0.0.1:30000", State: snapshot.ServerBusy,
 			GenThroughput: 930, RunningReqs: 72, TokenUsage: 0.96, CacheHitRate: &hit, Source: "metrics"}
-		b := pipeline.Server{Role: pipeline.RoleServer, Name: "127.0.0.1:30001", URL: "http://127.0.0.1:30001", State: pipeline.ServerDown,
+		b := snapshot.Server{Role: snapshot.RoleServer, Name: "127.0.0.1:30001", URL: "http://127.0.0.1:30001", State: snapshot.ServerDown,
 			Reason: "/metrics refused, log quiet 2m, worker waiting for /health"}
-		f.snap.Servers = []pipeline.Server{a, b}
-		f.snap.Server = pipeline.Server{Role: "total", State: pipeline.ServerUnhealthy, GenThroughput: 930, RunningReqs: 72, TokenUsage: 0.96,
+		f.snap.Servers = []snapshot.Server{a, b}
+		f.snap.Server = snapshot.Server{Role: "total", State: snapshot.ServerUnhealthy, GenThroughput: 930, RunningReqs: 72, TokenUsage: 0.96,
 			CacheHitRate: &hit, Source: "metrics", Reason: "1 of 2 not answering: 127.0.0.1:30001 down", Throughput: f.snap.Server.Throughput}
 	}
 	router := func(f *fake) {
-		r := pipeline.Server{Role: pipeline.RoleRouter, Name: "127.0.0.1:30000", URL: "http://127.0.0.1:30000", State: pipeline.ServerReady,
+		r := snapshot.Server{Role: snapshot.RoleRouter, Name: "127.0.0.1:30000", URL: "http://127.0.0.1:30000", State: snapshot.ServerReady,
 			Replicas: 2, HealthyReplicas: 1, RunningReqs: 37, Source: "router", Metrics: "ok"}
-		up := pipeline.Server{Role: pipeline.RoleReplica, Name: "127.0.0.1:31000", Via: r.URL, State: pipeline.ServerBusy, GenThroughput: 1210,
+		up := snapshot.Server{Role: snapshot.RoleReplica, Name: "127.0.0.1:31000", Via: r.URL, State: snapshot.ServerBusy, GenThroughput: 1210,
 			RunningReqs: 37, QueueReqs: 2, TokenUsage: 0.71, Source: "metrics", RouterHealthy: bp(true), RouterLoad: np(37)}
-		down := pipeline.Server{Role: pipeline.RoleReplica, Name: "127.0.0.1:31001", Via: r.URL, State: pipeline.ServerDown,
+		down := snapshot.Server{Role: snapshot.RoleReplica, Name: "127.0.0.1:31001", Via: r.URL, State: snapshot.ServerDown,
 			Reason: "/metrics refused, no server log", RouterHealthy: bp(false), RouterLoad: np(0)}
-		f.snap.Servers = []pipeline.Server{r, up, down}
-		f.snap.Server = pipeline.Server{Role: "total", State: pipeline.ServerUnhealthy, GenThroughput: 1210, RunningReqs: 37, QueueReqs: 2,
+		f.snap.Servers = []snapshot.Server{r, up, down}
+		f.snap.Server = snapshot.Server{Role: "total", State: snapshot.ServerUnhealthy, GenThroughput: 1210, RunningReqs: 37, QueueReqs: 2,
 			TokenUsage: 0.71, Source: "metrics", Reason: "1 of 2 not answering: 127.0.0.1:31001 down", Throughput: f.snap.Server.Throughput}
 	}
 	for name, mut := range map[string]func(*fake){"two_servers": two, "router_replica_down": router} {
@@ -43,7 +43,7 @@ func TestGoldenServerViews(t *testing.T) {
 			t.Run(name+"_"+itoa(size[0])+"x"+itoa(size[1]), func(t *testing.T) {
 				f := newFake()
 				f.snap = running()
-				f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+				f.conn = snapshot.Connection{State: snapshot.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
 				mut(f)
 				m, _ := newModel(f, size[0], size[1], Config{PollEvery: 2 * time.Second, Plain: true})
 				got := screen(m)
@@ -69,15 +69,15 @@ func TestGoldenServerViews(t *testing.T) {
 // a vLLM crash that uvicorn's stop followed is CRASHED with its cause.
 func TestGoldenServerEndings(t *testing.T) {
 	at := time.Date(2026, 11, 29, 2, 59, 55, 0, time.UTC)
-	idle := pipeline.Server{State: pipeline.ServerReady, Source: "log", FiguresStale: true, FiguresAgeSeconds: fp(27),
-		LastBatch: &pipeline.LastBatch{At: &at, AgeSeconds: 27, GenThroughput: 930, RunningReqs: 24, TokenUsage: 0.3}}
-	crash := pipeline.Server{State: pipeline.ServerCrashed, Reason: "/metrics refused; last log record is a crash",
+	idle := snapshot.Server{State: snapshot.ServerReady, Source: "log", FiguresStale: true, FiguresAgeSeconds: fp(27),
+		LastBatch: &snapshot.LastBatch{At: &at, AgeSeconds: 27, GenThroughput: 930, RunningReqs: 24, TokenUsage: 0.3}}
+	crash := snapshot.Server{State: snapshot.ServerCrashed, Reason: "/metrics refused; last log record is a crash",
 		LastCrash: "Worker proc VllmWorker-0 died unexpectedly, shutting down executor.", LastCrashAt: &at}
-	for name, sv := range map[string]pipeline.Server{"idle_last_batch": idle, "crash_then_stop": crash} {
+	for name, sv := range map[string]snapshot.Server{"idle_last_batch": idle, "crash_then_stop": crash} {
 		t.Run(name, func(t *testing.T) {
 			f := newFake()
 			f.snap = running()
-			f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+			f.conn = snapshot.Connection{State: snapshot.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
 			sv.Throughput = f.snap.Server.Throughput
 			f.snap.Server = sv
 			m, _ := newModel(f, 100, 30, Config{PollEvery: 2 * time.Second, Plain: true})

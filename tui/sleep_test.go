@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // The timeline of a night with the lid closed, as the pipeline reads it
 // back on the wake (TestWakeAfterNight): the sleep as one event at the
 // wake, and what happened on the host meanwhile at the host's own times.
-func nightEvents(lidClosed time.Time) []pipeline.Event {
-	return []pipeline.Event{
+func nightEvents(lidClosed time.Time) []snapshot.Event {
+	return []snapshot.Event{
 		{Time: lidClosed.Add(2 * time.Hour), Kind: "category_done", Category: "B1", Text: "B1 done: 20 records"},
 		{Time: lidClosed.Add(5 * time.Hour), Kind: "category_done", Category: "B2", Text: "B2 done: 20 records"},
 		{Time: lidClosed.Add(5 * time.Hour), Kind: "pipeline_done", Text: "pipeline done: 40 records"},
@@ -59,9 +59,9 @@ func TestWakeRingsNoDisconnectBell(t *testing.T) {
 	now := t0.Add(7*time.Hour + 12*time.Minute)
 	n := newNotifier(NotifyConfig{Run: func(string, []byte) error { return nil }}, "gpu", func() time.Time { return now })
 	old := running()
-	old.Connection = pipeline.Connection{State: pipeline.LinkConnected, LastContact: &t0}
+	old.Connection = snapshot.Connection{State: snapshot.LinkConnected, LastContact: &t0}
 	cur := old
-	cur.Connection = pipeline.Connection{State: pipeline.LinkReconnecting, LastContact: &t0}
+	cur.Connection = snapshot.Connection{State: snapshot.LinkReconnecting, LastContact: &t0}
 	cur.Events = nightEvents(t0)
 	if cmds := n.changes(old, cur); len(cmds) != 0 || n.downSent {
 		t.Errorf("a wake rang %d notices (disconnect sent: %v)", len(cmds), n.downSent)
@@ -77,10 +77,10 @@ func TestWakeRingsNoDisconnectBell(t *testing.T) {
 func TestLinkBackPollsAtOnce(t *testing.T) {
 	f := newFake()
 	f.snap = running()
-	f.conn = pipeline.Connection{State: pipeline.LinkReconnecting, LastContact: &t0}
+	f.conn = snapshot.Connection{State: snapshot.LinkReconnecting, LastContact: &t0}
 	m, _ := newModel(f, 120, 40, Config{})
 	gen := m.gen
-	f.conn = pipeline.Connection{State: pipeline.LinkConnected, LastContact: &t0}
+	f.conn = snapshot.Connection{State: snapshot.LinkConnected, LastContact: &t0}
 	nm, cmd := m.Update(tickMsg(t0.Add(time.Second)))
 	m = nm.(Model)
 	if m.gen != gen+1 || !m.polling || cmd == nil {

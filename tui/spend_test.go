@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // The run history says a category's ledger and energy in status's words
@@ -22,12 +22,12 @@ func TestSpendShown(t *testing.T) {
 	s.Spend = parse.NightSpend([]*parse.Spend{s.Categories[2].Spend}, rate)
 	f := newFake()
 	f.snap = s
-	f.conn = pipeline.Connection{State: pipeline.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
+	f.conn = snapshot.Connection{State: snapshot.LinkConnected, RTTms: 1.2, LastContact: tp(t0.Add(-time.Second))}
 	m, _ := newModel(f, 160, 40, Config{PollEvery: 2 * time.Second, Plain: true})
 	if got := screen(m); !strings.Contains(got, "2 kWh 0.60 EUR") {
 		t.Errorf("the header lacks the night's energy:\n%s", got)
 	}
-	s.Categories[2].Runs = []pipeline.RunInfo{{Run: "20261206T010000Z-4242", Config: "bf16", Tally: &parse.RunTally{Final: true, Ledger: l, Energy: e}}}
+	s.Categories[2].Runs = []snapshot.RunInfo{{Run: "20261206T010000Z-4242", Config: "bf16", Tally: &parse.RunTally{Final: true, Ledger: l, Energy: e}}}
 	f.snap = s
 	m, _ = newModel(f, 160, 40, Config{PollEvery: 2 * time.Second, Plain: true})
 	m.sel = 2

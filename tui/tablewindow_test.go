@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // TestTableShowsAWindowThatFollowsTheSelection: more categories than half
@@ -13,7 +13,7 @@ import (
 func TestTableShowsAWindowThatFollowsTheSelection(t *testing.T) {
 	f := newFake()
 	f.snap = many(60)
-	f.conn = pipeline.Connection{State: pipeline.LinkConnected}
+	f.conn = snapshot.Connection{State: snapshot.LinkConnected}
 	m, _ := newModel(f, 120, 40, Config{})
 	out := m.render()
 	if !strings.Contains(out, "C00000") || strings.Contains(out, "C00020") || !strings.Contains(out, "1–20 of 60 categories") {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // task is a long action in flight (gh-dash's tasks): its id orders the
@@ -64,7 +64,7 @@ func (m *Model) action(t task, f func(ctx context.Context) (string, error)) tea.
 		if errors.Is(context.Cause(ctx), errCancelled) {
 			line = what + " cancelled by you; it ended: " + line // the truth, late: the timeline keeps it
 		}
-		tl.Add(pipeline.Event{Time: now().UTC(), Kind: "action", Text: line})
+		tl.Add(snapshot.Event{Time: now().UTC(), Kind: "action", Text: line})
 		return msg
 	}
 }
@@ -139,7 +139,7 @@ func (m *Model) reconnected(gen int) {
 			continue
 		}
 		delete(m.busy, id)
-		if m.conn.State == pipeline.LinkConnected || !m.conn.Linked() {
+		if m.conn.State == snapshot.LinkConnected || !m.conn.Linked() {
 			m.result, m.resultState = "reconnect: connected", resultOK
 		} else {
 			m.result, m.resultState = "reconnect: the link is "+string(m.conn.State), resultFailed

@@ -8,7 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // View draws the screen; at 80×24 a compact layout, from 120×40 everything.
@@ -20,13 +20,13 @@ func (m Model) View() tea.View {
 }
 
 // stale is true when the figures may be old: the link is not up, or it
-// has not answered within two polls (pipeline.Connection.Quiet).
+// has not answered within two polls (snapshot.Connection.Quiet).
 func (m Model) stale() bool {
 	return m.conn.Quiet(m.cfg.Now(), m.cfg.PollEvery)
 }
 
 // lastContact is when the host last answered; zero: never.
-func lastContact(c pipeline.Connection) time.Time {
+func lastContact(c snapshot.Connection) time.Time {
 	if c.LastContact == nil {
 		return time.Time{}
 	}
@@ -74,7 +74,7 @@ func (m Model) header(w int) string {
 	if c := m.conn; c.Linked() {
 		lc := lastContact(c)
 		switch c.State {
-		case pipeline.LinkConnected:
+		case snapshot.LinkConnected:
 			if m.stale() { // up, but no answer within two polls: not "connected"
 				t := "◌ no answer yet"
 				if !lc.IsZero() {
@@ -88,7 +88,7 @@ func (m Model) header(w int) string {
 				t += st.Dim.Render(fmt.Sprintf(" rtt %s", rtt.Round(100*time.Microsecond)))
 			}
 			parts = append(parts, t)
-		case pipeline.LinkFailed:
+		case snapshot.LinkFailed:
 			parts = append(parts, st.Bad.Render("✖ CANNOT CONNECT (not retried)"))
 		default:
 			t := fmt.Sprintf("⚠ %s", strings.ToUpper(string(c.State)))
@@ -109,7 +109,7 @@ func (m Model) header(w int) string {
 		parts = append(parts, st.Dim.Render("local"))
 	}
 	wk := "worker " + string(s.Worker.State)
-	if s.Worker.State == pipeline.WorkerNone {
+	if s.Worker.State == snapshot.WorkerNone {
 		wk = "worker never ran here" // no worker.json, no log, no writer: not "stopped", not "died"
 	}
 	if s.Worker.PID > 0 {
@@ -125,9 +125,9 @@ func (m Model) header(w int) string {
 		wk += " " + d
 	}
 	switch s.Worker.State {
-	case pipeline.WorkerRunning:
+	case snapshot.WorkerRunning:
 		wk = st.OK.Render(wk)
-	case pipeline.WorkerDied, pipeline.WorkerStalled:
+	case snapshot.WorkerDied, snapshot.WorkerStalled:
 		wk = st.Bad.Render(wk)
 	}
 	parts = append(parts, wk)
@@ -136,7 +136,7 @@ func (m Model) header(w int) string {
 	}
 	eta := "-"
 	if !m.stale() {
-		eta = pipeline.ETAText(s) // "?" or what is known: work is left but no whole figure
+		eta = snapshot.ETAText(s) // "?" or what is known: work is left but no whole figure
 		if s.ETASeconds == nil && (len(s.Categories) == 0 || allFinal(s)) {
 			eta = "-"
 		}
@@ -177,7 +177,7 @@ func (m Model) header(w int) string {
 // windowText is the live worker's window on its category and why it last
 // moved, in the progress line's words: "window 212 ↑ queue empty; KV 71 %",
 // "window 150 (fixed)"; "" when no worker keeps one.
-func windowText(s pipeline.Snapshot) string {
+func windowText(s snapshot.Snapshot) string {
 	for _, c := range s.Categories {
 		if c.Name != s.Worker.Category || c.Window <= 0 {
 			continue
@@ -221,12 +221,12 @@ func (m Model) notes() []string {
 	}
 	for _, warn := range s.Alerts {
 		switch warn.Kind {
-		case pipeline.WarnNoContact:
-			if m.conn.Linked() && (m.conn.State == pipeline.LinkConnected || m.conn.LastContact == nil) {
+		case snapshot.WarnNoContact:
+			if m.conn.Linked() && (m.conn.State == snapshot.LinkConnected || m.conn.LastContact == nil) {
 				continue // the link is up again, or the header says "never connected"
 			}
-		case pipeline.WarnWorkerJSONStale, pipeline.WarnUnreadable:
-		case pipeline.WarnManifest:
+		case snapshot.WarnWorkerJSONStale, snapshot.WarnUnreadable:
+		case snapshot.WarnManifest:
 			out = append(out, st.Bad.Render("✖ "+parse.SanitizeString(warn.Text)))
 			continue
 		default:
@@ -256,8 +256,8 @@ func (m Model) notesBox(w int) string {
 // StoppingText is what a live worker that was asked to stop does meanwhile
 // (worker.json's "stopping"): it drains the requests in flight, as many as
 // the server runs and queues, for up to its grace. "" otherwise.
-func StoppingText(s pipeline.Snapshot) string {
-	if s.Worker.Phase != parse.WorkerStopping || !pipeline.Alive(s.Worker.State) {
+func StoppingText(s snapshot.Snapshot) string {
+	if s.Worker.Phase != parse.WorkerStopping || !snapshot.Alive(s.Worker.State) {
 		return ""
 	}
 	if s.Server.Source == "" {
@@ -300,7 +300,7 @@ func (m Model) table(w int, wide bool) string {
 		state := string(c.State)
 		row := cols(sanitizeName(c.Name), c.Class, fmt.Sprintf("%d/%d", c.Done, c.Target), c.Gate.PassCell(), tokenCell(c), full+empty, rate, spark(c.Rates, sparkW), eta, fmt.Sprint(c.Errors), state)
 		if extra := w - ansi.StringWidth(row) - 3; len(c.Configs) > 1 && extra > 10 {
-			row += " " + st.Dim.Render(ansi.Truncate(pipeline.ConfigLine(c.Configs), extra, "…"))
+			row += " " + st.Dim.Render(ansi.Truncate(snapshot.ConfigLine(c.Configs), extra, "…"))
 		}
 		if extra := w - ansi.StringWidth(row) - 3; c.Reason != "" && extra > 10 {
 			row += " " + ansi.Truncate(sanitizeName(c.Reason), extra, "…") // why it is stalled, stopped or died: status's words
@@ -313,11 +313,11 @@ func (m Model) table(w int, wide bool) string {
 			row = st.Stale.Render(row)
 		case i == m.sel && m.focus == focusTable:
 			row = st.Selected.Render(row)
-		case c.State == pipeline.StateStalled || c.State == pipeline.StateFailed || c.State == pipeline.StateDied:
+		case c.State == snapshot.StateStalled || c.State == snapshot.StateFailed || c.State == snapshot.StateDied:
 			row = st.Bad.Render(row)
-		case c.State == pipeline.StateRunning:
+		case c.State == snapshot.StateRunning:
 			row = st.OK.Render(row)
-		case pipeline.Final(c.State):
+		case snapshot.Final(c.State):
 			row = st.Dim.Render(row)
 		}
 		out = append(out, fit(row, w))
@@ -356,11 +356,11 @@ func (m Model) linkError() string {
 	}
 	t := "✖ " + parse.SanitizeString(c.Error)
 	switch {
-	case c.State == pipeline.LinkFailed:
+	case c.State == snapshot.LinkFailed:
 		t += " (fix it, then press C)"
 	case c.NextTry != nil && c.NextTry.After(m.cfg.Now()):
 		t += "; next try in " + dur(c.NextTry.Sub(m.cfg.Now()))
-	case c.State == pipeline.LinkReconnecting:
+	case c.State == snapshot.LinkReconnecting:
 		t += "; trying again now"
 	}
 	return t
@@ -369,14 +369,14 @@ func (m Model) linkError() string {
 // rootProblem is the line that says the root is no pipeline root.
 func (m Model) rootProblem() string {
 	for _, w := range m.snap.Alerts {
-		if w.Kind == pipeline.WarnRoot {
+		if w.Kind == snapshot.WarnRoot {
 			return w.Text
 		}
 	}
 	return ""
 }
 
-// RootWarning begins the text of the warning (kind pipeline.WarnRoot) a
+// RootWarning begins the text of the warning (kind snapshot.WarnRoot) a
 // Backend adds for a root without prepared/.
 const RootWarning = "no pipeline root at "
 
@@ -401,7 +401,7 @@ func (m Model) serverPanel(w int, wide bool) string {
 	if sv.Source == "" { // no metrics and no log figures: unknowns, not zeros
 		line = fmt.Sprintf("%s %s  gen - tok/s %s  running -  queued -  KV -", label, state, spark(sv.Throughput, sparkW))
 	}
-	if idle := pipeline.IdleText(sv); idle != "" { // the last batch's figures, with their time: not now's
+	if idle := snapshot.IdleText(sv); idle != "" { // the last batch's figures, with their time: not now's
 		line = fmt.Sprintf("%s %s %s", label, st.OK.Render(idle), spark(sv.Throughput, sparkW))
 	}
 	if sv.CacheHitRate != nil {
@@ -411,7 +411,7 @@ func (m Model) serverPanel(w int, wide bool) string {
 		line += fmt.Sprintf("  retractions %d", sv.Retractions)
 	}
 	if sv.Source != "" {
-		line += st.Dim.Render("  (" + pipeline.FiguresLabel(sv) + ")")
+		line += st.Dim.Render("  (" + snapshot.FiguresLabel(sv) + ")")
 	}
 	if m.stale() {
 		line = st.Stale.Render(ansi.Strip(line))
@@ -426,12 +426,12 @@ func (m Model) serverPanel(w int, wide bool) string {
 	if vl := m.vitalsLine(w); vl != "" {
 		out += "\n" + vl
 	}
-	if sv.Reason != "" && pipeline.ServerTrouble(sv.State) && sv.State != pipeline.ServerCrashed {
+	if sv.Reason != "" && snapshot.ServerTrouble(sv.State) && sv.State != snapshot.ServerCrashed {
 		out += "\n" + fit(st.Bad.Render(string(sv.State)+": "+parse1(sv.Reason)+probedURL(sv)), w)
 	} else if wide && sv.URL != "" {
 		out += "\n" + fit(st.Dim.Render("probed"+probedURL(sv)), w)
 	}
-	if sv.LastCrash != "" && (wide || sv.State == pipeline.ServerCrashed) {
+	if sv.LastCrash != "" && (wide || sv.State == snapshot.ServerCrashed) {
 		out += "\n" + fit(st.Bad.Render("last crash: "+parse1(sv.LastCrash)), w)
 	}
 	for _, l := range m.serverFigureLines(w, m.figureBudget(w, wide, out)) {
@@ -478,8 +478,8 @@ func flow(parts []string, w int) string {
 // doneLine is the header's news after a night away: "✓ pipeline done
 // 08:18 (1,948 records)" once the job has finished (pipeline_done), and
 // nothing before.
-func doneLine(s pipeline.Snapshot) string {
-	if !allFinal(s) || pipeline.Alive(s.Worker.State) {
+func doneLine(s snapshot.Snapshot) string {
+	if !allFinal(s) || snapshot.Alive(s.Worker.State) {
 		return ""
 	}
 	var at time.Time

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // vitalsLine is the host's vitals on one line, each part only when it was
@@ -37,7 +37,7 @@ func (m Model) vitalsLine(w int) string {
 
 // VitalsText is the vitals line without styles, for status's text; "" when
 // nothing was read.
-func VitalsText(v pipeline.Vitals) string {
+func VitalsText(v snapshot.Vitals) string {
 	var parts []string
 	for _, p := range vitalsParts(v) {
 		parts = append(parts, p.text)
@@ -50,18 +50,18 @@ type vitalsPart struct {
 	bad, gpu bool
 }
 
-func vitalsParts(v pipeline.Vitals) []vitalsPart {
+func vitalsParts(v snapshot.Vitals) []vitalsPart {
 	var parts []vitalsPart
 	if p := gpuPart(v); p != "" {
 		parts = append(parts, vitalsPart{p, len(v.GPUsLost) > 0 || v.GPUsIdle || v.GPUError != "", true})
 	}
 	if d := v.Disk; d != nil {
-		p := "disk " + pipeline.FormatBytes(d.FreeBytes) + " free"
+		p := "disk " + snapshot.FormatBytes(d.FreeBytes) + " free"
 		if d.TotalBytes > 0 {
 			p += fmt.Sprintf(" %.0f%%", 100*float64(d.FreeBytes)/float64(d.TotalBytes))
 		}
 		if d.FullInS != nil {
-			p += " (full in " + pipeline.FormatETA(d.FullInS) + ")"
+			p += " (full in " + snapshot.FormatETA(d.FullInS) + ")"
 		}
 		parts = append(parts, vitalsPart{text: p, bad: d.Low})
 	}
@@ -70,14 +70,14 @@ func vitalsParts(v pipeline.Vitals) []vitalsPart {
 		host = append(host, fmt.Sprintf("load %.1f", *v.Load1))
 	}
 	if v.MemAvailBytes != nil {
-		host = append(host, "mem "+pipeline.FormatBytes(*v.MemAvailBytes)+" avail")
+		host = append(host, "mem "+snapshot.FormatBytes(*v.MemAvailBytes)+" avail")
 	}
 	if len(host) > 0 {
 		parts = append(parts, vitalsPart{text: strings.Join(host, " ")})
 	}
 	var wk []string
 	if v.WorkerRSSBytes != nil {
-		wk = append(wk, pipeline.FormatBytes(*v.WorkerRSSBytes))
+		wk = append(wk, snapshot.FormatBytes(*v.WorkerRSSBytes))
 	}
 	if v.WorkerCPUPct != nil {
 		wk = append(wk, fmt.Sprintf("%.0f%%", *v.WorkerCPUPct))
@@ -90,7 +90,7 @@ func vitalsParts(v pipeline.Vitals) []vitalsPart {
 
 // gpuPart sums the GPUs up: how many, mean utilisation, the hottest, the
 // memory and power of all; lost GPUs and an all-idle spell are named.
-func gpuPart(v pipeline.Vitals) string {
+func gpuPart(v snapshot.Vitals) string {
 	if v.GPUs == nil && len(v.GPUsLost) == 0 {
 		return "" // no nvidia-smi: no GPU part
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // complete runs the shell's completion request (what bash/zsh/fish send on
@@ -43,8 +44,8 @@ hosts = ["gpu1", "gpu3"]
 hosts = ["gpu2"]
 `), 0o600)
 	tl := pipeline.NewTimeline(100, pipeline.StatePath("root@10.1.230.174", "/data/eagle3/synth_100k"))
-	tl.Add(pipeline.Event{Time: time.Now(), Kind: "stall_start", Category: "B3_magicoder", Text: "x"})
-	tl.Add(pipeline.Event{Time: time.Now(), Kind: "category_done", Category: "B1_glaive", Text: "y"})
+	tl.Add(snapshot.Event{Time: time.Now(), Kind: "stall_start", Category: "B3_magicoder", Text: "x"})
+	tl.Add(snapshot.Event{Time: time.Now(), Kind: "category_done", Category: "B1_glaive", Text: "y"})
 
 	eq := func(what string, got []string, want ...string) {
 		t.Helper()

@@ -19,7 +19,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 	"github.com/synthwatch/synthwatch/sim"
 )
@@ -53,7 +53,7 @@ func gateText(g *parse.GateVerdict) string {
 // gateLine: status's gate line of a category, under "training gate:".
 var gateLine = regexp.MustCompile(`^  (\S+): (pass [\d,]+ of .*?)\s*$`)
 
-func snapLooks(s pipeline.Snapshot) map[string]look {
+func snapLooks(s snapshot.Snapshot) map[string]look {
 	out := map[string]look{}
 	for _, c := range s.Categories {
 		out[c.Name] = look{string(c.State), c.Target, parse.Left(c.Done, c.Target, string(c.State)), c.RatePerMin > 0 || c.ETASeconds != nil, parse.OverCapsText(c.OverCap), endedText(c.Outcomes), gateText(c.Gate), parse.ConfigText(c.Configs)}
@@ -138,7 +138,7 @@ var fleetWorker = regexp.MustCompile(`● up\s.*?\b(running|stalled|stopped|exit
 // headerWorker is the dashboard header's worker state ("worker stalled pid …").
 func headerWorker(scr string) string {
 	if strings.Contains(scr, "worker never ran here") {
-		return string(pipeline.WorkerNone)
+		return string(snapshot.WorkerNone)
 	}
 	if m := regexp.MustCompile(`worker (\S+)`).FindStringSubmatch(scr); m != nil {
 		return m[1]
@@ -192,7 +192,7 @@ func agree(t *testing.T, root string, views map[string]map[string]look, want map
 			if g.State != r.State || g.Target != r.Target || max(g.Left-r.Left, r.Left-g.Left) > grew[cat] {
 				t.Errorf("%s: %s says %s: %v; %s says %v:\n%s", root, v, cat, g, names[0], r, table())
 			}
-			if g.Claims && g.State != string(pipeline.StateRunning) {
+			if g.Claims && g.State != string(snapshot.StateRunning) {
 				t.Errorf("%s: %s claims a rate or an ETA for %s, %s:\n%s", root, v, cat, g.State, table())
 			}
 			// how the records ended, against status --json: the table has
@@ -219,7 +219,7 @@ func agree(t *testing.T, root string, views map[string]map[string]look, want map
 	}
 }
 
-func snapReasons(s pipeline.Snapshot) map[string]string {
+func snapReasons(s snapshot.Snapshot) map[string]string {
 	out := map[string]string{}
 	for _, c := range s.Categories {
 		out[c.Name] = c.Reason
@@ -635,7 +635,7 @@ func gateRoot(t *testing.T) string {
 
 // sameGates checks status --json's and the report's gates against
 // Python's count, and the dashboard's PASS cells against status's.
-func sameGates(t *testing.T, name, root string, s pipeline.Snapshot, rep digest.Summary, scr string, grew map[string]int64) {
+func sameGates(t *testing.T, name, root string, s snapshot.Snapshot, rep digest.Summary, scr string, grew map[string]int64) {
 	t.Helper()
 	truth := digesttest.GateCount(t, root, gateMax[name], "auto")
 	for _, c := range s.Categories {
@@ -784,7 +784,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 			}
 			fx.keys("q")
 
-			var s pipeline.Snapshot
+			var s snapshot.Snapshot
 			if err := json.Unmarshal([]byte(run(append(append([]string{"status", "--json"}, common...), target)...)), &s); err != nil {
 				t.Fatal(err)
 			}
@@ -795,7 +795,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 			stalled := false
 			for _, c := range s.Categories {
 				done, total = done+c.Done, total+c.Target
-				stalled = stalled || c.State == pipeline.StateStalled
+				stalled = stalled || c.State == snapshot.StateStalled
 			}
 			if m := regexp.MustCompile(`([\d,]+)/([\d,]+)`).FindStringSubmatch(fleetRow); m == nil || strings.ReplaceAll(m[2], ",", "") != fmt.Sprint(total) {
 				t.Errorf("%s: the fleet row says %q, status's targets add up to %d", r.name, fleetRow, total)
@@ -809,7 +809,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 			lines2 := run(append(append([]string{"status", "--follow", "--json", "--count", "2", "--poll", "2s"}, common...), target)...)
 			dec := json.NewDecoder(strings.NewReader(lines2))
 			for i := 1; i <= 2; i++ {
-				var f pipeline.Snapshot
+				var f snapshot.Snapshot
 				if err := dec.Decode(&f); err != nil {
 					t.Fatalf("--follow, line %d: %v: %s", i, err, lines2)
 				}
@@ -821,7 +821,7 @@ func TestEveryViewSaysTheSame(t *testing.T) {
 				t.Fatal(err)
 			}
 			for h, raw := range fleet {
-				var fs pipeline.Snapshot
+				var fs snapshot.Snapshot
 				if err := json.Unmarshal(raw, &fs); err != nil {
 					t.Fatal(err)
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/sim"
 	"github.com/synthwatch/synthwatch/tui"
@@ -147,10 +148,10 @@ func demoStatusLoop(cmd *cobra.Command, d *sim.Demo, ro *remote.Options, self, k
 }
 
 // stalled reports whether cat is stalled in s.
-func stalled(s pipeline.Snapshot, cat string) bool {
+func stalled(s snapshot.Snapshot, cat string) bool {
 	for _, c := range s.Categories {
 		if c.Name == cat {
-			return c.State == pipeline.StateStalled
+			return c.State == snapshot.StateStalled
 		}
 	}
 	return false

@@ -16,7 +16,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
@@ -121,7 +121,7 @@ func TestStatusWithAFIFOInPlaceOverSSH(t *testing.T) {
 			root := finishedRoot(t)
 			mkfifoAt(t, root, tc.rel)
 			out, code := runStatus(t, s, root, "--json")
-			var snap pipeline.Snapshot
+			var snap snapshot.Snapshot
 			if err := json.Unmarshal([]byte(out), &snap); err != nil {
 				t.Fatalf("%v: %s", err, out)
 			}

@@ -13,14 +13,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
 // hostResult is one host's answer to status: its Snapshot, or why there
 // is none (with the exit code that host alone would have given).
 type hostResult struct {
-	snap *pipeline.Snapshot
+	snap *snapshot.Snapshot
 	err  error
 }
 

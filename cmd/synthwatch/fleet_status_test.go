@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // status --json over a fleet: one object keyed by host in the order
@@ -33,7 +33,7 @@ func TestStatusJSONKeyedByHost(t *testing.T) {
 		t.Errorf("the hosts are not in the order given:\n%s", body)
 	}
 	for i := range 2 {
-		var s pipeline.Snapshot
+		var s snapshot.Snapshot
 		if err := json.Unmarshal(got[alias(i)], &s); err != nil || s.Root != lab.roots[i] || len(s.Categories) != 1 || s.Categories[0].Target != int64(10*(i+1)) {
 			t.Errorf("%s: err %v, root %q (want %q), categories %+v", alias(i), err, s.Root, lab.roots[i], s.Categories)
 		}
@@ -62,7 +62,7 @@ func TestStatusFollowFleetLinesPerHost(t *testing.T) {
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var line map[string]pipeline.Snapshot
+		var line map[string]snapshot.Snapshot
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil || len(line) != 1 {
 			t.Fatalf("not one {host: Snapshot} a line: %v: %q", err, sc.Text())
 		}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote/faultproxy"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -66,7 +66,7 @@ type follower struct {
 	cmd   *exec.Cmd
 	lines chan []byte
 	rest  chan []byte // what followed the last newline, at EOF
-	snaps []pipeline.Snapshot
+	snaps []snapshot.Snapshot
 }
 
 func startFollower(t *testing.T, args ...string) *follower {
@@ -110,7 +110,7 @@ func startFollower(t *testing.T, args ...string) *follower {
 
 // next reads one line: it must be one whole Snapshot, compact, later than
 // the one before.
-func (f *follower) next(d time.Duration) pipeline.Snapshot {
+func (f *follower) next(d time.Duration) snapshot.Snapshot {
 	f.t.Helper()
 	var l []byte
 	select {
@@ -124,12 +124,12 @@ func (f *follower) next(d time.Duration) pipeline.Snapshot {
 	return f.parse(l)
 }
 
-func (f *follower) parse(l []byte) pipeline.Snapshot {
+func (f *follower) parse(l []byte) snapshot.Snapshot {
 	f.t.Helper()
 	if !bytes.HasPrefix(l, []byte(`{"schema":1,`)) {
 		f.t.Fatalf("line %d is not a compact Snapshot: %.200s", len(f.snaps)+1, l)
 	}
-	var s pipeline.Snapshot
+	var s snapshot.Snapshot
 	dec := json.NewDecoder(bytes.NewReader(l))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
@@ -170,7 +170,7 @@ func (f *follower) stop(sig syscall.Signal) {
 	}
 }
 
-func doneOf(t *testing.T, s pipeline.Snapshot) int64 {
+func doneOf(t *testing.T, s snapshot.Snapshot) int64 {
 	t.Helper()
 	for _, c := range s.Categories {
 		if c.Name == "B1" {
@@ -202,7 +202,7 @@ func TestFollowJSONOverSSH(t *testing.T) {
 	if first.Connection.State != "connected" || first.Host != s.User+"@"+px.Addr() || first.Root != root {
 		t.Fatalf("first snapshot: connection %q host %q root %q", first.Connection.State, first.Host, first.Root)
 	}
-	var last pipeline.Snapshot
+	var last snapshot.Snapshot
 	for i := 0; i < 2 || doneOf(t, last) <= doneOf(t, first); i++ {
 		last = f.next(30 * time.Second)
 	}
@@ -227,7 +227,7 @@ func TestFollowJSONOverSSH(t *testing.T) {
 	for {
 		s := f.next(60 * time.Second)
 		if s.Connection.State != "connected" {
-			if len(s.Categories) != 1 || s.Categories[0].State != pipeline.StateUnknown || s.Worker.State != pipeline.WorkerUnknown {
+			if len(s.Categories) != 1 || s.Categories[0].State != snapshot.StateUnknown || s.Worker.State != snapshot.WorkerUnknown {
 				t.Fatalf("a snapshot with the link %s is not stale: worker %s, categories %+v", s.Connection.State, s.Worker.State, s.Categories)
 			}
 			break
@@ -256,7 +256,7 @@ func TestFollowJSONLocal(t *testing.T) {
 	if first.Connection.State != "local" {
 		t.Fatalf("connection %q", first.Connection.State)
 	}
-	var last pipeline.Snapshot
+	var last snapshot.Snapshot
 	for i := 0; i < 2 || doneOf(t, last) <= doneOf(t, first); i++ {
 		last = f.next(30 * time.Second)
 	}

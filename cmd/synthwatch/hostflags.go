@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/synthwatch/synthwatch/parse"
 	"io"
 	"io/fs"
 	"os"
@@ -14,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/pipeline"
@@ -64,9 +66,9 @@ func connectErr(err error) error {
 // of its last failure (4 for a host key unknown or changed, 3 for the
 // rest). status --follow and the dashboards (one host, or the fleet) exit
 // by it, as one-shot status exits by connectErr of its dial.
-func linkErr(name string, c pipeline.Connection) error {
+func linkErr(name string, c snapshot.Connection) error {
 	never := c.Linked() && c.LastContact == nil
-	if c.State != pipeline.LinkFailed && !never {
+	if c.State != snapshot.LinkFailed && !never {
 		return nil
 	}
 	cause := c.Cause
@@ -77,7 +79,7 @@ func linkErr(name string, c pipeline.Connection) error {
 	default:
 		cause = errors.New("no answer yet")
 	}
-	if c.State == pipeline.LinkFailed {
+	if c.State == snapshot.LinkFailed {
 		return connectErr(fmt.Errorf("the link to %s failed for good: %w", name, cause))
 	}
 	return connectErr(fmt.Errorf("%s was never reached: %w", name, cause))
@@ -263,7 +265,7 @@ func (f *hostFlags) checkRoot(ctx context.Context, h remote.Host, name string) e
 // first, its round trips (an SFTP session and a stat) came before the
 // poll's on every run. A poll the link failed under says nothing of the
 // root.
-func (f *hostFlags) checkFound(ctx context.Context, h remote.Host, name string, snap pipeline.Snapshot) error {
+func (f *hostFlags) checkFound(ctx context.Context, h remote.Host, name string, snap snapshot.Snapshot) error {
 	if len(snap.Categories) > 0 {
 		return nil
 	}

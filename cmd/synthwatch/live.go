@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
 // Live is the dashboard's Backend (tui.Backend) over a real host and
 // pipeline watcher. It lives here, in the composition root, so that tui
 // never imports remote: the dashboard sees the link only as
-// pipeline.Connection.
+// snapshot.Connection.
 type Live struct {
 	Name    string
 	Remote  remote.Host
@@ -30,7 +31,7 @@ type Live struct {
 
 func (l *Live) Host() string { return l.Name }
 
-func (l *Live) Poll(ctx context.Context) pipeline.Snapshot {
+func (l *Live) Poll(ctx context.Context) snapshot.Snapshot {
 	s := l.Watcher.Poll(ctx)
 	// a cold poll read request by request costs only time: say why, once
 	if _, _, err := l.Watcher.ColdStats(); err != nil && err.Error() != l.coldErr {
@@ -39,7 +40,7 @@ func (l *Live) Poll(ctx context.Context) pipeline.Snapshot {
 	}
 	if len(s.Categories) == 0 && s.Connection.State.Up() && l.RootCheck != nil {
 		if err := l.RootCheck(ctx); err != nil {
-			s.Warn(pipeline.WarnRoot, err.Error())
+			s.Warn(snapshot.WarnRoot, err.Error())
 		}
 	}
 	return s
@@ -53,7 +54,7 @@ func (l *Live) Timeline() *pipeline.Timeline { return l.Watcher.Timeline() }
 
 // Link reads the host's link state; no round trip, so the dashboard may ask
 // it on every tick.
-func (l *Live) Link() pipeline.Connection { return l.Watcher.Link() }
+func (l *Live) Link() snapshot.Connection { return l.Watcher.Link() }
 
 func (l *Live) Launch(ctx context.Context, only []string) (int, error) {
 	return l.Actor.Launch(ctx, only)

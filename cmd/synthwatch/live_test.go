@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/tui"
 )
@@ -47,7 +48,7 @@ func TestLiveReportsAWrongRoot(t *testing.T) {
 func TestLiveLinkOfALocalRoot(t *testing.T) {
 	live := &Live{Name: "local", Remote: remote.Local{},
 		Watcher: pipeline.NewWatcher(remote.Local{}, pipeline.Options{Root: t.TempDir(), ServerURL: "http://127.0.0.1:1"}, nil)}
-	if c := live.Link(); c.State != pipeline.LinkLocal || c.Linked() || c.Stale() || !c.State.Up() {
+	if c := live.Link(); c.State != snapshot.LinkLocal || c.Linked() || c.Stale() || !c.State.Up() {
 		t.Fatalf("link %+v", c)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 	"github.com/synthwatch/synthwatch/tui"
@@ -140,35 +141,35 @@ func TestOldScriptHangStalledInEveryView(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", "")
 	common := []string{"--server-url", "http://127.0.0.1:1", "--stall-after", "10m"}
 
-	check := func(view string, s pipeline.Snapshot) string {
+	check := func(view string, s snapshot.Snapshot) string {
 		t.Helper()
 		b3 := catOf(t, s, "B3_magicoder")
-		if b3.State != pipeline.StateStalled || b3.Errors != fails || !strings.HasPrefix(b3.Reason, "no new records for 15m") ||
+		if b3.State != snapshot.StateStalled || b3.Errors != fails || !strings.HasPrefix(b3.Reason, "no new records for 15m") ||
 			!strings.HasSuffix(b3.Reason, fmt.Sprintf(", %d errors", fails)) || b3.RatePerMin != 0 || b3.ETASeconds != nil {
 			t.Fatalf("%s: B3 %s (%q), ERR %d, rate %.1f; worker %+v", view, b3.State, b3.Reason, b3.Errors, b3.RatePerMin, s.Worker)
 		}
-		if s.Worker.State != pipeline.WorkerStalled || s.Worker.Reason != "B3_magicoder: "+b3.Reason {
+		if s.Worker.State != snapshot.WorkerStalled || s.Worker.Reason != "B3_magicoder: "+b3.Reason {
 			t.Fatalf("%s: worker %s (%q), B3's reason %q", view, s.Worker.State, s.Worker.Reason, b3.Reason)
 		}
-		if b2 := catOf(t, s, "B2_opencodeinstruct"); b2.State != pipeline.StateDone || b2.Done != 600 {
+		if b2 := catOf(t, s, "B2_opencodeinstruct"); b2.State != snapshot.StateDone || b2.Done != 600 {
 			t.Fatalf("%s: B2 %s %d", view, b2.State, b2.Done)
 		}
 		return b3.Reason
 	}
-	statusJSON := func(args ...string) pipeline.Snapshot {
+	statusJSON := func(args ...string) snapshot.Snapshot {
 		t.Helper()
-		var s pipeline.Snapshot
+		var s snapshot.Snapshot
 		deadline := time.Now().Add(30 * time.Second)
 		for { // the writer is found once /proc shows the log it holds
 			out, code := execCLI(t, append(append([]string{"status", "--json"}, common...), args...)...)
 			if code != 0 {
 				t.Fatalf("status --json %v: exit %d\n%s", args, code, out)
 			}
-			s = pipeline.Snapshot{}
+			s = snapshot.Snapshot{}
 			if err := json.Unmarshal([]byte(out), &s); err != nil {
 				t.Fatalf("%v: %s", err, out)
 			}
-			if pipeline.Alive(s.Worker.State) || time.Now().After(deadline) {
+			if snapshot.Alive(s.Worker.State) || time.Now().After(deadline) {
 				return s
 			}
 			time.Sleep(200 * time.Millisecond)
@@ -203,7 +204,7 @@ func TestOldScriptHangStalledInEveryView(t *testing.T) {
 	}
 
 	line, code := execCLI(t, append(append([]string{"status", "--follow", "--json", "--count", "1"}, common...), "--local", root)...)
-	var fs pipeline.Snapshot
+	var fs snapshot.Snapshot
 	if err := json.NewDecoder(strings.NewReader(line)).Decode(&fs); err != nil || code != 0 || strings.Count(line, "\n") != 1 {
 		t.Fatalf("status --follow (exit %d, %v): %s", code, err, line)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testgate"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote/faultproxy"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -34,29 +34,29 @@ func TestFollowShowsAQuietLinkOverSSH(t *testing.T) {
 	f := startFollower(t, "--poll", "1s", "-i", s.KeyPath, "-o", "UserKnownHostsFile="+kh, "-o", "StrictHostKeyChecking=yes",
 		"-o", "ServerAliveInterval=100", "-o", "ServerAliveCountMax=3", "-o", "ConnectTimeout=5", "--root", root, s.User+"@"+px.Addr())
 
-	var fresh pipeline.Snapshot
-	for fresh.Connection.State != pipeline.LinkConnected || len(fresh.Categories) == 0 {
+	var fresh snapshot.Snapshot
+	for fresh.Connection.State != snapshot.LinkConnected || len(fresh.Categories) == 0 {
 		fresh = f.next(60 * time.Second)
 	}
 	px.SetMode(faultproxy.BlackHole)
 	holeAt := time.Now()
-	var quiet []pipeline.Snapshot
+	var quiet []snapshot.Snapshot
 	for len(quiet) < 3 {
 		s := f.next(60 * time.Second) // bounds a hang: the keepalives would take 300 s
 		switch s.Connection.State {
-		case pipeline.LinkConnected:
+		case snapshot.LinkConnected:
 			if len(quiet) > 0 {
 				t.Fatalf("a connected line between quiet ones at %s", s.Time)
 			}
 			continue // answered before the hole
-		case pipeline.LinkQuiet:
+		case snapshot.LinkQuiet:
 		default:
 			t.Fatalf("the link was given up (%s: %s) before the quiet lines", s.Connection.State, s.Connection.Error)
 		}
 		if s.Time.Before(holeAt) || s.Connection.LastContact == nil || !s.Connection.LastContact.Before(s.Time) {
 			t.Fatalf("a quiet line stamped %s, last contact %v: not its own time (the hole began %s)", s.Time, s.Connection.LastContact, holeAt)
 		}
-		if c := s.Categories; len(c) != 1 || c[0].State != pipeline.StateUnknown || c[0].ETASeconds != nil || s.ETASeconds != nil || c[0].Done == 0 {
+		if c := s.Categories; len(c) != 1 || c[0].State != snapshot.StateUnknown || c[0].ETASeconds != nil || s.ETASeconds != nil || c[0].Done == 0 {
 			t.Fatalf("a quiet line's figures are not stale: %+v eta %v", c, s.ETASeconds)
 		}
 		quiet = append(quiet, s)
@@ -70,7 +70,7 @@ func TestFollowShowsAQuietLinkOverSSH(t *testing.T) {
 	px.Reset() // the connection the hole held
 	for {
 		s := f.next(120 * time.Second)
-		if s.Connection.State == pipeline.LinkConnected && s.Categories[0].State != pipeline.StateUnknown {
+		if s.Connection.State == snapshot.LinkConnected && s.Categories[0].State != snapshot.StateUnknown {
 			break
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 	"golang.org/x/crypto/ssh/knownhosts"
 )
@@ -119,7 +119,7 @@ func (w *rateWriter) truth(burst int) (perMin float64, last time.Time) {
 // fresh is the next snapshot read from the host: a loaded machine's slow
 // poll has --follow print quiet lines meanwhile (stale, no figures), which
 // say nothing of the rate.
-func fresh(f *follower) pipeline.Snapshot {
+func fresh(f *follower) snapshot.Snapshot {
 	for {
 		if s := f.next(30 * time.Second); !s.Connection.Stale() {
 			return s
@@ -172,7 +172,7 @@ func TestFollowRateAndETAOfKnownWriters(t *testing.T) {
 			truth, _ := wr.truth(c.burst)
 			b1 := catOf(t, snap, "B1")
 			rateErr := math.Abs(b1.RatePerMin-truth) / truth
-			if b1.State != pipeline.StateRunning || rateErr > 0.2 {
+			if b1.State != snapshot.StateRunning || rateErr > 0.2 {
 				t.Fatalf("after the writing: %s at %.1f/min, the writer's %.1f/min (error %.0f%%)", b1.State, b1.RatePerMin, truth, rateErr*100)
 			}
 			truthETA := float64(b1.Target-b1.Done) / truth * 60
@@ -191,7 +191,7 @@ func TestFollowRateAndETAOfKnownWriters(t *testing.T) {
 				}
 				judged++
 				b1 = catOf(t, snap, "B1")
-				if b1.State != pipeline.StateStalled || b1.RatePerMin != 0 || b1.ETASeconds != nil || snap.ETASeconds != nil {
+				if b1.State != snapshot.StateStalled || b1.RatePerMin != 0 || b1.ETASeconds != nil || snap.ETASeconds != nil {
 					t.Fatalf("%s after the last record: %s at %.1f/min, ETA %v, pipeline ETA %v",
 						snap.Time.Sub(last).Round(time.Millisecond), b1.State, b1.RatePerMin, b1.ETASeconds, snap.ETASeconds)
 				}
@@ -201,7 +201,7 @@ func TestFollowRateAndETAOfKnownWriters(t *testing.T) {
 	}
 }
 
-func catOf(t *testing.T, s pipeline.Snapshot, name string) pipeline.Category {
+func catOf(t *testing.T, s snapshot.Snapshot, name string) snapshot.Category {
 	t.Helper()
 	for _, c := range s.Categories {
 		if c.Name == name {
@@ -209,5 +209,5 @@ func catOf(t *testing.T, s pipeline.Snapshot, name string) pipeline.Category {
 		}
 	}
 	t.Fatalf("no %s in the snapshot at %s", name, s.Time)
-	return pipeline.Category{}
+	return snapshot.Category{}
 }

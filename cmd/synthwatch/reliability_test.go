@@ -15,6 +15,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/faultproxy"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -228,7 +229,7 @@ func TestReliabilityServerFaults(t *testing.T) {
 	srv.Down(down)
 	time.Sleep(down + 10*time.Second)
 	srv.Crash(5 * time.Second)
-	var s pipeline.Snapshot
+	var s snapshot.Snapshot
 	for deadline := time.Now().Add(10 * time.Minute); ; {
 		s = w.Poll(context.Background())
 		if s.Worker.Phase == "done" && !alive(pid) {

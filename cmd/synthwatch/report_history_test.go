@@ -9,6 +9,7 @@ import (
 	"github.com/synthwatch/synthwatch/digest"
 	"github.com/synthwatch/synthwatch/digest/digesttest"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // The laptop asleep and the link down, which only the dashboard on this
@@ -21,11 +22,11 @@ func TestReportMergesTheDashboardsHistory(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	tl := pipeline.NewTimeline(100, pipeline.StatePath("local", root)) // as the dashboard keeps it
 	woke := now.Add(-2 * time.Hour)
-	tl.Add(pipeline.Event{Time: now.Add(-30 * time.Hour), Kind: "slept", Text: "laptop slept 45m"}) // before the window
-	tl.Add(pipeline.Event{Time: woke, Kind: "slept", Text: "laptop slept " + pipeline.FormatDuration(90*time.Minute)})
-	tl.Add(pipeline.Event{Time: now.Add(-40 * time.Minute), Kind: "disconnect", Text: "connection lost: read: connection reset by peer"})
-	tl.Add(pipeline.Event{Time: now.Add(-35 * time.Minute), Kind: "reconnect", Text: "connected again"})
-	tl.Add(pipeline.Event{Time: now.Add(-10 * time.Minute), Kind: "disconnect", Text: "connection lost: EOF"})
+	tl.Add(snapshot.Event{Time: now.Add(-30 * time.Hour), Kind: "slept", Text: "laptop slept 45m"}) // before the window
+	tl.Add(snapshot.Event{Time: woke, Kind: "slept", Text: "laptop slept " + snapshot.FormatDuration(90*time.Minute)})
+	tl.Add(snapshot.Event{Time: now.Add(-40 * time.Minute), Kind: "disconnect", Text: "connection lost: read: connection reset by peer"})
+	tl.Add(snapshot.Event{Time: now.Add(-35 * time.Minute), Kind: "reconnect", Text: "connected again"})
+	tl.Add(snapshot.Event{Time: now.Add(-10 * time.Minute), Kind: "disconnect", Text: "connection lost: EOF"})
 
 	out, code := execCLI(t, "report", "--local", root, "--json")
 	var s reportJSON

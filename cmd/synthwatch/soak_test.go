@@ -18,6 +18,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 	"github.com/synthwatch/synthwatch/tui"
@@ -161,7 +162,7 @@ func TestSoak(t *testing.T) {
 }
 
 // feed delivers one poll to the model the way the program would.
-func feed(m tea.Model, snap pipeline.Snapshot, live *Live) tea.Model {
+func feed(m tea.Model, snap snapshot.Snapshot, live *Live) tea.Model {
 	m, _ = m.Update(tui.PollResult(m, snap, live))
 	return m
 }

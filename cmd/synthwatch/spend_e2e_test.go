@@ -16,7 +16,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/sim"
 )
 
@@ -103,7 +103,7 @@ func TestSpendInEveryView(t *testing.T) {
 	}
 
 	js, code := execCLI(t, "status", "--local", root, "--json")
-	var snap pipeline.Snapshot
+	var snap snapshot.Snapshot
 	if err := json.Unmarshal([]byte(js), &snap); err != nil || code != 0 {
 		t.Fatalf("status --json: %d %v\n%s", code, err, js)
 	}
@@ -167,7 +167,7 @@ func spendWork(t *testing.T, bin, root, url string, stopAfter int) {
 }
 
 // checkSpend holds a category's spend in status --json to Python's sums.
-func checkSpend(t *testing.T, c pipeline.Category, w pySpend) {
+func checkSpend(t *testing.T, c snapshot.Category, w pySpend) {
 	t.Helper()
 	sp := c.Spend
 	if sp == nil || sp.Energy == nil || sp.Ledger.Generated == nil || w.Generated == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/tui"
 )
@@ -119,7 +120,7 @@ func statusOnce(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool) er
 		} else {
 			printStatus(cmd.OutOrStdout(), snap)
 		}
-		if m := pipeline.ManifestError(snap); m != "" {
+		if m := snapshot.ManifestError(snap); m != "" {
 			return errors.New(parse.SanitizeString(m)) // exit 1: the job's own definition was not read
 		}
 		return nil
@@ -158,7 +159,7 @@ func statusFollow(cmd *cobra.Command, args []string, f *hostFlags, asJSON bool, 
 // JSON line is then {"KEY": Snapshot}, each text one is headed by it.
 //
 // The poll runs beside the cadence: while one has not answered and the
-// link is quiet (pipeline.Connection.Quiet: no answer for two polls), a
+// link is quiet (snapshot.Connection.Quiet: no answer for two polls), a
 // line is still printed at every interval, the last figures made stale
 // and stamped with that line's own time, so a reader sees a black-holed
 // link at once, not 45 s later under an old time.
@@ -167,11 +168,11 @@ func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, na
 		every = 2 * time.Second
 	}
 	var buf bytes.Buffer
-	emit := func(snap pipeline.Snapshot) error {
+	emit := func(snap snapshot.Snapshot) error {
 		buf.Reset()
 		switch {
 		case asJSON && key != "":
-			_ = json.NewEncoder(termSafe{&buf}).Encode(map[string]pipeline.Snapshot{key: snap})
+			_ = json.NewEncoder(termSafe{&buf}).Encode(map[string]snapshot.Snapshot{key: snap})
 		case asJSON:
 			_ = json.NewEncoder(termSafe{&buf}).Encode(snap) // compact: one object, one line
 		default:
@@ -179,7 +180,7 @@ func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, na
 			if key != "" {
 				head += " " + key
 			}
-			if snap.Connection.State == pipeline.LinkQuiet {
+			if snap.Connection.State == snapshot.LinkQuiet {
 				head += " stale"
 			}
 			fmt.Fprintf(&buf, "--- %s\n", head)
@@ -192,13 +193,13 @@ func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, na
 	}
 	pctx, cancelPolls := context.WithCancel(ctx)
 	defer cancelPolls()
-	results := make(chan pipeline.Snapshot, 1)
+	results := make(chan snapshot.Snapshot, 1)
 	poll := func() {
 		c, cancel := context.WithTimeout(pctx, 2*time.Minute)
 		defer cancel()
 		results <- w.Poll(c)
 	}
-	var last pipeline.Snapshot
+	var last snapshot.Snapshot
 	t := time.NewTimer(0)
 	defer t.Stop()
 	inflight, quietSince := false, false // quietSince: stale lines went out since this poll began
@@ -223,7 +224,7 @@ func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, na
 			}
 			n++
 			last = snap
-			if snap.Connection.State == pipeline.LinkFailed {
+			if snap.Connection.State == snapshot.LinkFailed {
 				return linkErr(name, snap.Connection) // 4 for a host key, as one-shot status
 			}
 			t.Reset(max(0, every-time.Since(start))) // a poll every interval, not interval + poll time
@@ -235,7 +236,7 @@ func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, na
 				continue
 			}
 			if c := w.Link(); !last.Time.IsZero() && c.Quiet(time.Now(), every) {
-				if err := emit(pipeline.QuietSnapshot(last, c, time.Now())); err != nil {
+				if err := emit(snapshot.QuietSnapshot(last, c, time.Now())); err != nil {
 					return err
 				}
 				n++
@@ -249,7 +250,7 @@ func followSnapshots(ctx context.Context, out io.Writer, w *pipeline.Watcher, na
 
 // printStatus prints a Snapshot as text. Names, paths and warnings come
 // from the host: no escape sequence or tab of theirs reaches the terminal.
-func printStatus(out io.Writer, s pipeline.Snapshot) {
+func printStatus(out io.Writer, s snapshot.Snapshot) {
 	safe := func(v string) string { return strings.ReplaceAll(parse.SanitizeString(v), "\t", " ") }
 	fmt.Fprintf(out, "%s  %s  connection: %s", safe(s.Host), safe(s.Root), s.Connection.State)
 	if c := s.Connection; c.Stale() && c.LastContact != nil && !s.Time.IsZero() {
@@ -260,7 +261,7 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	}
 	fmt.Fprintln(out)
 	fmt.Fprintf(out, "worker: %s", s.Worker.State)
-	if s.Worker.State == pipeline.WorkerNone {
+	if s.Worker.State == snapshot.WorkerNone {
 		fmt.Fprint(out, " (never ran here)")
 	}
 	if s.Worker.ByYou {
@@ -272,15 +273,15 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	if s.Worker.Category != "" {
 		fmt.Fprintf(out, " on %s", safe(s.Worker.Category))
 	}
-	if s.Worker.Reason != "" && s.Worker.State != pipeline.WorkerRunning {
+	if s.Worker.Reason != "" && s.Worker.State != snapshot.WorkerRunning {
 		fmt.Fprintf(out, " (%s)", safe(s.Worker.Reason))
 	}
 	if d := tui.StoppingText(s); d != "" {
 		fmt.Fprintf(out, " %s", d)
 	}
 	fmt.Fprintf(out, "   server: %s", s.Server.State)
-	if idle := pipeline.IdleText(s.Server); idle != "" {
-		fmt.Fprintf(out, " (%s; %s)", idle, pipeline.FiguresLabel(s.Server))
+	if idle := snapshot.IdleText(s.Server); idle != "" {
+		fmt.Fprintf(out, " (%s; %s)", idle, snapshot.FiguresLabel(s.Server))
 	} else if s.Server.Source != "" {
 		gen := fmt.Sprintf("%.0f tok/s", s.Server.GenThroughput)
 		switch {
@@ -289,9 +290,9 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 		case s.Server.GenThroughputNote != "":
 			gen = "~" + gen
 		}
-		fmt.Fprintf(out, " %s, %d running, %d queued, KV %.0f%% (%s)", gen, s.Server.RunningReqs, s.Server.QueueReqs, 100*s.Server.TokenUsage, pipeline.FiguresLabel(s.Server))
+		fmt.Fprintf(out, " %s, %d running, %d queued, KV %.0f%% (%s)", gen, s.Server.RunningReqs, s.Server.QueueReqs, 100*s.Server.TokenUsage, snapshot.FiguresLabel(s.Server))
 	}
-	if s.Server.Reason != "" && pipeline.ServerTrouble(s.Server.State) {
+	if s.Server.Reason != "" && snapshot.ServerTrouble(s.Server.State) {
 		fmt.Fprintf(out, " (%s)", safe(s.Server.Reason))
 	}
 	if s.Server.URL != "" {
@@ -299,8 +300,8 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	}
 	eta := fmtETA(s.ETASeconds)
 	for _, c := range s.Categories {
-		if s.ETASeconds == nil && !pipeline.Final(c.State) && !s.Connection.Stale() {
-			eta = pipeline.ETAText(s) // work is left: what is known of it, or "?"
+		if s.ETASeconds == nil && !snapshot.Final(c.State) && !s.Connection.Stale() {
+			eta = snapshot.ETAText(s) // work is left: what is known of it, or "?"
 		}
 	}
 	fmt.Fprintf(out, "   ETA: %s\n", eta)
@@ -329,7 +330,7 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 	for _, c := range s.Categories {
 		if c.CompletionTokens != nil || c.TokenBudget > 0 || len(c.Configs) > 0 {
 			fmt.Fprintf(out, "  %s: %s", safe(c.Name), parse.TokenFigure(tokensText(c)+" tokens", c.TokensUnknown))
-			if line := pipeline.ConfigLine(c.Configs); line != "" {
+			if line := snapshot.ConfigLine(c.Configs); line != "" {
 				fmt.Fprintf(out, "; records by config: %s", safe(line))
 			}
 			if c.Outcomes != nil {
@@ -362,12 +363,12 @@ func printStatus(out io.Writer, s pipeline.Snapshot) {
 // partialText says why categories are missing from the tokens' sum: not
 // added up yet (it comes), or their records cannot be counted (it does not
 // come by waiting; the warnings say why).
-func partialText(cats []pipeline.Category) string {
+func partialText(cats []snapshot.Category) string {
 	var yet, unread bool
 	for _, c := range cats {
 		switch {
 		case c.CompletionTokens != nil:
-		case c.CountError != "" && c.State == pipeline.StateUnknown:
+		case c.CountError != "" && c.State == snapshot.StateUnknown:
 			unread = true
 		default:
 			yet = true
@@ -384,14 +385,14 @@ func partialText(cats []pipeline.Category) string {
 
 // tokensText is a row's completion tokens, against its budget and with
 // the cap that comes first when the budget does.
-func tokensText(c pipeline.Category) string {
+func tokensText(c snapshot.Category) string {
 	t := "-"
 	if c.CompletionTokens != nil {
 		t = fmt.Sprint(*c.CompletionTokens)
 	}
 	if c.TokenBudget > 0 {
 		t += fmt.Sprintf("/%d", c.TokenBudget)
-		if c.CappedBy == pipeline.CapTokens {
+		if c.CappedBy == snapshot.CapTokens {
 			t += " (budget first)"
 		}
 	}
@@ -402,12 +403,12 @@ func fmtETA(s *float64) string {
 	if s == nil {
 		return "-"
 	}
-	return pipeline.FormatETA(s)
+	return snapshot.FormatETA(s)
 }
 
 // printGate prints each category's training-readiness gate (parse.JudgeGate),
 // a line each below the table: its eight columns stay as scripts read them.
-func printGate(out io.Writer, cats []pipeline.Category, safe func(string) string) {
+func printGate(out io.Writer, cats []snapshot.Category, safe func(string) string) {
 	head := false
 	for _, c := range cats {
 		if c.Gate == nil {

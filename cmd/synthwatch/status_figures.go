@@ -7,14 +7,14 @@ import (
 	"text/tabwriter"
 
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // printServerFigures is the server TUIs' figures in text status, below the
 // category table (whose lines scripts read): latency percentiles, spec
 // decode and KV dtype, a row per replica and the slow one. The words and
 // cells are the dashboard's (pipeline's Line, Text and Cells).
-func printServerFigures(out io.Writer, sv pipeline.Server) {
+func printServerFigures(out io.Writer, sv snapshot.Server) {
 	if l := sv.Latency.Line(); l != "" {
 		fmt.Fprintln(out, l)
 	}
@@ -32,7 +32,7 @@ func printServerFigures(out io.Writer, sv pipeline.Server) {
 		return
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  "+strings.Join(pipeline.RowHeader, "\t"))
+	fmt.Fprintln(tw, "  "+strings.Join(snapshot.RowHeader, "\t"))
 	for _, r := range sv.Rows {
 		cells := r.Cells()
 		for i, c := range cells {

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // status against a 2026 SGLang with two DP ranks, every scheduler
@@ -61,7 +61,7 @@ func TestStatusServerFigures(t *testing.T) {
 		}
 		return out
 	}
-	var s pipeline.Snapshot
+	var s snapshot.Snapshot
 	if err := json.Unmarshal(status("--json"), &s); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestStatusServerFigures(t *testing.T) {
 	if sp := sv.Spec; sp == nil || sp.AcceptLength == nil || *sp.AcceptLength != 3 {
 		t.Errorf("spec %+v", sp)
 	}
-	if len(sv.Rows) != 2 || !strings.HasSuffix(sv.Rows[1].Name, " dp1") || !sv.Rows[1].Slow || sv.Rows[0].State != pipeline.RowUp ||
+	if len(sv.Rows) != 2 || !strings.HasSuffix(sv.Rows[1].Name, " dp1") || !sv.Rows[1].Slow || sv.Rows[0].State != snapshot.RowUp ||
 		sv.Imbalance == nil || sv.Imbalance.Replica != sv.Rows[1].Name {
 		t.Errorf("rows %+v imbalance %+v", sv.Rows, sv.Imbalance)
 	}
@@ -96,7 +96,7 @@ func TestStatusServerFigures(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("%d lines", len(lines))
 	}
-	s = pipeline.Snapshot{}
+	s = snapshot.Snapshot{}
 	if err := json.Unmarshal(lines[1], &s); err != nil {
 		t.Fatal(err)
 	}
@@ -116,13 +116,13 @@ func TestStatusServerFigures(t *testing.T) {
 func TestStatusTextServerFigures(t *testing.T) {
 	g := func(v float64) *float64 { return &v }
 	age := 12.0
-	s := pipeline.Snapshot{Host: "h", Root: "/r", Server: pipeline.Server{State: "busy", Source: "metrics",
-		Latency:      &pipeline.Latency{Scope: "window", WindowSeconds: 300, AgeSeconds: 4, TTFT: &pipeline.Percentiles{P50: 0.4, P90: 0.6, P99: 1.9, Count: 10}},
+	s := snapshot.Snapshot{Host: "h", Root: "/r", Server: snapshot.Server{State: "busy", Source: "metrics",
+		Latency:      &snapshot.Latency{Scope: "window", WindowSeconds: 300, AgeSeconds: 4, TTFT: &snapshot.Percentiles{P50: 0.4, P90: 0.6, P99: 1.9, Count: 10}},
 		KVCacheDType: "fp8\x1b[2J",
-		Rows: []pipeline.ReplicaRow{
-			{Name: "a:1\tdp0", State: pipeline.RowUp, Source: "metrics", GenThroughput: g(1500), RunningReqs: 40},
-			{Name: "b:1", State: pipeline.RowStale, Source: "metrics", GenThroughput: g(800), RunningReqs: 30, AgeSeconds: &age},
-			{Name: "c:1", State: pipeline.RowDown},
+		Rows: []snapshot.ReplicaRow{
+			{Name: "a:1\tdp0", State: snapshot.RowUp, Source: "metrics", GenThroughput: g(1500), RunningReqs: 40},
+			{Name: "b:1", State: snapshot.RowStale, Source: "metrics", GenThroughput: g(800), RunningReqs: 30, AgeSeconds: &age},
+			{Name: "c:1", State: snapshot.RowDown},
 		}}}
 	var b bytes.Buffer
 	printStatus(&b, s)

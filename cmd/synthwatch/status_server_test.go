@@ -12,17 +12,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // statusJSON runs `status --json` and decodes its snapshot.
-func statusJSON(t *testing.T, args ...string) pipeline.Snapshot {
+func statusJSON(t *testing.T, args ...string) snapshot.Snapshot {
 	t.Helper()
 	out, code := execCLI(t, append([]string{"status", "--json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("status: code %d: %s", code, out)
 	}
-	var s pipeline.Snapshot
+	var s snapshot.Snapshot
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
@@ -67,7 +67,7 @@ func TestStatusRightAfterACrashSaysCrashed(t *testing.T) {
 	root := serverRoot(t, t.TempDir(), log)
 	url := deadURL(t)
 	s := statusJSON(t, "--local", root, "--server-url", url)
-	if s.Server.State != pipeline.ServerCrashed || !strings.Contains(s.Server.LastCrash, "scheduler_0") || s.Server.URL != url || s.Server.URLFrom != "flag --server-url" {
+	if s.Server.State != snapshot.ServerCrashed || !strings.Contains(s.Server.LastCrash, "scheduler_0") || s.Server.URL != url || s.Server.URLFrom != "flag --server-url" {
 		t.Fatalf("server %+v", s.Server)
 	}
 	out, _ := execCLI(t, "status", "--local", root, "--server-url", url)
@@ -93,7 +93,7 @@ func TestStatusProbesTheManifestsServer(t *testing.T) {
 	if s.Server.URL != manifestURL || s.Server.URLFrom != "pipeline.toml server" {
 		t.Fatalf("server %+v", s.Server)
 	}
-	if strings.Contains(s.Server.Reason, "no server log") || s.Server.State != pipeline.ServerDown {
+	if strings.Contains(s.Server.Reason, "no server log") || s.Server.State != snapshot.ServerDown {
 		t.Fatalf("a relative --local lost the server log: %+v", s.Server)
 	}
 	envURL := deadURL(t)
@@ -115,7 +115,7 @@ func TestStatusEndingsAndIdle(t *testing.T) {
 		"(APIServer pid=4170) INFO:     Shutting down\n(APIServer pid=4170) INFO:     Finished server process [4170]\n"
 	root := serverRoot(t, t.TempDir(), crash)
 	url := deadURL(t)
-	if s := statusJSON(t, "--local", root, "--server-url", url); s.Server.State != pipeline.ServerCrashed || !strings.Contains(s.Server.LastCrash, "Worker proc") {
+	if s := statusJSON(t, "--local", root, "--server-url", url); s.Server.State != snapshot.ServerCrashed || !strings.Contains(s.Server.LastCrash, "Worker proc") {
 		t.Fatalf("server %+v", s.Server)
 	}
 	if out, _ := execCLI(t, "status", "--local", root, "--server-url", url); !strings.Contains(out, "server: crashed") {
@@ -140,7 +140,7 @@ func TestStatusEndingsAndIdle(t *testing.T) {
 	t.Cleanup(health.Close)
 	root = serverRoot(t, t.TempDir(), idle.String())
 	s := statusJSON(t, "--local", root, "--server-url", health.URL)
-	if s.Server.State != pipeline.ServerReady || s.Server.GenThroughput != 0 || s.Server.LastBatch == nil || s.Server.LastBatch.GenThroughput != 930 {
+	if s.Server.State != snapshot.ServerReady || s.Server.GenThroughput != 0 || s.Server.LastBatch == nil || s.Server.LastBatch.GenThroughput != 930 {
 		t.Fatalf("server %+v", s.Server)
 	}
 	if out, _ := execCLI(t, "status", "--local", root, "--server-url", health.URL); !strings.Contains(out, "server: ready (idle · last batch 02:59: 930 tok/s; log, ") {

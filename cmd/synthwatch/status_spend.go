@@ -5,13 +5,13 @@ import (
 	"io"
 
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // printSpend prints the wasted-token ledger and the energy, the night's
 // then each category's, in parse.Spend's words (the dashboard's run
 // history and the report say the same). Nothing when no run left a tally.
-func printSpend(out io.Writer, s pipeline.Snapshot) {
+func printSpend(out io.Writer, s snapshot.Snapshot) {
 	if s.Spend == nil {
 		return
 	}

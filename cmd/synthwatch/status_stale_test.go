@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // A Python-era root (no worker.json; the old script holds the log open)
@@ -50,7 +50,7 @@ func TestStatusOneShotPythonRootStalled(t *testing.T) {
 
 	bin := testbin.Path(t)
 	env := append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
-	var s pipeline.Snapshot
+	var s snapshot.Snapshot
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		cmd := exec.Command(bin, "status", "--json", "--local", root, "--server-url", "http://127.0.0.1:1")
@@ -59,20 +59,20 @@ func TestStatusOneShotPythonRootStalled(t *testing.T) {
 		if err != nil {
 			t.Fatalf("status --json: %v\n%s", err, out)
 		}
-		s = pipeline.Snapshot{}
+		s = snapshot.Snapshot{}
 		if err := json.Unmarshal(out, &s); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
-		if pipeline.Alive(s.Worker.State) || time.Now().After(deadline) {
+		if snapshot.Alive(s.Worker.State) || time.Now().After(deadline) {
 			break // the holder is found once /proc shows its fd
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	c := catOf(t, s, "B2_opencodeinstruct")
-	if c.State != pipeline.StateStalled || c.RatePerMin != 0 || c.ETASeconds != nil || s.ETASeconds != nil {
+	if c.State != snapshot.StateStalled || c.RatePerMin != 0 || c.ETASeconds != nil || s.ETASeconds != nil {
 		t.Fatalf("one-shot status: %s %.1f/min eta %v (pipeline %v); worker %+v", c.State, c.RatePerMin, c.ETASeconds, s.ETASeconds, s.Worker)
 	}
-	if s.Worker.State != pipeline.WorkerStalled || !strings.Contains(s.Worker.Reason, "no new records for 1h00m") {
+	if s.Worker.State != snapshot.WorkerStalled || !strings.Contains(s.Worker.Reason, "no new records for 1h00m") {
 		t.Fatalf("worker: %+v", s.Worker)
 	}
 	cmd := exec.Command(bin, "status", "--local", root, "--server-url", "http://127.0.0.1:1")

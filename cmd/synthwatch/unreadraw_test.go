@@ -12,7 +12,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
@@ -85,11 +85,11 @@ func asNobody(t *testing.T, cmd *exec.Cmd, dirs ...string) {
 // state is unknown, not pending; no "last good figure" is claimed.
 func checkUnreadRows(t *testing.T, out []byte, want map[string]string) {
 	t.Helper()
-	var s pipeline.Snapshot
+	var s snapshot.Snapshot
 	if err := json.Unmarshal(out, &s); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	rows := map[string]pipeline.Category{}
+	rows := map[string]snapshot.Category{}
 	for _, c := range s.Categories {
 		rows[c.Name] = c
 	}
@@ -99,7 +99,7 @@ func checkUnreadRows(t *testing.T, out []byte, want map[string]string) {
 			t.Errorf("%s: no row in %s", name, out)
 			continue
 		}
-		if c.State != pipeline.StateUnknown || !strings.Contains(c.CountError, why) || !strings.Contains(c.CountError, name+"/raw_responses.jsonl") || c.Done != 0 {
+		if c.State != snapshot.StateUnknown || !strings.Contains(c.CountError, why) || !strings.Contains(c.CountError, name+"/raw_responses.jsonl") || c.Done != 0 {
 			t.Errorf("%s: state %s, count_error %q, done %d; want unknown and %q", name, c.State, c.CountError, c.Done, why)
 		}
 	}

@@ -78,7 +78,7 @@ func TestImportRules(t *testing.T) {
 	})
 	t.Run("tui never imports remote", func(t *testing.T) {
 		if slices.Contains(direct("tui"), "remote") {
-			t.Errorf("tui (or its tests) imports remote; the link reaches it as pipeline.Connection")
+			t.Errorf("tui (or its tests) imports remote; the link reaches it as snapshot.Connection")
 		}
 	})
 	t.Run("parse imports no project package", func(t *testing.T) {
@@ -98,6 +98,12 @@ func TestImportRules(t *testing.T) {
 		// it runs on the host inside the worker's binary: no SSH, no UI
 		if got := project(ps["digest"].Deps); !slices.Equal(got, []string{"parse"}) {
 			t.Errorf("digest depends on %v; of the project's packages it may import parse only", got)
+		}
+	})
+	t.Run("pipeline/snapshot imports only parse", func(t *testing.T) {
+		// the schema every view reads: no part of the pipeline, no link
+		if got := project(ps["pipeline/snapshot"].Deps); !slices.Equal(got, []string{"parse"}) {
+			t.Errorf("pipeline/snapshot depends on %v; of the project's packages it may import parse only", got)
 		}
 	})
 	t.Run("report imports only digest and parse", func(t *testing.T) {

@@ -1,7 +1,9 @@
-// Package pipeline turns what remote reads and parse understands into one
-// Snapshot: the job as the user needs to see it. It also holds the actions
-// (launch, kill, resume, restart) as exact, quoted shell lines.
-package pipeline
+// Package snapshot is the schema of what pipeline's Watcher makes of a
+// host: the Snapshot (status --json's, schema 1), the value types it
+// holds, its named states and the pure helpers every view writes them
+// with. It judges nothing and does no I/O: the pipeline fills it, and the
+// views (tui, status, fleet) read it.
+package snapshot
 
 import (
 	"math"
@@ -71,12 +73,31 @@ const (
 	WarnCategory        WarningKind = "category"          // a category's own warning (a cross-check, a count)
 	WarnRoot            WarningKind = "root"              // the root is no pipeline root (no prepared/)
 	WarnSlowReader      WarningKind = "slow_reader"       // many categories read by the fallback: install the Go agent
+	// WarnManifest: pipeline.toml is there but could not be read or parsed
+	// (EACCES, a FIFO, a directory, bad TOML), or another account can change
+	// it and its servers are refused (pipeline/manifesttrust.go). Every view
+	// shows it, status exits 1 on it, and the categories are still found.
+	WarnManifest WarningKind = "manifest"
+	// WarnUnreadable: a file the poll reads is there but is no readable
+	// regular file (a FIFO at run/worker.json): named, never read.
+	WarnUnreadable WarningKind = "unreadable"
 )
 
 // Warn adds a warning, to Alerts and its text to Warnings.
 func (s *Snapshot) Warn(kind WarningKind, text string) {
 	s.Alerts = append(s.Alerts, Warning{Kind: kind, Text: text})
 	s.Warnings = append(s.Warnings, text)
+}
+
+// ManifestError is the snapshot's manifest warning ("" when none): the
+// one test every view (header, status, fleet) asks.
+func ManifestError(s Snapshot) string {
+	for _, a := range s.Alerts {
+		if a.Kind == WarnManifest {
+			return a.Text
+		}
+	}
+	return ""
 }
 
 // Connection is the link to the host: the one view of it, for the
@@ -226,7 +247,7 @@ type Server struct {
 	HealthyReplicas int    `json:"replicas_healthy,omitempty"` // a router: of those, healthy by its checks
 
 	// The figures the server TUIs show, on the host's server object
-	// (latency.go, replicas.go): latency percentiles over the window,
+	// (pipeline/latency.go, replicas.go): latency percentiles over the window,
 	// speculative acceptance, the KV cache dtype, one row per replica
 	// (DP rank, engine, server, engine behind the gateway) when there are
 	// several, and the replica that lags them.

@@ -1,4 +1,4 @@
-package pipeline
+package snapshot
 
 import (
 	"fmt"
@@ -29,9 +29,9 @@ func (c Connection) Quiet(now time.Time, every time.Duration) bool {
 	return c.LastContact == nil || now.Sub(*c.LastContact) > QuietAfter(every)
 }
 
-// staleFigures turns prev's figures into s's as they stand when the host
+// StaleFigures turns prev's figures into s's as they stand when the host
 // cannot be read: counts kept, every state unknown, no rate, no ETA.
-func staleFigures(prev Snapshot, s *Snapshot) {
+func StaleFigures(prev Snapshot, s *Snapshot) {
 	s.Worker = Worker{State: WorkerUnknown, PID: prev.Worker.PID, Category: prev.Worker.Category}
 	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = prev.CompletionTokens, prev.TokensUnknown, prev.TokensPartial // counted, as the rows' done: kept
 	// the forecast is kept with the tokens it counts; the free disk is not known now
@@ -64,7 +64,7 @@ func QuietSnapshot(prev Snapshot, c Connection, now time.Time) Snapshot {
 	if s.Connection.State == LinkConnected {
 		s.Connection.State = LinkQuiet
 	}
-	staleFigures(prev, &s)
+	StaleFigures(prev, &s)
 	s.Server.Throughput = prev.Server.Throughput
 	text := "no answer from the host"
 	if c.LastContact != nil {

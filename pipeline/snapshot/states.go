@@ -1,4 +1,4 @@
-package pipeline
+package snapshot
 
 // The three states a Snapshot judges: the worker's, each server's and each
 // category's. Their strings are status --json's (schema 1: never renamed);
@@ -70,7 +70,7 @@ const (
 	StateFailed  CategoryState = "failed"
 	StateUnknown CategoryState = "unknown"
 	// StateSkipped is worker.json's word for a category a later run found
-	// done; counts.view gives done for it, so no Snapshot of this version
+	// done; pipeline's counts.view gives done for it, so no Snapshot of this version
 	// carries it. Views still read it as final.
 	StateSkipped CategoryState = "skipped"
 )
