@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -140,11 +141,12 @@ type CostRate struct {
 	Currency   string  `toml:"currency" json:"currency,omitempty"`
 }
 
-// Check says what is wrong with a rate: negative, or both set.
+// Check says what is wrong with a rate: negative or not a number (TOML's
+// nan is no cost, its inf a cost JSON cannot hold), or both set.
 func (c CostRate) Check() error {
 	switch {
-	case c.PerKWh < 0 || c.PerGPUHour < 0:
-		return fmt.Errorf("[cost] per_kwh and per_gpu_hour are prices, not negative")
+	case !(c.PerKWh >= 0 && c.PerGPUHour >= 0) || math.IsInf(c.PerKWh+c.PerGPUHour, 0):
+		return fmt.Errorf("[cost] per_kwh and per_gpu_hour are prices, not negative, nan or inf")
 	case c.PerKWh > 0 && c.PerGPUHour > 0:
 		return fmt.Errorf("[cost] set per_kwh or per_gpu_hour, not both")
 	}

@@ -128,6 +128,11 @@ func TestCostRate(t *testing.T) {
 	if _, err := ParseManifest([]byte("[cost]\nper_kwh = 0.3\nper_gpu_hour = 2\n")); err == nil {
 		t.Error("pipeline.toml with both rates: no error")
 	}
+	for _, bad := range []string{"per_kwh = nan", "per_kwh = inf", "per_gpu_hour = inf", "per_gpu_hour = nan"} {
+		if _, err := ParseManifest([]byte("[cost]\n" + bad + "\n")); err == nil {
+			t.Errorf("%s: no error (a NaN is no cost; an Inf fails --json)", bad)
+		}
+	}
 	m, err := ParseManifest([]byte("[cost]\nper_kwh = 0.3\ncurrency = \"EUR\"\n"))
 	if err != nil || m.Cost.PerKWh != 0.3 || m.Cost.Currency != "EUR" {
 		t.Errorf("[cost]: %+v %v", m.Cost, err)

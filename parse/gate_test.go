@@ -116,7 +116,7 @@ func TestManifestGate(t *testing.T) {
 	if err != nil || m.Gate.Thinking != "true" || m.Gate.MaxLength != 32768 || m.Gate.PassRateFloor() != 0.95 || m.Gate.RecordsFloor() != DefaultMinRecords {
 		t.Fatalf("%+v %v", m.Gate, err)
 	}
-	for _, bad := range []string{"thinking = \"maybe\"", "max_length = -1", "min_pass_rate = 90", "max_len = 3"} {
+	for _, bad := range []string{"thinking = \"maybe\"", "max_length = -1", "min_pass_rate = 90", "max_len = 3", "min_pass_rate = nan"} {
 		if _, err := ParseManifest([]byte("[gate]\n" + bad + "\n")); err == nil {
 			t.Errorf("%s: no error", bad)
 		}

@@ -70,7 +70,7 @@ func (r GateRules) check() error {
 	if r.MaxLength < 0 {
 		return fmt.Errorf("[gate] max_length is a count of tokens, not negative")
 	}
-	if f := r.PassRateFloor(); f < 0 || f > 1 {
+	if f := r.PassRateFloor(); !(f >= 0 && f <= 1) { // nan too: it would flag nothing
 		return fmt.Errorf("[gate] min_pass_rate is a fraction from 0 to 1, not %v", f)
 	}
 	if r.RecordsFloor() < 0 {
