@@ -111,6 +111,16 @@ func TestParsePower(t *testing.T) {
 	}
 }
 
+// TOML's nan and inf are no prices: nan would be no cost, inf a cost
+// --json cannot hold.
+func TestCostRateNotANumber(t *testing.T) {
+	for _, bad := range []string{"per_kwh = nan", "per_kwh = inf", "per_gpu_hour = inf", "per_gpu_hour = nan"} {
+		if _, err := ParseManifest([]byte("[cost]\n" + bad + "\n")); err == nil {
+			t.Errorf("%s: no error (a NaN is no cost; an Inf fails --json)", bad)
+		}
+	}
+}
+
 func TestCostRate(t *testing.T) {
 	e := Energy{Joules: 3.6e6 * 2, GPUSeconds: 8 * 3600, Samples: 10, Seconds: 3600}
 	if c, ok := (CostRate{PerKWh: 0.3}).Cost(e); !ok || math.Abs(c-0.6) > 1e-12 {
@@ -127,11 +137,6 @@ func TestCostRate(t *testing.T) {
 	}
 	if _, err := ParseManifest([]byte("[cost]\nper_kwh = 0.3\nper_gpu_hour = 2\n")); err == nil {
 		t.Error("pipeline.toml with both rates: no error")
-	}
-	for _, bad := range []string{"per_kwh = nan", "per_kwh = inf", "per_gpu_hour = inf", "per_gpu_hour = nan"} {
-		if _, err := ParseManifest([]byte("[cost]\n" + bad + "\n")); err == nil {
-			t.Errorf("%s: no error (a NaN is no cost; an Inf fails --json)", bad)
-		}
 	}
 	m, err := ParseManifest([]byte("[cost]\nper_kwh = 0.3\ncurrency = \"EUR\"\n"))
 	if err != nil || m.Cost.PerKWh != 0.3 || m.Cost.Currency != "EUR" {
