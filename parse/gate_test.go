@@ -209,3 +209,21 @@ func FuzzRecordGate(f *testing.F) {
 		}
 	})
 }
+
+// A hostile answer of a million think markers keeps three marks, not a
+// mark each (hundreds of MB for one long line), by either way of finding
+// them, and is judged as before: stray markers, its reasoning first.
+func TestThinkMarksBounded(t *testing.T) {
+	t.Parallel()
+	for _, many := range []string{strings.Repeat("<think>", 1_000_000), strings.Repeat(`\u003c/think\u003e`, 1_000_000), strings.Repeat("kk</think>", 1_000_000)} {
+		s := []byte("<think>r</think>a" + many)
+		for name, m := range map[string][]thinkMark{"thinkMarks": thinkMarks(s), "by k": marksByK(s), "by their ends": marksByEnd(s)} {
+			if len(m) != maxMarks || m[0].close || !m[1].close {
+				t.Errorf("%.20q…: %s kept %d marks, the first %v", many, name, len(m), m[:min(len(m), 2)])
+			}
+		}
+		if g := generateGate([]byte(`"` + string(s) + `"`)); !g.Reasoned || g.Empty || !g.Stray {
+			t.Errorf("%.20q…: %+v", many, g)
+		}
+	}
+}
