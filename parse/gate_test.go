@@ -227,3 +227,22 @@ func TestThinkMarksBounded(t *testing.T) {
 		}
 	}
 }
+
+// thinking auto: a model that does not think, one of whose 200 answers
+// mentions <think> (a code answer that strips the tags), is not judged a
+// thinking one (it failed all 200, "no reasoning"); one whose reasoning
+// was left in its answers (no reasoning parser) still is.
+func TestGateAutoOneMention(t *testing.T) {
+	t.Parallel()
+	var mention, inline GateTally
+	for i := range 200 {
+		mention.Add(GateFacts{Stray: i == 7}, 0, false, 0)
+		inline.Add(GateFacts{Stray: i%10 != 0}, 0, false, 0)
+	}
+	if v := JudgeGate(mention, GateRules{}); v.Thinking || v.Pass != 200 {
+		t.Errorf("one mention: %s", v.Text())
+	}
+	if v := JudgeGate(inline, GateRules{}); !v.Thinking || v.Pass != 0 {
+		t.Errorf("reasoning left in the answers: %s", v.Text())
+	}
+}
