@@ -224,13 +224,16 @@ func generateGate(raw []byte) GateFacts {
 	if first.close { // "reasoning</think>answer"
 		return GateFacts{Reasoned: !blank(s[:first.at]), Empty: blank(s[first.end:]), Stray: len(m) > 1}
 	}
+	if !blank(s[:first.at]) { // text before <think>: an answer that mentions the tag, no reasoning
+		return GateFacts{Stray: true}
+	}
 	if len(m) < 2 || !m[1].close { // unclosed, or nested: cut in its thinking or malformed
 		return GateFacts{Reasoned: !blank(s[first.end:]), Empty: true, Stray: true}
 	}
 	return GateFacts{
 		Reasoned: !blank(s[first.end:m[1].at]),
 		Empty:    blank(s[m[1].end:]),
-		Stray:    !blank(s[:first.at]) || len(m) > 2,
+		Stray:    len(m) > 2,
 	}
 }
 
