@@ -160,14 +160,15 @@ func stringBody(raw []byte) ([]byte, bool) {
 	return raw[1 : len(raw)-1], true
 }
 
-// present says a reasoning value is there and not blank: null is not, a
-// string is when it holds a byte other than blanks, anything else is. raw
+// present says a reasoning value is there and not blank: null (and NaN,
+// Python's dumps of pandas' missing value) is not, a string is when it
+// holds a byte other than blanks, anything else is. raw
 // may run past the value (a sealed record's rest): only its first
 // non-blank byte is looked for, not its end.
 func present(raw []byte) bool {
 	raw = bytes.TrimLeft(raw, " \t\r\n")
 	switch {
-	case len(raw) == 0 || raw[0] == 'n':
+	case len(raw) == 0 || raw[0] == 'n' || bytes.HasPrefix(raw, []byte("NaN")):
 		return false
 	case raw[0] != '"':
 		return true

@@ -31,8 +31,8 @@ def write(path, n, seed, start=None):
 def blank(s):
     return s.strip(" \t\n\r") == ""
 
-def empty(v):
-    return v is None or (isinstance(v, str) and blank(v))
+def empty(v):  # NaN: json.dumps of pandas' missing value
+    return v is None or v != v or (isinstance(v, str) and blank(v))
 
 MARK = re.compile(r"</?think>")
 
