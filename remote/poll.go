@@ -70,9 +70,9 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 			if d, ok := dg.TailDigest(t.Path); ok {
 				t.digested = d
 			}
-			if sg, ok := h.(tailStarter); ok {
-				up.Starts, _ = sg.TailStarts(t.Path)
-			}
+		}
+		if sg, ok := h.(tailStarter); ok && !t.attached && t.Digest == parse.DigestServer {
+			up.Starts, _ = sg.TailStarts(t.Path)
 		}
 		off, n, checkHead := t.plan(st.fi, st.err, up)
 		if t.digested != nil && up.Event == TailAttached {
