@@ -149,3 +149,17 @@ func TestCostRate(t *testing.T) {
 		t.Errorf("nil energy: %q", txt)
 	}
 }
+
+// A week of 64 GPUs is thousands of kWh: every view says "7,526 kWh", not
+// %.3g's "7.53e+03 kWh"; a small figure keeps its three digits.
+func TestKWhWords(t *testing.T) {
+	big := Energy{Joules: 7526 * 3.6e6, Seconds: 7 * 86400, GPUSeconds: 64 * 7 * 86400, Samples: 100}
+	for _, txt := range []string{EnergyText(&big, CostRate{}), RunTally{Energy: &big}.Brief()} {
+		if !strings.Contains(txt, "7,526 kWh") {
+			t.Errorf("%q", txt)
+		}
+	}
+	if got := KWhText(0.2564); got != "0.256" {
+		t.Errorf("small: %q", got)
+	}
+}

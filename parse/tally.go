@@ -1,9 +1,6 @@
 package parse
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
 // RunTally is what one run of the worker generated, wasted and drew on
 // one category: a line of the category's runs.jsonl ({"run":…,"tally":…}).
@@ -114,7 +111,7 @@ func (rt RunTally) Brief() string {
 	}
 	s += ", " + ShortCount(l.Retried+l.Aborted) + " retried or aborted"
 	if e := rt.Energy; e != nil && e.Samples > 0 {
-		s += fmt.Sprintf("; %.3g kWh", e.KWh())
+		s += "; " + KWhText(e.KWh()) + " kWh"
 	} else {
 		s += "; energy not measured"
 	}
