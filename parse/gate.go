@@ -191,8 +191,10 @@ func (o outcomeRaw) gate(out Outcome) GateFacts {
 		if c := firstChoice(o.choices); c != nil {
 			if msg, err := Members(c["message"]); err == nil {
 				content, hasContent = msg["content"], msg["content"] != nil
-				if reasoning == nil {
-					reasoning = msg["reasoning_content"]
+				for _, k := range []string{"reasoning_content", "reasoning"} { // vLLM >= 0.17 names it reasoning only (vllm#33402)
+					if !present(reasoning) {
+						reasoning = msg[k]
+					}
 				}
 			}
 		}

@@ -45,6 +45,7 @@ func TestRecordGateFacts(t *testing.T) {
 		{"k-rich text: the markers found by their ends", `{"id":"k","text":"<think>` + kk + `</think>` + kk + `"}`, GateFacts{Reasoned: true}},
 		{"k-rich, Go's escapes, a third marker", `{"id":"k","text":"\u003cthink\u003e` + kk + `\u003c/think\u003e` + kk + `\u003cthink\u003e"}`, GateFacts{Reasoned: true, Stray: true}},
 		{"no answer field", `{"id":"q","messages":[],"completion_tokens":3}`, GateFacts{Empty: true}},
+		{"an answer of vLLM >= 0.17 kept whole: reasoning, no reasoning_content", `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi","reasoning_content":null,"reasoning":"r"},"finish_reason":"stop"}]}`, GateFacts{Reasoned: true}},
 		{"Python's dumps of pandas' NaN reasoning", `{"id": "n", "content": "ok", "reasoning_content": NaN}`, GateFacts{}},
 		{"Python's dumps of pandas' NaN content", `{"id": "n", "content": NaN, "reasoning_content": "r"}`, GateFacts{Empty: true, Reasoned: true}},
 		{"/generate, an answer that mentions the tags", `{"id":"m","text":"Use <think>x</think> tags"}`, GateFacts{Stray: true}},
