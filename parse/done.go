@@ -34,7 +34,9 @@ type DoneFacts struct {
 // examined every line knows the records but not their duplicates.
 func JudgeDone(f DoneFacts) (done int64, note string) {
 	js := f.Worker
-	measured := js != nil && js.ExtraLines != nil
+	// a negative count is no scan's (a hand-edited worker.json): it would
+	// put DONE past the file's lines
+	measured := js != nil && js.ExtraLines != nil && *js.ExtraLines >= 0
 	switch {
 	case measured && !f.ScanVoid && (js.Lines == nil || f.Lines >= *js.Lines):
 		extra := *js.ExtraLines

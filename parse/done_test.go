@@ -32,6 +32,7 @@ func TestJudgeDoneRows(t *testing.T) {
 		{"shorter than at the scan", DoneFacts{Lines: 30, Worker: js(40, 2)}, 30,
 			"the file was rewritten since the worker's resume scan: DONE is its line count, duplicates unchecked"},
 		{"more extra than lines", DoneFacts{Lines: 3, Worker: js(3, 5)}, 0, "3 lines, 0 unique records (5 duplicate or unreadable)"},
+		{"a negative extra is no scan (DONE was never past the lines)", DoneFacts{Lines: 30, Records: 30, RecordsKnown: true, Worker: js(30, -1000)}, 30, ""},
 	} {
 		done, note := JudgeDone(tc.f)
 		if done != tc.done || note != tc.note {

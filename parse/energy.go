@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -140,11 +141,12 @@ type CostRate struct {
 	Currency   string  `toml:"currency" json:"currency,omitempty"`
 }
 
-// Check says what is wrong with a rate: negative, or both set.
+// Check says what is wrong with a rate: negative or not a number (TOML's
+// nan is no cost, its inf a cost JSON cannot hold), or both set.
 func (c CostRate) Check() error {
 	switch {
-	case c.PerKWh < 0 || c.PerGPUHour < 0:
-		return fmt.Errorf("[cost] per_kwh and per_gpu_hour are prices, not negative")
+	case !(c.PerKWh >= 0 && c.PerGPUHour >= 0) || math.IsInf(c.PerKWh+c.PerGPUHour, 0):
+		return fmt.Errorf("[cost] per_kwh and per_gpu_hour are prices, not negative, nan or inf")
 	case c.PerKWh > 0 && c.PerGPUHour > 0:
 		return fmt.Errorf("[cost] set per_kwh or per_gpu_hour, not both")
 	}
@@ -173,6 +175,16 @@ func (c CostRate) unit() string {
 	return fmt.Sprintf("%s at %g/GPU-hour", cur, c.PerGPUHour)
 }
 
+// KWhText is kWh in every view's words: three digits ("0.256", "56.3"),
+// whole with thousands past a thousand ("7,526", where %.3g says
+// "7.53e+03").
+func KWhText(kwh float64) string {
+	if kwh >= 1000 {
+		return Thousands(int64(kwh + 0.5))
+	}
+	return fmt.Sprintf("%.3g", kwh)
+}
+
 // EnergyText is the energy in one line, the words every view prints
 // after "energy: "; e nil is "not measured".
 func EnergyText(e *Energy, rate CostRate) string {
@@ -180,7 +192,7 @@ func EnergyText(e *Energy, rate CostRate) string {
 		return "not measured (the worker read no GPU power: no nvidia-smi on the host, or a worker older than the measure)"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%.3g kWh over %s", e.KWh(), FormatDuration(time.Duration(e.Seconds*float64(time.Second))))
+	fmt.Fprintf(&b, "%s kWh over %s", KWhText(e.KWh()), FormatDuration(time.Duration(e.Seconds*float64(time.Second))))
 	if e.Seconds > 0 {
 		fmt.Fprintf(&b, " (mean %.0f W", e.Joules/e.Seconds)
 		if e.IdleSeconds > 0 {

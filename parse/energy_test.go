@@ -111,6 +111,16 @@ func TestParsePower(t *testing.T) {
 	}
 }
 
+// TOML's nan and inf are no prices: nan would be no cost, inf a cost
+// --json cannot hold.
+func TestCostRateNotANumber(t *testing.T) {
+	for _, bad := range []string{"per_kwh = nan", "per_kwh = inf", "per_gpu_hour = inf", "per_gpu_hour = nan"} {
+		if _, err := ParseManifest([]byte("[cost]\n" + bad + "\n")); err == nil {
+			t.Errorf("%s: no error (a NaN is no cost; an Inf fails --json)", bad)
+		}
+	}
+}
+
 func TestCostRate(t *testing.T) {
 	e := Energy{Joules: 3.6e6 * 2, GPUSeconds: 8 * 3600, Samples: 10, Seconds: 3600}
 	if c, ok := (CostRate{PerKWh: 0.3}).Cost(e); !ok || math.Abs(c-0.6) > 1e-12 {
@@ -137,5 +147,19 @@ func TestCostRate(t *testing.T) {
 	}
 	if txt := EnergyText(nil, m.Cost); !strings.Contains(txt, "not measured") {
 		t.Errorf("nil energy: %q", txt)
+	}
+}
+
+// A week of 64 GPUs is thousands of kWh: every view says "7,526 kWh", not
+// %.3g's "7.53e+03 kWh"; a small figure keeps its three digits.
+func TestKWhWords(t *testing.T) {
+	big := Energy{Joules: 7526 * 3.6e6, Seconds: 7 * 86400, GPUSeconds: 64 * 7 * 86400, Samples: 100}
+	for _, txt := range []string{EnergyText(&big, CostRate{}), RunTally{Energy: &big}.Brief()} {
+		if !strings.Contains(txt, "7,526 kWh") {
+			t.Errorf("%q", txt)
+		}
+	}
+	if got := KWhText(0.2564); got != "0.256" {
+		t.Errorf("small: %q", got)
 	}
 }

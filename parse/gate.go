@@ -49,6 +49,10 @@ type thinkMark struct {
 // | -------------------------- | ---------------------------------------- |
 // | few k's (most text)        | the word's 'k'                           |
 // | more k's than > and \      | each '>' and each '\' (an escaped '>')   |
+//
+// Only the first maxMarks are kept: the gate looks at the first two and
+// whether there are more, and a hostile answer of ten million markers
+// would otherwise hold a mark each (hundreds of MB for one 70 MB line).
 func thinkMarks(s []byte) []thinkMark {
 	if k := bytes.Count(s, []byte{'k'}); k > len(s)>>8 && k > bytes.Count(s, []byte{'>'})+bytes.Count(s, []byte{'\\'}) {
 		return marksByEnd(s)
@@ -56,10 +60,13 @@ func thinkMarks(s []byte) []thinkMark {
 	return marksByK(s)
 }
 
+// maxMarks is how many markers thinkMarks keeps, from the first.
+const maxMarks = 3
+
 // marksByK is thinkMarks by each 'k'.
 func marksByK(s []byte) []thinkMark {
 	var out []thinkMark
-	for i := 0; ; {
+	for i := 0; len(out) < maxMarks; {
 		j := bytes.IndexByte(s[i:], 'k')
 		if j < 0 {
 			return out
@@ -71,6 +78,7 @@ func marksByK(s []byte) []thinkMark {
 			i = m.end
 		}
 	}
+	return out
 }
 
 // markAt is the marker whose word "think" starts at at, if one does.
@@ -90,11 +98,12 @@ func markAt(s []byte, at int) (thinkMark, bool) {
 }
 
 // marksByEnd is thinkMarks by each '>' and each '\\' that may begin an
-// escaped one, in the order they stand.
+// escaped one, in the order they stand (each pass finds them in order, so
+// the first maxMarks of both passes hold the first maxMarks of all).
 func marksByEnd(s []byte) []thinkMark {
 	var out []thinkMark
 	for _, c := range []byte{'>', '\\'} {
-		for i := 0; ; {
+		for i, n := 0, 0; n < maxMarks; {
 			j := bytes.IndexByte(s[i:], c)
 			if j < 0 {
 				break
@@ -103,11 +112,12 @@ func marksByEnd(s []byte) []thinkMark {
 			i = e + 1
 			if m, ok := markAt(s, e-5); ok && (c == '>' || m.end == e+6) {
 				out = append(out, m)
+				n++
 			}
 		}
 	}
 	slices.SortFunc(out, func(a, b thinkMark) int { return a.at - b.at })
-	return out
+	return out[:min(len(out), maxMarks)]
 }
 
 // gtAfter is the end of a ">" at s[i:] ("\u003e" too), else -1.
@@ -150,14 +160,15 @@ func stringBody(raw []byte) ([]byte, bool) {
 	return raw[1 : len(raw)-1], true
 }
 
-// present says a reasoning value is there and not blank: null is not, a
-// string is when it holds a byte other than blanks, anything else is. raw
+// present says a reasoning value is there and not blank: null (and NaN,
+// Python's dumps of pandas' missing value) is not, a string is when it
+// holds a byte other than blanks, anything else is. raw
 // may run past the value (a sealed record's rest): only its first
 // non-blank byte is looked for, not its end.
 func present(raw []byte) bool {
 	raw = bytes.TrimLeft(raw, " \t\r\n")
 	switch {
-	case len(raw) == 0 || raw[0] == 'n':
+	case len(raw) == 0 || raw[0] == 'n' || bytes.HasPrefix(raw, []byte("NaN")):
 		return false
 	case raw[0] != '"':
 		return true
@@ -180,8 +191,10 @@ func (o outcomeRaw) gate(out Outcome) GateFacts {
 		if c := firstChoice(o.choices); c != nil {
 			if msg, err := Members(c["message"]); err == nil {
 				content, hasContent = msg["content"], msg["content"] != nil
-				if reasoning == nil {
-					reasoning = msg["reasoning_content"]
+				for _, k := range []string{"reasoning_content", "reasoning"} { // vLLM >= 0.17 names it reasoning only (vllm#33402)
+					if !present(reasoning) {
+						reasoning = msg[k]
+					}
 				}
 			}
 		}
@@ -214,13 +227,16 @@ func generateGate(raw []byte) GateFacts {
 	if first.close { // "reasoning</think>answer"
 		return GateFacts{Reasoned: !blank(s[:first.at]), Empty: blank(s[first.end:]), Stray: len(m) > 1}
 	}
+	if !blank(s[:first.at]) { // text before <think>: an answer that mentions the tag, no reasoning
+		return GateFacts{Stray: true}
+	}
 	if len(m) < 2 || !m[1].close { // unclosed, or nested: cut in its thinking or malformed
 		return GateFacts{Reasoned: !blank(s[first.end:]), Empty: true, Stray: true}
 	}
 	return GateFacts{
 		Reasoned: !blank(s[first.end:m[1].at]),
 		Empty:    blank(s[m[1].end:]),
-		Stray:    !blank(s[:first.at]) || len(m) > 2,
+		Stray:    len(m) > 2,
 	}
 }
 

@@ -45,6 +45,11 @@ func TestRecordGateFacts(t *testing.T) {
 		{"k-rich text: the markers found by their ends", `{"id":"k","text":"<think>` + kk + `</think>` + kk + `"}`, GateFacts{Reasoned: true}},
 		{"k-rich, Go's escapes, a third marker", `{"id":"k","text":"\u003cthink\u003e` + kk + `\u003c/think\u003e` + kk + `\u003cthink\u003e"}`, GateFacts{Reasoned: true, Stray: true}},
 		{"no answer field", `{"id":"q","messages":[],"completion_tokens":3}`, GateFacts{Empty: true}},
+		{"an answer of vLLM >= 0.17 kept whole: reasoning, no reasoning_content", `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi","reasoning_content":null,"reasoning":"r"},"finish_reason":"stop"}]}`, GateFacts{Reasoned: true}},
+		{"Python's dumps of pandas' NaN reasoning", `{"id": "n", "content": "ok", "reasoning_content": NaN}`, GateFacts{}},
+		{"Python's dumps of pandas' NaN content", `{"id": "n", "content": NaN, "reasoning_content": "r"}`, GateFacts{Empty: true, Reasoned: true}},
+		{"/generate, an answer that mentions the tags", `{"id":"m","text":"Use <think>x</think> tags"}`, GateFacts{Stray: true}},
+		{"/generate, an answer that mentions an opening tag", `{"id":"m","text":"Wrap it in <think> first"}`, GateFacts{Stray: true}},
 	}
 	for _, c := range cases {
 		f, err := ParseRecordFacts([]byte(c.line))
@@ -116,7 +121,7 @@ func TestManifestGate(t *testing.T) {
 	if err != nil || m.Gate.Thinking != "true" || m.Gate.MaxLength != 32768 || m.Gate.PassRateFloor() != 0.95 || m.Gate.RecordsFloor() != DefaultMinRecords {
 		t.Fatalf("%+v %v", m.Gate, err)
 	}
-	for _, bad := range []string{"thinking = \"maybe\"", "max_length = -1", "min_pass_rate = 90", "max_len = 3"} {
+	for _, bad := range []string{"thinking = \"maybe\"", "max_length = -1", "min_pass_rate = 90", "max_len = 3", "min_pass_rate = nan"} {
 		if _, err := ParseManifest([]byte("[gate]\n" + bad + "\n")); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
@@ -208,4 +213,41 @@ func FuzzRecordGate(f *testing.F) {
 			t.Fatalf("%s: the member scan's %+v, the fast path's %+v", line, o.gate(o.judge()), fast.Gate)
 		}
 	})
+}
+
+// A hostile answer of a million think markers keeps three marks, not a
+// mark each (hundreds of MB for one long line), by either way of finding
+// them, and is judged as before: stray markers, its reasoning first.
+func TestThinkMarksBounded(t *testing.T) {
+	t.Parallel()
+	for _, many := range []string{strings.Repeat("<think>", 1_000_000), strings.Repeat(`\u003c/think\u003e`, 1_000_000), strings.Repeat("kk</think>", 1_000_000)} {
+		s := []byte("<think>r</think>a" + many)
+		for name, m := range map[string][]thinkMark{"thinkMarks": thinkMarks(s), "by k": marksByK(s), "by their ends": marksByEnd(s)} {
+			if len(m) != maxMarks || m[0].close || !m[1].close {
+				t.Errorf("%.20q…: %s kept %d marks, the first %v", many, name, len(m), m[:min(len(m), 2)])
+			}
+		}
+		if g := generateGate([]byte(`"` + string(s) + `"`)); !g.Reasoned || g.Empty || !g.Stray {
+			t.Errorf("%.20q…: %+v", many, g)
+		}
+	}
+}
+
+// thinking auto: a model that does not think, one of whose 200 answers
+// mentions <think> (a code answer that strips the tags), is not judged a
+// thinking one (it failed all 200, "no reasoning"); one whose reasoning
+// was left in its answers (no reasoning parser) still is.
+func TestGateAutoOneMention(t *testing.T) {
+	t.Parallel()
+	var mention, inline GateTally
+	for i := range 200 {
+		mention.Add(GateFacts{Stray: i == 7}, 0, false, 0)
+		inline.Add(GateFacts{Stray: i%10 != 0}, 0, false, 0)
+	}
+	if v := JudgeGate(mention, GateRules{}); v.Thinking || v.Pass != 200 {
+		t.Errorf("one mention: %s", v.Text())
+	}
+	if v := JudgeGate(inline, GateRules{}); !v.Thinking || v.Pass != 0 {
+		t.Errorf("reasoning left in the answers: %s", v.Text())
+	}
 }

@@ -11,8 +11,8 @@ import (
 // | key           | default | meaning                                                              |
 // | ------------- | ------- | -------------------------------------------------------------------- |
 // | thinking      | "auto"  | true: every category's model thinks; false: none does; auto: a       |
-// |               |         | category thinks when any of its records carries reasoning or a think |
-// |               |         | marker                                                               |
+// |               |         | category thinks when any of its records carries reasoning, or most   |
+// |               |         | of them a think marker                                               |
 // | max_length    | 0       | prompt + completion tokens a record may have (the drafter's training |
 // |               |         | max_length); 0: not checked                                          |
 // | min_pass_rate | 0.9     | a category whose pass rate falls below it is flagged (an event)      |
@@ -70,7 +70,7 @@ func (r GateRules) check() error {
 	if r.MaxLength < 0 {
 		return fmt.Errorf("[gate] max_length is a count of tokens, not negative")
 	}
-	if f := r.PassRateFloor(); f < 0 || f > 1 {
+	if f := r.PassRateFloor(); !(f >= 0 && f <= 1) { // nan too: it would flag nothing
 		return fmt.Errorf("[gate] min_pass_rate is a fraction from 0 to 1, not %v", f)
 	}
 	if r.RecordsFloor() < 0 {
@@ -143,7 +143,8 @@ func JudgeGate(t GateTally, r GateRules) *GateVerdict {
 
 // pass is the records passing under r, whether the model was judged a
 // thinking one, and whether that was inferred (thinking auto: any record
-// with reasoning or a think marker).
+// with reasoning, or most with a think marker: a model whose reasoning is
+// left in its answers, not one answer that mentions the tags).
 func (t GateTally) pass(r GateRules) (pass int64, thinking, auto bool) {
 	switch r.Thinking {
 	case "true":
@@ -151,7 +152,8 @@ func (t GateTally) pass(r GateRules) (pass int64, thinking, auto bool) {
 	case "false":
 	default:
 		auto = true
-		thinking = t.Records-t.Unexamined-t.NoReasoning > 0 || t.Stray > 0
+		ex := t.Records - t.Unexamined
+		thinking = ex-t.NoReasoning > 0 || 2*t.Stray > ex
 	}
 	if thinking {
 		return t.PassThinking, thinking, auto

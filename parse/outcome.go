@@ -67,7 +67,7 @@ func finishOf(raw []byte) string {
 // of blanks only. A long string is not looked into: it is not empty.
 func emptyAnswer(raw []byte) bool {
 	raw = bytes.TrimSpace(raw)
-	if string(raw) == "null" {
+	if string(raw) == "null" || string(raw) == "NaN" { // NaN: Python's dumps of pandas' missing value
 		return true
 	}
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {

@@ -1,6 +1,6 @@
 package parse
 
-import "fmt"
+import "math"
 
 // RunTally is what one run of the worker generated, wasted and drew on
 // one category: a line of the category's runs.jsonl ({"run":…,"tally":…}).
@@ -31,8 +31,49 @@ type Tallies struct {
 // twice, so those runs' later lines are dropped: their figures stay short).
 const overflowRun = "\x00more"
 
-// Note keeps run's tally, replacing an earlier one of the same run.
+// Bounds of a tally line's figures, far past any run's: a line beyond
+// them (hand-edited, hostile) is not a run's. Summed unchecked, 1e308
+// joules made +Inf, which JSON cannot hold (status --json failed whole),
+// and two int64 maxima wrapped negative.
+const (
+	maxTallyCount   = 1 << 40 // tokens, records, samples: a trillion
+	maxTallySeconds = 1e9     // 30 years
+	maxTallyJoules  = 1e15    // 280 GWh
+)
+
+// Plausible says every figure of rt could be a run's: none negative, none
+// past the bounds above, every float a number.
+func (rt RunTally) Plausible() bool {
+	l := rt.Ledger
+	counts := []int64{l.Kept, l.Truncated, l.Retried, l.Aborted, l.KeptUnknown, l.Counted, int64(l.CounterResets), int64(l.Uncounted)}
+	if l.Generated != nil {
+		counts = append(counts, *l.Generated)
+	}
+	var floats [][2]float64 // value, bound
+	if e := rt.Energy; e != nil {
+		counts = append(counts, int64(e.Stretches), int64(e.Samples), e.Records)
+		floats = [][2]float64{{e.Joules, maxTallyJoules}, {e.IdleJoules, maxTallyJoules},
+			{e.Seconds, maxTallySeconds}, {e.IdleSeconds, maxTallySeconds}, {e.GPUSeconds, maxTallySeconds}}
+	}
+	for _, n := range counts {
+		if n < 0 || n > maxTallyCount {
+			return false
+		}
+	}
+	for _, f := range floats {
+		if math.IsNaN(f[0]) || f[0] < 0 || f[0] > f[1] {
+			return false
+		}
+	}
+	return true
+}
+
+// Note keeps run's tally, replacing an earlier one of the same run; a
+// tally that is not Plausible is dropped.
 func (t *Tallies) Note(run string, rt RunTally) {
+	if !rt.Plausible() {
+		return
+	}
 	if t.byRun == nil {
 		t.byRun = map[string]RunTally{}
 	}
@@ -70,7 +111,7 @@ func (rt RunTally) Brief() string {
 	}
 	s += ", " + ShortCount(l.Retried+l.Aborted) + " retried or aborted"
 	if e := rt.Energy; e != nil && e.Samples > 0 {
-		s += fmt.Sprintf("; %.3g kWh", e.KWh())
+		s += "; " + KWhText(e.KWh()) + " kWh"
 	} else {
 		s += "; energy not measured"
 	}

@@ -31,6 +31,20 @@ type tailDigester interface {
 	TailDigest(path string) ([]byte, bool)
 }
 
+// firstAttach takes what a reader holds of a first attach's history: its
+// digest (the agent's), and a server log's start lines before it (the
+// agent's E record, or a local file's scan).
+func (t *Tail) firstAttach(h Host, up *TailUpdate) {
+	if dg, ok := h.(tailDigester); ok && t.Digest != "" {
+		if d, ok := dg.TailDigest(t.Path); ok {
+			t.digested = d
+		}
+	}
+	if sg, ok := h.(tailStarter); ok && t.Digest == parse.DigestServer {
+		up.Starts, _ = sg.TailStarts(t.Path)
+	}
+}
+
 type statResult struct {
 	fi  FileInfo
 	err error
@@ -66,13 +80,8 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 		up.Path = t.Path
 		st := paths[t.Path]
 		var hist []Line // a first attach's history, digested on the host
-		if dg, ok := h.(tailDigester); ok && !t.attached && t.Digest != "" {
-			if d, ok := dg.TailDigest(t.Path); ok {
-				t.digested = d
-			}
-			if sg, ok := h.(tailStarter); ok {
-				up.Starts, _ = sg.TailStarts(t.Path)
-			}
+		if !t.attached {
+			t.firstAttach(h, up)
 		}
 		off, n, checkHead := t.plan(st.fi, st.err, up)
 		if t.digested != nil && up.Event == TailAttached {

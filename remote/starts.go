@@ -107,6 +107,24 @@ func (p *Prefetch) TailStarts(name string) ([]string, bool) {
 	return out, true
 }
 
+// TailStarts is a local server log's start lines, scanned from its whole
+// file at a first attach as the agent scans a host's (status --local, the
+// dashboard on the host): the tail's history holds only the last 256 KB.
+func (Local) TailStarts(name string) ([]string, bool) {
+	f, err := openRegular(name)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	var out []string
+	for _, l := range bytes.Split(startLines(f), []byte{'\n'}) {
+		if len(l) > 0 {
+			out = append(out, string(l))
+		}
+	}
+	return out, true
+}
+
 // tailStarter is a reader that may hold a server log's start lines
 // before a first attach's history (Prefetch.TailStarts).
 type tailStarter interface {

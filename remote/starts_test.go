@@ -2,8 +2,14 @@ package remote
 
 import (
 	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // The start lines of a server log's head, as SGLang and vLLM print them,
@@ -54,5 +60,28 @@ func BenchmarkStartLines(b *testing.B) {
 		if n := bytes.Count(startLines(bytes.NewReader(data)), []byte{'\n'}); n != 2 {
 			b.Fatal(n)
 		}
+	}
+}
+
+// status --local: a server log's start line 2 MB back, before the tail's
+// history, comes with the first attach as the agent's does (the report,
+// which reads the whole log, placed its records in its era; status said
+// "unknown config").
+func TestLocalTailStarts(t *testing.T) {
+	fp8 := "[2026-12-05 05:15:00] server_args=ServerArgs(model_path='/m', kv_cache_dtype='fp8_e4m3')"
+	auto := "[2026-12-05 14:15:00] server_args={'model_path': '/m', 'kv_cache_dtype': 'auto'}"
+	decode := strings.Repeat("[2026-12-05 05:15:10 TP0] Decode batch. #running-req: 72, gen throughput (token/s): 931.00, #queue-req: 0, \n", 20000)
+	p := filepath.Join(t.TempDir(), "sglang.log")
+	if err := os.WriteFile(p, []byte(fp8+"\n"+decode+auto+"\n"+decode), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tl := NewTail(p)
+	tl.Digest = parse.DigestServer
+	res := (&Poller{Tails: []*Tail{tl}}).Poll(context.Background(), Local{GoSums: true})
+	if got := res.Tails[0].Starts; !slices.Contains(got, fp8) || !slices.Contains(got, auto) {
+		t.Errorf("the first attach's start lines: %q", got)
+	}
+	if got := (&Poller{Tails: []*Tail{tl}}).Poll(context.Background(), Local{GoSums: true}).Tails[0].Starts; got != nil {
+		t.Errorf("a later poll scans the log again: %d start lines", len(got))
 	}
 }

@@ -13,7 +13,7 @@ func appendSpend(parts []string, sp *parse.Spend) []string {
 	if sp == nil || sp.KWh == nil {
 		return parts
 	}
-	t := fmt.Sprintf("%.3g kWh", *sp.KWh)
+	t := parse.KWhText(*sp.KWh) + " kWh"
 	if sp.Cost != nil {
 		t += fmt.Sprintf(" %.2f %s", *sp.Cost, parse.SanitizeString(sp.Currency))
 	}

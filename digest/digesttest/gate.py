@@ -31,8 +31,8 @@ def write(path, n, seed, start=None):
 def blank(s):
     return s.strip(" \t\n\r") == ""
 
-def empty(v):
-    return v is None or (isinstance(v, str) and blank(v))
+def empty(v):  # NaN: json.dumps of pandas' missing value
+    return v is None or v != v or (isinstance(v, str) and blank(v))
 
 MARK = re.compile(r"</?think>")
 
@@ -45,10 +45,12 @@ def generate(v):
     a, e, close = ms[0]
     if close:
         return {"reasoned": not blank(v[:a]), "empty": blank(v[e:]), "stray": len(ms) > 1}
+    if not blank(v[:a]):  # text before <think>: an answer that mentions the tag
+        return {"empty": False, "reasoned": False, "stray": True}
     if len(ms) < 2 or not ms[1][2]:
         return {"reasoned": not blank(v[e:]), "empty": True, "stray": True}
     return {"reasoned": not blank(v[e:ms[1][0]]), "empty": blank(v[ms[1][1]:]),
-            "stray": not blank(v[:a]) or len(ms) > 2}
+            "stray": len(ms) > 2}
 
 def count_of(v):
     if isinstance(v, bool):
@@ -108,7 +110,7 @@ def count(root, max_length, thinking):
             plain = not g["empty"] and not over
             c["pass_plain"] += plain
             c["pass_thinking"] += plain and g["reasoned"] and not g["stray"]
-        thinks = {"true": True, "false": False}.get(thinking, c["records"] - c["no_reasoning"] > 0 or c["stray"] > 0)
+        thinks = {"true": True, "false": False}.get(thinking, c["records"] - c["no_reasoning"] > 0 or 2 * c["stray"] > c["records"])
         c["thinking"] = thinks
         c["pass"] = c["pass_thinking"] if thinks else c["pass_plain"]
         out[os.path.basename(os.path.dirname(path))] = c
