@@ -57,7 +57,10 @@ func (d *digester) categoryNames() ([]string, error) {
 	}
 	var names []string
 	if data, err := parse.ReadRegular(filepath.Join(d.o.Root, parse.ManifestPath)); err == nil {
-		if m, err := parse.ParseManifest(data); err == nil {
+		if m, err := parse.ParseManifest(data); parse.ManifestUsable(err) {
+			if err != nil { // a view section left out: the rest stands
+				d.s.Notes = append(d.s.Notes, err.Error())
+			}
 			d.specs, d.capture, d.cost, d.gate = map[string]parse.CategorySpec{}, m.Capture, m.Cost, m.Gate
 			for _, c := range m.Categories {
 				d.specs[c.Name] = c

@@ -1,10 +1,9 @@
 package parse
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 )
 
 // Manifest is <root>/pipeline.toml: the server, the request classes and the
@@ -49,19 +48,22 @@ type CategorySpec struct {
 // ParseManifest reads pipeline.toml. Unknown keys are an error, so a typo
 // does not silently fall back to a default.
 func ParseManifest(data []byte) (Manifest, error) {
-	var m Manifest
-	md, err := toml.Decode(string(data), &m)
+	m, md, viewErr, err := decodeManifest(string(data))
 	if err != nil {
 		return m, fmt.Errorf(ManifestPath+": %w", err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return m, fmt.Errorf(ManifestPath+": unknown key %q", und[0].String())
+	for _, k := range md.Undecoded() {
+		if !viewSection[k[0]] {
+			return m, fmt.Errorf(ManifestPath+": unknown key %q", k.String())
+		}
+		viewErr = cmp.Or(viewErr, fmt.Errorf("unknown key %q", k.String()))
+		m.clearSection(k[0])
 	}
-	if err := m.checkSections(); err != nil {
-		return m, fmt.Errorf(ManifestPath+": %w", err)
-	}
-	if err := m.Gate.check(); err != nil {
-		return m, fmt.Errorf(ManifestPath+": %w", err)
+	for _, sec := range []string{"capture", "cost", "gate"} {
+		if err := m.checkSection(sec); err != nil {
+			viewErr = cmp.Or(viewErr, err)
+			m.clearSection(sec)
+		}
 	}
 	if m.API != "" && m.API != "chat" && m.API != "generate" {
 		return m, fmt.Errorf(ManifestPath+": api must be chat or generate, not %q", m.API)
@@ -84,6 +86,9 @@ func ParseManifest(data []byte) (Manifest, error) {
 			}
 		}
 	}
+	if viewErr != nil {
+		return m, &ViewSectionError{Err: viewErr}
+	}
 	return m, nil
 }
 
@@ -102,13 +107,4 @@ func CheckCategoryName(name string) error {
 		return fmt.Errorf("category name %q holds \"..\"", name)
 	}
 	return nil
-}
-
-// checkSections says what is wrong with the manifest's sections other
-// than its categories: [capture] and [cost].
-func (m Manifest) checkSections() error {
-	if c := m.Capture; c.HiddenSize < 0 || c.Layers < 0 || c.DtypeBytes < 0 {
-		return fmt.Errorf("[capture] hidden_size, layers and dtype_bytes are counts, not negative")
-	}
-	return m.Cost.Check()
 }

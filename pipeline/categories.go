@@ -28,6 +28,7 @@ type counts struct {
 	order       []string
 	manifest    parse.Manifest
 	haveMan     bool
+	manView     bool               // pipeline.toml had a view section left out: read again on each full poll
 	manErr      error              // why pipeline.toml could not be read or parsed (nil: read, or none)
 	thens       map[string]*tokJob // by category: the token sums the batch's counts on the host ran
 	agentCounts bool               // the counters count on the host above agentRemoteAbove
@@ -82,20 +83,24 @@ func (k *counts) newCat(name string) *catState {
 // discover finds categories from the manifest and prepared/*/ folders;
 // parsed: pipeline.toml was read and parsed by this call.
 func (k *counts) discover(ctx context.Context, rd remote.Host) (parsed bool, err error) {
-	if !k.haveMan {
+	if !k.haveMan || k.manView {
 		mp := k.lay.Manifest()
 		data, err := rd.ReadAt(ctx, mp, 0, 1<<20)
 		k.manErr = nil
 		switch {
 		case err == nil:
 			m, perr := parse.ParseManifest(data)
-			if perr != nil {
-				// read again on every full poll, until it parses: a fix is seen
+			k.manView = perr != nil // read again on every full poll, until it parses: a fix is seen
+			if !parse.ManifestUsable(perr) {
 				k.manErr = fmt.Errorf("%s: %w", mp, perr)
 				break
 			}
+			var view *parse.ViewSectionError
+			if errors.As(perr, &view) { // a view section left out: the classes, caps and budgets stand
+				view.Path, k.manErr = mp, view
+			}
 			if m.Server != "" || len(m.Servers) > 0 {
-				k.manErr = k.distrust(ctx, rd, mp, &m)
+				k.manErr = errors.Join(k.manErr, k.distrust(ctx, rd, mp, &m))
 			}
 			k.manifest = m
 			k.haveMan = true

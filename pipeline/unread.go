@@ -13,7 +13,8 @@ import (
 // warnFiles says which of the job's own files the last poll could not read.
 func (w *Watcher) warnFiles(s *snapshot.Snapshot) {
 	var untrusted *parse.UntrustedError
-	if errors.As(w.cnt.manErr, &untrusted) { // read, but not for where the probes go
+	var view *parse.ViewSectionError
+	if errors.As(w.cnt.manErr, &untrusted) || errors.As(w.cnt.manErr, &view) { // read, and used but for that part
 		s.Warn(snapshot.WarnManifest, w.cnt.manErr.Error())
 	} else if w.cnt.manErr != nil {
 		t := strings.Replace(w.cnt.manErr.Error(), ": "+parse.ManifestPath+": ", ": ", 1) // the parser names the file too

@@ -89,7 +89,7 @@ func (g *gateRules) maxOf(manifest string) int64 {
 	if f, err := openRegular(manifest); err == nil {
 		b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
 		f.Close()
-		if m, err := parse.ParseManifest(b); err == nil {
+		if m, err := parse.ParseManifest(b); parse.ManifestUsable(err) {
 			r.max = m.Gate.MaxLength
 		}
 	}

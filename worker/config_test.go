@@ -57,3 +57,19 @@ func TestPlanFindsTheServerLog(t *testing.T) {
 		}
 	}
 }
+
+// The worker ignores [gate] (and [capture], [cost]): a typo there leaves
+// that section out for the views and the night still runs, with the
+// classes and caps the file gives. Before, min_pass_rate = 95 made Plan
+// refuse the whole file.
+func TestPlanRunsPastAGateTypo(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "prepared", "A"), 0o755)
+	os.WriteFile(filepath.Join(root, "prepared", "A", "prompts.jsonl"), []byte(`{"id":1}`+"\n"+`{"id":2}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "pipeline.toml"), []byte("[[categories]]\nname = \"A\"\nmax_samples = 1\n[gate]\nmin_pass_rate = 95\n"), 0o644)
+	cats, err := Plan(&Config{Root: root, Server: "http://127.0.0.1:30000"})
+	if err != nil || len(cats) != 1 || cats[0].MaxSamples != 1 {
+		t.Fatalf("Plan: %v, %+v", err, cats)
+	}
+}
