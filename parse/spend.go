@@ -1,5 +1,7 @@
 package parse
 
+import "fmt"
+
 // Spend is a category's (or the night's) wasted-token ledger and energy
 // as every view shows them: the figures derived once, here, from the
 // runs' tallies (runs.jsonl, RunTally) and pipeline.toml's [cost]. The
@@ -20,6 +22,9 @@ type Spend struct {
 	IdleW    *float64 `json:"idle_w"`
 	Cost     *float64 `json:"cost"` // null without a [cost] rate or energy
 	Currency string   `json:"currency,omitempty"`
+	// Ignored are tally lines left out: figures no run could make (a
+	// hand-edited or damaged runs.jsonl), said on the ledger's line
+	Ignored int `json:"ignored_tally_lines,omitempty"`
 	// the words every view prints
 	LedgerText string `json:"ledger_text"`
 	EnergyText string `json:"energy_text"`
@@ -58,21 +63,35 @@ func NewSpend(runs int, l TokenLedger, e *Energy, rate CostRate) *Spend {
 // SpendOf is a category's Spend from its tallies.
 func SpendOf(t *Tallies, rate CostRate) *Spend {
 	l, e := t.Sum()
-	return NewSpend(t.Runs(), l, e, rate)
+	return NewSpend(t.Runs(), l, e, rate).withIgnored(t.dropped, rate)
+}
+
+// withIgnored says on s's ledger line that n tally lines were left out
+// (a Spend of that alone when no line was kept).
+func (s *Spend) withIgnored(n int, rate CostRate) *Spend {
+	if n == 0 {
+		return s
+	}
+	if s == nil {
+		s = &Spend{LedgerText: "no tally", EnergyText: EnergyText(nil, rate)}
+	}
+	s.Ignored += n
+	s.LedgerText += fmt.Sprintf("; %s left out (figures no run could make)", Plural(int64(s.Ignored), "tally line"))
+	return s
 }
 
 // NightSpend sums categories' Spends (nil ones skipped); nil when none.
 func NightSpend(cats []*Spend, rate CostRate) *Spend {
-	runs := 0
+	runs, ignored := 0, 0
 	var l TokenLedger
 	var e *Energy
 	for _, s := range cats {
 		if s == nil {
 			continue
 		}
-		runs += s.Runs
+		runs, ignored = runs+s.Runs, ignored+s.Ignored
 		l = l.Add(s.Ledger)
 		e = addEnergy(e, s.Energy)
 	}
-	return NewSpend(runs, l, e, rate)
+	return NewSpend(runs, l, e, rate).withIgnored(ignored, rate)
 }

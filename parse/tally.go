@@ -22,8 +22,9 @@ const MaxTallyRuns = 512
 
 // Tallies keeps each run's last tally on a category and sums them.
 type Tallies struct {
-	byRun map[string]RunTally
-	order []string
+	byRun   map[string]RunTally
+	order   []string
+	dropped int // tally lines left out: figures no run could make
 }
 
 // overflowRun holds the runs beyond MaxTallyRuns, each its last tally
@@ -72,6 +73,7 @@ func (rt RunTally) Plausible() bool {
 // tally that is not Plausible is dropped.
 func (t *Tallies) Note(run string, rt RunTally) {
 	if !rt.Plausible() {
+		t.dropped++ // said in every view (Spend.Ignored), never summed
 		return
 	}
 	if t.byRun == nil {

@@ -8,7 +8,8 @@ import (
 
 // A hand-edited or hostile runs.jsonl: tally lines with negative, huge
 // (int64's maximum twice, 1e308 joules twice) figures are dropped, so the
-// Spend is the good run's and --json can hold it.
+// Spend's figures are the good run's and --json can hold it, and its
+// ledger line says how many were left out.
 func TestTalliesDropImpossibleLines(t *testing.T) {
 	const good = `{"run":"r1","pid":1,"tally":{"at":"2026-12-06T10:00:00Z","final":true,"ledger":{"generated":1000,"kept":800,"truncated":10,"retried":50,"aborted":20,"counted":870},"energy":{"joules":3600000,"seconds":3600,"gpu_seconds":3600,"stretches":1,"samples":700,"records":40}}}`
 	hostile := []string{
@@ -34,6 +35,11 @@ func TestTalliesDropImpossibleLines(t *testing.T) {
 	if err != nil {
 		t.Fatalf("--json cannot hold the spend: %v", err)
 	}
+	if g.Ignored != 4 || !strings.HasSuffix(g.LedgerText, "; 4 tally lines left out (figures no run could make)") {
+		t.Errorf("the lines left out are not said: %d, %q", g.Ignored, g.LedgerText)
+	}
+	g.Ignored, g.LedgerText = 0, w.LedgerText
+	gb, _ = json.Marshal(g)
 	wb, _ := json.Marshal(w)
 	if string(gb) != string(wb) {
 		t.Errorf("with hostile lines:\n%s\nwant the good run's alone:\n%s", gb, wb)
