@@ -43,7 +43,7 @@ func trialTruth(t *testing.T, p string) (int64, int64) {
 			tallyLine(&tl, l, 0, time.UTC)
 		}
 	}
-	return tl.tokens, lines
+	return tl.Tokens, lines
 }
 
 // Through appends of every size (read over the link, counted on the host

@@ -14,8 +14,8 @@ import (
 func tokenFigures(c *catState, js *parse.CategoryState, v *snapshot.Category) {
 	switch {
 	case c.known && c.tok.complete():
-		t := c.tok.sum.tokens
-		v.CompletionTokens, v.TokensUnknown, v.TokensFrom = &t, c.tok.sum.unknown, snapshot.TokensFromRecords
+		t := c.tok.sum.Tokens
+		v.CompletionTokens, v.TokensUnknown, v.TokensFrom = &t, c.tok.sum.Unknown, snapshot.TokensFromRecords
 		if o := c.tok.sum.out; o.Records > o.Unexamined {
 			v.Outcomes = &o // read beside the tokens, from the same records (none by the awk)
 		}

@@ -77,8 +77,8 @@ func countFigures(c *catState, js *parse.CategoryState, scanVoid bool, v *snapsh
 		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: count failed, showing the last good figure (%d lines): %s", c.name, c.lines, c.countErr))
 	}
 	df := parse.DoneFacts{Lines: c.lines, Worker: js, ScanVoid: scanVoid}
-	if c.known && c.countErr == "" && c.tok.complete() && c.tok.sum.out.Unexamined == 0 && c.tok.sum.records <= c.lines {
-		df.Records, df.RecordsKnown = c.tok.sum.records, true // the agent examined every line
+	if c.known && c.countErr == "" && c.tok.complete() && c.tok.sum.out.Unexamined == 0 && c.tok.sum.Records <= c.lines {
+		df.Records, df.RecordsKnown = c.tok.sum.Records, true // the agent examined every line
 	}
 	var note string
 	if v.Done, note = parse.JudgeDone(df); note != "" {

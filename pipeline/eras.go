@@ -71,8 +71,8 @@ func (r *tokResult) untimed() {
 	if r.timed || r.err != "" {
 		return
 	}
-	if x := r.t.byRun[""]; x.records > 0 {
-		r.t.times = parse.RecordTimes{NotPlaced: parse.Tally{Records: x.records, Tokens: x.tokens, Unknown: x.unknown}}
+	if x := r.t.byRun[""]; x.Records > 0 {
+		r.t.times = parse.RecordTimes{NotPlaced: x}
 	}
 }
 

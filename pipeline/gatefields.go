@@ -85,7 +85,7 @@ func (r *tokResult) totals(g []string) error {
 		}
 		v[j] = n
 	}
-	r.t.runTally, r.bytes = runTally{records: v[0], tokens: v[1], unknown: v[3]}, v[2]
+	r.t.Tally, r.bytes = parse.Tally{Records: v[0], Tokens: v[1], Unknown: v[3]}, v[2]
 	r.t.out = parse.Outcomes{Records: v[0], Unexamined: v[0]}
 	r.t.gate = parse.GateTally{Records: v[0], Unexamined: v[0]}
 	var err error

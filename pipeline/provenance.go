@@ -66,7 +66,7 @@ func provenance(c *catState, v *snapshot.Category, eras []parse.Era) {
 		}
 		if complete {
 			rt := byRun[r.Run]
-			info.Records, info.Tokens, info.TokensUnknown = &rt.records, &rt.tokens, rt.unknown
+			info.Records, info.Tokens, info.TokensUnknown = &rt.Records, &rt.Tokens, rt.Unknown
 		}
 		v.Runs = append(v.Runs, info)
 	}
@@ -75,7 +75,7 @@ func provenance(c *catState, v *snapshot.Category, eras []parse.Era) {
 	}
 	runs := make(map[string]parse.Tally, len(byRun))
 	for run, rt := range byRun {
-		runs[run] = parse.Tally{Records: rt.records, Tokens: rt.tokens, Unknown: rt.unknown}
+		runs[run] = rt
 	}
 	v.Configs = parse.ConfigCounts(parse.ConfigFacts{Runs: c.runLines, ByRun: runs, Eras: eras, Times: c.tok.sum.times})
 }

@@ -38,8 +38,8 @@ func TestReexamineWhatTheAwkSummed(t *testing.T) {
 	c.tok.answer(jobs[0], &agent[0])
 	c.tok.job = nil
 	want := parse.Outcomes{Records: 10, Stop: 8, Length: 2, Empty: 2, PromptTokens: 120, PromptRecords: 10}
-	if !c.tok.complete() || c.tok.sum.out != want || c.tok.sum.records != 10 || c.tok.sum.tokens != 500 {
-		t.Fatalf("after the agent's sum: complete %v, %+v, %+v", c.tok.complete(), c.tok.sum.out, c.tok.sum.runTally)
+	if !c.tok.complete() || c.tok.sum.out != want || c.tok.sum.Records != 10 || c.tok.sum.Tokens != 500 {
+		t.Fatalf("after the agent's sum: complete %v, %+v, %+v", c.tok.complete(), c.tok.sum.out, c.tok.sum.Tally)
 	}
 	k.reexamine() // examined: nothing to do
 	if jobs := k.tokenJobs(-1); len(jobs) != 0 {
@@ -47,7 +47,7 @@ func TestReexamineWhatTheAwkSummed(t *testing.T) {
 	}
 	c.tok.sum.out.Unexamined, c.tok.partial = 3, []byte(`{"id":`) // a torn last line: left alone
 	k.reexamine()
-	if c.tok.hole || c.tok.sum.records != 10 {
+	if c.tok.hole || c.tok.sum.Records != 10 {
 		t.Fatalf("a tally with a torn last line was redone")
 	}
 }

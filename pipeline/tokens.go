@@ -12,47 +12,29 @@ import (
 	"github.com/synthwatch/synthwatch/remote"
 )
 
-// tally is what the records of one file add up to.
+// tally is what the records of one file add up to: parse.Tally (records,
+// the tokens of those whose count is known, and how many have none, never
+// counted as 0 tokens) for the whole file and for each run.
 type tally struct {
-	runTally                     // the whole file
-	byRun    map[string]runTally // "" = records with no run (the old script)
-	out      parse.Outcomes      // how the file's records ended
-	gate     parse.GateTally     // the training-readiness gate's counts
-	times    parse.RecordTimes   // when its run-less records finished (eras.go)
-}
-
-// runTally is records, the tokens of those whose count is known, and how
-// many have none (completion_tokens null, missing, or not a count: a
-// stream that ended before its usage chunk, the old script's None): those
-// are counted apart, never as 0 tokens.
-type runTally struct{ records, tokens, unknown int64 }
-
-func (r *runTally) add(o runTally) {
-	r.records += o.records
-	r.tokens += o.tokens
-	r.unknown += o.unknown
-}
-
-// one is a single record's tally.
-func one(tokens int64, known bool) runTally {
-	if !known {
-		return runTally{records: 1, unknown: 1}
-	}
-	return runTally{records: 1, tokens: tokens}
+	parse.Tally                        // the whole file
+	byRun       map[string]parse.Tally // "" = records with no run (the old script)
+	out         parse.Outcomes         // how the file's records ended
+	gate        parse.GateTally        // the training-readiness gate's counts
+	times       parse.RecordTimes      // when its run-less records finished (eras.go)
 }
 
 func (t *tally) addRecord(run string, tokens int64, known bool) {
-	r := one(tokens, known)
+	r := parse.OneRecord(tokens, known)
 	t.addRun(run, r)
-	t.runTally.add(r)
+	t.Tally.Add(r)
 }
 
-func (t *tally) addRun(run string, r runTally) {
+func (t *tally) addRun(run string, r parse.Tally) {
 	if t.byRun == nil {
-		t.byRun = map[string]runTally{}
+		t.byRun = map[string]parse.Tally{}
 	}
 	x := t.byRun[run]
-	x.add(r)
+	x.Add(r)
 	t.byRun[run] = x
 }
 
@@ -60,7 +42,7 @@ func (t *tally) merge(o tally) {
 	for run, r := range o.byRun {
 		t.addRun(run, r)
 	}
-	t.runTally.add(o.runTally)
+	t.Tally.Add(o.Tally)
 	t.out.Merge(o.out)
 	t.gate.Merge(o.gate)
 	t.times.Merge(o.times)

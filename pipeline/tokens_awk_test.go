@@ -43,7 +43,7 @@ func TestTokenSumEveryAwk(t *testing.T) {
 			tallyLine(&wants[i], []byte(l), 0, time.UTC)
 		}
 	}
-	if all := wants[len(wants)-1]; all.unknown < 20 || all.tokens == 0 || len(all.byRun) < 3 {
+	if all := wants[len(wants)-1]; all.Unknown < 20 || all.Tokens == 0 || len(all.byRun) < 3 {
 		t.Fatalf("the records do not exercise the sum: %+v", all)
 	}
 	path := os.Getenv("PATH")

@@ -106,7 +106,7 @@ func parseTokenSums(out []byte, want int) ([]tokResult, error) {
 			if len(f) == 6 {
 				run = f[5]
 			}
-			r.t.addRun(run, runTally{records: v[0], tokens: v[1], unknown: v[2]})
+			r.t.addRun(run, parse.Tally{Records: v[0], Tokens: v[1], Unknown: v[2]})
 		case "E", "M":
 			if err := r.timesLine(f); err != nil {
 				return nil, fmt.Errorf("bad line %q: %w", line, err)

@@ -79,7 +79,7 @@ func fullDecode(t *testing.T, path string) tally {
 }
 
 func equalTally(a, b tally) bool {
-	if a.runTally != b.runTally || len(a.byRun) != len(b.byRun) {
+	if a.Tally != b.Tally || len(a.byRun) != len(b.byRun) {
 		return false
 	}
 	for k, v := range a.byRun {
@@ -123,8 +123,8 @@ func TestTokenSumMatchesFullDecode(t *testing.T) {
 				if got := w.cnt.cats["B1"].tok.sum; !equalTally(got, want) {
 					t.Fatalf("after %d bytes: tally %+v, full decode %+v", w.cnt.cats["B1"].tok.cur, got, want)
 				}
-				if *v.CompletionTokens != want.tokens {
-					t.Fatalf("snapshot says %d tokens, full decode %d", *v.CompletionTokens, want.tokens)
+				if *v.CompletionTokens != want.Tokens {
+					t.Fatalf("snapshot says %d tokens, full decode %d", *v.CompletionTokens, want.Tokens)
 				}
 				checked++
 			}

@@ -158,7 +158,7 @@ func TestTokensUnknownEveryPath(t *testing.T) {
 	settle(t, root, c, localWatcher(t, root, c, Options{}), "local")
 	res, err := sumOnHost(t.Context(), localHost(), []*tokJob{{path: big, n: 1 << 40}})
 	must(t, err)
-	if tok, u := jsonTruth(t, big); res[0].t.tokens != tok || res[0].t.unknown != u {
+	if tok, u := jsonTruth(t, big); res[0].t.Tokens != tok || res[0].t.Unknown != u {
 		t.Fatalf("the host sum: %+v; the file: %d tokens, %d unknown", res[0].t, tok, u)
 	}
 
