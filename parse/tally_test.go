@@ -31,15 +31,14 @@ func TestTalliesDropImpossibleLines(t *testing.T) {
 	}
 	rate := CostRate{PerKWh: 0.3}
 	g, w := SpendOf(&got, rate), SpendOf(&want, rate)
-	gb, err := json.Marshal(g)
-	if err != nil {
+	if _, err := json.Marshal(g); err != nil {
 		t.Fatalf("--json cannot hold the spend: %v", err)
 	}
 	if g.Ignored != 4 || !strings.HasSuffix(g.LedgerText, "; 4 tally lines left out (figures no run could make)") {
 		t.Errorf("the lines left out are not said: %d, %q", g.Ignored, g.LedgerText)
 	}
 	g.Ignored, g.LedgerText = 0, w.LedgerText
-	gb, _ = json.Marshal(g)
+	gb, _ := json.Marshal(g)
 	wb, _ := json.Marshal(w)
 	if string(gb) != string(wb) {
 		t.Errorf("with hostile lines:\n%s\nwant the good run's alone:\n%s", gb, wb)
