@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pkg/sftp"
@@ -46,20 +47,46 @@ type SSH struct {
 
 type session struct {
 	link *link
-	// The SFTP session opens beside the first requests, not before them:
-	// its three round trips would delay a cold start's exec for nothing.
+	// The SFTP session opens when something first needs it (a file read
+	// by itself, a write, an install), not at the connect: a poll through
+	// the agent or the fallback never does, and on Dropbear the subsystem
+	// (refused where it has no sftp-server) held every exec behind its
+	// answer and the probe after it: 3 round trips on every status.
 	// sc and scErr are set when ready is closed.
-	ready chan struct{}
-	sc    *sftp.Client
-	scErr error
-	dead  chan struct{} // closed when the SSH connection ends
-	kept  kept          // files followed between polls (see Keeper)
+	fsOnce    sync.Once
+	fsStarted atomic.Bool
+	fsTimeout time.Duration
+	ready     chan struct{}
+	sc        *sftp.Client
+	scErr     error
+	dead      chan struct{} // closed when the SSH connection ends
+	kept      kept          // files followed between polls (see Keeper)
 }
 
-// fs waits for the SFTP session.
+// fs opens the SFTP session on its first call and waits for it.
 func (s *session) fs() (*sftp.Client, error) {
+	s.fsOnce.Do(func() { s.fsStarted.Store(true); go s.openFS() })
 	<-s.ready
 	return s.sc, s.scErr
+}
+
+// openFS asks for the SFTP subsystem; without one the link stays and its
+// reads go through the shell (shellfs.go).
+func (s *session) openFS() {
+	l := s.link
+	s.sc, s.scErr = withTimeout(context.Background(), s.fsTimeout, func() (*sftp.Client, error) {
+		return sftp.NewClient(l.client, sftp.UseConcurrentReads(true), sftp.UseFstat(true))
+	})
+	switch {
+	case errors.Is(s.scErr, context.DeadlineExceeded):
+		s.scErr = fmt.Errorf("sftp: %w", s.scErr)
+		l.close() // no answer in time: the link is gone, the supervisor redials
+	case s.scErr != nil:
+		// the host has no SFTP server (Dropbear's often have none)
+		s.scErr = fmt.Errorf("%w (%v)", errNoSFTP, s.scErr)
+		settleAfterFailedSubsystem(l.client)
+	}
+	close(s.ready)
 }
 
 // beforeExec waits, on Dropbear, for the SFTP subsystem's answer (and the
@@ -67,7 +94,7 @@ func (s *session) fs() (*sftp.Client, error) {
 // channel opens, or that channel may be the one Dropbear drops. Other
 // servers open commands beside it at once.
 func (s *session) beforeExec(ctx context.Context) error {
-	if !bytes.Contains(bytes.ToLower(s.link.client.ServerVersion()), []byte("dropbear")) {
+	if !s.fsStarted.Load() || !bytes.Contains(bytes.ToLower(s.link.client.ServerVersion()), []byte("dropbear")) {
 		return nil
 	}
 	select {
@@ -88,6 +115,9 @@ func (s *session) noSFTP() bool {
 // forever for the peer to confirm.
 func (s *session) close() {
 	s.link.close()
+	if !s.fsStarted.Load() {
+		return
+	}
 	go func() {
 		if sc, err := s.fs(); err == nil {
 			sc.Close()
@@ -206,24 +236,8 @@ func (s *SSH) connectVia(ctx context.Context, pre *preDial) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess := &session{link: l, ready: make(chan struct{}), dead: make(chan struct{})}
+	sess := &session{link: l, fsTimeout: s.cfg.ConnectTimeout, ready: make(chan struct{}), dead: make(chan struct{})}
 	go func() { _ = l.client.Wait(); close(sess.dead) }()
-	go func() {
-		sess.sc, sess.scErr = withTimeout(context.Background(), s.cfg.ConnectTimeout, func() (*sftp.Client, error) {
-			return sftp.NewClient(l.client, sftp.UseConcurrentReads(true), sftp.UseFstat(true))
-		})
-		switch {
-		case errors.Is(sess.scErr, context.DeadlineExceeded):
-			sess.scErr = fmt.Errorf("sftp: %w", sess.scErr)
-			l.close() // no answer in time: the link is gone, the supervisor redials
-		case sess.scErr != nil:
-			// the host has no SFTP server (Dropbear's often have none): the
-			// link stays, and its reads go through the shell (shellfs.go)
-			sess.scErr = fmt.Errorf("%w (%v)", errNoSFTP, sess.scErr)
-			settleAfterFailedSubsystem(l.client)
-		}
-		close(sess.ready)
-	}()
 	return sess, nil
 }
 
@@ -398,12 +412,14 @@ func (s *SSH) watch(sess *session) (why string, slept bool) {
 				<-s.woke
 				return "woke from a sleep", true
 			}
-			select {
-			case <-sess.ready:
-				if sess.scErr != nil {
-					return sess.scErr.Error(), false
+			if sess.fsStarted.Load() {
+				select {
+				case <-sess.ready:
+					if sess.scErr != nil {
+						return sess.scErr.Error(), false
+					}
+				default:
 				}
-			default:
 			}
 			return "connection closed by the host or the network", false
 		case rtt := <-probeDone:
