@@ -160,20 +160,46 @@ func TestAdaptiveWindowFollowsRestartAndHalvedCapacity(t *testing.T) {
 		done <- Run(context.Background(), Config{Root: root, Server: s.URL(), MaxConcurrency: 400, AdaptEvery: 50 * time.Millisecond}, &log)
 	}()
 	written := func() int { return countLines(t, filepath.Join(root, "prepared", "B1", "raw_responses.jsonl")) }
-	waitFor := func(k int) {
+	start := time.Now()
+	var seen []windowSample // worker.json's window, as the waits see it
+	waitFor := func(until func() bool) {
 		deadline := time.Now().Add(2 * time.Minute)
-		for written() < k {
+		for !until() {
 			if time.Now().After(deadline) {
 				t.Fatalf("only %d records after 2 minutes\n%s", written(), log.String())
+			}
+			if w, _ := stateWindow(root); w > 0 {
+				seen = append(seen, windowSample{time.Since(start), w})
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	start := time.Now()
-	waitFor(n / 5)
+	records := func(k int) func() bool { return func() bool { return written() >= k } }
+	waitFor(records(n / 5))
 	restartAt := time.Since(start)
 	s.Down(300 * time.Millisecond)
-	waitFor(n / 2)
+	waitFor(records(n / 2))
+	// the pool halves once the window has grown back, or at 70 % of the
+	// prompts: a window that peaked high before the restart takes longer
+	// to regrow than half the prompts last on a loaded machine
+	var early []windowSample
+	for _, w := range seen {
+		if w.at < restartAt {
+			early = append(early, w)
+		}
+	}
+	grownBack := 0.0 // no sample before the restart: the 70 % alone
+	if len(early) > 0 {
+		sum := 0
+		for _, w := range early[len(early)/2:] {
+			sum += w.window
+		}
+		grownBack = 0.8 * float64(sum) / float64(len(early)-len(early)/2)
+	}
+	waitFor(func() bool {
+		w, _ := stateWindow(root)
+		return float64(w) >= grownBack || written() >= n*7/10
+	})
 	halveAt := time.Since(start)
 	s.Resize(40000, 256)
 	if err := <-done; err != nil {
