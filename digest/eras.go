@@ -10,19 +10,14 @@ import "github.com/synthwatch/synthwatch/parse"
 // provAcc is a category's evidence for its provenance.
 type provAcc struct {
 	runLines []parse.RunLine
-	byRun    map[string]parse.Tally
+	byRun    parse.RunRecords
 	times    parse.RecordTimes
 }
 
 // noteRecord counts one record by run, and a run-less one by its time.
 func (p *provAcc) noteRecord(st parse.RecordStamp) {
 	one := parse.OneRecord(st.CompletionTokens, st.HasTokens)
-	if p.byRun == nil {
-		p.byRun = map[string]parse.Tally{}
-	}
-	t := p.byRun[st.Run]
-	t.Add(one)
-	p.byRun[st.Run] = t
+	p.byRun.Add(st.Run, one)
 	if st.Run == "" {
 		p.times.Add(st.Finished, st.HasFinished, one)
 	}

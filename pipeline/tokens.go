@@ -17,7 +17,7 @@ import (
 // counted as 0 tokens) for the whole file and for each run.
 type tally struct {
 	parse.Tally                        // the whole file
-	byRun       map[string]parse.Tally // "" = records with no run (the old script)
+	byRun       parse.RunRecords // "" = records with no run (the old script); bounded
 	out         parse.Outcomes         // how the file's records ended
 	gate        parse.GateTally        // the training-readiness gate's counts
 	times       parse.RecordTimes      // when its run-less records finished (eras.go)
@@ -29,19 +29,10 @@ func (t *tally) addRecord(run string, tokens int64, known bool) {
 	t.Tally.Add(r)
 }
 
-func (t *tally) addRun(run string, r parse.Tally) {
-	if t.byRun == nil {
-		t.byRun = map[string]parse.Tally{}
-	}
-	x := t.byRun[run]
-	x.Add(r)
-	t.byRun[run] = x
-}
+func (t *tally) addRun(run string, r parse.Tally) { t.byRun.Add(run, r) }
 
 func (t *tally) merge(o tally) {
-	for run, r := range o.byRun {
-		t.addRun(run, r)
-	}
+	t.byRun.Merge(o.byRun)
 	t.Tally.Add(o.Tally)
 	t.out.Merge(o.out)
 	t.gate.Merge(o.gate)

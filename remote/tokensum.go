@@ -81,12 +81,7 @@ func (s *rangeSum) line(l []byte) {
 	s.out.Add(f.Outcome)
 	s.out.AddPrompt(f.PromptTokens, f.HasPrompt)
 	s.addGate(f)
-	if s.byRun == nil {
-		s.byRun = map[string]runSums{}
-	}
-	r := s.byRun[f.Run]
-	r.add(one)
-	s.byRun[f.Run] = r
+	s.addRun(f.Run, one)
 	s.noteTime(f, at, hasAt)
 }
 
@@ -97,13 +92,20 @@ func (s *rangeSum) merge(o rangeSum) {
 	s.times.Merge(o.times)
 	s.bytes += o.bytes
 	for run, r := range o.byRun {
-		if s.byRun == nil {
-			s.byRun = map[string]runSums{}
-		}
-		x := s.byRun[run]
-		x.add(r)
-		s.byRun[run] = x
+		s.addRun(run, r)
 	}
+}
+
+// addRun counts r under run's slot (parse.RunSlot: bounded, and a run
+// with a newline never becomes a line of the answer).
+func (s *rangeSum) addRun(run string, r runSums) {
+	if s.byRun == nil {
+		s.byRun = map[string]runSums{}
+	}
+	k := parse.RunSlot(s.byRun, run)
+	x := s.byRun[k]
+	x.add(r)
+	s.byRun[k] = x
 }
 
 // sumRange sums the whole lines of [from, from+n) of f.
@@ -268,11 +270,11 @@ func (ts *tokenSums) keep(p string, f *os.File, st *syscall.Stat_t, all rangeSum
 }
 
 func copyRuns(m map[string]runSums) map[string]runSums {
-	out := make(map[string]runSums, len(m))
-	for k, v := range m {
-		out[k] = v
+	out := rangeSum{byRun: make(map[string]runSums, min(len(m), parse.MaxRecordRuns+2))}
+	for k, v := range m { // through the bound: kept sums of an older build may hold more
+		out.addRun(k, v)
 	}
-	return out
+	return out.byRun
 }
 
 // write prints s as range i, as the awk does, and after the awk's fields

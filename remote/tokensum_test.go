@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 func sumRecs(from, n int, run string) string {
@@ -190,5 +192,43 @@ func TestTokenSumsCountOutcomes(t *testing.T) {
 	// 14 lines: 2 not records; of 12 records, 2 length (empty content), 2 stop
 	if first := strings.Fields(strings.SplitN(got, "\n", 2)[0]); len(first) < 14 || strings.Join(first[6:14], " ") != "2 2 0 0 8 2 0 0" || strings.Join(first[:3], " ") != "1 T 12" {
 		t.Fatalf("T line %q, want 12 records: 2 stop, 2 length, 8 none, 2 empty, no prompt counts", first)
+	}
+}
+
+// A file that names a new run on every line keeps the agent's table of
+// runs bounded (parse.MaxRecordRuns), every record counted; a run whose
+// JSON escapes a newline cannot forge a line of the answer.
+func TestTokenSumsRunsBoundedAndLineSafe(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	p := filepath.Join(t.TempDir(), "raw_responses.jsonl")
+	var b strings.Builder
+	const n = 3000
+	for i := range n {
+		fmt.Fprintf(&b, `{"id":"r-%d","run":"run-%d","completion_tokens":2}`+"\n", i, i)
+	}
+	b.WriteString(`{"id":"forged","run":"a\n1 T 999999 999999 1 0 0 0 0 0 0 0 0 0","completion_tokens":1}` + "\n")
+	writeFile(t, p, b.String())
+	out := string(newTokenSums().ranges([]string{p, "1", "100000000"}))
+	var runs, recs, toks, tlines int64
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.SplitN(l, " ", 6)
+		switch {
+		case len(f) >= 5 && f[1] == "R":
+			var r, k int64
+			fmt.Sscan(f[2], &r)
+			fmt.Sscan(f[3], &k)
+			runs, recs, toks = runs+1, recs+r, toks+k
+		case len(f) >= 3 && f[1] == "T":
+			tlines++
+			if !strings.HasPrefix(l, fmt.Sprintf("1 T %d %d ", n+1, 2*n+1)) {
+				t.Fatalf("the T line %q, want %d records and %d tokens", l, n+1, 2*n+1)
+			}
+		}
+	}
+	if tlines != 1 {
+		t.Fatalf("%d T lines in the answer (a forged one?):\n%.2000s", tlines, out)
+	}
+	if runs > parse.MaxRecordRuns+2 || recs != n+1 || toks != 2*n+1 {
+		t.Fatalf("%d runs (bound %d), %d records, %d tokens; want %d and %d", runs, parse.MaxRecordRuns, recs, toks, n+1, 2*n+1)
 	}
 }
