@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // How a record's generation ended, as the servers say it (finish_reason).
@@ -78,26 +81,66 @@ func emptyAnswer(raw []byte) bool {
 
 // blank says a JSON string's raw bytes (no quotes) are blanks and their
 // escapes only, however many (a model that emits newlines to
-// max_tokens): it stops at the first other byte.
+// max_tokens): it stops at the first other byte. A blank is what
+// Python's str.isspace calls one (the reference, `not s.strip()`): ASCII's
+// and Unicode's spaces (U+00A0, U+3000, …), raw or escaped (\u00a0, as
+// json.dumps writes it by default).
 func blank(s []byte) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case ' ', '\t', '\n', '\r':
-		case '\\':
-			switch {
-			case i+1 < len(s) && (s[i+1] == 'n' || s[i+1] == 't' || s[i+1] == 'r'):
-				i++
-			case i+5 < len(s) && string(s[i+1:i+6]) == "u0020":
-				i += 5
-			default:
+	for i := 0; i < len(s); {
+		switch c := s[i]; {
+		case c == '\\':
+			r, n := jsonEscape(s[i:])
+			if n == 0 || !pySpace(r) {
 				return false
 			}
+			i += n
+		case c < utf8.RuneSelf:
+			if !pySpace(rune(c)) {
+				return false
+			}
+			i++
 		default:
-			return false
+			r, n := utf8.DecodeRune(s[i:])
+			if !pySpace(r) {
+				return false
+			}
+			i += n
 		}
 	}
 	return true
 }
+
+// jsonEscape reads the escape at the start of s: the rune and its length
+// (0: not one).
+func jsonEscape(s []byte) (rune, int) {
+	if len(s) < 2 {
+		return 0, 0
+	}
+	switch s[1] {
+	case 'n':
+		return '\n', 2
+	case 't':
+		return '\t', 2
+	case 'r':
+		return '\r', 2
+	case 'f':
+		return '\f', 2
+	case 'u':
+		if len(s) < 6 {
+			return 0, 0
+		}
+		v, err := strconv.ParseUint(string(s[2:6]), 16, 32)
+		if err != nil {
+			return 0, 0
+		}
+		return rune(v), 6
+	}
+	return 0, 0
+}
+
+// pySpace is Python's str.isspace of one rune: Go's unicode.IsSpace and
+// the ASCII separators U+001C–U+001F.
+func pySpace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f }
 
 // outcomeRaw is what a record's members say of its outcome, gathered in
 // the scan that reads its head.

@@ -78,6 +78,10 @@ func TestRecordOutcomeReview(t *testing.T) {
 		{"the Go worker's reasoner cut in its thinking", cut, Outcome{FinishLength, true, true}},
 		{"Python's, the same", `{"id": "p1", "finish_reason": "length", "reasoning_content": "Let me think..."}`, Outcome{FinishLength, true, true}},
 		{"newlines to max_tokens", `{"id": 1, "finish_reason": "length", "content": "` + strings.Repeat(`\n`, 40) + strings.Repeat(" ", 70) + `\u0020\t"}`, Outcome{FinishLength, true, true}},
+		{"no-break spaces, escaped as json.dumps writes them", `{"id": 3, "finish_reason": "stop", "content": "\u00a0\u00a0\u3000\n"}`, Outcome{FinishStop, true, true}},
+		{"no-break spaces, raw (ensure_ascii=False)", `{"id": 4, "finish_reason": "stop", "content": "` + "\u00a0 \u2003" + `\u001f"}`, Outcome{FinishStop, true, true}},
+		{"a zero-width space is no blank (Python's isspace)", `{"id": 5, "finish_reason": "stop", "content": "\u200b"}`, Outcome{FinishStop, false, true}},
+		{"a backslash is no blank", `{"id": 6, "finish_reason": "stop", "content": " \\n"}`, Outcome{FinishStop, false, true}},
 		{"a prompt row merged with an OpenAI answer", `{"id": 2, "text": "the prompt", "choices": [{"message": {"content": null}, "finish_reason": "length"}]}`, Outcome{FinishLength, true, true}},
 	} {
 		f, err := ParseRecordFacts([]byte(c.line))

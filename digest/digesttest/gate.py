@@ -20,8 +20,10 @@ def write(path, n, seed, start=None):
                 reasoning = None
             elif r < 0.16:    # the template's think left in the answer
                 content = "<think>plan</think>\n" + content
-            elif r < 0.19:    # blanks
+            elif r < 0.17:    # blanks
                 content = " \n\n "
+            elif r < 0.19:    # Unicode's blanks (json.dumps writes them \u00a0)
+                content = "\u00a0\u3000 "
             elif r < 0.25:    # long: over max_length
                 comp = 7000
             rec.update({"content": content, "reasoning_content": reasoning, "finish_reason": finish,
@@ -29,7 +31,7 @@ def write(path, n, seed, start=None):
             f.write(json.dumps(rec) + "\n")
 
 def blank(s):
-    return s.strip(" \t\n\r") == ""
+    return s.strip() == ""  # str.isspace's blanks: U+00A0, U+3000, … too
 
 def empty(v):  # NaN: json.dumps of pandas' missing value
     return v is None or v != v or (isinstance(v, str) and blank(v))
