@@ -16,11 +16,11 @@ import (
 // the tokens of those whose count is known, and how many have none, never
 // counted as 0 tokens) for the whole file and for each run.
 type tally struct {
-	parse.Tally                        // the whole file
-	byRun       parse.RunRecords // "" = records with no run (the old script); bounded
-	out         parse.Outcomes         // how the file's records ended
-	gate        parse.GateTally        // the training-readiness gate's counts
-	times       parse.RecordTimes      // when its run-less records finished (eras.go)
+	parse.Tally                   // the whole file
+	byRun       parse.RunRecords  // "" = records with no run (the old script); bounded
+	out         parse.Outcomes    // how the file's records ended
+	gate        parse.GateTally   // the training-readiness gate's counts
+	times       parse.RecordTimes // when its run-less records finished (eras.go)
 }
 
 func (t *tally) addRecord(run string, tokens int64, known bool) {
