@@ -1,6 +1,9 @@
 package parse
 
-import "bytes"
+import (
+	"bytes"
+	"fmt"
+)
 
 // A log's history (what a first read starts back from, before the lines a
 // pane shows) is mostly lines the views fold as "the last one wins": a
@@ -70,17 +73,19 @@ func DigestLog(name string, data []byte) []byte {
 	return out
 }
 
-// digestServer keeps every line of a server log's history but two kinds,
-// each only where no fold can tell: a decode line that made tokens, of a
-// rank whose decode lines before and after it made tokens too, with
-// digestKeep gaps of that rank's lines after it (a hang, a
-// progress after one, the first line after a start, and the last lines
-// that time the rank's gap stay); and an access line followed at once by
-// an access line of the same method, path and status, with more than
-// digestKeep access lines after it (the newest request done, and a
-// completion after each batch line, stay). Startups, faults, retractions,
-// prefill lines (their tallies are sums), vLLM's stats and every other
-// line stay as they are.
+// digestServer keeps every line of a server log's history but three
+// kinds, each only where no fold can tell: a batch line that made
+// progress (a decode line that made tokens, a prefill line that took a
+// prompt's in), of a rank and phase whose lines before and after it made
+// progress too, with digestKeep gaps of that rank's lines after it (a
+// hang, a progress after one, the first line after a start, and the last
+// lines that time the rank's gap stay); and an access line followed at
+// once by an access line of the same method, path and status, with more
+// than digestKeep access lines after it (the newest request done, and a
+// completion after each batch line kept, stay). The prefill lines that
+// go are summed into one line where the last of them was (prefillSums):
+// the cache hit rate is their sum. Startups, faults, retractions, vLLM's
+// stats and every other line stay as they are.
 func digestServer(data []byte) []byte {
 	lines := wholeLines(data)
 	ks := make([]srvKind, len(lines))
@@ -88,15 +93,46 @@ func digestServer(data []byte) []byte {
 		ks[i] = srvKindOf(l)
 	}
 	drop := make([]bool, len(lines))
-	dropDecodes(ks, drop)
+	dropBatches(ks, drop)
 	dropAccesses(ks, drop)
+	var sum prefillSum
+	last := -1 // the last prefill line dropped: its sum goes there
+	for i, k := range ks {
+		if drop[i] && k.r.prefill {
+			sum.add(k)
+			last = i
+		}
+	}
 	var out []byte
 	for i, l := range lines {
+		if i == last {
+			out = sum.line(out, l)
+		}
 		if !drop[i] {
 			out = append(out, l...)
 		}
 	}
 	return out
+}
+
+// prefillSum is what the prefill lines a digest dropped add to a fold:
+// their #new-token and #cached-token, summed.
+type prefillSum struct{ lines, newTok, cached int }
+
+func (p *prefillSum) add(k srvKind) {
+	p.lines++
+	p.newTok += k.newTok
+	p.cached += k.cached
+}
+
+// line appends the sum as a prefill line of l's own prefix (its time, its
+// rank, any wrapper): "Prefill batch, #new-token: N, #cached-token: C,
+// #lines-summed: L". It has no #running-req, so a fold adds its tokens to
+// the cache hit rate's sums and takes it for no rank's newest line.
+func (p *prefillSum) line(out, l []byte) []byte {
+	i := bytes.Index(l, []byte("Prefill batch"))
+	out = append(out, l[:i]...)
+	return fmt.Appendf(out, "Prefill batch, #new-token: %d, #cached-token: %d, #lines-summed: %d\n", p.newTok, p.cached, p.lines)
 }
 
 // wholeLines splits data into its whole lines, each with its newline.
@@ -111,50 +147,78 @@ func wholeLines(data []byte) [][]byte {
 	}
 }
 
-type srvRank struct{ dp, pp int }
+// srvRank is a rank's periodic lines of one phase: DP ranks and PP
+// stages log their own, and a rank's prefill and decode lines are folded
+// apart.
+type srvRank struct {
+	dp, pp  int
+	prefill bool
+}
 
-// srvKind is what digestServer needs of a line: a timed decode line (its
-// rank, its time, whether it made tokens) or an access line.
+// srvKind is what digestServer needs of a line: a timed batch line (its
+// rank, its time, whether it made progress; a prefill line's tokens) or
+// an access line.
 type srvKind struct {
-	decode, prog bool
-	r            srvRank
-	at           int64 // its own time, in seconds
-	access       bool
-	acc          Access
+	batch, prog    bool
+	r              srvRank
+	at             int64 // its own time, in seconds
+	newTok, cached int
+	access         bool
+	acc            Access
 }
 
 func srvKindOf(l []byte) srvKind {
-	if !bytes.Contains(l, []byte("Decode batch")) && !bytes.Contains(l, []byte("HTTP/")) {
-		return srvKind{} // neither kind: no parse needed
+	if !bytes.Contains(l, []byte("Decode batch")) && !bytes.Contains(l, []byte("Prefill batch")) && !bytes.Contains(l, []byte("HTTP/")) {
+		return srvKind{} // none of the kinds: no parse needed
 	}
 	ev := ParseServerLine(string(l[:len(l)-1]))
 	switch {
-	case ev.Kind == SBatch && ev.Batch.Phase == Decode && ev.HasPrefix && !ev.Prefix.Time.IsZero():
-		return srvKind{decode: true, prog: ev.Batch.GenThroughput.V > 0, r: srvRank{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP}, at: ev.Prefix.Time.Unix()}
+	case ev.Kind == SBatch && ev.HasPrefix && !ev.Prefix.Time.IsZero():
+		return batchKind(ev)
 	case ev.Kind == SAccess:
 		return srvKind{access: true, acc: ev.Access}
 	}
 	return srvKind{}
 }
 
-// dropDecodes marks the decode lines that made tokens between two of
+// batchKind: a decode line made progress when it made tokens; a prefill
+// line when it took tokens in or gives a rate, as the pipeline's fold
+// reads it. A prefill line is its rank's sample when it has #running-req
+// (else it is kept, for its sums alone); it may go only with its sums
+// whole (#cached-token there: an old line's lifetime hit rate stays).
+func batchKind(ev ServerEvent) srvKind {
+	b := ev.Batch
+	k := srvKind{batch: true, r: srvRank{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP, b.Phase == Prefill}, at: ev.Prefix.Time.Unix()}
+	if b.Phase != Prefill {
+		k.prog = b.GenThroughput.V > 0
+		return k
+	}
+	if !b.RunningReqs.OK {
+		return srvKind{}
+	}
+	k.prog = b.CachedTokens.OK && b.MixedRunning < 0 && (b.NewTokens.V > 0 || b.GenThroughput.V+b.InputThroughput.V > 0)
+	k.newTok, k.cached = b.NewTokens.V, b.CachedTokens.V
+	return k
+}
+
+// dropBatches marks the batch lines that made progress between two of
 // their rank's that did, before the rank's last digestKeep gaps: gaps
 // counted over its later lines' distinct times (a rank stamps several
 // lines a second alike: a gap of 0 times nothing).
-func dropDecodes(ks []srvKind, drop []bool) {
-	prevProg := map[srvRank]bool{} // the rank's decode line before made tokens
+func dropBatches(ks []srvKind, drop []bool) {
+	prevProg := map[srvRank]bool{} // the rank's batch line before made progress
 	lastProg := make([]bool, len(ks))
 	for i, k := range ks {
-		if k.decode {
+		if k.batch {
 			lastProg[i], prevProg[k.r] = prevProg[k.r], k.prog
 		}
 	}
 	gaps := map[srvRank]int{}
 	later := map[srvRank]int64{}   // the time of the rank's next line
-	nextProg := map[srvRank]bool{} // the rank's next decode line makes tokens
+	nextProg := map[srvRank]bool{} // the rank's next batch line made progress
 	for i := len(ks) - 1; i >= 0; i-- {
 		k := ks[i]
-		if !k.decode {
+		if !k.batch {
 			continue
 		}
 		drop[i] = k.prog && lastProg[i] && nextProg[k.r] && gaps[k.r] >= digestKeep

@@ -170,3 +170,72 @@ func TestDigestWorkerLogKeepsTheFailureTally(t *testing.T) {
 		t.Fatalf("the digest counts %d failures, the log %d", got, want)
 	}
 }
+
+// A server log in SGLang's current format (log_prefill_stats and
+// log_decode_stats, python/sglang/srt/managers/scheduler_metrics_mixin.py
+// @ 01bb3c80: a prefill line has no rate unless the server is PD's prefill
+// side), two DP ranks: the prefill lines in the middle of a run go, and
+// one line in their place carries their #new-token and #cached-token, so
+// the digest's sums are the log's. The old line with its lifetime "cache
+// hit rate" and a mixed line stay as they are, and so do the last gaps'.
+func TestDigestServerLogSumsPrefillLines(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("[2026-11-29 01:00:00] The server is fired up and ready to roll!\n")
+	for s := 1; s < 2400; s++ {
+		ts := fmt.Sprintf("2026-11-29 01:%02d:%02d", s/60, s%60)
+		dp := s % 2
+		switch s % 4 {
+		case 0:
+			fmt.Fprintf(&b, "[%s DP%d TP0] Decode batch, #running-req: 40, #token: 9000, token usage: 0.31, cuda graph: True, gen throughput (token/s): %d.00, #queue-req: 2, \n", ts, dp, 1500+s%97)
+		case 1:
+			fmt.Fprintf(&b, "[%s DP%d TP0] Prefill batch, #new-seq: %d, #new-token: %d, #cached-token: %d, token usage: 0.31, #running-req: 40, #queue-req: 2, \n", ts, dp, 1+s%5, 300+s%1111, s%733)
+		case 2:
+			fmt.Fprintf(&b, "[%s] INFO:     127.0.0.1:%d - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n", ts, 30000+s)
+		default:
+			fmt.Fprintf(&b, "[%s DP%d TP0] Prefill batch, #new-seq: 1, #new-token: %d, #cached-token: 0, token usage: 0.31, #running-req: 40, #queue-req: 2, \n", ts, dp, 10+s%7)
+		}
+	}
+	b.WriteString("[2026-11-29 01:40:00 DP0 TP0] Prefill batch, #new-seq: 1, #new-token: 77, #cached-token: 5, token usage: 0.31, #running-req: 40, #queue-req: 2, \n")
+	b.WriteString("[2026-11-29 01:40:00 DP1 TP0] Prefill batch, #new-seq: 1, #new-token: 90, cache hit rate: 41.20%, token usage: 0.31, #running-req: 40, #queue-req: 2\n")
+	b.WriteString("[2026-11-29 01:40:00 DP1 TP0] Prefill batch(mixed #running-req: 3), #new-seq: 1, #new-token: 11, #cached-token: 2, token usage: 0.31, #running-req: 40, #queue-req: 2\n")
+	for s := 1; s < 120; s++ {
+		fmt.Fprintf(&b, "[2026-11-29 01:4%d:%02d DP0 TP0] Prefill batch, #new-seq: 1, #new-token: 64, #cached-token: 64, token usage: 0.31, #running-req: 40, #queue-req: 2, \n", 1+s/60, s%60)
+	}
+	in := b.String()
+	out := string(DigestLog(DigestServer, []byte(in)))
+	sums := func(log string) (n, c int) {
+		for _, l := range strings.Split(log, "\n") {
+			ev := ParseServerLine(l)
+			if ev.Kind == SBatch && ev.Batch.Phase == Prefill {
+				n += ev.Batch.NewTokens.V
+				c += ev.Batch.CachedTokens.V
+			}
+		}
+		return n, c
+	}
+	wn, wc := sums(in)
+	gn, gc := sums(out)
+	if gn != wn || gc != wc {
+		t.Errorf("digest's prefill sums %d new, %d cached; the log's %d, %d", gn, gc, wn, wc)
+	}
+	if strings.Count(out, "#lines-summed: ") != 1 {
+		t.Errorf("want one line of sums:\n%s", out)
+	}
+	if len(out) > len(in)/5 {
+		t.Errorf("%d of %d bytes kept", len(out), len(in))
+	}
+	for _, must := range []string{
+		"01:40:00 DP1 TP0] Prefill batch, #new-seq: 1, #new-token: 90, cache hit rate: 41.20%", // an old line's lifetime rate
+		"Prefill batch(mixed #running-req: 3)",
+		"01:42:59 DP0 TP0] Prefill batch", "01:42:27 DP0 TP0] Prefill batch", // the last gaps
+		"01:00:01 DP1 TP0] Prefill batch", // a rank's first
+	} {
+		if !strings.Contains(out, must) {
+			t.Errorf("the digest dropped %q", must)
+		}
+	}
+	if strings.Contains(out, "01:20:01 DP1 TP0] Prefill batch") {
+		t.Errorf("the middle of a run was kept")
+	}
+}

@@ -32,10 +32,12 @@ func newLogs(o Options) logs {
 	// category stands. The Go agent sends all but its last 64 KB (the
 	// pane's lines) digested: runs of progress lines thinned on the host.
 	// The byte before the start (a whole first line?) fits MaxPerPoll too.
-	// A one-shot status shows no pane: all but its last 4 KB go digested.
+	// A one-shot status shows no pane: all but its last 512 bytes go
+	// digested (its last kilobytes are a run of progress lines, of which
+	// every fold keeps the last: 4 KB as they are cost 0.8 KB deflated).
 	pane := int64(64 << 10)
 	if o.OnePoll {
-		pane = 4 << 10
+		pane = 512
 	}
 	l.tail.StartBack, l.tail.History, l.tail.Digest = pane, 1<<20-pane-1, parse.DigestWorker
 	l.tail.Jump = true // a burst skips to its newest lines, said in the pane

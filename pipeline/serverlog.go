@@ -76,6 +76,7 @@ type decodeSample struct {
 	pd             int       // PD queues: #bootstrap-req, #inflight-req, #prealloc-req, #unbootstrapped-req, #transfer-req
 	usage, gen     float64   // gen: generated tokens/s (a prefill line: 0)
 	input          float64   // prompt tokens/s: progress too
+	prefilled      int       // a prefill line's #new-token: progress too (SGLang's own line gives no rate)
 	zero           int       // lines in a row with requests running and no token made
 	prefilling     int       // a prefill line's #new-seq: requests being prefilled, load like running ones
 	answered       bool      // a request completed after this line (its access line came later)
@@ -252,6 +253,12 @@ func (sv *serverSet) foldBatch(s *srvWatch, ev parse.ServerEvent, at time.Time) 
 	}
 	d := decodeSample{running: b.RunningReqs.V, queue: b.QueueReqs.V, pd: pd, usage: b.TokenUsage.V,
 		gen: b.GenThroughput.V, input: b.InputThroughput.V}
+	if b.Phase == parse.Prefill {
+		// SGLang's prefill line has a rate only on a PD prefill server
+		// (scheduler_metrics_mixin.py log_prefill_stats @ 01bb3c80):
+		// the tokens it took in are its progress
+		d.prefilled = b.NewTokens.V
+	}
 	if b.Phase == parse.Prefill && b.NewSeq.V > 0 {
 		// the requests this prefill batch takes in are work in hand: a
 		// prefill-only server chunk-prefilling one long prompt shows
@@ -331,10 +338,10 @@ func (sv *serverSet) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, 
 				d.interval += (gap - d.interval) / 4
 			}
 		}
-		if d.running > 0 && d.gen+d.input == 0 {
+		if d.running > 0 && !d.progress() {
 			d.zero = old.zero + 1
 		}
-	} else if d.running > 0 && d.gen+d.input == 0 {
+	} else if d.running > 0 && !d.progress() {
 		d.zero = 1
 	}
 	s.st.decode[key] = d
@@ -342,7 +349,7 @@ func (sv *serverSet) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, 
 		s.st.lastWork = d
 	}
 	switch {
-	case d.gen+d.input > 0:
+	case d.progress():
 		s.st.fault, s.st.hang = "", "" // the scheduler makes progress again
 	case d.zero >= hangLines && s.st.hang == "":
 		text := fmt.Sprintf("%d requests running at 0 tok/s for %d lines in a row", d.running, d.zero)
@@ -350,6 +357,9 @@ func (sv *serverSet) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, 
 		sv.ev.logEvent(at, "server_hang", text, ev.Msg)
 	}
 }
+
+// progress: the line says the server made tokens, or took a prompt's in.
+func (d decodeSample) progress() bool { return d.gen+d.input > 0 || d.prefilled > 0 }
 
 // probePath: the paths monitors, load balancers and the worker's own
 // readiness wait ask; a request to one of them is no work for the server.
