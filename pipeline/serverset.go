@@ -22,9 +22,10 @@ type serverSet struct {
 	ev    *events
 	root  string
 	now   func() time.Time
-	pane  int64 // a server log's last bytes a first read sends as they are (the rest digested)
+	pane  int64       // a server log's last bytes a first read sends as they are (the rest digested)
+	web   *serverHTTP // the probes' requests through the host (alive.go)
 
-	// this poll's judgement (judge, then serverFigures), which view reads
+	// this poll's judgement (judge, then figures), which view reads
 	shown   snapshot.Server   // the one server, or the host's total
 	each    []snapshot.Server // each server, a router's replicas after it
 	several bool              // several servers or a router: each is shown too
