@@ -17,7 +17,7 @@ import (
 func (w *Watcher) judge(reads []serverRead, vr vitalsRead, now time.Time) {
 	w.live.judge(w.log.finished, w.log.current, w.log.lastLine)
 	w.sv.judge(reads, now, w.live.waitingServer())
-	w.serverFigures(&w.sv.shown, w.sv.each, reads, now)
+	w.sv.figures(reads, now, w.cnt.runKVDtype())
 	w.cnt.eras = w.sv.eras()
 	w.cnt.judge(w.live.shown, w.sv.shown.State, now, w.live.wjson, &w.log)
 	w.live.stall(w.cnt.shown, now, w.o.StallAfter)
@@ -46,7 +46,8 @@ func (w *Watcher) project() snapshot.Snapshot {
 	s.Capture = captureForecast(s.Categories, w.cnt.manifest.Capture, s.Vitals.Disk)
 	s.Spend = nightSpend(s.Categories, w.cnt.manifest.Cost)
 	s.Events = w.timeline.Recent(50)
-	w.warnFiles(&s)
+	w.cnt.warnManifest(&s)
+	w.live.warnJSON(&s)
 	w.warnSlowReader(&s)
 	redact(&s)
 	return s

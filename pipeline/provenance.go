@@ -96,3 +96,25 @@ func serverArgs(info map[string]any) string {
 	}
 	return parse.SanitizeString(b.String())
 }
+
+// runKVDtype is the KV cache dtype of the newest run the worker recorded
+// (runs.jsonl's server_info: kv_cache_dtype, resolved when "auto").
+func (k *counts) runKVDtype() string {
+	var newest parse.RunLine
+	for _, c := range k.cats {
+		for _, r := range c.runLines {
+			if r.Snapshot.Known() && r.StartedAt >= newest.StartedAt {
+				newest = r
+			}
+		}
+	}
+	info := newest.Snapshot.Info
+	if info == nil {
+		return ""
+	}
+	kv, _ := info["kv_cache_dtype"].(string)
+	if res, ok := info["kv_cache_dtype_resolved"].(string); ok && (kv == "" || kv == "auto") {
+		kv = res
+	}
+	return kv
+}
