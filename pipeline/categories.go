@@ -36,10 +36,10 @@ type counts struct {
 	classRates  map[string]float64 // newest measured rate per class (per minute)
 	spanMark    string             // ends each file's bytes in the fallback's records' span (recspan.go)
 	zone        *time.Location     // the host's zone, for the records' zone-less times
-	eras        []parse.Era        // the servers' eras, this poll (eras.go)
 
 	// this poll's judgement (judge, crossChecks, judgeETA), which view reads
-	shown []snapshot.Category // each category, in order
+	shown   []snapshot.Category // each category, in order
+	shownAt []time.Time         // each one's file mtime (the events' done keys)
 	// worker.json's categories by name, for this judgement
 	jsByName map[string]*parse.CategoryState
 	eta      *float64

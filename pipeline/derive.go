@@ -14,20 +14,24 @@ import (
 // baseline, the worker's and the job's events, the vitals (gpu_idle needs
 // the worker judged). What a judgement needs next poll (a stall's start,
 // the last /metrics sample, the baseline's series) is kept here too.
+//
+// A part is never handed another part: it judges from its own state and
+// the judgements, as values, of the parts before it (logSays, the
+// worker's and the servers' views, catInputs).
 func (w *Watcher) judge(reads []serverRead, vr vitalsRead, now time.Time) {
-	w.live.judge(w.log.finished, w.log.current, w.log.lastLine)
+	lg := w.log.says()
+	w.live.judge(lg.finished, lg.current, lg.lastLine)
 	w.sv.judge(reads, now, w.live.waitingServer())
 	w.sv.figures(reads, now, w.cnt.runKVDtype())
-	w.cnt.eras = w.sv.eras()
-	w.cnt.judge(w.live.shown, w.sv.shown.State, now, w.live.wjson, &w.log)
+	w.cnt.judge(catInputs{worker: w.live.shown, server: w.sv.shown.State, eras: w.sv.eras(), wjson: w.live.wjson, log: lg}, now)
 	w.live.stall(w.cnt.shown, now, w.o.StallAfter)
 	w.cnt.noteClassRates()
 	w.cnt.judgeETA()
-	w.cnt.crossChecks(w.live.shown, now, w.live.wjson, w.log.lastLine)
+	w.cnt.crossChecks(w.live.shown, now, w.live.wjson, lg.lastLine)
 	judged := snapshot.Snapshot{Worker: w.live.shown, Server: w.sv.shown, Categories: w.cnt.shown} // what the baseline reads
 	w.base.fold(&judged, now, w.cnt.cats, w.sv.first.retractions)
 	w.live.events(w.live.shown, now, w.lastSnap.Time)
-	w.ev.foldDone(w.cnt.shown, w.live.shown, &w.cnt, &w.log, w.live.wjson, now)
+	w.ev.foldDone(w.cnt.shown, w.cnt.shownAt, w.cnt.manErr == nil, w.live.shown, lg, w.live.wjson, now)
 	w.vit.fold(vr, w.live.shown, now)
 }
 

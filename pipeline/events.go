@@ -282,35 +282,33 @@ func (e *events) logEvent(at time.Time, kind, text, msg string) {
 // category found done, or a job found finished, on a first read is stamped
 // with its file's mtime; either way the key is the file's mtime, so that
 // the next session finds the event already there. cats and wk are the
-// categories and the worker as this poll judged them.
-func (e *events) foldDone(cats []snapshot.Category, wk snapshot.Worker, k *counts, lg *logs, wjson *parse.WorkerState, now time.Time) {
+// categories and the worker as this poll judged them, mtimes the
+// categories' file mtimes (by index), manOK: the manifest was read.
+func (e *events) foldDone(cats []snapshot.Category, mtimes []time.Time, manOK bool, wk snapshot.Worker, lg logSays, wjson *parse.WorkerState, now time.Time) {
 	if e.cats == nil {
 		e.cats = map[string]*catEvents{}
 	}
 	allFinal, records, last := len(cats) > 0, int64(0), time.Time{}
-	for _, v := range cats {
+	for i, v := range cats {
 		ce := e.cats[v.Name]
 		if ce == nil {
 			ce = &catEvents{}
 			e.cats[v.Name] = ce
 		}
 		allFinal = allFinal && snapshot.Final(v.State) && v.State != snapshot.StateFailed // a failed category is no job done
-		c := k.cats[v.Name]
-		if c == nil {
-			continue
-		}
-		if c.mtime.After(last) {
-			last = c.mtime
+		mtime := mtimes[i]
+		if mtime.After(last) {
+			last = mtime
 		}
 		if v.State == snapshot.StateDone {
 			records += v.Done
 		}
-		e.foldCategory(ce, v, c.mtime, wjson, now)
+		e.foldCategory(ce, v, mtime, wjson, now)
 		e.foldGate(ce, v, now)
 	}
 	finished := allFinal && wk.State == snapshot.WorkerExited || lg.finished && !snapshot.Alive(wk.State)
 	// a job whose manifest could not be read is not known to be done
-	e.foldPipelineDone(finished && k.manErr == nil && !snapshot.Alive(wk.State), records, last, lg.lastLine, now)
+	e.foldPipelineDone(finished && manOK && !snapshot.Alive(wk.State), records, last, lg.lastLine, now)
 }
 
 // foldPipelineDone records pipeline_done once per finish, at the newest

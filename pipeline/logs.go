@@ -16,15 +16,23 @@ import (
 type logs struct {
 	tail           *remote.Tail   // the worker log
 	worker, server *snapshot.Ring // sanitised lines for display (Watcher.WorkerLog, Watcher.ServerLog)
+	logSays
+	fails parse.FailureTally
+}
 
+// logSays is what the worker log says of the job, as the other parts'
+// judgements read it: a value (logs.says), never the part itself.
+type logSays struct {
 	current    string    // category of the latest "Processing:" line
 	prev       string    // the category of the header before it ("" if none was read)
 	headerAt   time.Time // when that header was read as it was written (zero: history from a first read)
 	headerOnly bool      // only the lines written with the header since it: the worker just switched
 	lastLine   time.Time // when the log last grew
 	finished   bool      // "All categories finished."
-	fails      parse.FailureTally
 }
+
+// says is what the log says this poll.
+func (lg *logs) says() logSays { return lg.logSays }
 
 func newLogs(o Options) logs {
 	l := logs{tail: remote.NewTail(o.WorkerLog), worker: snapshot.NewRing(o.LogLines), server: snapshot.NewRing(o.LogLines)}
