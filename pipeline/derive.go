@@ -17,7 +17,8 @@ import (
 //
 // A part is never handed another part: it judges from its own state and
 // the judgements, as values, of the parts before it (logSays, the
-// worker's and the servers' views, catInputs).
+// worker's and the servers' views, catInputs, the run lines of the
+// worker's category).
 func (w *Watcher) judge(reads []serverRead, vr vitalsRead, now time.Time) {
 	lg := w.log.says()
 	w.live.judge(lg.finished, lg.current, lg.lastLine)
@@ -29,7 +30,7 @@ func (w *Watcher) judge(reads []serverRead, vr vitalsRead, now time.Time) {
 	w.cnt.judgeETA()
 	w.cnt.crossChecks(w.live.shown, now, w.live.wjson, lg.lastLine)
 	judged := snapshot.Snapshot{Worker: w.live.shown, Server: w.sv.shown, Categories: w.cnt.shown} // what the baseline reads
-	w.base.fold(&judged, now, w.cnt.cats, w.sv.first.retractions)
+	w.base.fold(&judged, now, w.cnt.runsOf(w.live.shown.Category), w.sv.retractions())
 	w.live.events(w.live.shown, now, w.lastSnap.Time)
 	w.ev.foldDone(w.cnt.shown, w.cnt.shownAt, w.cnt.manErr == nil, w.live.shown, lg, w.live.wjson, now)
 	w.vit.fold(vr, w.live.shown, now)

@@ -118,3 +118,11 @@ func (k *counts) runKVDtype() string {
 	}
 	return kv
 }
+
+// runsOf is the run lines of the category named cat (none when unknown).
+func (k *counts) runsOf(cat string) []parse.RunLine {
+	if c, ok := k.cats[cat]; ok {
+		return c.runLines
+	}
+	return nil
+}

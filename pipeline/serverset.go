@@ -56,3 +56,7 @@ func (sv *serverSet) view() (snapshot.Server, []snapshot.Server) {
 	}
 	return sv.shown, append([]snapshot.Server(nil), sv.each...)
 }
+
+// retractions is the first server's retractions so far (its log's), which
+// the baseline names as a drop's cause when they rise.
+func (sv *serverSet) retractions() int { return sv.first.retractions }
