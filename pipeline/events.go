@@ -372,6 +372,21 @@ func (ce *catEvents) doneRate(v snapshot.Category, wjson *parse.WorkerState, now
 	return rate
 }
 
+// foldGate records gate_below when a category's pass rate falls below
+// [gate] min_pass_rate (with min_records judged): once per fall, the
+// first judged poll too.
+func (e *events) foldGate(ce *catEvents, v snapshot.Category, now time.Time) {
+	g := v.Gate
+	if g == nil {
+		return
+	}
+	if g.Below && !ce.below {
+		e.tl.Add(snapshot.Event{Time: now.UTC(), Kind: snapshot.EventGateBelow, Category: v.Name,
+			Text: parse.SanitizeString(snapshot.GateBelowText(v.Name, *g))})
+	}
+	ce.below = g.Below
+}
+
 // notAfter is at, or now when at is unknown or ahead of now.
 func notAfter(at, now time.Time) time.Time {
 	if at.IsZero() || at.After(now) {

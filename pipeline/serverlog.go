@@ -362,3 +362,42 @@ func probePath(p string) bool {
 	}
 	return false
 }
+
+// noteLaunch keeps a server's start line (its newest parse.MaxLaunches).
+func (s *srvWatch) noteLaunch(ev parse.ServerEvent, at time.Time) {
+	set, ok := parse.ParseLaunch(ev.Msg)
+	if !ok || at.IsZero() {
+		return
+	}
+	for _, l := range s.launches {
+		if l.At.Equal(at) {
+			return // read twice (the first read's L record and its history)
+		}
+	}
+	s.launches = append(s.launches, parse.ServerLaunch{At: at, Settings: set})
+	if len(s.launches) > parse.MaxLaunches {
+		s.launches = s.launches[len(s.launches)-parse.MaxLaunches:]
+	}
+}
+
+// eras are the host's servers' eras, their start lines merged in time
+// (several servers' records cannot be told apart by time: each start opens
+// an era).
+func (sv *serverSet) eras() []parse.Era {
+	var all []parse.ServerLaunch
+	for _, s := range sv.list {
+		all = append(all, s.launches...)
+	}
+	return parse.Eras(all)
+}
+
+// foldStarts keeps the start lines the agent found before a log's history
+// (remote/starts.go): only their eras, never the server's state.
+func (sv *serverSet) foldStarts(s *srvWatch, lines []string, now time.Time) {
+	for _, l := range lines {
+		ev := parse.ParseServerLine(l)
+		if ev.Kind == parse.SStartup && ev.Startup.Stage == "launch" {
+			s.noteLaunch(ev, sv.ev.serverTime(ev, s.st.logMtime, now))
+		}
+	}
+}
