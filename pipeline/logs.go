@@ -35,15 +35,17 @@ type logSays struct {
 // says is what the log says this poll.
 func (lg *logs) says() logSays { return lg.logSays }
 
-func newLogs(o Options) logs {
-	l := logs{tail: remote.NewTail(o.WorkerLog), worker: snapshot.NewRing(o.LogLines), server: snapshot.NewRing(o.LogLines)}
+// newLogs tails the worker log at path, keeping lines of each log for
+// display; onePoll: a one-shot status (Options.OnePoll).
+func newLogs(path string, lines int, onePoll bool) logs {
+	l := logs{tail: remote.NewTail(path), worker: snapshot.NewRing(lines), server: snapshot.NewRing(lines)}
 	// a megabyte back: enough of the worker log to know where each
 	// category stands. The Go agent sends all but its last 64 KB (the
 	// pane's lines) digested: runs of progress lines thinned on the host.
 	// The byte before the start (a whole first line?) fits MaxPerPoll too.
 	// A one-shot status shows no pane: all but its last 4 KB go digested.
 	pane := int64(64 << 10)
-	if o.OnePoll {
+	if onePoll {
 		pane = 4 << 10
 	}
 	l.tail.StartBack, l.tail.History, l.tail.Digest = pane, 1<<20-pane-1, parse.DigestWorker

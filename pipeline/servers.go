@@ -84,12 +84,19 @@ func shortURL(u string) string {
 	return p.Host
 }
 
+// specChoice is what the user chose of the servers (Options): Servers,
+// ServerURL, where it comes from (ServerURLFrom) and ServerLog.
+type specChoice struct {
+	Servers                             []ServerSpec
+	ServerURL, ServerURLFrom, ServerLog string
+}
+
 // serverSpecs are the servers to watch, one rule for every view:
 // Options.Servers; else a URL the user chose (--server-url, the
 // environment, config.toml); else man's servers list (pipeline.toml's, or
 // the hint's before it is read), else its server (the one the worker
 // talks to); else the default URL.
-func serverSpecs(o Options, man parse.Manifest) []ServerSpec {
+func serverSpecs(o specChoice, man parse.Manifest) []ServerSpec {
 	if len(o.Servers) > 0 {
 		return o.Servers
 	}

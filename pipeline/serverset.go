@@ -19,7 +19,8 @@ type serverSet struct {
 	thr   *samples // the host's generation throughput, for the sparkline
 	figs  figureState
 	lines *snapshot.Ring // the servers' log lines for display (the logs part's)
-	ev    *events
+	ev    *events        // the host's zone for the log lines' times, and their events (logEvent)
+	tl    *Timeline      // the probes' and the router's events
 	root  string
 	now   func() time.Time
 	pane  int64       // a server log's last bytes a first read sends as they are (the rest digested)

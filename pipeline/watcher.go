@@ -129,7 +129,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 		tl = NewTimeline(500, "")
 	}
 	w := &Watcher{h: h, o: o, timeline: tl,
-		log: newLogs(o),
+		log: newLogs(o.WorkerLog, o.LogLines, o.OnePoll),
 	}
 	w.WorkerLog, w.ServerLog = w.log.worker, w.log.server
 	w.rd = h
@@ -147,7 +147,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 			w.pre.SetUnpack(w.hint.Unpacks)
 		}
 	}
-	w.sv = serverSet{thr: newSamples(o.History), ev: &w.ev, root: o.Root, now: o.Now, lines: w.log.server, pane: 32 << 10, web: newServerHTTP(h)}
+	w.sv = serverSet{thr: newSamples(o.History), ev: &w.ev, root: o.Root, now: o.Now, lines: w.log.server, pane: 32 << 10, web: newServerHTTP(h), tl: tl}
 	if o.OnePoll {
 		w.sv.pane = 4 << 10 // a one-shot status shows no pane
 	}
@@ -451,7 +451,7 @@ func (w *Watcher) serverSpecs() []ServerSpec {
 	if !w.cnt.haveMan && w.cnt.manErr == nil && w.hint != nil {
 		man = parse.Manifest{Server: w.hint.Server, Servers: w.hint.Servers}
 	}
-	return serverSpecs(w.o, man)
+	return serverSpecs(specChoice{w.o.Servers, w.o.ServerURL, w.o.ServerURLFrom, w.o.ServerLog}, man)
 }
 
 // writeServersHint keeps the servers pipeline.toml named, and what the
