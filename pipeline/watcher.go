@@ -331,7 +331,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 		w.cnt.noteWorkerJSON(st)
 	}
 	w.live.fold(lr, now)
-	w.live.noteGrowth(res, w.cnt.cats, w.nth())
+	w.live.noteGrowth(res, w.cnt.grewIn, w.nth())
 	w.cnt.fold(res, now, w.live.wjson)
 	w.cnt.foldSpans(spanOut, spanRead, w.ev.hostZone(), now)
 	w.cnt.zone = w.ev.hostZone()
