@@ -394,8 +394,3 @@ func notAfter(at, now time.Time) time.Time {
 	}
 	return at
 }
-
-// note adds an event at t, its text sanitised.
-func (t *Timeline) note(at time.Time, kind, cat, text string) {
-	t.Add(snapshot.Event{Time: at.UTC(), Kind: kind, Category: cat, Text: parse.SanitizeString(text)})
-}

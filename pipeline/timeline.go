@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
@@ -174,6 +176,11 @@ func (t *Timeline) rewrite() {
 	}
 	f.Close()
 	_ = os.Rename(tmp, t.path)
+}
+
+// note adds an event at t, its text sanitised.
+func (t *Timeline) note(at time.Time, kind, cat, text string) {
+	t.Add(snapshot.Event{Time: at.UTC(), Kind: kind, Category: cat, Text: parse.SanitizeString(text)})
 }
 
 // Recent returns up to n of the newest events, oldest first.
