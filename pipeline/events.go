@@ -268,13 +268,6 @@ func (e *events) serverTime(ev parse.ServerEvent, ref, now time.Time) time.Time 
 	return now
 }
 
-// logEvent records an event read from a log, at its log time, keyed so that
-// reading the same line again (this session or the next) adds nothing.
-func (e *events) logEvent(at time.Time, kind, text, msg string) {
-	e.tl.Add(snapshot.Event{Time: at.UTC(), Kind: kind, Text: parse.SanitizeString(text),
-		Key: kind + "|" + at.UTC().Format(time.RFC3339Nano) + "|" + parse.SanitizeString(msg)})
-}
-
 // foldDone records category_done when a category reaches done and
 // pipeline_done when the job has: every category done (none failed) and
 // the worker exited with the job done, or the log's "All categories

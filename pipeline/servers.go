@@ -447,22 +447,22 @@ func (sv *serverSet) foldRouterLine(s *srvWatch, l parse.RouterLine) {
 	case parse.RReady:
 		s.st.phase, s.st.ready = "ready", true
 	case parse.RWorkerDown:
-		sv.ev.logEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
+		sv.tl.logEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
 		s.routerSays(l.Worker, msg)
 	case parse.RCircuitOpen:
 		if l.Worker == "" { // the breaker's line names no worker unless a field does
-			sv.ev.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
+			sv.tl.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
 			return
 		}
-		sv.ev.logEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
+		sv.tl.logEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
 		s.routerSays(l.Worker, msg)
 	case parse.RRetry:
-		sv.ev.logEvent(l.Time, "router_retry", "router: "+msg, l.Msg)
+		sv.tl.logEvent(l.Time, "router_retry", "router: "+msg, l.Msg)
 	case parse.RWorkerUp:
-		sv.ev.logEvent(l.Time, "replica_healthy", "router: "+msg, l.Msg)
+		sv.tl.logEvent(l.Time, "replica_healthy", "router: "+msg, l.Msg)
 		s.routerSays(l.Worker, "")
 	case parse.RError:
-		sv.ev.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
+		sv.tl.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
 	}
 }
 

@@ -19,8 +19,8 @@ type serverSet struct {
 	thr   *samples // the host's generation throughput, for the sparkline
 	figs  figureState
 	lines *snapshot.Ring // the servers' log lines for display (the logs part's)
-	ev    *events        // the host's zone for the log lines' times, and their events (logEvent)
-	tl    *Timeline      // the probes' and the router's events
+	ev    *events        // the host's zone for the log lines' times (serverTime)
+	tl    *Timeline      // the servers' events: their logs', the probes', the router's
 	root  string
 	now   func() time.Time
 	pane  int64       // a server log's last bytes a first read sends as they are (the rest digested)
