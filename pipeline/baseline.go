@@ -90,18 +90,19 @@ type baselineState struct {
 
 // fold samples this poll's figures (s's worker, server and categories, as
 // judged) and judges drops into s.Baseline, kept for the Snapshot; a
-// sustained drop is an event naming the likely cause.
-func (b *baselineState) fold(s *snapshot.Snapshot, now time.Time, cats map[string]*catState, retr int) {
+// sustained drop is an event naming the likely cause. runs: the run lines
+// of the worker's category (their configs); retr: the server's retractions.
+func (b *baselineState) fold(s *snapshot.Snapshot, now time.Time, runs []parse.RunLine, retr int) {
 	defer func() { b.shown = s.Baseline }()
 	if b.classes == nil {
 		b.classes = map[string]*series{}
 	}
 	running := s.Worker.State == snapshot.WorkerRunning
-	cfg, cfgCat := currentConfig(cats, s.Worker.Category)
+	cfg := currentConfig(runs)
 	if running && s.Server.Source != "" {
 		b.server.add(now, s.Server.GenThroughput, cfg)
 	}
-	if t, ok := b.judge(&b.server, s.Server.GenThroughput, running && s.Server.Source != "", s, cfg, cfgCat, "", now, cats, retr); ok {
+	if t, ok := b.judge(&b.server, s.Server.GenThroughput, running && s.Server.Source != "", s, cfg, "", now, runs, retr); ok {
 		s.Baseline.Server = &t
 	}
 	for _, c := range s.Categories {
@@ -116,7 +117,7 @@ func (b *baselineState) fold(s *snapshot.Snapshot, now time.Time, cats map[strin
 		if running {
 			cs.add(now, c.RatePerMin, cfg)
 		}
-		if t, ok := b.judge(cs, c.RatePerMin, running, s, cfg, cfgCat, c.Class, now, cats, retr); ok {
+		if t, ok := b.judge(cs, c.RatePerMin, running, s, cfg, c.Class, now, runs, retr); ok {
 			t.Class = c.Class
 			s.Baseline.Classes = append(s.Baseline.Classes, t)
 		}
@@ -124,7 +125,7 @@ func (b *baselineState) fold(s *snapshot.Snapshot, now time.Time, cats map[strin
 }
 
 // judge compares v with the series' median; ok is false with no median yet.
-func (b *baselineState) judge(se *series, v float64, live bool, s *snapshot.Snapshot, cfg, cfgCat, class string, now time.Time, cats map[string]*catState, retr int) (snapshot.Trend, bool) {
+func (b *baselineState) judge(se *series, v float64, live bool, s *snapshot.Snapshot, cfg, class string, now time.Time, runs []parse.RunLine, retr int) (snapshot.Trend, bool) {
 	med, n := se.median()
 	if n < baselineMin || med <= 0 {
 		return snapshot.Trend{}, false
@@ -151,7 +152,7 @@ func (b *baselineState) judge(se *series, v float64, live bool, s *snapshot.Snap
 		d := se.dropSince.UTC()
 		t.DropSince = &d
 		if now.Sub(se.dropSince) >= dropFor {
-			t.Cause = dropCause(se, s, cfg, cfgCat, cats, retr)
+			t.Cause = dropCause(se, s, cfg, runs, retr)
 			if !se.announced {
 				se.announced = true
 				b.tl.Add(snapshot.Event{Time: now.UTC(), Kind: "throughput_drop",
@@ -165,12 +166,12 @@ func (b *baselineState) judge(se *series, v float64, live bool, s *snapshot.Snap
 }
 
 // dropCause names the likely cause from what this poll already has.
-func dropCause(se *series, s *snapshot.Snapshot, cfg, cfgCat string, cats map[string]*catState, retr int) string {
+func dropCause(se *series, s *snapshot.Snapshot, cfg string, runs []parse.RunLine, retr int) string {
 	usual := se.usualConfig()
 	switch {
 	case cfg != "" && usual != "" && cfg != usual:
 		return fmt.Sprintf("the server restarted with different arguments (%s now, %s before)",
-			configName(cats, cfgCat, cfg), configName(cats, cfgCat, usual))
+			configName(runs, cfg), configName(runs, usual))
 	case s.Server.TokenUsage >= 0.95:
 		return fmt.Sprintf("KV cache saturated (%.0f%% used)", 100*s.Server.TokenUsage)
 	case retr > se.retrAt:
@@ -183,26 +184,19 @@ func dropCause(se *series, s *snapshot.Snapshot, cfg, cfgCat string, cats map[st
 	return "no cause the metrics show"
 }
 
-// currentConfig is the config key of the latest run of the worker's category.
-func currentConfig(cats map[string]*catState, cat string) (key, category string) {
-	c, ok := cats[cat]
-	if !ok {
-		return "", cat
-	}
-	for i := len(c.runLines) - 1; i >= 0; i-- {
-		if c.runLines[i].Snapshot.Known() {
-			return c.runLines[i].Snapshot.ConfigKey, cat
+// currentConfig is the config key of the latest run of the worker's
+// category (runs: its run lines).
+func currentConfig(runs []parse.RunLine) string {
+	for i := len(runs) - 1; i >= 0; i-- {
+		if runs[i].Snapshot.Known() {
+			return runs[i].Snapshot.ConfigKey
 		}
 	}
-	return "", cat
+	return ""
 }
 
-func configName(cats map[string]*catState, cat, key string) string {
-	c, ok := cats[cat]
-	if !ok {
-		return key
-	}
-	if l := parse.ConfigLabels(c.runLines)[key]; l != "" {
+func configName(runs []parse.RunLine, key string) string {
+	if l := parse.ConfigLabels(runs)[key]; l != "" {
 		return l
 	}
 	return key

@@ -42,14 +42,14 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 			}
 			for i := 0; i < 60; i++ {
 				s := snap(930)
-				w.base.fold(s, c.now(), w.cnt.cats, w.sv.first.retractions)
+				w.base.fold(s, c.now(), w.cnt.runsOf(s.Worker.Category), w.sv.retractions())
 				c.advance(time.Minute)
 			}
 			var s *snapshot.Snapshot
 			for i := 0; i <= 12; i++ {
 				s = snap(300)
 				tc.during(w, s)
-				w.base.fold(s, c.now(), w.cnt.cats, w.sv.first.retractions)
+				w.base.fold(s, c.now(), w.cnt.runsOf(s.Worker.Category), w.sv.retractions())
 				drops := kinds(w.timeline.Recent(50), "throughput_drop")
 				if i < 10 && len(drops) > 0 {
 					t.Fatalf("a drop of %d min is already an event: %+v", i, drops)
@@ -64,7 +64,7 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 				t.Fatalf("baseline %+v", tr)
 			}
 			for i := 0; i < 3; i++ { // recovery ends it
-				w.base.fold(snap(900), c.now(), w.cnt.cats, w.sv.first.retractions)
+				w.base.fold(snap(900), c.now(), w.cnt.runsOf("B1"), w.sv.retractions())
 				c.advance(time.Minute)
 			}
 			if len(kinds(w.timeline.Recent(50), "throughput_recovered")) != 1 {
@@ -86,7 +86,7 @@ func TestNoDropWhileTheWorkerIsStopped(t *testing.T) {
 			st, gen = snapshot.WorkerStopped, 0
 		}
 		s := &snapshot.Snapshot{Worker: snapshot.Worker{State: st}, Server: snapshot.Server{Source: "metrics", GenThroughput: gen}}
-		w.base.fold(s, c.now(), w.cnt.cats, w.sv.first.retractions)
+		w.base.fold(s, c.now(), w.cnt.runsOf(s.Worker.Category), w.sv.retractions())
 		c.advance(time.Minute)
 		if i == 119 && (s.Baseline.Server == nil || s.Baseline.Server.Median != 930 || s.Baseline.Server.DropSince != nil) {
 			t.Fatalf("baseline %+v", s.Baseline.Server)

@@ -36,10 +36,10 @@ type counts struct {
 	classRates  map[string]float64 // newest measured rate per class (per minute)
 	spanMark    string             // ends each file's bytes in the fallback's records' span (recspan.go)
 	zone        *time.Location     // the host's zone, for the records' zone-less times
-	eras        []parse.Era        // the servers' eras, this poll (eras.go)
 
 	// this poll's judgement (judge, crossChecks, judgeETA), which view reads
-	shown []snapshot.Category // each category, in order
+	shown   []snapshot.Category // each category, in order
+	shownAt []time.Time         // each one's file mtime (the events' done keys)
 	// worker.json's categories by name, for this judgement
 	jsByName map[string]*parse.CategoryState
 	eta      *float64
@@ -290,4 +290,20 @@ func (k *counts) sample(c *catState, grew int64, now time.Time) {
 	if grew > 0 {
 		c.lastGrowth = now
 	}
+}
+
+// grewIn says whether this poll's counts found a category file longer than
+// the counts know (call it before fold).
+func (k *counts) grewIn(res remote.PollResult) bool {
+	raw := make(map[string]int64, len(k.cats)) // a map, not a scan per count: 10,000 categories made it 10^8 compares a poll
+	for _, c := range k.cats {
+		raw[c.raw.Path] = c.lines
+	}
+	grew := false
+	for _, up := range res.Counts {
+		if lines, ok := raw[up.Path]; ok && up.Err == nil && up.Lines > lines {
+			grew = true
+		}
+	}
+	return grew
 }

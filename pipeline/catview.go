@@ -10,19 +10,34 @@ import (
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
-// judge judges every category, in order, on the worker (before its stall)
-// and the server as this poll judged them, and keeps them for view.
-func (k *counts) judge(wk snapshot.Worker, server snapshot.ServerState, now time.Time, wjson *parse.WorkerState, lg *logs) {
+// catInputs are the other parts' judgements this poll that a category's
+// reads, each made before it (derive.go): the worker (before its stall),
+// the host's server state and the servers' eras, worker.json as liveness
+// read it, and what the worker log says.
+type catInputs struct {
+	worker snapshot.Worker
+	server snapshot.ServerState
+	eras   []parse.Era
+	wjson  *parse.WorkerState
+	log    logSays
+}
+
+// judge judges every category, in order, on the inputs, and keeps them
+// (and their files' mtimes) for view and the events.
+func (k *counts) judge(in catInputs, now time.Time) {
 	k.shown = make([]snapshot.Category, 0, len(k.order))
+	k.shownAt = k.shownAt[:0]
 	k.jsByName = nil
-	if wjson != nil { // by name, once: a scan of worker.json per category was n² (50,000 of each)
+	if wjson := in.wjson; wjson != nil { // by name, once: a scan of worker.json per category was n² (50,000 of each)
 		k.jsByName = make(map[string]*parse.CategoryState, len(wjson.Categories))
 		for i := range wjson.Categories {
 			k.jsByName[wjson.Categories[i].Name] = &wjson.Categories[i] // the last of a name, as the scan found
 		}
 	}
 	for _, n := range k.order {
-		k.shown = append(k.shown, k.judgeCat(k.cats[n], wk, server, now, wjson, lg))
+		c := k.cats[n]
+		k.shown = append(k.shown, k.judgeCat(c, in, now))
+		k.shownAt = append(k.shownAt, c.mtime)
 	}
 }
 
@@ -33,7 +48,8 @@ func (k *counts) view() []snapshot.Category { return append([]snapshot.Category(
 // state is decided; status, --follow, the dashboard and the fleet row all
 // read it from the Snapshot. It keeps what the next poll's judgement
 // needs (when it became current, its stall).
-func (k *counts) judgeCat(c *catState, wk snapshot.Worker, server snapshot.ServerState, now time.Time, wjson *parse.WorkerState, lg *logs) snapshot.Category {
+func (k *counts) judgeCat(c *catState, in catInputs, now time.Time) snapshot.Category {
+	wk, wjson := in.worker, in.wjson
 	v := snapshot.Category{Name: c.name, Class: c.class, Done: c.lines, Errors: c.errLines, TokenBudget: c.budget, Rates: c.rates.values()}
 	if !c.lastGrowth.IsZero() {
 		t := c.lastGrowth.UTC()
@@ -45,7 +61,7 @@ func (k *counts) judgeCat(c *catState, wk snapshot.Worker, server snapshot.Serve
 	tokenFigures(c, js, &v)
 	v.Gate = k.gateVerdict(c)
 	v.OverCap = parse.OverCaps(v.Done, int64(c.maxSamples), v.CompletionTokens, v.TokenBudget)
-	provenance(c, &v, k.eras)
+	provenance(c, &v, in.eras)
 	v.Spend = parse.SpendOf(&c.tallies, k.manifest.Cost)
 	runTallies(c, &v)
 	current := wk.Category == c.name
@@ -56,7 +72,7 @@ func (k *counts) judgeCat(c *catState, wk snapshot.Worker, server snapshot.Serve
 	if js != nil {
 		v.Yielded = js.Yielded
 	}
-	k.followCurrent(c, live, wk, wjson, lg)
+	k.followCurrent(c, live, wk, wjson, in.log)
 	st, reason := parse.JudgeCategory(categoryFacts(v, c, js, wk, current))
 	v.State, v.Reason = snapshot.CategoryState(st), reason
 	if v.State == snapshot.StateUnknown {
@@ -68,10 +84,10 @@ func (k *counts) judgeCat(c *catState, wk snapshot.Worker, server snapshot.Serve
 	// writer found a poll later is then judged with its span at once)
 	c.spanAsk = (v.State == snapshot.StatePartial || v.State == snapshot.StatePending) && !c.mtime.IsZero() &&
 		now.Sub(c.mtime) < parse.StallLimit(k.stallAfter)
-	if why := unserved(v, c, wk, server, now); why != "" {
+	if why := unserved(v, c, wk, in.server, now); why != "" {
 		v.Reason = why // no rate and no ETA until it is back; the stall clock runs on
 	} else if parse.ClaimsRate(string(v.State)) {
-		v.RatePerMin = k.rate(c, js, wjson, lg, now)
+		v.RatePerMin = k.rate(c, js, wjson, in.log, now)
 		v.TokPerSec = tokPerSec(v)
 		v.ETASeconds = eta(v)
 	}
@@ -98,7 +114,7 @@ func judgeTarget(c *catState, js *parse.CategoryState, wjson *parse.WorkerState,
 
 // followCurrent keeps since when the live worker has been on the category;
 // a category no live worker is on forgets it.
-func (k *counts) followCurrent(c *catState, live bool, wk snapshot.Worker, wjson *parse.WorkerState, lg *logs) {
+func (k *counts) followCurrent(c *catState, live bool, wk snapshot.Worker, wjson *parse.WorkerState, lg logSays) {
 	switch {
 	case !live:
 		c.currentSince, c.currentKnown, c.currentWeak = time.Time{}, false, false

@@ -3,7 +3,9 @@ package pipeline
 import (
 	"time"
 
+	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/remote"
 )
 
 // judge is a poll's last fold step: each part judges what it folded and
@@ -14,20 +16,25 @@ import (
 // baseline, the worker's and the job's events, the vitals (gpu_idle needs
 // the worker judged). What a judgement needs next poll (a stall's start,
 // the last /metrics sample, the baseline's series) is kept here too.
+//
+// A part is never handed another part: it judges from its own state and
+// the judgements, as values, of the parts before it (logSays, the
+// worker's and the servers' views, catInputs, the run lines of the
+// worker's category).
 func (w *Watcher) judge(reads []serverRead, vr vitalsRead, now time.Time) {
-	w.live.judge(w.log.finished, w.log.current, w.log.lastLine)
+	lg := w.log.says()
+	w.live.judge(lg.finished, lg.current, lg.lastLine)
 	w.sv.judge(reads, now, w.live.waitingServer())
-	w.serverFigures(&w.sv.shown, w.sv.each, reads, now)
-	w.cnt.eras = w.sv.eras()
-	w.cnt.judge(w.live.shown, w.sv.shown.State, now, w.live.wjson, &w.log)
+	w.sv.figures(reads, now, w.cnt.runKVDtype())
+	w.cnt.judge(catInputs{worker: w.live.shown, server: w.sv.shown.State, eras: w.sv.eras(), wjson: w.live.wjson, log: lg}, now)
 	w.live.stall(w.cnt.shown, now, w.o.StallAfter)
 	w.cnt.noteClassRates()
 	w.cnt.judgeETA()
-	w.cnt.crossChecks(w.live.shown, now, w.live.wjson, w.log.lastLine)
+	w.cnt.crossChecks(w.live.shown, now, w.live.wjson, lg.lastLine)
 	judged := snapshot.Snapshot{Worker: w.live.shown, Server: w.sv.shown, Categories: w.cnt.shown} // what the baseline reads
-	w.base.fold(&judged, now, w.cnt.cats, w.sv.first.retractions)
+	w.base.fold(&judged, now, w.cnt.runsOf(w.live.shown.Category), w.sv.retractions())
 	w.live.events(w.live.shown, now, w.lastSnap.Time)
-	w.ev.foldDone(w.cnt.shown, w.live.shown, &w.cnt, &w.log, w.live.wjson, now)
+	w.ev.foldDone(w.cnt.shown, w.cnt.shownAt, w.cnt.manErr == nil, w.live.shown, lg, w.live.wjson, now)
 	w.vit.fold(vr, w.live.shown, now)
 }
 
@@ -46,8 +53,72 @@ func (w *Watcher) project() snapshot.Snapshot {
 	s.Capture = captureForecast(s.Categories, w.cnt.manifest.Capture, s.Vitals.Disk)
 	s.Spend = nightSpend(s.Categories, w.cnt.manifest.Cost)
 	s.Events = w.timeline.Recent(50)
-	w.warnFiles(&s)
+	w.cnt.warnManifest(&s)
+	w.live.warnJSON(&s)
 	w.warnSlowReader(&s)
 	redact(&s)
 	return s
+}
+
+// foldTails folds this poll's tails into the parts they speak of (the
+// servers' logs, the worker log, the categories' runs.jsonl): a Watcher's,
+// for a worker log line speaks to several parts at once (foldWorkerLine).
+func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
+	wl := res.Tails[0]
+	for _, sv := range w.sv.list {
+		w.sv.foldServerTail(sv, res, now, w.nth())
+	}
+	if len(wl.Lines) > 0 {
+		w.live.logLines = true
+	}
+	w.log.lastLine = wl.ModTime // the host's clock: a first read is not fresh activity
+	w.foldTailLines(res, now, true)
+}
+
+// foldTailLines folds the lines this poll's tails read: the display rings,
+// the worker log's facts, the server log's events, runs.jsonl. A poll whose
+// link dropped during the batch (stale, not folded otherwise) still folds
+// them: its tails have moved past them, and a line skipped is a line lost.
+// flush lets a quiet server log end its last event (not in a stale poll).
+func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool) {
+	wl := res.Tails[0]
+	recent := wl.Err == nil && now.Sub(wl.ModTime) < time.Minute
+	addShown(w.log.worker, wl, "")
+	at := now // when the lines were written, as far as the host says: a first read's are at most as new as the log
+	if w.nth() <= 1 && wl.Err == nil && !wl.ModTime.IsZero() && wl.ModTime.Before(now) {
+		at = wl.ModTime
+	}
+	for i, l := range wl.Lines {
+		fresh := w.nth() > 1 || recent && len(wl.Lines)-i <= 20
+		w.foldWorkerLine(parse.ParseWorkerLine(l.Text), now, at, fresh)
+	}
+	for _, sv := range w.sv.list {
+		w.sv.foldServerLines(sv, res, now, flush, w.nth())
+	}
+	if len(res.Tails) < 2 {
+		return
+	}
+	byRuns := make(map[string]*catState, len(w.cnt.cats)) // not a scan of the categories per tail: 10,000 of each is 10^8
+	for _, c := range w.cnt.cats {
+		byRuns[c.runs.Path] = c
+	}
+	for _, up := range res.Tails[1:] { // after the server logs: runs.jsonl
+		if c := byRuns[up.Path]; c != nil {
+			c.foldRuns(up)
+		}
+	}
+}
+
+// foldWorkerLine hands one worker log line to the parts it speaks of: the
+// log's own facts, the worker's liveness, the categories it names. fresh
+// says it was written about now (read live, or among the last lines of a
+// log that just grew), not history from a first read; at is when it was
+// written as the host tells (now, or a first read's log time: a progress
+// line's rate is as old as the log).
+func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now, at time.Time, fresh bool) {
+	cur := w.log.current // a failure counts against the category it was logged under
+	watching := w.nth() > 1
+	failed := w.log.fold(l, now, watching && w.cnt.cats[l.Category] != nil)
+	w.live.foldLogLine(l)
+	w.cnt.foldLogLine(l, cur, failed, at, watching, fresh)
 }

@@ -268,13 +268,6 @@ func (e *events) serverTime(ev parse.ServerEvent, ref, now time.Time) time.Time 
 	return now
 }
 
-// logEvent records an event read from a log, at its log time, keyed so that
-// reading the same line again (this session or the next) adds nothing.
-func (e *events) logEvent(at time.Time, kind, text, msg string) {
-	e.tl.Add(snapshot.Event{Time: at.UTC(), Kind: kind, Text: parse.SanitizeString(text),
-		Key: kind + "|" + at.UTC().Format(time.RFC3339Nano) + "|" + parse.SanitizeString(msg)})
-}
-
 // foldDone records category_done when a category reaches done and
 // pipeline_done when the job has: every category done (none failed) and
 // the worker exited with the job done, or the log's "All categories
@@ -282,35 +275,33 @@ func (e *events) logEvent(at time.Time, kind, text, msg string) {
 // category found done, or a job found finished, on a first read is stamped
 // with its file's mtime; either way the key is the file's mtime, so that
 // the next session finds the event already there. cats and wk are the
-// categories and the worker as this poll judged them.
-func (e *events) foldDone(cats []snapshot.Category, wk snapshot.Worker, k *counts, lg *logs, wjson *parse.WorkerState, now time.Time) {
+// categories and the worker as this poll judged them, mtimes the
+// categories' file mtimes (by index), manOK: the manifest was read.
+func (e *events) foldDone(cats []snapshot.Category, mtimes []time.Time, manOK bool, wk snapshot.Worker, lg logSays, wjson *parse.WorkerState, now time.Time) {
 	if e.cats == nil {
 		e.cats = map[string]*catEvents{}
 	}
 	allFinal, records, last := len(cats) > 0, int64(0), time.Time{}
-	for _, v := range cats {
+	for i, v := range cats {
 		ce := e.cats[v.Name]
 		if ce == nil {
 			ce = &catEvents{}
 			e.cats[v.Name] = ce
 		}
 		allFinal = allFinal && snapshot.Final(v.State) && v.State != snapshot.StateFailed // a failed category is no job done
-		c := k.cats[v.Name]
-		if c == nil {
-			continue
-		}
-		if c.mtime.After(last) {
-			last = c.mtime
+		mtime := mtimes[i]
+		if mtime.After(last) {
+			last = mtime
 		}
 		if v.State == snapshot.StateDone {
 			records += v.Done
 		}
-		e.foldCategory(ce, v, c.mtime, wjson, now)
+		e.foldCategory(ce, v, mtime, wjson, now)
 		e.foldGate(ce, v, now)
 	}
 	finished := allFinal && wk.State == snapshot.WorkerExited || lg.finished && !snapshot.Alive(wk.State)
 	// a job whose manifest could not be read is not known to be done
-	e.foldPipelineDone(finished && k.manErr == nil && !snapshot.Alive(wk.State), records, last, lg.lastLine, now)
+	e.foldPipelineDone(finished && manOK && !snapshot.Alive(wk.State), records, last, lg.lastLine, now)
 }
 
 // foldPipelineDone records pipeline_done once per finish, at the newest
@@ -374,15 +365,25 @@ func (ce *catEvents) doneRate(v snapshot.Category, wjson *parse.WorkerState, now
 	return rate
 }
 
+// foldGate records gate_below when a category's pass rate falls below
+// [gate] min_pass_rate (with min_records judged): once per fall, the
+// first judged poll too.
+func (e *events) foldGate(ce *catEvents, v snapshot.Category, now time.Time) {
+	g := v.Gate
+	if g == nil {
+		return
+	}
+	if g.Below && !ce.below {
+		e.tl.Add(snapshot.Event{Time: now.UTC(), Kind: snapshot.EventGateBelow, Category: v.Name,
+			Text: parse.SanitizeString(snapshot.GateBelowText(v.Name, *g))})
+	}
+	ce.below = g.Below
+}
+
 // notAfter is at, or now when at is unknown or ahead of now.
 func notAfter(at, now time.Time) time.Time {
 	if at.IsZero() || at.After(now) {
 		return now
 	}
 	return at
-}
-
-// note adds an event at t, its text sanitised.
-func (t *Timeline) note(at time.Time, kind, cat, text string) {
-	t.Add(snapshot.Event{Time: at.UTC(), Kind: kind, Category: cat, Text: parse.SanitizeString(text)})
 }

@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
 // gateFields reads the gate's counts that end a T line of the Go agent
@@ -52,21 +50,6 @@ func (k *counts) gateVerdict(c *catState) *parse.GateVerdict {
 		return nil
 	}
 	return parse.JudgeGate(c.tok.sum.gate, k.manifest.Gate)
-}
-
-// foldGate records gate_below when a category's pass rate falls below
-// [gate] min_pass_rate (with min_records judged): once per fall, the
-// first judged poll too.
-func (e *events) foldGate(ce *catEvents, v snapshot.Category, now time.Time) {
-	g := v.Gate
-	if g == nil {
-		return
-	}
-	if g.Below && !ce.below {
-		e.tl.Add(snapshot.Event{Time: now.UTC(), Kind: snapshot.EventGateBelow, Category: v.Name,
-			Text: parse.SanitizeString(snapshot.GateBelowText(v.Name, *g))})
-	}
-	ce.below = g.Below
 }
 
 // totals reads a T line's fields: the awk's four (records tokens bytes

@@ -56,7 +56,7 @@ func TestIdleServersGaugeIsNotItsThroughput(t *testing.T) {
 func TestRunningRequestsWithoutTokensAreAHang(t *testing.T) {
 	t.Parallel()
 	tl := NewTimeline(50, "")
-	sv := &serverSet{ev: &events{tl: tl}}
+	sv := &serverSet{ev: &events{tl: tl}, tl: tl}
 	s := &srvWatch{st: serverState{probe: serverProbe{metrics: "ok"}}}
 	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	met := parse.ServerMetrics{Dialect: parse.DialectVLLM, GenTokens: opt(5000), RunningReqs: opt(3)}

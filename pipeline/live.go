@@ -295,22 +295,13 @@ func (l *liveness) fold(lr liveRead, now time.Time) {
 
 // noteGrowth: a worker log or category file that grew while no live
 // writer is known means one exists: scan for it in the next poll.
-// Call it before foldCounts.
-func (l *liveness) noteGrowth(res remote.PollResult, cats map[string]*catState, polls int) {
+// Call it before the counts fold; catsGrew (counts.grewIn) says whether a
+// category file grew, asked only when it matters.
+func (l *liveness) noteGrowth(res remote.PollResult, catsGrew func(remote.PollResult) bool, polls int) {
 	if l.cur != nil || polls <= 1 {
 		return
 	}
-	grew := len(res.Tails[0].Lines) > 0
-	raw := make(map[string]int64, len(cats)) // a map, not a scan per count: 10,000 categories made it 10^8 compares a poll
-	for _, c := range cats {
-		raw[c.raw.Path] = c.lines
-	}
-	for _, up := range res.Counts {
-		if lines, ok := raw[up.Path]; ok && up.Err == nil && up.Lines > lines {
-			grew = true
-		}
-	}
-	if grew {
+	if len(res.Tails[0].Lines) > 0 || catsGrew(res) {
 		l.scanNext = true
 	}
 }

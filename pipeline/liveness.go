@@ -342,3 +342,10 @@ func workerStateFor(f workerFacts) (state snapshot.WorkerState, reason string, b
 	s, reason, byYou := parse.JudgeWorker(f)
 	return snapshot.WorkerState(s), reason, byYou
 }
+
+// warnJSON says when the last poll could not read worker.json.
+func (l *liveness) warnJSON(s *snapshot.Snapshot) {
+	if err := l.jsonErr; err != nil && !errors.Is(err, fs.ErrNotExist) && remote.IsFileError(err) {
+		s.Warn(snapshot.WarnUnreadable, "cannot read "+remote.FileErrText(l.lay.WorkerJSON(), err))
+	}
+}

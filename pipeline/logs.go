@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -16,18 +17,28 @@ import (
 type logs struct {
 	tail           *remote.Tail   // the worker log
 	worker, server *snapshot.Ring // sanitised lines for display (Watcher.WorkerLog, Watcher.ServerLog)
+	logSays
+	fails parse.FailureTally
+}
 
+// logSays is what the worker log says of the job, as the other parts'
+// judgements read it: a value (logs.says), never the part itself.
+type logSays struct {
 	current    string    // category of the latest "Processing:" line
 	prev       string    // the category of the header before it ("" if none was read)
 	headerAt   time.Time // when that header was read as it was written (zero: history from a first read)
 	headerOnly bool      // only the lines written with the header since it: the worker just switched
 	lastLine   time.Time // when the log last grew
 	finished   bool      // "All categories finished."
-	fails      parse.FailureTally
 }
 
-func newLogs(o Options) logs {
-	l := logs{tail: remote.NewTail(o.WorkerLog), worker: snapshot.NewRing(o.LogLines), server: snapshot.NewRing(o.LogLines)}
+// says is what the log says this poll.
+func (lg *logs) says() logSays { return lg.logSays }
+
+// newLogs tails the worker log at path, keeping lines of each log for
+// display; onePoll: a one-shot status (Options.OnePoll).
+func newLogs(path string, lines int, onePoll bool) logs {
+	l := logs{tail: remote.NewTail(path), worker: snapshot.NewRing(lines), server: snapshot.NewRing(lines)}
 	// a megabyte back: enough of the worker log to know where each
 	// category stands. The Go agent sends all but its last 64 KB (the
 	// pane's lines) digested: runs of progress lines thinned on the host.
@@ -36,7 +47,7 @@ func newLogs(o Options) logs {
 	// digested (its last kilobytes are a run of progress lines, of which
 	// every fold keeps the last: 4 KB as they are cost 0.8 KB deflated).
 	pane := int64(64 << 10)
-	if o.OnePoll {
+	if onePoll {
 		pane = 512
 	}
 	l.tail.StartBack, l.tail.History, l.tail.Digest = pane, 1<<20-pane-1, parse.DigestWorker
@@ -72,4 +83,22 @@ func (lg *logs) fold(l parse.WorkerLine, now time.Time, watched bool) (failed bo
 		lg.finished = true
 	}
 	return failed
+}
+
+// addShown adds a log tail's lines to its pane's ring, sanitised, each
+// prefixed by tag. A line the splitter cut says so at its end. After the
+// lines of a poll that jumped past a burst comes a line saying so: after
+// them, not before, so that the pane, which shows the ring's end, shows it.
+func addShown(r *snapshot.Ring, up remote.TailUpdate, tag string) {
+	r.AddEach(len(up.Lines), func(i int) string {
+		l := up.Lines[i]
+		s := tag + parse.SanitizeLineString(l.Text, 4096)
+		if l.Truncated {
+			s += fmt.Sprintf(" … line cut at %d bytes", len(l.Text))
+		}
+		return s
+	})
+	if up.Skipped > 0 {
+		r.Add(fmt.Sprintf("%s… skipped %s: the log grew faster than a poll reads; the lines above are its newest", tag, snapshot.FormatBytes(up.Skipped)))
+	}
 }

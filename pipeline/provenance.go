@@ -8,6 +8,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/remote"
 )
 
 // noteRun keeps one runs.jsonl line.
@@ -95,4 +96,69 @@ func serverArgs(info map[string]any) string {
 		fmt.Fprintf(&b, "%s=%v", k, info[k])
 	}
 	return parse.SanitizeString(b.String())
+}
+
+// runKVDtype is the KV cache dtype of the newest run the worker recorded
+// (runs.jsonl's server_info: kv_cache_dtype, resolved when "auto").
+func (k *counts) runKVDtype() string {
+	var newest parse.RunLine
+	for _, c := range k.cats {
+		for _, r := range c.runLines {
+			if r.Snapshot.Known() && r.StartedAt >= newest.StartedAt {
+				newest = r
+			}
+		}
+	}
+	info := newest.Snapshot.Info
+	if info == nil {
+		return ""
+	}
+	kv, _ := info["kv_cache_dtype"].(string)
+	if res, ok := info["kv_cache_dtype_resolved"].(string); ok && (kv == "" || kv == "auto") {
+		kv = res
+	}
+	return kv
+}
+
+// runsOf is the run lines of the category named cat (none when unknown).
+func (k *counts) runsOf(cat string) []parse.RunLine {
+	if c, ok := k.cats[cat]; ok {
+		return c.runLines
+	}
+	return nil
+}
+
+// foldRuns reads new runs.jsonl lines and notes each server configuration.
+func (c *catState) foldRuns(up remote.TailUpdate) {
+	for _, l := range up.Lines {
+		r, err := parse.ParseRunLine([]byte(l.Text))
+		if err == nil && r.IsTally() && r.Run != "" {
+			c.tallies.Note(r.Run, *r.Tally) // what the run wasted and drew (spend.go)
+			continue
+		}
+		if err == nil && r.IsEnd() {
+			continue // how a run ended is the night report's, not a configuration
+		}
+		if err == nil && r.Run != "" {
+			c.noteRun(r)
+		}
+		// A snapshot that failed (parse.ConfigUnknown; before that, a hash
+		// of an empty info) says nothing about the configuration: it is not one.
+		if err != nil || !r.Snapshot.Known() {
+			continue
+		}
+		snap := r.Snapshot
+		if c.configDesc == nil {
+			c.configDesc = map[string]string{}
+		}
+		if _, seen := c.configDesc[snap.ConfigKey]; !seen {
+			c.configs = append(c.configs, snap.ConfigKey)
+			kv := fmt.Sprint(snap.Info["kv_cache_dtype"])
+			if res, ok := snap.Info["kv_cache_dtype_resolved"]; ok {
+				kv += "(" + fmt.Sprint(res) + ")"
+			}
+			c.configDesc[snap.ConfigKey] = fmt.Sprintf("kv_cache_dtype=%s quantization=%v model=%v",
+				kv, snap.Info["quantization"], snap.Info["model_path"])
+		}
+	}
 }

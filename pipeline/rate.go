@@ -14,7 +14,7 @@ import (
 // long watch claim alike; the figure is then the growths seen this
 // session (parse.RateWindow, the worker's own estimator) if measured, else
 // the witness's.
-func (k *counts) rate(c *catState, js *parse.CategoryState, wjson *parse.WorkerState, lg *logs, now time.Time) float64 {
+func (k *counts) rate(c *catState, js *parse.CategoryState, wjson *parse.WorkerState, lg logSays, now time.Time) float64 {
 	f := parse.RateFacts{Now: now, Limit: k.stallAfter}
 	if js != nil && wjson != nil {
 		f.WorkerRate, f.WorkerAt = js.Rate, wjson.UpdatedAt
@@ -41,7 +41,7 @@ func (k *counts) rate(c *catState, js *parse.CategoryState, wjson *parse.WorkerS
 // dashboard opened an hour into a hang and a worker found alive only at
 // the third poll all judge alike. Zero when the log has no header for it:
 // the stall is judged by growth.
-func (k *counts) becameCurrent(c *catState, wk snapshot.Worker, wjson *parse.WorkerState, lg *logs) (t time.Time, weak bool) {
+func (k *counts) becameCurrent(c *catState, wk snapshot.Worker, wjson *parse.WorkerState, lg logSays) (t time.Time, weak bool) {
 	var f parse.CurrentFacts
 	if st := wjson; st != nil && st.Category == c.name {
 		f.JSONSince = st.CategorySince

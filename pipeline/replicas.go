@@ -49,12 +49,13 @@ func replicaRead(rr *routerRead, u string) (serverRead, *parse.EngineMetrics) {
 	return rd, nil
 }
 
-// serverFigures sets the host's latency percentiles, speculative
-// acceptance, KV cache dtype, replica rows and imbalance (on sv, the
-// host's server) from this poll's reads; each figure is set in this one
-// place for every view.
-func (w *Watcher) serverFigures(sv *snapshot.Server, each []snapshot.Server, reads []serverRead, now time.Time) {
-	fs := &w.sv.figs
+// figures sets the host's latency percentiles, speculative acceptance,
+// KV cache dtype, replica rows and imbalance (on the host's server, as
+// judge left it) from this poll's reads; each figure is set in this one
+// place for every view. runDtype: the KV cache dtype the newest run
+// recorded (counts.runKVDtype), for servers whose /metrics says none.
+func (sv *serverSet) figures(reads []serverRead, now time.Time, runDtype string) {
+	fs, each := &sv.figs, sv.each
 	if fs.lat == nil {
 		fs.lat, fs.rows, fs.gen = map[string]*latWindow{}, map[string]rowMemo{}, map[string]genSample{}
 	}
@@ -79,7 +80,7 @@ func (w *Watcher) serverFigures(sv *snapshot.Server, each []snapshot.Server, rea
 		wins = append(wins, lw)
 		rows = append(rows, fs.rowsOf(name, viewOf(each, url), rd, eng, now)...)
 	}
-	for i, sw := range w.sv.list {
+	for i, sw := range sv.list {
 		if i >= len(reads) {
 			break
 		}
@@ -99,18 +100,19 @@ func (w *Watcher) serverFigures(sv *snapshot.Server, each []snapshot.Server, rea
 			delete(fs.rows, u)
 		}
 	}
-	sv.Latency = latencyOf(wins, now)
-	sv.Spec = specOf(wins)
+	host := &sv.shown
+	host.Latency = latencyOf(wins, now)
+	host.Spec = specOf(wins)
 	if dtype == "" {
-		dtype = w.runKVDtype()
+		dtype = runDtype
 	}
-	sv.KVCacheDType = parse.SanitizeString(dtype)
+	host.KVCacheDType = parse.SanitizeString(dtype)
 	if len(rows) > 1 {
-		sv.Rows = rows
+		host.Rows = rows
 		if im := imbalance(rows); im != nil {
-			sv.Imbalance = im
-			for i := range sv.Rows {
-				sv.Rows[i].Slow = sv.Rows[i].Name == im.Replica
+			host.Imbalance = im
+			for i := range host.Rows {
+				host.Rows[i].Slow = host.Rows[i].Name == im.Replica
 			}
 		}
 	}
@@ -300,26 +302,4 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// runKVDtype is the KV cache dtype of the newest run the worker recorded
-// (runs.jsonl's server_info: kv_cache_dtype, resolved when "auto").
-func (w *Watcher) runKVDtype() string {
-	var newest parse.RunLine
-	for _, c := range w.cnt.cats {
-		for _, r := range c.runLines {
-			if r.Snapshot.Known() && r.StartedAt >= newest.StartedAt {
-				newest = r
-			}
-		}
-	}
-	info := newest.Snapshot.Info
-	if info == nil {
-		return ""
-	}
-	kv, _ := info["kv_cache_dtype"].(string)
-	if res, ok := info["kv_cache_dtype_resolved"].(string); ok && (kv == "" || kv == "auto") {
-		kv = res
-	}
-	return kv
 }

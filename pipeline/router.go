@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"strconv"
@@ -45,15 +44,15 @@ type routerRead struct {
 const detectEvery = 10
 
 // routerDue says whether s, not known as a router, is asked /workers this
-// poll: its /metrics is missing (a router's main port has none).
-func (w *Watcher) routerDue(s *srvWatch) bool {
-	return s.role == snapshot.RoleServer && s.st.probe.metrics == "no_metrics" && w.polls-s.detectAt >= detectEvery
+// poll (the polls'th): its /metrics is missing (a router's main port has none).
+func (s *srvWatch) routerDue(polls int) bool {
+	return s.role == snapshot.RoleServer && s.st.probe.metrics == "no_metrics" && polls-s.detectAt >= detectEvery
 }
 
 // readRouter asks the router's worker list and its Prometheus listener,
 // and the replicas it listed last poll their own /metrics, all at once. A
 // server being tried as a router is asked its list only.
-func (w *Watcher) readRouter(ctx context.Context, s *srvWatch) *routerRead {
+func (sv *serverSet) readRouter(ctx context.Context, s *srvWatch, polls int) *routerRead {
 	rr := &routerRead{reps: map[string]serverRead{}}
 	if s.rt == nil {
 		s.rt = &routerWatch{replicas: map[string]*srvWatch{}}
@@ -64,19 +63,19 @@ func (w *Watcher) readRouter(ctx context.Context, s *srvWatch) *routerRead {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		rr.workers, rr.workersKind, rr.workersErr = w.routerList(ctx, s)
+		rr.workers, rr.workersKind, rr.workersErr = sv.routerList(ctx, s)
 		rr.listed = rr.workersKind == "ok"
 	}()
 	if s.role != snapshot.RoleRouter {
-		s.detectAt = w.polls
+		s.detectAt = polls
 		wg.Wait()
 		return rr
 	}
-	if rt.metFails < 3 || w.polls%detectEvery == 0 {
+	if rt.metFails < 3 || polls%detectEvery == 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, kind := w.routerMetrics(ctx, s)
+			m, kind := sv.routerMetrics(ctx, s)
 			rr.met, rr.metKind = m, kind
 		}()
 	}
@@ -85,7 +84,7 @@ func (w *Watcher) readRouter(ctx context.Context, s *srvWatch) *routerRead {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			met, pr, err := w.probeServer(ctx, rep)
+			met, pr, err := sv.probeServer(ctx, rep, polls)
 			mu.Lock()
 			rr.reps[u] = serverRead{met: met, probe: pr, metErr: err}
 			mu.Unlock()
@@ -96,14 +95,14 @@ func (w *Watcher) readRouter(ctx context.Context, s *srvWatch) *routerRead {
 }
 
 // routerList reads GET /workers, or /list_workers on a router without it.
-func (w *Watcher) routerList(ctx context.Context, s *srvWatch) ([]parse.RouterWorker, string, string) {
+func (sv *serverSet) routerList(ctx context.Context, s *srvWatch) ([]parse.RouterWorker, string, string) {
 	paths := []string{"/workers", "/list_workers"}
 	if s.rt.legacy {
 		paths = paths[1:]
 	}
 	var lastErr error
 	for _, p := range paths {
-		body, err := w.getBody(ctx, s.spec.URL, p, 4<<20)
+		body, err := sv.web.body(ctx, s.spec.URL, p, 4<<20)
 		if err == nil {
 			ws, perr := parse.ParseRouterWorkers(body)
 			if perr != nil {
@@ -136,12 +135,12 @@ func routerMetricsURL(sp ServerSpec) string {
 	return "http://" + net.JoinHostPort(u.Hostname(), parse.RouterDefaultMetricsPort)
 }
 
-func (w *Watcher) routerMetrics(ctx context.Context, s *srvWatch) (*parse.RouterMetrics, string) {
+func (sv *serverSet) routerMetrics(ctx context.Context, s *srvWatch) (*parse.RouterMetrics, string) {
 	base := routerMetricsURL(s.spec)
 	if base == "" {
 		return nil, "error"
 	}
-	body, err := w.getBody(ctx, base, "/metrics", 8<<20)
+	body, err := sv.web.body(ctx, base, "/metrics", 8<<20)
 	if err != nil {
 		return nil, probeKind(err)
 	}
@@ -150,20 +149,6 @@ func (w *Watcher) routerMetrics(ctx context.Context, s *srvWatch) (*parse.Router
 		return nil, "no_metrics"
 	}
 	return &m, "ok"
-}
-
-// getBody reads base+p through the host, at most max bytes.
-func (w *Watcher) getBody(ctx context.Context, base, p string, max int64) ([]byte, error) {
-	resp, err := w.get(ctx, base, p)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, max))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p, err)
-	}
-	return b, nil
 }
 
 // routerProbe is a router's probe, as the state table reads it: the
@@ -182,7 +167,7 @@ func (sv *serverSet) foldRouter(s *srvWatch, rr *routerRead) {
 	if s.role != snapshot.RoleRouter {
 		if rr.listed {
 			s.becomeRouter()
-			sv.ev.tl.note(sv.now(), "router_found", "", fmt.Sprintf("%s is SGLang's router: %d replicas behind it", s.name, len(rr.workers)))
+			sv.tl.note(sv.now(), "router_found", "", fmt.Sprintf("%s is SGLang's router: %d replicas behind it", s.name, len(rr.workers)))
 		}
 		return
 	}
@@ -219,7 +204,7 @@ func (sv *serverSet) foldRouter(s *srvWatch, rr *routerRead) {
 	for u := range rt.replicas {
 		if !seen[u] {
 			delete(rt.replicas, u)
-			sv.ev.tl.note(sv.now(), "replica_removed", "", "replica "+shortURL(u)+" left the router's worker list")
+			sv.tl.note(sv.now(), "replica_removed", "", "replica "+shortURL(u)+" left the router's worker list")
 		}
 	}
 }

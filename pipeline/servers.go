@@ -84,19 +84,26 @@ func shortURL(u string) string {
 	return p.Host
 }
 
+// specChoice is what the user chose of the servers (Options): Servers,
+// ServerURL, where it comes from (ServerURLFrom) and ServerLog.
+type specChoice struct {
+	Servers                             []ServerSpec
+	ServerURL, ServerURLFrom, ServerLog string
+}
+
 // serverSpecs are the servers to watch, one rule for every view:
 // Options.Servers; else a URL the user chose (--server-url, the
-// environment, config.toml); else pipeline.toml's servers list, else its
-// server (the one the worker talks to); else the default URL.
-func (w *Watcher) serverSpecs() []ServerSpec {
-	if len(w.o.Servers) > 0 {
-		return w.o.Servers
+// environment, config.toml); else man's servers list (pipeline.toml's, or
+// the hint's before it is read), else its server (the one the worker
+// talks to); else the default URL.
+func serverSpecs(o specChoice, man parse.Manifest) []ServerSpec {
+	if len(o.Servers) > 0 {
+		return o.Servers
 	}
-	from := w.o.ServerURLFrom
+	from := o.ServerURLFrom
 	if from != "" && from != "default" {
-		return []ServerSpec{{URL: w.o.ServerURL, Log: w.o.ServerLog, rooted: true, From: from}}
+		return []ServerSpec{{URL: o.ServerURL, Log: o.ServerLog, rooted: true, From: from}}
 	}
-	man := w.serverManifest()
 	if len(man.Servers) > 0 {
 		var out []ServerSpec
 		for i, e := range man.Servers {
@@ -104,7 +111,7 @@ func (w *Watcher) serverSpecs() []ServerSpec {
 			if log == "" {
 				log = parse.ServerLogFor(i, e.URL)
 				if i == 0 {
-					log, rooted = w.o.ServerLog, true
+					log, rooted = o.ServerLog, true
 				}
 			}
 			out = append(out, ServerSpec{URL: e.URL, Log: log, Router: e.Router, Metrics: e.Metrics, rooted: rooted, From: "pipeline.toml servers"})
@@ -112,45 +119,45 @@ func (w *Watcher) serverSpecs() []ServerSpec {
 		return out
 	}
 	if u := man.Server; u != "" {
-		return []ServerSpec{{URL: u, Log: w.o.ServerLog, rooted: true, From: "pipeline.toml server"}}
+		return []ServerSpec{{URL: u, Log: o.ServerLog, rooted: true, From: "pipeline.toml server"}}
 	}
 	if from == "" {
 		from = "default"
-		if w.o.ServerURL != parse.DefaultServerURL {
+		if o.ServerURL != parse.DefaultServerURL {
 			from = "options"
 		}
 	}
-	return []ServerSpec{{URL: w.o.ServerURL, Log: w.o.ServerLog, rooted: true, From: from}}
+	return []ServerSpec{{URL: o.ServerURL, Log: o.ServerLog, rooted: true, From: from}}
 }
 
-// setServers makes the server set match specs, keeping the state of a
+// setSpecs makes the server set match specs, keeping the state of a
 // server already watched under the same URL.
-func (w *Watcher) setServers(specs []ServerSpec) {
+func (sv *serverSet) setSpecs(specs []ServerSpec) {
 	old := map[string]*srvWatch{}
-	for _, s := range w.sv.list {
+	for _, s := range sv.list {
 		old[s.spec.URL] = s
 	}
 	var next []*srvWatch
 	for _, sp := range specs {
-		if s, ok := old[sp.URL]; ok && sameLog(s, sp, w.o.Root) {
+		if s, ok := old[sp.URL]; ok && sameLog(s, sp, sv.root) {
 			s.spec.From = sp.From
 			next = append(next, s)
 			continue
 		}
-		next = append(next, newSrvWatch(sp, w.o.Root, w.sv.pane))
+		next = append(next, newSrvWatch(sp, sv.root, sv.pane))
 	}
-	w.sv.list = next
-	w.sv.first = &w.sv.list[0].st
+	sv.list = next
+	sv.first = &sv.list[0].st
 }
 
-// serversAre says whether the watched servers are specs, in order.
-func (w *Watcher) serversAre(specs []ServerSpec) bool {
-	if len(specs) != len(w.sv.list) {
+// specsAre says whether the watched servers are specs, in order.
+func (sv *serverSet) specsAre(specs []ServerSpec) bool {
+	if len(specs) != len(sv.list) {
 		return false
 	}
 	for i, sp := range specs {
-		s := w.sv.list[i]
-		if s.spec.URL != sp.URL || s.spec.Router != sp.Router || s.spec.Metrics != sp.Metrics || s.spec.From != sp.From || !sameLog(s, sp, w.o.Root) {
+		s := sv.list[i]
+		if s.spec.URL != sp.URL || s.spec.Router != sp.Router || s.spec.Metrics != sp.Metrics || s.spec.From != sp.From || !sameLog(s, sp, sv.root) {
 			return false
 		}
 	}
@@ -195,24 +202,24 @@ type serverRead struct {
 	router *routerRead
 }
 
-// probeServers asks every server at once; a router's worker list, its
-// metrics and its replicas go in the same batch.
-func (w *Watcher) probeServers(ctx context.Context) []serverRead {
-	out := make([]serverRead, len(w.sv.list))
+// probe asks every server at once, in the polls'th poll; a router's worker
+// list, its metrics and its replicas go in the same batch.
+func (sv *serverSet) probe(ctx context.Context, polls int) []serverRead {
+	out := make([]serverRead, len(sv.list))
 	var wg sync.WaitGroup
-	for i, s := range w.sv.list {
+	for i, s := range sv.list {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if s.role == snapshot.RoleRouter {
-				out[i].router = w.readRouter(ctx, s)
+				out[i].router = sv.readRouter(ctx, s, polls)
 				return
 			}
-			if w.routerDue(s) {
+			if s.routerDue(polls) {
 				wg.Add(1)
-				go func() { defer wg.Done(); out[i].router = w.readRouter(ctx, s) }()
+				go func() { defer wg.Done(); out[i].router = sv.readRouter(ctx, s, polls) }()
 			}
-			out[i].met, out[i].probe, out[i].metErr = w.probeServer(ctx, s)
+			out[i].met, out[i].probe, out[i].metErr = sv.probeServer(ctx, s, polls)
 		}()
 	}
 	wg.Wait()
@@ -440,22 +447,22 @@ func (sv *serverSet) foldRouterLine(s *srvWatch, l parse.RouterLine) {
 	case parse.RReady:
 		s.st.phase, s.st.ready = "ready", true
 	case parse.RWorkerDown:
-		sv.ev.logEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
+		sv.tl.logEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
 		s.routerSays(l.Worker, msg)
 	case parse.RCircuitOpen:
 		if l.Worker == "" { // the breaker's line names no worker unless a field does
-			sv.ev.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
+			sv.tl.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
 			return
 		}
-		sv.ev.logEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
+		sv.tl.logEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
 		s.routerSays(l.Worker, msg)
 	case parse.RRetry:
-		sv.ev.logEvent(l.Time, "router_retry", "router: "+msg, l.Msg)
+		sv.tl.logEvent(l.Time, "router_retry", "router: "+msg, l.Msg)
 	case parse.RWorkerUp:
-		sv.ev.logEvent(l.Time, "replica_healthy", "router: "+msg, l.Msg)
+		sv.tl.logEvent(l.Time, "replica_healthy", "router: "+msg, l.Msg)
 		s.routerSays(l.Worker, "")
 	case parse.RError:
-		sv.ev.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
+		sv.tl.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
 	}
 }
 

@@ -47,44 +47,22 @@ func ReadServersHint(path string) *ServersHint {
 	return &h
 }
 
-// writeServersHint keeps the servers pipeline.toml named, when they
-// differ from the hint read at the start (most runs write nothing).
-// Errors are ignored: a hint only saves round trips.
-func (w *Watcher) writeServersHint() {
-	have := ServersHint{Server: w.cnt.manifest.Server, Servers: w.cnt.manifest.Servers, NoAgent: w.noAgent, Unpacks: w.pre != nil && w.pre.Unpacks()}
-	if !w.cnt.haveMan && w.hint != nil { // pipeline.toml not read yet: its servers as the hint had them
-		have.Server, have.Servers = w.hint.Server, w.hint.Servers
+// write keeps have at path when it differs from h, the hint read at the
+// start or written since (most runs write nothing), and returns the hint
+// as it now stands. Errors are ignored: a hint only saves round trips.
+func (h *ServersHint) write(path string, have ServersHint) *ServersHint {
+	if path == "" || (h == nil && have.Server == "" && len(have.Servers) == 0 && have.NoAgent == "" && !have.Unpacks) {
+		return h
 	}
-	if w.o.HintPath == "" || (w.hint == nil && have.Server == "" && len(have.Servers) == 0 && have.NoAgent == "" && !have.Unpacks) {
-		return
-	}
-	old, _ := json.Marshal(w.hint)
+	old, _ := json.Marshal(h)
 	b, err := json.Marshal(have)
 	if err != nil || string(old) == string(b) {
-		return
+		return h
 	}
-	os.MkdirAll(filepath.Dir(w.o.HintPath), 0o700)
-	tmp := w.o.HintPath + ".tmp"
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	tmp := path + ".tmp"
 	if os.WriteFile(tmp, b, 0o600) == nil {
-		os.Rename(tmp, w.o.HintPath)
+		os.Rename(tmp, path)
 	}
-	w.hint = &have
-}
-
-// noteUnpack keeps, for the hint, what the fallback's last answer said of
-// unpacking, when it differs from the hint's.
-func (w *Watcher) noteUnpack() {
-	if w.pre != nil && w.pre.Unpacks() != (w.hint != nil && w.hint.Unpacks) {
-		w.writeServersHint()
-	}
-}
-
-// serverManifest is the manifest serverSpecs reads: pipeline.toml once
-// read, else the hint; one that does not parse lists none (those
-// configured stand).
-func (w *Watcher) serverManifest() parse.Manifest {
-	if !w.cnt.haveMan && w.cnt.manErr == nil && w.hint != nil {
-		return parse.Manifest{Server: w.hint.Server, Servers: w.hint.Servers}
-	}
-	return w.cnt.manifest
+	return &have
 }

@@ -19,12 +19,14 @@ type serverSet struct {
 	thr   *samples // the host's generation throughput, for the sparkline
 	figs  figureState
 	lines *snapshot.Ring // the servers' log lines for display (the logs part's)
-	ev    *events
+	ev    *events        // the host's zone for the log lines' times (serverTime)
+	tl    *Timeline      // the servers' events: their logs', the probes', the router's
 	root  string
 	now   func() time.Time
-	pane  int64 // a server log's last bytes a first read sends as they are (the rest digested)
+	pane  int64       // a server log's last bytes a first read sends as they are (the rest digested)
+	web   *serverHTTP // the probes' requests through the host (alive.go)
 
-	// this poll's judgement (judge, then serverFigures), which view reads
+	// this poll's judgement (judge, then figures), which view reads
 	shown   snapshot.Server   // the one server, or the host's total
 	each    []snapshot.Server // each server, a router's replicas after it
 	several bool              // several servers or a router: each is shown too
@@ -55,3 +57,7 @@ func (sv *serverSet) view() (snapshot.Server, []snapshot.Server) {
 	}
 	return sv.shown, append([]snapshot.Server(nil), sv.each...)
 }
+
+// retractions is the first server's retractions so far (its log's), which
+// the baseline names as a drop's cause when they rise.
+func (sv *serverSet) retractions() int { return sv.first.retractions }

@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
@@ -174,6 +176,18 @@ func (t *Timeline) rewrite() {
 	}
 	f.Close()
 	_ = os.Rename(tmp, t.path)
+}
+
+// note adds an event at t, its text sanitised.
+func (t *Timeline) note(at time.Time, kind, cat, text string) {
+	t.Add(snapshot.Event{Time: at.UTC(), Kind: kind, Category: cat, Text: parse.SanitizeString(text)})
+}
+
+// logEvent records an event read from a log, at its log time, keyed so that
+// reading the same line again (this session or the next) adds nothing.
+func (t *Timeline) logEvent(at time.Time, kind, text, msg string) {
+	t.Add(snapshot.Event{Time: at.UTC(), Kind: kind, Text: parse.SanitizeString(text),
+		Key: kind + "|" + at.UTC().Format(time.RFC3339Nano) + "|" + parse.SanitizeString(msg)})
 }
 
 // Recent returns up to n of the newest events, oldest first.

@@ -7,11 +7,8 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"math"
-	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,10 +92,8 @@ type Watcher struct {
 	rd           remote.Host      // what polls read through: pre, or h itself
 	pre          *remote.Prefetch // answers a cold poll from one exec (a host with a link only)
 	coldErr      error            // the last cold poll's batch error
-	tr           *http.Transport  // the servers' requests (transport)
-	trOnce       sync.Once
-	agent        *remote.Agent // answers steady polls in one request (a host with a link that can stream)
-	agentErr     string        // the agent's last error, logged once
+	agent        *remote.Agent    // answers steady polls in one request (a host with a link that can stream)
+	agentErr     string           // the agent's last error, logged once
 	readerLogged string
 	reader       atomic.Value // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
 	hint         *ServersHint // Options.HintPath's, as read at the start
@@ -134,7 +129,7 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 		tl = NewTimeline(500, "")
 	}
 	w := &Watcher{h: h, o: o, timeline: tl,
-		log: newLogs(o),
+		log: newLogs(o.WorkerLog, o.LogLines, o.OnePoll),
 	}
 	w.WorkerLog, w.ServerLog = w.log.worker, w.log.server
 	w.rd = h
@@ -152,11 +147,11 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 			w.pre.SetUnpack(w.hint.Unpacks)
 		}
 	}
-	w.sv = serverSet{thr: newSamples(o.History), ev: &w.ev, root: o.Root, now: o.Now, lines: w.log.server, pane: 32 << 10}
+	w.sv = serverSet{thr: newSamples(o.History), ev: &w.ev, root: o.Root, now: o.Now, lines: w.log.server, pane: 32 << 10, web: newServerHTTP(h), tl: tl}
 	if o.OnePoll {
 		w.sv.pane = 4 << 10 // a one-shot status shows no pane
 	}
-	w.setServers(w.serverSpecs())
+	w.sv.setSpecs(w.serverSpecs())
 	w.ev.tl = tl
 	w.base.tl = tl
 	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, onePoll: o.OnePoll, tl: tl, cats: map[string]*catState{}}
@@ -233,10 +228,13 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	w.polls++
 	var wg, pw sync.WaitGroup // pw: the servers' probes
 	var reads []serverRead
-	probe := func(ctx context.Context) { pw.Add(1); go func() { defer pw.Done(); reads = w.probeServers(ctx) }() }
+	probe := func(ctx context.Context) {
+		pw.Add(1)
+		go func() { defer pw.Done(); reads = w.sv.probe(ctx, w.polls) }()
+	}
 	defer pw.Wait()
 	if !w.sv.set {
-		w.setServers(w.serverSpecs()) // as configured, until pipeline.toml is read (below)
+		w.sv.setSpecs(w.serverSpecs()) // as configured, until pipeline.toml is read (below)
 	}
 	guess, dropGuess := context.WithCancel(ctx)
 	defer dropGuess()
@@ -267,10 +265,10 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	if !w.sv.set {
 		// the first poll: pipeline.toml may list other servers; probe those
 		w.sv.set = w.cnt.haveMan || w.cnt.manErr != nil // a bad manifest lists no servers: those configured stand
-		if specs := w.serverSpecs(); !w.serversAre(specs) {
+		if specs := w.serverSpecs(); !w.sv.specsAre(specs) {
 			dropGuess() // pipeline.toml names others: a wedged guess (a stale hint) is not waited for (3 s)
 			pw.Wait()
-			w.setServers(specs)
+			w.sv.setSpecs(specs)
 			probe(ctx)
 		}
 	}
@@ -333,7 +331,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 		w.cnt.noteWorkerJSON(st)
 	}
 	w.live.fold(lr, now)
-	w.live.noteGrowth(res, w.cnt.cats, w.nth())
+	w.live.noteGrowth(res, w.cnt.grewIn, w.nth())
 	w.cnt.fold(res, now, w.live.wjson)
 	w.cnt.foldSpans(spanOut, spanRead, w.ev.hostZone(), now)
 	w.cnt.zone = w.ev.hostZone()
@@ -444,76 +442,34 @@ func linkPhase(p remote.Phase) snapshot.LinkPhase {
 	return snapshot.LinkClosed
 }
 
-// metrics reads the server's /metrics through the host (an SSH forward).
-func (w *Watcher) metrics(ctx context.Context, base string) (parse.ServerMetrics, error) {
-	resp, err := w.get(ctx, base, "/metrics")
-	if err != nil {
-		return parse.ServerMetrics{}, err
+// serverSpecs are the servers to watch (serverSpecs): a Watcher's, for
+// it composes the options, the counts' manifest and the hint kept between
+// runs. The manifest is pipeline.toml once read, else the hint's; one
+// that does not parse lists none (those configured stand).
+func (w *Watcher) serverSpecs() []ServerSpec {
+	man := w.cnt.manifest
+	if !w.cnt.haveMan && w.cnt.manErr == nil && w.hint != nil {
+		man = parse.Manifest{Server: w.hint.Server, Servers: w.hint.Servers}
 	}
-	defer resp.Body.Close()
-	m, err := parse.ParseMetrics(io.LimitReader(resp.Body, 8<<20))
-	if err == nil && m.Dialect == parse.DialectUnknown {
-		err = errNoSeries
-	}
-	return m, err
+	return serverSpecs(specChoice{w.o.Servers, w.o.ServerURL, w.o.ServerURLFrom, w.o.ServerLog}, man)
 }
 
-// errNoSeries: /metrics answered without a server's series.
-var errNoSeries = errors.New("/metrics has no sglang or vllm series (start the server with --enable-metrics)")
-
-// statusError is an HTTP answer other than 200.
-type statusError struct {
-	path   string
-	code   int
-	status string
-}
-
-func (e statusError) Error() string { return e.path + ": " + e.status }
-
-// get asks the server for p through the host, within 3 s. Only a 200 is
-// an answer; the caller closes its body.
-func (w *Watcher) get(ctx context.Context, base, p string) (*http.Response, error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	tr := w.transport()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+p, nil)
-	if err != nil {
-		cancel()
-		return nil, err
+// writeServersHint keeps the servers pipeline.toml named, and what the
+// cold reads learnt of the host (no agent, unpacking), when they differ
+// from the hint (ServersHint.write): a Watcher's, for the hint gathers
+// the counts' manifest and the reader's findings.
+func (w *Watcher) writeServersHint() {
+	have := ServersHint{Server: w.cnt.manifest.Server, Servers: w.cnt.manifest.Servers, NoAgent: w.noAgent, Unpacks: w.pre != nil && w.pre.Unpacks()}
+	if !w.cnt.haveMan && w.hint != nil { // pipeline.toml not read yet: its servers as the hint had them
+		have.Server, have.Servers = w.hint.Server, w.hint.Servers
 	}
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		cancel()
-		return nil, err
+	w.hint = w.hint.write(w.o.HintPath, have)
+}
+
+// noteUnpack keeps, for the hint, what the fallback's last answer said of
+// unpacking, when it differs from the hint's.
+func (w *Watcher) noteUnpack() {
+	if w.pre != nil && w.pre.Unpacks() != (w.hint != nil && w.hint.Unpacks) {
+		w.writeServersHint()
 	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		cancel()
-		return nil, statusError{p, resp.StatusCode, resp.Status}
-	}
-	resp.Body = &cancelBody{resp.Body, cancel}
-	return resp, nil
 }
-
-// transport carries the server requests of every poll on kept connections
-// (one forwarded channel, not one per request) and asks for gzip, which
-// the servers' Prometheus endpoint (prometheus_client's make_asgi_app)
-// sends when asked: /metrics every poll is then a few hundred bytes. A
-// kept connection that died with the link is dialled again by the
-// transport itself (a GET is retried on a new one).
-func (w *Watcher) transport() *http.Transport {
-	w.trOnce.Do(func() {
-		w.tr = &http.Transport{
-			DialContext:         func(ctx context.Context, _, addr string) (net.Conn, error) { return w.h.DialTCP(ctx, addr) },
-			MaxIdleConnsPerHost: 2,
-			IdleConnTimeout:     time.Minute,
-		}
-	})
-	return w.tr
-}
-
-type cancelBody struct {
-	io.ReadCloser
-	done func()
-}
-
-func (b *cancelBody) Close() error { err := b.ReadCloser.Close(); b.done(); return err }
