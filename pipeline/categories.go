@@ -81,11 +81,16 @@ func (k *counts) newCat(name string) *catState {
 }
 
 // discover finds categories from the manifest and prepared/*/ folders;
-// parsed: pipeline.toml was read and parsed by this call.
-func (k *counts) discover(ctx context.Context, rd remote.Host) (parsed bool, err error) {
+// parsed: pipeline.toml was read and parsed by this call. The manifest and
+// its trust are the poll's batch's answers (man, trust) when it gave them.
+func (k *counts) discover(ctx context.Context, rd remote.Host, man *remote.CatAsk, trust *remote.ExecAsk) (parsed bool, err error) {
 	if !k.haveMan || k.manView {
 		mp := k.lay.Manifest()
-		data, err := rd.ReadAt(ctx, mp, 0, 1<<20)
+		cat, ok := man.Result()
+		data, err := cat.Data, cat.Err
+		if !ok {
+			data, err = rd.ReadAt(ctx, mp, 0, 1<<20)
+		}
 		k.manErr = nil
 		switch {
 		case err == nil:
@@ -100,7 +105,7 @@ func (k *counts) discover(ctx context.Context, rd remote.Host) (parsed bool, err
 				view.Path, k.manErr = mp, view
 			}
 			if m.Server != "" || len(m.Servers) > 0 {
-				k.manErr = errors.Join(k.manErr, k.distrust(ctx, rd, mp, &m))
+				k.manErr = errors.Join(k.manErr, k.distrust(ctx, rd, mp, &m, trust))
 			}
 			k.manifest = m
 			k.haveMan = true

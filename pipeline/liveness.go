@@ -72,6 +72,12 @@ var errUnknown = errors.New("could not read /proc")
 
 // read returns the live process pid (nil if there is none).
 func (r *procReader) read(ctx context.Context, pid int) (*proc, error) {
+	return r.readAsked(ctx, pid, nil, nil)
+}
+
+// readAsked is read, its /proc entries the poll's batch's answers (cmdAsk,
+// statAsk) where it gave them.
+func (r *procReader) readAsked(ctx context.Context, pid int, cmdAsk, statAsk *remote.CatAsk) (*proc, error) {
 	if pid <= 0 {
 		return nil, nil
 	}
@@ -80,8 +86,8 @@ func (r *procReader) read(ctx context.Context, pid int) (*proc, error) {
 	var cerr, serr error
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); cmd, cerr = r.h.ReadAt(ctx, dir+"/cmdline", 0, 64<<10) }()
-	go func() { defer wg.Done(); stat, serr = r.h.ReadAt(ctx, dir+"/stat", 0, 4096) }()
+	go func() { defer wg.Done(); cmd, cerr = readCat(ctx, r.h, cmdAsk, dir+"/cmdline", 64<<10) }()
+	go func() { defer wg.Done(); stat, serr = readCat(ctx, r.h, statAsk, dir+"/stat", 4096) }()
 	wg.Wait()
 	for _, err := range []error{serr, cerr} {
 		switch {
@@ -341,4 +347,34 @@ type workerFacts = parse.WorkerFacts
 func workerStateFor(f workerFacts) (state snapshot.WorkerState, reason string, byYou bool) {
 	s, reason, byYou := parse.JudgeWorker(f)
 	return snapshot.WorkerState(s), reason, byYou
+}
+
+// liveAsks are liveness's handles in a poll's batch (ask).
+type liveAsks struct {
+	wjson, note, boot *remote.CatAsk
+	cmdline, stat     *remote.CatAsk // of pid: the worker seen alive last poll
+	pid               int
+}
+
+// ask adds liveness's reads to a poll's batch: worker.json, the kill note,
+// the boot time until known, the /proc entries of the worker seen alive.
+func (l *liveness) ask(b *remote.Batch) liveAsks {
+	a := liveAsks{wjson: b.Cat(l.lay.WorkerJSON(), 4<<20), note: b.Cat(l.lay.KillNote(), 4096)}
+	if !l.bootRead {
+		a.boot = b.Cat("/proc/stat", 64<<10)
+	}
+	if cur := l.cur; cur != nil {
+		dir := "/proc/" + strconv.Itoa(cur.pid)
+		a.pid, a.cmdline, a.stat = cur.pid, b.Cat(dir+"/cmdline", 64<<10), b.Cat(dir+"/stat", 4096)
+	}
+	return a
+}
+
+// readCat is c's answer, or, when the batch did not answer it (nil: not
+// asked, or no batch), a read of its own.
+func readCat(ctx context.Context, h remote.Host, c *remote.CatAsk, path string, max int) ([]byte, error) {
+	if r, ok := c.Result(); ok {
+		return r.Data, r.Err
+	}
+	return h.ReadAt(ctx, path, 0, max)
 }

@@ -19,7 +19,9 @@ var errNotExist = fs.ErrNotExist
 // armed, and asks the host it wraps otherwise. What it serves is what the
 // host said at the batch's time, so it is armed for one poll only. A
 // question the batch did not foresee (a miss) goes to the host: a miss
-// costs round trips, never a wrong answer.
+// costs round trips, never a wrong answer. It serves what the Poller and
+// procReader ask as Host calls (stats, reads, globs, counts, the procs'
+// scan); an Exec or Cat op's answer is its handle's alone (asks.go).
 type Prefetch struct {
 	Host
 	mu     sync.Mutex
@@ -48,7 +50,7 @@ func (p *Prefetch) Load(ctx context.Context, b *Batch) error {
 	}
 	a, err := p.parse(res.Stdout, b)
 	p.mu.Lock()
-	p.a = a // what parsed before an error is still true
+	p.a = a.served(b) // what parsed before an error is still true
 	p.mu.Unlock()
 	return err
 }
@@ -94,7 +96,7 @@ func (p *Prefetch) SetUnpack(ok bool) { p.unpack.Store(ok) }
 func (p *Prefetch) LoadVia(ctx context.Context, ag *Agent, b *Batch) error {
 	a, err := ag.Run(ctx, b)
 	p.mu.Lock()
-	p.a = a // what parsed before an error is still true
+	p.a = a.served(b) // what parsed before an error is still true
 	p.mu.Unlock()
 	return err
 }
@@ -125,13 +127,13 @@ func (p *Prefetch) LoadEither(ctx context.Context, ag *Agent, b, fb *Batch) (age
 	a, aerr := ag.Run(ctx, b)
 	if aerr == nil {
 		p.mu.Lock()
-		p.a = a
+		p.a = a.served(b)
 		p.mu.Unlock()
 		return true, nil, nil // the fallback's answer, when it comes, is dropped
 	}
 	r := <-fc
 	p.mu.Lock()
-	p.a = r.a // what parsed before an error is still true
+	p.a = r.a.served(fb) // what parsed before an error is still true
 	p.mu.Unlock()
 	return false, aerr, r.err
 }
@@ -254,23 +256,9 @@ func (p *Prefetch) Exec(ctx context.Context, argv ...string) (ExecResult, error)
 	return p.Host.Exec(ctx, argv...)
 }
 
-// Served answers argv from the batch only: never a question to the host.
-func (p *Prefetch) Served(argv ...string) (ExecResult, bool) {
-	p.mu.Lock()
-	a := p.a
-	p.mu.Unlock()
-	if a == nil {
-		return ExecResult{}, false
-	}
-	r, ok := a.exec(argv)
-	if ok {
-		p.hits.Add(1)
-	}
-	return r, ok
-}
-
-// exec answers a command the batch ran, or a host count of ranges the
-// batch counted (hostCountArgv), in hostCountScript's words.
+// exec answers the procs' scan the batch ran, or a host count of ranges
+// the batch counted (hostCountArgv), in hostCountScript's words. An Exec
+// op's answer is its handle's (ExecAsk), never served here.
 func (a *answers) exec(argv []string) (ExecResult, bool) {
 	if r, ok := a.execs[CommandLine(argv...)]; ok {
 		return r, true

@@ -1,0 +1,135 @@
+package remote
+
+import (
+	"path"
+	"strconv"
+)
+
+// An op's handle. The part of the pipeline that asks an op keeps its
+// handle and reads the answer from it once the batch ran: an answer is
+// the op's own, never a later call's argv matched against a cache. An
+// unanswered handle (the batch failed, the record was cut, no batch ran:
+// nil) says so, and the part reads for itself.
+
+// ExecAsk is an Exec op: argv's exit code, stdout and stderr.
+type ExecAsk struct {
+	argv []string
+	res  ExecResult
+	ok   bool
+	// shared: also served to Prefetch.Exec (the procs' scan, which
+	// procReader asks as a Host call)
+	shared bool
+}
+
+// Result is the command's answer, ok when the batch answered it.
+func (x *ExecAsk) Result() (ExecResult, bool) {
+	if x == nil || !x.ok {
+		return ExecResult{}, false
+	}
+	return x.res, true
+}
+
+// Argv is the command the op runs.
+func (x *ExecAsk) Argv() []string { return x.argv }
+
+// CatResult is a Cat op's answer: the file's first bytes, or why not.
+type CatResult struct {
+	Data []byte
+	Err  error // fs.ErrNotExist for a missing file
+}
+
+// CatAsk is a Cat op: [0, max) of a small whole file.
+type CatAsk struct {
+	path string
+	max  int
+	res  CatResult
+	ok   bool
+}
+
+// Result is the file's bytes or its error, ok when the batch answered it.
+func (c *CatAsk) Result() (CatResult, bool) {
+	if c == nil || !c.ok {
+		return CatResult{}, false
+	}
+	return c.res, true
+}
+
+// ThenAsk is a CountThen op's command: run when the host counted the
+// new bytes itself, over [from, from+n) of the counted file.
+type ThenAsk struct {
+	argv []string
+	path string
+	from int64
+	res  ExecResult
+	n    int64
+	ok   bool
+}
+
+// Result is the command's answer and the bytes it ran over (from the
+// op's from to where the count ended), ok when the host ran it.
+func (t *ThenAsk) Result() (res ExecResult, n int64, ok bool) {
+	if t == nil || !t.ok {
+		return ExecResult{}, 0, false
+	}
+	return t.res, t.n, true
+}
+
+// setExec answers the exec op i (an X record).
+func (b *Batch) setExec(a *answers, i int, res ExecResult) {
+	x := b.execs[i]
+	x.res, x.ok = res, true
+	a.execs[CommandLine(x.argv...)] = res
+}
+
+// setThen answers the command of CountThen i (a Y record), run over n bytes.
+func (b *Batch) setThen(a *answers, i int, res ExecResult, n int64) {
+	th := b.thens[i]
+	th.res, th.n, th.ok = res, n, true
+	argv := append(append([]string(nil), th.argv...), th.path, strconv.FormatInt(th.from+1, 10), strconv.FormatInt(n, 10))
+	a.execs[CommandLine(argv...)] = res
+}
+
+// setCats answers each Cat op from its read: an R record at 0 of its
+// path that is the cat's shape (max bytes, or to the end, or an error).
+// A Tail's head read of the same file (64 bytes) is another unless it
+// holds the same bytes; a procs op's read of the same /proc file is the same.
+func (b *Batch) setCats(a *answers) {
+	for _, c := range b.cats {
+		for _, r := range a.reads[path.Clean(c.path)] {
+			if r.off == 0 && (r.err != nil || r.eof || len(r.data) == c.max) {
+				c.res, c.ok = CatResult{Data: r.data, Err: r.err}, true
+				break
+			}
+		}
+	}
+}
+
+// served is what a Prefetch serves of a: the reads, counts and the
+// procs' scan the Poller and procReader ask as Host calls. The Cat and
+// Exec ops' answers are their handles' alone.
+func (a *answers) served(b *Batch) *answers {
+	if a == nil {
+		return nil
+	}
+	s := *a
+	s.execs = map[string]ExecResult{}
+	for _, x := range b.execs {
+		if r, ok := x.Result(); ok && x.shared {
+			s.execs[CommandLine(x.argv...)] = r
+		}
+	}
+	s.reads = map[string][]readAns{}
+	for p, rs := range a.reads {
+		s.reads[p] = rs
+	}
+	for _, c := range b.cats {
+		p := path.Clean(c.path)
+		for i, r := range s.reads[p] {
+			if r.off == 0 && (r.err != nil || r.eof || len(r.data) == c.max) {
+				s.reads[p] = append(append([]readAns(nil), s.reads[p][:i]...), s.reads[p][i+1:]...)
+				break
+			}
+		}
+	}
+	return &s
+}
