@@ -229,8 +229,7 @@ func (w *Watcher) askCounts(b *remote.Batch, counters []*remote.Counter, steady 
 // that asked it once the batch ran (an unanswered one: the part reads
 // for itself). nil: no batch ran (--local, a host with no link).
 type pollAsks struct {
-	man     *remote.CatAsk  // counts: pipeline.toml
-	trust   *remote.ExecAsk // counts: its owner and mode (manifestTrust)
+	find    findAsks        // counts: the manifest and the category folders
 	coldSum *remote.ExecAsk // counts: the holes' sums of a one-shot status
 	tokens  *remote.ExecAsk // counts: the holes' sums (sumOnHost)
 	spans   *remote.ExecAsk // counts: the records' spans (recspan.go)
@@ -246,13 +245,14 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *p
 	asks := &pollAsks{}
 	l := w.layout()
 	if !w.cnt.haveMan {
-		asks.man = b.Cat(l.Manifest(), 1<<20)
-		asks.trust = b.Exec(manifestTrustArgv(l.Manifest())...) // asked if it names a server: no round trip after
+		asks.find.man = b.Cat(l.Manifest(), 1<<20)
+		asks.find.trust = b.Exec(manifestTrustArgv(l.Manifest())...) // asked if it names a server: no round trip after
 	}
 	if full {
-		g := parse.Layout{Root: remote.GlobEscape(w.o.Root)}
-		b.Glob(g.Prompts("*"), l.Prepared(), parse.PromptsFile)
-		b.Glob(g.Raw("*"), l.Prepared(), parse.RawFile)
+		pats := parse.CategoryGlobs(w.o.Root) // prompts.jsonl's, raw_responses.jsonl's
+		for i, name := range []string{parse.PromptsFile, parse.RawFile} {
+			asks.find.globs = append(asks.find.globs, b.Glob(pats[i], l.Prepared(), name))
+		}
 	}
 	p := w.poller(full)
 	if len(w.cnt.cats) == 0 {

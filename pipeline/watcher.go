@@ -262,7 +262,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	}
 	if full {
 		var parsed bool
-		if parsed, discErr = w.cnt.discover(ctx, w.rd, asks.man, asks.trust); parsed {
+		if parsed, discErr = w.cnt.discover(ctx, w.rd, asks.find); parsed {
 			w.writeServersHint()
 		}
 	}

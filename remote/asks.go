@@ -54,6 +54,27 @@ func (c *CatAsk) Result() (CatResult, bool) {
 	return c.res, true
 }
 
+// GlobResult is a Glob op's answer: the paths that exist.
+type GlobResult struct {
+	Paths []string
+	Err   error
+}
+
+// GlobAsk is a Glob op: dir/*/name.
+type GlobAsk struct {
+	pattern string
+	res     GlobResult
+	ok      bool
+}
+
+// Result is the paths found, ok when the batch answered it.
+func (g *GlobAsk) Result() (GlobResult, bool) {
+	if g == nil || !g.ok {
+		return GlobResult{}, false
+	}
+	return g.res, true
+}
+
 // ThenAsk is a CountThen op's command: run when the host counted the
 // new bytes itself, over [from, from+n) of the counted file.
 type ThenAsk struct {
@@ -105,13 +126,14 @@ func (b *Batch) setCats(a *answers) {
 }
 
 // served is what a Prefetch serves of a: the reads, counts and the
-// procs' scan the Poller and procReader ask as Host calls. The Cat and
-// Exec ops' answers are their handles' alone.
+// procs' scan the Poller and procReader ask as Host calls. The Cat, Exec
+// and Glob ops' answers are their handles' alone.
 func (a *answers) served(b *Batch) *answers {
 	if a == nil {
 		return nil
 	}
 	s := *a
+	s.globs = nil
 	s.execs = map[string]ExecResult{}
 	for _, x := range b.execs {
 		if r, ok := x.Result(); ok && x.shared {

@@ -28,6 +28,7 @@ type Batch struct {
 	execs []*ExecAsk // each exec op (and procs' scan), by index
 	thens []*ThenAsk // the commands CountThen runs, by index
 	cats  []*CatAsk  // each Cat op, answered by its path's read
+	globs []*GlobAsk // each Glob op, answered by its pattern's G record
 	nonce string     // ends every record: a cut read shows (set by Argv)
 	// Digests: the batch goes to the Go agent, which digests a Tail's
 	// history on its first attach (taild); the fallback does not.
@@ -43,10 +44,14 @@ func (b *Batch) Cat(path string, max int) *CatAsk {
 	return c
 }
 
-// Glob lists the dir/*/name that exist, the answer to Glob(pattern).
-func (b *Batch) Glob(pattern, dir, name string) {
+// Glob lists the dir/*/name that exist (pattern names the answer); its
+// answer is the handle's.
+func (b *Batch) Glob(pattern, dir, name string) *GlobAsk {
 	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "glob", pattern, dir, name)
+	g := &GlobAsk{pattern: pattern}
+	b.globs = append(b.globs, g)
+	return g
 }
 
 // Tail reads what t's next poll reads: its stat, its new bytes, and the
@@ -238,6 +243,11 @@ func parseBatch(out []byte, nonce string) (*answers, error) {
 func parseBatchOf(out []byte, b *Batch, names []string) (*answers, error) {
 	a, err := parseRecords(out, b, names)
 	b.setCats(a)
+	for _, g := range b.globs {
+		if r, ok := a.globs[path.Clean(g.pattern)]; ok {
+			g.res, g.ok = GlobResult{Paths: r.paths, Err: r.err}, true
+		}
+	}
 	return a, err
 }
 

@@ -34,7 +34,7 @@ func TestBatchAnswersLikeTheHost(t *testing.T) {
 
 	h := Local{}
 	b := &Batch{}
-	b.Glob(filepath.Join(prep, "*", "raw.jsonl"), prep, "raw.jsonl")
+	glob := b.Glob(filepath.Join(prep, "*", "raw.jsonl"), prep, "raw.jsonl")
 	tl := NewTail(log)
 	tl.StartBack = 1000
 	b.Tail(tl)
@@ -71,8 +71,11 @@ func TestBatchAnswersLikeTheHost(t *testing.T) {
 			t.Errorf("stat %q: batch %+v, host %+v", f, got, want)
 		}
 	}
-	gotGlob, err := p.Glob(ctx, filepath.Join(prep, "*", "raw.jsonl"))
-	must(t, err)
+	g, ok := glob.Result()
+	if !ok || g.Err != nil {
+		t.Fatalf("glob: answered %v, %v", ok, g.Err)
+	}
+	gotGlob := g.Paths
 	wantGlob, err := h.Glob(ctx, filepath.Join(prep, "*", "raw.jsonl"))
 	must(t, err)
 	sort.Strings(gotGlob)

@@ -242,13 +242,6 @@ func (p *Prefetch) Forget(name string) {
 	}
 }
 
-func (p *Prefetch) Glob(ctx context.Context, pattern string) ([]string, error) {
-	if g, ok := served(p, "glob "+pattern, func(a *answers) (globAns, bool) { g, ok := a.globs[path.Clean(pattern)]; return g, ok }); ok {
-		return g.paths, g.err
-	}
-	return p.Host.Glob(ctx, pattern)
-}
-
 func (p *Prefetch) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
 	if r, ok := served(p, "exec "+strings.Join(argv, " "), func(a *answers) (ExecResult, bool) { return a.exec(argv) }); ok {
 		return r, nil
