@@ -29,6 +29,7 @@ type Actor struct {
 	pre       *remote.Prefetch // the checks' answers until the first act (checked)
 	wjson     *remote.CatAsk   // checked's worker.json, read while pre is armed
 	preflight *remote.ExecAsk  // checked's launch check, read while pre is armed
+	scan      *remote.ExecAsk  // checked's holders' scan, read while pre is armed
 }
 
 // checked is a with the reads its checks make (worker.json, the worker's
@@ -44,7 +45,7 @@ func (a Actor) checked(ctx context.Context, preflight bool) Actor {
 	b := &remote.Batch{}
 	wjson := b.Cat(l.WorkerJSON(), 4<<20)
 	b.RealPath(a.Root)
-	b.Procs(l.WorkerJSON(), remote.HoldersArgv(a.procs().patternsAt(ctx, "", a.workerLog(), nil)))
+	scan := b.Procs(l.WorkerJSON(), remote.HoldersArgv(a.procs().patternsAt(ctx, "", a.workerLog(), nil)))
 	var pf *remote.ExecAsk
 	if preflight {
 		pf = b.Exec(a.preflightArgv()...)
@@ -53,8 +54,16 @@ func (a Actor) checked(ctx context.Context, preflight bool) Actor {
 	if pre.Load(ctx, b) != nil {
 		return a // read check by check
 	}
-	a.H, a.pre, a.wjson, a.preflight = pre, pre, wjson, pf
+	a.H, a.pre, a.wjson, a.preflight, a.scan = pre, pre, wjson, pf, scan
 	return a
+}
+
+// checkedScan is checked's scan while its answers stand (nil after an act).
+func (a Actor) checkedScan() *remote.ExecAsk {
+	if !a.armed() {
+		return nil
+	}
+	return a.scan
 }
 
 // armed says whether checked's answers stand: no act since.
@@ -244,7 +253,7 @@ func (a Actor) refuseWriters(ctx context.Context, except int) error {
 	} else if alive && pid != except {
 		return fmt.Errorf("%w (pid %d): kill it first, or use resume after it stopped", ErrRunning, pid)
 	}
-	ws, err := a.procs().writers(ctx, a.workerLog())
+	ws, err := a.procs().writers(ctx, a.workerLog(), a.checkedScan())
 	if err != nil {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return err
@@ -288,7 +297,7 @@ func (a Actor) runningWorker(ctx context.Context) (int, bool, error) {
 	if err != nil || alive {
 		return pid, alive, err
 	}
-	ws, err := a.procs().writers(ctx, a.workerLog())
+	ws, err := a.procs().writers(ctx, a.workerLog(), a.checkedScan())
 	if err != nil || len(ws) == 0 {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return 0, false, err
@@ -324,7 +333,7 @@ func (a Actor) killable(ctx context.Context, pid int) (*proc, error) {
 	if p != nil && p.worker {
 		return p, nil
 	}
-	ws, err := a.procs().writers(ctx, a.workerLog())
+	ws, err := a.procs().writers(ctx, a.workerLog(), a.checkedScan())
 	if err != nil {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return nil, err

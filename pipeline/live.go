@@ -130,7 +130,7 @@ func (l *liveness) read(ctx context.Context, now time.Time, polls int, asks live
 	// 3. whoever writes the worker's files
 	if polls <= 1 || l.scanNext || l.rescan || now.Sub(l.lastScan) >= scanEvery {
 		lr.scanned = true
-		ws, err := l.procs.writers(ctx, l.workerLog)
+		ws, err := l.procs.writers(ctx, l.workerLog, asks.scan)
 		lr.scanErr = err
 		if len(ws) > 0 {
 			lr.p, lr.err = ws[0], nil

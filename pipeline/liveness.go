@@ -250,9 +250,10 @@ func (r *procReader) patternsAt(ctx context.Context, real, workerLog string, l r
 
 // writers scans the process table for processes writing the worker's
 // files, one per process tree (a child that inherited the parent's stdout
-// is the parent's), oldest first. Our own helper shells are left out.
-func (r *procReader) writers(ctx context.Context, workerLog string) ([]*proc, error) {
-	hs, err := remote.FindHolders(ctx, r.h, r.writerPatterns(ctx, workerLog))
+// is the parent's), oldest first. Our own helper shells are left out. scan
+// is the poll's batch's scan, when it ran one (remote.FindHolders).
+func (r *procReader) writers(ctx context.Context, workerLog string, scan *remote.ExecAsk) ([]*proc, error) {
+	hs, err := remote.FindHolders(ctx, r.h, r.writerPatterns(ctx, workerLog), scan)
 	if err != nil {
 		return nil, err
 	}
@@ -354,6 +355,7 @@ type liveAsks struct {
 	wjson, note, boot *remote.CatAsk
 	cmdline, stat     *remote.CatAsk // of pid: the worker seen alive last poll
 	pid               int
+	scan              *remote.ExecAsk // the holders' scan (Batch.Procs), when it ran
 }
 
 // ask adds liveness's reads to a poll's batch: worker.json, the kill note,

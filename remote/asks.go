@@ -16,9 +16,6 @@ type ExecAsk struct {
 	argv []string
 	res  ExecResult
 	ok   bool
-	// shared: also served to Prefetch.Exec (the procs' scan, which
-	// procReader asks as a Host call)
-	shared bool
 }
 
 // Result is the command's answer, ok when the batch answered it.
@@ -125,21 +122,15 @@ func (b *Batch) setCats(a *answers) {
 	}
 }
 
-// served is what a Prefetch serves of a: the reads, counts and the
-// procs' scan the Poller and procReader ask as Host calls. The Cat, Exec
-// and Glob ops' answers are their handles' alone.
+// served is what a Prefetch serves of a: the stats, reads and counts the
+// Poller, and the /proc entries procReader, ask as Host calls. The Cat,
+// Exec, Glob, CountThen and Procs' scan answers are their handles' alone.
 func (a *answers) served(b *Batch) *answers {
 	if a == nil {
 		return nil
 	}
 	s := *a
-	s.globs = nil
-	s.execs = map[string]ExecResult{}
-	for _, x := range b.execs {
-		if r, ok := x.Result(); ok && x.shared {
-			s.execs[CommandLine(x.argv...)] = r
-		}
-	}
+	s.globs, s.execs = nil, nil
 	s.reads = map[string][]readAns{}
 	for p, rs := range a.reads {
 		s.reads[p] = rs

@@ -120,3 +120,26 @@ type failHost struct{ Local }
 func (failHost) Exec(context.Context, ...string) (ExecResult, error) {
 	return ExecResult{}, ErrDisconnected
 }
+
+// The batch's process scan (Procs, with no worker.json) is FindHolders'
+// answer when it scanned for the same patterns, with no exec of its own;
+// for other patterns (the root's real path learnt since) it scans itself.
+func TestFindHoldersReadsTheBatchScan(t *testing.T) {
+	dir := t.TempDir()
+	pats := []string{GlobEscape(dir) + "/*.jsonl"}
+	h := &recHost{}
+	p := NewPrefetch(h)
+	b := &Batch{}
+	scan := b.Procs(filepath.Join(dir, "worker.json"), HoldersArgv(pats))
+	must(t, p.Load(context.Background(), b))
+	if _, ok := scan.Result(); !ok {
+		t.Fatal("the batch's scan was not answered")
+	}
+	before := len(h.argvs)
+	if _, err := FindHolders(context.Background(), p, pats, scan); err != nil || len(h.argvs) != before {
+		t.Errorf("the same scan: %d execs of its own, %v", len(h.argvs)-before, err)
+	}
+	if _, err := FindHolders(context.Background(), p, []string{GlobEscape(dir) + "/other"}, scan); err != nil || len(h.argvs) != before+1 {
+		t.Errorf("another scan: %d execs of its own, %v", len(h.argvs)-before, err)
+	}
+}

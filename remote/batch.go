@@ -132,13 +132,17 @@ func (b *Batch) RealPath(path string) {
 }
 
 // Procs reads the process worker.json (at stateFile) names, or, when that
-// is not a live "worker" process, runs scan (a FindHolders argv) and reads
-// every process it found: each one's cmdline, stat and cwd.
-func (b *Batch) Procs(stateFile string, scan []string) {
+// is not a live "worker" process, runs scan (a HoldersArgv) and reads
+// every process it found: each one's cmdline, stat and cwd. The scan's
+// answer is the handle's (FindHolders); the /proc entries are served by
+// a Prefetch to procReader's reads.
+func (b *Batch) Procs(stateFile string, scan []string) *ExecAsk {
 	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "procs", stateFile, strconv.Itoa(len(b.execs)), strconv.Itoa(len(scan)))
 	b.args = append(b.args, scan...)
-	b.execs = append(b.execs, &ExecAsk{argv: scan, shared: true})
+	x := &ExecAsk{argv: scan}
+	b.execs = append(b.execs, x)
+	return x
 }
 
 // Argv is the one command the batch runs.

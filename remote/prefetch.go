@@ -249,13 +249,10 @@ func (p *Prefetch) Exec(ctx context.Context, argv ...string) (ExecResult, error)
 	return p.Host.Exec(ctx, argv...)
 }
 
-// exec answers the procs' scan the batch ran, or a host count of ranges
-// the batch counted (hostCountArgv), in hostCountScript's words. An Exec
-// op's answer is its handle's (ExecAsk), never served here.
+// exec answers a host count of ranges the batch counted (hostCountArgv,
+// the Poller's), in hostCountScript's words. An Exec op's answer is its
+// handle's (ExecAsk), never served here.
 func (a *answers) exec(argv []string) (ExecResult, bool) {
-	if r, ok := a.execs[CommandLine(argv...)]; ok {
-		return r, true
-	}
 	pre := hostCountArgv(nil)
 	if len(argv) <= len(pre) || (len(argv)-len(pre))%3 != 0 {
 		return ExecResult{}, false
