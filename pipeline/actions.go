@@ -29,7 +29,7 @@ type Actor struct {
 	pre       *remote.Prefetch // the checks' answers until the first act (checked)
 	wjson     *remote.CatAsk   // checked's worker.json, read while pre is armed
 	preflight *remote.ExecAsk  // checked's launch check, read while pre is armed
-	scan      *remote.ExecAsk  // checked's holders' scan, read while pre is armed
+	checks    liveAsks         // checked's processes and root, read while pre is armed
 }
 
 // checked is a with the reads its checks make (worker.json, the worker's
@@ -44,8 +44,8 @@ func (a Actor) checked(ctx context.Context, preflight bool) Actor {
 	l := a.layout()
 	b := &remote.Batch{}
 	wjson := b.Cat(l.WorkerJSON(), 4<<20)
-	b.RealPath(a.Root)
-	scan := b.Procs(l.WorkerJSON(), remote.HoldersArgv(a.procs().patternsAt(ctx, "", a.workerLog(), nil)))
+	real := b.RealPath(a.Root)
+	procs := b.Procs(l.WorkerJSON(), remote.HoldersArgv(a.procs().patternsAt(ctx, "", a.workerLog(), nil)))
 	var pf *remote.ExecAsk
 	if preflight {
 		pf = b.Exec(a.preflightArgv()...)
@@ -54,16 +54,9 @@ func (a Actor) checked(ctx context.Context, preflight bool) Actor {
 	if pre.Load(ctx, b) != nil {
 		return a // read check by check
 	}
-	a.H, a.pre, a.wjson, a.preflight, a.scan = pre, pre, wjson, pf, scan
+	a.H, a.pre, a.wjson, a.preflight = pre, pre, wjson, pf
+	a.checks.procs, a.checks.real = procs, real
 	return a
-}
-
-// checkedScan is checked's scan while its answers stand (nil after an act).
-func (a Actor) checkedScan() *remote.ExecAsk {
-	if !a.armed() {
-		return nil
-	}
-	return a.scan
 }
 
 // armed says whether checked's answers stand: no act since.
@@ -223,7 +216,14 @@ func (a Actor) execLaunch(ctx context.Context, only []string) (remote.ExecResult
 	return ie.ExecInput(ctx, strings.NewReader(a.ServerURL+"\n"), a.LaunchArgv(only)...)
 }
 
-func (a Actor) procs() *procReader { return newProcReader(a.H, a.Root) }
+// procs reads the host's processes: from checked's answers while they stand.
+func (a Actor) procs() *procReader {
+	r := newProcReader(a.H, a.Root)
+	if a.armed() {
+		r.use(a.checks.procs, a.checks.real)
+	}
+	return r
+}
 
 func (a Actor) layout() parse.Layout { return parse.Layout{Root: a.Root} }
 
@@ -253,7 +253,7 @@ func (a Actor) refuseWriters(ctx context.Context, except int) error {
 	} else if alive && pid != except {
 		return fmt.Errorf("%w (pid %d): kill it first, or use resume after it stopped", ErrRunning, pid)
 	}
-	ws, err := a.procs().writers(ctx, a.workerLog(), a.checkedScan())
+	ws, err := a.procs().writers(ctx, a.workerLog())
 	if err != nil {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return err
@@ -297,7 +297,7 @@ func (a Actor) runningWorker(ctx context.Context) (int, bool, error) {
 	if err != nil || alive {
 		return pid, alive, err
 	}
-	ws, err := a.procs().writers(ctx, a.workerLog(), a.checkedScan())
+	ws, err := a.procs().writers(ctx, a.workerLog())
 	if err != nil || len(ws) == 0 {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return 0, false, err
@@ -333,7 +333,7 @@ func (a Actor) killable(ctx context.Context, pid int) (*proc, error) {
 	if p != nil && p.worker {
 		return p, nil
 	}
-	ws, err := a.procs().writers(ctx, a.workerLog(), a.checkedScan())
+	ws, err := a.procs().writers(ctx, a.workerLog())
 	if err != nil {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return nil, err

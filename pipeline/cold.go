@@ -268,8 +268,8 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *p
 	}
 	w.askCounts(b, p.Counters, ask.steady)
 	asks.live = w.live.ask(b)
-	b.RealPath(w.o.Root)
-	asks.live.scan = b.Procs(l.WorkerJSON(), remote.HoldersArgv(w.live.procs.patternsAt(ctx, w.live.procs.knownReal(), w.o.WorkerLog, nil)))
+	asks.live.real = b.RealPath(w.o.Root)
+	asks.live.procs = b.Procs(l.WorkerJSON(), remote.HoldersArgv(w.live.procs.patternsAt(ctx, w.live.procs.knownReal(), w.o.WorkerLog, nil)))
 	if zone {
 		asks.zone = b.Exec(zoneArgv...)
 	}

@@ -110,6 +110,8 @@ type liveRead struct {
 // gave them). A pid that changed is read in a second round; a scan of the
 // process table only when no live worker is known.
 func (l *liveness) read(ctx context.Context, now time.Time, polls int, asks liveAsks) liveRead {
+	l.procs.use(asks.procs, asks.real)
+	defer l.procs.use(nil, nil)
 	lr, prevP, prevErr := l.readRound(ctx, asks)
 	jsonPID := lr.jsonPID()
 	// 1. the pid worker.json names, if it is our worker
@@ -130,7 +132,7 @@ func (l *liveness) read(ctx context.Context, now time.Time, polls int, asks live
 	// 3. whoever writes the worker's files
 	if polls <= 1 || l.scanNext || l.rescan || now.Sub(l.lastScan) >= scanEvery {
 		lr.scanned = true
-		ws, err := l.procs.writers(ctx, l.workerLog, asks.scan)
+		ws, err := l.procs.writers(ctx, l.workerLog)
 		lr.scanErr = err
 		if len(ws) > 0 {
 			lr.p, lr.err = ws[0], nil

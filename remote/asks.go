@@ -3,6 +3,7 @@ package remote
 import (
 	"path"
 	"strconv"
+	"strings"
 )
 
 // An op's handle. The part of the pipeline that asks an op keeps its
@@ -72,6 +73,90 @@ func (g *GlobAsk) Result() (GlobResult, bool) {
 	return g.res, true
 }
 
+// PathResult is a RealPath op's answer: the path, symlinks resolved.
+type PathResult struct {
+	Path string
+	Err  error
+}
+
+// PathAsk is a RealPath op.
+type PathAsk struct {
+	path string
+	res  PathResult
+	ok   bool
+}
+
+// Result is the resolved path, ok when the batch answered it.
+func (r *PathAsk) Result() (PathResult, bool) {
+	if r == nil || !r.ok {
+		return PathResult{}, false
+	}
+	return r.res, true
+}
+
+// ProcsAsk is a Procs op: the holders' scan when it ran, and the /proc
+// entries the host read of the processes worker.json and the scan named.
+type ProcsAsk struct {
+	scan  *ExecAsk
+	procs map[int]ProcRead
+}
+
+// ProcRead is one process's /proc entries as a batch read them.
+type ProcRead struct {
+	Cmdline, Stat CatResult
+	Cwd           PathResult // its cwd link's target
+	HasCwd        bool       // the host read the link (a gone process has none)
+}
+
+// Scan is the holders' scan (nil: no Procs op).
+func (p *ProcsAsk) Scan() *ExecAsk {
+	if p == nil {
+		return nil
+	}
+	return p.scan
+}
+
+// Proc is what the batch read of pid, ok when it read its cmdline and stat.
+func (p *ProcsAsk) Proc(pid int) (ProcRead, bool) {
+	if p == nil {
+		return ProcRead{}, false
+	}
+	r, ok := p.procs[pid]
+	return r, ok
+}
+
+// set keeps every process whose cmdline and stat the answer holds (a
+// Cat of the same file is as true), with its cwd when read.
+func (p *ProcsAsk) set(a *answers) {
+	p.procs = map[int]ProcRead{}
+	for name, rs := range a.reads {
+		pid, ok := procFile(name, "cmdline")
+		st, sok := a.reads[path.Join("/proc", strconv.Itoa(pid), "stat")]
+		if !ok || !sok || len(rs) == 0 || len(st) == 0 || rs[0].off != 0 || st[0].off != 0 {
+			continue
+		}
+		r := ProcRead{Cmdline: CatResult{Data: rs[0].data, Err: rs[0].err}, Stat: CatResult{Data: st[0].data, Err: st[0].err}}
+		if l, ok := a.links[path.Join("/proc", strconv.Itoa(pid), "cwd")]; ok {
+			r.Cwd, r.HasCwd = PathResult{Path: l.target, Err: l.err}, true
+		}
+		p.procs[pid] = r
+	}
+}
+
+// procFile is the pid of /proc/PID/name.
+func procFile(p, name string) (int, bool) {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return 0, false
+	}
+	n, ok := strings.CutSuffix(rest, "/"+name)
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(n)
+	return pid, err == nil && pid > 0
+}
+
 // ThenAsk is a CountThen op's command: run when the host counted the
 // new bytes itself, over [from, from+n) of the counted file.
 type ThenAsk struct {
@@ -123,17 +208,19 @@ func (b *Batch) setCats(a *answers) {
 }
 
 // served is what a Prefetch serves of a: the stats, reads and counts the
-// Poller, and the /proc entries procReader, ask as Host calls. The Cat,
-// Exec, Glob, CountThen and Procs' scan answers are their handles' alone.
+// Poller asks as Host calls. Every other op's answer (Cat, Exec, Glob,
+// CountThen, RealPath, Procs) is its handle's alone.
 func (a *answers) served(b *Batch) *answers {
 	if a == nil {
 		return nil
 	}
 	s := *a
-	s.globs, s.execs = nil, nil
+	s.globs, s.execs, s.links, s.real = nil, nil, nil, nil
 	s.reads = map[string][]readAns{}
 	for p, rs := range a.reads {
-		s.reads[p] = rs
+		if !strings.HasPrefix(p, "/proc/") {
+			s.reads[p] = rs
+		}
 	}
 	for _, c := range b.cats {
 		p := path.Clean(c.path)

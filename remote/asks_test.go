@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -121,25 +123,46 @@ func (failHost) Exec(context.Context, ...string) (ExecResult, error) {
 	return ExecResult{}, ErrDisconnected
 }
 
-// The batch's process scan (Procs, with no worker.json) is FindHolders'
-// answer when it scanned for the same patterns, with no exec of its own;
-// for other patterns (the root's real path learnt since) it scans itself.
-func TestFindHoldersReadsTheBatchScan(t *testing.T) {
+// The batch's Procs op holds what the host says of the process
+// worker.json names (cmdline, stat, cwd) and, that one being no worker,
+// the scan, which is FindHolders' answer when it scanned for the same
+// patterns, with no exec of its own; for other patterns (the root's real
+// path learnt since) it scans itself. RealPath's handle is the root's.
+func TestProcsAnsweredByTheBatch(t *testing.T) {
 	dir := t.TempDir()
+	cmd := exec.Command("sleep", "30")
+	cmd.Dir = dir
+	must(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pid := cmd.Process.Pid
+	writeFile(t, filepath.Join(dir, "worker.json"), `{"pid": `+strconv.Itoa(pid)+`}`)
 	pats := []string{GlobEscape(dir) + "/*.jsonl"}
 	h := &recHost{}
 	p := NewPrefetch(h)
 	b := &Batch{}
-	scan := b.Procs(filepath.Join(dir, "worker.json"), HoldersArgv(pats))
+	procs := b.Procs(filepath.Join(dir, "worker.json"), HoldersArgv(pats))
+	real := b.RealPath(dir)
 	must(t, p.Load(context.Background(), b))
-	if _, ok := scan.Result(); !ok {
+	pr, ok := procs.Proc(pid)
+	wantCmd, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	must(t, err)
+	if !ok || pr.Cmdline.Err != nil || string(pr.Cmdline.Data) != string(wantCmd) || pr.Stat.Err != nil || len(pr.Stat.Data) == 0 {
+		t.Fatalf("process %d: %v %+v", pid, ok, pr)
+	}
+	if !pr.HasCwd || pr.Cwd.Err != nil || pr.Cwd.Path != mustReal(t, dir) {
+		t.Errorf("cwd: %+v, want %s", pr.Cwd, mustReal(t, dir))
+	}
+	if r, ok := real.Result(); !ok || r.Err != nil || r.Path != mustReal(t, dir) {
+		t.Errorf("realpath: %v %+v", ok, r)
+	}
+	if _, ok := procs.Scan().Result(); !ok {
 		t.Fatal("the batch's scan was not answered")
 	}
 	before := len(h.argvs)
-	if _, err := FindHolders(context.Background(), p, pats, scan); err != nil || len(h.argvs) != before {
+	if _, err := FindHolders(context.Background(), p, pats, procs.Scan()); err != nil || len(h.argvs) != before {
 		t.Errorf("the same scan: %d execs of its own, %v", len(h.argvs)-before, err)
 	}
-	if _, err := FindHolders(context.Background(), p, []string{GlobEscape(dir) + "/other"}, scan); err != nil || len(h.argvs) != before+1 {
+	if _, err := FindHolders(context.Background(), p, []string{GlobEscape(dir) + "/other"}, procs.Scan()); err != nil || len(h.argvs) != before+1 {
 		t.Errorf("another scan: %d execs of its own, %v", len(h.argvs)-before, err)
 	}
 }

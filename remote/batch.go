@@ -16,10 +16,10 @@ import (
 
 // A Batch is one request, to the agent or the fallback, that reads on the
 // host what a poll needs: stats, reads, globs, line counts, /proc entries
-// and whole commands. Exec, Cat and CountThen return a handle the asker
-// reads once the batch ran (asks.go); the Poller's tails and counts are
-// served by a Prefetch: a poll costs the request's round trips instead of
-// a chain of SFTP requests (open, read, readdir, stat…). The ops are
+// and whole commands. Every op but Tail, Count and Each returns a handle
+// its asker reads once the batch ran (asks.go); the Poller's tails and
+// counts are served by a Prefetch: a poll costs the request's round trips
+// instead of a chain of SFTP requests (open, read, readdir, stat…). The ops are
 // arguments to a fixed script, never part of it, so no path is ever
 // parsed as shell.
 type Batch struct {
@@ -29,7 +29,9 @@ type Batch struct {
 	thens []*ThenAsk // the commands CountThen runs, by index
 	cats  []*CatAsk  // each Cat op, answered by its path's read
 	globs []*GlobAsk // each Glob op, answered by its pattern's G record
-	nonce string     // ends every record: a cut read shows (set by Argv)
+	reals []*PathAsk // each RealPath op, by its path's P record
+	procs []*ProcsAsk
+	nonce string // ends every record: a cut read shows (set by Argv)
 	// Digests: the batch goes to the Go agent, which digests a Tail's
 	// history on its first attach (taild); the fallback does not.
 	Digests bool
@@ -125,24 +127,28 @@ func (b *Batch) Exec(argv ...string) *ExecAsk {
 	return x
 }
 
-// RealPath resolves path's symlinks, the answer to RealPath(path).
-func (b *Batch) RealPath(path string) {
+// RealPath resolves path's symlinks; its answer is the handle's.
+func (b *Batch) RealPath(path string) *PathAsk {
 	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "realpath", path)
+	r := &PathAsk{path: path}
+	b.reals = append(b.reals, r)
+	return r
 }
 
 // Procs reads the process worker.json (at stateFile) names, or, when that
 // is not a live "worker" process, runs scan (a HoldersArgv) and reads
-// every process it found: each one's cmdline, stat and cwd. The scan's
-// answer is the handle's (FindHolders); the /proc entries are served by
-// a Prefetch to procReader's reads.
-func (b *Batch) Procs(stateFile string, scan []string) *ExecAsk {
+// every process it found: each one's cmdline, stat and cwd, all the
+// handle's.
+func (b *Batch) Procs(stateFile string, scan []string) *ProcsAsk {
 	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "procs", stateFile, strconv.Itoa(len(b.execs)), strconv.Itoa(len(scan)))
 	b.args = append(b.args, scan...)
 	x := &ExecAsk{argv: scan}
 	b.execs = append(b.execs, x)
-	return x
+	p := &ProcsAsk{scan: x}
+	b.procs = append(b.procs, p)
+	return p
 }
 
 // Argv is the one command the batch runs.
@@ -251,6 +257,14 @@ func parseBatchOf(out []byte, b *Batch, names []string) (*answers, error) {
 		if r, ok := a.globs[path.Clean(g.pattern)]; ok {
 			g.res, g.ok = GlobResult{Paths: r.paths, Err: r.err}, true
 		}
+	}
+	for _, r := range b.reals {
+		if l, ok := a.real[path.Clean(r.path)]; ok {
+			r.res, r.ok = PathResult{Path: l.target, Err: l.err}, true
+		}
+	}
+	for _, p := range b.procs {
+		p.set(a)
 	}
 	return a, err
 }

@@ -19,9 +19,9 @@ var errNotExist = fs.ErrNotExist
 // armed, and asks the host it wraps otherwise. What it serves is what the
 // host said at the batch's time, so it is armed for one poll only. A
 // question the batch did not foresee (a miss) goes to the host: a miss
-// costs round trips, never a wrong answer. It serves what the Poller and
-// procReader ask as Host calls (stats, reads, globs, counts, the procs'
-// scan); an Exec or Cat op's answer is its handle's alone (asks.go).
+// costs round trips, never a wrong answer. It serves what the Poller asks
+// as Host calls (stats, reads, host counts); every other op's answer is
+// its handle's alone (asks.go).
 type Prefetch struct {
 	Host
 	mu     sync.Mutex
@@ -277,10 +277,9 @@ func (a *answers) exec(argv []string) (ExecResult, bool) {
 	return ExecResult{Stdout: []byte(out.String())}, true
 }
 
+// ReadLink and RealPath go to the host: the batch's answers to them are
+// handles' (PathAsk, ProcsAsk).
 func (p *Prefetch) ReadLink(ctx context.Context, name string) (string, error) {
-	if l, ok := served(p, "readlink "+name, func(a *answers) (linkAns, bool) { l, ok := a.links[path.Clean(name)]; return l, ok }); ok {
-		return l.target, l.err
-	}
 	if l, ok := p.Host.(Linker); ok {
 		return l.ReadLink(ctx, name)
 	}
@@ -288,9 +287,6 @@ func (p *Prefetch) ReadLink(ctx context.Context, name string) (string, error) {
 }
 
 func (p *Prefetch) RealPath(ctx context.Context, name string) (string, error) {
-	if l, ok := served(p, "realpath "+name, func(a *answers) (linkAns, bool) { l, ok := a.real[path.Clean(name)]; return l, ok }); ok {
-		return l.target, l.err
-	}
 	if l, ok := p.Host.(Linker); ok {
 		return l.RealPath(ctx, name)
 	}
