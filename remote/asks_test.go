@@ -155,14 +155,21 @@ func TestProcsAnsweredByTheBatch(t *testing.T) {
 	if r, ok := real.Result(); !ok || r.Err != nil || r.Path != mustReal(t, dir) {
 		t.Errorf("realpath: %v %+v", ok, r)
 	}
-	if _, ok := procs.Scan().Result(); !ok {
+	checkScan(t, h, p, pats, procs.Scan())
+}
+
+// checkScan: FindHolders takes the batch's scan for pats, and scans by
+// itself for other patterns.
+func checkScan(t *testing.T, h *recHost, p *Prefetch, pats []string, scan *ExecAsk) {
+	t.Helper()
+	if _, ok := scan.Result(); !ok {
 		t.Fatal("the batch's scan was not answered")
 	}
 	before := len(h.argvs)
-	if _, err := FindHolders(context.Background(), p, pats, procs.Scan()); err != nil || len(h.argvs) != before {
+	if _, err := FindHolders(context.Background(), p, pats, scan); err != nil || len(h.argvs) != before {
 		t.Errorf("the same scan: %d execs of its own, %v", len(h.argvs)-before, err)
 	}
-	if _, err := FindHolders(context.Background(), p, []string{GlobEscape(dir) + "/other"}, procs.Scan()); err != nil || len(h.argvs) != before+1 {
+	if _, err := FindHolders(context.Background(), p, []string{pats[0] + "-other"}, scan); err != nil || len(h.argvs) != before+1 {
 		t.Errorf("another scan: %d execs of its own, %v", len(h.argvs)-before, err)
 	}
 }
