@@ -78,14 +78,30 @@ func (l Layout) Runs(name string) string    { return l.at(PreparedDir, name, Run
 // each, sorted. glob is the host's (remote.Host.Glob, or filepath.Glob on
 // the host itself): the watcher, status and the digest find them alike.
 func FindCategories(root string, glob func(pattern string) ([]string, error)) ([]string, error) {
-	g := Layout{Root: GlobEscape(root)}
-	seen := map[string]bool{}
-	var names []string
-	for _, pat := range []string{g.Prompts("*"), g.Raw("*")} {
+	var found [][]string
+	for _, pat := range CategoryGlobs(root) {
 		m, err := glob(pat)
 		if err != nil {
 			return nil, err
 		}
+		found = append(found, m)
+	}
+	return CategoryNames(found...), nil
+}
+
+// CategoryGlobs are the patterns FindCategories globs: prompts.jsonl and
+// raw_responses.jsonl in each folder of root's prepared/.
+func CategoryGlobs(root string) []string {
+	g := Layout{Root: GlobEscape(root)}
+	return []string{g.Prompts("*"), g.Raw("*")}
+}
+
+// CategoryNames are the categories of the files CategoryGlobs' patterns
+// matched (found: each pattern's matches), by name, once each, sorted.
+func CategoryNames(found ...[]string) []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, m := range found {
 		for _, p := range m {
 			if n := path.Base(path.Dir(p)); !seen[n] {
 				seen[n], names = true, append(names, n)
@@ -93,7 +109,7 @@ func FindCategories(root string, glob func(pattern string) ([]string, error)) ([
 		}
 	}
 	sort.Strings(names)
-	return names, nil
+	return names
 }
 
 // GlobEscape escapes s's glob characters, for a literal path in a pattern.

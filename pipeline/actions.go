@@ -26,7 +26,10 @@ type Actor struct {
 	// environment (worker.ServerEnv; /proc/PID/environ is the owner's only).
 	ServerURL string
 
-	pre *remote.Prefetch // the checks' answers until the first act (checked)
+	pre       *remote.Prefetch // the checks' answers until the first act (checked)
+	wjson     *remote.CatAsk   // checked's worker.json, read while pre is armed
+	preflight *remote.ExecAsk  // checked's launch check, read while pre is armed
+	checks    liveAsks         // checked's processes and root, read while pre is armed
 }
 
 // checked is a with the reads its checks make (worker.json, the worker's
@@ -40,19 +43,24 @@ func (a Actor) checked(ctx context.Context, preflight bool) Actor {
 	}
 	l := a.layout()
 	b := &remote.Batch{}
-	b.Cat(l.WorkerJSON(), 4<<20)
-	b.RealPath(a.Root)
-	b.Procs(l.WorkerJSON(), remote.HoldersArgv(a.procs().patternsAt(ctx, "", a.workerLog(), nil)))
+	wjson := b.Cat(l.WorkerJSON(), 4<<20)
+	real := b.RealPath(a.Root)
+	procs := b.Procs(l.WorkerJSON(), remote.HoldersArgv(a.procs().patternsAt(ctx, "", a.workerLog(), nil)))
+	var pf *remote.ExecAsk
 	if preflight {
-		b.Exec(a.preflightArgv()...)
+		pf = b.Exec(a.preflightArgv()...)
 	}
 	pre := remote.NewPrefetch(a.H)
 	if pre.Load(ctx, b) != nil {
 		return a // read check by check
 	}
-	a.H, a.pre = pre, pre
+	a.H, a.pre, a.wjson, a.preflight = pre, pre, wjson, pf
+	a.checks.procs, a.checks.real = procs, real
 	return a
 }
+
+// armed says whether checked's answers stand: no act since.
+func (a Actor) armed() bool { return a.pre != nil && a.pre.Armed() }
 
 // acted ends the checks' answers.
 func (a Actor) acted() {
@@ -90,7 +98,11 @@ var preflightScript = remote.HostScript("preflight.sh")
 // the binary is there and executable, the root and its logs folder usable,
 // the worker log writable. Restart runs it before it stops anything.
 func (a Actor) Preflight(ctx context.Context) error {
-	r, err := a.H.Exec(ctx, a.preflightArgv()...)
+	r, ok := a.preflight.Result()
+	var err error
+	if !ok || !a.armed() {
+		r, err = a.H.Exec(ctx, a.preflightArgv()...)
+	}
 	if err != nil {
 		return fmt.Errorf("launch check: %w", err)
 	}
@@ -204,7 +216,14 @@ func (a Actor) execLaunch(ctx context.Context, only []string) (remote.ExecResult
 	return ie.ExecInput(ctx, strings.NewReader(a.ServerURL+"\n"), a.LaunchArgv(only)...)
 }
 
-func (a Actor) procs() *procReader { return newProcReader(a.H, a.Root) }
+// procs reads the host's processes: from checked's answers while they stand.
+func (a Actor) procs() *procReader {
+	r := newProcReader(a.H, a.Root)
+	if a.armed() {
+		r.use(a.checks.procs, a.checks.real)
+	}
+	return r
+}
 
 func (a Actor) layout() parse.Layout { return parse.Layout{Root: a.Root} }
 
@@ -251,7 +270,11 @@ func (a Actor) refuseWriters(ctx context.Context, except int) error {
 
 // ourWorker reads worker.json's pid and checks it on the host.
 func (a Actor) ourWorker(ctx context.Context) (int, bool, error) {
-	data, err := a.H.ReadAt(ctx, a.layout().WorkerJSON(), 0, 4<<20)
+	ask := a.wjson
+	if !a.armed() {
+		ask = nil // read anew after an act
+	}
+	data, err := readCat(ctx, a.H, ask, a.layout().WorkerJSON(), 4<<20)
 	if err != nil {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return 0, false, err

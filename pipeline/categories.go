@@ -80,12 +80,24 @@ func (k *counts) newCat(name string) *catState {
 	return c
 }
 
+// findAsks are discover's handles in a poll's batch.
+type findAsks struct {
+	man   *remote.CatAsk    // pipeline.toml
+	trust *remote.ExecAsk   // its owner and mode (manifestTrust)
+	globs []*remote.GlobAsk // parse.CategoryGlobs' patterns, in order
+}
+
 // discover finds categories from the manifest and prepared/*/ folders;
-// parsed: pipeline.toml was read and parsed by this call.
-func (k *counts) discover(ctx context.Context, rd remote.Host) (parsed bool, err error) {
+// parsed: pipeline.toml was read and parsed by this call. What the poll's
+// batch answered (asks) is read from it; the rest from rd.
+func (k *counts) discover(ctx context.Context, rd remote.Host, asks findAsks) (parsed bool, err error) {
 	if !k.haveMan || k.manView {
 		mp := k.lay.Manifest()
-		data, err := rd.ReadAt(ctx, mp, 0, 1<<20)
+		cat, ok := asks.man.Result()
+		data, err := cat.Data, cat.Err
+		if !ok {
+			data, err = rd.ReadAt(ctx, mp, 0, 1<<20)
+		}
 		k.manErr = nil
 		switch {
 		case err == nil:
@@ -100,7 +112,7 @@ func (k *counts) discover(ctx context.Context, rd remote.Host) (parsed bool, err
 				view.Path, k.manErr = mp, view
 			}
 			if m.Server != "" || len(m.Servers) > 0 {
-				k.manErr = errors.Join(k.manErr, k.distrust(ctx, rd, mp, &m))
+				k.manErr = errors.Join(k.manErr, k.distrust(ctx, rd, mp, &m, asks.trust))
 			}
 			k.manifest = m
 			k.haveMan = true
@@ -123,7 +135,7 @@ func (k *counts) discover(ctx context.Context, rd remote.Host) (parsed bool, err
 		}
 		c.budget, c.maxSamples = s.TokenBudget, s.MaxSamples
 	}
-	found, err := parse.FindCategories(k.lay.Root, func(pat string) ([]string, error) { return rd.Glob(ctx, pat) })
+	found, err := k.find(ctx, rd, asks.globs)
 	if err != nil {
 		return false, err
 	}
@@ -306,4 +318,24 @@ func (k *counts) grewIn(res remote.PollResult) bool {
 		}
 	}
 	return grew
+}
+
+// find lists the category folders: from the batch's globs when it
+// answered both, else by globbing rd.
+func (k *counts) find(ctx context.Context, rd remote.Host, globs []*remote.GlobAsk) ([]string, error) {
+	var found [][]string
+	for _, g := range globs {
+		r, ok := g.Result()
+		if !ok {
+			break
+		}
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		found = append(found, r.Paths)
+	}
+	if len(globs) == 0 || len(found) < len(globs) {
+		return parse.FindCategories(k.lay.Root, func(pat string) ([]string, error) { return rd.Glob(ctx, pat) })
+	}
+	return parse.CategoryNames(found...), nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -54,14 +53,17 @@ type batchAsk struct {
 // agent on the host, every poll is read by the fallback while the agent
 // is installed beside it (the header names the install's progress).
 //
-// It returns what answered ("" if nothing did: the poll reads file by file).
-func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAsk) string {
+// It returns what answered ("" if nothing did: the poll reads file by
+// file), and the handles of the batch that answered, which the poll hands
+// to the parts that asked them.
+func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAsk) (string, *pollAsks) {
 	w.sumJobs = ask.tokJobs
 	if viaAgent && cold && w.hint != nil && w.hint.NoAgent == remote.AgentProto {
 		return w.prefetchEither(ctx, ask)
 	}
 	if viaAgent {
-		err := w.pre.LoadVia(ctx, w.agent, w.batchFor(ctx, ask))
+		b, asks := w.batchFor(ctx, ask)
+		err := w.pre.LoadVia(ctx, w.agent, b)
 		if cold {
 			w.coldErr = err
 		}
@@ -69,7 +71,7 @@ func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAs
 		switch {
 		case err == nil:
 			w.agentErr = ""
-			return agentReader(w.agent.Kind())
+			return agentReader(w.agent.Kind()), asks
 		case errors.Is(err, remote.ErrNoAgent):
 			slog.Info("no agent on the host; the fallback reads", "host", w.o.Host, "why", err)
 		case err.Error() != w.agentErr:
@@ -77,7 +79,7 @@ func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAs
 			slog.Warn("the host agent failed; this poll reads the files itself", "host", w.o.Host, "err", err)
 		}
 		if ctx.Err() != nil {
-			return ""
+			return "", asks
 		}
 		// still one exec: the fallback, counting as it does, and summing
 		// its slice of the holes only (the jobs were planned for the agent)
@@ -86,12 +88,13 @@ func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAs
 		w.sumJobs = ask.tokJobs
 		w.countOnHost(false)
 	}
-	w.coldErr = w.pre.Load(ctx, w.batchFor(ctx, ask))
+	b, asks := w.batchFor(ctx, ask)
+	w.coldErr = w.pre.Load(ctx, b)
 	w.noteUnpack()
 	if w.coldErr == nil {
-		return w.fallbackReader()
+		return w.fallbackReader(), asks
 	}
-	return ""
+	return "", asks
 }
 
 // prefetchEither is a cold poll of a host that had no agent of this
@@ -99,18 +102,18 @@ func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAs
 // side by side, the agent's answer taken when it answered. Each batch is
 // planned for its reader (the counts' thresholds, the token sums), and the
 // counts are left as the one that answered planned them.
-func (w *Watcher) prefetchEither(ctx context.Context, ask batchAsk) string {
-	ab := w.batchFor(ctx, ask)
+func (w *Watcher) prefetchEither(ctx context.Context, ask batchAsk) (string, *pollAsks) {
+	ab, aasks := w.batchFor(ctx, ask)
 	fask := ask
 	fask.steady, fask.tokJobs = false, nil // a first poll knows no holes yet
 	w.countOnHost(false)
-	fb := w.batchFor(ctx, fask)
+	fb, fasks := w.batchFor(ctx, fask)
 	agentOK, aerr, ferr := w.pre.LoadEither(ctx, w.agent, ab, fb)
 	w.noteAgent(aerr)
 	if agentOK {
 		w.countOnHost(true)
 		w.coldErr, w.agentErr = nil, ""
-		return agentReader(w.agent.Kind())
+		return agentReader(w.agent.Kind()), aasks
 	}
 	if !errors.Is(aerr, remote.ErrNoAgent) && aerr.Error() != w.agentErr {
 		w.agentErr = aerr.Error()
@@ -119,9 +122,9 @@ func (w *Watcher) prefetchEither(ctx context.Context, ask batchAsk) string {
 	w.sumJobs = nil
 	w.noteUnpack()
 	if w.coldErr = ferr; ferr == nil {
-		return w.fallbackReader()
+		return w.fallbackReader(), fasks
 	}
-	return ""
+	return "", fasks
 }
 
 // noteAgent keeps, for the hint, whether the host had an agent of this
@@ -214,66 +217,72 @@ func (w *Watcher) askCounts(b *remote.Batch, counters []*remote.Counter, steady 
 	for _, k := range counters {
 		if c := then[k]; c != nil {
 			// a count on the host sums the counted records' tokens there too
-			b.CountThen(k, c.tok.start, tokenArgv(nil)...)
-			w.cnt.thens[c.name] = &tokJob{path: k.Path, from: c.tok.start, gen: c.tok.gen}
+			th := b.CountThen(k, c.tok.start, tokenArgv(nil)...)
+			w.cnt.thens[c.name] = &tokJob{path: k.Path, from: c.tok.start, gen: c.tok.gen, then: th}
 			continue
 		}
 		b.Count(k)
 	}
 }
 
-// batchFor is prefetch's batch.
-func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) *remote.Batch {
+// pollAsks are the handles of one poll's batch, each read by the part
+// that asked it once the batch ran (an unanswered one: the part reads
+// for itself). nil: no batch ran (--local, a host with no link).
+type pollAsks struct {
+	find    findAsks        // counts: the manifest and the category folders
+	coldSum *remote.ExecAsk // counts: the holes' sums of a one-shot status
+	tokens  *remote.ExecAsk // counts: the holes' sums (sumOnHost)
+	spans   *remote.ExecAsk // counts: the records' spans (recspan.go)
+	live    liveAsks        // liveness: worker.json, the kill note, /proc
+	zone    *remote.ExecAsk // events: the host's zone
+	vit     *remote.ExecAsk // vitals
+}
+
+// batchFor is prefetch's batch, and its handles.
+func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *pollAsks) {
 	full, zone, vit, vitPid, disk := ask.full, ask.zone, ask.vit, ask.vitPid, ask.disk
 	b := &remote.Batch{Digests: ask.steady} // the agent digests a log's history; the fallback reads it
+	asks := &pollAsks{}
 	l := w.layout()
 	if !w.cnt.haveMan {
-		b.Cat(l.Manifest(), 1<<20)
-		b.Exec(manifestTrustArgv(l.Manifest())...) // asked if it names a server: no round trip after
+		asks.find.man = b.Cat(l.Manifest(), 1<<20)
+		asks.find.trust = b.Exec(manifestTrustArgv(l.Manifest())...) // asked if it names a server: no round trip after
 	}
 	if full {
-		g := parse.Layout{Root: remote.GlobEscape(w.o.Root)}
-		b.Glob(g.Prompts("*"), l.Prepared(), parse.PromptsFile)
-		b.Glob(g.Raw("*"), l.Prepared(), parse.RawFile)
+		pats := parse.CategoryGlobs(w.o.Root) // prompts.jsonl's, raw_responses.jsonl's
+		for i, name := range []string{parse.PromptsFile, parse.RawFile} {
+			asks.find.globs = append(asks.find.globs, b.Glob(pats[i], l.Prepared(), name))
+		}
 	}
 	p := w.poller(full)
 	if len(w.cnt.cats) == 0 {
 		c := w.cnt.newCat("")
 		b.Each(l.Prepared(), []*remote.Tail{c.runs}, []*remote.Counter{c.raw, c.errs, c.prompts})
 		if w.o.OnePoll && ask.steady { // the agent sums in Go; by the fallback a one-shot status counts only
-			w.coldSum = w.coldSumArgv(c.raw.RemoteAbove) // the holes this count leaves, summed in the same answer
-			b.Exec(w.coldSum...)
+			// the holes this count leaves, summed in the same answer
+			asks.coldSum = b.Exec(w.coldSumArgv(c.raw.RemoteAbove)...)
 		}
 	}
 	for _, t := range p.Tails {
 		b.Tail(t)
 	}
 	w.askCounts(b, p.Counters, ask.steady)
-	b.Cat(l.WorkerJSON(), 4<<20)
-	b.Cat(l.KillNote(), 4096)
-	if !w.live.bootRead {
-		b.Cat("/proc/stat", 64<<10)
-	}
-	if cur := w.live.cur; cur != nil {
-		dir := "/proc/" + strconv.Itoa(cur.pid)
-		b.Cat(dir+"/cmdline", 64<<10)
-		b.Cat(dir+"/stat", 4096)
-	}
-	b.RealPath(w.o.Root)
-	b.Procs(l.WorkerJSON(), remote.HoldersArgv(w.live.procs.patternsAt(ctx, w.live.procs.knownReal(), w.o.WorkerLog, nil)))
+	asks.live = w.live.ask(b)
+	asks.live.real = b.RealPath(w.o.Root)
+	asks.live.procs = b.Procs(l.WorkerJSON(), remote.HoldersArgv(w.live.procs.patternsAt(ctx, w.live.procs.knownReal(), w.o.WorkerLog, nil)))
 	if zone {
-		b.Exec("sh", "-c", zoneScript)
+		asks.zone = b.Exec(zoneArgv...)
 	}
 	if vit {
-		b.Exec(w.vit.argv(vitPid, disk)...)
+		asks.vit = b.Exec(w.vit.argv(vitPid, disk)...)
 	}
 	if len(ask.tokJobs) > 0 {
-		b.Exec(tokenArgv(ask.tokJobs)...)
+		asks.tokens = b.Exec(tokenArgv(ask.tokJobs)...)
 	}
 	if ask.spans != nil {
-		b.Exec(ask.spans...)
+		asks.spans = b.Exec(ask.spans...)
 	}
-	return b
+	return b, asks
 }
 
 // ColdStats says how the last cold poll went: questions answered from its

@@ -133,17 +133,21 @@ func dropText(reason string, back bool) string {
 	return "lost the link to the host"
 }
 
-// zoneScript prints the host's UTC offset and, where it has one, the name
+// zoneArgv prints the host's UTC offset and, where it has one, the name
 // of its zone (the /etc/localtime link).
-const zoneScript = `date +%z; readlink /etc/localtime 2>/dev/null || true`
+var zoneArgv = []string{"sh", "-c", `date +%z; readlink /etc/localtime 2>/dev/null || true`}
 
-// readZone asks the host for its time zone: one exec, once per connection.
-func readZone(ctx context.Context, h remote.Host) (*time.Location, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	res, err := h.Exec(ctx, "sh", "-c", zoneScript)
-	if err != nil {
-		return nil, err
+// readZone reads the host's time zone, once per connection: the poll's
+// batch's answer (ask), or, when it did not answer, an exec of its own.
+func readZone(ctx context.Context, h remote.Host, ask *remote.ExecAsk) (*time.Location, error) {
+	res, ok := ask.Result()
+	if !ok {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		var err error
+		if res, err = h.Exec(ctx, zoneArgv...); err != nil {
+			return nil, err
+		}
 	}
 	if res.ExitCode != 0 {
 		return nil, fmt.Errorf("date +%%z: exit %d", res.ExitCode)

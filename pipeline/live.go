@@ -106,10 +106,13 @@ type liveRead struct {
 }
 
 // readLive reads worker.json and, in the same round trip, re-checks the
-// process seen alive last time. A pid that changed is read in a second
-// round; a scan of the process table only when no live worker is known.
-func (l *liveness) read(ctx context.Context, now time.Time, polls int) liveRead {
-	lr, prevP, prevErr := l.readRound(ctx)
+// process seen alive last time (the poll's batch's answers, asks, where it
+// gave them). A pid that changed is read in a second round; a scan of the
+// process table only when no live worker is known.
+func (l *liveness) read(ctx context.Context, now time.Time, polls int, asks liveAsks) liveRead {
+	l.procs.use(asks.procs, asks.real)
+	defer l.procs.use(nil, nil)
+	lr, prevP, prevErr := l.readRound(ctx, asks)
 	jsonPID := lr.jsonPID()
 	// 1. the pid worker.json names, if it is our worker
 	if p, err := l.jsonWorker(ctx, jsonPID, prevP, prevErr); err != nil {
@@ -136,7 +139,7 @@ func (l *liveness) read(ctx context.Context, now time.Time, polls int) liveRead 
 		}
 	}
 	if lr.p == nil && lr.err == nil {
-		l.readEnd(ctx, &lr, jsonPID)
+		l.readEnd(ctx, &lr, jsonPID, asks.note)
 	}
 	return lr
 }
@@ -144,21 +147,24 @@ func (l *liveness) read(ctx context.Context, now time.Time, polls int) liveRead 
 // readRound is the poll's first round trip: worker.json, the process seen
 // alive last time (nil when its pid now names another), and the boot time
 // until it is known.
-func (l *liveness) readRound(ctx context.Context) (lr liveRead, prevP *proc, prevErr error) {
+func (l *liveness) readRound(ctx context.Context, asks liveAsks) (lr liveRead, prevP *proc, prevErr error) {
 	prev := l.cur
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		lr.wjson, lr.wjsonErr = l.rd.ReadAt(ctx, l.lay.WorkerJSON(), 0, 4<<20)
+		lr.wjson, lr.wjsonErr = readCat(ctx, l.rd, asks.wjson, l.lay.WorkerJSON(), 4<<20)
 	}()
 	if prev != nil {
+		if asks.pid != prev.pid {
+			asks.cmdline, asks.stat = nil, nil
+		}
 		wg.Add(1)
-		go func() { defer wg.Done(); prevP, prevErr = l.procs.read(ctx, prev.pid) }()
+		go func() { defer wg.Done(); prevP, prevErr = l.procs.readAsked(ctx, prev.pid, asks.cmdline, asks.stat) }()
 	}
 	if !l.bootRead {
 		wg.Add(1)
-		go func() { defer wg.Done(); lr.boot = readBootTime(ctx, l.rd) }()
+		go func() { defer wg.Done(); lr.boot = readBootTime(ctx, l.rd, asks.boot) }()
 	}
 	wg.Wait()
 	if prevP != nil && prevP.start != prev.start {
@@ -200,7 +206,7 @@ func (l *liveness) jsonWorker(ctx context.Context, pid int, prevP *proc, prevErr
 
 // readEnd reads, when no worker was found alive, what says how the last
 // one ended.
-func (l *liveness) readEnd(ctx context.Context, lr *liveRead, jsonPID int) {
+func (l *liveness) readEnd(ctx context.Context, lr *liveRead, jsonPID int, note *remote.CatAsk) {
 	if jsonPID > 0 && l.reread != jsonPID && liveJSON(lr.wjson) {
 		// worker.json says it runs but its pid is gone: it may have ended
 		// between the two reads of this poll (read while it ran, /proc after
@@ -212,7 +218,7 @@ func (l *liveness) readEnd(ctx context.Context, lr *liveRead, jsonPID int) {
 		}
 	}
 	// whether our kill stopped the last one is in the note
-	b, err := l.rd.ReadAt(ctx, l.lay.KillNote(), 0, 4096)
+	b, err := readCat(ctx, l.rd, note, l.lay.KillNote(), 4096)
 	if err == nil || errors.Is(err, fs.ErrNotExist) {
 		lr.note, lr.noteRead = b, true
 	}
@@ -233,8 +239,8 @@ func liveJSON(b []byte) bool {
 }
 
 // readBootTime reads btime from the host's /proc/stat.
-func readBootTime(ctx context.Context, rd remote.Host) time.Time {
-	b, err := rd.ReadAt(ctx, "/proc/stat", 0, 64<<10)
+func readBootTime(ctx context.Context, rd remote.Host, ask *remote.CatAsk) time.Time {
+	b, err := readCat(ctx, rd, ask, "/proc/stat", 64<<10)
 	if err != nil {
 		return time.Time{}
 	}

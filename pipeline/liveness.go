@@ -60,10 +60,36 @@ type procReader struct {
 	mu       sync.Mutex
 	realRoot string
 	cache    map[int]*proc
+	ans      *remote.ProcsAsk // the poll's batch's processes and scan (use); nil: none
 }
 
 func newProcReader(h remote.Host, root string) *procReader {
 	return &procReader{h: h, root: root, cache: map[int]*proc{}}
+}
+
+// use makes procs (the batch's Procs op) and real (its RealPath of the
+// root) what r reads before the host, until use(nil, nil).
+func (r *procReader) use(procs *remote.ProcsAsk, real *remote.PathAsk) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ans = procs
+	if p, ok := real.Result(); ok && p.Err == nil && r.realRoot == "" {
+		r.realRoot = path.Clean(p.Path)
+	}
+}
+
+// answered is what the batch read of pid, if it read it.
+func (r *procReader) answered(pid int) (remote.ProcRead, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ans.Proc(pid)
+}
+
+// scan is the batch's scan (nil: none).
+func (r *procReader) scan() *remote.ExecAsk {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ans.Scan()
 }
 
 // errUnknown: the host could not tell (a read failed for another reason
@@ -72,17 +98,27 @@ var errUnknown = errors.New("could not read /proc")
 
 // read returns the live process pid (nil if there is none).
 func (r *procReader) read(ctx context.Context, pid int) (*proc, error) {
+	return r.readAsked(ctx, pid, nil, nil)
+}
+
+// readAsked is read, its /proc entries the poll's batch's answers (cmdAsk,
+// statAsk) where it gave them.
+func (r *procReader) readAsked(ctx context.Context, pid int, cmdAsk, statAsk *remote.CatAsk) (*proc, error) {
 	if pid <= 0 {
 		return nil, nil
 	}
 	dir := "/proc/" + strconv.Itoa(pid)
 	var cmd, stat []byte
 	var cerr, serr error
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); cmd, cerr = r.h.ReadAt(ctx, dir+"/cmdline", 0, 64<<10) }()
-	go func() { defer wg.Done(); stat, serr = r.h.ReadAt(ctx, dir+"/stat", 0, 4096) }()
-	wg.Wait()
+	if pr, ok := r.answered(pid); ok && cmdAsk == nil {
+		cmd, cerr, stat, serr = pr.Cmdline.Data, pr.Cmdline.Err, pr.Stat.Data, pr.Stat.Err
+	} else {
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); cmd, cerr = readCat(ctx, r.h, cmdAsk, dir+"/cmdline", 64<<10) }()
+		go func() { defer wg.Done(); stat, serr = readCat(ctx, r.h, statAsk, dir+"/stat", 4096) }()
+		wg.Wait()
+	}
 	for _, err := range []error{serr, cerr} {
 		switch {
 		case err == nil:
@@ -142,11 +178,7 @@ func (r *procReader) isWorker(ctx context.Context, p *proc) bool {
 		return false
 	}
 	if !path.IsAbs(arg) {
-		l, ok := r.h.(remote.Linker)
-		if !ok {
-			return false
-		}
-		cwd, err := l.ReadLink(ctx, "/proc/"+strconv.Itoa(p.pid)+"/cwd")
+		cwd, err := r.cwd(ctx, p.pid)
 		if err != nil || !path.IsAbs(cwd) {
 			return false
 		}
@@ -162,6 +194,18 @@ func (r *procReader) isWorker(ctx context.Context, p *proc) bool {
 	}
 	got, err := l.RealPath(ctx, arg)
 	return err == nil && path.Clean(got) == real
+}
+
+// cwd is the process's working folder: as the batch read it, else read.
+func (r *procReader) cwd(ctx context.Context, pid int) (string, error) {
+	if pr, ok := r.answered(pid); ok && pr.HasCwd {
+		return pr.Cwd.Path, pr.Cwd.Err
+	}
+	l, ok := r.h.(remote.Linker)
+	if !ok {
+		return "", errors.New("the host cannot read links")
+	}
+	return l.ReadLink(ctx, "/proc/"+strconv.Itoa(pid)+"/cwd")
 }
 
 // knownReal is the resolved root if it was resolved already ("": not yet).
@@ -244,9 +288,10 @@ func (r *procReader) patternsAt(ctx context.Context, real, workerLog string, l r
 
 // writers scans the process table for processes writing the worker's
 // files, one per process tree (a child that inherited the parent's stdout
-// is the parent's), oldest first. Our own helper shells are left out.
+// is the parent's), oldest first. Our own helper shells are left out. The
+// batch's scan (use) stands for it when it scanned for the same files.
 func (r *procReader) writers(ctx context.Context, workerLog string) ([]*proc, error) {
-	hs, err := remote.FindHolders(ctx, r.h, r.writerPatterns(ctx, workerLog))
+	hs, err := remote.FindHolders(ctx, r.h, r.writerPatterns(ctx, workerLog), r.scan())
 	if err != nil {
 		return nil, err
 	}
@@ -348,4 +393,36 @@ func (l *liveness) warnJSON(s *snapshot.Snapshot) {
 	if err := l.jsonErr; err != nil && !errors.Is(err, fs.ErrNotExist) && remote.IsFileError(err) {
 		s.Warn(snapshot.WarnUnreadable, "cannot read "+remote.FileErrText(l.lay.WorkerJSON(), err))
 	}
+}
+
+// liveAsks are liveness's handles in a poll's batch (ask).
+type liveAsks struct {
+	wjson, note, boot *remote.CatAsk
+	cmdline, stat     *remote.CatAsk // of pid: the worker seen alive last poll
+	pid               int
+	procs             *remote.ProcsAsk // worker.json's process, or the scan and its finds
+	real              *remote.PathAsk  // the root, symlinks resolved
+}
+
+// ask adds liveness's reads to a poll's batch: worker.json, the kill note,
+// the boot time until known, the /proc entries of the worker seen alive.
+func (l *liveness) ask(b *remote.Batch) liveAsks {
+	a := liveAsks{wjson: b.Cat(l.lay.WorkerJSON(), 4<<20), note: b.Cat(l.lay.KillNote(), 4096)}
+	if !l.bootRead {
+		a.boot = b.Cat("/proc/stat", 64<<10)
+	}
+	if cur := l.cur; cur != nil {
+		dir := "/proc/" + strconv.Itoa(cur.pid)
+		a.pid, a.cmdline, a.stat = cur.pid, b.Cat(dir+"/cmdline", 64<<10), b.Cat(dir+"/stat", 4096)
+	}
+	return a
+}
+
+// readCat is c's answer, or, when the batch did not answer it (nil: not
+// asked, or no batch), a read of its own.
+func readCat(ctx context.Context, h remote.Host, c *remote.CatAsk, path string, max int) ([]byte, error) {
+	if r, ok := c.Result(); ok {
+		return r.Data, r.Err
+	}
+	return h.ReadAt(ctx, path, 0, max)
 }

@@ -26,11 +26,18 @@ func manifestTrustArgv(p string) []string {
 // the dashboard's probes go and which logs it reads (servers, server), as
 // the worker refuses it for where its requests go: the file is another
 // account's, or others can write it (parse.JudgeOwner). nil when it may,
-// or when the host cannot tell (no GNU or BusyBox stat). One exec, asked
-// only of a manifest that names a server, once per parse.
-func manifestTrust(ctx context.Context, h remote.Host, p string) error {
-	r, err := h.Exec(ctx, manifestTrustArgv(p)...)
-	if err != nil || r.ExitCode != 0 {
+// or when the host cannot tell (no GNU or BusyBox stat). The poll's
+// batch's answer (ask), or, when it did not answer, an exec of its own,
+// asked only of a manifest that names a server, once per parse.
+func manifestTrust(ctx context.Context, h remote.Host, p string, ask *remote.ExecAsk) error {
+	r, ok := ask.Result()
+	if !ok {
+		var err error
+		if r, err = h.Exec(ctx, manifestTrustArgv(p)...); err != nil {
+			return nil
+		}
+	}
+	if r.ExitCode != 0 {
 		return nil
 	}
 	lines := strings.Split(strings.TrimSpace(string(r.Stdout)), "\n")
@@ -54,8 +61,8 @@ func manifestTrust(ctx context.Context, h remote.Host, p string) error {
 // distrust drops m's servers when another account can change the file
 // (manifestTrust), and says so: every view shows it as the manifest's
 // error, status exits 1 on it; the categories are still read from it.
-func (k *counts) distrust(ctx context.Context, h remote.Host, p string, m *parse.Manifest) error {
-	why := manifestTrust(ctx, h, p)
+func (k *counts) distrust(ctx context.Context, h remote.Host, p string, m *parse.Manifest, ask *remote.ExecAsk) error {
+	why := manifestTrust(ctx, h, p, ask)
 	if why == nil {
 		return nil
 	}

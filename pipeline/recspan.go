@@ -47,11 +47,17 @@ func (k *counts) spanArgv() []string {
 	return remote.RecordSpanArgv(k.spanMark, dir, parse.RawFile, limit, cats...)
 }
 
-// readSpans runs argv: from the poll's batch when it holds it (the
-// Prefetch serves it), else on the host.
-func readSpans(ctx context.Context, h remote.Host, argv []string) ([]byte, bool) {
-	res, err := h.Exec(ctx, argv...)
-	if err != nil || res.ExitCode != 0 {
+// readSpans is argv's answer: the poll's batch's (ask), or, when it did
+// not answer, an exec of its own.
+func readSpans(ctx context.Context, h remote.Host, argv []string, ask *remote.ExecAsk) ([]byte, bool) {
+	res, ok := ask.Result()
+	if !ok {
+		var err error
+		if res, err = h.Exec(ctx, argv...); err != nil {
+			return nil, false
+		}
+	}
+	if res.ExitCode != 0 {
 		return nil, false
 	}
 	return res.Stdout, true

@@ -312,7 +312,7 @@ func capJobs(jobs []*tokJob, budget int64) []*tokJob {
 
 // foldTokens folds the counts' reads and the host's sums into each
 // category's tally. A poll that failed its sums sends them again next time.
-func (k *counts) foldTokens(pre *remote.Prefetch, res remote.PollResult, jobs []*tokJob, sums []tokResult, sumErr error) {
+func (k *counts) foldTokens(res remote.PollResult, jobs []*tokJob, sums []tokResult, sumErr error) {
 	byPath := map[string]remote.CountUpdate{}
 	for _, u := range res.Counts {
 		byPath[u.Path] = u
@@ -338,7 +338,7 @@ func (k *counts) foldTokens(pre *remote.Prefetch, res remote.PollResult, jobs []
 		var lj *tokJob
 		var lr *tokResult
 		if j := k.thens[n]; j != nil && up.Err == nil && up.Size > j.from && j.gen == c.tok.gen && j.from == c.tok.start {
-			lj, lr = lateSum(pre, j, up.Size)
+			lj, lr = lateSum(j, up.Size)
 		}
 		if lj != nil {
 			c.tok.job = nil // the late sum covers the hole's job and what this count added
@@ -352,13 +352,13 @@ func (k *counts) foldTokens(pre *remote.Prefetch, res remote.PollResult, jobs []
 }
 
 // lateSum is the sum the agent ran beside its count on the host of
-// [j.from, size), if it ran one: a question to the batch only.
-func lateSum(pre *remote.Prefetch, j *tokJob, size int64) (*tokJob, *tokResult) {
-	job := &tokJob{path: j.path, from: j.from, n: size - j.from, gen: j.gen}
-	r, ok := pre.Served(tokenArgv([]*tokJob{job})...)
-	if !ok {
+// [j.from, size), if it ran one (j.then): the batch's answer only.
+func lateSum(j *tokJob, size int64) (*tokJob, *tokResult) {
+	r, n, ok := j.then.Result()
+	if !ok || n != size-j.from {
 		return nil, nil // read over the link (its reads were tallied), or not counted
 	}
+	job := &tokJob{path: j.path, from: j.from, n: n, gen: j.gen}
 	res := &tokResult{}
 	if r.ExitCode != 0 {
 		res.err = fmt.Sprintf("sum tokens on the host: exit %d: %s", r.ExitCode, bytes.TrimSpace(r.Stderr))
@@ -388,7 +388,7 @@ func (a *tokAcc) late(job *tokJob, res *tokResult, end []byte) {
 
 // sumHolesNow sums on the host, now, the records the counts left unread,
 // for a poll that no other follows (Options.OnePoll).
-func (k *counts) sumHolesNow(ctx context.Context, rd remote.Host, pre *remote.Prefetch, cold func([]*tokJob) map[*tokJob]tokResult, only func(*catState) bool) {
+func (k *counts) sumHolesNow(ctx context.Context, rd remote.Host, cold func([]*tokJob) map[*tokJob]tokResult, only func(*catState) bool) {
 	jobs := k.tokenJobsOf(-1, only)
 	if len(jobs) == 0 {
 		return
@@ -404,7 +404,7 @@ func (k *counts) sumHolesNow(ctx context.Context, rd remote.Host, pre *remote.Pr
 		}
 	}
 	if len(rest) > 0 {
-		more, err := sumOnHost(ctx, rd, rest)
+		more, err := sumOnHost(ctx, rd, rest, nil) // asked after the batch: an exec of its own
 		for i, j := range rest {
 			if err != nil {
 				sums[j.resIndex] = tokResult{err: errText(err)}
@@ -413,7 +413,7 @@ func (k *counts) sumHolesNow(ctx context.Context, rd remote.Host, pre *remote.Pr
 			}
 		}
 	}
-	k.foldTokens(pre, remote.PollResult{}, jobs, sums, nil)
+	k.foldTokens(remote.PollResult{}, jobs, sums, nil)
 }
 
 // dropTokenJobs forgets the sums of a poll that lost the link.

@@ -50,7 +50,7 @@ func TestTokenSumEveryAwk(t *testing.T) {
 	for name, dir := range testawk.Dirs(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("PATH", dir+string(os.PathListSeparator)+path)
-			res, err := sumOnHost(t.Context(), localHost(), jobs)
+			res, err := sumOnHost(t.Context(), localHost(), jobs, nil)
 			must(t, err)
 			for i := range jobs {
 				if res[i].err != "" || !equalTally(res[i].t, wants[i]) || res[i].bytes != wantBytes[i] {
@@ -89,7 +89,7 @@ func TestTokenSumPastTheEndLeavesAnUnterminatedLine(t *testing.T) {
 	for name, awkDir := range testawk.Dirs(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("PATH", awkDir+string(os.PathListSeparator)+path)
-			res, err := sumOnHost(t.Context(), localHost(), jobs)
+			res, err := sumOnHost(t.Context(), localHost(), jobs, nil)
 			must(t, err)
 			for i, c := range names {
 				data := cases[c]

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
 )
 
 // coldSumScript names, in the cold batch of a poll no other follows
@@ -52,13 +53,10 @@ func coldIndex(stderr []byte) map[coldKey]int {
 	return idx
 }
 
-// coldSums are the sums the cold batch ran, by path: those whose range is
-// exactly a job's stand for it (served: nil when the batch ran none).
-func (w *Watcher) coldSums(jobs []*tokJob) map[*tokJob]tokResult {
-	if w.coldSum == nil {
-		return nil
-	}
-	r, ok := w.pre.Served(w.coldSum...)
+// coldSums are the sums the cold batch ran (ask), by path: those whose
+// range is exactly a job's stand for it (nil when the batch ran none).
+func coldSums(ask *remote.ExecAsk, jobs []*tokJob) map[*tokJob]tokResult {
+	r, ok := ask.Result()
 	if !ok || r.ExitCode != 0 {
 		return nil
 	}

@@ -18,6 +18,7 @@ type tokJob struct {
 	from, n  int64
 	gen      int
 	resIndex int
+	then     *remote.ThenAsk // a steady count's sum on the host (askCounts), read by lateSum
 }
 
 // tokResult is the host's sum of one job: the whole lines in its range
@@ -38,9 +39,14 @@ type tokResult struct {
 // arguments, never inside the script.
 var tokenSumScript = remote.HostScript("tokens.sh")
 
-// sumOnHost runs the jobs in one exec.
-func sumOnHost(ctx context.Context, h remote.Host, jobs []*tokJob) ([]tokResult, error) {
-	r, err := h.Exec(ctx, tokenArgv(jobs)...)
+// sumOnHost runs the jobs in one exec: the poll's batch's (ask), or,
+// when it did not answer, one of its own.
+func sumOnHost(ctx context.Context, h remote.Host, jobs []*tokJob, ask *remote.ExecAsk) ([]tokResult, error) {
+	r, ok := ask.Result()
+	var err error
+	if !ok {
+		r, err = h.Exec(ctx, tokenArgv(jobs)...)
+	}
 	if err == nil && r.ExitCode != 0 {
 		err = fmt.Errorf("exit %d: %s", r.ExitCode, bytes.TrimSpace(r.Stderr))
 	}

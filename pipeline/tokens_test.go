@@ -170,7 +170,7 @@ func TestTokenSumReadsEveryRecordFormat(t *testing.T) {
 	data := mixedRecords(rng, 0, 90)
 	write(t, p, data)
 	cut := int64(len(data) - 37) // inside the last line
-	res, err := sumOnHost(t.Context(), localHost(), []*tokJob{{path: p, from: 0, n: cut}})
+	res, err := sumOnHost(t.Context(), localHost(), []*tokJob{{path: p, from: 0, n: cut}}, nil)
 	must(t, err)
 	var want tally
 	whole := data[:strings.LastIndexByte(data[:cut], '\n')+1]

@@ -156,7 +156,7 @@ func TestTokensUnknownEveryPath(t *testing.T) {
 	// the plain watcher on this machine: B1's bytes read, B2 summed by awk
 	c := newClock()
 	settle(t, root, c, localWatcher(t, root, c, Options{}), "local")
-	res, err := sumOnHost(t.Context(), localHost(), []*tokJob{{path: big, n: 1 << 40}})
+	res, err := sumOnHost(t.Context(), localHost(), []*tokJob{{path: big, n: 1 << 40}}, nil)
 	must(t, err)
 	if tok, u := jsonTruth(t, big); res[0].t.Tokens != tok || res[0].t.Unknown != u {
 		t.Fatalf("the host sum: %+v; the file: %d tokens, %d unknown", res[0].t, tok, u)

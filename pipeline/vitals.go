@@ -84,15 +84,19 @@ type cpuSample struct {
 	uptime float64
 }
 
-// readVitals runs vitalsScript once, within 5 s.
-func (vs *vitals) read(ctx context.Context, rd remote.Host, pid int, disk bool) vitalsRead {
+// read is vitalsScript's answer: the poll's batch's (ask), or, when it
+// did not answer, an exec of its own within 5 s.
+func (vs *vitals) read(ctx context.Context, rd remote.Host, pid int, disk bool, ask *remote.ExecAsk) vitalsRead {
 	vr := vitalsRead{asked: true, pid: pid, disk: disk}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	res, err := rd.Exec(ctx, vs.argv(pid, disk)...)
-	if err != nil {
-		vr.err = err
-		return vr
+	res, ok := ask.Result()
+	if !ok {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		var err error
+		if res, err = rd.Exec(ctx, vs.argv(pid, disk)...); err != nil {
+			vr.err = err
+			return vr
+		}
 	}
 	vr.secs = parse.SplitVitals(string(res.Stdout))
 	return vr

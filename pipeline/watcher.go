@@ -97,7 +97,6 @@ type Watcher struct {
 	readerLogged string
 	reader       atomic.Value // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
 	hint         *ServersHint // Options.HintPath's, as read at the start
-	coldSum      []string     // the cold batch's exec that summed the big files' tokens (OnePoll)
 	sumJobs      []*tokJob    // the token sums this poll's batch asks (prefetch: capped for the fallback)
 	noAgent      string       // the host had no agent of this protocol (for the hint)
 	coldSession  int          // the link session that had its cold poll
@@ -241,10 +240,13 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	probe(guess) // beside the reads, never after them: a cold start waits for the slower of the two
 	w.countOnHost(viaAgent)
 	reader := "file by file" // unless the agent or the fallback answers
+	asks := &pollAsks{}      // none: each part reads for itself
 	if cold || w.linked() {
 		// a poll's reads come in one request to the agent (or, without
-		// one, one exec of the fallback), beside the servers' probes
-		r := w.prefetch(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent, spanArgv})
+		// one, one exec of the fallback), beside the servers' probes;
+		// each part reads its handles' answers
+		var r string
+		r, asks = w.prefetch(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent, spanArgv})
 		tokJobs = w.sumJobs // the fallback's share when the agent failed
 		if r != "" {
 			reader = r
@@ -258,7 +260,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	}
 	if full {
 		var parsed bool
-		if parsed, discErr = w.cnt.discover(ctx, w.rd); parsed {
+		if parsed, discErr = w.cnt.discover(ctx, w.rd, asks.find); parsed {
 			w.writeServersHint()
 		}
 	}
@@ -283,24 +285,24 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	var tokErr error
 	if len(tokJobs) > 0 {
 		wg.Add(1)
-		go func() { defer wg.Done(); tokSums, tokErr = sumOnHost(ctx, w.rd, tokJobs) }()
+		go func() { defer wg.Done(); tokSums, tokErr = sumOnHost(ctx, w.rd, tokJobs, asks.tokens) }()
 	}
 	wg.Add(2)
 	if askVit {
 		wg.Add(1)
-		go func() { defer wg.Done(); vr = w.vit.read(ctx, w.rd, vitPid, vitDisk) }()
+		go func() { defer wg.Done(); vr = w.vit.read(ctx, w.rd, vitPid, vitDisk, asks.vit) }()
 	}
 	go func() { defer wg.Done(); res = p.Poll(ctx, w.rd) }()
-	go func() { defer wg.Done(); lr = w.live.read(ctx, now, w.nth()) }()
+	go func() { defer wg.Done(); lr = w.live.read(ctx, now, w.nth(), asks.live) }()
 	if askZone {
 		wg.Add(1)
-		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.rd) }()
+		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.rd, asks.zone) }()
 	}
 	var spanOut []byte
 	var spanRead bool
 	if spanArgv != nil {
 		wg.Add(1)
-		go func() { defer wg.Done(); spanOut, spanRead = readSpans(ctx, w.rd, spanArgv) }()
+		go func() { defer wg.Done(); spanOut, spanRead = readSpans(ctx, w.rd, spanArgv, asks.spans) }()
 	}
 	wg.Wait()
 	pw.Wait()
@@ -335,17 +337,18 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	w.cnt.fold(res, now, w.live.wjson)
 	w.cnt.foldSpans(spanOut, spanRead, w.ev.hostZone(), now)
 	w.cnt.zone = w.ev.hostZone()
-	w.cnt.foldTokens(w.pre, res, tokJobs, tokSums, tokErr)
+	w.cnt.foldTokens(res, tokJobs, tokSums, tokErr)
+	coldSummed := func(jobs []*tokJob) map[*tokJob]tokResult { return coldSums(asks.coldSum, jobs) }
 	switch {
 	case w.o.OnePoll && !strings.HasPrefix(reader, "fallback"):
 		// a one-shot status sums the holes now (by the fallback it counts
 		// only: the holes' tokens would be the host's awk over every byte
 		// of them, tokenJobs)
-		w.cnt.sumHolesNow(ctx, w.rd, w.pre, w.coldSums, nil)
+		w.cnt.sumHolesNow(ctx, w.rd, coldSummed, nil)
 	case w.cnt.budgetUnsummed():
 		// a budget's category is done or not by its tokens: its own
 		// summed now, by either reader, not a poll later
-		w.cnt.sumHolesNow(ctx, w.rd, w.pre, w.coldSums, func(c *catState) bool { return c.budget > 0 })
+		w.cnt.sumHolesNow(ctx, w.rd, coldSummed, func(c *catState) bool { return c.budget > 0 })
 	}
 	w.sv.foldReads(reads)
 	w.judge(reads, vr, now)

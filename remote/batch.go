@@ -14,34 +14,46 @@ import (
 	"time"
 )
 
-// A Batch is one exec that reads, on the host, what a cold poll is going
-// to ask for: stats, reads, globs, line counts, /proc entries and whole
-// commands. Its answers go into a Prefetch, which serves the poll from
-// memory: a cold start costs the exec's two round trips instead of a
-// chain of SFTP requests (open, read, readdir, stat…). The ops are
+// A Batch is one request, to the agent or the fallback, that reads on the
+// host what a poll needs: stats, reads, globs, line counts, /proc entries
+// and whole commands. Every op but Tail, Count and Each returns a handle
+// its asker reads once the batch ran (asks.go); the Poller's tails and
+// counts are served by a Prefetch: a poll costs the request's round trips
+// instead of a chain of SFTP requests (open, read, readdir, stat…). The ops are
 // arguments to a fixed script, never part of it, so no path is ever
 // parsed as shell.
 type Batch struct {
 	args  []string
-	ops   []int    // where each op starts in args
-	execs []string // the command line of each exec op, by index
-	thens []then   // the commands CountThen runs, by index
-	nonce string   // ends every record: a cut read shows (set by Argv)
+	ops   []int      // where each op starts in args
+	execs []*ExecAsk // each exec op (and procs' scan), by index
+	thens []*ThenAsk // the commands CountThen runs, by index
+	cats  []*CatAsk  // each Cat op, answered by its path's read
+	globs []*GlobAsk // each Glob op, answered by its pattern's G record
+	reals []*PathAsk // each RealPath op, by its path's P record
+	procs []*ProcsAsk
+	nonce string // ends every record: a cut read shows (set by Argv)
 	// Digests: the batch goes to the Go agent, which digests a Tail's
 	// history on its first attach (taild); the fallback does not.
 	Digests bool
 }
 
 // Cat reads [0, max) of path (a small whole file: a manifest, worker.json, /proc/stat).
-func (b *Batch) Cat(path string, max int) {
+func (b *Batch) Cat(path string, max int) *CatAsk {
 	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "cat", path, strconv.Itoa(max))
+	c := &CatAsk{path: path, max: max}
+	b.cats = append(b.cats, c)
+	return c
 }
 
-// Glob lists the dir/*/name that exist, the answer to Glob(pattern).
-func (b *Batch) Glob(pattern, dir, name string) {
+// Glob lists the dir/*/name that exist (pattern names the answer); its
+// answer is the handle's.
+func (b *Batch) Glob(pattern, dir, name string) *GlobAsk {
 	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "glob", pattern, dir, name)
+	g := &GlobAsk{pattern: pattern}
+	b.globs = append(b.globs, g)
+	return g
 }
 
 // Tail reads what t's next poll reads: its stat, its new bytes, and the
@@ -77,24 +89,17 @@ func (b *Batch) Count(c *Counter) {
 	b.args = append(b.args, "count", c.Path, strconv.FormatInt(c.off, 10), strconv.Itoa(k), strconv.FormatInt(c.RemoteAbove, 10))
 }
 
-// then is a command run on the bytes a count on the host counted: its
-// answer is the exec of argv, path, from+1 and the count's end - from.
-type then struct {
-	argv []string
-	path string
-	from int64
-}
-
 // CountThen is Count, and when the host counts the new bytes (more than
 // c.RemoteAbove), it also runs argv with c.Path, from+1 and the size
-// counted to less from: its answer is that Exec's, so the caller's exec
-// over the counted range is served. from is at most c's offset.
-func (b *Batch) CountThen(c *Counter, from int64, argv ...string) {
+// counted less from: its answer is the handle's. from is at most c's offset.
+func (b *Batch) CountThen(c *Counter, from int64, argv ...string) *ThenAsk {
 	b.Count(c)
 	b.args[b.ops[len(b.ops)-1]] = "countthen"
 	b.args = append(b.args, strconv.FormatInt(from, 10), strconv.Itoa(len(b.thens)), strconv.Itoa(len(argv)))
 	b.args = append(b.args, argv...)
-	b.thens = append(b.thens, then{argv: argv, path: c.Path, from: from})
+	th := &ThenAsk{argv: argv, path: c.Path, from: from}
+	b.thens = append(b.thens, th)
+	return th
 }
 
 // Each runs, for every folder under dir, Tail ops for tails (name, start
@@ -112,28 +117,38 @@ func (b *Batch) Each(dir string, tails []*Tail, counts []*Counter) {
 	}
 }
 
-// Exec runs argv, the answer to Exec(argv...).
-func (b *Batch) Exec(argv ...string) {
+// Exec runs argv; its answer is the handle's.
+func (b *Batch) Exec(argv ...string) *ExecAsk {
 	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "exec", strconv.Itoa(len(b.execs)), strconv.Itoa(len(argv)))
 	b.args = append(b.args, argv...)
-	b.execs = append(b.execs, CommandLine(argv...))
+	x := &ExecAsk{argv: argv}
+	b.execs = append(b.execs, x)
+	return x
 }
 
-// RealPath resolves path's symlinks, the answer to RealPath(path).
-func (b *Batch) RealPath(path string) {
+// RealPath resolves path's symlinks; its answer is the handle's.
+func (b *Batch) RealPath(path string) *PathAsk {
 	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "realpath", path)
+	r := &PathAsk{path: path}
+	b.reals = append(b.reals, r)
+	return r
 }
 
 // Procs reads the process worker.json (at stateFile) names, or, when that
-// is not a live "worker" process, runs scan (a FindHolders argv) and reads
-// every process it found: each one's cmdline, stat and cwd.
-func (b *Batch) Procs(stateFile string, scan []string) {
+// is not a live "worker" process, runs scan (a HoldersArgv) and reads
+// every process it found: each one's cmdline, stat and cwd, all the
+// handle's.
+func (b *Batch) Procs(stateFile string, scan []string) *ProcsAsk {
 	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "procs", stateFile, strconv.Itoa(len(b.execs)), strconv.Itoa(len(scan)))
 	b.args = append(b.args, scan...)
-	b.execs = append(b.execs, CommandLine(scan...))
+	x := &ExecAsk{argv: scan}
+	b.execs = append(b.execs, x)
+	p := &ProcsAsk{scan: x}
+	b.procs = append(b.procs, p)
+	return p
 }
 
 // Argv is the one command the batch runs.
@@ -229,13 +244,32 @@ func (e *hostError) Unwrap() error { return e.err }
 
 // parseBatch reads the script's output. A record it cannot read ends the
 // parse with an error; the answers before it stand.
-func parseBatch(out []byte, execs []string, nonce string) (*answers, error) {
-	return parseBatchOf(out, &Batch{execs: execs, nonce: nonce}, nil)
+func parseBatch(out []byte, nonce string) (*answers, error) {
+	return parseBatchOf(out, &Batch{nonce: nonce}, nil)
 }
 
-// parseBatchOf is parseBatch of b's answer; an agent's paths may be its
-// aliases: "\x01N" is names[N].
+// parseBatchOf is parseBatch of b's answer, which also answers b's
+// handles; an agent's paths may be its aliases: "\x01N" is names[N].
 func parseBatchOf(out []byte, b *Batch, names []string) (*answers, error) {
+	a, err := parseRecords(out, b, names)
+	b.setCats(a)
+	for _, g := range b.globs {
+		if r, ok := a.globs[path.Clean(g.pattern)]; ok {
+			g.res, g.ok = GlobResult{Paths: r.paths, Err: r.err}, true
+		}
+	}
+	for _, r := range b.reals {
+		if l, ok := a.real[path.Clean(r.path)]; ok {
+			r.res, r.ok = PathResult{Path: l.target, Err: l.err}, true
+		}
+	}
+	for _, p := range b.procs {
+		p.set(a)
+	}
+	return a, err
+}
+
+func parseRecords(out []byte, b *Batch, names []string) (*answers, error) {
 	nonce := b.nonce
 	a := &answers{stats: map[string]statAns{}, reads: map[string][]readAns{}, globs: map[string]globAns{},
 		counts: map[string]countAns{}, execs: map[string]ExecResult{}, links: map[string]linkAns{}, real: map[string]linkAns{}, digest: map[string][]byte{}, starts: map[string][]byte{}}
@@ -310,7 +344,6 @@ func gunzipBounded(z []byte, max int64) ([]byte, error) {
 }
 
 func (a *answers) add(kind, status string, num []int64, p string, data []byte, b *Batch) {
-	execs := b.execs
 	failed := status == "noent" || status == "err"
 	var err error
 	if failed {
@@ -349,18 +382,16 @@ func (a *answers) add(kind, status string, num []int64, p string, data []byte, b
 		a.counts[p] = c
 	case "X":
 		i, perr := strconv.Atoi(p)
-		if perr != nil || i < 0 || i >= len(execs) || num[1] > int64(len(data)) {
+		if perr != nil || i < 0 || i >= len(b.execs) || num[1] > int64(len(data)) {
 			return
 		}
-		a.execs[execs[i]] = ExecResult{Stdout: data[:num[1]], Stderr: data[num[1]:], ExitCode: int(num[0])}
+		b.setExec(a, i, ExecResult{Stdout: data[:num[1]], Stderr: data[num[1]:], ExitCode: int(num[0])})
 	case "Y":
 		i, perr := strconv.Atoi(p)
 		if perr != nil || i < 0 || i >= len(b.thens) || num[1] > int64(len(data)) {
 			return
 		}
-		th := b.thens[i]
-		argv := append(append([]string(nil), th.argv...), th.path, strconv.FormatInt(th.from+1, 10), strconv.FormatInt(num[2], 10))
-		a.execs[CommandLine(argv...)] = ExecResult{Stdout: data[:num[1]], Stderr: data[num[1]:], ExitCode: int(num[0])}
+		b.setThen(a, i, ExecResult{Stdout: data[:num[1]], Stderr: data[num[1]:], ExitCode: int(num[0])}, num[2])
 	case "L":
 		a.links[p] = linkAns{target: string(data), err: err}
 	case "P":

@@ -12,10 +12,11 @@ import (
 	"testing"
 )
 
-// TestBatchAnswersLikeTheHost: what a Prefetch serves from one batch is
-// what the host answers to each question asked alone: stats (to the
-// second: SFTP's precision), reads, missing files, globs, commands and
-// host counts, on names with spaces, quotes, a newline and a leading dash.
+// TestBatchAnswersLikeTheHost: what a Prefetch serves from one batch, and
+// what its Cat and Exec handles hold, is what the host answers to each
+// question asked alone: stats (to the second: SFTP's precision), reads,
+// missing files, globs, commands and host counts, on names with spaces,
+// quotes, a newline and a leading dash.
 func TestBatchAnswersLikeTheHost(t *testing.T) {
 	dir := t.TempDir()
 	prep := filepath.Join(dir, "prepared")
@@ -33,7 +34,7 @@ func TestBatchAnswersLikeTheHost(t *testing.T) {
 
 	h := Local{}
 	b := &Batch{}
-	b.Glob(filepath.Join(prep, "*", "raw.jsonl"), prep, "raw.jsonl")
+	glob := b.Glob(filepath.Join(prep, "*", "raw.jsonl"), prep, "raw.jsonl")
 	tl := NewTail(log)
 	tl.StartBack = 1000
 	b.Tail(tl)
@@ -46,9 +47,9 @@ func TestBatchAnswersLikeTheHost(t *testing.T) {
 		counters = append(counters, c)
 	}
 	b.Count(NewCounter(filepath.Join(prep, "B1", "gone.jsonl")))
-	b.Cat(filepath.Join(dir, "nope"), 100)
-	b.Cat(log, 50)
-	b.Exec("sh", "-c", "echo out; echo err >&2; exit 3")
+	nope := b.Cat(filepath.Join(dir, "nope"), 100)
+	cat := b.Cat(log, 50)
+	x := b.Exec("sh", "-c", "echo out; echo err >&2; exit 3")
 	b.RealPath(dir)
 	t.Chdir(dir)
 	t.Setenv("CDPATH", ".:/tmp") // a user's rc may export it: cd then prints where it went
@@ -70,8 +71,11 @@ func TestBatchAnswersLikeTheHost(t *testing.T) {
 			t.Errorf("stat %q: batch %+v, host %+v", f, got, want)
 		}
 	}
-	gotGlob, err := p.Glob(ctx, filepath.Join(prep, "*", "raw.jsonl"))
-	must(t, err)
+	g, ok := glob.Result()
+	if !ok || g.Err != nil {
+		t.Fatalf("glob: answered %v, %v", ok, g.Err)
+	}
+	gotGlob := g.Paths
 	wantGlob, err := h.Glob(ctx, filepath.Join(prep, "*", "raw.jsonl"))
 	must(t, err)
 	sort.Strings(gotGlob)
@@ -94,16 +98,7 @@ func TestBatchAnswersLikeTheHost(t *testing.T) {
 	if !reflect.DeepEqual(rb.Tails[0].Lines, rh.Tails[0].Lines) || rb.Tails[0].Event != rh.Tails[0].Event {
 		t.Errorf("tail: batch %d lines (%s), host %d lines (%s)", len(rb.Tails[0].Lines), rb.Tails[0].Event, len(rh.Tails[0].Lines), rh.Tails[0].Event)
 	}
-	if _, err := p.ReadAt(ctx, filepath.Join(dir, "nope"), 0, 10); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("a missing file read from the batch: %v", err)
-	}
-	if got, err := p.ReadAt(ctx, log, 0, 50); err != nil || string(got) != strings.Repeat("line\n", 10) {
-		t.Errorf("cat: %q %v", got, err)
-	}
-	r, err := p.Exec(ctx, "sh", "-c", "echo out; echo err >&2; exit 3")
-	if err != nil || string(r.Stdout) != "out\n" || string(r.Stderr) != "err\n" || r.ExitCode != 3 {
-		t.Errorf("exec: %+v %v", r, err)
-	}
+	checkHandles(t, "fallback", cat, log, nope, x)
 	if real, err := p.RealPath(ctx, dir); err != nil || real != mustReal(t, dir) {
 		t.Errorf("realpath: %q %v", real, err)
 	}
@@ -146,7 +141,7 @@ func TestBatchRecordCutShortIsRefused(t *testing.T) {
 	out := "@S f 10 1700000000 0 2 0\n/a" + n + "\n" +
 		"@R ok 0 1 0 2 10\n/a01234" + n + "\n" + // 5 of 10 bytes
 		"@S f 3 1700000000 0 2 0\n/b" + n + "\n"
-	a, err := parseBatch([]byte("Welcome to the GPU box!\n"+out), nil, n) // a login banner first
+	a, err := parseBatch([]byte("Welcome to the GPU box!\n"+out), n) // a login banner first
 	if err == nil {
 		t.Fatal("a cut record was taken")
 	}

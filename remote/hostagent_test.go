@@ -123,12 +123,11 @@ func TestAgentExecLeavesItsJob(t *testing.T) {
 	for kind, ag := range both(t) {
 		pidFile := filepath.Join(t.TempDir(), "pid")
 		b := &Batch{}
-		b.Exec("sh", "-c", `sleep 60 & echo $! >"$1"; echo started`, "x", pidFile)
-		a, err := ag.Run(context.Background(), b)
-		if err != nil {
+		ask := b.Exec("sh", "-c", `sleep 60 & echo $! >"$1"; echo started`, "x", pidFile)
+		if _, err := ag.Run(context.Background(), b); err != nil {
 			t.Fatalf("%s: %v", kind, err)
 		}
-		if x := a.execs[b.execs[0]]; string(x.Stdout) != "started\n" || x.ExitCode != 0 {
+		if x, ok := ask.Result(); !ok || string(x.Stdout) != "started\n" || x.ExitCode != 0 {
 			t.Fatalf("%s: %+v", kind, x)
 		}
 		pid, err := os.ReadFile(pidFile)

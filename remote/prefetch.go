@@ -19,7 +19,9 @@ var errNotExist = fs.ErrNotExist
 // armed, and asks the host it wraps otherwise. What it serves is what the
 // host said at the batch's time, so it is armed for one poll only. A
 // question the batch did not foresee (a miss) goes to the host: a miss
-// costs round trips, never a wrong answer.
+// costs round trips, never a wrong answer. It serves what the Poller asks
+// as Host calls (stats, reads, host counts); every other op's answer is
+// its handle's alone (asks.go).
 type Prefetch struct {
 	Host
 	mu     sync.Mutex
@@ -48,7 +50,7 @@ func (p *Prefetch) Load(ctx context.Context, b *Batch) error {
 	}
 	a, err := p.parse(res.Stdout, b)
 	p.mu.Lock()
-	p.a = a // what parsed before an error is still true
+	p.a = a.served(b) // what parsed before an error is still true
 	p.mu.Unlock()
 	return err
 }
@@ -94,7 +96,7 @@ func (p *Prefetch) SetUnpack(ok bool) { p.unpack.Store(ok) }
 func (p *Prefetch) LoadVia(ctx context.Context, ag *Agent, b *Batch) error {
 	a, err := ag.Run(ctx, b)
 	p.mu.Lock()
-	p.a = a // what parsed before an error is still true
+	p.a = a.served(b) // what parsed before an error is still true
 	p.mu.Unlock()
 	return err
 }
@@ -125,13 +127,13 @@ func (p *Prefetch) LoadEither(ctx context.Context, ag *Agent, b, fb *Batch) (age
 	a, aerr := ag.Run(ctx, b)
 	if aerr == nil {
 		p.mu.Lock()
-		p.a = a
+		p.a = a.served(b)
 		p.mu.Unlock()
 		return true, nil, nil // the fallback's answer, when it comes, is dropped
 	}
 	r := <-fc
 	p.mu.Lock()
-	p.a = r.a // what parsed before an error is still true
+	p.a = r.a.served(fb) // what parsed before an error is still true
 	p.mu.Unlock()
 	return false, aerr, r.err
 }
@@ -240,13 +242,6 @@ func (p *Prefetch) Forget(name string) {
 	}
 }
 
-func (p *Prefetch) Glob(ctx context.Context, pattern string) ([]string, error) {
-	if g, ok := served(p, "glob "+pattern, func(a *answers) (globAns, bool) { g, ok := a.globs[path.Clean(pattern)]; return g, ok }); ok {
-		return g.paths, g.err
-	}
-	return p.Host.Glob(ctx, pattern)
-}
-
 func (p *Prefetch) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
 	if r, ok := served(p, "exec "+strings.Join(argv, " "), func(a *answers) (ExecResult, bool) { return a.exec(argv) }); ok {
 		return r, nil
@@ -254,27 +249,10 @@ func (p *Prefetch) Exec(ctx context.Context, argv ...string) (ExecResult, error)
 	return p.Host.Exec(ctx, argv...)
 }
 
-// Served answers argv from the batch only: never a question to the host.
-func (p *Prefetch) Served(argv ...string) (ExecResult, bool) {
-	p.mu.Lock()
-	a := p.a
-	p.mu.Unlock()
-	if a == nil {
-		return ExecResult{}, false
-	}
-	r, ok := a.exec(argv)
-	if ok {
-		p.hits.Add(1)
-	}
-	return r, ok
-}
-
-// exec answers a command the batch ran, or a host count of ranges the
-// batch counted (hostCountArgv), in hostCountScript's words.
+// exec answers a host count of ranges the batch counted (hostCountArgv,
+// the Poller's), in hostCountScript's words. An Exec op's answer is its
+// handle's (ExecAsk), never served here.
 func (a *answers) exec(argv []string) (ExecResult, bool) {
-	if r, ok := a.execs[CommandLine(argv...)]; ok {
-		return r, true
-	}
 	pre := hostCountArgv(nil)
 	if len(argv) <= len(pre) || (len(argv)-len(pre))%3 != 0 {
 		return ExecResult{}, false
@@ -299,10 +277,9 @@ func (a *answers) exec(argv []string) (ExecResult, bool) {
 	return ExecResult{Stdout: []byte(out.String())}, true
 }
 
+// ReadLink and RealPath go to the host: the batch's answers to them are
+// handles' (PathAsk, ProcsAsk).
 func (p *Prefetch) ReadLink(ctx context.Context, name string) (string, error) {
-	if l, ok := served(p, "readlink "+name, func(a *answers) (linkAns, bool) { l, ok := a.links[path.Clean(name)]; return l, ok }); ok {
-		return l.target, l.err
-	}
 	if l, ok := p.Host.(Linker); ok {
 		return l.ReadLink(ctx, name)
 	}
@@ -310,9 +287,6 @@ func (p *Prefetch) ReadLink(ctx context.Context, name string) (string, error) {
 }
 
 func (p *Prefetch) RealPath(ctx context.Context, name string) (string, error) {
-	if l, ok := served(p, "realpath "+name, func(a *answers) (linkAns, bool) { l, ok := a.real[path.Clean(name)]; return l, ok }); ok {
-		return l.target, l.err
-	}
 	if l, ok := p.Host.(Linker); ok {
 		return l.RealPath(ctx, name)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -110,13 +111,22 @@ func HoldersArgv(patterns []string) []string {
 // files matching the patterns. It is one exec (about half a second on a
 // busy sshd), so callers keep it for when they have no better witness.
 // Processes of other users are invisible unless we are root.
-func FindHolders(ctx context.Context, h Host, patterns []string) ([]Holder, error) {
+//
+// scan is a batch's scan (Batch.Procs): its answer stands when it scanned
+// for these patterns (the batch's were written before the poll knew the
+// root's real path, or the worker log's); otherwise, or unanswered, the
+// scan is an exec of its own.
+func FindHolders(ctx context.Context, h Host, patterns []string, scan *ExecAsk) ([]Holder, error) {
 	if len(patterns) == 0 {
 		return nil, nil
 	}
-	r, err := h.Exec(ctx, HoldersArgv(patterns)...)
-	if err != nil {
-		return nil, err
+	argv := HoldersArgv(patterns)
+	r, ok := scan.Result()
+	if !ok || !slices.Equal(scan.Argv(), argv) {
+		var err error
+		if r, err = h.Exec(ctx, argv...); err != nil {
+			return nil, err
+		}
 	}
 	if r.ExitCode != 0 {
 		return nil, fmt.Errorf("scan /proc: exit %d: %s", r.ExitCode, bytes.TrimSpace(r.Stderr))

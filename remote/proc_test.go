@@ -54,7 +54,7 @@ func TestFindHoldersOverSSH(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	hs, err := FindHolders(ctx, h, []string{GlobEscape(real) + "/logs/inference_all.log", GlobEscape(real) + "/prepared/*/raw_responses.jsonl"})
+	hs, err := FindHolders(ctx, h, []string{GlobEscape(real) + "/logs/inference_all.log", GlobEscape(real) + "/prepared/*/raw_responses.jsonl"}, nil)
 	scan := time.Since(t0)
 	if err != nil {
 		t.Fatal(err)

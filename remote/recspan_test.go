@@ -47,17 +47,17 @@ func TestRecordSpansByEitherReader(t *testing.T) {
 	ctx := context.Background()
 	for _, cats := range [][]string{nil, {"B2 relaunch", "B1", "B3"}} {
 		argv := RecordSpanArgv("@END-x1", dir, parse.RawFile, 10*time.Minute, cats...)
-		batch := func() *Batch { b := &Batch{}; b.Exec(argv...); return b }
-		b := batch()
-		res, err := Local{}.Exec(ctx, b.Argv()...) // the fallback's one exec
+		fb, ga := &Batch{}, &Batch{}
+		asks := map[string]*ExecAsk{"fallback": fb.Exec(argv...), "agent": ga.Exec(argv...)}
+		res, err := Local{}.Exec(ctx, fb.Argv()...) // the fallback's one exec
 		must(t, err)
-		fb, err := parseBatchOf(res.Stdout, b, nil)
+		_, err = parseBatchOf(res.Stdout, fb, nil)
 		must(t, err)
-		ga, err := ag.Run(ctx, batch()) // the Go agent's answer to the same op
+		_, err = ag.Run(ctx, ga) // the Go agent's answer to the same op
 		must(t, err)
 		out := map[string][]byte{}
-		for name, a := range map[string]*answers{"fallback": fb, "agent": ga} {
-			r, ok := a.exec(argv)
+		for name, x := range asks {
+			r, ok := x.Result()
 			if !ok {
 				t.Fatalf("%s: no answer to the span's exec", name)
 			}
