@@ -58,7 +58,11 @@ type batchAsk struct {
 // to the parts that asked them.
 func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAsk) (string, *pollAsks) {
 	w.sumJobs = ask.tokJobs
-	if viaAgent && cold && w.hint != nil && w.hint.NoAgent == remote.AgentProto {
+	if viaAgent && cold && (w.firstContact || w.hint != nil && w.hint.NoAgent == remote.AgentProto) {
+		// a host seen for the first time most often has no agent yet
+		// (the dashboard installs it then), like one that had none last
+		// time: the fallback beside the launcher, not after its "none here"
+		w.firstContact = false
 		return w.prefetchEither(ctx, ask)
 	}
 	if viaAgent {

@@ -24,10 +24,12 @@ import (
 // the channel and the exec, its script and ops packed on the command line
 // (remote.PackCommand) once the host said it unpacks them; sent plain, the
 // script waits on stdin for a third (sshd gives a session channel no
-// window before its command starts), as in a first cold poll. A cold poll
-// without the hint's "no agent" asks the agent's launcher first (two
-// more). With the hint's "no agent" and "unpacks" (a one-shot status's
-// next run) it asks both at once, each in two; it may count three: the
+// window before its command starts). A first contact (no hint of the
+// host yet) asks the agent's launcher and the fallback at once, the
+// fallback packed (most hosts unpack), as a cold poll does with the
+// hint's "no agent" and "unpacks" (a one-shot status's next run): each
+// in two (5 before, the launcher's "none here" and then the fallback
+// sent as it is); it may count three: the
 // launcher's "none here" comes first, and when the fallback runs longer
 // than a round trip on the host, the client's close of the launcher's
 // channel is a send its answer follows (the proxy cannot tell channels
@@ -53,8 +55,8 @@ func TestPollRoundTrips(t *testing.T) {
 		cold, steady, grew, full int64  // round trips of a poll
 		coldOrOneMore            bool   // the cold poll may count one more
 	}{
-		{"agent", "go agent", "", 2, 1, 1, 1, false},
-		{"fallback", "fallback", "", 5, 2, 2, 2, false},
+		{"agent", "go agent", "", 2, 1, 1, 1, true},
+		{"fallback", "fallback", "", 2, 2, 2, 2, true},
 		{"fallback_hinted", "fallback", `{"no_agent":"` + remote.AgentProto + `","unpacks":true}`, 2, 2, 2, 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

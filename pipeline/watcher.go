@@ -99,6 +99,7 @@ type Watcher struct {
 	hint         *ServersHint // Options.HintPath's, as read at the start
 	sumJobs      []*tokJob    // the token sums this poll's batch asks (prefetch: capped for the fallback)
 	noAgent      string       // the host had no agent of this protocol (for the hint)
+	firstContact bool         // no hint of this host yet: its first cold poll asks the agent and the fallback at once
 	coldSession  int          // the link session that had its cold poll
 	o            Options
 
@@ -142,8 +143,17 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 	}
 	if o.HintPath != "" {
 		w.hint = ReadServersHint(o.HintPath)
-		if w.hint != nil && w.pre != nil {
+		switch {
+		case w.pre == nil:
+		case w.hint != nil:
 			w.pre.SetUnpack(w.hint.Unpacks)
+		default:
+			// a first contact: most hosts unpack (base64 and gunzip are in
+			// coreutils, gzip and busybox), so the fallback goes packed at
+			// once; one that cannot says so (exit 73), is read as it is
+			// and remembered, a round trip lost once
+			w.firstContact = true
+			w.pre.SetUnpack(true)
 		}
 	}
 	w.sv = serverSet{thr: newSamples(o.History), ev: &w.ev, root: o.Root, now: o.Now, lines: w.log.server, pane: 32 << 10, web: newServerHTTP(h), tl: tl}
