@@ -103,16 +103,16 @@ func (sv *serverSet) serverEvents(s *srvWatch, v snapshot.Server, now time.Time)
 	}
 	switch {
 	case v.State == snapshot.ServerDown:
-		sv.tl.note(now, "server_down", "", label+" down: "+v.Reason)
+		sv.tl.Note(now, "server_down", "", label+" down: "+v.Reason)
 	case was == snapshot.ServerDown && v.State != snapshot.ServerCrashed:
-		sv.tl.note(now, "server_up", "", label+" up again: "+string(v.State))
+		sv.tl.Note(now, "server_up", "", label+" up again: "+string(v.State))
 	}
 	if v.State == snapshot.ServerUnhealthy {
-		sv.tl.note(now, "server_unhealthy", "", label+" unhealthy: "+v.Reason)
+		sv.tl.Note(now, "server_unhealthy", "", label+" unhealthy: "+v.Reason)
 	}
 	if v.State == snapshot.ServerHung && s.st.hang == "" {
 		// a hang only the probes saw (the log's own hang lines are events already)
-		sv.tl.note(now, "server_hang", "", label+" hung: "+v.Reason)
+		sv.tl.Note(now, "server_hang", "", label+" hung: "+v.Reason)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -20,9 +21,9 @@ import (
 // tokens.go, rates in rate.go; a category's view is judged in catview.go.
 type counts struct {
 	lay        parse.Layout
-	history    int           // samples kept per category
-	stallAfter time.Duration // Options.StallAfter: a log rate older than it is none
-	tl         *Timeline     // category_done events give a class its rate
+	history    int                // samples kept per category
+	stallAfter time.Duration      // Options.StallAfter: a log rate older than it is none
+	tl         *timeline.Timeline // category_done events give a class its rate
 
 	cats        map[string]*catState
 	order       []string

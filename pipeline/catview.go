@@ -188,7 +188,7 @@ func (k *counts) stall(c *catState, v *snapshot.Category, now time.Time) {
 	case c.stalled && !over:
 		c.stalled = false
 		c.win.Reset() // the pace from before the stall is not today's
-		k.tl.note(now, "stall_end", c.name, fmt.Sprintf("%s: records flow again", c.name))
+		k.tl.Note(now, "stall_end", c.name, fmt.Sprintf("%s: records flow again", c.name))
 	}
 	if c.stalled {
 		v.State, v.Reason = snapshot.StateStalled, parse.StallReason(since, v.Errors)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 )
 
 func opt(v float64) parse.Opt[float64] { return parse.Opt[float64]{V: v, OK: true} }
@@ -55,7 +56,7 @@ func TestIdleServersGaugeIsNotItsThroughput(t *testing.T) {
 // not move for several polls is a hang, with its reason and an event.
 func TestRunningRequestsWithoutTokensAreAHang(t *testing.T) {
 	t.Parallel()
-	tl := NewTimeline(50, "")
+	tl := timeline.New(50, "")
 	sv := &serverSet{ev: &events{tl: tl}, tl: tl}
 	s := &srvWatch{st: serverState{probe: serverProbe{metrics: "ok"}}}
 	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)

@@ -167,7 +167,7 @@ func (sv *serverSet) foldRouter(s *srvWatch, rr *routerRead) {
 	if s.role != snapshot.RoleRouter {
 		if rr.listed {
 			s.becomeRouter()
-			sv.tl.note(sv.now(), "router_found", "", fmt.Sprintf("%s is SGLang's router: %d replicas behind it", s.name, len(rr.workers)))
+			sv.tl.Note(sv.now(), "router_found", "", fmt.Sprintf("%s is SGLang's router: %d replicas behind it", s.name, len(rr.workers)))
 		}
 		return
 	}
@@ -204,7 +204,7 @@ func (sv *serverSet) foldRouter(s *srvWatch, rr *routerRead) {
 	for u := range rt.replicas {
 		if !seen[u] {
 			delete(rt.replicas, u)
-			sv.tl.note(sv.now(), "replica_removed", "", "replica "+shortURL(u)+" left the router's worker list")
+			sv.tl.Note(sv.now(), "replica_removed", "", "replica "+shortURL(u)+" left the router's worker list")
 		}
 	}
 }

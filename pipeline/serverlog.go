@@ -154,7 +154,7 @@ func (sv *serverSet) foldCrash(s *srvWatch, ev parse.ServerEvent, at time.Time) 
 		s.st.crash, s.st.crashAt, s.st.crashGeneric = text, at, generic
 	}
 	if s.st.phase != "crash" {
-		sv.tl.logEvent(at, "server_crash", text, ev.Msg)
+		sv.tl.LogEvent(at, "server_crash", text, ev.Msg)
 	}
 	s.st.ready, s.st.phase, s.st.fault, s.st.hang = false, "crash", "", ""
 	s.st.endLogged, s.st.decode = ev.Prefix.Time, nil
@@ -162,7 +162,7 @@ func (sv *serverSet) foldCrash(s *srvWatch, ev parse.ServerEvent, at time.Time) 
 
 func (sv *serverSet) foldStop(s *srvWatch, ev parse.ServerEvent, at time.Time) {
 	text := parse.SanitizeLine([]byte(ev.Msg), 300)
-	sv.tl.logEvent(at, "server_stop", "server stopping: "+text, ev.Msg)
+	sv.tl.LogEvent(at, "server_stop", "server stopping: "+text, ev.Msg)
 	s.st.ready, s.st.phase, s.st.fault, s.st.hang, s.st.stop = false, "stop", "", "", text
 	s.st.endLogged, s.st.decode = ev.Prefix.Time, nil
 }
@@ -172,13 +172,13 @@ func (sv *serverSet) foldHang(s *srvWatch, ev parse.ServerEvent, at time.Time) {
 	if s.st.phase == "startup" {
 		// vLLM waits on its workers while they compile: a note (once), not a hang
 		if !s.st.startWait {
-			sv.tl.logEvent(at, "server_warning", text, ev.Msg)
+			sv.tl.LogEvent(at, "server_warning", text, ev.Msg)
 		}
 		s.st.startWait = true
 		return
 	}
 	if s.st.hang == "" {
-		sv.tl.logEvent(at, "server_hang", text, ev.Msg)
+		sv.tl.LogEvent(at, "server_hang", text, ev.Msg)
 	}
 	s.st.hang = text
 }
@@ -186,13 +186,13 @@ func (sv *serverSet) foldHang(s *srvWatch, ev parse.ServerEvent, at time.Time) {
 func (sv *serverSet) foldFault(s *srvWatch, ev parse.ServerEvent, at time.Time) {
 	text := parse.SanitizeLine([]byte(ev.Msg), 300)
 	if s.st.fault == "" {
-		sv.tl.logEvent(at, "server_fault", text, ev.Msg)
+		sv.tl.LogEvent(at, "server_fault", text, ev.Msg)
 	}
 	s.st.fault = text
 }
 
 func (sv *serverSet) foldWarning(_ *srvWatch, ev parse.ServerEvent, at time.Time) {
-	sv.tl.logEvent(at, "server_warning", parse.SanitizeLine([]byte(ev.Msg), 300), ev.Msg)
+	sv.tl.LogEvent(at, "server_warning", parse.SanitizeLine([]byte(ev.Msg), 300), ev.Msg)
 }
 
 func (sv *serverSet) foldStartup(s *srvWatch, ev parse.ServerEvent, at time.Time) {
@@ -208,7 +208,7 @@ func (sv *serverSet) foldStartup(s *srvWatch, ev parse.ServerEvent, at time.Time
 
 func (sv *serverSet) foldReady(s *srvWatch, ev parse.ServerEvent, at time.Time) {
 	if !s.st.ready {
-		sv.tl.logEvent(at, "server_ready", "server ready", ev.Msg)
+		sv.tl.LogEvent(at, "server_ready", "server ready", ev.Msg)
 	}
 	s.st.ready, s.st.phase, s.st.fault, s.st.hang = true, "ready", "", ""
 }
@@ -354,7 +354,7 @@ func (sv *serverSet) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, 
 	case d.zero >= hangLines && s.st.hang == "":
 		text := fmt.Sprintf("%d requests running at 0 tok/s for %d lines in a row", d.running, d.zero)
 		s.st.hang = text
-		sv.tl.logEvent(at, "server_hang", text, ev.Msg)
+		sv.tl.LogEvent(at, "server_hang", text, ev.Msg)
 	}
 }
 

@@ -447,22 +447,22 @@ func (sv *serverSet) foldRouterLine(s *srvWatch, l parse.RouterLine) {
 	case parse.RReady:
 		s.st.phase, s.st.ready = "ready", true
 	case parse.RWorkerDown:
-		sv.tl.logEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
+		sv.tl.LogEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
 		s.routerSays(l.Worker, msg)
 	case parse.RCircuitOpen:
 		if l.Worker == "" { // the breaker's line names no worker unless a field does
-			sv.tl.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
+			sv.tl.LogEvent(l.Time, "router_error", "router: "+msg, l.Msg)
 			return
 		}
-		sv.tl.logEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
+		sv.tl.LogEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
 		s.routerSays(l.Worker, msg)
 	case parse.RRetry:
-		sv.tl.logEvent(l.Time, "router_retry", "router: "+msg, l.Msg)
+		sv.tl.LogEvent(l.Time, "router_retry", "router: "+msg, l.Msg)
 	case parse.RWorkerUp:
-		sv.tl.logEvent(l.Time, "replica_healthy", "router: "+msg, l.Msg)
+		sv.tl.LogEvent(l.Time, "replica_healthy", "router: "+msg, l.Msg)
 		s.routerSays(l.Worker, "")
 	case parse.RError:
-		sv.tl.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
+		sv.tl.LogEvent(l.Time, "router_error", "router: "+msg, l.Msg)
 	}
 }
 

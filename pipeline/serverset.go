@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 )
 
 // serverSet is the servers' part of a poll: each server's log tail and the
@@ -18,9 +19,9 @@ type serverSet struct {
 	first *serverState
 	thr   *samples // the host's generation throughput, for the sparkline
 	figs  figureState
-	lines *snapshot.Ring // the servers' log lines for display (the logs part's)
-	ev    *events        // the host's zone for the log lines' times (serverTime)
-	tl    *Timeline      // the servers' events: their logs', the probes', the router's
+	lines *snapshot.Ring     // the servers' log lines for display (the logs part's)
+	ev    *events            // the host's zone for the log lines' times (serverTime)
+	tl    *timeline.Timeline // the servers' events: their logs', the probes', the router's
 	root  string
 	now   func() time.Time
 	pane  int64       // a server log's last bytes a first read sends as they are (the rest digested)

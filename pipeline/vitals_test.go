@@ -12,6 +12,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
@@ -346,7 +347,7 @@ func TestVitalsStaleWhenLinkDown(t *testing.T) {
 	w := &Watcher{}
 	w.lastSnap = snapshot.Snapshot{Vitals: snapshot.Vitals{Load1: new(float64)}}
 	w.sv.thr = newSamples(4)
-	w.timeline = NewTimeline(10, "")
+	w.timeline = timeline.New(10, "")
 	s := w.stale(snapshot.Snapshot{Connection: snapshot.Connection{State: snapshot.LinkReconnecting}})
 	data, err := json.Marshal(s.Vitals)
 	must(t, err)

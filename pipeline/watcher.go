@@ -16,6 +16,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -112,7 +113,7 @@ type Watcher struct {
 	sv        serverSet          // the host's servers: their logs, probes and states (serverset.go)
 	log       logs               // the worker log: its tail, the display rings, what it says (logs.go)
 	live      liveness           // the worker: worker.json, its process, the kill note (live.go)
-	timeline  *Timeline
+	timeline  *timeline.Timeline
 	lastSnap  snapshot.Snapshot
 	WorkerLog *snapshot.Ring // sanitised worker log lines for display (the logs part's)
 	ServerLog *snapshot.Ring // sanitised server log lines for display (the logs part's)
@@ -123,10 +124,10 @@ type Watcher struct {
 }
 
 // NewWatcher watches the pipeline at o.Root on h.
-func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
+func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 	o.defaults()
 	if tl == nil {
-		tl = NewTimeline(500, "")
+		tl = timeline.New(500, "")
 	}
 	w := &Watcher{h: h, o: o, timeline: tl,
 		log: newLogs(o.WorkerLog, o.LogLines, o.OnePoll),
@@ -185,7 +186,7 @@ func (w *Watcher) layout() parse.Layout { return parse.Layout{Root: w.o.Root} }
 func (w *Watcher) Options() Options { return w.o }
 
 // Timeline is the event timeline.
-func (w *Watcher) Timeline() *Timeline { return w.timeline }
+func (w *Watcher) Timeline() *timeline.Timeline { return w.timeline }
 
 // Poll reads the host once (one concurrent batch) and returns the Snapshot.
 // When the link came back while the reads failed on its loss (a wake, a
