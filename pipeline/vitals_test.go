@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
@@ -346,7 +347,7 @@ func TestVitalsStaleWhenLinkDown(t *testing.T) {
 	t.Parallel()
 	w := &Watcher{}
 	w.lastSnap = snapshot.Snapshot{Vitals: snapshot.Vitals{Load1: new(float64)}}
-	w.sv.thr = newSamples(4)
+	w.sv = servers.New(servers.Config{History: 4}, []servers.Spec{{URL: parse.DefaultServerURL}})
 	w.timeline = timeline.New(10, "")
 	s := w.stale(snapshot.Snapshot{Connection: snapshot.Connection{State: snapshot.LinkReconnecting}})
 	data, err := json.Marshal(s.Vitals)

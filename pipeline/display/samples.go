@@ -1,29 +1,34 @@
-package pipeline
+// Package display holds what the pipeline's parts keep for the views to
+// draw: a sparkline's samples (Samples) and a log tail's lines in a
+// display ring (AddTail). It judges nothing.
+package display
 
 import (
 	"math"
 	"sync"
 )
 
-// samples is a fixed ring of rate samples for sparklines.
-type samples struct {
+// Samples is a fixed ring of rate samples for sparklines.
+type Samples struct {
 	size int
 	// v is nil while every sample so far was 0 (an idle category's, most
-	// of 50,000): zeros counts them, and values() is shared (idleValues)
+	// of 50,000): zeros counts them, and Values() is shared (idleValues)
 	v     []float64
 	zeros int
 	i     int
 	n     int
 	// run counts the newest samples equal to the newest; out is the last
-	// values(), kept while a full ring of one value only rotates. Nothing
-	// writes to a values() slice.
+	// Values(), kept while a full ring of one value only rotates. Nothing
+	// writes to a Values() slice.
 	run int
 	out []float64
 }
 
-func newSamples(n int) *samples { return &samples{size: n} }
+// NewSamples keeps the newest n samples.
+func NewSamples(n int) *Samples { return &Samples{size: n} }
 
-func (s *samples) add(x float64) {
+// Add appends a sample; NaN is a gap.
+func (s *Samples) Add(x float64) {
 	if s.v == nil {
 		if x == 0 {
 			if s.zeros < s.size {
@@ -50,8 +55,8 @@ func (s *samples) add(x float64) {
 	}
 }
 
-// values is oldest first; slots never filled are NaN (a gap, not a zero).
-func (s *samples) values() []float64 {
+// Values is oldest first; slots never filled are NaN (a gap, not a zero).
+func (s *Samples) Values() []float64 {
 	if s.out == nil && s.v == nil {
 		s.out = idleValues(s.size, s.zeros)
 	}
@@ -70,11 +75,11 @@ func idleValues(size, zeros int) []float64 {
 	if v, ok := idle.Load(k); ok {
 		return v.([]float64)
 	}
-	v, _ := idle.LoadOrStore(k, (&samples{size: size, zeros: zeros}).fill())
+	v, _ := idle.LoadOrStore(k, (&Samples{size: size, zeros: zeros}).fill())
 	return v.([]float64)
 }
 
-func (s *samples) fill() []float64 {
+func (s *Samples) fill() []float64 {
 	out := make([]float64, s.size)
 	for k := range out {
 		out[k] = math.NaN()
