@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"syscall"
@@ -41,62 +39,6 @@ func TestWorkerStateTable(t *testing.T) {
 		}
 		if (state == snapshot.WorkerDied || state == snapshot.WorkerStopped || state == snapshot.WorkerExited) && reason == "" {
 			t.Errorf("%+v: %s without a reason", c.f, state)
-		}
-	}
-}
-
-func TestServerStateTable(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		name   string
-		f      serverFacts
-		state  snapshot.ServerState
-		reason string
-	}{
-		{"metrics idle", serverFacts{metrics: "ok", phase: "ready"}, snapshot.ServerReady, ""},
-		{"metrics busy", serverFacts{metrics: "ok", load: 3}, snapshot.ServerBusy, ""},
-		{"metrics with a fault", serverFacts{metrics: "ok", fault: "Health check failed"}, snapshot.ServerUnhealthy, "fault: Health check failed"},
-		{"no metrics, health ok", serverFacts{metrics: "no_metrics", health: "ok", load: 2}, snapshot.ServerBusy, ""},
-		{"no metrics, health 503 loading", serverFacts{metrics: "no_metrics", health: "http 503", phase: "startup"}, snapshot.ServerStarting, "/health 503"},
-		{"no metrics, health 503", serverFacts{metrics: "no_metrics", health: "http 503", phase: "ready"}, snapshot.ServerUnhealthy, "/health 503"},
-		{"metrics 500", serverFacts{metrics: "http 500", phase: "ready"}, snapshot.ServerUnhealthy, "/metrics 500"},
-		{"timeout", serverFacts{metrics: "timeout", phase: "ready", logSeen: true}, snapshot.ServerUnhealthy, "timed out"},
-		{"timeout after a crash", serverFacts{metrics: "timeout", phase: "crash"}, snapshot.ServerCrashed, "crash"},
-		{"refused after a crash", serverFacts{metrics: "refused", phase: "crash", logSeen: true, logAge: time.Minute}, snapshot.ServerCrashed, "crash"},
-		{"refused while loading", serverFacts{metrics: "refused", phase: "startup", logSeen: true, logGrew: true}, snapshot.ServerStarting, "loading"},
-		{"kill -9: refused, worker waiting", serverFacts{metrics: "refused", refused: 1, phase: "ready", logSeen: true, logAge: 3 * time.Second, waiting: true},
-			snapshot.ServerDown, "/metrics refused, log quiet 3s, worker waiting for /health"},
-		{"refused, log quiet 2m", serverFacts{metrics: "refused", phase: "ready", logSeen: true, logAge: 2 * time.Minute, waiting: true},
-			snapshot.ServerDown, "down"[0:0] + "/metrics refused, log quiet 2m, worker waiting for /health"},
-		{"refused, no log", serverFacts{metrics: "refused"}, snapshot.ServerDown, "/metrics refused, no server log"},
-		{"refused, fresh log, nobody waits: wrong URL?", serverFacts{metrics: "refused", refused: 5, phase: "ready", logSeen: true, logAge: 5 * time.Second, load: 4},
-			snapshot.ServerBusy, "state from the log"},
-		{"refused, log still growing, worker waiting", serverFacts{metrics: "refused", phase: "ready", logSeen: true, logGrew: true, waiting: true}, snapshot.ServerReady, "state from the log"},
-		{"not asked, log ready", serverFacts{phase: "ready", logSeen: true}, snapshot.ServerReady, ""},
-		{"not asked, log crash", serverFacts{phase: "crash", logSeen: true}, snapshot.ServerCrashed, "crash"},
-		{"not asked, log fault", serverFacts{phase: "ready", fault: "watchdog", logSeen: true}, snapshot.ServerUnhealthy, "fault: watchdog"},
-		{"nothing", serverFacts{}, snapshot.ServerUnknown, ""},
-	} {
-		state, reason := serverStateFor(c.f)
-		if state != c.state || !strings.Contains(reason, c.reason) {
-			t.Errorf("%s: %s (%q), want %s (%q)", c.name, state, reason, c.state, c.reason)
-		}
-	}
-}
-
-func TestProbeKind(t *testing.T) {
-	t.Parallel()
-	for err, want := range map[error]string{
-		nil:         "ok",
-		errNoSeries: "no_metrics",
-		statusError{"/metrics", 404, "404 Not Found"}: "no_metrics",
-		statusError{"/metrics", 503, "503"}:           "http 503",
-		errors.New(`Get "http://127.0.0.1:30000/metrics": ssh: rejected: connect failed (Connection refused)`): "refused",
-		fmt.Errorf("get: %w", context.DeadlineExceeded):                                                        "timeout",
-		errors.New("EOF"): "error",
-	} {
-		if got := probeKind(err); got != want {
-			t.Errorf("%v: %s, want %s", err, got, want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 )
 
 // The night's own baseline: per-minute means of the server's throughput
@@ -82,7 +83,7 @@ func (s *series) usualConfig() string {
 }
 
 type baselineState struct {
-	tl      *Timeline // where a drop and its recovery go
+	tl      *timeline.Timeline // where a drop and its recovery go
 	server  series
 	classes map[string]*series
 	shown   snapshot.Baseline // this poll's judgement, which the Snapshot shows

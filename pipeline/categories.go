@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/display"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -20,9 +22,9 @@ import (
 // tokens.go, rates in rate.go; a category's view is judged in catview.go.
 type counts struct {
 	lay        parse.Layout
-	history    int           // samples kept per category
-	stallAfter time.Duration // Options.StallAfter: a log rate older than it is none
-	tl         *Timeline     // category_done events give a class its rate
+	history    int                // samples kept per category
+	stallAfter time.Duration      // Options.StallAfter: a log rate older than it is none
+	tl         *timeline.Timeline // category_done events give a class its rate
 
 	cats        map[string]*catState
 	order       []string
@@ -64,7 +66,7 @@ func (k *counts) newCat(name string) *catState {
 		errs:    remote.NewCounter(l.Errors(name)),
 		prompts: remote.NewCounter(l.Prompts(name)),
 		runs:    remote.NewTail(l.Runs(name)),
-		rates:   newSamples(k.history)}
+		rates:   display.NewSamples(k.history)}
 	c.runs.StartBack = 16 << 20
 	c.raw.OnRead = c.tok.onRead // tokens from the bytes the count reads anyway
 	if k.agentCounts && k.onePoll {
@@ -160,7 +162,7 @@ type catState struct {
 	mtime               time.Time
 	win                 parse.RateWindow // growths seen while it is worked on: the rate
 	lastSample          time.Time
-	rates               *samples
+	rates               *display.Samples
 	stalled             bool
 	currentSince        time.Time // when it became the category being worked on (zero: unknown, judge by growth)
 	currentKnown        bool      // currentSince has been judged for this spell of work
@@ -295,7 +297,7 @@ func (k *counts) sample(c *catState, grew int64, now time.Time) {
 	}
 	if !c.lastSample.IsZero() {
 		if dt := now.Sub(c.lastSample); dt > 0 {
-			c.rates.add(float64(max(grew, 0)) / dt.Minutes())
+			c.rates.Add(float64(max(grew, 0)) / dt.Minutes())
 		}
 	}
 	c.lastSample = now

@@ -50,7 +50,7 @@ func (k *counts) view() []snapshot.Category { return append([]snapshot.Category(
 // needs (when it became current, its stall).
 func (k *counts) judgeCat(c *catState, in catInputs, now time.Time) snapshot.Category {
 	wk, wjson := in.worker, in.wjson
-	v := snapshot.Category{Name: c.name, Class: c.class, Done: c.lines, Errors: c.errLines, TokenBudget: c.budget, Rates: c.rates.values()}
+	v := snapshot.Category{Name: c.name, Class: c.class, Done: c.lines, Errors: c.errLines, TokenBudget: c.budget, Rates: c.rates.Values()}
 	if !c.lastGrowth.IsZero() {
 		t := c.lastGrowth.UTC()
 		v.LastGrowth = &t
@@ -188,7 +188,7 @@ func (k *counts) stall(c *catState, v *snapshot.Category, now time.Time) {
 	case c.stalled && !over:
 		c.stalled = false
 		c.win.Reset() // the pace from before the stall is not today's
-		k.tl.note(now, "stall_end", c.name, fmt.Sprintf("%s: records flow again", c.name))
+		k.tl.Note(now, "stall_end", c.name, fmt.Sprintf("%s: records flow again", c.name))
 	}
 	if c.stalled {
 		v.State, v.Reason = snapshot.StateStalled, parse.StallReason(since, v.Errors)

@@ -63,7 +63,7 @@ func (k *counts) addCheck(v *snapshot.Category, c *catState, chk snapshot.Source
 	}
 	if !c.disagree[chk.Source] {
 		c.disagree[chk.Source] = true
-		k.tl.note(now, "cross_check", v.Name, msg)
+		k.tl.Note(now, "cross_check", v.Name, msg)
 	}
 }
 

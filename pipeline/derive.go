@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/display"
+	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
@@ -21,18 +23,18 @@ import (
 // the judgements, as values, of the parts before it (logSays, the
 // worker's and the servers' views, catInputs, the run lines of the
 // worker's category).
-func (w *Watcher) judge(reads []serverRead, vr vitalsRead, now time.Time) {
+func (w *Watcher) judge(reads []servers.Read, vr vitalsRead, now time.Time) {
 	lg := w.log.says()
 	w.live.judge(lg.finished, lg.current, lg.lastLine)
-	w.sv.judge(reads, now, w.live.waitingServer())
-	w.sv.figures(reads, now, w.cnt.runKVDtype())
-	w.cnt.judge(catInputs{worker: w.live.shown, server: w.sv.shown.State, eras: w.sv.eras(), wjson: w.live.wjson, log: lg}, now)
+	w.sv.Judge(reads, now, w.live.waitingServer())
+	w.sv.Figures(reads, now, w.cnt.runKVDtype())
+	w.cnt.judge(catInputs{worker: w.live.shown, server: w.sv.Shown().State, eras: w.sv.Eras(), wjson: w.live.wjson, log: lg}, now)
 	w.live.stall(w.cnt.shown, now, w.o.StallAfter)
 	w.cnt.noteClassRates()
 	w.cnt.judgeETA()
 	w.cnt.crossChecks(w.live.shown, now, w.live.wjson, lg.lastLine)
-	judged := snapshot.Snapshot{Worker: w.live.shown, Server: w.sv.shown, Categories: w.cnt.shown} // what the baseline reads
-	w.base.fold(&judged, now, w.cnt.runsOf(w.live.shown.Category), w.sv.retractions())
+	judged := snapshot.Snapshot{Worker: w.live.shown, Server: w.sv.Shown(), Categories: w.cnt.shown} // what the baseline reads
+	w.base.fold(&judged, now, w.cnt.runsOf(w.live.shown.Category), w.sv.Retractions())
 	w.live.events(w.live.shown, now, w.lastSnap.Time)
 	w.ev.foldDone(w.cnt.shown, w.cnt.shownAt, w.cnt.manErr == nil, w.live.shown, lg, w.live.wjson, now)
 	w.vit.fold(vr, w.live.shown, now)
@@ -43,7 +45,7 @@ func (w *Watcher) judge(reads []serverRead, vr vitalsRead, now time.Time) {
 func (w *Watcher) project() snapshot.Snapshot {
 	s := snapshot.Snapshot{Schema: 1, Time: w.polledAt.UTC(), Host: w.o.Host, Root: w.o.Root, Connection: w.ev.conn, Warnings: []string{}}
 	s.Worker = w.live.shown
-	s.Server, s.Servers = w.sv.view()
+	s.Server, s.Servers = w.sv.View()
 	s.Categories = w.cnt.view()
 	s.ETASeconds, s.ETAPart = w.cnt.eta, w.cnt.etaPart
 	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = totalTokens(s.Categories)
@@ -65,9 +67,7 @@ func (w *Watcher) project() snapshot.Snapshot {
 // for a worker log line speaks to several parts at once (foldWorkerLine).
 func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 	wl := res.Tails[0]
-	for _, sv := range w.sv.list {
-		w.sv.foldServerTail(sv, res, now, w.nth())
-	}
+	w.sv.FoldTails(res, now, w.nth())
 	if len(wl.Lines) > 0 {
 		w.live.logLines = true
 	}
@@ -83,7 +83,7 @@ func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool) {
 	wl := res.Tails[0]
 	recent := wl.Err == nil && now.Sub(wl.ModTime) < time.Minute
-	addShown(w.log.worker, wl, "")
+	display.AddTail(w.log.worker, wl, "")
 	at := now // when the lines were written, as far as the host says: a first read's are at most as new as the log
 	if w.nth() <= 1 && wl.Err == nil && !wl.ModTime.IsZero() && wl.ModTime.Before(now) {
 		at = wl.ModTime
@@ -92,9 +92,7 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 		fresh := w.nth() > 1 || recent && len(wl.Lines)-i <= 20
 		w.foldWorkerLine(parse.ParseWorkerLine(l.Text), now, at, fresh)
 	}
-	for _, sv := range w.sv.list {
-		w.sv.foldServerLines(sv, res, now, flush, w.nth())
-	}
+	w.sv.FoldLines(res, now, flush, w.nth())
 	if len(res.Tails) < 2 {
 		return
 	}

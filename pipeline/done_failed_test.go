@@ -11,6 +11,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 )
 
 // A night the worker ran to its end with a category it could not write
@@ -21,7 +22,7 @@ func TestRunWithAFailedCategoryIsNotPipelineDone(t *testing.T) {
 	testgate.E2E(t)
 	e := newE2E(t, map[string]int{"B1": 200, "B2": 40}, 20)
 	must(t, os.MkdirAll(filepath.Join(e.root, "prepared", "B2", parse.RawFile), 0o755))
-	tl := NewTimeline(500, filepath.Join(t.TempDir(), "h.jsonl"))
+	tl := timeline.New(500, filepath.Join(t.TempDir(), "h.jsonl"))
 	e.w = NewWatcher(e.h, Options{Host: "e2e", Root: e.root, ServerURL: e.sim.URL()}, tl)
 	ctx := context.Background()
 	e.w.Poll(ctx)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
@@ -298,7 +299,7 @@ func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 			if style == "metrics" {
 				met, gw, running = gwMetrics.URL, noLoad, 7
 			}
-			w := localWatcher(t, root, c, Options{Servers: []ServerSpec{{URL: gw, Router: true, Metrics: met, Log: "logs/router.log"}}})
+			w := localWatcher(t, root, c, Options{Servers: []servers.Spec{{URL: gw, Router: true, Metrics: met, Log: "logs/router.log"}}})
 			poll(w)
 			appendTo(t, filepath.Join(root, "logs", "router.log"), strings.Join(lines, "\n")+"\n")
 			c.advance(2 * time.Second)
@@ -312,9 +313,9 @@ func TestGatewayUnhealthyReplicaIsADownRow(t *testing.T) {
 			var rowA, rowB snapshot.ReplicaRow
 			for _, r := range s.Server.Rows {
 				switch r.Name {
-				case shortURL(a):
+				case strings.TrimPrefix(a, "http://"):
 					rowA = r
-				case shortURL(b):
+				case strings.TrimPrefix(b, "http://"):
 					rowB = r
 				}
 			}
@@ -350,7 +351,7 @@ func TestGatewayRetryEvents(t *testing.T) {
 	write(t, filepath.Join(root, "logs", "router.log"), "")
 	c := newClock()
 	c.t = time.Now()
-	w := localWatcher(t, root, c, Options{Servers: []ServerSpec{{URL: gw.URL, Router: true, Metrics: closedURL(t), Log: "logs/router.log"}}})
+	w := localWatcher(t, root, c, Options{Servers: []servers.Spec{{URL: gw.URL, Router: true, Metrics: closedURL(t), Log: "logs/router.log"}}})
 	poll(w)
 	appendTo(t, filepath.Join(root, "logs", "router.log"), string(data))
 	c.advance(2 * time.Second)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -22,7 +23,7 @@ import (
 // the batch), the link's changes and this machine's sleeps, and the
 // baselines of the events it derives, written to the timeline.
 type events struct {
-	tl       *Timeline
+	tl       *timeline.Timeline
 	conn     snapshot.Connection // the link as the last poll the host answered found it
 	connWas  snapshot.LinkPhase  // the link at the last poll
 	dropsWas int
@@ -61,7 +62,7 @@ func (e *events) noteConnection(c snapshot.Connection, now time.Time, h remote.H
 	wasUp := e.everUp || e.dropsWas > 0
 	// a link we last saw down has come back (at least before any new drop)
 	if wasUp && e.connWas != "" && e.connWas != snapshot.LinkConnected && (newDrops > 0 || up) {
-		e.tl.note(now, "reconnect", "", "connected again")
+		e.tl.Note(now, "reconnect", "", "connected again")
 		e.relearn = true
 	}
 	e.noteDrops(newDrops, c.Error, up, now)
@@ -96,9 +97,9 @@ func (e *events) foldWake(c snapshot.Connection, back bool) {
 func (e *events) noteDrops(drops int, reason string, up bool, now time.Time) {
 	for i := 0; i < drops; i++ {
 		back := i < drops-1 || up
-		e.tl.note(now, "disconnect", "", dropText(reason, back))
+		e.tl.Note(now, "disconnect", "", dropText(reason, back))
 		if back {
-			e.tl.note(now, "reconnect", "", "connected again")
+			e.tl.Note(now, "reconnect", "", "connected again")
 			e.relearn = true
 		}
 	}
@@ -118,7 +119,7 @@ func (e *events) noteConnectError(c snapshot.Connection, now time.Time) {
 	} else if c.NextTry != nil {
 		text += ", next try " + c.NextTry.Local().Format("15:04:05")
 	}
-	e.tl.note(now, kind, "", text)
+	e.tl.Note(now, kind, "", text)
 }
 
 // dropText is a disconnect event's text; back: the link came back before

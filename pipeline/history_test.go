@@ -11,6 +11,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -53,7 +54,7 @@ func TestReplayedDayOldLogKeepsItsTimesOnce(t *testing.T) {
 	crashAt := day.Add(14*time.Hour + 8*time.Minute)
 	url := closedURL(t)
 	for session := 0; session < 2; session++ {
-		w := NewWatcher(remote.Local{}, Options{Host: "local", Root: root, ServerURL: url}, NewTimeline(500, hist))
+		w := NewWatcher(remote.Local{}, Options{Host: "local", Root: root, ServerURL: url}, timeline.New(500, hist))
 		s := poll(w)
 		s = poll(w)
 		if _, off := time.Now().In(w.ev.hostZone()).Zone(); off != 5*3600+30*60 {
@@ -63,7 +64,7 @@ func TestReplayedDayOldLogKeepsItsTimesOnce(t *testing.T) {
 			t.Fatalf("session %d: last crash at %v, want %v", session, s.Server.LastCrashAt, crashAt)
 		}
 	}
-	evs := NewTimeline(500, hist).Recent(500)
+	evs := timeline.New(500, hist).Recent(500)
 	want := []struct {
 		kind string
 		at   time.Time
@@ -165,7 +166,8 @@ func TestServerLineTimeWithoutYearOrDate(t *testing.T) {
 func TestEndToEndDoneAndWorkerEvents(t *testing.T) {
 	testgate.E2E(t)
 	e := newE2E(t, map[string]int{"B1": 200, "B2": 160}, 20) // B2 spans polls: its rate is measured
-	tl := NewTimeline(500, filepath.Join(t.TempDir(), "h.jsonl"))
+	hist := filepath.Join(t.TempDir(), "h.jsonl")
+	tl := timeline.New(500, hist)
 	e.w = NewWatcher(e.h, Options{Host: "e2e", Root: e.root, ServerURL: e.sim.URL()}, tl)
 	ctx := t.Context()
 	e.w.Poll(ctx) // the baseline: nothing runs
@@ -220,7 +222,7 @@ func TestEndToEndDoneAndWorkerEvents(t *testing.T) {
 		}
 	}
 	// the next session, on the same history: the job is found done, nothing new
-	again := NewWatcher(e.h, Options{Host: "e2e", Root: e.root, ServerURL: e.sim.URL()}, NewTimeline(500, tl.path))
+	again := NewWatcher(e.h, Options{Host: "e2e", Root: e.root, ServerURL: e.sim.URL()}, timeline.New(500, hist))
 	s = again.Poll(ctx)
 	s = again.Poll(ctx)
 	if n := count(s.Events, "category_done", ""); n != 2 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -27,7 +28,7 @@ type liveness struct {
 	lay       parse.Layout
 	workerLog string
 	procs     *procReader
-	tl        *Timeline
+	tl        *timeline.Timeline
 	wjson     *parse.WorkerState // worker.json as last read (nil: none, or unparsable)
 
 	cur        *proc     // the worker process seen alive in the last poll
@@ -388,16 +389,16 @@ func (l *liveness) events(v snapshot.Worker, now, lastSnap time.Time) {
 func (l *liveness) noteTransition(v snapshot.Worker, alive bool, now, lastSnap time.Time) {
 	switch {
 	case alive && !l.wasAlive:
-		l.tl.note(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d): %s", v.PID, v.Command))
+		l.tl.Note(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d): %s", v.PID, v.Command))
 	case alive && v.PID != l.wasPID:
 		// another worker took over between two polls (a restart): the
 		// old one ended, a new one started
-		l.tl.note(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, l.goneText(l.wasPID)))
-		l.tl.note(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d, after pid %d): %s", v.PID, l.wasPID, v.Command))
+		l.tl.Note(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, l.goneText(l.wasPID)))
+		l.tl.Note(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d, after pid %d): %s", v.PID, l.wasPID, v.Command))
 	case !alive && l.wasAlive && v.PID == l.wasPID:
-		l.tl.note(l.endedAt(v.PID, now, lastSnap), "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, endText(v)))
+		l.tl.Note(l.endedAt(v.PID, now, lastSnap), "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, endText(v)))
 	case !alive && l.wasAlive:
-		l.tl.note(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, l.goneText(l.wasPID)))
+		l.tl.Note(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, l.goneText(l.wasPID)))
 	}
 }
 
@@ -414,8 +415,8 @@ func (l *liveness) noteBetweenPolls(v snapshot.Worker, alive bool, now time.Time
 	if end.Before(start) || end.After(now) {
 		end = start
 	}
-	l.tl.note(start, "worker_started", "", fmt.Sprintf("worker started (pid %d) between two polls", st.PID))
-	l.tl.note(end, "worker_exited", "", fmt.Sprintf("worker pid %d ended between two polls (worker.json: %s)", st.PID, st.State))
+	l.tl.Note(start, "worker_started", "", fmt.Sprintf("worker started (pid %d) between two polls", st.PID))
+	l.tl.Note(end, "worker_exited", "", fmt.Sprintf("worker pid %d ended between two polls (worker.json: %s)", st.PID, st.State))
 }
 
 // goneText says how a worker that is no longer the one judged ended, as

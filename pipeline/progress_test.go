@@ -13,6 +13,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 )
 
 // writerRoot is a root with a live fake worker on B2 (LONG, 2000 prompts,
@@ -204,7 +205,7 @@ func TestPipelineETAUsesEachClassRate(t *testing.T) {
 			root, pid := writerRoot(t, c)
 			start := c.now()
 			workerOn(t, root, pid, c, start)
-			tl := NewTimeline(100, "")
+			tl := timeline.New(100, "")
 			if known {
 				tl.Add(snapshot.Event{Time: start.Add(-time.Hour), Kind: "category_done", Category: "B1", Class: "SHORT", RatePerMin: 600, Text: "B1 done"})
 			}
@@ -250,9 +251,9 @@ func TestStallRecordedOnceAcrossSessions(t *testing.T) {
 	touch(t, raw, grew)
 	workerOn(t, root, pid, c, c.now().Add(-2*time.Hour))
 	hist := filepath.Join(t.TempDir(), "history.jsonl")
-	var tl *Timeline
+	var tl *timeline.Timeline
 	for session := 0; session < 2; session++ {
-		tl = NewTimeline(100, hist) // each session reads the history file again
+		tl = timeline.New(100, hist) // each session reads the history file again
 		w := NewWatcher(localHost(), Options{Host: "local", Root: root, Now: c.now, ServerURL: closedURL(t), StallAfter: 10 * time.Minute}, tl)
 		poll(w)
 		c.advance(5 * time.Minute)
@@ -332,9 +333,9 @@ func TestRewrittenFileVoidsTheScanFigures(t *testing.T) {
 func TestReadTimelineLeavesTheHistory(t *testing.T) {
 	t.Parallel()
 	p := filepath.Join(t.TempDir(), "h.jsonl")
-	NewTimeline(10, p).Add(snapshot.Event{Time: time.Now(), Kind: "category_done", Category: "B4", Class: "LONG", RatePerMin: 40, Key: "k"})
+	timeline.New(10, p).Add(snapshot.Event{Time: time.Now(), Kind: "category_done", Category: "B4", Class: "LONG", RatePerMin: 40, Key: "k"})
 	before, _ := os.ReadFile(p)
-	tl := ReadTimeline(10, p)
+	tl := timeline.Read(10, p)
 	tl.Add(snapshot.Event{Time: time.Now(), Kind: "stall_start", Category: "B5", Text: "x"})
 	after, _ := os.ReadFile(p)
 	w := NewWatcher(localHost(), Options{Root: t.TempDir()}, tl)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/sim"
 )
@@ -114,11 +115,9 @@ func projectsOnly(t *testing.T, w *Watcher, s snapshot.Snapshot, what string) {
 
 // partsText is everything a poll folds into: each part, and the timeline.
 func partsText(w *Watcher) string {
-	sv := w.sv
-	sv.web = nil // the probes' HTTP transport: a connection pool, not what a poll folds
 	return stateText(struct {
 		cnt   counts
-		sv    serverSet
+		sv    *servers.Set
 		live  liveness
 		log   logs
 		ev    events
@@ -126,7 +125,7 @@ func partsText(w *Watcher) string {
 		base  baselineState
 		polls int
 		tl    []snapshot.Event
-	}{w.cnt, sv, w.live, w.log, w.ev, w.vit, w.base, w.polls, w.timeline.Recent(1 << 30)})
+	}{w.cnt, w.sv, w.live, w.log, w.ev, w.vit, w.base, w.polls, w.timeline.Recent(1 << 30)})
 }
 
 func waitZombie(t *testing.T, pid int) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 )
 
 // ServersHint is what pipeline.toml said about the host's servers when
@@ -31,7 +32,7 @@ type ServersHint struct {
 
 // HintPath is the hint's file for a host and root, beside its history.
 func HintPath(host, root string) string {
-	return strings.TrimSuffix(StatePath(host, root), ".jsonl") + ".servers.json"
+	return strings.TrimSuffix(timeline.StatePath(host, root), ".jsonl") + ".servers.json"
 }
 
 // ReadServersHint reads a hint; nil when there is none or it is not one.

@@ -17,7 +17,7 @@ func TestServersHintProbesTheManifestsServerFirst(t *testing.T) {
 	hint := filepath.Join(t.TempDir(), "state", "h.servers.json")
 	a, b := closedURL(t), closedURL(t)
 	man := func(url string) { write(t, filepath.Join(root, "pipeline.toml"), "server = \""+url+"\"\n") }
-	first := func(w *Watcher) string { return w.sv.list[0].spec.URL }
+	first := func(w *Watcher) string { return w.sv.URLs()[0] }
 	c := newClock()
 
 	man(a)

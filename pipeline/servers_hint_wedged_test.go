@@ -53,11 +53,11 @@ func TestStaleHintOnAWedgedServer(t *testing.T) {
 	write(t, hint, `{"server":"`+wedgedURL(t)+`"}`)
 	w := localWatcher(t, root, newClock(), Options{HintPath: hint})
 	s := w.Poll(context.Background())
-	if s.Server.URL != b || s.Server.URLFrom != "pipeline.toml server" || len(w.sv.list) != 1 {
-		t.Fatalf("server %q from %q (%d servers), want %s from pipeline.toml", s.Server.URL, s.Server.URLFrom, len(w.sv.list), b)
+	if s.Server.URL != b || s.Server.URLFrom != "pipeline.toml server" || len(w.sv.URLs()) != 1 {
+		t.Fatalf("server %q from %q (servers %q), want %s from pipeline.toml", s.Server.URL, s.Server.URLFrom, w.sv.URLs(), b)
 	}
-	if p := w.sv.list[0].st.probe; p.metrics != "refused" {
-		t.Fatalf("the manifest's server probed as %q (%s), want refused", p.metrics, p.err)
+	if !strings.HasPrefix(s.Server.Reason, "/metrics refused") {
+		t.Fatalf("the manifest's server judged %s (%q), want its /metrics refused", s.Server.State, s.Server.Reason)
 	}
 	if h := ReadServersHint(hint); h == nil || h.Server != b {
 		t.Fatalf("the hint was not rewritten: %+v", h)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -132,7 +133,7 @@ func TestRouterReplicaDown(t *testing.T) {
 	root := t.TempDir()
 	r, _, b := routerSetup(t, root)
 	w := NewWatcher(localHost(), Options{Host: "local", Root: root,
-		Servers: []ServerSpec{{URL: r.URL(), Router: true, Metrics: r.MetricsURL(), Log: "logs/router.log"}}}, nil)
+		Servers: []servers.Spec{{URL: r.URL(), Router: true, Metrics: r.MetricsURL(), Log: "logs/router.log"}}}, nil)
 	s := pollUntil(t, w, "router and two healthy replicas", 20*time.Second, func(s snapshot.Snapshot) bool {
 		return len(s.Servers) == 3 && answering(s.Servers[1]) && answering(s.Servers[2]) && s.Servers[0].HealthyReplicas == 2
 	})
@@ -184,23 +185,5 @@ func TestRouterDetected(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no router_found event: %+v", s.Events)
-	}
-}
-
-func TestHostTotal(t *testing.T) {
-	t.Parallel()
-	h := 0.5
-	each := []snapshot.Server{
-		{Name: "a", State: snapshot.ServerBusy, GenThroughput: 100, RunningReqs: 3, TokenUsage: 0.4, CacheHitRate: &h, Source: "metrics"},
-		{Name: "b", State: snapshot.ServerDown},
-		{Name: "r", Role: snapshot.RoleRouter, State: snapshot.ServerReady, RunningReqs: 3},
-	}
-	tot := hostTotal(each)
-	if tot.State != snapshot.ServerUnhealthy || tot.RunningReqs != 3 || tot.GenThroughput != 100 || !strings.Contains(tot.Reason, "1 of 2 not answering: b down") {
-		t.Fatalf("%+v", tot)
-	}
-	each[1].State = snapshot.ServerReady
-	if tot = hostTotal(each); tot.State != snapshot.ServerBusy || tot.Reason != "" {
-		t.Fatalf("%+v", tot)
 	}
 }

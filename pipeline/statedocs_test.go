@@ -4,8 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"iter"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
@@ -64,79 +61,6 @@ func docStates(doc, name, typ string) ([]string, bool) {
 		got = append(got, m[1])
 	}
 	return got, ok && ok2
-}
-
-// The server's state table (probeRows, logRows) and docs/SERVER-STATES.md's
-// cannot drift: over a grid of witnesses every row is the first to hold
-// for some of them (none is dead), and the states the rows give are
-// exactly the doc's.
-func TestServerRowsGiveTheDocStates(t *testing.T) {
-	t.Parallel()
-	data, err := os.ReadFile("../docs/SERVER-STATES.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, _ := docStates(string(data), "server", "ServerState")
-	first := func(rows []serverRow, f serverFacts) int {
-		return slices.IndexFunc(rows, func(r serverRow) bool { return r.when(f) })
-	}
-	probeHit, logHit := map[int]bool{}, map[int]bool{}
-	given := map[string]bool{}
-	for f := range serverFactsGrid() {
-		i := first(probeRows, f)
-		probeHit[i] = true
-		if probeRows[i].state == "" {
-			j := first(logRows, f)
-			logHit[j] = true
-		}
-		state, _ := serverStateFor(f)
-		given[string(state)] = true
-	}
-	for _, tab := range []struct {
-		name string
-		rows []serverRow
-		hit  map[int]bool
-	}{{"probeRows", probeRows, probeHit}, {"logRows", logRows, logHit}} {
-		for i, r := range tab.rows {
-			if !tab.hit[i] {
-				t.Errorf("%s[%d] (%s) is never the first row to hold", tab.name, i, r.state)
-			}
-		}
-	}
-	if got := slices.Sorted(maps.Keys(given)); !slices.Equal(got, slices.Sorted(slices.Values(doc))) {
-		t.Errorf("the rows give %q, docs/SERVER-STATES.md lists %q", got, doc)
-	}
-}
-
-// serverFactsGrid: every probe answer and log phase, with and without a
-// fault, a hang, load, a log that grew and a waiting worker.
-func serverFactsGrid() iter.Seq[serverFacts] {
-	return func(yield func(serverFacts) bool) {
-		for _, m := range []string{"", "ok", "refused", "timeout", "no_metrics", "http 500"} {
-			for _, h := range []string{"", "ok", "refused", "timeout", "http 503"} {
-				for _, phase := range []string{"", "startup", "ready", "crash", "stop"} {
-					for bits := range 1 << 6 {
-						for _, age := range []time.Duration{0, 5 * time.Second, 2 * time.Minute} {
-							f := serverFacts{metrics: m, health: h, phase: phase, stop: "SIGTERM received",
-								logSeen: bits&1 != 0, logGrew: bits&2 != 0, waiting: bits&4 != 0, logAge: age}
-							if bits&8 != 0 {
-								f.fault = "Health check failed"
-							}
-							if bits&16 != 0 {
-								f.hang = "watchdog"
-							}
-							if bits&32 != 0 {
-								f.load = 2
-							}
-							if !yield(f) {
-								return
-							}
-						}
-					}
-				}
-			}
-		}
-	}
 }
 
 func strs[S ~string](l []S) []string {

@@ -55,14 +55,7 @@ func (d dumper) dump(v reflect.Value, depth int) {
 		d.line(depth, v.Elem().Type().String())
 		d.dump(v.Elem(), depth+1)
 	case reflect.Struct:
-		if v.Type() == timeType { // wall and monotonic readings; its zone is no state of ours
-			d.line(depth, fmt.Sprintf("time %d %d", v.Field(0).Uint(), v.Field(1).Int()))
-			return
-		}
-		for i := range v.NumField() {
-			d.line(depth, v.Type().Field(i).Name+":")
-			d.dump(v.Field(i), depth+1)
-		}
+		d.fields(v, depth)
 	case reflect.Map:
 		keys := v.MapKeys()
 		text := make([]string, len(keys))
@@ -102,5 +95,23 @@ func (d dumper) dump(v reflect.Value, depth int) {
 		d.line(depth, fmt.Sprint(v.Complex()))
 	case reflect.String:
 		d.line(depth, fmt.Sprintf("%q", v.String()))
+	}
+}
+
+// fields dumps a struct's fields; a time is its readings, and the servers'
+// HTTP transport (a connection pool, not what a poll folds) its name only.
+func (d dumper) fields(v reflect.Value, depth int) {
+	if v.Type() == timeType { // wall and monotonic readings; its zone is no state of ours
+		d.line(depth, fmt.Sprintf("time %d %d", v.Field(0).Uint(), v.Field(1).Int()))
+		return
+	}
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		d.line(depth, f.Name+":")
+		if f.Type.String() == "*servers.serverHTTP" {
+			d.line(depth+1, "(transport)")
+			continue
+		}
+		d.dump(v.Field(i), depth+1)
 	}
 }

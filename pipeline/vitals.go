@@ -11,6 +11,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -51,12 +52,12 @@ type vitalsRead struct {
 // sections) folded into the GPUs seen, the disk's points and the worker's
 // CPU sample, with gpu_lost, gpu_idle and disk_low in the timeline.
 type vitals struct {
-	root      string        // the pipeline root: its filesystem is the disk read
-	floor     float64       // Options.DiskFloor
-	tl        *Timeline     // where its events go
-	reads     int           // vitals reads so far
-	every     int           // reads between two disk reads (diskEvery; tests set 1)
-	gap       time.Duration // the least time between two reads (vitalsGap; tests set -1: every poll)
+	root      string             // the pipeline root: its filesystem is the disk read
+	floor     float64            // Options.DiskFloor
+	tl        *timeline.Timeline // where its events go
+	reads     int                // vitals reads so far
+	every     int                // reads between two disk reads (diskEvery; tests set 1)
+	gap       time.Duration      // the least time between two reads (vitalsGap; tests set -1: every poll)
 	lastRead  time.Time
 	gpusSeen  map[int]string // index -> name, every GPU seen in this session
 	lost      map[int]bool   // lost and recorded
@@ -242,7 +243,7 @@ func (vs *vitals) foldGPUs(v *snapshot.Vitals, secs map[string]parse.VitalsSecti
 		if v.GPUError != "" {
 			text += " (" + v.GPUError + ")"
 		}
-		vs.tl.note(now, "gpu_lost", "", text)
+		vs.tl.Note(now, "gpu_lost", "", text)
 	}
 	// every GPU idle while the worker runs
 	if !allIdle || !snapshot.Alive(wk.State) {
@@ -256,7 +257,7 @@ func (vs *vitals) foldGPUs(v *snapshot.Vitals, secs map[string]parse.VitalsSecti
 		v.GPUsIdle = true
 		if !vs.idleSent {
 			vs.idleSent = true
-			vs.tl.note(now, "gpu_idle", "", fmt.Sprintf("every GPU idle for %s while the worker runs (pid %d)", snapshot.FormatDuration(now.Sub(vs.idleSince)), wk.PID))
+			vs.tl.Note(now, "gpu_idle", "", fmt.Sprintf("every GPU idle for %s while the worker runs (pid %d)", snapshot.FormatDuration(now.Sub(vs.idleSince)), wk.PID))
 		}
 	}
 }
@@ -294,7 +295,7 @@ func (vs *vitals) foldDisk(v *snapshot.Vitals, vr vitalsRead, now time.Time) {
 				if soon {
 					text += ", full in " + snapshot.FormatDuration(time.Duration(*d.FullInS*float64(time.Second)))
 				}
-				vs.tl.note(now, "disk_low", "", text)
+				vs.tl.Note(now, "disk_low", "", text)
 			}
 			vs.diskLow = d.Low
 			vs.disk = d

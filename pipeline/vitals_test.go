@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
@@ -345,8 +347,8 @@ func TestVitalsStaleWhenLinkDown(t *testing.T) {
 	t.Parallel()
 	w := &Watcher{}
 	w.lastSnap = snapshot.Snapshot{Vitals: snapshot.Vitals{Load1: new(float64)}}
-	w.sv.thr = newSamples(4)
-	w.timeline = NewTimeline(10, "")
+	w.sv = servers.New(servers.Config{History: 4}, []servers.Spec{{URL: parse.DefaultServerURL}})
+	w.timeline = timeline.New(10, "")
 	s := w.stale(snapshot.Snapshot{Connection: snapshot.Connection{State: snapshot.LinkReconnecting}})
 	data, err := json.Marshal(s.Vitals)
 	must(t, err)

@@ -8,14 +8,15 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -35,7 +36,7 @@ type Options struct {
 	// Servers, when set, are every server on the host (ServerURL and
 	// ServerLog then unused); else pipeline.toml's servers list, else the
 	// one ServerURL
-	Servers    []ServerSpec
+	Servers    []servers.Spec
 	StallAfter time.Duration
 	History    int     // samples kept per category for rates and sparklines
 	LogLines   int     // lines of each log kept for display
@@ -109,10 +110,10 @@ type Watcher struct {
 	answered  int                // polls the host answered: a failed first poll read nothing, so the next is still a first read
 	runsDue   map[*catState]bool // runs.jsonl to read in this poll though it is not full (newRuns)
 	polledAt  time.Time          // the last poll the host answered: the time its Snapshot is of
-	sv        serverSet          // the host's servers: their logs, probes and states (serverset.go)
+	sv        *servers.Set       // the host's servers: their logs, probes and states (pipeline/servers)
 	log       logs               // the worker log: its tail, the display rings, what it says (logs.go)
 	live      liveness           // the worker: worker.json, its process, the kill note (live.go)
-	timeline  *Timeline
+	timeline  *timeline.Timeline
 	lastSnap  snapshot.Snapshot
 	WorkerLog *snapshot.Ring // sanitised worker log lines for display (the logs part's)
 	ServerLog *snapshot.Ring // sanitised server log lines for display (the logs part's)
@@ -123,10 +124,10 @@ type Watcher struct {
 }
 
 // NewWatcher watches the pipeline at o.Root on h.
-func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
+func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 	o.defaults()
 	if tl == nil {
-		tl = NewTimeline(500, "")
+		tl = timeline.New(500, "")
 	}
 	w := &Watcher{h: h, o: o, timeline: tl,
 		log: newLogs(o.WorkerLog, o.LogLines, o.OnePoll),
@@ -156,11 +157,11 @@ func NewWatcher(h remote.Host, o Options, tl *Timeline) *Watcher {
 			w.pre.SetUnpack(true)
 		}
 	}
-	w.sv = serverSet{thr: newSamples(o.History), ev: &w.ev, root: o.Root, now: o.Now, lines: w.log.server, pane: 32 << 10, web: newServerHTTP(h), tl: tl}
+	pane := int64(32 << 10)
 	if o.OnePoll {
-		w.sv.pane = 4 << 10 // a one-shot status shows no pane
+		pane = 4 << 10 // a one-shot status shows no pane
 	}
-	w.sv.setSpecs(w.serverSpecs())
+	w.sv = servers.New(servers.Config{Host: h, Root: o.Root, Now: o.Now, History: o.History, Lines: w.log.server, Timeline: tl, Zone: w.ev.serverTime, Pane: pane}, w.serverSpecs())
 	w.ev.tl = tl
 	w.base.tl = tl
 	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, onePoll: o.OnePoll, tl: tl, cats: map[string]*catState{}}
@@ -194,7 +195,7 @@ func (w *Watcher) layout() parse.Layout { return parse.Layout{Root: w.o.Root} }
 func (w *Watcher) Options() Options { return w.o }
 
 // Timeline is the event timeline.
-func (w *Watcher) Timeline() *Timeline { return w.timeline }
+func (w *Watcher) Timeline() *timeline.Timeline { return w.timeline }
 
 // Poll reads the host once (one concurrent batch) and returns the Snapshot.
 // When the link came back while the reads failed on its loss (a wake, a
@@ -236,14 +237,14 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	spanArgv := w.cnt.spanArgv()       // the records' times where no fresher witness speaks (recspan.go)
 	w.polls++
 	var wg, pw sync.WaitGroup // pw: the servers' probes
-	var reads []serverRead
+	var reads []servers.Read
 	probe := func(ctx context.Context) {
 		pw.Add(1)
-		go func() { defer pw.Done(); reads = w.sv.probe(ctx, w.polls) }()
+		go func() { defer pw.Done(); reads = w.sv.Probe(ctx, w.polls) }()
 	}
 	defer pw.Wait()
-	if !w.sv.set {
-		w.sv.setSpecs(w.serverSpecs()) // as configured, until pipeline.toml is read (below)
+	if !w.sv.Settled {
+		w.sv.SetSpecs(w.serverSpecs()) // as configured, until pipeline.toml is read (below)
 	}
 	guess, dropGuess := context.WithCancel(ctx)
 	defer dropGuess()
@@ -274,13 +275,13 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 			w.writeServersHint()
 		}
 	}
-	if !w.sv.set {
+	if !w.sv.Settled {
 		// the first poll: pipeline.toml may list other servers; probe those
-		w.sv.set = w.cnt.haveMan || w.cnt.manErr != nil // a bad manifest lists no servers: those configured stand
-		if specs := w.serverSpecs(); !w.sv.specsAre(specs) {
+		w.sv.Settled = w.cnt.haveMan || w.cnt.manErr != nil // a bad manifest lists no servers: those configured stand
+		if specs := w.serverSpecs(); !w.sv.SpecsAre(specs) {
 			dropGuess() // pipeline.toml names others: a wedged guess (a stale hint) is not waited for (3 s)
 			pw.Wait()
-			w.sv.setSpecs(specs)
+			w.sv.SetSpecs(specs)
 			probe(ctx)
 		}
 	}
@@ -329,7 +330,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 		if !last && ctx.Err() == nil && w.Link().State == snapshot.LinkConnected {
 			return snapshot.Snapshot{}, true
 		}
-		w.sv.thr.add(math.NaN()) // no sample: a gap in the sparkline, not a zero
+		w.sv.Gap() // no sample: a gap in the sparkline, not a zero
 		// stamped when made: a poll held by a black hole started long ago
 		snap := snapshot.Snapshot{Schema: 1, Time: w.o.Now().UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}, Connection: w.Link()}
 		if snap.Connection.State == snapshot.LinkConnected { // back since: these figures still predate it
@@ -360,7 +361,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 		// summed now, by either reader, not a poll later
 		w.cnt.sumHolesNow(ctx, w.rd, coldSummed, func(c *catState) bool { return c.budget > 0 })
 	}
-	w.sv.foldReads(reads)
+	w.sv.FoldReads(reads)
 	w.judge(reads, vr, now)
 	w.ev.readOnce = true
 	w.answered++
@@ -377,7 +378,7 @@ func (w *Watcher) nth() int { return w.answered + 1 }
 // what changes rarely too: prompts.jsonl and runs.jsonl (and runs.jsonl
 // of a category whose records name a run it has not shown).
 func (w *Watcher) poller(full bool) *remote.Poller {
-	p := &remote.Poller{Tails: append([]*remote.Tail{w.log.tail}, w.sv.serverTails()...)}
+	p := &remote.Poller{Tails: append([]*remote.Tail{w.log.tail}, w.sv.Tails()...)}
 	for _, n := range w.cnt.order {
 		c := w.cnt.cats[n]
 		p.Counters = append(p.Counters, c.raw, c.errs)
@@ -397,7 +398,7 @@ func (w *Watcher) poller(full bool) *remote.Poller {
 func (w *Watcher) stale(snap snapshot.Snapshot) snapshot.Snapshot {
 	prev := w.lastSnap
 	snapshot.StaleFigures(prev, &snap)
-	snap.Server.Throughput = w.sv.thr.values()
+	snap.Server.Throughput = w.sv.Throughput()
 	switch {
 	case snap.Connection.LastContact == nil:
 		snap.Warn(snapshot.WarnNoContact, "no contact with the host: never connected")
@@ -455,16 +456,16 @@ func linkPhase(p remote.Phase) snapshot.LinkPhase {
 	return snapshot.LinkClosed
 }
 
-// serverSpecs are the servers to watch (serverSpecs): a Watcher's, for
+// serverSpecs are the servers to watch (servers.Specs): a Watcher's, for
 // it composes the options, the counts' manifest and the hint kept between
 // runs. The manifest is pipeline.toml once read, else the hint's; one
 // that does not parse lists none (those configured stand).
-func (w *Watcher) serverSpecs() []ServerSpec {
+func (w *Watcher) serverSpecs() []servers.Spec {
 	man := w.cnt.manifest
 	if !w.cnt.haveMan && w.cnt.manErr == nil && w.hint != nil {
 		man = parse.Manifest{Server: w.hint.Server, Servers: w.hint.Servers}
 	}
-	return serverSpecs(specChoice{w.o.Servers, w.o.ServerURL, w.o.ServerURLFrom, w.o.ServerLog}, man)
+	return servers.Specs(servers.Choice{Servers: w.o.Servers, ServerURL: w.o.ServerURL, ServerURLFrom: w.o.ServerURLFrom, ServerLog: w.o.ServerLog}, man)
 }
 
 // writeServersHint keeps the servers pipeline.toml named, and what the

@@ -6,8 +6,8 @@ import (
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 )
 
 // Backend is everything the dashboard asks of the world (cmd/synthwatch's
@@ -28,7 +28,7 @@ type Backend interface {
 	Kill(ctx context.Context, pid int) (string, error)
 	Restart(ctx context.Context, cat string, all []string) (int, error)
 	ReconnectNow()
-	Timeline() *pipeline.Timeline
+	Timeline() *timeline.Timeline
 }
 
 // ErrPromptCancelled is the answer to a question asked after, or still

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 )
 
-func actionEvents(tl *pipeline.Timeline) []snapshot.Event {
+func actionEvents(tl *timeline.Timeline) []snapshot.Event {
 	var out []snapshot.Event
 	for _, e := range tl.Recent(1000) {
 		if e.Kind == "action" {
@@ -27,7 +27,7 @@ func TestActionResultIsWrittenInTheCmdNotInUpdate(t *testing.T) {
 	f := newFake()
 	f.snap = running()
 	path := filepath.Join(t.TempDir(), "state", "host.jsonl")
-	f.tl = pipeline.NewTimeline(100, path)
+	f.tl = timeline.New(100, path)
 	m, _ := newModel(f, 120, 40, Config{})
 	m = step(m, press("L"))
 	nm, cmd := m.Update(press("y"))
@@ -67,7 +67,7 @@ func TestAnUnwritableHistoryDoesNotReachUpdate(t *testing.T) {
 	f.snap = running()
 	block := filepath.Join(t.TempDir(), "not-a-dir")
 	os.WriteFile(block, nil, 0o644)
-	f.tl = pipeline.NewTimeline(100, filepath.Join(block, "host.jsonl"))
+	f.tl = timeline.New(100, filepath.Join(block, "host.jsonl"))
 	m, _ := newModel(f, 120, 40, Config{})
 	m = step(m, press("K"))
 	m, msg := run(m, press("y"))

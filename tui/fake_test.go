@@ -2,15 +2,13 @@ package tui
 
 import (
 	"context"
-
 	"math"
 	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-
-	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 )
 
 // fake is a Backend with settable answers that records what it was asked.
@@ -20,7 +18,7 @@ type fake struct {
 	worker   []string
 	server   []string
 	conn     snapshot.Connection
-	tl       *pipeline.Timeline
+	tl       *timeline.Timeline
 	killed   []int
 	launched [][]string
 	restart  []string
@@ -28,7 +26,7 @@ type fake struct {
 }
 
 func newFake() *fake {
-	return &fake{tl: pipeline.NewTimeline(100, ""), conn: snapshot.Connection{State: snapshot.LinkConnecting}}
+	return &fake{tl: timeline.New(100, ""), conn: snapshot.Connection{State: snapshot.LinkConnecting}}
 }
 
 func (f *fake) Host() string { return "root@10.1.230.174" }
@@ -39,7 +37,7 @@ func (f *fake) Poll(context.Context) snapshot.Snapshot {
 }
 func (f *fake) Logs() ([]string, []string)   { return f.worker, f.server }
 func (f *fake) Link() snapshot.Connection    { return f.conn }
-func (f *fake) Timeline() *pipeline.Timeline { return f.tl }
+func (f *fake) Timeline() *timeline.Timeline { return f.tl }
 func (f *fake) ReconnectNow()                { f.reconn++ }
 func (f *fake) Launch(_ context.Context, only []string) (int, error) {
 	f.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	sshconfig "github.com/kevinburke/ssh_config"
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 )
 
 // Shell completion of what the user has named somewhere on this machine:
@@ -85,7 +86,7 @@ func completeRestart(cmd *cobra.Command, args []string, toComplete string) ([]co
 		root = s.Root
 	}
 	var cats []string
-	for _, e := range pipeline.ReadTimeline(5000, pipeline.StatePath(args[0], root)).Recent(5000) {
+	for _, e := range timeline.Read(5000, timeline.StatePath(args[0], root)).Recent(5000) {
 		if e.Category != "" {
 			cats = append(cats, e.Category)
 		}

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 )
 
 // complete runs the shell's completion request (what bash/zsh/fish send on
@@ -43,7 +43,7 @@ hosts = ["gpu1", "gpu3"]
 [fleets.night]
 hosts = ["gpu2"]
 `), 0o600)
-	tl := pipeline.NewTimeline(100, pipeline.StatePath("root@10.1.230.174", "/data/eagle3/synth_100k"))
+	tl := timeline.New(100, timeline.StatePath("root@10.1.230.174", "/data/eagle3/synth_100k"))
 	tl.Add(snapshot.Event{Time: time.Now(), Kind: "stall_start", Category: "B3_magicoder", Text: "x"})
 	tl.Add(snapshot.Event{Time: time.Now(), Kind: "category_done", Category: "B1_glaive", Text: "y"})
 

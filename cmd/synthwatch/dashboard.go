@@ -17,6 +17,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/tui"
 	"golang.org/x/term"
@@ -147,7 +148,7 @@ func (f dashFlags) openLive(ctx context.Context, name string, o *remote.Options,
 		rootHost = "local"
 	}
 	live.RootCheck = func(ctx context.Context) error { return f.checkRoot(ctx, live.Remote, rootHost) }
-	tl := pipeline.NewTimeline(2000, f.historyPath(rootHost))
+	tl := timeline.New(2000, f.historyPath(rootHost))
 	live.Watcher = pipeline.NewWatcher(live.Remote, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, ServerURLFrom: f.set.Get("server_url").Origin, WorkerBin: f.workerBin, InstallAgent: !f.noInstall, StallAfter: f.stallAfter, DiskFloor: f.set.DiskFloor, HintPath: f.hintPath(rootHost)}, tl)
 	live.Actor = f.actor(live.Remote)
 	slog.Info("dashboard start", "host", name, "root", f.root, "root_from", f.set.Get("root").Origin)
@@ -208,7 +209,7 @@ func closeWithin(c io.Closer, d time.Duration) error {
 // historyPath is the event history of this host (name, or "local") and
 // root: one per host and root, or the demo's own file.
 func (f *hostFlags) historyPath(host string) string {
-	return f.statePath(host, "events.jsonl", pipeline.StatePath)
+	return f.statePath(host, "events.jsonl", timeline.StatePath)
 }
 
 // hintPath is where the servers pipeline.toml named are kept (beside the
@@ -271,10 +272,10 @@ func logLink(ctx context.Context, name string, h linkWatcher) {
 }
 
 // openLog is the dashboard's log file, synthwatch.log in dir (default
-// pipeline.StateDir()): never stdout while the TUI runs.
+// timeline.StateDir()): never stdout while the TUI runs.
 func openLog(dir string) *os.File {
 	if dir == "" {
-		dir = pipeline.StateDir()
+		dir = timeline.StateDir()
 	}
 	p := filepath.Join(dir, "synthwatch.log")
 	_ = os.MkdirAll(filepath.Dir(p), 0o700)

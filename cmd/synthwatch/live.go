@@ -7,6 +7,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -50,7 +51,7 @@ func (l *Live) Logs() ([]string, []string) {
 	return l.Watcher.WorkerLog.Lines(), l.Watcher.ServerLog.Lines()
 }
 
-func (l *Live) Timeline() *pipeline.Timeline { return l.Watcher.Timeline() }
+func (l *Live) Timeline() *timeline.Timeline { return l.Watcher.Timeline() }
 
 // Link reads the host's link state; no round trip, so the dashboard may ask
 // it on every tick.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/digest"
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 )
 
 // sleptHead starts the dashboard's "slept" event (pipeline/sleep.go,
@@ -20,7 +20,7 @@ const sleptHead = "laptop slept "
 // the job no record (the worker runs on the host): they are the times the
 // dashboard watched nothing. It returns how many it added.
 func historyIncidents(s *digest.Summary, path string) int {
-	events := pipeline.ReadTimeline(5000, path).Recent(5000)
+	events := timeline.Read(5000, path).Recent(5000)
 	var add []digest.Incident
 	for i, e := range events {
 		var in digest.Incident

@@ -8,8 +8,8 @@ import (
 
 	"github.com/synthwatch/synthwatch/digest"
 	"github.com/synthwatch/synthwatch/digest/digesttest"
-	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 )
 
 // The laptop asleep and the link down, which only the dashboard on this
@@ -20,7 +20,7 @@ func TestReportMergesTheDashboardsHistory(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	root, _ := reportNight(t, digesttest.Options{})
 	now := time.Now().UTC().Truncate(time.Second)
-	tl := pipeline.NewTimeline(100, pipeline.StatePath("local", root)) // as the dashboard keeps it
+	tl := timeline.New(100, timeline.StatePath("local", root)) // as the dashboard keeps it
 	woke := now.Add(-2 * time.Hour)
 	tl.Add(snapshot.Event{Time: now.Add(-30 * time.Hour), Kind: "slept", Text: "laptop slept 45m"}) // before the window
 	tl.Add(snapshot.Event{Time: woke, Kind: "slept", Text: "laptop slept " + snapshot.FormatDuration(90*time.Minute)})

@@ -18,6 +18,7 @@ import (
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/tui"
 )
@@ -93,7 +94,7 @@ func (f *hostFlags) watcher(h remote.Host, name string, onePoll bool) *pipeline.
 	if f.local != "" {
 		host = "local"
 	}
-	tl := pipeline.ReadTimeline(2000, f.historyPath(host))
+	tl := timeline.Read(2000, f.historyPath(host))
 	return pipeline.NewWatcher(h, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, ServerURLFrom: f.set.Get("server_url").Origin, WorkerBin: f.workerBin, InstallAgent: !f.noInstall, StallAfter: f.set.StallAfter, DiskFloor: f.set.DiskFloor, OnePoll: onePoll, HintPath: f.hintPath(host)}, tl)
 }
 

@@ -76,6 +76,18 @@ func TestImportRules(t *testing.T) {
 			t.Errorf("tui (or its tests) imports sim; it reads Snapshots only")
 		}
 	})
+	t.Run("tui never imports pipeline", func(t *testing.T) {
+		// it reads Snapshots and the Timeline, and acts through its Backend
+		if slices.Contains(direct("tui"), "pipeline") || slices.Contains(project(ps["tui"].Deps), "pipeline") {
+			t.Errorf("tui (or its tests) imports pipeline; it reads pipeline/snapshot and pipeline/timeline only")
+		}
+	})
+	t.Run("pipeline/timeline imports only parse and pipeline/snapshot", func(t *testing.T) {
+		// every part writes to it: it may depend on no part
+		if got := project(ps["pipeline/timeline"].Deps); !slices.Equal(got, []string{"parse", "pipeline/snapshot"}) {
+			t.Errorf("pipeline/timeline depends on %v; it may import parse and pipeline/snapshot only", got)
+		}
+	})
 	t.Run("tui never imports remote", func(t *testing.T) {
 		if slices.Contains(direct("tui"), "remote") {
 			t.Errorf("tui (or its tests) imports remote; the link reaches it as snapshot.Connection")

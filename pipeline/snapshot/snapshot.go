@@ -247,7 +247,7 @@ type Server struct {
 	HealthyReplicas int    `json:"replicas_healthy,omitempty"` // a router: of those, healthy by its checks
 
 	// The figures the server TUIs show, on the host's server object
-	// (pipeline/latency.go, replicas.go): latency percentiles over the window,
+	// (pipeline/servers/latency.go, replicas.go): latency percentiles over the window,
 	// speculative acceptance, the KV cache dtype, one row per replica
 	// (DP rank, engine, server, engine behind the gateway) when there are
 	// several, and the replica that lags them.

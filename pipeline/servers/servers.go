@@ -1,4 +1,4 @@
-package pipeline
+package servers
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/display"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
-// ServerSpec is one server the watcher watches on the host.
-type ServerSpec struct {
+// Spec is one server the watcher watches on the host.
+type Spec struct {
 	URL    string // as seen from the host
 	Log    string // its log on the host (absolute, or relative to the root); "" none
 	Router bool   // SGLang's router (sgl-router / model gateway); also detected
@@ -32,7 +33,7 @@ type ServerSpec struct {
 
 // srvWatch is what the watcher keeps of one server between polls.
 type srvWatch struct {
-	spec     ServerSpec
+	spec     Spec
 	name     string // host:port, for lines and events
 	role     string
 	st       serverState
@@ -46,7 +47,7 @@ type srvWatch struct {
 }
 
 // newSrvWatch makes a server's state; its log relative to root.
-func newSrvWatch(sp ServerSpec, root string, pane int64) *srvWatch {
+func newSrvWatch(sp Spec, root string, pane int64) *srvWatch {
 	s := &srvWatch{spec: sp, name: shortURL(sp.URL), role: snapshot.RoleServer, detectAt: -detectEvery}
 	if sp.Log != "" {
 		if !path.IsAbs(sp.Log) && !sp.rooted {
@@ -84,28 +85,28 @@ func shortURL(u string) string {
 	return p.Host
 }
 
-// specChoice is what the user chose of the servers (Options): Servers,
+// Choice is what the user chose of the servers (Options): Servers,
 // ServerURL, where it comes from (ServerURLFrom) and ServerLog.
-type specChoice struct {
-	Servers                             []ServerSpec
+type Choice struct {
+	Servers                             []Spec
 	ServerURL, ServerURLFrom, ServerLog string
 }
 
-// serverSpecs are the servers to watch, one rule for every view:
+// Specs are the servers to watch, one rule for every view:
 // Options.Servers; else a URL the user chose (--server-url, the
 // environment, config.toml); else man's servers list (pipeline.toml's, or
 // the hint's before it is read), else its server (the one the worker
 // talks to); else the default URL.
-func serverSpecs(o specChoice, man parse.Manifest) []ServerSpec {
+func Specs(o Choice, man parse.Manifest) []Spec {
 	if len(o.Servers) > 0 {
 		return o.Servers
 	}
 	from := o.ServerURLFrom
 	if from != "" && from != "default" {
-		return []ServerSpec{{URL: o.ServerURL, Log: o.ServerLog, rooted: true, From: from}}
+		return []Spec{{URL: o.ServerURL, Log: o.ServerLog, rooted: true, From: from}}
 	}
 	if len(man.Servers) > 0 {
-		var out []ServerSpec
+		var out []Spec
 		for i, e := range man.Servers {
 			log, rooted := e.Log, false
 			if log == "" {
@@ -114,12 +115,12 @@ func serverSpecs(o specChoice, man parse.Manifest) []ServerSpec {
 					log, rooted = o.ServerLog, true
 				}
 			}
-			out = append(out, ServerSpec{URL: e.URL, Log: log, Router: e.Router, Metrics: e.Metrics, rooted: rooted, From: "pipeline.toml servers"})
+			out = append(out, Spec{URL: e.URL, Log: log, Router: e.Router, Metrics: e.Metrics, rooted: rooted, From: "pipeline.toml servers"})
 		}
 		return out
 	}
 	if u := man.Server; u != "" {
-		return []ServerSpec{{URL: u, Log: o.ServerLog, rooted: true, From: "pipeline.toml server"}}
+		return []Spec{{URL: u, Log: o.ServerLog, rooted: true, From: "pipeline.toml server"}}
 	}
 	if from == "" {
 		from = "default"
@@ -127,12 +128,12 @@ func serverSpecs(o specChoice, man parse.Manifest) []ServerSpec {
 			from = "options"
 		}
 	}
-	return []ServerSpec{{URL: o.ServerURL, Log: o.ServerLog, rooted: true, From: from}}
+	return []Spec{{URL: o.ServerURL, Log: o.ServerLog, rooted: true, From: from}}
 }
 
-// setSpecs makes the server set match specs, keeping the state of a
+// SetSpecs makes the server set match specs, keeping the state of a
 // server already watched under the same URL.
-func (sv *serverSet) setSpecs(specs []ServerSpec) {
+func (sv *Set) SetSpecs(specs []Spec) {
 	old := map[string]*srvWatch{}
 	for _, s := range sv.list {
 		old[s.spec.URL] = s
@@ -150,8 +151,8 @@ func (sv *serverSet) setSpecs(specs []ServerSpec) {
 	sv.first = &sv.list[0].st
 }
 
-// specsAre says whether the watched servers are specs, in order.
-func (sv *serverSet) specsAre(specs []ServerSpec) bool {
+// SpecsAre says whether the watched servers are specs, in order.
+func (sv *Set) SpecsAre(specs []Spec) bool {
 	if len(specs) != len(sv.list) {
 		return false
 	}
@@ -164,7 +165,7 @@ func (sv *serverSet) specsAre(specs []ServerSpec) bool {
 	return true
 }
 
-func sameLog(s *srvWatch, sp ServerSpec, root string) bool {
+func sameLog(s *srvWatch, sp Spec, root string) bool {
 	l := sp.Log
 	if l != "" && !path.IsAbs(l) && !sp.rooted {
 		l = path.Join(root, l)
@@ -172,8 +173,8 @@ func sameLog(s *srvWatch, sp ServerSpec, root string) bool {
 	return s.spec.Log == l
 }
 
-// serverTails are the server logs a poll reads, in server order.
-func (sv *serverSet) serverTails() []*remote.Tail {
+// Tails are the server logs a poll reads, in server order.
+func (sv *Set) Tails() []*remote.Tail {
 	var out []*remote.Tail
 	for _, s := range sv.list {
 		if s.tail != nil {
@@ -193,19 +194,19 @@ func tailUpdate(res remote.PollResult, t *remote.Tail) remote.TailUpdate {
 	return remote.TailUpdate{Path: t.Path, Err: errNotRead}
 }
 
-// serverRead is one poll's answers of one server (and, for a router, of
+// Read is one poll's answers of one server (and, for a router, of
 // its replicas).
-type serverRead struct {
+type Read struct {
 	met    parse.ServerMetrics
 	metErr error
 	probe  serverProbe
 	router *routerRead
 }
 
-// probe asks every server at once, in the polls'th poll; a router's worker
+// Probe asks every server at once, in the polls'th poll; a router's worker
 // list, its metrics and its replicas go in the same batch.
-func (sv *serverSet) probe(ctx context.Context, polls int) []serverRead {
-	out := make([]serverRead, len(sv.list))
+func (sv *Set) Probe(ctx context.Context, polls int) []Read {
+	out := make([]Read, len(sv.list))
 	var wg sync.WaitGroup
 	for i, s := range sv.list {
 		wg.Add(1)
@@ -226,9 +227,9 @@ func (sv *serverSet) probe(ctx context.Context, polls int) []serverRead {
 	return out
 }
 
-// foldReads folds this poll's probes (and a router's lists) into each
+// FoldReads folds this poll's probes (and a router's lists) into each
 // server's state.
-func (sv *serverSet) foldReads(reads []serverRead) {
+func (sv *Set) FoldReads(reads []Read) {
 	for i, s := range sv.list {
 		r := reads[i]
 		if r.router != nil {
@@ -246,7 +247,7 @@ func (sv *serverSet) foldReads(reads []serverRead) {
 // total, from the reads foldReads folded; each keeps what its next
 // judgement needs (the /metrics sample, the log's tallies) and records its
 // state changes.
-func (sv *serverSet) judgeEach(reads []serverRead, now time.Time, waiting bool) (total snapshot.Server, each []snapshot.Server) {
+func (sv *Set) judgeEach(reads []Read, now time.Time, waiting bool) (total snapshot.Server, each []snapshot.Server) {
 	for i, s := range sv.list {
 		r := reads[i]
 		if s.role == snapshot.RoleRouter {
@@ -268,7 +269,7 @@ func (sv *serverSet) judgeEach(reads []serverRead, now time.Time, waiting bool) 
 }
 
 // named: a server's events carry its name when the host has several.
-func (sv *serverSet) named(name string) string {
+func (sv *Set) named(name string) string {
 	if len(sv.list) == 1 && sv.list[0].role != snapshot.RoleRouter {
 		return ""
 	}
@@ -276,7 +277,7 @@ func (sv *serverSet) named(name string) string {
 }
 
 // noteServerEvents records the state changes of one server or replica.
-func (sv *serverSet) noteServerEvents(v *snapshot.Server, now time.Time) {
+func (sv *Set) noteServerEvents(v *snapshot.Server, now time.Time) {
 	s := sv.serverByURL(v.URL)
 	if s == nil {
 		return
@@ -284,7 +285,7 @@ func (sv *serverSet) noteServerEvents(v *snapshot.Server, now time.Time) {
 	sv.serverEvents(s, *v, now)
 }
 
-func (sv *serverSet) serverByURL(u string) *srvWatch {
+func (sv *Set) serverByURL(u string) *srvWatch {
 	for _, s := range sv.list {
 		if s.spec.URL == u {
 			return s
@@ -389,7 +390,7 @@ func totalState(states map[snapshot.ServerState]bool, answering, failing int, lo
 }
 
 // foldServerTail notes whether a server's log exists and grew.
-func (sv *serverSet) foldServerTail(s *srvWatch, res remote.PollResult, now time.Time, polls int) {
+func (sv *Set) foldServerTail(s *srvWatch, res remote.PollResult, now time.Time, polls int) {
 	if s.tail == nil {
 		return
 	}
@@ -409,7 +410,7 @@ func (sv *serverSet) foldServerTail(s *srvWatch, res remote.PollResult, now time
 // foldServerLines folds a server log's new lines: the display ring (each
 // line tagged with its server when the host has several) and the events.
 // A router's log is Rust tracing output, read by its own parser.
-func (sv *serverSet) foldServerLines(s *srvWatch, res remote.PollResult, now time.Time, flush bool, polls int) {
+func (sv *Set) foldServerLines(s *srvWatch, res remote.PollResult, now time.Time, flush bool, polls int) {
 	if s.tail == nil {
 		return
 	}
@@ -420,7 +421,7 @@ func (sv *serverSet) foldServerLines(s *srvWatch, res remote.PollResult, now tim
 	}
 	emit := func(ev parse.ServerEvent) { sv.foldServerEvent(s, ev, now) }
 	sv.foldStarts(s, sl.Starts, now)
-	addShown(sv.lines, sl, tag)
+	display.AddTail(sv.lines, sl, tag)
 	for _, l := range sl.Lines {
 		if s.role == snapshot.RoleRouter {
 			if rl, ok := parse.ParseRouterLine(l.Text); ok {
@@ -439,7 +440,7 @@ func (sv *serverSet) foldServerLines(s *srvWatch, res remote.PollResult, now tim
 }
 
 // foldRouterLine takes the router's lifecycle and its health-check news.
-func (sv *serverSet) foldRouterLine(s *srvWatch, l parse.RouterLine) {
+func (sv *Set) foldRouterLine(s *srvWatch, l parse.RouterLine) {
 	msg := parse.SanitizeLine([]byte(l.Msg), 300)
 	switch l.Kind {
 	case parse.RStarting:
@@ -447,22 +448,22 @@ func (sv *serverSet) foldRouterLine(s *srvWatch, l parse.RouterLine) {
 	case parse.RReady:
 		s.st.phase, s.st.ready = "ready", true
 	case parse.RWorkerDown:
-		sv.tl.logEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
+		sv.tl.LogEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
 		s.routerSays(l.Worker, msg)
 	case parse.RCircuitOpen:
 		if l.Worker == "" { // the breaker's line names no worker unless a field does
-			sv.tl.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
+			sv.tl.LogEvent(l.Time, "router_error", "router: "+msg, l.Msg)
 			return
 		}
-		sv.tl.logEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
+		sv.tl.LogEvent(l.Time, "replica_unhealthy", "router: "+msg+workerNote(l), l.Msg)
 		s.routerSays(l.Worker, msg)
 	case parse.RRetry:
-		sv.tl.logEvent(l.Time, "router_retry", "router: "+msg, l.Msg)
+		sv.tl.LogEvent(l.Time, "router_retry", "router: "+msg, l.Msg)
 	case parse.RWorkerUp:
-		sv.tl.logEvent(l.Time, "replica_healthy", "router: "+msg, l.Msg)
+		sv.tl.LogEvent(l.Time, "replica_healthy", "router: "+msg, l.Msg)
 		s.routerSays(l.Worker, "")
 	case parse.RError:
-		sv.tl.logEvent(l.Time, "router_error", "router: "+msg, l.Msg)
+		sv.tl.LogEvent(l.Time, "router_error", "router: "+msg, l.Msg)
 	}
 }
 

@@ -1,4 +1,4 @@
-package pipeline
+package servers
 
 import (
 	"context"
@@ -91,7 +91,7 @@ func join(a, b string) string {
 }
 
 // serverEvents records down, up and unhealthy transitions.
-func (sv *serverSet) serverEvents(s *srvWatch, v snapshot.Server, now time.Time) {
+func (sv *Set) serverEvents(s *srvWatch, v snapshot.Server, now time.Time) {
 	was := s.was
 	s.was = v.State
 	label := "server"
@@ -103,16 +103,16 @@ func (sv *serverSet) serverEvents(s *srvWatch, v snapshot.Server, now time.Time)
 	}
 	switch {
 	case v.State == snapshot.ServerDown:
-		sv.tl.note(now, "server_down", "", label+" down: "+v.Reason)
+		sv.tl.Note(now, "server_down", "", label+" down: "+v.Reason)
 	case was == snapshot.ServerDown && v.State != snapshot.ServerCrashed:
-		sv.tl.note(now, "server_up", "", label+" up again: "+string(v.State))
+		sv.tl.Note(now, "server_up", "", label+" up again: "+string(v.State))
 	}
 	if v.State == snapshot.ServerUnhealthy {
-		sv.tl.note(now, "server_unhealthy", "", label+" unhealthy: "+v.Reason)
+		sv.tl.Note(now, "server_unhealthy", "", label+" unhealthy: "+v.Reason)
 	}
 	if v.State == snapshot.ServerHung && s.st.hang == "" {
 		// a hang only the probes saw (the log's own hang lines are events already)
-		sv.tl.note(now, "server_hang", "", label+" hung: "+v.Reason)
+		sv.tl.Note(now, "server_hang", "", label+" hung: "+v.Reason)
 	}
 }
 
@@ -120,7 +120,7 @@ func (sv *serverSet) serverEvents(s *srvWatch, v snapshot.Server, now time.Time)
 // not enabled) or hangs; a refusal costs one round trip and is asked every
 // poll, since it is the first witness of a dead server. Without /metrics,
 // /health says whether the server answers.
-func (sv *serverSet) probeServer(ctx context.Context, s *srvWatch, polls int) (parse.ServerMetrics, serverProbe, error) {
+func (sv *Set) probeServer(ctx context.Context, s *srvWatch, polls int) (parse.ServerMetrics, serverProbe, error) {
 	var pr serverProbe
 	last := s.st.probe.metrics
 	skip := s.metFails > 3 && (last == "no_metrics" && polls%10 != 0 || last == "timeout" && polls%3 != 0)

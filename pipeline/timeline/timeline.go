@@ -1,11 +1,12 @@
-package pipeline
+// Package timeline is the night's event history: every part of the pipeline
+// writes to it (Note, LogEvent, Add), the views read it (Recent).
+package timeline
 
 import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,8 +29,8 @@ type Timeline struct {
 	path   string
 }
 
-// NewTimeline keeps up to max events; path "" keeps them in memory only.
-func NewTimeline(max int, path string) *Timeline {
+// New keeps up to max events; path "" keeps them in memory only.
+func New(max int, path string) *Timeline {
 	t := &Timeline{max: max, path: path, keys: map[string]bool{}}
 	if path != "" {
 		t.load()
@@ -37,11 +38,11 @@ func NewTimeline(max int, path string) *Timeline {
 	return t
 }
 
-// ReadTimeline is a timeline that starts with the events kept at path but
+// Read is a timeline that starts with the events kept at path but
 // keeps new ones in memory only (a one-shot status reads the history and
 // leaves it as it was).
-func ReadTimeline(max int, path string) *Timeline {
-	t := NewTimeline(max, path)
+func Read(max int, path string) *Timeline {
+	t := New(max, path)
 	t.mu.Lock()
 	t.path = ""
 	t.mu.Unlock()
@@ -178,14 +179,14 @@ func (t *Timeline) rewrite() {
 	_ = os.Rename(tmp, t.path)
 }
 
-// note adds an event at t, its text sanitised.
-func (t *Timeline) note(at time.Time, kind, cat, text string) {
+// Note adds an event at t, its text sanitised.
+func (t *Timeline) Note(at time.Time, kind, cat, text string) {
 	t.Add(snapshot.Event{Time: at.UTC(), Kind: kind, Category: cat, Text: parse.SanitizeString(text)})
 }
 
-// logEvent records an event read from a log, at its log time, keyed so that
+// LogEvent records an event read from a log, at its log time, keyed so that
 // reading the same line again (this session or the next) adds nothing.
-func (t *Timeline) logEvent(at time.Time, kind, text, msg string) {
+func (t *Timeline) LogEvent(at time.Time, kind, text, msg string) {
 	t.Add(snapshot.Event{Time: at.UTC(), Kind: kind, Text: parse.SanitizeString(text),
 		Key: kind + "|" + at.UTC().Format(time.RFC3339Nano) + "|" + parse.SanitizeString(msg)})
 }
@@ -198,90 +199,4 @@ func (t *Timeline) Recent(n int) []snapshot.Event {
 		n = len(t.events)
 	}
 	return append([]snapshot.Event{}, t.events[len(t.events)-n:]...)
-}
-
-// samples is a fixed ring of rate samples for sparklines.
-type samples struct {
-	size int
-	// v is nil while every sample so far was 0 (an idle category's, most
-	// of 50,000): zeros counts them, and values() is shared (idleValues)
-	v     []float64
-	zeros int
-	i     int
-	n     int
-	// run counts the newest samples equal to the newest; out is the last
-	// values(), kept while a full ring of one value only rotates. Nothing
-	// writes to a values() slice.
-	run int
-	out []float64
-}
-
-func newSamples(n int) *samples { return &samples{size: n} }
-
-func (s *samples) add(x float64) {
-	if s.v == nil {
-		if x == 0 {
-			if s.zeros < s.size {
-				s.zeros, s.out = s.zeros+1, nil
-			}
-			return
-		}
-		// the first other value: the ring, holding the zeros so far
-		s.v = make([]float64, s.size)
-		s.n, s.i, s.run = s.zeros, s.zeros%s.size, s.zeros
-	}
-	if s.n > 0 && s.v[(s.i-1+len(s.v))%len(s.v)] == x {
-		s.run++
-	} else {
-		s.run = 1
-	}
-	s.v[s.i] = x
-	s.i = (s.i + 1) % len(s.v)
-	if s.n < len(s.v) {
-		s.n++
-	}
-	if s.run <= len(s.v) { // the ring holds more than one value: it changed
-		s.out = nil
-	}
-}
-
-// values is oldest first; slots never filled are NaN (a gap, not a zero).
-func (s *samples) values() []float64 {
-	if s.out == nil && s.v == nil {
-		s.out = idleValues(s.size, s.zeros)
-	}
-	if s.out == nil {
-		s.out = s.fill()
-	}
-	return s.out
-}
-
-// idle holds the values of a ring of size slots, zeros of them 0 and the
-// rest never filled, shared by every idle category of every watch.
-var idle sync.Map // [2]int{size, zeros} → []float64
-
-func idleValues(size, zeros int) []float64 {
-	k := [2]int{size, zeros}
-	if v, ok := idle.Load(k); ok {
-		return v.([]float64)
-	}
-	v, _ := idle.LoadOrStore(k, (&samples{size: size, zeros: zeros}).fill())
-	return v.([]float64)
-}
-
-func (s *samples) fill() []float64 {
-	out := make([]float64, s.size)
-	for k := range out {
-		out[k] = math.NaN()
-	}
-	if s.v == nil {
-		for k := s.size - s.zeros; k < s.size; k++ {
-			out[k] = 0
-		}
-		return out
-	}
-	for k := 0; k < s.n; k++ {
-		out[len(out)-s.n+k] = s.v[(s.i-s.n+k+len(s.v))%len(s.v)]
-	}
-	return out
 }

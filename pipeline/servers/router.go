@@ -1,4 +1,4 @@
-package pipeline
+package servers
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ type routerRead struct {
 	workersErr  string
 	met         *parse.RouterMetrics
 	metKind     string // "" not asked
-	reps        map[string]serverRead
+	reps        map[string]Read
 }
 
 // detectEvery: a server without /metrics is asked /workers this often
@@ -52,8 +52,8 @@ func (s *srvWatch) routerDue(polls int) bool {
 // readRouter asks the router's worker list and its Prometheus listener,
 // and the replicas it listed last poll their own /metrics, all at once. A
 // server being tried as a router is asked its list only.
-func (sv *serverSet) readRouter(ctx context.Context, s *srvWatch, polls int) *routerRead {
-	rr := &routerRead{reps: map[string]serverRead{}}
+func (sv *Set) readRouter(ctx context.Context, s *srvWatch, polls int) *routerRead {
+	rr := &routerRead{reps: map[string]Read{}}
 	if s.rt == nil {
 		s.rt = &routerWatch{replicas: map[string]*srvWatch{}}
 	}
@@ -86,7 +86,7 @@ func (sv *serverSet) readRouter(ctx context.Context, s *srvWatch, polls int) *ro
 			defer wg.Done()
 			met, pr, err := sv.probeServer(ctx, rep, polls)
 			mu.Lock()
-			rr.reps[u] = serverRead{met: met, probe: pr, metErr: err}
+			rr.reps[u] = Read{met: met, probe: pr, metErr: err}
 			mu.Unlock()
 		}()
 	}
@@ -95,7 +95,7 @@ func (sv *serverSet) readRouter(ctx context.Context, s *srvWatch, polls int) *ro
 }
 
 // routerList reads GET /workers, or /list_workers on a router without it.
-func (sv *serverSet) routerList(ctx context.Context, s *srvWatch) ([]parse.RouterWorker, string, string) {
+func (sv *Set) routerList(ctx context.Context, s *srvWatch) ([]parse.RouterWorker, string, string) {
 	paths := []string{"/workers", "/list_workers"}
 	if s.rt.legacy {
 		paths = paths[1:]
@@ -124,7 +124,7 @@ func (sv *serverSet) routerList(ctx context.Context, s *srvWatch) ([]parse.Route
 }
 
 // routerMetricsURL is where the router's Prometheus listener is.
-func routerMetricsURL(sp ServerSpec) string {
+func routerMetricsURL(sp Spec) string {
 	if sp.Metrics != "" {
 		return sp.Metrics
 	}
@@ -135,7 +135,7 @@ func routerMetricsURL(sp ServerSpec) string {
 	return "http://" + net.JoinHostPort(u.Hostname(), parse.RouterDefaultMetricsPort)
 }
 
-func (sv *serverSet) routerMetrics(ctx context.Context, s *srvWatch) (*parse.RouterMetrics, string) {
+func (sv *Set) routerMetrics(ctx context.Context, s *srvWatch) (*parse.RouterMetrics, string) {
 	base := routerMetricsURL(s.spec)
 	if base == "" {
 		return nil, "error"
@@ -162,12 +162,12 @@ func routerProbe(rr *routerRead) serverProbe {
 
 // foldRouter takes a router's answers: a server found to answer /workers
 // becomes a router; the replicas follow the list.
-func (sv *serverSet) foldRouter(s *srvWatch, rr *routerRead) {
+func (sv *Set) foldRouter(s *srvWatch, rr *routerRead) {
 	rt := s.rt
 	if s.role != snapshot.RoleRouter {
 		if rr.listed {
 			s.becomeRouter()
-			sv.tl.note(sv.now(), "router_found", "", fmt.Sprintf("%s is SGLang's router: %d replicas behind it", s.name, len(rr.workers)))
+			sv.tl.Note(sv.now(), "router_found", "", fmt.Sprintf("%s is SGLang's router: %d replicas behind it", s.name, len(rr.workers)))
 		}
 		return
 	}
@@ -196,7 +196,7 @@ func (sv *serverSet) foldRouter(s *srvWatch, rr *routerRead) {
 		seen[wk.URL] = true
 		rt.order = append(rt.order, wk.URL)
 		if _, ok := rt.replicas[wk.URL]; !ok {
-			rep := newSrvWatch(ServerSpec{URL: wk.URL}, sv.root, sv.pane)
+			rep := newSrvWatch(Spec{URL: wk.URL}, sv.root, sv.pane)
 			rep.role = snapshot.RoleReplica
 			rt.replicas[wk.URL] = rep
 		}
@@ -204,7 +204,7 @@ func (sv *serverSet) foldRouter(s *srvWatch, rr *routerRead) {
 	for u := range rt.replicas {
 		if !seen[u] {
 			delete(rt.replicas, u)
-			sv.tl.note(sv.now(), "replica_removed", "", "replica "+shortURL(u)+" left the router's worker list")
+			sv.tl.Note(sv.now(), "replica_removed", "", "replica "+shortURL(u)+" left the router's worker list")
 		}
 	}
 }
@@ -213,7 +213,7 @@ func (sv *serverSet) foldRouter(s *srvWatch, rr *routerRead) {
 // is its own /metrics, read through the host, checked against the
 // router's health checks (its list, else its metrics); a replica the host
 // cannot reach itself is judged by the router alone, and says so.
-func (sv *serverSet) judgeRouter(s *srvWatch, rr *routerRead, now time.Time, waiting bool) (snapshot.Server, []snapshot.Server) {
+func (sv *Set) judgeRouter(s *srvWatch, rr *routerRead, now time.Time, waiting bool) (snapshot.Server, []snapshot.Server) {
 	rt := s.rt
 	byURL := map[string]parse.RouterWorker{}
 	if rr != nil {
@@ -254,14 +254,14 @@ func (sv *serverSet) judgeRouter(s *srvWatch, rr *routerRead, now time.Time, wai
 
 // judgeRouted judges the replica at u: its own answer through the host,
 // weighed against what the router says of it.
-func (sv *serverSet) judgeRouted(s *srvWatch, u string, byURL map[string]parse.RouterWorker, rr *routerRead, now time.Time, waiting bool) snapshot.Server {
+func (sv *Set) judgeRouted(s *srvWatch, u string, byURL map[string]parse.RouterWorker, rr *routerRead, now time.Time, waiting bool) snapshot.Server {
 	rt := s.rt
-	r, asked := serverRead{}, false
+	r, asked := Read{}, false
 	if rr != nil {
 		r, asked = rr.reps[u]
 	}
 	if !asked {
-		r = serverRead{metErr: errNotRead}
+		r = Read{metErr: errNotRead}
 	}
 	v := sv.serverView(rt.replicas[u], r.met, r.metErr, now, waiting)
 	v.Via = s.spec.URL

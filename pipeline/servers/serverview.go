@@ -1,4 +1,4 @@
-package pipeline
+package servers
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 
 // serverView judges one server from its probe and log: a fold step, as
 // it keeps the /metrics sample and the log's tallies for the next poll.
-func (sv *serverSet) serverView(s *srvWatch, met parse.ServerMetrics, metErr error, now time.Time, waiting bool) snapshot.Server {
+func (sv *Set) serverView(s *srvWatch, met parse.ServerMetrics, metErr error, now time.Time, waiting bool) snapshot.Server {
 	v := snapshot.Server{URL: s.spec.URL, URLFrom: s.spec.From, Name: s.name, Role: s.role, State: snapshot.ServerUnknown, Retractions: s.st.retractions, LastCrash: s.st.crash}
 	if !s.st.crashAt.IsZero() {
 		t := s.st.crashAt.UTC()
@@ -105,7 +105,7 @@ func (s *srvWatch) lastBatch(v *snapshot.Server, fig snapshot.Server, age float6
 }
 
 // judgeServer sets the state and its reason from this poll's witnesses.
-func (sv *serverSet) judgeServer(s *srvWatch, v snapshot.Server, now time.Time, waiting bool) snapshot.Server {
+func (sv *Set) judgeServer(s *srvWatch, v snapshot.Server, now time.Time, waiting bool) snapshot.Server {
 	f := serverFacts{metrics: s.st.probe.metrics, health: s.st.probe.health, refused: s.st.refused,
 		phase: s.st.phase, fault: s.st.fault, hang: s.st.hang, stop: s.st.stop, logSeen: s.st.logSeen, logGrew: s.st.logGrew,
 		waiting: waiting, load: v.RunningReqs + v.QueueReqs, crash: s.st.crash, url: s.spec.URL}

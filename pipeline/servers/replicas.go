@@ -1,4 +1,4 @@
-package pipeline
+package servers
 
 import (
 	"fmt"
@@ -33,8 +33,8 @@ type genSample struct {
 // replicaRead is what this poll read of the replica at u behind a router:
 // its own /metrics through the host (errNotRead when not asked), and the
 // gateway's re-export of its engine's figures (nil: none).
-func replicaRead(rr *routerRead, u string) (serverRead, *parse.EngineMetrics) {
-	rd := serverRead{metErr: errNotRead}
+func replicaRead(rr *routerRead, u string) (Read, *parse.EngineMetrics) {
+	rd := Read{metErr: errNotRead}
 	if rr == nil {
 		return rd, nil
 	}
@@ -49,12 +49,12 @@ func replicaRead(rr *routerRead, u string) (serverRead, *parse.EngineMetrics) {
 	return rd, nil
 }
 
-// figures sets the host's latency percentiles, speculative acceptance,
+// Figures sets the host's latency percentiles, speculative acceptance,
 // KV cache dtype, replica rows and imbalance (on the host's server, as
 // judge left it) from this poll's reads; each figure is set in this one
 // place for every view. runDtype: the KV cache dtype the newest run
 // recorded (counts.runKVDtype), for servers whose /metrics says none.
-func (sv *serverSet) figures(reads []serverRead, now time.Time, runDtype string) {
+func (sv *Set) Figures(reads []Read, now time.Time, runDtype string) {
 	fs, each := &sv.figs, sv.each
 	if fs.lat == nil {
 		fs.lat, fs.rows, fs.gen = map[string]*latWindow{}, map[string]rowMemo{}, map[string]genSample{}
@@ -63,7 +63,7 @@ func (sv *serverSet) figures(reads []serverRead, now time.Time, runDtype string)
 	var wins []*latWindow
 	var rows []snapshot.ReplicaRow
 	dtype := ""
-	one := func(name, url string, rd serverRead, eng *parse.EngineMetrics) {
+	one := func(name, url string, rd Read, eng *parse.EngineMetrics) {
 		seen[url] = true
 		lw := fs.lat[url]
 		if lw == nil {
@@ -134,7 +134,7 @@ func viewOf(each []snapshot.Server, url string) snapshot.Server {
 // rowsOf is one server's rows: one per DP rank or engine when its
 // /metrics has several, else one; from the gateway when the host cannot
 // read it; its last rows, STALE, when nothing was read this poll.
-func (fs *figureState) rowsOf(name string, v snapshot.Server, rd serverRead, eng *parse.EngineMetrics, now time.Time) []snapshot.ReplicaRow {
+func (fs *figureState) rowsOf(name string, v snapshot.Server, rd Read, eng *parse.EngineMetrics, now time.Time) []snapshot.ReplicaRow {
 	dead := v.State == snapshot.ServerDown || v.State == snapshot.ServerCrashed
 	if v.RouterHealthy != nil && !*v.RouterHealthy {
 		dead = true // the gateway routes nothing to it: DOWN for the serving, whatever its own /metrics says

@@ -1,4 +1,4 @@
-package pipeline
+package servers
 
 import (
 	"fmt"
@@ -96,14 +96,14 @@ const hangLines = 3
 // foldServerEvent folds one log record into the server's state: its
 // fault class decides first (faultFolds, the ladder of endings before
 // it), then its kind (kindFolds); a record in neither changes nothing.
-func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Time) {
+func (sv *Set) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time.Time) {
 	if ev.Dialect != parse.DialectUnknown {
 		s.st.dialect = ev.Dialect
 	}
 	if ev.HasPrefix && !ev.Prefix.Time.IsZero() && (ev.Prefix.Time.After(s.st.lastLogged) || !s.st.loggedSet) {
 		s.st.lastLogged, s.st.loggedSet = ev.Prefix.Time, true // vLLM's year-less times sort before the zero time
 	}
-	at := sv.ev.serverTime(ev, s.st.logMtime, now) // the log's own time (events.go)
+	at := sv.zone(ev, s.st.logMtime, now) // the log's own time (events.go)
 	fc := ev.Fault()
 	if endsAlready(s.st.phase, ev, fc) {
 		return
@@ -116,31 +116,31 @@ func (sv *serverSet) foldServerEvent(s *srvWatch, ev parse.ServerEvent, now time
 }
 
 // serverFold folds one record, logged at at, into s.
-type serverFold func(sv *serverSet, s *srvWatch, ev parse.ServerEvent, at time.Time)
+type serverFold func(sv *Set, s *srvWatch, ev parse.ServerEvent, at time.Time)
 
 // faultFolds: a record that tells of the server's life, in the order of
 // docs/SERVER-STATES.md's ladder (crash, stop, then hang and fault with no
 // ending) and the warning that changes no state.
 var faultFolds = map[parse.Fault]serverFold{
-	parse.FaultCrash:   (*serverSet).foldCrash,
-	parse.FaultStop:    (*serverSet).foldStop,
-	parse.FaultHang:    (*serverSet).foldHang,
-	parse.FaultFault:   (*serverSet).foldFault,
-	parse.FaultWarning: (*serverSet).foldWarning,
+	parse.FaultCrash:   (*Set).foldCrash,
+	parse.FaultStop:    (*Set).foldStop,
+	parse.FaultHang:    (*Set).foldHang,
+	parse.FaultFault:   (*Set).foldFault,
+	parse.FaultWarning: (*Set).foldWarning,
 }
 
 // kindFolds: the other records, by kind: a run's start and readiness, and
 // the work it does.
 var kindFolds = map[parse.ServerKind]serverFold{
-	parse.SStartup: (*serverSet).foldStartup,
-	parse.SReady:   (*serverSet).foldReady,
-	parse.SAccess:  (*serverSet).foldAccess,
-	parse.SRetract: (*serverSet).foldRetract,
-	parse.SBatch:   (*serverSet).foldBatch,
-	parse.SStats:   (*serverSet).foldStats,
+	parse.SStartup: (*Set).foldStartup,
+	parse.SReady:   (*Set).foldReady,
+	parse.SAccess:  (*Set).foldAccess,
+	parse.SRetract: (*Set).foldRetract,
+	parse.SBatch:   (*Set).foldBatch,
+	parse.SStats:   (*Set).foldStats,
 }
 
-func (sv *serverSet) foldCrash(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+func (sv *Set) foldCrash(s *srvWatch, ev parse.ServerEvent, at time.Time) {
 	text := ev.Msg
 	if len(ev.Lines) > 0 {
 		text += " … " + ev.Lines[len(ev.Lines)-1]
@@ -154,48 +154,48 @@ func (sv *serverSet) foldCrash(s *srvWatch, ev parse.ServerEvent, at time.Time) 
 		s.st.crash, s.st.crashAt, s.st.crashGeneric = text, at, generic
 	}
 	if s.st.phase != "crash" {
-		sv.tl.logEvent(at, "server_crash", text, ev.Msg)
+		sv.tl.LogEvent(at, "server_crash", text, ev.Msg)
 	}
 	s.st.ready, s.st.phase, s.st.fault, s.st.hang = false, "crash", "", ""
 	s.st.endLogged, s.st.decode = ev.Prefix.Time, nil
 }
 
-func (sv *serverSet) foldStop(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+func (sv *Set) foldStop(s *srvWatch, ev parse.ServerEvent, at time.Time) {
 	text := parse.SanitizeLine([]byte(ev.Msg), 300)
-	sv.tl.logEvent(at, "server_stop", "server stopping: "+text, ev.Msg)
+	sv.tl.LogEvent(at, "server_stop", "server stopping: "+text, ev.Msg)
 	s.st.ready, s.st.phase, s.st.fault, s.st.hang, s.st.stop = false, "stop", "", "", text
 	s.st.endLogged, s.st.decode = ev.Prefix.Time, nil
 }
 
-func (sv *serverSet) foldHang(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+func (sv *Set) foldHang(s *srvWatch, ev parse.ServerEvent, at time.Time) {
 	text := parse.SanitizeLine([]byte(ev.Msg), 300)
 	if s.st.phase == "startup" {
 		// vLLM waits on its workers while they compile: a note (once), not a hang
 		if !s.st.startWait {
-			sv.tl.logEvent(at, "server_warning", text, ev.Msg)
+			sv.tl.LogEvent(at, "server_warning", text, ev.Msg)
 		}
 		s.st.startWait = true
 		return
 	}
 	if s.st.hang == "" {
-		sv.tl.logEvent(at, "server_hang", text, ev.Msg)
+		sv.tl.LogEvent(at, "server_hang", text, ev.Msg)
 	}
 	s.st.hang = text
 }
 
-func (sv *serverSet) foldFault(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+func (sv *Set) foldFault(s *srvWatch, ev parse.ServerEvent, at time.Time) {
 	text := parse.SanitizeLine([]byte(ev.Msg), 300)
 	if s.st.fault == "" {
-		sv.tl.logEvent(at, "server_fault", text, ev.Msg)
+		sv.tl.LogEvent(at, "server_fault", text, ev.Msg)
 	}
 	s.st.fault = text
 }
 
-func (sv *serverSet) foldWarning(_ *srvWatch, ev parse.ServerEvent, at time.Time) {
-	sv.tl.logEvent(at, "server_warning", parse.SanitizeLine([]byte(ev.Msg), 300), ev.Msg)
+func (sv *Set) foldWarning(_ *srvWatch, ev parse.ServerEvent, at time.Time) {
+	sv.tl.LogEvent(at, "server_warning", parse.SanitizeLine([]byte(ev.Msg), 300), ev.Msg)
 }
 
-func (sv *serverSet) foldStartup(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+func (sv *Set) foldStartup(s *srvWatch, ev parse.ServerEvent, at time.Time) {
 	if ev.Startup.Stage == "launch" {
 		s.noteLaunch(ev, at)
 	}
@@ -206,14 +206,14 @@ func (sv *serverSet) foldStartup(s *srvWatch, ev parse.ServerEvent, at time.Time
 	s.st.ready, s.st.phase, s.st.hang = false, "startup", ""
 }
 
-func (sv *serverSet) foldReady(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+func (sv *Set) foldReady(s *srvWatch, ev parse.ServerEvent, at time.Time) {
 	if !s.st.ready {
-		sv.tl.logEvent(at, "server_ready", "server ready", ev.Msg)
+		sv.tl.LogEvent(at, "server_ready", "server ready", ev.Msg)
 	}
 	s.st.ready, s.st.phase, s.st.fault, s.st.hang = true, "ready", "", ""
 }
 
-func (sv *serverSet) foldAccess(s *srvWatch, ev parse.ServerEvent, _ time.Time) {
+func (sv *Set) foldAccess(s *srvWatch, ev parse.ServerEvent, _ time.Time) {
 	if probePath(ev.Access.Path) || ev.Access.Status >= 400 {
 		return // a health check or a rejected request did no work
 	}
@@ -228,11 +228,11 @@ func (sv *serverSet) foldAccess(s *srvWatch, ev parse.ServerEvent, _ time.Time) 
 	}
 }
 
-func (sv *serverSet) foldRetract(s *srvWatch, ev parse.ServerEvent, _ time.Time) {
+func (sv *Set) foldRetract(s *srvWatch, ev parse.ServerEvent, _ time.Time) {
 	s.st.retractions += max(ev.Retract.Requests, 1)
 }
 
-func (sv *serverSet) foldBatch(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+func (sv *Set) foldBatch(s *srvWatch, ev parse.ServerEvent, at time.Time) {
 	b := ev.Batch
 	if b.Phase == parse.Prefill {
 		s.st.prefillCached += b.CachedTokens.V
@@ -268,7 +268,7 @@ func (sv *serverSet) foldBatch(s *srvWatch, ev parse.ServerEvent, at time.Time) 
 	sv.foldSample(s, rankKey{ev.Prefix.Ranks.DP, ev.Prefix.Ranks.PP, b.Phase}, ev, d, at)
 }
 
-func (sv *serverSet) foldStats(s *srvWatch, ev parse.ServerEvent, at time.Time) {
+func (sv *Set) foldStats(s *srvWatch, ev parse.ServerEvent, at time.Time) {
 	vs := ev.Stats
 	if vs.PrefixHitPct.OK {
 		h := vs.PrefixHitPct.V / 100
@@ -324,7 +324,7 @@ func (s *srvWatch) serving(ev parse.ServerEvent) bool {
 // foldSample keeps a rank's newest periodic line, with the usual gap
 // between its lines (for staleness) and the run of lines with requests
 // running and no progress (a hang). Progress clears a fault and a hang.
-func (sv *serverSet) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, d decodeSample, at time.Time) {
+func (sv *Set) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, d decodeSample, at time.Time) {
 	if s.st.decode == nil {
 		s.st.decode = map[rankKey]decodeSample{}
 	}
@@ -354,7 +354,7 @@ func (sv *serverSet) foldSample(s *srvWatch, key rankKey, ev parse.ServerEvent, 
 	case d.zero >= hangLines && s.st.hang == "":
 		text := fmt.Sprintf("%d requests running at 0 tok/s for %d lines in a row", d.running, d.zero)
 		s.st.hang = text
-		sv.tl.logEvent(at, "server_hang", text, ev.Msg)
+		sv.tl.LogEvent(at, "server_hang", text, ev.Msg)
 	}
 }
 
@@ -390,10 +390,10 @@ func (s *srvWatch) noteLaunch(ev parse.ServerEvent, at time.Time) {
 	}
 }
 
-// eras are the host's servers' eras, their start lines merged in time
+// Eras are the host's servers' eras, their start lines merged in time
 // (several servers' records cannot be told apart by time: each start opens
 // an era).
-func (sv *serverSet) eras() []parse.Era {
+func (sv *Set) Eras() []parse.Era {
 	var all []parse.ServerLaunch
 	for _, s := range sv.list {
 		all = append(all, s.launches...)
@@ -403,11 +403,11 @@ func (sv *serverSet) eras() []parse.Era {
 
 // foldStarts keeps the start lines the agent found before a log's history
 // (remote/starts.go): only their eras, never the server's state.
-func (sv *serverSet) foldStarts(s *srvWatch, lines []string, now time.Time) {
+func (sv *Set) foldStarts(s *srvWatch, lines []string, now time.Time) {
 	for _, l := range lines {
 		ev := parse.ParseServerLine(l)
 		if ev.Kind == parse.SStartup && ev.Startup.Stage == "launch" {
-			s.noteLaunch(ev, sv.ev.serverTime(ev, s.st.logMtime, now))
+			s.noteLaunch(ev, sv.zone(ev, s.st.logMtime, now))
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package pipeline
+package servers
 
 import (
 	"math"
@@ -8,9 +8,9 @@ import (
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
-// LatencyWindow is how far back the latency percentiles and the
+// latencyWindow is how far back the latency percentiles and the
 // speculative acceptance reach: sgtop's rolling 5 minutes.
-const LatencyWindow = 5 * time.Minute
+const latencyWindow = 5 * time.Minute
 
 // latStep is the gain of a server's histograms and spec counters over the
 // polls of one span (latStepSpan).
@@ -75,7 +75,7 @@ func (lw *latWindow) note(met parse.ServerMetrics, now time.Time) {
 }
 
 // latStepSpan: polls closer than this make one step, so a window holds
-// at most LatencyWindow/latStepSpan steps whatever the poll interval (a
+// at most latencyWindow/latStepSpan steps whatever the poll interval (a
 // soak polling every 100 ms kept 3,000 steps of histograms, and its memory
 // grew for the window's whole 5 minutes). A step leaves the window when
 // its last poll does: the window may reach back a span further.
@@ -93,7 +93,7 @@ func (s *latStep) merge(o latStep) {
 // trim drops the steps older than the window.
 func (lw *latWindow) trim(now time.Time) {
 	i := 0
-	for i < len(lw.steps) && now.Sub(lw.steps[i].at) > LatencyWindow {
+	for i < len(lw.steps) && now.Sub(lw.steps[i].at) > latencyWindow {
 		i++
 	}
 	lw.steps = lw.steps[i:]
@@ -134,7 +134,7 @@ func latencyOf(ws []*latWindow, now time.Time) *snapshot.Latency {
 	if len(byKind) == 0 {
 		return nil
 	}
-	l := &snapshot.Latency{Scope: scope, WindowSeconds: LatencyWindow.Seconds(), AgeSeconds: math.Max(0, now.Sub(newest).Seconds())}
+	l := &snapshot.Latency{Scope: scope, WindowSeconds: latencyWindow.Seconds(), AgeSeconds: math.Max(0, now.Sub(newest).Seconds())}
 	for k, hs := range byKind {
 		h := parse.MergeHistograms(hs...)
 		p := &snapshot.Percentiles{Count: h.Count()}

@@ -1,4 +1,4 @@
-package pipeline
+package servers
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/timeline"
 )
 
 func opt(v float64) parse.Opt[float64] { return parse.Opt[float64]{V: v, OK: true} }
@@ -15,7 +16,7 @@ func opt(v float64) parse.Opt[float64] { return parse.Opt[float64]{V: v, OK: tru
 // says 0 tok/s. The scheduler's gauge is then the figure.
 func TestGenThroughputFromTheGaugeWhileTheCounterStandsStill(t *testing.T) {
 	t.Parallel()
-	sv := &serverSet{}
+	sv := &Set{}
 	s := &srvWatch{st: serverState{probe: serverProbe{metrics: "ok"}}}
 	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	met := func(counter, gauge float64) parse.ServerMetrics {
@@ -37,7 +38,7 @@ func TestGenThroughputFromTheGaugeWhileTheCounterStandsStill(t *testing.T) {
 // says 0 tok/s, not the night's last 480.
 func TestIdleServersGaugeIsNotItsThroughput(t *testing.T) {
 	t.Parallel()
-	sv := &serverSet{}
+	sv := &Set{}
 	s := &srvWatch{st: serverState{probe: serverProbe{metrics: "ok"}}}
 	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	idle := parse.ServerMetrics{Dialect: parse.DialectSGLang, GenTokens: opt(90000), GenThroughput: opt(480), RunningReqs: opt(0), QueueReqs: opt(0)}
@@ -55,8 +56,8 @@ func TestIdleServersGaugeIsNotItsThroughput(t *testing.T) {
 // not move for several polls is a hang, with its reason and an event.
 func TestRunningRequestsWithoutTokensAreAHang(t *testing.T) {
 	t.Parallel()
-	tl := NewTimeline(50, "")
-	sv := &serverSet{ev: &events{tl: tl}, tl: tl}
+	tl := timeline.New(50, "")
+	sv := &Set{tl: tl}
 	s := &srvWatch{st: serverState{probe: serverProbe{metrics: "ok"}}}
 	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	met := parse.ServerMetrics{Dialect: parse.DialectVLLM, GenTokens: opt(5000), RunningReqs: opt(3)}
