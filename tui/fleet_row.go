@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
@@ -29,6 +30,7 @@ type fleetRow struct {
 	tokS     float64
 	eta      *float64 // nil: no figure (stale, or nothing measured)
 	finished bool     // every category is final
+	kwh      *float64 // the night's energy (parse.Spend.KWh); nil: not measured
 	alerts   []string
 }
 
@@ -53,8 +55,19 @@ func (m Model) row(now time.Time) fleetRow {
 		r.eta = s.ETASeconds
 	}
 	r.finished = allFinal(s)
+	if s.Spend != nil {
+		r.kwh = s.Spend.KWh // a tally: kept as the row's other figures when stale
+	}
 	r.alerts = alerts(s)
 	return r
+}
+
+// kwhText is the row's energy cell: "-" when not measured.
+func (r fleetRow) kwhText() string {
+	if r.kwh == nil {
+		return "-"
+	}
+	return parse.KWhText(*r.kwh)
 }
 
 // alerts are a host's troubles in a few words: stalls, the server, the
@@ -134,6 +147,8 @@ func (r fleetRow) etaText() string {
 type fleetTotal struct {
 	done, target int64
 	recMin, tokS float64
+	kwh          float64 // the hosts' that measured it
+	kwhUnknown   bool    // a host with a Snapshot measured none: the sum is a floor
 	eta          *float64
 	last         string // the host that finishes last
 	unknown      int    // hosts with work left and no figure
@@ -156,6 +171,20 @@ func (t fleetTotal) etaText() string {
 	return "-"
 }
 
+// kwhText is the fleet's energy: the sum of the hosts that measured it,
+// "≥" before it when a host measured none, "-" when none did.
+func (t fleetTotal) kwhText() string {
+	switch {
+	case t.kwh == 0 && t.kwhUnknown:
+		return "-"
+	case t.kwhUnknown:
+		return "≥" + parse.KWhText(t.kwh)
+	case t.kwh == 0:
+		return "-"
+	}
+	return parse.KWhText(t.kwh)
+}
+
 // liveText is the header's count of the hosts by link: live, stale (once
 // reached, no fresh poll) and never reached.
 func (t fleetTotal) liveText() string {
@@ -174,6 +203,12 @@ func total(rows []fleetRow) fleetTotal {
 		t.target += r.target
 		t.recMin += r.recMin
 		t.tokS += r.tokS
+		switch {
+		case r.kwh != nil:
+			t.kwh += *r.kwh
+		case r.have:
+			t.kwhUnknown = true
+		}
 		if !r.stale {
 			t.up++
 		}

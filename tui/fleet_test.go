@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
@@ -126,6 +127,34 @@ func TestFleetRowsShowEachHost(t *testing.T) {
 	}
 	if tot := rowOf(scr, "fleet"); !strings.Contains(tot, "2/3 live") || !strings.Contains(tot, "?") || !strings.Contains(tot, "69,394/300,000") {
 		t.Errorf("total row: %q", tot)
+	}
+}
+
+// The night's energy has a column where the alerts fit inline: each host's
+// kWh (parse.Spend.KWh, the runs' tallies), "-" where none was measured,
+// and the fleet's sum, a floor ("≥") while a host measured none.
+func TestFleetShowsEnergy(t *testing.T) {
+	a, b, c := fleetHost("gpu1"), fleetHost("gpu2"), fleetHost("gpu3")
+	a.snap.Spend = &parse.Spend{Runs: 2, KWh: fptr(12.5)}
+	b.snap.Spend = &parse.Spend{Runs: 1, KWh: fptr(3.25)}
+	fl, _ := newFleet([]named{a, b, c}, 160, 50, Config{})
+	scr := fscreen(fl)
+	for host, want := range map[string]string{"gpu1": " 12.5 ", "gpu2": " 3.25 ", "gpu3": "2h30m      -  "} {
+		if r := rowOf(scr, host); !strings.Contains(r, want) {
+			t.Errorf("%s's row lacks %q: %q", host, want, r)
+		}
+	}
+	if tot := rowOf(scr, "fleet"); !strings.Contains(tot, " ≥15.8 ") {
+		t.Errorf("the fleet's energy with a host unmeasured: %q", tot)
+	}
+	c.snap.Spend = &parse.Spend{Runs: 1, KWh: fptr(1)}
+	fl, _ = newFleet([]named{a, b, c}, 160, 50, Config{})
+	if tot := rowOf(fscreen(fl), "fleet"); !strings.Contains(tot, " 16.8 ") {
+		t.Errorf("the fleet's energy, every host measured: %q", tot)
+	}
+	fl, _ = newFleet([]named{a, b, c}, 120, 40, Config{})
+	if strings.Contains(fscreen(fl), "KWH") {
+		t.Error("at 120 columns the energy has no room, and the row no column for it")
 	}
 }
 

@@ -47,7 +47,7 @@ func (f Fleet) render() string {
 	}
 	lay := newFleetLayout(w, names)
 	out := []string{fit(f.st.Title.Render("synthwatch fleet")+"  "+f.st.Bold.Render(fmt.Sprintf("%d hosts", t.n))+f.st.Dim.Render(t.liveText()), w), ""}
-	out = append(out, fit(f.st.Dim.Render(fleetCols(lay, "#", "HOST", "LINK", "WORKER", "DONE/TARGET", "REC/MIN", "TOK/S", "ETA", map[bool]string{true: "ALERTS"}[lay.inline])), w))
+	out = append(out, fit(f.st.Dim.Render(fleetCols(lay, "#", "HOST", "LINK", "WORKER", "DONE/TARGET", "REC/MIN", "TOK/S", "ETA", "KWH", map[bool]string{true: "ALERTS"}[lay.inline])), w))
 	for i, r := range rows {
 		out = append(out, f.rowLines(i, r, w, lay)...)
 	}
@@ -99,7 +99,7 @@ func newFleetLayout(w int, names []string) fleetLayout {
 		l.host, rest = 18, 94
 	}
 	if l.inline {
-		rest += 2 + 20 // the alerts' room
+		rest += 2 + 20 + 1 + 6 // the alerts' room, and the night's energy
 	}
 	longest := 0
 	for _, n := range names {
@@ -112,11 +112,15 @@ func newFleetLayout(w int, names []string) fleetLayout {
 }
 
 // fleetCols lays out one row's cells (alerts != "": they end the row).
-func fleetCols(l fleetLayout, num, host, link, worker, prog, rec, tok, eta, alerts string) string {
+// The night's energy (kWh) has a column where the alerts do (inline).
+func fleetCols(l fleetLayout, num, host, link, worker, prog, rec, tok, eta, kwh, alerts string) string {
 	var s string
 	if l.wide {
 		s = fit(num, 3) + " " + fitMiddle(host, l.host) + " " + fit(link, 18) + " " + fit(worker, 20) + " " + fit(prog, 26) + " " +
 			fitRight(rec, 7) + " " + fitRight(tok, 6) + " " + fitRight(eta, 7)
+		if l.inline {
+			s += " " + fitRight(kwh, 6)
+		}
 	} else {
 		s = fit(num, 3) + " " + fitMiddle(host, l.host) + " " + fit(link, 14) + " " + fit(worker, 12) + " " + fit(prog, 15) + " " + fitRight(rec, 7) + " " + fitRight(eta, 6)
 	}
@@ -164,7 +168,7 @@ func (f Fleet) rowLines(i int, r fleetRow, w int, lay fleetLayout) []string {
 	if i == f.sel {
 		num = "›" + num // the selection shows without colour too
 	}
-	line := fleetCols(lay, num, sanitizeName(r.name), link, worker, prog, rec, tok, eta, map[bool]string{true: al}[inline])
+	line := fleetCols(lay, num, sanitizeName(r.name), link, worker, prog, rec, tok, eta, r.kwhText(), map[bool]string{true: al}[inline])
 	switch {
 	case i == f.sel:
 		line = st.Selected.Render(fit(line, w))
@@ -212,7 +216,7 @@ func (f Fleet) totalLine(t fleetTotal, lay fleetLayout) string {
 		}
 		prog += thousands(t.done) + "/" + thousands(t.target)
 	}
-	return fleetCols(lay, "", "fleet", fmt.Sprintf("%d/%d live", t.up, t.n), "", prog, fmt.Sprintf("%.1f", t.recMin), fmt.Sprintf("%.0f", t.tokS), t.etaText(), map[bool]string{true: t.note}[inline])
+	return fleetCols(lay, "", "fleet", fmt.Sprintf("%d/%d live", t.up, t.n), "", prog, fmt.Sprintf("%.1f", t.recMin), fmt.Sprintf("%.0f", t.tokS), t.etaText(), t.kwhText(), map[bool]string{true: t.note}[inline])
 }
 
 func (f Fleet) footer(w int) string {
