@@ -1,5 +1,7 @@
 package parse
 
+import "sort"
+
 // MaxRecordRuns bounds the runs a file's records are counted apart by
 // (provenance: each run's records under its configuration). A night has
 // tens of runs; a file that names a new run on every line had no bound
@@ -55,9 +57,21 @@ func (m *RunRecords) Add(run string, t Tally) {
 	(*m)[k] = x
 }
 
-// Merge adds o's runs.
+// Merge adds o's runs, in the order of their names: past the bound, the
+// same runs keep a slot whatever the maps' order (run ids begin with
+// their start time, so the first runs of the night).
 func (m *RunRecords) Merge(o RunRecords) {
-	for run, t := range o {
-		m.Add(run, t)
+	for _, run := range SortedRuns(o) {
+		m.Add(run, o[run])
 	}
+}
+
+// SortedRuns are m's runs by name.
+func SortedRuns[V any](m map[string]V) []string {
+	runs := make([]string, 0, len(m))
+	for r := range m {
+		runs = append(runs, r)
+	}
+	sort.Strings(runs)
+	return runs
 }

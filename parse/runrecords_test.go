@@ -43,3 +43,31 @@ func TestRunRecordsBounded(t *testing.T) {
 		t.Fatalf("merged: %d runs, other %+v; want %d, %+v", len(again), again[OtherRuns], len(m), m[OtherRuns])
 	}
 }
+
+// Past the bound, which runs keep a slot does not hang on a map's order:
+// two files of 600 runs merged keep the same 1,024, the first by name.
+func TestRunRecordsMergeKeepsTheSameRuns(t *testing.T) {
+	a, b := RunRecords{}, RunRecords{}
+	for i := range 600 {
+		a.Add(fmt.Sprintf("r%04d", i), OneRecord(1, true))
+		b.Add(fmt.Sprintf("r%04d", 600+i), OneRecord(1, true))
+	}
+	var first RunRecords
+	for try := range 20 {
+		var m RunRecords
+		m.Merge(a)
+		m.Merge(b)
+		if try == 0 {
+			first = m
+			continue
+		}
+		for run := range m {
+			if _, ok := first[run]; !ok {
+				t.Fatalf("try %d kept %q, the first did not", try, run)
+			}
+		}
+	}
+	if _, ok := first["r1023"]; !ok || first[OtherRuns].Records != 176 {
+		t.Fatalf("kept r1023: %v; other runs %+v, want 176", ok, first[OtherRuns])
+	}
+}

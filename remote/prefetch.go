@@ -112,8 +112,10 @@ func (p *Prefetch) LoadEither(ctx context.Context, ag *Agent, b, fb *Batch) (age
 		err error
 	}
 	fc := make(chan fbRes, 1)
+	fctx, stop := context.WithCancel(ctx) // the fallback ends once the agent answered
+	defer stop()
 	go func() {
-		res, err := p.run(ctx, fb)
+		res, err := p.run(fctx, fb)
 		switch {
 		case err != nil:
 			fc <- fbRes{err: fmt.Errorf("batch read: %w", err)}
@@ -129,7 +131,10 @@ func (p *Prefetch) LoadEither(ctx context.Context, ag *Agent, b, fb *Batch) (age
 		p.mu.Lock()
 		p.a = a.served(b)
 		p.mu.Unlock()
-		return true, nil, nil // the fallback's answer, when it comes, is dropped
+		// the fallback's exec is ended (its channel closed, the host's
+		// script cut at its next write), not left to read a first
+		// contact's every category on the host for nothing
+		return true, nil, nil
 	}
 	r := <-fc
 	p.mu.Lock()

@@ -77,10 +77,19 @@ func (s *session) openFS() {
 	s.sc, s.scErr = withTimeout(context.Background(), s.fsTimeout, func() (*sftp.Client, error) {
 		return sftp.NewClient(l.client, sftp.UseConcurrentReads(true), sftp.UseFstat(true))
 	})
+	dead := false
+	select {
+	case <-s.dead:
+		dead = true
+	default:
+	}
 	switch {
 	case errors.Is(s.scErr, context.DeadlineExceeded):
 		s.scErr = fmt.Errorf("sftp: %w", s.scErr)
 		l.close() // no answer in time: the link is gone, the supervisor redials
+	case s.scErr != nil && (dead || errors.Is(s.scErr, io.EOF) || errors.Is(s.scErr, io.ErrUnexpectedEOF) || errors.Is(s.scErr, net.ErrClosed)):
+		// the link died under the request: no word on the host's SFTP
+		s.scErr = fmt.Errorf("sftp: the link closed: %w", s.scErr)
 	case s.scErr != nil:
 		// the host has no SFTP server (Dropbear's often have none)
 		s.scErr = fmt.Errorf("%w (%v)", errNoSFTP, s.scErr)
@@ -415,7 +424,9 @@ func (s *SSH) watch(sess *session) (why string, slept bool) {
 			if sess.fsStarted.Load() {
 				select {
 				case <-sess.ready:
-					if sess.scErr != nil {
+					// the one drop SFTP causes: no answer in time, and
+					// openFS closed the link itself
+					if errors.Is(sess.scErr, context.DeadlineExceeded) {
 						return sess.scErr.Error(), false
 					}
 				default:

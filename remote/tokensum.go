@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"sync"
 	"syscall"
@@ -91,8 +90,8 @@ func (s *rangeSum) merge(o rangeSum) {
 	s.gate.Merge(o.gate)
 	s.times.Merge(o.times)
 	s.bytes += o.bytes
-	for run, r := range o.byRun {
-		s.addRun(run, r)
+	for _, run := range parse.SortedRuns(o.byRun) { // past the bound, the same runs keep a slot
+		s.addRun(run, o.byRun[run])
 	}
 }
 
@@ -271,8 +270,8 @@ func (ts *tokenSums) keep(p string, f *os.File, st *syscall.Stat_t, all rangeSum
 
 func copyRuns(m map[string]runSums) map[string]runSums {
 	out := rangeSum{byRun: make(map[string]runSums, min(len(m), parse.MaxRecordRuns+2))}
-	for k, v := range m { // through the bound: kept sums of an older build may hold more
-		out.addRun(k, v)
+	for _, k := range parse.SortedRuns(m) { // through the bound: kept sums of an older build may hold more
+		out.addRun(k, m[k])
 	}
 	return out.byRun
 }
@@ -285,12 +284,7 @@ func (s rangeSum) write(w *bytes.Buffer, i int) {
 	o := s.out
 	fmt.Fprintf(w, "%d T %d %d %d %d %d %d %d %d %d %d %d %d", i, s.t.Records, s.t.Tokens, s.bytes, s.t.Unknown, o.Stop, o.Length, o.Abort, o.Other, o.None, o.Empty, o.PromptTokens, o.PromptRecords)
 	s.writeGate(w)
-	runs := make([]string, 0, len(s.byRun))
-	for r := range s.byRun {
-		runs = append(runs, r)
-	}
-	sort.Strings(runs)
-	for _, r := range runs {
+	for _, r := range parse.SortedRuns(s.byRun) {
 		x := s.byRun[r]
 		fmt.Fprintf(w, "%d R %d %d %d %s\n", i, x.Records, x.Tokens, x.Unknown, r)
 	}
