@@ -87,8 +87,10 @@ func (s *session) openFS() {
 	case errors.Is(s.scErr, context.DeadlineExceeded):
 		s.scErr = fmt.Errorf("sftp: %w", s.scErr)
 		l.close() // no answer in time: the link is gone, the supervisor redials
-	case s.scErr != nil && (dead || errors.Is(s.scErr, io.EOF) || errors.Is(s.scErr, io.ErrUnexpectedEOF) || errors.Is(s.scErr, net.ErrClosed)):
+	case s.scErr != nil && (dead || errors.Is(s.scErr, net.ErrClosed) || !linkAnswers(l, s.fsTimeout)):
 		// the link died under the request: no word on the host's SFTP
+		// (a host without one closes the subsystem's channel: an EOF too,
+		// on a link that still answers)
 		s.scErr = fmt.Errorf("sftp: the link closed: %w", s.scErr)
 	case s.scErr != nil:
 		// the host has no SFTP server (Dropbear's often have none)
@@ -248,6 +250,16 @@ func (s *SSH) connectVia(ctx context.Context, pre *preDial) (*session, error) {
 	sess := &session{link: l, fsTimeout: s.cfg.ConnectTimeout, ready: make(chan struct{}), dead: make(chan struct{})}
 	go func() { _ = l.client.Wait(); close(sess.dead) }()
 	return sess, nil
+}
+
+// linkAnswers says whether the link answers a keepalive: after a failed
+// SFTP open, a host that has none from a link that died under it.
+func linkAnswers(l *link, within time.Duration) bool {
+	_, err := withTimeout(context.Background(), within, func() (bool, error) {
+		_, _, err := l.client.SendRequest("keepalive@openssh.com", true, nil)
+		return err == nil, err
+	})
+	return err == nil
 }
 
 // settleAfterFailedSubsystem runs `exit 0` until it works (three tries):
