@@ -25,26 +25,26 @@ import (
 // worker's category).
 func (w *Watcher) judge(reads []servers.Read, vr vitalsRead, now time.Time) {
 	lg := w.log.says()
-	w.live.judge(lg.finished, lg.current, lg.lastLine)
-	w.sv.Judge(reads, now, w.live.waitingServer())
+	w.live.Judge(lg.finished, lg.current, lg.lastLine)
+	w.sv.Judge(reads, now, w.live.WaitingServer())
 	w.sv.Figures(reads, now, w.cnt.runKVDtype())
-	w.cnt.judge(catInputs{worker: w.live.shown, server: w.sv.Shown().State, eras: w.sv.Eras(), wjson: w.live.wjson, log: lg}, now)
-	w.live.stall(w.cnt.shown, now, w.o.StallAfter)
+	w.cnt.judge(catInputs{worker: w.live.Shown(), server: w.sv.Shown().State, eras: w.sv.Eras(), wjson: w.live.JSON(), log: lg}, now)
+	w.live.Stall(w.cnt.shown, now, w.o.StallAfter)
 	w.cnt.noteClassRates()
 	w.cnt.judgeETA()
-	w.cnt.crossChecks(w.live.shown, now, w.live.wjson, lg.lastLine)
-	judged := snapshot.Snapshot{Worker: w.live.shown, Server: w.sv.Shown(), Categories: w.cnt.shown} // what the baseline reads
-	w.base.fold(&judged, now, w.cnt.runsOf(w.live.shown.Category), w.sv.Retractions())
-	w.live.events(w.live.shown, now, w.lastSnap.Time)
-	w.ev.foldDone(w.cnt.shown, w.cnt.shownAt, w.cnt.manErr == nil, w.live.shown, lg, w.live.wjson, now)
-	w.vit.fold(vr, w.live.shown, now)
+	w.cnt.crossChecks(w.live.Shown(), now, w.live.JSON(), lg.lastLine)
+	judged := snapshot.Snapshot{Worker: w.live.Shown(), Server: w.sv.Shown(), Categories: w.cnt.shown} // what the baseline reads
+	w.base.fold(&judged, now, w.cnt.runsOf(w.live.Shown().Category), w.sv.Retractions())
+	w.live.Events(w.live.Shown(), now, w.lastSnap.Time)
+	w.ev.foldDone(w.cnt.shown, w.cnt.shownAt, w.cnt.manErr == nil, w.live.Shown(), lg, w.live.JSON(), now)
+	w.vit.fold(vr, w.live.Shown(), now)
 }
 
 // project is the Snapshot of the last poll the host answered: the parts'
 // judgements as they stand, read and never changed (twice gives the same).
 func (w *Watcher) project() snapshot.Snapshot {
 	s := snapshot.Snapshot{Schema: 1, Time: w.polledAt.UTC(), Host: w.o.Host, Root: w.o.Root, Connection: w.ev.conn, Warnings: []string{}}
-	s.Worker = w.live.shown
+	s.Worker = w.live.Shown()
 	s.Server, s.Servers = w.sv.View()
 	s.Categories = w.cnt.view()
 	s.ETASeconds, s.ETAPart = w.cnt.eta, w.cnt.etaPart
@@ -56,7 +56,7 @@ func (w *Watcher) project() snapshot.Snapshot {
 	s.Spend = nightSpend(s.Categories, w.cnt.manifest.Cost)
 	s.Events = w.timeline.Recent(50)
 	w.cnt.warnManifest(&s)
-	w.live.warnJSON(&s)
+	w.live.WarnJSON(&s)
 	w.warnSlowReader(&s)
 	redact(&s)
 	return s
@@ -69,7 +69,7 @@ func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 	wl := res.Tails[0]
 	w.sv.FoldTails(res, now, w.nth())
 	if len(wl.Lines) > 0 {
-		w.live.logLines = true
+		w.live.SawLogLines()
 	}
 	w.log.lastLine = wl.ModTime // the host's clock: a first read is not fresh activity
 	w.foldTailLines(res, now, true)
@@ -117,6 +117,6 @@ func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now, at time.Time, fresh bo
 	cur := w.log.current // a failure counts against the category it was logged under
 	watching := w.nth() > 1
 	failed := w.log.fold(l, now, watching && w.cnt.cats[l.Category] != nil)
-	w.live.foldLogLine(l)
+	w.live.FoldLogLine(l)
 	w.cnt.foldLogLine(l, cur, failed, at, watching, fresh)
 }

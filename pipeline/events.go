@@ -321,7 +321,7 @@ func (e *events) foldPipelineDone(done bool, records int64, last, lastLine, now 
 	if at.IsZero() {
 		at = lastLine
 	}
-	e.tl.Add(snapshot.Event{Time: notAfter(at, now).UTC(), Kind: "pipeline_done", Text: fmt.Sprintf("pipeline done: %d records", records),
+	e.tl.Add(snapshot.Event{Time: timeline.NotAfter(at, now).UTC(), Kind: "pipeline_done", Text: fmt.Sprintf("pipeline done: %d records", records),
 		Key: fmt.Sprintf("pipeline_done|%d", last.UnixNano())})
 }
 
@@ -350,7 +350,7 @@ func (e *events) foldCategory(ce *catEvents, v snapshot.Category, mtime time.Tim
 		if rate > 0 {
 			text += fmt.Sprintf(" (%s, %.1f/min)", v.Class, rate)
 		}
-		e.tl.Add(snapshot.Event{Time: notAfter(mtime, now).UTC(), Kind: "category_done", Category: v.Name, Text: parse.SanitizeString(text),
+		e.tl.Add(snapshot.Event{Time: timeline.NotAfter(mtime, now).UTC(), Kind: "category_done", Category: v.Name, Text: parse.SanitizeString(text),
 			Class: v.Class, RatePerMin: rate, Key: fmt.Sprintf("category_done|%s|%d|%d", v.Name, v.Done, mtime.UnixNano())})
 		ce.runAt = time.Time{}
 	}
@@ -383,12 +383,4 @@ func (e *events) foldGate(ce *catEvents, v snapshot.Category, now time.Time) {
 			Text: parse.SanitizeString(snapshot.GateBelowText(v.Name, *g))})
 	}
 	ce.below = g.Below
-}
-
-// notAfter is at, or now when at is unknown or ahead of now.
-func notAfter(at, now time.Time) time.Time {
-	if at.IsZero() || at.After(now) {
-		return now
-	}
-	return at
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/sim"
@@ -118,7 +119,7 @@ func partsText(w *Watcher) string {
 	return stateText(struct {
 		cnt   counts
 		sv    *servers.Set
-		live  liveness
+		live  *liveness.Live
 		log   logs
 		ev    events
 		vit   vitals

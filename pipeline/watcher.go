@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/pipeline/timeline"
@@ -112,7 +113,7 @@ type Watcher struct {
 	polledAt  time.Time          // the last poll the host answered: the time its Snapshot is of
 	sv        *servers.Set       // the host's servers: their logs, probes and states (pipeline/servers)
 	log       logs               // the worker log: its tail, the display rings, what it says (logs.go)
-	live      liveness           // the worker: worker.json, its process, the kill note (live.go)
+	live      *liveness.Live     // the worker: worker.json, its process, the kill note (pipeline/liveness)
 	timeline  *timeline.Timeline
 	lastSnap  snapshot.Snapshot
 	WorkerLog *snapshot.Ring // sanitised worker log lines for display (the logs part's)
@@ -166,7 +167,7 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 	w.base.tl = tl
 	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, onePoll: o.OnePoll, tl: tl, cats: map[string]*catState{}}
 	w.vit = vitals{root: o.Root, floor: o.DiskFloor, tl: tl}
-	w.live = liveness{rd: w.rd, h: h, lay: w.layout(), workerLog: o.WorkerLog, procs: newProcReader(w.rd, o.Root), tl: tl, killed: map[int]bool{}}
+	w.live = liveness.New(liveness.Config{Reads: w.rd, Host: h, Layout: w.layout(), WorkerLog: o.WorkerLog, Timeline: tl})
 	return w
 }
 
@@ -184,7 +185,7 @@ func (w *Watcher) WaitInstall(ctx context.Context) (remote.InstallResult, error,
 // whatever it knows: call it after a launch, resume or restart.
 func (w *Watcher) Rescan() {
 	w.mu.Lock()
-	w.live.rescan = true
+	w.live.Rescan()
 	w.mu.Unlock()
 }
 
@@ -221,7 +222,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	w.runsDue = w.cnt.newRuns()                     // this poll's, for its prefetch and its reads alike
 	askZone := w.ev.zone == nil || w.ev.relearn     // once per connection, in this batch
 	askVit, vitDisk := w.vit.due(now)               // at most every 10 s, in this batch
-	vitPid := w.live.pid()
+	vitPid := w.live.PID()
 	cold := w.cold()
 	viaAgent := w.viaAgent()
 	budget := int64(-1)
@@ -288,7 +289,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 
 	p := w.poller(full)
 	var res remote.PollResult
-	var lr liveRead
+	var lr liveness.Reading
 	var zone *time.Location
 	var zoneErr error
 	var vr vitalsRead
@@ -304,7 +305,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 		go func() { defer wg.Done(); vr = w.vit.read(ctx, w.rd, vitPid, vitDisk, asks.vit) }()
 	}
 	go func() { defer wg.Done(); res = p.Poll(ctx, w.rd) }()
-	go func() { defer wg.Done(); lr = w.live.read(ctx, now, w.nth(), asks.live) }()
+	go func() { defer wg.Done(); lr = w.live.Read(ctx, now, w.nth(), asks.live) }()
 	if askZone {
 		wg.Add(1)
 		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.rd, asks.zone) }()
@@ -340,12 +341,12 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	}
 	w.polledAt, w.ev.conn = now, conn
 	w.foldTails(res, now)
-	if st := w.live.foldJSON(lr.wjson, lr.wjsonErr); st != nil {
+	if st := w.live.FoldJSON(lr.WorkerJSON()); st != nil {
 		w.cnt.noteWorkerJSON(st)
 	}
-	w.live.fold(lr, now)
-	w.live.noteGrowth(res, w.cnt.grewIn, w.nth())
-	w.cnt.fold(res, now, w.live.wjson)
+	w.live.Fold(lr, now)
+	w.live.NoteGrowth(res, w.cnt.grewIn, w.nth())
+	w.cnt.fold(res, now, w.live.JSON())
 	w.cnt.foldSpans(spanOut, spanRead, w.ev.hostZone(), now)
 	w.cnt.zone = w.ev.hostZone()
 	w.cnt.foldTokens(res, tokJobs, tokSums, tokErr)
