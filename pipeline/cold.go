@@ -279,7 +279,7 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *p
 		asks.zone = b.Exec(zoneArgv...)
 	}
 	if vit {
-		asks.vit = b.Exec(w.vit.argv(vitPid, disk)...)
+		asks.vit = b.Exec(w.vit.Argv(vitPid, disk)...)
 	}
 	if len(ask.tokJobs) > 0 {
 		asks.tokens = b.Exec(tokenArgv(ask.tokJobs)...)

@@ -7,6 +7,7 @@ import (
 	"github.com/synthwatch/synthwatch/pipeline/display"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/vitals"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -23,7 +24,7 @@ import (
 // the judgements, as values, of the parts before it (logSays, the
 // worker's and the servers' views, catInputs, the run lines of the
 // worker's category).
-func (w *Watcher) judge(reads []servers.Read, vr vitalsRead, now time.Time) {
+func (w *Watcher) judge(reads []servers.Read, vr vitals.Reading, now time.Time) {
 	lg := w.log.says()
 	w.live.Judge(lg.finished, lg.current, lg.lastLine)
 	w.sv.Judge(reads, now, w.live.WaitingServer())
@@ -37,7 +38,7 @@ func (w *Watcher) judge(reads []servers.Read, vr vitalsRead, now time.Time) {
 	w.base.fold(&judged, now, w.cnt.runsOf(w.live.Shown().Category), w.sv.Retractions())
 	w.live.Events(w.live.Shown(), now, w.lastSnap.Time)
 	w.ev.foldDone(w.cnt.shown, w.cnt.shownAt, w.cnt.manErr == nil, w.live.Shown(), lg, w.live.JSON(), now)
-	w.vit.fold(vr, w.live.Shown(), now)
+	w.vit.Fold(vr, w.live.Shown(), now)
 }
 
 // project is the Snapshot of the last poll the host answered: the parts'
@@ -51,7 +52,7 @@ func (w *Watcher) project() snapshot.Snapshot {
 	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = totalTokens(s.Categories)
 	warnChecks(&s, w.polledAt)
 	s.Baseline = w.base.shown
-	s.Vitals = w.vit.view()
+	s.Vitals = w.vit.View()
 	s.Capture = captureForecast(s.Categories, w.cnt.manifest.Capture, s.Vitals.Disk)
 	s.Spend = nightSpend(s.Categories, w.cnt.manifest.Cost)
 	s.Events = w.timeline.Recent(50)

@@ -13,6 +13,7 @@ import (
 	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/vitals"
 	"github.com/synthwatch/synthwatch/sim"
 )
 
@@ -122,7 +123,7 @@ func partsText(w *Watcher) string {
 		live  *liveness.Live
 		log   logs
 		ev    events
-		vit   vitals
+		vit   *vitals.Health
 		base  baselineState
 		polls int
 		tl    []snapshot.Event

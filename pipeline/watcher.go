@@ -18,6 +18,7 @@ import (
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/pipeline/timeline"
+	"github.com/synthwatch/synthwatch/pipeline/vitals"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -83,7 +84,7 @@ func (o *Options) defaults() {
 		o.Now = time.Now
 	}
 	if o.DiskFloor <= 0 || o.DiskFloor >= 1 {
-		o.DiskFloor = DefaultDiskFloor
+		o.DiskFloor = vitals.DefaultDiskFloor
 	}
 }
 
@@ -119,9 +120,9 @@ type Watcher struct {
 	WorkerLog *snapshot.Ring // sanitised worker log lines for display (the logs part's)
 	ServerLog *snapshot.Ring // sanitised server log lines for display (the logs part's)
 
-	ev   events        // the timeline's part: the zone, the link's changes, sleeps, derived events' baselines (events.go)
-	vit  vitals        // the host's health: GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
-	base baselineState // throughput against the night's median (baseline.go)
+	ev   events         // the timeline's part: the zone, the link's changes, sleeps, derived events' baselines (events.go)
+	vit  *vitals.Health // the host's health: GPUs seen, the disk's points, the worker's CPU sample (pipeline/vitals)
+	base baselineState  // throughput against the night's median (baseline.go)
 }
 
 // NewWatcher watches the pipeline at o.Root on h.
@@ -166,7 +167,7 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 	w.ev.tl = tl
 	w.base.tl = tl
 	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, onePoll: o.OnePoll, tl: tl, cats: map[string]*catState{}}
-	w.vit = vitals{root: o.Root, floor: o.DiskFloor, tl: tl}
+	w.vit = vitals.New(vitals.Config{Root: o.Root, Floor: o.DiskFloor, Timeline: tl})
 	w.live = liveness.New(liveness.Config{Reads: w.rd, Host: h, Layout: w.layout(), WorkerLog: o.WorkerLog, Timeline: tl})
 	return w
 }
@@ -221,7 +222,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	full := w.polls%30 == 0 || len(w.cnt.cats) == 0 // prompts.jsonl and new categories change rarely
 	w.runsDue = w.cnt.newRuns()                     // this poll's, for its prefetch and its reads alike
 	askZone := w.ev.zone == nil || w.ev.relearn     // once per connection, in this batch
-	askVit, vitDisk := w.vit.due(now)               // at most every 10 s, in this batch
+	askVit, vitDisk := w.vit.Due(now)               // at most every 10 s, in this batch
 	vitPid := w.live.PID()
 	cold := w.cold()
 	viaAgent := w.viaAgent()
@@ -292,7 +293,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	var lr liveness.Reading
 	var zone *time.Location
 	var zoneErr error
-	var vr vitalsRead
+	var vr vitals.Reading
 	var tokSums []tokResult
 	var tokErr error
 	if len(tokJobs) > 0 {
@@ -302,7 +303,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	wg.Add(2)
 	if askVit {
 		wg.Add(1)
-		go func() { defer wg.Done(); vr = w.vit.read(ctx, w.rd, vitPid, vitDisk, asks.vit) }()
+		go func() { defer wg.Done(); vr = w.vit.Read(ctx, w.rd, vitPid, vitDisk, asks.vit) }()
 	}
 	go func() { defer wg.Done(); res = p.Poll(ctx, w.rd) }()
 	go func() { defer wg.Done(); lr = w.live.Read(ctx, now, w.nth(), asks.live) }()
@@ -325,7 +326,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	// a link that dropped during the batch fails its reads with the transport's error, not ErrDisconnected
 	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected) || !conn.State.Up()
 	if down {
-		w.vit.lastRead = time.Time{} // read the vitals again as soon as the link is back
+		w.vit.ReadAgain() // read the vitals again as soon as the link is back
 		w.foldTailLines(res, now, false)
 		w.cnt.dropTokenJobs()
 		if !last && ctx.Err() == nil && w.Link().State == snapshot.LinkConnected {
