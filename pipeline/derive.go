@@ -22,8 +22,8 @@ import (
 //
 // A part is never handed another part: it judges from its own state and
 // the judgements, as values, of the parts before it (logSays, the
-// worker's and the servers' views, catInputs, the run lines of the
-// worker's category).
+// worker's and the servers' views, catInputs, doneInputs, the run lines
+// of the worker's category).
 func (w *Watcher) judge(reads []servers.Read, vr vitals.Reading, now time.Time) {
 	lg := w.log.says()
 	w.live.Judge(lg.finished, lg.current, lg.lastLine)
@@ -37,7 +37,8 @@ func (w *Watcher) judge(reads []servers.Read, vr vitals.Reading, now time.Time) 
 	judged := snapshot.Snapshot{Worker: w.live.Shown(), Server: w.sv.Shown(), Categories: w.cnt.shown} // what the baseline reads
 	w.base.fold(&judged, now, w.cnt.runsOf(w.live.Shown().Category), w.sv.Retractions())
 	w.live.Events(w.live.Shown(), now, w.lastSnap.Time)
-	w.ev.foldDone(w.cnt.shown, w.cnt.shownAt, w.cnt.manErr == nil, w.live.Shown(), lg, w.live.JSON(), now)
+	w.ev.foldDone(doneInputs{cats: w.cnt.shown, mtimes: w.cnt.shownAt, manOK: w.cnt.manErr == nil, worker: w.live.Shown(),
+		wjson: w.live.JSON(), logFinished: lg.finished, logLast: lg.lastLine}, now)
 	w.vit.Fold(vr, w.live.Shown(), now)
 }
 

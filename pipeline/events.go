@@ -273,16 +273,30 @@ func (e *events) serverTime(ev parse.ServerEvent, ref, now time.Time) time.Time 
 	return now
 }
 
+// doneInputs are what foldDone reads of the other parts, as values (no
+// part is handed another): the categories and the worker as this poll
+// judged them, the categories' file mtimes (by index), whether the
+// manifest was read, worker.json, and what the log says of the end (its
+// "All categories finished." and when it last grew).
+type doneInputs struct {
+	cats        []snapshot.Category
+	mtimes      []time.Time
+	manOK       bool
+	worker      snapshot.Worker
+	wjson       *parse.WorkerState
+	logFinished bool
+	logLast     time.Time
+}
+
 // foldDone records category_done when a category reaches done and
 // pipeline_done when the job has: every category done (none failed) and
 // the worker exited with the job done, or the log's "All categories
 // finished." (our worker writes it only when none failed). A
 // category found done, or a job found finished, on a first read is stamped
 // with its file's mtime; either way the key is the file's mtime, so that
-// the next session finds the event already there. cats and wk are the
-// categories and the worker as this poll judged them, mtimes the
-// categories' file mtimes (by index), manOK: the manifest was read.
-func (e *events) foldDone(cats []snapshot.Category, mtimes []time.Time, manOK bool, wk snapshot.Worker, lg logSays, wjson *parse.WorkerState, now time.Time) {
+// the next session finds the event already there.
+func (e *events) foldDone(in doneInputs, now time.Time) {
+	cats, mtimes, wk, wjson := in.cats, in.mtimes, in.worker, in.wjson
 	if e.cats == nil {
 		e.cats = map[string]*catEvents{}
 	}
@@ -304,9 +318,9 @@ func (e *events) foldDone(cats []snapshot.Category, mtimes []time.Time, manOK bo
 		e.foldCategory(ce, v, mtime, wjson, now)
 		e.foldGate(ce, v, now)
 	}
-	finished := allFinal && wk.State == snapshot.WorkerExited || lg.finished && !snapshot.Alive(wk.State)
+	finished := allFinal && wk.State == snapshot.WorkerExited || in.logFinished && !snapshot.Alive(wk.State)
 	// a job whose manifest could not be read is not known to be done
-	e.foldPipelineDone(finished && manOK && !snapshot.Alive(wk.State), records, last, lg.lastLine, now)
+	e.foldPipelineDone(finished && in.manOK && !snapshot.Alive(wk.State), records, last, in.logLast, now)
 }
 
 // foldPipelineDone records pipeline_done once per finish, at the newest
