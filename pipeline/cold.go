@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/events"
 	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
@@ -276,7 +277,7 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *p
 	asks.live.Real = b.RealPath(w.o.Root)
 	asks.live.Procs = b.Procs(l.WorkerJSON(), remote.HoldersArgv(w.live.Reader().PatternsAt(ctx, w.live.Reader().KnownReal(), w.o.WorkerLog, nil)))
 	if zone {
-		asks.zone = b.Exec(zoneArgv...)
+		asks.zone = b.Exec(events.ZoneArgv...)
 	}
 	if vit {
 		asks.vit = b.Exec(w.vit.Argv(vitPid, disk)...)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/display"
+	"github.com/synthwatch/synthwatch/pipeline/events"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/pipeline/vitals"
@@ -22,7 +23,7 @@ import (
 //
 // A part is never handed another part: it judges from its own state and
 // the judgements, as values, of the parts before it (logSays, the
-// worker's and the servers' views, catInputs, doneInputs, the run lines
+// worker's and the servers' views, catInputs, events.DoneInputs, the run lines
 // of the worker's category).
 func (w *Watcher) judge(reads []servers.Read, vr vitals.Reading, now time.Time) {
 	lg := w.log.says()
@@ -35,24 +36,24 @@ func (w *Watcher) judge(reads []servers.Read, vr vitals.Reading, now time.Time) 
 	w.cnt.judgeETA()
 	w.cnt.crossChecks(w.live.Shown(), now, w.live.JSON(), lg.lastLine)
 	judged := snapshot.Snapshot{Worker: w.live.Shown(), Server: w.sv.Shown(), Categories: w.cnt.shown} // what the baseline reads
-	w.base.fold(&judged, now, w.cnt.runsOf(w.live.Shown().Category), w.sv.Retractions())
+	w.base.Fold(&judged, now, w.cnt.runsOf(w.live.Shown().Category), w.sv.Retractions())
 	w.live.Events(w.live.Shown(), now, w.lastSnap.Time)
-	w.ev.foldDone(doneInputs{cats: w.cnt.shown, mtimes: w.cnt.shownAt, manOK: w.cnt.manErr == nil, worker: w.live.Shown(),
-		wjson: w.live.JSON(), logFinished: lg.finished, logLast: lg.lastLine}, now)
+	w.ev.FoldDone(events.DoneInputs{Cats: w.cnt.shown, Mtimes: w.cnt.shownAt, ManOK: w.cnt.manErr == nil, Worker: w.live.Shown(),
+		WJSON: w.live.JSON(), LogFinished: lg.finished, LogLast: lg.lastLine}, now)
 	w.vit.Fold(vr, w.live.Shown(), now)
 }
 
 // project is the Snapshot of the last poll the host answered: the parts'
 // judgements as they stand, read and never changed (twice gives the same).
 func (w *Watcher) project() snapshot.Snapshot {
-	s := snapshot.Snapshot{Schema: 1, Time: w.polledAt.UTC(), Host: w.o.Host, Root: w.o.Root, Connection: w.ev.conn, Warnings: []string{}}
+	s := snapshot.Snapshot{Schema: 1, Time: w.polledAt.UTC(), Host: w.o.Host, Root: w.o.Root, Connection: w.conn, Warnings: []string{}}
 	s.Worker = w.live.Shown()
 	s.Server, s.Servers = w.sv.View()
 	s.Categories = w.cnt.view()
 	s.ETASeconds, s.ETAPart = w.cnt.eta, w.cnt.etaPart
 	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = totalTokens(s.Categories)
 	warnChecks(&s, w.polledAt)
-	s.Baseline = w.base.shown
+	s.Baseline = w.base.Shown()
 	s.Vitals = w.vit.View()
 	s.Capture = captureForecast(s.Categories, w.cnt.manifest.Capture, s.Vitals.Disk)
 	s.Spend = nightSpend(s.Categories, w.cnt.manifest.Cost)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/events"
 	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
@@ -122,12 +123,13 @@ func partsText(w *Watcher) string {
 		sv    *servers.Set
 		live  *liveness.Live
 		log   logs
-		ev    events
+		ev    *events.Recorder
 		vit   *vitals.Health
-		base  baselineState
+		base  *events.Baseline
+		conn  snapshot.Connection
 		polls int
 		tl    []snapshot.Event
-	}{w.cnt, w.sv, w.live, w.log, w.ev, w.vit, w.base, w.polls, w.timeline.Recent(1 << 30)})
+	}{w.cnt, w.sv, w.live, w.log, w.ev, w.vit, w.base, w.conn, w.polls, w.timeline.Recent(1 << 30)})
 }
 
 func waitZombie(t *testing.T, pid int) {
