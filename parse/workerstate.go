@@ -91,6 +91,20 @@ func ParseWorkerState(data []byte) (WorkerState, error) {
 	return s, nil
 }
 
+// CategoryNamed is what worker.json says of the category name (nil: nothing,
+// or no worker.json).
+func (st *WorkerState) CategoryNamed(name string) *CategoryState {
+	if st == nil {
+		return nil
+	}
+	for i := range st.Categories {
+		if st.Categories[i].Name == name {
+			return &st.Categories[i]
+		}
+	}
+	return nil
+}
+
 // FailedCategories are the categories worker.json says failed, in its
 // order (the worker's state and the report's say which).
 func (st WorkerState) FailedCategories() []string {

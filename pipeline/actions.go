@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -29,7 +30,7 @@ type Actor struct {
 	pre       *remote.Prefetch // the checks' answers until the first act (checked)
 	wjson     *remote.CatAsk   // checked's worker.json, read while pre is armed
 	preflight *remote.ExecAsk  // checked's launch check, read while pre is armed
-	checks    liveAsks         // checked's processes and root, read while pre is armed
+	checks    liveness.Asks    // checked's processes and root, read while pre is armed
 }
 
 // checked is a with the reads its checks make (worker.json, the worker's
@@ -45,7 +46,7 @@ func (a Actor) checked(ctx context.Context, preflight bool) Actor {
 	b := &remote.Batch{}
 	wjson := b.Cat(l.WorkerJSON(), 4<<20)
 	real := b.RealPath(a.Root)
-	procs := b.Procs(l.WorkerJSON(), remote.HoldersArgv(a.procs().patternsAt(ctx, "", a.workerLog(), nil)))
+	procs := b.Procs(l.WorkerJSON(), remote.HoldersArgv(a.procs().PatternsAt(ctx, "", a.workerLog(), nil)))
 	var pf *remote.ExecAsk
 	if preflight {
 		pf = b.Exec(a.preflightArgv()...)
@@ -55,7 +56,7 @@ func (a Actor) checked(ctx context.Context, preflight bool) Actor {
 		return a // read check by check
 	}
 	a.H, a.pre, a.wjson, a.preflight = pre, pre, wjson, pf
-	a.checks.procs, a.checks.real = procs, real
+	a.checks.Procs, a.checks.Real = procs, real
 	return a
 }
 
@@ -162,8 +163,8 @@ func (a Actor) launch(ctx context.Context, only []string) (int, error) {
 			return pid, fmt.Errorf("launch: started pid %d, then stopped waiting to see it alive: %w", pid, ctx.Err())
 		case <-time.After(300 * time.Millisecond):
 		}
-		p, err := a.procs().read(ctx, pid)
-		if errors.Is(err, errUnknown) && !errors.Is(err, remote.ErrDisconnected) {
+		p, err := a.procs().Read(ctx, pid)
+		if errors.Is(err, liveness.ErrUnknown) && !errors.Is(err, remote.ErrDisconnected) {
 			// a read of /proc that failed (a loaded host's exec) tells
 			// nothing of the worker: asked again, not taken for its end
 			if time.Now().After(deadline) {
@@ -171,7 +172,7 @@ func (a Actor) launch(ctx context.Context, only []string) (int, error) {
 			}
 			continue
 		}
-		alive := p != nil && p.worker
+		alive := p != nil && p.IsWorker()
 		if err == nil && ctx.Err() != nil {
 			err = fmt.Errorf("launch: started pid %d, then stopped waiting to see it alive: %w", pid, ctx.Err())
 		}
@@ -217,10 +218,10 @@ func (a Actor) execLaunch(ctx context.Context, only []string) (remote.ExecResult
 }
 
 // procs reads the host's processes: from checked's answers while they stand.
-func (a Actor) procs() *procReader {
-	r := newProcReader(a.H, a.Root)
+func (a Actor) procs() *liveness.Reader {
+	r := liveness.NewReader(a.H, a.Root)
 	if a.armed() {
-		r.use(a.checks.procs, a.checks.real)
+		r.Use(a.checks.Procs, a.checks.Real)
 	}
 	return r
 }
@@ -253,7 +254,7 @@ func (a Actor) refuseWriters(ctx context.Context, except int) error {
 	} else if alive && pid != except {
 		return fmt.Errorf("%w (pid %d): kill it first, or use resume after it stopped", ErrRunning, pid)
 	}
-	ws, err := a.procs().writers(ctx, a.workerLog())
+	ws, err := a.procs().Writers(ctx, a.workerLog())
 	if err != nil {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return err
@@ -261,8 +262,8 @@ func (a Actor) refuseWriters(ctx context.Context, except int) error {
 		return fmt.Errorf("cannot tell whether another process writes the files: %w", err)
 	}
 	for _, p := range ws {
-		if p.pid != except {
-			return fmt.Errorf("%w: pid %d (%s) writes %s: stop it first (synthwatch kill --pid %d)", ErrRunning, p.pid, p.command(), p.writes, p.pid)
+		if p.PID() != except {
+			return fmt.Errorf("%w: pid %d (%s) writes %s: stop it first (synthwatch kill --pid %d)", ErrRunning, p.PID(), p.Command(), p.Writes(), p.PID())
 		}
 	}
 	return nil
@@ -274,7 +275,7 @@ func (a Actor) ourWorker(ctx context.Context) (int, bool, error) {
 	if !a.armed() {
 		ask = nil // read anew after an act
 	}
-	data, err := readCat(ctx, a.H, ask, a.layout().WorkerJSON(), 4<<20)
+	data, err := liveness.ReadCat(ctx, a.H, ask, a.layout().WorkerJSON(), 4<<20)
 	if err != nil {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return 0, false, err
@@ -297,43 +298,43 @@ func (a Actor) runningWorker(ctx context.Context) (int, bool, error) {
 	if err != nil || alive {
 		return pid, alive, err
 	}
-	ws, err := a.procs().writers(ctx, a.workerLog())
+	ws, err := a.procs().Writers(ctx, a.workerLog())
 	if err != nil || len(ws) == 0 {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return 0, false, err
 		}
 		return 0, false, nil
 	}
-	return ws[0].pid, true, nil
+	return ws[0].PID(), true, nil
 }
 
 // isWorker checks /proc/PID: alive, and really our worker for this root
 // (however its --root is spelt).
 func (a Actor) isWorker(ctx context.Context, pid int) (bool, error) {
-	p, err := a.procs().read(ctx, pid)
+	p, err := a.procs().Read(ctx, pid)
 	if err != nil {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return false, err
 		}
 		return false, nil
 	}
-	return p != nil && p.worker, nil
+	return p != nil && p.IsWorker(), nil
 }
 
 // killable: our worker, or a process writing the worker's files (nil:
 // neither).
-func (a Actor) killable(ctx context.Context, pid int) (*proc, error) {
-	p, err := a.procs().read(ctx, pid)
+func (a Actor) killable(ctx context.Context, pid int) (*liveness.Proc, error) {
+	p, err := a.procs().Read(ctx, pid)
 	if err != nil {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return nil, err
 		}
 		return nil, nil
 	}
-	if p != nil && p.worker {
+	if p != nil && p.IsWorker() {
 		return p, nil
 	}
-	ws, err := a.procs().writers(ctx, a.workerLog())
+	ws, err := a.procs().Writers(ctx, a.workerLog())
 	if err != nil {
 		if errors.Is(err, remote.ErrDisconnected) {
 			return nil, err
@@ -341,7 +342,7 @@ func (a Actor) killable(ctx context.Context, pid int) (*proc, error) {
 		return nil, nil
 	}
 	for _, w := range ws {
-		if w.pid == pid {
+		if w.PID() == pid {
 			return w, nil
 		}
 	}
@@ -355,7 +356,7 @@ func (a Actor) killable(ctx context.Context, pid int) (*proc, error) {
 // last records kept, never "killed" in the middle of its last write.
 const KillGrace = 45 * time.Second
 
-// killScript leaves the kill note (killNoteFormat, written whole: a
+// killScript leaves the kill note (parse.KillNoteFormat, written whole: a
 // temporary file renamed) and a marker line in the worker log, then sends
 // SIGTERM to the worker's process group, waits up to the grace for it to
 // go, then sends SIGKILL. It prints "gone" or "killed"
@@ -368,7 +369,7 @@ var killScript = remote.HostScript("kill.sh")
 // (log), so every watcher knows the pid was stopped on purpose, not crashed.
 func KillArgv(pid int, start uint64, grace time.Duration, log, note string) []string {
 	return []string{"sh", "-c", killScript, "synthwatch-kill", strconv.Itoa(pid), strconv.Itoa(int(grace.Seconds() + 0.5)), log,
-		strconv.FormatUint(start, 10), note, killNoteFormat, parse.FormatKill(pid, grace)}
+		strconv.FormatUint(start, 10), note, parse.KillNoteFormat, parse.FormatKill(pid, grace)}
 }
 
 // Kill stops the worker whose pid was fixed when the user asked (pid > 0),
@@ -382,7 +383,7 @@ func (a Actor) Kill(ctx context.Context, pid int, grace time.Duration) (string, 
 	return how, err
 }
 
-func (a Actor) kill(ctx context.Context, pid int, grace time.Duration) (string, *proc, error) {
+func (a Actor) kill(ctx context.Context, pid int, grace time.Duration) (string, *liveness.Proc, error) {
 	if pid <= 0 {
 		p, alive, err := a.runningWorker(ctx)
 		if err != nil {
@@ -402,12 +403,12 @@ func (a Actor) kill(ctx context.Context, pid int, grace time.Duration) (string, 
 	ctx, cancel := context.WithTimeout(ctx, grace+30*time.Second)
 	defer cancel()
 	a.acted()
-	r, err := a.H.Exec(ctx, KillArgv(pid, p.start, grace, a.workerLog(), a.layout().KillNote())...)
+	r, err := a.H.Exec(ctx, KillArgv(pid, p.Start(), grace, a.workerLog(), a.layout().KillNote())...)
 	if err != nil {
 		return "", p, fmt.Errorf("kill %d: %w", pid, err)
 	}
 	how := strings.TrimSpace(string(r.Stdout))
-	if q, _ := a.procs().read(ctx, pid); q != nil && q.start == p.start {
+	if q, _ := a.procs().Read(ctx, pid); q != nil && q.Start() == p.Start() {
 		return how, p, fmt.Errorf("pid %d is still alive after SIGKILL", pid)
 	}
 	return how, p, nil
@@ -438,7 +439,7 @@ func (a Actor) Restart(ctx context.Context, cat string, all []string, grace time
 	if !found {
 		return res, fmt.Errorf("restart: no category %q", cat)
 	}
-	var target *proc
+	var target *liveness.Proc
 	if pid > 0 {
 		p, err := a.killable(ctx, pid)
 		if err != nil {
@@ -454,12 +455,12 @@ func (a Actor) Restart(ctx context.Context, cat string, all []string, grace time
 			return res, fmt.Errorf("restart: %w", err)
 		}
 		if alive {
-			target, _ = a.procs().read(ctx, wpid)
+			target, _ = a.procs().Read(ctx, wpid)
 		}
 	}
 	except := 0
 	if target != nil {
-		except = target.pid
+		except = target.PID()
 	}
 	if err := a.refuseWriters(ctx, except); err != nil { // a writer besides the one to restart
 		if pid <= 0 && errors.Is(err, ErrRunning) {
@@ -469,16 +470,16 @@ func (a Actor) Restart(ctx context.Context, cat string, all []string, grace time
 	}
 	if err := a.Preflight(ctx); err != nil {
 		if target != nil {
-			err = fmt.Errorf("%w (pid %d left running)", err, target.pid)
+			err = fmt.Errorf("%w (pid %d left running)", err, target.PID())
 		}
 		return res, fmt.Errorf("restart: %w", err)
 	}
 	if target != nil {
-		how, p, err := a.kill(ctx, target.pid, grace)
+		how, p, err := a.kill(ctx, target.PID(), grace)
 		if err != nil {
 			return res, fmt.Errorf("restart: %w", err)
 		}
-		res.Stopped, res.StoppedCmd, res.How = p.pid, p.command(), how
+		res.Stopped, res.StoppedCmd, res.How = p.PID(), p.Command(), how
 	}
 	order := []string{cat}
 	for _, c := range all {

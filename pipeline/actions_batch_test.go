@@ -38,7 +38,7 @@ func TestActorChecksInOneBatch(t *testing.T) {
 	if _, ok := c.wjson.Result(); !ok {
 		t.Fatal("worker.json was not answered by the batch")
 	}
-	if _, ok := c.checks.procs.Proc(pid); !ok {
+	if _, ok := c.checks.Procs.Proc(pid); !ok {
 		t.Fatalf("the worker's /proc entries (pid %d) were not answered by the batch", pid)
 	}
 	how, err := Actor{H: h, Root: root}.Kill(context.Background(), pid, 2*time.Second)

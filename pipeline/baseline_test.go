@@ -42,7 +42,7 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 			}
 			for i := 0; i < 60; i++ {
 				s := snap(930)
-				w.base.fold(s, c.now(), w.cnt.runsOf(s.Worker.Category), w.sv.Retractions())
+				w.base.Fold(s, c.now(), w.cnt.runsOf(s.Worker.Category), w.sv.Retractions())
 				c.advance(time.Minute)
 			}
 			var s *snapshot.Snapshot
@@ -50,7 +50,7 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 			for i := 0; i <= 12; i++ {
 				s = snap(300)
 				tc.during(w, s, &retr)
-				w.base.fold(s, c.now(), w.cnt.runsOf(s.Worker.Category), w.sv.Retractions()+retr)
+				w.base.Fold(s, c.now(), w.cnt.runsOf(s.Worker.Category), w.sv.Retractions()+retr)
 				drops := kinds(w.timeline.Recent(50), "throughput_drop")
 				if i < 10 && len(drops) > 0 {
 					t.Fatalf("a drop of %d min is already an event: %+v", i, drops)
@@ -65,7 +65,7 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 				t.Fatalf("baseline %+v", tr)
 			}
 			for i := 0; i < 3; i++ { // recovery ends it
-				w.base.fold(snap(900), c.now(), w.cnt.runsOf("B1"), w.sv.Retractions())
+				w.base.Fold(snap(900), c.now(), w.cnt.runsOf("B1"), w.sv.Retractions())
 				c.advance(time.Minute)
 			}
 			if len(kinds(w.timeline.Recent(50), "throughput_recovered")) != 1 {
@@ -87,7 +87,7 @@ func TestNoDropWhileTheWorkerIsStopped(t *testing.T) {
 			st, gen = snapshot.WorkerStopped, 0
 		}
 		s := &snapshot.Snapshot{Worker: snapshot.Worker{State: st}, Server: snapshot.Server{Source: "metrics", GenThroughput: gen}}
-		w.base.fold(s, c.now(), w.cnt.runsOf(s.Worker.Category), w.sv.Retractions())
+		w.base.Fold(s, c.now(), w.cnt.runsOf(s.Worker.Category), w.sv.Retractions())
 		c.advance(time.Minute)
 		if i == 119 && (s.Baseline.Server == nil || s.Baseline.Server.Median != 930 || s.Baseline.Server.DropSince != nil) {
 			t.Fatalf("baseline %+v", s.Baseline.Server)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/vitals"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/faultproxy"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -99,16 +100,20 @@ func BenchmarkVitalsRead(b *testing.B) {
 	h, px := dialThroughProxy(b, s)
 	w := NewWatcher(h, Options{Host: "bench", Root: root}, nil)
 	px.SetDelay(rtt / 2)
-	if vr := w.vit.read(context.Background(), w.rd, pid, true, nil); vr.err != nil || vr.secs["gpu"].Code != 0 || vr.secs["df"].Code != 0 {
-		b.Fatalf("vitals: %+v", vr)
+	if res, err := w.rd.Exec(context.Background(), w.vit.Argv(pid, true)...); err != nil {
+		b.Fatalf("vitals: %v", err)
+	} else if secs := parse.SplitVitals(string(res.Stdout)); secs["gpu"].Code != 0 || secs["df"].Code != 0 {
+		b.Fatalf("vitals: %+v", secs)
 	}
+	paceVitals(w, -1, 0) // read at every call, the disk at a poll's pace
 	w0, start, n := h.Wire(), time.Now(), 0
 	for b.Loop() {
-		w.vit.read(context.Background(), w.rd, pid, n%diskEvery == 0, nil)
+		_, disk := w.vit.Due(time.Now())
+		w.vit.Read(context.Background(), w.rd, pid, disk, nil)
 		n++
 	}
 	w1, el := h.Wire(), time.Since(start)
 	b.ReportMetric(float64(w1.Sent+w1.Received-w0.Sent-w0.Received)/float64(n), "B/read")
 	b.ReportMetric(el.Seconds()/float64(n)/rtt.Seconds(), "RTTs/read")
-	b.ReportMetric(float64(w1.Sent+w1.Received-w0.Sent-w0.Received)/float64(n)*3600/vitalsGap.Seconds()/1e6, "MB/hour")
+	b.ReportMetric(float64(w1.Sent+w1.Received-w0.Sent-w0.Received)/float64(n)*3600/vitals.ReadGap.Seconds()/1e6, "MB/hour")
 }

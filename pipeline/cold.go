@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/events"
+	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
@@ -237,7 +239,7 @@ type pollAsks struct {
 	coldSum *remote.ExecAsk // counts: the holes' sums of a one-shot status
 	tokens  *remote.ExecAsk // counts: the holes' sums (sumOnHost)
 	spans   *remote.ExecAsk // counts: the records' spans (recspan.go)
-	live    liveAsks        // liveness: worker.json, the kill note, /proc
+	live    liveness.Asks   // liveness: worker.json, the kill note, /proc
 	zone    *remote.ExecAsk // events: the host's zone
 	vit     *remote.ExecAsk // vitals
 }
@@ -271,14 +273,14 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *p
 		b.Tail(t)
 	}
 	w.askCounts(b, p.Counters, ask.steady)
-	asks.live = w.live.ask(b)
-	asks.live.real = b.RealPath(w.o.Root)
-	asks.live.procs = b.Procs(l.WorkerJSON(), remote.HoldersArgv(w.live.procs.patternsAt(ctx, w.live.procs.knownReal(), w.o.WorkerLog, nil)))
+	asks.live = w.live.Ask(b)
+	asks.live.Real = b.RealPath(w.o.Root)
+	asks.live.Procs = b.Procs(l.WorkerJSON(), remote.HoldersArgv(w.live.Reader().PatternsAt(ctx, w.live.Reader().KnownReal(), w.o.WorkerLog, nil)))
 	if zone {
-		asks.zone = b.Exec(zoneArgv...)
+		asks.zone = b.Exec(events.ZoneArgv...)
 	}
 	if vit {
-		asks.vit = b.Exec(w.vit.argv(vitPid, disk)...)
+		asks.vit = b.Exec(w.vit.Argv(vitPid, disk)...)
 	}
 	if len(ask.tokJobs) > 0 {
 		asks.tokens = b.Exec(tokenArgv(ask.tokJobs)...)

@@ -15,6 +15,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -26,7 +27,7 @@ import (
 func plainWatcher(h remote.Host, o Options) *Watcher {
 	w := NewWatcher(h, o, nil)
 	w.pre, w.rd, w.agent = nil, h, nil
-	w.live.rd, w.live.procs = h, newProcReader(h, w.o.Root)
+	w.live = liveness.New(liveness.Config{Reads: h, Host: h, Layout: w.layout(), WorkerLog: w.o.WorkerLog, Timeline: w.timeline})
 	return w
 }
 

@@ -37,7 +37,7 @@ func (k *counts) sourceChecks(wk snapshot.Worker, v *snapshot.Category, c *catSt
 			k.addCheck(v, c, snapshot.SourceCheck{Source: "log", Says: logDone, File: v.Done, Authority: parse.RawFile, Why: why}, msg, now)
 		}
 	}
-	if js := jsonCategory(wjson, v.Name); js != nil && wjson != nil && js.State == parse.CatRunning {
+	if js := wjson.CategoryNamed(v.Name); js != nil && wjson != nil && js.State == parse.CatRunning {
 		if gap := v.Done - int64(js.Done); gap < -5 || gap > slack(v) {
 			why := "its worker is not running"
 			if age := now.Sub(wjson.UpdatedAt); snapshot.Alive(wk.State) && wk.PID == wjson.PID {
@@ -74,16 +74,4 @@ func hasCheck(cs []snapshot.SourceCheck, src string) bool {
 		}
 	}
 	return false
-}
-
-func jsonCategory(wjson *parse.WorkerState, name string) *parse.CategoryState {
-	if wjson == nil {
-		return nil
-	}
-	for i := range wjson.Categories {
-		if wjson.Categories[i].Name == name {
-			return &wjson.Categories[i]
-		}
-	}
-	return nil
 }

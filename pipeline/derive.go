@@ -5,8 +5,10 @@ import (
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline/display"
+	"github.com/synthwatch/synthwatch/pipeline/events"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/vitals"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -21,42 +23,43 @@ import (
 //
 // A part is never handed another part: it judges from its own state and
 // the judgements, as values, of the parts before it (logSays, the
-// worker's and the servers' views, catInputs, the run lines of the
-// worker's category).
-func (w *Watcher) judge(reads []servers.Read, vr vitalsRead, now time.Time) {
+// worker's and the servers' views, catInputs, events.DoneInputs, the run lines
+// of the worker's category).
+func (w *Watcher) judge(reads []servers.Read, vr vitals.Reading, now time.Time) {
 	lg := w.log.says()
-	w.live.judge(lg.finished, lg.current, lg.lastLine)
-	w.sv.Judge(reads, now, w.live.waitingServer())
+	w.live.Judge(lg.finished, lg.current, lg.lastLine)
+	w.sv.Judge(reads, now, w.live.WaitingServer())
 	w.sv.Figures(reads, now, w.cnt.runKVDtype())
-	w.cnt.judge(catInputs{worker: w.live.shown, server: w.sv.Shown().State, eras: w.sv.Eras(), wjson: w.live.wjson, log: lg}, now)
-	w.live.stall(w.cnt.shown, now, w.o.StallAfter)
+	w.cnt.judge(catInputs{worker: w.live.Shown(), server: w.sv.Shown().State, eras: w.sv.Eras(), wjson: w.live.JSON(), log: lg}, now)
+	w.live.Stall(w.cnt.shown, now, w.o.StallAfter)
 	w.cnt.noteClassRates()
 	w.cnt.judgeETA()
-	w.cnt.crossChecks(w.live.shown, now, w.live.wjson, lg.lastLine)
-	judged := snapshot.Snapshot{Worker: w.live.shown, Server: w.sv.Shown(), Categories: w.cnt.shown} // what the baseline reads
-	w.base.fold(&judged, now, w.cnt.runsOf(w.live.shown.Category), w.sv.Retractions())
-	w.live.events(w.live.shown, now, w.lastSnap.Time)
-	w.ev.foldDone(w.cnt.shown, w.cnt.shownAt, w.cnt.manErr == nil, w.live.shown, lg, w.live.wjson, now)
-	w.vit.fold(vr, w.live.shown, now)
+	w.cnt.crossChecks(w.live.Shown(), now, w.live.JSON(), lg.lastLine)
+	judged := snapshot.Snapshot{Worker: w.live.Shown(), Server: w.sv.Shown(), Categories: w.cnt.shown} // what the baseline reads
+	w.base.Fold(&judged, now, w.cnt.runsOf(w.live.Shown().Category), w.sv.Retractions())
+	w.live.Events(w.live.Shown(), now, w.lastSnap.Time)
+	w.ev.FoldDone(events.DoneInputs{Cats: w.cnt.shown, Mtimes: w.cnt.shownAt, ManOK: w.cnt.manErr == nil, Worker: w.live.Shown(),
+		WJSON: w.live.JSON(), LogFinished: lg.finished, LogLast: lg.lastLine}, now)
+	w.vit.Fold(vr, w.live.Shown(), now)
 }
 
 // project is the Snapshot of the last poll the host answered: the parts'
 // judgements as they stand, read and never changed (twice gives the same).
 func (w *Watcher) project() snapshot.Snapshot {
-	s := snapshot.Snapshot{Schema: 1, Time: w.polledAt.UTC(), Host: w.o.Host, Root: w.o.Root, Connection: w.ev.conn, Warnings: []string{}}
-	s.Worker = w.live.shown
+	s := snapshot.Snapshot{Schema: 1, Time: w.polledAt.UTC(), Host: w.o.Host, Root: w.o.Root, Connection: w.conn, Warnings: []string{}}
+	s.Worker = w.live.Shown()
 	s.Server, s.Servers = w.sv.View()
 	s.Categories = w.cnt.view()
 	s.ETASeconds, s.ETAPart = w.cnt.eta, w.cnt.etaPart
 	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = totalTokens(s.Categories)
 	warnChecks(&s, w.polledAt)
-	s.Baseline = w.base.shown
-	s.Vitals = w.vit.view()
+	s.Baseline = w.base.Shown()
+	s.Vitals = w.vit.View()
 	s.Capture = captureForecast(s.Categories, w.cnt.manifest.Capture, s.Vitals.Disk)
 	s.Spend = nightSpend(s.Categories, w.cnt.manifest.Cost)
 	s.Events = w.timeline.Recent(50)
 	w.cnt.warnManifest(&s)
-	w.live.warnJSON(&s)
+	w.live.WarnJSON(&s)
 	w.warnSlowReader(&s)
 	redact(&s)
 	return s
@@ -69,7 +72,7 @@ func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 	wl := res.Tails[0]
 	w.sv.FoldTails(res, now, w.nth())
 	if len(wl.Lines) > 0 {
-		w.live.logLines = true
+		w.live.SawLogLines()
 	}
 	w.log.lastLine = wl.ModTime // the host's clock: a first read is not fresh activity
 	w.foldTailLines(res, now, true)
@@ -117,6 +120,6 @@ func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now, at time.Time, fresh bo
 	cur := w.log.current // a failure counts against the category it was logged under
 	watching := w.nth() > 1
 	failed := w.log.fold(l, now, watching && w.cnt.cats[l.Category] != nil)
-	w.live.foldLogLine(l)
+	w.live.FoldLogLine(l)
 	w.cnt.foldLogLine(l, cur, failed, at, watching, fresh)
 }

@@ -10,7 +10,9 @@ import (
 
 // The watcher folds the lines the worker writes, made by parse's Format
 // functions and constants, into the state they mean: the same functions on
-// both sides, so a reworded line changes both or neither.
+// both sides, so a reworded line changes both or neither. The worker's
+// part's lines (a wait, a kill marker) are its own test
+// (pipeline/liveness).
 func TestWatcherFoldsTheLinesTheWorkerWrites(t *testing.T) {
 	t.Parallel()
 	w := NewWatcher(remote.Local{}, Options{Root: t.TempDir()}, nil)
@@ -30,18 +32,6 @@ func TestWatcherFoldsTheLinesTheWorkerWrites(t *testing.T) {
 	fold(parse.FormatProgress(50, 100, 1, 2.0, 200, time.Minute, true))
 	if p := w.cnt.cats["B1"].logProgress; p.Kind != parse.WProgress || p.Done != 50 {
 		t.Fatalf("progress: %+v", p)
-	}
-	fold(parse.FormatWaiting(parse.DefaultServerURL, "Get /health: connection refused (ConnectionError)"))
-	if !w.live.waiting {
-		t.Fatal("the worker's waiting line did not say it waits for /health")
-	}
-	fold(parse.FormatBack(parse.DefaultServerURL, 90*time.Second))
-	if w.live.waiting {
-		t.Fatal("the worker's back line did not end the wait")
-	}
-	fold(parse.FormatKill(4242, 30*time.Second))
-	if !w.live.killed[4242] {
-		t.Fatal("the kill marker did not name pid 4242")
 	}
 	fold(parse.FormatSkip("B1", 100))
 	if !w.cnt.cats["B1"].logSkipped {

@@ -98,8 +98,8 @@ func TestEndToEndKillOfTruncatingWorker(t *testing.T) {
 	}
 	b, err := os.ReadFile(filepath.Join(e.root, parse.KillNotePath))
 	must(t, err)
-	n, ok := parseKillNote(b)
-	if !ok || n.pid != pid || n.start == 0 || time.Since(n.at) > time.Minute {
+	n, ok := parse.ParseKillNote(b)
+	if !ok || n.PID != pid || n.Start == 0 || time.Since(n.At) > time.Minute {
 		t.Fatalf("kill note %q: %+v", b, n)
 	}
 	s := e.until("stopped", 15*time.Second, func(s snapshot.Snapshot) bool { return !snapshot.Alive(s.Worker.State) })

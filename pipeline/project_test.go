@@ -10,8 +10,11 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/events"
+	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/pipeline/vitals"
 	"github.com/synthwatch/synthwatch/sim"
 )
 
@@ -118,14 +121,15 @@ func partsText(w *Watcher) string {
 	return stateText(struct {
 		cnt   counts
 		sv    *servers.Set
-		live  liveness
+		live  *liveness.Live
 		log   logs
-		ev    events
-		vit   vitals
-		base  baselineState
+		ev    *events.Recorder
+		vit   *vitals.Health
+		base  *events.Baseline
+		conn  snapshot.Connection
 		polls int
 		tl    []snapshot.Event
-	}{w.cnt, w.sv, w.live, w.log, w.ev, w.vit, w.base, w.polls, w.timeline.Recent(1 << 30)})
+	}{w.cnt, w.sv, w.live, w.log, w.ev, w.vit, w.base, w.conn, w.polls, w.timeline.Recent(1 << 30)})
 }
 
 func waitZombie(t *testing.T, pid int) {

@@ -107,8 +107,8 @@ func TestPollRoundTrips(t *testing.T) {
 			if n := done(check("grown", tc.grew)); n != n0+20 {
 				t.Fatalf("B1 done %d after 20 more records, want %d", n, n0+20)
 			}
-			w.polls += 30 - w.polls%30                   // prompts.jsonl and runs.jsonl too
-			w.vit.lastRead, w.vit.reads = time.Time{}, 0 // the vitals and df are due
+			w.polls += 30 - w.polls%30 // prompts.jsonl and runs.jsonl too
+			paceVitals(w, 0, 0)        // the vitals and df are due: a first read
 			check("full", tc.full)
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/pipeline/timeline"
+	"github.com/synthwatch/synthwatch/pipeline/vitals"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
@@ -86,7 +87,7 @@ func TestVitalsEightGPUsOneDropsOut(t *testing.T) {
 	c.t = time.Now()
 	root, pid := runningRoot(t, c)
 	w := localWatcher(t, root, c, Options{})
-	w.vit.gap = -1 // every poll
+	paceVitals(w, -1, 0) // every poll
 	g, a := h100s(97)
 	setSMI(t, smi, g, a)
 
@@ -230,7 +231,7 @@ func TestVitalsCadence(t *testing.T) {
 	setSMI(t, smi, g, a)
 	reads, disks := 0, 0
 	for i := 0; i < 60; i++ { // 2 min of 2 s polls
-		vr, disk := w.vit.due(c.now())
+		vr, disk := w.vit.Due(c.now())
 		if vr {
 			reads++
 		}
@@ -280,7 +281,7 @@ func TestVitalsDiskFullPrediction(t *testing.T) {
 	c := newClock()
 	root, _ := runningRoot(t, c)
 	w := localWatcher(t, root, c, Options{})
-	w.vit.every = 1
+	paceVitals(w, 0, 1)
 
 	// 1 TB free, falling 100 MB/s: full in 10000 s (2h46m), not low yet
 	free := int64(1_000_000_000_000)
@@ -309,7 +310,7 @@ func TestVitalsDiskFullPrediction(t *testing.T) {
 		free -= 6_000_000_000
 	}
 	d = s.Vitals.Disk
-	if d.FullInS == nil || *d.FullInS > diskSoon.Seconds() || !d.Low {
+	if d.FullInS == nil || *d.FullInS > (2*time.Hour).Seconds() || !d.Low {
 		t.Fatalf("fast: %+v full in %v", d, d.FullInS)
 	}
 	ev := eventsOf(s, "disk_low")
@@ -328,7 +329,7 @@ func TestVitalsDiskFullPrediction(t *testing.T) {
 	}
 	// under the floor (5 % of 8 TB is 400 GB): low again, and it stays low
 	// until a fifth above the floor (480 GB), however it hovers
-	w.vit.diskPts = nil
+	c.advance(16 * time.Minute) // a quarter of an hour on: the fall before is out of the rate's window
 	for _, f := range []int64{399e9, 401e9, 399e9, 450e9, 399e9} {
 		setFree(f)
 		s = poll(w)
@@ -375,7 +376,7 @@ func TestVitalsOverSSHD(t *testing.T) {
 	c := newClock()
 	root, _ := runningRoot(t, c)
 	w := NewWatcher(h, Options{Host: "sshd", Root: root, ServerURL: closedURL(t), Now: c.now}, nil)
-	w.vit.gap = -1
+	paceVitals(w, -1, 0)
 	s := w.Poll(context.Background())
 	if len(s.Vitals.GPUs) != 8 || s.Vitals.Disk == nil || s.Vitals.Load1 == nil || s.Vitals.GPUs[7].PIDs[0] != 48218 {
 		t.Fatalf("over sshd: %+v", s.Vitals)
@@ -387,4 +388,11 @@ func TestVitalsOverSSHD(t *testing.T) {
 	if len(s.Vitals.GPUs) != 7 || len(eventsOf(s, "gpu_lost")) != 1 {
 		t.Fatalf("one lost over sshd: %+v events %+v", s.Vitals, s.Events)
 	}
+}
+
+// paceVitals makes w's vitals part anew, at its pace: gap between two
+// reads (0: the default; -1: every poll), every reads between two of the
+// disk (0: the default).
+func paceVitals(w *Watcher, gap time.Duration, every int) {
+	w.vit = vitals.New(vitals.Config{Root: w.o.Root, Floor: w.o.DiskFloor, Timeline: w.timeline, Gap: gap, Every: every})
 }

@@ -14,9 +14,12 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/events"
+	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/pipeline/timeline"
+	"github.com/synthwatch/synthwatch/pipeline/vitals"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -82,7 +85,7 @@ func (o *Options) defaults() {
 		o.Now = time.Now
 	}
 	if o.DiskFloor <= 0 || o.DiskFloor >= 1 {
-		o.DiskFloor = DefaultDiskFloor
+		o.DiskFloor = vitals.DefaultDiskFloor
 	}
 }
 
@@ -112,15 +115,16 @@ type Watcher struct {
 	polledAt  time.Time          // the last poll the host answered: the time its Snapshot is of
 	sv        *servers.Set       // the host's servers: their logs, probes and states (pipeline/servers)
 	log       logs               // the worker log: its tail, the display rings, what it says (logs.go)
-	live      liveness           // the worker: worker.json, its process, the kill note (live.go)
+	live      *liveness.Live     // the worker: worker.json, its process, the kill note (pipeline/liveness)
 	timeline  *timeline.Timeline
 	lastSnap  snapshot.Snapshot
 	WorkerLog *snapshot.Ring // sanitised worker log lines for display (the logs part's)
 	ServerLog *snapshot.Ring // sanitised server log lines for display (the logs part's)
 
-	ev   events        // the timeline's part: the zone, the link's changes, sleeps, derived events' baselines (events.go)
-	vit  vitals        // the host's health: GPUs seen, the disk's points, the worker's CPU sample (vitals.go)
-	base baselineState // throughput against the night's median (baseline.go)
+	ev   *events.Recorder    // the timeline's part: the zone, the link's changes, sleeps, derived events' baselines (pipeline/events)
+	vit  *vitals.Health      // the host's health: GPUs seen, the disk's points, the worker's CPU sample (pipeline/vitals)
+	base *events.Baseline    // throughput against the night's median (pipeline/events)
+	conn snapshot.Connection // the link as the last poll the host answered found it
 }
 
 // NewWatcher watches the pipeline at o.Root on h.
@@ -130,7 +134,7 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 		tl = timeline.New(500, "")
 	}
 	w := &Watcher{h: h, o: o, timeline: tl,
-		log: newLogs(o.WorkerLog, o.LogLines, o.OnePoll),
+		log: newLogs(o.WorkerLog, o.LogLines, o.OnePoll), ev: events.New(tl), base: events.NewBaseline(tl),
 	}
 	w.WorkerLog, w.ServerLog = w.log.worker, w.log.server
 	w.rd = h
@@ -161,12 +165,10 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 	if o.OnePoll {
 		pane = 4 << 10 // a one-shot status shows no pane
 	}
-	w.sv = servers.New(servers.Config{Host: h, Root: o.Root, Now: o.Now, History: o.History, Lines: w.log.server, Timeline: tl, Zone: w.ev.serverTime, Pane: pane}, w.serverSpecs())
-	w.ev.tl = tl
-	w.base.tl = tl
+	w.sv = servers.New(servers.Config{Host: h, Root: o.Root, Now: o.Now, History: o.History, Lines: w.log.server, Timeline: tl, Zone: w.ev.ServerTime, Pane: pane}, w.serverSpecs())
 	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, onePoll: o.OnePoll, tl: tl, cats: map[string]*catState{}}
-	w.vit = vitals{root: o.Root, floor: o.DiskFloor, tl: tl}
-	w.live = liveness{rd: w.rd, h: h, lay: w.layout(), workerLog: o.WorkerLog, procs: newProcReader(w.rd, o.Root), tl: tl, killed: map[int]bool{}}
+	w.vit = vitals.New(vitals.Config{Root: o.Root, Floor: o.DiskFloor, Timeline: tl})
+	w.live = liveness.New(liveness.Config{Reads: w.rd, Host: h, Layout: w.layout(), WorkerLog: o.WorkerLog, Timeline: tl})
 	return w
 }
 
@@ -184,7 +186,7 @@ func (w *Watcher) WaitInstall(ctx context.Context) (remote.InstallResult, error,
 // whatever it knows: call it after a launch, resume or restart.
 func (w *Watcher) Rescan() {
 	w.mu.Lock()
-	w.live.rescan = true
+	w.live.Rescan()
 	w.mu.Unlock()
 }
 
@@ -219,9 +221,9 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	var discErr error
 	full := w.polls%30 == 0 || len(w.cnt.cats) == 0 // prompts.jsonl and new categories change rarely
 	w.runsDue = w.cnt.newRuns()                     // this poll's, for its prefetch and its reads alike
-	askZone := w.ev.zone == nil || w.ev.relearn     // once per connection, in this batch
-	askVit, vitDisk := w.vit.due(now)               // at most every 10 s, in this batch
-	vitPid := w.live.pid()
+	askZone := w.ev.ZoneDue()                       // once per connection, in this batch
+	askVit, vitDisk := w.vit.Due(now)               // at most every 10 s, in this batch
+	vitPid := w.live.PID()
 	cold := w.cold()
 	viaAgent := w.viaAgent()
 	budget := int64(-1)
@@ -288,10 +290,10 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 
 	p := w.poller(full)
 	var res remote.PollResult
-	var lr liveRead
+	var lr liveness.Reading
 	var zone *time.Location
 	var zoneErr error
-	var vr vitalsRead
+	var vr vitals.Reading
 	var tokSums []tokResult
 	var tokErr error
 	if len(tokJobs) > 0 {
@@ -301,13 +303,13 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	wg.Add(2)
 	if askVit {
 		wg.Add(1)
-		go func() { defer wg.Done(); vr = w.vit.read(ctx, w.rd, vitPid, vitDisk, asks.vit) }()
+		go func() { defer wg.Done(); vr = w.vit.Read(ctx, w.rd, vitPid, vitDisk, asks.vit) }()
 	}
 	go func() { defer wg.Done(); res = p.Poll(ctx, w.rd) }()
-	go func() { defer wg.Done(); lr = w.live.read(ctx, now, w.nth(), asks.live) }()
+	go func() { defer wg.Done(); lr = w.live.Read(ctx, now, w.nth(), asks.live) }()
 	if askZone {
 		wg.Add(1)
-		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.rd, asks.zone) }()
+		go func() { defer wg.Done(); zone, zoneErr = events.ReadZone(ctx, w.rd, asks.zone) }()
 	}
 	var spanOut []byte
 	var spanRead bool
@@ -317,14 +319,14 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	}
 	wg.Wait()
 	pw.Wait()
-	w.ev.foldZone(zone, zoneErr, askZone)
+	w.ev.FoldZone(zone, zoneErr, askZone)
 
 	conn := w.Link()
-	w.ev.noteConnection(conn, now, w.h)
+	w.ev.NoteConnection(conn, now, w.h)
 	// a link that dropped during the batch fails its reads with the transport's error, not ErrDisconnected
 	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected) || !conn.State.Up()
 	if down {
-		w.vit.lastRead = time.Time{} // read the vitals again as soon as the link is back
+		w.vit.ReadAgain() // read the vitals again as soon as the link is back
 		w.foldTailLines(res, now, false)
 		w.cnt.dropTokenJobs()
 		if !last && ctx.Err() == nil && w.Link().State == snapshot.LinkConnected {
@@ -338,16 +340,16 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 		}
 		return w.stale(snap), false
 	}
-	w.polledAt, w.ev.conn = now, conn
+	w.polledAt, w.conn = now, conn
 	w.foldTails(res, now)
-	if st := w.live.foldJSON(lr.wjson, lr.wjsonErr); st != nil {
+	if st := w.live.FoldJSON(lr.WorkerJSON()); st != nil {
 		w.cnt.noteWorkerJSON(st)
 	}
-	w.live.fold(lr, now)
-	w.live.noteGrowth(res, w.cnt.grewIn, w.nth())
-	w.cnt.fold(res, now, w.live.wjson)
-	w.cnt.foldSpans(spanOut, spanRead, w.ev.hostZone(), now)
-	w.cnt.zone = w.ev.hostZone()
+	w.live.Fold(lr, now)
+	w.live.NoteGrowth(res, w.cnt.grewIn, w.nth())
+	w.cnt.fold(res, now, w.live.JSON())
+	w.cnt.foldSpans(spanOut, spanRead, w.ev.HostZone(), now)
+	w.cnt.zone = w.ev.HostZone()
 	w.cnt.foldTokens(res, tokJobs, tokSums, tokErr)
 	coldSummed := func(jobs []*tokJob) map[*tokJob]tokResult { return coldSums(asks.coldSum, jobs) }
 	switch {
@@ -363,7 +365,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	}
 	w.sv.FoldReads(reads)
 	w.judge(reads, vr, now)
-	w.ev.readOnce = true
+	w.ev.LogsRead()
 	w.answered++
 	w.lastSnap = w.project()
 	return w.lastSnap, false
@@ -404,7 +406,7 @@ func (w *Watcher) stale(snap snapshot.Snapshot) snapshot.Snapshot {
 		snap.Warn(snapshot.WarnNoContact, "no contact with the host: never connected")
 	case prev.Time.IsZero():
 		snap.Warn(snapshot.WarnNoContact, "no contact with the host: nothing read yet")
-	case w.ev.slp.waking:
+	case w.ev.Waking():
 		snap.Warn(snapshot.WarnNoContact, "no contact with the host since this machine woke: figures are from "+prev.Time.Local().Format("15:04:05")+", before the sleep")
 	default:
 		snap.Warn(snapshot.WarnNoContact, "no contact with the host: figures are from "+prev.Time.Local().Format("15:04:05"))

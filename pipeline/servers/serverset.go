@@ -45,7 +45,7 @@ type Set struct {
 }
 
 // Zone stamps a server log record: its own time read in the host's zone,
-// else ref (the log's mtime) or now (the events part's serverTime).
+// else ref (the log's mtime) or now (the events part's Recorder.ServerTime).
 type Zone func(ev parse.ServerEvent, ref, now time.Time) time.Time
 
 // Config is what a Set is made of: the host its probes go through, the

@@ -191,6 +191,15 @@ func (t *Timeline) LogEvent(at time.Time, kind, text, msg string) {
 		Key: kind + "|" + at.UTC().Format(time.RFC3339Nano) + "|" + parse.SanitizeString(msg)})
 }
 
+// NotAfter is an event's time: at, or now when at is unknown or ahead of
+// now (a host's clock, or a file's time, past this machine's).
+func NotAfter(at, now time.Time) time.Time {
+	if at.IsZero() || at.After(now) {
+		return now
+	}
+	return at
+}
+
 // Recent returns up to n of the newest events, oldest first.
 func (t *Timeline) Recent(n int) []snapshot.Event {
 	t.mu.Lock()

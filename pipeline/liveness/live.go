@@ -1,10 +1,17 @@
-package pipeline
+// Package liveness is the worker's part of a poll: worker.json, the
+// process it names (or the one found writing the worker's files) and the
+// kill note, read in the poll's batch and folded into what it knows of the
+// worker between polls; it judges the worker's state and records its
+// starts and exits. The Watcher composes it: Ask adds its reads to the
+// poll's batch, Read reads their answers, FoldJSON, Fold and FoldLogLine
+// fold them, Judge and Stall judge, Shown is the judgement. The Actor
+// reads processes through its Reader.
+package liveness
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"path"
 	"strconv"
@@ -18,21 +25,18 @@ import (
 	"github.com/synthwatch/synthwatch/remote"
 )
 
-// liveness is the worker's part of a poll: worker.json, the process it
-// names (or the one found writing the worker's files) and the kill note,
-// read in the poll's batch and folded into what it knows of the worker
-// between polls; it judges the worker's state and records its starts and
-// exits.
-type liveness struct {
+// Live is the worker's part of a poll (the package's doc says what it
+// reads, folds and judges).
+type Live struct {
 	rd, h     remote.Host // rd: the poll's reads; h: the host itself (a read past the batch)
 	lay       parse.Layout
 	workerLog string
-	procs     *procReader
+	procs     *Reader
 	tl        *timeline.Timeline
 	wjson     *parse.WorkerState // worker.json as last read (nil: none, or unparsable)
 
-	cur        *proc     // the worker process seen alive in the last poll
-	last       *proc     // the last one ever seen alive (for the pid and command after it ended)
+	cur        *Proc     // the worker process seen alive in the last poll
+	last       *Proc     // the last one ever seen alive (for the pid and command after it ended)
 	lastJSON   jsonID    // worker.json when last was last seen alive: a change means a newer worker ran
 	note       *killNote // the kill note, read while no worker is alive (nil: none)
 	aliveSince time.Time // when cur was first seen alive (or its start, when the host said)
@@ -58,18 +62,49 @@ type liveness struct {
 	seenStart time.Time //
 }
 
-// pid is the worker seen alive at the last poll (0: none): the one a
+// Config is what a Live is made of: the poll's reads (rd) and the host
+// itself (a read past the batch), the root's layout, the worker log and
+// the timeline its events go to.
+type Config struct {
+	Reads, Host remote.Host
+	Layout      parse.Layout
+	WorkerLog   string
+	Timeline    *timeline.Timeline
+}
+
+// New is the worker's part, knowing nothing yet.
+func New(c Config) *Live {
+	return &Live{rd: c.Reads, h: c.Host, lay: c.Layout, workerLog: c.WorkerLog, procs: NewReader(c.Reads, c.Layout.Root),
+		tl: c.Timeline, killed: map[int]bool{}}
+}
+
+// Shown is the worker as the last poll judged it (Judge, then Stall).
+func (l *Live) Shown() snapshot.Worker { return l.shown }
+
+// JSON is worker.json as last read (nil: none, or unparsable).
+func (l *Live) JSON() *parse.WorkerState { return l.wjson }
+
+// Rescan makes the next poll scan the process table, whatever it knows.
+func (l *Live) Rescan() { l.rescan = true }
+
+// SawLogLines notes that the worker log has held a line: a worker ran.
+func (l *Live) SawLogLines() { l.logLines = true }
+
+// Reader reads the host's processes for the root.
+func (l *Live) Reader() *Reader { return l.procs }
+
+// PID is the worker seen alive at the last poll (0: none): the one a
 // poll's vitals read.
-func (l *liveness) pid() int {
+func (l *Live) PID() int {
 	if l.cur != nil {
 		return l.cur.pid
 	}
 	return 0
 }
 
-// foldLogLine folds what a worker log line says of the process: a kill
+// FoldLogLine folds what a worker log line says of the process: a kill
 // marker, a wait for the server and its end.
-func (l *liveness) foldLogLine(wl parse.WorkerLine) {
+func (l *Live) FoldLogLine(wl parse.WorkerLine) {
 	switch wl.Kind {
 	case parse.WKill:
 		l.killed[wl.PID] = true
@@ -93,11 +128,11 @@ func idOf(st *parse.WorkerState) jsonID {
 	return jsonID{st.PID, st.StartedAt}
 }
 
-// liveRead is what one poll read of the worker.
-type liveRead struct {
+// Reading is what one poll read of the worker.
+type Reading struct {
 	wjson    []byte
 	wjsonErr error
-	p        *proc // the live worker process; nil: none
+	p        *Proc // the live worker process; nil: none
 	err      error // the process table could not be read
 	scanned  bool
 	scanErr  error
@@ -106,13 +141,13 @@ type liveRead struct {
 	noteRead bool
 }
 
-// readLive reads worker.json and, in the same round trip, re-checks the
+// Read reads worker.json and, in the same round trip, re-checks the
 // process seen alive last time (the poll's batch's answers, asks, where it
 // gave them). A pid that changed is read in a second round; a scan of the
 // process table only when no live worker is known.
-func (l *liveness) read(ctx context.Context, now time.Time, polls int, asks liveAsks) liveRead {
-	l.procs.use(asks.procs, asks.real)
-	defer l.procs.use(nil, nil)
+func (l *Live) Read(ctx context.Context, now time.Time, polls int, asks Asks) Reading {
+	l.procs.Use(asks.Procs, asks.Real)
+	defer l.procs.Use(nil, nil)
 	lr, prevP, prevErr := l.readRound(ctx, asks)
 	jsonPID := lr.jsonPID()
 	// 1. the pid worker.json names, if it is our worker
@@ -133,7 +168,7 @@ func (l *liveness) read(ctx context.Context, now time.Time, polls int, asks live
 	// 3. whoever writes the worker's files
 	if polls <= 1 || l.scanNext || l.rescan || now.Sub(l.lastScan) >= scanEvery {
 		lr.scanned = true
-		ws, err := l.procs.writers(ctx, l.workerLog)
+		ws, err := l.procs.Writers(ctx, l.workerLog)
 		lr.scanErr = err
 		if len(ws) > 0 {
 			lr.p, lr.err = ws[0], nil
@@ -148,13 +183,13 @@ func (l *liveness) read(ctx context.Context, now time.Time, polls int, asks live
 // readRound is the poll's first round trip: worker.json, the process seen
 // alive last time (nil when its pid now names another), and the boot time
 // until it is known.
-func (l *liveness) readRound(ctx context.Context, asks liveAsks) (lr liveRead, prevP *proc, prevErr error) {
+func (l *Live) readRound(ctx context.Context, asks Asks) (lr Reading, prevP *Proc, prevErr error) {
 	prev := l.cur
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		lr.wjson, lr.wjsonErr = readCat(ctx, l.rd, asks.wjson, l.lay.WorkerJSON(), 4<<20)
+		lr.wjson, lr.wjsonErr = ReadCat(ctx, l.rd, asks.wjson, l.lay.WorkerJSON(), 4<<20)
 	}()
 	if prev != nil {
 		if asks.pid != prev.pid {
@@ -177,8 +212,11 @@ func (l *liveness) readRound(ctx context.Context, asks liveAsks) (lr liveRead, p
 	return lr, prevP, prevErr
 }
 
+// WorkerJSON is this poll's read of worker.json (FoldJSON's argument).
+func (lr Reading) WorkerJSON() ([]byte, error) { return lr.wjson, lr.wjsonErr }
+
 // jsonPID is the pid worker.json names (0: none, or no worker.json).
-func (lr liveRead) jsonPID() int {
+func (lr Reading) jsonPID() int {
 	if lr.wjsonErr != nil {
 		return 0
 	}
@@ -191,13 +229,13 @@ func (lr liveRead) jsonPID() int {
 
 // jsonWorker is the process worker.json names (pid 0: none) when it is
 // our worker, read again only when it is not the one read last time.
-func (l *liveness) jsonWorker(ctx context.Context, pid int, prevP *proc, prevErr error) (*proc, error) {
+func (l *Live) jsonWorker(ctx context.Context, pid int, prevP *Proc, prevErr error) (*Proc, error) {
 	if pid <= 0 {
 		return nil, nil
 	}
 	p, err := prevP, prevErr
 	if l.cur == nil || l.cur.pid != pid {
-		p, err = l.procs.read(ctx, pid)
+		p, err = l.procs.Read(ctx, pid)
 	}
 	if err != nil || p == nil || !p.worker {
 		return nil, err
@@ -207,7 +245,7 @@ func (l *liveness) jsonWorker(ctx context.Context, pid int, prevP *proc, prevErr
 
 // readEnd reads, when no worker was found alive, what says how the last
 // one ended.
-func (l *liveness) readEnd(ctx context.Context, lr *liveRead, jsonPID int, note *remote.CatAsk) {
+func (l *Live) readEnd(ctx context.Context, lr *Reading, jsonPID int, note *remote.CatAsk) {
 	if jsonPID > 0 && l.reread != jsonPID && liveJSON(lr.wjson) {
 		// worker.json says it runs but its pid is gone: it may have ended
 		// between the two reads of this poll (read while it ran, /proc after
@@ -219,7 +257,7 @@ func (l *liveness) readEnd(ctx context.Context, lr *liveRead, jsonPID int, note 
 		}
 	}
 	// whether our kill stopped the last one is in the note
-	b, err := readCat(ctx, l.rd, note, l.lay.KillNote(), 4096)
+	b, err := ReadCat(ctx, l.rd, note, l.lay.KillNote(), 4096)
 	if err == nil || errors.Is(err, fs.ErrNotExist) {
 		lr.note, lr.noteRead = b, true
 	}
@@ -241,7 +279,7 @@ func liveJSON(b []byte) bool {
 
 // readBootTime reads btime from the host's /proc/stat.
 func readBootTime(ctx context.Context, rd remote.Host, ask *remote.CatAsk) time.Time {
-	b, err := readCat(ctx, rd, ask, "/proc/stat", 64<<10)
+	b, err := ReadCat(ctx, rd, ask, "/proc/stat", 64<<10)
 	if err != nil {
 		return time.Time{}
 	}
@@ -256,7 +294,7 @@ func readBootTime(ctx context.Context, rd remote.Host, ask *remote.CatAsk) time.
 }
 
 // startedAt is when p started on the host (USER_HZ is 100 on Linux).
-func (l *liveness) startedAt(p *proc) time.Time {
+func (l *Live) startedAt(p *Proc) time.Time {
 	if l.bootTime.IsZero() || p == nil {
 		return time.Time{}
 	}
@@ -265,14 +303,15 @@ func (l *liveness) startedAt(p *proc) time.Time {
 
 // bornAt is since when a worker first seen now is alive: its start on the
 // host when known (and past), else now.
-func (l *liveness) bornAt(p *proc, now time.Time) time.Time {
+func (l *Live) bornAt(p *Proc, now time.Time) time.Time {
 	if t := l.startedAt(p); !t.IsZero() && t.Before(now) {
 		return t
 	}
 	return now
 }
 
-func (l *liveness) fold(lr liveRead, now time.Time) {
+// Fold folds this poll's read of the process (after FoldJSON).
+func (l *Live) Fold(lr Reading, now time.Time) {
 	if !l.bootRead && !lr.boot.IsZero() {
 		l.bootTime, l.bootRead = lr.boot, true
 	}
@@ -300,11 +339,11 @@ func (l *liveness) fold(lr liveRead, now time.Time) {
 	}
 }
 
-// noteGrowth: a worker log or category file that grew while no live
+// NoteGrowth: a worker log or category file that grew while no live
 // writer is known means one exists: scan for it in the next poll.
 // Call it before the counts fold; catsGrew (counts.grewIn) says whether a
 // category file grew, asked only when it matters.
-func (l *liveness) noteGrowth(res remote.PollResult, catsGrew func(remote.PollResult) bool, polls int) {
+func (l *Live) NoteGrowth(res remote.PollResult, catsGrew func(remote.PollResult) bool, polls int) {
 	if l.cur != nil || polls <= 1 {
 		return
 	}
@@ -317,7 +356,7 @@ func (l *liveness) noteGrowth(res remote.PollResult, catsGrew func(remote.PollRe
 // judged is the last seen alive (unless worker.json has moved on since),
 // else worker.json's, else the one the kill note names, whichever is the
 // latest.
-func (l *liveness) facts(finished bool) workerFacts {
+func (l *Live) facts(finished bool) workerFacts {
 	st := l.wjson
 	f := workerFacts{Known: l.cur != nil || l.procErr == nil, Alive: l.cur != nil, Finished: finished,
 		Ran: st != nil || l.logLines || l.last != nil || l.note != nil}
@@ -333,7 +372,7 @@ func (l *liveness) facts(finished bool) workerFacts {
 
 // judgedWorker is the worker judged, in the order facts gives, and whether
 // worker.json speaks of it.
-func (l *liveness) judgedWorker() (pid int, start uint64, fromJSON bool) {
+func (l *Live) judgedWorker() (pid int, start uint64, fromJSON bool) {
 	st := l.wjson
 	switch {
 	case l.cur != nil:
@@ -352,12 +391,12 @@ func jsonNames(st *parse.WorkerState, pid int) bool { return st != nil && st.PID
 
 // noteIsLater: the kill note names another worker than st, killed after
 // st was last written.
-func (l *liveness) noteIsLater(st *parse.WorkerState) bool {
+func (l *Live) noteIsLater(st *parse.WorkerState) bool {
 	return l.note != nil && l.note.pid != st.PID && st.UpdatedAt.Unix() < l.note.at.Unix()
 }
 
-// waitingServer: a live worker says it waits for the server's /health.
-func (l *liveness) waitingServer() bool {
+// WaitingServer: a live worker says it waits for the server's /health.
+func (l *Live) WaitingServer() bool {
 	if l.cur == nil {
 		return false
 	}
@@ -367,83 +406,10 @@ func (l *liveness) waitingServer() bool {
 	return l.waiting
 }
 
-// events records starts, exits and pid changes, including a worker
-// that started and ended between two polls (worker.json moved on).
-func (l *liveness) events(v snapshot.Worker, now, lastSnap time.Time) {
-	alive := snapshot.Alive(v.State)
-	if v.State == snapshot.WorkerUnknown {
-		return
-	}
-	if l.polled {
-		l.noteTransition(v, alive, now, lastSnap)
-		l.noteBetweenPolls(v, alive, now)
-	}
-	l.polled, l.wasAlive, l.wasPID = true, alive, v.PID
-	if st := l.wjson; st != nil {
-		l.seenPID, l.seenStart = st.PID, st.StartedAt
-	}
-}
-
-// noteTransition records the worker's start, its exit, or another taking
-// over, from the last poll's worker to this one's.
-func (l *liveness) noteTransition(v snapshot.Worker, alive bool, now, lastSnap time.Time) {
-	switch {
-	case alive && !l.wasAlive:
-		l.tl.Note(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d): %s", v.PID, v.Command))
-	case alive && v.PID != l.wasPID:
-		// another worker took over between two polls (a restart): the
-		// old one ended, a new one started
-		l.tl.Note(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, l.goneText(l.wasPID)))
-		l.tl.Note(now, "worker_started", v.Category, fmt.Sprintf("worker started (pid %d, after pid %d): %s", v.PID, l.wasPID, v.Command))
-	case !alive && l.wasAlive && v.PID == l.wasPID:
-		l.tl.Note(l.endedAt(v.PID, now, lastSnap), "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, endText(v)))
-	case !alive && l.wasAlive:
-		l.tl.Note(now, "worker_exited", "", fmt.Sprintf("worker pid %d %s", l.wasPID, l.goneText(l.wasPID)))
-	}
-}
-
-// noteBetweenPolls records a worker worker.json names that is neither the
-// one alive now nor the one before, nor one seen already: it ran between
-// two polls.
-func (l *liveness) noteBetweenPolls(v snapshot.Worker, alive bool, now time.Time) {
-	st := l.wjson
-	if st == nil || st.PID <= 0 || alive && st.PID == v.PID || st.PID == l.wasPID ||
-		st.PID == l.seenPID && st.StartedAt.Equal(l.seenStart) {
-		return
-	}
-	start, end := notAfter(st.StartedAt, now), st.UpdatedAt
-	if end.Before(start) || end.After(now) {
-		end = start
-	}
-	l.tl.Note(start, "worker_started", "", fmt.Sprintf("worker started (pid %d) between two polls", st.PID))
-	l.tl.Note(end, "worker_exited", "", fmt.Sprintf("worker pid %d ended between two polls (worker.json: %s)", st.PID, st.State))
-}
-
-// goneText says how a worker that is no longer the one judged ended, as
-// far as the host tells: our kill, or just ended.
-func (l *liveness) goneText(pid int) string {
-	if l.killed[pid] || l.note.names(pid, 0) {
-		return "stopped by you"
-	}
-	return "ended"
-}
-
-func endText(v snapshot.Worker) string {
-	switch {
-	case v.ByYou:
-		return "stopped by you"
-	case v.State == snapshot.WorkerExited:
-		return "exited: " + v.Reason
-	case v.State == snapshot.WorkerStopped:
-		return "stopped: " + v.Reason
-	}
-	return string(v.State) + ": " + v.Reason
-}
-
 // view is the worker as the Snapshot shows it; finished, category and
 // logLast are the worker log's ("All categories finished.", its last
 // header, when it was last written).
-func (l *liveness) view(finished bool, category string, logLast time.Time) snapshot.Worker {
+func (l *Live) view(finished bool, category string, logLast time.Time) snapshot.Worker {
 	f := l.facts(finished)
 	v := snapshot.Worker{PID: f.PID, Category: category, Source: "log"}
 	v.State, v.Reason, v.ByYou = workerStateFor(f)
@@ -479,8 +445,8 @@ func viewJSON(v *snapshot.Worker, st *parse.WorkerState, pid int) {
 
 // viewProc is what the worker's process says: its command, whether it is
 // frozen, and what it works on when worker.json does not say.
-func (l *liveness) viewProc(v *snapshot.Worker, p *proc, alive bool, logLast time.Time) {
-	v.Command = p.command()
+func (l *Live) viewProc(v *snapshot.Worker, p *Proc, alive bool, logLast time.Time) {
+	v.Command = p.Command()
 	v.Frozen = alive && p.frozen
 	if p.writes != "" && v.Source != parse.WorkerStateFile {
 		v.Source = "proc"
@@ -494,9 +460,9 @@ func (l *liveness) viewProc(v *snapshot.Worker, p *proc, alive bool, logLast tim
 	}
 }
 
-// judge judges the worker from what the poll folded, before its stall
+// Judge judges the worker from what the poll folded, before its stall
 // (which needs the categories judged).
-func (l *liveness) judge(finished bool, category string, logLast time.Time) {
+func (l *Live) Judge(finished bool, category string, logLast time.Time) {
 	l.shown = l.view(finished, category, logLast)
 }
 
@@ -515,9 +481,9 @@ func writerCategory(writes string) string {
 	return path.Base(dir)
 }
 
-// stall marks the judged worker stalled when its category is, or when
+// Stall marks the judged worker stalled when its category is, or when
 // nothing has grown anywhere for StallAfter since it was first seen alive.
-func (l *liveness) stall(cats []snapshot.Category, now time.Time, after time.Duration) {
+func (l *Live) Stall(cats []snapshot.Category, now time.Time, after time.Duration) {
 	wk := &l.shown
 	if wk.State != snapshot.WorkerRunning {
 		return
@@ -543,31 +509,15 @@ func (l *liveness) stall(cats []snapshot.Category, now time.Time, after time.Dur
 			wk.State, wk.Reason = snapshot.WorkerStalled, "no new records for "+snapshot.FormatDuration(now.Sub(since))
 		}
 	}
-	if wk.State == snapshot.WorkerStalled && l.waitingServer() {
+	if wk.State == snapshot.WorkerStalled && l.WaitingServer() {
 		wk.Reason += "; waiting for the server (/health)"
 	}
 }
 
-// endedAt is when the worker pid, alive at the last fresh poll, ended, as
-// the host tells: worker.json's last update when it is that pid's final
-// state and came after that poll, so an exit while this machine slept keeps
-// its own time; else now.
-func (l *liveness) endedAt(pid int, now, lastSnap time.Time) time.Time {
-	st := l.wjson
-	if st == nil || st.PID != pid || st.UpdatedAt.After(now) || !st.UpdatedAt.After(lastSnap) {
-		return now
-	}
-	switch st.State {
-	case parse.WorkerDone, parse.WorkerFailed, parse.WorkerStopped:
-		return st.UpdatedAt
-	}
-	return now
-}
-
-// foldJSON folds this poll's read of worker.json: a missing or unparsable
+// FoldJSON folds this poll's read of worker.json: a missing or unparsable
 // one is none, a read that failed otherwise keeps the last. It returns the
 // state when one was read, for the categories it names.
-func (l *liveness) foldJSON(data []byte, err error) *parse.WorkerState {
+func (l *Live) FoldJSON(data []byte, err error) *parse.WorkerState {
 	l.jsonErr = err
 	switch {
 	case err == nil:

@@ -1,4 +1,4 @@
-package pipeline
+package events
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ type sleepState struct {
 // noteSleep records a sleep the link found since the last poll, and says
 // whether the link's changes are the wake's (fold: they are the event's),
 // and whether the wake ended with the link back (back).
-func (e *events) noteSleep(h remote.Host, now time.Time) (fold, back bool) {
+func (e *Recorder) noteSleep(h remote.Host, now time.Time) (fold, back bool) {
 	l, ok := h.(remote.Linked)
 	if !ok {
 		return false, false

@@ -1,4 +1,4 @@
-package pipeline
+package liveness
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/remote"
 )
 
 // A launch's shell read before it has exec'd the worker (a loaded host) is
@@ -17,19 +19,24 @@ func TestProcJudgedAgainAfterExec(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	bin := filepath.Join(t.TempDir(), "synthwatch")
-	write(t, bin, "#!/bin/sh\nsleep 300\n")
-	must(t, os.Chmod(bin, 0o755))
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nsleep 300\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command("sh", "-c", `read -r _; exec "$0" worker --root "$1"`, bin, root)
 	in, err := cmd.StdinPipe()
-	must(t, err)
-	must(t, cmd.Start())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	r := newProcReader(localHost(), root)
+	r := NewReader(remote.Local{}, root)
 	ctx := context.Background()
-	var p *proc
+	var p *Proc
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		// right after the fork, the child is not yet the shell (no cmdline)
-		if p, err = r.read(ctx, cmd.Process.Pid); err == nil && p != nil && p.args[0] == "sh" {
+		if p, err = r.Read(ctx, cmd.Process.Pid); err == nil && p != nil && p.args[0] == "sh" {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -41,7 +48,7 @@ func TestProcJudgedAgainAfterExec(t *testing.T) {
 	}
 	in.Write([]byte("go\n"))
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		p, err = r.read(ctx, cmd.Process.Pid)
+		p, err = r.Read(ctx, cmd.Process.Pid)
 		if err == nil && p != nil && p.worker {
 			return
 		}

@@ -1,4 +1,4 @@
-package pipeline
+package events
 
 import (
 	"fmt"
@@ -82,18 +82,27 @@ func (s *series) usualConfig() string {
 	return best
 }
 
-type baselineState struct {
+// Baseline is the throughput against the night's median: the server's
+// and each class's series, a sustained drop an event naming its likely
+// cause.
+type Baseline struct {
 	tl      *timeline.Timeline // where a drop and its recovery go
 	server  series
 	classes map[string]*series
 	shown   snapshot.Baseline // this poll's judgement, which the Snapshot shows
 }
 
-// fold samples this poll's figures (s's worker, server and categories, as
+// NewBaseline is a baseline with nothing sampled, its events going to tl.
+func NewBaseline(tl *timeline.Timeline) *Baseline { return &Baseline{tl: tl} }
+
+// Shown is this poll's judgement, which the Snapshot shows.
+func (b *Baseline) Shown() snapshot.Baseline { return b.shown }
+
+// Fold samples this poll's figures (s's worker, server and categories, as
 // judged) and judges drops into s.Baseline, kept for the Snapshot; a
 // sustained drop is an event naming the likely cause. runs: the run lines
 // of the worker's category (their configs); retr: the server's retractions.
-func (b *baselineState) fold(s *snapshot.Snapshot, now time.Time, runs []parse.RunLine, retr int) {
+func (b *Baseline) Fold(s *snapshot.Snapshot, now time.Time, runs []parse.RunLine, retr int) {
 	defer func() { b.shown = s.Baseline }()
 	if b.classes == nil {
 		b.classes = map[string]*series{}
@@ -126,7 +135,7 @@ func (b *baselineState) fold(s *snapshot.Snapshot, now time.Time, runs []parse.R
 }
 
 // judge compares v with the series' median; ok is false with no median yet.
-func (b *baselineState) judge(se *series, v float64, live bool, s *snapshot.Snapshot, cfg, class string, now time.Time, runs []parse.RunLine, retr int) (snapshot.Trend, bool) {
+func (b *Baseline) judge(se *series, v float64, live bool, s *snapshot.Snapshot, cfg, class string, now time.Time, runs []parse.RunLine, retr int) (snapshot.Trend, bool) {
 	med, n := se.median()
 	if n < baselineMin || med <= 0 {
 		return snapshot.Trend{}, false

@@ -1,4 +1,10 @@
-package pipeline
+// Package vitals is the host's health, its part of a poll: one shell line
+// in the poll's batch (vitals.sh) read into the GPUs, load, memory, the
+// worker's RSS and CPU and the root's filesystem, with gpu_lost, gpu_idle
+// and disk_low in the timeline. The Watcher composes it: Due says whether
+// a poll reads it, Argv is the batch's exec, Read its answer, Fold folds
+// it with the worker judged, View is what the poll shows.
+package vitals
 
 import (
 	"context"
@@ -18,13 +24,13 @@ import (
 // The host's vitals are read by one shell line, run in the poll's batch
 // beside the other reads: GPUs (when nvidia-smi is there), load, memory,
 // the worker process's RSS and CPU time, and at every diskEvery-th read the
-// root's filesystem. They are read at most every vitalsGap (about 2.5 kB a
+// root's filesystem. They are read at most every ReadGap (about 2.5 kB a
 // read, script and answer: under 1 MB an hour); the polls between carry the
 // last read's figures.
 
 // Vitals rules.
 const (
-	vitalsGap    = 10 * time.Second // the least time between two vitals reads
+	ReadGap      = 10 * time.Second // the least time between two vitals reads
 	diskEvery    = 6                // vitals reads between two reads of the root's filesystem (a minute)
 	diskWindow   = 15 * time.Minute // the write rate is measured over this
 	diskMinSpan  = time.Minute      // and needs at least this much of it
@@ -39,8 +45,8 @@ const (
 // output is caught whole and printed after its "@@sw NAME RC" line.
 var vitalsScript = remote.HostScript("vitals.sh")
 
-// vitalsRead is what one run of vitalsScript gave.
-type vitalsRead struct {
+// Reading is what one run of vitalsScript gave.
+type Reading struct {
 	asked bool
 	disk  bool // the disk was asked
 	pid   int
@@ -48,16 +54,16 @@ type vitalsRead struct {
 	err   error
 }
 
-// vitals is the host's health: its part of a poll's answer (vitalsScript's
+// Health is the host's health: its part of a poll's answer (vitalsScript's
 // sections) folded into the GPUs seen, the disk's points and the worker's
 // CPU sample, with gpu_lost, gpu_idle and disk_low in the timeline.
-type vitals struct {
+type Health struct {
 	root      string             // the pipeline root: its filesystem is the disk read
-	floor     float64            // Options.DiskFloor
+	floor     float64            // the free fraction under which the disk is low
 	tl        *timeline.Timeline // where its events go
 	reads     int                // vitals reads so far
-	every     int                // reads between two disk reads (diskEvery; tests set 1)
-	gap       time.Duration      // the least time between two reads (vitalsGap; tests set -1: every poll)
+	every     int                // reads between two disk reads (diskEvery; Config.Every)
+	gap       time.Duration      // the least time between two reads (ReadGap; Config.Gap)
 	lastRead  time.Time
 	gpusSeen  map[int]string // index -> name, every GPU seen in this session
 	lost      map[int]bool   // lost and recorded
@@ -85,16 +91,35 @@ type cpuSample struct {
 	uptime float64
 }
 
-// read is vitalsScript's answer: the poll's batch's (ask), or, when it
+// Config is what a Health is made of: the root whose filesystem it reads,
+// the disk's floor, the timeline its events go to, and its pace.
+type Config struct {
+	Root     string
+	Floor    float64            // the free fraction under which the disk is low (DefaultDiskFloor)
+	Timeline *timeline.Timeline // where its events go
+	Gap      time.Duration      // the least time between two reads (0: ReadGap; -1: every poll)
+	Every    int                // reads between two disk reads (0: diskEvery)
+}
+
+// New is the host's health, nothing read yet.
+func New(c Config) *Health {
+	return &Health{root: c.Root, floor: c.Floor, tl: c.Timeline, gap: c.Gap, every: c.Every}
+}
+
+// ReadAgain makes the next poll read the vitals, whatever the gap (the
+// link is back).
+func (vs *Health) ReadAgain() { vs.lastRead = time.Time{} }
+
+// Read is vitalsScript's answer: the poll's batch's (ask), or, when it
 // did not answer, an exec of its own within 5 s.
-func (vs *vitals) read(ctx context.Context, rd remote.Host, pid int, disk bool, ask *remote.ExecAsk) vitalsRead {
-	vr := vitalsRead{asked: true, pid: pid, disk: disk}
+func (vs *Health) Read(ctx context.Context, rd remote.Host, pid int, disk bool, ask *remote.ExecAsk) Reading {
+	vr := Reading{asked: true, pid: pid, disk: disk}
 	res, ok := ask.Result()
 	if !ok {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		var err error
-		if res, err = rd.Exec(ctx, vs.argv(pid, disk)...); err != nil {
+		if res, err = rd.Exec(ctx, vs.Argv(pid, disk)...); err != nil {
 			vr.err = err
 			return vr
 		}
@@ -103,8 +128,8 @@ func (vs *vitals) read(ctx context.Context, rd remote.Host, pid int, disk bool, 
 	return vr
 }
 
-// argv is the one exec of a vitals read.
-func (vs *vitals) argv(pid int, disk bool) []string {
+// Argv is the one exec of a vitals read.
+func (vs *Health) Argv(pid int, disk bool) []string {
 	d := "0"
 	if disk {
 		d = "1"
@@ -112,14 +137,14 @@ func (vs *vitals) argv(pid int, disk bool) []string {
 	return []string{"sh", "-c", vitalsScript, "sh", vs.root, strconv.Itoa(pid), d}
 }
 
-// due says whether this poll reads the vitals, and the disk with them.
-func (vs *vitals) due(now time.Time) (read, disk bool) {
+// Due says whether this poll reads the vitals, and the disk with them.
+func (vs *Health) Due(now time.Time) (read, disk bool) {
 	if vs.every <= 0 {
 		vs.every = diskEvery
 	}
 	gap := vs.gap
 	if gap == 0 {
-		gap = vitalsGap
+		gap = ReadGap
 	}
 	if !vs.lastRead.IsZero() && now.Sub(vs.lastRead) < gap && now.After(vs.lastRead) {
 		return false, false
@@ -130,10 +155,10 @@ func (vs *vitals) due(now time.Time) (read, disk bool) {
 	return true, disk
 }
 
-// fold folds one vitals read and records gpu_lost, gpu_idle and disk_low;
+// Fold folds one vitals read and records gpu_lost, gpu_idle and disk_low;
 // wk is the worker as this poll judges it (alive or not: its stall is no
 // matter here).
-func (vs *vitals) fold(vr vitalsRead, wk snapshot.Worker, now time.Time) {
+func (vs *Health) Fold(vr Reading, wk snapshot.Worker, now time.Time) {
 	vs.shown = snapshot.Vitals{}
 	if !vr.asked { // between two reads: the last read's figures
 		if vs.haveLast && vs.fails == 0 {
@@ -168,10 +193,10 @@ func (vs *vitals) fold(vr vitalsRead, wk snapshot.Worker, now time.Time) {
 	vs.shown = v
 }
 
-// view is the vitals this poll shows.
-func (vs *vitals) view() snapshot.Vitals { return vs.shown }
+// View is the vitals this poll shows.
+func (vs *Health) View() snapshot.Vitals { return vs.shown }
 
-func (vs *vitals) foldGPUs(v *snapshot.Vitals, secs map[string]parse.VitalsSection, wk snapshot.Worker, now time.Time) {
+func (vs *Health) foldGPUs(v *snapshot.Vitals, secs map[string]parse.VitalsSection, wk snapshot.Worker, now time.Time) {
 	sec, ok := secs["gpu"]
 	if !ok && len(vs.gpusSeen) == 0 {
 		return // no nvidia-smi: no GPU panel
@@ -273,7 +298,7 @@ func firstLine(s string) string {
 	return strings.TrimSpace(s)
 }
 
-func (vs *vitals) foldDisk(v *snapshot.Vitals, vr vitalsRead, now time.Time) {
+func (vs *Health) foldDisk(v *snapshot.Vitals, vr Reading, now time.Time) {
 	if sec, ok := vr.secs["df"]; ok && sec.Code == 0 {
 		if free, total, err := parse.ParseDF(sec.Out); err == nil && total > 0 {
 			vs.diskPts = append(vs.diskPts, diskPoint{now, free})
@@ -336,7 +361,7 @@ func fullIn(pts []diskPoint) *float64 {
 	return &s
 }
 
-func (vs *vitals) foldWorkerProc(v *snapshot.Vitals, vr vitalsRead) {
+func (vs *Health) foldWorkerProc(v *snapshot.Vitals, vr Reading) {
 	if vr.pid <= 0 {
 		vs.cpu = cpuSample{}
 		return

@@ -1,4 +1,8 @@
-package pipeline
+// Package events is the timeline's part of a poll: the host's zone, the
+// link's changes and this machine's sleeps (Recorder), the events derived
+// from the judgements (category_done, pipeline_done, gate_below: FoldDone)
+// and the throughput's baseline (Baseline). The Watcher composes it.
+package events
 
 import (
 	"context"
@@ -19,13 +23,12 @@ import (
 // read of the same log, or a later session, would make again carries a key,
 // so the Timeline keeps it once.
 
-// events is the timeline's part of a poll: the host's zone (its part of
+// Recorder is the timeline's part of a poll: the host's zone (its part of
 // the batch), the link's changes and this machine's sleeps, and the
 // baselines of the events it derives, written to the timeline.
-type events struct {
+type Recorder struct {
 	tl       *timeline.Timeline
-	conn     snapshot.Connection // the link as the last poll the host answered found it
-	connWas  snapshot.LinkPhase  // the link at the last poll
+	connWas  snapshot.LinkPhase // the link at the last poll
 	dropsWas int
 	errWas   string // the link error last written to the timeline
 	everUp   bool   // the link has been up in this session
@@ -38,6 +41,20 @@ type events struct {
 	pipeDone bool // pipeline_done was recorded and nothing has run since
 }
 
+// New is the timeline's part, writing to tl.
+func New(tl *timeline.Timeline) *Recorder { return &Recorder{tl: tl} }
+
+// ZoneDue: the host's zone is to be read in this poll's batch (once per
+// connection).
+func (e *Recorder) ZoneDue() bool { return e.zone == nil || e.relearn }
+
+// LogsRead notes that the logs have been read once: a server log record
+// without a time is news from now on (ServerTime).
+func (e *Recorder) LogsRead() { e.readOnce = true }
+
+// Waking: a sleep was recorded and the link is not back yet.
+func (e *Recorder) Waking() bool { return e.slp.waking }
+
 // catEvents is one category's baseline for category_done.
 type catEvents struct {
 	done     bool      // category_done recorded for the state it is in
@@ -47,12 +64,12 @@ type catEvents struct {
 	below    bool      // its gate's pass rate was below the floor at the last judged poll
 }
 
-// noteConnection records disconnections and reconnections in the timeline.
+// NoteConnection records disconnections and reconnections in the timeline.
 // The host counts drops, so one that came and went between two polls is
 // recorded too. The first connection of a session is no reconnection. A
 // sleep is one "slept" event: the drops, reconnection and connection errors
 // of its wake are folded into it.
-func (e *events) noteConnection(c snapshot.Connection, now time.Time, h remote.Host) {
+func (e *Recorder) NoteConnection(c snapshot.Connection, now time.Time, h remote.Host) {
 	if fold, back := e.noteSleep(h, now); fold {
 		e.foldWake(c, back)
 		return
@@ -82,7 +99,7 @@ func (e *events) noteConnection(c snapshot.Connection, now time.Time, h remote.H
 
 // foldWake takes in the link as a sleep's wake left it; back: the link
 // has come back.
-func (e *events) foldWake(c snapshot.Connection, back bool) {
+func (e *Recorder) foldWake(c snapshot.Connection, back bool) {
 	if c.State.Up() || back {
 		e.everUp, e.errWas = true, ""
 	}
@@ -94,7 +111,7 @@ func (e *events) foldWake(c snapshot.Connection, back bool) {
 
 // noteDrops records the drops since the last poll, each but the last (and
 // that one too when the link is up) followed by its reconnection.
-func (e *events) noteDrops(drops int, reason string, up bool, now time.Time) {
+func (e *Recorder) noteDrops(drops int, reason string, up bool, now time.Time) {
 	for i := 0; i < drops; i++ {
 		back := i < drops-1 || up
 		e.tl.Note(now, "disconnect", "", dropText(reason, back))
@@ -108,7 +125,7 @@ func (e *events) noteDrops(drops int, reason string, up bool, now time.Time) {
 // noteConnectError records why a link that is not up cannot connect (a
 // dial, handshake or auth error): once per different error, not once per
 // attempt.
-func (e *events) noteConnectError(c snapshot.Connection, now time.Time) {
+func (e *Recorder) noteConnectError(c snapshot.Connection, now time.Time) {
 	if c.State == snapshot.LinkLocal || c.Error == "" || c.Error == e.errWas {
 		return
 	}
@@ -134,19 +151,19 @@ func dropText(reason string, back bool) string {
 	return "lost the link to the host"
 }
 
-// zoneArgv prints the host's UTC offset and, where it has one, the name
+// ZoneArgv prints the host's UTC offset and, where it has one, the name
 // of its zone (the /etc/localtime link).
-var zoneArgv = []string{"sh", "-c", `date +%z; readlink /etc/localtime 2>/dev/null || true`}
+var ZoneArgv = []string{"sh", "-c", `date +%z; readlink /etc/localtime 2>/dev/null || true`}
 
-// readZone reads the host's time zone, once per connection: the poll's
+// ReadZone reads the host's time zone, once per connection: the poll's
 // batch's answer (ask), or, when it did not answer, an exec of its own.
-func readZone(ctx context.Context, h remote.Host, ask *remote.ExecAsk) (*time.Location, error) {
+func ReadZone(ctx context.Context, h remote.Host, ask *remote.ExecAsk) (*time.Location, error) {
 	res, ok := ask.Result()
 	if !ok {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		var err error
-		if res, err = h.Exec(ctx, zoneArgv...); err != nil {
+		if res, err = h.Exec(ctx, ZoneArgv...); err != nil {
 			return nil, err
 		}
 	}
@@ -196,10 +213,10 @@ func parseZone(out string, now time.Time) (*time.Location, error) {
 	return time.FixedZone("UTC"+off[:3]+":"+off[3:], secs), nil
 }
 
-// foldZone takes what the zone read gave. A link that was down is asked
+// FoldZone takes what the zone read gave. A link that was down is asked
 // again at the next poll; a host that cannot tell is read as this
 // machine's zone.
-func (e *events) foldZone(loc *time.Location, err error, asked bool) {
+func (e *Recorder) FoldZone(loc *time.Location, err error, asked bool) {
 	switch {
 	case !asked:
 	case loc != nil:
@@ -210,8 +227,8 @@ func (e *events) foldZone(loc *time.Location, err error, asked bool) {
 	}
 }
 
-// hostZone is the host's zone, this machine's until it is known.
-func (e *events) hostZone() *time.Location {
+// HostZone is the host's zone, this machine's until it is known.
+func (e *Recorder) HostZone() *time.Location {
 	if e.zone != nil {
 		return e.zone
 	}
@@ -254,11 +271,11 @@ func serverLineTime(ev parse.ServerEvent, loc *time.Location, ref time.Time) (ti
 	return t, true
 }
 
-// serverTime stamps a server log record: its own time; a record without
+// ServerTime stamps a server log record: its own time; a record without
 // one gets the time of the line before it on a first read (or ref, the
 // log's mtime), and now when it is news.
-func (e *events) serverTime(ev parse.ServerEvent, ref, now time.Time) time.Time {
-	if t, ok := serverLineTime(ev, e.hostZone(), ref); ok {
+func (e *Recorder) ServerTime(ev parse.ServerEvent, ref, now time.Time) time.Time {
+	if t, ok := serverLineTime(ev, e.HostZone(), ref); ok {
 		e.srvLast = t
 		return t
 	}
@@ -273,16 +290,30 @@ func (e *events) serverTime(ev parse.ServerEvent, ref, now time.Time) time.Time 
 	return now
 }
 
-// foldDone records category_done when a category reaches done and
+// DoneInputs are what foldDone reads of the other parts, as values (no
+// part is handed another): the categories and the worker as this poll
+// judged them, the categories' file mtimes (by index), whether the
+// manifest was read, worker.json, and what the log says of the end (its
+// "All categories finished." and when it last grew).
+type DoneInputs struct {
+	Cats        []snapshot.Category
+	Mtimes      []time.Time
+	ManOK       bool
+	Worker      snapshot.Worker
+	WJSON       *parse.WorkerState
+	LogFinished bool
+	LogLast     time.Time
+}
+
+// FoldDone records category_done when a category reaches done and
 // pipeline_done when the job has: every category done (none failed) and
 // the worker exited with the job done, or the log's "All categories
 // finished." (our worker writes it only when none failed). A
 // category found done, or a job found finished, on a first read is stamped
 // with its file's mtime; either way the key is the file's mtime, so that
-// the next session finds the event already there. cats and wk are the
-// categories and the worker as this poll judged them, mtimes the
-// categories' file mtimes (by index), manOK: the manifest was read.
-func (e *events) foldDone(cats []snapshot.Category, mtimes []time.Time, manOK bool, wk snapshot.Worker, lg logSays, wjson *parse.WorkerState, now time.Time) {
+// the next session finds the event already there.
+func (e *Recorder) FoldDone(in DoneInputs, now time.Time) {
+	cats, mtimes, wk, wjson := in.Cats, in.Mtimes, in.Worker, in.WJSON
 	if e.cats == nil {
 		e.cats = map[string]*catEvents{}
 	}
@@ -304,14 +335,14 @@ func (e *events) foldDone(cats []snapshot.Category, mtimes []time.Time, manOK bo
 		e.foldCategory(ce, v, mtime, wjson, now)
 		e.foldGate(ce, v, now)
 	}
-	finished := allFinal && wk.State == snapshot.WorkerExited || lg.finished && !snapshot.Alive(wk.State)
+	finished := allFinal && wk.State == snapshot.WorkerExited || in.LogFinished && !snapshot.Alive(wk.State)
 	// a job whose manifest could not be read is not known to be done
-	e.foldPipelineDone(finished && manOK && !snapshot.Alive(wk.State), records, last, lg.lastLine, now)
+	e.foldPipelineDone(finished && in.ManOK && !snapshot.Alive(wk.State), records, last, in.LogLast, now)
 }
 
 // foldPipelineDone records pipeline_done once per finish, at the newest
 // category file's mtime (else the log's last line), keyed by that mtime.
-func (e *events) foldPipelineDone(done bool, records int64, last, lastLine, now time.Time) {
+func (e *Recorder) foldPipelineDone(done bool, records int64, last, lastLine, now time.Time) {
 	if !done || e.pipeDone {
 		e.pipeDone = done
 		return
@@ -321,14 +352,14 @@ func (e *events) foldPipelineDone(done bool, records int64, last, lastLine, now 
 	if at.IsZero() {
 		at = lastLine
 	}
-	e.tl.Add(snapshot.Event{Time: notAfter(at, now).UTC(), Kind: "pipeline_done", Text: fmt.Sprintf("pipeline done: %d records", records),
+	e.tl.Add(snapshot.Event{Time: timeline.NotAfter(at, now).UTC(), Kind: "pipeline_done", Text: fmt.Sprintf("pipeline done: %d records", records),
 		Key: fmt.Sprintf("pipeline_done|%d", last.UnixNano())})
 }
 
 // foldCategory follows one category from poll to poll: while it runs, the
 // records and pace its run started from; once done, category_done (once
 // per reaching done); any other state starts its run afresh.
-func (e *events) foldCategory(ce *catEvents, v snapshot.Category, mtime time.Time, wjson *parse.WorkerState, now time.Time) {
+func (e *Recorder) foldCategory(ce *catEvents, v snapshot.Category, mtime time.Time, wjson *parse.WorkerState, now time.Time) {
 	switch v.State {
 	case snapshot.StateRunning, snapshot.StateStalled:
 		if ce.runAt.IsZero() {
@@ -350,7 +381,7 @@ func (e *events) foldCategory(ce *catEvents, v snapshot.Category, mtime time.Tim
 		if rate > 0 {
 			text += fmt.Sprintf(" (%s, %.1f/min)", v.Class, rate)
 		}
-		e.tl.Add(snapshot.Event{Time: notAfter(mtime, now).UTC(), Kind: "category_done", Category: v.Name, Text: parse.SanitizeString(text),
+		e.tl.Add(snapshot.Event{Time: timeline.NotAfter(mtime, now).UTC(), Kind: "category_done", Category: v.Name, Text: parse.SanitizeString(text),
 			Class: v.Class, RatePerMin: rate, Key: fmt.Sprintf("category_done|%s|%d|%d", v.Name, v.Done, mtime.UnixNano())})
 		ce.runAt = time.Time{}
 	}
@@ -364,7 +395,7 @@ func (ce *catEvents) doneRate(v snapshot.Category, wjson *parse.WorkerState, now
 	if mins := now.Sub(ce.runAt).Minutes(); rate == 0 && !ce.runAt.IsZero() && v.Done-ce.runLines >= 10 && mins > 0 {
 		rate = float64(v.Done-ce.runLines) / mins
 	}
-	if js := jsonCategory(wjson, v.Name); rate == 0 && js != nil {
+	if js := wjson.CategoryNamed(v.Name); rate == 0 && js != nil {
 		rate = js.Rate
 	}
 	return rate
@@ -373,7 +404,7 @@ func (ce *catEvents) doneRate(v snapshot.Category, wjson *parse.WorkerState, now
 // foldGate records gate_below when a category's pass rate falls below
 // [gate] min_pass_rate (with min_records judged): once per fall, the
 // first judged poll too.
-func (e *events) foldGate(ce *catEvents, v snapshot.Category, now time.Time) {
+func (e *Recorder) foldGate(ce *catEvents, v snapshot.Category, now time.Time) {
 	g := v.Gate
 	if g == nil {
 		return
@@ -383,12 +414,4 @@ func (e *events) foldGate(ce *catEvents, v snapshot.Category, now time.Time) {
 			Text: parse.SanitizeString(snapshot.GateBelowText(v.Name, *g))})
 	}
 	ce.below = g.Below
-}
-
-// notAfter is at, or now when at is unknown or ahead of now.
-func notAfter(at, now time.Time) time.Time {
-	if at.IsZero() || at.After(now) {
-		return now
-	}
-	return at
 }

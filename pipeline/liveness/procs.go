@@ -1,4 +1,4 @@
-package pipeline
+package liveness
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -31,8 +30,8 @@ import (
 // known and nothing grows.
 const scanEvery = 30 * time.Second
 
-// proc is one process as read from /proc.
-type proc struct {
+// Proc is one process as read from /proc.
+type Proc struct {
 	pid     int
 	start   uint64 // with pid, names one process for good (no pid reuse)
 	ppid    int
@@ -43,8 +42,21 @@ type proc struct {
 	frozen  bool   // /proc/PID/stat said T (stopped) or t (traced) at its last read
 }
 
-// command is the process's command line for display: sanitised, capped.
-func (p *proc) command() string {
+// PID is the process's id.
+func (p *Proc) PID() int { return p.pid }
+
+// Start is its start time in clock ticks since boot: with the pid, it
+// names one process for good.
+func (p *Proc) Start() uint64 { return p.start }
+
+// IsWorker: a synthwatch worker for this root.
+func (p *Proc) IsWorker() bool { return p.worker }
+
+// Writes is the file it was found writing ("" when worker.json named it).
+func (p *Proc) Writes() string { return p.writes }
+
+// Command is the process's command line for display: sanitised, capped.
+func (p *Proc) Command() string {
 	s := parse.SanitizeString(strings.Join(p.args, " "))
 	if r := []rune(s); len(r) > 300 {
 		s = string(r[:300]) + "…"
@@ -52,24 +64,24 @@ func (p *proc) command() string {
 	return s
 }
 
-// procReader reads processes on a host for one root, keeping what does not
+// Reader reads processes on a host for one root, keeping what does not
 // change for a process (its arguments, cwd and whether it is our worker).
-type procReader struct {
+type Reader struct {
 	h        remote.Host
 	root     string
 	mu       sync.Mutex
 	realRoot string
-	cache    map[int]*proc
+	cache    map[int]*Proc
 	ans      *remote.ProcsAsk // the poll's batch's processes and scan (use); nil: none
 }
 
-func newProcReader(h remote.Host, root string) *procReader {
-	return &procReader{h: h, root: root, cache: map[int]*proc{}}
+func NewReader(h remote.Host, root string) *Reader {
+	return &Reader{h: h, root: root, cache: map[int]*Proc{}}
 }
 
-// use makes procs (the batch's Procs op) and real (its RealPath of the
+// Use makes procs (the batch's Procs op) and real (its RealPath of the
 // root) what r reads before the host, until use(nil, nil).
-func (r *procReader) use(procs *remote.ProcsAsk, real *remote.PathAsk) {
+func (r *Reader) Use(procs *remote.ProcsAsk, real *remote.PathAsk) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ans = procs
@@ -79,31 +91,31 @@ func (r *procReader) use(procs *remote.ProcsAsk, real *remote.PathAsk) {
 }
 
 // answered is what the batch read of pid, if it read it.
-func (r *procReader) answered(pid int) (remote.ProcRead, bool) {
+func (r *Reader) answered(pid int) (remote.ProcRead, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.ans.Proc(pid)
 }
 
 // scan is the batch's scan (nil: none).
-func (r *procReader) scan() *remote.ExecAsk {
+func (r *Reader) scan() *remote.ExecAsk {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.ans.Scan()
 }
 
-// errUnknown: the host could not tell (a read failed for another reason
+// ErrUnknown: the host could not tell (a read failed for another reason
 // than a missing file).
-var errUnknown = errors.New("could not read /proc")
+var ErrUnknown = errors.New("could not read /proc")
 
-// read returns the live process pid (nil if there is none).
-func (r *procReader) read(ctx context.Context, pid int) (*proc, error) {
+// Read returns the live process pid (nil if there is none).
+func (r *Reader) Read(ctx context.Context, pid int) (*Proc, error) {
 	return r.readAsked(ctx, pid, nil, nil)
 }
 
 // readAsked is read, its /proc entries the poll's batch's answers (cmdAsk,
 // statAsk) where it gave them.
-func (r *procReader) readAsked(ctx context.Context, pid int, cmdAsk, statAsk *remote.CatAsk) (*proc, error) {
+func (r *Reader) readAsked(ctx context.Context, pid int, cmdAsk, statAsk *remote.CatAsk) (*Proc, error) {
 	if pid <= 0 {
 		return nil, nil
 	}
@@ -115,8 +127,8 @@ func (r *procReader) readAsked(ctx context.Context, pid int, cmdAsk, statAsk *re
 	} else {
 		var wg sync.WaitGroup
 		wg.Add(2)
-		go func() { defer wg.Done(); cmd, cerr = readCat(ctx, r.h, cmdAsk, dir+"/cmdline", 64<<10) }()
-		go func() { defer wg.Done(); stat, serr = readCat(ctx, r.h, statAsk, dir+"/stat", 4096) }()
+		go func() { defer wg.Done(); cmd, cerr = ReadCat(ctx, r.h, cmdAsk, dir+"/cmdline", 64<<10) }()
+		go func() { defer wg.Done(); stat, serr = ReadCat(ctx, r.h, statAsk, dir+"/stat", 4096) }()
 		wg.Wait()
 	}
 	for _, err := range []error{serr, cerr} {
@@ -125,12 +137,12 @@ func (r *procReader) readAsked(ctx context.Context, pid int, cmdAsk, statAsk *re
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, nil
 		default:
-			return nil, fmt.Errorf("%w: %v", errUnknown, err)
+			return nil, fmt.Errorf("%w: %v", ErrUnknown, err)
 		}
 	}
 	st, err := remote.ParseProcStat(stat)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errUnknown, err)
+		return nil, fmt.Errorf("%w: %v", ErrUnknown, err)
 	}
 	if st.State == 'Z' || st.State == 'X' || len(cmd) == 0 {
 		return nil, nil // a zombie is gone; kernel threads have no cmdline
@@ -151,12 +163,12 @@ func (r *procReader) readAsked(ctx context.Context, pid int, cmdAsk, statAsk *re
 // another: an exec keeps the pid and its start, so a launch's shell seen
 // before it became the worker is judged again once its arguments are the
 // worker's. The cache keeps at most 256. Called with r.mu held.
-func (r *procReader) cached(pid int, st remote.ProcStat, args []string) *proc {
+func (r *Reader) cached(pid int, st remote.ProcStat, args []string) *Proc {
 	p := r.cache[pid]
 	if p != nil && p.start == st.StartTime && slices.Equal(p.args, args) {
 		return p
 	}
-	p = &proc{pid: pid, start: st.StartTime, ppid: st.PPID, args: args}
+	p = &Proc{pid: pid, start: st.StartTime, ppid: st.PPID, args: args}
 	r.cache[pid] = p
 	if len(r.cache) > 256 {
 		for k := range r.cache {
@@ -172,7 +184,7 @@ func (r *procReader) cached(pid int, st remote.ProcStat, args []string) *proc {
 // isWorker: the process is "synthwatch worker" with a --root that names
 // this root, however spelt: relative to its cwd, with ./ or a trailing /,
 // or through a symlink.
-func (r *procReader) isWorker(ctx context.Context, p *proc) bool {
+func (r *Reader) isWorker(ctx context.Context, p *Proc) bool {
 	arg, ok := workerRootArg(p.args)
 	if !ok {
 		return false
@@ -197,7 +209,7 @@ func (r *procReader) isWorker(ctx context.Context, p *proc) bool {
 }
 
 // cwd is the process's working folder: as the batch read it, else read.
-func (r *procReader) cwd(ctx context.Context, pid int) (string, error) {
+func (r *Reader) cwd(ctx context.Context, pid int) (string, error) {
 	if pr, ok := r.answered(pid); ok && pr.HasCwd {
 		return pr.Cwd.Path, pr.Cwd.Err
 	}
@@ -208,15 +220,15 @@ func (r *procReader) cwd(ctx context.Context, pid int) (string, error) {
 	return l.ReadLink(ctx, "/proc/"+strconv.Itoa(pid)+"/cwd")
 }
 
-// knownReal is the resolved root if it was resolved already ("": not yet).
-func (r *procReader) knownReal() string {
+// KnownReal is the resolved root if it was resolved already ("": not yet).
+func (r *Reader) KnownReal() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.realRoot
 }
 
 // real is the root with symlinks resolved ("" if the host cannot say).
-func (r *procReader) real(ctx context.Context) string {
+func (r *Reader) real(ctx context.Context) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.realRoot == "" {
@@ -255,7 +267,7 @@ func workerRootArg(args []string) (string, bool) {
 
 // isWorkerCmdline checks /proc/PID/cmdline ("BIN worker --root ROOT ...")
 // for an absolute ROOT spelt any way path.Clean folds; relative roots and
-// symlinks need the process's cwd and the host (procReader.isWorker).
+// symlinks need the process's cwd and the host (Reader.isWorker).
 func isWorkerCmdline(b []byte, root string) bool {
 	arg, ok := workerRootArg(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"))
 	return ok && path.IsAbs(arg) && path.Clean(arg) == path.Clean(root)
@@ -263,14 +275,14 @@ func isWorkerCmdline(b []byte, root string) bool {
 
 // writerPatterns are the files a worker writes: its log and every
 // category's raw_responses.jsonl, as find -lname patterns on real paths.
-func (r *procReader) writerPatterns(ctx context.Context, workerLog string) []string {
+func (r *Reader) writerPatterns(ctx context.Context, workerLog string) []string {
 	l, _ := r.h.(remote.Linker)
-	return r.patternsAt(ctx, r.real(ctx), workerLog, l)
+	return r.PatternsAt(ctx, r.real(ctx), workerLog, l)
 }
 
-// patternsAt are writerPatterns with the root resolved to real ("": as
+// PatternsAt are writerPatterns with the root resolved to real ("": as
 // spelt), and a worker log outside the root resolved by l (nil: as spelt).
-func (r *procReader) patternsAt(ctx context.Context, real, workerLog string, l remote.Linker) []string {
+func (r *Reader) PatternsAt(ctx context.Context, real, workerLog string, l remote.Linker) []string {
 	if real == "" {
 		real = path.Clean(r.root)
 	}
@@ -286,11 +298,11 @@ func (r *procReader) patternsAt(ctx context.Context, real, workerLog string, l r
 	return append(pats, remote.GlobEscape(logp))
 }
 
-// writers scans the process table for processes writing the worker's
+// Writers scans the process table for processes writing the worker's
 // files, one per process tree (a child that inherited the parent's stdout
 // is the parent's), oldest first. Our own helper shells are left out. The
 // batch's scan (use) stands for it when it scanned for the same files.
-func (r *procReader) writers(ctx context.Context, workerLog string) ([]*proc, error) {
+func (r *Reader) Writers(ctx context.Context, workerLog string) ([]*Proc, error) {
 	hs, err := remote.FindHolders(ctx, r.h, r.writerPatterns(ctx, workerLog), r.scan())
 	if err != nil {
 		return nil, err
@@ -308,11 +320,11 @@ func (r *procReader) writers(ctx context.Context, workerLog string) ([]*proc, er
 			what[h.PID] = h.Target // the data file says more than the log
 		}
 	}
-	procs := make([]*proc, len(pids))
+	procs := make([]*Proc, len(pids))
 	var wg sync.WaitGroup
 	for i, pid := range pids {
 		wg.Add(1)
-		go func() { defer wg.Done(); procs[i], _ = r.read(ctx, pid) }()
+		go func() { defer wg.Done(); procs[i], _ = r.Read(ctx, pid) }()
 	}
 	wg.Wait()
 	live := map[int]bool{}
@@ -321,7 +333,7 @@ func (r *procReader) writers(ctx context.Context, workerLog string) ([]*proc, er
 			live[p.pid] = true
 		}
 	}
-	var out []*proc
+	var out []*Proc
 	for _, p := range procs {
 		if p == nil || live[p.ppid] || ourHelper(p.args) {
 			continue
@@ -353,76 +365,4 @@ func ourHelper(args []string) bool {
 		}
 	}
 	return false
-}
-
-// killNoteFormat is the kill note's line (parse.KillNoteFormat); the watcher
-// reads it only while no worker is alive.
-const killNoteFormat = parse.KillNoteFormat
-
-// killNote is a parsed kill note.
-type killNote struct {
-	pid   int
-	start uint64 // 0: unknown
-	at    time.Time
-}
-
-// parseKillNote reads a kill note (ok false if it is none).
-func parseKillNote(b []byte) (killNote, bool) {
-	n, ok := parse.ParseKillNote(b)
-	return killNote{pid: n.PID, start: n.Start, at: n.At}, ok
-}
-
-// names: the note is about process pid started at start (0: unknown).
-func (n *killNote) names(pid int, start uint64) bool {
-	return n != nil && n.pid == pid && (start == 0 || n.start == 0 || n.start == start)
-}
-
-// workerFacts are the witnesses of one poll, for workerStateFor.
-type workerFacts = parse.WorkerFacts
-
-// workerStateFor is the state table (parse.JudgeWorker, the report's too):
-// what a person would call the worker. Stalled is decided later, from the
-// categories.
-func workerStateFor(f workerFacts) (state snapshot.WorkerState, reason string, byYou bool) {
-	s, reason, byYou := parse.JudgeWorker(f)
-	return snapshot.WorkerState(s), reason, byYou
-}
-
-// warnJSON says when the last poll could not read worker.json.
-func (l *liveness) warnJSON(s *snapshot.Snapshot) {
-	if err := l.jsonErr; err != nil && !errors.Is(err, fs.ErrNotExist) && remote.IsFileError(err) {
-		s.Warn(snapshot.WarnUnreadable, "cannot read "+remote.FileErrText(l.lay.WorkerJSON(), err))
-	}
-}
-
-// liveAsks are liveness's handles in a poll's batch (ask).
-type liveAsks struct {
-	wjson, note, boot *remote.CatAsk
-	cmdline, stat     *remote.CatAsk // of pid: the worker seen alive last poll
-	pid               int
-	procs             *remote.ProcsAsk // worker.json's process, or the scan and its finds
-	real              *remote.PathAsk  // the root, symlinks resolved
-}
-
-// ask adds liveness's reads to a poll's batch: worker.json, the kill note,
-// the boot time until known, the /proc entries of the worker seen alive.
-func (l *liveness) ask(b *remote.Batch) liveAsks {
-	a := liveAsks{wjson: b.Cat(l.lay.WorkerJSON(), 4<<20), note: b.Cat(l.lay.KillNote(), 4096)}
-	if !l.bootRead {
-		a.boot = b.Cat("/proc/stat", 64<<10)
-	}
-	if cur := l.cur; cur != nil {
-		dir := "/proc/" + strconv.Itoa(cur.pid)
-		a.pid, a.cmdline, a.stat = cur.pid, b.Cat(dir+"/cmdline", 64<<10), b.Cat(dir+"/stat", 4096)
-	}
-	return a
-}
-
-// readCat is c's answer, or, when the batch did not answer it (nil: not
-// asked, or no batch), a read of its own.
-func readCat(ctx context.Context, h remote.Host, c *remote.CatAsk, path string, max int) ([]byte, error) {
-	if r, ok := c.Result(); ok {
-		return r.Data, r.Err
-	}
-	return h.ReadAt(ctx, path, 0, max)
 }
