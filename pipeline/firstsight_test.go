@@ -107,7 +107,7 @@ func TestFirstAnsweredPollIsAFirstRead(t *testing.T) {
 		h.mu.Unlock()
 		var s snapshot.Snapshot
 		deadline := time.Now().Add(30 * time.Second)
-		for s = poll(w); !snapshot.Alive(s.Worker.State) && time.Now().Before(deadline); s = poll(w) {
+		for s = poll(w); !snapshot.Alive(s.Worker.State) && time.Now().Before(deadline); s = rescanPoll(w) {
 			time.Sleep(100 * time.Millisecond) // the holder's fd shows in /proc a moment after it starts
 		}
 		b3 := catByName(t, s, "B3_magicoder")
@@ -139,7 +139,7 @@ func TestWriterOfACategoryFileWorksOnIt(t *testing.T) {
 	w := localWatcher(t, root, c, Options{StallAfter: 10 * time.Minute})
 	var s snapshot.Snapshot
 	deadline := time.Now().Add(30 * time.Second)
-	for s = poll(w); !snapshot.Alive(s.Worker.State) && time.Now().Before(deadline); s = poll(w) {
+	for s = poll(w); !snapshot.Alive(s.Worker.State) && time.Now().Before(deadline); s = rescanPoll(w) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if s.Worker.Category != "B3_magicoder" || s.Worker.Source != "proc" {
@@ -177,7 +177,7 @@ func TestFrozenWorkerClaimsNoRate(t *testing.T) {
 	w := localWatcher(t, root, c, Options{StallAfter: 10 * time.Minute})
 	var s snapshot.Snapshot
 	deadline := time.Now().Add(30 * time.Second)
-	for s = poll(w); !snapshot.Alive(s.Worker.State) && time.Now().Before(deadline); s = poll(w) {
+	for s = poll(w); !snapshot.Alive(s.Worker.State) && time.Now().Before(deadline); s = rescanPoll(w) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	must(t, syscall.Kill(pid, syscall.SIGSTOP))
@@ -198,4 +198,13 @@ func TestFrozenWorkerClaimsNoRate(t *testing.T) {
 	if b3 := catByName(t, s, "B3_magicoder"); s.Worker.Frozen || b3.Reason == parse.FrozenReason {
 		t.Fatalf("continued: worker %+v; B3 %s (%q)", s.Worker, b3.State, b3.Reason)
 	}
+}
+
+// rescanPoll polls once more, the process table scanned again: a test's
+// clock stands still, so a scan that ran before the started process had
+// opened its files would not run again by itself for scanEvery (what
+// Watcher.Rescan does after a launch).
+func rescanPoll(w *Watcher) snapshot.Snapshot {
+	w.Rescan()
+	return poll(w)
 }

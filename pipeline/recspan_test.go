@@ -43,7 +43,7 @@ func TestRecordSpanAskedOnlyWithoutAFresherWitness(t *testing.T) {
 			}
 			var s snapshot.Snapshot
 			deadline := time.Now().Add(30 * time.Second)
-			for s = poll(w); !snapshot.Alive(s.Worker.State) && time.Now().Before(deadline); s = poll(w) {
+			for s = poll(w); !snapshot.Alive(s.Worker.State) && time.Now().Before(deadline); s = rescanPoll(w) {
 				time.Sleep(100 * time.Millisecond)
 			}
 			if b3 := catByName(t, s, "B3_magicoder"); b3.State != snapshot.StateRunning {
