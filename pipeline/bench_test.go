@@ -99,12 +99,12 @@ func BenchmarkVitalsRead(b *testing.B) {
 	h, px := dialThroughProxy(b, s)
 	w := NewWatcher(h, Options{Host: "bench", Root: root}, nil)
 	px.SetDelay(rtt / 2)
-	if vr := w.vit.read(context.Background(), w.rd, pid, true, nil); vr.err != nil || vr.secs["gpu"].Code != 0 || vr.secs["df"].Code != 0 {
+	if vr := w.vit.read(context.Background(), w.h, pid, true, nil); vr.err != nil || vr.secs["gpu"].Code != 0 || vr.secs["df"].Code != 0 {
 		b.Fatalf("vitals: %+v", vr)
 	}
 	w0, start, n := h.Wire(), time.Now(), 0
 	for b.Loop() {
-		w.vit.read(context.Background(), w.rd, pid, n%diskEvery == 0, nil)
+		w.vit.read(context.Background(), w.h, pid, n%diskEvery == 0, nil)
 		n++
 	}
 	w1, el := h.Wire(), time.Since(start)

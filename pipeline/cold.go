@@ -17,7 +17,7 @@ import (
 // old session). It is then read in one exec (prefetch), not request by request.
 func (w *Watcher) cold() bool {
 	l, ok := w.h.(remote.Linked)
-	if w.pre == nil || !ok {
+	if w.fb == nil || !ok {
 		return false
 	}
 	st := l.State()
@@ -38,7 +38,7 @@ type batchAsk struct {
 	spans           []string // the records' span to ask for (recspan.go), nil: none
 }
 
-// prefetch arms w.pre with one request to the Go agent (viaAgent) or,
+// prefetch reads this poll with one request to the Go agent (viaAgent) or,
 // where none answers, one exec of the fallback (remote/host/fallback.sh),
 // that reads what this poll is going to ask: the manifest, the category
 // folders (all of them, as a first attach, when none is known yet), the
@@ -67,9 +67,9 @@ func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAs
 	}
 	if viaAgent {
 		b, asks := w.batchFor(ctx, ask)
-		err := w.pre.LoadVia(ctx, w.agent, b)
+		_, err := w.agent.Run(ctx, b)
 		if cold {
-			w.coldErr = err
+			w.coldErr, w.coldAsks = err, asks.poll
 		}
 		w.noteAgent(err)
 		switch {
@@ -93,7 +93,10 @@ func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAs
 		w.countOnHost(false)
 	}
 	b, asks := w.batchFor(ctx, ask)
-	w.coldErr = w.pre.Load(ctx, b)
+	w.coldErr = w.fb.Run(ctx, b)
+	if cold {
+		w.coldAsks = asks.poll
+	}
 	w.noteUnpack()
 	if w.coldErr == nil {
 		return w.fallbackReader(), asks
@@ -112,11 +115,11 @@ func (w *Watcher) prefetchEither(ctx context.Context, ask batchAsk) (string, *po
 	fask.steady, fask.tokJobs = false, nil // a first poll knows no holes yet
 	w.countOnHost(false)
 	fb, fasks := w.batchFor(ctx, fask)
-	agentOK, aerr, ferr := w.pre.LoadEither(ctx, w.agent, ab, fb)
+	agentOK, aerr, ferr := w.fb.RunEither(ctx, w.agent, ab, fb)
 	w.noteAgent(aerr)
 	if agentOK {
 		w.countOnHost(true)
-		w.coldErr, w.agentErr = nil, ""
+		w.coldErr, w.agentErr, w.coldAsks = nil, "", aasks.poll
 		return agentReader(w.agent.Kind()), aasks
 	}
 	if !errors.Is(aerr, remote.ErrNoAgent) && aerr.Error() != w.agentErr {
@@ -125,6 +128,7 @@ func (w *Watcher) prefetchEither(ctx context.Context, ask batchAsk) (string, *po
 	}
 	w.sumJobs = nil
 	w.noteUnpack()
+	w.coldAsks = fasks.poll
 	if w.coldErr = ferr; ferr == nil {
 		return w.fallbackReader(), fasks
 	}
@@ -182,7 +186,7 @@ func (w *Watcher) viaAgent() bool {
 // session (viaAgent is false), every poll is read by the fallback.
 func (w *Watcher) linked() bool {
 	l, ok := w.h.(remote.Linked)
-	return w.agent != nil && w.pre != nil && ok && l.State().Phase == remote.Connected
+	return w.agent != nil && w.fb != nil && ok && l.State().Phase == remote.Connected
 }
 
 // agentRemoteAbove: with the agent, a count of more new bytes than this
@@ -233,20 +237,21 @@ func (w *Watcher) askCounts(b *remote.Batch, counters []*remote.Counter, steady 
 // that asked it once the batch ran (an unanswered one: the part reads
 // for itself). nil: no batch ran (--local, a host with no link).
 type pollAsks struct {
-	find    findAsks        // counts: the manifest and the category folders
-	coldSum *remote.ExecAsk // counts: the holes' sums of a one-shot status
-	tokens  *remote.ExecAsk // counts: the holes' sums (sumOnHost)
-	spans   *remote.ExecAsk // counts: the records' spans (recspan.go)
-	live    liveAsks        // liveness: worker.json, the kill note, /proc
-	zone    *remote.ExecAsk // events: the host's zone
-	vit     *remote.ExecAsk // vitals
+	find    findAsks         // counts: the manifest and the category folders
+	coldSum *remote.ExecAsk  // counts: the holes' sums of a one-shot status
+	tokens  *remote.ExecAsk  // counts: the holes' sums (sumOnHost)
+	spans   *remote.ExecAsk  // counts: the records' spans (recspan.go)
+	poll    *remote.PollAsks // the Poller: the tails' and counters' answers
+	live    liveAsks         // liveness: worker.json, the kill note, /proc
+	zone    *remote.ExecAsk  // events: the host's zone
+	vit     *remote.ExecAsk  // vitals
 }
 
 // batchFor is prefetch's batch, and its handles.
 func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *pollAsks) {
 	full, zone, vit, vitPid, disk := ask.full, ask.zone, ask.vit, ask.vitPid, ask.disk
 	b := &remote.Batch{Digests: ask.steady} // the agent digests a log's history; the fallback reads it
-	asks := &pollAsks{}
+	asks := &pollAsks{poll: b.PollAsks()}
 	l := w.layout()
 	if !w.cnt.haveMan {
 		asks.find.man = b.Cat(l.Manifest(), 1<<20)
@@ -289,15 +294,12 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *p
 	return b, asks
 }
 
-// ColdStats says how the last cold poll went: questions answered from its
-// batch, questions that went to the host, and the batch's error.
+// ColdStats says how the last cold poll went: the tails' and counts'
+// reads its batch held, those that went to the host, and the batch's error.
 func (w *Watcher) ColdStats() (hits, misses int64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.pre == nil {
-		return 0, 0, nil
-	}
-	h, m := w.pre.Counts()
+	h, m := w.coldAsks.Counts()
 	return h, m, w.coldErr
 }
 

@@ -25,7 +25,7 @@ import (
 // batched cold poll to its answers.
 func plainWatcher(h remote.Host, o Options) *Watcher {
 	w := NewWatcher(h, o, nil)
-	w.pre, w.rd, w.agent = nil, h, nil
+	w.fb, w.agent = nil, nil
 	w.live.rd, w.live.procs = h, newProcReader(h, w.o.Root)
 	return w
 }
@@ -266,9 +266,9 @@ func coldDiff(t *testing.T, p *proxied, via string) {
 				t.Fatalf("the agent that answered: %q, want %q", wb.agent.Kind(), want)
 			}
 			if r.name == "running job" && misses > 0 {
-				t.Errorf("the batch missed %d questions: %v", misses, wb.pre.Missed())
+				t.Errorf("%d reads not in the batch: %v", misses, wb.coldAsks.Missed())
 			}
-			t.Logf("cold poll: %d answers from the batch, %d missed %v", hits, misses, wb.pre.Missed())
+			t.Logf("cold poll: %d reads from the batch, %d not in it %v", hits, misses, wb.coldAsks.Missed())
 			for i, step := range r.steps {
 				step(t, root)
 				check("step " + string(rune('1'+i)))

@@ -90,9 +90,10 @@ func (o *Options) defaults() {
 // offsets, rates, stalls and the event timeline.
 type Watcher struct {
 	h            remote.Host
-	rd           remote.Host      // what polls read through: pre, or h itself
-	pre          *remote.Prefetch // answers a cold poll from one exec (a host with a link only)
+	fb           *remote.Fallback // reads a poll in one exec where no agent answers (a host with a link only)
 	coldErr      error            // the last cold poll's batch error
+	coldAsks     *remote.PollAsks // the last cold poll's tails and counts, as its batch answered them
+	lastAsks     *remote.PollAsks // the last poll's (its reads from the batch and those not in it)
 	agent        *remote.Agent    // answers steady polls in one request (a host with a link that can stream)
 	agentErr     string           // the agent's last error, logged once
 	readerLogged string
@@ -133,10 +134,8 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 		log: newLogs(o.WorkerLog, o.LogLines, o.OnePoll),
 	}
 	w.WorkerLog, w.ServerLog = w.log.worker, w.log.server
-	w.rd = h
 	if _, linked := h.(remote.Linked); linked {
-		w.pre = remote.NewPrefetch(h)
-		w.rd = w.pre
+		w.fb = remote.NewFallback(h)
 		if w.agent = remote.NewAgent(h); w.agent != nil {
 			w.agent.UseBinary(o.WorkerBin)
 			w.agent.AutoInstall(o.InstallAgent)
@@ -145,16 +144,16 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 	if o.HintPath != "" {
 		w.hint = ReadServersHint(o.HintPath)
 		switch {
-		case w.pre == nil:
+		case w.fb == nil:
 		case w.hint != nil:
-			w.pre.SetUnpack(w.hint.Unpacks)
+			w.fb.SetUnpack(w.hint.Unpacks)
 		default:
 			// a first contact: most hosts unpack (base64 and gunzip are in
 			// coreutils, gzip and busybox), so the fallback goes packed at
 			// once; one that cannot says so (exit 73), is read as it is
 			// and remembered, a round trip lost once
 			w.firstContact = true
-			w.pre.SetUnpack(true)
+			w.fb.SetUnpack(true)
 		}
 	}
 	pane := int64(32 << 10)
@@ -166,7 +165,7 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 	w.base.tl = tl
 	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, onePoll: o.OnePoll, tl: tl, cats: map[string]*catState{}}
 	w.vit = vitals{root: o.Root, floor: o.DiskFloor, tl: tl}
-	w.live = liveness{rd: w.rd, h: h, lay: w.layout(), workerLog: o.WorkerLog, procs: newProcReader(w.rd, o.Root), tl: tl, killed: map[int]bool{}}
+	w.live = liveness{rd: w.h, h: h, lay: w.layout(), workerLog: o.WorkerLog, procs: newProcReader(w.h, o.Root), tl: tl, killed: map[int]bool{}}
 	return w
 }
 
@@ -262,7 +261,6 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 		if r != "" {
 			reader = r
 		}
-		defer w.pre.Disarm()
 	}
 	w.reader.Store(reader) // once a poll: Link, read beside it, never sees a guess
 	if reader != w.readerLogged {
@@ -271,7 +269,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	}
 	if full {
 		var parsed bool
-		if parsed, discErr = w.cnt.discover(ctx, w.rd, asks.find); parsed {
+		if parsed, discErr = w.cnt.discover(ctx, w.h, asks.find); parsed {
 			w.writeServersHint()
 		}
 	}
@@ -296,24 +294,25 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	var tokErr error
 	if len(tokJobs) > 0 {
 		wg.Add(1)
-		go func() { defer wg.Done(); tokSums, tokErr = sumOnHost(ctx, w.rd, tokJobs, asks.tokens) }()
+		go func() { defer wg.Done(); tokSums, tokErr = sumOnHost(ctx, w.h, tokJobs, asks.tokens) }()
 	}
 	wg.Add(2)
 	if askVit {
 		wg.Add(1)
-		go func() { defer wg.Done(); vr = w.vit.read(ctx, w.rd, vitPid, vitDisk, asks.vit) }()
+		go func() { defer wg.Done(); vr = w.vit.read(ctx, w.h, vitPid, vitDisk, asks.vit) }()
 	}
-	go func() { defer wg.Done(); res = p.Poll(ctx, w.rd) }()
+	p.Asks, w.lastAsks = asks.poll, asks.poll // each tail and counter reads its handle's answer, the host for the rest
+	go func() { defer wg.Done(); res = p.Poll(ctx, w.h) }()
 	go func() { defer wg.Done(); lr = w.live.read(ctx, now, w.nth(), asks.live) }()
 	if askZone {
 		wg.Add(1)
-		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.rd, asks.zone) }()
+		go func() { defer wg.Done(); zone, zoneErr = readZone(ctx, w.h, asks.zone) }()
 	}
 	var spanOut []byte
 	var spanRead bool
 	if spanArgv != nil {
 		wg.Add(1)
-		go func() { defer wg.Done(); spanOut, spanRead = readSpans(ctx, w.rd, spanArgv, asks.spans) }()
+		go func() { defer wg.Done(); spanOut, spanRead = readSpans(ctx, w.h, spanArgv, asks.spans) }()
 	}
 	wg.Wait()
 	pw.Wait()
@@ -355,11 +354,11 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 		// a one-shot status sums the holes now (by the fallback it counts
 		// only: the holes' tokens would be the host's awk over every byte
 		// of them, tokenJobs)
-		w.cnt.sumHolesNow(ctx, w.rd, coldSummed, nil)
+		w.cnt.sumHolesNow(ctx, w.h, coldSummed, nil)
 	case w.cnt.budgetUnsummed():
 		// a budget's category is done or not by its tokens: its own
 		// summed now, by either reader, not a poll later
-		w.cnt.sumHolesNow(ctx, w.rd, coldSummed, func(c *catState) bool { return c.budget > 0 })
+		w.cnt.sumHolesNow(ctx, w.h, coldSummed, func(c *catState) bool { return c.budget > 0 })
 	}
 	w.sv.FoldReads(reads)
 	w.judge(reads, vr, now)
@@ -473,7 +472,7 @@ func (w *Watcher) serverSpecs() []servers.Spec {
 // from the hint (ServersHint.write): a Watcher's, for the hint gathers
 // the counts' manifest and the reader's findings.
 func (w *Watcher) writeServersHint() {
-	have := ServersHint{Server: w.cnt.manifest.Server, Servers: w.cnt.manifest.Servers, NoAgent: w.noAgent, Unpacks: w.pre != nil && w.pre.Unpacks()}
+	have := ServersHint{Server: w.cnt.manifest.Server, Servers: w.cnt.manifest.Servers, NoAgent: w.noAgent, Unpacks: w.fb != nil && w.fb.Unpacks()}
 	if !w.cnt.haveMan && w.hint != nil { // pipeline.toml not read yet: its servers as the hint had them
 		have.Server, have.Servers = w.hint.Server, w.hint.Servers
 	}
@@ -483,7 +482,7 @@ func (w *Watcher) writeServersHint() {
 // noteUnpack keeps, for the hint, what the fallback's last answer said of
 // unpacking, when it differs from the hint's.
 func (w *Watcher) noteUnpack() {
-	if w.pre != nil && w.pre.Unpacks() != (w.hint != nil && w.hint.Unpacks) {
+	if w.fb != nil && w.fb.Unpacks() != (w.hint != nil && w.hint.Unpacks) {
 		w.writeServersHint()
 	}
 }
