@@ -65,7 +65,7 @@ func TestBatchAnswersLikeTheHost(t *testing.T) {
 		files = append(files, asks.counter(c))
 	}
 	for i, f := range append([]string{log, gone.Path}, counterPaths(counters)...) {
-		if files[i] == nil || !files[i].hasStat {
+		if files[i] == nil || files[i].stat == nil {
 			t.Errorf("stat %q: not in the batch", f)
 			continue
 		}

@@ -52,7 +52,7 @@ func TestTailDigestThroughTheAgent(t *testing.T) {
 	if _, err := ag.Run(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
-	if !ask.Answered() || !ask.ans.hasDig {
+	if !ask.Answered() || ask.ans.digest == nil {
 		t.Fatal("the agent sent no digest")
 	}
 	got := (&Poller{Tails: []*Tail{dg}, Asks: b.PollAsks()}).Poll(context.Background(), Local{}).Tails[0]
@@ -99,7 +99,7 @@ func TestTailDigestThroughTheAgent(t *testing.T) {
 	if err := NewFallback(Local{}).Run(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
-	if !ask.Answered() || ask.ans.hasDig {
+	if !ask.Answered() || ask.ans.digest != nil {
 		t.Fatal("the fallback's answer holds a digest")
 	}
 	all := (&Poller{Tails: []*Tail{fb}, Asks: b.PollAsks()}).Poll(context.Background(), Local{}).Tails[0]

@@ -150,7 +150,7 @@ func TestFallbackTooBigToPack(t *testing.T) {
 	if len(h.argvs) != 1 || packed(h.argvs[0]) {
 		t.Fatalf("%d execs, packed %v", len(h.argvs), packed(h.argvs[0]))
 	}
-	if !c.Answered() || !c.ans.hasStat || c.ans.stat.err != nil || c.ans.stat.fi.Size != 6 {
+	if !c.Answered() || c.ans.stat == nil || c.ans.stat.err != nil || c.ans.stat.fi.Size != 6 {
 		t.Fatalf("stat: %+v", c.ans)
 	}
 }

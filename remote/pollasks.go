@@ -11,20 +11,17 @@ import (
 // said of its file: its stat, the bytes read from the offset (and the
 // head), the host's line count, a first attach's digest and start lines.
 // The Poller turns them into updates with the code it reads the host
-// with (poll.go: fileReads), so a read the batch did not make goes to the
+// with (pollreads.go: fileReads), so a read the batch did not make goes to the
 // host, counted as one not in the batch.
 
-// fileAns is what a batch's answer said of one file.
+// fileAns is what a batch's answer said of one file (nil: not said;
+// a digest or start lines sent empty are not nil).
 type fileAns struct {
-	stat    statAns
-	hasStat bool
-	reads   []readAns
-	count   countAns
-	counted bool // a host count (N record)
-	digest  []byte
-	hasDig  bool
-	starts  []byte
-	hasStrt bool
+	stat   *statAns
+	reads  []readAns
+	count  *countAns // the host's count (N record)
+	digest []byte
+	starts []byte
 }
 
 // TailAsk is a Tail op: the tail's stat, its bytes from its offset, the
@@ -181,23 +178,19 @@ func (a *answers) files() map[string]*fileAns {
 		return f
 	}
 	for p, s := range a.stats {
-		f := get(p)
-		f.stat, f.hasStat = s, true
+		get(p).stat = &s
 	}
 	for p, rs := range a.reads {
 		get(p).reads = rs
 	}
 	for p, c := range a.counts {
-		f := get(p)
-		f.count, f.counted = c, true
+		get(p).count = &c
 	}
 	for p, d := range a.digest {
-		f := get(p)
-		f.digest, f.hasDig = d, true
+		get(p).digest = d
 	}
 	for p, s := range a.starts {
-		f := get(p)
-		f.starts, f.hasStrt = s, true
+		get(p).starts = s
 	}
 	return fs
 }
@@ -221,7 +214,7 @@ func (f *fileAns) read(off, n int64) ([]byte, error, bool) {
 
 // hostCount is the host's count of [off, off+n), when it counted that range.
 func (f *fileAns) hostCount(off, n int64) (hostCount, bool) {
-	if !f.counted || f.count.from != off+1 || f.count.n != n {
+	if f.count == nil || f.count.from != off+1 || f.count.n != n {
 		return hostCount{}, false
 	}
 	return hostCount{lines: f.count.lines, size: off + n, err: f.count.err}, true
@@ -229,7 +222,7 @@ func (f *fileAns) hostCount(off, n int64) (hostCount, bool) {
 
 // startLines are the start lines the agent found before a first attach's history.
 func (f *fileAns) startLines() ([]string, bool) {
-	if !f.hasStrt {
+	if f.starts == nil {
 		return nil, false
 	}
 	var out []string

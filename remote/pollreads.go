@@ -64,8 +64,8 @@ type answeredReads struct {
 }
 
 func (r answeredReads) stat(ctx context.Context) (FileInfo, error) {
-	r.asks.note(r.f.hasStat, func() string { return "stat " + r.host.path })
-	if r.f.hasStat {
+	r.asks.note(r.f.stat != nil, func() string { return "stat " + r.host.path })
+	if r.f.stat != nil {
 		return r.f.stat.fi, r.f.stat.err
 	}
 	return r.host.stat(ctx)
@@ -97,7 +97,7 @@ func (r answeredReads) hostCount(off, n int64) (hostCount, bool) {
 	return c, ok
 }
 
-func (r answeredReads) digest() ([]byte, bool)   { return r.f.digest, r.f.hasDig }
+func (r answeredReads) digest() ([]byte, bool)   { return r.f.digest, r.f.digest != nil }
 func (r answeredReads) starts() ([]string, bool) { return r.f.startLines() }
 func (r answeredReads) forget()                  { r.host.forget() }
 
