@@ -60,8 +60,8 @@ func (a Actor) checked(ctx context.Context, preflight bool) Actor {
 	return a
 }
 
-// armed says whether checked's answers stand: no act since.
-func (a Actor) armed() bool { return a.stand != nil && a.stand.Load() }
+// standing says whether checked's answers stand: no act since.
+func (a Actor) standing() bool { return a.stand != nil && a.stand.Load() }
 
 // acted ends the checks' answers.
 func (a Actor) acted() {
@@ -101,7 +101,7 @@ var preflightScript = remote.HostScript("preflight.sh")
 func (a Actor) Preflight(ctx context.Context) error {
 	r, ok := a.preflight.Result()
 	var err error
-	if !ok || !a.armed() {
+	if !ok || !a.standing() {
 		r, err = a.H.Exec(ctx, a.preflightArgv()...)
 	}
 	if err != nil {
@@ -216,7 +216,7 @@ func (a Actor) execLaunch(ctx context.Context, only []string) (remote.ExecResult
 // procs reads the host's processes: from checked's answers while they stand.
 func (a Actor) procs() *procReader {
 	r := newProcReader(a.H, a.Root)
-	if a.armed() {
+	if a.standing() {
 		r.use(a.checks.procs, a.checks.real)
 	}
 	return r
@@ -268,7 +268,7 @@ func (a Actor) refuseWriters(ctx context.Context, except int) error {
 // ourWorker reads worker.json's pid and checks it on the host.
 func (a Actor) ourWorker(ctx context.Context) (int, bool, error) {
 	ask := a.wjson
-	if !a.armed() {
+	if !a.standing() {
 		ask = nil // read anew after an act
 	}
 	data, err := readCat(ctx, a.H, ask, a.layout().WorkerJSON(), 4<<20)

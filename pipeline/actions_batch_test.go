@@ -25,7 +25,7 @@ func TestActorChecksInOneBatch(t *testing.T) {
 	t.Cleanup(func() { h.Close() })
 	ch := &askCounter{SSH: h}
 	c := Actor{H: ch, Root: root}.checked(context.Background(), false)
-	if !c.armed() {
+	if !c.standing() {
 		t.Fatal("no batch for the checks")
 	}
 	ch.n.Store(0)

@@ -14,7 +14,7 @@ import (
 
 // cold says whether this poll starts from nothing on its link: the first
 // one, or the first since the link came back (kept handles died with the
-// old session). It is then read in one exec (prefetch), not request by request.
+// old session). It is then read in one exec (request), not op by op.
 func (w *Watcher) cold() bool {
 	l, ok := w.h.(remote.Linked)
 	if w.fb == nil || !ok {
@@ -38,14 +38,14 @@ type batchAsk struct {
 	spans           []string // the records' span to ask for (recspan.go), nil: none
 }
 
-// prefetch reads this poll with one request to the Go agent (viaAgent) or,
+// request reads this poll with one request to the Go agent (viaAgent) or,
 // where none answers, one exec of the fallback (remote/host/fallback.sh),
 // that reads what this poll is going to ask: the manifest, the category
 // folders (all of them, as a first attach, when none is known yet), the
 // logs, worker.json and the kill note, the worker's /proc entries (or the
-// scan for a writer), the host's zone, its vitals and the token sums. What
-// it did not foresee, the poll reads as usual. Its error only costs the
-// round trips it was to save.
+// scan for a writer), the host's zone, its vitals and the token sums.
+// What its handles do not hold, each part reads for itself. Its error
+// only costs the round trips it was to save.
 //
 // The cold poll goes to the agent too: a first screen of 10,000
 // categories forks a handful of processes, not a few per category (the
@@ -56,14 +56,14 @@ type batchAsk struct {
 // It returns what answered ("" if nothing did: the poll reads file by
 // file), and the handles of the batch that answered, which the poll hands
 // to the parts that asked them.
-func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAsk) (string, *pollAsks) {
+func (w *Watcher) request(ctx context.Context, cold, viaAgent bool, ask batchAsk) (string, *pollAsks) {
 	w.sumJobs = ask.tokJobs
 	if viaAgent && cold && (w.firstContact || w.hint != nil && w.hint.NoAgent == remote.AgentProto) {
 		// a host seen for the first time most often has no agent yet
 		// (the dashboard installs it then), like one that had none last
 		// time: the fallback beside the launcher, not after its "none here"
 		w.firstContact = false
-		return w.prefetchEither(ctx, ask)
+		return w.requestEither(ctx, ask)
 	}
 	if viaAgent {
 		b, asks := w.batchFor(ctx, ask)
@@ -104,12 +104,12 @@ func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAs
 	return "", asks
 }
 
-// prefetchEither is a cold poll of a host that had no agent of this
+// requestEither is a cold poll of a host that had no agent of this
 // protocol last time (the hint): the agent's launcher and the fallback
 // side by side, the agent's answer taken when it answered. Each batch is
 // planned for its reader (the counts' thresholds, the token sums), and the
 // counts are left as the one that answered planned them.
-func (w *Watcher) prefetchEither(ctx context.Context, ask batchAsk) (string, *pollAsks) {
+func (w *Watcher) requestEither(ctx context.Context, ask batchAsk) (string, *pollAsks) {
 	ab, aasks := w.batchFor(ctx, ask)
 	fask := ask
 	fask.steady, fask.tokJobs = false, nil // a first poll knows no holes yet
@@ -247,7 +247,7 @@ type pollAsks struct {
 	vit     *remote.ExecAsk  // vitals
 }
 
-// batchFor is prefetch's batch, and its handles.
+// batchFor is request's batch, and its handles.
 func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *pollAsks) {
 	full, zone, vit, vitPid, disk := ask.full, ask.zone, ask.vit, ask.vitPid, ask.disk
 	b := &remote.Batch{Digests: ask.steady} // the agent digests a log's history; the fallback reads it

@@ -99,7 +99,7 @@ type Watcher struct {
 	readerLogged string
 	reader       atomic.Value // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
 	hint         *ServersHint // Options.HintPath's, as read at the start
-	sumJobs      []*tokJob    // the token sums this poll's batch asks (prefetch: capped for the fallback)
+	sumJobs      []*tokJob    // the token sums this poll's batch asks (request: capped for the fallback)
 	noAgent      string       // the host had no agent of this protocol (for the hint)
 	firstContact bool         // no hint of this host yet: its first cold poll asks the agent and the fallback at once
 	coldSession  int          // the link session that had its cold poll
@@ -217,7 +217,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	now := w.o.Now()
 	var discErr error
 	full := w.polls%30 == 0 || len(w.cnt.cats) == 0 // prompts.jsonl and new categories change rarely
-	w.runsDue = w.cnt.newRuns()                     // this poll's, for its prefetch and its reads alike
+	w.runsDue = w.cnt.newRuns()                     // this poll's, for its request and its reads alike
 	askZone := w.ev.zone == nil || w.ev.relearn     // once per connection, in this batch
 	askVit, vitDisk := w.vit.due(now)               // at most every 10 s, in this batch
 	vitPid := w.live.pid()
@@ -256,7 +256,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 		// one, one exec of the fallback), beside the servers' probes;
 		// each part reads its handles' answers
 		var r string
-		r, asks = w.prefetch(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent, spanArgv})
+		r, asks = w.request(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent, spanArgv})
 		tokJobs = w.sumJobs // the fallback's share when the agent failed
 		if r != "" {
 			reader = r
