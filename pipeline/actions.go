@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -27,10 +28,10 @@ type Actor struct {
 	// environment (worker.ServerEnv; /proc/PID/environ is the owner's only).
 	ServerURL string
 
-	pre       *remote.Prefetch // the checks' answers until the first act (checked)
-	wjson     *remote.CatAsk   // checked's worker.json, read while pre is armed
-	preflight *remote.ExecAsk  // checked's launch check, read while pre is armed
-	checks    liveness.Asks    // checked's processes and root, read while pre is armed
+	stand     *atomic.Bool    // checked's answers stand: no act since (nil: no checks batch)
+	wjson     *remote.CatAsk  // checked's worker.json, read while they stand
+	preflight *remote.ExecAsk // checked's launch check, read while they stand
+	checks    liveness.Asks   // checked's processes and root, read while they stand
 }
 
 // checked is a with the reads its checks make (worker.json, the worker's
@@ -39,7 +40,7 @@ type Actor struct {
 // round trips, and the SFTP session's too. The answers stand until the
 // first act (acted): what follows an act reads the host anew.
 func (a Actor) checked(ctx context.Context, preflight bool) Actor {
-	if _, linked := a.H.(remote.Linked); !linked || a.pre != nil {
+	if _, linked := a.H.(remote.Linked); !linked || a.stand != nil {
 		return a
 	}
 	l := a.layout()
@@ -51,22 +52,22 @@ func (a Actor) checked(ctx context.Context, preflight bool) Actor {
 	if preflight {
 		pf = b.Exec(a.preflightArgv()...)
 	}
-	pre := remote.NewPrefetch(a.H)
-	if pre.Load(ctx, b) != nil {
+	if remote.NewFallback(a.H).Run(ctx, b) != nil {
 		return a // read check by check
 	}
-	a.H, a.pre, a.wjson, a.preflight = pre, pre, wjson, pf
+	a.stand, a.wjson, a.preflight = new(atomic.Bool), wjson, pf
+	a.stand.Store(true)
 	a.checks.Procs, a.checks.Real = procs, real
 	return a
 }
 
-// armed says whether checked's answers stand: no act since.
-func (a Actor) armed() bool { return a.pre != nil && a.pre.Armed() }
+// standing says whether checked's answers stand: no act since.
+func (a Actor) standing() bool { return a.stand != nil && a.stand.Load() }
 
 // acted ends the checks' answers.
 func (a Actor) acted() {
-	if a.pre != nil {
-		a.pre.Disarm()
+	if a.stand != nil {
+		a.stand.Store(false)
 	}
 }
 
@@ -101,7 +102,7 @@ var preflightScript = remote.HostScript("preflight.sh")
 func (a Actor) Preflight(ctx context.Context) error {
 	r, ok := a.preflight.Result()
 	var err error
-	if !ok || !a.armed() {
+	if !ok || !a.standing() {
 		r, err = a.H.Exec(ctx, a.preflightArgv()...)
 	}
 	if err != nil {
@@ -206,11 +207,7 @@ func (a Actor) execLaunch(ctx context.Context, only []string) (remote.ExecResult
 	if a.ServerURL == "" {
 		return a.H.Exec(ctx, a.LaunchArgv(only)...)
 	}
-	h := a.H
-	if p, ok := h.(*remote.Prefetch); ok {
-		h = p.Host
-	}
-	ie, ok := h.(remote.InputExecer)
+	ie, ok := a.H.(remote.InputExecer)
 	if !ok {
 		return remote.ExecResult{}, errors.New("this host cannot take the server URL on stdin, and it is kept out of the command line")
 	}
@@ -220,7 +217,7 @@ func (a Actor) execLaunch(ctx context.Context, only []string) (remote.ExecResult
 // procs reads the host's processes: from checked's answers while they stand.
 func (a Actor) procs() *liveness.Reader {
 	r := liveness.NewReader(a.H, a.Root)
-	if a.armed() {
+	if a.standing() {
 		r.Use(a.checks.Procs, a.checks.Real)
 	}
 	return r
@@ -272,7 +269,7 @@ func (a Actor) refuseWriters(ctx context.Context, except int) error {
 // ourWorker reads worker.json's pid and checks it on the host.
 func (a Actor) ourWorker(ctx context.Context) (int, bool, error) {
 	ask := a.wjson
-	if !a.armed() {
+	if !a.standing() {
 		ask = nil // read anew after an act
 	}
 	data, err := liveness.ReadCat(ctx, a.H, ask, a.layout().WorkerJSON(), 4<<20)

@@ -100,7 +100,7 @@ func BenchmarkVitalsRead(b *testing.B) {
 	h, px := dialThroughProxy(b, s)
 	w := NewWatcher(h, Options{Host: "bench", Root: root}, nil)
 	px.SetDelay(rtt / 2)
-	if res, err := w.rd.Exec(context.Background(), w.vit.Argv(pid, true)...); err != nil {
+	if res, err := w.h.Exec(context.Background(), w.vit.Argv(pid, true)...); err != nil {
 		b.Fatalf("vitals: %v", err)
 	} else if secs := parse.SplitVitals(string(res.Stdout)); secs["gpu"].Code != 0 || secs["df"].Code != 0 {
 		b.Fatalf("vitals: %+v", secs)
@@ -109,7 +109,7 @@ func BenchmarkVitalsRead(b *testing.B) {
 	w0, start, n := h.Wire(), time.Now(), 0
 	for b.Loop() {
 		_, disk := w.vit.Due(time.Now())
-		w.vit.Read(context.Background(), w.rd, pid, disk, nil)
+		w.vit.Read(context.Background(), w.h, pid, disk, nil)
 		n++
 	}
 	w1, el := h.Wire(), time.Since(start)

@@ -16,10 +16,10 @@ import (
 
 // cold says whether this poll starts from nothing on its link: the first
 // one, or the first since the link came back (kept handles died with the
-// old session). It is then read in one exec (prefetch), not request by request.
+// old session). It is then read in one exec (request), not op by op.
 func (w *Watcher) cold() bool {
 	l, ok := w.h.(remote.Linked)
-	if w.pre == nil || !ok {
+	if w.fb == nil || !ok {
 		return false
 	}
 	st := l.State()
@@ -40,14 +40,14 @@ type batchAsk struct {
 	spans           []string // the records' span to ask for (recspan.go), nil: none
 }
 
-// prefetch arms w.pre with one request to the Go agent (viaAgent) or,
+// request reads this poll with one request to the Go agent (viaAgent) or,
 // where none answers, one exec of the fallback (remote/host/fallback.sh),
 // that reads what this poll is going to ask: the manifest, the category
 // folders (all of them, as a first attach, when none is known yet), the
 // logs, worker.json and the kill note, the worker's /proc entries (or the
-// scan for a writer), the host's zone, its vitals and the token sums. What
-// it did not foresee, the poll reads as usual. Its error only costs the
-// round trips it was to save.
+// scan for a writer), the host's zone, its vitals and the token sums.
+// What its handles do not hold, each part reads for itself. Its error
+// only costs the round trips it was to save.
 //
 // The cold poll goes to the agent too: a first screen of 10,000
 // categories forks a handful of processes, not a few per category (the
@@ -58,20 +58,20 @@ type batchAsk struct {
 // It returns what answered ("" if nothing did: the poll reads file by
 // file), and the handles of the batch that answered, which the poll hands
 // to the parts that asked them.
-func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAsk) (string, *pollAsks) {
+func (w *Watcher) request(ctx context.Context, cold, viaAgent bool, ask batchAsk) (string, *pollAsks) {
 	w.sumJobs = ask.tokJobs
 	if viaAgent && cold && (w.firstContact || w.hint != nil && w.hint.NoAgent == remote.AgentProto) {
 		// a host seen for the first time most often has no agent yet
 		// (the dashboard installs it then), like one that had none last
 		// time: the fallback beside the launcher, not after its "none here"
 		w.firstContact = false
-		return w.prefetchEither(ctx, ask)
+		return w.requestEither(ctx, ask)
 	}
 	if viaAgent {
 		b, asks := w.batchFor(ctx, ask)
-		err := w.pre.LoadVia(ctx, w.agent, b)
+		_, err := w.agent.Run(ctx, b)
 		if cold {
-			w.coldErr = err
+			w.coldErr, w.coldAsks = err, asks.poll
 		}
 		w.noteAgent(err)
 		switch {
@@ -95,7 +95,10 @@ func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAs
 		w.countOnHost(false)
 	}
 	b, asks := w.batchFor(ctx, ask)
-	w.coldErr = w.pre.Load(ctx, b)
+	w.coldErr = w.fb.Run(ctx, b)
+	if cold {
+		w.coldAsks = asks.poll
+	}
 	w.noteUnpack()
 	if w.coldErr == nil {
 		return w.fallbackReader(), asks
@@ -103,22 +106,22 @@ func (w *Watcher) prefetch(ctx context.Context, cold, viaAgent bool, ask batchAs
 	return "", asks
 }
 
-// prefetchEither is a cold poll of a host that had no agent of this
+// requestEither is a cold poll of a host that had no agent of this
 // protocol last time (the hint): the agent's launcher and the fallback
 // side by side, the agent's answer taken when it answered. Each batch is
 // planned for its reader (the counts' thresholds, the token sums), and the
 // counts are left as the one that answered planned them.
-func (w *Watcher) prefetchEither(ctx context.Context, ask batchAsk) (string, *pollAsks) {
+func (w *Watcher) requestEither(ctx context.Context, ask batchAsk) (string, *pollAsks) {
 	ab, aasks := w.batchFor(ctx, ask)
 	fask := ask
 	fask.steady, fask.tokJobs = false, nil // a first poll knows no holes yet
 	w.countOnHost(false)
 	fb, fasks := w.batchFor(ctx, fask)
-	agentOK, aerr, ferr := w.pre.LoadEither(ctx, w.agent, ab, fb)
+	agentOK, aerr, ferr := w.fb.RunEither(ctx, w.agent, ab, fb)
 	w.noteAgent(aerr)
 	if agentOK {
 		w.countOnHost(true)
-		w.coldErr, w.agentErr = nil, ""
+		w.coldErr, w.agentErr, w.coldAsks = nil, "", aasks.poll
 		return agentReader(w.agent.Kind()), aasks
 	}
 	if !errors.Is(aerr, remote.ErrNoAgent) && aerr.Error() != w.agentErr {
@@ -127,6 +130,7 @@ func (w *Watcher) prefetchEither(ctx context.Context, ask batchAsk) (string, *po
 	}
 	w.sumJobs = nil
 	w.noteUnpack()
+	w.coldAsks = fasks.poll
 	if w.coldErr = ferr; ferr == nil {
 		return w.fallbackReader(), fasks
 	}
@@ -184,7 +188,7 @@ func (w *Watcher) viaAgent() bool {
 // session (viaAgent is false), every poll is read by the fallback.
 func (w *Watcher) linked() bool {
 	l, ok := w.h.(remote.Linked)
-	return w.agent != nil && w.pre != nil && ok && l.State().Phase == remote.Connected
+	return w.agent != nil && w.fb != nil && ok && l.State().Phase == remote.Connected
 }
 
 // agentRemoteAbove: with the agent, a count of more new bytes than this
@@ -235,20 +239,21 @@ func (w *Watcher) askCounts(b *remote.Batch, counters []*remote.Counter, steady 
 // that asked it once the batch ran (an unanswered one: the part reads
 // for itself). nil: no batch ran (--local, a host with no link).
 type pollAsks struct {
-	find    findAsks        // counts: the manifest and the category folders
-	coldSum *remote.ExecAsk // counts: the holes' sums of a one-shot status
-	tokens  *remote.ExecAsk // counts: the holes' sums (sumOnHost)
-	spans   *remote.ExecAsk // counts: the records' spans (recspan.go)
-	live    liveness.Asks   // liveness: worker.json, the kill note, /proc
-	zone    *remote.ExecAsk // events: the host's zone
-	vit     *remote.ExecAsk // vitals
+	find    findAsks         // counts: the manifest and the category folders
+	coldSum *remote.ExecAsk  // counts: the holes' sums of a one-shot status
+	tokens  *remote.ExecAsk  // counts: the holes' sums (sumOnHost)
+	spans   *remote.ExecAsk  // counts: the records' spans (recspan.go)
+	poll    *remote.PollAsks // the Poller: the tails' and counters' answers
+	live    liveness.Asks    // liveness: worker.json, the kill note, /proc
+	zone    *remote.ExecAsk  // events: the host's zone
+	vit     *remote.ExecAsk  // vitals
 }
 
-// batchFor is prefetch's batch, and its handles.
+// batchFor is request's batch, and its handles.
 func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *pollAsks) {
 	full, zone, vit, vitPid, disk := ask.full, ask.zone, ask.vit, ask.vitPid, ask.disk
 	b := &remote.Batch{Digests: ask.steady} // the agent digests a log's history; the fallback reads it
-	asks := &pollAsks{}
+	asks := &pollAsks{poll: b.PollAsks()}
 	l := w.layout()
 	if !w.cnt.haveMan {
 		asks.find.man = b.Cat(l.Manifest(), 1<<20)
@@ -291,15 +296,12 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *p
 	return b, asks
 }
 
-// ColdStats says how the last cold poll went: questions answered from its
-// batch, questions that went to the host, and the batch's error.
+// ColdStats says how the last cold poll went: the tails' and counts'
+// reads its batch held, those that went to the host, and the batch's error.
 func (w *Watcher) ColdStats() (hits, misses int64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.pre == nil {
-		return 0, 0, nil
-	}
-	h, m := w.pre.Counts()
+	h, m := w.coldAsks.Counts()
 	return h, m, w.coldErr
 }
 

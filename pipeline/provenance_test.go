@@ -72,7 +72,7 @@ func TestProvenanceByConfig(t *testing.T) {
 // records are counted, as a fresh `status` names it: runs.jsonl is read
 // again for a run the tally has not met, not only on the next full poll.
 // Read here, and over sshd through the shell agent (whose request the
-// cold batch's prefetch builds from the same poller).
+// cold batch's request builds from the same poller).
 func TestProvenanceOfARunStartedWhileWatching(t *testing.T) {
 	t.Parallel()
 	t.Run("local", func(t *testing.T) {

@@ -22,7 +22,7 @@ type ServersHint struct {
 	Servers []parse.ServerEntry `json:"servers,omitempty"`
 	// NoAgent: the host had no agent of this protocol (remote.AgentProto)
 	// last time: the next cold start reads by the fallback beside the
-	// launcher (prefetchEither), not after its "none here".
+	// launcher (requestEither), not after its "none here".
 	NoAgent string `json:"no_agent,omitempty"`
 	// Unpacks: the host's fallback said it has base64 and gunzip: its
 	// polls, the next cold one too, travel packed on the command line

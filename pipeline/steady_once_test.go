@@ -38,8 +38,8 @@ func TestSteadyPollAsksTheHostOnlyItsRequest(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		snap := w.Poll(ctx)
 		cancel()
-		if _, misses := w.pre.Counts(); poll > 0 && misses > 0 {
-			t.Fatalf("poll %d asked the host %d questions beside the agent's request: %q", poll, misses, w.pre.Missed())
+		if _, misses := w.lastAsks.Counts(); poll > 0 && misses > 0 {
+			t.Fatalf("poll %d asked the host %d questions beside the agent's request: %q", poll, misses, w.lastAsks.Missed())
 		}
 		if want := int64(1 + min(1, poll/2)); len(snap.Categories) != 5 || snap.Categories[0].Done != want {
 			t.Fatalf("poll %d: %d categories, C0 done %d, want %d", poll, len(snap.Categories), snap.Categories[0].Done, want)

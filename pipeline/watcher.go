@@ -93,15 +93,16 @@ func (o *Options) defaults() {
 // offsets, rates, stalls and the event timeline.
 type Watcher struct {
 	h            remote.Host
-	rd           remote.Host      // what polls read through: pre, or h itself
-	pre          *remote.Prefetch // answers a cold poll from one exec (a host with a link only)
+	fb           *remote.Fallback // reads a poll in one exec where no agent answers (a host with a link only)
 	coldErr      error            // the last cold poll's batch error
+	coldAsks     *remote.PollAsks // the last cold poll's tails and counts, as its batch answered them
+	lastAsks     *remote.PollAsks // the last poll's (its reads from the batch and those not in it)
 	agent        *remote.Agent    // answers steady polls in one request (a host with a link that can stream)
 	agentErr     string           // the agent's last error, logged once
 	readerLogged string
 	reader       atomic.Value // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
 	hint         *ServersHint // Options.HintPath's, as read at the start
-	sumJobs      []*tokJob    // the token sums this poll's batch asks (prefetch: capped for the fallback)
+	sumJobs      []*tokJob    // the token sums this poll's batch asks (request: capped for the fallback)
 	noAgent      string       // the host had no agent of this protocol (for the hint)
 	firstContact bool         // no hint of this host yet: its first cold poll asks the agent and the fallback at once
 	coldSession  int          // the link session that had its cold poll
@@ -137,10 +138,8 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 		log: newLogs(o.WorkerLog, o.LogLines, o.OnePoll), ev: events.New(tl), base: events.NewBaseline(tl),
 	}
 	w.WorkerLog, w.ServerLog = w.log.worker, w.log.server
-	w.rd = h
 	if _, linked := h.(remote.Linked); linked {
-		w.pre = remote.NewPrefetch(h)
-		w.rd = w.pre
+		w.fb = remote.NewFallback(h)
 		if w.agent = remote.NewAgent(h); w.agent != nil {
 			w.agent.UseBinary(o.WorkerBin)
 			w.agent.AutoInstall(o.InstallAgent)
@@ -149,16 +148,16 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 	if o.HintPath != "" {
 		w.hint = ReadServersHint(o.HintPath)
 		switch {
-		case w.pre == nil:
+		case w.fb == nil:
 		case w.hint != nil:
-			w.pre.SetUnpack(w.hint.Unpacks)
+			w.fb.SetUnpack(w.hint.Unpacks)
 		default:
 			// a first contact: most hosts unpack (base64 and gunzip are in
 			// coreutils, gzip and busybox), so the fallback goes packed at
 			// once; one that cannot says so (exit 73), is read as it is
 			// and remembered, a round trip lost once
 			w.firstContact = true
-			w.pre.SetUnpack(true)
+			w.fb.SetUnpack(true)
 		}
 	}
 	pane := int64(32 << 10)
@@ -168,7 +167,7 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 	w.sv = servers.New(servers.Config{Host: h, Root: o.Root, Now: o.Now, History: o.History, Lines: w.log.server, Timeline: tl, Zone: w.ev.ServerTime, Pane: pane}, w.serverSpecs())
 	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, onePoll: o.OnePoll, tl: tl, cats: map[string]*catState{}}
 	w.vit = vitals.New(vitals.Config{Root: o.Root, Floor: o.DiskFloor, Timeline: tl})
-	w.live = liveness.New(liveness.Config{Reads: w.rd, Host: h, Layout: w.layout(), WorkerLog: o.WorkerLog, Timeline: tl})
+	w.live = liveness.New(liveness.Config{Reads: w.h, Host: h, Layout: w.layout(), WorkerLog: o.WorkerLog, Timeline: tl})
 	return w
 }
 
@@ -220,7 +219,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	now := w.o.Now()
 	var discErr error
 	full := w.polls%30 == 0 || len(w.cnt.cats) == 0 // prompts.jsonl and new categories change rarely
-	w.runsDue = w.cnt.newRuns()                     // this poll's, for its prefetch and its reads alike
+	w.runsDue = w.cnt.newRuns()                     // this poll's, for its request and its reads alike
 	askZone := w.ev.ZoneDue()                       // once per connection, in this batch
 	askVit, vitDisk := w.vit.Due(now)               // at most every 10 s, in this batch
 	vitPid := w.live.PID()
@@ -259,12 +258,11 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 		// one, one exec of the fallback), beside the servers' probes;
 		// each part reads its handles' answers
 		var r string
-		r, asks = w.prefetch(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent, spanArgv})
+		r, asks = w.request(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent, spanArgv})
 		tokJobs = w.sumJobs // the fallback's share when the agent failed
 		if r != "" {
 			reader = r
 		}
-		defer w.pre.Disarm()
 	}
 	w.reader.Store(reader) // once a poll: Link, read beside it, never sees a guess
 	if reader != w.readerLogged {
@@ -273,7 +271,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	}
 	if full {
 		var parsed bool
-		if parsed, discErr = w.cnt.discover(ctx, w.rd, asks.find); parsed {
+		if parsed, discErr = w.cnt.discover(ctx, w.h, asks.find); parsed {
 			w.writeServersHint()
 		}
 	}
@@ -298,24 +296,25 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	var tokErr error
 	if len(tokJobs) > 0 {
 		wg.Add(1)
-		go func() { defer wg.Done(); tokSums, tokErr = sumOnHost(ctx, w.rd, tokJobs, asks.tokens) }()
+		go func() { defer wg.Done(); tokSums, tokErr = sumOnHost(ctx, w.h, tokJobs, asks.tokens) }()
 	}
 	wg.Add(2)
 	if askVit {
 		wg.Add(1)
-		go func() { defer wg.Done(); vr = w.vit.Read(ctx, w.rd, vitPid, vitDisk, asks.vit) }()
+		go func() { defer wg.Done(); vr = w.vit.Read(ctx, w.h, vitPid, vitDisk, asks.vit) }()
 	}
-	go func() { defer wg.Done(); res = p.Poll(ctx, w.rd) }()
+	p.Asks, w.lastAsks = asks.poll, asks.poll // each tail and counter reads its handle's answer, the host for the rest
+	go func() { defer wg.Done(); res = p.Poll(ctx, w.h) }()
 	go func() { defer wg.Done(); lr = w.live.Read(ctx, now, w.nth(), asks.live) }()
 	if askZone {
 		wg.Add(1)
-		go func() { defer wg.Done(); zone, zoneErr = events.ReadZone(ctx, w.rd, asks.zone) }()
+		go func() { defer wg.Done(); zone, zoneErr = events.ReadZone(ctx, w.h, asks.zone) }()
 	}
 	var spanOut []byte
 	var spanRead bool
 	if spanArgv != nil {
 		wg.Add(1)
-		go func() { defer wg.Done(); spanOut, spanRead = readSpans(ctx, w.rd, spanArgv, asks.spans) }()
+		go func() { defer wg.Done(); spanOut, spanRead = readSpans(ctx, w.h, spanArgv, asks.spans) }()
 	}
 	wg.Wait()
 	pw.Wait()
@@ -357,11 +356,11 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 		// a one-shot status sums the holes now (by the fallback it counts
 		// only: the holes' tokens would be the host's awk over every byte
 		// of them, tokenJobs)
-		w.cnt.sumHolesNow(ctx, w.rd, coldSummed, nil)
+		w.cnt.sumHolesNow(ctx, w.h, coldSummed, nil)
 	case w.cnt.budgetUnsummed():
 		// a budget's category is done or not by its tokens: its own
 		// summed now, by either reader, not a poll later
-		w.cnt.sumHolesNow(ctx, w.rd, coldSummed, func(c *catState) bool { return c.budget > 0 })
+		w.cnt.sumHolesNow(ctx, w.h, coldSummed, func(c *catState) bool { return c.budget > 0 })
 	}
 	w.sv.FoldReads(reads)
 	w.judge(reads, vr, now)
@@ -475,7 +474,7 @@ func (w *Watcher) serverSpecs() []servers.Spec {
 // from the hint (ServersHint.write): a Watcher's, for the hint gathers
 // the counts' manifest and the reader's findings.
 func (w *Watcher) writeServersHint() {
-	have := ServersHint{Server: w.cnt.manifest.Server, Servers: w.cnt.manifest.Servers, NoAgent: w.noAgent, Unpacks: w.pre != nil && w.pre.Unpacks()}
+	have := ServersHint{Server: w.cnt.manifest.Server, Servers: w.cnt.manifest.Servers, NoAgent: w.noAgent, Unpacks: w.fb != nil && w.fb.Unpacks()}
 	if !w.cnt.haveMan && w.hint != nil { // pipeline.toml not read yet: its servers as the hint had them
 		have.Server, have.Servers = w.hint.Server, w.hint.Servers
 	}
@@ -485,7 +484,7 @@ func (w *Watcher) writeServersHint() {
 // noteUnpack keeps, for the hint, what the fallback's last answer said of
 // unpacking, when it differs from the hint's.
 func (w *Watcher) noteUnpack() {
-	if w.pre != nil && w.pre.Unpacks() != (w.hint != nil && w.hint.Unpacks) {
+	if w.fb != nil && w.fb.Unpacks() != (w.hint != nil && w.hint.Unpacks) {
 		w.writeServersHint()
 	}
 }

@@ -109,7 +109,7 @@ func TestNoAgentLeavesTheHostAsItWas(t *testing.T) {
 	f := filepath.Join(dir, "a.txt")
 	writeFile(t, f, "one\n")
 	b := &Batch{}
-	b.Cat(f, 100)
+	cat := b.Cat(f, 100)
 	ag := NewAgent(Local{})
 	ag.UseBinary(filepath.Join(dir, "absent"))
 	t.Cleanup(ag.Close)
@@ -122,12 +122,11 @@ func TestNoAgentLeavesTheHostAsItWas(t *testing.T) {
 	if k := ag.Kind(); k != "fallback" {
 		t.Errorf("kind %q", k)
 	}
-	p := NewPrefetch(Local{})
-	if err := p.Load(context.Background(), b); err != nil {
+	if err := NewFallback(Local{}).Run(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := p.ReadAt(context.Background(), f, 0, 100); err != nil || string(got) != "one\n" {
-		t.Fatalf("the fallback's read: %q %v", got, err)
+	if r, ok := cat.Result(); !ok || r.Err != nil || string(r.Data) != "one\n" {
+		t.Fatalf("the fallback's read: %v %q %v", ok, r.Data, r.Err)
 	}
 	if ents, _ := os.ReadDir(home); len(ents) != 0 {
 		t.Errorf("left in HOME: %v", ents)

@@ -259,7 +259,7 @@ func TestFallbackWithoutStatC(t *testing.T) {
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
 	b := &Batch{}
 	b.Cat("/etc/hostname", 100)
-	err := NewPrefetch(Local{}).Load(context.Background(), b)
+	err := NewFallback(Local{}).Run(context.Background(), b)
 	if err == nil || !strings.Contains(err.Error(), "no stat -c") {
 		t.Fatalf("err %v", err)
 	}

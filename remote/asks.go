@@ -206,29 +206,3 @@ func (b *Batch) setCats(a *answers) {
 		}
 	}
 }
-
-// served is what a Prefetch serves of a: the stats, reads and counts the
-// Poller asks as Host calls. Every other op's answer (Cat, Exec, Glob,
-// CountThen, RealPath, Procs) is its handle's alone. It cuts a in place
-// (a poll of 50,000 files copies no map): a is the Prefetch's alone.
-func (a *answers) served(b *Batch) *answers {
-	if a == nil {
-		return nil
-	}
-	a.globs, a.execs, a.links, a.real = nil, nil, nil, nil
-	for p := range a.reads {
-		if strings.HasPrefix(p, "/proc/") {
-			delete(a.reads, p)
-		}
-	}
-	for _, c := range b.cats {
-		p := path.Clean(c.path)
-		for i, r := range a.reads[p] {
-			if r.off == 0 && (r.err != nil || r.eof || len(r.data) == c.max) {
-				a.reads[p] = append(a.reads[p][:i:i], a.reads[p][i+1:]...)
-				break
-			}
-		}
-	}
-	return a
-}

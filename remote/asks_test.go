@@ -16,8 +16,7 @@ import (
 // question asked alone: the fallback as it is, the fallback packed on the
 // command line, and the Go agent. A Cat of a file that a Tail also reads
 // (its head at 0) is the Cat's bytes; a missing file is fs.ErrNotExist; a
-// CountThen's command ran over exactly the bytes the host counted. The
-// Prefetch serves none of those: an Exec of the same argv goes to the host.
+// CountThen's command ran over exactly the bytes the host counted.
 func TestHandlesAnsweredByEveryReader(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "log")
@@ -29,7 +28,7 @@ func TestHandlesAnsweredByEveryReader(t *testing.T) {
 	then := []string{"sh", "-c", `echo "$1 $2 $3"`, "x"}
 	ctx := context.Background()
 	h := &recHost{}
-	p := NewPrefetch(h)
+	p := NewFallback(h)
 	ag := goAgent(t)
 	for _, reader := range []string{"fallback", "fallback packed", "go agent"} {
 		b := &Batch{Digests: reader == "go agent"}
@@ -43,9 +42,9 @@ func TestHandlesAnsweredByEveryReader(t *testing.T) {
 		x := b.Exec(argv...)
 		var err error
 		if reader == "go agent" {
-			err = p.LoadVia(ctx, ag, b)
+			_, err = ag.Run(ctx, b)
 		} else {
-			err = p.Load(ctx, b)
+			err = p.Run(ctx, b)
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", reader, err)
@@ -59,11 +58,6 @@ func TestHandlesAnsweredByEveryReader(t *testing.T) {
 		if r, n, ok := th.Result(); !ok || n != size || string(r.Stdout) != wantThen {
 			t.Errorf("%s: the count's command %v over %d: %q, want %q", reader, ok, n, r.Stdout, wantThen)
 		}
-		before := len(h.argvs)
-		if _, err := p.Exec(ctx, argv...); err != nil || len(h.argvs) != before+1 {
-			t.Errorf("%s: an Exec op's argv was served by the Prefetch (%d execs on the host, %v)", reader, len(h.argvs)-before, err)
-		}
-		p.Disarm()
 	}
 }
 
@@ -104,8 +98,7 @@ func TestUnansweredHandles(t *testing.T) {
 	}
 	b := &Batch{}
 	x, c = b.Exec("true"), b.Cat("/etc/hostname", 10)
-	p := NewPrefetch(failHost{})
-	if err := p.Load(context.Background(), b); err == nil {
+	if err := NewFallback(failHost{}).Run(context.Background(), b); err == nil {
 		t.Fatal("a failed exec loaded")
 	}
 	if _, ok := x.Result(); ok {
@@ -138,11 +131,10 @@ func TestProcsAnsweredByTheBatch(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "worker.json"), `{"pid": `+strconv.Itoa(pid)+`}`)
 	pats := []string{GlobEscape(dir) + "/*.jsonl"}
 	h := &recHost{}
-	p := NewPrefetch(h)
 	b := &Batch{}
 	procs := b.Procs(filepath.Join(dir, "worker.json"), HoldersArgv(pats))
 	real := b.RealPath(dir)
-	must(t, p.Load(context.Background(), b))
+	must(t, NewFallback(h).Run(context.Background(), b))
 	pr, ok := procs.Proc(pid)
 	wantCmd, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	must(t, err)
@@ -155,21 +147,21 @@ func TestProcsAnsweredByTheBatch(t *testing.T) {
 	if r, ok := real.Result(); !ok || r.Err != nil || r.Path != mustReal(t, dir) {
 		t.Errorf("realpath: %v %+v", ok, r)
 	}
-	checkScan(t, h, p, pats, procs.Scan())
+	checkScan(t, h, pats, procs.Scan())
 }
 
 // checkScan: FindHolders takes the batch's scan for pats, and scans by
 // itself for other patterns.
-func checkScan(t *testing.T, h *recHost, p *Prefetch, pats []string, scan *ExecAsk) {
+func checkScan(t *testing.T, h *recHost, pats []string, scan *ExecAsk) {
 	t.Helper()
 	if _, ok := scan.Result(); !ok {
 		t.Fatal("the batch's scan was not answered")
 	}
 	before := len(h.argvs)
-	if _, err := FindHolders(context.Background(), p, pats, scan); err != nil || len(h.argvs) != before {
+	if _, err := FindHolders(context.Background(), h, pats, scan); err != nil || len(h.argvs) != before {
 		t.Errorf("the same scan: %d execs of its own, %v", len(h.argvs)-before, err)
 	}
-	if _, err := FindHolders(context.Background(), p, []string{pats[0] + "-other"}, scan); err != nil || len(h.argvs) != before+1 {
+	if _, err := FindHolders(context.Background(), h, []string{pats[0] + "-other"}, scan); err != nil || len(h.argvs) != before+1 {
 		t.Errorf("another scan: %d execs of its own, %v", len(h.argvs)-before, err)
 	}
 }

@@ -66,16 +66,17 @@ func TestExecThroughBanners(t *testing.T) {
 			}
 			// the first as it is; the second packed, the first having said
 			// the host unpacks (PackCommand)
-			p := NewPrefetch(h)
+			p := NewFallback(h)
 			for round := range 2 {
 				if round == 1 && !p.Unpacks() {
 					t.Fatal("the fallback's first answer did not say the host unpacks")
 				}
-				if err := p.Load(ctx, loadBatch()); err != nil {
+				b := loadBatch()
+				if err := p.Run(ctx, b); err != nil {
 					t.Fatalf("fallback, round %d: %v", round, err)
 				}
-				if got, err := p.ReadAt(ctx, "/proc/loadavg", 0, 100); err != nil || len(got) == 0 {
-					t.Fatalf("fallback, round %d: %q %v", round, got, err)
+				if r, ok := b.cats[0].Result(); !ok || r.Err != nil || len(r.Data) == 0 {
+					t.Fatalf("fallback, round %d: %v %q %v", round, ok, r.Data, r.Err)
 				}
 			}
 			if !p.Unpacks() {

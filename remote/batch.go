@@ -16,10 +16,10 @@ import (
 
 // A Batch is one request, to the agent or the fallback, that reads on the
 // host what a poll needs: stats, reads, globs, line counts, /proc entries
-// and whole commands. Every op but Tail, Count and Each returns a handle
-// its asker reads once the batch ran (asks.go); the Poller's tails and
-// counts are served by a Prefetch: a poll costs the request's round trips
-// instead of a chain of SFTP requests (open, read, readdir, stat…). The ops are
+// and whole commands. Every op returns a handle its asker reads once the
+// batch ran (asks.go; the Poller's, pollasks.go): a poll costs the
+// request's round trips instead of a chain of SFTP requests (open, read,
+// readdir, stat…). The ops are
 // arguments to a fixed script, never part of it, so no path is ever
 // parsed as shell.
 type Batch struct {
@@ -31,7 +31,8 @@ type Batch struct {
 	globs []*GlobAsk // each Glob op, answered by its pattern's G record
 	reals []*PathAsk // each RealPath op, by its path's P record
 	procs []*ProcsAsk
-	nonce string // ends every record: a cut read shows (set by Argv)
+	poll  *PollAsks // the Tail, Count and Each ops' handles
+	nonce string    // ends every record: a cut read shows (set by Argv)
 	// Digests: the batch goes to the Go agent, which digests a Tail's
 	// history on its first attach (taild); the fallback does not.
 	Digests bool
@@ -57,15 +58,27 @@ func (b *Batch) Glob(pattern, dir, name string) *GlobAsk {
 }
 
 // Tail reads what t's next poll reads: its stat, its new bytes, and the
-// head that tells a replaced file from a grown one.
-func (b *Batch) Tail(t *Tail) {
+// head that tells a replaced file from a grown one; the answer is the
+// handle's, read by the Poller (PollAsks).
+func (b *Batch) Tail(t *Tail) *TailAsk {
 	b.ops = append(b.ops, len(b.args))
+	x := &TailAsk{path: t.Path}
+	b.PollAsks().tails[t] = x
 	if b.Digests && !t.attached && t.Digest != "" && t.History > 0 {
 		b.args = append(b.args, "taild", t.Path, "-"+strconv.FormatInt(t.StartBack+1, 10), strconv.FormatInt(t.MaxPerPoll, 10),
 			strconv.FormatInt(t.History, 10), t.Digest)
-		return
+		return x
 	}
 	b.args = append(b.args, "tail", t.Path, t.batchOff(), strconv.FormatInt(t.MaxPerPoll, 10))
+	return x
+}
+
+// PollAsks are the batch's Tail, Count and Each handles, for a Poller's Asks.
+func (b *Batch) PollAsks() *PollAsks {
+	if b.poll == nil {
+		b.poll = newPollAsks()
+	}
+	return b.poll
 }
 
 // batchOff is where t reads next: its offset, or "-N" to attach N bytes
@@ -79,21 +92,25 @@ func (t *Tail) batchOff() string {
 
 // Count reads what c's next poll reads: its stat, then its new bytes with
 // the overlap before them, or, above c.RemoteAbove new bytes, their line
-// count on the host with the overlap and the file's last bytes.
-func (b *Batch) Count(c *Counter) {
+// count on the host with the overlap and the file's last bytes; the
+// answer is the handle's, read by the Poller (PollAsks).
+func (b *Batch) Count(c *Counter) *CountAsk {
 	b.ops = append(b.ops, len(b.args))
 	k := len(c.tail)
 	if c.tail == nil && c.off > 0 {
 		k = int(min(overlapLen, c.off))
 	}
 	b.args = append(b.args, "count", c.Path, strconv.FormatInt(c.off, 10), strconv.Itoa(k), strconv.FormatInt(c.RemoteAbove, 10))
+	x := &CountAsk{path: c.Path}
+	b.PollAsks().counts[c] = x
+	return x
 }
 
 // CountThen is Count, and when the host counts the new bytes (more than
 // c.RemoteAbove), it also runs argv with c.Path, from+1 and the size
 // counted less from: its answer is the handle's. from is at most c's offset.
 func (b *Batch) CountThen(c *Counter, from int64, argv ...string) *ThenAsk {
-	b.Count(c)
+	b.Count(c) // its handle is the Poller's (PollAsks)
 	b.args[b.ops[len(b.ops)-1]] = "countthen"
 	b.args = append(b.args, strconv.FormatInt(from, 10), strconv.Itoa(len(b.thens)), strconv.Itoa(len(argv)))
 	b.args = append(b.args, argv...)
@@ -105,8 +122,11 @@ func (b *Batch) CountThen(c *Counter, from int64, argv ...string) *ThenAsk {
 // Each runs, for every folder under dir, Tail ops for tails (name, start
 // back, max per poll) and Count ops for counts (name, remote above) on its
 // files, as a first attach: the categories are not known before the batch.
-func (b *Batch) Each(dir string, tails []*Tail, counts []*Counter) {
+// The handle holds what it read of each file, by path (PollAsks).
+func (b *Batch) Each(dir string, tails []*Tail, counts []*Counter) *EachAsk {
 	b.ops = append(b.ops, len(b.args))
+	x := &EachAsk{dir: dir}
+	b.PollAsks().each = append(b.poll.each, x)
 	b.args = append(b.args, "each", dir, strconv.Itoa(len(tails)))
 	for _, t := range tails {
 		b.args = append(b.args, path.Base(t.Path), strconv.FormatInt(t.StartBack+t.History+1, 10), strconv.FormatInt(t.MaxPerPoll, 10))
@@ -115,6 +135,7 @@ func (b *Batch) Each(dir string, tails []*Tail, counts []*Counter) {
 	for _, c := range counts {
 		b.args = append(b.args, path.Base(c.Path), strconv.FormatInt(c.RemoteAbove, 10))
 	}
+	return x
 }
 
 // Exec runs argv; its answer is the handle's.
@@ -266,6 +287,7 @@ func parseBatchOf(out []byte, b *Batch, names []string) (*answers, error) {
 	for _, p := range b.procs {
 		p.set(a)
 	}
+	b.poll.set(a)
 	return a, err
 }
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 )
 
-// TestBatchAnswersLikeTheHost: what a Prefetch serves from one batch, and
-// what its Cat and Exec handles hold, is what the host answers to each
+// TestBatchAnswersLikeTheHost: what one batch's handles hold (a Poller's
+// Tail and Count, Cat, Exec, Glob, RealPath) is what the host answers to each
 // question asked alone: stats (to the second: SFTP's precision), reads,
 // missing files, globs, commands and host counts, on names with spaces,
 // quotes, a newline and a leading dash.
@@ -46,22 +46,30 @@ func TestBatchAnswersLikeTheHost(t *testing.T) {
 		b.Count(c)
 		counters = append(counters, c)
 	}
-	b.Count(NewCounter(filepath.Join(prep, "B1", "gone.jsonl")))
+	gone := NewCounter(filepath.Join(prep, "B1", "gone.jsonl"))
+	b.Count(gone)
 	nope := b.Cat(filepath.Join(dir, "nope"), 100)
 	cat := b.Cat(log, 50)
 	x := b.Exec("sh", "-c", "echo out; echo err >&2; exit 3")
-	b.RealPath(dir)
+	realDir := b.RealPath(dir)
 	t.Chdir(dir)
 	t.Setenv("CDPATH", ".:/tmp") // a user's rc may export it: cd then prints where it went
-	b.RealPath("prepared")
-	p := NewPrefetch(h)
-	if err := p.Load(context.Background(), b); err != nil {
+	realRel := b.RealPath("prepared")
+	if err := NewFallback(h).Run(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-
-	for _, f := range append([]string{log, filepath.Join(prep, "B1", "gone.jsonl")}, counterPaths(counters)...) {
-		got, gerr := p.Stat(ctx, f)
+	asks := b.PollAsks()
+	files := []*fileAns{asks.tail(tl), asks.counter(gone)}
+	for _, c := range counters {
+		files = append(files, asks.counter(c))
+	}
+	for i, f := range append([]string{log, gone.Path}, counterPaths(counters)...) {
+		if files[i] == nil || files[i].stat == nil {
+			t.Errorf("stat %q: not in the batch", f)
+			continue
+		}
+		got, gerr := files[i].stat.fi, files[i].stat.err
 		want, werr := h.Stat(ctx, f)
 		if (gerr != nil) != (werr != nil) || errors.Is(gerr, fs.ErrNotExist) != errors.Is(werr, fs.ErrNotExist) {
 			t.Errorf("stat %q: batch %v, host %v", f, gerr, werr)
@@ -89,7 +97,8 @@ func TestBatchAnswersLikeTheHost(t *testing.T) {
 	for _, c := range counters {
 		ph.Counters = append(ph.Counters, NewCounter(c.Path))
 	}
-	rb, rh := pb.Poll(ctx, p), ph.Poll(ctx, h)
+	pb.Asks = asks
+	rb, rh := pb.Poll(ctx, h), ph.Poll(ctx, h)
 	for i := range rh.Counts {
 		if rb.Counts[i].Lines != rh.Counts[i].Lines || rb.Counts[i].Size != rh.Counts[i].Size || (rb.Counts[i].Err != nil) != (rh.Counts[i].Err != nil) {
 			t.Errorf("count %q: batch %d lines at %d (%v), host %d at %d (%v)", rh.Counts[i].Path, rb.Counts[i].Lines, rb.Counts[i].Size, rb.Counts[i].Err, rh.Counts[i].Lines, rh.Counts[i].Size, rh.Counts[i].Err)
@@ -99,22 +108,14 @@ func TestBatchAnswersLikeTheHost(t *testing.T) {
 		t.Errorf("tail: batch %d lines (%s), host %d lines (%s)", len(rb.Tails[0].Lines), rb.Tails[0].Event, len(rh.Tails[0].Lines), rh.Tails[0].Event)
 	}
 	checkHandles(t, "fallback", cat, log, nope, x)
-	if real, err := p.RealPath(ctx, dir); err != nil || real != mustReal(t, dir) {
-		t.Errorf("realpath: %q %v", real, err)
+	if r, ok := realDir.Result(); !ok || r.Err != nil || r.Path != mustReal(t, dir) {
+		t.Errorf("realpath: %v %+v", ok, r)
 	}
-	if real, err := p.RealPath(ctx, "prepared"); err != nil || real != mustReal(t, prep) {
-		t.Errorf("realpath of a relative root under CDPATH: %q %v", real, err)
+	if r, ok := realRel.Result(); !ok || r.Err != nil || r.Path != mustReal(t, prep) {
+		t.Errorf("realpath of a relative root under CDPATH: %v %+v", ok, r)
 	}
-	if hits, misses := p.Counts(); hits == 0 || misses > 0 {
-		t.Errorf("%d answers from the batch, %d missed: %v", hits, misses, p.Missed())
-	}
-	p.Disarm()
-	before, _ := p.Counts()
-	if _, err := p.Stat(ctx, log); err != nil {
-		t.Fatal(err)
-	}
-	if after, _ := p.Counts(); after != before {
-		t.Error("a disarmed Prefetch still answered from the batch")
+	if hits, misses := asks.Counts(); hits == 0 || misses > 0 {
+		t.Errorf("%d reads from the batch, %d not in it: %v", hits, misses, asks.Missed())
 	}
 }
 
@@ -157,7 +158,7 @@ func TestBatchRecordCutShortIsRefused(t *testing.T) {
 }
 
 // TestBatchWithoutStatC: a host whose stat has no -c (BSD) gets no batch:
-// Load fails, nothing is served, and the poll asks the host as usual.
+// Run fails, no handle is answered, and the poll asks the host as usual.
 func TestBatchWithoutStatC(t *testing.T) {
 	bin := t.TempDir()
 	writeFile(t, filepath.Join(bin, "stat"), "#!/bin/sh\necho 'stat: illegal option -- c' >&2\nexit 1\n")
@@ -166,16 +167,16 @@ func TestBatchWithoutStatC(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "f")
 	writeFile(t, f, "x\n")
 	b := &Batch{}
-	b.Count(NewCounter(f))
-	p := NewPrefetch(Local{})
-	if err := p.Load(context.Background(), b); err == nil || !strings.Contains(err.Error(), "exit 72") {
-		t.Fatalf("load: %v", err)
+	c := NewCounter(f)
+	if b.Count(c); NewFallback(Local{}).Run(context.Background(), b) == nil {
+		t.Fatal("the batch ran")
 	}
-	if fi, err := p.Stat(context.Background(), f); err != nil || fi.Size != 2 {
-		t.Fatalf("stat after a failed load: %+v %v", fi, err)
+	if b.PollAsks().Answered() || b.PollAsks().counts[c].Answered() {
+		t.Fatal("a failed batch answered")
 	}
-	if hits, _ := p.Counts(); hits != 0 {
-		t.Errorf("%d answers served after a failed load", hits)
+	up := (&Poller{Counters: []*Counter{c}, Asks: b.PollAsks()}).Poll(context.Background(), Local{}).Counts[0]
+	if up.Err != nil || up.Lines != 1 || up.Size != 2 {
+		t.Fatalf("the host's count after a failed batch: %+v", up)
 	}
 }
 

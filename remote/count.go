@@ -189,6 +189,7 @@ type rangeCount struct {
 	c       *Counter
 	pl      countPlan
 	updated *CountUpdate
+	rd      fileReads // how this poll reads c's file
 }
 
 // hostCountArgv builds one exec for many files.

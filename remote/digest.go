@@ -3,7 +3,6 @@ package remote
 import (
 	"bytes"
 	"io"
-	"path"
 
 	"github.com/synthwatch/synthwatch/parse"
 )
@@ -80,17 +79,4 @@ func readRange(p string, from, to int64) ([]byte, error) {
 		err = nil
 	}
 	return b[:n], err
-}
-
-// TailDigest is the digest the batch's answer holds for path's first
-// attach, if the reader sent one. It is no question to the host: a
-// fallback's answer has none, and the tail then reads its history as it is.
-func (p *Prefetch) TailDigest(name string) ([]byte, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.a == nil {
-		return nil, false
-	}
-	d, ok := p.a.digest[path.Clean(name)]
-	return d, ok
 }

@@ -48,20 +48,19 @@ func TestTailDigestThroughTheAgent(t *testing.T) {
 	t.Cleanup(ag.Close)
 	dg := newTail()
 	b := &Batch{Digests: true}
-	b.Tail(dg)
-	pre := NewPrefetch(Local{})
-	if err := pre.LoadVia(context.Background(), ag, b); err != nil {
+	ask := b.Tail(dg)
+	if _, err := ag.Run(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := pre.TailDigest(log); !ok {
+	if !ask.Answered() || ask.ans.digest == nil {
 		t.Fatal("the agent sent no digest")
 	}
-	got := (&Poller{Tails: []*Tail{dg}}).Poll(context.Background(), pre).Tails[0]
+	got := (&Poller{Tails: []*Tail{dg}, Asks: b.PollAsks()}).Poll(context.Background(), Local{}).Tails[0]
 	if got.Err != nil || got.Event != TailAttached {
 		t.Fatalf("digested read: %v %v", got.Err, got.Event)
 	}
-	if hits, misses := pre.Counts(); misses != 0 || hits == 0 {
-		t.Errorf("the poll asked the host again: %d hits, %d misses %v", hits, misses, pre.Missed())
+	if hits, misses := b.PollAsks().Counts(); misses != 0 || hits == 0 {
+		t.Errorf("the poll asked the host again: %d reads from the batch, %d not %v", hits, misses, b.PollAsks().Missed())
 	}
 	text := func(ls []Line) []string {
 		out := make([]string, len(ls))
@@ -96,15 +95,14 @@ func TestTailDigestThroughTheAgent(t *testing.T) {
 	// the fallback's answer: no digest, the tail reads the megabyte
 	fb := newTail()
 	b = &Batch{}
-	b.Tail(fb)
-	pre = NewPrefetch(Local{})
-	if err := pre.Load(context.Background(), b); err != nil {
+	ask = b.Tail(fb)
+	if err := NewFallback(Local{}).Run(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := pre.TailDigest(log); ok {
+	if !ask.Answered() || ask.ans.digest != nil {
 		t.Fatal("the fallback's answer holds a digest")
 	}
-	all := (&Poller{Tails: []*Tail{fb}}).Poll(context.Background(), pre).Tails[0]
+	all := (&Poller{Tails: []*Tail{fb}, Asks: b.PollAsks()}).Poll(context.Background(), Local{}).Tails[0]
 	if strings.Join(text(all.Lines), "\n") != strings.Join(wl, "\n") {
 		t.Errorf("the fallback's tail: %d lines, want the plain %d", len(all.Lines), len(wl))
 	}
@@ -158,11 +156,10 @@ func TestTailDigestLongLineAtTheBoundary(t *testing.T) {
 	dg := newTail()
 	b := &Batch{Digests: true}
 	b.Tail(dg)
-	pre := NewPrefetch(Local{})
-	if err := pre.LoadVia(context.Background(), ag, b); err != nil {
+	if _, err := ag.Run(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
-	if got := (&Poller{Tails: []*Tail{dg}}).Poll(context.Background(), pre).Tails[0]; !has(got.Lines) {
+	if got := (&Poller{Tails: []*Tail{dg}, Asks: b.PollAsks()}).Poll(context.Background(), Local{}).Tails[0]; !has(got.Lines) {
 		t.Fatalf("the digested read lost the long line (%d lines)", len(got.Lines))
 	}
 }

@@ -230,12 +230,12 @@ func TestAgentInstallDropbearOffAndUnwritable(t *testing.T) {
 		if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) || ag.Usable() {
 			t.Fatalf("the agent after a failed install: %v", err)
 		}
-		p := NewPrefetch(h)
-		if err := p.Load(context.Background(), loadBatch()); err != nil {
+		b := loadBatch()
+		if err := NewFallback(h).Run(context.Background(), b); err != nil {
 			t.Fatalf("the fallback after a failed install: %v", err)
 		}
-		if got, err := p.ReadAt(context.Background(), "/proc/loadavg", 0, 100); err != nil || len(got) == 0 {
-			t.Fatalf("the fallback after a failed install: %q %v", got, err)
+		if r, ok := b.cats[0].Result(); !ok || r.Err != nil || len(r.Data) == 0 {
+			t.Fatalf("the fallback after a failed install: %v %q %v", ok, r.Data, r.Err)
 		}
 		if k := ag.Kind(); !strings.Contains(k, "the agent was not installed") {
 			t.Fatalf("kind %q: the failure is not said", k)

@@ -27,20 +27,22 @@ func (h *recHost) Exec(ctx context.Context, argv ...string) (ExecResult, error) 
 
 func packed(argv []string) bool { return len(argv) == 5 && argv[2] == unpackScript }
 
-// loadCount loads a batch that counts f through p and checks its answer
-// was served: 2 lines.
-func loadCount(t *testing.T, p *Prefetch, f string) {
+// loadCount runs a batch that counts f by p and checks the count was
+// the batch's: 2 lines, no read of the host beside it.
+func loadCount(t *testing.T, p *Fallback, f string) {
 	t.Helper()
 	b := &Batch{}
-	b.Count(NewCounter(f))
-	if err := p.Load(context.Background(), b); err != nil {
+	c := NewCounter(f)
+	b.Count(c)
+	if err := p.Run(context.Background(), b); err != nil {
 		t.Fatalf("load: %v", err)
 	}
-	if fi, err := p.Stat(context.Background(), f); err != nil || fi.Size != int64(len("{}\n{}\n")) {
-		t.Fatalf("stat: %+v %v", fi, err)
+	up := (&Poller{Counters: []*Counter{c}, Asks: b.PollAsks()}).Poll(context.Background(), failHost{}).Counts[0]
+	if up.Err != nil || up.Lines != 2 {
+		t.Fatalf("count: %+v", up)
 	}
-	if hits, _ := p.Counts(); hits == 0 {
-		t.Fatal("nothing served from the batch")
+	if hits, misses := b.PollAsks().Counts(); hits == 0 || misses > 0 {
+		t.Fatalf("%d reads from the batch, %d not in it %v", hits, misses, b.PollAsks().Missed())
 	}
 }
 
@@ -50,7 +52,7 @@ func TestFallbackPacksWhereTheHostUnpacks(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "raw.jsonl")
 	writeFile(t, f, "{}\n{}\n")
 	h := &recHost{}
-	p := NewPrefetch(h)
+	p := NewFallback(h)
 	loadCount(t, p, f)
 	if !p.Unpacks() || packed(h.argvs[0]) {
 		t.Fatalf("first batch packed %v, unpacks after it %v; want plain, then true", packed(h.argvs[0]), p.Unpacks())
@@ -104,7 +106,7 @@ func TestFallbackWithoutUnpackers(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "raw.jsonl")
 	writeFile(t, f, "{}\n{}\n")
 	h := &recHost{}
-	p := NewPrefetch(h)
+	p := NewFallback(h)
 	p.SetUnpack(true)
 	loadCount(t, p, f)
 	if len(h.argvs) != 2 || !packed(h.argvs[0]) || packed(h.argvs[1]) {
@@ -139,16 +141,16 @@ func TestFallbackTooBigToPack(t *testing.T) {
 		t.Fatal("a batch of 400 random paths packed within MaxLine")
 	}
 	h := &recHost{}
-	p := NewPrefetch(h)
+	p := NewFallback(h)
 	p.SetUnpack(true)
-	b.Count(NewCounter(f))
-	if err := p.Load(context.Background(), b); err != nil {
+	c := b.Count(NewCounter(f))
+	if err := p.Run(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
 	if len(h.argvs) != 1 || packed(h.argvs[0]) {
 		t.Fatalf("%d execs, packed %v", len(h.argvs), packed(h.argvs[0]))
 	}
-	if fi, err := p.Stat(context.Background(), f); err != nil || fi.Size != 6 {
-		t.Fatalf("stat: %+v %v", fi, err)
+	if !c.Answered() || c.ans.stat == nil || c.ans.stat.err != nil || c.ans.stat.fi.Size != 6 {
+		t.Fatalf("stat: %+v", c.ans)
 	}
 }

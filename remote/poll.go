@@ -13,10 +13,13 @@ import (
 // once over the one SFTP session, and on a Keeper host so do reads of the
 // files that grew lately (read ahead through kept handles), so a poll of a
 // running job costs one round trip. Whatever the read-ahead missed follows
-// in a second round, plus at most one exec for big counts.
+// in a second round, plus at most one exec for big counts. With Asks (a
+// batch's answer to its Tail, Count and Each ops) the same plan reads
+// each file's handle first and the host only for what it did not hold.
 type Poller struct {
 	Tails    []*Tail
 	Counters []*Counter
+	Asks     *PollAsks // nil: every read goes to the host
 }
 
 // PollResult holds one update per tail and per counter, in order.
@@ -25,23 +28,17 @@ type PollResult struct {
 	Counts []CountUpdate
 }
 
-// tailDigester is a reader that may hold a first attach's history,
-// digested on the host (Prefetch.TailDigest).
-type tailDigester interface {
-	TailDigest(path string) ([]byte, bool)
-}
-
 // firstAttach takes what a reader holds of a first attach's history: its
 // digest (the agent's), and a server log's start lines before it (the
 // agent's E record, or a local file's scan).
-func (t *Tail) firstAttach(h Host, up *TailUpdate) {
-	if dg, ok := h.(tailDigester); ok && t.Digest != "" {
-		if d, ok := dg.TailDigest(t.Path); ok {
+func (t *Tail) firstAttach(rd fileReads, up *TailUpdate) {
+	if t.Digest != "" {
+		if d, ok := rd.digest(); ok {
 			t.digested = d
 		}
 	}
-	if sg, ok := h.(tailStarter); ok && t.Digest == parse.DigestServer {
-		up.Starts, _ = sg.TailStarts(t.Path)
+	if t.Digest == parse.DigestServer {
+		up.Starts, _ = rd.starts()
 	}
 }
 
@@ -53,35 +50,29 @@ type statResult struct {
 // Poll runs one batch.
 func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 	keeper, _ := h.(Keeper)
-	read := func(path string, off, n int64) ([]byte, error) {
-		if keeper != nil {
-			return keeper.ReadKept(ctx, path, off, int(n))
-		}
-		return h.ReadAt(ctx, path, off, int(n))
+	trd := make([]fileReads, len(p.Tails))
+	for i, t := range p.Tails {
+		trd[i] = p.reads(h, keeper, p.Asks.tail(t), t.Path)
 	}
-	forget := func(path string) {
-		if keeper != nil {
-			keeper.Forget(path)
-		}
+	crd := make([]fileReads, len(p.Counters))
+	for i, c := range p.Counters {
+		crd[i] = p.reads(h, keeper, p.Asks.counter(c), c.Path)
 	}
 	// reading ahead saves a round trip when each file is read by itself;
 	// a batch already holds this poll's reads, and a read ahead of a file
 	// that did not grow would only miss it (10,000 reads a poll over SFTP)
-	armed := false
-	if b, ok := h.(interface{ Armed() bool }); ok {
-		armed = b.Armed()
-	}
-	paths, tailAhead, countAhead := p.firstRound(ctx, h, keeper != nil && !armed, read)
+	paths, tailAhead, countAhead := p.firstRound(ctx, trd, crd, keeper != nil && !p.Asks.Answered())
 
 	var wg sync.WaitGroup
 	res := PollResult{Tails: make([]TailUpdate, len(p.Tails)), Counts: make([]CountUpdate, len(p.Counters))}
 	for i, t := range p.Tails {
+		rd := trd[i]
 		up := &res.Tails[i]
 		up.Path = t.Path
 		st := paths[t.Path]
 		var hist []Line // a first attach's history, digested on the host
 		if !t.attached {
-			t.firstAttach(h, up)
+			t.firstAttach(rd, up)
 		}
 		off, n, checkHead := t.plan(st.fi, st.err, up)
 		if t.digested != nil && up.Event == TailAttached {
@@ -90,7 +81,7 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 		}
 		t.digested = nil
 		if up.Event == TailMissing || up.Event == TailTruncated {
-			forget(t.Path)
+			rd.forget()
 		}
 		if n == 0 {
 			up.Lines = hist
@@ -101,7 +92,7 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 		got, ok := a.take(off, n)
 		ok = ok && (!checkHead || a.headAsked)
 		if a != nil && !ok {
-			forget(t.Path) // the kept handle no longer matches the path
+			rd.forget() // the kept handle no longer matches the path
 			got = nil
 		}
 		wg.Add(1)
@@ -115,9 +106,9 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 				head, herr = a.head, a.herr
 			case checkHead:
 				hw.Add(1)
-				go func() { defer hw.Done(); head, herr = read(t.Path, 0, headLen) }()
+				go func() { defer hw.Done(); head, herr = rd.read(ctx, 0, headLen) }()
 			}
-			data, err := readRest(got, off, n, false, func(o, m int64) ([]byte, error) { return read(t.Path, o, m) })
+			data, err := readRest(got, off, n, false, func(o, m int64) ([]byte, error) { return rd.read(ctx, o, m) })
 			hw.Wait()
 			if err == nil {
 				err = herr
@@ -137,7 +128,7 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 				up.Lines = append(hist, up.Lines...)
 			}
 			if up.Event == TailReplaced {
-				forget(t.Path)
+				rd.forget()
 			}
 			if up.Event == TailAttached {
 				t.ahead.update(0, 0) // the start, not growth
@@ -148,18 +139,19 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 	}
 	var onHost []rangeCount
 	for i, c := range p.Counters {
+		rd := crd[i]
 		up := &res.Counts[i]
 		st := paths[c.Path]
 		pl := c.plan(st.fi, st.err, up)
 		if up.Reset {
-			forget(c.Path)
+			rd.forget()
 		}
 		switch {
 		case pl.n == 0 && pl.k == 0:
 			c.ahead.update(0, 0)
 		case pl.onHost:
 			c.ahead.update(pl.n, 0) // too fast to read: counted on the host
-			onHost = append(onHost, rangeCount{c: c, pl: pl, updated: up})
+			onHost = append(onHost, rangeCount{c: c, pl: pl, updated: up, rd: rd})
 		default:
 			from, m := pl.from(c), int64(pl.k)+pl.n
 			a := countAhead[i]
@@ -168,18 +160,18 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 			}
 			got, ok := a.take(from, m)
 			if a != nil && !ok {
-				forget(c.Path)
+				rd.forget()
 				got = nil
 			}
 			wg.Add(1)
 			go func(c *Counter, up *CountUpdate, pl countPlan) {
 				defer wg.Done()
-				readAt := func(o, m int64) ([]byte, error) { return read(c.Path, o, m) }
+				readAt := func(o, m int64) ([]byte, error) { return rd.read(ctx, o, m) }
 				data, err := readRest(got, from, m, true, readAt)
 				if err != nil && keeper != nil {
 					// a kept handle of a file since replaced ends short of
 					// the path's size: open the path again
-					forget(c.Path)
+					rd.forget()
 					data, err = readRest(nil, from, m, true, readAt)
 				}
 				if err != nil {
@@ -187,8 +179,8 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 					return
 				}
 				if !c.apply(data, pl, up) {
-					forget(c.Path) // a kept handle may hold the file that was replaced
-					p.recount(ctx, h, c, up, pl, read)
+					rd.forget() // a kept handle may hold the file that was replaced
+					p.recount(ctx, h, rangeCount{c: c, pl: pl, updated: up, rd: rd})
 					return
 				}
 				c.ahead.update(pl.n, c.RemoteAbove)
@@ -200,8 +192,8 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 		go func() {
 			defer wg.Done()
 			for _, rc := range p.hostCounts(ctx, h, onHost) {
-				forget(rc.c.Path)
-				p.recount(ctx, h, rc.c, rc.updated, rc.pl, read)
+				rc.rd.forget()
+				p.recount(ctx, h, rc)
 			}
 		}()
 	}
@@ -209,7 +201,8 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 	return res
 }
 
-// hostCounts counts the ranges of rs on the host, in one exec. With it go
+// hostCounts counts the ranges of rs on the host, in one exec (those the
+// batch's answer did not count). With it go
 // the reads of each file's overlap (the counted bytes before the range, to
 // check them) and of the bytes before the range's end (to check at the next
 // poll). Those reads go by path, not through kept handles: a handle
@@ -217,33 +210,34 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 // still names it. It returns the counters whose counted bytes changed:
 // they are to be counted again.
 func (p *Poller) hostCounts(ctx context.Context, h Host, rs []rangeCount) (changed []rangeCount) {
-	read := func(path string, off, n int64) ([]byte, error) { return h.ReadAt(ctx, path, off, int(n)) }
 	type ends struct {
 		check, tail       []byte
 		checkErr, tailErr error
 		end, tailLen      int64 // where tail ends, and how long it is to be
 	}
 	es := make([]ends, len(rs))
-	var r ExecResult
-	var err error
+	var ns []hostCount
+	var errs []error
+	var stderr string
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); r, err = h.Exec(ctx, hostCountArgv(rs)...) }()
+	go func() { defer wg.Done(); ns, errs, stderr = countsOf(ctx, h, rs) }()
 	for i, rc := range rs {
 		e, off, end := &es[i], rc.c.off, rc.c.off+rc.pl.n
+		read := func(o, n int64) ([]byte, error) { return rc.rd.readPath(ctx, o, n) }
 		e.end, e.tailLen = end, min(hostTailLen, end)
 		if rc.pl.k > 0 {
 			wg.Add(1)
-			go func() { defer wg.Done(); e.check, e.checkErr = read(rc.c.Path, off-int64(rc.pl.k), int64(rc.pl.k)) }()
+			go func() { defer wg.Done(); e.check, e.checkErr = read(off-int64(rc.pl.k), int64(rc.pl.k)) }()
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			// a file that ends a line needs only the overlap (and that newline) kept
 			n := min(hostTailShort, end)
-			e.tail, e.tailErr = read(rc.c.Path, end-n, n)
+			e.tail, e.tailErr = read(end-n, n)
 			if e.tailErr == nil && int64(len(e.tail)) == n && n < end && (n == 0 || e.tail[n-1] != '\n') {
-				e.tail, e.tailErr = read(rc.c.Path, max(0, end-hostTailLen), min(hostTailLen, end))
+				e.tail, e.tailErr = read(max(0, end-hostTailLen), min(hostTailLen, end))
 			} else {
 				e.tailLen = n
 			}
@@ -255,26 +249,15 @@ func (p *Poller) hostCounts(ctx context.Context, h Host, rs []rangeCount) (chang
 		// back to its start, for setTail to find the newline before it
 		if e := &es[i]; e.tailErr == nil && int64(len(e.tail)) == hostTailLen && e.end > hostTailLen && bytes.IndexByte(e.tail, '\n') < 0 {
 			n := min(maxPartial+overlapLen, e.end)
-			e.tail, e.tailErr = read(rc.c.Path, e.end-n, n)
+			e.tail, e.tailErr = rc.rd.readPath(ctx, e.end-n, n)
 			e.tailLen = n
 		}
-	}
-	var ns []hostCount
-	if err == nil && r.ExitCode != 0 {
-		err = fmt.Errorf("exit %d: %s", r.ExitCode, bytes.TrimSpace(r.Stderr))
-	}
-	if err == nil {
-		ns, err = parseHostCounts(r.Stdout, len(rs))
-	}
-	stderr := string(bytes.TrimSpace(r.Stderr))
-	if len(stderr) > 300 {
-		stderr = stderr[:300] + "…"
 	}
 	for i, rc := range rs {
 		c, up, e := rc.c, rc.updated, es[i]
 		switch {
-		case err != nil:
-			up.Err = fmt.Errorf("count %s on the host: %w", c.Path, err)
+		case errs[i] != nil:
+			up.Err = fmt.Errorf("count %s on the host: %w", c.Path, errs[i])
 		case ns[i].err != "" && stderr != "":
 			up.Err = fmt.Errorf("count %s on the host: %s (%s)", c.Path, ns[i].err, stderr)
 		case ns[i].err != "":
@@ -299,6 +282,42 @@ func (p *Poller) hostCounts(ctx context.Context, h Host, rs []rangeCount) (chang
 	return changed
 }
 
+// countsOf is the host's line counts of rs's ranges: the batch's answer
+// where it counted that range, the rest in one exec (its stderr, cut,
+// for their errors).
+func countsOf(ctx context.Context, h Host, rs []rangeCount) (ns []hostCount, errs []error, stderr string) {
+	ns, errs = make([]hostCount, len(rs)), make([]error, len(rs))
+	var ask []rangeCount
+	var at []int
+	for i, rc := range rs {
+		if c, ok := rc.rd.hostCount(rc.c.off, rc.pl.n); ok {
+			ns[i] = c
+			continue
+		}
+		ask, at = append(ask, rc), append(at, i)
+	}
+	if len(ask) == 0 {
+		return ns, errs, ""
+	}
+	r, err := h.Exec(ctx, hostCountArgv(ask)...)
+	if err == nil && r.ExitCode != 0 {
+		err = fmt.Errorf("exit %d: %s", r.ExitCode, bytes.TrimSpace(r.Stderr))
+	}
+	var got []hostCount
+	if err == nil {
+		got, err = parseHostCounts(r.Stdout, len(ask))
+	}
+	for j, i := range at {
+		if errs[i] = err; err == nil {
+			ns[i] = got[j]
+		}
+	}
+	if stderr = string(bytes.TrimSpace(r.Stderr)); len(stderr) > 300 {
+		stderr = stderr[:300] + "…"
+	}
+	return ns, errs, stderr
+}
+
 // hostTailLen is how much of a file's end is read with a count on the host,
 // for setTail to find the last newline in; hostTailShort when the file ends
 // a line (the overlap and that newline are all setTail keeps then).
@@ -307,9 +326,10 @@ const (
 	hostTailShort = overlapLen + 1
 )
 
-// recount counts c again from zero after its counted bytes changed: a
-// small file read whole, a big one counted on the host.
-func (p *Poller) recount(ctx context.Context, h Host, c *Counter, up *CountUpdate, pl countPlan, read func(string, int64, int64) ([]byte, error)) {
+// recount counts rc's counter again from zero after its counted bytes
+// changed: a small file read whole, a big one counted on the host.
+func (p *Poller) recount(ctx context.Context, h Host, rc rangeCount) {
+	c, up, pl := rc.c, rc.updated, rc.pl
 	old := c.lines
 	c.reset()
 	up.Reset = true
@@ -317,13 +337,13 @@ func (p *Poller) recount(ctx context.Context, h Host, c *Counter, up *CountUpdat
 	var err error
 	if pl.size <= c.RemoteAbove {
 		var data []byte
-		data, err = readRest(nil, 0, pl.size, true, func(o, m int64) ([]byte, error) { return read(c.Path, o, m) })
+		data, err = readRest(nil, 0, pl.size, true, func(o, m int64) ([]byte, error) { return rc.rd.read(ctx, o, m) })
 		if err == nil {
 			c.apply(data, whole, up)
 		}
 	} else {
 		whole.onHost = true
-		p.hostCounts(ctx, h, []rangeCount{{c: c, pl: whole, updated: up}}) // from 0: nothing to compare
+		p.hostCounts(ctx, h, []rangeCount{{c: c, pl: whole, updated: up, rd: rc.rd}}) // from 0: nothing to compare
 		err = up.Err
 	}
 	if err != nil {
@@ -331,46 +351,47 @@ func (p *Poller) recount(ctx context.Context, h Host, c *Counter, up *CountUpdat
 	}
 }
 
-// firstRound stats every path and, when reads are kept, reads ahead in the
-// files that grew lately, all at once.
-func (p *Poller) firstRound(ctx context.Context, h Host, ahead bool, read func(string, int64, int64) ([]byte, error)) (map[string]*statResult, []*aheadRead, []*aheadRead) {
+// firstRound stats every path (once, by its first reader) and, when
+// reads are kept, reads ahead in the files that grew lately, all at once.
+func (p *Poller) firstRound(ctx context.Context, trd, crd []fileReads, ahead bool) (map[string]*statResult, []*aheadRead, []*aheadRead) {
 	paths := map[string]*statResult{}
-	var unique []string
-	for _, t := range p.Tails {
-		if _, ok := paths[t.Path]; !ok {
-			paths[t.Path] = nil
-			unique = append(unique, t.Path)
+	var unique []fileReads
+	var names []string
+	add := func(name string, rd fileReads) {
+		if _, ok := paths[name]; !ok {
+			paths[name] = nil
+			unique, names = append(unique, rd), append(names, name)
 		}
 	}
-	for _, c := range p.Counters {
-		if _, ok := paths[c.Path]; !ok {
-			paths[c.Path] = nil
-			unique = append(unique, c.Path)
-		}
+	for i, t := range p.Tails {
+		add(t.Path, trd[i])
+	}
+	for i, c := range p.Counters {
+		add(c.Path, crd[i])
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, path := range unique {
+	for i, rd := range unique {
 		wg.Add(1)
-		go func(path string) {
+		go func(name string, rd fileReads) {
 			defer wg.Done()
-			fi, err := h.Stat(ctx, path)
+			fi, err := rd.stat(ctx)
 			mu.Lock()
-			paths[path] = &statResult{fi, err}
+			paths[name] = &statResult{fi, err}
 			mu.Unlock()
-		}(path)
+		}(names[i], rd)
 	}
 	tails, counts := make([]*aheadRead, len(p.Tails)), make([]*aheadRead, len(p.Counters))
 	if ahead {
 		for i, t := range p.Tails {
 			if t.attached && t.ahead.size > 0 {
-				tails[i] = startAhead(&wg, t.Path, t.off, t.ahead.size, t.off > 0 || len(t.head) > 0, read)
+				tails[i] = startAhead(ctx, &wg, t.off, t.ahead.size, t.off > 0 || len(t.head) > 0, trd[i])
 			}
 		}
 		for i, c := range p.Counters {
 			if c.known && c.ahead.size > 0 {
 				k := int64(len(c.tail)) // the overlap goes out with the new bytes
-				counts[i] = startAhead(&wg, c.Path, c.off-k, c.ahead.size+k, false, read)
+				counts[i] = startAhead(ctx, &wg, c.off-k, c.ahead.size+k, false, crd[i])
 			}
 		}
 	}
@@ -387,13 +408,13 @@ type aheadRead struct {
 	headAsked  bool
 }
 
-func startAhead(wg *sync.WaitGroup, path string, off, want int64, head bool, read func(string, int64, int64) ([]byte, error)) *aheadRead {
+func startAhead(ctx context.Context, wg *sync.WaitGroup, off, want int64, head bool, rd fileReads) *aheadRead {
 	a := &aheadRead{off: off, want: want, headAsked: head}
 	wg.Add(1)
-	go func() { defer wg.Done(); a.data, a.err = read(path, off, want) }()
+	go func() { defer wg.Done(); a.data, a.err = rd.read(ctx, off, want) }()
 	if head {
 		wg.Add(1)
-		go func() { defer wg.Done(); a.head, a.herr = read(path, 0, headLen) }()
+		go func() { defer wg.Done(); a.head, a.herr = rd.read(ctx, 0, headLen) }()
 	}
 	return a
 }

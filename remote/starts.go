@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"path"
 
 	"github.com/synthwatch/synthwatch/parse"
 )
@@ -86,27 +85,6 @@ func isStart(l []byte) bool {
 	return false
 }
 
-// TailStarts is the start lines the agent found before a first attach's
-// history (E record), if it sent them.
-func (p *Prefetch) TailStarts(name string) ([]string, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.a == nil {
-		return nil, false
-	}
-	d, ok := p.a.starts[path.Clean(name)]
-	if !ok {
-		return nil, false
-	}
-	var out []string
-	for _, l := range bytes.Split(d, []byte{'\n'}) {
-		if len(l) > 0 {
-			out = append(out, string(l))
-		}
-	}
-	return out, true
-}
-
 // TailStarts is a local server log's start lines, scanned from its whole
 // file at a first attach as the agent scans a host's (status --local, the
 // dashboard on the host): the tail's history holds only the last 256 KB.
@@ -126,7 +104,8 @@ func (Local) TailStarts(name string) ([]string, bool) {
 }
 
 // tailStarter is a reader that may hold a server log's start lines
-// before a first attach's history (Prefetch.TailStarts).
+// before a first attach's history (Local.TailStarts; the agent's are
+// its answer's, fileAns.startLines).
 type tailStarter interface {
 	TailStarts(path string) ([]string, bool)
 }
