@@ -6,11 +6,12 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/synthwatch/synthwatch/internal/statedocs"
 
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
@@ -35,7 +36,7 @@ func TestDocStateTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok := docStates(string(data), tc.name, tc.typ)
+		got, ok := statedocs.States(string(data), tc.name, tc.typ)
 		if !ok {
 			t.Errorf("%s has no %s state table", tc.doc, tc.name)
 			continue
@@ -49,18 +50,6 @@ func TestDocStateTables(t *testing.T) {
 			t.Errorf("the %s constants %q, its list %q", tc.typ, named, listed)
 		}
 	}
-}
-
-// docStates are the states of a doc's state table, in its order.
-func docStates(doc, name, typ string) ([]string, bool) {
-	open, end := "<!-- "+name+" states: from snapshot."+typ+"s, checked by TestDocStateTables -->\n", "<!-- /"+name+" states -->"
-	_, rest, ok := strings.Cut(doc, open)
-	table, _, ok2 := strings.Cut(rest, end)
-	var got []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|").FindAllStringSubmatch(table, -1) {
-		got = append(got, m[1])
-	}
-	return got, ok && ok2
 }
 
 func strs[S ~string](l []S) []string {

@@ -7,11 +7,12 @@ import (
 	"iter"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/synthwatch/synthwatch/internal/statedocs"
 
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
@@ -82,7 +83,7 @@ func TestServerRowsGiveTheDocStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, _ := docStates(string(data), "server", "ServerState")
+	doc, _ := statedocs.States(string(data), "server", "ServerState")
 	first := func(rows []serverRow, f serverFacts) int {
 		return slices.IndexFunc(rows, func(r serverRow) bool { return r.when(f) })
 	}
@@ -143,17 +144,4 @@ func serverFactsGrid() iter.Seq[serverFacts] {
 			}
 		}
 	}
-}
-
-// docStates are the states of a doc's state table, in its order (as
-// pipeline's TestDocStateTables reads them).
-func docStates(doc, name, typ string) ([]string, bool) {
-	open, end := "<!-- "+name+" states: from snapshot."+typ+"s, checked by TestDocStateTables -->\n", "<!-- /"+name+" states -->"
-	_, rest, ok := strings.Cut(doc, open)
-	table, _, ok2 := strings.Cut(rest, end)
-	var got []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|").FindAllStringSubmatch(table, -1) {
-		got = append(got, m[1])
-	}
-	return got, ok && ok2
 }
