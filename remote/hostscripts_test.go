@@ -43,7 +43,8 @@ func hostShells(t *testing.T) map[string][]string {
 
 // The install's host scripts under each shell: where.sh names the place
 // by the platform, loose.sh passes a safe agent and refuses a loose one,
-// install.sh copies gzip'd input whole and refuses a corrupt one.
+// install.sh copies gzip'd input whole or in parts and refuses a corrupt
+// or partial one, leaving nothing behind.
 func TestHostScriptsEveryShell(t *testing.T) {
 	t.Parallel()
 	payload := bytes.Repeat([]byte("agent bytes\n"), 5000)
@@ -93,6 +94,35 @@ func TestHostScriptsEveryShell(t *testing.T) {
 			}
 			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 				t.Fatalf("the refused copy left %d files", len(ents))
+			}
+			// in parts, each on its own exec, then joined; a join short of a part fails and leaves nothing
+			must(t, os.Remove(filepath.Join(dir, "synthwatch")))
+			args := []string{dir, hex.EncodeToString(sum[:]), strconv.Itoa(len(payload)), "1"}
+			z, third := gz.Bytes(), (gz.Len()+2)/3
+			for _, try := range []struct {
+				parts []int
+				ok    bool
+			}{{[]int{0, 2}, false}, {[]int{2, 0, 1}, true}} {
+				for _, i := range try.parts {
+					if _, errb, code := run(installScript, z[i*third:min(len(z), (i+1)*third)], append(args, "part", "00ff", strconv.Itoa(i))...); code != 0 {
+						t.Fatalf("part %d: exit %d %s", i, code, errb)
+					}
+				}
+				_, errb, code := run(installScript, nil, append(args, "join", "00ff", "3")...)
+				got, _ := os.ReadFile(filepath.Join(dir, "synthwatch"))
+				if ents, _ := os.ReadDir(dir); (code == 0) != try.ok || bytes.Equal(got, payload) != try.ok || len(ents) != map[bool]int{true: 1, false: 0}[try.ok] {
+					t.Fatalf("parts %v joined: exit %d %s, %d files left", try.parts, code, errb, len(ents))
+				}
+			}
+			if _, errb, code := run(installScript, nil, append(args, "part", "00ff;x", "0")...); code == 0 || !strings.Contains(errb, "hex") {
+				t.Fatalf("a part named by more than hex: exit %d %s", code, errb)
+			}
+			run(installScript, []byte("x"), append(args, "part", "00aa", "0")...)
+			if _, errb, code := run(installScript, nil, append(args, "clean", "00aa", "0")...); code != 0 {
+				t.Fatalf("clean: exit %d %s", code, errb)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Fatalf("clean left %d files", len(ents))
 			}
 			check := whereScript + looseScript + `if bad=$(loose "$ab"); then echo "loose $bad"; else echo safe; fi`
 			if out, _, _ := run(check, nil, "", "", AgentProto); out != "safe\n" {

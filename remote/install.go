@@ -132,8 +132,8 @@ type InstallResult struct {
 }
 
 // InstallAgent copies the agent for place's platform to place.Dir on h:
-// gzip'd when the host has gunzip, to a temp name, checked by size and
-// hash, then renamed. sent, when not nil, counts the bytes sent so far
+// gzip'd when the host has gunzip, in parts on channels at once
+// (sendAgent), to a temp name, checked by size and hash, then renamed. sent, when not nil, counts the bytes sent so far
 // (out of total, set first), for a progress figure.
 func InstallAgent(ctx context.Context, h Host, place AgentPlace, sent, total *atomic.Int64) (InstallResult, error) {
 	start := time.Now()
@@ -161,11 +161,8 @@ func InstallAgent(ctx context.Context, h Host, place AgentPlace, sent, total *at
 	if total != nil {
 		total.Store(int64(len(wire)))
 	}
-	var in io.Reader = bytes.NewReader(wire)
-	if sent != nil {
-		in = &countingReader{r: in, n: sent}
-	}
-	r, err := ie.ExecInput(ctx, in, "sh", "-c", looseScript+installScript, "synthwatch-install", place.Dir, hex.EncodeToString(sum[:]), strconv.Itoa(len(data)), gz)
+	args := []string{"sh", "-c", looseScript + installScript, "synthwatch-install", place.Dir, hex.EncodeToString(sum[:]), strconv.Itoa(len(data)), gz}
+	r, err := sendAgent(ctx, ie, args, wire, sent)
 	if err == nil && r.ExitCode != 0 {
 		err = fmt.Errorf("exit %d: %s", r.ExitCode, cut(strings.TrimSpace(string(r.Stderr)), 512))
 		if r.ExitCode != 3 { // a write that failed: the host says why, as deploy's does

@@ -89,6 +89,36 @@ func TestAgentInstalledWhenMissing(t *testing.T) {
 	}
 }
 
+// The copy goes in parts on channels at once (a channel moves one server
+// window a round trip: Dropbear's is 24 KB). A server that allows two
+// sessions a connection refuses most of them: each refused part waits for
+// a channel that finished, and the agent arrives whole, nothing left
+// beside it.
+func TestAgentInstallTakesTheChannelsAllowed(t *testing.T) {
+	t.Parallel()
+	_, h, home := sshdHome(t, sshdtest.WithConfig("MaxSessions 2"))
+	ag := NewAgent(h)
+	ag.UseBinary("/nonexistent/synthwatch")
+	ag.AutoInstall(true)
+	t.Cleanup(ag.Close)
+	if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) {
+		t.Fatal(err)
+	}
+	res, err, _ := ag.WaitInstall(context.Background())
+	if err != nil {
+		t.Fatalf("install with two sessions allowed: %v", err)
+	}
+	if parts := (res.Bytes + installPartMin - 1) / installPartMin; parts < 3 {
+		t.Fatalf("a copy of %d bytes goes in %d parts: the test needs several", res.Bytes, parts)
+	}
+	if ents, _ := os.ReadDir(agentDir(home)); len(ents) != 1 {
+		t.Errorf("the agent's folder holds %d entries, want the agent alone", len(ents))
+	}
+	if _, err := ag.Run(context.Background(), loadBatch()); err != nil || !strings.HasPrefix(ag.Kind(), "go ") {
+		t.Fatalf("after the install: %q %v", ag.Kind(), err)
+	}
+}
+
 // A file in the agent's place that is not safe to run (a folder anyone
 // may write, a file of another user's) is refused and named, never run,
 // and not replaced.
@@ -190,6 +220,9 @@ func TestAgentInstallDropbearOffAndUnwritable(t *testing.T) {
 		}
 		if _, err, _ := ag.WaitInstall(context.Background()); err != nil {
 			t.Fatalf("install over dropbear: %v", err)
+		}
+		if ents, _ := os.ReadDir(agentDir(s.Home())); len(ents) != 1 {
+			t.Errorf("the agent's folder holds %d entries, want the agent alone", len(ents))
 		}
 		if _, err := ag.Run(context.Background(), loadBatch()); err != nil || !strings.HasPrefix(ag.Kind(), "go ") {
 			t.Fatalf("after the install over dropbear: %q %v", ag.Kind(), err)

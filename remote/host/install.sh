@@ -1,28 +1,71 @@
 # shellcheck shell=sh
-# install.sh DIR SHA256 SIZE GZ (after loose.sh): the agent on stdin (gzip
-# when GZ is 1) to DIR/synthwatch: written to a temp name beside it, its
-# size and (where sha256sum is) its hash checked, then renamed, so a cut or
-# corrupt copy is never run. Folders made for the user alone. A folder on
-# the way that is not the user's or others may write is refused before
-# anything is written (exit 3): the launcher would refuse the agent there
-# (installed.sh), and run another synthwatch in its place, the one named.
+# install.sh DIR SHA256 SIZE GZ [MODE TAG I] (after loose.sh): the agent to
+# DIR/synthwatch, gzip'd when GZ is 1. MODE whole (the default): it comes on
+# stdin. MODE part: stdin is its part I (from 0), kept beside it as
+# .synthwatch.part-TAG-I; MODE join: the I parts (I the count) are read in order and
+# removed; MODE clean: the parts of TAG are removed. The parts come on
+# channels of their own at once: a channel moves one window a round trip,
+# and Dropbear's is 24 KB (its -W). The whole is written to a temp name,
+# its size and (where sha256sum is) its hash checked, then renamed, so a
+# cut or corrupt copy is never run. Folders made for the user alone. A
+# folder on the way that is not the user's or others may write is refused
+# before anything is written (exit 3): the launcher would refuse the agent
+# there (installed.sh), and run another synthwatch in its place.
 umask 077
 d=$1
 want=$2
 size=$3
 gz=$4
+mode=${5:-whole}
+tag=$6
+n=$7
+case $tag:$n in *[!0-9a-f:]* | *:*[!0-9]*)
+	echo "synthwatch: a part is named by hex and a number: $tag $n" >&2
+	exit 1
+	;;
+esac
 mkdir -p -- "$d" || exit 1
 if bad=$(loose "$d"); then
 	w=$(command -v synthwatch 2>/dev/null) || w="$HOME/.local/bin/synthwatch"
 	echo "synthwatch: refusing to install the agent to $d: $bad (mode, owner uid, path) is not yours or others may write it, so the launcher would never run it (as OpenSSH's StrictModes asks) and would run $w in its place if it speaks the protocol; fix: chmod go-w that folder, or make it yours" >&2
 	exit 3
 fi
+p="$d/.synthwatch.part-$tag-"
+case $mode in
+part)
+	cat >"$p$n" || {
+		rm -f -- "$p$n"
+		exit 1
+	}
+	exit 0
+	;;
+clean)
+	rm -f -- "$p"*
+	exit 0
+	;;
+esac
 t="$d/.synthwatch.tmp-$$"
-trap 'rm -f -- "$t"' EXIT
-if [ "$gz" = 1 ]; then
-	gunzip -c >"$t" || exit 1
+if [ "$mode" = join ]; then
+	trap 'rm -f -- "$t" "$p"*' EXIT
 else
-	cat >"$t" || exit 1
+	trap 'rm -f -- "$t"' EXIT
+fi
+# src: the copy as it crossed the link, whole or its parts in order
+src() {
+	if [ "$mode" != join ]; then
+		cat
+		return
+	fi
+	i=0
+	while [ "$i" -lt "$n" ]; do
+		cat -- "$p$i" || return 1
+		i=$((i + 1))
+	done
+}
+if [ "$gz" = 1 ]; then
+	src | gunzip -c >"$t" || exit 1
+else
+	src >"$t" || exit 1
 fi
 got=$(wc -c <"$t")
 got=$((got + 0))
@@ -40,3 +83,4 @@ if command -v sha256sum >/dev/null 2>&1; then
 fi
 chmod 700 "$t" && mv -f -- "$t" "$d/synthwatch" || exit 1
 trap - EXIT
+[ "$mode" != join ] || rm -f -- "$p"*
