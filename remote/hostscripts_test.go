@@ -104,7 +104,8 @@ func TestHostScriptsEveryShell(t *testing.T) {
 				ok    bool
 			}{{[]int{0, 2}, false}, {[]int{2, 0, 1}, true}} {
 				for _, i := range try.parts {
-					if _, errb, code := run(installScript, z[i*third:min(len(z), (i+1)*third)], append(args, "part", "00ff", strconv.Itoa(i))...); code != 0 {
+					part := z[i*third : min(len(z), (i+1)*third)]
+					if _, errb, code := run(installScript, part, append(args, "part", "00ff", strconv.Itoa(i), strconv.Itoa(len(part)))...); code != 0 {
 						t.Fatalf("part %d: exit %d %s", i, code, errb)
 					}
 				}
@@ -114,15 +115,33 @@ func TestHostScriptsEveryShell(t *testing.T) {
 					t.Fatalf("parts %v joined: exit %d %s, %d files left", try.parts, code, errb, len(ents))
 				}
 			}
-			if _, errb, code := run(installScript, nil, append(args, "part", "00ff;x", "0")...); code == 0 || !strings.Contains(errb, "hex") {
+			if _, errb, code := run(installScript, nil, append(args, "part", "00ff;x", "0", "1")...); code == 0 || !strings.Contains(errb, "hex") {
 				t.Fatalf("a part named by more than hex: exit %d %s", code, errb)
 			}
-			run(installScript, []byte("x"), append(args, "part", "00aa", "0")...)
+			if _, errb, code := run(installScript, []byte("x"), append(args, "part", "00bb", "0", "2")...); code == 0 || !strings.Contains(errb, "cut short") {
+				t.Fatalf("a part cut short (the link gone): exit %d %s", code, errb)
+			}
+			run(installScript, []byte("x"), append(args, "part", "00aa", "0", "1")...)
+			if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+				t.Fatalf("a part cut short was kept, or a whole one was not: %d files", len(ents))
+			}
 			if _, errb, code := run(installScript, nil, append(args, "clean", "00aa", "0")...); code != 0 {
 				t.Fatalf("clean: exit %d %s", code, errb)
 			}
 			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 				t.Fatalf("clean left %d files", len(ents))
+			}
+			// a join that took removes the parts an install cut off left there
+			run(installScript, []byte("x"), append(args, "part", "00cc", "0", "1")...)
+			for i := range 3 {
+				part := z[i*third : min(len(z), (i+1)*third)]
+				run(installScript, part, append(args, "part", "00dd", strconv.Itoa(i), strconv.Itoa(len(part)))...)
+			}
+			if _, errb, code := run(installScript, nil, append(args, "join", "00dd", "3")...); code != 0 {
+				t.Fatalf("join: exit %d %s", code, errb)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Fatalf("a join left %d files beside the agent", len(ents)-1)
 			}
 			check := whereScript + looseScript + `if bad=$(loose "$ab"); then echo "loose $bad"; else echo safe; fi`
 			if out, _, _ := run(check, nil, "", "", AgentProto); out != "safe\n" {

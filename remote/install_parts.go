@@ -42,11 +42,18 @@ func sendAgent(ctx context.Context, ie InputExecer, args []string, wire []byte, 
 	var tb [8]byte
 	_, _ = rand.Read(tb[:])
 	tag := hex.EncodeToString(tb[:])
-	with := func(mode string, i int) []string { return append(slices.Clip(args), mode, tag, strconv.Itoa(i)) }
+	with := func(mode string, i ...int) []string {
+		out := append(slices.Clip(args), mode, tag)
+		for _, v := range i {
+			out = append(out, strconv.Itoa(v))
+		}
+		return out
+	}
 	size := (len(wire) + n - 1) / n
 	res, errs := make([]ExecResult, n), make([]error, n)
 	send := func(i int) {
-		res[i], errs[i] = ie.ExecInput(ctx, counted(wire[i*size:min(len(wire), (i+1)*size)], sent), with("part", i)...)
+		part := wire[i*size : min(len(wire), (i+1)*size)]
+		res[i], errs[i] = ie.ExecInput(ctx, counted(part, sent), with("part", i, len(part))...)
 	}
 	todo := make(chan int, n)
 	for i := range n {
@@ -78,9 +85,11 @@ func sendAgent(ctx context.Context, ie InputExecer, args []string, wire []byte, 
 	}
 	failed := errors.Join(errs...)
 	if i := slices.IndexFunc(res, func(r ExecResult) bool { return r.ExitCode != 0 }); failed != nil || i >= 0 {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		_, _ = ie.ExecInput(cctx, nil, with("clean", 0)...)
+		if ctx.Err() == nil { // not when quitting: the next install's join removes them
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			_, _ = ie.ExecInput(cctx, nil, with("clean", 0)...)
+		}
 		if failed != nil {
 			return ExecResult{}, failed
 		}

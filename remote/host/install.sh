@@ -1,16 +1,19 @@
 # shellcheck shell=sh
-# install.sh DIR SHA256 SIZE GZ [MODE TAG I] (after loose.sh): the agent to
-# DIR/synthwatch, gzip'd when GZ is 1. MODE whole (the default): it comes on
-# stdin. MODE part: stdin is its part I (from 0), kept beside it as
-# .synthwatch.part-TAG-I; MODE join: the I parts (I the count) are read in order and
-# removed; MODE clean: the parts of TAG are removed. The parts come on
-# channels of their own at once: a channel moves one window a round trip,
-# and Dropbear's is 24 KB (its -W). The whole is written to a temp name,
-# its size and (where sha256sum is) its hash checked, then renamed, so a
-# cut or corrupt copy is never run. Folders made for the user alone. A
-# folder on the way that is not the user's or others may write is refused
-# before anything is written (exit 3): the launcher would refuse the agent
-# there (installed.sh), and run another synthwatch in its place.
+# install.sh DIR SHA256 SIZE GZ [MODE TAG I [N]] (after loose.sh): the agent
+# to DIR/synthwatch, gzip'd when GZ is 1. MODE whole (the default): it comes
+# on stdin. MODE part: stdin is its part I (from 0), N bytes, kept beside it
+# as .synthwatch.part-TAG-I (a part cut short is removed); MODE join: the I
+# parts (I the count) are read in order; MODE clean: the parts of TAG are
+# removed. The parts come on channels of their own at once: a channel moves
+# one window a round trip, and Dropbear's is 24 KB (its -W). The whole is
+# written to a temp name, its size and (where sha256sum is) its hash
+# checked, then renamed, so a cut or corrupt copy is never run; a join
+# that took removes every part left there (an install cut off before its
+# join, or a concurrent one, whose join then fails and is asked again).
+# Folders made for the user alone. A folder on the way that is not the
+# user's or others may write is refused before anything is written (exit
+# 3): the launcher would refuse the agent there (installed.sh), and run
+# another synthwatch in its place.
 umask 077
 d=$1
 want=$2
@@ -19,31 +22,31 @@ gz=$4
 mode=${5:-whole}
 tag=$6
 n=$7
-case $tag:$n in *[!0-9a-f:]* | *:*[!0-9]*)
-	echo "synthwatch: a part is named by hex and a number: $tag $n" >&2
+pn=${8:-0}
+bad=
+case $tag in *[!0-9a-f]*) bad=1 ;; esac
+case $n$pn in *[!0-9]*) bad=1 ;; esac
+if [ -n "$bad" ]; then
+	echo "synthwatch: a part is named by hex and numbers: $tag $n $pn" >&2
 	exit 1
-	;;
-esac
+fi
+p="$d/.synthwatch.part-$tag-"
+if [ "$mode" = clean ]; then
+	rm -f -- "$p"*
+	exit 0
+fi
 mkdir -p -- "$d" || exit 1
 if bad=$(loose "$d"); then
 	w=$(command -v synthwatch 2>/dev/null) || w="$HOME/.local/bin/synthwatch"
 	echo "synthwatch: refusing to install the agent to $d: $bad (mode, owner uid, path) is not yours or others may write it, so the launcher would never run it (as OpenSSH's StrictModes asks) and would run $w in its place if it speaks the protocol; fix: chmod go-w that folder, or make it yours" >&2
 	exit 3
 fi
-p="$d/.synthwatch.part-$tag-"
-case $mode in
-part)
-	cat >"$p$n" || {
-		rm -f -- "$p$n"
-		exit 1
-	}
-	exit 0
-	;;
-clean)
-	rm -f -- "$p"*
-	exit 0
-	;;
-esac
+if [ "$mode" = part ]; then
+	cat >"$p$n" && got=$(wc -c <"$p$n") && [ "$((got + 0))" = "$pn" ] && exit 0
+	rm -f -- "$p$n"
+	echo "synthwatch: part $n of the agent arrived cut short" >&2
+	exit 1
+fi
 t="$d/.synthwatch.tmp-$$"
 if [ "$mode" = join ]; then
 	trap 'rm -f -- "$t" "$p"*' EXIT
@@ -83,4 +86,4 @@ if command -v sha256sum >/dev/null 2>&1; then
 fi
 chmod 700 "$t" && mv -f -- "$t" "$d/synthwatch" || exit 1
 trap - EXIT
-[ "$mode" != join ] || rm -f -- "$p"*
+[ "$mode" != join ] || rm -f -- "$d"/.synthwatch.part-*
