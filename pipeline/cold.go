@@ -240,7 +240,7 @@ func (w *Watcher) askCounts(b *remote.Batch, counters []*remote.Counter, steady 
 // for itself). nil: no batch ran (--local, a host with no link).
 type pollAsks struct {
 	find    findAsks         // counts: the manifest and the category folders
-	coldSum *remote.ExecAsk  // counts: the holes' sums of a one-shot status
+	coldSum *remote.ExecAsk  // counts: the holes' sums of a first poll through a known agent
 	tokens  *remote.ExecAsk  // counts: the holes' sums (sumOnHost)
 	spans   *remote.ExecAsk  // counts: the records' spans (recspan.go)
 	poll    *remote.PollAsks // the Poller: the tails' and counters' answers
@@ -269,8 +269,9 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *p
 	if len(w.cnt.cats) == 0 {
 		c := w.cnt.newCat("")
 		b.Each(l.Prepared(), []*remote.Tail{c.runs}, []*remote.Counter{c.raw, c.errs, c.prompts})
-		if w.o.OnePoll && ask.steady { // the agent sums in Go; by the fallback a one-shot status counts only
-			// the holes this count leaves, summed in the same answer
+		if ask.steady { // the agent sums in Go, from what it kept; by the fallback a one-shot status counts only
+			// the holes this count leaves, summed in the same answer: a
+			// status's tokens, and a dashboard's first table's
 			asks.coldSum = b.Exec(w.coldSumArgv(c.raw.RemoteAbove)...)
 		}
 	}

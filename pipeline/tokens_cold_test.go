@@ -89,6 +89,42 @@ func TestOnePollSumsTokensInTheColdAnswer(t *testing.T) {
 	}
 }
 
+// A dashboard's first poll through the Go agent shows every category's
+// tokens with its counts: the holes its cold count leaves are summed in
+// the same answer (from the sums the agent kept), not a poll later (the
+// first table showed blank tokens for 2 s), and no exec follows it.
+func TestDashboardFirstPollHasTheTokens(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(27, 6))
+	root := t.TempDir()
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"B1_glaive", 40}, {"B2 open code", 3000}, {"B3_magicoder", 2500}} {
+		dir := filepath.Join(root, "prepared", c.name)
+		write(t, filepath.Join(dir, parse.PromptsFile), prompts(c.name, 10000))
+		write(t, filepath.Join(dir, parse.RawFile), pyTokenRecords(c.name, 0, c.n, rng))
+	}
+	if fi, _ := os.Stat(filepath.Join(root, "prepared", "B3_magicoder", parse.RawFile)); fi.Size() <= remote.NewCounter("").RemoteAbove {
+		t.Fatalf("B3 must be counted on the host: %d bytes", fi.Size())
+	}
+	sd := sshdtest.Start(t)
+	p := newProxied(t, sd)
+	h := &execCounter{SSH: p.dial(t)}
+	t.Cleanup(func() { h.Close() })
+	w := NewWatcher(h, Options{Host: "dash", Root: root, ServerURL: closedURL(t), WorkerBin: testbin.Path(t)}, nil)
+	s := w.Poll(context.Background())
+	if !strings.HasPrefix(s.Connection.Reader, "go agent") {
+		t.Fatalf("read by %q", s.Connection.Reader)
+	}
+	if bad := checkTokens(t, root, s); bad != "" || s.TokensPartial {
+		t.Fatalf("the first table: %s (total partial: %v)", bad, s.TokensPartial)
+	}
+	if n := h.n.Load(); n != 0 {
+		t.Fatalf("%d execs beside the agent's answer, want none", n)
+	}
+}
+
 // The dashboard read by the fallback sums a big file's tokens a slice a
 // poll (fallbackSumPerPoll), never the whole gigabyte in one poll's awk:
 // the figure is none until the last slice, then the file's own.

@@ -31,6 +31,8 @@ type SSH struct {
 	last    *session // the last session set up (cur, or the one a sleep left)
 	state   ConnState
 	changed chan struct{}
+	dialed  chan struct{} // closed when the first connect ended, up or not (Dialed)
+	dialOne sync.Once
 	kick    chan struct{}
 	woke    chan struct{} // a sleep was found (sleep.go)
 	sleep   *sleepDetector
@@ -180,11 +182,16 @@ func newSSH(ctx context.Context, o Options) (*SSH, error) {
 	return &SSH{
 		opts: o, cfg: cfg, sleep: newSleepDetector(o.Clock),
 		state:   ConnState{Phase: Connecting, Since: time.Now()},
-		changed: make(chan struct{}, 1), kick: make(chan struct{}, 1), woke: make(chan struct{}, 1),
+		changed: make(chan struct{}, 1), dialed: make(chan struct{}), kick: make(chan struct{}, 1), woke: make(chan struct{}, 1),
 		closed: make(chan struct{}), done: make(chan struct{}),
 		MinBackoff: time.Second, MaxBackoff: 30 * time.Second,
 	}, nil
 }
+
+// Dialed is closed once the first connect has ended, up or not: a
+// dashboard's first poll waits for it (pipeline.Watcher.Poll) rather than
+// failing on a link still being dialled and waiting for the next beat.
+func (s *SSH) Dialed() <-chan struct{} { return s.dialed }
 
 // Config is the resolved configuration.
 func (s *SSH) Config() Config { return s.cfg }
@@ -225,6 +232,9 @@ func (s *SSH) setState(f func(*ConnState)) {
 	f(&s.state)
 	if s.state.Phase != old.Phase {
 		s.state.Since = time.Now()
+	}
+	if s.state.Phase != Connecting {
+		s.dialOne.Do(func() { close(s.dialed) })
 	}
 	s.mu.Unlock()
 	select {

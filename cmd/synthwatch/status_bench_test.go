@@ -154,7 +154,41 @@ func serverLogOf(size int) []byte {
 // SW_BENCH_SERVER=dropbear: the host's SSH server is Dropbear (it opens a
 // session's window at once, and takes no string over 9,000 bytes).
 func BenchmarkStatusCommandVsHabit(b *testing.B) {
-	bin := testbin.Path(b)
+	hb := newHabitBench(b)
+	absent := filepath.Join(b.TempDir(), "no-synthwatch")
+	want := `"done": 1000`
+	if os.Getenv("SW_BENCH_ROOT_MB") != "" {
+		want = `"done": `
+	}
+	for _, host := range []struct {
+		name string
+		cmd  *exec.Cmd
+	}{{"fallback", hb.ours("status", "--json", "--no-install", "--worker-bin", absent)}, {"installed", hb.ours("status", "--json", "--worker-bin", absent)}} {
+		want := want
+		if host.name == "installed" {
+			hb.run(host.cmd, want) // the first contact: it installs the agent (BenchmarkFirstInstall times that)
+			want = `"reader": "go agent `
+			hb.run(host.cmd, want) // and the agent sums the root once
+		}
+		hb.compare(b, "host="+host.name, func() time.Duration { return hb.run(host.cmd, want) })
+	}
+}
+
+// habitBench is a host behind a delay proxy with statusRoot on it, our
+// command and the habit it replaces, `ssh HOST 'tail -n 20 LOG; wc -l
+// …/raw_responses.jsonl'`: each run a new process and a new connection.
+type habitBench struct {
+	tb    testing.TB
+	bin   string
+	px    *faultproxy.Proxy
+	extra []string // the environment our command runs with, past this process's
+	env   []string
+	ssh   []string // our command's SSH flags and --root
+	dest  string
+	habit *exec.Cmd
+}
+
+func newHabitBench(b *testing.B) *habitBench {
 	start := sshdtest.Start
 	if os.Getenv("SW_BENCH_SERVER") == "dropbear" {
 		start = sshdtest.StartDropbear
@@ -165,72 +199,71 @@ func BenchmarkStatusCommandVsHabit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer px.Close()
+	b.Cleanup(px.Close)
 	port := px.Addr()[strings.LastIndexByte(px.Addr(), ':')+1:]
 	kh := filepath.Join(b.TempDir(), "kh")
 	khb, _ := os.ReadFile(s.KnownHosts)
 	os.WriteFile(kh, []byte(strings.Replace(string(khb), fmt.Sprint(s.Port), port, 1)), 0o644)
 	cfg := filepath.Join(b.TempDir(), "ssh_config")
 	os.WriteFile(cfg, nil, 0o600)
-	env := append(os.Environ(), "SSH_AUTH_SOCK=", "XDG_CONFIG_HOME="+b.TempDir(), "XDG_STATE_HOME="+b.TempDir())
-	ours := exec.Command(bin, "status", "--json", "-F", cfg, "-i", s.KeyPath, "-o", "UserKnownHostsFile="+kh, "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
-		"--root", root, s.User+"@127.0.0.1:"+port)
-	habit := exec.Command("ssh", "-F", cfg, "-T", "-i", s.KeyPath, "-p", port, "-o", "UserKnownHostsFile="+kh, "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
-		"-o", "ControlMaster=no", "-o", "ControlPath=none", s.User+"@127.0.0.1",
-		"tail -n 20 "+root+"/logs/inference_all.log; wc -l "+root+"/prepared/*/raw_responses.jsonl")
-	run := func(c *exec.Cmd, want string) time.Duration {
-		cmd := exec.Command(c.Path, c.Args[1:]...)
-		cmd.Env = env
-		start := time.Now()
-		out, err := cmd.CombinedOutput()
-		d := time.Since(start)
-		if err != nil || !strings.Contains(string(out), want) {
-			b.Fatalf("%s: %v\n%s", c.Args[0], err, out)
-		}
-		return d
+	hb := &habitBench{tb: b, bin: testbin.Path(b), px: px,
+		env:  append(os.Environ(), "SSH_AUTH_SOCK=", "XDG_CONFIG_HOME="+b.TempDir(), "XDG_STATE_HOME="+b.TempDir()),
+		ssh:  []string{"-F", cfg, "-i", s.KeyPath, "-o", "UserKnownHostsFile=" + kh, "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "--root", root},
+		dest: s.User + "@127.0.0.1:" + port,
+		habit: exec.Command("ssh", "-F", cfg, "-T", "-i", s.KeyPath, "-p", port, "-o", "UserKnownHostsFile="+kh, "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
+			"-o", "ControlMaster=no", "-o", "ControlPath=none", s.User+"@127.0.0.1",
+			"tail -n 20 "+root+"/logs/inference_all.log; wc -l "+root+"/prepared/*/raw_responses.jsonl"),
 	}
-	with := func(c *exec.Cmd, flags ...string) *exec.Cmd {
-		return exec.Command(c.Path, append(append(append([]string{}, c.Args[1:len(c.Args)-1]...), flags...), c.Args[len(c.Args)-1])...)
+	hb.env = append(os.Environ(), hb.extra...)
+	return hb
+}
+
+// ours is `synthwatch [sub] FLAGS… SSH-FLAGS… HOST` (sub "" the dashboard).
+func (hb *habitBench) ours(sub string, flags ...string) *exec.Cmd {
+	args := append(append(append([]string{}, flags...), hb.ssh...), hb.dest)
+	if sub != "" {
+		args = append([]string{sub}, args...)
 	}
-	absent := filepath.Join(b.TempDir(), "no-synthwatch")
-	fallback := with(ours, "--no-install", "--worker-bin", absent)
-	installed := with(ours, "--worker-bin", absent)
-	want := `"done": 1000`
-	if os.Getenv("SW_BENCH_ROOT_MB") != "" {
-		want = `"done": `
+	return exec.Command(hb.bin, args...)
+}
+
+// run runs c to its end and times it; its output must hold want.
+func (hb *habitBench) run(c *exec.Cmd, want string) time.Duration {
+	cmd := exec.Command(c.Path, c.Args[1:]...)
+	cmd.Env = hb.env
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	d := time.Since(start)
+	if err != nil || !strings.Contains(string(out), want) {
+		hb.tb.Fatalf("%s: %v\n%s", c.Args[0], err, out)
 	}
-	for _, host := range []struct {
-		name string
-		cmd  *exec.Cmd
-	}{{"fallback", fallback}, {"installed", installed}} {
-		want := want
-		if host.name == "installed" {
-			run(host.cmd, want) // the first contact: it installs the agent (BenchmarkFirstInstall times that)
-			want = `"reader": "go agent `
-			run(host.cmd, want) // and the agent sums the root once
-		}
-		for _, rtt := range []time.Duration{50 * time.Millisecond, 150 * time.Millisecond, 300 * time.Millisecond} {
-			b.Run(fmt.Sprintf("host=%s/rtt=%dms", host.name, rtt.Milliseconds()), func(b *testing.B) {
-				px.SetDelay(rtt / 2)
-				var o, h []float64
-				var ob, hb int64
-				for b.Loop() {
-					b0 := px.Bytes.Load()
-					o = append(o, run(host.cmd, want).Seconds())
-					b1 := px.Bytes.Load()
-					h = append(h, run(habit, "total").Seconds())
-					ob, hb = ob+b1-b0, hb+px.Bytes.Load()-b1
-				}
-				mo, mh := median(o), median(h)
-				b.ReportMetric(float64(ob)/float64(len(o))/1e3, "KB")
-				b.ReportMetric(float64(hb)/float64(len(h))/1e3, "habit_KB")
-				b.ReportMetric(mo, "s")
-				b.ReportMetric(mh, "habit_s")
-				b.ReportMetric(mo/mh, "x_habit")
-				b.ReportMetric(mo/rtt.Seconds(), "RTTs")
-				b.ReportMetric(mh/rtt.Seconds(), "habit_RTTs")
-			})
-		}
+	return d
+}
+
+// compare times ours against the habit, alternating, at 50, 150 and 300
+// ms RTT: the medians, their ratio, and each one's bytes on the link a run.
+func (hb *habitBench) compare(b *testing.B, name string, ours func() time.Duration) {
+	for _, rtt := range []time.Duration{50 * time.Millisecond, 150 * time.Millisecond, 300 * time.Millisecond} {
+		b.Run(fmt.Sprintf("%s/rtt=%dms", name, rtt.Milliseconds()), func(b *testing.B) {
+			hb.px.SetDelay(rtt / 2)
+			var o, h []float64
+			var ob, hbytes int64
+			for b.Loop() {
+				b0 := hb.px.Bytes.Load()
+				o = append(o, ours().Seconds())
+				b1 := hb.px.Bytes.Load()
+				h = append(h, hb.run(hb.habit, "total").Seconds())
+				ob, hbytes = ob+b1-b0, hbytes+hb.px.Bytes.Load()-b1
+			}
+			mo, mh := median(o), median(h)
+			b.ReportMetric(float64(ob)/float64(len(o))/1e3, "KB")
+			b.ReportMetric(float64(hbytes)/float64(len(h))/1e3, "habit_KB")
+			b.ReportMetric(mo, "s")
+			b.ReportMetric(mh, "habit_s")
+			b.ReportMetric(mo/mh, "x_habit")
+			b.ReportMetric(mo/rtt.Seconds(), "RTTs")
+			b.ReportMetric(mh/rtt.Seconds(), "habit_RTTs")
+		})
 	}
 }
 
