@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/counts"
 	"github.com/synthwatch/synthwatch/pipeline/display"
 	"github.com/synthwatch/synthwatch/pipeline/events"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
@@ -29,16 +31,14 @@ func (w *Watcher) judge(reads []servers.Read, vr vitals.Reading, now time.Time) 
 	lg := w.log.says()
 	w.live.Judge(lg.finished, lg.current, lg.lastLine)
 	w.sv.Judge(reads, now, w.live.WaitingServer())
-	w.sv.Figures(reads, now, w.cnt.runKVDtype())
-	w.cnt.judge(catInputs{worker: w.live.Shown(), server: w.sv.Shown().State, eras: w.sv.Eras(), wjson: w.live.JSON(), log: lg}, now)
-	w.live.Stall(w.cnt.shown, now, w.o.StallAfter)
-	w.cnt.noteClassRates()
-	w.cnt.judgeETA()
-	w.cnt.crossChecks(w.live.Shown(), now, w.live.JSON(), lg.lastLine)
-	judged := snapshot.Snapshot{Worker: w.live.Shown(), Server: w.sv.Shown(), Categories: w.cnt.shown} // what the baseline reads
-	w.base.Fold(&judged, now, w.cnt.runsOf(w.live.Shown().Category), w.sv.Retractions())
+	w.sv.Figures(reads, now, w.cnt.KVDtype())
+	w.cnt.Judge(counts.Inputs{Worker: w.live.Shown(), Server: w.sv.Shown().State, Eras: w.sv.Eras(), WJSON: w.live.JSON(), Log: lg.forCounts()}, now)
+	w.live.Stall(w.cnt.Shown(), now, w.o.StallAfter)
+	w.cnt.CrossCheck(w.live.Shown(), now, w.live.JSON(), lg.lastLine)
+	judged := snapshot.Snapshot{Worker: w.live.Shown(), Server: w.sv.Shown(), Categories: w.cnt.Shown()} // what the baseline reads
+	w.base.Fold(&judged, now, w.cnt.RunsOf(w.live.Shown().Category), w.sv.Retractions())
 	w.live.Events(w.live.Shown(), now, w.lastSnap.Time)
-	w.ev.FoldDone(events.DoneInputs{Cats: w.cnt.shown, Mtimes: w.cnt.shownAt, ManOK: w.cnt.manErr == nil, Worker: w.live.Shown(),
+	w.ev.FoldDone(events.DoneInputs{Cats: w.cnt.Shown(), Mtimes: w.cnt.Mtimes(), ManOK: w.cnt.ManifestErr() == nil, Worker: w.live.Shown(),
 		WJSON: w.live.JSON(), LogFinished: lg.finished, LogLast: lg.lastLine}, now)
 	w.vit.Fold(vr, w.live.Shown(), now)
 }
@@ -49,16 +49,17 @@ func (w *Watcher) project() snapshot.Snapshot {
 	s := snapshot.Snapshot{Schema: 1, Time: w.polledAt.UTC(), Host: w.o.Host, Root: w.o.Root, Connection: w.conn, Warnings: []string{}}
 	s.Worker = w.live.Shown()
 	s.Server, s.Servers = w.sv.View()
-	s.Categories = w.cnt.view()
-	s.ETASeconds, s.ETAPart = w.cnt.eta, w.cnt.etaPart
-	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = totalTokens(s.Categories)
+	s.Categories = w.cnt.View()
+	s.ETASeconds, s.ETAPart = w.cnt.ETA()
+	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = counts.TotalTokens(s.Categories)
 	warnChecks(&s, w.polledAt)
 	s.Baseline = w.base.Shown()
 	s.Vitals = w.vit.View()
-	s.Capture = captureForecast(s.Categories, w.cnt.manifest.Capture, s.Vitals.Disk)
-	s.Spend = nightSpend(s.Categories, w.cnt.manifest.Cost)
+	man, _ := w.cnt.Manifest()
+	s.Capture = counts.CaptureForecast(s.Categories, man.Capture, s.Vitals.Disk)
+	s.Spend = counts.NightSpend(s.Categories, man.Cost)
 	s.Events = w.timeline.Recent(50)
-	w.cnt.warnManifest(&s)
+	w.cnt.WarnManifest(&s)
 	w.live.WarnJSON(&s)
 	w.warnSlowReader(&s)
 	redact(&s)
@@ -99,15 +100,7 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 	if len(res.Tails) < 2 {
 		return
 	}
-	byRuns := make(map[string]*catState, len(w.cnt.cats)) // not a scan of the categories per tail: 10,000 of each is 10^8
-	for _, c := range w.cnt.cats {
-		byRuns[c.runs.Path] = c
-	}
-	for _, up := range res.Tails[1:] { // after the server logs: runs.jsonl
-		if c := byRuns[up.Path]; c != nil {
-			c.foldRuns(up)
-		}
-	}
+	w.cnt.FoldRuns(res.Tails[1:]) // after the server logs: runs.jsonl
 }
 
 // foldWorkerLine hands one worker log line to the parts it speaks of: the
@@ -119,7 +112,20 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now, at time.Time, fresh bool) {
 	cur := w.log.current // a failure counts against the category it was logged under
 	watching := w.nth() > 1
-	failed := w.log.fold(l, now, watching && w.cnt.cats[l.Category] != nil)
+	failed := w.log.fold(l, now, watching && w.cnt.Known(l.Category))
 	w.live.FoldLogLine(l)
-	w.cnt.foldLogLine(l, cur, failed, at, watching, fresh)
+	w.cnt.FoldLogLine(l, cur, failed, at, watching, fresh)
+}
+
+// warnChecks adds the categories' warnings to s, and the worker's when its
+// worker.json is old while it lives (now: the poll's time).
+func warnChecks(s *snapshot.Snapshot, now time.Time) {
+	for _, cv := range s.Categories {
+		for _, wmsg := range cv.Warnings {
+			s.Warn(snapshot.WarnCategory, wmsg)
+		}
+	}
+	if s.Worker.Source == parse.WorkerStateFile && snapshot.Alive(s.Worker.State) && s.Worker.UpdatedAt != nil && now.Sub(*s.Worker.UpdatedAt) > 30*time.Second {
+		s.Warn(snapshot.WarnWorkerJSONStale, fmt.Sprintf("worker.json is %s old while pid %d is alive", now.Sub(*s.Worker.UpdatedAt).Round(time.Second), s.Worker.PID))
+	}
 }

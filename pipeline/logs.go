@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/counts"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
@@ -29,6 +30,11 @@ type logSays struct {
 	headerOnly bool      // only the lines written with the header since it: the worker just switched
 	lastLine   time.Time // when the log last grew
 	finished   bool      // "All categories finished."
+}
+
+// forCounts is what the categories read of it (counts.Log).
+func (ls logSays) forCounts() counts.Log {
+	return counts.Log{Current: ls.current, Prev: ls.prev, HeaderAt: ls.headerAt, HeaderOnly: ls.headerOnly, LastLine: ls.lastLine}
 }
 
 // says is what the log says this poll.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/counts"
 	"github.com/synthwatch/synthwatch/pipeline/events"
 	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
@@ -119,7 +120,7 @@ func projectsOnly(t *testing.T, w *Watcher, s snapshot.Snapshot, what string) {
 // partsText is everything a poll folds into: each part, and the timeline.
 func partsText(w *Watcher) string {
 	return stateText(struct {
-		cnt   counts
+		cnt   *counts.Set
 		sv    *servers.Set
 		live  *liveness.Live
 		log   logs

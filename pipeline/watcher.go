@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/counts"
 	"github.com/synthwatch/synthwatch/pipeline/events"
 	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
@@ -100,23 +101,22 @@ type Watcher struct {
 	agent        *remote.Agent    // answers steady polls in one request (a host with a link that can stream)
 	agentErr     string           // the agent's last error, logged once
 	readerLogged string
-	reader       atomic.Value // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
-	hint         *ServersHint // Options.HintPath's, as read at the start
-	sumJobs      []*tokJob    // the token sums this poll's batch asks (request: capped for the fallback)
-	noAgent      string       // the host had no agent of this protocol (for the hint)
-	firstContact bool         // no hint of this host yet: its first cold poll asks the agent and the fallback at once
-	coldSession  int          // the link session that had its cold poll
+	reader       atomic.Value  // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
+	hint         *ServersHint  // Options.HintPath's, as read at the start
+	sumJobs      []*counts.Job // the token sums this poll's batch asks (request: capped for the fallback)
+	noAgent      string        // the host had no agent of this protocol (for the hint)
+	firstContact bool          // no hint of this host yet: its first cold poll asks the agent and the fallback at once
+	coldSession  int           // the link session that had its cold poll
 	o            Options
 
 	mu        sync.Mutex
-	cnt       counts // the categories: their counts and tokens, the manifest (categories.go)
+	cnt       *counts.Set // the categories: their counts and tokens, the manifest (pipeline/counts)
 	polls     int
-	answered  int                // polls the host answered: a failed first poll read nothing, so the next is still a first read
-	runsDue   map[*catState]bool // runs.jsonl to read in this poll though it is not full (newRuns)
-	polledAt  time.Time          // the last poll the host answered: the time its Snapshot is of
-	sv        *servers.Set       // the host's servers: their logs, probes and states (pipeline/servers)
-	log       logs               // the worker log: its tail, the display rings, what it says (logs.go)
-	live      *liveness.Live     // the worker: worker.json, its process, the kill note (pipeline/liveness)
+	answered  int            // polls the host answered: a failed first poll read nothing, so the next is still a first read
+	polledAt  time.Time      // the last poll the host answered: the time its Snapshot is of
+	sv        *servers.Set   // the host's servers: their logs, probes and states (pipeline/servers)
+	log       logs           // the worker log: its tail, the display rings, what it says (logs.go)
+	live      *liveness.Live // the worker: worker.json, its process, the kill note (pipeline/liveness)
 	timeline  *timeline.Timeline
 	lastSnap  snapshot.Snapshot
 	WorkerLog *snapshot.Ring // sanitised worker log lines for display (the logs part's)
@@ -164,8 +164,8 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 	if o.OnePoll {
 		pane = 4 << 10 // a one-shot status shows no pane
 	}
+	w.cnt = counts.New(counts.Config{Layout: w.layout(), History: o.History, StallAfter: o.StallAfter, OnePoll: o.OnePoll, Timeline: tl})
 	w.sv = servers.New(servers.Config{Host: h, Root: o.Root, Now: o.Now, History: o.History, Lines: w.log.server, Timeline: tl, Zone: w.ev.ServerTime, Pane: pane}, w.serverSpecs())
-	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, onePoll: o.OnePoll, tl: tl, cats: map[string]*catState{}}
 	w.vit = vitals.New(vitals.Config{Root: o.Root, Floor: o.DiskFloor, Timeline: tl})
 	w.live = liveness.New(liveness.Config{Reads: w.h, Host: h, Layout: w.layout(), WorkerLog: o.WorkerLog, Timeline: tl})
 	return w
@@ -218,24 +218,24 @@ func (w *Watcher) Poll(ctx context.Context) snapshot.Snapshot {
 func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, back bool) {
 	now := w.o.Now()
 	var discErr error
-	full := w.polls%30 == 0 || len(w.cnt.cats) == 0 // prompts.jsonl and new categories change rarely
-	w.runsDue = w.cnt.newRuns()                     // this poll's, for its request and its reads alike
-	askZone := w.ev.ZoneDue()                       // once per connection, in this batch
-	askVit, vitDisk := w.vit.Due(now)               // at most every 10 s, in this batch
+	full := w.polls%30 == 0 || w.cnt.Len() == 0 // prompts.jsonl and new categories change rarely
+	w.cnt.Plan()                                // runs.jsonl due: this poll's, for its request and its reads alike
+	askZone := w.ev.ZoneDue()                   // once per connection, in this batch
+	askVit, vitDisk := w.vit.Due(now)           // at most every 10 s, in this batch
 	vitPid := w.live.PID()
 	cold := w.cold()
 	viaAgent := w.viaAgent()
 	budget := int64(-1)
 	if !viaAgent && w.linked() {
-		budget = fallbackSumPerPoll // the fallback reads: its awk sums a slice a poll
+		budget = counts.FallbackSumPerPoll // the fallback reads: its awk sums a slice a poll
 	}
 	if last, _ := w.reader.Load().(string); viaAgent && !cold && agentProtocol(last) != "" {
 		// the agent answered the last poll: what the fallback's awk summed
 		// before it (a first screen while the agent installed) is summed again
-		w.cnt.reexamine()
+		w.cnt.Reexamine()
 	}
-	tokJobs := w.cnt.tokenJobs(budget) // holes the counts left: summed on the host, in this batch
-	spanArgv := w.cnt.spanArgv()       // the records' times where no fresher witness speaks (recspan.go)
+	tokJobs := w.cnt.TokenJobs(budget) // holes the counts left: summed on the host, in this batch
+	spanArgv := w.cnt.SpanArgv()       // the records' times where no fresher witness speaks (recspan.go)
 	w.polls++
 	var wg, pw sync.WaitGroup // pw: the servers' probes
 	var reads []servers.Read
@@ -250,7 +250,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	guess, dropGuess := context.WithCancel(ctx)
 	defer dropGuess()
 	probe(guess) // beside the reads, never after them: a cold start waits for the slower of the two
-	w.countOnHost(viaAgent)
+	w.cnt.CountOnHost(viaAgent)
 	reader := "file by file" // unless the agent or the fallback answers
 	asks := &pollAsks{}      // none: each part reads for itself
 	if cold || w.linked() {
@@ -271,13 +271,13 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	}
 	if full {
 		var parsed bool
-		if parsed, discErr = w.cnt.discover(ctx, w.h, asks.find); parsed {
+		if parsed, discErr = w.cnt.Discover(ctx, w.h, asks.find); parsed {
 			w.writeServersHint()
 		}
 	}
 	if !w.sv.Settled {
 		// the first poll: pipeline.toml may list other servers; probe those
-		w.sv.Settled = w.cnt.haveMan || w.cnt.manErr != nil // a bad manifest lists no servers: those configured stand
+		w.sv.Settled = w.cnt.Settled() // a bad manifest lists no servers: those configured stand
 		if specs := w.serverSpecs(); !w.sv.SpecsAre(specs) {
 			dropGuess() // pipeline.toml names others: a wedged guess (a stale hint) is not waited for (3 s)
 			pw.Wait()
@@ -292,11 +292,10 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	var zone *time.Location
 	var zoneErr error
 	var vr vitals.Reading
-	var tokSums []tokResult
-	var tokErr error
+	var sums counts.Sums
 	if len(tokJobs) > 0 {
 		wg.Add(1)
-		go func() { defer wg.Done(); tokSums, tokErr = sumOnHost(ctx, w.h, tokJobs, asks.tokens) }()
+		go func() { defer wg.Done(); sums = counts.ReadSums(ctx, w.h, tokJobs, asks.tokens) }()
 	}
 	wg.Add(2)
 	if askVit {
@@ -310,11 +309,10 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 		wg.Add(1)
 		go func() { defer wg.Done(); zone, zoneErr = events.ReadZone(ctx, w.h, asks.zone) }()
 	}
-	var spanOut []byte
-	var spanRead bool
+	var spans counts.Spans
 	if spanArgv != nil {
 		wg.Add(1)
-		go func() { defer wg.Done(); spanOut, spanRead = readSpans(ctx, w.h, spanArgv, asks.spans) }()
+		go func() { defer wg.Done(); spans = counts.ReadSpans(ctx, w.h, spanArgv, asks.spans) }()
 	}
 	wg.Wait()
 	pw.Wait()
@@ -327,7 +325,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	if down {
 		w.vit.ReadAgain() // read the vitals again as soon as the link is back
 		w.foldTailLines(res, now, false)
-		w.cnt.dropTokenJobs()
+		w.cnt.DropTokenJobs()
 		if !last && ctx.Err() == nil && w.Link().State == snapshot.LinkConnected {
 			return snapshot.Snapshot{}, true
 		}
@@ -342,25 +340,23 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	w.polledAt, w.conn = now, conn
 	w.foldTails(res, now)
 	if st := w.live.FoldJSON(lr.WorkerJSON()); st != nil {
-		w.cnt.noteWorkerJSON(st)
+		w.cnt.NoteWorkerJSON(st)
 	}
 	w.live.Fold(lr, now)
-	w.live.NoteGrowth(res, w.cnt.grewIn, w.nth())
-	w.cnt.fold(res, now, w.live.JSON())
-	w.cnt.foldSpans(spanOut, spanRead, w.ev.HostZone(), now)
-	w.cnt.zone = w.ev.HostZone()
-	w.cnt.foldTokens(res, tokJobs, tokSums, tokErr)
-	coldSummed := func(jobs []*tokJob) map[*tokJob]tokResult { return coldSums(asks.coldSum, jobs) }
+	w.live.NoteGrowth(res, w.cnt.GrewIn, w.nth())
+	w.cnt.Fold(res, now, w.live.JSON())
+	w.cnt.FoldSpans(spans, w.ev.HostZone(), now)
+	w.cnt.FoldTokens(res, tokJobs, sums)
 	switch {
 	case w.o.OnePoll && !strings.HasPrefix(reader, "fallback"):
 		// a one-shot status sums the holes now (by the fallback it counts
 		// only: the holes' tokens would be the host's awk over every byte
 		// of them, tokenJobs)
-		w.cnt.sumHolesNow(ctx, w.h, coldSummed, nil)
-	case w.cnt.budgetUnsummed():
+		w.cnt.SumHolesNow(ctx, w.h, asks.coldSum, false)
+	case w.cnt.BudgetUnsummed():
 		// a budget's category is done or not by its tokens: its own
 		// summed now, by either reader, not a poll later
-		w.cnt.sumHolesNow(ctx, w.h, coldSummed, func(c *catState) bool { return c.budget > 0 })
+		w.cnt.SumHolesNow(ctx, w.h, asks.coldSum, true)
 	}
 	w.sv.FoldReads(reads)
 	w.judge(reads, vr, now)
@@ -379,18 +375,8 @@ func (w *Watcher) nth() int { return w.answered + 1 }
 // what changes rarely too: prompts.jsonl and runs.jsonl (and runs.jsonl
 // of a category whose records name a run it has not shown).
 func (w *Watcher) poller(full bool) *remote.Poller {
-	p := &remote.Poller{Tails: append([]*remote.Tail{w.log.tail}, w.sv.Tails()...)}
-	for _, n := range w.cnt.order {
-		c := w.cnt.cats[n]
-		p.Counters = append(p.Counters, c.raw, c.errs)
-		if full {
-			p.Counters = append(p.Counters, c.prompts)
-		}
-		if full || w.runsDue[c] {
-			p.Tails = append(p.Tails, c.runs) // written once per worker start
-		}
-	}
-	return p
+	tails, counters := w.cnt.Files(full)
+	return &remote.Poller{Tails: append(append([]*remote.Tail{w.log.tail}, w.sv.Tails()...), tails...), Counters: counters}
 }
 
 // stale is the last snapshot with the link down: figures kept, every
@@ -462,8 +448,8 @@ func linkPhase(p remote.Phase) snapshot.LinkPhase {
 // runs. The manifest is pipeline.toml once read, else the hint's; one
 // that does not parse lists none (those configured stand).
 func (w *Watcher) serverSpecs() []servers.Spec {
-	man := w.cnt.manifest
-	if !w.cnt.haveMan && w.cnt.manErr == nil && w.hint != nil {
+	man, read := w.cnt.Manifest()
+	if !read && w.cnt.ManifestErr() == nil && w.hint != nil {
 		man = parse.Manifest{Server: w.hint.Server, Servers: w.hint.Servers}
 	}
 	return servers.Specs(servers.Choice{Servers: w.o.Servers, ServerURL: w.o.ServerURL, ServerURLFrom: w.o.ServerURLFrom, ServerLog: w.o.ServerLog}, man)
@@ -474,8 +460,9 @@ func (w *Watcher) serverSpecs() []servers.Spec {
 // from the hint (ServersHint.write): a Watcher's, for the hint gathers
 // the counts' manifest and the reader's findings.
 func (w *Watcher) writeServersHint() {
-	have := ServersHint{Server: w.cnt.manifest.Server, Servers: w.cnt.manifest.Servers, NoAgent: w.noAgent, Unpacks: w.fb != nil && w.fb.Unpacks()}
-	if !w.cnt.haveMan && w.hint != nil { // pipeline.toml not read yet: its servers as the hint had them
+	man, read := w.cnt.Manifest()
+	have := ServersHint{Server: man.Server, Servers: man.Servers, NoAgent: w.noAgent, Unpacks: w.fb != nil && w.fb.Unpacks()}
+	if !read && w.hint != nil { // pipeline.toml not read yet: its servers as the hint had them
 		have.Server, have.Servers = w.hint.Server, w.hint.Servers
 	}
 	w.hint = w.hint.write(w.o.HintPath, have)

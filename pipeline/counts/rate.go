@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"time"
@@ -14,13 +14,13 @@ import (
 // long watch claim alike; the figure is then the growths seen this
 // session (parse.RateWindow, the worker's own estimator) if measured, else
 // the witness's.
-func (k *counts) rate(c *catState, js *parse.CategoryState, wjson *parse.WorkerState, lg logSays, now time.Time) float64 {
+func (k *Set) rate(c *catState, js *parse.CategoryState, wjson *parse.WorkerState, lg Log, now time.Time) float64 {
 	f := parse.RateFacts{Now: now, Limit: k.stallAfter}
 	if js != nil && wjson != nil {
 		f.WorkerRate, f.WorkerAt = js.Rate, wjson.UpdatedAt
 	}
-	if p := c.logProgress; p.Kind == parse.WProgress && lg.current == c.name {
-		f.LogRate, f.LogAt = p.ReqPerSec*60, lg.lastLine
+	if p := c.logProgress; p.Kind == parse.WProgress && lg.Current == c.name {
+		f.LogRate, f.LogAt = p.ReqPerSec*60, lg.LastLine
 	}
 	_, fresher := parse.WitnessedRate(f)
 	c.spanAsk = !fresher // the next poll asks for its records' span (recspan.go)
@@ -41,7 +41,7 @@ func (k *counts) rate(c *catState, js *parse.CategoryState, wjson *parse.WorkerS
 // dashboard opened an hour into a hang and a worker found alive only at
 // the third poll all judge alike. Zero when the log has no header for it:
 // the stall is judged by growth.
-func (k *counts) becameCurrent(c *catState, wk snapshot.Worker, wjson *parse.WorkerState, lg logSays) (t time.Time, weak bool) {
+func (k *Set) becameCurrent(c *catState, wk snapshot.Worker, wjson *parse.WorkerState, lg Log) (t time.Time, weak bool) {
 	var f parse.CurrentFacts
 	if st := wjson; st != nil && st.Category == c.name {
 		f.JSONSince = st.CategorySince
@@ -49,9 +49,9 @@ func (k *counts) becameCurrent(c *catState, wk snapshot.Worker, wjson *parse.Wor
 			f.JSONSince = st.StartedAt
 		}
 	}
-	if l := lg; l.current == c.name && !l.lastLine.IsZero() {
-		f.LogAt, f.HeaderAt, f.HeaderOnly = l.lastLine, l.headerAt, l.headerOnly
-		if p, ok := k.cats[l.prev]; ok && p.known && !p.logSkipped {
+	if l := lg; l.Current == c.name && !l.LastLine.IsZero() {
+		f.LogAt, f.HeaderAt, f.HeaderOnly = l.LastLine, l.HeaderAt, l.HeaderOnly
+		if p, ok := k.cats[l.Prev]; ok && p.known && !p.logSkipped {
 			f.PrevLast = p.mtime
 		}
 		if wk.StartedAt != nil {
@@ -63,7 +63,7 @@ func (k *counts) becameCurrent(c *catState, wk snapshot.Worker, wjson *parse.Wor
 
 // noteClassRates keeps each class's newest measured rate, for the ETA of the
 // categories of that class still to come.
-func (k *counts) noteClassRates() {
+func (k *Set) noteClassRates() {
 	for _, c := range k.shown {
 		if c.State == snapshot.StateRunning && c.RatePerMin > 0 {
 			if k.classRates == nil {
@@ -76,7 +76,7 @@ func (k *counts) noteClassRates() {
 
 // classRate is the class's rate measured this session, else the rate it last
 // finished a category at (category_done in the timeline), else 0.
-func (k *counts) classRate(class string) float64 {
+func (k *Set) classRate(class string) float64 {
 	if r := k.classRates[class]; r > 0 {
 		return r
 	}

@@ -1,4 +1,8 @@
-package pipeline
+// Package counts is the categories' part of a poll (Set): which categories
+// there are (pipeline.toml, prepared/*/), their files' line counts and the
+// tokens, outcomes and gate of their records, their runs, folded into what
+// the Watcher's judge has each category judged by parse's state tables.
+package counts
 
 import (
 	"context"
@@ -14,13 +18,14 @@ import (
 	"github.com/synthwatch/synthwatch/remote"
 )
 
-// counts is the categories' part of a poll: the manifest and prepared/*/
+// Set is the categories' part of a poll: the manifest and prepared/*/
 // that name them, the line counts of their files with the tokens of the
 // bytes those counts read (and the sums the host ran for the rest), and
 // their runs.jsonl; with what each category's log lines and worker.json
 // say of it, kept per category (catState) between polls. Tokens fold in
-// tokens.go, rates in rate.go; a category's view is judged in catview.go.
-type counts struct {
+// tokens.go, rates in rate.go; a category's view is judged in catview.go;
+// the Watcher reaches it through set.go.
+type Set struct {
 	lay        parse.Layout
 	history    int                // samples kept per category
 	stallAfter time.Duration      // Options.StallAfter: a log rate older than it is none
@@ -32,14 +37,16 @@ type counts struct {
 	haveMan     bool
 	manView     bool               // pipeline.toml had a view section left out: read again on each full poll
 	manErr      error              // why pipeline.toml could not be read or parsed (nil: read, or none)
-	thens       map[string]*tokJob // by category: the token sums the batch's counts on the host ran
-	agentCounts bool               // the counters count on the host above agentRemoteAbove
+	thens       map[string]*Job    // by category: the token sums the batch's counts on the host ran
+	agentCounts bool               // the counters count on the host above AgentRemoteAbove
 	onePoll     bool               // a one-shot status (Options.OnePoll): a first attach counts on the host too
 	classRates  map[string]float64 // newest measured rate per class (per minute)
 	spanMark    string             // ends each file's bytes in the fallback's records' span (recspan.go)
 	zone        *time.Location     // the host's zone, for the records' zone-less times
 
-	// this poll's judgement (judge, crossChecks, judgeETA), which view reads
+	runsDue map[*catState]bool // runs.jsonl to read in this poll though it is not full (newRuns)
+
+	// this poll's judgement (Judge, CrossCheck), which View reads
 	shown   []snapshot.Category // each category, in order
 	shownAt []time.Time         // each one's file mtime (the events' done keys)
 	// worker.json's categories by name, for this judgement
@@ -48,7 +55,7 @@ type counts struct {
 	etaPart  *snapshot.ETAPart
 }
 
-func (k *counts) cat(name string) *catState {
+func (k *Set) cat(name string) *catState {
 	c, ok := k.cats[name]
 	if !ok {
 		c = k.newCat(name)
@@ -59,7 +66,7 @@ func (k *counts) cat(name string) *catState {
 }
 
 // newCat is a category's state before its first poll.
-func (k *counts) newCat(name string) *catState {
+func (k *Set) newCat(name string) *catState {
 	l := k.lay
 	c := &catState{name: name, class: "SHORT",
 		raw:     remote.NewCounter(l.Raw(name)),
@@ -76,23 +83,23 @@ func (k *counts) newCat(name string) *catState {
 		// answers their tokens in the same request. A dashboard's first
 		// screen reads them, as a file-by-file poll does (its tokens at once)
 		for _, n := range []*remote.Counter{c.raw, c.errs, c.prompts} {
-			n.RemoteAbove = agentRemoteAbove
+			n.RemoteAbove = AgentRemoteAbove
 		}
 	}
 	return c
 }
 
-// findAsks are discover's handles in a poll's batch.
-type findAsks struct {
+// FindAsks are Discover's handles in a poll's batch.
+type FindAsks struct {
 	man   *remote.CatAsk    // pipeline.toml
 	trust *remote.ExecAsk   // its owner and mode (manifestTrust)
 	globs []*remote.GlobAsk // parse.CategoryGlobs' patterns, in order
 }
 
-// discover finds categories from the manifest and prepared/*/ folders;
+// Discover finds categories from the manifest and prepared/*/ folders;
 // parsed: pipeline.toml was read and parsed by this call. What the poll's
 // batch answered (asks) is read from it; the rest from rd.
-func (k *counts) discover(ctx context.Context, rd remote.Host, asks findAsks) (parsed bool, err error) {
+func (k *Set) Discover(ctx context.Context, rd remote.Host, asks FindAsks) (parsed bool, err error) {
 	if !k.haveMan || k.manView {
 		mp := k.lay.Manifest()
 		cat, ok := asks.man.Result()
@@ -189,9 +196,9 @@ type catState struct {
 	spanAsk             bool             // running with no fresher witness of its rate: ask for span
 }
 
-// noteWorkerJSON takes the categories worker.json names, with their class
+// NoteWorkerJSON takes the categories worker.json names, with their class
 // and budget.
-func (k *counts) noteWorkerJSON(st *parse.WorkerState) {
+func (k *Set) NoteWorkerJSON(st *parse.WorkerState) {
 	for _, c := range st.Categories {
 		cs := k.cat(c.Name)
 		if c.Class != "" {
@@ -203,9 +210,9 @@ func (k *counts) noteWorkerJSON(st *parse.WorkerState) {
 	}
 }
 
-// foldLogLine folds what a worker log line says of a category: its class,
+// FoldLogLine folds what a worker log line says of a category: its class,
 // when it became current, its target, skip and progress, its failures.
-func (k *counts) foldLogLine(l parse.WorkerLine, cur string, failed bool, now time.Time, watching, fresh bool) {
+func (k *Set) FoldLogLine(l parse.WorkerLine, cur string, failed bool, now time.Time, watching, fresh bool) {
 	if c, ok := k.cats[cur]; ok && failed {
 		c.logFailures++
 	}
@@ -237,7 +244,7 @@ func (k *counts) foldLogLine(l parse.WorkerLine, cur string, failed bool, now ti
 }
 
 // fold takes the new line counts and updates growth, rates and stalls.
-func (ct *counts) fold(res remote.PollResult, now time.Time, wjson *parse.WorkerState) {
+func (ct *Set) Fold(res remote.PollResult, now time.Time, wjson *parse.WorkerState) {
 	k := 0
 	for _, n := range ct.order {
 		c := ct.cats[n]
@@ -275,7 +282,7 @@ func (ct *counts) fold(res remote.PollResult, now time.Time, wjson *parse.Worker
 
 // foldLines takes in a good count of the category's records: the first
 // is history (its growth dated by the file's mtime), the next ones samples.
-func (ct *counts) foldLines(c *catState, raw remote.CountUpdate, now time.Time) {
+func (ct *Set) foldLines(c *catState, raw remote.CountUpdate, now time.Time) {
 	if !raw.Missing {
 		c.mtime = raw.Info.ModTime
 	}
@@ -291,7 +298,7 @@ func (ct *counts) foldLines(c *catState, raw remote.CountUpdate, now time.Time) 
 // sample folds one poll's growth: the rate window (growths only: the first
 // poll's count is history, its time unknown), the sparkline's per-poll
 // rate, and the last growth for the stall.
-func (k *counts) sample(c *catState, grew int64, now time.Time) {
+func (k *Set) sample(c *catState, grew int64, now time.Time) {
 	if grew != 0 {
 		c.win.Add(now, c.lines+grew)
 	}
@@ -306,9 +313,9 @@ func (k *counts) sample(c *catState, grew int64, now time.Time) {
 	}
 }
 
-// grewIn says whether this poll's counts found a category file longer than
+// GrewIn says whether this poll's counts found a category file longer than
 // the counts know (call it before fold).
-func (k *counts) grewIn(res remote.PollResult) bool {
+func (k *Set) GrewIn(res remote.PollResult) bool {
 	raw := make(map[string]int64, len(k.cats)) // a map, not a scan per count: 10,000 categories made it 10^8 compares a poll
 	for _, c := range k.cats {
 		raw[c.raw.Path] = c.lines
@@ -324,7 +331,7 @@ func (k *counts) grewIn(res remote.PollResult) bool {
 
 // find lists the category folders: from the batch's globs when it
 // answered both, else by globbing rd.
-func (k *counts) find(ctx context.Context, rd remote.Host, globs []*remote.GlobAsk) ([]string, error) {
+func (k *Set) find(ctx context.Context, rd remote.Host, globs []*remote.GlobAsk) ([]string, error) {
 	var found [][]string
 	for _, g := range globs {
 		r, ok := g.Result()

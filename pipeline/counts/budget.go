@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"fmt"
@@ -66,10 +66,10 @@ func tokPerSec(v snapshot.Category) *float64 {
 	return &tps
 }
 
-// totalTokens is the pipeline's completion tokens: the sum over the
+// TotalTokens is the pipeline's completion tokens: the sum over the
 // categories that have a figure, the records whose tokens are unknown
 // beside it; partial when a category has no figure.
-func totalTokens(cats []snapshot.Category) (total, unknown int64, partial bool) {
+func TotalTokens(cats []snapshot.Category) (total, unknown int64, partial bool) {
 	for _, c := range cats {
 		if c.CompletionTokens == nil {
 			partial = true
@@ -81,12 +81,12 @@ func totalTokens(cats []snapshot.Category) (total, unknown int64, partial bool) 
 	return total, unknown, partial
 }
 
-// budgetUnsummed says a category with a token budget has records whose
+// BudgetUnsummed says a category with a token budget has records whose
 // tokens the host has not summed yet (a first poll leaves a big file's
 // to the next): whether its budget is spent, and so whether it is done,
 // is then unknown, and a first screen would call partial what a one-shot
 // status (which sums them at once) calls done.
-func (k *counts) budgetUnsummed() bool {
+func (k *Set) BudgetUnsummed() bool {
 	for _, n := range k.order {
 		if c := k.cats[n]; c.budget > 0 && c.known && !c.tok.complete() {
 			return true
@@ -95,11 +95,11 @@ func (k *counts) budgetUnsummed() bool {
 	return false
 }
 
-// captureForecast is the next stage's disk for the categories' records:
+// CaptureForecast is the next stage's disk for the categories' records:
 // their prompt and completion tokens (a lower bound where a category's
 // tokens, or some records' counts, are not known yet) at the bytes a
 // token c gives, against the root's free disk when the vitals read it.
-func captureForecast(cats []snapshot.Category, c parse.Capture, disk *snapshot.Disk) *parse.CaptureForecast {
+func CaptureForecast(cats []snapshot.Category, c parse.Capture, disk *snapshot.Disk) *parse.CaptureForecast {
 	if c.BytesPerToken() == 0 {
 		return nil
 	}
@@ -125,8 +125,8 @@ func captureForecast(cats []snapshot.Category, c parse.Capture, disk *snapshot.D
 	return parse.ForecastCapture(c, tokens, partial, free)
 }
 
-// nightSpend is the categories' wasted tokens and energy summed.
-func nightSpend(cats []snapshot.Category, rate parse.CostRate) *parse.Spend {
+// NightSpend is the categories' wasted tokens and energy summed.
+func NightSpend(cats []snapshot.Category, rate parse.CostRate) *parse.Spend {
 	all := make([]*parse.Spend, len(cats))
 	for i := range cats {
 		all[i] = cats[i].Spend

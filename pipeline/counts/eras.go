@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 
 // hostZone is the host's zone as the events know it (this machine's until
 // then).
-func (k *counts) hostZone() *time.Location {
+func (k *Set) hostZone() *time.Location {
 	if k.zone == nil {
 		return time.Local
 	}

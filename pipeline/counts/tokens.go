@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"bytes"
@@ -60,9 +60,9 @@ type tokAcc struct {
 	// job closes the hole exactly at aheadAt, they are tallied here.
 	ahead   []byte
 	aheadAt int64
-	job     *tokJob // sent with this poll; its answer comes back with it
-	err     string  // why the last host sum failed
-	stuckAt int64   // a hole ending in an unfinished line: no job until cur grows past it
+	job     *Job   // sent with this poll; its answer comes back with it
+	err     string // why the last host sum failed
+	stuckAt int64  // a hole ending in an unfinished line: no job until cur grows past it
 	sum     tally
 	max     int64          // the gate's max_length for the lines read here: pipeline.toml's, then the agent's
 	hostMax bool           // max is what the agent last judged against (it reads pipeline.toml now)
@@ -97,7 +97,7 @@ func (a *tokAcc) reset() {
 // fold takes one poll's count of the file: a recount from zero resets the
 // tally, the reads are tallied, and bytes counted beyond them (on the host)
 // open a hole.
-func (a *tokAcc) fold(up remote.CountUpdate, job *tokJob, res *tokResult) {
+func (a *tokAcc) fold(up remote.CountUpdate, job *Job, res *tokResult) {
 	a.mu.Lock()
 	reads := a.reads
 	a.reads = nil
@@ -190,7 +190,7 @@ func (a *tokAcc) openHole(end int64) {
 // nextJob is the range to sum on the host, or nil: the hole through the
 // first whole line of the bytes held ahead (so the rest of them can be
 // tallied here once it closes), else through what was counted.
-func (a *tokAcc) nextJob(path string, most int64) *tokJob {
+func (a *tokAcc) nextJob(path string, most int64) *Job {
 	if !a.hole || a.job != nil || most == 0 {
 		return nil
 	}
@@ -209,14 +209,14 @@ func (a *tokAcc) nextJob(path string, most int64) *tokJob {
 	if end <= a.start || end == a.stuckAt {
 		return nil
 	}
-	a.job = &tokJob{path: path, from: a.start, n: end - a.start, gen: a.gen}
+	a.job = &Job{path: path, from: a.start, n: end - a.start, gen: a.gen}
 	return a.job
 }
 
 // answer folds the host's sum of job: the tally, and the hole's new start
 // (the host stops at the last whole line of the range). When that falls
 // within the bytes held ahead, the rest of them is tallied here.
-func (a *tokAcc) answer(job *tokJob, res *tokResult) {
+func (a *tokAcc) answer(job *Job, res *tokResult) {
 	if res == nil || res.err != "" {
 		if res != nil {
 			a.err = res.err
@@ -239,14 +239,14 @@ func (a *tokAcc) answer(job *tokJob, res *tokResult) {
 	}
 }
 
-// reexamine sums again, through the agent, the files whose tally has
+// Reexamine sums again, through the agent, the files whose tally has
 // records the fallback's awk summed (it reads tokens, not how records
 // ended nor their prompts): a dashboard that began on the fallback while
 // the agent installed would say "not examined" all night. Only a tally
 // at rest (no hole, no job, the file ending on a whole line) is redone:
 // the hole it opens is summed whole by the next job, from the agent's
 // kept sums where it has them.
-func (k *counts) reexamine() {
+func (k *Set) Reexamine() {
 	for _, c := range k.cats {
 		a := &c.tok
 		if a.sum.out.Unexamined == 0 && !a.gateStale() || a.hole || a.job != nil || len(a.partial) > 0 || a.cur == 0 {
@@ -261,18 +261,18 @@ func (k *counts) reexamine() {
 // complete says the tally covers every whole line counted so far.
 func (a *tokAcc) complete() bool { return !a.hole }
 
-// tokenJobs are the holes to sum on the host in this poll's batch, at
+// TokenJobs are the holes to sum on the host in this poll's batch, at
 // most budget bytes of them (< 0: all). The Go agent sums in Go and keeps
 // its sums; the fallback's sums are the host's awk over every byte (gawk:
 // 83 s for a cold gigabyte), so it sums a slice a poll, and a one-shot
-// status by the fallback counts only (fallbackSumPerPoll).
-func (k *counts) tokenJobs(budget int64) []*tokJob {
+// status by the fallback counts only (FallbackSumPerPoll).
+func (k *Set) TokenJobs(budget int64) []*Job {
 	return k.tokenJobsOf(budget, nil)
 }
 
-// tokenJobsOf is tokenJobs of the categories only names (nil: all).
-func (k *counts) tokenJobsOf(budget int64, only func(*catState) bool) []*tokJob {
-	var jobs []*tokJob
+// tokenJobsOf is TokenJobs of the categories only names (nil: all).
+func (k *Set) tokenJobsOf(budget int64, only func(*catState) bool) []*Job {
+	var jobs []*Job
 	for _, n := range k.order {
 		c := k.cats[n]
 		if only != nil && !only(c) {
@@ -289,15 +289,15 @@ func (k *counts) tokenJobsOf(budget int64, only func(*catState) bool) []*tokJob 
 	return jobs
 }
 
-// fallbackSumPerPoll: the bytes of holes the fallback's awk sums in one
+// FallbackSumPerPoll: the bytes of holes the fallback's awk sums in one
 // poll (mawk about 0.1 s, gawk about 0.7 s on this host).
-const fallbackSumPerPoll = 8 << 20
+const FallbackSumPerPoll = 8 << 20
 
-// capJobs keeps the jobs a poll read by the fallback sums: budget bytes
+// CapJobs keeps the jobs a poll read by the fallback sums: budget bytes
 // of them, the last cut to what is left (the host stops at its last whole
 // line). The others are asked again next poll (foldTokens: no answer).
-func capJobs(jobs []*tokJob, budget int64) []*tokJob {
-	var out []*tokJob
+func CapJobs(jobs []*Job, budget int64) []*Job {
+	var out []*Job
 	for _, j := range jobs {
 		if budget <= 0 {
 			break
@@ -312,7 +312,7 @@ func capJobs(jobs []*tokJob, budget int64) []*tokJob {
 
 // foldTokens folds the counts' reads and the host's sums into each
 // category's tally. A poll that failed its sums sends them again next time.
-func (k *counts) foldTokens(res remote.PollResult, jobs []*tokJob, sums []tokResult, sumErr error) {
+func (k *Set) foldTokens(res remote.PollResult, jobs []*Job, sums []tokResult, sumErr error) {
 	byPath := map[string]remote.CountUpdate{}
 	for _, u := range res.Counts {
 		byPath[u.Path] = u
@@ -335,7 +335,7 @@ func (k *counts) foldTokens(res remote.PollResult, jobs []*tokJob, sums []tokRes
 		if !ok {
 			up = remote.CountUpdate{Err: errNotCounted} // not in this poll: reads wait
 		}
-		var lj *tokJob
+		var lj *Job
 		var lr *tokResult
 		if j := k.thens[n]; j != nil && up.Err == nil && up.Size > j.from && j.gen == c.tok.gen && j.from == c.tok.start {
 			lj, lr = lateSum(j, up.Size)
@@ -353,12 +353,12 @@ func (k *counts) foldTokens(res remote.PollResult, jobs []*tokJob, sums []tokRes
 
 // lateSum is the sum the agent ran beside its count on the host of
 // [j.from, size), if it ran one (j.then): the batch's answer only.
-func lateSum(j *tokJob, size int64) (*tokJob, *tokResult) {
+func lateSum(j *Job, size int64) (*Job, *tokResult) {
 	r, n, ok := j.then.Result()
 	if !ok || n != size-j.from {
 		return nil, nil // read over the link (its reads were tallied), or not counted
 	}
-	job := &tokJob{path: j.path, from: j.from, n: n, gen: j.gen}
+	job := &Job{path: j.path, from: j.from, n: n, gen: j.gen}
 	res := &tokResult{}
 	if r.ExitCode != 0 {
 		res.err = fmt.Sprintf("sum tokens on the host: exit %d: %s", r.ExitCode, bytes.TrimSpace(r.Stderr))
@@ -375,7 +375,7 @@ func lateSum(j *tokJob, size int64) (*tokJob, *tokResult) {
 // block cut mid-record) is taken from end, the file's bytes before cur
 // that the count read, so the hole closes with it as the partial line
 // instead of waiting for a poll whose count ends on a newline.
-func (a *tokAcc) late(job *tokJob, res *tokResult, end []byte) {
+func (a *tokAcc) late(job *Job, res *tokResult, end []byte) {
 	if job == nil || !a.hole || a.job != nil || job.gen != a.gen || job.from != a.start || job.from+job.n != a.cur {
 		return // the file moved otherwise: the hole's own job sums it next poll
 	}
@@ -388,14 +388,14 @@ func (a *tokAcc) late(job *tokJob, res *tokResult, end []byte) {
 
 // sumHolesNow sums on the host, now, the records the counts left unread,
 // for a poll that no other follows (Options.OnePoll).
-func (k *counts) sumHolesNow(ctx context.Context, rd remote.Host, cold func([]*tokJob) map[*tokJob]tokResult, only func(*catState) bool) {
+func (k *Set) sumHolesNow(ctx context.Context, rd remote.Host, cold func([]*Job) map[*Job]tokResult, only func(*catState) bool) {
 	jobs := k.tokenJobsOf(-1, only)
 	if len(jobs) == 0 {
 		return
 	}
 	sums := make([]tokResult, len(jobs))
 	done := cold(jobs)
-	var rest []*tokJob
+	var rest []*Job
 	for _, j := range jobs {
 		if r, ok := done[j]; ok {
 			sums[j.resIndex] = r
@@ -416,8 +416,8 @@ func (k *counts) sumHolesNow(ctx context.Context, rd remote.Host, cold func([]*t
 	k.foldTokens(remote.PollResult{}, jobs, sums, nil)
 }
 
-// dropTokenJobs forgets the sums of a poll that lost the link.
-func (k *counts) dropTokenJobs() {
+// DropTokenJobs forgets the sums of a poll that lost the link.
+func (k *Set) DropTokenJobs() {
 	k.thens = nil
 	for _, c := range k.cats {
 		c.tok.job = nil

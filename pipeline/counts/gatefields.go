@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"errors"
@@ -31,7 +31,7 @@ func gateFields(records int64, g []string) (parse.GateTally, error) {
 
 // gateStale says the tally's gate holds ranges judged against different
 // max_lengths (pipeline.toml changed between the laptop's read and the
-// agent's): reexamine sums it again, and the agent's answer sets the
+// agent's): Reexamine sums it again, and the agent's answer sets the
 // max_length the laptop judges its own reads by (followHostMax), so it
 // settles.
 func (a *tokAcc) gateStale() bool { return a.sum.gate.MaxLength < 0 }
@@ -45,7 +45,7 @@ func (a *tokAcc) followHostMax(g parse.GateTally) {
 
 // gateVerdict is the category's gate (parse.JudgeGate) when the tally
 // covers its file, nil otherwise.
-func (k *counts) gateVerdict(c *catState) *parse.GateVerdict {
+func (k *Set) gateVerdict(c *catState) *parse.GateVerdict {
 	if !c.known || !c.tok.complete() {
 		return nil
 	}

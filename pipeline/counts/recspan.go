@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"context"
@@ -23,8 +23,8 @@ import (
 // judgement, and those written within it that no worker is known on yet.
 // A Go worker's steady poll asks nothing more.
 
-// spanArgv is this poll's ask for the records' span (nil: none).
-func (k *counts) spanArgv() []string {
+// SpanArgv is this poll's ask for the records' span (nil: none).
+func (k *Set) SpanArgv() []string {
 	if k.spanMark == "" {
 		var r [12]byte
 		_, _ = crand.Read(r[:]) // never fails (Go 1.24+)
@@ -66,7 +66,7 @@ func readSpans(ctx context.Context, h remote.Host, argv []string, ask *remote.Ex
 // foldSpans keeps each category's span from this poll's answer; one not
 // asked, or asked and not answered, has none (a span is a first look's
 // witness: never carried over from an older poll).
-func (k *counts) foldSpans(out []byte, asked bool, loc *time.Location, now time.Time) {
+func (k *Set) foldSpans(out []byte, asked bool, loc *time.Location, now time.Time) {
 	var spans map[string]parse.RecordSpan
 	if asked {
 		spans = remote.ParseRecordSpans(out, k.spanMark, loc, now)

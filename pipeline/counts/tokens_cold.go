@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"bufio"
@@ -23,8 +23,8 @@ const coldSumScript = `echo "synthwatch-tokens-cold: answered by the Go agent al
 
 // coldSumArgv is the cold batch's exec of coldSumScript over the prepared
 // folder, for files above the cold count's threshold.
-func (w *Watcher) coldSumArgv(above int64) []string {
-	return []string{"sh", "-c", coldSumScript, "synthwatch-tokens-cold", w.layout().Prepared(), parse.RawFile, strconv.FormatInt(above, 10)}
+func (k *Set) coldSumArgv(above int64) []string {
+	return []string{"sh", "-c", coldSumScript, "synthwatch-tokens-cold", k.lay.Prepared(), parse.RawFile, strconv.FormatInt(above, 10)}
 }
 
 // coldKey is a file and its line count, as the cold sum's script names
@@ -55,7 +55,7 @@ func coldIndex(stderr []byte) map[coldKey]int {
 
 // coldSums are the sums the cold batch ran (ask), by path: those whose
 // range is exactly a job's stand for it (nil when the batch ran none).
-func coldSums(ask *remote.ExecAsk, jobs []*tokJob) map[*tokJob]tokResult {
+func coldSums(ask *remote.ExecAsk, jobs []*Job) map[*Job]tokResult {
 	r, ok := ask.Result()
 	if !ok || r.ExitCode != 0 {
 		return nil
@@ -68,7 +68,7 @@ func coldSums(ask *remote.ExecAsk, jobs []*tokJob) map[*tokJob]tokResult {
 	if err != nil {
 		return nil
 	}
-	out := map[*tokJob]tokResult{}
+	out := map[*Job]tokResult{}
 	for _, j := range jobs {
 		if i, ok := idx[coldKey{j.path, j.n}]; ok && j.from == 0 && i >= 1 && i <= len(sums) && sums[i-1].err == "" {
 			out[j] = sums[i-1]

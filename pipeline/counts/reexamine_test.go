@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"testing"
@@ -14,7 +14,7 @@ import (
 // to its job.
 func TestReexamineWhatTheAwkSummed(t *testing.T) {
 	t.Parallel()
-	k := &counts{cats: map[string]*catState{}}
+	k := &Set{cats: map[string]*catState{}}
 	c := &catState{name: "B1", raw: remote.NewCounter("/r/prepared/B1/raw_responses.jsonl")}
 	k.cats["B1"], k.order = c, []string{"B1"}
 	awk, err := parseTokenSums([]byte("1 T 10 500 1000 0\n"), 1)
@@ -26,8 +26,8 @@ func TestReexamineWhatTheAwkSummed(t *testing.T) {
 	if c.tok.sum.out.Unexamined != 10 {
 		t.Fatalf("the awk's sum: %+v", c.tok.sum.out)
 	}
-	k.reexamine()
-	jobs := k.tokenJobs(-1)
+	k.Reexamine()
+	jobs := k.TokenJobs(-1)
 	if len(jobs) != 1 || jobs[0].from != 0 || jobs[0].n != 1000 {
 		t.Fatalf("jobs %+v, want the whole file", jobs)
 	}
@@ -41,12 +41,12 @@ func TestReexamineWhatTheAwkSummed(t *testing.T) {
 	if !c.tok.complete() || c.tok.sum.out != want || c.tok.sum.Records != 10 || c.tok.sum.Tokens != 500 {
 		t.Fatalf("after the agent's sum: complete %v, %+v, %+v", c.tok.complete(), c.tok.sum.out, c.tok.sum.Tally)
 	}
-	k.reexamine() // examined: nothing to do
-	if jobs := k.tokenJobs(-1); len(jobs) != 0 {
+	k.Reexamine() // examined: nothing to do
+	if jobs := k.TokenJobs(-1); len(jobs) != 0 {
 		t.Fatalf("a second pass: %+v", jobs)
 	}
 	c.tok.sum.out.Unexamined, c.tok.partial = 3, []byte(`{"id":`) // a torn last line: left alone
-	k.reexamine()
+	k.Reexamine()
 	if c.tok.hole || c.tok.sum.Records != 10 {
 		t.Fatalf("a tally with a torn last line was redone")
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 	"github.com/synthwatch/synthwatch/remote"
 )
 
-// tokJob is one byte range of a raw_responses.jsonl to sum on the host.
-type tokJob struct {
+// Job is one byte range of a raw_responses.jsonl to sum on the host.
+type Job struct {
 	path     string
 	from, n  int64
 	gen      int
@@ -41,7 +41,7 @@ var tokenSumScript = remote.HostScript("tokens.sh")
 
 // sumOnHost runs the jobs in one exec: the poll's batch's (ask), or,
 // when it did not answer, one of its own.
-func sumOnHost(ctx context.Context, h remote.Host, jobs []*tokJob, ask *remote.ExecAsk) ([]tokResult, error) {
+func sumOnHost(ctx context.Context, h remote.Host, jobs []*Job, ask *remote.ExecAsk) ([]tokResult, error) {
 	r, ok := ask.Result()
 	var err error
 	if !ok {
@@ -61,7 +61,7 @@ func sumOnHost(ctx context.Context, h remote.Host, jobs []*tokJob, ask *remote.E
 }
 
 // tokenArgv is the one exec that sums jobs.
-func tokenArgv(jobs []*tokJob) []string {
+func tokenArgv(jobs []*Job) []string {
 	argv := []string{"sh", "-c", tokenSumScript, "synthwatch-tokens"}
 	for _, j := range jobs {
 		argv = append(argv, j.path, strconv.FormatInt(j.from+1, 10), strconv.FormatInt(j.n, 10))

@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import "github.com/synthwatch/synthwatch/pipeline/snapshot"
 

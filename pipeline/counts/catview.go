@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"fmt"
@@ -10,25 +10,42 @@ import (
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
-// catInputs are the other parts' judgements this poll that a category's
-// reads, each made before it (derive.go): the worker (before its stall),
-// the host's server state and the servers' eras, worker.json as liveness
-// read it, and what the worker log says.
-type catInputs struct {
-	worker snapshot.Worker
-	server snapshot.ServerState
-	eras   []parse.Era
-	wjson  *parse.WorkerState
-	log    logSays
+// Inputs are the other parts' judgements this poll that a category's
+// reads, each made before it (the Watcher's judge): the worker (before its
+// stall), the host's server state and the servers' eras, worker.json as
+// liveness read it, and what the worker log says.
+type Inputs struct {
+	Worker snapshot.Worker
+	Server snapshot.ServerState
+	Eras   []parse.Era
+	WJSON  *parse.WorkerState
+	Log    Log
 }
 
-// judge judges every category, in order, on the inputs, and keeps them
-// (and their files' mtimes) for view and the events.
-func (k *counts) judge(in catInputs, now time.Time) {
+// Log is what the worker log says of the job, as the categories read it:
+// a value the Watcher hands over, never the log's part itself.
+type Log struct {
+	Current    string    // category of the latest "Processing:" line
+	Prev       string    // the category of the header before it ("" if none was read)
+	HeaderAt   time.Time // when that header was read as it was written (zero: history from a first read)
+	HeaderOnly bool      // only the lines written with the header since it: the worker just switched
+	LastLine   time.Time // when the log last grew
+}
+
+// Judge judges every category, in order, on the inputs, and keeps them
+// (and their files' mtimes) for View and the events; then the classes'
+// rates and the pipeline's ETA, which read only these judgements.
+func (k *Set) Judge(in Inputs, now time.Time) {
+	k.judge(in, now)
+	k.noteClassRates()
+	k.judgeETA()
+}
+
+func (k *Set) judge(in Inputs, now time.Time) {
 	k.shown = make([]snapshot.Category, 0, len(k.order))
 	k.shownAt = k.shownAt[:0]
 	k.jsByName = nil
-	if wjson := in.wjson; wjson != nil { // by name, once: a scan of worker.json per category was n² (50,000 of each)
+	if wjson := in.WJSON; wjson != nil { // by name, once: a scan of worker.json per category was n² (50,000 of each)
 		k.jsByName = make(map[string]*parse.CategoryState, len(wjson.Categories))
 		for i := range wjson.Categories {
 			k.jsByName[wjson.Categories[i].Name] = &wjson.Categories[i] // the last of a name, as the scan found
@@ -41,15 +58,15 @@ func (k *counts) judge(in catInputs, now time.Time) {
 	}
 }
 
-// view is the categories as this poll judged them.
-func (k *counts) view() []snapshot.Category { return append([]snapshot.Category(nil), k.shown...) }
+// View is the categories as this poll judged them (a copy).
+func (k *Set) View() []snapshot.Category { return append([]snapshot.Category(nil), k.shown...) }
 
 // judgeCat decides a category's figures and state: the one place a
 // state is decided; status, --follow, the dashboard and the fleet row all
 // read it from the Snapshot. It keeps what the next poll's judgement
 // needs (when it became current, its stall).
-func (k *counts) judgeCat(c *catState, in catInputs, now time.Time) snapshot.Category {
-	wk, wjson := in.worker, in.wjson
+func (k *Set) judgeCat(c *catState, in Inputs, now time.Time) snapshot.Category {
+	wk, wjson := in.Worker, in.WJSON
 	v := snapshot.Category{Name: c.name, Class: c.class, Done: c.lines, Errors: c.errLines, TokenBudget: c.budget, Rates: c.rates.Values()}
 	if !c.lastGrowth.IsZero() {
 		t := c.lastGrowth.UTC()
@@ -61,7 +78,7 @@ func (k *counts) judgeCat(c *catState, in catInputs, now time.Time) snapshot.Cat
 	tokenFigures(c, js, &v)
 	v.Gate = k.gateVerdict(c)
 	v.OverCap = parse.OverCaps(v.Done, int64(c.maxSamples), v.CompletionTokens, v.TokenBudget)
-	provenance(c, &v, in.eras)
+	provenance(c, &v, in.Eras)
 	v.Spend = parse.SpendOf(&c.tallies, k.manifest.Cost)
 	runTallies(c, &v)
 	current := wk.Category == c.name
@@ -72,7 +89,7 @@ func (k *counts) judgeCat(c *catState, in catInputs, now time.Time) snapshot.Cat
 	if js != nil {
 		v.Yielded = js.Yielded
 	}
-	k.followCurrent(c, live, wk, wjson, in.log)
+	k.followCurrent(c, live, wk, wjson, in.Log)
 	st, reason := parse.JudgeCategory(categoryFacts(v, c, js, wk, current))
 	v.State, v.Reason = snapshot.CategoryState(st), reason
 	if v.State == snapshot.StateUnknown {
@@ -84,10 +101,10 @@ func (k *counts) judgeCat(c *catState, in catInputs, now time.Time) snapshot.Cat
 	// writer found a poll later is then judged with its span at once)
 	c.spanAsk = (v.State == snapshot.StatePartial || v.State == snapshot.StatePending) && !c.mtime.IsZero() &&
 		now.Sub(c.mtime) < parse.StallLimit(k.stallAfter)
-	if why := unserved(v, c, wk, in.server, now); why != "" {
+	if why := unserved(v, c, wk, in.Server, now); why != "" {
 		v.Reason = why // no rate and no ETA until it is back; the stall clock runs on
 	} else if parse.ClaimsRate(string(v.State)) {
-		v.RatePerMin = k.rate(c, js, wjson, in.log, now)
+		v.RatePerMin = k.rate(c, js, wjson, in.Log, now)
 		v.TokPerSec = tokPerSec(v)
 		v.ETASeconds = eta(v)
 	}
@@ -114,7 +131,7 @@ func judgeTarget(c *catState, js *parse.CategoryState, wjson *parse.WorkerState,
 
 // followCurrent keeps since when the live worker has been on the category;
 // a category no live worker is on forgets it.
-func (k *counts) followCurrent(c *catState, live bool, wk snapshot.Worker, wjson *parse.WorkerState, lg logSays) {
+func (k *Set) followCurrent(c *catState, live bool, wk snapshot.Worker, wjson *parse.WorkerState, lg Log) {
 	switch {
 	case !live:
 		c.currentSince, c.currentKnown, c.currentWeak = time.Time{}, false, false
@@ -165,7 +182,7 @@ func unserved(v snapshot.Category, c *catState, wk snapshot.Worker, server snaps
 // not grown for longer than the stall limit (parse.StallLimit: the
 // setting alone, as the report and a one-shot status have it). Only
 // growth clears a stall; log lines do not count.
-func (k *counts) stall(c *catState, v *snapshot.Category, now time.Time) {
+func (k *Set) stall(c *catState, v *snapshot.Category, now time.Time) {
 	if v.State != snapshot.StateRunning {
 		c.stalled = false // not being worked on: nothing to stall
 		return
@@ -213,11 +230,11 @@ func workLeft(state snapshot.CategoryState) bool {
 // known and the classes that are not (ETAPart: "≥12m + LONG unmeasured").
 // A stalled or unknown category, a server that is down, or no category
 // running give nothing: the screen shows "?".
-func (k *counts) judgeETA() {
+func (k *Set) judgeETA() {
 	k.eta, k.etaPart = k.pipelineETA(k.shown)
 }
 
-func (k *counts) pipelineETA(cats []snapshot.Category) (*float64, *snapshot.ETAPart) {
+func (k *Set) pipelineETA(cats []snapshot.Category) (*float64, *snapshot.ETAPart) {
 	var total float64
 	var unmeasured []string
 	running := false
@@ -261,25 +278,12 @@ func eta(v snapshot.Category) *float64 {
 	return &secs
 }
 
-// crossChecks are the checks users make by eye, on the categories judged
+// CrossCheck runs the checks users make by eye, on the categories judged
 // and the worker wk (its stall judged): each disagreement is kept on its
 // category, and an event when it is new.
-func (k *counts) crossChecks(wk snapshot.Worker, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
+func (k *Set) CrossCheck(wk snapshot.Worker, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
 	for i := range k.shown {
 		cv := &k.shown[i]
 		k.sourceChecks(wk, cv, k.cats[cv.Name], now, wjson, logLast)
-	}
-}
-
-// warnChecks adds the categories' warnings to s, and the worker's when its
-// worker.json is old while it lives (now: the poll's time).
-func warnChecks(s *snapshot.Snapshot, now time.Time) {
-	for _, cv := range s.Categories {
-		for _, wmsg := range cv.Warnings {
-			s.Warn(snapshot.WarnCategory, wmsg)
-		}
-	}
-	if s.Worker.Source == parse.WorkerStateFile && snapshot.Alive(s.Worker.State) && s.Worker.UpdatedAt != nil && now.Sub(*s.Worker.UpdatedAt) > 30*time.Second {
-		s.Warn(snapshot.WarnWorkerJSONStale, fmt.Sprintf("worker.json is %s old while pid %d is alive", now.Sub(*s.Worker.UpdatedAt).Round(time.Second), s.Worker.PID))
 	}
 }

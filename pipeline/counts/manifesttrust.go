@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func manifestTrust(ctx context.Context, h remote.Host, p string, ask *remote.Exe
 // distrust drops m's servers when another account can change the file
 // (manifestTrust), and says so: every view shows it as the manifest's
 // error, status exits 1 on it; the categories are still read from it.
-func (k *counts) distrust(ctx context.Context, h remote.Host, p string, m *parse.Manifest, ask *remote.ExecAsk) error {
+func (k *Set) distrust(ctx context.Context, h remote.Host, p string, m *parse.Manifest, ask *remote.ExecAsk) error {
 	why := manifestTrust(ctx, h, p, ask)
 	if why == nil {
 		return nil

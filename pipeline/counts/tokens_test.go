@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"bytes"
@@ -90,6 +90,17 @@ func equalTally(a, b tally) bool {
 	return true
 }
 
+func byName(t *testing.T, cats []snapshot.Category, name string) snapshot.Category {
+	t.Helper()
+	for _, c := range cats {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no category %q in %+v", name, cats)
+	return snapshot.Category{}
+}
+
 // TestTokenSumMatchesFullDecode grows a file in cuts that fall anywhere
 // (mid-line too) and in bursts the count leaves to the host, and checks
 // after every poll that whenever the tally says it covers the file, it is
@@ -109,27 +120,26 @@ func TestTokenSumMatchesFullDecode(t *testing.T) {
 			all := mixedRecords(rng, 0, 400)
 			cold := len(all) / 3
 			write(t, raw, all[:cold]) // the cold start: counted (and summed) on the host
-			write(t, filepath.Join(dir, "prompts.jsonl"), prompts("B1", 400))
-			c := newClock()
-			w := localWatcher(t, root, c, Options{})
+			now := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+			k := newSet(root)
 			checked, hostSums := 0, 0
-			check := func(s snapshot.Snapshot) {
+			check := func() {
 				t.Helper()
-				v := catByName(t, s, "B1")
+				v := byName(t, k.View(), "B1")
 				if v.TokensFrom != snapshot.TokensFromRecords {
 					return
 				}
 				want := fullDecode(t, raw)
-				if got := w.cnt.cats["B1"].tok.sum; !equalTally(got, want) {
-					t.Fatalf("after %d bytes: tally %+v, full decode %+v", w.cnt.cats["B1"].tok.cur, got, want)
+				if got := k.cats["B1"].tok.sum; !equalTally(got, want) {
+					t.Fatalf("after %d bytes: tally %+v, full decode %+v", k.cats["B1"].tok.cur, got, want)
 				}
 				if *v.CompletionTokens != want.Tokens {
-					t.Fatalf("snapshot says %d tokens, full decode %d", *v.CompletionTokens, want.Tokens)
+					t.Fatalf("the view says %d tokens, full decode %d", *v.CompletionTokens, want.Tokens)
 				}
 				checked++
 			}
-			s := poll(w)
-			w.cnt.cats["B1"].raw.RemoteAbove = 8 << 10 // bursts over 8 KiB go to the host, as 256 KiB do in real life
+			pollSet(t, k, localHost(), now, true)
+			k.cats["B1"].raw.RemoteAbove = 8 << 10 // bursts over 8 KiB go to the host, as 256 KiB do in real life
 			for off := cold; off < len(all); {
 				n := rng.IntN(6 << 10) // read over the link
 				if rng.IntN(5) == 0 {
@@ -138,20 +148,20 @@ func TestTokenSumMatchesFullDecode(t *testing.T) {
 				end := min(off+n, len(all))
 				appendTo(t, raw, all[off:end])
 				off = end
-				c.advance(2e9)
-				if w.cnt.cats["B1"].tok.hole {
+				now = now.Add(2 * time.Second)
+				if k.cats["B1"].tok.hole {
 					hostSums++ // this poll sums on the host
 				}
-				s = poll(w)
-				check(s)
+				pollSet(t, k, localHost(), now, false)
+				check()
 			}
 			for range 3 {
-				c.advance(2e9)
-				s = poll(w)
-				check(s)
+				now = now.Add(2 * time.Second)
+				pollSet(t, k, localHost(), now, false)
+				check()
 			}
-			if v := catByName(t, s, "B1"); v.TokensFrom != snapshot.TokensFromRecords {
-				t.Fatalf("the tally never caught up: %+v (err %q)", v, w.cnt.cats["B1"].tok.err)
+			if v := byName(t, k.View(), "B1"); v.TokensFrom != snapshot.TokensFromRecords {
+				t.Fatalf("the tally never caught up: %+v (err %q)", v, k.cats["B1"].tok.err)
 			}
 			if checked < 5 || hostSums == 0 {
 				t.Fatalf("checked %d polls, %d with host sums: the test did not exercise both paths", checked, hostSums)
@@ -170,7 +180,7 @@ func TestTokenSumReadsEveryRecordFormat(t *testing.T) {
 	data := mixedRecords(rng, 0, 90)
 	write(t, p, data)
 	cut := int64(len(data) - 37) // inside the last line
-	res, err := sumOnHost(t.Context(), localHost(), []*tokJob{{path: p, from: 0, n: cut}}, nil)
+	res, err := sumOnHost(t.Context(), localHost(), []*Job{{path: p, from: 0, n: cut}}, nil)
 	must(t, err)
 	var want tally
 	whole := data[:strings.LastIndexByte(data[:cut], '\n')+1]

@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ func slack(v *snapshot.Category) int64 { return logEvery + int64(2*v.RatePerMin)
 // sourceChecks compares the worker log's and worker.json's counts with the
 // file, adds a row warning and a check for each that disagrees, and records
 // each new disagreement as an event.
-func (k *counts) sourceChecks(wk snapshot.Worker, v *snapshot.Category, c *catState, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
+func (k *Set) sourceChecks(wk snapshot.Worker, v *snapshot.Category, c *catState, now time.Time, wjson *parse.WorkerState, logLast time.Time) {
 	if p := c.logProgress; p.Kind == parse.WProgress && v.Name == wk.Category && snapshot.Alive(wk.State) {
 		logDone := int64(p.Done)
 		if c.logResumed > 0 && p.Total == c.logToGo {
@@ -55,7 +55,7 @@ func (k *counts) sourceChecks(wk snapshot.Worker, v *snapshot.Category, c *catSt
 	}
 }
 
-func (k *counts) addCheck(v *snapshot.Category, c *catState, chk snapshot.SourceCheck, msg string, now time.Time) {
+func (k *Set) addCheck(v *snapshot.Category, c *catState, chk snapshot.SourceCheck, msg string, now time.Time) {
 	v.Checks = append(v.Checks, chk)
 	v.Warnings = append(v.Warnings, msg)
 	if c.disagree == nil {

@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"math/rand/v2"
@@ -27,12 +27,12 @@ func TestTokenSumEveryAwk(t *testing.T) {
 			starts = append(starts, i+1)
 		}
 	}
-	var jobs []*tokJob
+	var jobs []*Job
 	for range 12 {
 		from := starts[rng.IntN(len(starts))]
-		jobs = append(jobs, &tokJob{path: p, from: int64(from), n: int64(1 + rng.IntN(len(data)-from))})
+		jobs = append(jobs, &Job{path: p, from: int64(from), n: int64(1 + rng.IntN(len(data)-from))})
 	}
-	jobs = append(jobs, &tokJob{path: p, from: 0, n: int64(len(data))})
+	jobs = append(jobs, &Job{path: p, from: 0, n: int64(len(data))})
 	wants := make([]tally, len(jobs))
 	wantBytes := make([]int64, len(jobs))
 	for i, j := range jobs {
@@ -77,12 +77,12 @@ func TestTokenSumPastTheEndLeavesAnUnterminatedLine(t *testing.T) {
 		"empty":       "",
 		"torn spaces": whole + "   ",
 	}
-	var jobs []*tokJob
+	var jobs []*Job
 	var names []string
 	for name, data := range cases {
 		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
 		write(t, p, data)
-		jobs = append(jobs, &tokJob{path: p, n: int64(len(data)) + 100})
+		jobs = append(jobs, &Job{path: p, n: int64(len(data)) + 100})
 		names = append(names, name)
 	}
 	path := os.Getenv("PATH")

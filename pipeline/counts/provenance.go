@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func (c *catState) noteRun(r parse.RunLine) {
 // runs.jsonl has not shown (a worker started since it was read): this poll
 // reads it again, once per such run, not a minute later at the next full
 // poll.
-func (k *counts) newRuns() map[*catState]bool {
+func (k *Set) newRuns() map[*catState]bool {
 	var due map[*catState]bool
 	for _, c := range k.cats {
 		if c.newRun() {
@@ -98,9 +98,9 @@ func serverArgs(info map[string]any) string {
 	return parse.SanitizeString(b.String())
 }
 
-// runKVDtype is the KV cache dtype of the newest run the worker recorded
+// KVDtype is the KV cache dtype of the newest run the worker recorded
 // (runs.jsonl's server_info: kv_cache_dtype, resolved when "auto").
-func (k *counts) runKVDtype() string {
+func (k *Set) KVDtype() string {
 	var newest parse.RunLine
 	for _, c := range k.cats {
 		for _, r := range c.runLines {
@@ -120,8 +120,8 @@ func (k *counts) runKVDtype() string {
 	return kv
 }
 
-// runsOf is the run lines of the category named cat (none when unknown).
-func (k *counts) runsOf(cat string) []parse.RunLine {
+// RunsOf is the run lines of the category named cat (none when unknown).
+func (k *Set) RunsOf(cat string) []parse.RunLine {
 	if c, ok := k.cats[cat]; ok {
 		return c.runLines
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package counts
 
 import (
 	"errors"
@@ -8,8 +8,8 @@ import (
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
-// warnManifest says why the last poll could not use the manifest.
-func (k *counts) warnManifest(s *snapshot.Snapshot) {
+// WarnManifest says why the last poll could not use the manifest.
+func (k *Set) WarnManifest(s *snapshot.Snapshot) {
 	var untrusted *parse.UntrustedError
 	var view *parse.ViewSectionError
 	if errors.As(k.manErr, &untrusted) || errors.As(k.manErr, &view) { // read, and used but for that part
