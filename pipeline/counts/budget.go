@@ -81,12 +81,12 @@ func TotalTokens(cats []snapshot.Category) (total, unknown int64, partial bool) 
 	return total, unknown, partial
 }
 
-// BudgetUnsummed says a category with a token budget has records whose
+// budgetUnsummed says a category with a token budget has records whose
 // tokens the host has not summed yet (a first poll leaves a big file's
 // to the next): whether its budget is spent, and so whether it is done,
 // is then unknown, and a first screen would call partial what a one-shot
 // status (which sums them at once) calls done.
-func (k *Set) BudgetUnsummed() bool {
+func (k *Set) budgetUnsummed() bool {
 	for _, n := range k.order {
 		if c := k.cats[n]; c.budget > 0 && c.known && !c.tok.complete() {
 			return true

@@ -42,21 +42,21 @@ func newSet(root string) *Set {
 
 // pollSet is one poll of k as a Watcher of a host without a batch makes
 // it, in the Watcher's order: the plan, the manifest and folders on a full
-// poll, the counts and the host's sums side by side, their folds, the
+// poll, the counts, the host's sums and the records' spans, their folds, the
 // judgement (no worker, no server known).
 func pollSet(t *testing.T, k *Set, h remote.Host, now time.Time, full bool) {
 	t.Helper()
 	ctx := context.Background()
-	k.Plan()
-	jobs := k.TokenJobs(-1)
+	jobs, spanArgv := k.Plan(false, false)
 	if full {
 		_, err := k.Discover(ctx, h, FindAsks{})
 		must(t, err)
 	}
 	tails, counters := k.Files(full)
 	res := (&remote.Poller{Tails: tails, Counters: counters}).Poll(ctx, h)
-	sums := ReadSums(ctx, h, jobs, nil)
+	sums, spans := ReadSums(ctx, h, jobs, nil), ReadSpans(ctx, h, spanArgv, nil)
 	k.Fold(res, now, nil)
+	k.FoldSpans(spans, time.UTC, now)
 	k.FoldTokens(res, jobs, sums)
 	k.FoldRuns(res.Tails)
 	k.Judge(Inputs{}, now)

@@ -37,9 +37,23 @@ func (k *Set) Len() int { return len(k.cats) }
 // Known says a category of that name is known.
 func (k *Set) Known(name string) bool { return k.cats[name] != nil }
 
-// Plan starts a poll: the runs.jsonl it reads though it is not full
-// (newRuns), for its request and its reads alike.
-func (k *Set) Plan() { k.runsDue = k.newRuns() }
+// Plan starts a poll and says what the categories ask of it besides their
+// files: the runs.jsonl it reads though it is not full (newRuns, for its
+// request and its reads alike); the holes' token sums (TokenJobs), a
+// slice of them when the fallback reads (byFallback); and the records'
+// spans (SpanArgv). agentAgain: the agent answered the last poll too, so
+// what the fallback's awk summed before it is summed again (Reexamine).
+func (k *Set) Plan(byFallback, agentAgain bool) (jobs []*Job, spans []string) {
+	k.runsDue = k.newRuns() // before Reexamine empties a tally's runs
+	budget := int64(-1)
+	if byFallback {
+		budget = FallbackSumPerPoll // the fallback's awk sums a slice a poll
+	}
+	if agentAgain {
+		k.Reexamine()
+	}
+	return k.TokenJobs(budget), k.SpanArgv()
+}
 
 // Files are this poll's tails and counters of the categories, in order:
 // raw_responses.jsonl and errors.jsonl, on a full poll prompts.jsonl, and
@@ -176,14 +190,21 @@ func (k *Set) FoldTokens(res remote.PollResult, jobs []*Job, s Sums) {
 	k.foldTokens(res, jobs, s.res, s.err)
 }
 
-// SumHolesNow sums on the host, now, the records the counts left unread
-// (of the categories with a token budget only, budgets), the cold batch's
-// sums (coldSum) first: for a poll that no other follows, or whose
-// budgets decide a category's state.
-func (k *Set) SumHolesNow(ctx context.Context, h remote.Host, coldSum *remote.ExecAsk, budgets bool) {
+// SumHoles sums on the host, now, the records the counts left unread,
+// the cold batch's sums (coldSum) first, where a figure cannot wait for
+// the next poll: a one-shot status (OnePoll) sums them all, unless the
+// fallback read it (byFallback: it counts only, the holes' tokens would
+// be the host's awk over every byte of them); a category with a token
+// budget is done or not by its tokens, so its own are summed now by
+// either reader, not a poll later.
+func (k *Set) SumHoles(ctx context.Context, h remote.Host, coldSum *remote.ExecAsk, byFallback bool) {
 	var only func(*catState) bool
-	if budgets {
+	switch {
+	case k.onePoll && !byFallback:
+	case k.budgetUnsummed():
 		only = func(c *catState) bool { return c.budget > 0 }
+	default:
+		return
 	}
 	k.sumHolesNow(ctx, h, func(jobs []*Job) map[*Job]tokResult { return coldSums(coldSum, jobs) }, only)
 }
