@@ -25,14 +25,14 @@ func TestWatcherFoldsTheLinesTheWorkerWrites(t *testing.T) {
 	fold := func(line string) { w.foldWorkerLine(parse.ParseWorkerLine(line), now, now, true) }
 
 	fold(parse.FormatProcessing("B1", "LONG"))
-	if w.log.current != "B1" {
-		t.Fatalf("processing: current %q", w.log.current)
+	if cur := w.log.Says().Current; cur != "B1" {
+		t.Fatalf("processing: current %q", cur)
 	}
 	fold(parse.FormatResume("B1", 100, 40, 60))
 	fold(parse.FormatRunning(60, 16, 2048))
 	fold(parse.FormatProgress(50, 100, 1, 2.0, 200, time.Minute, true))
 	fold(parse.FinishedLine)
-	if !w.log.finished {
+	if !w.log.Says().Finished {
 		t.Fatal("the finished line did not finish the log")
 	}
 	if b1 := catByName(t, poll(w), "B1"); b1.Class != "LONG" || b1.Target != 100 {

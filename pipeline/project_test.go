@@ -16,6 +16,7 @@ import (
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/pipeline/vitals"
+	"github.com/synthwatch/synthwatch/pipeline/worklog"
 	"github.com/synthwatch/synthwatch/sim"
 )
 
@@ -123,7 +124,7 @@ func partsText(w *Watcher) string {
 		cnt   *counts.Set
 		sv    *servers.Set
 		live  *liveness.Live
-		log   logs
+		log   *worklog.Log
 		ev    *events.Recorder
 		vit   *vitals.Health
 		base  *events.Baseline

@@ -18,6 +18,7 @@ import (
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/pipeline/vitals"
+	"github.com/synthwatch/synthwatch/pipeline/worklog"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -112,7 +113,7 @@ type Watcher struct {
 	answered  int            // polls the host answered: a failed first poll read nothing, so the next is still a first read
 	polledAt  time.Time      // the last poll the host answered: the time its Snapshot is of
 	sv        *servers.Set   // the host's servers: their logs, probes and states (pipeline/servers)
-	log       logs           // the worker log: its tail, the display rings, what it says (logs.go)
+	log       *worklog.Log   // the worker log: its tail, the display rings, what it says (pipeline/worklog)
 	live      *liveness.Live // the worker: worker.json, its process, the kill note (pipeline/liveness)
 	timeline  *timeline.Timeline
 	lastSnap  snapshot.Snapshot
@@ -132,9 +133,9 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 		tl = timeline.New(500, "")
 	}
 	w := &Watcher{h: h, o: o, timeline: tl,
-		log: newLogs(o.WorkerLog, o.LogLines, o.OnePoll), ev: events.New(tl), base: events.NewBaseline(tl),
+		log: worklog.New(o.WorkerLog, o.LogLines, o.OnePoll), ev: events.New(tl), base: events.NewBaseline(tl),
 	}
-	w.WorkerLog, w.ServerLog = w.log.worker, w.log.server
+	w.WorkerLog, w.ServerLog = w.log.Rings()
 	if _, linked := h.(remote.Linked); linked {
 		w.fb = remote.NewFallback(h)
 		if w.agent = remote.NewAgent(h); w.agent != nil {
@@ -162,7 +163,7 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 		pane = 4 << 10 // a one-shot status shows no pane
 	}
 	w.cnt = counts.New(counts.Config{Layout: w.layout(), History: o.History, StallAfter: o.StallAfter, OnePoll: o.OnePoll, Timeline: tl})
-	w.sv = servers.New(servers.Config{Host: h, Root: o.Root, Now: o.Now, History: o.History, Lines: w.log.server, Timeline: tl, Zone: w.ev.ServerTime, Pane: pane}, w.serverSpecs())
+	w.sv = servers.New(servers.Config{Host: h, Root: o.Root, Now: o.Now, History: o.History, Lines: w.ServerLog, Timeline: tl, Zone: w.ev.ServerTime, Pane: pane}, w.serverSpecs())
 	w.vit = vitals.New(vitals.Config{Root: o.Root, Floor: o.DiskFloor, Timeline: tl})
 	w.live = liveness.New(liveness.Config{Reads: w.h, Host: h, Layout: w.layout(), WorkerLog: o.WorkerLog, Timeline: tl})
 	return w
@@ -219,7 +220,7 @@ func (w *Watcher) nth() int { return w.answered + 1 }
 // of a category whose records name a run it has not shown).
 func (w *Watcher) poller(full bool) *remote.Poller {
 	tails, counters := w.cnt.Files(full)
-	return &remote.Poller{Tails: append(append([]*remote.Tail{w.log.tail}, w.sv.Tails()...), tails...), Counters: counters}
+	return &remote.Poller{Tails: append(append([]*remote.Tail{w.log.Tail()}, w.sv.Tails()...), tails...), Counters: counters}
 }
 
 // stale is the last snapshot with the link down: figures kept, every
