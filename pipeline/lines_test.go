@@ -39,12 +39,3 @@ func TestWatcherFoldsTheLinesTheWorkerWrites(t *testing.T) {
 		t.Fatalf("the category the lines name: class %q target %d, want LONG and 100", b1.Class, b1.Target)
 	}
 }
-
-// The kill action writes the marker parse.FormatKill makes.
-func TestKillArgvWritesTheMarker(t *testing.T) {
-	t.Parallel()
-	argv := KillArgv(4242, 99, 30*time.Second, "/r/logs/inference_all.log", "/r/run/synthwatch-kill")
-	if got := argv[len(argv)-1]; got != parse.FormatKill(4242, 30*time.Second) {
-		t.Fatalf("marker argument %q", got)
-	}
-}

@@ -1,7 +1,8 @@
 // Package pipeline turns what remote reads and parse understands into one
-// Snapshot (package snapshot): the job as the user needs to see it. It also
-// holds the actions (launch, kill, resume, restart) as exact, quoted shell
-// lines.
+// Snapshot (package snapshot): the job as the user needs to see it. Its
+// Watcher composes the parts of a poll, each a package of its own
+// (pipeline/counts, worklog, liveness, servers, vitals, events); the
+// actions are pipeline/actions.
 package pipeline
 
 import (

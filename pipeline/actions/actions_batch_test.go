@@ -1,4 +1,4 @@
-package pipeline
+package actions
 
 import (
 	"context"
@@ -17,11 +17,14 @@ import (
 // sees the worker gone.
 func TestActorChecksInOneBatch(t *testing.T) {
 	s := sshdtest.Start(t)
-	p := newProxied(t, s)
 	t.Setenv("SSH_AUTH_SOCK", "")
 	root := t.TempDir()
 	fillRunningRoot(t, root)
-	h := p.dial(t)
+	h, err := remote.Dial(context.Background(), remote.Options{Target: s.User + "@" + s.Addr(), Identities: []string{s.KeyPath}, Home: t.TempDir(),
+		Opts: []string{"UserKnownHostsFile=" + s.KnownHosts, "StrictHostKeyChecking=yes", "BatchMode=yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { h.Close() })
 	ch := &askCounter{SSH: h}
 	c := Actor{H: ch, Root: root}.checked(context.Background(), false)

@@ -1,4 +1,8 @@
-package pipeline
+// Package actions is what the user does to a host (Actor): launch, kill,
+// resume, restart and deploy, each as exact argv over the host's SSH
+// session, every name quoted as data; it reads the host's processes
+// through liveness.Reader, as the poll's worker part does.
+package actions
 
 import (
 	"context"
