@@ -38,7 +38,7 @@ type batchAsk struct {
 	disk            bool
 	tokJobs         []*counts.Job
 	steady          bool     // through the agent
-	spans           []string // the records' span to ask for (recspan.go), nil: none
+	spans           []string // the records' span to ask for (counts.Set.SpanArgv), nil: none
 }
 
 // request reads this poll with one request to the Go agent (viaAgent) or,
@@ -199,7 +199,7 @@ type pollAsks struct {
 	find    counts.FindAsks  // counts: the manifest and the category folders
 	coldSum *remote.ExecAsk  // counts: the holes' sums of a one-shot status
 	tokens  *remote.ExecAsk  // counts: the holes' sums (sumOnHost)
-	spans   *remote.ExecAsk  // counts: the records' spans (recspan.go)
+	spans   *remote.ExecAsk  // counts: the records' spans (counts.ReadSpans)
 	poll    *remote.PollAsks // the Poller: the tails' and counters' answers
 	live    liveness.Asks    // liveness: worker.json, the kill note, /proc
 	zone    *remote.ExecAsk  // events: the host's zone
