@@ -199,7 +199,7 @@ func (d *digester) workerCat(name string) *parse.CategoryState {
 }
 
 // currentFacts are the witnesses of when the category became current, as
-// the pipeline gathers them (pipeline/rate.go): worker.json's when its
+// the pipeline gathers them (pipeline/counts/rate.go): worker.json's when its
 // live worker is on it, else the log's last header (the log's time,
 // whether it ends with the header, the previous category's last record).
 // A header is never read as it is written here.

@@ -7,8 +7,8 @@ import (
 )
 
 // logFacts are what the worker log says of the categories since each one's
-// last header, read as the pipeline reads them (pipeline/logs.go and
-// categories.go): the failures it reported (parse.FailureTally), its last
+// last header, read as the pipeline reads them (pipeline/worklog and
+// pipeline/counts/categories.go): the failures it reported (parse.FailureTally), its last
 // progress line, whether it was skipped, and whether the log ends with the
 // last header (the worker just switched). They are the witnesses of ERR,
 // when the category became current and its rate, which the report judges

@@ -20,14 +20,14 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, want string
-		during     func(w *Watcher, s *snapshot.Snapshot, retr *int)
+		during     func(runs *[]parse.RunLine, s *snapshot.Snapshot, retr *int)
 	}{
-		{"queue empty", "worker is the bottleneck", func(w *Watcher, s *snapshot.Snapshot, _ *int) { s.Server.QueueReqs = 0 }},
-		{"kv saturated", "KV cache saturated (98% used)", func(w *Watcher, s *snapshot.Snapshot, _ *int) { s.Server.TokenUsage = 0.98 }},
-		{"retractions", "retractions rising", func(w *Watcher, s *snapshot.Snapshot, retr *int) { *retr++ }},
-		{"restarted", "different arguments (fp8-kv now, bf16 before)", func(w *Watcher, s *snapshot.Snapshot, _ *int) {
-			if c := w.cnt.cat("B1"); len(c.runLines) == 1 {
-				c.runLines = append(c.runLines, run("k2", "fp8_e4m3"))
+		{"queue empty", "worker is the bottleneck", func(_ *[]parse.RunLine, s *snapshot.Snapshot, _ *int) { s.Server.QueueReqs = 0 }},
+		{"kv saturated", "KV cache saturated (98% used)", func(_ *[]parse.RunLine, s *snapshot.Snapshot, _ *int) { s.Server.TokenUsage = 0.98 }},
+		{"retractions", "retractions rising", func(_ *[]parse.RunLine, s *snapshot.Snapshot, retr *int) { *retr++ }},
+		{"restarted", "different arguments (fp8-kv now, bf16 before)", func(runs *[]parse.RunLine, s *snapshot.Snapshot, _ *int) {
+			if len(*runs) == 1 {
+				*runs = append(*runs, run("k2", "fp8_e4m3"))
 			}
 		}},
 	}
@@ -35,22 +35,22 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClock()
 			w := NewWatcher(localHost(), Options{Root: t.TempDir(), Now: c.now}, nil)
-			w.cnt.cat("B1").runLines = []parse.RunLine{run("k1", "bfloat16")}
+			runs := []parse.RunLine{run("k1", "bfloat16")} // B1's runs.jsonl, as the counts read it
 			snap := func(gen float64) *snapshot.Snapshot {
 				return &snapshot.Snapshot{Worker: snapshot.Worker{State: snapshot.WorkerRunning, Category: "B1"},
 					Server: snapshot.Server{Source: "metrics", GenThroughput: gen, QueueReqs: 12, RunningReqs: 150, TokenUsage: 0.6}}
 			}
 			for i := 0; i < 60; i++ {
 				s := snap(930)
-				w.base.Fold(s, c.now(), w.cnt.runsOf(s.Worker.Category), w.sv.Retractions())
+				w.base.Fold(s, c.now(), runs, w.sv.Retractions())
 				c.advance(time.Minute)
 			}
 			var s *snapshot.Snapshot
 			retr := 0 // the server log's retractions since (its part counts them)
 			for i := 0; i <= 12; i++ {
 				s = snap(300)
-				tc.during(w, s, &retr)
-				w.base.Fold(s, c.now(), w.cnt.runsOf(s.Worker.Category), w.sv.Retractions()+retr)
+				tc.during(&runs, s, &retr)
+				w.base.Fold(s, c.now(), runs, w.sv.Retractions()+retr)
 				drops := kinds(w.timeline.Recent(50), "throughput_drop")
 				if i < 10 && len(drops) > 0 {
 					t.Fatalf("a drop of %d min is already an event: %+v", i, drops)
@@ -65,7 +65,7 @@ func TestThroughputDropNamesTheCause(t *testing.T) {
 				t.Fatalf("baseline %+v", tr)
 			}
 			for i := 0; i < 3; i++ { // recovery ends it
-				w.base.Fold(snap(900), c.now(), w.cnt.runsOf("B1"), w.sv.Retractions())
+				w.base.Fold(snap(900), c.now(), runs, w.sv.Retractions())
 				c.advance(time.Minute)
 			}
 			if len(kinds(w.timeline.Recent(50), "throughput_recovered")) != 1 {
@@ -87,7 +87,7 @@ func TestNoDropWhileTheWorkerIsStopped(t *testing.T) {
 			st, gen = snapshot.WorkerStopped, 0
 		}
 		s := &snapshot.Snapshot{Worker: snapshot.Worker{State: st}, Server: snapshot.Server{Source: "metrics", GenThroughput: gen}}
-		w.base.Fold(s, c.now(), w.cnt.runsOf(s.Worker.Category), w.sv.Retractions())
+		w.base.Fold(s, c.now(), nil, w.sv.Retractions())
 		c.advance(time.Minute)
 		if i == 119 && (s.Baseline.Server == nil || s.Baseline.Server.Median != 930 || s.Baseline.Server.DropSince != nil) {
 			t.Fatalf("baseline %+v", s.Baseline.Server)

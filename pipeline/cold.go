@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/counts"
 	"github.com/synthwatch/synthwatch/pipeline/events"
 	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
@@ -35,9 +36,9 @@ type batchAsk struct {
 	full, zone, vit bool
 	vitPid          int
 	disk            bool
-	tokJobs         []*tokJob
+	tokJobs         []*counts.Job
 	steady          bool     // through the agent
-	spans           []string // the records' span to ask for (recspan.go), nil: none
+	spans           []string // the records' span to ask for (counts.Set.SpanArgv), nil: none
 }
 
 // request reads this poll with one request to the Go agent (viaAgent) or,
@@ -90,9 +91,9 @@ func (w *Watcher) request(ctx context.Context, cold, viaAgent bool, ask batchAsk
 		// still one exec: the fallback, counting as it does, and summing
 		// its slice of the holes only (the jobs were planned for the agent)
 		ask.steady = false
-		ask.tokJobs = capJobs(ask.tokJobs, fallbackSumPerPoll)
+		ask.tokJobs = counts.CapJobs(ask.tokJobs, counts.FallbackSumPerPoll)
 		w.sumJobs = ask.tokJobs
-		w.countOnHost(false)
+		w.cnt.CountOnHost(false)
 	}
 	b, asks := w.batchFor(ctx, ask)
 	w.coldErr = w.fb.Run(ctx, b)
@@ -115,12 +116,12 @@ func (w *Watcher) requestEither(ctx context.Context, ask batchAsk) (string, *pol
 	ab, aasks := w.batchFor(ctx, ask)
 	fask := ask
 	fask.steady, fask.tokJobs = false, nil // a first poll knows no holes yet
-	w.countOnHost(false)
+	w.cnt.CountOnHost(false)
 	fb, fasks := w.batchFor(ctx, fask)
 	agentOK, aerr, ferr := w.fb.RunEither(ctx, w.agent, ab, fb)
 	w.noteAgent(aerr)
 	if agentOK {
-		w.countOnHost(true)
+		w.cnt.CountOnHost(true)
 		w.coldErr, w.agentErr, w.coldAsks = nil, "", aasks.poll
 		return agentReader(w.agent.Kind()), aasks
 	}
@@ -191,58 +192,14 @@ func (w *Watcher) linked() bool {
 	return w.agent != nil && w.fb != nil && ok && l.State().Phase == remote.Connected
 }
 
-// agentRemoteAbove: with the agent, a count of more new bytes than this
-// runs on the host in the same request (the bytes never cross the link).
-const agentRemoteAbove = 1 << 10
-
-// countOnHost sets where the counts run: on the host above agentRemoteAbove
-// new bytes when the agent answers this poll, else above the Counter's
-// default (a count on the host then costs an exec of its own).
-func (w *Watcher) countOnHost(steady bool) {
-	if !steady && !w.cnt.agentCounts {
-		return // as they are (a test may have set them)
-	}
-	w.cnt.agentCounts = steady
-	above := remote.NewCounter("").RemoteAbove
-	if steady {
-		above = agentRemoteAbove
-	}
-	for _, c := range w.cnt.cats {
-		for _, k := range []*remote.Counter{c.raw, c.errs, c.prompts} {
-			k.RemoteAbove = above
-		}
-	}
-}
-
-// askCounts asks for the counters' line counts; in a steady poll a
-// category's count also sums its records' tokens on the host.
-func (w *Watcher) askCounts(b *remote.Batch, counters []*remote.Counter, steady bool) {
-	then := map[*remote.Counter]*catState{}
-	if steady {
-		w.cnt.thens = map[string]*tokJob{}
-		for _, c := range w.cnt.cats {
-			then[c.raw] = c // from the tally's start: through any hole too
-		}
-	}
-	for _, k := range counters {
-		if c := then[k]; c != nil {
-			// a count on the host sums the counted records' tokens there too
-			th := b.CountThen(k, c.tok.start, tokenArgv(nil)...)
-			w.cnt.thens[c.name] = &tokJob{path: k.Path, from: c.tok.start, gen: c.tok.gen, then: th}
-			continue
-		}
-		b.Count(k)
-	}
-}
-
 // pollAsks are the handles of one poll's batch, each read by the part
 // that asked it once the batch ran (an unanswered one: the part reads
 // for itself). nil: no batch ran (--local, a host with no link).
 type pollAsks struct {
-	find    findAsks         // counts: the manifest and the category folders
+	find    counts.FindAsks  // counts: the manifest and the category folders
 	coldSum *remote.ExecAsk  // counts: the holes' sums of a first poll through a known agent
 	tokens  *remote.ExecAsk  // counts: the holes' sums (sumOnHost)
-	spans   *remote.ExecAsk  // counts: the records' spans (recspan.go)
+	spans   *remote.ExecAsk  // counts: the records' spans (counts.ReadSpans)
 	poll    *remote.PollAsks // the Poller: the tails' and counters' answers
 	live    liveness.Asks    // liveness: worker.json, the kill note, /proc
 	zone    *remote.ExecAsk  // events: the host's zone
@@ -255,30 +212,15 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *p
 	b := &remote.Batch{Digests: ask.steady} // the agent digests a log's history; the fallback reads it
 	asks := &pollAsks{poll: b.PollAsks()}
 	l := w.layout()
-	if !w.cnt.haveMan {
-		asks.find.man = b.Cat(l.Manifest(), 1<<20)
-		asks.find.trust = b.Exec(manifestTrustArgv(l.Manifest())...) // asked if it names a server: no round trip after
-	}
-	if full {
-		pats := parse.CategoryGlobs(w.o.Root) // prompts.jsonl's, raw_responses.jsonl's
-		for i, name := range []string{parse.PromptsFile, parse.RawFile} {
-			asks.find.globs = append(asks.find.globs, b.Glob(pats[i], l.Prepared(), name))
-		}
-	}
+	asks.find = w.cnt.AskFind(b, full)
 	p := w.poller(full)
-	if len(w.cnt.cats) == 0 {
-		c := w.cnt.newCat("")
-		b.Each(l.Prepared(), []*remote.Tail{c.runs}, []*remote.Counter{c.raw, c.errs, c.prompts})
-		if ask.steady { // the agent sums in Go, from what it kept; by the fallback a one-shot status counts only
-			// the holes this count leaves, summed in the same answer: a
-			// status's tokens, and a dashboard's first table's
-			asks.coldSum = b.Exec(w.coldSumArgv(c.raw.RemoteAbove)...)
-		}
-	}
+	// the agent sums in Go, from what it kept: a status's tokens, and a
+	// dashboard's first table's; by the fallback a one-shot status counts only
+	asks.coldSum = w.cnt.AskEach(b, ask.steady)
 	for _, t := range p.Tails {
 		b.Tail(t)
 	}
-	w.askCounts(b, p.Counters, ask.steady)
+	w.cnt.AskCounts(b, p.Counters, ask.steady)
 	asks.live = w.live.Ask(b)
 	asks.live.Real = b.RealPath(w.o.Root)
 	asks.live.Procs = b.Procs(l.WorkerJSON(), remote.HoldersArgv(w.live.Reader().PatternsAt(ctx, w.live.Reader().KnownReal(), w.o.WorkerLog, nil)))
@@ -288,9 +230,7 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *p
 	if vit {
 		asks.vit = b.Exec(w.vit.Argv(vitPid, disk)...)
 	}
-	if len(ask.tokJobs) > 0 {
-		asks.tokens = b.Exec(tokenArgv(ask.tokJobs)...)
-	}
+	asks.tokens = counts.AskSums(b, ask.tokJobs)
 	if ask.spans != nil {
 		asks.spans = b.Exec(ask.spans...)
 	}
@@ -316,9 +256,9 @@ const slowReaderAt = 500
 // ours: the answer to a slow first screen is to deploy it.
 func (w *Watcher) warnSlowReader(snap *snapshot.Snapshot) {
 	r := snap.Connection.Reader
-	if len(w.cnt.cats) < slowReaderAt || r == "" || strings.HasPrefix(r, "go agent") {
+	if w.cnt.Len() < slowReaderAt || r == "" || strings.HasPrefix(r, "go agent") {
 		return
 	}
 	snap.Warn(snapshot.WarnSlowReader, fmt.Sprintf("%d categories read by the %s (no synthwatch on the host): each poll forks a few processes per category; `synthwatch deploy %s` installs the Go agent, which reads them in one process",
-		len(w.cnt.cats), r, w.o.Host))
+		w.cnt.Len(), r, w.o.Host))
 }

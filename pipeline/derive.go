@@ -1,14 +1,16 @@
 package pipeline
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline/display"
+	"github.com/synthwatch/synthwatch/pipeline/counts"
 	"github.com/synthwatch/synthwatch/pipeline/events"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/pipeline/vitals"
+	"github.com/synthwatch/synthwatch/pipeline/worklog"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -22,24 +24,22 @@ import (
 // the last /metrics sample, the baseline's series) is kept here too.
 //
 // A part is never handed another part: it judges from its own state and
-// the judgements, as values, of the parts before it (logSays, the
+// the judgements, as values, of the parts before it (worklog.Says, the
 // worker's and the servers' views, catInputs, events.DoneInputs, the run lines
 // of the worker's category).
 func (w *Watcher) judge(reads []servers.Read, vr vitals.Reading, now time.Time) {
-	lg := w.log.says()
-	w.live.Judge(lg.finished, lg.current, lg.lastLine)
+	lg := w.log.Says()
+	w.live.Judge(lg.Finished, lg.Current, lg.LastLine)
 	w.sv.Judge(reads, now, w.live.WaitingServer())
-	w.sv.Figures(reads, now, w.cnt.runKVDtype())
-	w.cnt.judge(catInputs{worker: w.live.Shown(), server: w.sv.Shown().State, eras: w.sv.Eras(), wjson: w.live.JSON(), log: lg}, now)
-	w.live.Stall(w.cnt.shown, now, w.o.StallAfter)
-	w.cnt.noteClassRates()
-	w.cnt.judgeETA()
-	w.cnt.crossChecks(w.live.Shown(), now, w.live.JSON(), lg.lastLine)
-	judged := snapshot.Snapshot{Worker: w.live.Shown(), Server: w.sv.Shown(), Categories: w.cnt.shown} // what the baseline reads
-	w.base.Fold(&judged, now, w.cnt.runsOf(w.live.Shown().Category), w.sv.Retractions())
+	w.sv.Figures(reads, now, w.cnt.KVDtype())
+	w.cnt.Judge(counts.Inputs{Worker: w.live.Shown(), Server: w.sv.Shown().State, Eras: w.sv.Eras(), WJSON: w.live.JSON(), Log: countsLog(lg)}, now)
+	w.live.Stall(w.cnt.Shown(), now, w.o.StallAfter)
+	w.cnt.CrossCheck(w.live.Shown(), now, w.live.JSON(), lg.LastLine)
+	judged := snapshot.Snapshot{Worker: w.live.Shown(), Server: w.sv.Shown(), Categories: w.cnt.Shown()} // what the baseline reads
+	w.base.Fold(&judged, now, w.cnt.RunsOf(w.live.Shown().Category), w.sv.Retractions())
 	w.live.Events(w.live.Shown(), now, w.lastSnap.Time)
-	w.ev.FoldDone(events.DoneInputs{Cats: w.cnt.shown, Mtimes: w.cnt.shownAt, ManOK: w.cnt.manErr == nil, Worker: w.live.Shown(),
-		WJSON: w.live.JSON(), LogFinished: lg.finished, LogLast: lg.lastLine}, now)
+	w.ev.FoldDone(events.DoneInputs{Cats: w.cnt.Shown(), Mtimes: w.cnt.Mtimes(), ManOK: w.cnt.ManifestErr() == nil, Worker: w.live.Shown(),
+		WJSON: w.live.JSON(), LogFinished: lg.Finished, LogLast: lg.LastLine}, now)
 	w.vit.Fold(vr, w.live.Shown(), now)
 }
 
@@ -49,16 +49,17 @@ func (w *Watcher) project() snapshot.Snapshot {
 	s := snapshot.Snapshot{Schema: 1, Time: w.polledAt.UTC(), Host: w.o.Host, Root: w.o.Root, Connection: w.conn, Warnings: []string{}}
 	s.Worker = w.live.Shown()
 	s.Server, s.Servers = w.sv.View()
-	s.Categories = w.cnt.view()
-	s.ETASeconds, s.ETAPart = w.cnt.eta, w.cnt.etaPart
-	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = totalTokens(s.Categories)
+	s.Categories = w.cnt.View()
+	s.ETASeconds, s.ETAPart = w.cnt.ETA()
+	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = counts.TotalTokens(s.Categories)
 	warnChecks(&s, w.polledAt)
 	s.Baseline = w.base.Shown()
 	s.Vitals = w.vit.View()
-	s.Capture = captureForecast(s.Categories, w.cnt.manifest.Capture, s.Vitals.Disk)
-	s.Spend = nightSpend(s.Categories, w.cnt.manifest.Cost)
+	man, _ := w.cnt.Manifest()
+	s.Capture = counts.CaptureForecast(s.Categories, man.Capture, s.Vitals.Disk)
+	s.Spend = counts.NightSpend(s.Categories, man.Cost)
 	s.Events = w.timeline.Recent(50)
-	w.cnt.warnManifest(&s)
+	w.cnt.WarnManifest(&s)
 	w.live.WarnJSON(&s)
 	w.warnSlowReader(&s)
 	redact(&s)
@@ -74,7 +75,7 @@ func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 	if len(wl.Lines) > 0 {
 		w.live.SawLogLines()
 	}
-	w.log.lastLine = wl.ModTime // the host's clock: a first read is not fresh activity
+	w.log.Seen(wl.ModTime) // the host's clock: a first read is not fresh activity
 	w.foldTailLines(res, now, true)
 }
 
@@ -86,7 +87,7 @@ func (w *Watcher) foldTails(res remote.PollResult, now time.Time) {
 func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool) {
 	wl := res.Tails[0]
 	recent := wl.Err == nil && now.Sub(wl.ModTime) < time.Minute
-	display.AddTail(w.log.worker, wl, "")
+	w.log.FoldLines(wl)
 	at := now // when the lines were written, as far as the host says: a first read's are at most as new as the log
 	if w.nth() <= 1 && wl.Err == nil && !wl.ModTime.IsZero() && wl.ModTime.Before(now) {
 		at = wl.ModTime
@@ -99,15 +100,7 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 	if len(res.Tails) < 2 {
 		return
 	}
-	byRuns := make(map[string]*catState, len(w.cnt.cats)) // not a scan of the categories per tail: 10,000 of each is 10^8
-	for _, c := range w.cnt.cats {
-		byRuns[c.runs.Path] = c
-	}
-	for _, up := range res.Tails[1:] { // after the server logs: runs.jsonl
-		if c := byRuns[up.Path]; c != nil {
-			c.foldRuns(up)
-		}
-	}
+	w.cnt.FoldRuns(res.Tails[1:]) // after the server logs: runs.jsonl
 }
 
 // foldWorkerLine hands one worker log line to the parts it speaks of: the
@@ -117,9 +110,27 @@ func (w *Watcher) foldTailLines(res remote.PollResult, now time.Time, flush bool
 // written as the host tells (now, or a first read's log time: a progress
 // line's rate is as old as the log).
 func (w *Watcher) foldWorkerLine(l parse.WorkerLine, now, at time.Time, fresh bool) {
-	cur := w.log.current // a failure counts against the category it was logged under
+	cur := w.log.Says().Current // a failure counts against the category it was logged under
 	watching := w.nth() > 1
-	failed := w.log.fold(l, now, watching && w.cnt.cats[l.Category] != nil)
+	failed := w.log.Fold(l, now, watching && w.cnt.Known(l.Category))
 	w.live.FoldLogLine(l)
-	w.cnt.foldLogLine(l, cur, failed, at, watching, fresh)
+	w.cnt.FoldLogLine(l, cur, failed, at, watching, fresh)
+}
+
+// countsLog is what the categories read of the worker log (counts.Log).
+func countsLog(ls worklog.Says) counts.Log {
+	return counts.Log{Current: ls.Current, Prev: ls.Prev, HeaderAt: ls.HeaderAt, HeaderOnly: ls.HeaderOnly, LastLine: ls.LastLine}
+}
+
+// warnChecks adds the categories' warnings to s, and the worker's when its
+// worker.json is old while it lives (now: the poll's time).
+func warnChecks(s *snapshot.Snapshot, now time.Time) {
+	for _, cv := range s.Categories {
+		for _, wmsg := range cv.Warnings {
+			s.Warn(snapshot.WarnCategory, wmsg)
+		}
+	}
+	if s.Worker.Source == parse.WorkerStateFile && snapshot.Alive(s.Worker.State) && s.Worker.UpdatedAt != nil && now.Sub(*s.Worker.UpdatedAt) > 30*time.Second {
+		s.Warn(snapshot.WarnWorkerJSONStale, fmt.Sprintf("worker.json is %s old while pid %d is alive", now.Sub(*s.Worker.UpdatedAt).Round(time.Second), s.Worker.PID))
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -38,7 +39,7 @@ type e2e struct {
 	sshd *sshdtest.Server
 	sim  *sim.Server
 	h    *remote.SSH
-	act  Actor
+	act  actions.Actor
 	w    *Watcher
 }
 
@@ -65,7 +66,7 @@ func newE2E(t *testing.T, cats map[string]int, speed float64) *e2e {
 	must(t, err)
 	t.Cleanup(func() { h.Close() })
 	e.h = h
-	e.act = Actor{H: h, Root: e.root, WorkerBin: testbin.Path(t)}
+	e.act = actions.Actor{H: h, Root: e.root, WorkerBin: testbin.Path(t)}
 	e.w = NewWatcher(h, Options{Host: "e2e", Root: e.root, ServerURL: e.sim.URL()}, nil)
 	t.Cleanup(func() { exec.Command("pkill", "-KILL", "-f", "worker --root "+e.root).Run() })
 	return e

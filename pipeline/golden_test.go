@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 )
 
@@ -116,7 +117,7 @@ func TestLaunchQuotesHostileNames(t *testing.T) {
 	bin := filepath.Join(root, "fake-synthwatch")
 	write(t, bin, "#!/bin/sh\nprintf '%s\\n' \"$@\" > "+argsFile+"\nsleep 5\n")
 	must(t, os.Chmod(bin, 0o755))
-	a := Actor{H: localHost(), Root: root, WorkerBin: bin}
+	a := actions.Actor{H: localHost(), Root: root, WorkerBin: bin}
 	names := append(hostileNames[:3:3], "a,b")
 	r, err := a.H.Exec(t.Context(), a.LaunchArgv(names)...)
 	if err != nil || r.ExitCode != 0 {

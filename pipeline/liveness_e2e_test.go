@@ -14,6 +14,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 )
@@ -195,7 +196,7 @@ func TestEndToEndRestartOfAnotherWriter(t *testing.T) {
 		t.Fatal("restart killed a process it was not asked to")
 	}
 	res, err := e.act.Restart(ctx, "B1", []string{"B1"}, 2*time.Second, p)
-	if err != nil && err != ErrNothingLeft {
+	if err != nil && err != actions.ErrNothingLeft {
 		t.Fatalf("restart --pid: %v", err)
 	}
 	if res.Stopped != p || !strings.Contains(res.StoppedCmd, "exec 3>>") || res.PID <= 0 || pidAlive(p) {

@@ -327,19 +327,3 @@ func TestRewrittenFileVoidsTheScanFigures(t *testing.T) {
 		t.Fatalf("after the rewrite: done %d lines %d warnings %q", b2.Done, b2.Lines, b2.Warnings)
 	}
 }
-
-// ReadTimeline gives a one-shot status the history's class rates but
-// writes nothing back.
-func TestReadTimelineLeavesTheHistory(t *testing.T) {
-	t.Parallel()
-	p := filepath.Join(t.TempDir(), "h.jsonl")
-	timeline.New(10, p).Add(snapshot.Event{Time: time.Now(), Kind: "category_done", Category: "B4", Class: "LONG", RatePerMin: 40, Key: "k"})
-	before, _ := os.ReadFile(p)
-	tl := timeline.Read(10, p)
-	tl.Add(snapshot.Event{Time: time.Now(), Kind: "stall_start", Category: "B5", Text: "x"})
-	after, _ := os.ReadFile(p)
-	w := NewWatcher(localHost(), Options{Root: t.TempDir()}, tl)
-	if r := w.cnt.classRate("LONG"); r != 40 || string(before) != string(after) || len(before) == 0 {
-		t.Fatalf("class rate %v; history changed: %v", r, string(before) != string(after))
-	}
-}

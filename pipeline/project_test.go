@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/counts"
 	"github.com/synthwatch/synthwatch/pipeline/events"
 	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/pipeline/vitals"
+	"github.com/synthwatch/synthwatch/pipeline/worklog"
 	"github.com/synthwatch/synthwatch/sim"
 )
 
@@ -119,10 +121,10 @@ func projectsOnly(t *testing.T, w *Watcher, s snapshot.Snapshot, what string) {
 // partsText is everything a poll folds into: each part, and the timeline.
 func partsText(w *Watcher) string {
 	return stateText(struct {
-		cnt   counts
+		cnt   *counts.Set
 		sv    *servers.Set
 		live  *liveness.Live
-		log   logs
+		log   *worklog.Log
 		ev    *events.Recorder
 		vit   *vitals.Health
 		base  *events.Baseline

@@ -38,7 +38,7 @@ func TestRecordSpanAskedOnlyWithoutAFresherWitness(t *testing.T) {
 			touch(t, raw, clk.now())
 			startIn(t, root, "exec 3>>prepared/B3_magicoder/raw_responses.jsonl 1>>logs/inference_all.log; while :; do sleep 1; done", "python3", "run_inference.py")
 			w := localWatcher(t, root, clk, Options{StallAfter: 10 * time.Minute})
-			if argv := w.cnt.spanArgv(); argv == nil || len(argv) != 9 {
+			if argv := w.cnt.SpanArgv(); argv == nil || len(argv) != 9 {
 				t.Fatalf("the first poll's ask: %q", argv)
 			}
 			var s snapshot.Snapshot
@@ -50,7 +50,7 @@ func TestRecordSpanAskedOnlyWithoutAFresherWitness(t *testing.T) {
 				t.Fatalf("B3 %s", b3.State)
 			}
 			var got []string
-			if argv := w.cnt.spanArgv(); argv != nil {
+			if argv := w.cnt.SpanArgv(); argv != nil {
 				got = argv[9:]
 			}
 			if !slices.Equal(got, c.want) {

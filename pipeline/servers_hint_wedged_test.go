@@ -92,7 +92,7 @@ func TestHintIsNotTakenForABrokenManifest(t *testing.T) {
 	write(t, hint, `{"server":"`+a+`"}`)
 	w := localWatcher(t, root, newClock(), Options{HintPath: hint, ServerURL: c})
 	s := w.Poll(context.Background())
-	if w.cnt.manErr == nil {
+	if w.cnt.ManifestErr() == nil {
 		t.Fatal("the manifest parsed")
 	}
 	if s.Server.URL != c || s.Server.URLFrom == "pipeline.toml server" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/counts"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
@@ -126,7 +127,7 @@ func TestDashboardFirstPollHasTheTokens(t *testing.T) {
 }
 
 // The dashboard read by the fallback sums a big file's tokens a slice a
-// poll (fallbackSumPerPoll), never the whole gigabyte in one poll's awk:
+// poll (counts.FallbackSumPerPoll), never the whole gigabyte in one poll's awk:
 // the figure is none until the last slice, then the file's own.
 func TestFallbackSumsABigFileASliceAPoll(t *testing.T) {
 	t.Parallel()
@@ -135,7 +136,7 @@ func TestFallbackSumsABigFileASliceAPoll(t *testing.T) {
 	dir := filepath.Join(root, "prepared", "B2_big")
 	write(t, filepath.Join(dir, parse.PromptsFile), prompts("B2_big", 100000))
 	var all strings.Builder
-	for k := 0; all.Len() < 3*fallbackSumPerPoll; k += 100 {
+	for k := 0; all.Len() < 3*counts.FallbackSumPerPoll; k += 100 {
 		all.WriteString(pyTokenRecords("B2_big", k, 100, rng))
 	}
 	write(t, filepath.Join(dir, parse.RawFile), all.String())
@@ -164,34 +165,6 @@ func TestFallbackSumsABigFileASliceAPoll(t *testing.T) {
 		break
 	}
 	if polls < 2 || polls >= 10 {
-		t.Fatalf("the figure came after %d polls: want the %d MB in slices of %d MB", polls+1, all.Len()>>20, fallbackSumPerPoll>>20)
-	}
-}
-
-// A slice that holds no whole line (one record longer than the slice) is
-// asked whole the next poll: the hole closes, it is not asked again and
-// again; capJobs keeps a budget's worth of jobs, numbered anew.
-func TestFallbackSliceOfOneLongRecord(t *testing.T) {
-	t.Parallel()
-	a := &tokAcc{}
-	a.openHole(20 << 20)
-	for poll := 0; poll < 4 && a.hole; poll++ {
-		j := a.nextJob("raw.jsonl", fallbackSumPerPoll)
-		if j == nil {
-			t.Fatalf("poll %d: no job for the hole [%d, %d)", poll, a.start, a.cur)
-		}
-		var got int64
-		if j.from+j.n >= 9<<20 { // the first whole line ends at 9 MB
-			got = j.n
-		}
-		a.job = nil
-		a.answer(j, &tokResult{bytes: got})
-	}
-	if a.hole || a.start != 20<<20 {
-		t.Fatalf("the hole stays: start %d, hole %v", a.start, a.hole)
-	}
-	jobs := capJobs([]*tokJob{{n: 5 << 20}, {n: 5 << 20}, {n: 5 << 20}}, fallbackSumPerPoll)
-	if len(jobs) != 2 || jobs[1].n != 3<<20 || jobs[1].resIndex != 1 {
-		t.Fatalf("capJobs: %d jobs, the last %d bytes at %d", len(jobs), jobs[len(jobs)-1].n, jobs[len(jobs)-1].resIndex)
+		t.Fatalf("the figure came after %d polls: want the %d MB in slices of %d MB", polls+1, all.Len()>>20, counts.FallbackSumPerPoll>>20)
 	}
 }

@@ -1,25 +1,25 @@
 // Package pipeline turns what remote reads and parse understands into one
-// Snapshot (package snapshot): the job as the user needs to see it. It also
-// holds the actions (launch, kill, resume, restart) as exact, quoted shell
-// lines.
+// Snapshot (package snapshot): the job as the user needs to see it. Its
+// Watcher composes the parts of a poll, each a package of its own
+// (pipeline/counts, worklog, liveness, servers, vitals, events); the
+// actions are pipeline/actions.
 package pipeline
 
 import (
 	"context"
-	"errors"
-	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/counts"
 	"github.com/synthwatch/synthwatch/pipeline/events"
 	"github.com/synthwatch/synthwatch/pipeline/liveness"
 	"github.com/synthwatch/synthwatch/pipeline/servers"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/pipeline/vitals"
+	"github.com/synthwatch/synthwatch/pipeline/worklog"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -100,23 +100,22 @@ type Watcher struct {
 	agent        *remote.Agent    // answers steady polls in one request (a host with a link that can stream)
 	agentErr     string           // the agent's last error, logged once
 	readerLogged string
-	reader       atomic.Value // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
-	hint         *ServersHint // Options.HintPath's, as read at the start
-	sumJobs      []*tokJob    // the token sums this poll's batch asks (request: capped for the fallback)
-	noAgent      string       // the host had no agent of this protocol (for the hint)
-	firstContact bool         // no hint of this host yet: its first cold poll asks the agent and the fallback at once
-	coldSession  int          // the link session that had its cold poll
+	reader       atomic.Value  // string: what answered the last poll's reads (Connection.Reader); Link reads it beside a poll
+	hint         *ServersHint  // Options.HintPath's, as read at the start
+	sumJobs      []*counts.Job // the token sums this poll's batch asks (request: capped for the fallback)
+	noAgent      string        // the host had no agent of this protocol (for the hint)
+	firstContact bool          // no hint of this host yet: its first cold poll asks the agent and the fallback at once
+	coldSession  int           // the link session that had its cold poll
 	o            Options
 
 	mu        sync.Mutex
-	cnt       counts // the categories: their counts and tokens, the manifest (categories.go)
+	cnt       *counts.Set // the categories: their counts and tokens, the manifest (pipeline/counts)
 	polls     int
-	answered  int                // polls the host answered: a failed first poll read nothing, so the next is still a first read
-	runsDue   map[*catState]bool // runs.jsonl to read in this poll though it is not full (newRuns)
-	polledAt  time.Time          // the last poll the host answered: the time its Snapshot is of
-	sv        *servers.Set       // the host's servers: their logs, probes and states (pipeline/servers)
-	log       logs               // the worker log: its tail, the display rings, what it says (logs.go)
-	live      *liveness.Live     // the worker: worker.json, its process, the kill note (pipeline/liveness)
+	answered  int            // polls the host answered: a failed first poll read nothing, so the next is still a first read
+	polledAt  time.Time      // the last poll the host answered: the time its Snapshot is of
+	sv        *servers.Set   // the host's servers: their logs, probes and states (pipeline/servers)
+	log       *worklog.Log   // the worker log: its tail, the display rings, what it says (pipeline/worklog)
+	live      *liveness.Live // the worker: worker.json, its process, the kill note (pipeline/liveness)
 	timeline  *timeline.Timeline
 	lastSnap  snapshot.Snapshot
 	WorkerLog *snapshot.Ring // sanitised worker log lines for display (the logs part's)
@@ -135,9 +134,9 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 		tl = timeline.New(500, "")
 	}
 	w := &Watcher{h: h, o: o, timeline: tl,
-		log: newLogs(o.WorkerLog, o.LogLines, o.OnePoll), ev: events.New(tl), base: events.NewBaseline(tl),
+		log: worklog.New(o.WorkerLog, o.LogLines, o.OnePoll), ev: events.New(tl), base: events.NewBaseline(tl),
 	}
-	w.WorkerLog, w.ServerLog = w.log.worker, w.log.server
+	w.WorkerLog, w.ServerLog = w.log.Rings()
 	if _, linked := h.(remote.Linked); linked {
 		w.fb = remote.NewFallback(h)
 		if w.agent = remote.NewAgent(h); w.agent != nil {
@@ -164,8 +163,8 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 	if o.OnePoll {
 		pane = 4 << 10 // a one-shot status shows no pane
 	}
-	w.sv = servers.New(servers.Config{Host: h, Root: o.Root, Now: o.Now, History: o.History, Lines: w.log.server, Timeline: tl, Zone: w.ev.ServerTime, Pane: pane}, w.serverSpecs())
-	w.cnt = counts{lay: w.layout(), history: o.History, stallAfter: o.StallAfter, onePoll: o.OnePoll, tl: tl, cats: map[string]*catState{}}
+	w.cnt = counts.New(counts.Config{Layout: w.layout(), History: o.History, StallAfter: o.StallAfter, OnePoll: o.OnePoll, Timeline: tl})
+	w.sv = servers.New(servers.Config{Host: h, Root: o.Root, Now: o.Now, History: o.History, Lines: w.ServerLog, Timeline: tl, Zone: w.ev.ServerTime, Pane: pane}, w.serverSpecs())
 	w.vit = vitals.New(vitals.Config{Root: o.Root, Floor: o.DiskFloor, Timeline: tl})
 	w.live = liveness.New(liveness.Config{Reads: w.h, Host: h, Layout: w.layout(), WorkerLog: o.WorkerLog, Timeline: tl})
 	return w
@@ -222,167 +221,6 @@ func (w *Watcher) Poll(ctx context.Context) snapshot.Snapshot {
 	return snap
 }
 
-// poll is one attempt of Poll; last: no other attempt follows, so a failed
-// one returns the stale snapshot whatever the link is now. back: this
-// attempt failed on a link that is up again (its snapshot is not to be used).
-func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, back bool) {
-	now := w.o.Now()
-	var discErr error
-	full := w.polls%30 == 0 || len(w.cnt.cats) == 0 // prompts.jsonl and new categories change rarely
-	w.runsDue = w.cnt.newRuns()                     // this poll's, for its request and its reads alike
-	askZone := w.ev.ZoneDue()                       // once per connection, in this batch
-	askVit, vitDisk := w.vit.Due(now)               // at most every 10 s, in this batch
-	vitPid := w.live.PID()
-	cold := w.cold()
-	viaAgent := w.viaAgent()
-	budget := int64(-1)
-	if !viaAgent && w.linked() {
-		budget = fallbackSumPerPoll // the fallback reads: its awk sums a slice a poll
-	}
-	if last, _ := w.reader.Load().(string); viaAgent && !cold && agentProtocol(last) != "" {
-		// the agent answered the last poll: what the fallback's awk summed
-		// before it (a first screen while the agent installed) is summed again
-		w.cnt.reexamine()
-	}
-	tokJobs := w.cnt.tokenJobs(budget) // holes the counts left: summed on the host, in this batch
-	spanArgv := w.cnt.spanArgv()       // the records' times where no fresher witness speaks (recspan.go)
-	w.polls++
-	var wg, pw sync.WaitGroup // pw: the servers' probes
-	var reads []servers.Read
-	probe := func(ctx context.Context) {
-		pw.Add(1)
-		go func() { defer pw.Done(); reads = w.sv.Probe(ctx, w.polls) }()
-	}
-	defer pw.Wait()
-	if !w.sv.Settled {
-		w.sv.SetSpecs(w.serverSpecs()) // as configured, until pipeline.toml is read (below)
-	}
-	guess, dropGuess := context.WithCancel(ctx)
-	defer dropGuess()
-	probe(guess) // beside the reads, never after them: a cold start waits for the slower of the two
-	w.countOnHost(viaAgent)
-	reader := "file by file" // unless the agent or the fallback answers
-	asks := &pollAsks{}      // none: each part reads for itself
-	if cold || w.linked() {
-		// a poll's reads come in one request to the agent (or, without
-		// one, one exec of the fallback), beside the servers' probes;
-		// each part reads its handles' answers
-		var r string
-		r, asks = w.request(ctx, cold, viaAgent, batchAsk{full, askZone, askVit, vitPid, vitDisk, tokJobs, viaAgent, spanArgv})
-		tokJobs = w.sumJobs // the fallback's share when the agent failed
-		if r != "" {
-			reader = r
-		}
-	}
-	w.reader.Store(reader) // once a poll: Link, read beside it, never sees a guess
-	if reader != w.readerLogged {
-		w.readerLogged = reader
-		slog.Info("the host's reads", "host", w.o.Host, "by", snapshot.Connection{Reader: reader, AgentProtocol: agentProtocol(reader)}.ReaderText())
-	}
-	if full {
-		var parsed bool
-		if parsed, discErr = w.cnt.discover(ctx, w.h, asks.find); parsed {
-			w.writeServersHint()
-		}
-	}
-	if !w.sv.Settled {
-		// the first poll: pipeline.toml may list other servers; probe those
-		w.sv.Settled = w.cnt.haveMan || w.cnt.manErr != nil // a bad manifest lists no servers: those configured stand
-		if specs := w.serverSpecs(); !w.sv.SpecsAre(specs) {
-			dropGuess() // pipeline.toml names others: a wedged guess (a stale hint) is not waited for (3 s)
-			pw.Wait()
-			w.sv.SetSpecs(specs)
-			probe(ctx)
-		}
-	}
-
-	p := w.poller(full)
-	var res remote.PollResult
-	var lr liveness.Reading
-	var zone *time.Location
-	var zoneErr error
-	var vr vitals.Reading
-	var tokSums []tokResult
-	var tokErr error
-	if len(tokJobs) > 0 {
-		wg.Add(1)
-		go func() { defer wg.Done(); tokSums, tokErr = sumOnHost(ctx, w.h, tokJobs, asks.tokens) }()
-	}
-	wg.Add(2)
-	if askVit {
-		wg.Add(1)
-		go func() { defer wg.Done(); vr = w.vit.Read(ctx, w.h, vitPid, vitDisk, asks.vit) }()
-	}
-	p.Asks, w.lastAsks = asks.poll, asks.poll // each tail and counter reads its handle's answer, the host for the rest
-	go func() { defer wg.Done(); res = p.Poll(ctx, w.h) }()
-	go func() { defer wg.Done(); lr = w.live.Read(ctx, now, w.nth(), asks.live) }()
-	if askZone {
-		wg.Add(1)
-		go func() { defer wg.Done(); zone, zoneErr = events.ReadZone(ctx, w.h, asks.zone) }()
-	}
-	var spanOut []byte
-	var spanRead bool
-	if spanArgv != nil {
-		wg.Add(1)
-		go func() { defer wg.Done(); spanOut, spanRead = readSpans(ctx, w.h, spanArgv, asks.spans) }()
-	}
-	wg.Wait()
-	pw.Wait()
-	w.ev.FoldZone(zone, zoneErr, askZone)
-
-	conn := w.Link()
-	w.ev.NoteConnection(conn, now, w.h)
-	// a link that dropped during the batch fails its reads with the transport's error, not ErrDisconnected
-	down := errors.Is(discErr, remote.ErrDisconnected) || errors.Is(res.Tails[0].Err, remote.ErrDisconnected) || !conn.State.Up()
-	if down {
-		w.vit.ReadAgain() // read the vitals again as soon as the link is back
-		w.foldTailLines(res, now, false)
-		w.cnt.dropTokenJobs()
-		if !last && ctx.Err() == nil && w.Link().State == snapshot.LinkConnected {
-			return snapshot.Snapshot{}, true
-		}
-		w.sv.Gap() // no sample: a gap in the sparkline, not a zero
-		// stamped when made: a poll held by a black hole started long ago
-		snap := snapshot.Snapshot{Schema: 1, Time: w.o.Now().UTC(), Host: w.o.Host, Root: w.o.Root, Warnings: []string{}, Connection: w.Link()}
-		if snap.Connection.State == snapshot.LinkConnected { // back since: these figures still predate it
-			snap.Connection.State = snapshot.LinkReconnecting
-		}
-		return w.stale(snap), false
-	}
-	w.polledAt, w.conn = now, conn
-	w.foldTails(res, now)
-	if st := w.live.FoldJSON(lr.WorkerJSON()); st != nil {
-		w.cnt.noteWorkerJSON(st)
-	}
-	w.live.Fold(lr, now)
-	w.live.NoteGrowth(res, w.cnt.grewIn, w.nth())
-	w.cnt.fold(res, now, w.live.JSON())
-	w.cnt.foldSpans(spanOut, spanRead, w.ev.HostZone(), now)
-	w.cnt.zone = w.ev.HostZone()
-	w.cnt.foldTokens(res, tokJobs, tokSums, tokErr)
-	coldSummed := func(jobs []*tokJob) map[*tokJob]tokResult { return coldSums(asks.coldSum, jobs) }
-	if !w.o.OnePoll && asks.coldSum != nil {
-		w.cnt.foldColdSums(coldSummed) // a dashboard's first table: tokens with its counts
-	}
-	switch {
-	case w.o.OnePoll && !strings.HasPrefix(reader, "fallback"):
-		// a one-shot status sums the holes now (by the fallback it counts
-		// only: the holes' tokens would be the host's awk over every byte
-		// of them, tokenJobs)
-		w.cnt.sumHolesNow(ctx, w.h, coldSummed, nil)
-	case w.cnt.budgetUnsummed():
-		// a budget's category is done or not by its tokens: its own
-		// summed now, by either reader, not a poll later
-		w.cnt.sumHolesNow(ctx, w.h, coldSummed, func(c *catState) bool { return c.budget > 0 })
-	}
-	w.sv.FoldReads(reads)
-	w.judge(reads, vr, now)
-	w.ev.LogsRead()
-	w.answered++
-	w.lastSnap = w.project()
-	return w.lastSnap, false
-}
-
 // nth is this poll's number among those the host answered (1: the first
 // read of the host, whose lines are history, however many polls failed
 // before it: a dashboard polls while its link still dials).
@@ -392,18 +230,8 @@ func (w *Watcher) nth() int { return w.answered + 1 }
 // what changes rarely too: prompts.jsonl and runs.jsonl (and runs.jsonl
 // of a category whose records name a run it has not shown).
 func (w *Watcher) poller(full bool) *remote.Poller {
-	p := &remote.Poller{Tails: append([]*remote.Tail{w.log.tail}, w.sv.Tails()...)}
-	for _, n := range w.cnt.order {
-		c := w.cnt.cats[n]
-		p.Counters = append(p.Counters, c.raw, c.errs)
-		if full {
-			p.Counters = append(p.Counters, c.prompts)
-		}
-		if full || w.runsDue[c] {
-			p.Tails = append(p.Tails, c.runs) // written once per worker start
-		}
-	}
-	return p
+	tails, counters := w.cnt.Files(full)
+	return &remote.Poller{Tails: append(append([]*remote.Tail{w.log.Tail()}, w.sv.Tails()...), tails...), Counters: counters}
 }
 
 // stale is the last snapshot with the link down: figures kept, every
@@ -475,8 +303,8 @@ func linkPhase(p remote.Phase) snapshot.LinkPhase {
 // runs. The manifest is pipeline.toml once read, else the hint's; one
 // that does not parse lists none (those configured stand).
 func (w *Watcher) serverSpecs() []servers.Spec {
-	man := w.cnt.manifest
-	if !w.cnt.haveMan && w.cnt.manErr == nil && w.hint != nil {
+	man, read := w.cnt.Manifest()
+	if !read && w.cnt.ManifestErr() == nil && w.hint != nil {
 		man = parse.Manifest{Server: w.hint.Server, Servers: w.hint.Servers}
 	}
 	return servers.Specs(servers.Choice{Servers: w.o.Servers, ServerURL: w.o.ServerURL, ServerURLFrom: w.o.ServerURLFrom, ServerLog: w.o.ServerLog}, man)
@@ -487,8 +315,9 @@ func (w *Watcher) serverSpecs() []servers.Spec {
 // from the hint (ServersHint.write): a Watcher's, for the hint gathers
 // the counts' manifest and the reader's findings.
 func (w *Watcher) writeServersHint() {
-	have := ServersHint{Server: w.cnt.manifest.Server, Servers: w.cnt.manifest.Servers, NoAgent: w.noAgent, Unpacks: w.fb != nil && w.fb.Unpacks()}
-	if !w.cnt.haveMan && w.hint != nil { // pipeline.toml not read yet: its servers as the hint had them
+	man, read := w.cnt.Manifest()
+	have := ServersHint{Server: man.Server, Servers: man.Servers, NoAgent: w.noAgent, Unpacks: w.fb != nil && w.fb.Unpacks()}
+	if !read && w.hint != nil { // pipeline.toml not read yet: its servers as the hint had them
 		have.Server, have.Servers = w.hint.Server, w.hint.Servers
 	}
 	w.hint = w.hint.write(w.o.HintPath, have)

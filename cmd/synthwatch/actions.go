@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -64,11 +65,11 @@ func interruptible(ctx context.Context, maybe string, do func(context.Context) e
 	return err
 }
 
-// nothingLeft is what a launch's error means: pipeline.ErrNothingLeft
+// nothingLeft is what a launch's error means: actions.ErrNothingLeft
 // (every category is done, nothing to start) is said and is no failure;
 // any other error stays.
 func nothingLeft(out io.Writer, pid int, err error) error {
-	if errors.Is(err, pipeline.ErrNothingLeft) {
+	if errors.Is(err, actions.ErrNothingLeft) {
 		fmt.Fprintf(out, "worker (pid %d): %v\n", pid, err)
 		return nil
 	}
@@ -77,7 +78,7 @@ func nothingLeft(out io.Writer, pid int, err error) error {
 
 // addStopFlags adds kill's and restart's --grace and --pid.
 func addStopFlags(cmd *cobra.Command, grace *time.Duration, pid *int, pidHelp string) {
-	cmd.Flags().DurationVar(grace, "grace", pipeline.KillGrace, "wait this long after SIGTERM before SIGKILL (more than the worker's 30 s drain)")
+	cmd.Flags().DurationVar(grace, "grace", actions.KillGrace, "wait this long after SIGTERM before SIGKILL (more than the worker's 30 s drain)")
 	cmd.Flags().IntVar(pid, "pid", 0, pidHelp)
 }
 
@@ -133,7 +134,7 @@ func newRestartCmd() *cobra.Command {
 				for _, c := range snap.Categories {
 					all = append(all, c.Name)
 				}
-				var r pipeline.Restarted
+				var r actions.Restarted
 				err := interruptible(ctx, maybeRestarted, func(ctx context.Context) (err error) {
 					r, err = f.actor(h).Restart(ctx, cat, all, grace, pid)
 					return err
@@ -162,7 +163,7 @@ func newDeployCmd() *cobra.Command {
 		Long:  "deploy uploads the build for the host's `uname -sm` (this executable, or synthwatch-OS-ARCH beside it; otherwise it says how to cross-build) as the worker (over SFTP, or through the host's shell where it has no SFTP server), and installs it as the host agent at ~/.cache/synthwatch/agent/VERSION-OS-ARCH/synthwatch, which a poll would otherwise do when it finds none." + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.onHost(cmd, args, false, func(ctx context.Context, h remote.Host, _ string) error {
-				var dep pipeline.Deployed
+				var dep actions.Deployed
 				err := interruptible(ctx, maybeDeployed, func(ctx context.Context) (err error) {
 					dep, err = f.actor(h).Deploy(ctx, f.workerBin)
 					return err

@@ -16,6 +16,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/faultproxy"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -81,7 +82,7 @@ func view(m tea.Model) string { return ansi.Strip(m.View().Content) }
 func BenchmarkKeyLatencyBlackholed(b *testing.B) {
 	h, px := proxied(b)
 	root := holeRoot(b)
-	live := &Live{Name: "hole", Remote: h, Grace: time.Second, Actor: pipeline.Actor{H: h, Root: root},
+	live := &Live{Name: "hole", Remote: h, Grace: time.Second, Actor: actions.Actor{H: h, Root: root},
 		Watcher: pipeline.NewWatcher(h, pipeline.Options{Host: "hole", Root: root, ServerURL: "http://127.0.0.1:1"}, nil)}
 	m := tea.Model(tui.New(live, tui.Config{PollEvery: time.Hour, Plain: true}))
 	m, _ = send(m, tea.WindowSizeMsg{Width: 120, Height: 40})
@@ -213,7 +214,7 @@ func TestBlackholedLinkKeysAnswerInTmux(t *testing.T) {
 	}
 	defer srv.Close()
 	root := nightRoot(t, srv.URL(), 100_000)
-	pid, err := pipeline.Actor{H: remote.Local{}, Root: root, WorkerBin: bin}.Launch(context.Background(), nil)
+	pid, err := actions.Actor{H: remote.Local{}, Root: root, WorkerBin: bin}.Launch(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
@@ -194,7 +195,7 @@ func TestPerHostRootUsedByStatusAndKill(t *testing.T) {
 	dead := "http://" + l.Addr().String()
 	l.Close()
 	root := nightRoot(t, dead, 10) // the worker waits for /health: alive, no records
-	pid, err := pipeline.Actor{H: remote.Local{}, Root: root, WorkerBin: bin}.Launch(context.Background(), nil)
+	pid, err := actions.Actor{H: remote.Local{}, Root: root, WorkerBin: bin}.Launch(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/tui"
@@ -56,7 +57,7 @@ func addDashboard(root *cobra.Command) {
 	fl.BoolVar(&f.readOnly, "read-only", false, "watch only: no launch, kill, resume or restart keys")
 	fl.DurationVar(&f.poll, "poll", 2*time.Second, "poll interval")
 	fl.DurationVar(&f.stallAfter, "stall-after", 10*time.Minute, "a category with no new records for this long is stalled")
-	fl.DurationVar(&f.grace, "grace", pipeline.KillGrace, "kill: wait this long after SIGTERM before SIGKILL (more than the worker's 30 s drain)")
+	fl.DurationVar(&f.grace, "grace", actions.KillGrace, "kill: wait this long after SIGTERM before SIGKILL (more than the worker's 30 s drain)")
 	fl.StringVar(&f.fleet, "fleet", "", "watch the hosts of [fleets.NAME] in config.toml (and any given) on the fleet screen")
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/sim"
@@ -60,7 +61,7 @@ the status every few seconds and does the restart itself.`,
 			}
 			var f dashFlags
 			f.root, f.serverURL, f.workerBin = d.Root, d.Sim.URL(), self
-			f.poll, f.stallAfter, f.grace = time.Second, d.StallAfter(), pipeline.KillGrace
+			f.poll, f.stallAfter, f.grace = time.Second, d.StallAfter(), actions.KillGrace
 			f.quitNote = func() string { return demoQuitNote(d, o.Dir) }
 			f.stateDir = filepath.Join(d.Dir, "state") // the demo's history and log go with it, not to ~/.local/state
 			f.set.Notify = tui.NotifyConfig{OSC: true} // the user's config.toml is not the demo's
@@ -100,7 +101,7 @@ func demoStatusLoop(cmd *cobra.Command, d *sim.Demo, ro *remote.Options, self, k
 	}
 	defer h.Close()
 	w := pipeline.NewWatcher(h, pipeline.Options{Host: "demo", Root: d.Root, ServerURL: d.Sim.URL(), StallAfter: d.StallAfter()}, nil)
-	act := pipeline.Actor{H: h, Root: d.Root, WorkerBin: self}
+	act := actions.Actor{H: h, Root: d.Root, WorkerBin: self}
 	pid, err := act.Launch(ctx, nil)
 	if err != nil {
 		return actionErr(err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/faultproxy"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -62,7 +62,7 @@ func TestFleetInTmuxEndToEnd(t *testing.T) {
 	})
 	pids := make([]int, 3)
 	for i, root := range lab.roots {
-		pid, err := pipeline.Actor{H: remote.Local{}, Root: root, WorkerBin: bin}.Launch(context.Background(), nil)
+		pid, err := actions.Actor{H: remote.Local{}, Root: root, WorkerBin: bin}.Launch(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

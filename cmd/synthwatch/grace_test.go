@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/worker"
 )
 
@@ -11,8 +11,8 @@ import (
 // requests in flight within its own grace is "gone", never SIGKILLed in
 // the middle of its last writes. Every command that kills uses it.
 func TestKillGraceOutlastsTheWorkersDrain(t *testing.T) {
-	if pipeline.KillGrace <= worker.DefaultGrace {
-		t.Fatalf("kill's grace %s is not longer than the worker's drain %s", pipeline.KillGrace, worker.DefaultGrace)
+	if actions.KillGrace <= worker.DefaultGrace {
+		t.Fatalf("kill's grace %s is not longer than the worker's drain %s", actions.KillGrace, worker.DefaultGrace)
 	}
 	root := newRoot()
 	for _, path := range [][]string{{"kill"}, {"restart"}, {}} {
@@ -21,8 +21,8 @@ func TestKillGraceOutlastsTheWorkersDrain(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := cmd.Flags().Lookup("grace")
-		if f == nil || f.DefValue != pipeline.KillGrace.String() {
-			t.Errorf("%q --grace defaults to %v, want %s", path, f, pipeline.KillGrace)
+		if f == nil || f.DefValue != actions.KillGrace.String() {
+			t.Errorf("%q --grace defaults to %v, want %s", path, f, actions.KillGrace)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/tui"
 	"golang.org/x/term"
@@ -346,8 +347,8 @@ func checkRoot(ctx context.Context, h remote.Host, root, host, section string) e
 // actor runs actions; a server URL that was set (flag, environment or
 // config.toml) is passed on to a launched worker, which otherwise takes
 // pipeline.toml's.
-func (f *hostFlags) actor(h remote.Host) pipeline.Actor {
-	a := pipeline.Actor{H: h, Root: f.root, WorkerBin: f.workerBin}
+func (f *hostFlags) actor(h remote.Host) actions.Actor {
+	a := actions.Actor{H: h, Root: f.root, WorkerBin: f.workerBin}
 	if f.set.ServerSet { // on the launch's stdin, never in argv: it may hold a password
 		a.ServerURL = f.serverURL
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/pipeline/timeline"
 	"github.com/synthwatch/synthwatch/remote"
@@ -19,7 +20,7 @@ type Live struct {
 	Name    string
 	Remote  remote.Host
 	Watcher *pipeline.Watcher
-	Actor   pipeline.Actor
+	Actor   actions.Actor
 	Grace   time.Duration
 	// Reconnect drops the link and dials again at once (nil: a local root).
 	Reconnect func()

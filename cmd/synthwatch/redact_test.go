@@ -16,7 +16,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
-	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/sim"
 )
@@ -36,7 +36,7 @@ func TestURLPasswordNeverShownOrStored(t *testing.T) {
 	const secret = "hunter2pass"
 	url := strings.Replace(srv.URL(), "://", "://admin:"+secret+"@", 1)
 	root := nightRoot(t, url, 20)
-	pid, err := pipeline.Actor{H: remote.Local{}, Root: root, WorkerBin: bin}.Launch(context.Background(), nil)
+	pid, err := actions.Actor{H: remote.Local{}, Root: root, WorkerBin: bin}.Launch(context.Background(), nil)
 	if err != nil && !strings.Contains(err.Error(), "nothing left to do") { // done within launch's check (review #15)
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/faultproxy"
@@ -65,7 +66,7 @@ func TestReliabilityLinkFaults(t *testing.T) {
 	}
 	defer srv.Close()
 	root := nightRoot(t, srv.URL(), 2_000_000)
-	act := pipeline.Actor{H: remote.Local{}, Root: root, WorkerBin: bin}
+	act := actions.Actor{H: remote.Local{}, Root: root, WorkerBin: bin}
 	pid, err := act.Launch(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +219,7 @@ func TestReliabilityServerFaults(t *testing.T) {
 	if err := os.Rename(filepath.Join(logDir, "sglang_inference.log"), filepath.Join(root, "logs", "sglang_inference.log")); err != nil {
 		t.Fatal(err)
 	}
-	act := pipeline.Actor{H: remote.Local{}, Root: root, WorkerBin: bin, Extra: []string{"--request-timeout", "2s"}}
+	act := actions.Actor{H: remote.Local{}, Root: root, WorkerBin: bin, Extra: []string{"--request-timeout", "2s"}}
 	w := pipeline.NewWatcher(remote.Local{}, pipeline.Options{Host: "night", Root: root, ServerURL: srv.URL()}, nil)
 	pid, err := act.Launch(context.Background(), nil)
 	if err != nil {
@@ -255,7 +256,7 @@ func TestReliabilityServerFaults(t *testing.T) {
 	}
 	// what gave up is retried by the next run: every id exactly once in the end
 	srv.SetFaults(sim.Faults{})
-	if _, err := act.Launch(context.Background(), nil); err != nil && err != pipeline.ErrNothingLeft {
+	if _, err := act.Launch(context.Background(), nil); err != nil && err != actions.ErrNothingLeft {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(2 * time.Minute); ; {

@@ -18,6 +18,7 @@ import (
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/pipeline"
+	"github.com/synthwatch/synthwatch/pipeline/actions"
 	"github.com/synthwatch/synthwatch/pipeline/snapshot"
 	"github.com/synthwatch/synthwatch/remote"
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
@@ -90,7 +91,7 @@ func TestSoak(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	w := pipeline.NewWatcher(h, pipeline.Options{Host: "soak", Root: root, ServerURL: "http://" + simAddr}, nil)
-	live := &Live{Name: "soak", Remote: h, Watcher: w, Actor: pipeline.Actor{H: h, Root: root, WorkerBin: bin}, Reconnect: h.ReconnectNow}
+	live := &Live{Name: "soak", Remote: h, Watcher: w, Actor: actions.Actor{H: h, Root: root, WorkerBin: bin}, Reconnect: h.ReconnectNow}
 	if _, err := live.Actor.Launch(ctx, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ type srvWatch struct {
 	was      snapshot.ServerState // the state last poll, for events
 	detectAt int                  // the poll /workers was last asked, to find a router nobody configured
 	rt       *routerWatch
-	launches []parse.ServerLaunch // its log's start lines, for the eras (eras.go)
+	launches []parse.ServerLaunch // its log's start lines, for the eras (pipeline/counts/eras.go)
 }
 
 // newSrvWatch makes a server's state; its log relative to root.

@@ -51,7 +51,7 @@ type RunInfo struct {
 	// TokensUnknown: its records whose tokens are unknown (not in Tokens)
 	TokensUnknown int64 `json:"tokens_unknown_records,omitempty"`
 	// Tally is what the run generated, wasted and drew on the category:
-	// its last tally line (pipeline/spend.go); absent when it left none
+	// its last tally line (pipeline/counts/spend.go); absent when it left none
 	Tally *parse.RunTally `json:"tally,omitempty"`
 }
 

@@ -75,7 +75,7 @@ const (
 	WarnSlowReader      WarningKind = "slow_reader"       // many categories read by the fallback: install the Go agent
 	// WarnManifest: pipeline.toml is there but could not be read or parsed
 	// (EACCES, a FIFO, a directory, bad TOML), or another account can change
-	// it and its servers are refused (pipeline/manifesttrust.go). Every view
+	// it and its servers are refused (pipeline/counts/manifesttrust.go). Every view
 	// shows it, status exits 1 on it, and the categories are still found.
 	WarnManifest WarningKind = "manifest"
 	// WarnUnreadable: a file the poll reads is there but is no readable

@@ -1,0 +1,80 @@
+package counts
+
+import (
+	"bufio"
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// coldSumScript names, in the cold batch of a first poll through an agent
+// that answered last time, the sum of the tokens of every category's
+// raw_responses.jsonl the cold count leaves to the host (bigger than
+// ABOVE): what sumHolesNow would otherwise ask in an exec of its own after
+// the answer, two round trips more for a `status`, and what a dashboard's
+// first table would show a poll later (foldColdSums). The agent answers
+// from the sums it kept. Only the Go agent gets
+// it, and answers it in Go (remote/tokensum.go: one stat a file, each
+// summed from 0 to that size, stderr "I SIZE PATH" per range, so each sum
+// is matched to the count's hole by path and size); the fallback's
+// one-shot counts only. Run by a shell, it sums nothing and says so.
+const coldSumScript = `echo "synthwatch-tokens-cold: answered by the Go agent alone" >&2; exit 70`
+
+// coldSumArgv is the cold batch's exec of coldSumScript over the prepared
+// folder, for files above the cold count's threshold.
+func (k *Set) coldSumArgv(above int64) []string {
+	return []string{"sh", "-c", coldSumScript, "synthwatch-tokens-cold", k.lay.Prepared(), parse.RawFile, strconv.FormatInt(above, 10)}
+}
+
+// coldKey is a file and its line count, as the cold sum's script names
+// each job.
+type coldKey struct {
+	path string
+	n    int64
+}
+
+// coldIndex reads the script's "I N PATH" lines: each job's place in its
+// sums.
+func coldIndex(stderr []byte) map[coldKey]int {
+	idx := map[coldKey]int{}
+	sc := bufio.NewScanner(bytes.NewReader(stderr))
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), " ", 3)
+		if len(f) != 3 {
+			continue
+		}
+		i, err1 := strconv.Atoi(f[0])
+		n, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 == nil && err2 == nil {
+			idx[coldKey{f[2], n}] = i
+		}
+	}
+	return idx
+}
+
+// coldSums are the sums the cold batch ran (ask), by path: those whose
+// range is exactly a job's stand for it (nil when the batch ran none).
+func coldSums(ask *remote.ExecAsk, jobs []*Job) map[*Job]tokResult {
+	r, ok := ask.Result()
+	if !ok || r.ExitCode != 0 {
+		return nil
+	}
+	idx := coldIndex(r.Stderr)
+	if len(idx) == 0 {
+		return nil
+	}
+	sums, err := parseTokenSums(r.Stdout, len(idx))
+	if err != nil {
+		return nil
+	}
+	out := map[*Job]tokResult{}
+	for _, j := range jobs {
+		if i, ok := idx[coldKey{j.path, j.n}]; ok && j.from == 0 && i >= 1 && i <= len(sums) && sums[i-1].err == "" {
+			out[j] = sums[i-1]
+		}
+	}
+	return out
+}
