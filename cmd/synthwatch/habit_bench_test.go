@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,37 +25,53 @@ func BenchmarkReportVsHabit(b *testing.B) {
 
 // BenchmarkDashboardFirstTableVsHabit: the dashboard, `synthwatch HOST`,
 // from its start in a terminal (tmux, 200x50) to the first full table on
-// its screen (every category's row with its DONE and TOKENS, the server's
-// state),
-// against the habit on the same link; the agent installed by a first
-// status (untimed). The screen is read every 5 ms, so a figure may be up
-// to 5 ms (and a capture's few) late.
+// its screen, against the habit on the same link. host=installed: the
+// agent installed by a first status (untimed), the table with every
+// category's DONE and TOKENS and the server's state; host=fallback:
+// --no-install and no agent, the table with the DONE (the fallback counts
+// first, and sums a slice of the tokens a poll). The screen is read every
+// 5 ms, so a figure may be up to 5 ms (and a capture's few) late.
 func BenchmarkDashboardFirstTableVsHabit(b *testing.B) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		b.Fatal("tmux not found; install it with: apt-get install -y tmux")
 	}
 	hb := newHabitBench(b)
-	hb.run(hb.ours("status", "--json"), `"done": `)
-	hb.run(hb.ours("status", "--json"), `"reader": "go agent `)
 	// a session that outlives the runs: each run's is not the tmux server's first
 	keep := fmt.Sprintf("swkeep%d", time.Now().UnixNano())
 	if out, err := tmuxCmd("new-session", "-d", "-s", keep, "sleep", "3600").CombinedOutput(); err != nil {
 		b.Fatalf("tmux: %v %s", err, out)
 	}
 	b.Cleanup(func() { tmuxCmd("kill-session", "-t", keep).Run() })
-	dash := hb.ours("")
-	hb.compare(b, "host=installed", func() time.Duration { return hb.firstScreen(dash, fullTable) })
+	absent := filepath.Join(b.TempDir(), "no-synthwatch")
+	fb := hb.ours("", "--no-install", "--worker-bin", absent)
+	counts := fullTable(hb.root, false)
+	hb.compare(b, "host=fallback", func() time.Duration { return hb.firstScreen(fb, counts) })
+	hb.run(hb.ours("status", "--json"), `"done": `) // installs the agent
+	hb.run(hb.ours("status", "--json"), `"reader": "go agent `)
+	dash, full := hb.ours(""), fullTable(hb.root, true)
+	hb.compare(b, "host=installed", func() time.Duration { return hb.firstScreen(dash, full) })
 }
 
-// fullTable: the dashboard's table with every category's DONE and TOKENS,
-// and the server's state.
-var fullTable = func(screen string) bool {
-	for _, row := range []string{`B1_glaive +.*1000/1000 .*250k tok`, `B2_opencodeinstruct +.*800/1000 .*200k tok`, `B3_magicoder +.*600/1000 .*150k tok`, `B4_longwriter +.*400/1000 .*100k tok`, `B5_metamath +.*200/1000 .*50k tok`} {
-		if !regexp.MustCompile(row).MatchString(screen) {
-			return false
+// fullTable is the dashboard's first full table of root: every category's
+// row with its DONE (and TOKENS, with tokens), and the server's state.
+func fullTable(root string, tokens bool) func(string) bool {
+	dirs, _ := os.ReadDir(filepath.Join(root, "prepared"))
+	var rows []*regexp.Regexp
+	for _, d := range dirs {
+		row := `(?m)^` + regexp.QuoteMeta(d.Name()) + ` +SHORT +\d+/\d+ `
+		if tokens {
+			row += `.* tok `
 		}
+		rows = append(rows, regexp.MustCompile(row))
 	}
-	return strings.Contains(screen, "server ready")
+	return func(screen string) bool {
+		for _, r := range rows {
+			if !r.MatchString(screen) {
+				return false
+			}
+		}
+		return len(rows) > 0 && strings.Contains(screen, "server ready")
+	}
 }
 
 // firstScreen starts c in a tmux pane and times it until done(screen).

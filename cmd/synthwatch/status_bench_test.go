@@ -180,6 +180,7 @@ func BenchmarkStatusCommandVsHabit(b *testing.B) {
 type habitBench struct {
 	tb    testing.TB
 	bin   string
+	root  string
 	px    *faultproxy.Proxy
 	extra []string // the environment our command runs with, past this process's
 	env   []string
@@ -206,7 +207,7 @@ func newHabitBench(b *testing.B) *habitBench {
 	os.WriteFile(kh, []byte(strings.Replace(string(khb), fmt.Sprint(s.Port), port, 1)), 0o644)
 	cfg := filepath.Join(b.TempDir(), "ssh_config")
 	os.WriteFile(cfg, nil, 0o600)
-	hb := &habitBench{tb: b, bin: testbin.Path(b), px: px,
+	hb := &habitBench{tb: b, bin: testbin.Path(b), root: root, px: px,
 		env:  append(os.Environ(), "SSH_AUTH_SOCK=", "XDG_CONFIG_HOME="+b.TempDir(), "XDG_STATE_HOME="+b.TempDir()),
 		ssh:  []string{"-F", cfg, "-i", s.KeyPath, "-o", "UserKnownHostsFile=" + kh, "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "--root", root},
 		dest: s.User + "@127.0.0.1:" + port,
