@@ -163,7 +163,9 @@ func TestStatusClosedPortSaysTheDialError(t *testing.T) {
 	}
 }
 
-// A root with no prepared/ is an error that names the root and how to set it.
+// A root with no prepared/ is an error that names the root and how to set
+// it, for status and report (which check it only when they found nothing
+// there) as for kill.
 func TestWrongRootExits1(t *testing.T) {
 	s := sshdtest.Start(t)
 	t.Setenv("SSH_AUTH_SOCK", "")
@@ -174,6 +176,10 @@ func TestWrongRootExits1(t *testing.T) {
 		if code != exitFailed || !strings.Contains(out, want) {
 			t.Errorf("code %d, no %q in: %s", code, want, out)
 		}
+	}
+	out, code = execCLI(t, append(append([]string{"report"}, sshArgs(t, s)...), "--root", "/data/typo/synth", target)...)
+	if code != exitFailed || !strings.Contains(out, "no pipeline root at /data/typo/synth on "+target) {
+		t.Errorf("report: code %d: %s", code, out)
 	}
 	out, code = execCLI(t, append(append([]string{"kill"}, sshArgs(t, s)...), target)...)
 	if code != exitFailed || !strings.Contains(out, "no pipeline root at "+pipeline.DefaultRoot) || !strings.Contains(out, "that is the default root") {
