@@ -234,7 +234,11 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		was := m.conn
 		m.conn = m.be.Link()
 		m.spin++
-		if was.Stale() && m.conn.State == snapshot.LinkConnected { // back (a wake, a reconnect): fresh figures now, not at the next poll
+		// back (a wake, a reconnect): fresh figures now, not at the next
+		// poll; not the first dial's end, which the first poll waits for
+		// (pipeline.Watcher.Poll): a poll more would drop its answer
+		firstDial := was.State == snapshot.LinkConnecting && !m.haveSnap
+		if was.Stale() && m.conn.State == snapshot.LinkConnected && !firstDial {
 			m.gen++
 			return m, tea.Batch(tick(m.tickEvery()), m.pollCmd())
 		}

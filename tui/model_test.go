@@ -786,3 +786,30 @@ func TestNoticeRedactsURLPassword(t *testing.T) {
 		t.Fatalf("notify_command got %q", ran)
 	}
 }
+
+// The first poll starts as the link dials and reads once it is up: the
+// tick that sees the link come up starts no other poll, whose newer
+// generation dropped the first's answer (the first table came a poll
+// later). After a first answer, a link back starts one at once.
+func TestFirstPollKeptWhenTheLinkComesUp(t *testing.T) {
+	f := newFake()
+	f.snap = snapshot.Snapshot{Connection: snapshot.Connection{State: "connected"}, Worker: snapshot.Worker{State: "running"},
+		Categories: []snapshot.Category{{Name: "B1_glaive", Class: "SHORT", Done: 7, Target: 10, State: "running"}}}
+	c := &clock{t: t0}
+	m := New(f, Config{Now: c.now})
+	gen := m.gen
+	m = step(m, tea.WindowSizeMsg{Width: 120, Height: 30})
+	m = step(m, tickMsg(t0))
+	f.conn = snapshot.Connection{State: snapshot.LinkConnected, LastContact: tp(t0)}
+	m = step(m, tickMsg(t0.Add(time.Second)))
+	m = step(m, pollMsg{gen: gen, snap: f.snap})
+	if s := screen(m); !strings.Contains(s, "B1_glaive") || !strings.Contains(s, "7/10") {
+		t.Fatalf("the first poll's answer was dropped:\n%s", s)
+	}
+	f.conn = snapshot.Connection{State: snapshot.LinkReconnecting}
+	m = step(m, tickMsg(t0.Add(2*time.Second)))
+	f.conn = snapshot.Connection{State: snapshot.LinkConnected, LastContact: tp(t0.Add(3 * time.Second))}
+	if nm, _ := m.Update(tickMsg(t0.Add(3 * time.Second))); nm.(Model).gen == gen {
+		t.Fatal("a link back after a first answer starts no fresh poll")
+	}
+}

@@ -168,7 +168,10 @@ func (f dashFlags) tuiConfig() tui.Config {
 // runProgram runs the dashboard's model (one host's, or the fleet's) until
 // it quits or ctx ends, then prints its quit message (or quitNote's).
 func runProgram(ctx context.Context, cmd *cobra.Command, m tea.Model, prompter *tui.Prompter, quitNote func() string) error {
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(10)) // a dashboard needs no 60 fps: idle CPU
+	// 20 frames a second: a changed view waits for the next frame, at 10
+	// up to 100 ms (the first table, a key's answer); idle, 0.73 % of a
+	// core against 0.65 % at 10 and 0.83 % at 30 (BenchmarkIdleCPU)
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(20))
 	prompter.Attach(p.Send)
 	done := make(chan struct{})
 	defer close(done)
