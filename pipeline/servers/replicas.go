@@ -144,43 +144,66 @@ func (fs *figureState) rowsOf(name string, v snapshot.Server, rd Read, eng *pars
 	case dead:
 		return fs.downRows(name, v, base)
 	case rd.metErr == nil && len(rd.met.Ranks) > 1:
-		var out []snapshot.ReplicaRow
-		for _, rk := range rd.met.Ranks {
-			r := base
-			r.Name, r.Source = name+" "+rk.Rank, "metrics"
-			r.RunningReqs, r.QueueReqs = int(rk.RunningReqs.V), int(rk.QueueReqs.V)
-			r.TokenUsage = optPtr(rk.TokenUsage)
-			r.GenThroughput = optPtr(rk.GenThroughput)
-			if rk.GenTokens.OK {
-				r.GenThroughput = fs.rate(v.URL+"|"+rk.Rank, rk.GenTokens.V, now)
-			}
-			out = append(out, r)
-		}
-		fs.rows[v.URL] = rowMemo{rows: out, at: now}
-		return out
-	case rd.metErr == nil || (v.Source == "log" && !dead):
-		r := base
-		g, u := v.GenThroughput, v.TokenUsage
-		r.Source, r.GenThroughput, r.RunningReqs, r.QueueReqs, r.TokenUsage, r.CacheHitRate = v.Source, &g, v.RunningReqs, v.QueueReqs, &u, v.CacheHitRate
-		if v.Source == "log" && v.FiguresStale { // the log's last figures are old: shown with their age, never as live
-			r.State, r.AgeSeconds = snapshot.RowStale, v.FiguresAgeSeconds
-			if lb := v.LastBatch; lb != nil {
-				g, u := lb.GenThroughput, lb.TokenUsage
-				r.GenThroughput, r.RunningReqs, r.QueueReqs, r.TokenUsage = &g, lb.RunningReqs, lb.QueueReqs, &u
-			}
-		}
-		fs.rows[v.URL] = rowMemo{rows: []snapshot.ReplicaRow{r}, at: now}
-		return []snapshot.ReplicaRow{r}
-	case eng != nil && !dead:
-		r := base
-		r.Source, r.Reason = "gateway", "from the gateway's smg_engine_* re-export"
-		r.GenThroughput, r.TokenUsage, r.CacheHitRate = optPtr(eng.GenThroughput), optPtr(eng.TokenUsage), optPtr(eng.CacheHitRate)
-		r.RunningReqs, r.QueueReqs = int(eng.Running.V), int(eng.Waiting.V)
-		if eng.Ranks > 1 {
-			r.Name = fmt.Sprintf("%s (%d DP)", name, eng.Ranks)
-		}
-		return []snapshot.ReplicaRow{r}
+		return fs.rankRows(name, v, rd, base, now)
+	case rd.metErr == nil || v.Source == "log":
+		return fs.serverRow(v, base, now)
+	case eng != nil:
+		return []snapshot.ReplicaRow{gatewayRow(name, eng, base)}
 	}
+	return fs.lastRows(v, base, now)
+}
+
+// rankRows is a row per DP rank of the server's /metrics.
+func (fs *figureState) rankRows(name string, v snapshot.Server, rd Read, base snapshot.ReplicaRow, now time.Time) []snapshot.ReplicaRow {
+	var out []snapshot.ReplicaRow
+	for _, rk := range rd.met.Ranks {
+		r := base
+		r.Name, r.Source = name+" "+rk.Rank, "metrics"
+		r.RunningReqs, r.QueueReqs = int(rk.RunningReqs.V), int(rk.QueueReqs.V)
+		r.TokenUsage = optPtr(rk.TokenUsage)
+		r.GenThroughput = optPtr(rk.GenThroughput)
+		if rk.GenTokens.OK {
+			r.GenThroughput = fs.rate(v.URL+"|"+rk.Rank, rk.GenTokens.V, now)
+		}
+		out = append(out, r)
+	}
+	fs.rows[v.URL] = rowMemo{rows: out, at: now}
+	return out
+}
+
+// serverRow is the server's one row, from its /metrics or its log (the
+// log's last figures, when old, shown STALE with their age, never as live).
+func (fs *figureState) serverRow(v snapshot.Server, base snapshot.ReplicaRow, now time.Time) []snapshot.ReplicaRow {
+	r := base
+	g, u := v.GenThroughput, v.TokenUsage
+	r.Source, r.GenThroughput, r.RunningReqs, r.QueueReqs, r.TokenUsage, r.CacheHitRate = v.Source, &g, v.RunningReqs, v.QueueReqs, &u, v.CacheHitRate
+	if v.Source == "log" && v.FiguresStale {
+		r.State, r.AgeSeconds = snapshot.RowStale, v.FiguresAgeSeconds
+		if lb := v.LastBatch; lb != nil {
+			g, u := lb.GenThroughput, lb.TokenUsage
+			r.GenThroughput, r.RunningReqs, r.QueueReqs, r.TokenUsage = &g, lb.RunningReqs, lb.QueueReqs, &u
+		}
+	}
+	fs.rows[v.URL] = rowMemo{rows: []snapshot.ReplicaRow{r}, at: now}
+	return []snapshot.ReplicaRow{r}
+}
+
+// gatewayRow is the server's row from the gateway's smg_engine_* re-export.
+func gatewayRow(name string, eng *parse.EngineMetrics, base snapshot.ReplicaRow) snapshot.ReplicaRow {
+	r := base
+	r.Source, r.Reason = "gateway", "from the gateway's smg_engine_* re-export"
+	r.GenThroughput, r.TokenUsage, r.CacheHitRate = optPtr(eng.GenThroughput), optPtr(eng.TokenUsage), optPtr(eng.CacheHitRate)
+	r.RunningReqs, r.QueueReqs = int(eng.Running.V), int(eng.Waiting.V)
+	if eng.Ranks > 1 {
+		r.Name = fmt.Sprintf("%s (%d DP)", name, eng.Ranks)
+	}
+	return r
+}
+
+// lastRows is what nothing read this poll leaves: the last rows, STALE
+// with their age; else the gateway's count of requests in flight; else a
+// row of unknown state.
+func (fs *figureState) lastRows(v snapshot.Server, base snapshot.ReplicaRow, now time.Time) []snapshot.ReplicaRow {
 	if m, ok := fs.rows[v.URL]; ok {
 		age := now.Sub(m.at).Seconds()
 		out := make([]snapshot.ReplicaRow, len(m.rows))
@@ -243,8 +266,9 @@ func optPtr(o parse.Opt[float64]) *float64 {
 }
 
 // imbalance names the replica that lags: among replicas read this poll,
-// one generating under half the median of the others while it has work,
-// or one idle while the others queue. None when fewer than two are up.
+// one generating under half the median of the others while it has work
+// (slowReplica), or one idle while the others queue (idleReplica). None
+// when fewer than two are up.
 func imbalance(rows []snapshot.ReplicaRow) *snapshot.Imbalance {
 	var up []snapshot.ReplicaRow
 	for _, r := range rows {
@@ -255,38 +279,56 @@ func imbalance(rows []snapshot.ReplicaRow) *snapshot.Imbalance {
 	if len(up) < 2 {
 		return nil
 	}
+	if im := slowReplica(up); im != nil {
+		return im
+	}
+	return idleReplica(up)
+}
+
+// busy says a replica has work: requests running or queued.
+func busy(r snapshot.ReplicaRow) bool { return r.RunningReqs+r.QueueReqs > 0 }
+
+// slowReplica is the busy replica generating least, when that is under
+// half the median of the other busy ones.
+func slowReplica(up []snapshot.ReplicaRow) *snapshot.Imbalance {
 	slowest, slow := -1, math.Inf(1)
 	for i, r := range up {
-		if r.GenThroughput != nil && r.RunningReqs+r.QueueReqs > 0 && *r.GenThroughput < slow {
+		if r.GenThroughput != nil && busy(r) && *r.GenThroughput < slow {
 			slowest, slow = i, *r.GenThroughput
 		}
 	}
-	if slowest >= 0 {
-		var others []float64
-		for i, r := range up {
-			if i != slowest && r.GenThroughput != nil && r.RunningReqs+r.QueueReqs > 0 {
-				others = append(others, *r.GenThroughput)
-			}
-		}
-		if med := median(others); len(others) > 0 && med > 0 && slow < med/2 {
-			r := up[slowest]
-			return &snapshot.Imbalance{Replica: r.Name, Reason: fmt.Sprintf("%s: %.0f tok/s with %d running, %d queued; the others' median %.0f tok/s",
-				r.Name, slow, r.RunningReqs, r.QueueReqs, med)}
+	if slowest < 0 {
+		return nil
+	}
+	var others []float64
+	for i, r := range up {
+		if i != slowest && r.GenThroughput != nil && busy(r) {
+			others = append(others, *r.GenThroughput)
 		}
 	}
-	queued := 0
-	for _, r := range up {
-		queued += r.QueueReqs
+	med := median(others)
+	if len(others) == 0 || med <= 0 || slow >= med/2 {
+		return nil
+	}
+	r := up[slowest]
+	return &snapshot.Imbalance{Replica: r.Name, Reason: fmt.Sprintf("%s: %.0f tok/s with %d running, %d queued; the others' median %.0f tok/s",
+		r.Name, slow, r.RunningReqs, r.QueueReqs, med)}
+}
+
+// idleReplica is the first replica with no work while others queue.
+func idleReplica(up []snapshot.ReplicaRow) *snapshot.Imbalance {
+	var queued []string
+	for _, o := range up {
+		if o.QueueReqs > 0 {
+			queued = append(queued, fmt.Sprintf("%s %d", o.Name, o.QueueReqs))
+		}
+	}
+	if len(queued) == 0 {
+		return nil
 	}
 	for _, r := range up {
-		if r.RunningReqs+r.QueueReqs == 0 && queued > 0 {
-			var busy []string
-			for _, o := range up {
-				if o.QueueReqs > 0 {
-					busy = append(busy, fmt.Sprintf("%s %d", o.Name, o.QueueReqs))
-				}
-			}
-			return &snapshot.Imbalance{Replica: r.Name, Reason: r.Name + ": idle while others queue (" + strings.Join(busy, ", ") + ")"}
+		if !busy(r) {
+			return &snapshot.Imbalance{Replica: r.Name, Reason: r.Name + ": idle while others queue (" + strings.Join(queued, ", ") + ")"}
 		}
 	}
 	return nil
