@@ -196,17 +196,15 @@ func (vs *Health) Fold(vr Reading, wk snapshot.Worker, now time.Time) {
 // View is the vitals this poll shows.
 func (vs *Health) View() snapshot.Vitals { return vs.shown }
 
+// foldGPUs folds nvidia-smi's sections into the GPUs shown, and judges
+// the GPUs lost since seen (foldLost) and all idle while the worker runs
+// (foldIdle).
 func (vs *Health) foldGPUs(v *snapshot.Vitals, secs map[string]parse.VitalsSection, wk snapshot.Worker, now time.Time) {
 	sec, ok := secs["gpu"]
 	if !ok && len(vs.gpusSeen) == 0 {
 		return // no nvidia-smi: no GPU panel
 	}
-	var rows []parse.GPU
-	var err error
-	switch {
-	case !ok:
-		err = fmt.Errorf("nvidia-smi is gone")
-	case sec.Code == 124: // timeout(1): a hung nvidia-smi is no proof that a GPU is gone
+	if ok && sec.Code == 124 { // timeout(1): a hung nvidia-smi is no proof that a GPU is gone
 		v.GPUError = "nvidia-smi did not answer within 3s"
 		v.GPUs = []snapshot.GPU{}
 		for idx := range vs.lost {
@@ -215,12 +213,8 @@ func (vs *Health) foldGPUs(v *snapshot.Vitals, secs map[string]parse.VitalsSecti
 		sort.Ints(v.GPUsLost)
 		vs.idleSince, vs.idleSent = time.Time{}, false
 		return
-	case sec.Code != 0:
-		err = fmt.Errorf("nvidia-smi: exit %d: %s", sec.Code, firstLine(sec.Out))
-		rows, _ = parse.ParseGPUs(sec.Out)
-	default:
-		rows, err = parse.ParseGPUs(sec.Out)
 	}
+	rows, err := gpuRows(sec, ok)
 	if err != nil {
 		v.GPUError = parse.SanitizeString(err.Error())
 	}
@@ -250,6 +244,26 @@ func (vs *Health) foldGPUs(v *snapshot.Vitals, secs map[string]parse.VitalsSecti
 			allIdle = false
 		}
 	}
+	vs.foldLost(v, present, len(rows), now)
+	vs.foldIdle(v, allIdle, wk, now)
+}
+
+// gpuRows reads nvidia-smi's section (ok: it was in the answer): its rows,
+// and what went wrong (its rows still, when it exited non-zero).
+func gpuRows(sec parse.VitalsSection, ok bool) ([]parse.GPU, error) {
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("nvidia-smi is gone")
+	case sec.Code != 0:
+		rows, _ := parse.ParseGPUs(sec.Out)
+		return rows, fmt.Errorf("nvidia-smi: exit %d: %s", sec.Code, firstLine(sec.Out))
+	}
+	return parse.ParseGPUs(sec.Out)
+}
+
+// foldLost lists the GPUs seen before and not present now, and notes in
+// the timeline each one newly gone.
+func (vs *Health) foldLost(v *snapshot.Vitals, present map[int]bool, left int, now time.Time) {
 	var newly []int
 	for idx := range vs.gpusSeen {
 		if present[idx] {
@@ -264,13 +278,17 @@ func (vs *Health) foldGPUs(v *snapshot.Vitals, secs map[string]parse.VitalsSecti
 	sort.Ints(v.GPUsLost)
 	sort.Ints(newly)
 	for _, idx := range newly {
-		text := fmt.Sprintf("GPU %d (%s) dropped out: %d of %d GPUs left", idx, vs.gpusSeen[idx], len(rows), len(vs.gpusSeen))
+		text := fmt.Sprintf("GPU %d (%s) dropped out: %d of %d GPUs left", idx, vs.gpusSeen[idx], left, len(vs.gpusSeen))
 		if v.GPUError != "" {
 			text += " (" + v.GPUError + ")"
 		}
 		vs.tl.Note(now, "gpu_lost", "", text)
 	}
-	// every GPU idle while the worker runs
+}
+
+// foldIdle judges every GPU idle while the worker runs, for gpuIdleAfter:
+// shown, and noted in the timeline once.
+func (vs *Health) foldIdle(v *snapshot.Vitals, allIdle bool, wk snapshot.Worker, now time.Time) {
 	if !allIdle || !snapshot.Alive(wk.State) {
 		vs.idleSince, vs.idleSent = time.Time{}, false
 		return
@@ -361,6 +379,8 @@ func fullIn(pts []diskPoint) *float64 {
 	return &s
 }
 
+// foldWorkerProc folds the worker's /proc sections: its RSS, and its CPU
+// share since the last sample of the same process.
 func (vs *Health) foldWorkerProc(v *snapshot.Vitals, vr Reading) {
 	if vr.pid <= 0 {
 		vs.cpu = cpuSample{}
@@ -371,27 +391,32 @@ func (vs *Health) foldWorkerProc(v *snapshot.Vitals, vr Reading) {
 			v.WorkerRSSBytes = &rss
 		}
 	}
-	st, ok1 := vr.secs["stat"]
-	up, ok2 := vr.secs["uptime"]
-	clk, ok3 := vr.secs["clk"]
-	if !ok1 || !ok2 || !ok3 || st.Code != 0 || up.Code != 0 || clk.Code != 0 {
-		vs.cpu = cpuSample{}
-		return
-	}
-	ps, err := parse.ParseProcStat(st.Out)
-	u, ok := parse.ParseUptime(up.Out)
-	hz, herr := strconv.Atoi(strings.TrimSpace(clk.Out))
-	if err != nil || !ok || herr != nil || hz <= 0 {
-		vs.cpu = cpuSample{}
-		return
-	}
-	cur := cpuSample{pid: vr.pid, start: ps.StartTime, ticks: ps.Ticks, uptime: u}
+	cur, hz, ok := cpuSampleOf(vr)
 	prev := vs.cpu
 	vs.cpu = cur
-	if prev.pid != cur.pid || prev.start != cur.start || cur.uptime <= prev.uptime || cur.ticks < prev.ticks {
+	if !ok || prev.pid != cur.pid || prev.start != cur.start || cur.uptime <= prev.uptime || cur.ticks < prev.ticks {
 		return
 	}
 	pct := float64(cur.ticks-prev.ticks) / float64(hz) / (cur.uptime - prev.uptime) * 100
 	pct = math.Round(pct*10) / 10
 	v.WorkerCPUPct = &pct
+}
+
+// cpuSampleOf is the worker's CPU ticks, start and the host's uptime from
+// the stat, uptime and clk sections, and the clock's ticks a second; not
+// ok (a zero sample) when one is missing or unreadable.
+func cpuSampleOf(vr Reading) (cpuSample, int, bool) {
+	st, ok1 := vr.secs["stat"]
+	up, ok2 := vr.secs["uptime"]
+	clk, ok3 := vr.secs["clk"]
+	if !ok1 || !ok2 || !ok3 || st.Code != 0 || up.Code != 0 || clk.Code != 0 {
+		return cpuSample{}, 0, false
+	}
+	ps, err := parse.ParseProcStat(st.Out)
+	u, ok := parse.ParseUptime(up.Out)
+	hz, herr := strconv.Atoi(strings.TrimSpace(clk.Out))
+	if err != nil || !ok || herr != nil || hz <= 0 {
+		return cpuSample{}, 0, false
+	}
+	return cpuSample{pid: vr.pid, start: ps.StartTime, ticks: ps.Ticks, uptime: u}, hz, true
 }
