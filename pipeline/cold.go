@@ -197,7 +197,7 @@ func (w *Watcher) linked() bool {
 // for itself). nil: no batch ran (--local, a host with no link).
 type pollAsks struct {
 	find    counts.FindAsks  // counts: the manifest and the category folders
-	coldSum *remote.ExecAsk  // counts: the holes' sums of a first poll through a known agent
+	coldSum *remote.ExecAsk  // counts: the holes' sums of a one-shot status
 	tokens  *remote.ExecAsk  // counts: the holes' sums (sumOnHost)
 	spans   *remote.ExecAsk  // counts: the records' spans (counts.ReadSpans)
 	poll    *remote.PollAsks // the Poller: the tails' and counters' answers
@@ -214,9 +214,11 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *p
 	l := w.layout()
 	asks.find = w.cnt.AskFind(b, full)
 	p := w.poller(full)
-	// the agent sums in Go, from what it kept: a status's tokens, and a
-	// dashboard's first table's; by the fallback a one-shot status counts only
-	asks.coldSum = w.cnt.AskEach(b, ask.steady)
+	// a one-shot status's holes summed in the same answer (the agent sums
+	// in Go; by the fallback it counts only). A dashboard's first table
+	// does not wait for them: its counts come at once, the tokens with the
+	// poll right after (tui: the first answer asks the next at once)
+	asks.coldSum = w.cnt.AskEach(b, w.o.OnePoll && ask.steady)
 	for _, t := range p.Tails {
 		b.Tail(t)
 	}

@@ -91,10 +91,11 @@ func TestOnePollSumsTokensInTheColdAnswer(t *testing.T) {
 }
 
 // A dashboard's first poll through the Go agent shows every category's
-// tokens with its counts: the holes its cold count leaves are summed in
-// the same answer (from the sums the agent kept), not a poll later (the
-// first table showed blank tokens for 2 s), and no exec follows it.
-func TestDashboardFirstPollHasTheTokens(t *testing.T) {
+// count at once and does not wait for the tokens of the files its count
+// left to the host (a night written while no dashboard watched would be
+// summed from its last kept offset before the first table); the next poll
+// sums them in the agent's answer, no exec beside it.
+func TestDashboardCountsFirstTokensNext(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(27, 6))
 	root := t.TempDir()
@@ -106,7 +107,8 @@ func TestDashboardFirstPollHasTheTokens(t *testing.T) {
 		write(t, filepath.Join(dir, parse.PromptsFile), prompts(c.name, 10000))
 		write(t, filepath.Join(dir, parse.RawFile), pyTokenRecords(c.name, 0, c.n, rng))
 	}
-	if fi, _ := os.Stat(filepath.Join(root, "prepared", "B3_magicoder", parse.RawFile)); fi.Size() <= remote.NewCounter("").RemoteAbove {
+	big := filepath.Join(root, "prepared", "B3_magicoder", parse.RawFile)
+	if fi, _ := os.Stat(big); fi.Size() <= remote.NewCounter("").RemoteAbove {
 		t.Fatalf("B3 must be counted on the host: %d bytes", fi.Size())
 	}
 	sd := sshdtest.Start(t)
@@ -118,11 +120,24 @@ func TestDashboardFirstPollHasTheTokens(t *testing.T) {
 	if !strings.HasPrefix(s.Connection.Reader, "go agent") {
 		t.Fatalf("read by %q", s.Connection.Reader)
 	}
+	want := map[string]int64{"B1_glaive": 40, "B2 open code": 3000, "B3_magicoder": 2500}
+	for _, c := range s.Categories {
+		if c.Done != want[c.Name] {
+			t.Errorf("the first table: %s done %d, want %d", c.Name, c.Done, want[c.Name])
+		}
+		if c.Name == "B3_magicoder" && c.CompletionTokens != nil {
+			t.Errorf("the first poll summed %s's tokens before the first table", c.Name)
+		}
+	}
+	if !s.TokensPartial {
+		t.Error("the first table's total claims to be whole")
+	}
+	s = w.Poll(context.Background())
 	if bad := checkTokens(t, root, s); bad != "" || s.TokensPartial {
-		t.Fatalf("the first table: %s (total partial: %v)", bad, s.TokensPartial)
+		t.Fatalf("the next poll: %s (total partial: %v)", bad, s.TokensPartial)
 	}
 	if n := h.n.Load(); n != 0 {
-		t.Fatalf("%d execs beside the agent's answer, want none", n)
+		t.Fatalf("%d execs beside the agent's answers, want none", n)
 	}
 }
 

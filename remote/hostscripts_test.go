@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // hostShells are the shells (and userlands) a host may run the install's
@@ -131,8 +132,12 @@ func TestHostScriptsEveryShell(t *testing.T) {
 			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 				t.Fatalf("clean left %d files", len(ents))
 			}
-			// a join that took removes the parts an install cut off left there
+			// a join that took removes its parts and those of an install cut
+			// off a day ago, never a concurrent install's
 			run(installScript, []byte("x"), append(args, "part", "00cc", "0", "1")...)
+			run(installScript, []byte("y"), append(args, "part", "00ee", "0", "1")...)
+			old := time.Now().Add(-49 * time.Hour)
+			must(t, os.Chtimes(filepath.Join(dir, ".synthwatch.part-00cc-0"), old, old))
 			for i := range 3 {
 				part := z[i*third : min(len(z), (i+1)*third)]
 				run(installScript, part, append(args, "part", "00dd", strconv.Itoa(i), strconv.Itoa(len(part)))...)
@@ -140,8 +145,8 @@ func TestHostScriptsEveryShell(t *testing.T) {
 			if _, errb, code := run(installScript, nil, append(args, "join", "00dd", "3")...); code != 0 {
 				t.Fatalf("join: exit %d %s", code, errb)
 			}
-			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-				t.Fatalf("a join left %d files beside the agent", len(ents)-1)
+			if ents, _ := os.ReadDir(dir); len(ents) != 2 || ents[0].Name() != ".synthwatch.part-00ee-0" {
+				t.Fatalf("after a join, want the agent and the concurrent install's part: %v", ents)
 			}
 			check := whereScript + looseScript + `if bad=$(loose "$ab"); then echo "loose $bad"; else echo safe; fi`
 			if out, _, _ := run(check, nil, "", "", AgentProto); out != "safe\n" {

@@ -59,18 +59,14 @@ func sendAgent(ctx context.Context, ie InputExecer, args []string, wire []byte, 
 	for i := range n {
 		todo <- i
 	}
-	var active atomic.Int32
-	active.Store(int32(n))
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			defer active.Add(-1)
 			for {
 				select {
 				case i := <-todo:
-					send(i)
-					if oc := (*ssh.OpenChannelError)(nil); errors.As(errs[i], &oc) && active.Load() > 1 {
-						todo <- i // no byte of it was read; a channel that finishes takes it
+					if send(i); refused(errs[i]) {
+						todo <- i // no byte of it was read: a channel that finishes takes it
 						return
 					}
 				default:
@@ -80,22 +76,42 @@ func sendAgent(ctx context.Context, ie InputExecer, args []string, wire []byte, 
 		})
 	}
 	wg.Wait()
-	for len(todo) > 0 { // refused as the others ended
-		send(<-todo)
+	for len(todo) > 0 { // refused as the others ended: one at a time, while sessions free up
+		i := <-todo
+		for try := 0; ; try++ {
+			if send(i); !refused(errs[i]) || try == refusedTries || ctx.Err() != nil {
+				break
+			}
+			time.Sleep(refusedWait)
+		}
 	}
 	failed := errors.Join(errs...)
 	if i := slices.IndexFunc(res, func(r ExecResult) bool { return r.ExitCode != 0 }); failed != nil || i >= 0 {
-		if ctx.Err() == nil { // not when quitting: the next install's join removes them
+		if ctx.Err() == nil { // not when quitting: a later join removes them after a day
 			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
 			_, _ = ie.ExecInput(cctx, nil, with("clean", 0)...)
 		}
-		if failed != nil {
-			return ExecResult{}, failed
+		if i >= 0 { // the host's word (a loose folder, a full disk) before a link's
+			return res[i], nil
 		}
-		return res[i], nil
+		return ExecResult{}, failed
 	}
 	return ie.ExecInput(ctx, nil, with("join", n)...)
+}
+
+// refusedTries and refusedWait: a part the server refused a channel when
+// no other was sending waits for one of the session's own (a poll's) to
+// end: up to 20 tries 250 ms apart.
+const (
+	refusedTries = 20
+	refusedWait  = 250 * time.Millisecond
+)
+
+// refused says the server refused the channel (past its sessions' limit).
+func refused(err error) bool {
+	var oc *ssh.OpenChannelError
+	return errors.As(err, &oc)
 }
 
 // counted reads b, adding what it read to sent when sent is not nil.

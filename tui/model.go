@@ -206,6 +206,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.conn = m.be.Link() // a poll is contact: the header's age must not lag it
 		m.reconnected(msg.gen)
 		var cmds []tea.Cmd
+		first := !m.haveSnap
 		if m.haveSnap {
 			cmds = append(cmds, m.notifier.changes(m.snap, msg.snap)...)
 		}
@@ -221,6 +222,12 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		next := m.nextPoll()
 		if msg.snap.Connection.Stale() && m.conn.State == snapshot.LinkConnected {
 			next = min(next, 200*time.Millisecond) // the link came back after this poll's reads failed: fresh figures now (bounded: a link that says up and fails still rests)
+		}
+		if first && msg.snap.TokensPartial && msg.snap.Connection.State.Up() {
+			// the first table shows the counts at once; the tokens the
+			// counts left to the host are summed by the next poll: now,
+			// not a beat later
+			next = 0
 		}
 		cmds = append(cmds, tea.Tick(next, func(time.Time) tea.Msg { return pollDue{gen} }))
 		return m, tea.Batch(cmds...)

@@ -813,3 +813,52 @@ func TestFirstPollKeptWhenTheLinkComesUp(t *testing.T) {
 		t.Fatal("a link back after a first answer starts no fresh poll")
 	}
 }
+
+// The first table shows the counts at once; when the tokens of files the
+// counts left to the host are still to come (the total partial), the next
+// poll is asked at once, not a beat (2 s) later.
+func TestFirstAnswerWithTokensToComeAsksTheNextPollAtOnce(t *testing.T) {
+	for _, partial := range []bool{true, false} {
+		f := newFake()
+		f.conn = snapshot.Connection{State: snapshot.LinkConnected, LastContact: tp(t0)}
+		f.snap = snapshot.Snapshot{Connection: f.conn, Worker: snapshot.Worker{State: "running"}, TokensPartial: partial,
+			Categories: []snapshot.Category{{Name: "B1_glaive", Class: "SHORT", Done: 7, Target: 10, State: "running"}}}
+		m := New(f, Config{PollEvery: 2 * time.Second, Now: func() time.Time { return t0 }})
+		_, cmd := m.Update(pollMsg{gen: m.gen, snap: f.snap})
+		due := make(chan tea.Msg, 8)
+		var run func(tea.Cmd)
+		run = func(c tea.Cmd) {
+			if c == nil {
+				return
+			}
+			go func() {
+				msg := c()
+				if b, ok := msg.(tea.BatchMsg); ok {
+					for _, c := range b {
+						run(c)
+					}
+					return
+				}
+				due <- msg
+			}()
+		}
+		run(cmd)
+		got := false
+		timeout := time.After(500 * time.Millisecond)
+	wait:
+		for {
+			select {
+			case msg := <-due:
+				if _, ok := msg.(pollDue); ok {
+					got = true
+					break wait
+				}
+			case <-timeout:
+				break wait
+			}
+		}
+		if got != partial {
+			t.Errorf("tokens to come %v: the next poll asked within 0.5 s: %v", partial, got)
+		}
+	}
+}

@@ -51,11 +51,14 @@ func newReportCmd() *cobra.Command {
 					o.stall = f.set.StallAfter // stall_after as status and the dashboard have it (flag, env, config.toml)
 				}
 				s, wire, err := fetchDigest(ctx, h, name, &f, &o)
-				if err != nil || len(s.Categories) == 0 {
+				if (err != nil || len(s.Categories) == 0) && ctx.Err() == nil {
 					// the root is checked only when the digest found nothing
 					// in it: checked first, its round trips (an SFTP session
-					// and a stat, 4 at 150 ms) came before the digest's
-					if rerr := f.checkRoot(ctx, h, name); rerr != nil {
+					// and a stat, 4 at 150 ms) came before the digest's. A
+					// root that is none says so; a check the link failed
+					// leaves the digest's own error
+					var re *rootError
+					if rerr := f.checkRoot(ctx, h, name); errors.As(rerr, &re) || rerr != nil && err == nil {
 						return rerr
 					}
 				}

@@ -92,8 +92,7 @@ func (k *Set) AskFind(b *remote.Batch, full bool) FindAsks {
 
 // AskEach asks, while no category is known, every category folder's
 // files at once (a first attach); coldSum: the holes its count leaves
-// summed in the same answer (a first poll through the agent: a status's
-// tokens, a dashboard's first table's).
+// summed in the same answer (a one-shot status through the agent).
 func (k *Set) AskEach(b *remote.Batch, coldSum bool) *remote.ExecAsk {
 	if len(k.cats) > 0 {
 		return nil
@@ -197,13 +196,8 @@ func (k *Set) FoldTokens(res remote.PollResult, jobs []*Job, s Sums) {
 // fallback read it (byFallback: it counts only, the holes' tokens would
 // be the host's awk over every byte of them); a category with a token
 // budget is done or not by its tokens, so its own are summed now by
-// either reader, not a poll later. A dashboard's first poll takes what
-// the cold batch's sums answered (its first table's tokens), and leaves
-// the rest to the next poll.
+// either reader, not a poll later.
 func (k *Set) SumHoles(ctx context.Context, h remote.Host, coldSum *remote.ExecAsk, byFallback bool) {
-	if !k.onePoll && coldSum != nil {
-		k.foldColdSums(func(jobs []*Job) map[*Job]tokResult { return coldSums(coldSum, jobs) })
-	}
 	var only func(*catState) bool
 	switch {
 	case k.onePoll && !byFallback:

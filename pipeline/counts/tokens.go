@@ -416,24 +416,6 @@ func (k *Set) sumHolesNow(ctx context.Context, rd remote.Host, cold func([]*Job)
 	k.foldTokens(remote.PollResult{}, jobs, sums, nil)
 }
 
-// foldColdSums folds what the cold batch's sum (coldSumArgv) answered of
-// the holes its count left, for a dashboard's first screen: the agent
-// answers from the sums it kept, so a known root shows its tokens at
-// once. A hole it did not answer is summed by a later poll's jobs.
-func (k *Set) foldColdSums(cold func([]*Job) map[*Job]tokResult) {
-	jobs := k.TokenJobs(-1)
-	done := cold(jobs)
-	var got []*Job
-	var sums []tokResult
-	for _, j := range jobs {
-		if r, ok := done[j]; ok {
-			j.resIndex = len(got)
-			got, sums = append(got, j), append(sums, r)
-		}
-	}
-	k.foldTokens(remote.PollResult{}, got, sums, nil)
-}
-
 // DropTokenJobs forgets the sums of a poll that lost the link.
 func (k *Set) DropTokenJobs() {
 	k.thens = nil

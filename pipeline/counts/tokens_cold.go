@@ -10,13 +10,13 @@ import (
 	"github.com/synthwatch/synthwatch/remote"
 )
 
-// coldSumScript names, in the cold batch of a first poll through an agent
-// that answered last time, the sum of the tokens of every category's
+// coldSumScript names, in the cold batch of a poll no other follows
+// (Options.OnePoll), the sum of the tokens of every category's
 // raw_responses.jsonl the cold count leaves to the host (bigger than
 // ABOVE): what sumHolesNow would otherwise ask in an exec of its own after
-// the answer, two round trips more for a `status`, and what a dashboard's
-// first table would show a poll later (foldColdSums). The agent answers
-// from the sums it kept. Only the Go agent gets
+// the answer, two round trips more for a `status`. A dashboard's first
+// table does not wait for it: its counts at once, its tokens the poll
+// after, asked at once. Only the Go agent gets
 // it, and answers it in Go (remote/tokensum.go: one stat a file, each
 // summed from 0 to that size, stderr "I SIZE PATH" per range, so each sum
 // is matched to the count's hole by path and size); the fallback's

@@ -307,7 +307,7 @@ func slowReplica(up []snapshot.ReplicaRow) *snapshot.Imbalance {
 		}
 	}
 	med := median(others)
-	if len(others) == 0 || med <= 0 || slow >= med/2 {
+	if len(others) == 0 || med <= 0 || !(slow < med/2) { // NaN (a log's "nan") names no one
 		return nil
 	}
 	r := up[slowest]

@@ -8,8 +8,8 @@
 # one window a round trip, and Dropbear's is 24 KB (its -W). The whole is
 # written to a temp name, its size and (where sha256sum is) its hash
 # checked, then renamed, so a cut or corrupt copy is never run; a join
-# that took removes every part left there (an install cut off before its
-# join, or a concurrent one, whose join then fails and is asked again).
+# that took removes its parts and those of an install cut off a day or
+# more ago.
 # Folders made for the user alone. A folder on the way that is not the
 # user's or others may write is refused before anything is written (exit
 # 3): the launcher would refuse the agent there (installed.sh), and run
@@ -86,4 +86,10 @@ if command -v sha256sum >/dev/null 2>&1; then
 fi
 chmod 700 "$t" && mv -f -- "$t" "$d/synthwatch" || exit 1
 trap - EXIT
-[ "$mode" != join ] || rm -f -- "$d"/.synthwatch.part-*
+# a join that took removes its parts, and those of an install cut off a
+# day or more ago (a concurrent one's are its own)
+[ "$mode" != join ] || {
+	rm -f -- "$p"*
+	find "$d" -name '.synthwatch.part-*' -mtime +0 -exec rm -f -- {} + 2>/dev/null
+	:
+}
