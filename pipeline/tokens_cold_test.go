@@ -27,16 +27,11 @@ func (e *execCounter) Exec(ctx context.Context, argv ...string) (remote.ExecResu
 	return e.SSH.Exec(ctx, argv...)
 }
 
-// A one-shot status through the Go agent sums the tokens of the files its
-// cold count leaves to the host in the same answer: its figures are whole
-// and no exec follows the answer (it was two round trips more: issue 27's
-// status against the habit). By the fallback it counts only: those files'
-// tokens would be the host's awk over every byte (83 s for a gigabyte
-// under gawk), so they are no figure (null, the total partial), never a
-// wrong one, and the files it read over the link are tallied.
-func TestOnePollSumsTokensInTheColdAnswer(t *testing.T) {
-	t.Parallel()
-	rng := rand.New(rand.NewPCG(27, 5))
+// tokenRoot is three categories written as Python writes them (40, 3,000
+// and 2,500 records), the last two bigger than a count reads over the link.
+func tokenRoot(t *testing.T, seed uint64) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(27, seed))
 	root := t.TempDir()
 	for _, c := range []struct {
 		name string
@@ -49,6 +44,19 @@ func TestOnePollSumsTokensInTheColdAnswer(t *testing.T) {
 	if fi, _ := os.Stat(filepath.Join(root, "prepared", "B3_magicoder", parse.RawFile)); fi.Size() <= remote.NewCounter("").RemoteAbove {
 		t.Fatalf("B3 must be counted on the host: %d bytes", fi.Size())
 	}
+	return root
+}
+
+// A one-shot status through the Go agent sums the tokens of the files its
+// cold count leaves to the host in the same answer: its figures are whole
+// and no exec follows the answer (it was two round trips more: issue 27's
+// status against the habit). By the fallback it counts only: those files'
+// tokens would be the host's awk over every byte (83 s for a gigabyte
+// under gawk), so they are no figure (null, the total partial), never a
+// wrong one, and the files it read over the link are tallied.
+func TestOnePollSumsTokensInTheColdAnswer(t *testing.T) {
+	t.Parallel()
+	root := tokenRoot(t, 5)
 	sd := sshdtest.Start(t)
 	p := newProxied(t, sd)
 	for _, agent := range []string{"fallback", "go"} {
@@ -97,20 +105,7 @@ func TestOnePollSumsTokensInTheColdAnswer(t *testing.T) {
 // sums them in the agent's answer, no exec beside it.
 func TestDashboardCountsFirstTokensNext(t *testing.T) {
 	t.Parallel()
-	rng := rand.New(rand.NewPCG(27, 6))
-	root := t.TempDir()
-	for _, c := range []struct {
-		name string
-		n    int
-	}{{"B1_glaive", 40}, {"B2 open code", 3000}, {"B3_magicoder", 2500}} {
-		dir := filepath.Join(root, "prepared", c.name)
-		write(t, filepath.Join(dir, parse.PromptsFile), prompts(c.name, 10000))
-		write(t, filepath.Join(dir, parse.RawFile), pyTokenRecords(c.name, 0, c.n, rng))
-	}
-	big := filepath.Join(root, "prepared", "B3_magicoder", parse.RawFile)
-	if fi, _ := os.Stat(big); fi.Size() <= remote.NewCounter("").RemoteAbove {
-		t.Fatalf("B3 must be counted on the host: %d bytes", fi.Size())
-	}
+	root := tokenRoot(t, 6)
 	sd := sshdtest.Start(t)
 	p := newProxied(t, sd)
 	h := &execCounter{SSH: p.dial(t)}
