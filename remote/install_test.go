@@ -38,13 +38,10 @@ func loadBatch() *Batch {
 	return b
 }
 
-// A host with no agent of this protocol: the first poll is answered by
-// the fallback while the agent is copied (the kind says so), and a poll
-// after the copy by the installed Go agent, from its version's path,
-// made for the user alone; no temp file is left.
-func TestAgentInstalledWhenMissing(t *testing.T) {
-	t.Parallel()
-	_, h, home := sshdHome(t)
+// installingAgent is an agent of h with no binary of its own and install on,
+// after its first poll: the launcher found none, and the copy is under way.
+func installingAgent(t *testing.T, h Host) *Agent {
+	t.Helper()
 	ag := NewAgent(h)
 	ag.UseBinary("/nonexistent/synthwatch")
 	ag.AutoInstall(true)
@@ -52,6 +49,17 @@ func TestAgentInstalledWhenMissing(t *testing.T) {
 	if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) {
 		t.Fatal(err)
 	}
+	return ag
+}
+
+// A host with no agent of this protocol: the first poll is answered by
+// the fallback while the agent is copied (the kind says so), and a poll
+// after the copy by the installed Go agent, from its version's path,
+// made for the user alone; no temp file is left.
+func TestAgentInstalledWhenMissing(t *testing.T) {
+	t.Parallel()
+	_, h, home := sshdHome(t)
+	ag := installingAgent(t, h)
 	if k := ag.Kind(); !strings.HasPrefix(k, "fallback (") || !strings.Contains(k, "installing the agent") && !strings.Contains(k, "the agent is installed at") {
 		t.Fatalf("the first poll was read by %q, want the fallback, saying the agent is on its way", k)
 	}
@@ -97,13 +105,7 @@ func TestAgentInstalledWhenMissing(t *testing.T) {
 func TestAgentInstallTakesTheChannelsAllowed(t *testing.T) {
 	t.Parallel()
 	_, h, home := sshdHome(t, sshdtest.WithConfig("MaxSessions 2"))
-	ag := NewAgent(h)
-	ag.UseBinary("/nonexistent/synthwatch")
-	ag.AutoInstall(true)
-	t.Cleanup(ag.Close)
-	if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) {
-		t.Fatal(err)
-	}
+	ag := installingAgent(t, h)
 	res, err, _ := ag.WaitInstall(context.Background())
 	if err != nil {
 		t.Fatalf("install with two sessions allowed: %v", err)
@@ -139,13 +141,7 @@ func TestAgentInstalledRefusedWhenLoose(t *testing.T) {
 			writeFile(t, bin, "#!/bin/sh\ntouch '"+ran+"'\n")
 			must(t, os.Chmod(bin, 0o700))
 			must(t, loosen(dir, bin))
-			ag := NewAgent(h)
-			ag.UseBinary("/nonexistent/synthwatch")
-			ag.AutoInstall(true)
-			t.Cleanup(ag.Close)
-			if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) {
-				t.Fatal(err)
-			}
+			ag := installingAgent(t, h)
 			k := ag.Kind()
 			if !strings.Contains(k, "refused to run the agent") || !strings.Contains(k, "StrictModes") || !strings.Contains(k, "mode ") || !strings.Contains(k, "uid ") {
 				t.Fatalf("kind %q: the refusal does not say what and why", k)
@@ -211,13 +207,7 @@ func TestAgentInstallDropbearOffAndUnwritable(t *testing.T) {
 		t.Parallel()
 		s := sshdtest.StartDropbear(t, sshdtest.WithoutSFTP())
 		h := dial(t, opts(t, s))
-		ag := NewAgent(h)
-		ag.UseBinary("/nonexistent/synthwatch")
-		ag.AutoInstall(true)
-		t.Cleanup(ag.Close)
-		if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) {
-			t.Fatal(err)
-		}
+		ag := installingAgent(t, h)
 		if _, err, _ := ag.WaitInstall(context.Background()); err != nil {
 			t.Fatalf("install over dropbear: %v", err)
 		}
@@ -250,13 +240,7 @@ func TestAgentInstallDropbearOffAndUnwritable(t *testing.T) {
 		t.Parallel()
 		_, h, home := sshdHome(t)
 		writeFile(t, filepath.Join(home, ".cache"), "a file where the cache folder goes\n") // mkdir fails, even for root
-		ag := NewAgent(h)
-		ag.UseBinary("/nonexistent/synthwatch")
-		ag.AutoInstall(true)
-		t.Cleanup(ag.Close)
-		if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) {
-			t.Fatal(err)
-		}
+		ag := installingAgent(t, h)
 		if _, err, _ := ag.WaitInstall(context.Background()); err == nil {
 			t.Fatal("an install into a cache that cannot be made succeeded")
 		}
