@@ -45,6 +45,34 @@ type catAcc struct {
 	// records an incident cost
 	minutes map[int32]int64
 	prov    provAcc // its records by run and time, for its provenance (eras.go)
+	// cur is the run of the records read last, and curN its records here
+	// not yet in its ByCategory: a map's update a record was a tenth of
+	// the fold
+	cur   *Run
+	curID string
+	curN  int64
+}
+
+// runOf is the Run of id, as d.run, for a record of the category.
+func (acc *catAcc) runOf(d *digester, id string) *Run {
+	if acc.cur == nil || id != acc.curID {
+		acc.flushRun()
+		acc.cur, acc.curID = d.run(id), id
+	}
+	acc.curN++
+	return acc.cur
+}
+
+// flushRun adds the records of the run read last to its ByCategory.
+func (acc *catAcc) flushRun() {
+	if acc.cur == nil || acc.curN == 0 {
+		return
+	}
+	if acc.cur.ByCategory == nil {
+		acc.cur.ByCategory = map[string]int64{}
+	}
+	acc.cur.ByCategory[acc.c.Name] += acc.curN
+	acc.curN = 0
 }
 
 // categoryNames lists the categories: those status finds under prepared/
@@ -155,9 +183,10 @@ func (d *digester) readCategory(acc *catAcc) error {
 	c.Target, c.TargetSource, c.TargetNote = parse.JudgeTarget(tf)
 	acc.raised = tf.Worker > 0 && c.Target > int64(tf.Worker)
 	acc.maxSamples = int64(tf.MaxSamples)
-	n, long, err := eachLine(filepath.Join(dir, parse.RawFile), func(line []byte, complete bool) {
-		d.record(acc, line, complete)
+	n, long, err := eachStamp(filepath.Join(dir, parse.RawFile), d.o.Loc, func(ls lineStamp) {
+		d.record(acc, ls)
 	})
+	acc.flushRun()
 	d.count(n, err)
 	c.BadLines += int64(long)
 	c.Done, c.DoneNote = parse.JudgeDone(parse.DoneFacts{Lines: acc.lines + int64(long), Records: c.Records, RecordsKnown: true,
@@ -172,18 +201,17 @@ func (d *digester) count(n int64, err error) {
 	}
 }
 
-// record folds one line of raw_responses.jsonl.
-func (d *digester) record(acc *catAcc, line []byte, complete bool) {
-	c := acc.c
-	if complete {
+// record folds one line of raw_responses.jsonl, by its stamp.
+func (d *digester) record(acc *catAcc, ls lineStamp) {
+	c, st := acc.c, ls.st
+	if ls.complete {
 		acc.lines++
 	}
-	if len(bytes.TrimSpace(line)) == 0 {
+	if ls.blank {
 		return
 	}
-	st, err := parse.ParseRecordStamp(line, d.o.Loc)
-	if err != nil {
-		if complete { // a torn tail is being written: not a bad line yet
+	if ls.err != nil {
+		if ls.complete { // a torn tail is being written: not a bad line yet
 			c.BadLines++
 		}
 		return
@@ -199,20 +227,16 @@ func (d *digester) record(acc *catAcc, line []byte, complete bool) {
 	acc.outcomes.AddPrompt(st.PromptTokens, st.HasPrompt)
 	d.gateRecord(acc, st)
 	acc.prov.noteRecord(st)
-	run := d.run(st.Run)
+	run := acc.runOf(d, st.Run)
 	run.Records++
-	if run.ByCategory == nil {
-		run.ByCategory = map[string]int64{}
-	}
-	run.ByCategory[c.Name]++
 	if !st.HasFinished {
 		c.NoTime++
 		return
 	}
 	t := st.Finished.In(d.o.Loc)
 	d.waitRecord(c.Name, st.Run, t)
-	run.First, run.Last = minTime(run.First, t), maxTime(run.Last, t)
-	c.First, c.Last = minTime(c.First, t), maxTime(c.Last, t)
+	widen(&run.First, &run.Last, t)
+	widen(&c.First, &c.Last, t)
 	if acc.spans == nil {
 		acc.spans = map[string]*[2]time.Time{}
 	}
@@ -256,6 +280,23 @@ func (d *digester) record(acc *catAcc, line []byte, complete bool) {
 		acc.prevT = t
 	}
 	acc.prevRun, acc.seen = st.Run, true
+}
+
+// widen stretches the span [*first, *last] (both nil, or both set) to t,
+// in place: a new pointer a record, as the times grow in file order, was
+// an allocation a record.
+func widen(first, last **time.Time, t time.Time) {
+	if *first == nil {
+		f, l := t, t
+		*first, *last = &f, &l
+		return
+	}
+	if t.Before(**first) {
+		**first = t
+	}
+	if t.After(**last) {
+		**last = t
+	}
 }
 
 func minTime(p *time.Time, t time.Time) *time.Time {

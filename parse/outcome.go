@@ -44,8 +44,8 @@ func finishOf(raw []byte) string {
 		}
 		raw = m["type"]
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	s, ok := jsonText(raw)
+	if !ok {
 		return ""
 	}
 	s = strings.ToLower(strings.TrimSpace(s))

@@ -257,7 +257,7 @@ func plainHead(line []byte) (RecordHead, error) { return plainHeadWith(line, nil
 func plainHeadWith(line []byte, o *outcomeRaw) (RecordHead, error) {
 	var id, ct, usage, meta []byte
 	ok, notObject := scanObject(line, func(m member) {
-		k := decodeKey(m.key)
+		k := recordKey(m.key)
 		if o != nil {
 			o.take(k, m.value)
 		}

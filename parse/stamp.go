@@ -2,7 +2,6 @@ package parse
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
 	"strconv"
 	"time"
@@ -57,7 +56,7 @@ func ParseRecordStamp(line []byte, loc *time.Location) (RecordStamp, error) {
 	var tr timeRaw
 	o := outcomeRaw{times: &tr}
 	ok, notObject := scanObject(bytes.TrimPrefix(line, bom), func(m member) {
-		k := decodeKey(m.key)
+		k := recordKey(m.key)
 		o.take(k, m.value)
 		switch k { // the last of duplicates wins, as json.loads
 		case "completion_tokens":
@@ -164,9 +163,10 @@ func stampTime(raw []byte, loc *time.Location) (time.Time, bool) {
 	if len(raw) == 0 {
 		return time.Time{}, false
 	}
-	txt := string(raw)
+	var txt string
 	if raw[0] == '"' {
-		if err := json.Unmarshal(raw, &txt); err != nil {
+		var ok bool
+		if txt, ok = jsonText(raw); !ok {
 			return time.Time{}, false
 		}
 		for _, l := range stampLayouts {
@@ -174,6 +174,8 @@ func stampTime(raw []byte, loc *time.Location) (time.Time, bool) {
 				return t, true
 			}
 		}
+	} else {
+		txt = string(raw)
 	}
 	f, err := strconv.ParseFloat(txt, 64)
 	if err != nil || math.IsNaN(f) || f <= 0 || f > 1e15 {
