@@ -314,10 +314,15 @@ func Build(o Options) (*Summary, error) {
 	d := &digester{o: o, s: s, start: start, inc: newIncidents(), runs: map[string]*Run{}}
 	d.readWorker()
 	d.readWorkerLog()
-	if err := d.readCategories(); err != nil {
-		return nil, err
+	// the server log's scan touches none of what the records' fold does
+	// (the incidents, the server's totals, the intervals' answers): it
+	// runs beside it, and what needs both waits for both
+	serverLog := d.readServerLog()
+	err := d.readCategories()
+	if err2 := serverLog(); err == nil {
+		err = err2
 	}
-	if err := d.readServerLog(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	d.placeConfigs()

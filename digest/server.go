@@ -35,16 +35,36 @@ type serverScan struct {
 	fails []Incident
 }
 
-func (d *digester) readServerLog() error {
+// readServerLog starts the scan of the server log; the func it returns
+// waits for the scan's end and closes what it left open.
+func (d *digester) readServerLog() func() error {
 	sc := &serverScan{d: d, tp: make([]map[int]*tpAcc, len(d.s.Intervals))}
-	var log parse.ServerLog
-	path := filepath.Join(d.o.Root, filepath.FromSlash(parse.ServerLogPath))
-	n, _, err := eachLine(path, func(line []byte, _ bool) {
-		d.s.Server.Lines++
-		log.Feed(string(line), sc.event)
-	})
-	log.Flush(sc.event)
-	sc.flushFails()
+	done := make(chan struct{})
+	var n int64
+	var err error
+	go func() {
+		defer close(done)
+		var log parse.ServerLog
+		path := filepath.Join(d.o.Root, filepath.FromSlash(parse.ServerLogPath))
+		n, _, err = eachLine(path, func(line []byte, _ bool) {
+			d.s.Server.Lines++
+			log.Feed(string(line), sc.event)
+		})
+		log.Flush(sc.event)
+		sc.flushFails()
+	}()
+	return func() error {
+		<-done
+		d.endServerLog(sc)
+		d.count(n, err)
+		return err
+	}
+}
+
+// endServerLog closes what the server log's scan left open, once the
+// records are read too: an outage the log never saw end, and the
+// intervals' throughput.
+func (d *digester) endServerLog(sc *serverScan) {
 	if sc.down != nil { // not ready again when the log ends
 		if at, n := d.recordsAfter(sc.down.Time); n > 0 {
 			// records say the server served again (its log elsewhere, or a
@@ -57,7 +77,6 @@ func (d *digester) readServerLog() error {
 		}
 		sc.addOutage(*sc.down)
 	}
-	d.count(n, err)
 	for i, ranks := range sc.tp {
 		if len(ranks) == 0 {
 			continue
@@ -70,7 +89,6 @@ func (d *digester) readServerLog() error {
 		}
 		d.s.Intervals[i].Throughput = t
 	}
-	return err
 }
 
 // recordsAfter is the start of the first minute wholly after t that holds
