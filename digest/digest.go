@@ -52,6 +52,9 @@ type Options struct {
 	// start for when its category became current. Nil: not asked;
 	// `synthwatch digest` passes ProcStarted.
 	Started func(pid int) time.Time
+	// Keep is the folder where the records' stamps are kept between
+	// digests (keep.go); "": none kept
+	Keep string
 }
 
 // Summary is the digest of one window, as `synthwatch digest` prints it.
@@ -276,8 +279,11 @@ type ServerTotals struct {
 
 // ReadStats say what the digest read and how fast.
 type ReadStats struct {
-	Files   int     `json:"files"`
-	Bytes   int64   `json:"bytes"`
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+	// Kept are the records' bytes whose stamps were kept on the host from
+	// an earlier digest (Options.Keep), not read again
+	Kept    int64   `json:"kept_bytes,omitempty"`
 	Seconds float64 `json:"seconds"`
 }
 
@@ -311,7 +317,7 @@ func Build(o Options) (*Summary, error) {
 	for i := range s.Intervals {
 		s.Intervals[i].Start = start.Add(time.Duration(i) * o.Every)
 	}
-	d := &digester{o: o, s: s, start: start, inc: newIncidents(), runs: map[string]*Run{}}
+	d := &digester{o: o, s: s, start: start, inc: newIncidents(), runs: map[string]*Run{}, keep: newKeeper(o.Keep, o.Loc, o.Now)}
 	d.readWorker()
 	d.readWorkerLog()
 	// the server log's scan touches none of what the records' fold does
@@ -334,6 +340,7 @@ func Build(o Options) (*Summary, error) {
 // digester holds the state of one Build.
 type digester struct {
 	o       Options
+	keep    *keeper // the stamps kept of the records (nil: none)
 	s       *Summary
 	start   time.Time
 	inc     *incidents

@@ -183,11 +183,13 @@ func (d *digester) readCategory(acc *catAcc) error {
 	c.Target, c.TargetSource, c.TargetNote = parse.JudgeTarget(tf)
 	acc.raised = tf.Worker > 0 && c.Target > int64(tf.Worker)
 	acc.maxSamples = int64(tf.MaxSamples)
-	n, long, err := eachStamp(filepath.Join(dir, parse.RawFile), d.o.Loc, func(ls lineStamp) {
+	raw := filepath.Join(dir, parse.RawFile)
+	n, kept, long, err := eachStamp(raw, d.o.Loc, d.keep.open(raw), func(ls lineStamp) {
 		d.record(acc, ls)
 	})
 	acc.flushRun()
 	d.count(n, err)
+	d.s.Read.Kept += kept
 	c.BadLines += int64(long)
 	c.Done, c.DoneNote = parse.JudgeDone(parse.DoneFacts{Lines: acc.lines + int64(long), Records: c.Records, RecordsKnown: true,
 		Worker: d.workerCat(c.Name)})

@@ -69,8 +69,15 @@ func newBatch() *stampBatch {
 }
 
 // eachStamp is eachLine of path with each line's stamp read in loc, in the
-// file's order: fn sees what record would have read, line by line.
-func eachStamp(path string, loc *time.Location, fn func(lineStamp)) (read int64, long int, err error) {
+// file's order: fn sees what record would have read, line by line. The
+// stamps kept of the file (kp, nil: none) are replayed first, and the
+// file read from where they end; what it read is kept in turn.
+func eachStamp(path string, loc *time.Location, kp *kept, fn func(lineStamp)) (read, replayed int64, long int, err error) {
+	defer kp.close()
+	from, keptLong, err := kp.replay(fn)
+	if err != nil {
+		return 0, 0, 0, err
+	}
 	tokens := make(chan struct{}, inFlight)
 	batches := make(chan *stampBatch, inFlight)
 	take := func(b *stampBatch) {
@@ -81,10 +88,11 @@ func eachStamp(path string, loc *time.Location, fn func(lineStamp)) (read int64,
 		go b.read(loc)
 		batches <- b
 	}
+	var sc lineScan
 	go func() {
 		defer close(batches)
 		b := newBatch()
-		read, long, err = eachLine(path, func(line []byte, complete bool) {
+		sc, err = scanLines(path, from, func(line []byte, complete bool) {
 			if len(b.buf) > 0 && len(b.buf)+len(line) > batchBytes {
 				take(b)
 				b = newBatch()
@@ -100,10 +108,16 @@ func eachStamp(path string, loc *time.Location, fn func(lineStamp)) (read int64,
 		<-b.done
 		for _, s := range b.out {
 			fn(s)
+			if s.complete {
+				kp.note(s)
+			}
 		}
 		for range b.cost {
 			<-tokens
 		}
 	}
-	return read, long, err // set before batches was closed
+	if err == nil { // sc and err were set before batches was closed
+		kp.save(sc.end, sc.longWhole)
+	}
+	return sc.read, from, keptLong + sc.long, err
 }

@@ -46,6 +46,9 @@ func Text(w io.Writer, s *digest.Summary, where string, wire int64) error {
 		fmt.Fprintf(&b, "note: %s\n", clean(n, 200))
 	}
 	fmt.Fprintf(&b, "read %s in %s on the host in %.1fs", parse.FormatBytes(s.Read.Bytes), parse.Plural(int64(s.Read.Files), "file"), s.Read.Seconds)
+	if s.Read.Kept > 0 {
+		fmt.Fprintf(&b, " (and %s of records through the stamps an earlier report kept there)", parse.FormatBytes(s.Read.Kept))
+	}
 	if wire >= 0 {
 		fmt.Fprintf(&b, "; %s crossed the link", parse.FormatBytes(wire))
 	}

@@ -3,6 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,7 +76,21 @@ func (o *digestFlags) options(now time.Time) (digest.Options, error) {
 	if o.every < time.Minute {
 		return digest.Options{}, fmt.Errorf("--every %s: at least 1m", o.every)
 	}
-	return digest.Options{Root: o.root, Since: since, Now: now, Every: o.every, StallAfter: o.stall, Alive: digest.ProcAlive, Writers: digest.ProcWriters, Frozen: digest.ProcFrozen, Started: digest.ProcStarted}, nil
+	return digest.Options{Root: o.root, Since: since, Now: now, Every: o.every, StallAfter: o.stall, Alive: digest.ProcAlive, Writers: digest.ProcWriters, Frozen: digest.ProcFrozen, Started: digest.ProcStarted, Keep: keepDir()}, nil
+}
+
+// keepDir is where a digest keeps the records' stamps: the user's cache,
+// beside the agent; "" when SYNTHWATCH_NO_INSTALL says never to write
+// there, or there is no cache.
+func keepDir() string {
+	if no, _ := strconv.ParseBool(os.Getenv("SYNTHWATCH_NO_INSTALL")); no {
+		return ""
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "synthwatch", "digest")
 }
 
 func parseSince(s string, now time.Time) (time.Time, error) {

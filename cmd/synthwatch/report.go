@@ -130,7 +130,11 @@ func fetchDigest(ctx context.Context, h remote.Host, name string, f *hostFlags, 
 	if counts {
 		w0 = wh.Wire()
 	}
-	argv := append([]string{"sh", "-c", digestScript, "synthwatch-report", f.workerBin}, o.args(f.root)...)
+	keep := "keep" // the digest keeps the records' stamps in the host's cache, unless told never to write there
+	if f.noInstall {
+		keep = "no-keep"
+	}
+	argv := append([]string{"sh", "-c", digestScript, "synthwatch-report", f.workerBin, keep}, o.args(f.root)...)
 	r, err := h.Exec(ctx, argv...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("report: run the digest on %s: %w", name, err)

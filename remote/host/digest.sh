@@ -1,11 +1,17 @@
 # shellcheck shell=sh
-# digest.sh BIN ARGS...: run "BIN ARGS..." (report's digest,
+# digest.sh BIN KEEP ARGS...: run "BIN ARGS..." (report's digest,
 # cmd/synthwatch/report.go) with the binary found as a launch finds it
 # (BIN, --worker-bin; "" for synthwatch on PATH, else
 # ~/.local/bin/synthwatch, where deploy puts it), else, with no BIN, the
 # host agent a poll installed (synthwatch too, run only when it passes the
 # launcher's StrictModes check, loose.sh). With none, exit 127 saying so.
-bin=$1; shift
+# KEEP is "keep", or "no-keep" for --no-install: the digest then writes
+# nothing on the host (SYNTHWATCH_NO_INSTALL).
+bin=$1; keep=$2; shift 2
+if [ "$keep" != keep ]; then
+  SYNTHWATCH_NO_INSTALL=1
+  export SYNTHWATCH_NO_INSTALL
+fi
 given=$bin
 if [ -z "$bin" ]; then
   bin=$(command -v synthwatch 2>/dev/null) || bin="$HOME/.local/bin/synthwatch"

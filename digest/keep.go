@@ -1,0 +1,303 @@
+package digest
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// A digest keeps the stamps it read of each category's records in the
+// user's cache on the host (Options.Keep), so a report on a root it read
+// before reads only the records written since: the rest are replayed to
+// the fold from the kept stamps, a few bytes each, in the file's order.
+// A records file cut, replaced or rewritten (another inode, a size under
+// the kept end, or another hash of the 4 KB before it) is read again from
+// 0. The kept file is trusted only when it and its folder are the user's
+// and not writable by others, and its name is keyed by the binary (a new
+// build reads records as it does), the zone (a zone-less time is read in
+// it) and the records' path.
+
+const keepMagic = "swstamp1"
+
+// keepHeader opens a kept file; its entries follow, Bytes of them.
+type keepHeader struct {
+	Magic    [8]byte
+	Dev, Ino uint64
+	End      int64    // the whole lines kept: [0, End)
+	Tail     [32]byte // sha256 of the (up to) 4 KB before End
+	Long     int64    // the lines too long in [0, End)
+	N, Bytes int64    // entries, and their bytes
+	Sum      uint32   // crc32c of the entries
+}
+
+var keepHeaderLen = int64(binary.Size(keepHeader{}))
+
+// keeper is one Build's way to the kept stamps.
+type keeper struct {
+	dir string
+	key string // the binary and the zone
+}
+
+// newKeeper is nil (nothing kept) when dir is "", or it is not the
+// user's, or others may write it.
+func newKeeper(dir string, loc *time.Location, now time.Time) *keeper {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil || !ownedByUser(dir) {
+		return nil
+	}
+	prune(dir, now)
+	return &keeper{dir: dir, key: binaryID() + "\x00" + loc.String() + "\x00" + now.In(loc).Format("MST -0700") + "\x00" + os.Getenv("TZ")}
+}
+
+// keptFor is how long kept stamps no digest used stay: a root reported on
+// again after that is read whole once more.
+const keptFor = 14 * 24 * time.Hour
+
+// prune removes the kept stamps no digest used for keptFor (roots gone,
+// binaries replaced), and temporary files a digest cut short left.
+func prune(dir string, now time.Time) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		tmp := strings.HasPrefix(e.Name(), ".stamps-")
+		if age := now.Sub(fi.ModTime()); tmp && age > time.Hour || strings.HasSuffix(e.Name(), ".stamps") && age > keptFor {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// binaryID names the running binary by its path, size and time.
+var binaryID = sync.OnceValue(func() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return exe
+	}
+	return exe + "\x00" + strconv.FormatInt(fi.Size(), 10) + "\x00" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+})
+
+// ownedByUser: path is the user's, and neither group nor others may write it.
+func ownedByUser(path string) bool {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Uid == uint32(os.Getuid()) && fi.Mode().Perm()&0o022 == 0 && fi.Mode().Type()&os.ModeSymlink == 0
+}
+
+func (k *keeper) file(records string) string {
+	abs, err := filepath.Abs(records)
+	if err != nil {
+		abs = records
+	}
+	h := sha256.Sum256([]byte(k.key + "\x00" + abs))
+	return filepath.Join(k.dir, hex.EncodeToString(h[:20])+".stamps")
+}
+
+// kept is one records file's kept stamps as they are being used.
+type kept struct {
+	k       *keeper
+	path    string // the kept file
+	records string
+	hdr     keepHeader // what was kept (zero: nothing)
+	enc     stampCodec
+	f       *os.File // the kept file, held from open to close: a rename over it changes nothing here
+	add     []byte   // entries read since, encoded
+	n       int64
+	off     bool // stop keeping: an entry that does not encode
+}
+
+// open finds records' kept stamps, if they still hold for the file.
+func (k *keeper) open(records string) *kept {
+	if k == nil {
+		return nil
+	}
+	kp := &kept{k: k, path: k.file(records), records: records}
+	f, err := os.Open(kp.path)
+	if err != nil {
+		return kp
+	}
+	var h keepHeader
+	if !ownedByUser(kp.path) || binary.Read(f, binary.BigEndian, &h) != nil || string(h.Magic[:]) != keepMagic || !stillHolds(records, h) {
+		f.Close()
+		return kp
+	}
+	kp.hdr, kp.f = h, f
+	return kp
+}
+
+// close lets the kept file go.
+func (kp *kept) close() {
+	if kp != nil && kp.f != nil {
+		kp.f.Close()
+		kp.f = nil
+	}
+}
+
+// stillHolds: the records file is the one h kept, grown at most.
+func stillHolds(records string, h keepHeader) bool {
+	f, err := os.Open(records)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && uint64(st.Dev) == h.Dev && st.Ino == h.Ino && fi.Size() >= h.End && tailHash(f, h.End) == h.Tail
+}
+
+func tailHash(f *os.File, end int64) [32]byte {
+	n := min(end, 4096)
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, end-n); err != nil && !errors.Is(err, io.EOF) {
+		return [32]byte{}
+	}
+	return sha256.Sum256(b)
+}
+
+// replay gives fn the kept stamps in order, once they are checked whole
+// (their sum and their decoding): the end they reach, and the long lines
+// before it. Nothing kept, or a kept file that does not check: 0, 0, and
+// fn was not called. An error is a read that failed the second time.
+func (kp *kept) replay(fn func(lineStamp)) (end int64, long int, err error) {
+	if kp == nil || kp.f == nil {
+		return 0, 0, nil
+	}
+	if kp.each(nil) != nil {
+		kp.hdr, kp.enc = keepHeader{}, stampCodec{}
+		kp.close()
+		return 0, 0, nil
+	}
+	kp.enc = stampCodec{}
+	if err := kp.each(fn); err != nil {
+		return 0, 0, fmt.Errorf("digest: the stamps kept of %s: %w", filepath.Base(kp.records), err)
+	}
+	return kp.hdr.End, int(kp.hdr.Long), nil
+}
+
+// each decodes the kept entries, to fn when it is not nil.
+func (kp *kept) each(fn func(lineStamp)) error {
+	crc := crc32.New(castagnoli)
+	r := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(kp.f, keepHeaderLen, kp.hdr.Bytes), crc), 1<<20)
+	for i := int64(0); i < kp.hdr.N; i++ {
+		ls, err := kp.enc.decode(r)
+		if err != nil {
+			return err
+		}
+		if fn != nil {
+			fn(ls)
+		}
+	}
+	if _, err := r.ReadByte(); err != io.EOF || crc.Sum32() != kp.hdr.Sum {
+		return errors.New("digest: kept stamps do not check")
+	}
+	return nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// note keeps a whole line's stamp read from the file.
+func (kp *kept) note(ls lineStamp) {
+	if kp == nil || kp.off {
+		return
+	}
+	var ok bool
+	if kp.add, ok = kp.enc.encode(kp.add, ls); !ok {
+		kp.off = true
+		return
+	}
+	kp.n++
+}
+
+// save writes the kept stamps up to end (the whole lines read), with the
+// long lines among them: the old entries, then the new, to a temporary
+// file renamed over the old one. Nothing new: nothing written.
+func (kp *kept) save(end int64, long int) {
+	if kp == nil || kp.off || end <= kp.hdr.End && kp.n == 0 {
+		return
+	}
+	rf, err := os.Open(kp.records)
+	if err != nil {
+		return
+	}
+	defer rf.Close()
+	fi, err := rf.Stat()
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if err != nil || !ok {
+		return
+	}
+	h := keepHeader{Dev: uint64(st.Dev), Ino: st.Ino, End: end, Tail: tailHash(rf, end), Long: kp.hdr.Long + int64(long),
+		N: kp.hdr.N + kp.n, Bytes: kp.hdr.Bytes + int64(len(kp.add))}
+	copy(h.Magic[:], keepMagic)
+	tmp, err := os.CreateTemp(kp.k.dir, ".stamps-*")
+	if err != nil {
+		return
+	}
+	defer os.Remove(tmp.Name()) // gone once renamed
+	crc := crc32.New(castagnoli)
+	w := bufio.NewWriterSize(io.MultiWriter(tmp, crc), 1<<20)
+	if _, err := tmp.Seek(keepHeaderLen, io.SeekStart); err != nil {
+		tmp.Close()
+		return
+	}
+	if kp.hdr.N > 0 && !kp.copyOld(w) {
+		tmp.Close()
+		return
+	}
+	w.Write(kp.add)
+	if w.Flush() != nil {
+		tmp.Close()
+		return
+	}
+	h.Sum = crc.Sum32()
+	if flushHeader(tmp, h) != nil {
+		tmp.Close()
+		return
+	}
+	if tmp.Close() == nil {
+		os.Rename(tmp.Name(), kp.path)
+	}
+}
+
+// copyOld copies the old entries: the kept file's, checked by replay.
+func (kp *kept) copyOld(w io.Writer) bool {
+	if kp.f == nil {
+		return false
+	}
+	n, err := io.Copy(w, io.NewSectionReader(kp.f, keepHeaderLen, kp.hdr.Bytes))
+	return err == nil && n == kp.hdr.Bytes
+}
+
+func flushHeader(f *os.File, h keepHeader) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	return binary.Write(f, binary.BigEndian, h)
+}
