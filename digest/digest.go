@@ -40,10 +40,11 @@ type Options struct {
 	// it cannot tell). Nil: not asked, as for a digest of another time;
 	// `synthwatch digest` passes ProcAlive.
 	Alive func(pid int) (alive, known bool)
-	// Writers are the processes that have a file open for writing (known
-	// false: it cannot tell), for the old script's run, which writes no
-	// worker.json. Nil: not asked; `synthwatch digest` passes ProcWriters.
-	Writers func(path string) (pids []int, known bool)
+	// Writers are the processes that have each of paths open for writing
+	// (known false: it cannot tell), for the old script's run, which
+	// writes no worker.json. Nil: not asked; `synthwatch digest` passes
+	// ProcWriters.
+	Writers func(paths ...string) (pids map[string][]int, known bool)
 	// Frozen says whether process pid is stopped (SIGSTOP, Ctrl-Z): alive,
 	// and writing nothing. Nil: not asked; `synthwatch digest` passes
 	// ProcFrozen.
@@ -339,18 +340,22 @@ func Build(o Options) (*Summary, error) {
 
 // digester holds the state of one Build.
 type digester struct {
-	o       Options
-	keep    *keeper // the stamps kept of the records (nil: none)
-	s       *Summary
-	start   time.Time
-	inc     *incidents
-	runs    map[string]*Run
-	worker  *parse.WorkerState
-	specs   map[string]parse.CategorySpec // pipeline.toml's categories (nil: none)
-	capture parse.Capture                 // pipeline.toml's [capture]
-	cost    parse.CostRate                // pipeline.toml's [cost]
-	tallies map[string]*parse.Tallies     // each category's runs' tallies (runs.jsonl; spend.go)
-	gate    parse.GateRules               // pipeline.toml's [gate]
+	o    Options
+	keep *keeper // the stamps kept of the records (nil: none)
+	// writers are the processes writing the worker log and the records,
+	// by path, once asked (writersOf)
+	writers                    map[string][]int
+	writersAsked, writersKnown bool
+	s                          *Summary
+	start                      time.Time
+	inc                        *incidents
+	runs                       map[string]*Run
+	worker                     *parse.WorkerState
+	specs                      map[string]parse.CategorySpec // pipeline.toml's categories (nil: none)
+	capture                    parse.Capture                 // pipeline.toml's [capture]
+	cost                       parse.CostRate                // pipeline.toml's [cost]
+	tallies                    map[string]*parse.Tallies     // each category's runs' tallies (runs.jsonl; spend.go)
+	gate                       parse.GateRules               // pipeline.toml's [gate]
 	// logTarget is each category's "NAME: N prompts" in the worker log
 	logTarget map[string]int
 	launches  []parse.ServerLaunch // the server log's start lines (eras.go)

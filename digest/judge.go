@@ -61,14 +61,30 @@ func (d *digester) jsonAlive(ws *parse.WorkerState) bool {
 // logWriter is the first process the host says writes the worker log;
 // ok is false when there is none, or the host cannot tell.
 func (d *digester) logWriter() (pid int, ok bool) {
-	if d.o.Writers == nil {
-		return 0, false
-	}
-	pids, known := d.o.Writers(filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath)))
-	if !known || len(pids) == 0 {
+	w, _ := d.writersOf()
+	pids := w[filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath))]
+	if len(pids) == 0 {
 		return 0, false
 	}
 	return pids[0], true
+}
+
+// writersOf are the processes writing the worker log and each category's
+// records, asked of the host once; known is false when it was not asked
+// or cannot tell.
+func (d *digester) writersOf() (pids map[string][]int, known bool) {
+	if d.o.Writers == nil {
+		return nil, false
+	}
+	if !d.writersAsked {
+		paths := []string{filepath.Join(d.o.Root, filepath.FromSlash(parse.WorkerLogPath))}
+		for _, c := range d.s.Categories {
+			paths = append(paths, filepath.Join(d.o.Root, parse.PreparedDir, c.Name, parse.RawFile))
+		}
+		d.writers, d.writersKnown = d.o.Writers(paths...)
+		d.writersAsked = true
+	}
+	return d.writers, d.writersKnown
 }
 
 // ProcFrozen reads /proc/PID/stat: the process is stopped (T) or traced
@@ -119,11 +135,9 @@ func ProcStarted(pid int) time.Time {
 // rawWriter is a process that has a category's raw_responses.jsonl open
 // for writing, and that category (0: none, or the host cannot tell).
 func (d *digester) rawWriter() (pid int, cat string) {
-	if d.o.Writers == nil {
-		return 0, ""
-	}
+	w, _ := d.writersOf()
 	for _, c := range d.s.Categories {
-		if pids, known := d.o.Writers(filepath.Join(d.o.Root, parse.PreparedDir, c.Name, parse.RawFile)); known && len(pids) > 0 {
+		if pids := w[filepath.Join(d.o.Root, parse.PreparedDir, c.Name, parse.RawFile)]; len(pids) > 0 {
 			return pids[0], c.Name
 		}
 	}

@@ -64,7 +64,7 @@ func holder(t *testing.T, path string) int {
 	t.Cleanup(func() { syscall.Kill(-c.Process.Pid, syscall.SIGKILL); <-done })
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if pids, _ := digest.ProcWriters(path); len(pids) > 0 || time.Now().After(deadline) {
+		if pids, _ := digest.ProcWriters(path); len(pids[path]) > 0 || time.Now().After(deadline) {
 			return c.Process.Pid
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
@@ -126,6 +125,7 @@ type kept struct {
 	hdr     keepHeader // what was kept (zero: nothing)
 	enc     stampCodec
 	f       *os.File // the kept file, held from open to close: a rename over it changes nothing here
+	data    []byte   // its entries, once replayed
 	add     []byte   // entries read since, encoded
 	n       int64
 	off     bool // stop keeping: an entry that does not encode
@@ -182,32 +182,43 @@ func tailHash(f *os.File, end int64) [32]byte {
 	return sha256.Sum256(b)
 }
 
+// maxKeptBytes bounds the kept entries read into memory (about 8 bytes a
+// record: some 30 GB of records); more are not replayed.
+const maxKeptBytes = 256 << 20
+
 // replay gives fn the kept stamps in order, once they are checked whole
-// (their sum and their decoding): the end they reach, and the long lines
-// before it. Nothing kept, or a kept file that does not check: 0, 0, and
-// fn was not called. An error is a read that failed the second time.
-func (kp *kept) replay(fn func(lineStamp)) (end int64, long int, err error) {
+// (their sum, then every entry decoded): the end they reach, and the long
+// lines before it. Nothing kept, or a kept file that does not check: 0, 0,
+// and fn was not called.
+func (kp *kept) replay(fn func(lineStamp)) (end int64, long int) {
 	if kp == nil || kp.f == nil {
-		return 0, 0, nil
+		return 0, 0
 	}
-	if kp.each(nil) != nil {
-		kp.hdr, kp.enc = keepHeader{}, stampCodec{}
+	if !kp.load() || kp.each(nil) != nil {
+		kp.hdr, kp.enc, kp.data = keepHeader{}, stampCodec{}, nil
 		kp.close()
-		return 0, 0, nil
+		return 0, 0
 	}
 	kp.enc = stampCodec{}
-	if err := kp.each(fn); err != nil {
-		return 0, 0, fmt.Errorf("digest: the stamps kept of %s: %w", filepath.Base(kp.records), err)
+	kp.each(fn) // decoded whole just now: it cannot fail
+	return kp.hdr.End, int(kp.hdr.Long)
+}
+
+// load reads the kept entries and checks their sum.
+func (kp *kept) load() bool {
+	if kp.hdr.Bytes < 0 || kp.hdr.Bytes > maxKeptBytes {
+		return false
 	}
-	return kp.hdr.End, int(kp.hdr.Long), nil
+	kp.data = make([]byte, kp.hdr.Bytes)
+	n, err := kp.f.ReadAt(kp.data, keepHeaderLen)
+	return int64(n) == kp.hdr.Bytes && (err == nil || errors.Is(err, io.EOF)) && crc32.Checksum(kp.data, castagnoli) == kp.hdr.Sum
 }
 
 // each decodes the kept entries, to fn when it is not nil.
 func (kp *kept) each(fn func(lineStamp)) error {
-	crc := crc32.New(castagnoli)
-	r := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(kp.f, keepHeaderLen, kp.hdr.Bytes), crc), 1<<20)
+	r := keptReader{b: kp.data}
 	for i := int64(0); i < kp.hdr.N; i++ {
-		ls, err := kp.enc.decode(r)
+		ls, err := kp.enc.decode(&r)
 		if err != nil {
 			return err
 		}
@@ -215,8 +226,8 @@ func (kp *kept) each(fn func(lineStamp)) error {
 			fn(ls)
 		}
 	}
-	if _, err := r.ReadByte(); err != io.EOF || crc.Sum32() != kp.hdr.Sum {
-		return errors.New("digest: kept stamps do not check")
+	if r.i != len(r.b) {
+		return errKeptCorrupt
 	}
 	return nil
 }
@@ -267,10 +278,7 @@ func (kp *kept) save(end int64, long int) {
 		tmp.Close()
 		return
 	}
-	if kp.hdr.N > 0 && !kp.copyOld(w) {
-		tmp.Close()
-		return
-	}
+	w.Write(kp.data) // the old entries, checked by replay
 	w.Write(kp.add)
 	if w.Flush() != nil {
 		tmp.Close()
@@ -284,15 +292,6 @@ func (kp *kept) save(end int64, long int) {
 	if tmp.Close() == nil {
 		os.Rename(tmp.Name(), kp.path)
 	}
-}
-
-// copyOld copies the old entries: the kept file's, checked by replay.
-func (kp *kept) copyOld(w io.Writer) bool {
-	if kp.f == nil {
-		return false
-	}
-	n, err := io.Copy(w, io.NewSectionReader(kp.f, keepHeaderLen, kp.hdr.Bytes))
-	return err == nil && n == kp.hdr.Bytes
 }
 
 func flushHeader(f *os.File, h keepHeader) error {

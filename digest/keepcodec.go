@@ -1,10 +1,8 @@
 package digest
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
-	"io"
 	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
@@ -125,9 +123,9 @@ func (c *stampCodec) appendString(b []byte, s string) ([]byte, bool) {
 
 // decode reads one kept stamp; the strings it meets are known for the
 // encodes that follow.
-func (c *stampCodec) decode(r *bufio.Reader) (lineStamp, error) {
+func (c *stampCodec) decode(r *keptReader) (lineStamp, error) {
 	ls := lineStamp{complete: true}
-	fl, err := binary.ReadUvarint(r)
+	fl, err := r.uvarint()
 	switch {
 	case err != nil:
 		return ls, err
@@ -145,17 +143,17 @@ func (c *stampCodec) decode(r *bufio.Reader) (lineStamp, error) {
 	st.Gate = parse.GateFacts{Empty: fl&kGateEmpty != 0, Reasoned: fl&kGateReasoned != 0, Stray: fl&kGateStray != 0}
 	st.Outcome.Empty, st.Outcome.Answer = fl&kEmpty != 0, fl&kAnswer != 0
 	if st.HasFinished {
-		sec, err := binary.ReadVarint(r)
+		sec, err := r.varint()
 		if err != nil {
 			return ls, err
 		}
-		ns, err := binary.ReadUvarint(r)
+		ns, err := r.uvarint()
 		if err != nil || ns >= 1e9 {
 			return ls, errKeptCorrupt
 		}
 		st.Finished = time.Unix(sec, int64(ns))
 	}
-	tf, err := binary.ReadUvarint(r)
+	tf, err := r.uvarint()
 	if err != nil {
 		return ls, err
 	}
@@ -166,10 +164,10 @@ func (c *stampCodec) decode(r *bufio.Reader) (lineStamp, error) {
 	if st.Run, err = c.readString(r); err != nil {
 		return ls, err
 	}
-	if st.CompletionTokens, err = binary.ReadVarint(r); err != nil {
+	if st.CompletionTokens, err = r.varint(); err != nil {
 		return ls, err
 	}
-	if st.PromptTokens, err = binary.ReadVarint(r); err != nil {
+	if st.PromptTokens, err = r.varint(); err != nil {
 		return ls, err
 	}
 	st.Outcome.Finish, err = c.readString(r)
@@ -179,8 +177,8 @@ func (c *stampCodec) decode(r *bufio.Reader) (lineStamp, error) {
 // errKeptBad stands for the error of a line that is no record.
 var errKeptBad = errors.New("not a record (kept)")
 
-func (c *stampCodec) readString(r *bufio.Reader) (string, error) {
-	i, err := binary.ReadUvarint(r)
+func (c *stampCodec) readString(r *keptReader) (string, error) {
+	i, err := r.uvarint()
 	switch {
 	case err != nil:
 		return "", err
@@ -189,12 +187,12 @@ func (c *stampCodec) readString(r *bufio.Reader) (string, error) {
 	case i > uint64(len(c.strs)) || len(c.strs) >= maxKeptStrings:
 		return "", errKeptCorrupt
 	}
-	n, err := binary.ReadUvarint(r)
+	n, err := r.uvarint()
 	if err != nil || n > maxKeptString {
 		return "", errKeptCorrupt
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
+	b, err := r.bytes(n)
+	if err != nil {
 		return "", err
 	}
 	s := string(b)
@@ -204,4 +202,37 @@ func (c *stampCodec) readString(r *bufio.Reader) (string, error) {
 	c.idx[s] = i
 	c.strs = append(c.strs, s)
 	return s, nil
+}
+
+// keptReader reads kept entries from memory.
+type keptReader struct {
+	b []byte
+	i int
+}
+
+func (r *keptReader) uvarint() (uint64, error) {
+	v, n := binary.Uvarint(r.b[r.i:])
+	if n <= 0 {
+		return 0, errKeptCorrupt
+	}
+	r.i += n
+	return v, nil
+}
+
+func (r *keptReader) varint() (int64, error) {
+	v, n := binary.Varint(r.b[r.i:])
+	if n <= 0 {
+		return 0, errKeptCorrupt
+	}
+	r.i += n
+	return v, nil
+}
+
+func (r *keptReader) bytes(n uint64) ([]byte, error) {
+	if n > uint64(len(r.b)-r.i) {
+		return nil, errKeptCorrupt
+	}
+	b := r.b[r.i : r.i+int(n)]
+	r.i += int(n)
+	return b, nil
 }

@@ -74,10 +74,7 @@ func newBatch() *stampBatch {
 // file read from where they end; what it read is kept in turn.
 func eachStamp(path string, loc *time.Location, kp *kept, fn func(lineStamp)) (read, replayed int64, long int, err error) {
 	defer kp.close()
-	from, keptLong, err := kp.replay(fn)
-	if err != nil {
-		return 0, 0, 0, err
-	}
+	from, keptLong := kp.replay(fn)
 	tokens := make(chan struct{}, inFlight)
 	batches := make(chan *stampBatch, inFlight)
 	take := func(b *stampBatch) {
