@@ -74,10 +74,14 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 		if !t.attached {
 			t.firstAttach(rd, up)
 		}
+		fill := t.fillDue() // asked by this poll's batch (Batch.fillOp)
 		off, n, checkHead := t.plan(st.fi, st.err, up)
 		if t.digested != nil && up.Event == TailAttached {
 			sp := parse.NewSplitter(t.MaxLine)
 			sp.Feed(t.digested, func(l []byte, truncated bool) { hist = append(hist, Line{Text: string(l), Truncated: truncated}) })
+			if up.OlderDue {
+				up.Held = len(hist)
+			}
 		}
 		t.digested = nil
 		if up.Event == TailMissing || up.Event == TailTruncated {
@@ -86,6 +90,10 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 		if n == 0 {
 			up.Lines = hist
 			t.ahead.update(0, 0)
+			if fill != nil && t.fill == fill {
+				wg.Add(1)
+				go func(t *Tail, up *TailUpdate) { defer wg.Done(); t.older(ctx, rd, fill, up) }(t, up)
+			}
 			continue
 		}
 		a := tailAhead[i]
@@ -129,6 +137,9 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 			}
 			if up.Event == TailReplaced {
 				rd.forget()
+			}
+			if fill != nil && t.fill == fill {
+				t.older(ctx, rd, fill, up)
 			}
 			if up.Event == TailAttached {
 				t.ahead.update(0, 0) // the start, not growth
