@@ -104,6 +104,14 @@ func (b *Batch) fillOp(t *Tail) {
 	b.args = append(b.args, "tail", t.Path, from, n)
 }
 
+// olderIf reads f when this poll asked it and it still stands: the
+// file read is the one its first read was of (the poll's stat answered).
+func (t *Tail) olderIf(ctx context.Context, rd fileReads, f *backfill, up *TailUpdate) {
+	if f != nil && t.fill == f && up.Err == nil {
+		t.older(ctx, rd, f, up)
+	}
+}
+
 // older reads f, the backfill this poll's batch asked, into up.Older: the
 // digest the answer holds, then the lines of the bytes before the first
 // read's start, the line that read started in whole.

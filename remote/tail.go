@@ -124,20 +124,7 @@ func (t *Tail) plan(fi FileInfo, statErr error, up *TailUpdate) (off int64, n in
 	}
 	up.Size, up.ModTime = fi.Size, fi.ModTime
 	if !t.attached {
-		t.attached, up.Event = true, TailAttached
-		// start one byte early: if that byte is a newline, the first line is whole
-		back := t.StartBack + t.History
-		if t.digested != nil {
-			back = t.screen() // the history came digested
-		}
-		t.off = max(0, fi.Size-back-1)
-		t.skipFirst = t.off > 0
-		t.head = nil
-		t.fill = nil
-		if from := max(0, fi.Size-t.StartBack-1); t.digested != nil && back < t.StartBack && from < t.off {
-			t.fill = &backfill{from: from, to: t.off}
-			up.OlderDue = true
-		}
+		t.attach(fi.Size, up)
 	}
 	if fi.Size < t.off {
 		up.Event = TailTruncated
@@ -153,6 +140,23 @@ func (t *Tail) plan(fi FileInfo, statErr error, up *TailUpdate) (off int64, n in
 	}
 	n = min(fi.Size-t.off, t.MaxPerPoll)
 	return t.off, n, t.off > 0 || len(t.head) > 0
+}
+
+// attach starts t near the end of a file of size bytes.
+func (t *Tail) attach(size int64, up *TailUpdate) {
+	t.attached, up.Event = true, TailAttached
+	// start one byte early: if that byte is a newline, the first line is whole
+	back := t.StartBack + t.History
+	if t.digested != nil {
+		back = t.screen() // the history came digested
+	}
+	t.off = max(0, size-back-1)
+	t.skipFirst = t.off > 0
+	t.head, t.fill = nil, nil
+	if from := max(0, size-t.StartBack-1); t.digested != nil && back < t.StartBack && from < t.off {
+		t.fill = &backfill{from: from, to: t.off}
+		up.OlderDue = true
+	}
 }
 
 // jump moves t to off, past bytes it will never read: the partial line it
