@@ -61,12 +61,15 @@ func (b *Batch) Glob(pattern, dir, name string) *GlobAsk {
 // head that tells a replaced file from a grown one; the answer is the
 // handle's, read by the Poller (PollAsks).
 func (b *Batch) Tail(t *Tail) *TailAsk {
-	b.ops = append(b.ops, len(b.args))
 	x := &TailAsk{path: t.Path}
 	b.PollAsks().tails[t] = x
+	b.fillOp(t) // before the tail's own: its stat, the last, is the one read
+	b.ops = append(b.ops, len(b.args))
 	if b.Digests && !t.attached && t.Digest != "" && t.History > 0 {
-		b.args = append(b.args, "taild", t.Path, "-"+strconv.FormatInt(t.StartBack+1, 10), strconv.FormatInt(t.MaxPerPoll, 10),
-			strconv.FormatInt(t.History, 10), t.Digest)
+		// the history's digest reaches up to the bytes sent as they are
+		back := t.screen()
+		b.args = append(b.args, "taild", t.Path, "-"+strconv.FormatInt(back+1, 10), strconv.FormatInt(t.MaxPerPoll, 10),
+			strconv.FormatInt(t.History+t.StartBack-back, 10), t.Digest)
 		return x
 	}
 	b.args = append(b.args, "tail", t.Path, t.batchOff(), strconv.FormatInt(t.MaxPerPoll, 10))

@@ -28,6 +28,22 @@ type PollResult struct {
 	Counts []CountUpdate
 }
 
+// history is the lines of a first attach's digest (none otherwise); when
+// the pane's older lines come later, up holds them for the fold only.
+func (t *Tail) history(up *TailUpdate) []Line {
+	d := t.digested
+	t.digested = nil
+	if d == nil || up.Event != TailAttached {
+		return nil
+	}
+	var hist []Line
+	parse.NewSplitter(t.MaxLine).Feed(d, func(l []byte, truncated bool) { hist = append(hist, Line{Text: string(l), Truncated: truncated}) })
+	if up.OlderDue {
+		up.Held = len(hist)
+	}
+	return hist
+}
+
 // firstAttach takes what a reader holds of a first attach's history: its
 // digest (the agent's), and a server log's start lines before it (the
 // agent's E record, or a local file's scan).
@@ -70,22 +86,22 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 		up := &res.Tails[i]
 		up.Path = t.Path
 		st := paths[t.Path]
-		var hist []Line // a first attach's history, digested on the host
 		if !t.attached {
 			t.firstAttach(rd, up)
 		}
+		fill := t.fillDue() // asked by this poll's batch (Batch.fillOp)
 		off, n, checkHead := t.plan(st.fi, st.err, up)
-		if t.digested != nil && up.Event == TailAttached {
-			sp := parse.NewSplitter(t.MaxLine)
-			sp.Feed(t.digested, func(l []byte, truncated bool) { hist = append(hist, Line{Text: string(l), Truncated: truncated}) })
-		}
-		t.digested = nil
+		hist := t.history(up) // a first attach's history, digested on the host
 		if up.Event == TailMissing || up.Event == TailTruncated {
 			rd.forget()
 		}
 		if n == 0 {
 			up.Lines = hist
 			t.ahead.update(0, 0)
+			if fill != nil { // its read, beside the others
+				wg.Add(1)
+				go func(t *Tail, up *TailUpdate) { defer wg.Done(); t.olderIf(ctx, rd, fill, up) }(t, up)
+			}
 			continue
 		}
 		a := tailAhead[i]
@@ -130,6 +146,7 @@ func (p *Poller) Poll(ctx context.Context, h Host) PollResult {
 			if up.Event == TailReplaced {
 				rd.forget()
 			}
+			t.olderIf(ctx, rd, fill, up)
 			if up.Event == TailAttached {
 				t.ahead.update(0, 0) // the start, not growth
 			} else {

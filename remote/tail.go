@@ -51,8 +51,14 @@ type Tail struct {
 	// as they are; any other reader reads StartBack+History as they are.
 	Digest  string
 	History int64
+	// FirstBack (under StartBack): on such a first attach, only the last
+	// FirstBack bytes come as they are (the history's digest reaching up
+	// to them), and the rest of StartBack a poll after, as a backfill
+	// (TailUpdate.Older): a pane's first screen costs its screen's bytes.
+	FirstBack int64
 
 	digested  []byte // this attach's digest, when one answered (Poller)
+	fill      *backfill
 	off       int64
 	head      []byte // the file's first bytes, to notice a replacement
 	attached  bool
@@ -84,6 +90,16 @@ type TailUpdate struct {
 	// Starts: on a first attach through the agent, a server log's start
 	// lines before the history read (remote/starts.go)
 	Starts []string
+	// OlderDue: this attach's first read sent only FirstBack bytes as
+	// they are; its first Held lines are the digest of all before them
+	// (to fold, not to show). A later poll brings, in Older, what a plain
+	// attach would have shown before them (the digest of the history up
+	// to StartBack, then those bytes' lines); OlderDone says it came, or
+	// never will (the file was truncated or replaced).
+	OlderDue  bool
+	Held      int
+	Older     []Line
+	OlderDone bool
 }
 
 // plan decides what to read given the file's stat; it returns the range to
@@ -100,6 +116,7 @@ func (t *Tail) plan(fi FileInfo, statErr error, up *TailUpdate) (off int64, n in
 			}
 			t.attached, t.off, t.head = false, 0, nil
 			t.split.Reset()
+			t.dropFill(up)
 			return 0, 0, false
 		}
 		up.Err = statErr
@@ -107,20 +124,13 @@ func (t *Tail) plan(fi FileInfo, statErr error, up *TailUpdate) (off int64, n in
 	}
 	up.Size, up.ModTime = fi.Size, fi.ModTime
 	if !t.attached {
-		t.attached, up.Event = true, TailAttached
-		// start one byte early: if that byte is a newline, the first line is whole
-		back := t.StartBack + t.History
-		if t.digested != nil {
-			back = t.StartBack // the history came digested
-		}
-		t.off = max(0, fi.Size-back-1)
-		t.skipFirst = t.off > 0
-		t.head = nil
+		t.attach(fi.Size, up)
 	}
 	if fi.Size < t.off {
 		up.Event = TailTruncated
 		t.off, t.head, t.skipFirst = 0, nil, false
 		t.split.Reset()
+		t.dropFill(up)
 	}
 	if fi.Size == t.off {
 		return 0, 0, false
@@ -132,6 +142,23 @@ func (t *Tail) plan(fi FileInfo, statErr error, up *TailUpdate) (off int64, n in
 	return t.off, n, t.off > 0 || len(t.head) > 0
 }
 
+// attach starts t near the end of a file of size bytes.
+func (t *Tail) attach(size int64, up *TailUpdate) {
+	t.attached, up.Event = true, TailAttached
+	// start one byte early: if that byte is a newline, the first line is whole
+	back := t.StartBack + t.History
+	if t.digested != nil {
+		back = t.screen() // the history came digested
+	}
+	t.off = max(0, size-back-1)
+	t.skipFirst = t.off > 0
+	t.head, t.fill = nil, nil
+	if from := max(0, size-t.StartBack-1); t.digested != nil && back < t.StartBack && from < t.off {
+		t.fill = &backfill{from: from, to: t.off}
+		up.OlderDue = true
+	}
+}
+
 // jump moves t to off, past bytes it will never read: the partial line it
 // carried and the one off falls in are dropped with them. Only a file
 // whose head is known jumps, so a replacement is still noticed.
@@ -139,6 +166,11 @@ func (t *Tail) jump(off int64, up *TailUpdate) {
 	up.Skipped = off - t.off + int64(t.split.Pending())
 	t.off, t.skipFirst = off, true
 	t.split.Reset()
+	if t.fill != nil && !t.fill.cutDone {
+		// the line the first read started in goes with the burst: the
+		// backfill's last bytes are a partial line, never shown
+		t.fill.cut, t.fill.cutDone = nil, true
+	}
 }
 
 // apply folds the bytes read into lines. head is the file's first bytes
@@ -151,6 +183,7 @@ func (t *Tail) apply(data, head []byte, size int64, up *TailUpdate) {
 			up.Event = TailReplaced
 			t.off, t.head, t.skipFirst = 0, nil, false
 			t.split.Reset()
+			t.dropFill(up)
 			return // read again from 0 at the next poll
 		}
 		if len(h) > len(t.head) {
@@ -164,6 +197,7 @@ func (t *Tail) apply(data, head []byte, size int64, up *TailUpdate) {
 	up.Behind = size - t.off
 	if t.skipFirst {
 		i := bytes.IndexByte(data, '\n')
+		t.fill.addCut(data, i, t.maxLine())
 		if i < 0 {
 			return
 		}

@@ -76,13 +76,19 @@ func (k *Set) newCat(name string) *catState {
 		rates:   display.NewSamples(k.history)}
 	c.runs.StartBack = 16 << 20
 	c.raw.OnRead = c.tok.onRead // tokens from the bytes the count reads anyway
-	if k.agentCounts && k.onePoll {
-		// a one-shot status through the agent counts on the host: a first
-		// attach's small files (a category's whole prompts.jsonl) do not
-		// cross the link to be counted, and its cold sum (coldSumArgv)
-		// answers their tokens in the same request. A dashboard's first
-		// screen reads them, as a file-by-file poll does (its tokens at once)
-		for _, n := range []*remote.Counter{c.raw, c.errs, c.prompts} {
+	if k.agentCounts {
+		// through the agent a first attach counts on the host: its small
+		// files (a category's whole prompts.jsonl, 60 KB of a thousand
+		// prompts) do not cross the link to be counted. A one-shot
+		// status's records too, their tokens answered by its cold sum
+		// (coldSumArgv) in the same request; a dashboard's first screen
+		// reads a small records file, as a file-by-file poll does (its
+		// tokens at once)
+		counted := []*remote.Counter{c.errs, c.prompts}
+		if k.onePoll {
+			counted = append(counted, c.raw)
+		}
+		for _, n := range counted {
 			n.RemoteAbove = AgentRemoteAbove
 		}
 	}

@@ -44,6 +44,7 @@ type srvWatch struct {
 	detectAt int                  // the poll /workers was last asked, to find a router nobody configured
 	rt       *routerWatch
 	launches []parse.ServerLaunch // its log's start lines, for the eras (pipeline/counts/eras.go)
+	pane     display.Pane         // where its log's older lines go in the shared ring when they come
 }
 
 // newSrvWatch makes a server's state; its log relative to root.
@@ -62,6 +63,9 @@ func newSrvWatch(sp Spec, root string, pane int64) *srvWatch {
 		back := s.tail.StartBack
 		s.tail.StartBack, s.tail.Digest = pane, parse.DigestServer
 		s.tail.History = back - s.tail.StartBack
+		if pane > display.FirstScreen { // a dashboard's: a screen first, the rest a poll after
+			s.tail.FirstBack = display.FirstScreen
+		}
 	}
 	if sp.Router {
 		s.becomeRouter()
@@ -421,7 +425,7 @@ func (sv *Set) foldServerLines(s *srvWatch, res remote.PollResult, now time.Time
 	}
 	emit := func(ev parse.ServerEvent) { sv.foldServerEvent(s, ev, now) }
 	sv.foldStarts(s, sl.Starts, now)
-	display.AddTail(sv.lines, sl, tag)
+	s.pane.Add(sv.lines, sl, tag)
 	for _, l := range sl.Lines {
 		if s.role == snapshot.RoleRouter {
 			if rl, ok := parse.ParseRouterLine(l.Text); ok {

@@ -20,6 +20,7 @@ import (
 type Log struct {
 	tail           *remote.Tail   // the worker log
 	worker, server *snapshot.Ring // sanitised lines for display (Watcher.WorkerLog, Watcher.ServerLog)
+	pane           display.Pane   // where the worker log's older lines go when they come
 	says           Says
 	fails          parse.FailureTally
 }
@@ -35,9 +36,13 @@ func New(path string, lines int, onePoll bool) *Log {
 	// A one-shot status shows no pane: all but its last 512 bytes go
 	// digested (its last kilobytes are a run of progress lines, of which
 	// every fold keeps the last: 4 KB as they are cost 0.8 KB deflated).
+	// The dashboard's first read sends only a screen of the pane's lines
+	// as they are; the rest of its 64 KB come with the next poll.
 	pane := int64(64 << 10)
 	if onePoll {
 		pane = 512
+	} else {
+		l.tail.FirstBack = display.FirstScreen
 	}
 	l.tail.StartBack, l.tail.History, l.tail.Digest = pane, 1<<20-pane-1, parse.DigestWorker
 	l.tail.Jump = true // a burst skips to its newest lines, said in the pane
@@ -55,5 +60,6 @@ func (lg *Log) Rings() (worker, server *snapshot.Ring) { return lg.worker, lg.se
 // first read is not fresh activity.
 func (lg *Log) Seen(modTime time.Time) { lg.says.LastLine = modTime }
 
-// FoldLines keeps the lines this poll's tail read for display.
-func (lg *Log) FoldLines(up remote.TailUpdate) { display.AddTail(lg.worker, up, "") }
+// FoldLines keeps the lines this poll's tail read for display, and a
+// first read's older lines where they go.
+func (lg *Log) FoldLines(up remote.TailUpdate) { lg.pane.Add(lg.worker, up, "") }
