@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -29,6 +32,24 @@ import (
 // replaced or rewritten (its inode, size or that hash differ) is summed
 // again from 0. The sums are kept on disk in the user's cache, so a cold
 // status on a root the agent read before reads only what is new.
+
+// A dashboard's request may end in one argument more, "within=300ms"
+// (within): the agent then sums until that time has passed, from
+// the request's start, and stops after the line it was summing; what it
+// summed is kept (a range from 0 goes on from the kept offset next time)
+// and answered with how far it reached ("bytes", as any range's), and a
+// range it did not finish is followed by "I P". The budget is of time,
+// not of bytes:
+//
+//	| budget           | a host summing 500 MB/s (page cache) | 50 MB/s (cold disk, slow CPU) |
+//	| --- | --- | --- |
+//	| 256 MB           | an answer in 0.5 s                    | 5 s with no word              |
+//	| 300 ms (chosen)  | 150 MB an answer                      | 15 MB an answer, as soon      |
+//
+// what the user waits for is the answer, and a host's speed varies
+// tenfold. Every range sums at least its first whole line, so each answer
+// moves on. An agent of protocol 14 or older, and tokens.sh, read only
+// whole FILE FROM N triples: they ignore it and answer whole.
 
 // sumState is one file's kept sums.
 type sumState struct {
@@ -59,6 +80,7 @@ type rangeSum struct {
 	max   int64 // the gate's max_length for the records read here
 	times parse.RecordTimes
 	bytes int64
+	cut   bool // the request's time ran out before the range's end (within)
 }
 
 func (s *rangeSum) line(l []byte) {
@@ -90,6 +112,7 @@ func (s *rangeSum) merge(o rangeSum) {
 	s.gate.Merge(o.gate)
 	s.times.Merge(o.times)
 	s.bytes += o.bytes
+	s.cut = s.cut || o.cut
 	for _, run := range parse.SortedRuns(o.byRun) { // past the bound, the same runs keep a slot
 		s.addRun(run, o.byRun[run])
 	}
@@ -107,11 +130,13 @@ func (s *rangeSum) addRun(run string, r runSums) {
 	s.byRun[k] = x
 }
 
-// sumRange sums the whole lines of [from, from+n) of f.
-func sumRange(f *os.File, from, n, maxLength int64) (rangeSum, error) {
+// sumRange sums the whole lines of [from, from+n) of f; past deadline
+// (zero: none) it stops after the line it summed, cut (within).
+func sumRange(f *os.File, from, n, maxLength int64, deadline time.Time) (rangeSum, error) {
 	s := rangeSum{max: maxLength}
 	br := bufio.NewReaderSize(io.NewSectionReader(f, from, n), 256<<10)
 	var long []byte
+	var check int64 // the clock is read every checkEvery bytes, from the first line on
 	for {
 		l, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -129,7 +154,34 @@ func sumRange(f *os.File, from, n, maxLength int64) (rangeSum, error) {
 			long = nil
 		}
 		s.line(l[:len(l)-1])
+		if !deadline.IsZero() && s.bytes >= check {
+			if s.bytes < n && time.Now().After(deadline) {
+				s.cut = true
+				return s, nil
+			}
+			check = s.bytes + checkEvery
+		}
 	}
+}
+
+// checkEvery: the bytes summed between two reads of the clock (a few
+// hundred lines), so a budget costs no clock read per line.
+const checkEvery = 256 << 10
+
+// withinPrefix starts a request's time budget (within).
+const withinPrefix = "within="
+
+// within is the deadline a request's last argument sets (zero: none).
+func within(args []string) time.Time {
+	if len(args)%3 != 1 {
+		return time.Time{}
+	}
+	v, ok := strings.CutPrefix(args[len(args)-1], withinPrefix)
+	d, err := time.ParseDuration(v)
+	if !ok || err != nil || d <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(d)
 }
 
 // tokenSums is the agent's kept sums (one per agent process, saved to
@@ -155,6 +207,9 @@ func newTokenSums() *tokenSums {
 // others: sums planted by another user would be figures of theirs.
 func (ts *tokenSums) load() {
 	f, err := os.Open(ts.path)
+	for v := agentproto.Version - 1; errors.Is(err, fs.ErrNotExist) && v >= keptSince; v-- {
+		f, err = os.Open(filepath.Join(filepath.Dir(ts.path), fmt.Sprintf("sums-%d.json", v)))
+	}
 	if err != nil {
 		return
 	}
@@ -175,6 +230,12 @@ func (ts *tokenSums) load() {
 	}
 	ts.files = m
 }
+
+// keptSince is the oldest protocol whose kept sums are this one's: an
+// agent with none of its own reads the last one's, so the first
+// dashboard after a bump that left them (15: the request's time budget)
+// does not sum the whole night again.
+const keptSince = 14
 
 // maxKeptSums bounds the files whose sums are kept (a root has tens).
 const maxKeptSums = 100000
@@ -208,8 +269,9 @@ func tailHash(f *os.File, off int64) [32]byte {
 	return sha256.Sum256(b)
 }
 
-// sum answers one range of p, from the kept sums where they reach it.
-func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
+// sum answers one range of p, from the kept sums where they reach it,
+// summed until deadline (zero: to its end).
+func (ts *tokenSums) sum(p string, from, n int64, deadline time.Time) (rangeSum, error) {
 	f, err := openRegular(p)
 	if err != nil {
 		return rangeSum{}, err
@@ -231,14 +293,14 @@ func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
 	var out rangeSum
 	switch {
 	case kept != nil && from == 0 && kept.Off <= n:
-		d, err := sumRange(f, kept.Off, n-kept.Off, maxLength)
+		d, err := sumRange(f, kept.Off, n-kept.Off, maxLength, deadline)
 		if err != nil {
 			return rangeSum{}, err
 		}
 		out = rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, gate: kept.G, times: keptT, bytes: kept.Off}
 		out.merge(d)
 	case kept != nil && from > 0 && kept.Off == from:
-		if out, err = sumRange(f, from, n, maxLength); err != nil {
+		if out, err = sumRange(f, from, n, maxLength, deadline); err != nil {
 			return rangeSum{}, err
 		}
 		all := rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, gate: kept.G, bytes: kept.Off}
@@ -246,11 +308,11 @@ func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
 		ts.keepOn(p, f, st, kept, all)
 		return out, nil
 	default:
-		if out, err = sumRange(f, from, n, maxLength); err != nil {
+		if out, err = sumRange(f, from, n, maxLength, deadline); err != nil {
 			return rangeSum{}, err
 		}
-		if from != 0 {
-			return out, nil // not from 0: nothing to keep it on
+		if from != 0 || out.cut && kept != nil {
+			return out, nil // not from 0: nothing to keep it on; a slice short of the kept sums leaves them
 		}
 	}
 	ts.keep(p, f, st, out)
@@ -291,18 +353,23 @@ func (s rangeSum) write(w *bytes.Buffer, i int) {
 	s.writeTimes(w, i)
 }
 
-// ranges answers "FILE FROM N…" (FROM 1-based, as tail -c +FROM).
+// ranges answers "FILE FROM N… [within=D]" (FROM 1-based, as tail -c
+// +FROM): a range the time ran out in is followed by "I P" (within).
 func (ts *tokenSums) ranges(args []string) []byte {
 	var out bytes.Buffer
+	deadline := within(args)
 	for i := 0; i+3 <= len(args); i += 3 {
 		from, err1 := strconv.ParseInt(args[i+1], 10, 64)
 		n, err2 := strconv.ParseInt(args[i+2], 10, 64)
-		s, err := ts.sum(args[i], from-1, n)
+		s, err := ts.sum(args[i], from-1, n, deadline)
 		if err1 != nil || err2 != nil || err != nil || from < 1 || n < 0 {
 			fmt.Fprintf(&out, "%d ! sum failed\n", i/3+1)
 			continue
 		}
 		s.write(&out, i/3+1)
+		if s.cut {
+			fmt.Fprintf(&out, "%d P\n", i/3+1)
+		}
 	}
 	ts.save()
 	return out.Bytes()
