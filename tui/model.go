@@ -223,10 +223,10 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.snap.Connection.Stale() && m.conn.State == snapshot.LinkConnected {
 			next = min(next, 200*time.Millisecond) // the link came back after this poll's reads failed: fresh figures now (bounded: a link that says up and fails still rests)
 		}
-		if first && msg.snap.TokensPartial && msg.snap.Connection.State.Up() {
+		if sum := msg.snap.TokensSumming; msg.snap.Connection.State.Up() && (first && msg.snap.TokensPartial || sum != nil && sum.Resume) {
 			// the first table shows the counts at once; the tokens the
-			// counts left to the host are summed by the next poll: now,
-			// not a beat later
+			// counts left to the host are summed by the next polls, each
+			// answer within the agent's time budget: now, not a beat later
 			next = 0
 		}
 		cmds = append(cmds, tea.Tick(next, func(time.Time) tea.Msg { return pollDue{gen} }))

@@ -14,12 +14,15 @@ import (
 func shortTok(n int64) string { return parse.ShortCount(n) }
 
 // tokenCell is a row's tokens: "6.3M/10M tok" against a budget, else the
-// tokens alone; "?" when no source has them yet. Records whose tokens are
+// tokens alone; "summing… 40 %" while the host sums them (dim: the view);
+// "?" when no source has them yet. Records whose tokens are
 // unknown make it "≥6.3M/10M" (the cell has no room for how many: the
 // header and the run history say it).
 func tokenCell(c snapshot.Category) string {
 	t := ""
 	switch {
+	case c.CompletionTokens == nil && c.TokensSumming != nil:
+		return c.TokensSumming.Text()
 	case c.CompletionTokens == nil && c.TokenBudget > 0:
 		return "?/" + shortTok(c.TokenBudget) + " tok"
 	case c.CompletionTokens == nil:
@@ -37,7 +40,7 @@ func tokenCell(c snapshot.Category) string {
 
 func anyTokens(cs []snapshot.Category) bool {
 	for _, c := range cs {
-		if c.CompletionTokens != nil || c.TokenBudget > 0 {
+		if c.CompletionTokens != nil || c.TokenBudget > 0 || c.TokensSumming != nil {
 			return true
 		}
 	}
@@ -45,8 +48,12 @@ func anyTokens(cs []snapshot.Category) bool {
 }
 
 // tokensHeader is the pipeline's completion tokens; "≥" when a category
-// has no figure yet, and the records whose tokens are unknown.
+// has no figure yet, and the records whose tokens are unknown; "tokens
+// summing… 40 %" while the host sums a category's (dim: the view).
 func tokensHeader(s snapshot.Snapshot) string {
+	if s.TokensSumming != nil {
+		return "tokens " + s.TokensSumming.Text()
+	}
 	if s.CompletionTokens == 0 && !anyTokens(s.Categories) {
 		return ""
 	}
