@@ -48,7 +48,8 @@ import (
 //
 // what the user waits for is the answer, and a host's speed varies
 // tenfold. Every range sums at least its first whole line, so each answer
-// moves on. An agent of protocol 14 or older, and tokens.sh, read only
+// moves on, and the first range cut is summed on in the background until
+// the next request (tokensum_ahead.go). An agent of protocol 14 or older, and tokens.sh, read only
 // whole FILE FROM N triples: they ignore it and answer whole.
 
 // sumState is one file's kept sums.
@@ -130,9 +131,10 @@ func (s *rangeSum) addRun(run string, r runSums) {
 	s.byRun[k] = x
 }
 
-// sumRange sums the whole lines of [from, from+n) of f; past deadline
-// (zero: none) it stops after the line it summed, cut (within).
-func sumRange(f *os.File, from, n, maxLength int64, deadline time.Time) (rangeSum, error) {
+// sumRange sums the whole lines of [from, from+n) of f; once stop says
+// so (nil: never; asked every checkEvery bytes, first after the first
+// line) it stops after the line it summed, cut (within).
+func sumRange(f *os.File, from, n, maxLength int64, stop func() bool) (rangeSum, error) {
 	s := rangeSum{max: maxLength}
 	br := bufio.NewReaderSize(io.NewSectionReader(f, from, n), 256<<10)
 	var long []byte
@@ -154,8 +156,8 @@ func sumRange(f *os.File, from, n, maxLength int64, deadline time.Time) (rangeSu
 			long = nil
 		}
 		s.line(l[:len(l)-1])
-		if !deadline.IsZero() && s.bytes >= check {
-			if s.bytes < n && time.Now().After(deadline) {
+		if stop != nil && s.bytes >= check {
+			if s.bytes < n && stop() {
 				s.cut = true
 				return s, nil
 			}
@@ -171,17 +173,19 @@ const checkEvery = 256 << 10
 // withinPrefix starts a request's time budget (within).
 const withinPrefix = "within="
 
-// within is the deadline a request's last argument sets (zero: none).
-func within(args []string) time.Time {
+// within is the stop a request's last argument sets: its time passed
+// (nil: none).
+func within(args []string) func() bool {
 	if len(args)%3 != 1 {
-		return time.Time{}
+		return nil
 	}
 	v, ok := strings.CutPrefix(args[len(args)-1], withinPrefix)
 	d, err := time.ParseDuration(v)
 	if !ok || err != nil || d <= 0 {
-		return time.Time{}
+		return nil
 	}
-	return time.Now().Add(d)
+	deadline := time.Now().Add(d)
+	return func() bool { return time.Now().After(deadline) }
 }
 
 // tokenSums is the agent's kept sums (one per agent process, saved to
@@ -192,6 +196,7 @@ type tokenSums struct {
 	files map[string]*sumState
 	dirty bool
 	saved time.Time // when they were last written: at most every saveEvery (tokentimes.go)
+	ahead *aheadSum // a cut range summed on in the background (tokensum_ahead.go)
 }
 
 func newTokenSums() *tokenSums {
@@ -269,9 +274,10 @@ func tailHash(f *os.File, off int64) [32]byte {
 	return sha256.Sum256(b)
 }
 
-// sum answers one range of p, from the kept sums where they reach it,
-// summed until deadline (zero: to its end).
-func (ts *tokenSums) sum(p string, from, n int64, deadline time.Time) (rangeSum, error) {
+// sum answers one range of p, from the kept sums where they reach it and
+// what ahead summed on past them (tokensum_ahead.go), summed until stop
+// (nil: to its end).
+func (ts *tokenSums) sum(p string, from, n int64, stop func() bool, ahead *aheadSum) (rangeSum, error) {
 	f, err := openRegular(p)
 	if err != nil {
 		return rangeSum{}, err
@@ -293,14 +299,14 @@ func (ts *tokenSums) sum(p string, from, n int64, deadline time.Time) (rangeSum,
 	var out rangeSum
 	switch {
 	case kept != nil && from == 0 && kept.Off <= n:
-		d, err := sumRange(f, kept.Off, n-kept.Off, maxLength, deadline)
+		d, err := ahead.sumOn(p, f, st, kept.Off, n-kept.Off, maxLength, stop)
 		if err != nil {
 			return rangeSum{}, err
 		}
 		out = rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, gate: kept.G, times: keptT, bytes: kept.Off}
 		out.merge(d)
 	case kept != nil && from > 0 && kept.Off == from:
-		if out, err = sumRange(f, from, n, maxLength, deadline); err != nil {
+		if out, err = ahead.sumOn(p, f, st, from, n, maxLength, stop); err != nil {
 			return rangeSum{}, err
 		}
 		all := rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, gate: kept.G, bytes: kept.Off}
@@ -308,15 +314,21 @@ func (ts *tokenSums) sum(p string, from, n int64, deadline time.Time) (rangeSum,
 		ts.keepOn(p, f, st, kept, all)
 		return out, nil
 	default:
-		if out, err = sumRange(f, from, n, maxLength, deadline); err != nil {
+		if out, err = sumRange(f, from, n, maxLength, stop); err != nil {
 			return rangeSum{}, err
 		}
-		if from != 0 || out.cut && kept != nil {
-			return out, nil // not from 0: nothing to keep it on; a slice short of the kept sums leaves them
+		if !keepsFrom0(from, out, kept) {
+			return out, nil
 		}
 	}
 	ts.keep(p, f, st, out)
 	return out, nil
+}
+
+// keepsFrom0 says a range summed afresh is kept: from 0 (else nothing
+// to keep it on), unless it is a cut slice short of the valid kept sums.
+func keepsFrom0(from int64, out rangeSum, kept *sumState) bool {
+	return from == 0 && (!out.cut || kept == nil)
 }
 
 func (ts *tokenSums) keep(p string, f *os.File, st *syscall.Stat_t, all rangeSum) {
@@ -357,11 +369,13 @@ func (s rangeSum) write(w *bytes.Buffer, i int) {
 // +FROM): a range the time ran out in is followed by "I P" (within).
 func (ts *tokenSums) ranges(args []string) []byte {
 	var out bytes.Buffer
-	deadline := within(args)
+	stop := within(args)
+	ahead := ts.takeAhead(args) // what it summed serves this request's range from where it began
+	var next *aheadFrom
 	for i := 0; i+3 <= len(args); i += 3 {
 		from, err1 := strconv.ParseInt(args[i+1], 10, 64)
 		n, err2 := strconv.ParseInt(args[i+2], 10, 64)
-		s, err := ts.sum(args[i], from-1, n, deadline)
+		s, err := ts.sum(args[i], from-1, n, stop, ahead)
 		if err1 != nil || err2 != nil || err != nil || from < 1 || n < 0 {
 			fmt.Fprintf(&out, "%d ! sum failed\n", i/3+1)
 			continue
@@ -369,9 +383,13 @@ func (ts *tokenSums) ranges(args []string) []byte {
 		s.write(&out, i/3+1)
 		if s.cut {
 			fmt.Fprintf(&out, "%d P\n", i/3+1)
+			if next == nil {
+				next = &aheadFrom{args[i], from - 1 + s.bytes, from - 1 + n}
+			}
 		}
 	}
 	ts.save()
+	ts.goAhead(next)
 	return out.Bytes()
 }
 

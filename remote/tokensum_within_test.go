@@ -207,3 +207,44 @@ func fileSize(t *testing.T, p string) int64 {
 	must(t, err)
 	return fi.Size()
 }
+
+// After a cut answer the agent sums on in the background to the range's
+// end (tokensum_ahead.go), whatever other file it is asked to sum
+// meanwhile: the next request, asked from where the answer reached once
+// that is done, is answered whole at once, and the two add up to
+// Python's count.
+func TestTokenSumsWithinGoOnBetweenRequests(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	p := filepath.Join(t.TempDir(), "raw_responses.jsonl")
+	pyRun(t, pyWrite, p, "w", "8000", "6")
+	size := fileSize(t, p)
+	ts := newTokenSums()
+	v, cut := tLine(t, ts.ranges([]string{p, "1", fmt.Sprint(size), "within=1ms"}))
+	ts.mu.Lock()
+	a := ts.ahead
+	ts.mu.Unlock()
+	if !cut || a == nil || a.from != v[2] {
+		t.Fatalf("a cut answer to byte %d of %d (cut %v) left no range summed on from there: %+v", v[2], size, cut, a)
+	}
+	// a sum of another file (a growing category's count) leaves it going
+	q := filepath.Join(t.TempDir(), "raw_responses.jsonl")
+	pyRun(t, pyWrite, q, "w", "20", "7")
+	ts.ranges([]string{q, "1", fmt.Sprint(fileSize(t, q))})
+	ts.mu.Lock()
+	still := ts.ahead
+	ts.mu.Unlock()
+	if still != a {
+		t.Fatal("a sum of another file stopped the range summed on")
+	}
+	<-a.done // the laptop's round trip, however long
+	w, cut := tLine(t, ts.ranges([]string{p, fmt.Sprint(v[2] + 1), fmt.Sprint(size - v[2]), "within=1ms"}))
+	if cut || v[2]+w[2] != size {
+		t.Fatalf("the next answer reached byte %d of %d (cut %v): what was summed meanwhile was not taken", v[2]+w[2], size, cut)
+	}
+	if got, want := [3]int64{v[0] + w[0], v[1] + w[1], v[3] + w[3]}, pySums(t, p); got != want {
+		t.Fatalf("the two answers add up to %v, Python counts %v", got, want)
+	}
+	if k := ts.files[p]; k == nil || k.Off != size {
+		t.Fatalf("kept %+v, want the file's end", k)
+	}
+}
