@@ -47,6 +47,24 @@ func anyTokens(cs []snapshot.Category) bool {
 	return false
 }
 
+// tokCell is tokenCell as the table draws it: dim while summing (not a
+// figure yet), unless the whole row is stale.
+func (m Model) tokCell(c snapshot.Category, w int, stale bool) string {
+	t := tokenCell(c)
+	if c.CompletionTokens == nil && c.TokensSumming != nil && !stale {
+		return m.st.Dim.Render(fit(t, w))
+	}
+	return t
+}
+
+// tokensPart is tokensHeader as the header draws it: dim while summing.
+func (m Model) tokensPart(s snapshot.Snapshot) string {
+	if s.TokensSumming != nil {
+		return m.st.Dim.Render(tokensHeader(s))
+	}
+	return tokensHeader(s)
+}
+
 // tokensHeader is the pipeline's completion tokens; "≥" when a category
 // has no figure yet, and the records whose tokens are unknown; "tokens
 // summing… 40 %" while the host sums a category's (dim: the view).

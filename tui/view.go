@@ -146,9 +146,7 @@ func (m Model) header(w int) string {
 	} else {
 		parts = append(parts, "ETA "+eta)
 	}
-	if tok := tokensHeader(s); s.TokensSumming != nil {
-		parts = append(parts, st.Dim.Render(tok))
-	} else if tok != "" {
+	if tok := m.tokensPart(s); tok != "" {
 		parts = append(parts, tok)
 	}
 	if c := s.Capture; c != nil { // the next stage's disk (parse.ForecastCapture); m says it whole
@@ -300,11 +298,7 @@ func (m Model) table(w int, wide bool) string {
 			eta = "-"
 		}
 		state := string(c.State)
-		tok := tokenCell(c)
-		if c.CompletionTokens == nil && c.TokensSumming != nil && !stale {
-			tok = st.Dim.Render(fit(tok, tokW)) // summing: not a figure yet
-		}
-		row := cols(sanitizeName(c.Name), c.Class, fmt.Sprintf("%d/%d", c.Done, c.Target), c.Gate.PassCell(), tok, full+empty, rate, spark(c.Rates, sparkW), eta, fmt.Sprint(c.Errors), state)
+		row := cols(sanitizeName(c.Name), c.Class, fmt.Sprintf("%d/%d", c.Done, c.Target), c.Gate.PassCell(), m.tokCell(c, tokW, stale), full+empty, rate, spark(c.Rates, sparkW), eta, fmt.Sprint(c.Errors), state)
 		if extra := w - ansi.StringWidth(row) - 3; len(c.Configs) > 1 && extra > 10 {
 			row += " " + st.Dim.Render(ansi.Truncate(snapshot.ConfigLine(c.Configs), extra, "…"))
 		}
