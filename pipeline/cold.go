@@ -232,7 +232,7 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *p
 	if vit {
 		asks.vit = b.Exec(w.vit.Argv(vitPid, disk)...)
 	}
-	asks.tokens = counts.AskSums(b, ask.tokJobs)
+	asks.tokens = w.cnt.AskSums(b, ask.tokJobs, ask.steady)
 	if ask.spans != nil {
 		asks.spans = b.Exec(ask.spans...)
 	}

@@ -76,14 +76,15 @@ func withoutGate(evs []snapshot.Event) []snapshot.Event {
 
 // untallied is s without what the token tally adds up: the agent sums the
 // records its count on the host counted in the same request, so its tally
-// can be a poll ahead of the plain reads' (whose host sum comes next poll);
+// can be a poll ahead of the plain reads' (whose host sum comes next poll,
+// summing meanwhile: TokensSumming);
 // and it examines how they ended, where the plain reads' awk does not.
 func untallied(s snapshot.Snapshot) snapshot.Snapshot {
-	s.CompletionTokens, s.TokensPartial, s.Capture = 0, false, nil
+	s.CompletionTokens, s.TokensPartial, s.Capture, s.TokensSumming = 0, false, nil, nil
 	cats := append([]snapshot.Category(nil), s.Categories...)
 	for i := range cats {
 		c := &cats[i]
-		c.CompletionTokens, c.TokensFrom, c.Configs, c.Outcomes, c.Gate = nil, "", nil, nil, nil
+		c.CompletionTokens, c.TokensFrom, c.Configs, c.Outcomes, c.Gate, c.TokensSumming = nil, "", nil, nil, nil, nil
 		undone(&s, c)
 		runs := append([]snapshot.RunInfo(nil), c.Runs...)
 		for j := range runs {

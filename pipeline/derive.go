@@ -52,6 +52,7 @@ func (w *Watcher) project() snapshot.Snapshot {
 	s.Categories = w.cnt.View()
 	s.ETASeconds, s.ETAPart = w.cnt.ETA()
 	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = counts.TotalTokens(s.Categories)
+	s.TokensSumming = counts.TotalSumming(s.Categories)
 	warnChecks(&s, w.polledAt)
 	s.Baseline = w.base.Shown()
 	s.Vitals = w.vit.View()

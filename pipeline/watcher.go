@@ -50,11 +50,19 @@ type Options struct {
 	// (coldSumScript; an exec more after it for what that missed), rather
 	// than by the next poll's batch: its figure is whole, not partial.
 	OnePoll bool
+	// SumWithin: the dashboard's time budget for each of the agent's
+	// answers of those tokens (counts.SumWithin): summed over polls asked
+	// at once, their progress shown (Category.TokensSumming). 0: whole,
+	// as status, --follow and the fleet ask them.
+	SumWithin time.Duration
 	// HintPath: where the servers pipeline.toml named are kept between
 	// runs (HintPath), so the first poll probes them beside its reads.
 	HintPath string
 	Now      func() time.Time
 }
+
+// SumWithin is the dashboard's Options.SumWithin.
+const SumWithin = counts.SumWithin
 
 // DefaultRoot is where the pipeline lives unless --root says otherwise.
 const DefaultRoot = parse.DefaultRoot
@@ -163,7 +171,7 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 	if o.OnePoll {
 		pane = 4 << 10 // a one-shot status shows no pane
 	}
-	w.cnt = counts.New(counts.Config{Layout: w.layout(), History: o.History, StallAfter: o.StallAfter, OnePoll: o.OnePoll, Timeline: tl})
+	w.cnt = counts.New(counts.Config{Layout: w.layout(), History: o.History, StallAfter: o.StallAfter, OnePoll: o.OnePoll, SumWithin: o.SumWithin, Timeline: tl})
 	w.sv = servers.New(servers.Config{Host: h, Root: o.Root, Now: o.Now, History: o.History, Lines: w.ServerLog, Timeline: tl, Zone: w.ev.ServerTime, Pane: pane}, w.serverSpecs())
 	w.vit = vitals.New(vitals.Config{Root: o.Root, Floor: o.DiskFloor, Timeline: tl})
 	w.live = liveness.New(liveness.Config{Reads: w.h, Host: h, Layout: w.layout(), WorkerLog: o.WorkerLog, Timeline: tl})

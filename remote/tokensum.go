@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -29,6 +32,25 @@ import (
 // replaced or rewritten (its inode, size or that hash differ) is summed
 // again from 0. The sums are kept on disk in the user's cache, so a cold
 // status on a root the agent read before reads only what is new.
+
+// A dashboard's request may end in one argument more, "within=300ms"
+// (within): the agent then sums until that time has passed, from
+// the request's start, and stops after the line it was summing; what it
+// summed is kept (a range from 0 goes on from the kept offset next time)
+// and answered with how far it reached ("bytes", as any range's), and a
+// range it did not finish is followed by "I P". The budget is of time,
+// not of bytes:
+//
+//	| budget           | a host summing 500 MB/s (page cache) | 50 MB/s (cold disk, slow CPU) |
+//	| --- | --- | --- |
+//	| 256 MB           | an answer in 0.5 s                    | 5 s with no word              |
+//	| 300 ms (chosen)  | 150 MB an answer                      | 15 MB an answer, as soon      |
+//
+// what the user waits for is the answer, and a host's speed varies
+// tenfold. Every range sums at least its first whole line, so each answer
+// moves on, and the first range cut is summed on in the background until
+// the next request (tokensum_ahead.go). An agent of protocol 14 or older, and tokens.sh, read only
+// whole FILE FROM N triples: they ignore it and answer whole.
 
 // sumState is one file's kept sums.
 type sumState struct {
@@ -59,6 +81,7 @@ type rangeSum struct {
 	max   int64 // the gate's max_length for the records read here
 	times parse.RecordTimes
 	bytes int64
+	cut   bool // the request's time ran out before the range's end (within)
 }
 
 func (s *rangeSum) line(l []byte) {
@@ -90,6 +113,7 @@ func (s *rangeSum) merge(o rangeSum) {
 	s.gate.Merge(o.gate)
 	s.times.Merge(o.times)
 	s.bytes += o.bytes
+	s.cut = s.cut || o.cut
 	for _, run := range parse.SortedRuns(o.byRun) { // past the bound, the same runs keep a slot
 		s.addRun(run, o.byRun[run])
 	}
@@ -107,11 +131,14 @@ func (s *rangeSum) addRun(run string, r runSums) {
 	s.byRun[k] = x
 }
 
-// sumRange sums the whole lines of [from, from+n) of f.
-func sumRange(f *os.File, from, n, maxLength int64) (rangeSum, error) {
+// sumRange sums the whole lines of [from, from+n) of f; once stop says
+// so (nil: never; asked every checkEvery bytes, first after the first
+// line) it stops after the line it summed, cut (within).
+func sumRange(f *os.File, from, n, maxLength int64, stop func() bool) (rangeSum, error) {
 	s := rangeSum{max: maxLength}
 	br := bufio.NewReaderSize(io.NewSectionReader(f, from, n), 256<<10)
 	var long []byte
+	var check int64 // the clock is read every checkEvery bytes, from the first line on
 	for {
 		l, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -129,7 +156,36 @@ func sumRange(f *os.File, from, n, maxLength int64) (rangeSum, error) {
 			long = nil
 		}
 		s.line(l[:len(l)-1])
+		if stop != nil && s.bytes >= check {
+			if s.bytes < n && stop() {
+				s.cut = true
+				return s, nil
+			}
+			check = s.bytes + checkEvery
+		}
 	}
+}
+
+// checkEvery: the bytes summed between two reads of the clock (a few
+// hundred lines), so a budget costs no clock read per line.
+const checkEvery = 256 << 10
+
+// withinPrefix starts a request's time budget (within).
+const withinPrefix = "within="
+
+// within is the stop a request's last argument sets: its time passed
+// (nil: none).
+func within(args []string) func() bool {
+	if len(args)%3 != 1 {
+		return nil
+	}
+	v, ok := strings.CutPrefix(args[len(args)-1], withinPrefix)
+	d, err := time.ParseDuration(v)
+	if !ok || err != nil || d <= 0 {
+		return nil
+	}
+	deadline := time.Now().Add(d)
+	return func() bool { return time.Now().After(deadline) }
 }
 
 // tokenSums is the agent's kept sums (one per agent process, saved to
@@ -140,6 +196,7 @@ type tokenSums struct {
 	files map[string]*sumState
 	dirty bool
 	saved time.Time // when they were last written: at most every saveEvery (tokentimes.go)
+	ahead *aheadSum // a cut range summed on in the background (tokensum_ahead.go)
 }
 
 func newTokenSums() *tokenSums {
@@ -155,6 +212,9 @@ func newTokenSums() *tokenSums {
 // others: sums planted by another user would be figures of theirs.
 func (ts *tokenSums) load() {
 	f, err := os.Open(ts.path)
+	for v := agentproto.Version - 1; errors.Is(err, fs.ErrNotExist) && v >= keptSince; v-- {
+		f, err = os.Open(filepath.Join(filepath.Dir(ts.path), fmt.Sprintf("sums-%d.json", v)))
+	}
 	if err != nil {
 		return
 	}
@@ -175,6 +235,12 @@ func (ts *tokenSums) load() {
 	}
 	ts.files = m
 }
+
+// keptSince is the oldest protocol whose kept sums are this one's: an
+// agent with none of its own reads the last one's, so the first
+// dashboard after a bump that left them (15: the request's time budget)
+// does not sum the whole night again.
+const keptSince = 14
 
 // maxKeptSums bounds the files whose sums are kept (a root has tens).
 const maxKeptSums = 100000
@@ -208,8 +274,10 @@ func tailHash(f *os.File, off int64) [32]byte {
 	return sha256.Sum256(b)
 }
 
-// sum answers one range of p, from the kept sums where they reach it.
-func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
+// sum answers one range of p, from the kept sums where they reach it and
+// what ahead summed on past them (tokensum_ahead.go), summed until stop
+// (nil: to its end).
+func (ts *tokenSums) sum(p string, from, n int64, stop func() bool, ahead *aheadSum) (rangeSum, error) {
 	f, err := openRegular(p)
 	if err != nil {
 		return rangeSum{}, err
@@ -231,14 +299,14 @@ func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
 	var out rangeSum
 	switch {
 	case kept != nil && from == 0 && kept.Off <= n:
-		d, err := sumRange(f, kept.Off, n-kept.Off, maxLength)
+		d, err := ahead.sumOn(p, f, st, kept.Off, n-kept.Off, maxLength, stop)
 		if err != nil {
 			return rangeSum{}, err
 		}
 		out = rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, gate: kept.G, times: keptT, bytes: kept.Off}
 		out.merge(d)
 	case kept != nil && from > 0 && kept.Off == from:
-		if out, err = sumRange(f, from, n, maxLength); err != nil {
+		if out, err = ahead.sumOn(p, f, st, from, n, maxLength, stop); err != nil {
 			return rangeSum{}, err
 		}
 		all := rangeSum{t: kept.T, byRun: copyRuns(kept.ByRun), out: kept.O, gate: kept.G, bytes: kept.Off}
@@ -246,15 +314,21 @@ func (ts *tokenSums) sum(p string, from, n int64) (rangeSum, error) {
 		ts.keepOn(p, f, st, kept, all)
 		return out, nil
 	default:
-		if out, err = sumRange(f, from, n, maxLength); err != nil {
+		if out, err = sumRange(f, from, n, maxLength, stop); err != nil {
 			return rangeSum{}, err
 		}
-		if from != 0 {
-			return out, nil // not from 0: nothing to keep it on
+		if !keepsFrom0(from, out, kept) {
+			return out, nil
 		}
 	}
 	ts.keep(p, f, st, out)
 	return out, nil
+}
+
+// keepsFrom0 says a range summed afresh is kept: from 0 (else nothing
+// to keep it on), unless it is a cut slice short of the valid kept sums.
+func keepsFrom0(from int64, out rangeSum, kept *sumState) bool {
+	return from == 0 && (!out.cut || kept == nil)
 }
 
 func (ts *tokenSums) keep(p string, f *os.File, st *syscall.Stat_t, all rangeSum) {
@@ -291,20 +365,31 @@ func (s rangeSum) write(w *bytes.Buffer, i int) {
 	s.writeTimes(w, i)
 }
 
-// ranges answers "FILE FROM N…" (FROM 1-based, as tail -c +FROM).
+// ranges answers "FILE FROM N… [within=D]" (FROM 1-based, as tail -c
+// +FROM): a range the time ran out in is followed by "I P" (within).
 func (ts *tokenSums) ranges(args []string) []byte {
 	var out bytes.Buffer
+	stop := within(args)
+	ahead := ts.takeAhead(args) // what it summed serves this request's range from where it began
+	var next *aheadFrom
 	for i := 0; i+3 <= len(args); i += 3 {
 		from, err1 := strconv.ParseInt(args[i+1], 10, 64)
 		n, err2 := strconv.ParseInt(args[i+2], 10, 64)
-		s, err := ts.sum(args[i], from-1, n)
+		s, err := ts.sum(args[i], from-1, n, stop, ahead)
 		if err1 != nil || err2 != nil || err != nil || from < 1 || n < 0 {
 			fmt.Fprintf(&out, "%d ! sum failed\n", i/3+1)
 			continue
 		}
 		s.write(&out, i/3+1)
+		if s.cut {
+			fmt.Fprintf(&out, "%d P\n", i/3+1)
+			if next == nil {
+				next = &aheadFrom{args[i], from - 1 + s.bytes, from - 1 + n}
+			}
+		}
 	}
 	ts.save()
+	ts.goAhead(next)
 	return out.Bytes()
 }
 

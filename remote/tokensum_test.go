@@ -36,7 +36,7 @@ func fresh(t *testing.T, p string, from, n int64) string {
 	f, err := os.Open(p)
 	must(t, err)
 	defer f.Close()
-	s, err := sumRange(f, from, n, 0)
+	s, err := sumRange(f, from, n, 0, nil)
 	must(t, err)
 	s.write(&out, 1)
 	return out.String()

@@ -30,6 +30,9 @@ func tableWidths(w int, cats []snapshot.Category) (nameW, barW, sparkW, tokW, pa
 		if anyTokens(cats) {
 			tokW = 12 // "6.3M/10M tok": the row stays within 120 columns
 		}
+		if anySumming(cats) {
+			tokW, sparkW = 14, sparkW-2 // "summing… 40 %", within 120 still
+		}
 	}
 	if w >= minPassWidth && anyGate(cats) {
 		passW = passColumn
@@ -38,6 +41,15 @@ func tableWidths(w int, cats []snapshot.Category) (nameW, barW, sparkW, tokW, pa
 		}
 	}
 	return nameW, barW, sparkW, tokW, passW
+}
+
+func anySumming(cs []snapshot.Category) bool {
+	for _, c := range cs {
+		if c.CompletionTokens == nil && c.TokensSumming != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func anyGate(cs []snapshot.Category) bool {

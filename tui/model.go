@@ -187,6 +187,17 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return nm, cmd
 }
 
+// tokensNow says the next poll is asked at once: the first table shows
+// the counts at once, and the tokens the counts left to the host are
+// summed by the next polls, each of the agent's answers within its time
+// budget (Summing.Resume): now, not a beat later.
+func tokensNow(s snapshot.Snapshot, first bool) bool {
+	if !s.Connection.State.Up() {
+		return false
+	}
+	return first && s.TokensPartial || s.TokensSumming != nil && s.TokensSumming.Resume
+}
+
 func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -223,10 +234,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.snap.Connection.Stale() && m.conn.State == snapshot.LinkConnected {
 			next = min(next, 200*time.Millisecond) // the link came back after this poll's reads failed: fresh figures now (bounded: a link that says up and fails still rests)
 		}
-		if first && msg.snap.TokensPartial && msg.snap.Connection.State.Up() {
-			// the first table shows the counts at once; the tokens the
-			// counts left to the host are summed by the next poll: now,
-			// not a beat later
+		if tokensNow(msg.snap, first) {
 			next = 0
 		}
 		cmds = append(cmds, tea.Tick(next, func(time.Time) tea.Msg { return pollDue{gen} }))

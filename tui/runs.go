@@ -14,12 +14,15 @@ import (
 func shortTok(n int64) string { return parse.ShortCount(n) }
 
 // tokenCell is a row's tokens: "6.3M/10M tok" against a budget, else the
-// tokens alone; "?" when no source has them yet. Records whose tokens are
+// tokens alone; "summing… 40 %" while the host sums them (dim: the view);
+// "?" when no source has them yet. Records whose tokens are
 // unknown make it "≥6.3M/10M" (the cell has no room for how many: the
 // header and the run history say it).
 func tokenCell(c snapshot.Category) string {
 	t := ""
 	switch {
+	case c.CompletionTokens == nil && c.TokensSumming != nil:
+		return c.TokensSumming.Text()
 	case c.CompletionTokens == nil && c.TokenBudget > 0:
 		return "?/" + shortTok(c.TokenBudget) + " tok"
 	case c.CompletionTokens == nil:
@@ -37,16 +40,38 @@ func tokenCell(c snapshot.Category) string {
 
 func anyTokens(cs []snapshot.Category) bool {
 	for _, c := range cs {
-		if c.CompletionTokens != nil || c.TokenBudget > 0 {
+		if c.CompletionTokens != nil || c.TokenBudget > 0 || c.TokensSumming != nil {
 			return true
 		}
 	}
 	return false
 }
 
+// tokCell is tokenCell as the table draws it: dim while summing (not a
+// figure yet), unless the whole row is stale.
+func (m Model) tokCell(c snapshot.Category, w int, stale bool) string {
+	t := tokenCell(c)
+	if c.CompletionTokens == nil && c.TokensSumming != nil && !stale {
+		return m.st.Dim.Render(fit(t, w))
+	}
+	return t
+}
+
+// tokensPart is tokensHeader as the header draws it: dim while summing.
+func (m Model) tokensPart(s snapshot.Snapshot) string {
+	if s.TokensSumming != nil {
+		return m.st.Dim.Render(tokensHeader(s))
+	}
+	return tokensHeader(s)
+}
+
 // tokensHeader is the pipeline's completion tokens; "≥" when a category
-// has no figure yet, and the records whose tokens are unknown.
+// has no figure yet, and the records whose tokens are unknown; "tokens
+// summing… 40 %" while the host sums a category's (dim: the view).
 func tokensHeader(s snapshot.Snapshot) string {
+	if s.TokensSumming != nil {
+		return "tokens " + s.TokensSumming.Text()
+	}
 	if s.CompletionTokens == 0 && !anyTokens(s.Categories) {
 		return ""
 	}

@@ -146,7 +146,7 @@ func (m Model) header(w int) string {
 	} else {
 		parts = append(parts, "ETA "+eta)
 	}
-	if tok := tokensHeader(s); tok != "" {
+	if tok := m.tokensPart(s); tok != "" {
 		parts = append(parts, tok)
 	}
 	if c := s.Capture; c != nil { // the next stage's disk (parse.ForecastCapture); m says it whole
@@ -298,7 +298,7 @@ func (m Model) table(w int, wide bool) string {
 			eta = "-"
 		}
 		state := string(c.State)
-		row := cols(sanitizeName(c.Name), c.Class, fmt.Sprintf("%d/%d", c.Done, c.Target), c.Gate.PassCell(), tokenCell(c), full+empty, rate, spark(c.Rates, sparkW), eta, fmt.Sprint(c.Errors), state)
+		row := cols(sanitizeName(c.Name), c.Class, fmt.Sprintf("%d/%d", c.Done, c.Target), c.Gate.PassCell(), m.tokCell(c, tokW, stale), full+empty, rate, spark(c.Rates, sparkW), eta, fmt.Sprint(c.Errors), state)
 		if extra := w - ansi.StringWidth(row) - 3; len(c.Configs) > 1 && extra > 10 {
 			row += " " + st.Dim.Render(ansi.Truncate(snapshot.ConfigLine(c.Configs), extra, "…"))
 		}

@@ -150,7 +150,7 @@ func (f dashFlags) openLive(ctx context.Context, name string, o *remote.Options,
 	}
 	live.RootCheck = func(ctx context.Context) error { return f.checkRoot(ctx, live.Remote, rootHost) }
 	tl := timeline.New(2000, f.historyPath(rootHost))
-	live.Watcher = pipeline.NewWatcher(live.Remote, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, ServerURLFrom: f.set.Get("server_url").Origin, WorkerBin: f.workerBin, InstallAgent: !f.noInstall, StallAfter: f.stallAfter, DiskFloor: f.set.DiskFloor, HintPath: f.hintPath(rootHost)}, tl)
+	live.Watcher = pipeline.NewWatcher(live.Remote, pipeline.Options{Host: name, Root: f.root, ServerURL: f.serverURL, ServerURLFrom: f.set.Get("server_url").Origin, WorkerBin: f.workerBin, InstallAgent: !f.noInstall, StallAfter: f.stallAfter, DiskFloor: f.set.DiskFloor, HintPath: f.hintPath(rootHost), SumWithin: pipeline.SumWithin}, tl)
 	live.Actor = f.actor(live.Remote)
 	slog.Info("dashboard start", "host", name, "root", f.root, "root_from", f.set.Get("root").Origin)
 	return live, closeLive, nil

@@ -56,6 +56,100 @@ func BenchmarkDashboardFirstTableVsHabit(b *testing.B) {
 	hb.compare(b, "host=installed,counts", func() time.Duration { return hb.firstScreen(dash, counts) })
 }
 
+// BenchmarkDashboardSummingCold: the dashboard's first look at a night
+// its agent has not summed (a night written while no dashboard watched:
+// each raw_responses.jsonl's last record rewritten before each run, so
+// the agent's kept sums are not believed and it sums every file from 0),
+// at 50 ms RTT, the agent installed. Metrics, from the start in a
+// terminal (tmux, 200x50): s_counts, the first table with every DONE;
+// s_summing, the first "summing… N %" on the screen; s_tokens, every
+// row's TOKENS figure. s_status_whole: `status --json` on the same cold
+// root, whose one answer sums every file whole (the reference). Run it
+// on a real night's size: SW_BENCH_ROOT_MB=1024.
+func BenchmarkDashboardSummingCold(b *testing.B) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		b.Fatal("tmux not found; install it with: apt-get install -y tmux")
+	}
+	hb := newHabitBench(b)
+	hb.px.SetDelay(25 * time.Millisecond)
+	hb.run(hb.ours("status", "--json"), `"done": `) // installs the agent
+	dash, counts, full := hb.ours(""), fullTable(hb.root, false), fullTable(hb.root, true)
+	summing := func(scr string) bool { return strings.Contains(scr, "summing… ") }
+	var c, s, t, w []float64
+	flip := 0
+	for b.Loop() {
+		b.StopTimer()
+		flip++
+		rewriteLastRecords(b, hb.root, flip)
+		b.StartTimer()
+		d := hb.screenTimes(dash, counts, summing, full)
+		c, s, t = append(c, d[0].Seconds()), append(s, d[1].Seconds()), append(t, d[2].Seconds())
+		b.StopTimer()
+		flip++
+		rewriteLastRecords(b, hb.root, flip)
+		w = append(w, hb.run(hb.ours("status", "--json"), `"completion_tokens": `).Seconds())
+		b.StartTimer()
+	}
+	b.ReportMetric(median(c), "s_counts")
+	b.ReportMetric(median(s), "s_summing")
+	b.ReportMetric(median(t), "s_tokens")
+	b.ReportMetric(median(w), "s_status_whole")
+}
+
+// rewriteLastRecords rewrites, in place, each category's last record's
+// completion_tokens (250 or 251 by flip): the agent's kept sums end in
+// other bytes than it hashed, so it sums the file again from 0.
+func rewriteLastRecords(b *testing.B, root string, flip int) {
+	files, _ := filepath.Glob(filepath.Join(root, "prepared", "*", "raw_responses.jsonl"))
+	for _, p := range files {
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fi, _ := f.Stat()
+		tail := make([]byte, min(fi.Size(), 4096))
+		at := fi.Size() - int64(len(tail))
+		f.ReadAt(tail, at)
+		i := strings.LastIndex(string(tail), `"completion_tokens":25`)
+		if i < 0 {
+			b.Fatalf("%s: no completion_tokens in its last 4 KB", p)
+		}
+		f.WriteAt([]byte{"01"[flip%2]}, at+int64(i+len(`"completion_tokens":25`)))
+		f.Close()
+	}
+}
+
+// screenTimes starts c in a tmux pane and times it until each of conds
+// holds of the screen, in turn.
+func (hb *habitBench) screenTimes(c *exec.Cmd, conds ...func(string) bool) []time.Duration {
+	session := fmt.Sprintf("swb%d", time.Now().UnixNano())
+	args := []string{"new-session", "-d", "-s", session, "-x", "200", "-y", "50"}
+	for _, e := range hb.extra {
+		args = append(args, "-e", e)
+	}
+	args = append(args, c.Args...)
+	start := time.Now()
+	if out, err := tmuxCmd(args...).CombinedOutput(); err != nil {
+		hb.tb.Fatalf("tmux: %v %s", err, out)
+	}
+	defer func() {
+		tmuxCmd("kill-session", "-t", session).Run()
+		hb.px.Reset()
+	}()
+	var ds []time.Duration
+	for len(ds) < len(conds) {
+		scr, _ := tmuxCmd("capture-pane", "-p", "-t", session).Output()
+		for len(ds) < len(conds) && conds[len(ds)](string(scr)) {
+			ds = append(ds, time.Since(start))
+		}
+		if time.Since(start) > 5*time.Minute {
+			hb.tb.Fatalf("the screen never held condition %d:\n%s", len(ds)+1, scr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return ds
+}
+
 // fullTable is the dashboard's first full table of root: every category's
 // row with its DONE (and TOKENS, with tokens), and the server's state.
 func fullTable(root string, tokens bool) func(string) bool {

@@ -326,6 +326,9 @@ func printStatus(out io.Writer, s snapshot.Snapshot) {
 	partial := ""
 	if s.TokensPartial {
 		partial = " (" + partialText(s.Categories) + ")"
+		if s.TokensSumming != nil { // by the fallback's slices: --follow's lines say how far
+			partial = " (" + partialText(s.Categories) + ": " + s.TokensSumming.Text() + ")"
+		}
 	}
 	fmt.Fprintf(out, "completion tokens: %s%s\n", parse.TokenFigure(fmt.Sprint(s.CompletionTokens), s.TokensUnknown), partial)
 	for _, c := range s.Categories {

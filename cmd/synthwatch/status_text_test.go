@@ -106,3 +106,18 @@ func TestStatusTextTokensUnknown(t *testing.T) {
 		}
 	}
 }
+
+// A category whose tokens are being summed (by the fallback's slices, a
+// --follow line) is named so in the text's tokens line, with how far:
+// the dashboard's words, never a figure.
+func TestStatusTextSaysSumming(t *testing.T) {
+	fig := int64(5000)
+	sum := &snapshot.Summing{Done: 400, Total: 1000}
+	s := snapshot.Snapshot{Host: "h", Root: "/r", CompletionTokens: fig, TokensPartial: true, TokensSumming: sum,
+		Categories: []snapshot.Category{{Name: "B1", Class: "SHORT", CompletionTokens: &fig}, {Name: "B2", Class: "SHORT", TokensSumming: sum}}}
+	var b bytes.Buffer
+	printStatus(&b, s)
+	if want := "completion tokens: 5000 (some categories not added up yet: summing… 40 %)"; !strings.Contains(b.String(), want) {
+		t.Fatalf("want %q in:\n%s", want, b.String())
+	}
+}

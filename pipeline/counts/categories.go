@@ -40,6 +40,7 @@ type Set struct {
 	thens       map[string]*Job    // by category: the token sums the batch's counts on the host ran
 	agentCounts bool               // the counters count on the host above AgentRemoteAbove
 	onePoll     bool               // a one-shot status (Options.OnePoll): a first attach counts on the host too
+	within      time.Duration      // Config.SumWithin
 	classRates  map[string]float64 // newest measured rate per class (per minute)
 	spanMark    string             // ends each file's bytes in the fallback's records' span (recspan.go)
 	zone        *time.Location     // the host's zone, for the records' zone-less times

@@ -76,6 +76,7 @@ func (k *Set) judgeCat(c *catState, in Inputs, now time.Time) snapshot.Category 
 	judgeTarget(c, js, wjson, &v)
 	countFigures(c, js, wjson != nil && c.scanVoidPID != 0 && c.scanVoidPID == wjson.PID, &v)
 	tokenFigures(c, js, &v)
+	k.summingFigure(c, &v)
 	v.Gate = k.gateVerdict(c)
 	v.OverCap = parse.OverCaps(v.Done, int64(c.maxSamples), v.CompletionTokens, v.TokenBudget)
 	provenance(c, &v, in.Eras)

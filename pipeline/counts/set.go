@@ -23,12 +23,15 @@ type Config struct {
 	History    int           // samples kept per category
 	StallAfter time.Duration // Options.StallAfter
 	OnePoll    bool          // a one-shot status (Options.OnePoll)
-	Timeline   *timeline.Timeline
+	// SumWithin: the dashboard's time budget for each answer of the
+	// holes' sums by the agent (0: whole sums, as a one-shot command needs)
+	SumWithin time.Duration
+	Timeline  *timeline.Timeline
 }
 
 // New is the categories' part before its first poll.
 func New(c Config) *Set {
-	return &Set{lay: c.Layout, history: c.History, stallAfter: c.StallAfter, onePoll: c.OnePoll, tl: c.Timeline, cats: map[string]*catState{}}
+	return &Set{lay: c.Layout, history: c.History, stallAfter: c.StallAfter, onePoll: c.OnePoll, within: c.SumWithin, tl: c.Timeline, cats: map[string]*catState{}}
 }
 
 // Len is how many categories are known.
@@ -105,12 +108,17 @@ func (k *Set) AskEach(b *remote.Batch, coldSum bool) *remote.ExecAsk {
 	return nil
 }
 
-// AskSums asks in b for the host's sums of jobs (nil: none).
-func AskSums(b *remote.Batch, jobs []*Job) *remote.ExecAsk {
+// AskSums asks in b for the host's sums of jobs (nil: none); byAgent:
+// the Go agent answers, within the Set's time budget if it has one.
+func (k *Set) AskSums(b *remote.Batch, jobs []*Job, byAgent bool) *remote.ExecAsk {
 	if len(jobs) == 0 {
 		return nil
 	}
-	return b.Exec(tokenArgv(jobs)...)
+	var within time.Duration
+	if byAgent {
+		within = k.within
+	}
+	return b.Exec(tokenArgv(jobs, within)...)
 }
 
 // AgentRemoteAbove: with the agent, a count of more new bytes than this
@@ -147,9 +155,11 @@ func (k *Set) AskCounts(b *remote.Batch, counters []*remote.Counter, steady bool
 		}
 	}
 	for _, n := range counters {
-		if c := then[n]; c != nil {
+		if c := then[n]; c != nil && !(k.within > 0 && c.tok.job != nil) {
+			// (with a time budget, a hole this poll's job sums is summed
+			// within it: the count's then would sum it whole)
 			// a count on the host sums the counted records' tokens there too
-			th := b.CountThen(n, c.tok.start, tokenArgv(nil)...)
+			th := b.CountThen(n, c.tok.start, tokenArgv(nil, 0)...)
 			k.thens[c.name] = &Job{path: n.Path, from: c.tok.start, gen: c.tok.gen, then: th}
 			continue
 		}

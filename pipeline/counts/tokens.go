@@ -62,6 +62,7 @@ type tokAcc struct {
 	aheadAt int64
 	job     *Job   // sent with this poll; its answer comes back with it
 	err     string // why the last host sum failed
+	holeAt  int64  // where the hole began: its sum's progress is from there (summing.go)
 	stuckAt int64  // a hole ending in an unfinished line: no job until cur grows past it
 	sum     tally
 	max     int64          // the gate's max_length for the lines read here: pipeline.toml's, then the agent's
@@ -91,7 +92,7 @@ func (a *tokAcc) onRead(off int64, b []byte) {
 func (a *tokAcc) reset() {
 	a.gen++
 	a.cur, a.start, a.partial, a.hole, a.ahead, a.aheadAt = 0, 0, nil, false, nil, 0
-	a.job, a.err, a.stuckAt, a.sum = nil, "", 0, tally{}
+	a.job, a.err, a.stuckAt, a.sum, a.holeAt = nil, "", 0, tally{}, 0
 }
 
 // fold takes one poll's count of the file: a recount from zero resets the
@@ -153,7 +154,7 @@ func (a *tokAcc) lines(data []byte) {
 	}
 	a.partial = append([]byte(nil), buf...)
 	if len(a.partial) > maxPartial {
-		a.partial, a.hole = nil, true
+		a.partial, a.hole, a.holeAt = nil, true, a.start
 	}
 }
 
@@ -182,7 +183,7 @@ func tallyLine(t *tally, line []byte, maxLength int64, loc *time.Location) {
 // the host sums from its start.
 func (a *tokAcc) openHole(end int64) {
 	if !a.hole {
-		a.hole, a.partial, a.ahead = true, nil, nil
+		a.hole, a.partial, a.ahead, a.holeAt = true, nil, nil, a.start
 	}
 	a.cur = max(a.cur, end)
 }
@@ -234,7 +235,7 @@ func (a *tokAcc) answer(job *Job, res *tokResult) {
 		a.lines(rest)
 	case a.start == a.cur:
 		a.hole, a.ahead, a.partial = false, nil, nil
-	case res.bytes == 0:
+	case res.bytes == 0 && !res.cut: // (cut: the agent's time ran out first)
 		a.stuckAt = job.from + job.n // an unfinished line: wait for it to grow
 	}
 }

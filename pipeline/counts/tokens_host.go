@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote"
@@ -28,6 +29,7 @@ type tokResult struct {
 	bytes int64
 	err   string
 	timed bool // the agent sent its run-less records' times (eras.go)
+	cut   bool // the agent stopped at the request's time budget ("I P"): the rest next poll
 }
 
 // tokenSumScript sums the records' completion tokens and counts them per
@@ -45,7 +47,7 @@ func sumOnHost(ctx context.Context, h remote.Host, jobs []*Job, ask *remote.Exec
 	r, ok := ask.Result()
 	var err error
 	if !ok {
-		r, err = h.Exec(ctx, tokenArgv(jobs)...)
+		r, err = h.Exec(ctx, tokenArgv(jobs, 0)...)
 	}
 	if err == nil && r.ExitCode != 0 {
 		err = fmt.Errorf("exit %d: %s", r.ExitCode, bytes.TrimSpace(r.Stderr))
@@ -60,11 +62,16 @@ func sumOnHost(ctx context.Context, h remote.Host, jobs []*Job, ask *remote.Exec
 	return res, nil
 }
 
-// tokenArgv is the one exec that sums jobs.
-func tokenArgv(jobs []*Job) []string {
+// tokenArgv is the one exec that sums jobs; within > 0 ends it in the
+// agent's time budget ("within=300ms", remote/tokensum.go), which the
+// awk and an older agent ignore: they sum whole.
+func tokenArgv(jobs []*Job, within time.Duration) []string {
 	argv := []string{"sh", "-c", tokenSumScript, "synthwatch-tokens"}
 	for _, j := range jobs {
 		argv = append(argv, j.path, strconv.FormatInt(j.from+1, 10), strconv.FormatInt(j.n, 10))
+	}
+	if within > 0 && len(jobs) > 0 {
+		argv = append(argv, "within="+within.String())
 	}
 	return argv
 }
@@ -117,6 +124,8 @@ func parseTokenSums(out []byte, want int) ([]tokResult, error) {
 			if err := r.timesLine(f); err != nil {
 				return nil, fmt.Errorf("bad line %q: %w", line, err)
 			}
+		case "P":
+			r.cut = true
 		case "!":
 			r.err, seen[i-1] = "the host's awk failed", true
 		default:

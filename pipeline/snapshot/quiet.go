@@ -34,6 +34,8 @@ func (c Connection) Quiet(now time.Time, every time.Duration) bool {
 func StaleFigures(prev Snapshot, s *Snapshot) {
 	s.Worker = Worker{State: WorkerUnknown, PID: prev.Worker.PID, Category: prev.Worker.Category}
 	s.CompletionTokens, s.TokensUnknown, s.TokensPartial = prev.CompletionTokens, prev.TokensUnknown, prev.TokensPartial // counted, as the rows' done: kept
+	// as far as the sum had come (the categories' too)
+	s.TokensSumming = prev.TokensSumming
 	// the forecast is kept with the tokens it counts; the free disk is not known now
 	if c := prev.Capture; c != nil {
 		cp := *c

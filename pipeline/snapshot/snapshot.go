@@ -36,6 +36,9 @@ type Snapshot struct {
 	// TokensUnknown counts the records whose tokens are unknown (not in it).
 	CompletionTokens int64 `json:"completion_tokens"`
 	TokensPartial    bool  `json:"tokens_partial,omitempty"`
+	// TokensSumming: the categories' tokens being summed, added up (nil:
+	// none); the figure is partial until they are
+	TokensSumming *Summing `json:"tokens_summing,omitempty"`
 	// Capture is the next stage's disk for the records kept so far
 	// (pipeline.toml's [capture]; parse.ForecastCapture), nil without one
 	Capture       *parse.CaptureForecast `json:"capture,omitempty"`
@@ -117,7 +120,7 @@ type Connection struct {
 	// "file by file" (a request each); "" for a local root.
 	Reader string `json:"reader,omitempty"`
 	// AgentProtocol is the protocol the agent that read spoke (a binary
-	// speaking another is left for the fallback): "synthwatch-agent/14".
+	// speaking another is left for the fallback): "synthwatch-agent/15".
 	AgentProtocol string `json:"agent_protocol,omitempty"`
 }
 
@@ -285,6 +288,9 @@ type Category struct {
 	TokenBudget      int64   `json:"token_budget,omitempty"`
 	Progress         float64 `json:"progress"`            // 0–1, by the cap that comes first
 	CappedBy         string  `json:"capped_by,omitempty"` // records | tokens: the cap that comes first
+	// TokensSumming: no figure yet, its records' tokens being summed on
+	// the host, this far (nil: none under way)
+	TokensSumming *Summing `json:"tokens_summing,omitempty"`
 	// OverCap: the caps it is past (parse.OverCaps), each with its excess
 	OverCap []parse.OverCap `json:"over_cap,omitempty"`
 	// Outcomes: its records by how they ended (finish reasons, empty

@@ -1,0 +1,121 @@
+package pipeline
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/internal/testbin"
+	"github.com/synthwatch/synthwatch/parse"
+	"github.com/synthwatch/synthwatch/pipeline/snapshot"
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+)
+
+// bigRaw is n MB or more of records as Python writes them, ids from k.
+func bigRaw(cat string, k, mb int, rng *rand.Rand) string {
+	var all strings.Builder
+	for ; all.Len() < mb<<20; k += 200 {
+		all.WriteString(pyTokenRecords(cat, k, 200, rng))
+	}
+	return all.String()
+}
+
+// The dashboard (Options.SumWithin) sums a big file's tokens a time
+// budget an answer: its first table has the counts and the category
+// "summing" from 0; each poll after it says how far the agent got (the
+// category's bytes summed and the Snapshot's, growing, Resume: the next
+// poll is asked at once), never a figure before the whole is summed; then the
+// figure, the file's own. A file replaced between two cut answers is
+// summed again from 0, to the new file's figure.
+func TestDashboardSumsWithinShowsProgress(t *testing.T) {
+	t.Parallel()
+	sd := sshdtest.Start(t)
+	p := newProxied(t, sd)
+	for _, how := range []string{"as it is", "replaced"} {
+		t.Run(how, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(41, 9))
+			root, raw := summingRoot(t, rng)
+			h := p.dial(t)
+			t.Cleanup(func() { h.Close() })
+			w := NewWatcher(h, Options{Host: "dash", Root: root, ServerURL: closedURL(t), WorkerBin: testbin.Path(t), SumWithin: 2 * time.Millisecond}, nil)
+			firstTableSums(t, w.Poll(context.Background()), fileSize(t, raw))
+			var replace func()
+			if how == "replaced" {
+				replace = func() {
+					write(t, raw+".new", bigRaw("B2_big", 500000, 12, rng))
+					must(t, os.Rename(raw+".new", raw))
+				}
+			}
+			s, cuts := pollSumming(t, w, replace)
+			if bad := checkTokens(t, root, s); bad != "" || s.TokensSumming != nil || s.Categories[1].TokensSumming != nil {
+				t.Fatalf("the figure: %s (still summing: %+v)", bad, s.TokensSumming)
+			}
+			t.Logf("%d polls summing before the figure", cuts)
+			if cuts < 1 || how == "replaced" && cuts < 2 {
+				t.Fatalf("%d answers cut by a 2 ms budget: the budget was not kept", cuts)
+			}
+		})
+	}
+}
+
+// firstTableSums checks a first table: the big category has no figure
+// yet, and is summing from 0 of its size, as the total is.
+func firstTableSums(t *testing.T, s snapshot.Snapshot, size int64) {
+	t.Helper()
+	if c := s.Categories[1]; c.Name != "B2_big" || c.CompletionTokens != nil || c.TokensSumming == nil || c.TokensSumming.Done != 0 || c.TokensSumming.Total != size {
+		t.Fatalf("the first table: %s tokens %v, summing %+v; want none yet, 0 of %d bytes summed", c.Name, c.CompletionTokens, c.TokensSumming, size)
+	}
+	if s.TokensSumming == nil || *s.TokensSumming != *s.Categories[1].TokensSumming || !s.TokensPartial {
+		t.Fatalf("the first table's total: summing %+v, partial %v", s.TokensSumming, s.TokensPartial)
+	}
+}
+
+// summingRoot is a small category read over the link and a 16 MB one
+// counted on the host, written as Python writes them.
+func summingRoot(t *testing.T, rng *rand.Rand) (root, raw string) {
+	root = t.TempDir()
+	write(t, filepath.Join(root, "prepared", "B1_small", parse.PromptsFile), prompts("B1_small", 100))
+	write(t, filepath.Join(root, "prepared", "B1_small", parse.RawFile), pyTokenRecords("B1_small", 0, 30, rng))
+	raw = filepath.Join(root, "prepared", "B2_big", parse.RawFile)
+	write(t, filepath.Join(root, "prepared", "B2_big", parse.PromptsFile), prompts("B2_big", 10))
+	write(t, raw, bigRaw("B2_big", 0, 16, rng))
+	return root, raw
+}
+
+// pollSumming polls w until its second category has a figure: before it,
+// each poll's is summing further (replace, if any, runs after the
+// first: from 0 again), as the agent's cut answer asks the next poll at once. It returns
+// the snapshot with the figure, and the polls summing before it.
+func pollSumming(t *testing.T, w *Watcher, replace func()) (snapshot.Snapshot, int) {
+	t.Helper()
+	done := int64(0)
+	for cuts := 0; cuts < 2000; cuts++ {
+		s := w.Poll(context.Background())
+		c := s.Categories[1]
+		if c.CompletionTokens != nil {
+			return s, cuts
+		}
+		sum := c.TokensSumming
+		if sum == nil || !sum.Resume || sum.Done <= done || sum.Done >= sum.Total || s.TokensSumming == nil || *s.TokensSumming != *sum {
+			t.Fatalf("poll %d: summing %+v (the total's %+v), want the agent's cut answer past byte %d", cuts+2, sum, s.TokensSumming, done)
+		}
+		done = sum.Done
+		if cuts == 0 && replace != nil {
+			replace()
+			done = -1 // from 0 again
+		}
+	}
+	t.Fatal("the figure never came")
+	return snapshot.Snapshot{}, 0
+}
+
+func fileSize(t *testing.T, p string) int64 {
+	t.Helper()
+	fi, err := os.Stat(p)
+	must(t, err)
+	return fi.Size()
+}
