@@ -23,9 +23,13 @@ func BenchmarkFirstInstall(b *testing.B) {
 	if os.Getenv("SW_BENCH_SERVER") == "dropbear" {
 		start = sshdtest.StartDropbear
 	}
+	var opts []sshdtest.Option
+	if cfg := os.Getenv("SW_BENCH_SSHD"); cfg != "" { // "MaxSessions 10": OpenSSH's default, where the test server allows 100
+		opts = append(opts, sshdtest.WithConfig(cfg))
+	}
 	for _, rtt := range []time.Duration{50 * time.Millisecond, 150 * time.Millisecond, 300 * time.Millisecond} {
 		b.Run(fmt.Sprintf("rtt=%dms", rtt.Milliseconds()), func(b *testing.B) {
-			s := start(b)
+			s := start(b, opts...)
 			if s.Home() == "" {
 				b.Skip("needs the server's own home (root and unshare)")
 			}

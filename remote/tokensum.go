@@ -131,10 +131,10 @@ func (s *rangeSum) addRun(run string, r runSums) {
 	s.byRun[k] = x
 }
 
-// sumRange sums the whole lines of [from, from+n) of f; once stop says
+// sumSerial sums the whole lines of [from, from+n) of f; once stop says
 // so (nil: never; asked every checkEvery bytes, first after the first
 // line) it stops after the line it summed, cut (within).
-func sumRange(f *os.File, from, n, maxLength int64, stop func() bool) (rangeSum, error) {
+func sumSerial(f *os.File, from, n, maxLength int64, stop func() bool) (rangeSum, error) {
 	s := rangeSum{max: maxLength}
 	br := bufio.NewReaderSize(io.NewSectionReader(f, from, n), 256<<10)
 	var long []byte
