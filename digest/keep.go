@@ -119,16 +119,15 @@ func (k *keeper) file(records string) string {
 
 // kept is one records file's kept stamps as they are being used.
 type kept struct {
-	k       *keeper
-	path    string // the kept file
-	records string
-	hdr     keepHeader // what was kept (zero: nothing)
-	enc     stampCodec
-	f       *os.File // the kept file, held from open to close: a rename over it changes nothing here
-	data    []byte   // its entries, once replayed
-	add     []byte   // entries read since, encoded
-	n       int64
-	off     bool // stop keeping: an entry that does not encode
+	k    *keeper
+	path string     // the kept file
+	hdr  keepHeader // what was kept (zero: nothing)
+	enc  stampCodec
+	f    *os.File // the kept file, held from open to close: a rename over it changes nothing here
+	data []byte   // its entries, once replayed
+	add  []byte   // entries read since, encoded
+	n    int64
+	off  bool // stop keeping: an entry that does not encode
 }
 
 // open finds records' kept stamps, if they still hold for the file.
@@ -136,18 +135,29 @@ func (k *keeper) open(records string) *kept {
 	if k == nil {
 		return nil
 	}
-	kp := &kept{k: k, path: k.file(records), records: records}
+	kp := &kept{k: k, path: k.file(records)}
 	f, err := os.Open(kp.path)
 	if err != nil {
 		return kp
 	}
 	var h keepHeader
-	if !ownedByUser(kp.path) || binary.Read(f, binary.BigEndian, &h) != nil || string(h.Magic[:]) != keepMagic || !stillHolds(records, h) {
+	if !ownedByUser(kp.path) || binary.Read(f, binary.BigEndian, &h) != nil || string(h.Magic[:]) != keepMagic {
 		f.Close()
 		return kp
 	}
 	kp.hdr, kp.f = h, f
 	return kp
+}
+
+// check lets the kept stamps go unless they still hold for rf, the
+// records file as the digest opened it: checked, replayed and read on
+// through one descriptor, so a file renamed over the records meanwhile is
+// either read whole or not at all.
+func (kp *kept) check(rf *os.File) {
+	if kp != nil && kp.f != nil && !stillHolds(rf, kp.hdr) {
+		kp.hdr = keepHeader{}
+		kp.close()
+	}
 }
 
 // close lets the kept file go.
@@ -158,13 +168,8 @@ func (kp *kept) close() {
 	}
 }
 
-// stillHolds: the records file is the one h kept, grown at most.
-func stillHolds(records string, h keepHeader) bool {
-	f, err := os.Open(records)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
+// stillHolds: the records file f is the one h kept, grown at most.
+func stillHolds(f *os.File, h keepHeader) bool {
 	fi, err := f.Stat()
 	if err != nil {
 		return false
@@ -247,21 +252,20 @@ func (kp *kept) note(ls lineStamp) {
 	kp.n++
 }
 
-// save writes the kept stamps up to end (the whole lines read), with the
-// long lines among them: the old entries, then the new, to a temporary
-// file renamed over the old one. Nothing new: nothing written.
-func (kp *kept) save(end int64, long int) {
+// save writes the kept stamps up to end (the whole lines read from rf,
+// the records file they were read from, not whatever has its name now),
+// with the long lines among them: the old entries, then the new, to a
+// temporary file renamed over the old one. Nothing new: nothing written.
+func (kp *kept) save(rf *os.File, end int64, long int) {
 	if kp == nil || kp.off || end <= kp.hdr.End && kp.n == 0 {
 		return
 	}
-	rf, err := os.Open(kp.records)
+	fi, err := rf.Stat()
 	if err != nil {
 		return
 	}
-	defer rf.Close()
-	fi, err := rf.Stat()
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	if err != nil || !ok {
+	if !ok {
 		return
 	}
 	h := keepHeader{Dev: uint64(st.Dev), Ino: st.Ino, End: end, Tail: tailHash(rf, end), Long: kp.hdr.Long + int64(long),

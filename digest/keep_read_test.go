@@ -1,0 +1,76 @@
+package digest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/digest/digesttest"
+	"github.com/synthwatch/synthwatch/parse"
+)
+
+// stampsOf is every line's stamp of path as eachStamp folds it (kp nil:
+// the whole file read), in a form two reads compare in: an error is
+// "bad", a time its instant.
+func stampsOf(t *testing.T, path string, kp *kept, during func()) []string {
+	t.Helper()
+	var out []string
+	_, _, _, err := eachStamp(path, time.UTC, kp, func(ls lineStamp) {
+		if during != nil {
+			during()
+			during = nil
+		}
+		st := ls.st
+		out = append(out, fmt.Sprintf("blank=%v bad=%v whole=%v t=%d/%v %s run=%q ct=%d/%v pt=%d/%v %+v %+v", ls.blank, ls.err != nil,
+			ls.complete, st.Finished.UnixNano(), st.HasFinished, st.TimeField, st.Run, st.CompletionTokens, st.HasTokens,
+			st.PromptTokens, st.HasPrompt, st.Outcome, st.Gate))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// pythonRecords are two records files written by Python's json.dumps
+// (gate.py): a, and b, another and longer one.
+func pythonRecords(t *testing.T) (a, b string) {
+	t.Helper()
+	small, big := t.TempDir(), t.TempDir()
+	digesttest.GateNight(t, small, 300)
+	digesttest.GateNight(t, big, 1200)
+	a = filepath.Join(small, parse.PreparedDir, "B1_reason", parse.RawFile)
+	b = filepath.Join(big, parse.PreparedDir, "B2_reason", parse.RawFile)
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA != nil || errB != nil || fb.Size() <= fa.Size() {
+		t.Fatalf("records: %v %v, or the second not the longer", errA, errB)
+	}
+	return a, b
+}
+
+// A records file renamed over the one a digest is reading (a category
+// written again, a file restored) is not kept as the stamps of the file
+// that was read: the next digest replays nothing of the old file's for
+// the new one, and says what a whole read of it says.
+func TestKeptStampsOfTheFileRead(t *testing.T) {
+	a, b := pythonRecords(t)
+	k := newKeeper(filepath.Join(t.TempDir(), "keep"), time.UTC, time.Now())
+	stampsOf(t, a, k.open(a), func() {
+		if err := os.Rename(b, a); err != nil {
+			t.Fatal(err)
+		}
+	})
+	want := stampsOf(t, a, nil, nil)
+	got := stampsOf(t, a, k.open(a), nil)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		for i := range min(len(got), len(want)) {
+			if got[i] != want[i] {
+				t.Fatalf("after a file renamed over the records mid-read, line %d of %d (whole read %d):\n got %s\nwant %s", i+1, len(got), len(want), got[i], want[i])
+			}
+		}
+		t.Fatalf("after a file renamed over the records mid-read: %d stamps, a whole read %d", len(got), len(want))
+	}
+}
