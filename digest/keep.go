@@ -187,9 +187,10 @@ func tailHash(f *os.File, end int64) [32]byte {
 	return sha256.Sum256(b)
 }
 
-// maxKeptBytes bounds the kept entries read into memory (about 8 bytes a
-// record: some 30 GB of records); more are not replayed.
-const maxKeptBytes = 256 << 20
+// maxKeptBytes bounds the kept entries held in memory, those read and
+// those added (about 8 bytes a record: some 30 GB of records; but a byte
+// a blank line): more are neither replayed nor kept.
+var maxKeptBytes int64 = 256 << 20
 
 // replay gives fn the kept stamps in order, once they are checked whole
 // (their sum, then every entry decoded): the end they reach, and the long
@@ -245,8 +246,8 @@ func (kp *kept) note(ls lineStamp) {
 		return
 	}
 	var ok bool
-	if kp.add, ok = kp.enc.encode(kp.add, ls); !ok {
-		kp.off = true
+	if kp.add, ok = kp.enc.encode(kp.add, ls); !ok || kp.hdr.Bytes+int64(len(kp.add)) > maxKeptBytes {
+		kp.off, kp.add = true, nil
 		return
 	}
 	kp.n++

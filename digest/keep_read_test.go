@@ -74,3 +74,29 @@ func TestKeptStampsOfTheFileRead(t *testing.T) {
 		t.Fatalf("after a file renamed over the records mid-read: %d stamps, a whole read %d", len(got), len(want))
 	}
 }
+
+// The stamps added in memory stop at maxKeptBytes, as those replayed do:
+// a file of short lines (a byte of stamp each) costs no memory in
+// proportion, and no kept file is written that replay would refuse.
+func TestKeptStampsBounded(t *testing.T) {
+	a, _ := pythonRecords(t)
+	defer func(m int64) { maxKeptBytes = m }(maxKeptBytes)
+	maxKeptBytes = 1 << 10
+	keep := filepath.Join(t.TempDir(), "keep")
+	k := newKeeper(keep, time.UTC, time.Now())
+	kp := k.open(a)
+	want := stampsOf(t, a, kp, nil)
+	if int64(len(kp.add)) > maxKeptBytes {
+		t.Fatalf("%d bytes of stamps held for a bound of %d", len(kp.add), maxKeptBytes)
+	}
+	kp = k.open(a)
+	if kp.f != nil {
+		if !kp.load() {
+			t.Fatalf("a kept file of %d bytes of stamps was written, over the bound of %d", kp.hdr.Bytes, maxKeptBytes)
+		}
+		kp.close()
+	}
+	if got := stampsOf(t, a, k.open(a), nil); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatal("the digest after one over the bound says something else")
+	}
+}
