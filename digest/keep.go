@@ -25,8 +25,8 @@ import (
 // the kept end, or another hash of the 4 KB before it) is read again from
 // 0. The kept file is trusted only when it and its folder are the user's
 // and not writable by others, and its name is keyed by the binary (a new
-// build reads records as it does), the zone (a zone-less time is read in
-// it) and the records' path.
+// build reads records as it does), the zone's rules (a zone-less time is
+// read in them) and the records' path.
 
 const keepMagic = "swstamp1"
 
@@ -59,7 +59,23 @@ func newKeeper(dir string, loc *time.Location, now time.Time) *keeper {
 		return nil
 	}
 	prune(dir, now)
-	return &keeper{dir: dir, key: binaryID() + "\x00" + loc.String() + "\x00" + now.In(loc).Format("MST -0700") + "\x00" + os.Getenv("TZ")}
+	return &keeper{dir: dir, key: binaryID() + "\x00" + loc.String() + "\x00" + zoneRules(loc) + "\x00" + os.Getenv("TZ")}
+}
+
+// zoneRules names loc by its rules: its offset and abbreviation each day
+// of 1990 to 2040, hashed. The host's zone is "Local" whichever it is,
+// and two zones may say the same now (America/Phoenix, and America/Denver
+// in winter) but not of a zone-less time last summer. Fixed days, not
+// ones around now: the name changes with the rules, not with the date.
+func zoneRules(loc *time.Location) string {
+	h := sha256.New()
+	var b []byte
+	for t := time.Date(1990, 1, 1, 12, 0, 0, 0, time.UTC); t.Year() < 2041; t = t.Add(24 * time.Hour) {
+		name, off := t.In(loc).Zone()
+		b = binary.AppendVarint(append(append(b[:0], name...), 0), int64(off))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // keptFor is how long kept stamps no digest used stay: a root reported on

@@ -3,12 +3,14 @@ package digest
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/synthwatch/synthwatch/digest/digesttest"
+	"github.com/synthwatch/synthwatch/internal/testgate"
 	"github.com/synthwatch/synthwatch/parse"
 )
 
@@ -17,8 +19,19 @@ import (
 // "bad", a time its instant.
 func stampsOf(t *testing.T, path string, kp *kept, during func()) []string {
 	t.Helper()
+	return stampsAt(t, path, time.UTC, kp, during)
+}
+
+// stampsIn is stampsOf with the times read in loc.
+func stampsIn(t *testing.T, path string, loc *time.Location, kp *kept) []string {
+	t.Helper()
+	return stampsAt(t, path, loc, kp, nil)
+}
+
+func stampsAt(t *testing.T, path string, loc *time.Location, kp *kept, during func()) []string {
+	t.Helper()
 	var out []string
-	_, _, _, err := eachStamp(path, time.UTC, kp, func(ls lineStamp) {
+	_, _, _, err := eachStamp(path, loc, kp, func(ls lineStamp) {
 		if during != nil {
 			during()
 			during = nil
@@ -98,5 +111,46 @@ func TestKeptStampsBounded(t *testing.T) {
 	}
 	if got := stampsOf(t, a, k.open(a), nil); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatal("the digest after one over the bound says something else")
+	}
+}
+
+// Stamps kept under one zone are not replayed under another that reads
+// the same now (America/Phoenix and, in winter, America/Denver are both
+// "MST -0700", and the host's zone is "Local" whichever it is): a
+// zone-less time of the summer is another instant in each.
+func TestKeptStampsOfTheZone(t *testing.T) {
+	py := testgate.Tool(t, "python3", "records with zone-less times")
+	raw := filepath.Join(t.TempDir(), parse.RawFile)
+	script := `import json, sys, datetime
+with open(sys.argv[1], "w") as f:
+    for i in range(200):
+        at = datetime.datetime(2026, 7, 1, 12) + datetime.timedelta(minutes=i)
+        f.write(json.dumps({"id": "r%d" % i, "finished_at": at.isoformat(), "completion_tokens": i, "content": "x", "finish_reason": "stop"}) + "\n")
+`
+	if out, err := exec.Command(py, "-c", script, raw).CombinedOutput(); err != nil {
+		t.Fatalf("python3: %v: %s", err, out)
+	}
+	zone := func(name string) *time.Location {
+		data, err := os.ReadFile(filepath.Join("/usr/share/zoneinfo", name))
+		if err != nil && os.Getenv("CI") == "true" {
+			t.Fatalf("no zoneinfo: %v", err)
+		} else if err != nil {
+			t.Skipf("no zoneinfo: %v", err)
+		}
+		loc, err := time.LoadLocationFromTZData("Local", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return loc
+	}
+	phoenix, denver := zone("America/Phoenix"), zone("America/Denver")
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	keep := filepath.Join(t.TempDir(), "keep")
+	k := newKeeper(keep, phoenix, now)
+	stampsIn(t, raw, phoenix, k.open(raw))
+	k = newKeeper(keep, denver, now)
+	want := stampsIn(t, raw, denver, nil)
+	if got := stampsIn(t, raw, denver, k.open(raw)); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("stamps kept in another zone of the same name and offset now were replayed:\n got %s\nwant %s", got[0], want[0])
 	}
 }
