@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // A digest keeps the stamps it read of each category's records in the
@@ -117,11 +119,27 @@ var binaryID = sync.OnceValue(func() string {
 // ownedByUser: path is the user's, and neither group nor others may write it.
 func ownedByUser(path string) bool {
 	fi, err := os.Lstat(path)
-	if err != nil {
-		return false
-	}
+	return err == nil && usersOwn(fi)
+}
+
+func usersOwn(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && st.Uid == uint32(os.Getuid()) && fi.Mode().Perm()&0o022 == 0 && fi.Mode().Type()&os.ModeSymlink == 0
+}
+
+// openOwn opens path, a regular file and not through a symlink (a FIFO
+// is refused, not waited on), when the file it opened (not whatever has
+// the name a moment later) is the user's and others may not write it.
+func openOwn(path string) *os.File {
+	f, err := parse.OpenRegularFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil
+	}
+	if fi, err := f.Stat(); err != nil || !usersOwn(fi) {
+		f.Close()
+		return nil
+	}
+	return f
 }
 
 func (k *keeper) file(records string) string {
@@ -152,12 +170,12 @@ func (k *keeper) open(records string) *kept {
 		return nil
 	}
 	kp := &kept{k: k, path: k.file(records)}
-	f, err := os.Open(kp.path)
-	if err != nil {
+	f := openOwn(kp.path)
+	if f == nil {
 		return kp
 	}
 	var h keepHeader
-	if !ownedByUser(kp.path) || binary.Read(f, binary.BigEndian, &h) != nil || string(h.Magic[:]) != keepMagic {
+	if binary.Read(f, binary.BigEndian, &h) != nil || string(h.Magic[:]) != keepMagic {
 		f.Close()
 		return kp
 	}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,5 +153,21 @@ with open(sys.argv[1], "w") as f:
 	want := stampsIn(t, raw, denver, nil)
 	if got := stampsIn(t, raw, denver, k.open(raw)); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("stamps kept in another zone of the same name and offset now were replayed:\n got %s\nwant %s", got[0], want[0])
+	}
+}
+
+// What has the kept file's name is checked as it was opened, and opened
+// as a regular file: a FIFO there (or a name swapped between the check
+// and the read) neither holds the digest nor is replayed.
+func TestKeptStampsOpenedAsChecked(t *testing.T) {
+	a, _ := pythonRecords(t)
+	keep := filepath.Join(t.TempDir(), "keep")
+	k := newKeeper(keep, time.UTC, time.Now())
+	want := stampsOf(t, a, nil, nil)
+	if err := syscall.Mkfifo(k.file(a), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := stampsOf(t, a, k.open(a), nil); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatal("a FIFO for a kept file: the digest differs")
 	}
 }
