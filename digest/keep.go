@@ -292,7 +292,14 @@ func (kp *kept) note(ls lineStamp) {
 // with the long lines among them: the old entries, then the new, to a
 // temporary file renamed over the old one. Nothing new: nothing written.
 func (kp *kept) save(rf *os.File, end int64, long int) {
-	if kp == nil || kp.off || end <= kp.hdr.End && kp.n == 0 {
+	if kp == nil || kp.off {
+		return
+	}
+	if end <= kp.hdr.End && kp.n == 0 {
+		if kp.hdr.End > 0 { // used: prune keeps what a digest used within keptFor
+			now := time.Now()
+			os.Chtimes(kp.path, now, now)
+		}
 		return
 	}
 	fi, err := rf.Stat()

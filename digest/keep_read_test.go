@@ -171,3 +171,27 @@ func TestKeptStampsOpenedAsChecked(t *testing.T) {
 		t.Fatal("a FIFO for a kept file: the digest differs")
 	}
 }
+
+// Kept stamps a digest replayed, with nothing new to add, were used: the
+// prune of what no digest used for keptFor leaves them (a finished
+// root, reported on every few days, is not read whole every fortnight).
+func TestKeptStampsUsedStay(t *testing.T) {
+	a, _ := pythonRecords(t)
+	keep := filepath.Join(t.TempDir(), "keep")
+	k := newKeeper(keep, time.UTC, time.Now())
+	stampsOf(t, a, k.open(a), nil)
+	old := time.Now().Add(-keptFor + time.Hour)
+	if err := os.Chtimes(k.file(a), old, old); err != nil {
+		t.Fatal(err)
+	}
+	k = newKeeper(keep, time.UTC, time.Now())
+	if kp := k.open(a); kp.f == nil {
+		t.Fatal("the kept stamps were not kept")
+	} else {
+		stampsOf(t, a, kp, nil) // replayed, nothing new
+	}
+	k = newKeeper(keep, time.UTC, time.Now().Add(2*time.Hour))
+	if _, err := os.Stat(k.file(a)); err != nil {
+		t.Fatalf("kept stamps used an hour before were pruned: %v", err)
+	}
+}
