@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/synthwatch/synthwatch/parse"
 )
 
 // A digest keeps the stamps it read of each category's records in the
@@ -25,8 +27,8 @@ import (
 // the kept end, or another hash of the 4 KB before it) is read again from
 // 0. The kept file is trusted only when it and its folder are the user's
 // and not writable by others, and its name is keyed by the binary (a new
-// build reads records as it does), the zone (a zone-less time is read in
-// it) and the records' path.
+// build reads records as it does), the zone's rules (a zone-less time is
+// read in them) and the records' path.
 
 const keepMagic = "swstamp1"
 
@@ -59,7 +61,23 @@ func newKeeper(dir string, loc *time.Location, now time.Time) *keeper {
 		return nil
 	}
 	prune(dir, now)
-	return &keeper{dir: dir, key: binaryID() + "\x00" + loc.String() + "\x00" + now.In(loc).Format("MST -0700") + "\x00" + os.Getenv("TZ")}
+	return &keeper{dir: dir, key: binaryID() + "\x00" + loc.String() + "\x00" + zoneRules(loc) + "\x00" + os.Getenv("TZ")}
+}
+
+// zoneRules names loc by its rules: its offset and abbreviation each day
+// of 1990 to 2040, hashed. The host's zone is "Local" whichever it is,
+// and two zones may say the same now (America/Phoenix, and America/Denver
+// in winter) but not of a zone-less time last summer. Fixed days, not
+// ones around now: the name changes with the rules, not with the date.
+func zoneRules(loc *time.Location) string {
+	h := sha256.New()
+	var b []byte
+	for t := time.Date(1990, 1, 1, 12, 0, 0, 0, time.UTC); t.Year() < 2041; t = t.Add(24 * time.Hour) {
+		name, off := t.In(loc).Zone()
+		b = binary.AppendVarint(append(append(b[:0], name...), 0), int64(off))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // keptFor is how long kept stamps no digest used stay: a root reported on
@@ -101,11 +119,27 @@ var binaryID = sync.OnceValue(func() string {
 // ownedByUser: path is the user's, and neither group nor others may write it.
 func ownedByUser(path string) bool {
 	fi, err := os.Lstat(path)
-	if err != nil {
-		return false
-	}
+	return err == nil && usersOwn(fi)
+}
+
+func usersOwn(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && st.Uid == uint32(os.Getuid()) && fi.Mode().Perm()&0o022 == 0 && fi.Mode().Type()&os.ModeSymlink == 0
+}
+
+// openOwn opens path, a regular file and not through a symlink (a FIFO
+// is refused, not waited on), when the file it opened (not whatever has
+// the name a moment later) is the user's and others may not write it.
+func openOwn(path string) *os.File {
+	f, err := parse.OpenRegularFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil
+	}
+	if fi, err := f.Stat(); err != nil || !usersOwn(fi) {
+		f.Close()
+		return nil
+	}
+	return f
 }
 
 func (k *keeper) file(records string) string {
@@ -119,16 +153,15 @@ func (k *keeper) file(records string) string {
 
 // kept is one records file's kept stamps as they are being used.
 type kept struct {
-	k       *keeper
-	path    string // the kept file
-	records string
-	hdr     keepHeader // what was kept (zero: nothing)
-	enc     stampCodec
-	f       *os.File // the kept file, held from open to close: a rename over it changes nothing here
-	data    []byte   // its entries, once replayed
-	add     []byte   // entries read since, encoded
-	n       int64
-	off     bool // stop keeping: an entry that does not encode
+	k    *keeper
+	path string     // the kept file
+	hdr  keepHeader // what was kept (zero: nothing)
+	enc  stampCodec
+	f    *os.File // the kept file, held from open to close: a rename over it changes nothing here
+	data []byte   // its entries, once replayed
+	add  []byte   // entries read since, encoded
+	n    int64
+	off  bool // stop keeping: an entry that does not encode
 }
 
 // open finds records' kept stamps, if they still hold for the file.
@@ -136,18 +169,29 @@ func (k *keeper) open(records string) *kept {
 	if k == nil {
 		return nil
 	}
-	kp := &kept{k: k, path: k.file(records), records: records}
-	f, err := os.Open(kp.path)
-	if err != nil {
+	kp := &kept{k: k, path: k.file(records)}
+	f := openOwn(kp.path)
+	if f == nil {
 		return kp
 	}
 	var h keepHeader
-	if !ownedByUser(kp.path) || binary.Read(f, binary.BigEndian, &h) != nil || string(h.Magic[:]) != keepMagic || !stillHolds(records, h) {
+	if binary.Read(f, binary.BigEndian, &h) != nil || string(h.Magic[:]) != keepMagic {
 		f.Close()
 		return kp
 	}
 	kp.hdr, kp.f = h, f
 	return kp
+}
+
+// check lets the kept stamps go unless they still hold for rf, the
+// records file as the digest opened it: checked, replayed and read on
+// through one descriptor, so a file renamed over the records meanwhile is
+// either read whole or not at all.
+func (kp *kept) check(rf *os.File) {
+	if kp != nil && kp.f != nil && !stillHolds(rf, kp.hdr) {
+		kp.hdr = keepHeader{}
+		kp.close()
+	}
 }
 
 // close lets the kept file go.
@@ -158,13 +202,8 @@ func (kp *kept) close() {
 	}
 }
 
-// stillHolds: the records file is the one h kept, grown at most.
-func stillHolds(records string, h keepHeader) bool {
-	f, err := os.Open(records)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
+// stillHolds: the records file f is the one h kept, grown at most.
+func stillHolds(f *os.File, h keepHeader) bool {
 	fi, err := f.Stat()
 	if err != nil {
 		return false
@@ -182,9 +221,10 @@ func tailHash(f *os.File, end int64) [32]byte {
 	return sha256.Sum256(b)
 }
 
-// maxKeptBytes bounds the kept entries read into memory (about 8 bytes a
-// record: some 30 GB of records); more are not replayed.
-const maxKeptBytes = 256 << 20
+// maxKeptBytes bounds the kept entries held in memory, those read and
+// those added (about 8 bytes a record: some 30 GB of records; but a byte
+// a blank line): more are neither replayed nor kept.
+var maxKeptBytes int64 = 256 << 20
 
 // replay gives fn the kept stamps in order, once they are checked whole
 // (their sum, then every entry decoded): the end they reach, and the long
@@ -240,28 +280,34 @@ func (kp *kept) note(ls lineStamp) {
 		return
 	}
 	var ok bool
-	if kp.add, ok = kp.enc.encode(kp.add, ls); !ok {
-		kp.off = true
+	if kp.add, ok = kp.enc.encode(kp.add, ls); !ok || kp.hdr.Bytes+int64(len(kp.add)) > maxKeptBytes {
+		kp.off, kp.add = true, nil
 		return
 	}
 	kp.n++
 }
 
-// save writes the kept stamps up to end (the whole lines read), with the
-// long lines among them: the old entries, then the new, to a temporary
-// file renamed over the old one. Nothing new: nothing written.
-func (kp *kept) save(end int64, long int) {
-	if kp == nil || kp.off || end <= kp.hdr.End && kp.n == 0 {
+// save writes the kept stamps up to end (the whole lines read from rf,
+// the records file they were read from, not whatever has its name now),
+// with the long lines among them: the old entries, then the new, to a
+// temporary file renamed over the old one. Nothing new: nothing written.
+func (kp *kept) save(rf *os.File, end int64, long int) {
+	if kp == nil || kp.off {
 		return
 	}
-	rf, err := os.Open(kp.records)
+	if end <= kp.hdr.End && kp.n == 0 {
+		if kp.hdr.End > 0 { // used: prune keeps what a digest used within keptFor
+			now := time.Now()
+			os.Chtimes(kp.path, now, now)
+		}
+		return
+	}
+	fi, err := rf.Stat()
 	if err != nil {
 		return
 	}
-	defer rf.Close()
-	fi, err := rf.Stat()
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	if err != nil || !ok {
+	if !ok {
 		return
 	}
 	h := keepHeader{Dev: uint64(st.Dev), Ino: st.Ino, End: end, Tail: tailHash(rf, end), Long: kp.hdr.Long + int64(long),

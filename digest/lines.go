@@ -35,12 +35,17 @@ type lineScan struct {
 
 // scanLines is eachLine from byte from, a line's start.
 func scanLines(path string, from int64, fn func(line []byte, complete bool)) (lineScan, error) {
-	sp := splitter{sc: lineScan{end: from}, from: from, fn: fn}
 	f, err := openFrom(path, from)
 	if f == nil {
-		return sp.sc, err
+		return lineScan{end: from}, err
 	}
 	defer f.Close()
+	return scanFile(f, path, from, fn)
+}
+
+// scanFile is scanLines of f, open at from.
+func scanFile(f *os.File, path string, from int64, fn func(line []byte, complete bool)) (lineScan, error) {
+	sp := splitter{sc: lineScan{end: from}, from: from, fn: fn}
 	r := bufio.NewReaderSize(f, 1<<20)
 	for {
 		chunk, err := r.ReadSlice('\n')

@@ -2,6 +2,8 @@ package digest
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -74,7 +76,16 @@ func newBatch() *stampBatch {
 // file read from where they end; what it read is kept in turn.
 func eachStamp(path string, loc *time.Location, kp *kept, fn func(lineStamp)) (read, replayed int64, long int, err error) {
 	defer kp.close()
+	f, err := openFrom(path, 0)
+	if f == nil {
+		return 0, 0, 0, err
+	}
+	defer f.Close()
+	kp.check(f)
 	from, keptLong := kp.replay(fn)
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return 0, from, keptLong, fmt.Errorf("digest: %w", err)
+	}
 	tokens := make(chan struct{}, inFlight)
 	batches := make(chan *stampBatch, inFlight)
 	take := func(b *stampBatch) {
@@ -89,7 +100,7 @@ func eachStamp(path string, loc *time.Location, kp *kept, fn func(lineStamp)) (r
 	go func() {
 		defer close(batches)
 		b := newBatch()
-		sc, err = scanLines(path, from, func(line []byte, complete bool) {
+		sc, err = scanFile(f, path, from, func(line []byte, complete bool) {
 			if len(b.buf) > 0 && len(b.buf)+len(line) > batchBytes {
 				take(b)
 				b = newBatch()
@@ -114,7 +125,7 @@ func eachStamp(path string, loc *time.Location, kp *kept, fn func(lineStamp)) (r
 		}
 	}
 	if err == nil { // sc and err were set before batches was closed
-		kp.save(sc.end, sc.longWhole)
+		kp.save(f, sc.end, sc.longWhole)
 	}
 	return sc.read, from, keptLong + sc.long, err
 }

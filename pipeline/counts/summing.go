@@ -19,13 +19,14 @@ const SumWithin = 300 * time.Millisecond
 
 // summing is how far a's hole has been summed since it opened: the bytes
 // summed of the bytes to sum, while the host is summing it (a hole, no
-// failure); the Counter's growth since adds to both. stuck: it waits for
-// an unfinished last line to end (nextJob asks nothing till then).
-func (a *tokAcc) summing() (s snapshot.Summing, stuck, ok bool) {
-	if !a.hole || a.err != "" {
-		return snapshot.Summing{}, false, false
+// failure); the Counter's growth since adds to both. Not while it waits
+// for an unfinished last line to end (waitsOnTail: nothing to sum, the
+// figure is whole).
+func (a *tokAcc) summing() (s snapshot.Summing, ok bool) {
+	if !a.hole || a.err != "" || a.waitsOnTail() {
+		return snapshot.Summing{}, false
 	}
-	return snapshot.Summing{Done: a.start - a.holeAt, Total: a.cur - a.holeAt}, a.stuckAt == a.cur, true
+	return snapshot.Summing{Done: a.start - a.holeAt, Total: a.cur - a.holeAt}, true
 }
 
 // summingFigure sets v's TokensSumming when it has no token figure yet
@@ -37,9 +38,9 @@ func (k *Set) summingFigure(c *catState, v *snapshot.Category) {
 	if k.onePoll || !c.known || v.CompletionTokens != nil {
 		return
 	}
-	if s, stuck, ok := c.tok.summing(); ok {
+	if s, ok := c.tok.summing(); ok {
 		// the agent sums on within its budget: the next poll at once
-		s.Resume = k.within > 0 && k.agentCounts && !stuck
+		s.Resume = k.within > 0 && k.agentCounts
 		v.TokensSumming = &s
 	}
 }

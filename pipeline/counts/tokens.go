@@ -260,7 +260,15 @@ func (k *Set) Reexamine() {
 }
 
 // complete says the tally covers every whole line counted so far.
-func (a *tokAcc) complete() bool { return !a.hole }
+func (a *tokAcc) complete() bool { return !a.hole || a.waitsOnTail() }
+
+// waitsOnTail: the host summed the hole to its last whole line, and what
+// is left is an unfinished one (stuckAt: a writer killed mid-record
+// leaves it for good). The tally is whole, as a file read here holding
+// that line as its partial one; the hole sums on once the file grows.
+func (a *tokAcc) waitsOnTail() bool {
+	return a.hole && a.err == "" && a.stuckAt == a.cur && a.stuckAt > a.start
+}
 
 // TokenJobs are the holes to sum on the host in this poll's batch, at
 // most budget bytes of them (< 0: all). The Go agent sums in Go and keeps
