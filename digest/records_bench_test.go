@@ -18,18 +18,26 @@ import (
 // gigabyte) as two writers leave them: the old Python script's (an
 // isoformat finished_at, reasoning_content, finish_reason; every line
 // validated in full) and the Go worker's (sealed: read up to the members
-// needed). It reports the digest's MB/s over the records' bytes.
+// needed); and each again with the stamps an earlier digest kept (-kept).
+// It reports the digest's MB/s over the records' bytes.
 func BenchmarkDigestRecords(b *testing.B) {
 	mb := 64
 	if v, err := strconv.Atoi(os.Getenv("SW_BENCH_ROOT_MB")); err == nil && v > 0 {
 		mb = v
 	}
-	for _, shape := range []string{"python", "worker"} {
+	for _, shape := range []string{"python", "worker", "python-kept", "worker-kept"} {
 		b.Run(shape, func(b *testing.B) {
-			root, size := recordsRoot(b, mb, shape == "worker")
+			root, size := recordsRoot(b, mb, strings.HasPrefix(shape, "worker"))
 			since := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+			o := Options{Root: root, Since: since, Now: since.Add(36 * time.Hour), Every: time.Hour, Loc: time.UTC}
+			if strings.HasSuffix(shape, "-kept") { // a report after one that kept the stamps
+				o.Keep = b.TempDir()
+				if _, err := Build(o); err != nil {
+					b.Fatal(err)
+				}
+			}
 			for b.Loop() {
-				s, err := Build(Options{Root: root, Since: since, Now: since.Add(36 * time.Hour), Every: time.Hour, Loc: time.UTC})
+				s, err := Build(o)
 				if err != nil {
 					b.Fatal(err)
 				}
