@@ -12,15 +12,57 @@ type provAcc struct {
 	runLines []parse.RunLine
 	byRun    parse.RunRecords
 	times    parse.RecordTimes
+	// the records of one run, and of one minute, read in a row, added at
+	// once (flush): a map's update a record was a quarter of the fold;
+	// runs keep their slots in the order they came
+	run        string
+	runT       parse.Tally
+	runSeen    bool
+	minute     int64
+	minuteT    parse.Tally
+	minuteSeen bool
 }
 
 // noteRecord counts one record by run, and a run-less one by its time.
 func (p *provAcc) noteRecord(st parse.RecordStamp) {
 	one := parse.OneRecord(st.CompletionTokens, st.HasTokens)
-	p.byRun.Add(st.Run, one)
-	if st.Run == "" {
-		p.times.Add(st.Finished, st.HasFinished, one)
+	if !p.runSeen || st.Run != p.run {
+		p.flushRun()
+		p.run, p.runSeen = st.Run, true
 	}
+	p.runT.Add(one)
+	if st.Run != "" {
+		return
+	}
+	if !st.HasFinished {
+		p.times.Add(st.Finished, false, one)
+		return
+	}
+	if m := parse.MinuteOf(st.Finished); !p.minuteSeen || m != p.minute {
+		p.flushMinute()
+		p.minute, p.minuteSeen = m, true
+	}
+	p.minuteT.Add(one)
+}
+
+func (p *provAcc) flushRun() {
+	if p.runSeen {
+		p.byRun.Add(p.run, p.runT)
+		p.runT, p.runSeen = parse.Tally{}, false
+	}
+}
+
+func (p *provAcc) flushMinute() {
+	if p.minuteSeen {
+		p.times.AddMinute(p.minute, p.minuteT)
+		p.minuteT, p.minuteSeen = parse.Tally{}, false
+	}
+}
+
+// flush adds what noteRecord holds: once a category's records are read.
+func (p *provAcc) flush() {
+	p.flushRun()
+	p.flushMinute()
 }
 
 // noteLaunch keeps a dated start line of the server log.

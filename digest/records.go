@@ -51,6 +51,7 @@ type catAcc struct {
 	cur   *Run
 	curID string
 	curN  int64
+	held  heldSlot // the window's records read in a row in one interval and minute
 }
 
 // runOf is the Run of id, as d.run, for a record of the category.
@@ -188,6 +189,8 @@ func (d *digester) readCategory(acc *catAcc) error {
 		d.record(acc, ls)
 	})
 	acc.flushRun()
+	acc.prov.flush()
+	acc.held.flush(d, c.Name, &acc.minutes)
 	d.count(n, err)
 	d.s.Read.Kept += kept
 	c.BadLines += int64(long)
@@ -248,17 +251,7 @@ func (d *digester) record(acc *catAcc, ls lineStamp) {
 		sp[0], sp[1] = minT(sp[0], t), maxT(sp[1], t)
 	}
 	if i := d.slot(t); i >= 0 {
-		iv := &d.s.Intervals[i]
-		if iv.Categories == nil {
-			iv.Categories = map[string]Counts{}
-			iv.Sources = map[string]int64{}
-		}
-		k := iv.Categories[c.Name]
-		k.Records++
-		k.Tokens += st.CompletionTokens
-		k.TokensUnknown += unknown
-		iv.Categories[c.Name] = k
-		iv.Sources[st.TimeField]++
+		acc.held.add(d, c.Name, i, Counts{Records: 1, Tokens: st.CompletionTokens, TokensUnknown: unknown}, st.TimeField, int32(t.Sub(d.start)/time.Minute), &acc.minutes)
 		if acc.inWindow == 0 || t.Before(acc.wFirst) {
 			acc.wFirst = t
 		}
@@ -266,10 +259,6 @@ func (d *digester) record(acc *catAcc, ls lineStamp) {
 			acc.wLast = t
 		}
 		acc.inWindow++
-		if acc.minutes == nil {
-			acc.minutes = map[int32]int64{}
-		}
-		acc.minutes[int32(t.Sub(d.start)/time.Minute)]++
 	}
 	// A stall is a gap between consecutive records of one run: the worker
 	// was on this category all along. Records are appended as they finish,

@@ -50,10 +50,11 @@ func (r *RecordTimes) Add(at time.Time, has bool, one Tally) {
 		r.NoTime.Add(one)
 		return
 	}
-	r.AddMinute(minuteOf(at), one)
+	r.AddMinute(MinuteOf(at), one)
 }
 
-func minuteOf(t time.Time) int64 {
+// MinuteOf is t's Unix minute, as RecordTimes keeps it.
+func MinuteOf(t time.Time) int64 {
 	s := t.Unix()
 	if s < 0 {
 		return (s - 59) / 60
