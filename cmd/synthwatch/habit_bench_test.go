@@ -15,11 +15,18 @@ import (
 // timed as a whole process against the habit on the same link, as
 // BenchmarkStatusCommandVsHabit does: the agent installed by a first
 // status (untimed), so the host's digest runs the installed agent.
+// host=installed is a report after one that kept the records' stamps on
+// the host (the first run of it keeps them); host=installed,no-keep reads
+// every record, as the first report on a root does (--no-install: the
+// digest keeps nothing).
 func BenchmarkReportVsHabit(b *testing.B) {
 	hb := newHabitBench(b)
 	hb.run(hb.ours("status", "--json"), `"done": `) // installs the agent
 	hb.run(hb.ours("status", "--json"), `"reader": "go agent `)
+	first := hb.ours("report", "--no-install")
+	hb.compare(b, "host=installed,no-keep", func() time.Duration { return hb.run(first, "crossed the link") })
 	report := hb.ours("report")
+	hb.run(report, "crossed the link") // keeps the stamps
 	hb.compare(b, "host=installed", func() time.Duration { return hb.run(report, "crossed the link") })
 }
 
