@@ -196,6 +196,17 @@ func (s *SSH) Dialed() <-chan struct{} { return s.dialed }
 // Config is the resolved configuration.
 func (s *SSH) Config() Config { return s.cfg }
 
+// ServerVersion is the server's identification ("SSH-2.0-OpenSSH_9.6…"),
+// "" before a link is up.
+func (s *SSH) ServerVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return ""
+	}
+	return string(s.cur.link.client.ServerVersion())
+}
+
 // State returns the connection state now.
 func (s *SSH) State() ConnState {
 	s.mu.Lock()
