@@ -214,11 +214,12 @@ func (w *Watcher) batchFor(ctx context.Context, ask batchAsk) (*remote.Batch, *p
 	l := w.layout()
 	asks.find = w.cnt.AskFind(b, full)
 	p := w.poller(full)
-	// a one-shot status's holes summed in the same answer (the agent sums
-	// in Go; by the fallback it counts only). A dashboard's first table
-	// does not wait for them: its counts come at once, the tokens with the
-	// poll right after (tui: the first answer asks the next at once)
-	asks.coldSum = w.cnt.AskEach(b, w.o.OnePoll && ask.steady)
+	// the holes of a first attach summed in the same answer by the agent
+	// (by the fallback it counts only): whole for a one-shot status; for a
+	// dashboard's first table within counts.FirstSumWithin, the rest with
+	// the poll right after (tui: a first answer short of its tokens asks
+	// the next at once)
+	asks.coldSum = w.cnt.AskEach(b, ask.steady)
 	for _, t := range p.Tails {
 		b.Tail(t)
 	}

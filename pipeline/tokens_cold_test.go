@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/synthwatch/synthwatch/internal/testbin"
 	"github.com/synthwatch/synthwatch/parse"
@@ -176,5 +177,70 @@ func TestFallbackSumsABigFileASliceAPoll(t *testing.T) {
 	}
 	if polls < 2 || polls >= 10 {
 		t.Fatalf("the figure came after %d polls: want the %d MB in slices of %d MB", polls+1, all.Len()>>20, counts.FallbackSumPerPoll>>20)
+	}
+}
+
+// A dashboard (its time budget set) has its first table's tokens in its
+// first answer when the agent sums them within counts.FirstSumWithin: a
+// root of a few megabytes, or one the agent read before. No exec beside
+// the agent's answer, no "summing" left.
+func TestDashboardFirstTableHasItsTokens(t *testing.T) {
+	t.Parallel()
+	root := tokenRoot(t, 8)
+	sd := sshdtest.Start(t)
+	p := newProxied(t, sd)
+	h := &execCounter{SSH: p.dial(t)}
+	t.Cleanup(func() { h.Close() })
+	for _, run := range []string{"first contact", "the agent read it before"} {
+		w := NewWatcher(h, Options{Host: "dash", Root: root, ServerURL: closedURL(t), WorkerBin: testbin.Path(t), SumWithin: SumWithin}, nil)
+		s := w.Poll(context.Background())
+		if !strings.HasPrefix(s.Connection.Reader, "go agent") {
+			t.Fatalf("%s: read by %q", run, s.Connection.Reader)
+		}
+		if bad := checkTokens(t, root, s); bad != "" || s.TokensPartial || s.TokensSumming != nil {
+			t.Fatalf("%s: the first table: %s (partial %v, summing %+v)", run, bad, s.TokensPartial, s.TokensSumming)
+		}
+	}
+	if n := h.n.Load(); n != 0 {
+		t.Fatalf("%d execs beside the agent's answers, want none", n)
+	}
+}
+
+// A night the agent never summed, past the first poll's budget: the first
+// table has every count, its big file's tokens say how far they are
+// summed (never a figure short of the file's), and the polls after sum on
+// to Python's json module's figures.
+func TestDashboardFirstTableSumsPastItsBudget(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(41, 3))
+	root := t.TempDir()
+	dir := filepath.Join(root, "prepared", "B2_big")
+	write(t, filepath.Join(dir, parse.PromptsFile), prompts("B2_big", 10))
+	var all strings.Builder
+	for k := 0; all.Len() < 24<<20; k += 100 {
+		all.WriteString(pyTokenRecords("B2_big", k, 100, rng))
+	}
+	write(t, filepath.Join(dir, parse.RawFile), all.String())
+	sd := sshdtest.Start(t)
+	p := newProxied(t, sd)
+	h := p.dial(t)
+	t.Cleanup(func() { h.Close() })
+	w := NewWatcher(h, Options{Host: "dash", Root: root, ServerURL: closedURL(t), WorkerBin: testbin.Path(t), SumWithin: 2 * time.Millisecond}, nil)
+	s := w.Poll(context.Background())
+	if !strings.HasPrefix(s.Connection.Reader, "go agent") || len(s.Categories) != 1 {
+		t.Fatalf("read by %q: %d categories", s.Connection.Reader, len(s.Categories))
+	}
+	c := s.Categories[0]
+	if c.Done != int64(strings.Count(all.String(), "\n")) {
+		t.Fatalf("the first table's count %d, want %d", c.Done, strings.Count(all.String(), "\n"))
+	}
+	if c.CompletionTokens != nil || c.TokensSumming == nil || !s.TokensPartial {
+		t.Fatalf("a 24 MB night in 2 ms: tokens %v, summing %+v, partial %v", c.CompletionTokens, c.TokensSumming, s.TokensPartial)
+	}
+	for polls := 0; s.TokensPartial && polls < 200; polls++ {
+		s = w.Poll(context.Background())
+	}
+	if bad := checkTokens(t, root, s); bad != "" || s.TokensPartial {
+		t.Fatalf("after the polls: %s (partial %v)", bad, s.TokensPartial)
 	}
 }

@@ -395,7 +395,7 @@ func (ts *tokenSums) ranges(args []string) []byte {
 
 // cold answers the cold batch's sums: every DIR/*/NAME above ABOVE bytes,
 // from 0 to its size, "I SIZE PATH" on stderr for each.
-func (ts *tokenSums) cold(dir, name string, above int64) (stdout, stderr []byte) {
+func (ts *tokenSums) cold(dir, name string, above int64, rest []string) (stdout, stderr []byte) {
 	var args []string
 	var errb bytes.Buffer
 	for _, d := range subdirs(dir) {
@@ -409,6 +409,9 @@ func (ts *tokenSums) cold(dir, name string, above int64) (stdout, stderr []byte)
 	}
 	if len(args) == 0 {
 		return nil, errb.Bytes()
+	}
+	if len(rest) == 1 && strings.HasPrefix(rest[0], withinPrefix) { // a dashboard's first poll: its time budget (within)
+		args = append(args, rest[0])
 	}
 	return ts.ranges(args), errb.Bytes()
 }
@@ -430,7 +433,7 @@ func (ts *tokenSums) answerSums(argv []string) (stdout, stderr []byte, ok bool) 
 		if err != nil {
 			return nil, nil, false
 		}
-		out, errb := ts.cold(argv[4], argv[5], above)
+		out, errb := ts.cold(argv[4], argv[5], above, argv[7:])
 		return out, errb, true
 	}
 	return nil, nil, false

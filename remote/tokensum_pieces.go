@@ -13,7 +13,9 @@ import (
 // gigabyte of records took 2 s of one core, and a GPU host has dozens.
 // A range of more than two pieces is cut at line ends into pieces summed
 // side by side, a wave of them at a time, and merged in the file's order
-// (rangeSum.merge); a request's time (within) is asked between waves.
+// (rangeSum.merge). A request's time (within) is asked in each piece as
+// in one pass: the answer ends at the first piece it cut, the pieces
+// after it summed again by the next request.
 
 const pieceBytes = 8 << 20
 
@@ -40,7 +42,7 @@ func sumRange(f *os.File, from, n, maxLength int64, stop func() bool) (rangeSum,
 			if i > 0 {
 				start = cuts[i-1]
 			}
-			wg.Go(func() { sums[i], errs[i] = sumSerial(f, start, to-start, maxLength, nil) })
+			wg.Go(func() { sums[i], errs[i] = sumSerial(f, start, to-start, maxLength, stop) })
 		}
 		wg.Wait()
 		for i := range sums {
@@ -48,12 +50,11 @@ func sumRange(f *os.File, from, n, maxLength int64, stop func() bool) (rangeSum,
 				return s, errs[i]
 			}
 			s.merge(sums[i])
+			if sums[i].cut { // the pieces after it are not contiguous with it: summed again next time
+				return s, nil
+			}
 		}
 		at = cuts[len(cuts)-1]
-		if at < end && stop != nil && stop() {
-			s.cut = true
-			return s, nil
-		}
 	}
 	return s, nil
 }

@@ -153,7 +153,7 @@ func TestColdSumsCoverTheirStat(t *testing.T) {
 		if round%2 == 1 {
 			ts = newTokenSums() // and from what was kept
 		}
-		out, errb := ts.cold(dir, "raw_responses.jsonl", 0)
+		out, errb := ts.cold(dir, "raw_responses.jsonl", 0, nil)
 		var i int
 		var size int64
 		var path string

@@ -94,16 +94,23 @@ func (k *Set) AskFind(b *remote.Batch, full bool) FindAsks {
 }
 
 // AskEach asks, while no category is known, every category folder's
-// files at once (a first attach); coldSum: the holes its count leaves
-// summed in the same answer (a one-shot status through the agent).
-func (k *Set) AskEach(b *remote.Batch, coldSum bool) *remote.ExecAsk {
+// files at once (a first attach); byAgent: the holes its count leaves
+// summed in the same answer by the Go agent, whole for a one-shot status,
+// within FirstSumWithin for a dashboard (its first table waits no more
+// for a night no dashboard watched, and has its tokens at once for one
+// the agent summed before).
+func (k *Set) AskEach(b *remote.Batch, byAgent bool) *remote.ExecAsk {
 	if len(k.cats) > 0 {
 		return nil
 	}
 	c := k.newCat("")
 	b.Each(k.lay.Prepared(), []*remote.Tail{c.runs}, []*remote.Counter{c.raw, c.errs, c.prompts})
-	if coldSum {
-		return b.Exec(k.coldSumArgv(c.raw.RemoteAbove)...)
+	switch {
+	case !byAgent:
+	case k.onePoll:
+		return b.Exec(k.coldSumArgv(c.raw.RemoteAbove, 0)...)
+	case k.within > 0:
+		return b.Exec(k.coldSumArgv(c.raw.RemoteAbove, min(k.within, FirstSumWithin))...)
 	}
 	return nil
 }
@@ -213,6 +220,11 @@ func (k *Set) SumHoles(ctx context.Context, h remote.Host, coldSum *remote.ExecA
 	case k.onePoll && !byFallback:
 	case k.budgetUnsummed():
 		only = func(c *catState) bool { return c.budget > 0 }
+	case coldSum != nil && !byFallback:
+		// a dashboard's first poll: what the agent summed within its
+		// budget; the rest the next poll sums, asked at once
+		k.foldCold(func(jobs []*Job) map[*Job]tokResult { return coldSums(coldSum, jobs) })
+		return
 	default:
 		return
 	}

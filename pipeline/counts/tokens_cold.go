@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
 	"github.com/synthwatch/synthwatch/remote"
@@ -25,9 +26,19 @@ const coldSumScript = `echo "synthwatch-tokens-cold: answered by the Go agent al
 
 // coldSumArgv is the cold batch's exec of coldSumScript over the prepared
 // folder, for files above the cold count's threshold.
-func (k *Set) coldSumArgv(above int64) []string {
-	return []string{"sh", "-c", coldSumScript, "synthwatch-tokens-cold", k.lay.Prepared(), parse.RawFile, strconv.FormatInt(above, 10)}
+func (k *Set) coldSumArgv(above int64, within time.Duration) []string {
+	argv := []string{"sh", "-c", coldSumScript, "synthwatch-tokens-cold", k.lay.Prepared(), parse.RawFile, strconv.FormatInt(above, 10)}
+	if within > 0 {
+		argv = append(argv, "within="+within.String())
+	}
+	return argv
 }
+
+// FirstSumWithin is the agent's time budget for a dashboard's first
+// table's token sums: a root it summed before answers at once; a night no
+// dashboard watched delays the first table by this, then says
+// "summing… N %" and sums on (SumWithin a poll).
+const FirstSumWithin = 100 * time.Millisecond
 
 // coldKey is a file and its line count, as the cold sum's script names
 // each job.
@@ -77,4 +88,27 @@ func coldSums(ask *remote.ExecAsk, jobs []*Job) map[*Job]tokResult {
 		}
 	}
 	return out
+}
+
+// foldCold folds a dashboard's first poll's cold sums: a hole the agent
+// answered (whole, or cut at its budget) takes its answer; one it did not
+// (a file that grew between the count and the sum) waits for the next
+// poll's job.
+func (k *Set) foldCold(cold func([]*Job) map[*Job]tokResult) {
+	jobs := k.tokenJobsOf(-1, nil)
+	answered := cold(jobs)
+	sums := make([]tokResult, len(jobs))
+	for _, j := range jobs {
+		if r, ok := answered[j]; ok {
+			sums[j.resIndex] = r
+		}
+	}
+	for _, c := range k.cats {
+		if j := c.tok.job; j != nil {
+			if _, ok := answered[j]; !ok {
+				c.tok.job = nil
+			}
+		}
+	}
+	k.foldTokens(remote.PollResult{}, jobs, sums, nil)
 }

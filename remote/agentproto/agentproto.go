@@ -30,11 +30,11 @@ import (
 // message's meaning. The installed agent's path is keyed by it
 // (~/.cache/synthwatch/agent/<Version>-<os>-<arch>/synthwatch), so a bump
 // installs the new agent beside the old one.
-const Version = 15
+const Version = 16
 
 // Proto names Version as `synthwatch agent --proto` prints it
 // (TestProtoIsVersion keeps the two one).
-const Proto = "synthwatch-agent/15"
+const Proto = "synthwatch-agent/16"
 
 // MaxFrame bounds one frame: an answer's reads are bounded by the
 // caller's per-poll limits; this keeps a broken host (or a stray writer on
