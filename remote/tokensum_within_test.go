@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/synthwatch/synthwatch/internal/testgate"
 )
 
 // pyWrite writes n records as the old script did (json.dumps: timestamps,
@@ -51,14 +53,7 @@ print(recs, toks, unk)
 
 func python3(t *testing.T) string {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("python3 is needed to write and count the records under CI")
-		}
-		t.Skip("no python3")
-	}
-	return py
+	return testgate.Tool(t, "python3", "writing and counting the records")
 }
 
 func pyRun(t *testing.T, prog string, args ...string) string {

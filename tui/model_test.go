@@ -825,38 +825,7 @@ func TestFirstAnswerWithTokensToComeAsksTheNextPollAtOnce(t *testing.T) {
 			Categories: []snapshot.Category{{Name: "B1_glaive", Class: "SHORT", Done: 7, Target: 10, State: "running"}}}
 		m := New(f, Config{PollEvery: 2 * time.Second, Now: func() time.Time { return t0 }})
 		_, cmd := m.Update(pollMsg{gen: m.gen, snap: f.snap})
-		due := make(chan tea.Msg, 8)
-		var run func(tea.Cmd)
-		run = func(c tea.Cmd) {
-			if c == nil {
-				return
-			}
-			go func() {
-				msg := c()
-				if b, ok := msg.(tea.BatchMsg); ok {
-					for _, c := range b {
-						run(c)
-					}
-					return
-				}
-				due <- msg
-			}()
-		}
-		run(cmd)
-		got := false
-		timeout := time.After(500 * time.Millisecond)
-	wait:
-		for {
-			select {
-			case msg := <-due:
-				if _, ok := msg.(pollDue); ok {
-					got = true
-					break wait
-				}
-			case <-timeout:
-				break wait
-			}
-		}
+		got := askedAtOnce(cmd)
 		if got != partial {
 			t.Errorf("tokens to come %v: the next poll asked within 0.5 s: %v", partial, got)
 		}
