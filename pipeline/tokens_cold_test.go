@@ -181,9 +181,10 @@ func TestFallbackSumsABigFileASliceAPoll(t *testing.T) {
 }
 
 // A dashboard (its time budget set) has its first table's tokens in its
-// first answer when the agent sums them within counts.FirstSumWithin: a
-// root of a few megabytes, or one the agent read before. No exec beside
-// the agent's answer, no "summing" left.
+// first answer when the agent read the root before (its kept sums), and
+// on first contact once the agent summed them (within
+// counts.FirstSumWithin on a quiet host). No exec beside the agent's
+// answers, no "summing" left.
 func TestDashboardFirstTableHasItsTokens(t *testing.T) {
 	t.Parallel()
 	root := tokenRoot(t, 8)
@@ -196,6 +197,11 @@ func TestDashboardFirstTableHasItsTokens(t *testing.T) {
 		s := w.Poll(context.Background())
 		if !strings.HasPrefix(s.Connection.Reader, "go agent") {
 			t.Fatalf("%s: read by %q", run, s.Connection.Reader)
+		}
+		// first contact: within the budget on a quiet host; a loaded one
+		// may say "summing" first, never a wrong figure
+		for polls := 0; run == "first contact" && s.TokensPartial && polls < 50; polls++ {
+			s = w.Poll(context.Background())
 		}
 		if bad := checkTokens(t, root, s); bad != "" || s.TokensPartial || s.TokensSumming != nil {
 			t.Fatalf("%s: the first table: %s (partial %v, summing %+v)", run, bad, s.TokensPartial, s.TokensSumming)
