@@ -406,7 +406,7 @@ func (k *Set) sumHolesNow(ctx context.Context, rd remote.Host, cold func([]*Job)
 	done := cold(jobs)
 	var rest []*Job
 	for _, j := range jobs {
-		if r, ok := done[j]; ok {
+		if r, ok := done[j]; ok && !r.cut { // cut at the first poll's budget: summed whole now
 			sums[j.resIndex] = r
 		} else {
 			rest = append(rest, j)
