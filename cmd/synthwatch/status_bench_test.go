@@ -242,12 +242,20 @@ func (hb *habitBench) run(c *exec.Cmd, want string) time.Duration {
 }
 
 // compare times ours against the habit, alternating, at 50, 150 and 300
-// ms RTT: the medians, their ratio, and each one's bytes on the link a run.
+// ms RTT (SW_BENCH_RTTS, say "50" or "0,50": those): the medians, their
+// ratio, and each one's bytes on the link a run.
 func (hb *habitBench) compare(b *testing.B, name string, ours func() time.Duration) {
-	for _, rtt := range []time.Duration{50 * time.Millisecond, 150 * time.Millisecond, 300 * time.Millisecond} {
+	hb.compareOn(b, name, ours, false)
+}
+
+// compareOn is compare; onScreen: ours is timed to its screen in a
+// terminal (tmux), so the habit is timed so too, beside its bare run:
+// habit_tty_s and x_habit_tty, the same terminal's cost on both sides.
+func (hb *habitBench) compareOn(b *testing.B, name string, ours func() time.Duration, onScreen bool) {
+	for _, rtt := range benchRTTs(b) {
 		b.Run(fmt.Sprintf("%s/rtt=%dms", name, rtt.Milliseconds()), func(b *testing.B) {
 			hb.px.SetDelay(rtt / 2)
-			var o, h []float64
+			var o, h, ht []float64
 			var ob, hbytes int64
 			for b.Loop() {
 				b0 := hb.px.Bytes.Load()
@@ -255,17 +263,44 @@ func (hb *habitBench) compare(b *testing.B, name string, ours func() time.Durati
 				b1 := hb.px.Bytes.Load()
 				h = append(h, hb.run(hb.habit, "total").Seconds())
 				ob, hbytes = ob+b1-b0, hbytes+hb.px.Bytes.Load()-b1
+				if onScreen {
+					ht = append(ht, hb.habitOnScreen().Seconds())
+				}
 			}
 			mo, mh := median(o), median(h)
+			if onScreen {
+				b.ReportMetric(median(ht), "habit_tty_s")
+				b.ReportMetric(mo/median(ht), "x_habit_tty")
+			}
 			b.ReportMetric(float64(ob)/float64(len(o))/1e3, "KB")
 			b.ReportMetric(float64(hbytes)/float64(len(h))/1e3, "habit_KB")
 			b.ReportMetric(mo, "s")
 			b.ReportMetric(mh, "habit_s")
 			b.ReportMetric(mo/mh, "x_habit")
-			b.ReportMetric(mo/rtt.Seconds(), "RTTs")
-			b.ReportMetric(mh/rtt.Seconds(), "habit_RTTs")
+			if rtt > 0 {
+				b.ReportMetric(mo/rtt.Seconds(), "RTTs")
+				b.ReportMetric(mh/rtt.Seconds(), "habit_RTTs")
+			}
 		})
 	}
+}
+
+// benchRTTs are the round trips compare runs at: 50, 150 and 300 ms,
+// or SW_BENCH_RTTS's, in milliseconds.
+func benchRTTs(b *testing.B) []time.Duration {
+	v := os.Getenv("SW_BENCH_RTTS")
+	if v == "" {
+		return []time.Duration{50 * time.Millisecond, 150 * time.Millisecond, 300 * time.Millisecond}
+	}
+	var out []time.Duration
+	for _, f := range strings.Split(v, ",") {
+		ms, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || ms < 0 {
+			b.Fatalf("SW_BENCH_RTTS=%q: want milliseconds, as 50,150", v)
+		}
+		out = append(out, time.Duration(ms)*time.Millisecond)
+	}
+	return out
 }
 
 func median(v []float64) float64 {
