@@ -201,7 +201,7 @@ func (w *Watcher) fold(ctx context.Context, r reading, now time.Time, jobs []*co
 	w.cnt.Fold(r.res, now, w.live.JSON())
 	w.cnt.FoldSpans(r.spans, w.ev.HostZone(), now)
 	w.cnt.FoldTokens(r.res, jobs, r.sums)
-	w.cnt.SumHoles(ctx, w.h, asks.coldSum, strings.HasPrefix(reader, "fallback"))
+	w.cnt.SumHoles(ctx, w.hostFor(reader), asks.coldSum, strings.HasPrefix(reader, "fallback"))
 }
 
 // lost is a poll whose link dropped during its reads: their lines are

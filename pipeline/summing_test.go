@@ -122,17 +122,21 @@ func fileSize(t *testing.T, p string) int64 {
 // A category with a token budget is done or not by its tokens: the
 // dashboard's first table sums them whole, past its time budget, so it
 // says done where status does (the crossview test's cap and budget), even
-// when the agent's first answer was cut.
+// when the agent's first answer was cut; the agent sums the rest, in the
+// same poll, not the host's awk.
 func TestDashboardFirstTableSumsABudgetWhole(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(41, 11))
 	root, raw := summingRoot(t, rng)
 	write(t, filepath.Join(root, "pipeline.toml"), "[classes.LONG]\n[[categories]]\nname = \"B1_small\"\nclass = \"LONG\"\n[[categories]]\nname = \"B2_big\"\nclass = \"LONG\"\ntoken_budget = 1000\n")
 	sd := sshdtest.Start(t)
-	h := newProxied(t, sd).dial(t)
+	h := &execCounter{SSH: newProxied(t, sd).dial(t)}
 	t.Cleanup(func() { h.Close() })
 	w := NewWatcher(h, Options{Host: "dash", Root: root, ServerURL: closedURL(t), WorkerBin: testbin.Path(t), SumWithin: 2 * time.Millisecond}, nil)
 	s := w.Poll(context.Background())
+	if n := h.n.Load(); n != 0 || !strings.HasPrefix(s.Connection.Reader, "go agent") {
+		t.Fatalf("read by %q, %d execs beside the agent's answers: the whole sum is the agent's, not the host's awk", s.Connection.Reader, n)
+	}
 	c := s.Categories[1]
 	if c.Name != "B2_big" || c.CompletionTokens == nil || c.TokensSumming != nil {
 		t.Fatalf("the first table: %s tokens %v, summing %+v (of %d bytes); want its whole figure", c.Name, c.CompletionTokens, c.TokensSumming, fileSize(t, raw))

@@ -413,7 +413,7 @@ func (k *Set) sumHolesNow(ctx context.Context, rd remote.Host, cold func([]*Job)
 		}
 	}
 	if len(rest) > 0 {
-		more, err := sumOnHost(ctx, rd, rest, nil) // asked after the batch: an exec of its own
+		more, err := sumOnHost(ctx, rd, rest, nil) // asked after the batch: through the agent where it read (Watcher.hostFor)
 		for i, j := range rest {
 			if err != nil {
 				sums[j.resIndex] = tokResult{err: errText(err)}
