@@ -56,6 +56,7 @@ type Agent struct {
 	names   []string // the aliases, by number
 	keys    map[string]int
 	outs    map[int][]byte
+	lastOps int    // the last request's ops: a follow-up of a few (a sum after the poll) is bounded by its poll's
 	useBin  bool   // the deployed binary may be the agent (UseBinary)
 	bin     string // its path: "" finds it as a launch does
 	noAgent error  // why this session's host cannot run it
@@ -145,9 +146,11 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	if a.noAgent != nil && a.noSess == sess {
 		return nil, a.noAgent
 	}
-	if a.st != nil && (a.sess != sess || len(a.alias) > aliasBound(len(b.ops)) || a.swap) {
+	ops := len(b.ops)
+	if a.st != nil && (a.sess != sess || len(a.alias) > aliasBound(max(ops, a.lastOps)) || a.swap) {
 		a.stop()
 	}
+	a.lastOps = ops
 	a.swap = false
 	fresh := a.st == nil
 	var req []byte

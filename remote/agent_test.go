@@ -249,6 +249,49 @@ func TestAgentSendsOnlyWhatChanged(t *testing.T) {
 	t.Logf("20 idle counts: request %v B, answer %v B", sizes, answers)
 }
 
+// A batch of one op after a poll of thousands of files (a sum the
+// pipeline asks after the poll's answer: Watcher.hostFor) does not restart
+// the agent: the aliases the poll named stand for the poll after it, and
+// the agent's last answers with them.
+func TestAgentFollowUpKeepsThePollsAliases(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var ops []*Counter
+	for i := 0; i < maxAliases+200; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("raw_%d.jsonl", i))
+		writeFile(t, p, "{\"id\":1}\n")
+		ops = append(ops, NewCounter(p))
+	}
+	ag := NewAgent(Local{})
+	ag.UseBinary(selfAsBinary(t))
+	t.Cleanup(ag.Close)
+	poll := func() {
+		b := &Batch{}
+		for _, c := range ops {
+			b.Count(c)
+		}
+		if _, err := ag.Run(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poll()
+	if n := len(ag.alias); n <= aliasBound(1) {
+		t.Fatalf("%d aliases after the poll: not past a one-op request's bound (%d), the case under test", n, aliasBound(1))
+	}
+	one := &Batch{}
+	x := one.Exec("sh", "-c", "echo one")
+	if _, err := ag.Run(context.Background(), one); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := x.Result(); !ok || strings.TrimSpace(string(r.Stdout)) != "one" {
+		t.Fatalf("the follow-up's answer: %+v %v", r, ok)
+	}
+	poll()
+	if starts, reqs := ag.Stats(); starts != 1 || reqs != 3 {
+		t.Fatalf("%d starts for %d requests: the follow-up restarted the agent", starts, reqs)
+	}
+}
+
 // A host whose stat has no -c (neither GNU's nor busybox's): the
 // fallback says so, with its own words, and reads nothing it cannot
 // prove (its records need stat -c).
