@@ -71,14 +71,16 @@ func (ts *tokenSums) goAhead(next *aheadFrom) {
 }
 
 // takeAhead is the range being summed on, stopped, when args (FILE FROM
-// N…) ask for it from where it began (nil: none; another request, a
-// count's sum of another file, leaves it running).
+// N…) ask for it from where it began, or for its file from 0 (a whole
+// sum after a cut answer: the kept sums reach where it began, and sum
+// takes it from there, not the same bytes a second time); nil: none.
+// Another request, a count's sum of another file, leaves it running.
 func (ts *tokenSums) takeAhead(args []string) *aheadSum {
 	ts.mu.Lock()
 	a := ts.ahead
 	asked := false
 	for i := 0; a != nil && i+3 <= len(args); i += 3 {
-		asked = asked || args[i] == a.path && args[i+1] == strconv.FormatInt(a.from+1, 10)
+		asked = asked || args[i] == a.path && (args[i+1] == strconv.FormatInt(a.from+1, 10) || args[i+1] == "1")
 	}
 	ts.mu.Unlock()
 	if !asked {

@@ -243,3 +243,36 @@ func TestTokenSumsWithinGoOnBetweenRequests(t *testing.T) {
 		t.Fatalf("kept %+v, want the file's end", k)
 	}
 }
+
+// A whole sum from 0 after a cut answer (a token budget's, which must be
+// whole in the same poll: pipeline's SumHoles) takes the range summed on
+// from the cut: the kept sums reach where it began. It is stopped, not
+// left summing the same bytes beside the request, and the whole answer
+// is Python's count.
+func TestTokenSumsWholeAfterCutTakesTheRangeSummedOn(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	p := filepath.Join(t.TempDir(), "raw_responses.jsonl")
+	pyRun(t, pyWrite, p, "w", "8000", "8")
+	size := fileSize(t, p)
+	ts := newTokenSums()
+	v, cut := tLine(t, ts.ranges([]string{p, "1", fmt.Sprint(size), "within=1ms"}))
+	ts.mu.Lock()
+	a := ts.ahead
+	ts.mu.Unlock()
+	if !cut || a == nil || a.from != v[2] {
+		t.Fatalf("a cut answer to byte %d of %d (cut %v) left no range summed on from there: %+v", v[2], size, cut, a)
+	}
+	w, cut := tLine(t, ts.ranges([]string{p, "1", fmt.Sprint(size)}))
+	ts.mu.Lock()
+	left := ts.ahead
+	ts.mu.Unlock()
+	if left != nil || !a.stop.Load() {
+		t.Fatalf("the range summed on from byte %d was left running beside the whole sum (%+v)", a.from, left)
+	}
+	if cut || w[2] != size {
+		t.Fatalf("the whole answer reached byte %d of %d (cut %v)", w[2], size, cut)
+	}
+	if got, want := [3]int64{w[0], w[1], w[3]}, pySums(t, p); got != want {
+		t.Fatalf("the whole answer is %v, Python counts %v", got, want)
+	}
+}
