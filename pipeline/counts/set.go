@@ -216,19 +216,23 @@ func (k *Set) FoldTokens(res remote.PollResult, jobs []*Job, s Sums) {
 // either reader, not a poll later.
 func (k *Set) SumHoles(ctx context.Context, h remote.Host, coldSum *remote.ExecAsk, byFallback bool) {
 	var only func(*catState) bool
+	cold := func(jobs []*Job) map[*Job]tokResult { return coldSums(coldSum, jobs) }
 	switch {
 	case k.onePoll && !byFallback:
 	case k.budgetUnsummed():
 		only = func(c *catState) bool { return c.budget > 0 }
+		if coldSum != nil && !byFallback { // the others as below
+			k.foldCold(cold, func(c *catState) bool { return c.budget <= 0 })
+		}
 	case coldSum != nil && !byFallback:
 		// a dashboard's first poll: what the agent summed within its
 		// budget; the rest the next poll sums, asked at once
-		k.foldCold(func(jobs []*Job) map[*Job]tokResult { return coldSums(coldSum, jobs) })
+		k.foldCold(cold, nil)
 		return
 	default:
 		return
 	}
-	k.sumHolesNow(ctx, h, func(jobs []*Job) map[*Job]tokResult { return coldSums(coldSum, jobs) }, only)
+	k.sumHolesNow(ctx, h, cold, only)
 }
 
 // Spans are the host's answer to SpanArgv.

@@ -93,9 +93,9 @@ func coldSums(ask *remote.ExecAsk, jobs []*Job) map[*Job]tokResult {
 // foldCold folds a dashboard's first poll's cold sums: a hole the agent
 // answered (whole, or cut at its budget) takes its answer; one it did not
 // (a file that grew between the count and the sum) waits for the next
-// poll's job.
-func (k *Set) foldCold(cold func([]*Job) map[*Job]tokResult) {
-	jobs := k.tokenJobsOf(-1, nil)
+// poll's job. only: those categories' (nil: every one's).
+func (k *Set) foldCold(cold func([]*Job) map[*Job]tokResult, only func(*catState) bool) {
+	jobs := k.tokenJobsOf(-1, only)
 	answered := cold(jobs)
 	sums := make([]tokResult, len(jobs))
 	for _, j := range jobs {
@@ -104,6 +104,9 @@ func (k *Set) foldCold(cold func([]*Job) map[*Job]tokResult) {
 		}
 	}
 	for _, c := range k.cats {
+		if only != nil && !only(c) {
+			continue
+		}
 		if j := c.tok.job; j != nil {
 			if _, ok := answered[j]; !ok {
 				c.tok.job = nil
