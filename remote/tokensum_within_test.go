@@ -209,18 +209,7 @@ func fileSize(t *testing.T, p string) int64 {
 // that is done, is answered whole at once, and the two add up to
 // Python's count.
 func TestTokenSumsWithinGoOnBetweenRequests(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	p := filepath.Join(t.TempDir(), "raw_responses.jsonl")
-	pyRun(t, pyWrite, p, "w", "8000", "6")
-	size := fileSize(t, p)
-	ts := newTokenSums()
-	v, cut := tLine(t, ts.ranges([]string{p, "1", fmt.Sprint(size), "within=1ms"}))
-	ts.mu.Lock()
-	a := ts.ahead
-	ts.mu.Unlock()
-	if !cut || a == nil || a.from != v[2] {
-		t.Fatalf("a cut answer to byte %d of %d (cut %v) left no range summed on from there: %+v", v[2], size, cut, a)
-	}
+	ts, p, size, v, a := cutAnswer(t, "6")
 	// a sum of another file (a growing category's count) leaves it going
 	q := filepath.Join(t.TempDir(), "raw_responses.jsonl")
 	pyRun(t, pyWrite, q, "w", "20", "7")
@@ -250,18 +239,7 @@ func TestTokenSumsWithinGoOnBetweenRequests(t *testing.T) {
 // left summing the same bytes beside the request, and the whole answer
 // is Python's count.
 func TestTokenSumsWholeAfterCutTakesTheRangeSummedOn(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	p := filepath.Join(t.TempDir(), "raw_responses.jsonl")
-	pyRun(t, pyWrite, p, "w", "8000", "8")
-	size := fileSize(t, p)
-	ts := newTokenSums()
-	v, cut := tLine(t, ts.ranges([]string{p, "1", fmt.Sprint(size), "within=1ms"}))
-	ts.mu.Lock()
-	a := ts.ahead
-	ts.mu.Unlock()
-	if !cut || a == nil || a.from != v[2] {
-		t.Fatalf("a cut answer to byte %d of %d (cut %v) left no range summed on from there: %+v", v[2], size, cut, a)
-	}
+	ts, p, size, _, a := cutAnswer(t, "8")
 	w, cut := tLine(t, ts.ranges([]string{p, "1", fmt.Sprint(size)}))
 	ts.mu.Lock()
 	left := ts.ahead
@@ -275,4 +253,24 @@ func TestTokenSumsWholeAfterCutTakesTheRangeSummedOn(t *testing.T) {
 	if got, want := [3]int64{w[0], w[1], w[3]}, pySums(t, p); got != want {
 		t.Fatalf("the whole answer is %v, Python counts %v", got, want)
 	}
+}
+
+// cutAnswer is a file of 8,000 records as Python writes them (seed), asked
+// whole within 1 ms: the cut answer's line v, and the range the agent
+// sums on from where it reached.
+func cutAnswer(t *testing.T, seed string) (ts *tokenSums, p string, size int64, v [4]int64, a *aheadSum) {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	p = filepath.Join(t.TempDir(), "raw_responses.jsonl")
+	pyRun(t, pyWrite, p, "w", "8000", seed)
+	size = fileSize(t, p)
+	ts = newTokenSums()
+	v, cut := tLine(t, ts.ranges([]string{p, "1", fmt.Sprint(size), "within=1ms"}))
+	ts.mu.Lock()
+	a = ts.ahead
+	ts.mu.Unlock()
+	if !cut || a == nil || a.from != v[2] {
+		t.Fatalf("a cut answer to byte %d of %d (cut %v) left no range summed on from there: %+v", v[2], size, cut, a)
+	}
+	return ts, p, size, v, a
 }
