@@ -131,9 +131,7 @@ func TestDashboardFirstTableSumsABudgetWhole(t *testing.T) {
 	write(t, filepath.Join(root, "prepared", "B3_big", parse.PromptsFile), prompts("B3_big", 10))
 	write(t, filepath.Join(root, "prepared", "B3_big", parse.RawFile), bigRaw("B3_big", 0, 16, rng))
 	write(t, filepath.Join(root, "pipeline.toml"), "[classes.LONG]\n[[categories]]\nname = \"B1_small\"\nclass = \"LONG\"\n[[categories]]\nname = \"B2_big\"\nclass = \"LONG\"\ntoken_budget = 1000\n[[categories]]\nname = \"B3_big\"\nclass = \"LONG\"\n")
-	sd := sshdtest.Start(t)
-	h := &execCounter{SSH: newProxied(t, sd).dial(t)}
-	t.Cleanup(func() { h.Close() })
+	h := countedHost(t)
 	w := NewWatcher(h, Options{Host: "dash", Root: root, ServerURL: closedURL(t), WorkerBin: testbin.Path(t), SumWithin: 2 * time.Millisecond}, nil)
 	s := w.Poll(context.Background())
 	if n := h.n.Load(); n != 0 || !strings.HasPrefix(s.Connection.Reader, "go agent") {

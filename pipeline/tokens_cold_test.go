@@ -23,6 +23,13 @@ type execCounter struct {
 	n atomic.Int32
 }
 
+// countedHost is a fresh sshd's host through a proxy, its execs counted.
+func countedHost(t *testing.T) *execCounter {
+	h := &execCounter{SSH: newProxied(t, sshdtest.Start(t)).dial(t)}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
 func (e *execCounter) Exec(ctx context.Context, argv ...string) (remote.ExecResult, error) {
 	e.n.Add(1)
 	return e.SSH.Exec(ctx, argv...)
@@ -107,10 +114,7 @@ func TestOnePollSumsTokensInTheColdAnswer(t *testing.T) {
 func TestDashboardCountsFirstTokensNext(t *testing.T) {
 	t.Parallel()
 	root := tokenRoot(t, 6)
-	sd := sshdtest.Start(t)
-	p := newProxied(t, sd)
-	h := &execCounter{SSH: p.dial(t)}
-	t.Cleanup(func() { h.Close() })
+	h := countedHost(t)
 	w := NewWatcher(h, Options{Host: "dash", Root: root, ServerURL: closedURL(t), WorkerBin: testbin.Path(t)}, nil)
 	s := w.Poll(context.Background())
 	if !strings.HasPrefix(s.Connection.Reader, "go agent") {
@@ -142,18 +146,8 @@ func TestDashboardCountsFirstTokensNext(t *testing.T) {
 // the figure is none until the last slice, then the file's own.
 func TestFallbackSumsABigFileASliceAPoll(t *testing.T) {
 	t.Parallel()
-	rng := rand.New(rand.NewPCG(37, 7))
-	root := t.TempDir()
-	dir := filepath.Join(root, "prepared", "B2_big")
-	write(t, filepath.Join(dir, parse.PromptsFile), prompts("B2_big", 100000))
-	var all strings.Builder
-	for k := 0; all.Len() < 3*counts.FallbackSumPerPoll; k += 100 {
-		all.WriteString(pyTokenRecords("B2_big", k, 100, rng))
-	}
-	write(t, filepath.Join(dir, parse.RawFile), all.String())
-	sd := sshdtest.Start(t)
-	p := newProxied(t, sd)
-	h := p.dial(t)
+	root, dir, all := bigRoot(t, 100000, 3*counts.FallbackSumPerPoll>>20, rand.New(rand.NewPCG(37, 7)))
+	h := newProxied(t, sshdtest.Start(t)).dial(t)
 	t.Cleanup(func() { h.Close() })
 	w := NewWatcher(h, Options{Host: "fb", Root: root, ServerURL: closedURL(t), WorkerBin: filepath.Join(t.TempDir(), "none")}, nil)
 	want, _ := jsonTruth(t, filepath.Join(dir, parse.RawFile))
@@ -176,7 +170,7 @@ func TestFallbackSumsABigFileASliceAPoll(t *testing.T) {
 		break
 	}
 	if polls < 2 || polls >= 10 {
-		t.Fatalf("the figure came after %d polls: want the %d MB in slices of %d MB", polls+1, all.Len()>>20, counts.FallbackSumPerPoll>>20)
+		t.Fatalf("the figure came after %d polls: want the %d MB in slices of %d MB", polls+1, len(all)>>20, counts.FallbackSumPerPoll>>20)
 	}
 }
 
@@ -188,10 +182,7 @@ func TestFallbackSumsABigFileASliceAPoll(t *testing.T) {
 func TestDashboardFirstTableHasItsTokens(t *testing.T) {
 	t.Parallel()
 	root := tokenRoot(t, 8)
-	sd := sshdtest.Start(t)
-	p := newProxied(t, sd)
-	h := &execCounter{SSH: p.dial(t)}
-	t.Cleanup(func() { h.Close() })
+	h := countedHost(t)
 	for _, run := range []string{"first contact", "the agent read it before"} {
 		w := NewWatcher(h, Options{Host: "dash", Root: root, ServerURL: closedURL(t), WorkerBin: testbin.Path(t), SumWithin: SumWithin}, nil)
 		s := w.Poll(context.Background())
@@ -218,18 +209,8 @@ func TestDashboardFirstTableHasItsTokens(t *testing.T) {
 // to Python's json module's figures.
 func TestDashboardFirstTableSumsPastItsBudget(t *testing.T) {
 	t.Parallel()
-	rng := rand.New(rand.NewPCG(41, 3))
-	root := t.TempDir()
-	dir := filepath.Join(root, "prepared", "B2_big")
-	write(t, filepath.Join(dir, parse.PromptsFile), prompts("B2_big", 10))
-	var all strings.Builder
-	for k := 0; all.Len() < 24<<20; k += 100 {
-		all.WriteString(pyTokenRecords("B2_big", k, 100, rng))
-	}
-	write(t, filepath.Join(dir, parse.RawFile), all.String())
-	sd := sshdtest.Start(t)
-	p := newProxied(t, sd)
-	h := p.dial(t)
+	root, _, all := bigRoot(t, 10, 24, rand.New(rand.NewPCG(41, 3)))
+	h := newProxied(t, sshdtest.Start(t)).dial(t)
 	t.Cleanup(func() { h.Close() })
 	w := NewWatcher(h, Options{Host: "dash", Root: root, ServerURL: closedURL(t), WorkerBin: testbin.Path(t), SumWithin: 2 * time.Millisecond}, nil)
 	s := w.Poll(context.Background())
@@ -237,8 +218,8 @@ func TestDashboardFirstTableSumsPastItsBudget(t *testing.T) {
 		t.Fatalf("read by %q: %d categories", s.Connection.Reader, len(s.Categories))
 	}
 	c := s.Categories[0]
-	if c.Done != int64(strings.Count(all.String(), "\n")) {
-		t.Fatalf("the first table's count %d, want %d", c.Done, strings.Count(all.String(), "\n"))
+	if c.Done != int64(strings.Count(all, "\n")) {
+		t.Fatalf("the first table's count %d, want %d", c.Done, strings.Count(all, "\n"))
 	}
 	if c.CompletionTokens != nil || c.TokensSumming == nil || !s.TokensPartial {
 		t.Fatalf("a 24 MB night in 2 ms: tokens %v, summing %+v, partial %v", c.CompletionTokens, c.TokensSumming, s.TokensPartial)
@@ -249,4 +230,16 @@ func TestDashboardFirstTableSumsPastItsBudget(t *testing.T) {
 	if bad := checkTokens(t, root, s); bad != "" || s.TokensPartial {
 		t.Fatalf("after the polls: %s (partial %v)", bad, s.TokensPartial)
 	}
+}
+
+// bigRoot is one category, B2_big, of n prompts and mb MB or more of
+// records as Python writes them: the root, its folder and its records.
+func bigRoot(t *testing.T, n, mb int, rng *rand.Rand) (root, dir, all string) {
+	t.Helper()
+	root = t.TempDir()
+	dir = filepath.Join(root, "prepared", "B2_big")
+	write(t, filepath.Join(dir, parse.PromptsFile), prompts("B2_big", n))
+	all = bigRaw("B2_big", 0, mb, rng)
+	write(t, filepath.Join(dir, parse.RawFile), all)
+	return root, dir, all
 }
