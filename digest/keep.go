@@ -3,6 +3,7 @@ package digest
 import (
 	"bufio"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -103,11 +104,19 @@ func prune(dir string, now time.Time) {
 	}
 }
 
-// binaryID names the running binary by its path, size and time.
+// binaryID names the running binary by its build (the Go build ID the
+// linker writes in an ELF note: a hash of what went into it), so the host
+// agent installed in the cache and the deployed synthwatch, one build
+// copied to two paths, read each other's kept stamps (the agent keeps
+// them for the report: remote/stampkeep.go); by its path, size and time
+// where it has none.
 var binaryID = sync.OnceValue(func() string {
 	exe, err := os.Executable()
 	if err != nil {
 		return ""
+	}
+	if id := goBuildID(exe); id != "" {
+		return "build\x00" + id
 	}
 	fi, err := os.Stat(exe)
 	if err != nil {
@@ -115,6 +124,26 @@ var binaryID = sync.OnceValue(func() string {
 	}
 	return exe + "\x00" + strconv.FormatInt(fi.Size(), 10) + "\x00" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
 })
+
+// goBuildID is the ELF note ".note.go.buildid" of exe ("" none: not ELF,
+// or built with an empty -buildid).
+func goBuildID(exe string) string {
+	f, err := elf.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sec := f.Section(".note.go.buildid")
+	if sec == nil || sec.Size > 4096 {
+		return ""
+	}
+	b, err := sec.Data()
+	// the note: name size, desc size, type, "Go\x00\x00", then the ID
+	if err != nil || len(b) <= 16 {
+		return ""
+	}
+	return hex.EncodeToString(b[16:])
+}
 
 // ownedByUser: path is the user's, and neither group nor others may write it.
 func ownedByUser(path string) bool {
@@ -345,4 +374,22 @@ func flushHeader(f *os.File, h keepHeader) error {
 		return err
 	}
 	return binary.Write(f, binary.BigEndian, h)
+}
+
+// KeepStamps keeps in dir the stamps of the records files named, as a
+// report's digest keeps them (Options.Keep), each read from where its
+// kept stamps end: the host agent calls it for the records it sums, so
+// that a report after a night's dashboard reads only what is newer. It
+// judges nothing and returns the bytes it read.
+func KeepStamps(records []string, dir string, loc *time.Location) int64 {
+	k := newKeeper(dir, loc, time.Now())
+	if k == nil {
+		return 0
+	}
+	var read int64
+	for _, p := range records {
+		n, _, _, _ := eachStamp(p, loc, k.open(p), func(lineStamp) {})
+		read += n
+	}
+	return read
 }

@@ -28,7 +28,7 @@ import (
 func TestMain(m *testing.M) {
 	// the test binary is what Deploy installs as the host agent: the host runs it so
 	if len(os.Args) >= 2 && os.Args[1] == "agent" {
-		os.Exit(remote.AgentMain(os.Args[2:], os.Stdin, os.Stdout))
+		os.Exit(remote.AgentMain(os.Args[2:], os.Stdin, os.Stdout, nil))
 	}
 	testbin.Main(m)
 }

@@ -42,8 +42,9 @@ var agentLauncher = whereScript + looseScript + installedScript + HostScript("de
 // line), then skipping N bytes of stdin (0 from today's launcher), and
 // exits 0 when stdin ends, 70 on a bad request; another PROTO (a launcher
 // that did not ask) is named on stdout and exits 75, reading nothing. It
-// returns the exit status.
-func AgentMain(args []string, in io.Reader, out io.Writer) int {
+// returns the exit status. keep (nil: none) keeps a report's stamps of
+// the records it sums (stampkeep.go).
+func AgentMain(args []string, in io.Reader, out io.Writer, keep StampKeeper) int {
 	if len(args) == 1 && args[0] == "--proto" {
 		fmt.Fprintln(out, AgentProto)
 		return 0
@@ -71,7 +72,7 @@ func AgentMain(args []string, in io.Reader, out io.Writer) int {
 		}
 	}
 	in = io.MultiReader(bytes.NewReader(first), &skipReader{r: in, n: skip})
-	if err := ServeAgent(in, out, nonce); err != nil {
+	if err := ServeAgent(in, out, nonce, keep); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 70
 	}
@@ -100,11 +101,12 @@ func (s *skipReader) Read(p []byte) (int, error) {
 // the Hello. Each op's records are what the one-shot batch would print
 // for it (parseBatchOf reads them), made here without a process per op:
 // files are read in place; only an op that runs a command (exec, procs'
-// scan, a countthen's sum) starts one.
-func ServeAgent(in io.Reader, out io.Writer, nonce string) error {
+// scan, a countthen's sum) starts one. keep, when not nil, keeps a
+// report's stamps of the records summed, a while after the first answer.
+func ServeAgent(in io.Reader, out io.Writer, nonce string, keep StampKeeper) error {
 	os.Setenv("LC_ALL", "C") // the commands it runs see what the shell's would
 	os.Unsetenv("CDPATH")
-	s := &hostAgent{nonce: nonce, shapes: map[int]agentproto.Shape{}, last: map[int]string{}, outs: map[int][]byte{}, sums: newTokenSums()}
+	s := &hostAgent{nonce: nonce, shapes: map[int]agentproto.Shape{}, last: map[int]string{}, outs: map[int][]byte{}, sums: newTokenSums(), stamps: newStamper(keep)}
 	defer s.sums.flush() // what the last saveEvery kept
 	exe, _ := os.Executable()
 	if _, err := io.WriteString(out, agentproto.Marker(nonce)); err != nil {
@@ -157,6 +159,7 @@ func ServeAgent(in io.Reader, out io.Writer, nonce string) error {
 		if err := fw.Send(ans); err != nil {
 			return err
 		}
+		s.stamps.after(s.sums)
 	}
 }
 
@@ -167,6 +170,7 @@ type hostAgent struct {
 	last    map[int]string           // an op's file state when it last ran from the file's end ("" none)
 	outs    map[int][]byte           // an op's last answer
 	sums    *tokenSums               // the token sums, kept (tokensum.go)
+	stamps  *stamper                 // a report's stamps of the records summed, kept (stampkeep.go)
 }
 
 // agentOp is one op of a request, its arguments filled in.

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 	// "agent" as the first argument is never a test flag: an installed copy
 	// of this binary (install_test.go) is run so, with no environment of ours
 	if len(os.Args) >= 2 && os.Args[1] == "agent" {
-		os.Exit(AgentMain(os.Args[2:], os.Stdin, os.Stdout))
+		os.Exit(AgentMain(os.Args[2:], os.Stdin, os.Stdout, nil))
 	}
 	os.Exit(m.Run())
 }

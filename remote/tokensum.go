@@ -197,6 +197,9 @@ type tokenSums struct {
 	dirty bool
 	saved time.Time // when they were last written: at most every saveEvery (tokentimes.go)
 	ahead *aheadSum // a cut range summed on in the background (tokensum_ahead.go)
+	// summed are the files this agent summed (their report's stamps are
+	// kept too: stampkeep.go)
+	summed map[string]struct{}
 }
 
 func newTokenSums() *tokenSums {
@@ -291,6 +294,7 @@ func (ts *tokenSums) sum(p string, from, n int64, stop func() bool, ahead *ahead
 	maxLength := ts.gateMax(p)
 	ts.mu.Lock()
 	kept := ts.files[p]
+	ts.noteSummed(p)
 	ts.mu.Unlock()
 	if kept != nil && (st == nil || !keptGate(kept, maxLength) || kept.Dev != uint64(st.Dev) || kept.Ino != st.Ino || fi.Size() < kept.Off || tailHash(f, kept.Off) != kept.Tail) {
 		kept = nil // cut, replaced or rewritten: summed again from 0

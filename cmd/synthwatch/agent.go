@@ -2,8 +2,10 @@ package main
 
 import (
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/synthwatch/synthwatch/digest"
 	"github.com/synthwatch/synthwatch/remote"
 )
 
@@ -19,10 +21,15 @@ func newAgentCmd() *cobra.Command {
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := remote.AgentMain(args, os.Stdin, os.Stdout); code != 0 {
+			if code := remote.AgentMain(args, os.Stdin, os.Stdout, keepStamps); code != 0 {
 				os.Exit(code) // the launcher reads the status: 75 and 2 leave the host to the shell
 			}
 			return nil
 		},
 	}
 }
+
+// keepStamps is the agent's keep of a report's stamps of the records it
+// sums: where report's digest looks for them (keepDir: none under
+// SYNTHWATCH_NO_INSTALL), in the host's zone as the digest reads it.
+func keepStamps(records []string) { digest.KeepStamps(records, keepDir(), time.Local) }

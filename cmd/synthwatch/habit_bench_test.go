@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,13 +19,15 @@ import (
 // host=installed is a report after one that kept the records' stamps on
 // the host (the first run of it keeps them); host=installed,no-keep reads
 // every record, as the first report on a root does (--no-install: the
-// digest keeps nothing).
+// digest keeps nothing); host=installed,after-watch is the first report
+// after a dashboard's agent watched the root (afterWatch).
 func BenchmarkReportVsHabit(b *testing.B) {
 	hb := newHabitBench(b)
 	hb.run(hb.ours("status", "--json"), `"done": `) // installs the agent
 	hb.run(hb.ours("status", "--json"), `"reader": "go agent `)
 	first := hb.ours("report", "--no-install")
 	hb.compare(b, "host=installed,no-keep", func() time.Duration { return hb.run(first, "crossed the link") })
+	hb.afterWatch(b)
 	report := hb.ours("report")
 	hb.run(report, "crossed the link") // keeps the stamps
 	hb.compare(b, "host=installed", func() time.Duration { return hb.run(report, "crossed the link") })
@@ -217,4 +220,54 @@ func (hb *habitBench) firstScreen(c *exec.Cmd, done func(string) bool) time.Dura
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// afterWatch: the first report on the root after an agent watched it
+// as a dashboard's does (status --follow: one agent, polled) for 75 s,
+// past the minute after which it keeps the report's stamps of the records
+// it sums (remote/stampkeep.go); the report then replays them. Timed once
+// at 50 ms beside three runs of the habit (s_report, s_habit,
+// x_habit); kept_MB is the records' bytes it did not read again, and a
+// report that read them all fails it.
+func (hb *habitBench) afterWatch(b *testing.B) {
+	b.Run("host=installed,after-watch/rtt=50ms", func(b *testing.B) {
+		hb.px.SetDelay(25 * time.Millisecond)
+		w := hb.ours("status", "--follow")
+		watch := exec.Command(w.Path, w.Args[1:]...)
+		watch.Env = hb.env
+		if err := watch.Start(); err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(75 * time.Second)
+		watch.Process.Signal(os.Interrupt)
+		watch.Wait()
+		var habit []float64
+		for range 3 {
+			habit = append(habit, hb.run(hb.habit, "total").Seconds())
+		}
+		r := hb.ours("report", "--json")
+		cmd := exec.Command(r.Path, r.Args[1:]...)
+		cmd.Env = hb.env
+		start := time.Now()
+		out, err := cmd.Output()
+		d := time.Since(start)
+		var rep struct {
+			Read struct {
+				Bytes int64 `json:"bytes"`
+				Kept  int64 `json:"kept_bytes"`
+			} `json:"read"`
+		}
+		if err != nil || json.Unmarshal(out, &rep) != nil {
+			b.Fatalf("report --json: %v\n%.300s", err, out)
+		}
+		if rep.Read.Kept == 0 {
+			b.Fatalf("the report after the watch read every record again (%d bytes): the agent kept no stamps", rep.Read.Bytes)
+		}
+		for b.Loop() { // one timed report: the next would replay its own
+		}
+		b.ReportMetric(d.Seconds(), "s_report")
+		b.ReportMetric(median(habit), "s_habit")
+		b.ReportMetric(d.Seconds()/median(habit), "x_habit")
+		b.ReportMetric(float64(rep.Read.Kept)/(1<<20), "kept_MB")
+	})
 }
