@@ -156,6 +156,13 @@ func TestHostScriptsEveryShell(t *testing.T) {
 			if out, _, _ := run(check, nil, "", "", AgentProto); !strings.HasPrefix(out, "loose drwxrwxrwx 0 "+filepath.Dir(dir)) && !strings.HasPrefix(out, "loose drwxrwxrwx "+strconv.Itoa(os.Getuid())+" "+filepath.Dir(dir)) {
 				t.Fatalf("a folder anyone may write: %q", out)
 			}
+			ab := filepath.Join(dir, "synthwatch") // loose too: the nearest is named, as a walk up from it would
+			must(t, os.Chmod(ab, 0o775))
+			if out, _, _ := run(check, nil, "", "", AgentProto); !strings.HasPrefix(out, "loose -rwxrwxr-x ") || !strings.HasSuffix(out, " "+ab+"\n") {
+				t.Fatalf("a group-writable agent in a folder anyone may write: %q", out)
+			}
+			must(t, os.Chmod(ab, 0o700))
+			must(t, os.Chmod(filepath.Dir(dir), 0o700))
 		})
 	}
 }

@@ -9,28 +9,42 @@
 # may write (where one may be swapped in), is refused.
 loose() {
 	me=$(id -u)
-	p=$1
-	set -f
+	# the path and its folders up to $HOME, / or ., farthest first (ps),
+	# their lines from one ls, not an ls and a dirname each (C order
+	# lists a folder before what is in it: the same order); the last
+	# loose one, the nearest, is named. A line short (a part gone
+	# meanwhile) refuses the path.
+	p=$1 ps=''
 	while :; do
-		l=$(ls -ldn -- "$p" 2>/dev/null) || {
-			echo "? ? $p"
-			return 0
-		}
-		# shellcheck disable=SC2086 # the fields of ls's line
-		set -- $l
-		case $1 in
-		?????w* | ????????w*)
-			echo "$1 $3 $p"
-			return 0
-			;;
+		ps=$p$nl_$ps
+		if [ "$p" = "$HOME" ] || [ "$p" = / ] || [ "$p" = . ]; then break; fi
+		case $p in
+		*/*) p=${p%/*} && [ -n "$p" ] || p=/ ;;
+		*) p=. ;;
 		esac
-		if [ "$3" != "$me" ] && [ "$3" != 0 ]; then
-			echo "$1 $3 $p"
-			return 0
-		fi
-		if [ "$p" = "$HOME" ] || [ "$p" = / ] || [ "$p" = . ]; then
-			return 1
-		fi
-		p=$(dirname -- "$p")
 	done
+	set -f
+	# shellcheck disable=SC2086 # the chain, one path a line (IFS below)
+	ls_=$(IFS=$nl_ && LC_ALL=C ls -ldn -- $ps 2>/dev/null) || ls_=''
+	set +f
+	bad=''
+	while [ -n "$ps" ]; do
+		p=${ps%%"$nl_"*} ps=${ps#*"$nl_"}
+		case $ls_ in *"$nl_"*) l=${ls_%%"$nl_"*} ls_=${ls_#*"$nl_"} ;; *) l=$ls_ ls_='' ;; esac
+		if [ -z "$l" ]; then
+			bad="? ? $p"
+			continue
+		fi
+		IFS=' ' read -r m _ u _ <<EOF
+$l
+EOF
+		case $m in
+		?????w* | ????????w*) bad="$m $u $p" ;;
+		*) if [ "$u" != "$me" ] && [ "$u" != 0 ]; then bad="$m $u $p"; fi ;;
+		esac
+	done
+	[ -n "$bad" ] || return 1
+	echo "$bad"
 }
+nl_='
+'

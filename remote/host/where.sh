@@ -6,8 +6,16 @@
 # gz, sum: 1 when gunzip, sha256sum are here. Keyed by os and arch, as Go
 # names them, so a host's build is never run on another.
 proto=$3
-os=$(uname -s 2>/dev/null | tr '[:upper:]' '[:lower:]')
-arch=$(uname -m 2>/dev/null)
+# one uname, lowered by the shell: a fork costs milliseconds on a busy host,
+# and every command that starts the agent waits for these
+um=$(uname -sm 2>/dev/null)
+os=${um%% *} arch=${um##* }
+case $os in
+Linux) os=linux ;;
+Darwin) os=darwin ;;
+FreeBSD) os=freebsd ;;
+*[A-Z]*) os=$(printf %s "$os" | tr '[:upper:]' '[:lower:]') ;;
+esac
 case $arch in
 x86_64 | amd64) arch=amd64 ;;
 aarch64 | arm64) arch=arm64 ;;
