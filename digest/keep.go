@@ -111,6 +111,11 @@ func prune(dir string, now time.Time) {
 // them for the report: remote/stampkeep.go); by its path, size and time
 // where it has none.
 var binaryID = sync.OnceValue(func() string {
+	// the running binary, not the file at its path: an install or deploy
+	// may have renamed another build over it since this agent started
+	if id := goBuildID("/proc/self/exe"); id != "" {
+		return "build\x00" + id
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return ""

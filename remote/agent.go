@@ -256,7 +256,11 @@ func (a *Agent) startArgv(nonce string, frame []byte) []string {
 	if a.useBin {
 		bin = a.bin
 	}
-	return []string{"sh", "-c", agentLauncher, "synthwatch-agent", nonce, bin, AgentProto, base64.StdEncoding.EncodeToString(frame)}
+	argv := []string{"sh", "-c", agentLauncher, "synthwatch-agent", nonce, bin, AgentProto, base64.StdEncoding.EncodeToString(frame)}
+	if !a.autoInstall { // --no-install: the host must not be written, so the agent keeps no report's stamps there
+		argv = append(argv, "no-install")
+	}
+	return argv
 }
 
 func (a *Agent) start(ctx context.Context, sess int, b *Batch) error {

@@ -31,10 +31,14 @@ const AgentProto = agentproto.Proto
 // ~/.local/bin/synthwatch, as a launch finds it; "-": none) when it speaks
 // AgentProto. Its arguments: the nonce, the binary, the protocol, and the
 // first request (base64 of its frame) when it fits on the command line
-// (else it follows the hello on stdin). With no agent it ends before a
-// hello, having said why ("@A NONCE missing|refused|mismatch …"): that
+// (else it follows the hello on stdin), and "no-install" for
+// --no-install. With no agent it ends before a hello, having said why ("@A NONCE missing|refused|mismatch …"): that
 // poll reads by the fallback (host/fallback.sh), beside the install.
-var agentLauncher = whereScript + looseScript + installedScript + HostScript("deployed.sh")
+var agentLauncher = noInstallLine + whereScript + looseScript + installedScript + HostScript("deployed.sh")
+
+// noInstallLine: a fifth argument "no-install" (--no-install) starts the
+// agent with SYNTHWATCH_NO_INSTALL, as report's digest is (digest.sh).
+const noInstallLine = `[ "$5" != no-install ] || { SYNTHWATCH_NO_INSTALL=1; export SYNTHWATCH_NO_INSTALL; }` + "\n"
 
 // AgentMain is "synthwatch agent ARGS" on the host: --proto prints the
 // protocol; --serve PROTO --skip N NONCE [FIRST] serves (ServeAgent) when

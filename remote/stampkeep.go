@@ -57,8 +57,8 @@ func (sp *stamper) after(ts *tokenSums) {
 	now := time.Now()
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if sp.running || now.Sub(sp.started) < stampsFirst || !sp.last.IsZero() && now.Sub(sp.last) < stampsEvery {
-		return
+	if sp.running || now.Sub(sp.started) < stampsFirst || !sp.last.IsZero() && now.Sub(sp.last) < stampsEvery || ts.summingAhead() {
+		return // a cold sum going on in the background has the host's cores first
 	}
 	paths := ts.recordsSummed()
 	if len(paths) == 0 {
@@ -83,18 +83,36 @@ func (ts *tokenSums) recordsSummed() []string {
 	defer ts.mu.Unlock()
 	var out []string
 	for p := range ts.summed {
-		if filepath.Base(p) == parse.RawFile {
-			out = append(out, p)
-		}
+		out = append(out, p)
 	}
 	slices.Sort(out)
 	return out
 }
 
-// noteSummed marks p summed by this agent (ts.mu held).
+// noteSummed marks p summed by this agent, when it is a records file
+// (ts.mu held).
 func (ts *tokenSums) noteSummed(p string) {
+	if filepath.Base(p) != parse.RawFile {
+		return
+	}
 	if ts.summed == nil {
 		ts.summed = map[string]struct{}{}
 	}
 	ts.summed[p] = struct{}{}
+}
+
+// summingAhead: a cut range is being summed on in the background.
+func (ts *tokenSums) summingAhead() bool {
+	ts.mu.Lock()
+	a := ts.ahead
+	ts.mu.Unlock()
+	if a == nil {
+		return false
+	}
+	select {
+	case <-a.done:
+		return false
+	default:
+		return true
+	}
 }

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -79,4 +80,28 @@ func TestAgentKeepsTheReportsStampsOfWhatItSummed(t *testing.T) {
 	var none *stamper
 	none.after(ts) // an agent with no keeper (a test's) keeps nothing
 	newStamper(nil).after(ts)
+}
+
+// --no-install (the host must not be written): the launcher starts the
+// agent with SYNTHWATCH_NO_INSTALL, under which its keeper (the agent
+// command's keepStamps: digest's keepDir) keeps nothing, as report's
+// digest keeps nothing under it; with installs allowed, it is not set.
+func TestAgentStartedUnderNoInstallKeepsNothing(t *testing.T) {
+	ag := NewAgent(Local{})
+	t.Cleanup(ag.Close)
+	env := func() string { // what the launcher's agent would see, from the argv the launcher gets
+		argv := ag.startArgv("~00", []byte("req"))
+		cmd := exec.Command("sh", append([]string{"-c", noInstallLine + `printf %s "${SYNTHWATCH_NO_INSTALL-}"`}, argv[3:]...)...)
+		cmd.Env = append(os.Environ(), "SYNTHWATCH_NO_INSTALL=")
+		out, err := cmd.Output()
+		must(t, err)
+		return string(out)
+	}
+	if got := env(); got != "1" {
+		t.Fatalf("an agent that may not install is started with SYNTHWATCH_NO_INSTALL=%q", got)
+	}
+	ag.AutoInstall(true)
+	if got := env(); got != "" {
+		t.Fatalf("an agent that may install is started with SYNTHWATCH_NO_INSTALL=%q", got)
+	}
 }

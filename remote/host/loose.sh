@@ -35,10 +35,12 @@ loose() {
 			bad="? ? $p"
 			continue
 		fi
-		IFS=' ' read -r m _ u _ <<EOF
+		m='' u=''
+		IFS=' ' read -r m _ u _ <<EOF || { bad="? ? $p"; continue; }
 $l
 EOF
 		case $m in
+		'') bad="? ? $p" ;;
 		?????w* | ????????w*) bad="$m $u $p" ;;
 		*) if [ "$u" != "$me" ] && [ "$u" != 0 ]; then bad="$m $u $p"; fi ;;
 		esac
