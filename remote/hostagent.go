@@ -325,11 +325,15 @@ type recorder struct {
 	sums   *tokenSums
 }
 
-// run runs argv, or answers it in Go when it is a token sum or the
-// records' span (recspan.go).
+// run runs argv, or answers it in Go when it is a token sum, the
+// records' span (recspan.go) or another program Go reads as it would
+// (hostagent_native.go).
 func (r *recorder) run(argv []string) (int, []byte, []byte) {
 	if out, ok := answerRecordSpans(argv); ok {
 		return 0, out, nil
+	}
+	if code, out, errb, ok := answerNative(r.ctx, argv); ok {
+		return code, out, errb
 	}
 	if r.sums != nil {
 		if out, errb, ok := r.sums.answerSums(argv); ok {

@@ -11,15 +11,11 @@ import (
 	"github.com/synthwatch/synthwatch/remote"
 )
 
-// trustScript prints the session user's uid and name, then the file's
-// owner uid, owner name and mode in octal (GNU and BusyBox stat).
-const trustScript = `id -u && id -un && stat -L -c '%u %U %a' -- "$1"`
-
 // manifestTrustArgv is manifestTrust's exec of p; the batch that reads the
 // manifest runs it beside the read (batchFor), so the check costs no round
 // trip after the answer.
 func manifestTrustArgv(p string) []string {
-	return []string{"sh", "-c", trustScript, "synthwatch-trust", p}
+	return remote.OwnerArgv(p) // the session user's uid and name, the file's owner, its name and mode
 }
 
 // manifestTrust says why the host's pipeline.toml at p may not say where

@@ -152,8 +152,9 @@ func dropText(reason string, back bool) string {
 }
 
 // ZoneArgv prints the host's UTC offset and, where it has one, the name
-// of its zone (the /etc/localtime link).
-var ZoneArgv = []string{"sh", "-c", `date +%z; readlink /etc/localtime 2>/dev/null || true`}
+// of its zone (the /etc/localtime link): remote's, which the Go agent
+// answers in Go.
+var ZoneArgv = remote.ZoneArgv
 
 // ReadZone reads the host's time zone, once per connection: the poll's
 // batch's answer (ask), or, when it did not answer, an exec of its own.

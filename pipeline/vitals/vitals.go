@@ -130,11 +130,7 @@ func (vs *Health) Read(ctx context.Context, rd remote.Host, pid int, disk bool, 
 
 // Argv is the one exec of a vitals read.
 func (vs *Health) Argv(pid int, disk bool) []string {
-	d := "0"
-	if disk {
-		d = "1"
-	}
-	return []string{"sh", "-c", vitalsScript, "sh", vs.root, strconv.Itoa(pid), d}
+	return remote.VitalsArgv(vs.root, pid, disk)
 }
 
 // Due says whether this poll reads the vitals, and the disk with them.
