@@ -31,6 +31,9 @@ type Options struct {
 	Prompt     Prompter // asks for unknown host keys and passphrases; nil refuses
 	Logf       func(format string, args ...any)
 	Clock      Clock // reads the wall and monotonic clocks to find sleeps; nil: the system's
+	// gate, when set, is asked before the server's host key is checked,
+	// and ends the handshake with its error (speculate.go)
+	gate func() error
 }
 
 // Config is a target resolved the way OpenSSH resolves it.
@@ -255,7 +258,15 @@ func resolveWithParser(host string, o Options) (Config, error) {
 	}
 	c.IdentitiesOnly = strings.EqualFold(get("IdentitiesOnly"), "yes")
 	c.IdentityAgent = get("IdentityAgent")
-	c.KnownHostsFiles = append(strings.Fields(get("UserKnownHostsFile")), strings.Fields(get("GlobalKnownHostsFile"))...)
+	// ssh's defaults for the files not named (ssh -G lists them)
+	uk, gk := strings.Fields(get("UserKnownHostsFile")), strings.Fields(get("GlobalKnownHostsFile"))
+	if len(uk) == 0 {
+		uk = []string{"~/.ssh/known_hosts", "~/.ssh/known_hosts2"}
+	}
+	if len(gk) == 0 {
+		gk = []string{"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"}
+	}
+	c.KnownHostsFiles = append(uk, gk...)
 	c.StrictHostKey = strings.ToLower(get("StrictHostKeyChecking"))
 	c.ServerAliveInterval = seconds(get("ServerAliveInterval"))
 	c.ServerAliveCountMax, _ = strconv.Atoi(get("ServerAliveCountMax"))

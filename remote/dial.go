@@ -132,6 +132,15 @@ func handshake(ctx context.Context, conn net.Conn, h Config, o Options) (*ssh.Cl
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(h.ConnectTimeout, func() { timedOut.Store(true); conn.Close() })
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	if gate := o.gate; gate != nil {
+		cb := cfg.HostKeyCallback
+		cfg.HostKeyCallback = func(host string, remote net.Addr, key ssh.PublicKey) error {
+			if err := gate(); err != nil {
+				return err
+			}
+			return cb(host, remote, key)
+		}
+	}
 	// Host key prompts wait for a person: they must not count against the timeout.
 	if o.Prompt != nil && h.StrictHostKey == "ask" {
 		cb := cfg.HostKeyCallback

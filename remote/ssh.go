@@ -25,6 +25,10 @@ import (
 type SSH struct {
 	opts Options
 	cfg  Config
+	// speculated: the first link is the handshake begun beside ssh -G
+	// (speculate.go); first is Open's first connect, taken once (s.mu)
+	speculated bool
+	first      func(ctx context.Context) (*session, error)
 
 	mu      sync.Mutex
 	cur     *session
@@ -144,11 +148,13 @@ func (s *session) close() {
 func Dial(ctx context.Context, o Options) (*SSH, error) {
 	pre := startPreDial(ctx, o) // beside ssh -G
 	defer pre.drop()
+	sp := speculate(ctx, o, pre) // and the handshake on the parser's config
 	s, err := newSSH(ctx, o)
 	if err != nil {
+		sp.settle(nil)
 		return nil, err
 	}
-	sess, err := s.connectVia(ctx, pre)
+	sess, err := s.dialFirst(ctx, pre, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -160,12 +166,47 @@ func Dial(ctx context.Context, o Options) (*SSH, error) {
 // Open resolves the target and connects in the background; watch State.
 // Only a configuration error is returned here.
 func Open(ctx context.Context, o Options) (*SSH, error) {
+	pre := startPreDial(ctx, o) // as Dial's: beside ssh -G
+	sp := speculate(ctx, o, pre)
 	s, err := newSSH(ctx, o)
 	if err != nil {
+		sp.settle(nil)
+		pre.drop()
 		return nil, err
+	}
+	s.first = func(ctx context.Context) (*session, error) {
+		defer pre.drop()
+		return s.dialFirst(ctx, pre, sp)
 	}
 	go s.supervise(nil)
 	return s, nil
+}
+
+// dialFirst is a first connect: the handshake begun beside ssh -G where
+// ssh -G's config holds it (speculate.go), else a dial that takes pre's
+// connection.
+func (s *SSH) dialFirst(ctx context.Context, pre *preDial, sp *speculation) (*session, error) {
+	if l, ok, err := sp.settle(&s.cfg); ok {
+		if err != nil {
+			return nil, err
+		}
+		s.speculated = true
+		return newSession(l, s.cfg), nil
+	}
+	return s.connectVia(ctx, pre)
+}
+
+// connectNext is the supervisor's next connect: Open's first, once, else
+// a dial.
+func (s *SSH) connectNext(ctx context.Context) (*session, error) {
+	s.mu.Lock()
+	first := s.first
+	s.first = nil
+	s.mu.Unlock()
+	if first != nil {
+		return first(ctx)
+	}
+	return s.connect(ctx)
 }
 
 func newSSH(ctx context.Context, o Options) (*SSH, error) {
@@ -268,9 +309,14 @@ func (s *SSH) connectVia(ctx context.Context, pre *preDial) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess := &session{link: l, fsTimeout: s.cfg.ConnectTimeout, ready: make(chan struct{}), dead: make(chan struct{})}
+	return newSession(l, s.cfg), nil
+}
+
+// newSession is a session on the link l, dialled on c.
+func newSession(l *link, c Config) *session {
+	sess := &session{link: l, fsTimeout: c.ConnectTimeout, ready: make(chan struct{}), dead: make(chan struct{})}
 	go func() { _ = l.client.Wait(); close(sess.dead) }()
-	return sess, nil
+	return sess
 }
 
 // linkAnswers says whether the link answers a keepalive: after a failed
@@ -399,7 +445,7 @@ func (s *SSH) supervise(sess *session) {
 			case <-ctx.Done():
 			}
 		}()
-		next, err := s.connect(ctx)
+		next, err := s.connectNext(ctx)
 		cancel()
 		if err == nil {
 			sess = next
