@@ -121,6 +121,9 @@ func Resolve(ctx context.Context, o Options) (Config, error) {
 	return c, nil
 }
 
+// sshGLimit bounds ssh -G (a Match exec that hangs).
+const sshGLimit = 10 * time.Second
+
 // resolveWithSSH asks the user's own OpenSSH client: `ssh -G` applies
 // Include and Match exactly as ssh would.
 func resolveWithSSH(ctx context.Context, bin, host string, o Options) (Config, error) {
@@ -141,7 +144,7 @@ func resolveWithSSH(ctx context.Context, bin, host string, o Options) (Config, e
 		args = append(args, "-o", kv)
 	}
 	args = append(args, "--", host)
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, sshGLimit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "HOME="+o.Home)

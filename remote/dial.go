@@ -132,10 +132,15 @@ func handshake(ctx context.Context, conn net.Conn, h Config, o Options) (*ssh.Cl
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(h.ConnectTimeout, func() { timedOut.Store(true); conn.Close() })
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	// The speculation's gate waits for ssh -G (speculate.go): that wait is
+	// ssh -G's, with its own limit, not the handshake's.
 	if gate := o.gate; gate != nil {
 		cb := cfg.HostKeyCallback
 		cfg.HostKeyCallback = func(host string, remote net.Addr, key ssh.PublicKey) error {
-			if err := gate(); err != nil {
+			timer.Stop()
+			err := gate()
+			timer.Reset(h.ConnectTimeout)
+			if err != nil {
 				return err
 			}
 			return cb(host, remote, key)

@@ -249,7 +249,7 @@ func vitalsOf(ctx context.Context, root, pid, disk string) []byte {
 	})
 	sec("mem", rc, o)
 	if disk == "1" {
-		rc, o = dfOf(root)
+		rc, o = dfOf(ctx, root)
 		sec("df", rc, o)
 	}
 	if n, err := strconv.Atoi(pid); err == nil && n > 0 {
@@ -284,11 +284,30 @@ func runFor(ctx context.Context, d time.Duration, name string, args ...string) (
 }
 
 // dfOf is df -P -B1 of root: its header and its filesystem's line (the
-// name is not read: "-").
-func dfOf(root string) (int, string) {
+// name is not read: "-"), within 3 s as the script's timeout gives df (a
+// hung network mount: 124, the statfs left to end on its own).
+func dfOf(ctx context.Context, root string) (int, string) {
+	type res struct {
+		s   syscall.Statfs_t
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		var r res
+		r.err = syscall.Statfs(root, &r.s)
+		ch <- r
+	}()
 	var s syscall.Statfs_t
-	if err := syscall.Statfs(root, &s); err != nil {
-		return 1, "df: " + root + ": " + err.Error()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return 1, "df: " + root + ": " + r.err.Error()
+		}
+		s = r.s
+	case <-time.After(3 * time.Second):
+		return 124, ""
+	case <-ctx.Done():
+		return 124, ""
 	}
 	bs := int64(s.Frsize)
 	if bs == 0 {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -27,7 +28,11 @@ type preDial struct {
 	done  chan struct{}
 	conn  net.Conn
 	err   error
+	mu    sync.Mutex
 	taken bool
+	// matched: a config file ssh reads has a Match block, which the Go
+	// parser does not apply: no handshake on its config (speculate.go)
+	matched bool
 }
 
 // preDialLimit bounds a pre-dial nobody waits for (its answer is dropped).
@@ -35,7 +40,8 @@ const preDialLimit = 30 * time.Second
 
 func startPreDial(ctx context.Context, o Options) *preDial {
 	_, host, port, err := splitTarget(o.Target)
-	if err != nil || net.ParseIP(host) == nil || o.Jump != "" || mayGoElsewhere(o, host) {
+	var matched bool
+	if err != nil || net.ParseIP(host) == nil || o.Jump != "" || mayGoElsewhere(o, host, &matched) {
 		return nil
 	}
 	if o.Port > 0 && port > 0 && o.Port != port {
@@ -47,7 +53,7 @@ func startPreDial(ctx context.Context, o Options) *preDial {
 	if port == 0 {
 		port = 22
 	}
-	p := &preDial{addr: net.JoinHostPort(host, strconv.Itoa(port)), done: make(chan struct{})}
+	p := &preDial{addr: net.JoinHostPort(host, strconv.Itoa(port)), done: make(chan struct{}), matched: matched}
 	go func() {
 		defer close(p.done)
 		ctx, cancel := context.WithTimeout(ctx, preDialLimit) // the dial's end ends it too
@@ -62,7 +68,7 @@ func startPreDial(ctx context.Context, o Options) *preDial {
 // within ctx; nil when there is none to take (the caller dials, and gets
 // the dial's own error if it fails again).
 func (p *preDial) take(ctx context.Context, addr string) net.Conn {
-	if p == nil || p.taken || addr != p.addr {
+	if p == nil || addr != p.addr {
 		return nil
 	}
 	select {
@@ -70,7 +76,9 @@ func (p *preDial) take(ctx context.Context, addr string) net.Conn {
 	case <-ctx.Done():
 		return nil
 	}
-	if p.err != nil {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil || p.taken {
 		return nil
 	}
 	p.taken = true
@@ -79,12 +87,15 @@ func (p *preDial) take(ctx context.Context, addr string) net.Conn {
 
 // drop closes the connection if nobody took it, when it is made.
 func (p *preDial) drop() {
-	if p == nil || p.taken {
+	if p == nil {
 		return
 	}
 	go func() {
 		<-p.done
-		if p.conn != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.conn != nil && !p.taken {
+			p.taken = true
 			p.conn.Close()
 		}
 	}()
@@ -96,7 +107,7 @@ func (p *preDial) drop() {
 // HostName where it may apply to host: before the first Host, in a Host
 // block that matches it, or in any Match block. Read as words, not
 // applied: a doubt means no pre-dial.
-func mayGoElsewhere(o Options, host string) bool {
+func mayGoElsewhere(o Options, host string, matched *bool) bool {
 	for _, kv := range o.Opts {
 		if proxyWord(kv) || movesAddr(configArgs(kv)) {
 			return true
@@ -110,7 +121,7 @@ func mayGoElsewhere(o Options, host string) bool {
 	if cfg == "" {
 		cfg = filepath.Join(home, ".ssh", "config")
 	}
-	sc := configScan{host: host, home: home}
+	sc := configScan{host: host, home: home, matched: matched}
 	return sc.file(cfg, filepath.Join(home, ".ssh"), 0) || sc.file("/etc/ssh/ssh_config", "/etc/ssh", 0)
 }
 
@@ -127,6 +138,7 @@ func loginHome() string {
 // configScan reads config files for mayGoElsewhere.
 type configScan struct {
 	host, home string
+	matched    *bool // set on a Match block
 }
 
 // file scans one file; each file starts outside any block, as ssh reads
@@ -154,6 +166,9 @@ func (sc configScan) file(path, dir string, depth int) bool {
 			applies = hostMatches(f[1:], sc.host)
 		case "match":
 			applies = true // its criteria are not evaluated here
+			if sc.matched != nil {
+				*sc.matched = true
+			}
 		case "include":
 			if sc.include(f[1:], dir, depth) {
 				return true

@@ -28,6 +28,7 @@ type speculation struct {
 	guess    Config
 	resolved chan *Config // ssh -G's config; nil: give up
 	done     chan struct{}
+	cancel   context.CancelFunc // ends it where it is
 	l        *link
 	err      error
 	asked    atomic.Bool // it would have asked for a passphrase or a host key
@@ -35,9 +36,11 @@ type speculation struct {
 
 // speculate starts the handshake on the parser's config over pre's
 // connection; nil when there is nothing to start it on, or the parser
-// cannot say (a ProxyJump, another address).
+// cannot say (a Match block it does not apply, a ProxyJump, another
+// address): a handshake dropped at the host key is a connection the host
+// sees closed before auth, which it need not see for nothing.
 func speculate(ctx context.Context, o Options, pre *preDial) *speculation {
-	if pre == nil || o.SSHBinary == "none" {
+	if pre == nil || pre.matched || o.SSHBinary == "none" {
 		return nil
 	}
 	po := o
@@ -46,7 +49,8 @@ func speculate(ctx context.Context, o Options, pre *preDial) *speculation {
 	if err != nil || len(guess.ProxyJump) > 0 || guess.Addr() != pre.addr {
 		return nil
 	}
-	sp := &speculation{guess: guess, resolved: make(chan *Config, 1), done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(ctx)
+	sp := &speculation{guess: guess, resolved: make(chan *Config, 1), done: make(chan struct{}), cancel: cancel}
 	po.Prompt = refuser{sp}
 	po.gate = func() error {
 		select {
@@ -57,12 +61,13 @@ func speculate(ctx context.Context, o Options, pre *preDial) *speculation {
 			return nil
 		case <-ctx.Done(): // nobody settles it (a link closed first)
 			return errNotSpeculated
-		case <-time.After(guess.ConnectTimeout):
+		case <-time.After(sshGLimit): // ssh -G's own: it has failed by then
 			return errNotSpeculated
 		}
 	}
 	go func() {
 		defer close(sp.done)
+		defer cancel()
 		sp.l, sp.err = dialLink(ctx, guess, po, func(ctx context.Context, addr string) (net.Conn, error) {
 			if c := pre.take(ctx, addr); c != nil {
 				return c, nil
@@ -89,9 +94,10 @@ func (r refuser) Passphrase(string) ([]byte, error) {
 // settle gives the speculation ssh -G's config c (nil: ssh -G failed).
 // When c says what the guess said, the handshake begun on it is the
 // dial's: its link, or its error (the same dial would meet it again);
-// else, or when it would have asked the user something, ok is false and
-// the caller dials on c, the speculation left to end on its own.
-func (sp *speculation) settle(c *Config) (l *link, ok bool, err error) {
+// else, or when it would have asked the user something, or ctx ended,
+// ok is false: the caller dials on c on a connection of its own, and the
+// speculation ends on its own at the host key.
+func (sp *speculation) settle(ctx context.Context, c *Config) (l *link, ok bool, err error) {
 	if sp == nil {
 		return nil, false, nil
 	}
@@ -99,11 +105,29 @@ func (sp *speculation) settle(c *Config) (l *link, ok bool, err error) {
 	if c == nil || !handshakeSame(sp.guess, *c) {
 		return nil, false, nil
 	}
-	<-sp.done
+	select {
+	case <-sp.done:
+	case <-ctx.Done():
+		sp.cancel() // a Close while it dials: it ends now, not at its timeout
+		return nil, false, nil
+	}
 	if sp.asked.Load() || errors.Is(sp.err, errNotSpeculated) {
 		return nil, false, nil
 	}
 	return sp.l, true, sp.err
+}
+
+// abandon ends a speculation nobody will settle (a link closed before its
+// first connect).
+func (sp *speculation) abandon() {
+	if sp == nil {
+		return
+	}
+	select {
+	case sp.resolved <- nil:
+	default:
+	}
+	sp.cancel()
 }
 
 // handshakeSame: a and b say the same of everything the handshake reads

@@ -1,8 +1,10 @@
 package remote
 
 import (
+	"context"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -109,5 +111,91 @@ func TestHandshakeBesideSSHGAsksNothing(t *testing.T) {
 	}
 	if n := p.asked.Load(); n != 1 {
 		t.Fatalf("the user was asked %d times, want once", n)
+	}
+}
+
+// A pre-dial slower than ssh -G, and a config ssh -G resolves otherwise:
+// the dial after the speculation does not take the connection the
+// speculation may yet take (one connection each, never one for two).
+func TestSpeculationAndTheDialNeverShareAConnection(t *testing.T) {
+	t.Parallel()
+	s := sshdtest.Start(t)
+	o, _ := proxied(t, s, opts(t, s))
+	o.Identities = append(o.Identities, filepath.Join(t.TempDir(), "no-such-key"))
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	guess := mustGuess(t, o)
+	pre := &preDial{addr: guess.Addr(), done: make(chan struct{})}
+	sp := speculate(ctx, o, pre)
+	if sp == nil {
+		t.Fatal("no speculation")
+	}
+	h, err := newSSH(ctx, o)
+	must(t, err)
+	go func() {
+		time.Sleep(300 * time.Millisecond) // the connect ends after ssh -G
+		pre.conn, pre.err = net.Dial("tcp", guess.Addr())
+		close(pre.done)
+	}()
+	sess, err := h.dialFirst(ctx, pre, sp)
+	if err != nil {
+		t.Fatalf("the dial after a dropped speculation: %v", err)
+	}
+	defer sess.link.client.Close()
+	if _, err := startExec(sess.link.client, []string{"true"}); err != nil {
+		t.Fatalf("a channel on the link: %v", err)
+	}
+	pre.drop()
+}
+
+// ssh -G slower than the handshake's ConnectTimeout (a Match exec, a
+// loaded laptop): the speculation's wait for it is not the handshake's
+// time, and the dial succeeds as it does without the speculation.
+func TestSpeculationWaitsForASlowSSHG(t *testing.T) {
+	t.Parallel()
+	s := sshdtest.Start(t)
+	o, _ := proxied(t, s, opts(t, s, "ConnectTimeout=1"))
+	real, err := exec.LookPath("ssh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.SSHBinary = filepath.Join(t.TempDir(), "slow-ssh")
+	writeFile(t, o.SSHBinary, "#!/bin/sh\nsleep 2\nexec "+real+" \"$@\"\n")
+	must(t, os.Chmod(o.SSHBinary, 0o755))
+	h := dial(t, o)
+	if !h.speculated {
+		t.Fatal("the speculation did not hold through a slow ssh -G")
+	}
+}
+
+// Closing the dashboard's link while its first connect waits on a host
+// that accepts and says nothing ends the speculation's connection at the
+// close, not at the handshake's timeout (a minute here).
+func TestCloseEndsTheFirstConnectsSpeculation(t *testing.T) {
+	t.Parallel()
+	s := sshdtest.Start(t)
+	o := opts(t, s, "ConnectTimeout=60")
+	closed := make(chan struct{}, 4)
+	c := listenCounting(t, "127.0.0.1:0", func(_ *countAccepts, conn net.Conn) {
+		b := make([]byte, 4096)
+		for {
+			if _, err := conn.Read(b); err != nil {
+				conn.Close()
+				closed <- struct{}{}
+				return
+			}
+		}
+	})
+	o.Target = s.User + "@" + c.ln.Addr().String()
+	h, err := Open(t.Context(), o)
+	must(t, err)
+	for deadline := time.Now().Add(10 * time.Second); c.accepts.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.Close()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first connect's connection outlived Close by 30 s")
 	}
 }

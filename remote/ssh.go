@@ -26,9 +26,11 @@ type SSH struct {
 	opts Options
 	cfg  Config
 	// speculated: the first link is the handshake begun beside ssh -G
-	// (speculate.go); first is Open's first connect, taken once (s.mu)
+	// (speculate.go); firstPre and firstSp are Open's first connect's,
+	// taken once (s.mu)
 	speculated bool
-	first      func(ctx context.Context) (*session, error)
+	firstPre   *preDial
+	firstSp    *speculation
 
 	mu      sync.Mutex
 	cur     *session
@@ -151,7 +153,7 @@ func Dial(ctx context.Context, o Options) (*SSH, error) {
 	sp := speculate(ctx, o, pre) // and the handshake on the parser's config
 	s, err := newSSH(ctx, o)
 	if err != nil {
-		sp.settle(nil)
+		sp.abandon()
 		return nil, err
 	}
 	sess, err := s.dialFirst(ctx, pre, sp)
@@ -170,14 +172,11 @@ func Open(ctx context.Context, o Options) (*SSH, error) {
 	sp := speculate(ctx, o, pre)
 	s, err := newSSH(ctx, o)
 	if err != nil {
-		sp.settle(nil)
+		sp.abandon()
 		pre.drop()
 		return nil, err
 	}
-	s.first = func(ctx context.Context) (*session, error) {
-		defer pre.drop()
-		return s.dialFirst(ctx, pre, sp)
-	}
+	s.firstPre, s.firstSp = pre, sp
 	go s.supervise(nil)
 	return s, nil
 }
@@ -186,27 +185,46 @@ func Open(ctx context.Context, o Options) (*SSH, error) {
 // ssh -G's config holds it (speculate.go), else a dial that takes pre's
 // connection.
 func (s *SSH) dialFirst(ctx context.Context, pre *preDial, sp *speculation) (*session, error) {
-	if l, ok, err := sp.settle(&s.cfg); ok {
-		if err != nil {
-			return nil, err
+	if sp != nil {
+		l, ok, err := sp.settle(ctx, &s.cfg)
+		if ok {
+			if err != nil {
+				return nil, err
+			}
+			s.speculated = true
+			return newSession(l, s.cfg), nil
 		}
-		s.speculated = true
-		return newSession(l, s.cfg), nil
+		pre = nil // the speculation has pre's connection, or may yet take it: one of its own
 	}
 	return s.connectVia(ctx, pre)
+}
+
+// takeFirst is Open's first connect's pre-dial and speculation, once.
+func (s *SSH) takeFirst() (*preDial, *speculation, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pre, sp, had := s.firstPre, s.firstSp, s.firstPre != nil || s.firstSp != nil
+	s.firstPre, s.firstSp = nil, nil
+	return pre, sp, had
 }
 
 // connectNext is the supervisor's next connect: Open's first, once, else
 // a dial.
 func (s *SSH) connectNext(ctx context.Context) (*session, error) {
-	s.mu.Lock()
-	first := s.first
-	s.first = nil
-	s.mu.Unlock()
-	if first != nil {
-		return first(ctx)
+	if pre, sp, ok := s.takeFirst(); ok {
+		defer pre.drop()
+		return s.dialFirst(ctx, pre, sp)
 	}
 	return s.connect(ctx)
+}
+
+// dropFirst ends Open's first connect's pre-dial and speculation when no
+// connect took them (the link closed first).
+func (s *SSH) dropFirst() {
+	if pre, sp, ok := s.takeFirst(); ok {
+		sp.abandon()
+		pre.drop()
+	}
 }
 
 func newSSH(ctx context.Context, o Options) (*SSH, error) {
@@ -387,6 +405,7 @@ func (s *SSH) dropSession(sess *session, why string) {
 // time out; a lost link is redialled at once, then with backoff.
 func (s *SSH) supervise(sess *session) {
 	defer close(s.done)
+	defer s.dropFirst()
 	backoff := s.MinBackoff
 	attempt := 0
 	woke := false
