@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,11 @@ import (
 // line; when it is, the same command reads it from proxy.golang.org.
 func TestGoInstallAtLatest(t *testing.T) {
 	testgate.E2E(t)
-	const mod, ver = "github.com/synthwatch/synthwatch", "v0.0.0-test"
+	// a version of its own each run: the module cache the suite shares
+	// keeps what it extracted (and Go's index of it) for a version for
+	// good, so a fixed one would install an earlier run's tree
+	const mod = "github.com/synthwatch/synthwatch"
+	ver := "v0.0.0-test." + strconv.FormatInt(time.Now().UnixNano(), 10)
 	root := moduleRoot(t)
 	files := trackedFiles(t, root)
 
@@ -46,6 +51,24 @@ func TestGoInstallAtLatest(t *testing.T) {
 
 	gopath := t.TempDir()
 	modcache := goEnv(t, "GOMODCACHE")
+	t.Cleanup(func() { // what the install put in the shared cache: read-only, as Go leaves it
+		for _, p := range []string{filepath.Join(modcache, filepath.FromSlash(mod)+"@"+ver), filepath.Join(modcache, "cache", "download", filepath.FromSlash(mod), "@v")} {
+			filepath.WalkDir(p, func(q string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() {
+					os.Chmod(q, 0o755)
+				}
+				return nil
+			})
+			if strings.HasSuffix(p, "@v") {
+				m, _ := filepath.Glob(filepath.Join(p, ver+".*"))
+				for _, f := range m {
+					os.Remove(f)
+				}
+				continue
+			}
+			os.RemoveAll(p)
+		}
+	})
 	line := readmeInstall(t, root)
 	if line != "go install "+mod+"/cmd/synthwatch@latest" {
 		t.Fatalf("the README's install line is %q: this test serves %s", line, mod)
