@@ -62,6 +62,7 @@ type catEvents struct {
 	runLines int64     // its records then
 	lastRate float64   // its rate at the last poll it ran
 	below    bool      // its gate's pass rate was below the floor at the last judged poll
+	behind   int       // polls it was done by worker.json while its file showed fewer records
 }
 
 // NoteConnection records disconnections and reconnections in the timeline.
@@ -318,7 +319,7 @@ func (e *Recorder) FoldDone(in DoneInputs, now time.Time) {
 	if e.cats == nil {
 		e.cats = map[string]*catEvents{}
 	}
-	allFinal, records, last := len(cats) > 0, int64(0), time.Time{}
+	allFinal, records, last, behind := len(cats) > 0, int64(0), time.Time{}, false
 	for i, v := range cats {
 		ce := e.cats[v.Name]
 		if ce == nil {
@@ -333,12 +334,23 @@ func (e *Recorder) FoldDone(in DoneInputs, now time.Time) {
 		if v.State == snapshot.StateDone {
 			records += v.Done
 		}
+		// worker.json says done with more records than the file showed:
+		// the poll read the file before the worker's last append and
+		// worker.json after it (the batch's reads run side by side). Its
+		// done waits a poll for the count, not recorded one short for good.
+		if js := wjson.CategoryNamed(v.Name); v.State == snapshot.StateDone && !ce.done && js != nil && int64(js.Done) > v.Done && ce.behind == 0 {
+			ce.behind++
+			behind = true
+			e.foldGate(ce, v, now)
+			continue
+		}
+		ce.behind = 0
 		e.foldCategory(ce, v, mtime, wjson, now)
 		e.foldGate(ce, v, now)
 	}
 	finished := allFinal && wk.State == snapshot.WorkerExited || in.LogFinished && !snapshot.Alive(wk.State)
 	// a job whose manifest could not be read is not known to be done
-	e.foldPipelineDone(finished && in.ManOK && !snapshot.Alive(wk.State), records, last, in.LogLast, now)
+	e.foldPipelineDone(finished && in.ManOK && !snapshot.Alive(wk.State) && !behind, records, last, in.LogLast, now)
 }
 
 // foldPipelineDone records pipeline_done once per finish, at the newest
