@@ -71,8 +71,12 @@ var endlessCases = map[string]func(t *testing.T, h Host){
 // endlessPeakBound is a generous bound on a child's peak RSS: the test
 // binary, a 64 KB line or MaxExecOutput's buffer (which grows by doubling),
 // against the gigabyte the host printed.
-// Under the race detector its shadow memory comes on top (2.4 GB measured).
-var endlessPeakBound = map[bool]int64{false: 3*MaxExecOutput + 200<<20, true: 12*MaxExecOutput + 200<<20}[raceDetector]
+// Under the race detector its shadow memory comes on top, and how much of
+// the doubling's garbage it shadows at the peak is the GC's timing: 2.4 GB
+// measured on one machine, 2.9–3.6 GB on another (session 23's code and
+// this one's alike). The race run reads endlessBytes' 256 MB, so it shows
+// a bounded read does not crash; the plain run's gigabyte is the bound.
+var endlessPeakBound = map[bool]int64{false: 3*MaxExecOutput + 200<<20, true: 16*MaxExecOutput + 200<<20}[raceDetector]
 
 // TestEndlessLineMemoryFlat: a host printing a gigabyte without a newline,
 // on a stream and through Exec, here and over sshd, costs the laptop its
