@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -196,7 +197,8 @@ func (b *Batch) Argv() []string {
 // A and B the range it stands for) is in digest.go; E (a server log's
 // start lines before that history, B its end) in starts.go. U (the
 // fallback's first record: A 1 when the host unpacks a packed command)
-// is unpack.
+// is unpack. M (the fallback's last: a table of records whose bytes it read
+// to temp files, and of the files it read whole by one cat) is addTable.
 type answers struct {
 	stats  map[string]statAns
 	reads  map[string][]readAns
@@ -374,7 +376,12 @@ func (a *answers) add(kind, status string, num []int64, p string, data []byte, b
 	if failed {
 		err = batchError(status, p, data)
 	}
-	if kind != "X" && kind != "Y" {
+	switch kind {
+	case "M":
+		a.addTable(p, data, b)
+		return
+	case "X", "Y":
+	default:
 		p = path.Clean(p)
 	}
 	switch kind {
@@ -431,6 +438,93 @@ func (a *answers) add(kind, status string, num []int64, p string, data []byte, b
 		if !failed {
 			a.starts[p] = append([]byte{}, data...)
 		}
+	}
+}
+
+// addTable answers the records of an M record, the fallback's last: a
+// table of entries "KIND STATUS A B C N1 N2 PATH", each ended by a NUL,
+// then their bytes one after another (N1 and N2 of them an entry's). Each
+// is the record its first six fields make, but E (a file counted whole
+// by the one wc: A and B its sizes at the fallback's two stats) and T (the
+// one tail of those files: N1 its bytes), from which each E file whose
+// size held gets its end. A table that does not add up answers nothing:
+// the parts read for themselves.
+func (a *answers) addTable(list string, data []byte, b *Batch) {
+	var es []tableEntry
+	sum := int64(0)
+	for _, e := range strings.Split(strings.TrimSuffix(list, "\x00"), "\x00") {
+		f := strings.SplitN(e, " ", 8)
+		if len(f) != 8 {
+			return
+		}
+		en := tableEntry{kind: f[0], status: f[1], path: f[7]}
+		for i := range en.num {
+			v, err := strconv.ParseInt(f[i+2], 10, 64)
+			if err != nil || v < 0 && i >= 3 {
+				return
+			}
+			en.num[i] = v
+		}
+		es = append(es, en)
+		sum += en.num[3] + en.num[4]
+	}
+	if sum != int64(len(data)) {
+		return
+	}
+	var ends []tableEntry
+	for _, e := range es {
+		n := e.num[3] + e.num[4]
+		d := data[:n]
+		data = data[n:]
+		switch e.kind {
+		case "E":
+			ends = append(ends, e)
+		case "T":
+			a.addEnds(ends, d, b)
+			ends = nil
+		case "M": // none is nested
+		default:
+			a.add(e.kind, e.status, e.num[:3], e.path, d, b)
+		}
+	}
+}
+
+// tableEntry is an entry of an M record: its fields, and its path.
+type tableEntry struct {
+	kind, status, path string
+	num                [5]int64
+}
+
+// endMax is the most of a file's end the fallback's one tail reads.
+const endMax = 4096
+
+// addEnds answers the end of each file the fallback's one tail read
+// ("==> PATH <==", a file's last endMax bytes, a blank line before the
+// next; fallback.sh's grp N) whose size held between its two stats: its
+// last 129 bytes when they end a line, else all endMax (a cut last line's
+// start too), the end a count keeps for its next overlap. It stops at a
+// section it cannot place (a size that moved under endMax).
+func (a *answers) addEnds(ends []tableEntry, out []byte, b *Batch) {
+	for i, e := range ends {
+		h := "==> " + e.path + " <==\n"
+		if i > 0 {
+			h = "\n" + h
+		}
+		s1, s2 := e.num[0], e.num[1]
+		n := min(endMax, s1)
+		if !bytes.HasPrefix(out, []byte(h)) || s1 != s2 && s1 < endMax || int64(len(out)-len(h)) < n {
+			return
+		}
+		sec := out[len(h) : int64(len(h))+n]
+		out = out[int64(len(h))+n:]
+		if s1 != s2 || n == 0 {
+			continue // read by itself (endone)
+		}
+		k := n
+		if sec[n-1] == '\n' {
+			k = min(129, n)
+		}
+		a.add("R", "ok", []int64{s1 - k, 1, 0}, e.path, sec[n-k:], b)
 	}
 }
 

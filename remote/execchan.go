@@ -22,11 +22,13 @@ import (
 // without waiting for the channel's window, a round trip on OpenSSH).
 // Dropbear, the SSH server of minimal and container hosts, ends the whole
 // connection on any string over 9,000 bytes ("String too long",
-// MAX_CMD_LEN in its sysoptions.h), and other servers have limits of their
-// own; the command line also shows in the host's ps.
+// MAX_CMD_LEN in its sysoptions.h: a 9,000-byte line runs there, 9,001
+// cuts the link), and other servers have limits of their own; the command
+// line also shows in the host's ps. 8,800 leaves Dropbear 200 bytes and
+// carries the fallback packed with a cold status's ops (about 8,200).
 const (
 	LongArg = 2048
-	MaxLine = 8000
+	MaxLine = 8800
 )
 
 // WireCommand is argv as an exec request carries it: the command line, and

@@ -1,263 +1,450 @@
-# shellcheck shell=sh disable=SC2086,SC2154,SC2034,SC2016,SC2020,SC2030,SC2031
-# (SC2086: $to, $s, $sp, $files and $outs are split on purpose, under set -f
-# where a name may hold a glob; SC2154, SC2034: yN, zN, fp, fy, fz and c are
-# set and read through eval; SC2016: the single quotes are eval's; SC2020:
-# tr maps three characters to newlines; SC2030, SC2031: each spawn's t is
-# its own.)
+# shellcheck shell=sh disable=SC2086,SC2154,SC2034,SC2016,SC2030,SC2031,SC2317
+# (SC2086: $ra, $xs are split on purpose; SC2154, SC2034: the variables
+# named by number (P1, y1, z1, dk1…) are set and read through eval;
+# SC2016: the single quotes are eval's; SC2030, SC2031: the body runs in
+# the pipeline's subshell; SC2317: act is called through eval.)
 # fallback.sh: the one reader of a host with no Go agent (none installed,
 # --no-install, no write access, no build for its arch, or while the agent
 # is being installed): one exec a poll, its ops in its arguments (see the
 # Batch methods in batch.go), after $1, the nonce that ends every record.
 # It caches nothing on the host and sources nothing from it. It uses only
-# POSIX sh and coreutils (stat, head, tail, wc), and a temp dir it removes.
-# It forks as little as it can: a fork costs a millisecond or more on a busy
-# host, and a cold start waits for the whole script. So a read of known
-# length goes straight to the output, and the nonce after it proves it was
-# whole: a file that shrank in between ends the parse.
+# POSIX sh and coreutils (stat, head, tail, wc, cat), and a temp dir it
+# removes.
+#
+# It forks as few processes as it can: a fork and exec cost 2-4 ms on a
+# busy two-core host, and a cold status waits for the whole script. So it
+# reads in two passes, not a subshell an op: the first lists every file
+# and starts the commands, the second reads each file knowing its stat.
+# One stat for every file; one cat for every small file read whole (an M
+# record: the laptop cuts it by the sizes); one wc for every file counted
+# from its start; one tail for their ends; one stat more that proves those
+# (a file whose size moved between the two is read again by itself) and
+# sizes the temp files; one cat of those; and gzip beside it all, in a
+# pipe. The commands (exec ops) run in one sh under one timeout, each in a
+# subshell of its own, not an sh each.
 export LC_ALL=C
-unset CDPATH # else cd prints where it went, and a realpath reads it twice
-# GNU or busybox stat, or nothing: another stat would make every answer an
-# error; timeout(1), where it works (GNU, busybox), bounds every read of a
-# file whose kind is not known and every command. One program asks both.
-to=
-if timeout -k 1 5 stat -L -c %s / >/dev/null 2>&1; then to="timeout -k 5"
-else
-  stat -L -c %s / >/dev/null 2>&1 || { echo "synthwatch-batch: no stat -c here" >&2; exit 72; }
-  timeout -k 1 5 true >/dev/null 2>&1 && to="timeout -k 5"
-fi
-dd=; command -v dd >/dev/null 2>&1 && dd=1
-k=$1; shift
+# else cd prints where it went, and a realpath reads it twice
+unset CDPATH
+k=$1
+shift
 # the temp dir by one mkdir: the nonce is not known before the exec, and
 # mkdir fails on a name already there (then mktemp makes it)
 t=; case $k in *[!~0-9a-z]*|'') ;; *) t=${TMPDIR:-/tmp}/synthwatch.$$.$k; mkdir -m 700 "$t" 2>/dev/null || t=;; esac
 [ -n "$t" ] || t=$(mktemp -d 2>/dev/null) || t=$(mktemp -d -t synthwatch.XXXXXX) || exit 71
 trap 'rm -rf "$t"' EXIT
-# KIND STATUS A B C PATH DLEN
+nl='
+'
+# KIND STATUS A B C PATH DLEN: a record's header; fin its end
 hdr() { hp=$6; printf '@%s %s %s %s %s %s %s\n%s' "$1" "$2" "$3" "$4" "$5" "${#hp}" "$7" "$hp"; }
 fin() { printf '%s\n' "$k"; }
-# recm KIND STATUS A B C PATH MSG: a record of MSG and a newline, sized by the shell (no program)
+# recm KIND STATUS A B C PATH MSG: a record of MSG and a newline (no program)
 recm() { hdr "$1" "$2" "$3" "$4" "$5" "$6" "$((${#7} + 1))"; printf '%s\n' "$7"; fin; }
-recf() { rn=0; [ -s "$7" ] && rn=$(wc -c <"$7"); hdr "$1" "$2" "$3" "$4" "$5" "$6" "$rn"; [ "$rn" = 0 ] || cat "$7"; fin; } # ... PATH FILE
-# recout KIND CODE C INDEX: a command's record from its stdout ($t.o, on
-# its bytes) and stderr ($t.x), sized by one wc and written by one cat
-recout() {
-  wc -c "$t.o" "$t.x" >"$t.w" 2>/dev/null; { read -r on _ && read -r xn _; } <"$t.w"
-  case $on$xn in *[!0-9]*|'') on=0 xn=0;; esac
-  hdr "$1" ok "$2" "$on" "$3" "$4" "$((on + xn))"; [ "$((on + xn))" = 0 ] || cat "$t.o" "$t.x"; fin
-}
-gone() { if [ -e "$1" ]; then echo err; else echo noent; fi; }
+# dfr KIND STATUS A B C PATH FILE [FILE2]: a deferred record of FILE's
+# bytes (then FILE2's), sized by the second stat and sent by the last cat.
+# B "?N": 1 when FILE holds fewer than N bytes; "=": FILE's size.
+nd=0
+dfr() { nd=$((nd + 1)); eval "dk$nd=\$1 ds$nd=\$2 da$nd=\$3 db$nd=\$4 dc$nd=\$5 dp$nd=\$6 df$nd=\$7 dg$nd=\${8-}"; }
+# gone PATH: gs is noent when PATH is not there, else err
+gone() { if [ -e "$1" ] || [ -L "$1" ]; then gs=err; else gs=noent; fi; }
 styp() { case $1 in *[!0-9a-f]*|'') return 1;; esac; sty=o; case $((0x$1 & 61440)) in 32768) sty=f;; 16384) sty=d;; 4096) sty=p;; esac; }
-# stats PATH...: their S records, from one stat for all; sets yN (f, d, p a FIFO, o; empty when gone) and zN (size), N from 1
+# the paths P1…Pnp (E 1: the op wants their S records; A what is read of
+# them, act's words), stat'd at once
+np=0
+addp() { np=$((np + 1)); eval "P$np=\$1 E$np=\$2 A$np=\${3-}"; }
+# stats FROM TO SO: one stat for paths FROM..TO, 200 at a time (within any
+# ARG_MAX). SO 1: y (f, d, p a FIFO, o; empty when not stat'd), z (size)
+# and m (mtime) of each, and its S record when E; else U (size, -1: none)
 stats() {
-  stat -L -c '%s %Y %f %n' -- "$@" >"$t.s" 2>/dev/null
-  exec 3<"$t.s"; have='' i=0
-  for f do
-    i=$((i + 1)); eval "y$i= z$i=0"
+  while [ "$1" -le "$2" ]; do
+    sb=$(($1 + 199)); [ "$sb" -gt "$2" ] && sb=$2
+    stat1 "$1" "$sb" "$3"
+    set -- "$((sb + 1))" "$2" "$3"
+  done
+}
+stat1() {
+  sa=$1 so=$3 j=$1
+  set --
+  while [ "$j" -le "$sb" ]; do eval "case \$P$j in *'$nl'*) ;; *) set -- \"\$@\" \"\$P$j\";; esac"; j=$((j + 1)); done
+  stat -L -c '%s %Y %f %n' -- "$@" >"$t/s" 2>/dev/null
+  # a stat with no -c (BSD): no answer at all
+  if [ "$so" = 1 ] && [ ! -s "$t/s" ] && [ -e "$1" ]; then
+    stat -L -c %s / >/dev/null 2>&1 || { echo "synthwatch-batch: no stat -c here" >&2; echo 72 >"$t/rc"; exit 72; }
+  fi
+  exec 3<"$t/s"; have='' j=$sa
+  while [ "$j" -le "$sb" ]; do
+    eval "f=\$P$j"
     [ -n "$have" ] || { IFS=' ' read -r lz lm lf ln <&3 && have=1; }
-    if [ -n "$have" ] && [ "$ln" = "$f" ] && styp "$lf"; then have=
-    elif [ ! -e "$f" ] && [ ! -L "$f" ]; then # gone: its record without a fork (LC_ALL=C: ${#} counts bytes)
-      em="No such file or directory"; hdr S noent 0 0 0 "$f" "$((${#em} + 1))"; printf '%s\n' "$em"; fin; continue
-    elif s=$(stat -L -c '%s %Y %f' -- "$f" 2>"$t.e") && set -- $s && styp "$3"; then lz=$1 lm=$2
-    else recf S "$(gone "$f")" 0 0 0 "$f" "$t.e"; continue; fi
-    eval "y$i=$sty z$i=$lz"; hdr S "$sty" "$lz" "$lm" 0 "$f" 0; fin
+    if [ -n "$have" ] && [ "$ln" = "$f" ] && styp "$lf" && case $lz$lm in *[!0-9]*|'') false;; esac; then have=
+    # (the second stat's have no newline); gone: its record without a fork
+    elif [ "$so" != 1 ]; then eval "U$j=-1"; j=$((j + 1)); continue
+    elif [ ! -e "$f" ] && [ ! -L "$f" ]; then
+      eval "y$j= z$j=0 m$j=0"
+      eval "[ \"\$E$j\" = 1 ]" && recm S noent 0 0 0 "$f" "No such file or directory"
+      j=$((j + 1)); continue
+    elif s=$(stat -L -c '%s %Y %f' -- "$f" 2>"$t/se.$j") && set -- $s && styp "$3"; then lz=$1 lm=$2
+    else
+      eval "y$j= z$j=0 m$j=0"
+      eval "[ \"\$E$j\" = 1 ]" && { gone "$f"; dfr S "$gs" 0 0 0 "$f" "$t/se.$j"; }
+      j=$((j + 1)); continue
+    fi
+    if [ "$so" = 1 ]; then
+      eval "y$j=$sty z$j=$lz m$j=$lm"
+      eval "[ \"\$E$j\" = 1 ]" && { hdr S "$sty" "$lz" "$lm" 0 "$f" 0; fin; }
+    else eval "U$j=$lz"; fi
+    j=$((j + 1))
   done
   exec 3<&-
 }
-# rdf PATH OFF N FILE: the bytes [OFF, OFF+N) into FILE, by one program where dd is (a byte a read: for a few)
-rdf() { if [ "$2" = 0 ]; then head -c "$3" -- "$1"; elif [ -n "$dd" ]; then dd if="$1" bs=1 skip="$2" count="$3"; else tail -c +"$(($2 + 1))" -- "$1" | head -c "$3"; fi >"$4" 2>/dev/null; }
-# lastnl FILE N: FILE holds N bytes, no NUL among them, that end a line;
-# they are in ln_, read by the shell (its read drops a NUL: the sizes differ)
-lastnl() {
-  ln_='' _s=0 _x=''
-  while IFS= read -r _x; do ln_=$ln_$_x$nl _s=$((_s + ${#_x} + 1)); done <"$1"
-  [ -z "$_x" ] && [ "$_s" = "$2" ]
-}
-rd() { # PATH OFF N EOF: the bytes [OFF, OFF+N), known to be there
-  # a file it may stat but not read is an answer, not a record cut short
+# rd PATH OFF N EOF: the bytes [OFF, OFF+N), known to be there, straight
+# to the answer: the nonce after them proves they were whole (a file that
+# shrank in between ends the parse)
+rd() {
   if [ ! -r "$1" ]; then recm R err "$2" 0 0 "$1" "$1: Permission denied"; return; fi
   hdr R ok "$2" "$4" 0 "$1" "$3"
   if [ "$2" = 0 ]; then head -c "$3" -- "$1"; else tail -c +"$(($2 + 1))" -- "$1" | head -c "$3"; fi 2>/dev/null
   fin
 }
-tailat() { # PATH SIZE OFF MAXPER (OFF -N: N bytes before the end)
-  sz=$2 off=$3
+# endr PATH SIZE: a file's end read by itself (one not in the group's
+# tail: a name with a newline, or a size that moved), its last 4096 bytes
+endr() { b=4096; [ "$2" -lt "$b" ] && b=$2; rd "$1" "$(($2 - b))" "$b" 1; }
+# cntone PATH SIZE OFF: the lines of [OFF, SIZE), counted by itself
+cntone() {
+  n=$(($2 - $3)) l=
+  wcl=$(if [ "$3" = 0 ]; then head -c "$n" -- "$1"; else tail -c +"$(($3 + 1))" -- "$1" | head -c "$n"; fi 2>/dev/null | wc -lc)
+  wcl=${wcl#"${wcl%%[! ]*}"}; wl=${wcl%% *}; wb=${wcl##* }
+  case $wl$wb in *[!0-9]*|'') wb=;; esac
+  if [ "$wb" = "$n" ]; then hdr N ok "$(($3 + 1))" "$n" "$wl" "$1" 0; fin; return 0; fi
+  recm N err "$(($3 + 1))" "$n" 0 "$1" "read ${wb:-0} of $n bytes from byte $(($3 + 1))"; return 1
+}
+# the groups, read together after the second pass: W (read whole: one
+# cat), C (counted from 0: one wc), N (their ends: one tail)
+nw=0 nc=0 ne=0
+# wh INDEX PATH SIZE: the file read whole, with the group (a name with a
+# newline by itself: the groups' outputs are lines)
+wh() { case $2 in *"$nl"*) rd "$2" 0 "$3" 1;; *) nw=$((nw + 1)); eval "W$nw=\$1";; esac; }
+# tailat INDEX PATH SIZE OFF MAXPER (OFF -N: N bytes before the end)
+tailat() {
+  sz=$3 off=$4
   case $off in -*) off=$((sz + off)); [ "$off" -lt 0 ] && off=0;; esac
   [ "$sz" -lt "$off" ] && off=0
   [ "$sz" = "$off" ] && return 0
-  n=$((sz - off)) e=1; [ "$n" -gt "$4" ] && { n=$4; e=0; }
-  rd "$1" "$off" "$n" "$e"
-  if [ "$off" -gt 0 ]; then if [ "$sz" -lt 64 ]; then rd "$1" 0 "$sz" 1; else rd "$1" 0 64 0; fi; fi
+  n=$((sz - off)) e=1; [ "$n" -gt "$5" ] && { n=$5; e=0; }
+  if [ "$off" = 0 ] && [ "$e" = 1 ]; then wh "$1" "$2" "$sz"; return 0; fi
+  rd "$2" "$off" "$n" "$e"
+  if [ "$off" -gt 0 ]; then if [ "$sz" -lt 64 ]; then rd "$2" 0 "$sz" 1; else rd "$2" 0 64 0; fi; fi
 }
-# wcsplit: wc -lc's "LINES BYTES" (in wcl) as wl and wb (empty when not
-# numbers), split without set: the arguments after PATH are still to come
-wcsplit() { wcl=${wcl#"${wcl%%[! ]*}"}; wl=${wcl%% *}; wb=${wcl##* }; case $wl$wb in *[!0-9]*|'') wb=;; esac; }
-nl='
-'
-cnt() { # PATH SIZE OFF K ABOVE [FROM INDEX N ARGV...: run ARGV PATH FROM+1 SIZE-FROM after a count here]
-  sz=$2 off=$3 ck=$4
+# cnt INDEX PATH SIZE OFF K ABOVE [1]: the count of [OFF, SIZE) (read
+# whole when ABOVE holds it), with the K bytes before OFF, and the end (by
+# the group's tail); 0 when counted (with 1: here, for a countthen)
+cnt() {
+  sz=$3 off=$4 ck=$5
   [ "$sz" -lt "$off" ] && { off=0; ck=0; }
   n=$((sz - off))
-  [ "$n" = 0 ] && return 0
-  if [ "$n" -le "$5" ]; then rd "$1" "$((off - ck))" "$((n + ck))" 1; return 0; fi
-  [ "$ck" -gt 0 ] && rd "$1" "$((off - ck))" "$ck" 0
-  l=
-  # from 0, the file's own count when it still holds the bytes stated; else those bytes' count
-  if [ "$off" = 0 ]; then wcl=$(wc -lc <"$1"); wcsplit; [ "$wb" = "$n" ] && l=$wl; fi
-  if [ -z "$l" ]; then
-    wcl=$(tail -c +"$((off + 1))" -- "$1" 2>/dev/null | head -c "$n" | wc -lc); wcsplit
-    if [ "$wb" = "$n" ]; then l=$wl; else
-      recm N err "$((off + 1))" "$n" 0 "$1" "read ${wb:-0} of $n bytes from byte $((off + 1))"; return 0
-    fi
+  [ "$n" = 0 ] && return 1
+  if [ "$n" -le "$6" ]; then
+    if [ "$((off - ck))" = 0 ]; then wh "$1" "$2" "$sz"; else rd "$2" "$((off - ck))" "$((n + ck))" 1; fi
+    return 1
   fi
-  hdr N ok "$((off + 1))" "$n" "$l" "$1" 0; fin
-  if [ $# -ge 7 ]; then # what the counted bytes hold, read here too
-    cp=$1 sf=$6 xk=$7 nn=$8; shift 8
-    _c=; _i=1; while [ "$_i" -le "$nn" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done # ARGV: the ops after it follow
-    (eval "$to ${to:+100} $_c \"\$cp\" \"\$((sf + 1))\" \"\$((sz - sf))\"") >"$t.o" 2>"$t.x"; code=$?
-    recout Y "$code" "$((sz - sf))" "$xk"
-    set -- "$cp"
-  fi
-  # the end for the next overlap: its last 129 bytes when they end a line,
-  # else 4096 (hostCounts reads alike); the 129 are read first by one
-  # program, and the shell tells whether they end a line
-  b=129; [ "$sz" -lt "$b" ] && b=$sz
-  if rdf "$1" "$((sz - b))" "$b" "$t.l" && lastnl "$t.l" "$b"; then hdr R ok "$((sz - b))" 1 0 "$1" "$b"; printf %s "$ln_"; fin; return 0; fi
-  lb=$(tail -c +"$sz" -- "$1" 2>/dev/null | head -c 1; echo .) # the "." keeps a newline
-  b=4096; [ "$lb" = "$nl." ] && b=129
-  [ "$sz" -lt "$b" ] && b=$sz
-  rd "$1" "$((sz - b))" "$b" 1
+  [ "$ck" -gt 0 ] && rd "$2" "$((off - ck))" "$ck" 0
+  case $2 in *"$nl"*) cntone "$2" "$sz" "$off" || return 1; endr "$2" "$sz"; [ -n "${7-}" ]; return;; esac
+  if [ "$off" = 0 ] && [ -z "${7-}" ]; then nc=$((nc + 1)); eval "C$nc=\$1"; else cntone "$2" "$sz" "$off" || return 1; fi
+  ne=$((ne + 1)); eval "N$ne=\$1"
 }
-# isreg PATH: a regular file (through links), else its R err record: a FIFO is never opened, it would wait for a writer
+# isreg PATH TYPE: a regular file, else its R err record: a FIFO is never
+# opened, it would wait for a writer
 isreg() {
-  [ -f "$1" ] && return 0
+  [ "$2" = f ] && return 0
   if [ -e "$1" ]; then
-    ik="special file"; if [ -p "$1" ]; then ik=FIFO; elif [ -d "$1" ]; then ik=directory; elif [ -S "$1" ]; then ik=socket; elif [ -b "$1" ] || [ -c "$1" ]; then ik=device; fi
+    ik="special file"; [ -p "$1" ] && ik=FIFO; [ -d "$1" ] && ik=directory
     recm R err 0 0 0 "$1" "not a regular file (a $ik)"
   else recm R noent 0 0 0 "$1" "$1: No such file or directory"; fi
   return 1
 }
-docat() { # PATH MAX: a whole small file, of unknown length (/proc)
-  isreg "$1" || return 0
-  if $to ${to:+10} head -c "$2" -- "$1" >"$t.d" 2>"$t.e"; then
-    dn=0; [ -s "$t.d" ] && dn=$(wc -c <"$t.d")
-    hdr R ok 0 "$((dn < $2))" 0 "$1" "$dn"; [ "$dn" = 0 ] || cat "$t.d"; fin
-  else recf R "$(gone "$1")" 0 0 0 "$1" "$t.e"; fi
+# tko N: tk, "timeout -k 5 N" where the host's timeout takes it (asked once)
+tkp=
+tko() {
+  if [ -z "$tkp" ]; then tkp=none; command -v timeout >/dev/null 2>&1 && timeout -k 1 5 true >/dev/null 2>&1 && tkp=yes; fi
+  tk=; [ "$tkp" = yes ] && tk="timeout -k 5 $1"
 }
-# the folders of a dir: a for over the glob, never lines (a name may hold a newline)
-doglob() { # PATTERN DIR NAME
-  : >"$t.g"; gn=0 # its size, summed here (LC_ALL=C: ${#} counts bytes)
-  for d in "$2"/*/ "$2"/.[!.]*/ "$2"/..?*/; do
-    [ -d "$d" ] || continue
-    d=${d%/}; f="$2/${d##*/}/$3"
-    { [ -e "$f" ] || [ -L "$f" ]; } && { printf '%s\0' "$f" >>"$t.g"; gn=$((gn + ${#f} + 1)); }
-  done
-  hdr G ok 0 0 0 "$1" "$gn"; [ "$gn" = 0 ] || cat "$t.g"; fin
+# prcat PATH MAX: a /proc file (no size to stat); a process's under the
+# timeout (one stuck in D holds its cmdline's read)
+prcat() {
+  [ -f "$1" ] || { isreg "$1" x; return 0; }
+  nd1=$((nd + 1)) tk=
+  case $1 in /proc/[0-9]*) tko 10;; esac
+  if $tk head -c "$2" -- "$1" >"$t/d.$nd1" 2>"$t/e.$nd1"; then dfr R ok 0 "?$2" 0 "$1" "$t/d.$nd1"
+  else gone "$1"; dfr R "$gs" 0 0 0 "$1" "$t/e.$nd1"; fi
 }
-runn() { _n=$1; shift; _c=; _i=1; while [ "$_i" -le "$_n" ]; do _c="$_c \"\${$_i}\""; _i=$((_i + 1)); done; eval "$to ${to:+100} $_c"; }
-doexec() { # INDEX N ARGV...
-  xk=$1; shift
-  (runn "$@") >"$t.o" 2>"$t.x"; code=$?
-  recout X "$code" 0 "$xk"
-}
-doproc() { # PID
-  docat "/proc/$1/cmdline" 65536; docat "/proc/$1/stat" 4096
+# doproc PID
+doproc() {
+  prcat "/proc/$1/cmdline" 65536; prcat "/proc/$1/stat" 4096
   if l=$(readlink "/proc/$1/cwd" 2>/dev/null); then hdr L ok 0 0 0 "/proc/$1/cwd" "${#l}"; printf %s "$l"; fin; fi
 }
-opstat1() { stats "$1"; [ "$y1" = f ]; }
-optail() { opstat1 "$1" && tailat "$1" "$z1" "$2" "$3"; } # PATH OFF MAXPER
-opcount() { opstat1 "$1" && cnt "$1" "$z1" "$2" "$3" "$4"; } # PATH OFF K ABOVE
-opcountthen() { f=$1; shift; opstat1 "$f" && cnt "$f" "$z1" "$@"; } # PATH OFF K ABOVE FROM INDEX N ARGV...
-oprealpath() {
-  if r=$(cd -P -- "$1" 2>"$t.e" && pwd -P); then hdr P ok 0 0 0 "$1" "${#r}"; printf %s "$r"; fin
-  else recf P "$(gone "$1")" 0 0 0 "$1" "$t.e"; fi
+# wpid STATEFILE: pid, the first "pid" key's number in worker.json, read
+# by the shell (64 KB at most: a real one is a few hundred bytes)
+wpid() {
+  pid='' _s=0
+  [ -f "$1" ] || return 0
+  while [ "$_s" -lt 65536 ] && { IFS= read -r _x || [ -n "$_x" ]; }; do
+    _s=$((_s + ${#_x} + 1))
+    while :; do
+      case $_x in *'"pid"'*) ;; *) break;; esac
+      _x=${_x#*'"pid"'}; _y=${_x#"${_x%%[! 	]*}"}
+      case $_y in :*) _y=${_y#:}; _y=${_y#"${_y%%[! 	]*}"}; pid=${_y%%[!0-9]*}; [ -n "$pid" ] && return 0;; esac
+    done
+  done <"$1" 2>/dev/null
 }
-eachdir() { # DIR NAME SPECS: a category's files, stated at once
-  dir=$1 c=$2 sp=$3; set -f; set -- $sp; set +f
-  files=; while [ $# -gt 0 ]; do files="$files $2"; shift 4; done
-  set -f; set -- $files; set +f
-  j=0; for f do j=$((j + 1)); eval "f$j=\$dir/\$c/\$f"; done
-  eval "stats $(j=1; for f do printf '"$f%s" ' "$j"; j=$((j + 1)); done)"
-  set -f; set -- $sp; set +f
-  j=0
-  while [ $# -gt 0 ]; do
-    j=$((j + 1)); eval "fp=\$f$j fy=\$y$j fz=\$z$j"
-    if [ "$fy" = f ]; then if [ "$1" = t ]; then tailat "$fp" "$fz" "-$3" "$4"; else cnt "$fp" "$fz" 0 0 "$3"; fi; fi
-    shift 4
+# folders DIR: its folders in the glob's order, never lines (a name may hold
+# a newline), as D1…Dnf
+folders() {
+  nf=0
+  for d in "$1"/*/ "$1"/.[!.]*/ "$1"/..?*/; do [ -d "$d" ] && { d=${d%/}; nf=$((nf + 1)); eval "D$nf=\${d##*/}"; }; done
+}
+# doglob PATTERN DIR NAME
+doglob() {
+  nd1=$((nd + 1)); : >"$t/d.$nd1"; folders "$2"; j=1
+  while [ "$j" -le "$nf" ]; do
+    eval "f=\$2/\$D$j/\$3"; j=$((j + 1))
+    { [ -e "$f" ] || [ -L "$f" ]; } && printf '%s\0' "$f" >>"$t/d.$nd1"
   done
+  dfr G ok 0 0 0 "$1" "$t/d.$nd1"
 }
-eachrange() { # DIR SPECS FROM TO: eachdir for the folders FROM..TO-1, in the glob's order
-  i_=0
-  for d in "$1"/*/ "$1"/.[!.]*/ "$1"/..?*/; do
-    [ -d "$d" ] || continue
-    [ "$i_" -ge "$4" ] && break
-    [ "$i_" -ge "$3" ] && { d=${d%/}; eachdir "$1" "${d##*/}" "$2"; }
-    i_=$((i_ + 1))
-  done
+# the commands: one sh (under one timeout, where timeout is) runs each in a
+# subshell of its own, all at once, its stdout, stderr and exit code in
+# $t/o.I, x.I and c.I. An "sh -c PROGRAM [NAME ARGS]" is the program run
+# in that subshell, not one more sh: a fork and an exec less.
+runner='t=$1; shift; : >"$t/run"
+runop() {
+if [ $# -ge 3 ] && [ "$1" = sh ] && [ "$2" = -c ]; then _p=$3; shift 3; [ $# -gt 0 ] && shift; unset t _c _j ps i n; eval "$_p"; else exec "$@"; fi
 }
-doprocs() { # STATEFILE INDEX N SCAN...
-  ps=$1 pk=$2 pn=$3; shift 3
-  pid=; [ -f "$ps" ] && pid=$($to ${to:+10} head -c 4194304 -- "$ps" 2>/dev/null | tr ',{}' '\n\n\n' | sed -n 's/^[[:space:]]*"pid"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n 1)
-  if [ -n "$pid" ]; then doproc "$pid"; fi
-  if [ -z "$pid" ] || ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q ' worker '; then
-    doexec "$pk" "$pn" "$@"
-    [ "$on" = 0 ] || head -c "$on" "$t.o" | cut -d' ' -f1 | sort -u | while read -r p; do [ "$p" != "$pid" ] && doproc "$p"; done
+ps=
+while [ $# -ge 2 ]; do
+i=$1 n=$2; shift 2
+_c=; _j=1; while [ "$_j" -le "$n" ]; do _c="$_c \"\${$_j}\""; _j=$((_j + 1)); done
+(eval "runop $_c") </dev/null >"$t/o.$i" 2>"$t/x.$i" &
+ps="$ps $i:$!"
+shift "$n"
+done
+for e in $ps; do wait "${e#*:}"; echo "$?" >"$t/c.${e%%:*}"; done'
+# ref P N: the words P..P+N-1 of "$@" onto ra, as eval's references
+ra='' xs=''
+ref() { _j=$1; while [ "$_j" -lt "$(($1 + $2))" ]; do ra="$ra \"\${$_j}\""; _j=$((_j + 1)); done; }
+
+# act INDEX KIND ARGS…: what the second pass reads of path INDEX, by the
+# kind the first pass gave it: r MAX (a cat), t OFF MAXPER (a tail), c
+# OFF K ABOVE (a count), y OFF K ABOVE (a countthen's: yok when counted)
+act() {
+  eval "fp=\$P$1 fy=\$y$1 fz=\$z$1"; yok=
+  if [ "$2" = r ]; then
+    isreg "$fp" "$fy" || return 0
+    if [ "$fz" -lt "$3" ]; then wh "$1" "$fp" "$fz"; else rd "$fp" 0 "$3" 0; fi
+    return 0
   fi
+  [ "$fy" = f ] || return 0
+  case $2 in
+  t) tailat "$1" "$fp" "$fz" "$3" "$4";;
+  c) cnt "$1" "$fp" "$fz" "$3" "$4" "$5";;
+  y) cnt "$1" "$fp" "$fz" "$3" "$4" "$5" 1 && yok=1;;
+  esac
 }
-# Every op runs in a subshell of its own (its variables and scratch files
-# its own), its records in a file of its own, printed in order at the end: a
-# host with many cores answers in the time of the slowest op. At most
-# spawnmax run at once (a poll of 10,000 files must not fork 10,000 at a
-# time on a GPU host: the trial's 2,000 took its load to 63). An op reads
-# nothing from stdin.
-spawnmax=16 eachmax=8
-# A spawn's scratch files are $T/N.X (no dir to make: a fork less an op);
-# its records go to $T/$so when the caller names the file, else $T/r.N.
-# Past spawnmax, a spawn waits for the one spawnmax before it, not for all
-# of them: one slow op holds up only its own slot.
-spawn() {
-  n=$((n + 1))
-  [ "$n" -gt "$spawnmax" ] && eval "wait \$w$((n % spawnmax))"
-  (t=$T/$n; "$@") </dev/null >"$T/${so:-r.$n}" 2>/dev/null &
-  eval "w$((n % spawnmax))=\$!"
-}
-dispatch() {
-  while [ $# -gt 0 ]; do
-    op=$1; shift
-    case $op in
-    cat) spawn docat "$1" "$2"; shift 2;;
-    glob) spawn doglob "$1" "$2" "$3"; shift 3;;
-    tail) spawn optail "$1" "$2" "$3"; shift 3;;
-    count) spawn opcount "$1" "$2" "$3" "$4"; shift 4;;
-    countthen) spawn opcountthen "$@"; shift $(($7 + 7));;
-    realpath) spawn oprealpath "$1"; shift;;
-    each)
-      dir=$1 nt=$2; shift 2; specs=; j=0
-      while [ "$j" -lt "$nt" ]; do specs="$specs t $1 $2 $3"; shift 3; j=$((j + 1)); done
-      nc=$1; shift; j=0
-      while [ "$j" -lt "$nc" ]; do specs="$specs c $1 $2 -"; shift 2; j=$((j + 1)); done
-      # the folders in eachmax runs of their own, not a subshell each: 10,000 categories cost 8 processes at a time, not 10,000
-      nd=0; for d in "$dir"/*/ "$dir"/.[!.]*/ "$dir"/..?*/; do [ -d "$d" ] && nd=$((nd + 1)); done
-      g=$(((nd + eachmax - 1) / eachmax)) j=0
-      while [ "$j" -lt "$nd" ]; do spawn eachrange "$dir" "$specs" "$j" "$((j + g))"; j=$((j + g)); done;;
-    exec) spawn doexec "$@"; shift $(($2 + 2));;
-    procs) spawn doprocs "$@"; shift $(($3 + 3));;
-    *) echo "synthwatch-batch: unknown op $op" >&2; exit 70;;
-    esac
-  done
-}
-# the one-shot main: "@H NONCE" first: what a login shell printed before
-# it, newline or not, is cut there. The records follow gzip'd where gzip
-# is ("@Z NONCE" says so): a cold poll is mostly log text, which SSH
-# carries as it is. The first, U, says whether base64 and gunzip are here
-# (A 1): the next poll's command may then come packed (execchan.go's
-# PackCommand), whole on the line.
-printf '@H %s\n' "$k"
-T=$t n=0 so='' # its own, not a login's exports
+
+body() {
 up=0; command -v base64 >/dev/null 2>&1 && command -v gunzip >/dev/null 2>&1 && up=1
-{ hdr U ok "$up" 0 0 '' 0; fin; } >"$T/r.0"
-dispatch "$@"
-wait
-j=1; outs=r.0; while [ "$j" -le "$n" ]; do outs="$outs r.$j"; j=$((j + 1)); done
-if [ "$n" = 0 ]; then :
-elif command -v gzip >/dev/null 2>&1; then printf '@Z %s\n' "$k"; (cd "$T" && exec cat $outs) | gzip -1
-else (cd "$T" && exec cat $outs); fi
+hdr U ok "$up" 0 0 '' 0; fin
+# ---- the first pass: every file's path and what is to be read of it;
+# the commands, started; what needs no stat (globs, realpaths, /proc)
+p=1
+while [ "$p" -le $# ]; do
+  # the op at word p, its first words
+  eval "op=\${$p} a1=\${$((p + 1))-} a2=\${$((p + 2))-} a3=\${$((p + 3))-} a4=\${$((p + 4))-}"
+  case $op in
+  cat) case $a1 in /proc/*) prcat "$a1" "$a2";; *) addp "$a1" 0 "r $a2";; esac; p=$((p + 3));;
+  glob) doglob "$a1" "$a2" "$a3"; p=$((p + 4));;
+  tail) addp "$a1" 1 "t $a2 $a3"; p=$((p + 4));;
+  count) addp "$a1" 1 "c $a2 $a3 $a4"; p=$((p + 5));;
+  countthen)
+    # counted here, then ARGV over the counted bytes (a steady poll's token sums)
+    addp "$a1" 1 "y $a2 $a3 $a4"; eval "YF$np=\${$((p + 5))} YK$np=\${$((p + 6))} nn=\${$((p + 7))}"
+    ra0=$ra ra=; ref "$((p + 8))" "$nn"; eval "YR$np=\$ra"; ra=$ra0
+    p=$((p + 8 + nn));;
+  realpath)
+    nd1=$((nd + 1))
+    if r=$(cd -P -- "$a1" 2>"$t/d.$nd1" && pwd -P); then hdr P ok 0 0 0 "$a1" "${#r}"; printf %s "$r"; fin
+    else gone "$a1"; dfr P "$gs" 0 0 0 "$a1" "$t/d.$nd1"; fi
+    p=$((p + 2));;
+  each)
+    # each DIR NT (NAME BACK MAXPER)… NC (NAME ABOVE)…: every folder's files
+    qq=$((p + 3)); eval "nc_=\${$((qq + 3 * a2))}"; folders "$a1"; j=1
+    while [ "$j" -le "$nf" ]; do
+      i=0; while [ "$i" -lt "$a2" ]; do eval "addp \"\$a1/\$D$j/\${$((qq + 3 * i))}\" 1 \"t -\${$((qq + 3 * i + 1))} \${$((qq + 3 * i + 2))}\""; i=$((i + 1)); done
+      i=0; while [ "$i" -lt "$nc_" ]; do eval "addp \"\$a1/\$D$j/\${$((qq + 3 * a2 + 1 + 2 * i))}\" 1 \"c 0 0 \${$((qq + 3 * a2 + 2 + 2 * i))}\""; i=$((i + 1)); done
+      j=$((j + 1))
+    done
+    p=$((qq + 3 * a2 + 1 + 2 * nc_));;
+  exec) ref "$((p + 1))" "$((a2 + 2))"; xs="$xs $a1"; p=$((p + 3 + a2));;
+  procs)
+    # the holders' scan, unless worker.json names a live worker
+    wpid "$a1"
+    if [ -z "$pid" ] || ! { x=$(tr '\0' ' ' <"/proc/$pid/cmdline") && case " $x " in *' worker '*) ;; *) false;; esac; } 2>/dev/null; then
+      ref "$((p + 2))" "$((a3 + 2))"; xs="$xs $a2"; scan=$a2 spid=$pid
+    fi
+    [ -n "$pid" ] && doproc "$pid"
+    p=$((p + 4 + a3));;
+  *) echo "synthwatch-batch: unknown op $op" >&2; echo 70 >"$t/rc"; exit 70;;
+  esac
+done
+rp=
+if [ -n "$xs" ]; then
+  to=; command -v timeout >/dev/null 2>&1 && to="timeout -k 5 100"
+  eval "$to sh -c \"\$runner\" synthwatch-run \"\$t\" $ra" &
+  rp=$!
+fi
+# ---- the stat of every file, then the second pass: what each one reads
+stats 1 "$np" 1
+q=1
+while [ "$q" -le "$np" ]; do
+  eval "act $q \$A$q"
+  if [ -n "$yok" ]; then
+    eval "sf=\$YF$q rb=\$YR$q"; nd1=$((nd + 1)); tko 100
+    (eval "$tk $rb \"\$fp\" \"\$((sf + 1))\" \"\$((fz - sf))\"") </dev/null >"$t/d.$nd1" 2>"$t/g.$nd1"
+    eval "dfr Y ok \"\$?\" = \"\$((fz - sf))\" \"\$YK$q\" \"\$t/d.\$nd1\" \"\$t/g.\$nd1\""
+  fi
+  q=$((q + 1))
+done
+groups
+}
+
+# grp LETTER COUNT AGAIN CMD…: CMD -- (the paths of group LETTER; then
+# /dev/null for N: tail heads every file), 200 a run: run R's output in
+# $t/LETTER.R, its first and last member LETTER A/B R; AGAIN 1: each path
+# stat'd again (O its first number)
+grp() {
+  g=$1 gn=$2 ga=$3; shift 3; gc=$* i=1 r=0
+  while [ "$i" -le "$gn" ]; do
+    r=$((r + 1)) j=$i
+    set --
+    while [ "$j" -le "$gn" ] && [ "$j" -lt "$((i + 200))" ]; do eval "o=\$$g$j"; eval "set -- \"\$@\" \"\$P$o\""; j=$((j + 1)); done
+    [ "$g" = N ] && set -- "$@" /dev/null
+    $gc -- "$@" >"$t/$g.$r" 2>/dev/null
+    eval "${g}A$r=$i ${g}B$r=$((j - 1))"
+    [ "$ga" = 1 ] && while [ "$i" -lt "$j" ]; do eval "o=\$$g$i"; eval "addp \"\$P$o\" 0"; eval "O$np=\$o"; i=$((i + 1)); done
+    i=$j
+  done
+  eval "${g}R=$r"
+}
+groups() {
+# ---- the groups read; the commands' answers, then the holders' processes
+n0=$np
+grp W "$nw" 1 cat
+grp C "$nc" 0 wc -lc
+grp N "$ne" 1 tail -c 4096
+i=1; while [ "$i" -le "$WR" ]; do addp "$t/W.$i" 0; eval "O$np=w$i"; i=$((i + 1)); done
+i=1; while [ "$i" -le "$NR" ]; do addp "$t/N.$i" 0; eval "O$np=n$i"; i=$((i + 1)); done
+if [ -n "$rp" ]; then
+  wait "$rp"
+  # a timeout that could not start it
+  [ -e "$t/run" ] || eval "sh -c \"\$runner\" synthwatch-run \"\$t\" $ra"
+fi
+for i in $xs; do
+  code=124; [ -s "$t/c.$i" ] && read -r code <"$t/c.$i"
+  dfr X ok "$code" = 0 "$i" "$t/o.$i" "$t/x.$i"
+done
+# every process the scan found: "PID FD FLAGS TARGET"
+if [ -n "$scan" ] && [ -s "$t/o.$scan" ]; then
+  seen=" $spid "
+  while read -r sp _; do
+    case $sp in *[!0-9]*|'') continue;; esac
+    case $seen in *" $sp "*) ;; *) seen="$seen$sp "; doproc "$sp";; esac
+  done <"$t/o.$scan"
+fi
+# ---- the second stat: of every file a group read (S2, by its first
+# number), of the groups' outputs and of every deferred file (U)
+n1=$np
+i=1; while [ "$i" -le "$nd" ]; do eval "addp \"\$df$i\" 0; [ -n \"\$dg$i\" ] && addp \"\$dg$i\" 0"; i=$((i + 1)); done
+stats "$((n0 + 1))" "$np" 2
+i=$((n0 + 1)); while [ "$i" -le "$n1" ]; do eval "o=\$O$i"; eval "S2$o=\$U$i"; i=$((i + 1)); done
+# the counts: a line of wc per file, in order (one it could not read has
+# none); one whose size moved is counted again by itself
+r=1
+while [ "$r" -le "$CR" ]; do
+  eval "j=\$CA$r b=\$CB$r"
+  exec 3<"$t/C.$r"; have=
+  while [ "$j" -le "$b" ]; do
+    eval "o=\$C$j"; eval "fp=\$P$o fz=\$z$o"
+    [ -n "$have" ] || { read -r wl wb wn <&3 && have=1; }
+    if [ -n "$have" ] && [ "$wn" = "$fp" ] && [ "$wb" = "$fz" ]; then have=; hdr N ok 1 "$fz" "$wl" "$fp" 0; fin
+    else
+      [ -n "$have" ] && [ "$wn" = "$fp" ] && have=
+      cntone "$fp" "$fz" 0
+    fi
+    j=$((j + 1))
+  done
+  exec 3<&-
+  r=$((r + 1))
+done
+# ---- the rest in one M record: a table of entries "KIND STATUS A B C N1
+# N2 PATH", each ended by a NUL, then their bytes one after another (N1
+# of the first file, N2 of the second): the deferred records; the files
+# read whole, per cat whose every file kept its size (else each read
+# again here); the ends, per tail: an "E S1 S2 PATH" entry a file (its
+# sizes at the two stats) and one "T" of tail's output.
+: >"$t/mt"
+set --
+pl=0 sum=0 nent=0
+# ent KIND STATUS A B C N1 N2 PATH [FILE…]: an entry, and its files
+ent() {
+  printf '%s %s %s %s %s %s %s %s\0' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" >>"$t/mt"
+  pl=$((pl + ${#1} + ${#2} + ${#3} + ${#4} + ${#5} + ${#6} + ${#7} + ${#8} + 8)) sum=$((sum + $6 + $7)) nent=$((nent + 1))
+}
+n=$n1 i=1
+while [ "$i" -le "$nd" ]; do
+  n=$((n + 1)); eval "dz=\$U$n hb=\$db$i gz=0"
+  eval "[ -n \"\$dg$i\" ]" && { n=$((n + 1)); eval "gz=\$U$n"; }
+  [ "$dz" -ge 0 ] || dz=0; [ "$gz" -ge 0 ] || gz=0
+  case $hb in =) hb=$dz;; \?*) hb=$((dz < ${hb#?}));; esac
+  eval "ent \"\$dk$i\" \"\$ds$i\" \"\$da$i\" \"\$hb\" \"\$dc$i\" \"\$dz\" \"\$gz\" \"\$dp$i\"; set -- \"\$@\" \"\$df$i\"; [ -n \"\$dg$i\" ] && set -- \"\$@\" \"\$dg$i\""
+  i=$((i + 1))
+done
+r=1
+while [ "$r" -le "$WR" ]; do
+  eval "j=\$WA$r b=\$WB$r s2=\$S2w$r"
+  a=$j ws=0
+  while [ "$j" -le "$b" ]; do eval "o=\$W$j"; eval "fz=\$z$o f2=\$S2$o"; [ "$fz" = "$f2" ] || ws=-1; [ "$ws" -ge 0 ] && ws=$((ws + fz)); j=$((j + 1)); done
+  j=$a
+  while [ "$j" -le "$b" ]; do
+    eval "o=\$W$j"; eval "fp=\$P$o fz=\$z$o"
+    if [ "$ws" = "$s2" ]; then ent R ok 0 1 0 "$fz" 0 "$fp"; else rd "$fp" 0 "$fz" 1; fi
+    j=$((j + 1))
+  done
+  [ "$ws" = "$s2" ] && set -- "$@" "$t/W.$r"
+  r=$((r + 1))
+done
+r=1
+while [ "$r" -le "$NR" ]; do
+  eval "j=\$NA$r b=\$NB$r tz=\$S2n$r"
+  while [ "$j" -le "$b" ]; do
+    eval "o=\$N$j"; eval "fp=\$P$o fz=\$z$o f2=\$S2$o"
+    ent E ok "$fz" "$f2" 0 0 0 "$fp"
+    [ "$fz" = "$f2" ] || endr "$fp" "$fz"
+    j=$((j + 1))
+  done
+  ent T ok 0 0 0 "$tz" 0 -; set -- "$@" "$t/N.$r"
+  r=$((r + 1))
+done
+[ "$nent" = 0 ] && return 0
+printf '@M ok %s 0 0 %s %s\n' "$nent" "$pl" "$sum" >"$t/mh"
+printf '%s\n' "$k" >"$t/f"
+cat -- "$t/mh" "$t/mt" "$@" "$t/f"
+}
+
+# the main: "@H NONCE" first: what a login shell printed before it, newline
+# or not, is cut there. The records follow gzip'd where gzip is ("@Z NONCE"
+# says so; gzip compresses as the body writes): a cold poll is mostly log
+# text, which SSH carries as it is. The first, U, says whether base64 and
+# gunzip are here (A 1): the next poll's command may then come packed
+# (execchan.go's PackCommand), whole on the line.
+printf '@H %s\n' "$k"
+if [ $# -gt 0 ] && command -v gzip >/dev/null 2>&1; then printf '@Z %s\n' "$k"; body "$@" | gzip -1
+else body "$@"; fi
+[ -s "$t/rc" ] && { read -r rc <"$t/rc"; exit "$rc"; }
+exit 0
