@@ -334,7 +334,10 @@ func parseRecords(out []byte, b *Batch, names []string) (*answers, error) {
 		}
 		plen, dlen := num[3], num[4]
 		body := out[nl+1:]
-		end := body[min(int64(len(body)), plen+dlen):]
+		if plen > int64(len(body)) || dlen > int64(len(body))-plen {
+			return a, fmt.Errorf("batch: record %q cut short (its file changed while read, or could not be read)", out[:nl])
+		}
+		end := body[plen+dlen:]
 		if !bytes.HasPrefix(end, []byte(nonce+"\n")) {
 			return a, fmt.Errorf("batch: record %q cut short (its file changed while read, or could not be read)", out[:nl])
 		}
@@ -414,13 +417,13 @@ func (a *answers) add(kind, status string, num []int64, p string, data []byte, b
 		a.counts[p] = c
 	case "X":
 		i, perr := strconv.Atoi(p)
-		if perr != nil || i < 0 || i >= len(b.execs) || num[1] > int64(len(data)) {
+		if perr != nil || i < 0 || i >= len(b.execs) || num[1] < 0 || num[1] > int64(len(data)) {
 			return
 		}
 		b.setExec(a, i, ExecResult{Stdout: data[:num[1]], Stderr: data[num[1]:], ExitCode: int(num[0])})
 	case "Y":
 		i, perr := strconv.Atoi(p)
-		if perr != nil || i < 0 || i >= len(b.thens) || num[1] > int64(len(data)) {
+		if perr != nil || i < 0 || i >= len(b.thens) || num[1] < 0 || num[1] > int64(len(data)) {
 			return
 		}
 		b.setThen(a, i, ExecResult{Stdout: data[:num[1]], Stderr: data[num[1]:], ExitCode: int(num[0])}, num[2])
@@ -451,7 +454,7 @@ func (a *answers) add(kind, status string, num []int64, p string, data []byte, b
 // the parts read for themselves.
 func (a *answers) addTable(list string, data []byte, b *Batch) {
 	var es []tableEntry
-	sum := int64(0)
+	left := int64(len(data))
 	for _, e := range strings.Split(strings.TrimSuffix(list, "\x00"), "\x00") {
 		f := strings.SplitN(e, " ", 8)
 		if len(f) != 8 {
@@ -465,10 +468,13 @@ func (a *answers) addTable(list string, data []byte, b *Batch) {
 			}
 			en.num[i] = v
 		}
+		if en.num[3] > left || en.num[4] > left-en.num[3] {
+			return
+		}
+		left -= en.num[3] + en.num[4]
 		es = append(es, en)
-		sum += en.num[3] + en.num[4]
 	}
-	if sum != int64(len(data)) {
+	if left != 0 {
 		return
 	}
 	var ends []tableEntry
@@ -512,7 +518,7 @@ func (a *answers) addEnds(ends []tableEntry, out []byte, b *Batch) {
 		}
 		s1, s2 := e.num[0], e.num[1]
 		n := min(endMax, s1)
-		if !bytes.HasPrefix(out, []byte(h)) || s1 != s2 && s1 < endMax || int64(len(out)-len(h)) < n {
+		if s1 < 0 || !bytes.HasPrefix(out, []byte(h)) || s1 != s2 && s1 < endMax || int64(len(out)-len(h)) < n {
 			return
 		}
 		sec := out[len(h) : int64(len(h))+n]

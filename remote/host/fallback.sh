@@ -67,30 +67,32 @@ stat1() {
   while [ "$j" -le "$sb" ]; do eval "case \$P$j in *'$nl'*) ;; *) set -- \"\$@\" \"\$P$j\";; esac"; j=$((j + 1)); done
   stat -L -c '%s %Y %f %n' -- "$@" >"$t/s" 2>/dev/null
   # a stat with no -c (BSD): no answer at all
-  if [ "$so" = 1 ] && [ ! -s "$t/s" ] && [ -e "$1" ]; then
+  if [ "$so" = 1 ] && [ ! -s "$t/s" ] && [ $# -gt 0 ]; then
     stat -L -c %s / >/dev/null 2>&1 || { echo "synthwatch-batch: no stat -c here" >&2; echo 72 >"$t/rc"; exit 72; }
   fi
   exec 3<"$t/s"; have='' j=$sa
   while [ "$j" -le "$sb" ]; do
     eval "f=\$P$j"
-    [ -n "$have" ] || { IFS=' ' read -r lz lm lf ln <&3 && have=1; }
-    if [ -n "$have" ] && [ "$ln" = "$f" ] && styp "$lf" && case $lz$lm in *[!0-9]*|'') false;; esac; then have=
+    # "SIZE MTIME MODE NAME", cut by hand: read would trim a name's spaces
+    [ -n "$have" ] || { IFS= read -r ln <&3 && have=1 && lz=${ln%% *} && ln=${ln#* } && lm=${ln%% *} && ln=${ln#* } && lf=${ln%% *} && ln=${ln#* }; }
+    if [ -n "$have" ] && [ "$ln" = "$f" ] && styp "$lf" && case $lz$lm in *[!0-9]*|'') false;; esac; then have='' vz=$lz vm=$lm
     # (the second stat's have no newline); gone: its record without a fork
     elif [ "$so" != 1 ]; then eval "U$j=-1"; j=$((j + 1)); continue
     elif [ ! -e "$f" ] && [ ! -L "$f" ]; then
       eval "y$j= z$j=0 m$j=0"
       eval "[ \"\$E$j\" = 1 ]" && recm S noent 0 0 0 "$f" "No such file or directory"
       j=$((j + 1)); continue
-    elif s=$(stat -L -c '%s %Y %f' -- "$f" 2>"$t/se.$j") && set -- $s && styp "$3"; then lz=$1 lm=$2
+    # by itself (the line read stays for the path it names)
+    elif s=$(stat -L -c '%s %Y %f' -- "$f" 2>"$t/se.$j") && set -- $s && styp "$3"; then vz=$1 vm=$2
     else
       eval "y$j= z$j=0 m$j=0"
       eval "[ \"\$E$j\" = 1 ]" && { gone "$f"; dfr S "$gs" 0 0 0 "$f" "$t/se.$j"; }
       j=$((j + 1)); continue
     fi
     if [ "$so" = 1 ]; then
-      eval "y$j=$sty z$j=$lz m$j=$lm"
-      eval "[ \"\$E$j\" = 1 ]" && { hdr S "$sty" "$lz" "$lm" 0 "$f" 0; fin; }
-    else eval "U$j=$lz"; fi
+      eval "y$j=$sty z$j=$vz m$j=$vm"
+      eval "[ \"\$E$j\" = 1 ]" && { hdr S "$sty" "$vz" "$vm" 0 "$f" 0; fin; }
+    else eval "U$j=$vz"; fi
     j=$((j + 1))
   done
   exec 3<&-
@@ -106,15 +108,15 @@ rd() {
 }
 # endr PATH SIZE: a file's end read by itself (one not in the group's
 # tail: a name with a newline, or a size that moved), its last 4096 bytes
-endr() { b=4096; [ "$2" -lt "$b" ] && b=$2; rd "$1" "$(($2 - b))" "$b" 1; }
+endr() { eb=4096; [ "$2" -lt "$eb" ] && eb=$2; rd "$1" "$(($2 - eb))" "$eb" 1; }
 # cntone PATH SIZE OFF: the lines of [OFF, SIZE), counted by itself
 cntone() {
   n=$(($2 - $3)) l=
   wcl=$(if [ "$3" = 0 ]; then head -c "$n" -- "$1"; else tail -c +"$(($3 + 1))" -- "$1" | head -c "$n"; fi 2>/dev/null | wc -lc)
-  wcl=${wcl#"${wcl%%[! ]*}"}; wl=${wcl%% *}; wb=${wcl##* }
-  case $wl$wb in *[!0-9]*|'') wb=;; esac
-  if [ "$wb" = "$n" ]; then hdr N ok "$(($3 + 1))" "$n" "$wl" "$1" 0; fin; return 0; fi
-  recm N err "$(($3 + 1))" "$n" 0 "$1" "read ${wb:-0} of $n bytes from byte $(($3 + 1))"; return 1
+  wcl=${wcl#"${wcl%%[! ]*}"}; cl=${wcl%% *}; cb=${wcl##* }
+  case $cl$cb in *[!0-9]*|'') cb=;; esac
+  if [ "$cb" = "$n" ]; then hdr N ok "$(($3 + 1))" "$n" "$cl" "$1" 0; fin; return 0; fi
+  recm N err "$(($3 + 1))" "$n" 0 "$1" "read ${cb:-0} of $n bytes from byte $(($3 + 1))"; return 1
 }
 # the groups, read together after the second pass: W (read whole: one
 # cat), C (counted from 0: one wc), N (their ends: one tail)
@@ -227,7 +229,7 @@ shift "$n"
 done
 for e in $ps; do wait "${e#*:}"; echo "$?" >"$t/c.${e%%:*}"; done'
 # ref P N: the words P..P+N-1 of "$@" onto ra, as eval's references
-ra='' xs=''
+ra='' xs='' scans=''
 ref() { _j=$1; while [ "$_j" -lt "$(($1 + $2))" ]; do ra="$ra \"\${$_j}\""; _j=$((_j + 1)); done; }
 
 # act INDEX KIND ARGS…: what the second pass reads of path INDEX, by the
@@ -286,7 +288,7 @@ while [ "$p" -le $# ]; do
     # the holders' scan, unless worker.json names a live worker
     wpid "$a1"
     if [ -z "$pid" ] || ! { x=$(tr '\0' ' ' <"/proc/$pid/cmdline") && case " $x " in *' worker '*) ;; *) false;; esac; } 2>/dev/null; then
-      ref "$((p + 2))" "$((a3 + 2))"; xs="$xs $a2"; scan=$a2 spid=$pid
+      ref "$((p + 2))" "$((a3 + 2))"; xs="$xs $a2"; scans="$scans $a2:$pid"
     fi
     [ -n "$pid" ] && doproc "$pid"
     p=$((p + 4 + a3));;
@@ -349,14 +351,15 @@ for i in $xs; do
   code=124; [ -s "$t/c.$i" ] && read -r code <"$t/c.$i"
   dfr X ok "$code" = 0 "$i" "$t/o.$i" "$t/x.$i"
 done
-# every process the scan found: "PID FD FLAGS TARGET"
-if [ -n "$scan" ] && [ -s "$t/o.$scan" ]; then
-  seen=" $spid "
-  while read -r sp _; do
+# every process each scan found ("PID FD FLAGS TARGET"), but the one its
+# worker.json named
+for sc in $scans; do
+  seen=" ${sc#*:} "
+  [ -s "$t/o.${sc%%:*}" ] && while read -r sp _; do
     case $sp in *[!0-9]*|'') continue;; esac
     case $seen in *" $sp "*) ;; *) seen="$seen$sp "; doproc "$sp";; esac
-  done <"$t/o.$scan"
-fi
+  done <"$t/o.${sc%%:*}"
+done
 # ---- the second stat: of every file a group read (S2, by its first
 # number), of the groups' outputs and of every deferred file (U)
 n1=$np
@@ -371,7 +374,8 @@ while [ "$r" -le "$CR" ]; do
   exec 3<"$t/C.$r"; have=
   while [ "$j" -le "$b" ]; do
     eval "o=\$C$j"; eval "fp=\$P$o fz=\$z$o"
-    [ -n "$have" ] || { read -r wl wb wn <&3 && have=1; }
+    # "LINES BYTES NAME", the numbers right-aligned, cut by hand (exact names)
+    [ -n "$have" ] || { IFS= read -r wn <&3 && have=1 && wn=${wn#"${wn%%[! ]*}"} && wl=${wn%% *} && wn=${wn#* } && wn=${wn#"${wn%%[! ]*}"} && wb=${wn%% *} && wn=${wn#* }; }
     if [ -n "$have" ] && [ "$wn" = "$fp" ] && [ "$wb" = "$fz" ]; then have=; hdr N ok 1 "$fz" "$wl" "$fp" 0; fin
     else
       [ -n "$have" ] && [ "$wn" = "$fp" ] && have=
@@ -400,16 +404,18 @@ n=$n1 i=1
 while [ "$i" -le "$nd" ]; do
   n=$((n + 1)); eval "dz=\$U$n hb=\$db$i gz=0"
   eval "[ -n \"\$dg$i\" ]" && { n=$((n + 1)); eval "gz=\$U$n"; }
-  [ "$dz" -ge 0 ] || dz=0; [ "$gz" -ge 0 ] || gz=0
+  # a file the second stat did not size is not sent: its entry says 0
+  eval "df=\$df$i dg=\$dg$i"; [ "$dz" -ge 0 ] || dz=0 df=; [ "$gz" -ge 0 ] || gz=0 dg=
   case $hb in =) hb=$dz;; \?*) hb=$((dz < ${hb#?}));; esac
-  eval "ent \"\$dk$i\" \"\$ds$i\" \"\$da$i\" \"\$hb\" \"\$dc$i\" \"\$dz\" \"\$gz\" \"\$dp$i\"; set -- \"\$@\" \"\$df$i\"; [ -n \"\$dg$i\" ] && set -- \"\$@\" \"\$dg$i\""
+  eval "ent \"\$dk$i\" \"\$ds$i\" \"\$da$i\" \"\$hb\" \"\$dc$i\" \"\$dz\" \"\$gz\" \"\$dp$i\""
+  [ -n "$df" ] && set -- "$@" "$df"; [ -n "$dg" ] && set -- "$@" "$dg"
   i=$((i + 1))
 done
 r=1
 while [ "$r" -le "$WR" ]; do
   eval "j=\$WA$r b=\$WB$r s2=\$S2w$r"
-  a=$j ws=0
-  while [ "$j" -le "$b" ]; do eval "o=\$W$j"; eval "fz=\$z$o f2=\$S2$o"; [ "$fz" = "$f2" ] || ws=-1; [ "$ws" -ge 0 ] && ws=$((ws + fz)); j=$((j + 1)); done
+  a=$j ws=0; [ "$s2" -ge 0 ] || ws=-2
+  while [ "$j" -le "$b" ]; do eval "o=\$W$j"; eval "fz=\$z$o f2=\$S2$o"; [ "$fz" = "$f2" ] || ws=-2; [ "$ws" -ge 0 ] && ws=$((ws + fz)); j=$((j + 1)); done
   j=$a
   while [ "$j" -le "$b" ]; do
     eval "o=\$W$j"; eval "fp=\$P$o fz=\$z$o"
@@ -421,14 +427,20 @@ while [ "$r" -le "$WR" ]; do
 done
 r=1
 while [ "$r" -le "$NR" ]; do
-  eval "j=\$NA$r b=\$NB$r tz=\$S2n$r"
+  # past a file under 4096 bytes whose size moved (its section's length
+  # is not known: addEnds stops there), or with no size for tail's
+  # output, each end is read by itself
+  eval "j=\$NA$r b=\$NB$r tz=\$S2n$r"; lost=; [ "$tz" -ge 0 ] || lost=1
   while [ "$j" -le "$b" ]; do
     eval "o=\$N$j"; eval "fp=\$P$o fz=\$z$o f2=\$S2$o"
-    ent E ok "$fz" "$f2" 0 0 0 "$fp"
-    [ "$fz" = "$f2" ] || endr "$fp" "$fz"
+    if [ -n "$lost" ]; then endr "$fp" "$fz"
+    else
+      ent E ok "$fz" "$f2" 0 0 0 "$fp"
+      [ "$fz" = "$f2" ] || { endr "$fp" "$fz"; [ "$fz" -lt 4096 ] && lost=1; }
+    fi
     j=$((j + 1))
   done
-  ent T ok 0 0 0 "$tz" 0 -; set -- "$@" "$t/N.$r"
+  [ "$tz" -ge 0 ] && { ent T ok 0 0 0 "$tz" 0 -; set -- "$@" "$t/N.$r"; }
   r=$((r + 1))
 done
 [ "$nent" = 0 ] && return 0
