@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -62,7 +63,9 @@ func answerNative(ctx context.Context, argv []string) (code int, stdout, stderr 
 	switch argv[2] {
 	case zoneScript:
 		if len(argv) == 3 && os.Getenv("TZ") == "" { // a TZ rule is date's to read
-			return 0, zoneNow(), nil, true
+			if out, ok := zoneNow(); ok {
+				return 0, out, nil, true
+			}
 		}
 	case ownerScript:
 		if len(argv) == 5 && argv[3] == ownerName {
@@ -85,12 +88,49 @@ func answerNative(ctx context.Context, argv []string) (code int, stdout, stderr 
 }
 
 // zoneNow is date +%z and the /etc/localtime link.
-func zoneNow() []byte {
-	out := time.Now().Format("-0700") + "\n"
-	if l, err := os.Readlink("/etc/localtime"); err == nil {
+// zoneNow is zoneScript's answer: the offset in the zone /etc/localtime
+// names now, not the one it named when the agent started (a host whose
+// zone is set again while a dashboard watches: date reads it each time);
+// ok false where Go cannot load the new zone (then date runs).
+func zoneNow() ([]byte, bool) {
+	l, err := os.Readlink(localtimePath)
+	loc := time.Local
+	if err == nil {
+		zones.Lock()
+		if zones.link == "" {
+			zones.link, zones.loc = l, time.Local // the zone the agent started in
+		}
+		if l != zones.link {
+			i := strings.LastIndex(l, "zoneinfo/")
+			if i < 0 {
+				zones.Unlock()
+				return nil, false
+			}
+			nl, err := time.LoadLocation(l[i+len("zoneinfo/"):])
+			if err != nil {
+				zones.Unlock()
+				return nil, false
+			}
+			zones.link, zones.loc = l, nl
+		}
+		loc = zones.loc
+		zones.Unlock()
+	}
+	out := time.Now().In(loc).Format("-0700") + "\n"
+	if err == nil {
 		out += l + "\n"
 	}
-	return []byte(out)
+	return []byte(out), true
+}
+
+// localtimePath is the host's zone link (a variable for the test).
+var localtimePath = "/etc/localtime"
+
+// zones is the zone the link named when last read, and its location.
+var zones struct {
+	sync.Mutex
+	link string
+	loc  *time.Location
 }
 
 // ownerOf is ownerScript's answer, when the users are named in

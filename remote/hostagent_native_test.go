@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/synthwatch/synthwatch/parse"
 )
@@ -132,5 +133,28 @@ func TestAgentAnswersAsTheShell(t *testing.T) {
 	}
 	if _, err := exec.LookPath("nvidia-smi"); err == nil {
 		t.Log("nvidia-smi is here: its sections were compared by name and status only")
+	}
+}
+
+// The agent's zone answer follows /etc/localtime when it is set again
+// while the agent runs, as date does (here a link of the test's own,
+// moved from Tokyo to New York and back).
+func TestAgentZoneFollowsTheLink(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "localtime")
+	old := localtimePath
+	localtimePath = link
+	zones.link = "/the agent's start" // its time.Local is another zone's
+	t.Cleanup(func() { localtimePath = old; zones.link, zones.loc = "", nil })
+	for _, z := range []struct{ zone string }{{"Asia/Tokyo"}, {"America/New_York"}, {"Asia/Tokyo"}} {
+		os.Remove(link)
+		must(t, os.Symlink("/usr/share/zoneinfo/"+z.zone, link))
+		loc, err := time.LoadLocation(z.zone)
+		must(t, err)
+		out, ok := zoneNow()
+		want := time.Now().In(loc).Format("-0700") + "\n/usr/share/zoneinfo/" + z.zone + "\n"
+		if !ok || string(out) != want {
+			t.Fatalf("%s: %v %q, want %q", z.zone, ok, out, want)
+		}
 	}
 }
