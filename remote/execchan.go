@@ -24,11 +24,12 @@ import (
 // connection on any string over 9,000 bytes ("String too long",
 // MAX_CMD_LEN in its sysoptions.h: a 9,000-byte line runs there, 9,001
 // cuts the link), and other servers have limits of their own; the command
-// line also shows in the host's ps. 8,800 leaves Dropbear 200 bytes and
-// carries the fallback packed with a cold status's ops (about 8,200).
+// line also shows in the host's ps. 8,900 leaves Dropbear 100 bytes and
+// carries the fallback packed with a cold status's ops (about 8,700 for
+// a root of 35 characters).
 const (
 	LongArg = 2048
-	MaxLine = 8800
+	MaxLine = 8900
 )
 
 // WireCommand is argv as an exec request carries it: the command line, and

@@ -83,10 +83,10 @@ stat1() {
       eval "[ \"\$E$j\" = 1 ]" && recm S noent 0 0 0 "$f" "No such file or directory"
       j=$((j + 1)); continue
     # by itself (the line read stays for the path it names)
-    elif s=$(stat -L -c '%s %Y %f' -- "$f" 2>"$t/se.$j") && set -- $s && styp "$3"; then vz=$1 vm=$2
+    elif s=$(stat -L -c '%s %Y %f' -- "$f" 2>"$t/se.$nd") && set -- $s && styp "$3"; then vz=$1 vm=$2
     else
       eval "y$j= z$j=0 m$j=0"
-      eval "[ \"\$E$j\" = 1 ]" && { gone "$f"; dfr S "$gs" 0 0 0 "$f" "$t/se.$j"; }
+      eval "[ \"\$E$j\" = 1 ]" && { gone "$f"; mv -f "$t/se.$nd" "$t/d.$((nd + 1))"; dfr S "$gs" 0 0 0 "$f" "$t/d.$((nd + 1))"; }
       j=$((j + 1)); continue
     fi
     if [ "$so" = 1 ]; then
@@ -189,24 +189,19 @@ wpid() {
   [ -f "$1" ] || return 0
   while [ "$_s" -lt 65536 ] && { IFS= read -r _x || [ -n "$_x" ]; }; do
     _s=$((_s + ${#_x} + 1))
-    while :; do
-      case $_x in *'"pid"'*) ;; *) break;; esac
+    while case $_x in *'"pid"'*) ;; *) false;; esac; do
       _x=${_x#*'"pid"'}; _y=${_x#"${_x%%[! 	]*}"}
       case $_y in :*) _y=${_y#:}; _y=${_y#"${_y%%[! 	]*}"}; pid=${_y%%[!0-9]*}; [ -n "$pid" ] && return 0;; esac
     done
   done <"$1" 2>/dev/null
 }
-# folders DIR: its folders in the glob's order, never lines (a name may hold
-# a newline), as D1…Dnf
-folders() {
-  nf=0
-  for d in "$1"/*/ "$1"/.[!.]*/ "$1"/..?*/; do [ -d "$d" ] && { d=${d%/}; nf=$((nf + 1)); eval "D$nf=\${d##*/}"; }; done
-}
 # doglob PATTERN DIR NAME
 doglob() {
-  nd1=$((nd + 1)); : >"$t/d.$nd1"; folders "$2"; j=1
-  while [ "$j" -le "$nf" ]; do
-    eval "f=\$2/\$D$j/\$3"; j=$((j + 1))
+  nd1=$((nd + 1)); : >"$t/d.$nd1"
+  # the folders of a dir: a for over the glob, never lines (a name may hold a newline)
+  for d in "$2"/*/ "$2"/.[!.]*/ "$2"/..?*/; do
+    [ -d "$d" ] || continue
+    d=${d%/}; f="$2/${d##*/}/$3"
     { [ -e "$f" ] || [ -L "$f" ]; } && printf '%s\0' "$f" >>"$t/d.$nd1"
   done
   dfr G ok 0 0 0 "$1" "$t/d.$nd1"
@@ -229,7 +224,7 @@ shift "$n"
 done
 for e in $ps; do wait "${e#*:}"; echo "$?" >"$t/c.${e%%:*}"; done'
 # ref P N: the words P..P+N-1 of "$@" onto ra, as eval's references
-ra='' xs='' scans=''
+ra='' xs='' scans='' eo=''
 ref() { _j=$1; while [ "$_j" -lt "$(($1 + $2))" ]; do ra="$ra \"\${$_j}\""; _j=$((_j + 1)); done; }
 
 # act INDEX KIND ARGS…: what the second pass reads of path INDEX, by the
@@ -275,14 +270,9 @@ while [ "$p" -le $# ]; do
     else gone "$a1"; dfr P "$gs" 0 0 0 "$a1" "$t/d.$nd1"; fi
     p=$((p + 2));;
   each)
-    # each DIR NT (NAME BACK MAXPER)… NC (NAME ABOVE)…: every folder's files
-    qq=$((p + 3)); eval "nc_=\${$((qq + 3 * a2))}"; folders "$a1"; j=1
-    while [ "$j" -le "$nf" ]; do
-      i=0; while [ "$i" -lt "$a2" ]; do eval "addp \"\$a1/\$D$j/\${$((qq + 3 * i))}\" 1 \"t -\${$((qq + 3 * i + 1))} \${$((qq + 3 * i + 2))}\""; i=$((i + 1)); done
-      i=0; while [ "$i" -lt "$nc_" ]; do eval "addp \"\$a1/\$D$j/\${$((qq + 3 * a2 + 1 + 2 * i))}\" 1 \"c 0 0 \${$((qq + 3 * a2 + 2 + 2 * i))}\""; i=$((i + 1)); done
-      j=$((j + 1))
-    done
-    p=$((qq + 3 * a2 + 1 + 2 * nc_));;
+    # each DIR NT (NAME BACK MAXPER)… NC (NAME ABOVE)…: every folder's
+    # files, read after the rest in runs of folders
+    eo="$eo $p"; eval "p=\$((p + 3 * a2 + 4 + 2 * \${$((p + 3 + 3 * a2))}))";;
   exec) ref "$((p + 1))" "$((a2 + 2))"; xs="$xs $a1"; p=$((p + 3 + a2));;
   procs)
     # the holders' scan, unless worker.json names a live worker
@@ -301,7 +291,28 @@ if [ -n "$xs" ]; then
   eval "$to sh -c \"\$runner\" synthwatch-run \"\$t\" $ra" &
   rp=$!
 fi
-# ---- the stat of every file, then the second pass: what each one reads
+# ---- the stat of every file, then the second pass: what each one reads;
+# an each op's in runs of 100 folders (the shell's variables stay few:
+# dash finds one by a walk of a short hash chain, slow past thousands)
+pass2 "$@"
+for p in $eo; do
+  eval "a1=\${$((p + 1))} a2=\${$((p + 2))}"
+  qq=$((p + 3)); eval "nc_=\${$((qq + 3 * a2))}"; nf=0
+  for d in "$a1"/*/ "$a1"/.[!.]*/ "$a1"/..?*/; do
+    [ -d "$d" ] || continue
+    d=${d%/}; d=${d##*/}; nf=$((nf + 1))
+    i=0; while [ "$i" -lt "$a2" ]; do eval "addp \"\$a1/\$d/\${$((qq + 3 * i))}\" 1 \"t -\${$((qq + 3 * i + 1))} \${$((qq + 3 * i + 2))}\""; i=$((i + 1)); done
+    i=0; while [ "$i" -lt "$nc_" ]; do eval "addp \"\$a1/\$d/\${$((qq + 3 * a2 + 1 + 2 * i))}\" 1 \"c 0 0 \${$((qq + 3 * a2 + 2 + 2 * i))}\""; i=$((i + 1)); done
+    [ "$nf" -lt 100 ] || { pass2 "$@"; nf=0; }
+  done
+  [ "$np" = 0 ] || pass2 "$@"
+done
+finish "$@"
+}
+
+# pass2 OPS…: the stat of paths 1…np, what each one reads, its groups;
+# then the next run's paths take the same numbers
+pass2() {
 stats 1 "$np" 1
 q=1
 while [ "$q" -le "$np" ]; do
@@ -314,6 +325,7 @@ while [ "$q" -le "$np" ]; do
   q=$((q + 1))
 done
 groups
+nw=0 nc=0 ne=0 np=0
 }
 
 # grp LETTER COUNT AGAIN CMD…: CMD -- (the paths of group LETTER; then
@@ -334,38 +346,39 @@ grp() {
   done
   eval "${g}R=$r"
 }
+# ent KIND STATUS A B C N1 N2 PATH: an entry of the next M record: a
+# table of entries "KIND STATUS A B C N1 N2 PATH", each ended by a NUL,
+# then their bytes one after another (N1 of the first file, N2 of the
+# second); emit FILE…: the record, if it has an entry
+: >"$t/mt"; pl=0 sum=0 nent=0
+ent() {
+  printf '%s %s %s %s %s %s %s %s\0' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" >>"$t/mt"
+  pl=$((pl + ${#1} + ${#2} + ${#3} + ${#4} + ${#5} + ${#6} + ${#7} + ${#8} + 8)) sum=$((sum + $6 + $7)) nent=$((nent + 1))
+}
+emit() {
+  if [ "$nent" -gt 0 ]; then
+    printf '@M ok %s 0 0 %s %s\n' "$nent" "$pl" "$sum" >"$t/mh"
+    printf '%s\n' "$k" >"$t/f"
+    cat -- "$t/mh" "$t/mt" "$@" "$t/f"
+  fi
+  : >"$t/mt"; pl=0 sum=0 nent=0
+}
+
+# groups: a run's groups read (W, C, N), proved by a second stat of each
+# file they read and of their outputs (S2, by the file's number), and
+# answered: the counts as N records, the files read whole (per cat whose
+# every file kept its size, else each read again here) and the ends (per
+# tail: an "E S1 S2 PATH" entry a file, its sizes at the two stats, and
+# one "T" of tail's output) in an M record
 groups() {
-# ---- the groups read; the commands' answers, then the holders' processes
 n0=$np
 grp W "$nw" 1 cat
 grp C "$nc" 0 wc -lc
 grp N "$ne" 1 tail -c 4096
 i=1; while [ "$i" -le "$WR" ]; do addp "$t/W.$i" 0; eval "O$np=w$i"; i=$((i + 1)); done
 i=1; while [ "$i" -le "$NR" ]; do addp "$t/N.$i" 0; eval "O$np=n$i"; i=$((i + 1)); done
-if [ -n "$rp" ]; then
-  wait "$rp"
-  # a timeout that could not start it
-  [ -e "$t/run" ] || eval "sh -c \"\$runner\" synthwatch-run \"\$t\" $ra"
-fi
-for i in $xs; do
-  code=124; [ -s "$t/c.$i" ] && read -r code <"$t/c.$i"
-  dfr X ok "$code" = 0 "$i" "$t/o.$i" "$t/x.$i"
-done
-# every process each scan found ("PID FD FLAGS TARGET"), but the one its
-# worker.json named
-for sc in $scans; do
-  seen=" ${sc#*:} "
-  [ -s "$t/o.${sc%%:*}" ] && while read -r sp _; do
-    case $sp in *[!0-9]*|'') continue;; esac
-    case $seen in *" $sp "*) ;; *) seen="$seen$sp "; doproc "$sp";; esac
-  done <"$t/o.${sc%%:*}"
-done
-# ---- the second stat: of every file a group read (S2, by its first
-# number), of the groups' outputs and of every deferred file (U)
-n1=$np
-i=1; while [ "$i" -le "$nd" ]; do eval "addp \"\$df$i\" 0; [ -n \"\$dg$i\" ] && addp \"\$dg$i\" 0"; i=$((i + 1)); done
-stats "$((n0 + 1))" "$np" 2
-i=$((n0 + 1)); while [ "$i" -le "$n1" ]; do eval "o=\$O$i"; eval "S2$o=\$U$i"; i=$((i + 1)); done
+[ "$np" -gt "$n0" ] && stats "$((n0 + 1))" "$np" 2
+i=$((n0 + 1)); while [ "$i" -le "$np" ]; do eval "o=\$O$i"; eval "S2$o=\$U$i"; i=$((i + 1)); done
 # the counts: a line of wc per file, in order (one it could not read has
 # none); one whose size moved is counted again by itself
 r=1
@@ -386,31 +399,7 @@ while [ "$r" -le "$CR" ]; do
   exec 3<&-
   r=$((r + 1))
 done
-# ---- the rest in one M record: a table of entries "KIND STATUS A B C N1
-# N2 PATH", each ended by a NUL, then their bytes one after another (N1
-# of the first file, N2 of the second): the deferred records; the files
-# read whole, per cat whose every file kept its size (else each read
-# again here); the ends, per tail: an "E S1 S2 PATH" entry a file (its
-# sizes at the two stats) and one "T" of tail's output.
-: >"$t/mt"
 set --
-pl=0 sum=0 nent=0
-# ent KIND STATUS A B C N1 N2 PATH [FILE…]: an entry, and its files
-ent() {
-  printf '%s %s %s %s %s %s %s %s\0' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" >>"$t/mt"
-  pl=$((pl + ${#1} + ${#2} + ${#3} + ${#4} + ${#5} + ${#6} + ${#7} + ${#8} + 8)) sum=$((sum + $6 + $7)) nent=$((nent + 1))
-}
-n=$n1 i=1
-while [ "$i" -le "$nd" ]; do
-  n=$((n + 1)); eval "dz=\$U$n hb=\$db$i gz=0"
-  eval "[ -n \"\$dg$i\" ]" && { n=$((n + 1)); eval "gz=\$U$n"; }
-  # a file the second stat did not size is not sent: its entry says 0
-  eval "df=\$df$i dg=\$dg$i"; [ "$dz" -ge 0 ] || dz=0 df=; [ "$gz" -ge 0 ] || gz=0 dg=
-  case $hb in =) hb=$dz;; \?*) hb=$((dz < ${hb#?}));; esac
-  eval "ent \"\$dk$i\" \"\$ds$i\" \"\$da$i\" \"\$hb\" \"\$dc$i\" \"\$dz\" \"\$gz\" \"\$dp$i\""
-  [ -n "$df" ] && set -- "$@" "$df"; [ -n "$dg" ] && set -- "$@" "$dg"
-  i=$((i + 1))
-done
 r=1
 while [ "$r" -le "$WR" ]; do
   eval "j=\$WA$r b=\$WB$r s2=\$S2w$r"
@@ -443,10 +432,46 @@ while [ "$r" -le "$NR" ]; do
   [ "$tz" -ge 0 ] && { ent T ok 0 0 0 "$tz" 0 -; set -- "$@" "$t/N.$r"; }
   r=$((r + 1))
 done
-[ "$nent" = 0 ] && return 0
-printf '@M ok %s 0 0 %s %s\n' "$nent" "$pl" "$sum" >"$t/mh"
-printf '%s\n' "$k" >"$t/f"
-cat -- "$t/mh" "$t/mt" "$@" "$t/f"
+emit "$@"
+}
+
+# finish OPS…: the commands' answers, the processes each holders' scan
+# found, and every deferred record, sized by one more stat, in an M record
+finish() {
+if [ -n "$rp" ]; then
+  wait "$rp"
+  # a timeout that could not start it
+  [ -e "$t/run" ] || eval "sh -c \"\$runner\" synthwatch-run \"\$t\" $ra"
+fi
+for i in $xs; do
+  code=124; [ -s "$t/c.$i" ] && read -r code <"$t/c.$i"
+  dfr X ok "$code" = 0 "$i" "$t/o.$i" "$t/x.$i"
+done
+# every process each scan found ("PID FD FLAGS TARGET"), but the one its
+# worker.json named
+for sc in $scans; do
+  seen=" ${sc#*:} "
+  [ -s "$t/o.${sc%%:*}" ] && while read -r sp _; do
+    case $sp in *[!0-9]*|'') continue;; esac
+    case $seen in *" $sp "*) ;; *) seen="$seen$sp "; doproc "$sp";; esac
+  done <"$t/o.${sc%%:*}"
+done
+np=0
+i=1; while [ "$i" -le "$nd" ]; do eval "addp \"\$df$i\" 0; [ -n \"\$dg$i\" ] && addp \"\$dg$i\" 0"; i=$((i + 1)); done
+[ "$np" -gt 0 ] && stats 1 "$np" 2
+set --
+n=0 i=1
+while [ "$i" -le "$nd" ]; do
+  n=$((n + 1)); eval "dz=\$U$n hb=\$db$i gz=0"
+  eval "[ -n \"\$dg$i\" ]" && { n=$((n + 1)); eval "gz=\$U$n"; }
+  # a file the second stat did not size is not sent: its entry says 0
+  eval "df=\$df$i dg=\$dg$i"; [ "$dz" -ge 0 ] || dz=0 df=; [ "$gz" -ge 0 ] || gz=0 dg=
+  case $hb in =) hb=$dz;; \?*) hb=$((dz < ${hb#?}));; esac
+  eval "ent \"\$dk$i\" \"\$ds$i\" \"\$da$i\" \"\$hb\" \"\$dc$i\" \"\$dz\" \"\$gz\" \"\$dp$i\""
+  [ -n "$df" ] && set -- "$@" "$df"; [ -n "$dg" ] && set -- "$@" "$dg"
+  i=$((i + 1))
+done
+emit "$@"
 }
 
 # the main: "@H NONCE" first: what a login shell printed before it, newline

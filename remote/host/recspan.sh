@@ -1,4 +1,4 @@
-# shellcheck shell=sh
+# shellcheck shell=sh disable=SC2317 # st is called through eval
 # recspan.sh MARK MAX AGE DIR NAME [CAT...]: the fallback's answer to the
 # records' times (remote/recspan.go; the Go agent answers the same exec in
 # Go, with figures, never bytes). For each DIR/CAT/NAME (every DIR/*/NAME
@@ -6,22 +6,33 @@
 # bytes begin mid-file), its last MAX bytes (4 MAX where MAX holds fewer
 # than 3 whole records: long completions), then a line of MARK. POSIX sh:
 # it cannot parse JSON, so the laptop reads the bytes (parse.TailRecordSpan).
-# One stat for every file, not one each: a fork costs milliseconds on a
-# busy host, and only the files written lately are read.
+# One stat per 100 files, not one each (a fork costs milliseconds on a
+# busy host), and only the files written lately are read.
 mark=$1 max=$2 age=$3 dir=$4 name=$5; shift 5
 nl='
 '
-[ $# -gt 0 ] || for f in "$dir"/*/"$name"; do [ -f "$f" ] && { c=${f%/*}; set -- "$@" "${c##*/}"; }; done
-# st CAT...: "MTIME SIZE PATH" of each one's file (a name with a newline
-# is left out: stat's answer is lines)
+g=; [ $# -gt 0 ] || { set -- "$dir"/*/"$name"; g=1; }
+# st ITEM…: "MTIME SIZE PATH" of each one's file (ITEM a CAT, or with g a
+# path of the glob; a name with a newline is left out: stat's answer is
+# lines)
 st() {
   k=$#
-  for c do case $c in *"$nl"*|'') ;; *) set -- "$@" "$dir/$c/$name";; esac; done
+  for c do
+    [ -n "$g" ] || c=$dir/$c/$name
+    case $c in *"$nl"*) ;; *) set -- "$@" "$c";; esac
+  done
   shift "$k"
   [ $# -gt 0 ] && stat -L -c '%Y %s %n' -- "$@" 2>/dev/null
 }
 now=$(date +%s)
-st "$@" | while read -r m z f; do
+# the items 100 at a time: a list grown a word at a time costs its square
+while [ $# -gt 0 ]; do
+  n=$#; [ "$n" -gt 100 ] && n=100
+  r=; i=1; while [ "$i" -le "$n" ]; do r="$r \"\${$i}\""; i=$((i + 1)); done
+  eval "st $r"
+  shift "$n"
+done | while IFS= read -r l; do
+  m=${l%% *} l=${l#* }; z=${l%% *} f=${l#* }
   case $m$z in *[!0-9]*|'') continue;; esac
   if [ $((now - m)) -ge "$age" ] || [ ! -f "$f" ]; then continue; fi
   c=${f%/*}; c=${c##*/}
