@@ -15,13 +15,14 @@
 # busy two-core host, and a cold status waits for the whole script. So it
 # reads in two passes, not a subshell an op: the first lists every file
 # and starts the commands, the second reads each file knowing its stat.
-# One stat for every file; one cat for every small file read whole (an M
-# record: the laptop cuts it by the sizes); one wc for every file counted
-# from its start; one tail for their ends; one stat more that proves those
-# (a file whose size moved between the two is read again by itself) and
-# sizes the temp files; one cat of those; and gzip beside it all, in a
-# pipe. The commands (exec ops) run in one sh under one timeout, each in a
-# subshell of its own, not an sh each.
+# One stat for every file; one cat for every small file read whole (in an
+# M record: the laptop cuts it by the sizes); one wc for every file
+# counted from its start; one tail for their ends; one stat more that
+# proves those (a file whose size moved between the two is read again by
+# itself); at the end one stat that sizes the temp files and one cat of
+# them; gzip beside it all, in a pipe. An each op's folders go 100 at a
+# time, each run so (pass2). The commands (exec ops) run in one sh under
+# one timeout, each in a subshell of its own, not an sh each.
 export LC_ALL=C
 # else cd prints where it went, and a realpath reads it twice
 unset CDPATH
