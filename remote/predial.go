@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,6 +62,9 @@ func startPreDial(ctx context.Context, o Options) *preDial {
 		var d net.Dialer
 		p.conn, p.err = d.DialContext(ctx, "tcp", p.addr)
 	}()
+	// the connect's syscall before ssh -G's fork: a dashboard runs on one
+	// P (GOMAXPROCS 1), where the new goroutine would wait for the fork
+	runtime.Gosched()
 	return p
 }
 

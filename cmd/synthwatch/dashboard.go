@@ -171,7 +171,9 @@ func runProgram(ctx context.Context, cmd *cobra.Command, m tea.Model, prompter *
 	// 20 frames a second: a changed view waits for the next frame, at 10
 	// up to 100 ms (the first table, a key's answer); idle, 0.73 % of a
 	// core against 0.65 % at 10 and 0.83 % at 30 (BenchmarkIdleCPU)
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(20))
+	// the colour profile lipgloss found for stdout when it loaded: tea would
+	// detect it again (terminfo, and inside tmux a "tmux info" run)
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(20), tea.WithColorProfile(lipgloss.Writer.Profile))
 	prompter.Attach(p.Send)
 	done := make(chan struct{})
 	defer close(done)

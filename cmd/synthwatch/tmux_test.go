@@ -29,7 +29,20 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// the tests' config and state are their own: a developer's config.toml
+	// does not steer them, and the hints, history and log their commands
+	// keep do not land in the developer's ~/.local/state (a test that wants
+	// its own sets it again)
+	home, err := os.MkdirTemp("", "synthwatch-test-xdg-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	for _, k := range []string{"XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
+		os.Setenv(k, filepath.Join(home, strings.ToLower(k)))
+	}
 	code := m.Run()
+	os.RemoveAll(home)
 	tmuxCmd("kill-server").Run()
 	dir := os.Getenv("TMUX_TMPDIR")
 	if dir == "" {

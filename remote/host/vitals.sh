@@ -14,13 +14,23 @@ o=$($t nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used,memory.tota
 o=$($t nvidia-smi --query-compute-apps=gpu_uuid,pid,used_memory --format=csv,noheader,nounits 2>&1); s apps $? "$o"
 fi
 r1() { o=; { IFS= read -r o <"$1"; } 2>/dev/null; } # a one-line /proc file, read by the shell: no cat
+# rl FILE P1 [P2]: o, FILE's lines that begin with P1 or P2, read by the
+# shell (a grep is a fork and an exec); status as grep's: 1 for none, 2
+# for a file it could not read
+nl='
+'
+rl() {
+o='' c=1
+{ while IFS= read -r l; do case $l in "$2"*|"${3-$2}"*) o=$o${o:+$nl}$l c=0;; esac; done <"$1"; } 2>/dev/null || { o="$1: cannot read"; c=2; }
+return "$c"
+}
 r1 /proc/loadavg; s load $? "$o"
-o=$(grep -E '^Mem(Total|Available):' /proc/meminfo 2>&1); s mem $? "$o"
+rl /proc/meminfo MemTotal: MemAvailable:; s mem $? "$o"
 if [ "$d" = 1 ]; then o=$($t df -P -B1 -- "$r" 2>/dev/null || $t df -Pk -- "$r" 2>&1); s df $? "$o"; fi
 if [ "$p" -gt 0 ] 2>/dev/null; then
 r1 /proc/uptime; s uptime $? "$o"
 r1 "/proc/$p/stat"; s stat $? "$o"
-o=$(grep '^VmRSS:' "/proc/$p/status" 2>&1); s status $? "$o"
+rl "/proc/$p/status" VmRSS:; s status $? "$o"
 o=$(getconf CLK_TCK 2>&1); s clk $? "$o"
 fi
 exit 0
