@@ -37,9 +37,23 @@ const zoneScript = `date +%z; readlink /etc/localtime 2>/dev/null || true`
 // owner name and mode in octal (GNU and BusyBox stat).
 func OwnerArgv(p string) []string { return []string{"sh", "-c", ownerScript, ownerName, p} }
 
+// ownerScript is one stat where /proc is: /proc/self/ is the stat's own
+// process, owned by the session user (two id runs, a fork and an exec
+// each, and their NSS lookups, spared); elsewhere id says.
 const (
-	ownerScript = `id -u && id -un && stat -L -c '%u %U %a' -- "$1"`
-	ownerName   = "synthwatch-trust"
+	ownerScript = `nl='
+'
+if [ -d /proc/self/ ]; then
+o=$(stat -L -c '%u %U %a' -- /proc/self/ "$1"); c=$?
+me=${o%%"$nl"*} r=${o#*"$nl"}
+case $me in [0-9]*' '*' '*) ;; *) exit 1;; esac
+u=${me%% *} me=${me#* }
+printf '%s\n%s\n' "$u" "${me% *}"
+[ "$r" = "$o" ] || printf '%s\n' "$r"
+exit "$c"
+fi
+id -u && id -un && stat -L -c '%u %U %a' -- "$1"`
+	ownerName = "synthwatch-trust"
 )
 
 // VitalsArgv is the host's health (host/vitals.sh): ROOT's disk when
