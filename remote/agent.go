@@ -248,7 +248,7 @@ func firstNonEmpty(s ...string) string {
 
 // startArgv is the launcher's command (agentLauncher) and its arguments:
 // the first request (base64 of its frame) rides on the command line when
-// the line fits (remote.MaxLine), so its answer does not wait for the
+// the line fits (the server's LineLimit), so its answer does not wait for the
 // channel's window (OpenSSH opens a session's window only once the exec
 // is in: a round trip); else it follows the hello on stdin.
 func (a *Agent) startArgv(nonce string, frame []byte) []string {
@@ -278,7 +278,7 @@ func (a *Agent) start(ctx context.Context, sess int, b *Batch) error {
 	}
 	argv := a.startArgv(nonce, frame)
 	a.pendFrame = nil
-	if !OnTheLine(argv) {
+	if !OnTheLine(argv, lineLimit(a.h)) {
 		argv = a.startArgv(nonce, nil) // it follows the hello on stdin
 		a.pendFrame = frame
 	}

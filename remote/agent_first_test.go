@@ -83,7 +83,7 @@ func TestAgentFirstRequestOnTheCommandLine(t *testing.T) {
 	}
 	long.Cat(f, 100)
 	tmp := &Agent{alias: map[string]int{}, keys: map[string]int{}}
-	if fr, _ := agentproto.NewWriter(nil).Frame(tmp.plan(long)); OnTheLine([]string{string(fr)}) {
+	if fr, _ := agentproto.NewWriter(nil).Frame(tmp.plan(long)); OnTheLine([]string{string(fr)}, MaxLine) {
 		t.Fatal("the long request fits the line: make it longer")
 	}
 	for name, bin := range map[string]string{"go": selfAsBinary(t)} {

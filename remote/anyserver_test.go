@@ -103,7 +103,7 @@ func TestAnySSHServer(t *testing.T) {
 			want, err := parseBatchOf(res.Stdout, b, nil)
 			must(t, err)
 			pb := batch() // packed, whole on the command line (PackCommand): alike
-			argv, ok := PackCommand(pb.Argv())
+			argv, ok := PackCommand(pb.Argv(), MaxLine)
 			if !ok || !want.unpack.ok {
 				t.Fatalf("packed: %v, the host unpacks: %+v", ok, want.unpack)
 			}

@@ -30,18 +30,45 @@ import (
 const (
 	LongArg = 2048
 	MaxLine = 8900
+	// OpenSSHMaxLine is MaxLine on OpenSSH's sshd, which takes a command
+	// as long as its packet (256 KB) and hands it to the user's shell as
+	// one argument, bounded by the kernel at 128 KiB (MAX_ARG_STRLEN;
+	// measured: 131,000 bytes run): half of that. There the fallback's
+	// script goes on the line as it is (14 KB), not packed: no base64,
+	// gunzip and eval on the host.
+	OpenSSHMaxLine = 64 << 10
 )
 
+// LineLimit is the longest command line the server that sent
+// serverVersion (its identification string) takes whole: OpenSSHMaxLine
+// on OpenSSH (not its Windows port, whose cmd.exe stops at 8 KB), else
+// MaxLine (Dropbear's and the unknown).
+func LineLimit(serverVersion string) int {
+	if strings.HasPrefix(serverVersion, "SSH-2.0-OpenSSH_") && !strings.HasPrefix(serverVersion, "SSH-2.0-OpenSSH_for_Windows") {
+		return OpenSSHMaxLine
+	}
+	return MaxLine
+}
+
+// lineLimit is h's LineLimit: a host that names no server (the laptop's
+// own, a link not up) gets MaxLine.
+func lineLimit(h any) int {
+	if v, ok := h.(versioner); ok {
+		return LineLimit(v.ServerVersion())
+	}
+	return MaxLine
+}
+
 // WireCommand is argv as an exec request carries it: the command line, and
-// what stdin must start with. A line within MaxLine carries every
-// argument. Past it, each argument longer than LongArg is read back from
+// what stdin must start with. A line within max (the server's LineLimit)
+// carries every argument. Past it, each argument longer than LongArg is read back from
 // stdin by head -c, which asks read(2) for no more than is left (GNU's and
 // busybox's alike), so not a byte of what follows is taken: a stream's
 // requests come right behind it. (dd bs=1 took a read a byte: 1.3 s for
 // the 10 KB batch script on a loaded host.)
-func WireCommand(argv []string) (line string, stdin []byte) {
+func WireCommand(argv []string, max int) (line string, stdin []byte) {
 	words := quoted(argv)
-	if line = strings.Join(words, " "); len(line) <= MaxLine {
+	if line = strings.Join(words, " "); len(line) <= max {
 		return line, nil
 	}
 	var long []string
@@ -73,12 +100,12 @@ const unpackScript = `s=$(printf %s "$1" | base64 -d | gunzip) && [ -n "$s" ] ||
 // PackCommand is argv, "sh -c SCRIPT NAME ARGS…", as a command that
 // travels whole on the line: "sh -c UNPACK NAME BLOB", BLOB the base64 of
 // "set -- ARGS…" and SCRIPT, gzip'd. ok is false when argv is not of that
-// shape or its line, framed as Exec frames it, is over MaxLine; argv then
+// shape or its line, framed as Exec frames it, is over max; argv then
 // goes as it is (WireCommand).
 // On the line, OpenSSH's sshd answers it without a window to wait for: a
 // round trip less than SCRIPT on stdin (the fallback's 10 KB: 2 in all).
 // Only for a host known to unpack (the fallback's U record).
-func PackCommand(argv []string) (packed []string, ok bool) {
+func PackCommand(argv []string, max int) (packed []string, ok bool) {
 	if len(argv) < 4 || argv[0] != "sh" || argv[1] != "-c" {
 		return nil, false
 	}
@@ -87,7 +114,7 @@ func PackCommand(argv []string) (packed []string, ok bool) {
 	zw.Write([]byte("set -- " + strings.Join(quoted(argv[4:]), " ") + "\n" + argv[2]))
 	zw.Close()
 	packed = []string{"sh", "-c", unpackScript, argv[3], base64.StdEncoding.EncodeToString(z.Bytes())}
-	if !OnTheLine(framedArgv(execMark(), packed)) { // as Exec sends it (frame.go)
+	if !OnTheLine(framedArgv(execMark(), packed), max) { // as Exec sends it (frame.go)
 		return nil, false
 	}
 	return packed, true
@@ -101,14 +128,14 @@ func quoted(argv []string) []string {
 	return words
 }
 
-// OnTheLine says whether argv travels whole on the command line (no
-// argument of it on stdin).
-func OnTheLine(argv []string) bool {
+// OnTheLine says whether argv travels whole on a command line of at most
+// max bytes (no argument of it on stdin).
+func OnTheLine(argv []string, max int) bool {
 	n := len(argv) - 1
 	for _, w := range quoted(argv) {
 		n += len(w)
 	}
-	return n <= MaxLine
+	return n <= max
 }
 
 // execChan is a command on a session channel of its own. Its exec request
@@ -143,7 +170,7 @@ func startExec(c *ssh.Client, argv []string) (*execChan, error) {
 	if err != nil {
 		return nil, err
 	}
-	line, stdin := WireCommand(argv)
+	line, stdin := WireCommand(argv, LineLimit(string(c.ServerVersion())))
 	if _, err := ch.SendRequest("exec", false, ssh.Marshal(struct{ Command string }{line})); err != nil {
 		ch.Close()
 		return nil, err

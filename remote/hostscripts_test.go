@@ -204,7 +204,7 @@ func TestFallbackEveryShell(t *testing.T) {
 			argv := b.Argv() // sh -c SCRIPT NAME NONCE OPS...
 			f := filepath.Join(t.TempDir(), "fallback.sh")
 			must(t, os.WriteFile(f, []byte(argv[2]), 0o600))
-			packed, ok := PackCommand(argv)
+			packed, ok := PackCommand(argv, MaxLine)
 			if !ok {
 				t.Fatal("the batch does not pack within MaxLine")
 			}

@@ -61,7 +61,7 @@ func TestFallbackPacksWhereTheHostUnpacks(t *testing.T) {
 	if len(h.argvs) != 2 || !packed(h.argvs[1]) {
 		t.Fatalf("the second batch: %d execs, packed %v", len(h.argvs), len(h.argvs) > 1 && packed(h.argvs[1]))
 	}
-	if line, stdin := WireCommand(framedArgv(execMark(), h.argvs[1])); len(line) > MaxLine || stdin != nil {
+	if line, stdin := WireCommand(framedArgv(execMark(), h.argvs[1]), MaxLine); len(line) > MaxLine || stdin != nil {
 		t.Fatalf("packed line %d bytes, %d on stdin", len(line), len(stdin))
 	}
 }
@@ -75,14 +75,14 @@ func TestPackedLineFitsFramed(t *testing.T) {
 		var r [12]byte
 		rand.Read(r[:])
 		b.Cat("/scratch/night/prepared/"+hex.EncodeToString(r[:])+"/raw_responses.jsonl", 100)
-		argv, ok := PackCommand(b.Argv())
+		argv, ok := PackCommand(b.Argv(), MaxLine)
 		if !ok {
 			if i < 10 {
 				t.Fatalf("stopped packing at %d paths", i+1)
 			}
 			return
 		}
-		if line, stdin := WireCommand(framedArgv(execMark(), argv)); len(line) > MaxLine || stdin != nil {
+		if line, stdin := WireCommand(framedArgv(execMark(), argv), MaxLine); len(line) > MaxLine || stdin != nil {
 			t.Fatalf("%d paths: packed, framed line %d bytes, %d on stdin", i+1, len(line), len(stdin))
 		}
 	}
@@ -137,7 +137,7 @@ func TestFallbackTooBigToPack(t *testing.T) {
 		rand.Read(r[:])
 		b.Cat(filepath.Join(dir, hex.EncodeToString(r[:])), 100)
 	}
-	if _, ok := PackCommand(b.Argv()); ok {
+	if _, ok := PackCommand(b.Argv(), MaxLine); ok {
 		t.Fatal("a batch of 400 random paths packed within MaxLine")
 	}
 	h := &recHost{}

@@ -1,4 +1,4 @@
-# shellcheck shell=sh disable=SC2317,SC2086 # st is called through eval; $b is split on purpose
+# shellcheck shell=sh disable=SC2317 # st is called through eval
 # recspan.sh MARK MAX AGE DIR NAME [CAT...]: the fallback's answer to the
 # records' times (remote/recspan.go; the Go agent answers the same exec in
 # Go, with figures, never bytes). For each DIR/CAT/NAME (every DIR/*/NAME
@@ -10,7 +10,7 @@
 # busy host), and only the files written lately are read.
 mark=$1 max=$2 age=$3 dir=$4 name=$5; shift 5
 nl='
-' oifs=$IFS
+'
 g=; [ $# -gt 0 ] || { set -- "$dir"/*/"$name"; g=1; }
 # st ITEM…: "MTIME SIZE PATH" of each one's file (ITEM a CAT, or with g a
 # path of the glob; a name with a newline is left out: stat's answer is
@@ -40,10 +40,9 @@ done | while IFS= read -r l; do
   # wc and a tail again (the x keeps their last newlines)
   n=$max
   { b=$(tail -c "$n" -- "$f"; echo x); } 2>/dev/null; b=${b%x}
-  set -f; IFS=$nl; set -- $b; IFS=$oifs; set +f
-  if [ $# -lt 3 ]; then # parse.RecordTailLines, RecordTailGrow
-    n=$((max * 4)); { b=$(tail -c "$n" -- "$f"; echo x); } 2>/dev/null; b=${b%x}
-  fi
+  # fewer than 3 newlines, as wc -l counts them (parse.RecordTailLines,
+  # RecordTailGrow): long completions, 4 MAX
+  case $b in *"$nl"*"$nl"*"$nl"*) ;; *) n=$((max * 4)); { b=$(tail -c "$n" -- "$f"; echo x); } 2>/dev/null; b=${b%x};; esac
   cut=0; [ "$z" -le "$n" ] || cut=1
   printf '@B %s %s\n%s\n%s\n' "$cut" "$c" "$b" "$mark"
 done
