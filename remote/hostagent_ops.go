@@ -75,6 +75,7 @@ func (r *recorder) rd(p string, off, n int64, eof bool) {
 	}
 	r.hdr("R", "ok", off, e, 0, p, int(n))
 	if f, err := openRegular(p); err == nil { // replaced by a FIFO since its stat: the record is cut, not hung
+		r.w.Grow(int(n)) // the bytes known: room once, not the buffer doubled as they come
 		io.Copy(r.w, io.NewSectionReader(f, off, n))
 		f.Close()
 	}
