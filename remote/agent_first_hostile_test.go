@@ -87,9 +87,9 @@ func TestAgentFirstRequestHostileNames(t *testing.T) {
 	_ = context.Background
 }
 
-// lineOf is the length past its host's line limit (MaxLine, or
-// OpenSSHMaxLine on OpenSSH: LineLimit; negative: within) of ag's first
-// command line for b, as start builds it.
+// lineOf is the length past MaxLine (negative: within) of ag's first
+// command line for b, as start builds it: the launcher's lines are not
+// portable (fitsLine), so MaxLine is its limit on every server.
 func lineOf(ag *Agent, b *Batch) int {
 	tmp := &Agent{alias: map[string]int{}, keys: map[string]int{}}
 	b.nonce = "~000000000000"
@@ -103,17 +103,16 @@ func lineOf(ag *Agent, b *Batch) int {
 	for _, w := range quoted(argv) {
 		n += len(w)
 	}
-	return n - lineLimit(ag.h)
+	return n - MaxLine
 }
 
-// padBatch is a batch whose first command line is over bytes past its
-// host's line limit.
+// padBatch is a batch whose first command line is MaxLine+over bytes.
 func padBatch(t *testing.T, ag *Agent, dir string, over int) func() *Batch {
 	// the pad does not deflate (a frame over 2 KB goes deflated when that
 	// is smaller): random bytes, any but NUL and '/' (a name may hold
 	// them), each pad a prefix of the next, so the line grows as base64
 	// of one byte a pad
-	letters := make([]byte, 70000) // past OpenSSH's 64 KiB as base64
+	letters := make([]byte, 20000)
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range letters {
 		for letters[i] == 0 || letters[i] == '/' {
@@ -130,9 +129,9 @@ func padBatch(t *testing.T, ag *Agent, dir string, over int) func() *Batch {
 	}
 	// the request rides as base64 (quoted when it ends in "="): the line
 	// grows by steps of a few bytes, so "just within" is the longest line
-	// within limit+over, "just past" the shortest past it, of the pads
+	// within MaxLine+over, "just past" the shortest past it, of the pads
 	// near the estimate
-	lo, hi := 0, len(letters) // the longest pad within limit+over, by halves
+	lo, hi := 0, len(letters) // the longest pad within MaxLine+over, by halves
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		if lineOf(ag, mk(mid)) <= over {
@@ -153,15 +152,15 @@ func padBatch(t *testing.T, ag *Agent, dir string, over int) func() *Batch {
 	// as the pad grows by one (the deflater's blocks): "just" is the
 	// nearest either side, within 128 bytes
 	if best < 0 || bestGot-over > 128 || over-bestGot > 128 {
-		t.Fatalf("pad %d: line %d past the line limit, want %d", best, bestGot, over)
+		t.Fatalf("pad %d: line %d past MaxLine, want %d", best, bestGot, over)
 	}
 	return func() *Batch { return mk(best) }
 }
 
-// A first request just within the host's line limit travels on the line,
-// one just past it on stdin; both answer as the one-shot does, locally and
-// through each SSH server (Dropbear ends a connection on a line over
-// 9,000: MaxLine; OpenSSH takes 64 KiB: OpenSSHMaxLine).
+// A first request just within MaxLine travels on the line, one just past
+// it on stdin; both answer as the one-shot does, locally and through
+// each SSH server (Dropbear ends a connection on a line over 9,000; the
+// launcher's lines are not portable, so OpenSSH's longer one is not used).
 func TestAgentFirstRequestAtMaxLine(t *testing.T) {
 	testgate.E2E(t)
 	dir := hostileNamesTree(t)
@@ -173,7 +172,7 @@ func TestAgentFirstRequestAtMaxLine(t *testing.T) {
 				sameAsOneShotOn(t, ag, b, round)
 				if round == 0 {
 					if got := firstOnTheLine(ag); got != (over <= 0) {
-						t.Fatalf("%d past the line limit %d: the first request on the line %v", over, lineLimit(ag.h), got)
+						t.Fatalf("%d past MaxLine: the first request on the line %v", over, got)
 					}
 				}
 			}

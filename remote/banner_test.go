@@ -3,7 +3,9 @@ package remote
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -65,18 +67,32 @@ func TestExecThroughBanners(t *testing.T) {
 				t.Fatalf("no agent: %v, kind %q", err, none.Kind())
 			}
 			// the first as it is; the second packed, the first having said
-			// the host unpacks (PackCommand)
+			// the host unpacks (PackCommand). Its text holds what fish and
+			// csh read otherwise than sh inside single quotes: the awk's
+			// backslashes (tokens.sh), a path's backslash before a quote
+			dir := filepath.Join(t.TempDir(), `odd\'\\dir`)
+			must(t, os.MkdirAll(dir, 0o755))
+			recs := filepath.Join(dir, "raw.jsonl")
+			writeFile(t, recs, `{"id":1,"completion_tokens":7}`+"\n"+`{"id":2,"completion_tokens":5}`+"\n")
 			p := NewFallback(h)
 			for round := range 2 {
 				if round == 1 && !p.Unpacks() {
 					t.Fatal("the fallback's first answer did not say the host unpacks")
 				}
 				b := loadBatch()
+				cat := b.Cat(recs, 1000)
+				sums := b.Exec("sh", "-c", HostScript("tokens.sh"), "synthwatch-tokens", recs, "1", "62")
 				if err := p.Run(ctx, b); err != nil {
 					t.Fatalf("fallback, round %d: %v", round, err)
 				}
 				if r, ok := b.cats[0].Result(); !ok || r.Err != nil || len(r.Data) == 0 {
 					t.Fatalf("fallback, round %d: %v %q %v", round, ok, r.Data, r.Err)
+				}
+				if r, ok := cat.Result(); !ok || r.Err != nil || len(r.Data) != 62 {
+					t.Fatalf("fallback, round %d: the odd path %v %q %v", round, ok, r.Data, r.Err)
+				}
+				if r, ok := sums.Result(); !ok || r.ExitCode != 0 || !strings.HasPrefix(string(r.Stdout), "1 T 2 12 62 0") {
+					t.Fatalf("fallback, round %d: the token sums %v %+v", round, ok, r)
 				}
 			}
 			if !p.Unpacks() {

@@ -33,9 +33,10 @@ const (
 	// OpenSSHMaxLine is MaxLine on OpenSSH's sshd, which takes a command
 	// as long as its packet (256 KB) and hands it to the user's shell as
 	// one argument, bounded by the kernel at 128 KiB (MAX_ARG_STRLEN;
-	// measured: 131,000 bytes run): half of that. There the fallback's
-	// script goes on the line as it is (14 KB), not packed: no base64,
-	// gunzip and eval on the host.
+	// measured: 131,000 bytes run): half of that, for a portable line
+	// (fitsLine). There a packed fallback batch past MaxLine (a longer
+	// root, more ops) still goes whole on the line, not to stdin and its
+	// round trip.
 	OpenSSHMaxLine = 64 << 10
 )
 
@@ -60,15 +61,16 @@ func lineLimit(h any) int {
 }
 
 // WireCommand is argv as an exec request carries it: the command line, and
-// what stdin must start with. A line within max (the server's LineLimit)
-// carries every argument. Past it, each argument longer than LongArg is read back from
-// stdin by head -c, which asks read(2) for no more than is left (GNU's and
+// what stdin must start with. A line that fits (fitsLine: the server's
+// LineLimit) carries every argument. Past it, each argument longer than
+// LongArg, or where the line still does not fit every word, is read back
+// from stdin by head -c, which asks read(2) for no more than is left (GNU's and
 // busybox's alike), so not a byte of what follows is taken: a stream's
 // requests come right behind it. (dd bs=1 took a read a byte: 1.3 s for
 // the 10 KB batch script on a loaded host.)
 func WireCommand(argv []string, max int) (line string, stdin []byte) {
 	words := quoted(argv)
-	if line = strings.Join(words, " "); len(line) <= max {
+	if line = strings.Join(words, " "); fitsLine(line, max) {
 		return line, nil
 	}
 	var long []string
@@ -81,11 +83,17 @@ func WireCommand(argv []string, max int) (line string, stdin []byte) {
 		words[i] = `"$` + v + `"`
 		stdin = append(stdin, a...)
 	}
-	if len(long) == 0 {
-		return line, nil
-	}
 	// the trailing "." keeps the argument's own last newlines, which $( ) strips
-	return "sh -c " + Quote(strings.Join(long, "")+"exec "+strings.Join(words, " ")), stdin
+	if len(long) > 0 {
+		if l := "sh -c " + Quote(strings.Join(long, "")+"exec "+strings.Join(words, " ")); fitsLine(l, max) {
+			return l, stdin
+		}
+	}
+	// still past it (many short arguments: a batch of hundreds of ops on
+	// Dropbear, which cuts the link on a line over 9,000 bytes): every word
+	// on stdin, read back by sh as a set -- of the same quoted words
+	all := line
+	return "sh -c " + Quote(`a=$(head -c `+strconv.Itoa(len(all))+`; echo .) && a=${a%.} && eval "set -- $a" && exec "$@"`), []byte(all)
 }
 
 // ExitUnpack is what a packed command (PackCommand) exits with when the
@@ -128,14 +136,42 @@ func quoted(argv []string) []string {
 	return words
 }
 
-// OnTheLine says whether argv travels whole on a command line of at most
-// max bytes (no argument of it on stdin).
+// OnTheLine says whether argv travels whole on the command line of a
+// server whose LineLimit is max (no argument of it on stdin).
 func OnTheLine(argv []string, max int) bool {
-	n := len(argv) - 1
-	for _, w := range quoted(argv) {
-		n += len(w)
+	return fitsLine(strings.Join(quoted(argv), " "), max)
+}
+
+// fitsLine: line goes whole on a command line of a server whose LineLimit
+// is max. Past MaxLine only a line every login shell reads as sh does
+// (portable): the user's shell parses it before sh runs, and a longer
+// line is what stdin carried before (the fallback's script), whose text
+// fish and csh would read otherwise.
+func fitsLine(line string, max int) bool {
+	return len(line) <= MaxLine || len(line) <= max && portable(line)
+}
+
+// portable says whether a line of quoted words (Quote's) means the same to
+// every login shell: no newline (csh and tcsh end a command there, even
+// inside single quotes), and no backslash before a backslash or a quote
+// inside single quotes (fish reads those as escapes there). Outside
+// quotes Quote writes only \' , which all of them read alike. A packed
+// command is portable: base64 and a one-line script.
+func portable(line string) bool {
+	in := false
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == '\n':
+			return false
+		case c == '\'':
+			in = !in
+		case c == '\\' && !in:
+			i++ // the escaped character
+		case c == '\\' && i+1 < len(line) && (line[i+1] == '\\' || line[i+1] == '\''):
+			return false
+		}
 	}
-	return n <= max
+	return true
 }
 
 // execChan is a command on a session channel of its own. Its exec request

@@ -37,17 +37,16 @@ func (f *Fallback) Run(ctx context.Context, b *Batch) error {
 	return f.parse(res.Stdout, b)
 }
 
-// run runs b: as it is where it fits whole on the server's command line
-// (OpenSSH's: LineLimit), else packed when the host unpacks and that
-// fits, else as it is, its script on stdin. A packed command the host
-// could not unpack runs again as it is, and the host is taken for one
-// that cannot (a round trip lost once, never an answer).
+// run runs b: packed, whole on the command line, when the host unpacks
+// and it fits there (the server's LineLimit), else as it is (its script
+// on stdin: a login shell reads its text otherwise). A packed command the
+// host could not unpack runs again as it is, and the host is taken for
+// one that cannot (a round trip lost once, never an answer).
 func (f *Fallback) run(ctx context.Context, b *Batch) (ExecResult, error) {
-	max := lineLimit(f.h)
-	if !f.unpack.Load() || OnTheLine(framedArgv(execMark(), b.Argv()), max) {
+	if !f.unpack.Load() {
 		return f.h.Exec(ctx, b.Argv()...)
 	}
-	if argv, ok := PackCommand(b.Argv(), max); ok {
+	if argv, ok := PackCommand(b.Argv(), lineLimit(f.h)); ok {
 		res, err := f.h.Exec(ctx, argv...)
 		if err != nil || res.ExitCode != ExitUnpack || !bytes.Contains(res.Stderr, []byte("could not unpack")) {
 			return res, err

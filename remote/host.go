@@ -61,15 +61,21 @@ func withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, DefaultOpTimeout)
 }
 
-// Quote makes s one word for a POSIX shell, whatever it holds.
+// Quote makes s one word for a POSIX shell, whatever it holds, and for
+// the user's login shell that reads the exec's line first: a backslash
+// goes outside the single quotes, escaped, as a quote does, since fish
+// reads \\ and \' inside them as escapes (the awk's regexps in tokens.sh,
+// a path with a backslash) where sh reads them as they are.
 func Quote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
 	}) < 0 {
 		return s
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return "'" + quoteInner.Replace(s) + "'"
 }
+
+var quoteInner = strings.NewReplacer(`'`, `'\''`, `\`, `'\\'`)
 
 // CommandLine quotes every argument and joins them.
 func CommandLine(argv ...string) string {

@@ -42,8 +42,8 @@ func TestMain(m *testing.M) {
 		os.Setenv(k, filepath.Join(home, strings.ToLower(k)))
 	}
 	code := m.Run()
+	tmuxCmd("kill-server").Run() // its dashboards end before their state's folder goes
 	os.RemoveAll(home)
-	tmuxCmd("kill-server").Run()
 	dir := os.Getenv("TMUX_TMPDIR")
 	if dir == "" {
 		dir = "/tmp"

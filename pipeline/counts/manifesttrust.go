@@ -51,7 +51,16 @@ func manifestTrust(ctx context.Context, h remote.Host, p string, ask *remote.Exe
 	if err2 != nil || err3 != nil {
 		return nil
 	}
-	return parse.JudgeOwner(p, uint32(uid), f[1], uint32(me), strings.TrimSpace(lines[1]), fs.FileMode(mode), 0o022, "writable by")
+	return parse.JudgeOwner(p, uint32(uid), named(f[1], uid), uint32(me), named(strings.TrimSpace(lines[1]), me), fs.FileMode(mode), 0o022, "writable by")
+}
+
+// named is an account's name as stat gave it, or "uid N" where it had none
+// (stat's %U says UNKNOWN: a container's uid with no passwd line).
+func named(name string, uid uint64) string {
+	if name == "UNKNOWN" || name == "" {
+		return "uid " + strconv.FormatUint(uid, 10)
+	}
+	return name
 }
 
 // distrust drops m's servers when another account can change the file
