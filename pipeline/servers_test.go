@@ -148,8 +148,10 @@ func TestRouterReplicaDown(t *testing.T) {
 	}
 	b.Down(time.Hour)
 	r.CheckNow()
-	s = pollUntil(t, w, "replica b down", 20*time.Second, func(s snapshot.Snapshot) bool {
-		return len(s.Servers) == 3 && s.Servers[2].State == snapshot.ServerDown
+	// the replica's own /metrics refuses at once; the router names it at
+	// its next health check, which a poll may read before or after
+	s = pollUntil(t, w, "replica b down, named by the router", 20*time.Second, func(s snapshot.Snapshot) bool {
+		return len(s.Servers) == 3 && s.Servers[2].State == snapshot.ServerDown && s.Servers[2].RouterHealthy != nil && !*s.Servers[2].RouterHealthy
 	})
 	if rep := s.Servers[2]; rep.RouterHealthy == nil || *rep.RouterHealthy || rep.URL != b.URL() {
 		t.Fatalf("replica b: %+v", rep)
