@@ -64,9 +64,10 @@ func lineLimit(h any) int {
 // what stdin must start with. A line that fits (fitsLine: the server's
 // LineLimit) carries every argument. Past it, each argument longer than
 // LongArg, or where the line still does not fit every word, is read back
-// from stdin by head -c, which asks read(2) for no more than is left (GNU's and
-// busybox's alike), so not a byte of what follows is taken: a stream's
-// requests come right behind it. (dd bs=1 took a read a byte: 1.3 s for
+// from stdin by head -c. GNU's asks read(2) for no more than is left, so
+// not a byte of what follows is taken: a stream's requests come right
+// behind it. busybox's reads ahead on a pipe (a review measured it): what
+// an ExecInput caller sends after the words is lost on such a host. (dd bs=1 took a read a byte: 1.3 s for
 // the 10 KB batch script on a loaded host.)
 func WireCommand(argv []string, max int) (line string, stdin []byte) {
 	words := quoted(argv)
@@ -155,7 +156,7 @@ func fitsLine(line string, max int) bool {
 // every login shell: no newline (csh and tcsh end a command there, even
 // inside single quotes), and no backslash before a backslash or a quote
 // inside single quotes (fish reads those as escapes there). Outside
-// quotes Quote writes only \' , which all of them read alike. A packed
+// quotes Quote writes only \' and \\, which all of them read alike. A packed
 // command is portable: base64 and a one-line script.
 func portable(line string) bool {
 	in := false
