@@ -64,12 +64,9 @@ func lineLimit(h any) int {
 // what stdin must start with. A line that fits (fitsLine: the server's
 // LineLimit) carries every argument. Past it, each argument longer than
 // LongArg, or where the line still does not fit every word, is read back
-// from stdin by head -c. GNU's asks read(2) for no more than is left, so
-// not a byte of what follows is taken: a stream's requests come right
-// behind it. busybox's reads ahead on a pipe (a review measured it): what
-// an ExecInput caller sends after the words is lost on such a host. (dd bs=1 took a read a byte: 1.3 s for
-// the 10 KB batch script on a loaded host.)
-func WireCommand(argv []string, max int) (line string, stdin []byte) {
+// from stdin (stdinWord). follows says the caller sends more on stdin
+// behind the words (ExecInput, a stream's requests).
+func WireCommand(argv []string, max int, follows bool) (line string, stdin []byte) {
 	words := quoted(argv)
 	if line = strings.Join(words, " "); fitsLine(line, max) {
 		return line, nil
@@ -80,11 +77,11 @@ func WireCommand(argv []string, max int) (line string, stdin []byte) {
 			continue
 		}
 		v := "a" + strconv.Itoa(len(long))
-		long = append(long, v+`=$(head -c `+strconv.Itoa(len(a))+`; echo .) && `+v+`=${`+v+`%.} && `)
+		code, data := stdinWord(v, a, follows)
+		long = append(long, code)
 		words[i] = `"$` + v + `"`
-		stdin = append(stdin, a...)
+		stdin = append(stdin, data...)
 	}
-	// the trailing "." keeps the argument's own last newlines, which $( ) strips
 	if len(long) > 0 {
 		if l := "sh -c " + Quote(strings.Join(long, "")+"exec "+strings.Join(words, " ")); fitsLine(l, max) {
 			return l, stdin
@@ -93,8 +90,29 @@ func WireCommand(argv []string, max int) (line string, stdin []byte) {
 	// still past it (many short arguments: a batch of hundreds of ops on
 	// Dropbear, which cuts the link on a line over 9,000 bytes): every word
 	// on stdin, read back by sh as a set -- of the same quoted words
-	all := line
-	return "sh -c " + Quote(`a=$(head -c `+strconv.Itoa(len(all))+`; echo .) && a=${a%.} && eval "set -- $a" && exec "$@"`), []byte(all)
+	code, data := stdinWord("a", line, follows)
+	return "sh -c " + Quote(code+`eval "set -- $a" && exec "$@"`), data
+}
+
+// stdinWord is the sh code that reads a word of stdin into $v, and the
+// bytes that carry it. With nothing behind it on stdin, head -c reads it
+// at once (the trailing "." keeps its own last newlines, which $( )
+// strips). With more behind it, the word is read a line at a time by the
+// shell's read, which takes no byte past its line from a pipe: busybox's
+// head -c reads ahead on a pipe (measured), so what followed would be
+// lost on such a host. (dd bs=1, a read a byte as well, took 1.3 s for a
+// 10 KB script on a loaded host; read is a builtin, for the rare long word
+// with more behind it.)
+func stdinWord(v, a string, follows bool) (code string, data []byte) {
+	if !follows {
+		return v + `=$(head -c ` + strconv.Itoa(len(a)) + `; echo .) && ` + v + `=${` + v + `%.} && `, []byte(a)
+	}
+	code = `IFS= read -r ` + v + ` && `
+	if n := strings.Count(a, "\n"); n > 0 {
+		code += `n=$(printf '\nx') && n=${n%x} && i=0 && while [ $i -lt ` + strconv.Itoa(n) +
+			` ] && IFS= read -r l; do ` + v + `=$` + v + `$n$l; i=$((i+1)); done && [ $i = ` + strconv.Itoa(n) + ` ] && `
+	}
+	return code, []byte(a + "\n")
 }
 
 // ExitUnpack is what a packed command (PackCommand) exits with when the
@@ -156,7 +174,7 @@ func fitsLine(line string, max int) bool {
 // every login shell: no newline (csh and tcsh end a command there, even
 // inside single quotes), and no backslash before a backslash or a quote
 // inside single quotes (fish reads those as escapes there). Outside
-// quotes Quote writes only \' and \\, which all of them read alike. A packed
+// quotes Quote writes only \', \\ and \!, which all of them read alike. A packed
 // command is portable: base64 and a one-line script.
 func portable(line string) bool {
 	in := false
@@ -201,13 +219,13 @@ func (e *exitError) Error() string {
 }
 
 // startExec opens a channel and runs argv there; stdout is the channel,
-// stderr its Stderr. The caller copies them and closes the channel.
-func startExec(c *ssh.Client, argv []string) (*execChan, error) {
+// stderr its Stderr. follows: the caller writes more to stdin (WireCommand). The caller copies them and closes the channel.
+func startExec(c *ssh.Client, argv []string, follows bool) (*execChan, error) {
 	ch, reqs, err := c.OpenChannel("session", nil)
 	if err != nil {
 		return nil, err
 	}
-	line, stdin := WireCommand(argv, LineLimit(string(c.ServerVersion())))
+	line, stdin := WireCommand(argv, LineLimit(string(c.ServerVersion())), follows)
 	if _, err := ch.SendRequest("exec", false, ssh.Marshal(struct{ Command string }{line})); err != nil {
 		ch.Close()
 		return nil, err

@@ -62,12 +62,16 @@ func withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // Quote makes s one word for a POSIX shell, whatever it holds, and for
-// the user's login shell that reads the exec's line first: a backslash
-// goes outside the single quotes, escaped, as a quote does, since fish
-// reads \\ and \' inside them as escapes (the awk's regexps in tokens.sh,
-// a path with a backslash) where sh reads them as they are.
+// the user's login shell that reads the exec's line first:
+//   - a backslash goes outside the single quotes, escaped, as a quote
+//     does, since fish reads \\ and \' inside them as escapes (the awk's
+//     regexps in tokens.sh, a path with a backslash) where sh reads them as
+//     they are;
+//   - so does a "!", which tcsh expands even inside single quotes;
+//   - a word that starts with "=" or "%" is quoted: zsh reads =ls as ls's
+//     path, tcsh =1 as the directory stack, and fish %self as its pid.
 func Quote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+	if s != "" && s[0] != '=' && s[0] != '%' && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
 	}) < 0 {
 		return s
@@ -75,7 +79,7 @@ func Quote(s string) string {
 	return "'" + quoteInner.Replace(s) + "'"
 }
 
-var quoteInner = strings.NewReplacer(`'`, `'\''`, `\`, `'\\'`)
+var quoteInner = strings.NewReplacer(`'`, `'\''`, `\`, `'\\'`, `!`, `'\!'`)
 
 // CommandLine quotes every argument and joins them.
 func CommandLine(argv ...string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -46,7 +47,7 @@ func TestLineLimitOnEachServer(t *testing.T) {
 			}
 			n := limit
 			for {
-				line, stdin := WireCommand(framedArgv(execMark(), argv(n)), limit)
+				line, stdin := WireCommand(framedArgv(execMark(), argv(n)), limit, false)
 				if stdin == nil && len(line) == limit {
 					break
 				}
@@ -90,7 +91,7 @@ func TestLineLimitOnEachServer(t *testing.T) {
 				}
 			}
 			sent := rec.argvs[len(rec.argvs)-1]
-			line, stdin := WireCommand(framedArgv(execMark(), sent), limit)
+			line, stdin := WireCommand(framedArgv(execMark(), sent), limit, false)
 			switch {
 			case name == "openssh" && (!packed(sent) || stdin != nil || len(line) <= MaxLine):
 				t.Fatalf("openssh: packed %v, a line of %d bytes, %d on stdin; want packed, past MaxLine, whole", packed(sent), len(line), len(stdin))
@@ -134,5 +135,68 @@ func TestPortableLine(t *testing.T) {
 	}
 	if argv, ok := PackCommand(b.Argv(), MaxLine); !ok || !portable(CommandLine(framedArgv(execMark(), argv)...)) {
 		t.Errorf("a packed command, framed, is not portable (%v)", ok)
+	}
+}
+
+// Words read back from stdin leave what follows them there, under every
+// host shell: busybox's head -c reads ahead on a pipe, so a long word with
+// an ExecInput's data or a stream's requests behind it is read by the
+// shell's read. Both shapes: one long word, and every word (hundreds of
+// short ones).
+func TestStdinWordsLeaveWhatFollows(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x'\\\"$`y\n", 1200) + "\n\n" // quotes, a backslash, newlines, trailing ones
+	many := []string{"sh", "-c", `printf '%s|' "$@"; printf '#'; cat`, "sh"}
+	for i := range 600 {
+		many = append(many, "w"+strconv.Itoa(i)+" 'q'\n")
+	}
+	cases := map[string][]string{
+		"one long word": {"sh", "-c", many[2], "sh", long, "short"},
+		"every word":    many,
+	}
+	const after = "after the words\nand its end"
+	for shName, shell := range hostShells(t) {
+		for name, argv := range cases {
+			t.Run(shName+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				line, stdin := WireCommand(argv, MaxLine, true)
+				if len(line) > MaxLine || stdin == nil {
+					t.Fatalf("a line of %d, %d bytes on stdin: want words on stdin", len(line), len(stdin))
+				}
+				cmd := exec.Command(shell[0], append(append([]string{}, shell[1:]...), "-c", line)...)
+				cmd.Stdin = strings.NewReader(string(stdin) + after)
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("%v: %.300q", err, out)
+				}
+				want := strings.Join(argv[4:], "|") + "|#" + after
+				if string(out) != want {
+					t.Fatalf("got %d bytes, want %d:\n got %.200q…%.200q\nwant …%.200q", len(out), len(want), out, out[max(0, len(out)-200):], want[max(0, len(want)-200):])
+				}
+			})
+		}
+	}
+}
+
+// Every login shell a host may give reads Quote's words as sh does: the
+// exec's line passes through it before sh. Words that shells read
+// otherwise: backslashes and quotes (fish), "!" (tcsh, even inside single
+// quotes), a leading "=" (zsh, tcsh) or "%" (fish).
+func TestQuotedWordsReadAlikeByEveryShell(t *testing.T) {
+	t.Parallel()
+	words := []string{"plain", "=ls", "=1", "%self", "%1", "a=b", "50%", "a!b", "!!", "x!1", "!$", `a\b`, `\\`, `\'`, `ends in \`, "it's", `"$HOME"`, "`id`", "$(id)", "~", "*", "a b", "tab\there", "{a,b}", "#c", "[x]", "semi;colon", "é ü"}
+	argv := append([]string{"printf", `%s\n`}, words...)
+	line := CommandLine(argv...)
+	want := strings.Join(words, "\n") + "\n"
+	for _, sh := range []string{"sh", "bash", "zsh", "fish", "tcsh", "busybox"} {
+		p := testgate.Tool(t, sh, "a login shell of a host")
+		args := []string{"-c", line}
+		if sh == "busybox" {
+			args = append([]string{"sh"}, args...)
+		}
+		out, err := exec.Command(p, args...).CombinedOutput()
+		if err != nil || string(out) != want {
+			t.Errorf("%s: %v\n got %q\nwant %q", sh, err, out, want)
+		}
 	}
 }

@@ -61,7 +61,7 @@ func TestFallbackPacksWhereTheHostUnpacks(t *testing.T) {
 	if len(h.argvs) != 2 || !packed(h.argvs[1]) {
 		t.Fatalf("the second batch: %d execs, packed %v", len(h.argvs), len(h.argvs) > 1 && packed(h.argvs[1]))
 	}
-	if line, stdin := WireCommand(framedArgv(execMark(), h.argvs[1]), MaxLine); len(line) > MaxLine || stdin != nil {
+	if line, stdin := WireCommand(framedArgv(execMark(), h.argvs[1]), MaxLine, false); len(line) > MaxLine || stdin != nil {
 		t.Fatalf("packed line %d bytes, %d on stdin", len(line), len(stdin))
 	}
 }
@@ -82,7 +82,7 @@ func TestPackedLineFitsFramed(t *testing.T) {
 			}
 			return
 		}
-		if line, stdin := WireCommand(framedArgv(execMark(), argv), MaxLine); len(line) > MaxLine || stdin != nil {
+		if line, stdin := WireCommand(framedArgv(execMark(), argv), MaxLine, false); len(line) > MaxLine || stdin != nil {
 			t.Fatalf("%d paths: packed, framed line %d bytes, %d on stdin", i+1, len(line), len(stdin))
 		}
 	}

@@ -354,7 +354,7 @@ func linkAnswers(l *link, within time.Duration) bool {
 // the host has caught up.
 func settleAfterFailedSubsystem(c *ssh.Client) {
 	for range 3 {
-		e, err := startExec(c, []string{"exit", "0"})
+		e, err := startExec(c, []string{"exit", "0"}, false)
 		if err != nil {
 			continue
 		}

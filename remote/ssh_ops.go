@@ -187,7 +187,7 @@ func (s *SSH) runRaw(ctx context.Context, stdin io.Reader, argv, wire []string) 
 	if err := sess.beforeExec(ctx); err != nil {
 		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
 	}
-	ch, err := withTimeout(ctx, opTimeout(ctx), func() (*execChan, error) { return startExec(sess.link.client, wire) })
+	ch, err := withTimeout(ctx, opTimeout(ctx), func() (*execChan, error) { return startExec(sess.link.client, wire, stdin != nil) })
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
 	}
