@@ -100,17 +100,19 @@ func WireCommand(argv []string, max int, follows bool) (line string, stdin []byt
 // strips). With more behind it, the word is read a line at a time by the
 // shell's read, which takes no byte past its line from a pipe: busybox's
 // head -c reads ahead on a pipe (measured), so what followed would be
-// lost on such a host. (dd bs=1, a read a byte as well, took 1.3 s for a
-// 10 KB script on a loaded host; read is a builtin, for the rare long word
-// with more behind it.)
+// lost on such a host. read goes in the C locale: bash's, as sh in a
+// UTF-8 one, took a lone lead byte before a newline for a character's
+// start, and the newline with it. (dd bs=1, a read a byte as well, took
+// 1.3 s for a 10 KB script on a loaded host; read is a builtin, for the
+// rare long word with more behind it.)
 func stdinWord(v, a string, follows bool) (code string, data []byte) {
 	if !follows {
 		return v + `=$(head -c ` + strconv.Itoa(len(a)) + `; echo .) && ` + v + `=${` + v + `%.} && `, []byte(a)
 	}
-	code = `IFS= read -r ` + v + ` && `
+	code = `LC_ALL=C IFS= read -r ` + v + ` && `
 	if n := strings.Count(a, "\n"); n > 0 {
 		code += `n=$(printf '\nx') && n=${n%x} && i=0 && while [ $i -lt ` + strconv.Itoa(n) +
-			` ] && IFS= read -r l; do ` + v + `=$` + v + `$n$l; i=$((i+1)); done && [ $i = ` + strconv.Itoa(n) + ` ] && `
+			` ] && LC_ALL=C IFS= read -r l; do ` + v + `=$` + v + `$n$l; i=$((i+1)); done && [ $i = ` + strconv.Itoa(n) + ` ] && `
 	}
 	return code, []byte(a + "\n")
 }
@@ -172,9 +174,10 @@ func fitsLine(line string, max int) bool {
 
 // portable says whether a line of quoted words (Quote's) means the same to
 // every login shell: no newline (csh and tcsh end a command there, even
-// inside single quotes), and no backslash before a backslash or a quote
-// inside single quotes (fish reads those as escapes there). Outside
-// quotes Quote writes only \', \\ and \!, which all of them read alike. A packed
+// inside single quotes), no "!" inside single quotes (tcsh expands it
+// there), and no backslash before a backslash or a quote inside single
+// quotes (fish reads those as escapes there). Outside quotes Quote
+// writes only \', \\ and \!, which all of them read alike. A packed
 // command is portable: base64 and a one-line script.
 func portable(line string) bool {
 	in := false
@@ -187,6 +190,8 @@ func portable(line string) bool {
 		case c == '\\' && !in:
 			i++ // the escaped character
 		case c == '\\' && i+1 < len(line) && (line[i+1] == '\\' || line[i+1] == '\''):
+			return false
+		case c == '!' && in: // tcsh's history, even there
 			return false
 		}
 	}
@@ -219,7 +224,8 @@ func (e *exitError) Error() string {
 }
 
 // startExec opens a channel and runs argv there; stdout is the channel,
-// stderr its Stderr. follows: the caller writes more to stdin (WireCommand). The caller copies them and closes the channel.
+// stderr its Stderr. follows: the caller writes more to stdin behind
+// what WireCommand puts there. The caller copies them and closes the channel.
 func startExec(c *ssh.Client, argv []string, follows bool) (*execChan, error) {
 	ch, reqs, err := c.OpenChannel("session", nil)
 	if err != nil {

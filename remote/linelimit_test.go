@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -118,6 +119,8 @@ func TestPortableLine(t *testing.T) {
 		{`echo 'ends in \'`, false},
 		{`echo 'a\b'`, true},
 		{`echo a\'b`, true},
+		{`echo 'a!b'`, false},
+		{`echo a\!b`, true},
 	} {
 		if got := portable(c.line); got != c.want {
 			t.Errorf("%q: portable %v, want %v", c.line, got, c.want)
@@ -142,10 +145,14 @@ func TestPortableLine(t *testing.T) {
 // host shell: busybox's head -c reads ahead on a pipe, so a long word with
 // an ExecInput's data or a stream's requests behind it is read by the
 // shell's read. Both shapes: one long word, and every word (hundreds of
-// short ones).
+// short ones). And bash as sh (Fedora, Arch) in a UTF-8 locale, whose
+// read took a lone lead byte before a newline for a character's start and
+// the newline with it, and what followed.
 func TestStdinWordsLeaveWhatFollows(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("x'\\\"$`y\n", 1200) + "\n\n" // quotes, a backslash, newlines, trailing ones
+	// quotes, a backslash, newlines, a lone UTF-8 lead byte before one,
+	// trailing ones
+	long := strings.Repeat("x'\\\"$`y\n", 1200) + "\xc3\n\xe9\n\n"
 	many := []string{"sh", "-c", `printf '%s|' "$@"; printf '#'; cat`, "sh"}
 	for i := range 600 {
 		many = append(many, "w"+strconv.Itoa(i)+" 'q'\n")
@@ -155,7 +162,17 @@ func TestStdinWordsLeaveWhatFollows(t *testing.T) {
 		"every word":    many,
 	}
 	const after = "after the words\nand its end"
-	for shName, shell := range hostShells(t) {
+	shells := hostShells(t)
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(bash, filepath.Join(bin, "sh")); err != nil {
+		t.Fatal(err)
+	}
+	shells["bash as sh, UTF-8"] = []string{bash, "-c", "PATH=" + bin + ":$PATH LC_ALL=C.UTF-8; export PATH LC_ALL; exec bash \"$@\"", "bash-sh"}
+	for shName, shell := range shells {
 		for name, argv := range cases {
 			t.Run(shName+"/"+name, func(t *testing.T) {
 				t.Parallel()
