@@ -41,7 +41,8 @@ func BenchmarkReportVsHabit(b *testing.B) {
 // with the DONE, the first poll's table); host=fallback:
 // --no-install and no agent, the table with the DONE (the fallback counts
 // first, and sums a slice of the tokens a poll). The screen is read every
-// 5 ms, so a figure may be up to 5 ms (and a capture's few) late.
+// 5 ms through one tmux control client (paneReader), so a figure may be
+// up to 5 ms (and a capture's fraction of one) late.
 func BenchmarkDashboardFirstTableVsHabit(b *testing.B) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		b.Fatal("tmux not found; install it with: apt-get install -y tmux")
@@ -148,8 +149,8 @@ func (hb *habitBench) screenTimes(c *exec.Cmd, conds ...func(string) bool) []tim
 	}()
 	var ds []time.Duration
 	for len(ds) < len(conds) {
-		scr, _ := tmuxCmd("capture-pane", "-p", "-t", session).Output()
-		for len(ds) < len(conds) && conds[len(ds)](string(scr)) {
+		scr := hb.screen(session)
+		for len(ds) < len(conds) && conds[len(ds)](scr) {
 			ds = append(ds, time.Since(start))
 		}
 		if time.Since(start) > 5*time.Minute {
@@ -190,6 +191,19 @@ func (hb *habitBench) habitOnScreen() time.Duration {
 	return hb.firstScreen(c, func(scr string) bool { return strings.Contains(scr, " total") })
 }
 
+// screen is what session's pane shows, read through the bench's one
+// tmux control client (paneReader), not a tmux process a read.
+func (hb *habitBench) screen(session string) string {
+	if hb.panes == nil {
+		hb.panes = newPaneReader(hb.tb)
+	}
+	scr, err := hb.panes.capture(session)
+	if err != nil {
+		hb.tb.Fatalf("reading the screen: %v", err)
+	}
+	return scr
+}
+
 // firstScreen starts c in a tmux pane and times it until done(screen).
 func (hb *habitBench) firstScreen(c *exec.Cmd, done func(string) bool) time.Duration {
 	session := fmt.Sprintf("swb%d", time.Now().UnixNano())
@@ -207,8 +221,8 @@ func (hb *habitBench) firstScreen(c *exec.Cmd, done func(string) bool) time.Dura
 		hb.px.Reset() // what the dashboard still sends is not the habit's
 	}()
 	for {
-		scr, _ := tmuxCmd("capture-pane", "-p", "-t", session).Output()
-		if done(string(scr)) {
+		scr := hb.screen(session)
+		if done(scr) {
 			d := time.Since(start)
 			if os.Getenv("SW_BENCH_SHOW") != "" {
 				fmt.Fprintf(os.Stderr, "%s\n%s\n", d, scr)

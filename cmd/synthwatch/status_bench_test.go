@@ -187,6 +187,7 @@ type habitBench struct {
 	ssh   []string // our command's SSH flags and --root
 	dest  string
 	habit *exec.Cmd
+	panes *paneReader // reads the screens of the benchmarks in a terminal
 }
 
 func newHabitBench(b *testing.B) *habitBench {
