@@ -77,15 +77,19 @@ func (k *Set) newCat(name string) *catState {
 		rates:   display.NewSamples(k.history)}
 	c.runs.StartBack = 16 << 20
 	c.raw.OnRead = c.tok.onRead // tokens from the bytes the count reads anyway
+	// prompts.jsonl is counted, never read: its count runs on the host
+	// whoever reads it (in the fallback's one wc of a poll's counts, no
+	// exec more), not a whole 60 KB file of a thousand prompts sent for
+	// its newlines
+	c.prompts.RemoteAbove = AgentRemoteAbove
 	if k.agentCounts {
 		// through the agent a first attach counts on the host: its small
-		// files (a category's whole prompts.jsonl, 60 KB of a thousand
-		// prompts) do not cross the link to be counted. A one-shot
+		// files (errors.jsonl) do not cross the link to be counted. A one-shot
 		// status's records too, their tokens answered by its cold sum
 		// (coldSumArgv) in the same request; a dashboard's first screen
 		// reads a small records file, as a file-by-file poll does (its
 		// tokens at once)
-		counted := []*remote.Counter{c.errs, c.prompts}
+		counted := []*remote.Counter{c.errs}
 		if k.onePoll {
 			counted = append(counted, c.raw)
 		}

@@ -145,7 +145,7 @@ func (k *Set) CountOnHost(steady bool) {
 		above = AgentRemoteAbove
 	}
 	for _, c := range k.cats {
-		for _, n := range []*remote.Counter{c.raw, c.errs, c.prompts} {
+		for _, n := range []*remote.Counter{c.raw, c.errs} { // prompts: always (newCat)
 			n.RemoteAbove = above
 		}
 	}
