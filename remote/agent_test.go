@@ -154,6 +154,7 @@ func TestAgentAnswersLikeTheOneShot(t *testing.T) {
 			held := filepath.Join(dir, "held.log")
 			writeFile(t, held, "")
 			holder := sleeper(t, "exec 3>>\"$1\"; sleep 600; :", held)
+			reader := sleeper(t, "exec 3<\"$1\"; sleep 600; :", held) // a tail -f: no writer, not read
 			notWorker := filepath.Join(dir, "not-worker.json")
 			writeFile(t, notWorker, fmt.Sprintf(`{"state": "running", "pid": %d, "args": ["x"]}`, holder))
 			worker := filepath.Join(dir, "worker.json")
@@ -197,6 +198,9 @@ func TestAgentAnswersLikeTheOneShot(t *testing.T) {
 				}
 				if _, ok := want.links[fmt.Sprintf("/proc/%d/cwd", holder)]; !ok || len(want.reads[fmt.Sprintf("/proc/%d/cmdline", workerPid)]) == 0 {
 					t.Fatalf("round %d: the procs ops read neither the holder the scan found nor the worker", round)
+				}
+				if _, ok := want.reads[fmt.Sprintf("/proc/%d/cmdline", reader)]; ok {
+					t.Fatalf("round %d: the procs ops read a process that only reads the file", round)
 				}
 				switch round { // the host changes between rounds (round 1: nothing)
 				case 1:

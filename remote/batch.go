@@ -163,8 +163,8 @@ func (b *Batch) RealPath(path string) *PathAsk {
 
 // Procs reads the process worker.json (at stateFile) names, or, when that
 // is not a live "worker" process, runs scan (a HoldersArgv) and reads
-// every process it found: each one's cmdline, stat and cwd, all the
-// handle's.
+// every process it found writing (Holder.Writes: one that only reads is
+// nobody's worker): each one's cmdline, stat and cwd, all the handle's.
 func (b *Batch) Procs(stateFile string, scan []string) *ProcsAsk {
 	b.ops = append(b.ops, len(b.args))
 	b.args = append(b.args, "procs", stateFile, strconv.Itoa(len(b.execs)), strconv.Itoa(len(scan)))

@@ -456,6 +456,11 @@ func (r *recorder) procs(stateFile, index string, scan []string) {
 	for _, line := range strings.Split(strings.TrimSuffix(string(stdout), "\n"), "\n") {
 		p, _, _ := strings.Cut(line, " ")
 		p = strings.Trim(p, " \t")
+		if f := strings.Fields(line); len(f) > 2 {
+			if fl, err := strconv.ParseUint(f[2], 8, 64); err == nil && fl&3 == 0 {
+				continue // it only reads: nobody's worker (as fallback.sh)
+			}
+		}
 		if p != "" && !seen[p] {
 			seen[p] = true
 			pids = append(pids, p)

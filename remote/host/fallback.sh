@@ -448,12 +448,15 @@ for i in $xs; do
   code=124; [ -s "$t/c.$i" ] && read -r code <"$t/c.$i"
   dfr X ok "$code" = 0 "$i" "$t/o.$i" "$t/x.$i"
 done
-# every process each scan found ("PID FD FLAGS TARGET"), but the one its
-# worker.json named
+# every process each scan found writing ("PID FD FLAGS TARGET"), but the
+# one its worker.json named: one that only reads (a tail -f, a less, an
+# SFTP read) is nobody's worker (Holder.Writes), and reading its
+# cmdline, stat and cwd took 5 forks a poll
 for sc in $scans; do
   seen=" ${sc#*:} "
-  [ -s "$t/o.${sc%%:*}" ] && while read -r sp _; do
+  [ -s "$t/o.${sc%%:*}" ] && while read -r sp _ sfl _; do
     case $sp in *[!0-9]*|'') continue;; esac
+    case $sfl in *[!0-7]*|'') ;; *) [ $((0$sfl & 3)) = 0 ] && continue;; esac
     case $seen in *" $sp "*) ;; *) seen="$seen$sp "; doproc "$sp";; esac
   done <"$t/o.${sc%%:*}"
 done
