@@ -113,6 +113,8 @@ endr() { eb=4096; [ "$2" -lt "$eb" ] && eb=$2; rd "$1" "$(($2 - eb))" "$eb" 1; }
 # cntone PATH SIZE OFF: the lines of [OFF, SIZE), counted by itself
 cntone() {
   n=$(($2 - $3)) l=
+  # as rd says it: the reason, not "read 0 of N bytes"
+  if [ ! -r "$1" ]; then recm N err "$(($3 + 1))" "$n" 0 "$1" "$1: Permission denied"; return 1; fi
   wcl=$(if [ "$3" = 0 ]; then head -c "$n" -- "$1"; else tail -c +"$(($3 + 1))" -- "$1" | head -c "$n"; fi 2>/dev/null | wc -lc)
   wcl=${wcl#"${wcl%%[! ]*}"}; cl=${wcl%% *}; cb=${wcl##* }
   case $cl$cb in *[!0-9]*|'') cb=;; esac
