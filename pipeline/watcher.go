@@ -171,7 +171,8 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 	if o.OnePoll {
 		pane = 4 << 10 // a one-shot status shows no pane
 	}
-	w.cnt = counts.New(counts.Config{Layout: w.layout(), History: o.History, StallAfter: o.StallAfter, OnePoll: o.OnePoll, SumWithin: o.SumWithin, Timeline: tl})
+	_, local := h.(remote.Local)
+	w.cnt = counts.New(counts.Config{Layout: w.layout(), History: o.History, StallAfter: o.StallAfter, OnePoll: o.OnePoll, SumWithin: o.SumWithin, Timeline: tl, PromptsOnHost: !local})
 	w.sv = servers.New(servers.Config{Host: h, Root: o.Root, Now: o.Now, History: o.History, Lines: w.ServerLog, Timeline: tl, Zone: w.ev.ServerTime, Pane: pane}, w.serverSpecs())
 	w.vit = vitals.New(vitals.Config{Root: o.Root, Floor: o.DiskFloor, Timeline: tl})
 	w.live = liveness.New(liveness.Config{Reads: w.h, Host: h, Layout: w.layout(), WorkerLog: o.WorkerLog, Timeline: tl})

@@ -54,6 +54,8 @@ func TestHostFilesEveryShell(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "it's a file")
 	writeFile(t, f, "one\ntwo\nthree\nfour")
+	link := filepath.Join(dir, "link") // a category's file may be a symlink: its size is the target's
+	must(t, os.Symlink(f, link))
 	fifo := filepath.Join(dir, "fifo")
 	must(t, syscall.Mkfifo(fifo, 0o600))
 	held, err := os.Open(f)
@@ -77,8 +79,8 @@ func TestHostFilesEveryShell(t *testing.T) {
 				}
 				return out.String(), 0
 			}
-			out, _ := run("count.sh", f, "1", "18", f, "5", "8", f, "5", "99")
-			for _, want := range []string{"1 3 18\n", "2 1 12\n", "3 ! read 14 of 99 bytes from byte 5\n"} {
+			out, _ := run("count.sh", f, "1", "18", f, "5", "8", f, "5", "99", link, "1", "18")
+			for _, want := range []string{"1 3 18\n", "2 1 12\n", "3 ! read 14 of 99 bytes from byte 5\n", "4 3 18\n"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("count.sh: %q, want %q in it", out, want)
 				}

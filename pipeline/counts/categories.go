@@ -30,6 +30,8 @@ type Set struct {
 	history    int                // samples kept per category
 	stallAfter time.Duration      // Options.StallAfter: a log rate older than it is none
 	tl         *timeline.Timeline // category_done events give a class its rate
+	// promptsOnHost: Config.PromptsOnHost
+	promptsOnHost bool
 
 	cats        map[string]*catState
 	order       []string
@@ -78,10 +80,11 @@ func (k *Set) newCat(name string) *catState {
 	c.runs.StartBack = 16 << 20
 	c.raw.OnRead = c.tok.onRead // tokens from the bytes the count reads anyway
 	// prompts.jsonl is counted, never read: its count runs on the host
-	// whoever reads it (in the fallback's one wc of a poll's counts, no
-	// exec more), not a whole 60 KB file of a thousand prompts sent for
-	// its newlines
-	c.prompts.RemoteAbove = AgentRemoteAbove
+	// (in the fallback's one wc of a poll's counts, no exec more), not a
+	// whole 60 KB file of a thousand prompts sent for its newlines
+	if k.promptsOnHost {
+		c.prompts.RemoteAbove = AgentRemoteAbove
+	}
 	if k.agentCounts {
 		// through the agent a first attach counts on the host: its small
 		// files (errors.jsonl) do not cross the link to be counted. A one-shot
@@ -89,7 +92,7 @@ func (k *Set) newCat(name string) *catState {
 		// (coldSumArgv) in the same request; a dashboard's first screen
 		// reads a small records file, as a file-by-file poll does (its
 		// tokens at once)
-		counted := []*remote.Counter{c.errs}
+		counted := []*remote.Counter{c.errs, c.prompts}
 		if k.onePoll {
 			counted = append(counted, c.raw)
 		}

@@ -27,11 +27,16 @@ type Config struct {
 	// holes' sums by the agent (0: whole sums, as a one-shot command needs)
 	SumWithin time.Duration
 	Timeline  *timeline.Timeline
+	// PromptsOnHost: prompts.jsonl is counted on the host, where a count
+	// there costs no exec of its own (the fallback's batch, the agent);
+	// not on this machine's own root (remote.Local), whose count on the
+	// host is a count.sh a file
+	PromptsOnHost bool
 }
 
 // New is the categories' part before its first poll.
 func New(c Config) *Set {
-	return &Set{lay: c.Layout, history: c.History, stallAfter: c.StallAfter, onePoll: c.OnePoll, within: c.SumWithin, tl: c.Timeline, cats: map[string]*catState{}}
+	return &Set{lay: c.Layout, history: c.History, stallAfter: c.StallAfter, onePoll: c.OnePoll, within: c.SumWithin, tl: c.Timeline, promptsOnHost: c.PromptsOnHost, cats: map[string]*catState{}}
 }
 
 // Len is how many categories are known.
@@ -145,8 +150,10 @@ func (k *Set) CountOnHost(steady bool) {
 		above = AgentRemoteAbove
 	}
 	for _, c := range k.cats {
-		for _, n := range []*remote.Counter{c.raw, c.errs} { // prompts: always (newCat)
-			n.RemoteAbove = above
+		for _, n := range []*remote.Counter{c.raw, c.errs, c.prompts} {
+			if n != c.prompts || !k.promptsOnHost { // else always (newCat)
+				n.RemoteAbove = above
+			}
 		}
 	}
 }

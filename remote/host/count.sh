@@ -12,7 +12,7 @@ while [ $# -ge 3 ]; do
   (
     f=$1 from=$2 n=$3
     if [ "$from" = 1 ]; then
-      s1=$(stat -c %s -- "$f") && c=$(wc -l < "$f") && s2=$(stat -c %s -- "$f") &&
+      s1=$(stat -L -c %s -- "$f") && c=$(wc -l < "$f") && s2=$(stat -L -c %s -- "$f") &&
         [ "$s1" = "$s2" ] && { echo "$i $c $s1"; exit 0; }
     fi
     # shellcheck disable=SC2046 # wc's two numbers, split on purpose
