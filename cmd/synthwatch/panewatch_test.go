@@ -78,6 +78,10 @@ func (p *paneReader) command(cmd string) (string, error) {
 	if _, err := io.WriteString(p.in, cmd+"\n"); err != nil {
 		return "", err
 	}
+	// a wedged tmux ends the client, and so the read: a benchmark fails
+	// rather than outlasting its own minute's guard
+	wedged := time.AfterFunc(30*time.Second, func() { p.c.Process.Kill() })
+	defer wedged.Stop()
 	out, err := p.block()
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", cmd, err)
