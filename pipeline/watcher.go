@@ -227,6 +227,9 @@ func (w *Watcher) Poll(ctx context.Context) snapshot.Snapshot {
 	if back {
 		snap, _ = w.poll(ctx, true)
 	}
+	if w.agent != nil {
+		w.agent.StartInstall() // the copy a poll asked for waits for its answer
+	}
 	return snap
 }
 

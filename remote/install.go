@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -195,6 +196,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 type installing struct {
 	place       AgentPlace
 	sent, total atomic.Int64
+	start       chan struct{} // closed when the copy may take the link (StartInstall)
+	startOnce   sync.Once
 	done        bool
 	ended       chan struct{} // closed when done
 	err         error
@@ -210,6 +213,7 @@ func (a *Agent) WaitInstall(ctx context.Context) (InstallResult, error, bool) {
 	if in == nil {
 		return InstallResult{}, nil, false
 	}
+	in.release()
 	select {
 	case <-in.ended:
 	case <-ctx.Done():
@@ -240,8 +244,25 @@ func (a *Agent) Installed() (InstallResult, bool) {
 	return a.inst.res, true
 }
 
-// maybeInstall starts the copy when the launcher said the agent is
-// missing (a.mu held): once a link's life, whatever its sessions.
+// StartInstall lets a copy the launcher asked for (maybeInstall) begin:
+// the poll that found no agent has its answer. Begun beside that poll, the
+// copy's megabytes took the link (and, here, the cores) from the
+// fallback's answer that the first screen waits for.
+func (a *Agent) StartInstall() {
+	a.mu.Lock()
+	in := a.inst
+	a.mu.Unlock()
+	if in != nil {
+		in.release()
+	}
+}
+
+func (in *installing) release() { in.startOnce.Do(func() { close(in.start) }) }
+
+// maybeInstall sets up the copy when the launcher said the agent is
+// missing (a.mu held): once a link's life, whatever its sessions. It
+// starts once the poll in hand has its answer (StartInstall), or a
+// one-shot command waits for it (WaitInstall).
 func (a *Agent) maybeInstall() {
 	if !a.autoInstall || a.place == nil || a.inst != nil || a.fw != nil {
 		return
@@ -250,13 +271,20 @@ func (a *Agent) maybeInstall() {
 	if !ok {
 		return
 	}
-	in := &installing{place: *a.place, ended: make(chan struct{})}
+	in := &installing{place: *a.place, start: make(chan struct{}), ended: make(chan struct{})}
 	a.inst = in
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	a.stopInstall = cancel
 	go func() {
 		defer cancel()
-		res, err := InstallAgent(ctx, h, in.place, &in.sent, &in.total)
+		var res InstallResult
+		var err error
+		select {
+		case <-in.start:
+			res, err = InstallAgent(ctx, h, in.place, &in.sent, &in.total)
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
 		a.mu.Lock()
 		in.done, in.err, in.res = true, err, res
 		if err == nil { // the next poll starts the Go agent

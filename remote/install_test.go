@@ -39,8 +39,18 @@ func loadBatch() *Batch {
 }
 
 // installingAgent is an agent of h with no binary of its own and install on,
-// after its first poll: the launcher found none, and the copy is under way.
+// after its first poll: the launcher found none, the poll has its answer,
+// and the copy is under way.
 func installingAgent(t *testing.T, h Host) *Agent {
+	t.Helper()
+	ag := missingAgent(t, h)
+	ag.StartInstall()
+	return ag
+}
+
+// missingAgent is installingAgent before the poll had its answer: the
+// copy is asked for, not begun.
+func missingAgent(t *testing.T, h Host) *Agent {
 	t.Helper()
 	ag := NewAgent(h)
 	ag.UseBinary("/nonexistent/synthwatch")
@@ -53,16 +63,29 @@ func installingAgent(t *testing.T, h Host) *Agent {
 }
 
 // A host with no agent of this protocol: the first poll is answered by
-// the fallback while the agent is copied (the kind says so), and a poll
-// after the copy by the installed Go agent, from its version's path,
-// made for the user alone; no temp file is left.
+// the fallback while the agent is on its way (the kind says so), the
+// copy begun once that poll has its answer, and a poll after the copy by
+// the installed Go agent, from its version's path, made for the user
+// alone; no temp file is left.
 func TestAgentInstalledWhenMissing(t *testing.T) {
 	t.Parallel()
 	_, h, home := sshdHome(t)
-	ag := installingAgent(t, h)
-	if k := ag.Kind(); !strings.HasPrefix(k, "fallback (") || !strings.Contains(k, "installing the agent") && !strings.Contains(k, "the agent is installed at") {
+	ag := missingAgent(t, h)
+	if k := ag.Kind(); !strings.HasPrefix(k, "fallback (") || !strings.Contains(k, "installing the agent") {
 		t.Fatalf("the first poll was read by %q, want the fallback, saying the agent is on its way", k)
 	}
+	ag.mu.Lock()
+	in := ag.inst
+	ag.mu.Unlock()
+	select {
+	case <-in.start:
+		t.Fatal("the copy began before the poll that asked for it had its answer")
+	default:
+	}
+	if n := in.sent.Load(); n != 0 {
+		t.Fatalf("%d bytes of the agent sent before the poll had its answer", n)
+	}
+	ag.StartInstall()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if _, ok := ag.Installed(); ok {
@@ -178,13 +201,7 @@ func TestAgentBuildForTheHost(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("PATH", shim+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("HOME", home)
-	ag := NewAgent(Local{})
-	ag.UseBinary("/nonexistent/synthwatch")
-	ag.AutoInstall(true)
-	t.Cleanup(ag.Close)
-	if _, err := ag.Run(context.Background(), loadBatch()); !errors.Is(err, ErrNoAgent) {
-		t.Fatal(err)
-	}
+	ag := installingAgent(t, Local{})
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(ag.Kind(), "not installed") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
