@@ -148,6 +148,11 @@ func TestAgentAnswersLikeTheOneShot(t *testing.T) {
 			}
 			link := filepath.Join(dir, "link")
 			must(t, os.Symlink(prep, link))
+			// a category whose records are a link to a disk not mounted: an
+			// error to both, not a file that is gone to one of them
+			must(t, os.MkdirAll(filepath.Join(prep, "unmounted"), 0o755))
+			dangling := filepath.Join(prep, "unmounted", "raw.jsonl")
+			must(t, os.Symlink(filepath.Join(dir, "scratch", "raw.jsonl"), dangling))
 			// processes as a host has them: one that holds a file open for
 			// writing, one whose command line says worker (both sleep, so
 			// their /proc/PID/stat holds still between the two reads)
@@ -178,6 +183,9 @@ func TestAgentAnswersLikeTheOneShot(t *testing.T) {
 					b.Count(NewCounter(filepath.Join(prep, n, "raw.jsonl")))
 				}
 				b.Count(NewCounter(filepath.Join(prep, "B1", "gone.jsonl")))
+				b.Count(NewCounter(dangling))
+				b.Tail(NewTail(dangling))
+				b.Cat(dangling, 100)
 				b.Cat(filepath.Join(dir, "nope"), 100)
 				b.Cat(log, 50)
 				b.Exec("sh", "-c", `echo "out $1"; echo err >&2; exit 3`, "x", "a b\nc")

@@ -287,7 +287,10 @@ func (s *hostAgent) fileState(op *agentOp) string {
 	}
 	fi, err := os.Stat(op.ap)
 	if err != nil {
-		return "noent"
+		if gone(op.ap) == "noent" {
+			return "noent"
+		}
+		return "" // its error, read again
 	}
 	size := strconv.FormatInt(fi.Size(), 10)
 	if size != op.args[1] {
@@ -358,15 +361,32 @@ func (r *recorder) rec(kind, status string, a, b, c int64, p string, data []byte
 	r.fin()
 }
 
-// gone is the status of a path an op failed on: noent unless it exists.
+// gone is the status of a path an op failed on: noent unless it exists,
+// as fallback.sh's gone: a link to nothing (a scratch disk not mounted)
+// exists, and fails as an error, not as a file that is gone.
 func gone(p string) string {
-	if _, err := os.Stat(p); err == nil {
+	if _, err := os.Lstat(p); err == nil {
 		return "err"
 	}
 	return "noent"
 }
 
 func errText(err error) []byte { return []byte(err.Error() + "\n") }
+
+// failText is the text of an op's failure on p: a link to nothing (a
+// scratch disk not mounted) names its target, in fallback.sh's words
+// (gone), else err's text.
+func failText(p string, err error) []byte {
+	if errors.Is(err, fs.ErrNotExist) {
+		if t, lerr := os.Readlink(p); lerr == nil {
+			return []byte(danglingText(t) + "\n")
+		}
+	}
+	return errText(err)
+}
+
+// danglingText is what a reader says of a link to target that is not there.
+func danglingText(target string) string { return "a link to " + target + ", which is not there" }
 
 func atoi(s string) int64 {
 	v, _ := strconv.ParseInt(s, 10, 64)

@@ -35,7 +35,7 @@ func (r *recorder) stats(paths ...string) []*fileStat {
 	for i, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
-			r.rec("S", "noent", 0, 0, 0, p, errText(err))
+			r.rec("S", gone(p), 0, 0, 0, p, failText(p, err))
 			continue
 		}
 		st := &fileStat{sty: "o", size: fi.Size(), mtime: fi.ModTime().Unix()}
@@ -192,7 +192,7 @@ func (r *recorder) cat(p string, limit int64) {
 		if errors.Is(err, ErrNotRegular) && errors.As(err, &pe) {
 			err = pe.Err // the record names the path: as the shell's words
 		}
-		r.rec("R", gone(p), 0, 0, 0, p, errText(err))
+		r.rec("R", gone(p), 0, 0, 0, p, failText(p, err))
 		return
 	}
 	eof := int64(0)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -24,9 +25,14 @@ type Local struct{ GoSums bool }
 func (Local) Stat(_ context.Context, path string) (FileInfo, error) {
 	st, err := os.Stat(path)
 	if err != nil {
+		if t, lerr := os.Readlink(path); lerr == nil && errors.Is(err, fs.ErrNotExist) {
+			return FileInfo{}, &hostError{path: path, msg: danglingText(t)} // as the agent and the fallback say it
+		}
 		return FileInfo{}, err
 	}
-	return FileInfo{Name: st.Name(), Size: st.Size(), ModTime: st.ModTime(), IsDir: st.IsDir(), Mode: st.Mode().Type()}, nil
+	// the second, as the host's readers have it (stat's %Y): a --local
+	// view's times are the remote one's
+	return FileInfo{Name: st.Name(), Size: st.Size(), ModTime: st.ModTime().Truncate(time.Second), IsDir: st.IsDir(), Mode: st.Mode().Type()}, nil
 }
 
 func (Local) ReadAt(_ context.Context, path string, off int64, n int) ([]byte, error) {

@@ -72,9 +72,12 @@ func countFigures(c *catState, js *parse.CategoryState, scanVoid bool, v *snapsh
 	case c.countErr != "" && unread(c):
 		v.CountError = c.countErr // no good figure ever: none is claimed
 		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: its records cannot be counted: %s", c.name, c.countErr))
-	case c.countErr != "":
+	case c.countErr != "" && c.rawFailed:
 		v.CountError = c.countErr
 		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: count failed, showing the last good figure (%d lines): %s", c.name, c.lines, c.countErr))
+	case c.countErr != "": // prompts.jsonl or errors.jsonl: the records' figure is this poll's
+		v.CountError = c.countErr
+		v.Warnings = append(v.Warnings, fmt.Sprintf("%s: a file beside its records cannot be counted (their %d lines are counted): %s", c.name, c.lines, c.countErr))
 	}
 	df := parse.DoneFacts{Lines: c.lines, Worker: js, ScanVoid: scanVoid}
 	if c.known && c.countErr == "" && c.tok.complete() && c.tok.sum.out.Unexamined == 0 && c.tok.sum.Records <= c.lines {

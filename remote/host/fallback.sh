@@ -45,8 +45,11 @@ recm() { hdr "$1" "$2" "$3" "$4" "$5" "$6" "$((${#7} + 1))"; printf '%s\n' "$7";
 # B "?N": 1 when FILE holds fewer than N bytes; "=": FILE's size.
 nd=0
 dfr() { nd=$((nd + 1)); eval "dk$nd=\$1 ds$nd=\$2 da$nd=\$3 db$nd=\$4 dc$nd=\$5 dp$nd=\$6 df$nd=\$7 dg$nd=\${8-}"; }
-# gone PATH: gs is noent when PATH is not there, else err
-gone() { if [ -e "$1" ] || [ -L "$1" ]; then gs=err; else gs=noent; fi; }
+# gone PATH: gs is noent when PATH is not there, else err; gm says so of
+# a link to nothing (a scratch disk not mounted), naming its target
+gone() {
+  gm=; if [ -e "$1" ]; then gs=err; elif [ -L "$1" ]; then gs=err; gm="a link to $(readlink -- "$1" 2>/dev/null), which is not there"; else gs=noent; fi
+}
 styp() { case $1 in *[!0-9a-f]*|'') return 1;; esac; sty=o; case $((0x$1 & 61440)) in 32768) sty=f;; 16384) sty=d;; 4096) sty=p;; esac; }
 # the paths P1…Pnp (E 1: the op wants their S records; A what is read of
 # them, act's words), stat'd at once
@@ -87,7 +90,7 @@ stat1() {
     elif s=$(stat -L -c '%s %Y %f' -- "$f" 2>"$t/se.$nd") && set -- $s && styp "$3"; then vz=$1 vm=$2
     else
       eval "y$j= z$j=0 m$j=0"
-      eval "[ \"\$E$j\" = 1 ]" && { gone "$f"; mv -f "$t/se.$nd" "$t/d.$((nd + 1))"; dfr S "$gs" 0 0 0 "$f" "$t/d.$((nd + 1))"; }
+      eval "[ \"\$E$j\" = 1 ]" && { gone "$f"; if [ -n "$gm" ]; then recm S err 0 0 0 "$f" "$gm"; else mv -f "$t/se.$nd" "$t/d.$((nd + 1))"; dfr S "$gs" 0 0 0 "$f" "$t/d.$((nd + 1))"; fi; }
       j=$((j + 1)); continue
     fi
     if [ "$so" = 1 ]; then
@@ -156,13 +159,13 @@ cnt() {
   ne=$((ne + 1)); eval "N$ne=\$1"
 }
 # isreg PATH TYPE: a regular file, else its R err record: a FIFO is never
-# opened, it would wait for a writer
+# opened, it would wait for a writer; a link to nothing is an error (gone)
 isreg() {
   [ "$2" = f ] && return 0
   if [ -e "$1" ]; then
     ik="special file"; [ -p "$1" ] && ik=FIFO; [ -d "$1" ] && ik=directory
     recm R err 0 0 0 "$1" "not a regular file (a $ik)"
-  else recm R noent 0 0 0 "$1" "$1: No such file or directory"; fi
+  else gone "$1"; recm R "$gs" 0 0 0 "$1" "${gm:-$1: No such file or directory}"; fi
   return 1
 }
 # tko N: tk, "timeout -k 5 N" where the host's timeout takes it (asked once)
