@@ -42,7 +42,9 @@ func BenchmarkReportVsHabit(b *testing.B) {
 // --no-install and no agent, the table with the DONE (the fallback counts
 // first, and sums a slice of the tokens a poll). The screen is read every
 // 5 ms through one tmux control client (paneReader), so a figure may be
-// up to 5 ms (and a capture's fraction of one) late.
+// up to 5 ms (and a capture's fraction of one) late. host=first-contact:
+// the table with the DONE on a host with no agent and a laptop with no
+// state, the install on (the fallback reads while the agent is copied).
 func BenchmarkDashboardFirstTableVsHabit(b *testing.B) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		b.Fatal("tmux not found; install it with: apt-get install -y tmux")
@@ -58,6 +60,19 @@ func BenchmarkDashboardFirstTableVsHabit(b *testing.B) {
 	fb := hb.ours("", "--no-install", "--worker-bin", absent)
 	counts := fullTable(hb.root, false)
 	hb.compareOn(b, "host=fallback", func() time.Duration { return hb.firstScreen(fb, counts) }, true)
+	// host=first-contact: no agent on the host, no state on the laptop,
+	// the install on: the fallback's table while the agent is on its way
+	hb.compareOn(b, "host=first-contact", func() time.Duration {
+		if hb.home == "" {
+			b.Fatal("the first contact needs the server's own home (root)")
+		}
+		if err := os.RemoveAll(filepath.Join(hb.home, ".cache", "synthwatch")); err != nil {
+			b.Fatal(err)
+		}
+		hb.extra = []string{"XDG_STATE_HOME=" + b.TempDir(), "XDG_CONFIG_HOME=" + b.TempDir()}
+		defer func() { hb.extra = nil }()
+		return hb.firstScreen(hb.ours(""), counts)
+	}, true)
 	hb.run(hb.ours("status", "--json"), `"done": `) // installs the agent
 	hb.run(hb.ours("status", "--json"), `"reader": "go agent `)
 	dash, full := hb.ours(""), fullTable(hb.root, true)

@@ -188,6 +188,7 @@ type habitBench struct {
 	dest  string
 	habit *exec.Cmd
 	panes *paneReader // reads the screens of the benchmarks in a terminal
+	home  string      // the server's home, where the agent is installed
 }
 
 func newHabitBench(b *testing.B) *habitBench {
@@ -208,7 +209,7 @@ func newHabitBench(b *testing.B) *habitBench {
 	os.WriteFile(kh, []byte(strings.Replace(string(khb), fmt.Sprint(s.Port), port, 1)), 0o644)
 	cfg := filepath.Join(b.TempDir(), "ssh_config")
 	os.WriteFile(cfg, nil, 0o600)
-	hb := &habitBench{tb: b, bin: testbin.Path(b), root: root, px: px,
+	hb := &habitBench{tb: b, bin: testbin.Path(b), root: root, px: px, home: s.Home(),
 		env:  append(os.Environ(), "SSH_AUTH_SOCK=", "XDG_CONFIG_HOME="+b.TempDir(), "XDG_STATE_HOME="+b.TempDir()),
 		ssh:  []string{"-F", cfg, "-i", s.KeyPath, "-o", "UserKnownHostsFile=" + kh, "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "--root", root},
 		dest: s.User + "@127.0.0.1:" + port,
