@@ -1,0 +1,38 @@
+package servers
+
+import (
+	"testing"
+
+	"github.com/synthwatch/synthwatch/remote"
+)
+
+// A first poll probes the default URL beside a batch that reads the
+// default log; pipeline.toml then names another URL with that log. The
+// new server keeps the log's tail (the handle the batch answered), not a
+// tail of its own that the poll would read again by itself. Another log,
+// or the same URL, are as before.
+func TestSpecsKeepALogUnderANewURL(t *testing.T) {
+	const log = "/night/logs/sglang_inference.log"
+	sv := New(Config{Host: remote.Local{}, Root: "/night"}, []Spec{{URL: "http://127.0.0.1:30000", Log: log, rooted: true, From: "default"}})
+	guess := sv.Tails()[0]
+	sv.SetSpecs([]Spec{{URL: "http://127.0.0.1:31000", Log: log, rooted: true, From: "pipeline.toml server"}})
+	if got := sv.Tails(); len(got) != 1 || got[0] != guess {
+		t.Fatalf("the named server's log is read by a tail of its own: %v, want the guess's", got)
+	}
+	if sv.list[0].spec.URL != "http://127.0.0.1:31000" || sv.list[0].spec.From != "pipeline.toml server" {
+		t.Errorf("the server watched is %+v", sv.list[0].spec)
+	}
+	sv.SetSpecs([]Spec{{URL: "http://127.0.0.1:31000", Log: "/night/logs/other.log", rooted: true, From: "pipeline.toml server"}})
+	if got := sv.Tails(); len(got) != 1 || got[0] == guess || got[0].Path != "/night/logs/other.log" {
+		t.Fatalf("another log kept the first one's tail: %v", got)
+	}
+	// two servers named where one log was read: the first to name it keeps it
+	other := sv.Tails()[0]
+	sv.SetSpecs([]Spec{
+		{URL: "http://127.0.0.1:32000", Log: "/night/logs/other.log", rooted: true, From: "pipeline.toml servers"},
+		{URL: "http://127.0.0.1:32001", Log: "/night/logs/other.log", rooted: true, From: "pipeline.toml servers"},
+	})
+	if got := sv.Tails(); len(got) != 2 || got[0] != other || got[1] == other {
+		t.Fatalf("one log's tail under two servers: %v", got)
+	}
+}
