@@ -30,9 +30,7 @@ func (Local) Stat(_ context.Context, path string) (FileInfo, error) {
 		}
 		return FileInfo{}, err
 	}
-	// the second, as the host's readers have it (stat's %Y): a --local
-	// view's times are the remote one's
-	return FileInfo{Name: st.Name(), Size: st.Size(), ModTime: st.ModTime().Truncate(time.Second), IsDir: st.IsDir(), Mode: st.Mode().Type()}, nil
+	return FileInfo{Name: st.Name(), Size: st.Size(), ModTime: st.ModTime(), IsDir: st.IsDir(), Mode: st.Mode().Type()}, nil
 }
 
 func (Local) ReadAt(_ context.Context, path string, off int64, n int) ([]byte, error) {
