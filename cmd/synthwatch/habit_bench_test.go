@@ -69,8 +69,9 @@ func BenchmarkDashboardFirstTableVsHabit(b *testing.B) {
 		if err := os.RemoveAll(filepath.Join(hb.home, ".cache", "synthwatch")); err != nil {
 			b.Fatal(err)
 		}
-		hb.extra = []string{"XDG_STATE_HOME=" + b.TempDir(), "XDG_CONFIG_HOME=" + b.TempDir()}
-		defer func() { hb.extra = nil }()
+		kept := hb.extra
+		hb.extra = append(append([]string(nil), kept...), "XDG_STATE_HOME="+b.TempDir(), "XDG_CONFIG_HOME="+b.TempDir())
+		defer func() { hb.extra = kept }()
 		return hb.firstScreen(hb.ours(""), counts)
 	}, true)
 	hb.run(hb.ours("status", "--json"), `"done": `) // installs the agent

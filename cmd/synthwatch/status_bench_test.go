@@ -210,9 +210,9 @@ func newHabitBench(b *testing.B) *habitBench {
 	cfg := filepath.Join(b.TempDir(), "ssh_config")
 	os.WriteFile(cfg, nil, 0o600)
 	hb := &habitBench{tb: b, bin: testbin.Path(b), root: root, px: px, home: s.Home(),
-		env:  append(os.Environ(), "SSH_AUTH_SOCK=", "XDG_CONFIG_HOME="+b.TempDir(), "XDG_STATE_HOME="+b.TempDir()),
-		ssh:  []string{"-F", cfg, "-i", s.KeyPath, "-o", "UserKnownHostsFile=" + kh, "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "--root", root},
-		dest: s.User + "@127.0.0.1:" + port,
+		extra: []string{"SSH_AUTH_SOCK=", "XDG_CONFIG_HOME=" + b.TempDir(), "XDG_STATE_HOME=" + b.TempDir()},
+		ssh:   []string{"-F", cfg, "-i", s.KeyPath, "-o", "UserKnownHostsFile=" + kh, "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "--root", root},
+		dest:  s.User + "@127.0.0.1:" + port,
 		habit: exec.Command("ssh", "-F", cfg, "-T", "-i", s.KeyPath, "-p", port, "-o", "UserKnownHostsFile="+kh, "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
 			"-o", "ControlMaster=no", "-o", "ControlPath=none", s.User+"@127.0.0.1",
 			"tail -n 20 "+root+"/logs/inference_all.log; wc -l "+root+"/prepared/*/raw_responses.jsonl"),
