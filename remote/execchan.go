@@ -288,8 +288,10 @@ func waitStatus(reqs <-chan *ssh.Request) error {
 // the shell's 128+N exit code.
 var signalNumbers = map[string]int{"HUP": 1, "INT": 2, "QUIT": 3, "ILL": 4, "ABRT": 6, "FPE": 8, "KILL": 9, "USR1": 10, "SEGV": 11, "USR2": 12, "PIPE": 13, "ALRM": 14, "TERM": 15}
 
-// kill asks the host to end the command (OpenSSH 7.9+ does; others may not,
-// and closing the channel ends its stdin and output anyway).
+// kill asks the host to end the command (OpenSSH 7.9+ does, but not in a
+// root login's session, which runs without privilege separation; others
+// may not; closing the channel ends its stdin and output anyway, and the
+// command at its next write).
 func (e *execChan) kill() {
 	_, _ = e.ch.SendRequest("signal", false, ssh.Marshal(struct{ Signal string }{string(ssh.SIGKILL)}))
 }
