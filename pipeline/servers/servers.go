@@ -144,11 +144,16 @@ func Specs(o Choice, man parse.Manifest) []Spec {
 // first contact's table at 50 ms).
 func (sv *Set) SetSpecs(specs []Spec) {
 	old := map[string]*srvWatch{}
-	logs := map[string]*srvWatch{}
+	logs := map[string]*srvWatch{} // a log no poll has read yet: nothing of it folded
 	for _, s := range sv.list {
 		old[s.spec.URL] = s
-		if s.tail != nil {
+		if s.tail != nil && s.tail.Offset() == 0 {
 			logs[s.spec.Log] = s
+		}
+	}
+	for _, sp := range specs { // a server kept by its URL keeps its log: one tail, one reader
+		if s, ok := old[sp.URL]; ok && sameLog(s, sp, sv.root) {
+			delete(logs, s.spec.Log)
 		}
 	}
 	var next []*srvWatch
@@ -156,7 +161,6 @@ func (sv *Set) SetSpecs(specs []Spec) {
 		if s, ok := old[sp.URL]; ok && sameLog(s, sp, sv.root) {
 			s.spec.From = sp.From
 			next = append(next, s)
-			delete(logs, s.spec.Log)
 			continue
 		}
 		s := newSrvWatch(sp, sv.root, sv.pane)

@@ -1,6 +1,9 @@
 package servers
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/synthwatch/synthwatch/remote"
@@ -34,5 +37,33 @@ func TestSpecsKeepALogUnderANewURL(t *testing.T) {
 	})
 	if got := sv.Tails(); len(got) != 2 || got[0] != other || got[1] == other {
 		t.Fatalf("one log's tail under two servers: %v", got)
+	}
+	// a new URL listed before a kept one with the same log: the kept
+	// server keeps its tail, the new one reads the log by a tail of its own
+	// (one tail polled twice at once is a race)
+	kept := sv.Tails()[1]
+	sv.SetSpecs([]Spec{
+		{URL: "http://127.0.0.1:33000", Log: "/night/logs/other.log", rooted: true, From: "pipeline.toml servers"},
+		{URL: "http://127.0.0.1:32001", Log: "/night/logs/other.log", rooted: true, From: "pipeline.toml servers"},
+	})
+	if got := sv.Tails(); len(got) != 2 || got[1] != kept || got[0] == kept {
+		t.Fatalf("a kept server's tail given to a new one: %v (kept %p)", got, kept)
+	}
+	// a log a poll has read: its fold stays with its server, a new URL
+	// reads it again from the start
+	dir := t.TempDir()
+	logp := filepath.Join(dir, "server.log")
+	if err := os.WriteFile(logp, []byte("[2026-11-29 02:59:00] The server is fired up and ready to roll!\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sv.SetSpecs([]Spec{{URL: "http://127.0.0.1:34000", Log: logp, rooted: true, From: "default"}})
+	read := sv.Tails()[0]
+	read.Poll(context.Background(), remote.Local{})
+	if read.Offset() == 0 {
+		t.Fatal("the tail read nothing")
+	}
+	sv.SetSpecs([]Spec{{URL: "http://127.0.0.1:34001", Log: logp, rooted: true, From: "pipeline.toml server"}})
+	if got := sv.Tails(); len(got) != 1 || got[0] == read {
+		t.Fatalf("a tail already read went to a new URL without its fold: %v", got)
 	}
 }
