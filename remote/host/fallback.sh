@@ -45,10 +45,15 @@ recm() { hdr "$1" "$2" "$3" "$4" "$5" "$6" "$((${#7} + 1))"; printf '%s\n' "$7";
 # B "?N": 1 when FILE holds fewer than N bytes; "=": FILE's size.
 nd=0
 dfr() { nd=$((nd + 1)); eval "dk$nd=\$1 ds$nd=\$2 da$nd=\$3 db$nd=\$4 dc$nd=\$5 dp$nd=\$6 df$nd=\$7 dg$nd=\${8-}"; }
-# gone PATH: gs is noent when PATH is not there, else err; gm says so of
-# a link to nothing (a scratch disk not mounted), naming its target
+# gone PATH: gs is noent when PATH is not there, else err. Of a link that
+# cannot be followed gm says why: stat's words (a loop, a folder it may
+# not enter), or, where its target is not there (a scratch disk not
+# mounted), so, naming the target, as the agent's failText
 gone() {
-  gm=; if [ -e "$1" ]; then gs=err; elif [ -L "$1" ]; then gs=err; gm="a link to $(readlink -- "$1" 2>/dev/null), which is not there"; else gs=noent; fi
+  gm=; if [ -e "$1" ]; then gs=err; elif [ -L "$1" ]; then gs=err
+    gm=$(stat -L -c %s -- "$1" 2>&1)
+    case $gm in *'No such file or directory'*) gm="a link to $(readlink -- "$1" 2>/dev/null), which is not there";; esac
+  else gs=noent; fi
 }
 styp() { case $1 in *[!0-9a-f]*|'') return 1;; esac; sty=o; case $((0x$1 & 61440)) in 32768) sty=f;; 16384) sty=d;; 4096) sty=p;; esac; }
 # the paths P1…Pnp (E 1: the op wants their S records; A what is read of
