@@ -379,7 +379,7 @@ func errText(err error) []byte { return []byte(err.Error() + "\n") }
 func failText(p string, err error) []byte {
 	if errors.Is(err, fs.ErrNotExist) {
 		if t, lerr := os.Readlink(p); lerr == nil {
-			return []byte(danglingText(t) + "\n")
+			return []byte(danglingText(strings.TrimRight(t, "\n")) + "\n") // as the script's $(readlink)
 		}
 	}
 	return errText(err)

@@ -19,15 +19,21 @@ func TestALinkThatCannotBeFollowedSaysWhy(t *testing.T) {
 	dangling, loop := filepath.Join(dir, "dangling.jsonl"), filepath.Join(dir, "loop.jsonl")
 	must(t, os.Symlink(filepath.Join(dir, "scratch", "raw.jsonl"), dangling))
 	must(t, os.Symlink(loop, loop))
+	// a target ending in newlines: the script's $(readlink) drops them, and
+	// so does the agent
+	nl := filepath.Join(dir, "nl.jsonl")
+	must(t, os.Symlink(filepath.Join(dir, "x\n\n"), nl))
 	batch := func() *Batch {
 		b := &Batch{}
 		b.Count(NewCounter(dangling))
 		b.Count(NewCounter(loop))
 		b.Cat(dangling, 100)
 		b.Cat(loop, 100)
+		b.Count(NewCounter(nl))
+		b.Cat(nl, 100)
 		return b
 	}
-	want := map[string]string{dangling: "a link to " + filepath.Join(dir, "scratch", "raw.jsonl") + ", which is not there", loop: "too many levels of symbolic links"}
+	want := map[string]string{dangling: "a link to " + filepath.Join(dir, "scratch", "raw.jsonl") + ", which is not there", loop: "too many levels of symbolic links", nl: "a link to " + filepath.Join(dir, "x") + ", which is not there"}
 	check := func(who string, a *answers) {
 		t.Helper()
 		for p, w := range want {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -26,7 +27,7 @@ func (Local) Stat(_ context.Context, path string) (FileInfo, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		if t, lerr := os.Readlink(path); lerr == nil && errors.Is(err, fs.ErrNotExist) {
-			return FileInfo{}, &hostError{path: path, msg: danglingText(t)} // as the agent and the fallback say it
+			return FileInfo{}, &hostError{path: path, msg: danglingText(strings.TrimRight(t, "\n"))} // as the agent and the fallback say it
 		}
 		return FileInfo{}, err
 	}
