@@ -136,12 +136,12 @@ func Specs(o Choice, man parse.Manifest) []Spec {
 }
 
 // SetSpecs makes the server set match specs, keeping the state of a
-// server already watched under the same URL, and the state of a log
-// already read under the same path (its tail, its fold): a first poll
-// probes the default URL beside a batch that reads the default log, and
-// pipeline.toml then names another URL with that log. A new tail there
-// was no handle of the batch's and was read again by itself (380 ms of a
-// first contact's table at 50 ms).
+// server already watched under the same URL, and giving a new URL the log
+// of a server it drops when the path is the same and no poll has read it
+// yet (its tail, its fold): a first poll probes the default URL beside a
+// batch that reads the default log, and pipeline.toml then names another
+// URL with that log. A new tail there was no handle of the batch's and
+// was read again by itself (380 ms of a first contact's table at 50 ms).
 func (sv *Set) SetSpecs(specs []Spec) {
 	old := map[string]*srvWatch{}
 	logs := map[string]*srvWatch{} // a log no poll has read yet: nothing of it folded
