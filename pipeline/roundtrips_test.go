@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,8 @@ func TestPollRoundTrips(t *testing.T) {
 			// what the next run's cold poll starts from
 			if h := ReadServersHint(o.HintPath); tc.reader == "fallback" && !noAgentUnpacks(h) {
 				t.Fatalf("the hint after a cold poll by the fallback: %+v, want no agent and unpacks", h)
+			} else if plat := runtime.GOOS + "-" + runtime.GOARCH; tc.reader == "go agent" && (h == nil || h.Platform != plat) {
+				t.Fatalf("the hint after a cold poll by the agent: %+v, want the platform its hello named, %s", h, plat)
 			}
 			done := func(s snapshot.Snapshot) int64 { return catByName(t, s, "B1").Done }
 			var n0 int64

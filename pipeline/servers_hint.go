@@ -28,6 +28,10 @@ type ServersHint struct {
 	// polls, the next cold one too, travel packed on the command line
 	// (remote.PackCommand), a round trip less on OpenSSH.
 	Unpacks bool `json:"unpacks,omitempty"`
+	// Platform: the host's platform as its agent's last hello named it
+	// ("linux-amd64"): the launcher runs that agent without a uname
+	// (remote.Agent.SetPlatform).
+	Platform string `json:"platform,omitempty"`
 }
 
 // HintPath is the hint's file for a host and root, beside its history.
@@ -52,7 +56,7 @@ func ReadServersHint(path string) *ServersHint {
 // start or written since (most runs write nothing), and returns the hint
 // as it now stands. Errors are ignored: a hint only saves round trips.
 func (h *ServersHint) write(path string, have ServersHint) *ServersHint {
-	if path == "" || (h == nil && have.Server == "" && len(have.Servers) == 0 && have.NoAgent == "" && !have.Unpacks) {
+	if path == "" || (h == nil && have.Server == "" && len(have.Servers) == 0 && have.NoAgent == "" && !have.Unpacks && have.Platform == "") {
 		return h
 	}
 	old, _ := json.Marshal(h)

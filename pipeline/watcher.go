@@ -158,6 +158,9 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 		case w.fb == nil:
 		case w.hint != nil:
 			w.fb.SetUnpack(w.hint.Unpacks)
+			if w.agent != nil {
+				w.agent.SetPlatform(w.hint.Platform)
+			}
 		default:
 			// a first contact: most hosts unpack (base64 and gunzip are in
 			// coreutils, gzip and busybox), so the fallback goes packed at
@@ -323,12 +326,16 @@ func (w *Watcher) serverSpecs() []servers.Spec {
 }
 
 // writeServersHint keeps the servers pipeline.toml named, and what the
-// cold reads learnt of the host (no agent, unpacking), when they differ
+// cold reads learnt of the host (no agent, unpacking, the agent's
+// platform), when they differ
 // from the hint (ServersHint.write): a Watcher's, for the hint gathers
 // the counts' manifest and the reader's findings.
 func (w *Watcher) writeServersHint() {
 	man, read := w.cnt.Manifest()
 	have := ServersHint{Server: man.Server, Servers: man.Servers, NoAgent: w.noAgent, Unpacks: w.fb != nil && w.fb.Unpacks()}
+	if w.agent != nil {
+		have.Platform = w.agent.Platform()
+	}
 	if !read && w.hint != nil { // pipeline.toml not read yet: its servers as the hint had them
 		have.Server, have.Servers = w.hint.Server, w.hint.Servers
 	}

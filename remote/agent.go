@@ -77,8 +77,14 @@ type Agent struct {
 	inst        *installing
 	stopInstall func()
 	swap        bool // installed: the next request starts the Go agent
-	lastReq     int  // bytes of the last request (tests)
-	lastAns     int  // bytes of the last answer (tests)
+	// platform: "OS-ARCH" as the host's agent named it in its last hello
+	// (SetPlatform: a run before this one's), which spares the launcher
+	// its uname while that agent is there; tried: the launch that failed
+	// was told it
+	platform string
+	tried    bool
+	lastReq  int // bytes of the last request (tests)
+	lastAns  int // bytes of the last answer (tests)
 
 	starts, requests atomic.Int64
 }
@@ -100,6 +106,37 @@ func (a *Agent) UseBinary(bin string) {
 	a.mu.Lock()
 	a.useBin, a.bin = true, bin
 	a.mu.Unlock()
+}
+
+// SetPlatform tells the launcher the host's platform ("linux-amd64") as
+// its agent named it before (Platform, kept by the caller between runs):
+// the launcher runs that agent without a uname while it is there. A
+// platform not of that form is ignored.
+func (a *Agent) SetPlatform(p string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.platform = ""
+	if goos, arch, ok := strings.Cut(p, "-"); ok && isPlatformWord(goos) && isPlatformWord(arch) {
+		a.platform = p
+	}
+}
+
+// Platform is the host's platform as its agent's last hello named it ("":
+// none said hello, or the one told to the launcher did not start).
+func (a *Agent) Platform() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.platform
+}
+
+// isPlatformWord: a GOOS or GOARCH as where.sh takes one ([a-z0-9]+).
+func isPlatformWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if (s[i] < 'a' || s[i] > 'z') && (s[i] < '0' || s[i] > '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Stats counts the agent's starts and requests.
@@ -193,6 +230,13 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 			a.noAgent, a.noSess = fmt.Errorf("%w: it said nothing for %s after it started", ErrNoAgent, helloLimit), sess
 			return nil, a.noAgent
 		}
+		if fresh && errors.Is(err, io.EOF) && a.tried && a.noneWhy() == "" {
+			// the agent the platform named did not start (a home shared
+			// with a host of another arch, under the same name): this poll
+			// reads by the fallback, the next launch asks uname
+			a.platform = ""
+			return nil, fmt.Errorf("%w: %s", ErrNoAgent, firstNonEmpty(why, "the launcher ended"))
+		}
 		if fresh && errors.Is(err, io.EOF) {
 			// the launcher found no agent to run (it said why): the fallback
 			// reads this session, beside the install
@@ -256,9 +300,13 @@ func (a *Agent) startArgv(nonce string, frame []byte) []string {
 	if a.useBin {
 		bin = a.bin
 	}
-	argv := []string{"sh", "-c", agentLauncher, "synthwatch-agent", nonce, bin, AgentProto, base64.StdEncoding.EncodeToString(frame)}
+	inst := ""
 	if !a.autoInstall { // --no-install: the host must not be written, so the agent keeps no report's stamps there
-		argv = append(argv, "no-install")
+		inst = "no-install"
+	}
+	argv := []string{"sh", "-c", agentLauncher, "synthwatch-agent", nonce, bin, AgentProto, base64.StdEncoding.EncodeToString(frame), inst}
+	if a.platform != "" {
+		argv = append(argv, a.platform)
 	}
 	return argv
 }
@@ -283,6 +331,7 @@ func (a *Agent) start(ctx context.Context, sess int, b *Batch) error {
 		a.pendFrame = frame
 	}
 	a.lastReq = len(frame)
+	a.tried = a.platform != ""
 	st, err := a.h.Stream(ctx, a.errb, argv...)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)

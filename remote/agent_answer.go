@@ -91,6 +91,9 @@ func (a *Agent) goHello() error {
 	}
 	a.kind, a.fw = "go "+cut(h.Exe, 256), a.gw
 	a.hello = h
+	if isPlatformWord(h.OS) && isPlatformWord(h.Arch) {
+		a.platform = h.OS + "-" + h.Arch
+	}
 	return nil
 }
 

@@ -31,8 +31,9 @@ const AgentProto = agentproto.Proto
 // ~/.local/bin/synthwatch, as a launch finds it; "-": none) when it speaks
 // AgentProto. Its arguments: the nonce, the binary, the protocol, and the
 // first request (base64 of its frame) when it fits on the command line
-// (else it follows the hello on stdin), and "no-install" for
-// --no-install. With no agent it ends before a hello, having said why ("@A NONCE missing|refused|mismatch …"): that
+// (else it follows the hello on stdin), "no-install" for --no-install
+// (else ""), and the platform its agent named before (Agent.SetPlatform,
+// where.sh), if any. With no agent it ends before a hello, having said why ("@A NONCE missing|refused|mismatch …"): that
 // poll reads by the fallback (host/fallback.sh), beside the install.
 var agentLauncher = noInstallLine + whereScript + looseScript + installedScript + HostScript("deployed.sh")
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -81,6 +82,30 @@ func TestHostScriptsEveryShell(t *testing.T) {
 			if out != want {
 				t.Fatalf("where.sh: %q, want %q", out, want)
 			}
+			// the platform the laptop last heard (the launcher's $6) names
+			// the place while an agent is there, with no uname: a platform
+			// other than this one's proves it; one with no agent there, or
+			// not a platform's word, leaves it to uname
+			other := filepath.Join(home, ".cache", "synthwatch", "agent", strings.TrimPrefix(AgentProto, "synthwatch-agent/")+"-linux-riscv64")
+			must(t, os.MkdirAll(other, 0o700))
+			where := whereScript + `printf '%s|%s|%s\n' "$os" "$arch" "$ab"`
+			for hint, want := range map[string]string{
+				"linux-riscv64":   "linux|riscv64|" + other + "/synthwatch\n",
+				"linux-mips":      "linux|" + runtime.GOARCH + "|" + agentDir(home) + "/synthwatch\n",
+				"../../x-y":       "linux|" + runtime.GOARCH + "|" + agentDir(home) + "/synthwatch\n",
+				"linux-riscv64-x": "linux|" + runtime.GOARCH + "|" + agentDir(home) + "/synthwatch\n",
+				"Linux-riscv64":   "linux|" + runtime.GOARCH + "|" + agentDir(home) + "/synthwatch\n",
+				"linux-riscv64\n": "linux|" + runtime.GOARCH + "|" + agentDir(home) + "/synthwatch\n",
+			} {
+				if hint != "linux-mips" {
+					must(t, os.WriteFile(filepath.Join(other, "synthwatch"), nil, 0o700))
+				}
+				if out, _, _ := run(where, nil, "", "", AgentProto, "", "", hint); out != want {
+					t.Errorf("where.sh with the platform %q: %q, want %q", hint, out, want)
+				}
+				os.Remove(filepath.Join(other, "synthwatch"))
+			}
+			must(t, os.RemoveAll(other))
 			dir := agentDir(home)
 			_, errb, code := run(installScript, gz.Bytes(), dir, hex.EncodeToString(sum[:]), strconv.Itoa(len(payload)), "1")
 			if got, _ := os.ReadFile(filepath.Join(dir, "synthwatch")); code != 0 || !bytes.Equal(got, payload) {
@@ -148,7 +173,7 @@ func TestHostScriptsEveryShell(t *testing.T) {
 			if ents, _ := os.ReadDir(dir); len(ents) != 2 || ents[0].Name() != ".synthwatch.part-00ee-0" {
 				t.Fatalf("after a join, want the agent and the concurrent install's part: %v", ents)
 			}
-			check := whereScript + looseScript + `if bad=$(loose "$ab"); then echo "loose $bad"; else echo safe; fi`
+			check := whereScript + looseScript + `if loose "$ab"; then echo "loose $bad"; else echo safe; fi`
 			if out, _, _ := run(check, nil, "", "", AgentProto); out != "safe\n" {
 				t.Fatalf("a safe agent: %q", out)
 			}

@@ -41,7 +41,7 @@ var (
 // it is there and safe to run (loose.sh), else to "": a command that needs
 // synthwatch on the host (report's digest) runs it when none is deployed.
 var InstalledAgentSh = `ia=$(set -- "" "" ` + Quote(AgentProto) + "\n" + whereScript + looseScript +
-	`if [ -f "$ab" ] && [ -x "$ab" ] && ! loose "$ab" >/dev/null; then printf %s "$ab"; fi)
+	`if [ -f "$ab" ] && [ -x "$ab" ] && ! loose "$ab"; then printf %s "$ab"; fi)
 `
 
 // shCode is a script without its comment lines and indents: the launcher

@@ -36,7 +36,7 @@ if [ "$mode" = clean ]; then
 	exit 0
 fi
 mkdir -p -- "$d" || exit 1
-if bad=$(loose "$d"); then
+if loose "$d"; then
 	w=$(command -v synthwatch 2>/dev/null) || w="$HOME/.local/bin/synthwatch"
 	echo "synthwatch: refusing to install the agent to $d: $bad (mode, owner uid, path) is not yours or others may write it, so the launcher would never run it (as OpenSSH's StrictModes asks) and would run $w in its place if it speaks the protocol; fix: chmod go-w that folder, or make it yours" >&2
 	exit 3

@@ -6,7 +6,7 @@
 # $1 the nonce, $4 the first request (base64 of its frame) or "".
 
 if [ -e "$ab" ] || [ -L "$ab" ]; then
-	if bad=$(loose "$ab"); then
+	if loose "$ab"; then
 		printf '@A %s refused %s\n' "$1" "$(printf %s "$bad" | tr '\n' '?')"
 	else
 		exec "$ab" agent --serve "$proto" --skip 0 "$1" "$4"

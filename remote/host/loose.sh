@@ -2,51 +2,59 @@
 # loose.sh: the StrictModes check, sourced by the launcher (installed.sh)
 # and by report's digest before either runs the installed agent.
 
-# loose PATH: the first of PATH and its folders up to $HOME that is not
-# the user's (or root's), or that group or others may write, as "MODE UID
-# PATH"; nothing and 1 when none is. OpenSSH's StrictModes asks the same
-# of authorized_keys: a file planted in a shared cache, or a folder anyone
-# may write (where one may be swapped in), is refused.
+# loose PATH: whether one of PATH and its folders up to $HOME is not the
+# user's (or root's), or group or others may write it: then bad is the
+# nearest such, as "MODE UID PATH"; else 1, and bad empty. OpenSSH's
+# StrictModes asks the same of authorized_keys: a file planted in a
+# shared cache, or a folder anyone may write (where one may be swapped
+# in), is refused. It runs in its caller's shell, not in $(…), and asks
+# test -O whose a path is, not id -u: a fork costs milliseconds on a busy
+# host, and every command that starts the agent waits for this. Its own
+# variables start lo_.
 loose() {
-	me=$(id -u)
-	# the path and its folders up to $HOME, / or ., farthest first (ps),
-	# their lines from one ls, not an ls and a dirname each (C order
-	# lists a folder before what is in it: the same order); the last
-	# loose one, the nearest, is named. A line short (a part gone
+	# a shell whose test has no -O (status 2) compares with id -u's
+	lo_me=
+	[ -O / ] 2>/dev/null
+	[ $? -le 1 ] || lo_me=$(id -u)
+	# the path and its folders up to $HOME, / or ., farthest first
+	# (lo_ps), their lines from one ls, not an ls and a dirname each (C
+	# order lists a folder before what is in it: the same order); the
+	# last loose one, the nearest, is named. A line short (a part gone
 	# meanwhile) refuses the path.
-	p=$1 ps=''
+	lo_p=$1 lo_ps=''
 	while :; do
-		ps=$p$nl_$ps
-		if [ "$p" = "$HOME" ] || [ "$p" = / ] || [ "$p" = . ]; then break; fi
-		case $p in
-		*/*) p=${p%/*} && [ -n "$p" ] || p=/ ;;
-		*) p=. ;;
+		lo_ps=$lo_p$nl_$lo_ps
+		if [ "$lo_p" = "$HOME" ] || [ "$lo_p" = / ] || [ "$lo_p" = . ]; then break; fi
+		case $lo_p in
+		*/*) lo_p=${lo_p%/*} && [ -n "$lo_p" ] || lo_p=/ ;;
+		*) lo_p=. ;;
 		esac
 	done
 	set -f
 	# shellcheck disable=SC2086 # the chain, one path a line (IFS below)
-	ls_=$(IFS=$nl_ && LC_ALL=C ls -ldn -- $ps 2>/dev/null) || ls_=''
+	lo_ls=$(IFS=$nl_ && LC_ALL=C ls -ldn -- $lo_ps 2>/dev/null) || lo_ls=''
 	set +f
 	bad=''
-	while [ -n "$ps" ]; do
-		p=${ps%%"$nl_"*} ps=${ps#*"$nl_"}
-		case $ls_ in *"$nl_"*) l=${ls_%%"$nl_"*} ls_=${ls_#*"$nl_"} ;; *) l=$ls_ ls_='' ;; esac
-		if [ -z "$l" ]; then
-			bad="? ? $p"
+	while [ -n "$lo_ps" ]; do
+		lo_p=${lo_ps%%"$nl_"*} lo_ps=${lo_ps#*"$nl_"}
+		case $lo_ls in *"$nl_"*) lo_l=${lo_ls%%"$nl_"*} lo_ls=${lo_ls#*"$nl_"} ;; *) lo_l=$lo_ls lo_ls='' ;; esac
+		if [ -z "$lo_l" ]; then
+			bad="? ? $lo_p"
 			continue
 		fi
-		m='' u=''
-		IFS=' ' read -r m _ u _ <<EOF || { bad="? ? $p"; continue; }
-$l
+		lo_m='' lo_u=''
+		IFS=' ' read -r lo_m _ lo_u _ <<EOF || { bad="? ? $lo_p"; continue; }
+$lo_l
 EOF
-		case $m in
-		'') bad="? ? $p" ;;
-		?????w* | ????????w*) bad="$m $u $p" ;;
-		*) if [ "$u" != "$me" ] && [ "$u" != 0 ]; then bad="$m $u $p"; fi ;;
+		# a link (lrwxrwxrwx) is loose by its mode: -O, which follows
+		# one, meets only what ls listed
+		case $lo_m in
+		'') bad="? ? $lo_p" ;;
+		?????w* | ????????w*) bad="$lo_m $lo_u $lo_p" ;;
+		*) if [ "$lo_u" != 0 ] && if [ -n "$lo_me" ]; then [ "$lo_u" != "$lo_me" ]; else ! [ -O "$lo_p" ]; fi; then bad="$lo_m $lo_u $lo_p"; fi ;;
 		esac
 	done
-	[ -n "$bad" ] || return 1
-	echo "$bad"
+	[ -n "$bad" ]
 }
 nl_='
 '
