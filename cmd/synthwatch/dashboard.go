@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
@@ -62,11 +63,6 @@ func addDashboard(root *cobra.Command) {
 }
 
 func runDashboard(cmd *cobra.Command, args []string, f dashFlags) error {
-	if os.Getenv("GOMAXPROCS") == "" {
-		// A dashboard has little to do and nothing to do in parallel; one P
-		// spares the scheduler's wakeups on every timer (idle CPU 1.1 -> 0.7 %).
-		runtime.GOMAXPROCS(1)
-	}
 	if f.local != "" && len(args) > 0 {
 		return usageErr(errors.New("--local takes no host"))
 	}
@@ -98,6 +94,14 @@ func runTUI(cmd *cobra.Command, name string, f dashFlags, o *remote.Options) err
 		return err
 	}
 	defer closeLive()
+	if os.Getenv("GOMAXPROCS") == "" {
+		// An idle dashboard has little to do and nothing to do in parallel:
+		// one P spares the scheduler's wakeups on every timer (idle CPU 1.1
+		// -> 0.7 %). Until the first poll is in, the dial, the terminal's
+		// start and the first answer's parse run side by side: at 50 ms, one
+		// P from the start put the first table some 15 ms later.
+		live.Polled = sync.OnceFunc(func() { runtime.GOMAXPROCS(1) })
+	}
 	if err := runProgram(ctx, cmd, tui.New(live, f.tuiConfig()), prompter, f.quitNote); err != nil || f.quitNote != nil || ctx.Err() != nil {
 		return err // the demo's own host, or a signal (exit 0, as status --follow's)
 	}

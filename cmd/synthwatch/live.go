@@ -27,6 +27,9 @@ type Live struct {
 	// RootCheck says whether the root is a pipeline root (has prepared/);
 	// it runs inside Poll while no category has been found.
 	RootCheck func(ctx context.Context) error
+	// Polled, when set, is called after each poll (the dashboard's drop to
+	// one P once the first table is in).
+	Polled func()
 
 	coldErr string // the last cold batch error logged
 }
@@ -35,6 +38,9 @@ func (l *Live) Host() string { return l.Name }
 
 func (l *Live) Poll(ctx context.Context) snapshot.Snapshot {
 	s := l.Watcher.Poll(ctx)
+	if l.Polled != nil {
+		l.Polled()
+	}
 	// a cold poll read request by request costs only time: say why, once
 	if _, _, err := l.Watcher.ColdStats(); err != nil && err.Error() != l.coldErr {
 		l.coldErr = err.Error()
