@@ -21,11 +21,18 @@ func newAgentCmd() *cobra.Command {
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := remote.AgentMain(args, os.Stdin, os.Stdout, keepStamps); code != 0 {
-				os.Exit(code) // the launcher reads the status: 75 and 2 leave the host to the shell
-			}
+			runAgent(args)
 			return nil
 		},
+	}
+}
+
+// runAgent is "synthwatch agent ARGS": main calls it before the command
+// tree is built (every status, report and dashboard waits for an agent's
+// start), and the hidden command names it for help and completion.
+func runAgent(args []string) {
+	if code := remote.AgentMain(args, os.Stdin, os.Stdout, keepStamps); code != 0 {
+		os.Exit(code) // the launcher reads the status: 75 and 2 leave the host to the shell
 	}
 }
 
