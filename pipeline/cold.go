@@ -145,8 +145,11 @@ func (w *Watcher) noteAgent(err error) {
 	switch {
 	case err == nil:
 		w.noAgent = ""
+	case errors.Is(err, remote.ErrNoAgent) && !w.agent.Usable():
+		w.noAgent = remote.AgentProto // none this session
 	case errors.Is(err, remote.ErrNoAgent):
-		w.noAgent = remote.AgentProto
+		// the told platform's agent did not start: the session stays
+		// usable, and the hint loses the platform (uname finds the agent)
 	default:
 		return
 	}

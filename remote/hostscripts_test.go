@@ -85,27 +85,34 @@ func TestHostScriptsEveryShell(t *testing.T) {
 			// the platform the laptop last heard (the launcher's $6) names
 			// the place while an agent is there, with no uname: a platform
 			// other than this one's proves it; one with no agent there, or
-			// not a platform's word, leaves it to uname
-			other := filepath.Join(home, ".cache", "synthwatch", "agent", strings.TrimPrefix(AgentProto, "synthwatch-agent/")+"-linux-riscv64")
-			must(t, os.MkdirAll(other, 0o700))
+			// not a platform's word (with an agent at the place it would
+			// name), leaves it to uname
 			where := whereScript + `printf '%s|%s|%s\n' "$os" "$arch" "$ab"`
-			for hint, want := range map[string]string{
-				"linux-riscv64":   "linux|riscv64|" + other + "/synthwatch\n",
-				"linux-mips":      "linux|" + runtime.GOARCH + "|" + agentDir(home) + "/synthwatch\n",
-				"../../x-y":       "linux|" + runtime.GOARCH + "|" + agentDir(home) + "/synthwatch\n",
-				"linux-riscv64-x": "linux|" + runtime.GOARCH + "|" + agentDir(home) + "/synthwatch\n",
-				"Linux-riscv64":   "linux|" + runtime.GOARCH + "|" + agentDir(home) + "/synthwatch\n",
-				"linux-riscv64\n": "linux|" + runtime.GOARCH + "|" + agentDir(home) + "/synthwatch\n",
-			} {
-				if hint != "linux-mips" {
-					must(t, os.WriteFile(filepath.Join(other, "synthwatch"), nil, 0o700))
-				}
-				if out, _, _ := run(where, nil, "", "", AgentProto, "", "", hint); out != want {
-					t.Errorf("where.sh with the platform %q: %q, want %q", hint, out, want)
-				}
-				os.Remove(filepath.Join(other, "synthwatch"))
+			place := func(plat string) string {
+				return home + "/.cache/synthwatch/agent/" + strings.TrimPrefix(AgentProto, "synthwatch-agent/") + "-" + plat // not cleaned: as the shell names it
 			}
-			must(t, os.RemoveAll(other))
+			byUname := "linux|" + runtime.GOARCH + "|" + agentDir(home) + "/synthwatch\n"
+			for _, tc := range []struct{ hint, want string }{
+				{"linux-riscv64", "linux|riscv64|" + place("linux-riscv64") + "/synthwatch\n"},
+				{"linux-mips", byUname},
+				{"../../x-y", byUname},
+				{"linux-riscv64-x", byUname},
+				{"Linux-riscv64", byUname},
+				{"linux-riscv64\n", byUname},
+				{"-riscv64", byUname},
+			} {
+				if tc.hint != "linux-mips" {
+					must(t, os.MkdirAll(place(tc.hint), 0o700))
+					must(t, os.WriteFile(place(tc.hint)+"/synthwatch", nil, 0o700))
+				}
+				if _, err := os.Stat(place(tc.hint) + "/synthwatch"); (err == nil) != (tc.hint != "linux-mips") {
+					t.Fatalf("the agent at %q: %v", tc.hint, err)
+				}
+				if out, _, _ := run(where, nil, "", "", AgentProto, "", "", tc.hint); out != tc.want {
+					t.Errorf("where.sh with the platform %q: %q, want %q", tc.hint, out, tc.want)
+				}
+			}
+			must(t, os.RemoveAll(filepath.Join(home, ".cache")))
 			dir := agentDir(home)
 			_, errb, code := run(installScript, gz.Bytes(), dir, hex.EncodeToString(sum[:]), strconv.Itoa(len(payload)), "1")
 			if got, _ := os.ReadFile(filepath.Join(dir, "synthwatch")); code != 0 || !bytes.Equal(got, payload) {
@@ -188,6 +195,24 @@ func TestHostScriptsEveryShell(t *testing.T) {
 			}
 			must(t, os.Chmod(ab, 0o700))
 			must(t, os.Chmod(filepath.Dir(dir), 0o700))
+			// a folder on the way that is another user's (test -O's case)
+			// and an agent that is a link (its mode's); root's own pass
+			if os.Getuid() != 0 {
+				if os.Getenv("CI") == "true" {
+					t.Fatal("another user's folder needs root (chown)")
+				}
+				return
+			}
+			must(t, os.Chown(filepath.Dir(dir), 65534, 65534))
+			if out, _, _ := run(check, nil, "", "", AgentProto); out != "loose drwx------ 65534 "+filepath.Dir(dir)+"\n" {
+				t.Fatalf("a folder of another user's: %q", out)
+			}
+			must(t, os.Chown(filepath.Dir(dir), 0, 0))
+			must(t, os.Rename(ab, ab+".real"))
+			must(t, os.Symlink(ab+".real", ab))
+			if out, _, _ := run(check, nil, "", "", AgentProto); !strings.HasPrefix(out, "loose lrwxrwxrwx 0 "+ab) {
+				t.Fatalf("an agent that is a link: %q", out)
+			}
 		})
 	}
 }

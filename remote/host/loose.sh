@@ -12,10 +12,10 @@
 # host, and every command that starts the agent waits for this. Its own
 # variables start lo_.
 loose() {
-	# a shell whose test has no -O (status 2) compares with id -u's
+	# a shell whose test has no -O (neither -O nor ! -O holds) compares
+	# with id -u's
 	lo_me=
-	[ -O / ] 2>/dev/null
-	[ $? -le 1 ] || lo_me=$(id -u)
+	if ! { [ -O / ] || [ ! -O / ]; } 2>/dev/null; then lo_me=$(id -u); fi
 	# the path and its folders up to $HOME, / or ., farthest first
 	# (lo_ps), their lines from one ls, not an ls and a dirname each (C
 	# order lists a folder before what is in it: the same order); the
@@ -46,11 +46,13 @@ loose() {
 		IFS=' ' read -r lo_m _ lo_u _ <<EOF || { bad="? ? $lo_p"; continue; }
 $lo_l
 EOF
-		# a link (lrwxrwxrwx) is loose by its mode: -O, which follows
-		# one, meets only what ls listed
+		# -O follows a link: a link is judged by its owner as ls listed
+		# it (on Linux its mode, lrwxrwxrwx, refuses it first; on BSD and
+		# macOS a link's mode is the umask's)
 		case $lo_m in
 		'') bad="? ? $lo_p" ;;
 		?????w* | ????????w*) bad="$lo_m $lo_u $lo_p" ;;
+		l*) [ "$lo_u" = 0 ] || [ "$lo_u" = "${lo_me:=$(id -u)}" ] || bad="$lo_m $lo_u $lo_p" ;;
 		*) if [ "$lo_u" != 0 ] && if [ -n "$lo_me" ]; then [ "$lo_u" != "$lo_me" ]; else ! [ -O "$lo_p" ]; fi; then bad="$lo_m $lo_u $lo_p"; fi ;;
 		esac
 	done

@@ -1,0 +1,78 @@
+package pipeline
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/synthwatch/synthwatch/remote"
+	"github.com/synthwatch/synthwatch/remote/sshdtest"
+)
+
+// The platform the agent's hello named is kept in the hint, and the next
+// run tells it to the launcher (no uname); a told platform whose agent
+// does not start (a home shared with a host of another arch) costs that
+// poll to the fallback and the hint its platform, not "no agent": the
+// poll after it finds the agent by uname.
+func TestHintTellsTheLauncherThePlatform(t *testing.T) {
+	s := sshdtest.Start(t)
+	if s.Home() == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the install needs the server's own home (root and unshare)")
+		}
+		t.Skip("the install needs the server's own home (root and unshare); skipped outside CI")
+	}
+	p := newProxied(t, s)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	root, url, _ := coldRoot(t)
+	hint := filepath.Join(t.TempDir(), "hint.json")
+	watcher := func() (*Watcher, func() string) {
+		h := p.dial(t)
+		t.Cleanup(func() { h.Close() })
+		w := NewWatcher(h, Options{Host: "h", Root: root, ServerURL: url, WorkerBin: filepath.Join(root, "absent"), InstallAgent: true, HintPath: hint}, nil)
+		return w, func() string { return w.Poll(context.Background()).Connection.Reader }
+	}
+	_, poll := watcher()
+	for deadline := time.Now().Add(2 * time.Minute); !strings.HasPrefix(poll(), "go agent "); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the agent was not installed in 2 minutes")
+		}
+	}
+	plat := runtime.GOOS + "-" + runtime.GOARCH
+	if h := ReadServersHint(hint); h == nil || h.Platform != plat || h.NoAgent != "" {
+		t.Fatalf("the hint after the agent's answer: %+v, want the platform %s", h, plat)
+	}
+	w, poll := watcher()
+	if got := w.agent.Platform(); got != plat {
+		t.Fatalf("the next run's agent was told %q, want the hint's %q", got, plat)
+	}
+	if r := poll(); !strings.HasPrefix(r, "go agent ") || !strings.Contains(r, "-"+plat+"/synthwatch") {
+		t.Fatalf("told its platform, the poll was read by %q", r)
+	}
+
+	// a platform whose agent cannot run here
+	dir := filepath.Join(s.Home(), ".cache", "synthwatch", "agent", strings.TrimPrefix(remote.AgentProto, "synthwatch-agent/")+"-linux-mips64")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "synthwatch"), []byte("\x7fELF\x02\x01\x01 another arch's\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hint, []byte(`{"platform":"linux-mips64"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, poll = watcher()
+	if r := poll(); !strings.HasPrefix(r, "fallback") {
+		t.Fatalf("told a platform whose agent cannot start, the poll was read by %q", r)
+	}
+	if h := ReadServersHint(hint); h == nil || h.Platform != "" || h.NoAgent != "" {
+		t.Fatalf("the hint after the told agent failed: %+v, want neither a platform nor no agent", h)
+	}
+	if r := poll(); !strings.HasPrefix(r, "go agent ") || !strings.Contains(r, "-"+plat+"/synthwatch") {
+		t.Fatalf("the poll after: read by %q, want this host's agent", r)
+	}
+}
