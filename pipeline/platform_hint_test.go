@@ -76,3 +76,34 @@ func TestHintTellsTheLauncherThePlatform(t *testing.T) {
 		t.Fatalf("the poll after: read by %q, want this host's agent", r)
 	}
 }
+
+// A csh login (tcsh) is learnt by the first poll that sends a newline on
+// its line (remote.SSH.NoteLoginCsh), kept in the hint, and the next run's
+// link knows it before its first command.
+func TestHintKeepsACshLogin(t *testing.T) {
+	tcsh := sshdtest.Banners[len(sshdtest.Banners)-1]
+	if tcsh.Name != "tcsh" {
+		t.Fatalf("the last banner shell is %s, want tcsh", tcsh.Name)
+	}
+	s := sshdtest.Start(t, sshdtest.WithLoginShell(tcsh.Shell))
+	s.WriteRC(t, tcsh.RC)
+	p := newProxied(t, s)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	root, url, _ := coldRoot(t)
+	hint := filepath.Join(t.TempDir(), "hint.json")
+	for run := range 2 {
+		h := p.dial(t)
+		w := NewWatcher(h, Options{Host: "h", Root: root, ServerURL: url, WorkerBin: filepath.Join(root, "absent"), HintPath: hint}, nil)
+		if h.LoginCsh() != (run == 1) {
+			t.Fatalf("run %d: the link took its login shell for csh's before a command: %v", run, h.LoginCsh())
+		}
+		snap := w.Poll(context.Background())
+		if len(snap.Categories) != 5 || !h.LoginCsh() {
+			t.Fatalf("run %d: %d categories, read by %q, csh learnt %v", run, len(snap.Categories), snap.Connection.Reader, h.LoginCsh())
+		}
+		if hh := ReadServersHint(hint); hh == nil || !hh.LoginCsh {
+			t.Fatalf("run %d: the hint %+v does not keep the csh login", run, hh)
+		}
+		h.Close()
+	}
+}

@@ -161,6 +161,9 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 			if w.agent != nil {
 				w.agent.SetPlatform(w.hint.Platform)
 			}
+			if c, ok := h.(remote.CshLearner); ok && w.hint.LoginCsh {
+				c.NoteLoginCsh()
+			}
 		default:
 			// a first contact: most hosts unpack (base64 and gunzip are in
 			// coreutils, gzip and busybox), so the fallback goes packed at
@@ -335,6 +338,9 @@ func (w *Watcher) writeServersHint() {
 	have := ServersHint{Server: man.Server, Servers: man.Servers, NoAgent: w.noAgent, Unpacks: w.fb != nil && w.fb.Unpacks()}
 	if w.agent != nil {
 		have.Platform = w.agent.Platform()
+	}
+	if c, ok := w.h.(remote.CshLearner); ok {
+		have.LoginCsh = c.LoginCsh()
 	}
 	if !read && w.hint != nil { // pipeline.toml not read yet: its servers as the hint had them
 		have.Server, have.Servers = w.hint.Server, w.hint.Servers

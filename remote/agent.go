@@ -174,6 +174,19 @@ func aliasBound(ops int) int { return maxAliases + 8*ops }
 func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	ans, err := a.run(ctx, b)
+	if errors.Is(err, errCshLine) {
+		ans, err = a.run(ctx, b) // once: the host now knows its login shell
+	}
+	return ans, err
+}
+
+// errCshLine: a csh login cut the launcher's line at a newline, before
+// anything ran (CshSaid); noted on the host, the launch goes again.
+var errCshLine = errors.New("the login shell is csh's: a command line with a newline never ran")
+
+// run is Run, a.mu held.
+func (a *Agent) run(ctx context.Context, b *Batch) (*answers, error) {
 	ctx, cancel := withDeadline(ctx) // a black-holed link must not hold the poll past an op's time
 	defer cancel()
 	if len(b.ops) == 0 {
@@ -230,6 +243,10 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 			a.noAgent, a.noSess = fmt.Errorf("%w: it said nothing for %s after it started", ErrNoAgent, helloLimit), sess
 			return nil, a.noAgent
 		}
+		if c, ok := a.h.(CshLearner); ok && fresh && errors.Is(err, io.EOF) && !c.LoginCsh() && CshSaid([]byte(why)) {
+			c.NoteLoginCsh() // the next launch goes with no newline on its line
+			return nil, errCshLine
+		}
 		if fresh && errors.Is(err, io.EOF) && a.tried && a.noneWhy() == "" {
 			// the agent the platform named did not start (a home shared
 			// with a host of another arch, under the same name): this poll
@@ -253,6 +270,19 @@ func (a *Agent) Run(ctx context.Context, b *Batch) (*answers, error) {
 		a.maybeInstall()
 	}
 	return parseBatchOf(out, b, a.names)
+}
+
+// CshLearner is a host whose login shell may be csh's (SSH): it learns
+// so from a command csh refused, or is told by a run before (the hint).
+type CshLearner interface {
+	LoginCsh() bool
+	NoteLoginCsh()
+}
+
+// loginCsh says whether h's login shell is known to be csh's.
+func loginCsh(h any) bool {
+	c, ok := h.(CshLearner)
+	return ok && c.LoginCsh()
 }
 
 // cut keeps the first n bytes of s.
@@ -326,7 +356,7 @@ func (a *Agent) start(ctx context.Context, sess int, b *Batch) error {
 	}
 	argv := a.startArgv(nonce, frame)
 	a.pendFrame = nil
-	if !OnTheLine(argv, lineLimit(a.h)) {
+	if !onTheLine(argv, lineLimit(a.h), loginCsh(a.h)) {
 		argv = a.startArgv(nonce, nil) // it follows the hello on stdin
 		a.pendFrame = frame
 	}

@@ -25,7 +25,7 @@ func bannerHost(t *testing.T, name, shell string, rc map[string]string) *SSH {
 }
 
 // A command's output over a login shell that prints banners on stdout
-// and stderr is the command's alone, on bash, zsh and fish; the agent
+// and stderr is the command's alone, on bash, zsh, fish and tcsh; the agent
 // (the Go one and the shell one) reads through them as well, and the
 // fallback, sent as it is and packed.
 func TestExecThroughBanners(t *testing.T) {
@@ -58,6 +58,11 @@ func TestExecThroughBanners(t *testing.T) {
 			}
 			if k := ag.Kind(); !strings.HasPrefix(k, "go ") {
 				t.Fatalf("go agent: read by %q", k)
+			}
+			// tcsh refused the launcher's first line (a newline in its
+			// quotes): the host learnt its shell, and the launch went again
+			if h.LoginCsh() != (b.Name == "tcsh") {
+				t.Fatalf("%s: the host's login shell taken for csh's: %v", b.Name, h.LoginCsh())
 			}
 			// no agent: the fallback reads through the same banners
 			none := NewAgent(h)

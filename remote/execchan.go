@@ -67,8 +67,15 @@ func lineLimit(h any) int {
 // from stdin (stdinWord). follows says the caller sends more on stdin
 // behind the words (ExecInput, a stream's requests).
 func WireCommand(argv []string, max int, follows bool) (line string, stdin []byte) {
+	return wireCommand(argv, max, follows, false)
+}
+
+// wireCommand is WireCommand; csh: the user's login shell ends a command
+// at a newline even inside quotes (csh, tcsh: SSH.LoginCsh), so no line
+// with one goes on the command line, however short.
+func wireCommand(argv []string, max int, follows, csh bool) (line string, stdin []byte) {
 	words := quoted(argv)
-	if line = strings.Join(words, " "); fitsLine(line, max) {
+	if line = strings.Join(words, " "); fitsLine(line, max, csh) {
 		return line, nil
 	}
 	var long []string
@@ -83,7 +90,7 @@ func WireCommand(argv []string, max int, follows bool) (line string, stdin []byt
 		stdin = append(stdin, data...)
 	}
 	if len(long) > 0 {
-		if l := "sh -c " + Quote(strings.Join(long, "")+"exec "+strings.Join(words, " ")); fitsLine(l, max) {
+		if l := "sh -c " + Quote(strings.Join(long, "")+"exec "+strings.Join(words, " ")); fitsLine(l, max, csh) {
 			return l, stdin
 		}
 	}
@@ -160,16 +167,23 @@ func quoted(argv []string) []string {
 // OnTheLine says whether argv travels whole on the command line of a
 // server whose LineLimit is max (no argument of it on stdin).
 func OnTheLine(argv []string, max int) bool {
-	return fitsLine(strings.Join(quoted(argv), " "), max)
+	return onTheLine(argv, max, false)
+}
+
+// onTheLine is OnTheLine for a login shell that is csh's or not
+// (wireCommand).
+func onTheLine(argv []string, max int, csh bool) bool {
+	return fitsLine(strings.Join(quoted(argv), " "), max, csh)
 }
 
 // fitsLine: line goes whole on a command line of a server whose LineLimit
 // is max. Past MaxLine only a line every login shell reads as sh does
 // (portable): the user's shell parses it before sh runs, and a longer
 // line is what stdin carried before (the fallback's script), whose text
-// fish and csh would read otherwise.
-func fitsLine(line string, max int) bool {
-	return len(line) <= MaxLine || len(line) <= max && portable(line)
+// fish and csh would read otherwise. Under csh (wireCommand) every line
+// is portable: csh reads no newline as sh does, however short the line.
+func fitsLine(line string, max int, csh bool) bool {
+	return !csh && len(line) <= MaxLine || len(line) <= max && portable(line)
 }
 
 // portable says whether a line of quoted words (Quote's) means the same to
@@ -226,12 +240,12 @@ func (e *exitError) Error() string {
 // startExec opens a channel and runs argv there; stdout is the channel,
 // stderr its Stderr. follows: the caller writes more to stdin behind
 // what WireCommand puts there. The caller copies them and closes the channel.
-func startExec(c *ssh.Client, argv []string, follows bool) (*execChan, error) {
+func startExec(c *ssh.Client, argv []string, follows, csh bool) (*execChan, error) {
 	ch, reqs, err := c.OpenChannel("session", nil)
 	if err != nil {
 		return nil, err
 	}
-	line, stdin := WireCommand(argv, LineLimit(string(c.ServerVersion())), follows)
+	line, stdin := wireCommand(argv, LineLimit(string(c.ServerVersion())), follows, csh)
 	if _, err := ch.SendRequest("exec", false, ssh.Marshal(struct{ Command string }{line})); err != nil {
 		ch.Close()
 		return nil, err

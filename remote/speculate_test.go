@@ -142,7 +142,7 @@ func TestSpeculationAndTheDialNeverShareAConnection(t *testing.T) {
 		t.Fatalf("the dial after a dropped speculation: %v", err)
 	}
 	defer sess.link.client.Close()
-	if _, err := startExec(sess.link.client, []string{"true"}, false); err != nil {
+	if _, err := startExec(sess.link.client, []string{"true"}, false, false); err != nil {
 		t.Fatalf("a channel on the link: %v", err)
 	}
 	pre.drop()

@@ -48,6 +48,11 @@ type SSH struct {
 	done    chan struct{}
 	sent    int64 // bytes of links already closed
 	recv    int64
+	// csh: the user's login shell ends a command at a newline even inside
+	// quotes (csh, tcsh), as a command said ("Unmatched '", NoteLoginCsh)
+	// or the hint of a run before (pipeline): from then on no line with a
+	// newline goes on the command line (wireCommand)
+	csh atomic.Bool
 
 	// Backoff bounds, changeable by tests.
 	MinBackoff, MaxBackoff time.Duration
@@ -257,6 +262,21 @@ func (s *SSH) Config() Config { return s.cfg }
 
 // ServerVersion is the server's identification ("SSH-2.0-OpenSSH_9.6…"),
 // "" before a link is up.
+// LoginCsh says whether the user's login shell is known to end a command
+// at a newline even inside quotes (csh, tcsh).
+func (s *SSH) LoginCsh() bool { return s.csh.Load() }
+
+// NoteLoginCsh records that the login shell is csh's: the next commands
+// go on the command line with no newline (their scripts on stdin, or
+// packed).
+func (s *SSH) NoteLoginCsh() { s.csh.Store(true) }
+
+// CshSaid says whether stderr holds what csh and tcsh print for a command
+// line whose single quotes a newline cut ("Unmatched" and the quote, in
+// quotes or not): sh never ran. (tcsh goes on with the lines after it as
+// commands of its own, which fail on sh's words, and may exit 0.)
+func CshSaid(stderr []byte) bool { return bytes.Contains(stderr, []byte("Unmatched '")) }
+
 func (s *SSH) ServerVersion() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -354,7 +374,7 @@ func linkAnswers(l *link, within time.Duration) bool {
 // the host has caught up.
 func settleAfterFailedSubsystem(c *ssh.Client) {
 	for range 3 {
-		e, err := startExec(c, []string{"exit", "0"}, false)
+		e, err := startExec(c, []string{"exit", "0"}, false, false)
 		if err != nil {
 			continue
 		}

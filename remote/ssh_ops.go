@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -171,9 +172,28 @@ func (s *SSH) ExecInput(ctx context.Context, in io.Reader, argv ...string) (Exec
 // so what the login shell printed before the command is not its output.
 func (s *SSH) run(ctx context.Context, stdin io.Reader, argv []string) (ExecResult, error) {
 	mark := execMark()
+	csh := s.csh.Load()
 	res, err := s.runRaw(ctx, stdin, argv, framedArgv(mark, argv))
+	if err == nil && !csh && stdin == nil && hasNewline(argv) && CshSaid(res.Stderr) && !bytes.Contains(res.Stdout, []byte("\n"+mark+"\n")) {
+		// a csh login cut the line at a newline: sh never ran (no mark;
+		// csh may have taken the lines after it for commands of its own,
+		// which fail on sh's words). The same command again, with no
+		// newline on its line, as every command after it
+		s.NoteLoginCsh()
+		res, err = s.runRaw(ctx, stdin, argv, framedArgv(mark, argv))
+	}
 	res.Stdout, res.Stderr = afterMark(res.Stdout, mark), afterMark(res.Stderr, mark)
 	return res, err
+}
+
+// hasNewline says whether one of argv's words holds a newline.
+func hasNewline(argv []string) bool {
+	for _, a := range argv {
+		if strings.Contains(a, "\n") {
+			return true
+		}
+	}
+	return false
 }
 
 // runRaw runs wire, the line that carries argv.
@@ -187,7 +207,8 @@ func (s *SSH) runRaw(ctx context.Context, stdin io.Reader, argv, wire []string) 
 	if err := sess.beforeExec(ctx); err != nil {
 		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
 	}
-	ch, err := withTimeout(ctx, opTimeout(ctx), func() (*execChan, error) { return startExec(sess.link.client, wire, stdin != nil) })
+	csh := s.csh.Load()
+	ch, err := withTimeout(ctx, opTimeout(ctx), func() (*execChan, error) { return startExec(sess.link.client, wire, stdin != nil, csh) })
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("exec %s: %w", argv[0], err)
 	}

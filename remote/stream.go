@@ -84,7 +84,7 @@ func (s *SSH) Stream(ctx context.Context, stderr io.Writer, argv ...string) (Str
 }
 
 func (s *SSH) startStream(sess *session, stderr io.Writer, argv []string) (*chanStream, error) {
-	ch, err := startExec(sess.link.client, argv, true)
+	ch, err := startExec(sess.link.client, argv, true, s.csh.Load())
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", argv[0], err)
 	}

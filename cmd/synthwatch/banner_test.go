@@ -15,7 +15,7 @@ import (
 	"github.com/synthwatch/synthwatch/sim"
 )
 
-// Every command over a host whose login shell (bash, zsh, fish) prints
+// Every command over a host whose login shell (bash, zsh, fish, tcsh) prints
 // banners on stdout and stderr before each command, with and without a
 // newline: deploy's platform check, launch's pid, status (the agent, its
 // install, the vitals), report's digest, restart and kill work, and no

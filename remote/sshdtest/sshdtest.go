@@ -497,6 +497,10 @@ var Banners = []struct {
 	{"bash", "/bin/bash", map[string]string{".bashrc": "echo 'Welcome to gpu-box: bashrc'\necho 'bashrc: module loaded cuda/12' >&2\nprintf '*** {no newline} ***'\nprintf '*** err, no newline' >&2\n"}},
 	{"zsh", "/usr/bin/zsh", map[string]string{".zshenv": "echo 'Welcome to gpu-box: zshenv'\necho 'zshenv: (base) conda activated' >&2\nprintf '*** {no newline} ***'\nprintf '*** err, no newline' >&2\n"}},
 	{"fish", "/usr/bin/fish", map[string]string{".config/fish/config.fish": "echo 'Welcome to gpu-box: config.fish'\necho 'fish: module loaded cuda/12' >&2\nprintf '*** {no newline} ***'\nprintf '*** err, no newline' >&2\n"}},
+	// tcsh ends a command at a newline even inside single quotes: the
+	// first multi-line command of a connection is refused ("Unmatched
+	// '''."), which teaches it the shell (remote.SSH.NoteLoginCsh)
+	{"tcsh", "/usr/bin/tcsh", map[string]string{".tcshrc": "echo 'Welcome to gpu-box: tcshrc'\necho 'tcshrc: module loaded cuda/12' > /dev/stderr\nprintf '*** {no newline} ***'\nprintf '*** err, no newline' > /dev/stderr\n"}},
 }
 
 // WriteRC writes rc files (paths relative to the sessions' home).
