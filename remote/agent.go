@@ -83,8 +83,9 @@ type Agent struct {
 	// was told it
 	platform string
 	tried    bool
-	lastReq  int // bytes of the last request (tests)
-	lastAns  int // bytes of the last answer (tests)
+	cshSent  bool // the launch went as to a csh login (no newline on its line)
+	lastReq  int  // bytes of the last request (tests)
+	lastAns  int  // bytes of the last answer (tests)
 
 	starts, requests atomic.Int64
 }
@@ -243,7 +244,10 @@ func (a *Agent) run(ctx context.Context, b *Batch) (*answers, error) {
 			a.noAgent, a.noSess = fmt.Errorf("%w: it said nothing for %s after it started", ErrNoAgent, helloLimit), sess
 			return nil, a.noAgent
 		}
-		if c, ok := a.h.(CshLearner); ok && fresh && errors.Is(err, io.EOF) && !c.LoginCsh() && CshSaid([]byte(why)) {
+		if c, ok := a.h.(CshLearner); ok && fresh && errors.Is(err, io.EOF) && !a.cshSent && a.noneWhy() == "" && CshSaid([]byte(why)) {
+			// (the launcher never ran: no hello, no "@A" record; the host
+			// as it was when this launch was sent, not as a command beside
+			// it has just taught it)
 			c.NoteLoginCsh() // the next launch goes with no newline on its line
 			return nil, errCshLine
 		}
@@ -277,6 +281,18 @@ func (a *Agent) run(ctx context.Context, b *Batch) (*answers, error) {
 type CshLearner interface {
 	LoginCsh() bool
 	NoteLoginCsh()
+}
+
+// requestOnTheLine says whether the first request (the launcher's $4, argv[7])
+// travels on the command line: argv whole (OnTheLine); under a csh login,
+// whose launcher always goes on stdin (a newline never goes on the line),
+// the request's word where wireCommand leaves it there.
+func requestOnTheLine(argv []string, max int, csh bool) bool {
+	if !csh {
+		return OnTheLine(argv, max)
+	}
+	line, _ := wireCommand(argv, max, true, true)
+	return strings.Contains(line, " "+Quote(argv[7])+" ")
 }
 
 // loginCsh says whether h's login shell is known to be csh's.
@@ -356,7 +372,8 @@ func (a *Agent) start(ctx context.Context, sess int, b *Batch) error {
 	}
 	argv := a.startArgv(nonce, frame)
 	a.pendFrame = nil
-	if !onTheLine(argv, lineLimit(a.h), loginCsh(a.h)) {
+	a.cshSent = loginCsh(a.h)
+	if !requestOnTheLine(argv, lineLimit(a.h), a.cshSent) {
 		argv = a.startArgv(nonce, nil) // it follows the hello on stdin
 		a.pendFrame = frame
 	}

@@ -167,13 +167,7 @@ func quoted(argv []string) []string {
 // OnTheLine says whether argv travels whole on the command line of a
 // server whose LineLimit is max (no argument of it on stdin).
 func OnTheLine(argv []string, max int) bool {
-	return onTheLine(argv, max, false)
-}
-
-// onTheLine is OnTheLine for a login shell that is csh's or not
-// (wireCommand).
-func onTheLine(argv []string, max int, csh bool) bool {
-	return fitsLine(strings.Join(quoted(argv), " "), max, csh)
+	return fitsLine(strings.Join(quoted(argv), " "), max, false)
 }
 
 // fitsLine: line goes whole on a command line of a server whose LineLimit

@@ -275,7 +275,11 @@ func (s *SSH) NoteLoginCsh() { s.csh.Store(true) }
 // line whose single quotes a newline cut ("Unmatched" and the quote, in
 // quotes or not): sh never ran. (tcsh goes on with the lines after it as
 // commands of its own, which fail on sh's words, and may exit 0.)
-func CshSaid(stderr []byte) bool { return bytes.Contains(stderr, []byte("Unmatched '")) }
+// tcsh in another language translates the words ("Überflüssiges" and the
+// quote quoted) but quotes the quote alike.
+func CshSaid(stderr []byte) bool {
+	return bytes.Contains(stderr, []byte("Unmatched '")) || bytes.Contains(stderr, []byte("'''"))
+}
 
 func (s *SSH) ServerVersion() string {
 	s.mu.Lock()
