@@ -11,11 +11,11 @@ import (
 	"github.com/synthwatch/synthwatch/remote/sshdtest"
 )
 
-// A host with no agent: the first polls are read by the fallback, and
-// the header's reader says the agent is being installed (with its
-// progress); once it is, the next poll is read by the installed Go agent.
-// Every poll, before and after, sees the whole root.
-func TestFallbackReadsWhileTheAgentInstalls(t *testing.T) {
+// homeServer is an sshd whose sessions see a home of their own (root and
+// unshare), where an agent can be installed: under CI=true its absence
+// fails the test.
+func homeServer(t *testing.T) *sshdtest.Server {
+	t.Helper()
 	s := sshdtest.Start(t)
 	if s.Home() == "" {
 		if os.Getenv("CI") == "true" {
@@ -23,6 +23,15 @@ func TestFallbackReadsWhileTheAgentInstalls(t *testing.T) {
 		}
 		t.Skip("the install needs the server's own home (root and unshare); skipped outside CI")
 	}
+	return s
+}
+
+// A host with no agent: the first polls are read by the fallback, and
+// the header's reader says the agent is being installed (with its
+// progress); once it is, the next poll is read by the installed Go agent.
+// Every poll, before and after, sees the whole root.
+func TestFallbackReadsWhileTheAgentInstalls(t *testing.T) {
+	s := homeServer(t)
 	p := newProxied(t, s)
 	t.Setenv("SSH_AUTH_SOCK", "")
 	root, url, _ := coldRoot(t)

@@ -19,13 +19,7 @@ import (
 // poll to the fallback and the hint its platform, not "no agent": the
 // poll after it finds the agent by uname.
 func TestHintTellsTheLauncherThePlatform(t *testing.T) {
-	s := sshdtest.Start(t)
-	if s.Home() == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the install needs the server's own home (root and unshare)")
-		}
-		t.Skip("the install needs the server's own home (root and unshare); skipped outside CI")
-	}
+	s := homeServer(t)
 	p := newProxied(t, s)
 	t.Setenv("SSH_AUTH_SOCK", "")
 	root, url, _ := coldRoot(t)

@@ -48,6 +48,22 @@ func installingAgent(t *testing.T, h Host) *Agent {
 	return ag
 }
 
+// waitInstalled waits up to a minute for ag's install to end, and fails
+// the test if it did not take.
+func waitInstalled(t *testing.T, ag *Agent) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, ok := ag.Installed(); ok {
+			break
+		}
+		if k := ag.Kind(); strings.Contains(k, "not installed") || time.Now().After(deadline) {
+			t.Fatalf("the install: %s", k)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // missingAgent is installingAgent before the poll had its answer: the
 // copy is asked for, not begun.
 func missingAgent(t *testing.T, h Host) *Agent {
@@ -86,16 +102,7 @@ func TestAgentInstalledWhenMissing(t *testing.T) {
 		t.Fatalf("%d bytes of the agent sent before the poll had its answer", n)
 	}
 	ag.StartInstall()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, ok := ag.Installed(); ok {
-			break
-		}
-		if k := ag.Kind(); strings.Contains(k, "not installed") || time.Now().After(deadline) {
-			t.Fatalf("the install: %s", k)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitInstalled(t, ag)
 	res, _ := ag.Installed()
 	want := filepath.Join(agentDir(home), "synthwatch")
 	if !strings.HasSuffix(res.Path, strings.TrimPrefix(want, home)) { // the host names it under its $HOME

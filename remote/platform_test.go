@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The platform an agent named in its hello is what the next launcher is
@@ -20,16 +19,7 @@ func TestAgentPlatformSparesUname(t *testing.T) {
 	t.Parallel()
 	_, h, home := sshdHome(t)
 	ag := installingAgent(t, h)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, ok := ag.Installed(); ok {
-			break
-		}
-		if k := ag.Kind(); strings.Contains(k, "not installed") || time.Now().After(deadline) {
-			t.Fatalf("the install: %s", k)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitInstalled(t, ag)
 	if _, err := ag.Run(context.Background(), loadBatch()); err != nil {
 		t.Fatal(err)
 	}
