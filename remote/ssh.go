@@ -260,15 +260,13 @@ func (s *SSH) Dialed() <-chan struct{} { return s.dialed }
 // Config is the resolved configuration.
 func (s *SSH) Config() Config { return s.cfg }
 
-// ServerVersion is the server's identification ("SSH-2.0-OpenSSH_9.6…"),
-// "" before a link is up.
 // LoginCsh says whether the user's login shell is known to end a command
 // at a newline even inside quotes (csh, tcsh).
 func (s *SSH) LoginCsh() bool { return s.csh.Load() }
 
 // NoteLoginCsh records that the login shell is csh's: the next commands
-// go on the command line with no newline (their scripts on stdin, or
-// packed).
+// go with no newline on their line (a script that has one on stdin; the
+// fallback's packed batch has none).
 func (s *SSH) NoteLoginCsh() { s.csh.Store(true) }
 
 // CshSaid says whether stderr holds what csh and tcsh print for a command
@@ -281,6 +279,8 @@ func CshSaid(stderr []byte) bool {
 	return bytes.Contains(stderr, []byte("Unmatched '")) || bytes.Contains(stderr, []byte("'''"))
 }
 
+// ServerVersion is the server's identification ("SSH-2.0-OpenSSH_9.6…"),
+// "" before a link is up.
 func (s *SSH) ServerVersion() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
