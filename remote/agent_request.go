@@ -31,8 +31,9 @@ func isNumber(s string) bool {
 
 // plan writes b as the agent's next request: each string that is not a
 // plain word is sent once a session (Strings) and named by number after
-// that, each op shape once (Shapes), and a steady poll's request is its
-// ops' numbers (Calls).
+// that, a host program the agent carries by its name (progs), each op
+// shape once (Shapes), and a steady poll's request is its ops' numbers
+// (Calls).
 func (a *Agent) plan(b *Batch) agentproto.Request {
 	var req agentproto.Request
 	var tmpl strings.Builder
@@ -56,6 +57,10 @@ func (a *Agent) plan(b *Batch) agentproto.Request {
 			case isWord(s):
 				tmpl.WriteString(s)
 				sh.Args = append(sh.Args, agentproto.Arg{Lit: s})
+			case progNames()[s] != "":
+				n := progNames()[s]
+				tmpl.WriteString("@" + n)
+				sh.Args = append(sh.Args, agentproto.Arg{Prog: n})
 			default:
 				n, ok := a.alias[s]
 				if !ok {

@@ -203,6 +203,10 @@ func (s *hostAgent) resolve(c agentproto.Call) (*agentOp, error) {
 				return nil, errors.New("synthwatch-agent: bad request: a number missing")
 			}
 			x, nums = nums[0], nums[1:]
+		case a.Prog != "":
+			if x, ok = progs()[a.Prog]; !ok {
+				return nil, fmt.Errorf("synthwatch-agent: bad request: no program %q here", a.Prog)
+			}
 		case a.Ref > 0:
 			if a.Ref > len(s.strings) {
 				return nil, fmt.Errorf("synthwatch-agent: bad request: string %d not sent", a.Ref)

@@ -120,7 +120,7 @@ type Connection struct {
 	// "file by file" (a request each); "" for a local root.
 	Reader string `json:"reader,omitempty"`
 	// AgentProtocol is the protocol the agent that read spoke (a binary
-	// speaking another is left for the fallback): "synthwatch-agent/16".
+	// speaking another is left for the fallback): "synthwatch-agent/17".
 	AgentProtocol string `json:"agent_protocol,omitempty"`
 }
 

@@ -30,11 +30,11 @@ import (
 // message's meaning. The installed agent's path is keyed by it
 // (~/.cache/synthwatch/agent/<Version>-<os>-<arch>/synthwatch), so a bump
 // installs the new agent beside the old one.
-const Version = 16
+const Version = 17
 
 // Proto names Version as `synthwatch agent --proto` prints it
 // (TestProtoIsVersion keeps the two one).
-const Proto = "synthwatch-agent/16"
+const Proto = "synthwatch-agent/17"
 
 // MaxFrame bounds one frame: an answer's reads are bounded by the
 // caller's per-poll limits; this keeps a broken host (or a stray writer on
@@ -75,11 +75,14 @@ type Shape struct {
 }
 
 // Arg is one argument of a Shape: a literal, a string sent before (Ref,
-// 1-based), or a number the Call fills in (Num).
+// 1-based), a number the Call fills in (Num), or a host program the agent
+// carries by that name (Prog: its text is the agent's own copy, unsent; the
+// programs are part of the protocol, so a change of one is a new Version).
 type Arg struct {
-	Lit string
-	Ref int
-	Num bool
+	Lit  string
+	Ref  int
+	Num  bool
+	Prog string
 }
 
 // Call is one op of a request: its shape and its open numbers, in order.
