@@ -24,7 +24,7 @@ type ServersHint struct {
 	// last time: the next cold start reads by the fallback beside the
 	// launcher (requestEither), not after its "none here".
 	NoAgent string `json:"no_agent,omitempty"`
-	// Unpacks: the host's fallback said it has base64 and gunzip: its
+	// Unpacks: the host's fallback said it has base64 and gzip: its
 	// polls, the next cold one too, travel packed on the command line
 	// (remote.PackCommand), a round trip less on OpenSSH.
 	Unpacks bool `json:"unpacks,omitempty"`

@@ -165,7 +165,7 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 				c.NoteLoginCsh()
 			}
 		default:
-			// a first contact: most hosts unpack (base64 and gunzip are in
+			// a first contact: most hosts unpack (base64 and gzip are in
 			// coreutils, gzip and busybox), so the fallback goes packed at
 			// once; one that cannot says so (exit 73), is read as it is
 			// and remembered, a round trip lost once

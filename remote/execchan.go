@@ -125,13 +125,15 @@ func stdinWord(v, a string, follows bool) (code string, data []byte) {
 }
 
 // ExitUnpack is what a packed command (PackCommand) exits with when the
-// host could not unpack it: no base64 or gunzip, or either failed.
+// host could not unpack it: no base64 or gzip, or either failed.
 const ExitUnpack = 73
 
 // unpackScript runs a packed command, $1: it says so and exits ExitUnpack
-// when unpacking fails, rather than running nothing and exiting 0.
-const unpackScript = `s=$(printf %s "$1" | base64 -d | gunzip) && [ -n "$s" ] || ` +
-	`{ echo "synthwatch: this host could not unpack the command (base64 -d | gunzip)" >&2; exit 73; }; eval "$s"`
+// when unpacking fails, rather than running nothing and exiting 0. gzip -d,
+// not gunzip: GNU's gunzip is a shell script that runs gzip -d, an sh and
+// an exec more on every packed poll.
+const unpackScript = `s=$(printf %s "$1" | base64 -d | gzip -d) && [ -n "$s" ] || ` +
+	`{ echo "synthwatch: this host could not unpack the command (base64 -d | gzip -d)" >&2; exit 73; }; eval "$s"`
 
 // PackCommand is argv, "sh -c SCRIPT NAME ARGS…", as a command that
 // travels whole on the line: "sh -c UNPACK NAME BLOB", BLOB the base64 of

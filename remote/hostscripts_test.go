@@ -36,7 +36,7 @@ func hostShells(t *testing.T) map[string][]string {
 		t.Fatal("busybox: apt-get install -y busybox")
 	}
 	dir := t.TempDir()
-	for _, c := range []string{"sh", "ls", "id", "dirname", "tr", "uname", "gunzip", "base64", "sha256sum", "wc", "mkdir", "mv", "chmod", "rm", "cat", "stat", "head", "tail", "dd", "mktemp", "timeout", "readlink", "cut", "sort", "sed", "grep", "cmp", "xargs", "true"} {
+	for _, c := range []string{"sh", "ls", "id", "dirname", "tr", "uname", "gunzip", "gzip", "base64", "sha256sum", "wc", "mkdir", "mv", "chmod", "rm", "cat", "stat", "head", "tail", "dd", "mktemp", "timeout", "readlink", "cut", "sort", "sed", "grep", "cmp", "xargs", "true"} {
 		must(t, os.WriteFile(filepath.Join(dir, c), []byte("#!"+bb+" sh\nexec "+bb+" "+c+` "$@"`+"\n"), 0o755))
 	}
 	out["busybox"] = []string{bb, "sh", "-c", "PATH=" + dir + ":$PATH; export PATH; exec " + bb + ` sh "$@"`, "busybox-sh"}
@@ -222,7 +222,7 @@ func TestHostScriptsEveryShell(t *testing.T) {
 // missing file, a FIFO (refused, never opened: it would wait for a
 // writer), a command and a realpath, after a login banner without a
 // newline, and leaves nothing behind in TMPDIR; sent as it is and packed
-// (PackCommand: unpacked by the shell, base64 and gunzip), alike.
+// (PackCommand: unpacked by the shell, base64 and gzip -d), alike.
 func TestFallbackEveryShell(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -282,7 +282,7 @@ func checkFallbackAnswer(t *testing.T, b *Batch, cmd *exec.Cmd, dir, log, big, s
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if !a.unpack.said || !a.unpack.ok {
-		t.Errorf("unpack: %+v, want said and ok (base64 and gunzip are here)", a.unpack)
+		t.Errorf("unpack: %+v, want said and ok (base64 and gzip are here)", a.unpack)
 	}
 	if r := a.reads[log]; len(r) == 0 || !strings.HasSuffix(string(r[0].data), "line\nlast") || r[0].off != 3000*5+4-101 || !r[0].eof {
 		t.Errorf("tail: %+v", r)

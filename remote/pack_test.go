@@ -46,7 +46,7 @@ func loadCount(t *testing.T, p *Fallback, f string) {
 	}
 }
 
-// On a host with base64 and gunzip, the fallback's answer says so, and the
+// On a host with base64 and gzip, the fallback's answer says so, and the
 // next batch goes packed, whole on the command line, and is answered.
 func TestFallbackPacksWhereTheHostUnpacks(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "raw.jsonl")
@@ -88,7 +88,7 @@ func TestPackedLineFitsFramed(t *testing.T) {
 	}
 }
 
-// A host without base64 and gunzip (a PATH lacking them) that a stale hint
+// A host without base64 (a PATH lacking it) that a stale hint
 // took for one that unpacks: the packed batch says why it failed (exit
 // ExitUnpack), the same batch runs as it is and is answered, the host is
 // taken for one that cannot unpack, and the next batch goes as it is
@@ -112,7 +112,7 @@ func TestFallbackWithoutUnpackers(t *testing.T) {
 	if len(h.argvs) != 2 || !packed(h.argvs[0]) || packed(h.argvs[1]) {
 		t.Fatalf("%d execs, want the packed batch, then the same as it is", len(h.argvs))
 	}
-	if r := h.res[0]; r.ExitCode != ExitUnpack || !strings.Contains(string(r.Stderr), "could not unpack the command (base64 -d | gunzip)") {
+	if r := h.res[0]; r.ExitCode != ExitUnpack || !strings.Contains(string(r.Stderr), "could not unpack the command (base64 -d | gzip -d)") {
 		t.Fatalf("packed batch on a host without base64: exit %d, stderr %q", r.ExitCode, r.Stderr)
 	}
 	if p.Unpacks() {

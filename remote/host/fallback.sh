@@ -257,7 +257,7 @@ act() {
 }
 
 body() {
-up=0; command -v base64 >/dev/null 2>&1 && command -v gunzip >/dev/null 2>&1 && up=1
+up=0; command -v base64 >/dev/null 2>&1 && command -v gzip >/dev/null 2>&1 && up=1
 hdr U ok "$up" 0 0 '' 0; fin
 # ---- the first pass: every file's path and what is to be read of it;
 # the commands, started; what needs no stat (globs, realpaths, /proc)
@@ -492,7 +492,7 @@ emit "$@"
 # or not, is cut there. The records follow gzip'd where gzip is ("@Z NONCE"
 # says so; gzip compresses as the body writes): a cold poll is mostly log
 # text, which SSH carries as it is. The first, U, says whether base64 and
-# gunzip are here (A 1): the next poll's command may then come packed
+# gzip are here (A 1): the next poll's command may then come packed
 # (execchan.go's PackCommand), whole on the line.
 printf '@H %s\n' "$k"
 if [ $# -gt 0 ] && command -v gzip >/dev/null 2>&1; then printf '@Z %s\n' "$k"; body "$@" | gzip -1
