@@ -214,7 +214,7 @@ type answers struct {
 }
 
 // unpackAns is the fallback's U record: whether the host has base64 and
-// gunzip (PackCommand); said is false where none came (the Go agent's).
+// gzip (PackCommand); said is false where none came (the Go agent's).
 type unpackAns struct{ said, ok bool }
 
 type statAns struct {

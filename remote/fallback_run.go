@@ -19,6 +19,10 @@ var errNotExist = fs.ErrNotExist
 type Fallback struct {
 	h      Host
 	unpack atomic.Bool
+	// failed: a packed command this host could not unpack (exit
+	// ExitUnpack); its U record, which says only that base64 and gzip are
+	// there (a busybox gzip built without -d has them), no longer counts
+	failed atomic.Bool
 }
 
 // NewFallback runs batches on h.
@@ -52,6 +56,7 @@ func (f *Fallback) run(ctx context.Context, b *Batch) (ExecResult, error) {
 			return res, err
 		}
 		f.unpack.Store(false)
+		f.failed.Store(true)
 		slog.Info("the host could not unpack the fallback's packed command; it goes as it is from now on", "err", cut(strings.TrimSpace(string(res.Stderr)), 512))
 	}
 	return f.h.Exec(ctx, b.Argv()...)
@@ -62,7 +67,7 @@ func (f *Fallback) run(ctx context.Context, b *Batch) (ExecResult, error) {
 func (f *Fallback) parse(out []byte, b *Batch) error {
 	a, err := parseBatchOf(out, b, nil)
 	if a.unpack.said {
-		f.unpack.Store(a.unpack.ok)
+		f.unpack.Store(a.unpack.ok && !f.failed.Load())
 	}
 	return err
 }
@@ -72,7 +77,7 @@ func (f *Fallback) Unpacks() bool { return f.unpack.Load() }
 
 // SetUnpack says whether the host unpacks a packed command (a past run's
 // word, kept per host: the cold poll goes packed too).
-func (f *Fallback) SetUnpack(ok bool) { f.unpack.Store(ok) }
+func (f *Fallback) SetUnpack(ok bool) { f.unpack.Store(ok && !f.failed.Load()) }
 
 // RunEither runs b through the agent and fb by the fallback side by side:
 // a cold poll of a host that had no agent last time costs the fallback's

@@ -12,8 +12,9 @@ import (
 )
 
 // The fallback's records are inflated into one buffer sized by gzip's
-// trailer, and only as far as the bytes that came can inflate: a trailer
-// that claims 4 GB of a 40-byte answer costs no more than its bytes.
+// trailer, at most 32 times the bytes that came: a trailer that claims
+// 4 GB of a 44-byte answer costs about a kilobyte, not 4 GB (nor the
+// bound, MaxExecOutput, that a gzip bomb could reach before and still can).
 func TestGunzipSizedByTheTrailer(t *testing.T) {
 	var z bytes.Buffer
 	zw := gzip.NewWriter(&z)

@@ -154,3 +154,42 @@ func TestFallbackTooBigToPack(t *testing.T) {
 		t.Fatalf("stat: %+v", c.ans)
 	}
 }
+
+// A host whose gzip compresses but will not decompress (a busybox built
+// without gzip -d): its U record says base64 and gzip are there, yet a
+// packed batch fails; the host is then taken for one that cannot unpack
+// for the session, whatever its later U records say.
+func TestFallbackUnpackFailureSticks(t *testing.T) {
+	bin := t.TempDir()
+	for _, c := range []string{"sh", "stat", "head", "tail", "wc", "cat", "mkdir", "rm", "mktemp", "timeout", "dd", "tr", "sed", "cut", "sort", "grep", "readlink", "base64"} {
+		p, err := exec.LookPath(c)
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		must(t, os.Symlink(p, filepath.Join(bin, c)))
+	}
+	gz, err := exec.LookPath("gzip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(bin, "gzip"), "#!/bin/sh\nfor a; do case $a in -d*) echo 'gzip: -d: unknown option' >&2; exit 1;; esac; done\nexec "+gz+" \"$@\"\n")
+	must(t, os.Chmod(filepath.Join(bin, "gzip"), 0o755))
+	t.Setenv("PATH", bin)
+	f := filepath.Join(t.TempDir(), "raw.jsonl")
+	writeFile(t, f, "{}\n{}\n")
+	h := &recHost{}
+	p := NewFallback(h)
+	p.SetUnpack(true)
+	for i := range 3 {
+		loadCount(t, p, f)
+		if p.Unpacks() {
+			t.Fatalf("poll %d: the host is taken for one that unpacks again", i+1)
+		}
+	}
+	if len(h.argvs) != 4 || !packed(h.argvs[0]) || packed(h.argvs[1]) || packed(h.argvs[2]) || packed(h.argvs[3]) {
+		t.Fatalf("%d execs, want the packed batch once, then every batch as it is", len(h.argvs))
+	}
+	if p.SetUnpack(true); p.Unpacks() {
+		t.Fatal("a stale hint undid what the session learnt")
+	}
+}

@@ -94,7 +94,7 @@ func TestProgsGoByName(t *testing.T) {
 		argv := x.Argv()
 		got, ok := x.Result()
 		if !ok {
-			t.Fatalf("%s: unanswered", argv[3])
+			t.Fatalf("%.20q: unanswered", argv[2])
 		}
 		if i == 4 { // the vitals: CPU and memory move between two reads
 			if got.ExitCode != 0 || !strings.Contains(string(got.Stdout), "@@sw ") {
