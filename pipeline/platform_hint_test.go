@@ -14,7 +14,8 @@ import (
 )
 
 // The platform the agent's hello named is kept in the hint, and the next
-// run tells it to the launcher (no uname); a told platform whose agent
+// run tells it to the launcher (no uname), with the digest of the
+// programs it carries (its first request names them); a told platform whose agent
 // does not start (a home shared with a host of another arch) costs that
 // poll to the fallback and the hint its platform, not "no agent": the
 // poll after it finds the agent by uname.
@@ -37,12 +38,16 @@ func TestHintTellsTheLauncherThePlatform(t *testing.T) {
 		}
 	}
 	plat := runtime.GOOS + "-" + runtime.GOARCH
-	if h := ReadServersHint(hint); h == nil || h.Platform != plat || h.NoAgent != "" {
-		t.Fatalf("the hint after the agent's answer: %+v, want the platform %s", h, plat)
+	h := ReadServersHint(hint)
+	if h == nil || h.Platform != plat || h.NoAgent != "" || h.AgentProgs == "" {
+		t.Fatalf("the hint after the agent's answer: %+v, want the platform %s and the programs' digest", h, plat)
 	}
 	w, poll := watcher()
 	if got := w.agent.Platform(); got != plat {
 		t.Fatalf("the next run's agent was told %q, want the hint's %q", got, plat)
+	}
+	if got := w.agent.Progs(); got != h.AgentProgs {
+		t.Fatalf("the next run's agent was told the programs %q, want the hint's %q", got, h.AgentProgs)
 	}
 	if r := poll(); !strings.HasPrefix(r, "go agent ") || !strings.Contains(r, "-"+plat+"/synthwatch") {
 		t.Fatalf("told its platform, the poll was read by %q", r)

@@ -32,6 +32,10 @@ type ServersHint struct {
 	// ("linux-amd64"): the launcher runs that agent without a uname
 	// (remote.Agent.SetPlatform).
 	Platform string `json:"platform,omitempty"`
+	// AgentProgs: the digest of the programs that agent carried, as its
+	// last hello said it: where it is this build's, the first request
+	// names them rather than send their text (remote.Agent.SetProgs).
+	AgentProgs string `json:"agent_progs,omitempty"`
 	// LoginCsh: the user's login shell ends a command at a newline even
 	// inside quotes (csh, tcsh: remote.SSH.NoteLoginCsh): the next run's
 	// commands go without one from the first, not after a refusal.
@@ -60,7 +64,7 @@ func ReadServersHint(path string) *ServersHint {
 // start or written since (most runs write nothing), and returns the hint
 // as it now stands. Errors are ignored: a hint only saves round trips.
 func (h *ServersHint) write(path string, have ServersHint) *ServersHint {
-	if path == "" || (h == nil && have.Server == "" && len(have.Servers) == 0 && have.NoAgent == "" && !have.Unpacks && have.Platform == "" && !have.LoginCsh) {
+	if path == "" || (h == nil && have.Server == "" && len(have.Servers) == 0 && have.NoAgent == "" && !have.Unpacks && have.Platform == "" && have.AgentProgs == "" && !have.LoginCsh) {
 		return h
 	}
 	old, _ := json.Marshal(h)

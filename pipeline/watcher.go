@@ -160,6 +160,7 @@ func NewWatcher(h remote.Host, o Options, tl *timeline.Timeline) *Watcher {
 			w.fb.SetUnpack(w.hint.Unpacks)
 			if w.agent != nil {
 				w.agent.SetPlatform(w.hint.Platform)
+				w.agent.SetProgs(w.hint.AgentProgs)
 			}
 			if c, ok := h.(remote.CshLearner); ok && w.hint.LoginCsh {
 				c.NoteLoginCsh()
@@ -330,14 +331,14 @@ func (w *Watcher) serverSpecs() []servers.Spec {
 
 // writeServersHint keeps the servers pipeline.toml named, and what the
 // cold reads learnt of the host (no agent, unpacking, the agent's
-// platform), when they differ
+// platform and programs), when they differ
 // from the hint (ServersHint.write): a Watcher's, for the hint gathers
 // the counts' manifest and the reader's findings.
 func (w *Watcher) writeServersHint() {
 	man, read := w.cnt.Manifest()
 	have := ServersHint{Server: man.Server, Servers: man.Servers, NoAgent: w.noAgent, Unpacks: w.fb != nil && w.fb.Unpacks()}
 	if w.agent != nil {
-		have.Platform = w.agent.Platform()
+		have.Platform, have.AgentProgs = w.agent.Platform(), w.agent.Progs()
 	}
 	if c, ok := w.h.(remote.CshLearner); ok {
 		have.LoginCsh = c.LoginCsh()

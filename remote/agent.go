@@ -83,6 +83,11 @@ type Agent struct {
 	// was told it
 	platform string
 	tried    bool
+	// progs: the host's agent carries this build's programs (its hello's
+	// Progs, or SetProgs's word before the hello), so a request names
+	// them; seenProgs: that digest as its last hello said it
+	progs     bool
+	seenProgs string
 	cshSent  bool // the launch went as to a csh login (no newline on its line)
 	lastReq  int  // bytes of the last request (tests)
 	lastAns  int  // bytes of the last answer (tests)
@@ -120,6 +125,23 @@ func (a *Agent) SetPlatform(p string) {
 	if goos, arch, ok := strings.Cut(p, "-"); ok && isPlatformWord(goos) && isPlatformWord(arch) {
 		a.platform = p
 	}
+}
+
+// SetProgs tells the agent the digest of the programs the host's agent
+// carried in its last hello (Progs, kept by the caller between runs): when
+// it is this build's, the first request names them rather than send them.
+func (a *Agent) SetProgs(d string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seenProgs, a.progs = d, d != "" && d == progsDigest()
+}
+
+// Progs is the digest of the programs the host's agent carries, as its
+// last hello said it ("": none said hello).
+func (a *Agent) Progs() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.seenProgs
 }
 
 // Platform is the host's platform as its agent's last hello named it ("":

@@ -91,6 +91,7 @@ func (a *Agent) goHello() error {
 	}
 	a.kind, a.fw = "go "+cut(h.Exe, 256), a.gw
 	a.hello = h
+	a.seenProgs, a.progs = h.Progs, h.Progs == progsDigest()
 	if isPlatformWord(h.OS) && isPlatformWord(h.Arch) {
 		a.platform = h.OS + "-" + h.Arch
 	}

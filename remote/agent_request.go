@@ -31,7 +31,8 @@ func isNumber(s string) bool {
 
 // plan writes b as the agent's next request: each string that is not a
 // plain word is sent once a session (Strings) and named by number after
-// that, a host program the agent carries by its name (progs), each op
+// that, a host program the agent carries by its name (progs) where the
+// agent's hello, or the hint's of it, named this build's programs, each op
 // shape once (Shapes), and a steady poll's request is its ops' numbers
 // (Calls).
 func (a *Agent) plan(b *Batch) agentproto.Request {
@@ -57,10 +58,11 @@ func (a *Agent) plan(b *Batch) agentproto.Request {
 			case isWord(s):
 				tmpl.WriteString(s)
 				sh.Args = append(sh.Args, agentproto.Arg{Lit: s})
-			case progNames()[s] != "":
+			case a.progs && progNames()[s] != "":
 				n := progNames()[s]
 				tmpl.WriteString("@" + n)
 				sh.Args = append(sh.Args, agentproto.Arg{Prog: n})
+				req.Progs = progsDigest()
 			default:
 				n, ok := a.alias[s]
 				if !ok {

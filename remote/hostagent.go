@@ -118,7 +118,7 @@ func ServeAgent(in io.Reader, out io.Writer, nonce string, keep StampKeeper) err
 		return err
 	}
 	fw := agentproto.NewWriter(out)
-	if err := fw.Send(agentproto.Hello{Proto: agentproto.Proto, Nonce: nonce, Exe: exe, OS: runtime.GOOS, Arch: runtime.GOARCH}); err != nil {
+	if err := fw.Send(agentproto.Hello{Proto: agentproto.Proto, Nonce: nonce, Exe: exe, OS: runtime.GOOS, Arch: runtime.GOARCH, Progs: progsDigest()}); err != nil {
 		return err
 	}
 	// stdin is read apart from the requests: when it ends (the dashboard
@@ -227,6 +227,9 @@ func (s *hostAgent) resolve(c agentproto.Call) (*agentOp, error) {
 // request answers one Request: its ops run at once, each answered as its
 // last answer (Same) when nothing changed.
 func (s *hostAgent) request(ctx context.Context, req agentproto.Request) (agentproto.Answer, error) {
+	if req.Progs != "" && req.Progs != progsDigest() {
+		return agentproto.Answer{}, fmt.Errorf("synthwatch-agent: the request names programs of another build (%.16s, this one's %s)", req.Progs, progsDigest())
+	}
 	s.strings = append(s.strings, req.Strings...)
 	for _, sh := range req.Shapes {
 		s.shapes[sh.Key] = sh

@@ -56,6 +56,11 @@ type Hello struct {
 	Exe   string // the agent's path on the host (remote text)
 	OS    string // runtime.GOOS, runtime.GOARCH of the agent's build
 	Arch  string
+	// Progs is a digest of the host programs the agent carries by name
+	// (Arg.Prog): a dashboard names them only to an agent whose digest is
+	// its own (a build of the same Version with other texts gets them as
+	// text, as it did before it said hello)
+	Progs string
 }
 
 // A Request asks the agent to run ops. Strings and op shapes are sent
@@ -65,6 +70,10 @@ type Request struct {
 	Strings []string // new strings, numbered on from the session's last
 	Shapes  []Shape  // new op shapes
 	Calls   []Call   // the ops to run, in order
+	// Progs is the dashboard's Hello.Progs when a shape names a program:
+	// the agent refuses the request when its own differs (a first request
+	// on the command line, sent before the hello, on a hint's word)
+	Progs string
 }
 
 // Shape is an op's name and arguments, with its numbers left open.
