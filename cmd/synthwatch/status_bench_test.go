@@ -260,10 +260,16 @@ func (hb *habitBench) compareOn(b *testing.B, name string, ours func() time.Dura
 			var o, h, ht []float64
 			var ob, hbytes int64
 			for b.Loop() {
+				// each run's bytes are its own: the last chunks of the one
+				// before it (a fallback's stream cut once the agent
+				// answered, held by the delay past its end) are counted first
+				hb.px.Idle(5 * time.Second)
 				b0 := hb.px.Bytes.Load()
 				o = append(o, ours().Seconds())
+				hb.px.Idle(5 * time.Second)
 				b1 := hb.px.Bytes.Load()
 				h = append(h, hb.run(hb.habit, "total").Seconds())
+				hb.px.Idle(5 * time.Second)
 				ob, hbytes = ob+b1-b0, hbytes+hb.px.Bytes.Load()-b1
 				if onScreen {
 					ht = append(ht, hb.habitOnScreen().Seconds())

@@ -135,6 +135,23 @@ func (p *Proxy) Close() {
 	p.wg.Wait()
 }
 
+// Idle waits until no connection through the proxy is open, at most d,
+// and says whether it got there: a run's last chunks, delayed past its
+// end, are counted in Bytes before the next run's first.
+func (p *Proxy) Idle(d time.Duration) bool {
+	for end := time.Now().Add(d); ; time.Sleep(5 * time.Millisecond) {
+		p.mu.Lock()
+		n := len(p.conns)
+		p.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+	}
+}
+
 func (p *Proxy) track(c net.Conn, add bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -215,13 +232,16 @@ func (p *Proxy) pipe(dst, src net.Conn, f *flights, toServer bool) {
 		if Mode(p.mode.Load()) == BlackHole {
 			continue // the bytes vanish; the socket stays open
 		}
-		p.Bytes.Add(int64(len(c.data)))
 		if toServer {
 			f.reached(c.flight)
 		} else {
 			f.handed() // before the write: a reply cannot come before it
 		}
-		if _, err := dst.Write(c.data); err != nil {
+		// counted as written: a chunk whose delay ends after the proxy
+		// closed its connection (the client gone) never crossed
+		n, err := dst.Write(c.data)
+		p.Bytes.Add(int64(n))
+		if err != nil {
 			return
 		}
 	}

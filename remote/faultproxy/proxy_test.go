@@ -78,3 +78,51 @@ func TestTurnsCountsRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// A chunk the server sent that the delay holds past the client's end is
+// counted when it is written, in the run it belongs to once Idle says the
+// connection is gone, and not at all when it could not be written.
+func TestIdleCountsARunsLastChunks(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	sent := make(chan struct{})
+	go func() { // the server: 1,000 bytes as soon as a client comes, then waits
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.Write([]byte(strings.Repeat("x", 1000)))
+		close(sent)
+		c.Read(make([]byte, 1))
+	}()
+	p, err := Start(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.SetDelay(200 * time.Millisecond)
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-sent
+	if p.Idle(20 * time.Millisecond) {
+		t.Fatal("idle with a connection open")
+	}
+	c.Close() // the client ends before the server's bytes reach it
+	if !p.Idle(5 * time.Second) {
+		t.Fatal("a closed connection still open after 5 s")
+	}
+	if got := p.Bytes.Load(); got > 1000 {
+		t.Fatalf("%d bytes counted, more than crossed", got)
+	}
+	after := p.Bytes.Load()
+	time.Sleep(300 * time.Millisecond) // past the delay: nothing more comes in late
+	if got := p.Bytes.Load(); got != after {
+		t.Fatalf("%d bytes counted after Idle, %d at it", got, after)
+	}
+}
