@@ -94,15 +94,7 @@ func TestPackedLineFitsFramed(t *testing.T) {
 // taken for one that cannot unpack, and the next batch goes as it is
 // first; the fallback's own answer says it cannot either.
 func TestFallbackWithoutUnpackers(t *testing.T) {
-	bin := t.TempDir()
-	for _, c := range []string{"sh", "stat", "head", "tail", "wc", "cat", "mkdir", "rm", "mktemp", "timeout", "dd", "tr", "sed", "cut", "sort", "grep", "readlink", "gzip"} {
-		p, err := exec.LookPath(c)
-		if err != nil {
-			t.Fatalf("%s: %v", c, err)
-		}
-		must(t, os.Symlink(p, filepath.Join(bin, c)))
-	}
-	t.Setenv("PATH", bin)
+	t.Setenv("PATH", pathOf(t, "gzip"))
 	f := filepath.Join(t.TempDir(), "raw.jsonl")
 	writeFile(t, f, "{}\n{}\n")
 	h := &recHost{}
@@ -160,14 +152,7 @@ func TestFallbackTooBigToPack(t *testing.T) {
 // packed batch fails; the host is then taken for one that cannot unpack
 // for the session, whatever its later U records say.
 func TestFallbackUnpackFailureSticks(t *testing.T) {
-	bin := t.TempDir()
-	for _, c := range []string{"sh", "stat", "head", "tail", "wc", "cat", "mkdir", "rm", "mktemp", "timeout", "dd", "tr", "sed", "cut", "sort", "grep", "readlink", "base64"} {
-		p, err := exec.LookPath(c)
-		if err != nil {
-			t.Fatalf("%s: %v", c, err)
-		}
-		must(t, os.Symlink(p, filepath.Join(bin, c)))
-	}
+	bin := pathOf(t, "base64")
 	gz, err := exec.LookPath("gzip")
 	if err != nil {
 		t.Fatal(err)
@@ -192,4 +177,19 @@ func TestFallbackUnpackFailureSticks(t *testing.T) {
 	if p.SetUnpack(true); p.Unpacks() {
 		t.Fatal("a stale hint undid what the session learnt")
 	}
+}
+
+// pathOf is a folder of links to the programs the fallback runs, and
+// extra: a PATH that has only those.
+func pathOf(t *testing.T, extra ...string) string {
+	t.Helper()
+	bin := t.TempDir()
+	for _, c := range append([]string{"sh", "stat", "head", "tail", "wc", "cat", "mkdir", "rm", "mktemp", "timeout", "dd", "tr", "sed", "cut", "sort", "grep", "readlink"}, extra...) {
+		p, err := exec.LookPath(c)
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		must(t, os.Symlink(p, filepath.Join(bin, c)))
+	}
+	return bin
 }
