@@ -16,6 +16,15 @@ import (
 // (Pane): the first table moves a screen of log, not a scrollback.
 const FirstScreen = 8 << 10
 
+// FirstBehindTab is FirstScreen for a log whose pane is behind a tab on
+// the first screen (the server logs': the worker log's tab opens first):
+// none of its lines are on that screen, so a first read sends as they are
+// what a one-shot status does (4 KB, some 25 batch lines for a key
+// pressed before the next poll), the digest reaching up to them, and the
+// rest follows as FirstScreen's does. 4 KB less of log text as it is: a
+// kilobyte and more of the first table's bytes.
+const FirstBehindTab = 4 << 10
+
 // AddTail adds a log tail's lines to its pane's ring, sanitised, each
 // prefixed by tag. A line the splitter cut says so at its end. After the
 // lines of a poll that jumped past a burst comes a line saying so: after

@@ -63,8 +63,8 @@ func newSrvWatch(sp Spec, root string, pane int64) *srvWatch {
 		back := s.tail.StartBack
 		s.tail.StartBack, s.tail.Digest = pane, parse.DigestServer
 		s.tail.History = back - s.tail.StartBack
-		if pane > display.FirstScreen { // a dashboard's: a screen first, the rest a poll after
-			s.tail.FirstBack = display.FirstScreen
+		if pane > display.FirstBehindTab { // a dashboard's: what a tab shows first, the rest a poll after
+			s.tail.FirstBack = display.FirstBehindTab
 		}
 	}
 	if sp.Router {
