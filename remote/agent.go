@@ -88,9 +88,9 @@ type Agent struct {
 	// them; seenProgs: that digest as its last hello said it
 	progs     bool
 	seenProgs string
-	cshSent  bool // the launch went as to a csh login (no newline on its line)
-	lastReq  int  // bytes of the last request (tests)
-	lastAns  int  // bytes of the last answer (tests)
+	cshSent   bool // the launch went as to a csh login (no newline on its line)
+	lastReq   int  // bytes of the last request (tests)
+	lastAns   int  // bytes of the last answer (tests)
 
 	starts, requests atomic.Int64
 }
