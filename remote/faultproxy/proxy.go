@@ -169,12 +169,13 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return
 		}
+		p.track(c, true) // open from now on, for Idle: the target may answer before the dial returns
 		up, err := net.Dial("tcp", p.Target)
 		if err != nil {
+			p.track(c, false)
 			c.Close()
 			continue
 		}
-		p.track(c, true)
 		p.track(up, true)
 		f := &flights{heard: true} // the client's first flight counts
 		p.wg.Add(2)
