@@ -365,7 +365,7 @@ func gunzipBounded(z []byte, max int64) ([]byte, error) {
 	}
 	// sized once by the size gzip's trailer names (mod 2^32), not grown by
 	// doubling: a fresh page costs a fault, and growing 1.3 MB of records
-	// touched three times that (a quarter of a cold status's CPU). The
+	// touched three times that (7 of a cold status's 131 ms of CPU). The
 	// trailer is the host's word: at most 32 times the bytes that came
 	// (log text inflates 4 to 10 times; past that the buffer grows).
 	var out bytes.Buffer

@@ -21,8 +21,8 @@ const FirstScreen = 8 << 10
 // none of its lines are on that screen, so a first read sends as they are
 // what a one-shot status does (4 KB, some 25 batch lines for a key
 // pressed before the next poll), the digest reaching up to them, and the
-// rest follows as FirstScreen's does. 4 KB less of log text as it is: a
-// kilobyte and more of the first table's bytes.
+// rest follows as FirstScreen's does. 4 KB less of log text as it is:
+// half a kilobyte of the first table's bytes, deflated.
 const FirstBehindTab = 4 << 10
 
 // AddTail adds a log tail's lines to its pane's ring, sanitised, each
