@@ -146,7 +146,7 @@ worker_bin = "/opt/synthwatch"
 }
 
 // sshArgs are the flags that reach s and nothing of the user's own ssh setup.
-func sshArgs(t *testing.T, s *sshdtest.Server) []string {
+func sshArgs(t testing.TB, s *sshdtest.Server) []string {
 	cfg := filepath.Join(t.TempDir(), "ssh_config")
 	os.WriteFile(cfg, nil, 0o600)
 	return []string{"-F", cfg, "-i", s.KeyPath, "-o", "UserKnownHostsFile=" + s.KnownHosts, "-o", "StrictHostKeyChecking=yes"}

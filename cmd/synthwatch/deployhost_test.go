@@ -15,7 +15,7 @@ import (
 
 // deployBin runs the built binary's deploy to target over s; it gives
 // stdout, stderr and the exit code.
-func deployBin(t *testing.T, s *sshdtest.Server, target string, args ...string) (string, string, int) {
+func deployBin(t testing.TB, s *sshdtest.Server, target string, args ...string) (string, string, int) {
 	t.Helper()
 	argv := append(append([]string{"deploy"}, sshArgs(t, s)...), args...)
 	cmd := exec.Command(testbin.Path(t), append(argv, target)...)
