@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,6 +39,12 @@ func BenchmarkIdleWatch50k(b *testing.B) {
 		poll()
 	}
 	rss0, heap0 := procStatusKB(b, "VmRSS"), liveHeap()
+	if f := os.Getenv("SW_IDLE_PROFILE"); f != "" {
+		out, err := os.Create(f)
+		must(b, err)
+		must(b, pprof.StartCPUProfile(out))
+		defer func() { pprof.StopCPUProfile(); out.Close() }()
+	}
 	cpu0, polls, start := cpuTime(), 0, time.Now()
 	for b.Loop() {
 		if s := poll(); len(s.Categories) != n {
@@ -51,6 +58,13 @@ func BenchmarkIdleWatch50k(b *testing.B) {
 	b.ReportMetric(float64(liveHeap())/(1<<20), "heap_last_MB")
 	b.ReportMetric(float64(rss0)/1024, "RSS_first_MB")
 	b.ReportMetric(float64(procStatusKB(b, "VmRSS"))/1024, "RSS_last_MB")
+	if f := os.Getenv("SW_IDLE_HEAP"); f != "" { // what the watch holds, by where it was made
+		out, err := os.Create(f)
+		must(b, err)
+		runtime.GC()
+		must(b, pprof.WriteHeapProfile(out))
+		out.Close()
+	}
 	runtime.KeepAlive(w) // the watch's state is what the heap holds
 	b.ReportMetric(float64(procStatusKB(b, "VmHWM"))/1024, "peak_RSS_MB")
 }

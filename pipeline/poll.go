@@ -37,6 +37,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	asks, reader := w.ask(ctx, cold, viaAgent, &ask)
 	discErr := w.discover(ctx, ask.full, asks, pr)
 	r := w.read(ctx, now, ask, asks)
+	asks.poll.Release() // read: what stays of them is their counts (lastAsks, coldAsks)
 	pr.wg.Wait()
 	w.ev.FoldZone(r.zone, r.zoneErr, ask.zone)
 
@@ -185,6 +186,7 @@ func (w *Watcher) read(ctx context.Context, now time.Time, ask batchAsk, asks *p
 		}
 	}
 	wg.Wait()
+	p.Asks = nil
 	return r
 }
 

@@ -83,6 +83,19 @@ func (p *PollAsks) Counts() (hits, misses int64) {
 	return p.hits.Load(), p.misses.Load()
 }
 
+// Release drops the answers once the poll has read them, keeping its
+// counts (Counts, Missed): a watch keeps its last polls' handles for
+// those, and at 50,000 categories their answers were 140 MB of heap
+// (BenchmarkIdleWatch50k).
+func (p *PollAsks) Release() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.tails, p.counts, p.each = nil, nil, nil
+	p.mu.Unlock()
+}
+
 // Missed lists the first reads that were not in the batch.
 func (p *PollAsks) Missed() []string {
 	if p == nil {
