@@ -10,6 +10,7 @@ import (
 // hold (answeredReads). One plan and one apply serve both.
 type fileReads interface {
 	stat(ctx context.Context) (FileInfo, error)
+	servedStat() (FileInfo, error, bool)                        // the stat when the answer holds it, without the host
 	read(ctx context.Context, off, n int64) ([]byte, error)     // through a kept handle, where the host keeps them
 	readPath(ctx context.Context, off, n int64) ([]byte, error) // by path, never a kept handle
 	hostCount(off, n int64) (hostCount, bool)                   // the host's count of [off, off+n), when answered
@@ -26,6 +27,7 @@ type hostReads struct {
 }
 
 func (r hostReads) stat(ctx context.Context) (FileInfo, error) { return r.h.Stat(ctx, r.path) }
+func (hostReads) servedStat() (FileInfo, error, bool)          { return FileInfo{}, nil, false }
 
 func (r hostReads) read(ctx context.Context, off, n int64) ([]byte, error) {
 	if r.keeper != nil {
@@ -69,6 +71,14 @@ func (r answeredReads) stat(ctx context.Context) (FileInfo, error) {
 		return r.f.stat.fi, r.f.stat.err
 	}
 	return r.host.stat(ctx)
+}
+
+func (r answeredReads) servedStat() (FileInfo, error, bool) {
+	if r.f.stat == nil {
+		return FileInfo{}, nil, false // stat notes it not in the batch
+	}
+	r.asks.note(true, nil)
+	return r.f.stat.fi, r.f.stat.err, true
 }
 
 func (r answeredReads) served(off, n int64) ([]byte, error, bool) {
