@@ -299,8 +299,10 @@ func parseBatchOf(out []byte, b *Batch, names []string) (*answers, error) {
 
 func parseRecords(out []byte, b *Batch, names []string) (*answers, error) {
 	nonce := b.nonce
-	a := &answers{stats: map[string]statAns{}, reads: map[string][]readAns{}, globs: map[string]globAns{},
-		counts: map[string]countAns{}, execs: map[string]ExecResult{}, links: map[string]linkAns{}, real: map[string]linkAns{}, digest: map[string][]byte{}, starts: map[string][]byte{}}
+	// sized by the ops: a steady poll of 50,000 categories has a stat and a
+	// count a file, and a map grown to that splits its tables again and again
+	a := &answers{stats: make(map[string]statAns, len(b.ops)), reads: map[string][]readAns{}, globs: map[string]globAns{},
+		counts: make(map[string]countAns, len(b.ops)), execs: map[string]ExecResult{}, links: map[string]linkAns{}, real: map[string]linkAns{}, digest: map[string][]byte{}, starts: map[string][]byte{}}
 	if i := bytes.Index(out, []byte("@H "+nonce+"\n")); i >= 0 {
 		out = out[i+len("@H "+nonce+"\n"):] // what a login shell's rc printed before the script ran
 		if z, ok := bytes.CutPrefix(out, []byte("@Z "+nonce+"\n")); ok {

@@ -181,23 +181,36 @@ func (p *PollAsks) set(a *answers) {
 
 // files groups a's stats, reads, counts, digests and start lines by file.
 func (a *answers) files() map[string]*fileAns {
-	fs := map[string]*fileAns{}
+	// sized once, and the files, stats and counts made in one array each:
+	// at 50,000 categories these were 300,000 allocations a poll
+	n := max(len(a.stats), len(a.counts))
+	fs := make(map[string]*fileAns, n)
+	slab := make([]fileAns, 0, n)
 	get := func(p string) *fileAns {
 		f := fs[p]
 		if f == nil {
-			f = &fileAns{}
+			if len(slab) < cap(slab) {
+				slab = slab[:len(slab)+1]
+				f = &slab[len(slab)-1]
+			} else {
+				f = &fileAns{}
+			}
 			fs[p] = f
 		}
 		return f
 	}
+	stats := make([]statAns, 0, len(a.stats))
 	for p, s := range a.stats {
-		get(p).stat = &s
+		stats = append(stats, s)
+		get(p).stat = &stats[len(stats)-1]
 	}
 	for p, rs := range a.reads {
 		get(p).reads = rs
 	}
+	counts := make([]countAns, 0, len(a.counts))
 	for p, c := range a.counts {
-		get(p).count = &c
+		counts = append(counts, c)
+		get(p).count = &counts[len(counts)-1]
 	}
 	for p, d := range a.digest {
 		get(p).digest = d
