@@ -288,10 +288,12 @@ while [ "$p" -le $# ]; do
   procs)
     # the holders' scan, unless worker.json names a live worker
     wpid "$a1"
-    if [ -z "$pid" ] || ! { x=$(tr '\0' ' ' <"/proc/$pid/cmdline") && case " $x " in *' worker '*) ;; *) false;; esac; } 2>/dev/null; then
+    # its cmdline as doproc read it, under the timeout (a process stuck in
+    # D holds a read of its cmdline): here a file that cannot hang
+    c=0; if [ -n "$pid" ]; then c=$((nd + 1)); doproc "$pid"; fi
+    if [ -z "$pid" ] || ! { x=$(tr '\0' ' ' <"$t/d.$c") && case " $x " in *' worker '*) ;; *) false;; esac; } 2>/dev/null; then
       ref "$((p + 2))" "$((a3 + 2))"; xs="$xs $a2"; scans="$scans $a2:$pid"
     fi
-    [ -n "$pid" ] && doproc "$pid"
     p=$((p + 4 + a3));;
   *) echo "synthwatch-batch: unknown op $op" >&2; echo 70 >"$t/rc"; exit 70;;
   esac
