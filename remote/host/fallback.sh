@@ -289,8 +289,9 @@ while [ "$p" -le $# ]; do
     # the holders' scan, unless worker.json names a live worker
     wpid "$a1"
     # its cmdline as doproc read it, under the timeout (a process stuck in
-    # D holds a read of its cmdline): here a file that cannot hang
-    c=0; if [ -n "$pid" ]; then c=$((nd + 1)); doproc "$pid"; fi
+    # D holds a read of its cmdline): here a file that cannot hang, empty
+    # where prcat wrote none (a realpath's stderr may have had that name)
+    c=0; if [ -n "$pid" ]; then c=$((nd + 1)); : >"$t/d.$c"; doproc "$pid"; fi
     if [ -z "$pid" ] || ! { x=$(tr '\0' ' ' <"$t/d.$c") && case " $x " in *' worker '*) ;; *) false;; esac; } 2>/dev/null; then
       ref "$((p + 2))" "$((a3 + 2))"; xs="$xs $a2"; scans="$scans $a2:$pid"
     fi
