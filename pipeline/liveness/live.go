@@ -358,7 +358,10 @@ func (l *Live) NoteGrowth(res remote.PollResult, catsGrew func(remote.PollResult
 // latest.
 func (l *Live) facts(finished bool) workerFacts {
 	st := l.wjson
-	f := workerFacts{Known: l.cur != nil || l.procErr == nil, Alive: l.cur != nil, Finished: finished,
+	// a process this poll could not read is not known alive: l.cur is
+	// kept for the next read's identity, not as evidence (a read on a
+	// link just back from a sleep said "running" of a worker that exited)
+	f := workerFacts{Known: l.procErr == nil, Alive: l.cur != nil && l.procErr == nil, Finished: finished,
 		Ran: st != nil || l.logLines || l.last != nil || l.note != nil}
 	var start uint64
 	var fromJSON bool
