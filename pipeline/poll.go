@@ -44,7 +44,7 @@ func (w *Watcher) poll(ctx context.Context, last bool) (_ snapshot.Snapshot, bac
 	conn := w.Link()
 	w.ev.NoteConnection(conn, now, w.h)
 	// a link that dropped during the batch fails its reads with the transport's error, not ErrDisconnected
-	if errors.Is(discErr, remote.ErrDisconnected) || errors.Is(r.res.Tails[0].Err, remote.ErrDisconnected) || !conn.State.Up() {
+	if errors.Is(discErr, remote.ErrDisconnected) || errors.Is(r.res.Tails[0].Err, remote.ErrDisconnected) || r.live.LinkLost() || !conn.State.Up() {
 		return w.lost(ctx, r.res, now, last)
 	}
 	w.polledAt, w.conn = now, conn

@@ -212,6 +212,12 @@ func (l *Live) readRound(ctx context.Context, asks Asks) (lr Reading, prevP *Pro
 	return lr, prevP, prevErr
 }
 
+// LinkLost says a read of the worker failed on the lost link: the poll is
+// read again once the link is back (Watcher.lost), not judged on it.
+func (lr Reading) LinkLost() bool {
+	return errors.Is(lr.err, remote.ErrDisconnected) || errors.Is(lr.wjsonErr, remote.ErrDisconnected)
+}
+
 // WorkerJSON is this poll's read of worker.json (FoldJSON's argument).
 func (lr Reading) WorkerJSON() ([]byte, error) { return lr.wjson, lr.wjsonErr }
 

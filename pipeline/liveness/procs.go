@@ -137,12 +137,12 @@ func (r *Reader) readAsked(ctx context.Context, pid int, cmdAsk, statAsk *remote
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, nil
 		default:
-			return nil, fmt.Errorf("%w: %v", ErrUnknown, err)
+			return nil, fmt.Errorf("%w: %w", ErrUnknown, err)
 		}
 	}
 	st, err := remote.ParseProcStat(stat)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnknown, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnknown, err)
 	}
 	if st.State == 'Z' || st.State == 'X' || len(cmd) == 0 {
 		return nil, nil // a zombie is gone; kernel threads have no cmdline

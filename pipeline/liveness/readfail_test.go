@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,12 +22,15 @@ import (
 // set, as a read on a link just back from a sleep does.
 type procFails struct {
 	remote.Local
-	fail atomic.Bool
+	fail, lost atomic.Bool
 }
 
 func (h *procFails) ReadAt(ctx context.Context, p string, off int64, n int) ([]byte, error) {
+	if h.lost.Load() && strings.HasPrefix(p, "/proc/") {
+		return nil, fmt.Errorf("read %s: %w", p, remote.ErrDisconnected)
+	}
 	if h.fail.Load() && strings.HasPrefix(p, "/proc/") {
-		return nil, errors.New("read " + p + ": connection lost")
+		return nil, errors.New("read " + p + ": permission denied by a policy")
 	}
 	return h.Local.ReadAt(ctx, p, off, n)
 }
@@ -73,5 +77,15 @@ func TestAProcessNotReadIsNotKnownAlive(t *testing.T) {
 	h.fail.Store(false)
 	if w := poll(3); w.State != snapshot.WorkerRunning || w.PID != cmd.Process.Pid {
 		t.Errorf("its process read again: %+v", w)
+	}
+	// a read that failed on the lost link says so: the Watcher reads the
+	// poll again once the link is back (pipeline's lost), judging nothing
+	h.lost.Store(true)
+	if lr := l.Read(context.Background(), time.Now(), 4, Asks{}); !lr.LinkLost() {
+		t.Errorf("a read on the lost link: LinkLost false (%v)", lr.err)
+	}
+	h.lost.Store(false)
+	if lr := l.Read(context.Background(), time.Now(), 5, Asks{}); lr.LinkLost() {
+		t.Errorf("a read on the link: LinkLost true (%v)", lr.err)
 	}
 }
