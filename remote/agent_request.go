@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,46 +39,41 @@ func isNumber(s string) bool {
 func (a *Agent) plan(b *Batch) agentproto.Request {
 	var req agentproto.Request
 	req.Calls = make([]agentproto.Call, 0, len(b.ops))
-	// the calls' numbers share one array, and an op's shape is written
-	// out only when it is new: a steady poll of 50,000 categories plans
+	// the calls' numbers share one array, and an op's shape is copied out
+	// only when it is new: a steady poll of 50,000 categories plans
 	// 150,000 ops, nearly all of them shapes it has sent before
 	nums := make([]string, 0, len(b.args))
 	var tmpl []byte
+	var args []agentproto.Arg
 	for i, start := range b.ops {
 		end := len(b.args)
 		if i+1 < len(b.ops) {
 			end = b.ops[i+1]
 		}
 		op := b.args[start:end]
-		tmpl = append(tmpl[:0], op[0]...)
+		tmpl, args = append(tmpl[:0], op[0]...), args[:0]
 		n0 := len(nums)
 		for _, s := range op[1:] {
+			arg := a.arg(s, &req)
+			args = append(args, arg)
 			tmpl = append(tmpl, ' ')
 			switch {
-			case isNumber(s):
+			case arg.Num:
 				tmpl = append(tmpl, '%')
 				nums = append(nums, s)
-			case isWord(s):
-				tmpl = append(tmpl, s...)
-			case a.progs && progNames()[s] != "":
-				tmpl = append(append(tmpl, '@'), progNames()[s]...)
-				req.Progs = progsDigest()
+			case arg.Prog != "":
+				tmpl = append(append(tmpl, '@'), arg.Prog...)
+			case arg.Ref > 0:
+				tmpl = strconv.AppendInt(append(tmpl, '#'), int64(arg.Ref-1), 10)
 			default:
-				n, ok := a.alias[s]
-				if !ok {
-					n = len(a.alias)
-					a.alias[s] = n
-					a.names = append(a.names, s)
-					req.Strings = append(req.Strings, s)
-				}
-				tmpl = strconv.AppendInt(append(tmpl, '#'), int64(n), 10)
+				tmpl = append(tmpl, arg.Lit...)
 			}
 		}
 		k, ok := a.keys[string(tmpl)]
 		if !ok {
 			k = len(a.keys)
 			a.keys[string(tmpl)] = k
-			req.Shapes = append(req.Shapes, a.shape(k, op))
+			req.Shapes = append(req.Shapes, agentproto.Shape{Key: k, Name: op[0], Args: slices.Clone(args)})
 		}
 		var cn []string
 		if len(nums) > n0 {
@@ -88,22 +84,27 @@ func (a *Agent) plan(b *Batch) agentproto.Request {
 	return req
 }
 
-// shape is op's Shape under key k, its strings' aliases made by plan.
-func (a *Agent) shape(k int, op []string) agentproto.Shape {
-	sh := agentproto.Shape{Key: k, Name: op[0], Args: make([]agentproto.Arg, 0, len(op)-1)}
-	for _, s := range op[1:] {
-		switch {
-		case isNumber(s):
-			sh.Args = append(sh.Args, agentproto.Arg{Num: true})
-		case isWord(s):
-			sh.Args = append(sh.Args, agentproto.Arg{Lit: s})
-		case a.progs && progNames()[s] != "":
-			sh.Args = append(sh.Args, agentproto.Arg{Prog: progNames()[s]})
-		default:
-			sh.Args = append(sh.Args, agentproto.Arg{Ref: a.alias[s] + 1})
-		}
+// arg is what s is in a shape: a number the call fills in, a plain word,
+// a host program by name (req then carries the digest), or a string by
+// its alias, sent in req the first time.
+func (a *Agent) arg(s string, req *agentproto.Request) agentproto.Arg {
+	switch {
+	case isNumber(s):
+		return agentproto.Arg{Num: true}
+	case isWord(s):
+		return agentproto.Arg{Lit: s}
+	case a.progs && progNames()[s] != "":
+		req.Progs = progsDigest()
+		return agentproto.Arg{Prog: progNames()[s]}
 	}
-	return sh
+	n, ok := a.alias[s]
+	if !ok {
+		n = len(a.alias)
+		a.alias[s] = n
+		a.names = append(a.names, s)
+		req.Strings = append(req.Strings, s)
+	}
+	return agentproto.Arg{Ref: n + 1}
 }
 
 // encode is plan written as the Go agent's next frame.

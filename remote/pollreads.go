@@ -66,16 +66,17 @@ type answeredReads struct {
 }
 
 func (r answeredReads) stat(ctx context.Context) (FileInfo, error) {
-	r.asks.note(r.f.stat != nil, func() string { return "stat " + r.host.path })
-	if r.f.stat != nil {
-		return r.f.stat.fi, r.f.stat.err
+	if fi, err, ok := r.servedStat(); ok {
+		return fi, err
 	}
+	r.asks.note(false, func() string { return "stat " + r.host.path })
 	return r.host.stat(ctx)
 }
 
+// servedStat is the stat when the answer holds it (a hit), without the host.
 func (r answeredReads) servedStat() (FileInfo, error, bool) {
 	if r.f.stat == nil {
-		return FileInfo{}, nil, false // stat notes it not in the batch
+		return FileInfo{}, nil, false
 	}
 	r.asks.note(true, nil)
 	return r.f.stat.fi, r.f.stat.err, true
